@@ -1,0 +1,36 @@
+# `make run` and `make test` are all a fresh machine needs.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DEMO := build/demo
+
+.PHONY: run test bench lint clean venv
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+venv: $(PY)
+
+# Builds a pack from data the project makes, lists, verifies and extracts it,
+# then rebuilds it byte for byte from the extracted folder and its manifest.
+run: $(PY)
+	$(PY) -m pip install --quiet -e .
+	$(PY) -m gamepak.demo $(DEMO)
+
+test: $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pytest -q -n 2 -p no:cacheprovider
+
+bench: $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet vgio
+	for script in benchmarks/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+
+lint: $(PY)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m mypy src
+
+clean:
+	rm -rf $(VENV) build

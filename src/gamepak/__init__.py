@@ -1,0 +1,151 @@
+"""gamepak: open, list, extract, create, verify and convert game asset packs and models.
+
+    >>> import gamepak
+    >>> with gamepak.open("pak0.pak") as pak:
+    ...     pak.namelist()
+    >>> with gamepak.create("mod.pak", "pak") as writer:
+    ...     writer.add("maps/e1m1.bsp", "build/e1m1.bsp")
+
+Nothing heavy is imported here: format modules load when a format is used.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, BinaryIO, NamedTuple
+
+from .archive import Archive, ArchiveWriter, Entry
+from .errors import (
+    AmbiguousFormatError,
+    CorruptArchiveError,
+    FormatLimitError,
+    GamepakError,
+    MemberNotFoundError,
+    OutputExistsError,
+    UnknownFormatError,
+    UnsafePathError,
+    UnsupportedFeatureError,
+)
+from .registry import FORMATS, FormatSpec, format_for_path, get_format
+from .source import PathOrFile, Source
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AmbiguousFormatError",
+    "Archive",
+    "ArchiveWriter",
+    "CorruptArchiveError",
+    "Detection",
+    "Entry",
+    "FORMATS",
+    "FormatLimitError",
+    "FormatSpec",
+    "GamepakError",
+    "MemberNotFoundError",
+    "OutputExistsError",
+    "UnknownFormatError",
+    "UnsafePathError",
+    "UnsupportedFeatureError",
+    "create",
+    "detect",
+    "get_format",
+    "open",
+]
+
+
+class Detection(NamedTuple):
+    """A format that fits a file, and how sure the check is (0 < confidence <= 1)."""
+
+    format: str
+    confidence: float
+    has_magic: bool
+
+
+def _file_label(file: PathOrFile) -> str:
+    if isinstance(file, (str, os.PathLike)):
+        return os.fspath(file)
+    return str(getattr(file, "name", "<stream>"))
+
+
+def detect(file: PathOrFile, *, name: str | None = None) -> list[Detection]:
+    """Every format that fits `file`, most plausible first. Formats with a signature come
+    before structural guesses; the file name's extension breaks ties."""
+    source = Source.open(file, name)
+    label = name or _file_label(file)
+    try:
+        by_extension = format_for_path(label)
+        found = []
+        for spec in FORMATS:
+            confidence = float(spec.sniffer()(source))
+            if confidence <= 0:
+                continue
+            if by_extension is spec:
+                confidence = min(1.0, confidence + 0.05)
+            found.append(Detection(spec.name, round(confidence, 3), spec.has_magic))
+    finally:
+        source.close()
+    found.sort(key=lambda d: (d.has_magic, d.confidence), reverse=True)
+    return found
+
+
+def choose_format(file: PathOrFile, *, name: str | None = None) -> Detection:
+    """The format to read `file` with, or `UnknownFormatError`/`AmbiguousFormatError`."""
+    label = name or _file_label(file)
+    found = detect(file, name=name)
+    if not found:
+        raise UnknownFormatError(f"{label}: not a format gamepak knows (name one with --format)")
+    best = found[0]
+    if not best.has_magic and len(found) > 1 and found[1].confidence == best.confidence:
+        tied = [d.format for d in found if d.confidence == best.confidence]
+        raise AmbiguousFormatError(
+            f"{label}: fits several formats equally well ({', '.join(tied)}); name one with --format",
+            tied,
+        )
+    return best
+
+
+def open(file: PathOrFile, format: str | None = None, *, name: str | None = None) -> Archive:  # noqa: A001
+    """Open an archive from a path or a seekable binary file object.
+
+    Without `format` the format is detected; `archive.detection` then says which was chosen.
+    """
+    if format is not None:
+        spec = get_format(format)
+        detection = None
+    else:
+        detection = choose_format(file, name=name)
+        spec = get_format(detection.format)
+    if spec.kind != "archive":
+        raise UnsupportedFeatureError(
+            f"{name or _file_label(file)}: a {spec.description} is a model, not an archive "
+            f"(use 'gamepak model' or gamepak.models)"
+        )
+    archive: Archive = spec.reader_class()(file, name=name)
+    archive.detection = detection  # type: ignore[attr-defined]
+    return archive
+
+
+def create(
+    path: str | os.PathLike[str], format: str | None = None, *, overwrite: bool = False, **options: Any
+) -> ArchiveWriter:
+    """A writer for a new archive at `path`; the format comes from the extension unless named.
+
+    Use it as a context manager, or call `close()`: the file appears only when complete.
+    """
+    if format is None:
+        spec = format_for_path(os.fspath(path))
+        if spec is None:
+            raise UnknownFormatError(f"{os.fspath(path)}: cannot tell the format from the name; name one")
+    else:
+        spec = get_format(format)
+    writer: ArchiveWriter = spec.writer_class()(path, overwrite=overwrite, **options)
+    return writer
+
+
+def open_stream(data: bytes, format: str | None = None, *, name: str = "<bytes>") -> Archive:
+    """Open an archive held in memory."""
+    import io
+
+    stream: BinaryIO = io.BytesIO(data)
+    return open(stream, format, name=name)

@@ -1,0 +1,505 @@
+"""The reading `Archive` base, the `ArchiveWriter` base and the `Entry` they share.
+
+A format module subclasses both. A reader implements `_load()` (parse the directory) and, when
+its members are not plain byte ranges of the file, `_member_data()` and `_open_member()`. A writer
+implements `_check_name()` and `_write()`. Everything else (lookup, streams, safe extraction,
+manifests, nested archives, atomic output) lives here and in `extract.py`, once for all formats.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO, ClassVar
+
+from .errors import (
+    CorruptArchiveError,
+    GamepakError,
+    MemberNotFoundError,
+    OutputExistsError,
+)
+from .source import MemberStream, PathOrFile, Source
+
+# What a malformed file can make the standard library raise while a reader parses it; `_load`
+# turns any of these that a format module did not catch itself into a CorruptArchiveError.
+PARSE_ERRORS = (struct.error, ValueError, IndexError, UnicodeDecodeError, OverflowError, MemoryError)
+
+
+def decode_name(raw: bytes) -> str:
+    """A member name from its stored bytes: UTF-8, with undecodable bytes kept losslessly."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def encode_name(name: str) -> bytes:
+    """The stored bytes of a member name; the exact inverse of `decode_name`."""
+    return name.encode("utf-8", "surrogateescape")
+
+
+class Entry:
+    """One member: its name, its (decompressed) size, where its data starts in the file, and its
+    stored size when that differs from `size` (compressed), else None."""
+
+    __slots__ = ("name", "size", "offset", "stored_size", "index")
+
+    def __init__(
+        self, name: str, size: int, offset: int, stored_size: int | None = None, index: int = 0
+    ) -> None:
+        self.name = name
+        self.size = size
+        self.offset = offset
+        self.stored_size = stored_size
+        self.index = index
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields `gamepak ls --json` prints."""
+        return {
+            "name": self.name,
+            "size": self.size,
+            "offset": self.offset,
+            "stored_size": self.stored_size,
+            "index": self.index,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"<{type(self).__name__} {self.name!r} size={self.size} offset={self.offset}"
+            f" stored_size={self.stored_size}>"
+        )
+
+
+class RawRange:
+    """Member data that is a plain byte range of the archive file (copied without decoding)."""
+
+    __slots__ = ("offset", "size")
+
+    def __init__(self, offset: int, size: int) -> None:
+        self.offset = offset
+        self.size = size
+
+
+# What `_member_data` yields for each member: a raw range, or the member's bytes in chunks.
+MemberData = RawRange | Iterable[bytes]
+
+
+class Archive:
+    """A readable archive, in `zipfile`'s vocabulary. Open one with `gamepak.open()`."""
+
+    format_name: ClassVar[str] = ""
+    # Which copy of a duplicated name the game loads: "first" or "last".
+    duplicate_wins: ClassVar[str] = "last"
+    # Whether the game looks names up ignoring case (getinfo falls back to that).
+    case_insensitive: ClassVar[bool] = False
+
+    def __init__(self, file: PathOrFile, *, name: str | None = None) -> None:
+        self._source = Source.open(file, name)
+        self.filename = self._source.name
+        self._names: list[str] = []
+        self._entries: list[Entry] | None = None
+        self._by_name: dict[str, Entry] | None = None
+        try:
+            self._load()
+        except GamepakError:
+            self._source.close()
+            raise
+        except PARSE_ERRORS as exc:
+            self._source.close()
+            raise CorruptArchiveError(f"malformed {self.format_name} data: {exc}", path=self.filename) from exc
+
+    # -- what a format implements ------------------------------------------------------------
+    def _load(self) -> None:
+        """Parse the directory: set `self._names`, and `self._entries` unless
+        `_build_entries` builds them later (worth it when listing names must be fast)."""
+        raise NotImplementedError
+
+    def _build_entries(self) -> list[Entry]:
+        raise NotImplementedError
+
+    def _member_data(self, entries: list[Entry]) -> Iterator[tuple[Entry, MemberData]]:
+        """Each entry's data, in the given order (which is archive order when extracting all).
+        Chunk iterables must be consumed before the next item is taken."""
+        for entry in entries:
+            self._check_range(entry)
+            yield entry, RawRange(entry.offset, entry.size)
+
+    def _open_member(self, entry: Entry) -> BinaryIO:
+        """A seekable stream over one member. The default fits raw ranges."""
+        self._check_range(entry)
+        return MemberStream(self._source, entry.offset, entry.size, f"{self.filename}/{entry.name}")  # type: ignore[return-value]
+
+    def extraction_name(self, entry: Entry) -> str:
+        """The relative path a member is extracted to (formats without names add an extension
+        that says what the content is)."""
+        return entry.name
+
+    def header_fields(self) -> dict[str, Any]:
+        """Format-specific header fields for `gamepak info`."""
+        return {}
+
+    def _verify(self) -> list[str]:
+        """Format-specific problems; the default checks each raw range lies inside the file."""
+        problems = []
+        for entry in self.infolist():
+            end = entry.offset + (entry.stored_size if entry.stored_size is not None else entry.size)
+            if entry.offset < 0 or entry.size < 0 or end > self._source.size:
+                problems.append(
+                    f"member {entry.name!r}: data at {entry.offset}..{end} lies outside the file "
+                    f"({self._source.size} bytes)"
+                )
+        return problems
+
+    def layout(self) -> dict[str, Any]:
+        """What a manifest must keep to rebuild this file byte for byte: writer `options`
+        (layout choices that survive edited members) and `exact` (hints used only while the
+        members are unchanged)."""
+        return {"options": {}, "exact": {}}
+
+    # -- the public API ------------------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        """The archive's size in bytes."""
+        return self._source.size
+
+    def namelist(self) -> list[str]:
+        """Member names in archive order (duplicates included)."""
+        return list(self._names)
+
+    def infolist(self) -> list[Entry]:
+        """Member entries in archive order."""
+        if self._entries is None:
+            self._entries = self._build_entries()
+        return list(self._entries)
+
+    def _lookup(self) -> dict[str, Entry]:
+        if self._by_name is None:
+            entries = self.infolist()
+            if self.duplicate_wins == "first":
+                entries = entries[::-1]
+            table = {entry.name: entry for entry in entries}
+            if self.case_insensitive:
+                for entry in entries:
+                    table.setdefault(entry.name.lower(), entry)
+            self._by_name = table
+        return self._by_name
+
+    def getinfo(self, name: str) -> Entry:
+        """The entry the game would load for `name`; `MemberNotFoundError` (a KeyError) if none."""
+        table = self._lookup()
+        entry = table.get(name)
+        if entry is None and self.case_insensitive:
+            entry = table.get(name.lower())
+        if entry is None:
+            raise MemberNotFoundError(name, self.filename)
+        return entry
+
+    def _entry(self, member: str | Entry) -> Entry:
+        return member if isinstance(member, Entry) else self.getinfo(member)
+
+    def read(self, member: str | Entry) -> bytes:
+        """A member's whole content."""
+        with self.open(member) as stream:
+            return stream.read()
+
+    def open(self, member: str | Entry) -> BinaryIO:
+        """A seekable binary stream over one member, reading on demand."""
+        return self._open_member(self._entry(member))
+
+    def iter_data(self, members: Iterable[str | Entry] | None = None) -> Iterator[tuple[Entry, MemberData]]:
+        """Each member's data in archive order, decoding shared streams once."""
+        entries = self.infolist() if members is None else [self._entry(m) for m in members]
+        return self._member_data(entries)
+
+    def extract(self, member: str | Entry, path: str | os.PathLike[str] = ".", *, overwrite: bool = False) -> str:
+        """Extract one member under `path`; returns the file written."""
+        from .extract import extract_members
+
+        return extract_members(self, [self._entry(member)], path, overwrite=overwrite)[0]
+
+    def extractall(
+        self,
+        path: str | os.PathLike[str] = ".",
+        members: Iterable[str | Entry] | None = None,
+        *,
+        overwrite: bool = False,
+        manifest: bool = False,
+        progress: Any = None,
+    ) -> list[str]:
+        """Extract members (all by default) safely under `path`; returns the files written.
+        With `manifest=True`, also writes what `gamepak.create` needs to rebuild the archive."""
+        from .extract import extract_members
+
+        entries = self.infolist() if members is None else [self._entry(m) for m in members]
+        return extract_members(
+            self, entries, path, overwrite=overwrite, manifest=manifest, progress=progress
+        )
+
+    def verify(self) -> list[str]:
+        """Every problem found, as sentences; an empty list means the archive is sound."""
+        try:
+            return self._verify()
+        except GamepakError as exc:
+            return [str(exc)]
+
+    def open_archive(self, member: str | Entry, format: str | None = None) -> Archive:
+        """Open a member that is itself an archive, without writing it anywhere."""
+        from . import open as open_archive
+
+        entry = self._entry(member)
+        stream = self.open(entry)
+        return open_archive(stream, format=format, name=f"{self.filename}/{entry.name}")
+
+    def _check_range(self, entry: Entry) -> None:
+        stored = entry.stored_size if entry.stored_size is not None else entry.size
+        if entry.offset < 0 or stored < 0 or entry.offset + stored > self._source.size:
+            raise CorruptArchiveError(
+                f"data ({stored} bytes) runs past the end of the file ({self._source.size} bytes)",
+                path=self.filename,
+                offset=entry.offset,
+                member=entry.name,
+            )
+
+    def corrupt(self, message: str, offset: int | None = None, member: str | None = None) -> CorruptArchiveError:
+        """A `CorruptArchiveError` about this archive, for format modules to raise."""
+        return CorruptArchiveError(message, path=self.filename, offset=offset, member=member)
+
+    def close(self) -> None:
+        """Release the file (a caller-supplied file object stays open)."""
+        self._source.close()
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.infolist())
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        try:
+            self.getinfo(name)
+        except MemberNotFoundError:
+            return False
+        return True
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.filename!r} members={len(self)}>"
+
+
+class PendingMember:
+    """A member queued in a writer: its name and its data (bytes or a path read at close)."""
+
+    __slots__ = ("name", "data", "path", "size")
+
+    def __init__(self, name: str, data: bytes | None, path: str | None, size: int) -> None:
+        self.name = name
+        self.data = data
+        self.path = path
+        self.size = size
+
+    def read(self) -> bytes:
+        """The whole content (for writers that must transform it)."""
+        if self.data is not None:
+            return self.data
+        assert self.path is not None
+        with open(self.path, "rb") as handle:
+            return handle.read()
+
+    def chunks(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        """The content in chunks, without holding a large file in memory."""
+        if self.data is not None:
+            yield self.data
+            return
+        assert self.path is not None
+        with open(self.path, "rb") as handle:
+            while chunk := handle.read(chunk_size):
+                yield chunk
+
+
+class Output:
+    """The file a writer fills: sequential buffered writes, positioned patches, and kernel-side
+    copies from member files."""
+
+    _BUFFER_LIMIT = 1 << 20
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = bytearray()
+        self._position = 0  # where the next write lands
+
+    def tell(self) -> int:
+        return self._position
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self._buffer += data
+        self._position += len(data)
+        if len(self._buffer) >= self._BUFFER_LIMIT:
+            self.flush()
+
+    def pad_to(self, position: int, fill: bytes = b"\0") -> None:
+        """Write filler bytes up to `position` (a no-op if already there)."""
+        if position > self._position:
+            self.write(fill * (position - self._position) if len(fill) == 1 else fill[: position - self._position])
+
+    def seek(self, position: int) -> None:
+        """Continue writing at `position` (which may leave a hole, read back as zeros)."""
+        self.flush()
+        self._position = position
+
+    def pwrite(self, data: bytes, position: int) -> None:
+        """Write at `position` without moving the sequential write position."""
+        self.flush()
+        _pwrite_all(self.fd, data, position)
+
+    def truncate(self, size: int) -> None:
+        """Make the file exactly `size` bytes long (zero-extended or cut)."""
+        self.flush()
+        os.ftruncate(self.fd, size)
+
+    def flush(self) -> None:
+        if self._buffer:
+            _pwrite_all(self.fd, self._buffer, self._position - len(self._buffer))
+            self._buffer.clear()
+
+    def write_member(self, member: PendingMember) -> None:
+        """Append a member's bytes; a file on disk is copied by the kernel where possible."""
+        if member.data is not None or member.size < (64 << 10):
+            if member.data is not None:
+                self.write(member.data)
+            else:
+                for chunk in member.chunks():
+                    self.write(chunk)
+            return
+        self.flush()
+        assert member.path is not None
+        with open(member.path, "rb") as handle:
+            copy_range(handle.fileno(), 0, self.fd, self._position, member.size)
+        self._position += member.size
+
+
+def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, position: int) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(fd, view, position)
+        view = view[written:]
+        position += written
+
+
+def copy_range(src_fd: int, src_offset: int, dst_fd: int, dst_offset: int, size: int) -> None:
+    """Copy `size` bytes between files by offset: copy_file_range, else pread/pwrite."""
+    remaining = size
+    use_kernel = hasattr(os, "copy_file_range")
+    while remaining:
+        copied = 0
+        if use_kernel:
+            try:
+                copied = os.copy_file_range(src_fd, dst_fd, min(remaining, 1 << 30), src_offset, dst_offset)
+            except OSError:
+                use_kernel = False  # EXDEV across filesystems, ENOSYS, EINVAL on special files
+        if not use_kernel:
+            chunk = os.pread(src_fd, min(remaining, 1 << 20), src_offset)
+            copied = len(chunk)
+            _pwrite_all(dst_fd, chunk, dst_offset)
+        if copied == 0:
+            raise GamepakError(f"source ended {remaining} bytes early while copying")
+        remaining -= copied
+        src_offset += copied
+        dst_offset += copied
+
+
+class ArchiveWriter:
+    """Builds an archive. Create one with `gamepak.create()`; `add()` members, then `close()`.
+
+    The output is written to a temporary file beside the target and renamed into place only
+    when complete; an exception inside a `with` block leaves nothing behind.
+    """
+
+    format_name: ClassVar[str] = ""
+    # Writer options this format accepts, with their defaults (documented by `gamepak formats`).
+    option_defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, path: str | os.PathLike[str], *, overwrite: bool = False, **options: Any) -> None:
+        self.path = os.fspath(path)
+        self.overwrite = overwrite
+        unknown = set(options) - set(self.option_defaults) - {"layout"}
+        if unknown:
+            from .errors import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError(
+                f"format {self.format_name!r} has no option {', '.join(sorted(unknown))}; "
+                f"it takes: {', '.join(sorted(self.option_defaults)) or 'none'}"
+            )
+        self.options: dict[str, Any] = {**self.option_defaults, **options}
+        self.layout: dict[str, Any] = options.get("layout") or {}
+        self.members: list[PendingMember] = []
+        self._closed = False
+        if not overwrite and os.path.lexists(self.path):
+            raise OutputExistsError(self.path)
+
+    def _check_name(self, name: str) -> None:
+        """Refuse a name the format cannot store (raise FormatLimitError)."""
+
+    def _write(self, out: Output, members: list[PendingMember]) -> None:
+        """Write the whole archive."""
+        raise NotImplementedError
+
+    def add(self, name: str, data_or_path: bytes | bytearray | memoryview | str | os.PathLike[str]) -> None:
+        """Queue a member: its bytes, or the path of a file read when the archive is written."""
+        if self._closed:
+            raise GamepakError("the writer is closed")
+        self._check_name(name)
+        if isinstance(data_or_path, (bytes, bytearray, memoryview)):
+            data = bytes(data_or_path)
+            self.members.append(PendingMember(name, data, None, len(data)))
+        else:
+            path = os.fspath(data_or_path)
+            try:
+                size = os.stat(path).st_size
+            except OSError as exc:
+                raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+            self.members.append(PendingMember(name, None, path, size))
+
+    def close(self) -> None:
+        """Write the archive and move it into place."""
+        if self._closed:
+            return
+        self._closed = True
+        folder = os.path.dirname(os.path.abspath(self.path))
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(self.path)}.", suffix=".tmp")
+        try:
+            out = Output(fd)
+            self._write(out, self.members)
+            out.flush()
+            os.close(fd)
+            fd = -1
+            os.chmod(temporary, 0o644)
+            if not self.overwrite and os.path.lexists(self.path):
+                raise OutputExistsError(self.path)
+            os.replace(temporary, self.path)
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            try:
+                os.unlink(temporary)
+            except FileNotFoundError:
+                pass
+            raise
+
+    def abort(self) -> None:
+        """Give up: nothing is written."""
+        self._closed = True
+
+    def __enter__(self) -> ArchiveWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()

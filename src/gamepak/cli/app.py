@@ -1,0 +1,477 @@
+"""The `gamepak` command line: thin over the library. Only this package prints or exits."""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import json
+import os
+import sys
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from .. import __version__
+from .. import open as open_archive
+from ..archive import Archive, Entry
+from ..errors import GamepakError, MemberNotFoundError
+from ..registry import FORMATS, get_format
+
+FORMAT_NAMES = [spec.name for spec in FORMATS]
+# Subcommand groups that live in their own modules, imported only when used.
+LAZY_GROUPS = {
+    "text": ("gamepak.cli.text", "text", "Export and import the strings of J2ME text packs."),
+    "model": ("gamepak.cli.model", "model", "Inspect, convert and preview JOE models."),
+}
+# Above this many members or bytes an extraction shows a progress bar (on a terminal).
+PROGRESS_MEMBERS = 500
+PROGRESS_BYTES = 64 << 20
+
+
+class LazyGroup(click.Group):
+    """A group whose listed sub-groups are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *(n for n in LAZY_GROUPS if _module_exists(n))])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        command = super().get_command(ctx, name)
+        if command is None and name in LAZY_GROUPS and _module_exists(name):
+            module_name, attribute, _ = LAZY_GROUPS[name]
+            command = getattr(importlib.import_module(module_name), attribute)
+        return command
+
+
+def _module_exists(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(LAZY_GROUPS[name][0]) is not None
+
+
+class Settings:
+    """What the global options set."""
+
+    def __init__(self, format_name: str | None) -> None:
+        self.format_name = format_name
+
+
+def note(message: str) -> None:
+    """A line for the user on stderr."""
+    click.echo(f"gamepak: {message}", err=True)
+
+
+def open_for(ctx: click.Context, path: str) -> Archive:
+    """Open `path` with the global --format, or the detected format (saying which when it was
+    only a structural guess)."""
+    settings: Settings = ctx.find_object(Settings) or Settings(None)
+    archive = open_archive(path, settings.format_name)
+    detection = getattr(archive, "detection", None)
+    if detection is not None and not detection.has_magic:
+        note(f"{path}: read as {detection.format} (no signature; --format to choose another)")
+    return archive
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gamepak")
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(FORMAT_NAMES, case_sensitive=False),
+    help="Read the input as this format instead of detecting it.",
+)
+@click.pass_context
+def cli(ctx: click.Context, format_name: str | None) -> None:
+    """Open, list, extract, create and verify game asset packs.
+
+    Formats: Quake/Quake II PAK (pak), VDrift JoePack (jpk), Red Faction Guerrilla packfiles
+    (vpp), Gameloft J2ME packs (j2me-offsets, j2me-end-offsets, j2me-table, j2me-sized) and
+    VDrift JOE models (joe). `gamepak formats` lists them with their writer options.
+
+    Exit codes: 0 success, 1 bad or unreadable input (one line on stderr), 2 usage error.
+    """
+    ctx.obj = Settings(format_name)
+
+
+def _split_nested(ctx: click.Context, archive: Archive, path: str) -> tuple[Archive, Entry]:
+    from ..nested import resolve
+
+    return resolve(archive, path)
+
+
+def _size_text(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+@cli.command("ls")
+@click.argument("archive", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of member objects.")
+@click.option("-l", "--long", "long_format", is_flag=True, help="Show size, stored size and offset.")
+@click.option("-r", "--recursive", is_flag=True, help="Also list members of nested archives as OUTER/INNER.")
+@click.pass_context
+def ls_command(ctx: click.Context, archive: str, as_json: bool, long_format: bool, recursive: bool) -> None:
+    """List the members of ARCHIVE, one name per line, in archive order."""
+    with open_for(ctx, archive) as opened:
+        if not recursive and not as_json and not long_format:
+            names = opened.namelist()
+            if names:
+                _write_text("\n".join(names) + "\n")
+            return
+        rows = _rows(opened, recursive)
+        if as_json:
+            _write_text(json.dumps([row for row in rows], indent=1) + "\n")
+            return
+        lines = []
+        for row in rows:
+            if long_format:
+                lines.append(
+                    f"{row['size']:>12} {_size_text(row['stored_size']):>12} {row['offset']:>12}  {row['name']}"
+                )
+            else:
+                lines.append(row["name"])
+        if long_format:
+            lines.insert(0, f"{'size':>12} {'stored':>12} {'offset':>12}  name")
+        _write_text("\n".join(lines) + "\n")
+
+
+def _rows(archive: Archive, recursive: bool) -> list[dict[str, Any]]:
+    if not recursive:
+        return [entry.to_dict() for entry in archive.infolist()]
+    from ..nested import walk
+
+    rows = []
+    for path, entry, _ in walk(archive):
+        row = entry.to_dict()
+        row["name"] = path
+        rows.append(row)
+    return rows
+
+
+def _write_text(text: str) -> None:
+    sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
+    sys.stdout.buffer.flush()
+
+
+@cli.command("info")
+@click.argument("archive", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the information as a JSON object.")
+@click.pass_context
+def info_command(ctx: click.Context, archive: str, as_json: bool) -> None:
+    """Show ARCHIVE's format, member count, sizes and header fields."""
+    with open_for(ctx, archive) as opened:
+        entries = opened.infolist()
+        stored = [e.stored_size for e in entries if e.stored_size is not None]
+        details: dict[str, Any] = {
+            "file": archive,
+            "format": opened.format_name,
+            "description": get_format(opened.format_name).description,
+            "file_size": opened.size,
+            "member_count": len(entries),
+            "total_size": sum(e.size for e in entries),
+            "total_stored_size": sum(stored) if stored else None,
+            "header": opened.header_fields(),
+        }
+    if as_json:
+        _write_text(json.dumps(details, indent=1) + "\n")
+        return
+    for key, value in details.items():
+        if key == "header":
+            for field, field_value in value.items():
+                click.echo(f"  {field}: {field_value}")
+        else:
+            click.echo(f"{key}: {value}")
+
+
+def _select(archive: Archive, patterns: tuple[str, ...]) -> Iterator[tuple[Archive, list[Entry], str]]:
+    """(archive, entries, folder prefix) groups that the patterns name; nested paths included."""
+    if not patterns:
+        yield archive, archive.infolist(), ""
+        return
+    entries = archive.infolist()
+    for pattern in patterns:
+        matched = [e for e in entries if fnmatch.fnmatchcase(e.name, pattern)]
+        if matched:
+            yield archive, matched, ""
+            continue
+        # OUTER/INNER: a member (or glob) inside a nested archive.
+        from ..nested import nested_format
+
+        parts = pattern.split("/")
+        found = False
+        for cut in range(len(parts) - 1, 0, -1):
+            prefix = "/".join(parts[:cut])
+            try:
+                outer = archive.getinfo(prefix)
+            except MemberNotFoundError:
+                continue
+            inner_format = nested_format(archive, outer)
+            if inner_format is None:
+                continue
+            inner = archive.open_archive(outer, inner_format)
+            for inner_archive, inner_entries, inner_prefix in _select(inner, ("/".join(parts[cut:]),)):
+                yield inner_archive, inner_entries, f"{prefix}/{inner_prefix}"
+            found = True
+            break
+        if not found:
+            raise MemberNotFoundError(pattern, archive.filename)
+
+
+@cli.command("extract")
+@click.argument("archive", type=click.Path(dir_okay=False))
+@click.argument("members", nargs=-1)
+@click.option("-o", "--output", "output", default=".", show_default=True, type=click.Path(file_okay=False),
+              help="Folder to extract into (created if missing).")
+@click.option("--overwrite", is_flag=True, help="Replace files that already exist.")
+@click.option("--manifest", is_flag=True,
+              help="Also write .gamepak-manifest.json so that 'gamepak create' rebuilds the archive byte for byte.")
+@click.pass_context
+def extract_command(
+    ctx: click.Context, archive: str, members: tuple[str, ...], output: str, overwrite: bool, manifest: bool
+) -> None:
+    """Extract ARCHIVE's members (all, or those named by MEMBERS: names, globs or
+    OUTER/INNER paths into nested archives) safely into a folder.
+
+    Names that would land outside the folder (.., absolute paths, drive letters, symlinks) are
+    refused before anything is written; existing files are kept unless --overwrite is given.
+    A copy of a duplicated name that the game would not load is written as NAME.dupN.
+    """
+    if manifest and members:
+        raise click.UsageError("--manifest describes the whole archive: give no MEMBERS with it")
+    with open_for(ctx, archive) as opened:
+        count = 0
+        for holder, entries, prefix in _select(opened, members):
+            destination = os.path.join(output, prefix) if prefix else output
+            with _progress(entries) as advance:
+                written = holder.extractall(destination, entries, overwrite=overwrite,
+                                            manifest=manifest and holder is opened, progress=advance)
+            count += len(written)
+    note(f"extracted {count} member{'s' if count != 1 else ''} to {output}")
+
+
+class _progress:
+    """A rich progress bar on stderr for long extractions, when stderr is a terminal."""
+
+    def __init__(self, entries: list[Entry]) -> None:
+        self.total = len(entries)
+        big = self.total >= PROGRESS_MEMBERS or sum(e.size for e in entries) >= PROGRESS_BYTES
+        self.enabled = big and sys.stderr.isatty()
+        self._bar: Any = None
+
+    def __enter__(self) -> Any:
+        if not self.enabled:
+            return None
+        from rich.progress import Progress
+
+        self._bar = Progress(transient=True, console=_stderr_console())
+        self._bar.start()
+        task = self._bar.add_task("extracting", total=self.total)
+        return lambda entry: self._bar.advance(task)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+@cli.command("cat")
+@click.argument("archive", type=click.Path(dir_okay=False))
+@click.argument("member")
+@click.pass_context
+def cat_command(ctx: click.Context, archive: str, member: str) -> None:
+    """Write MEMBER's bytes (or OUTER/INNER's, in a nested archive) to stdout."""
+    with open_for(ctx, archive) as opened:
+        holder, entry = _split_nested(ctx, opened, member)
+        with holder.open(entry) as stream:
+            out = sys.stdout.buffer
+            while chunk := stream.read(1 << 20):
+                out.write(chunk)
+            out.flush()
+
+
+def _parse_option(text: str) -> tuple[str, Any]:
+    key, separator, value = text.partition("=")
+    if not separator or not key:
+        raise click.BadParameter(f"{text!r} is not KEY=VALUE", param_hint="-O/--option")
+    lowered = value.lower()
+    parsed: Any
+    if lowered in ("none", "null", ""):
+        parsed = None
+    elif lowered in ("true", "yes"):
+        parsed = True
+    elif lowered in ("false", "no"):
+        parsed = False
+    else:
+        try:
+            parsed = int(value, 0)
+        except ValueError:
+            parsed = value
+    return key.replace("-", "_"), parsed
+
+
+def _folder_members(folder: str) -> list[tuple[str, str]]:
+    """(name, path) for every file under `folder`, names relative with '/', sorted."""
+    from ..extract import MANIFEST_NAME
+
+    found = []
+    for current, folders, files in os.walk(folder):
+        folders.sort()
+        for file_name in files:
+            path = os.path.join(current, file_name)
+            name = os.path.relpath(path, folder).replace(os.sep, "/")
+            if name != MANIFEST_NAME:
+                found.append((name, path))
+    found.sort(key=lambda item: item[0])
+    return found
+
+
+@cli.command("create")
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--format", "format_name", type=click.Choice(FORMAT_NAMES, case_sensitive=False),
+              help="Format to write (default: from OUT's extension, or the manifest's).")
+@click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="A writer option, e.g. -O align=4 (see 'gamepak formats'). Repeatable.")
+@click.option("--overwrite", is_flag=True, help="Replace OUT if it exists.")
+@click.pass_context
+def create_command(
+    ctx: click.Context, out: str, inputs: tuple[str, ...], format_name: str | None,
+    options: tuple[str, ...], overwrite: bool,
+) -> None:
+    """Create OUT from INPUTS: files (stored under their own names) and folders (their files
+    stored with names relative to the folder, in sorted order).
+
+    A folder extracted with --manifest is rebuilt exactly: member order and layout come from
+    the manifest, and an unchanged folder gives back the original archive byte for byte.
+    """
+    from .. import create
+    from ..extract import read_manifest
+
+    settings: Settings = ctx.find_object(Settings) or Settings(None)
+    format_name = format_name or settings.format_name
+    writer_options = dict(_parse_option(text) for text in options)
+    members: list[tuple[str, str]] = []
+    manifest = None
+    for item in inputs:
+        if os.path.isdir(item):
+            folder_manifest = read_manifest(item)
+            if folder_manifest is not None:
+                if len(inputs) != 1:
+                    raise click.UsageError("a folder with a manifest must be the only INPUT")
+                manifest = folder_manifest
+                members = [(m["name"], os.path.join(item, *m["path"].split("/"))) for m in manifest["members"]]
+            else:
+                members.extend(_folder_members(item))
+        else:
+            members.append((os.path.basename(item), item))
+    if manifest is not None:
+        format_name = format_name or manifest["format"]
+        same_format = format_name == manifest["format"]
+        merged = {**manifest.get("options", {}), **writer_options} if same_format else writer_options
+        if same_format and not writer_options:
+            merged["layout"] = manifest.get("exact", {})
+        writer_options = merged
+    writer = create(out, format_name, overwrite=overwrite, **writer_options)
+    with writer:
+        for name, path in members:
+            writer.add(name, path)
+    note(f"wrote {out} ({len(members)} member{'s' if len(members) != 1 else ''}, {writer.format_name})")
+
+
+@cli.command("detect")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object per file.")
+def detect_command(files: tuple[str, ...], as_json: bool) -> None:
+    """Say which formats each FILE fits, most plausible first, with a confidence.
+    Exits 1 if some file fits no format."""
+    from .. import detect
+
+    results = []
+    unknown = False
+    for path in files:
+        found = detect(path)
+        unknown |= not found
+        results.append({"file": path, "formats": [
+            {"format": d.format, "confidence": d.confidence, "signature": d.has_magic} for d in found
+        ]})
+    if as_json:
+        _write_text(json.dumps(results, indent=1) + "\n")
+    else:
+        for result in results:
+            fits = ", ".join(f"{f['format']} ({f['confidence']:.2f})" for f in result["formats"])
+            _write_text(f"{result['file']}: {fits or 'unknown'}\n")
+    if unknown:
+        raise SystemExit(1)
+
+
+@cli.command("verify")
+@click.argument("archive", type=click.Path(dir_okay=False))
+@click.pass_context
+def verify_command(ctx: click.Context, archive: str) -> None:
+    """Check ARCHIVE's structure and every member; exit 1 and say what is wrong."""
+    with open_for(ctx, archive) as opened:
+        problems = opened.verify()
+    if problems:
+        for problem in problems:
+            click.echo(f"{archive}: {problem}", err=True)
+        raise SystemExit(1)
+    click.echo(f"{archive}: OK ({len(opened)} members)")
+
+
+@cli.command("formats")
+def formats_command() -> None:
+    """List the formats, their extensions and their writer options."""
+    for spec in FORMATS:
+        try:
+            defaults = spec.writer_class().option_defaults if spec.kind == "archive" else {}
+        except (ImportError, AttributeError):
+            defaults = {}
+        options = ", ".join(f"{k}={v}" for k, v in defaults.items()) or "none"
+        extensions = " ".join(spec.extensions) or "(no extension)"
+        click.echo(f"{spec.name:18} {spec.description}  [{extensions}]  options: {options}")
+
+
+def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    note(f"warning: {message}")
+
+
+def run(arguments: list[str]) -> int:
+    """Run the command line; GamepakError -> one line and exit 1, usage -> exit 2."""
+    warnings.showwarning = _show_warning
+    try:
+        cli.main(args=arguments, prog_name="gamepak", standalone_mode=False)
+    except click.exceptions.Abort:
+        note("aborted")
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except GamepakError as exc:
+        note(f"error: {exc}")
+        return 1
+    except BrokenPipeError:
+        # The reader went away (| head): not an error of ours.
+        sys.stderr.close()
+        return 0
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        note(f"error: {where}{exc.strerror or exc}")
+        return 1
+    except KeyboardInterrupt:
+        note("interrupted")
+        return 130
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    except Exception as exc:  # a bug of ours: one line, the traceback only on request
+        if os.environ.get("GAMEPAK_DEBUG"):
+            raise
+        note(f"internal error: {type(exc).__name__}: {exc} (set GAMEPAK_DEBUG=1 for a traceback)")
+        return 1
+    return 0

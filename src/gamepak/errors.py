@@ -1,0 +1,92 @@
+"""gamepak's exceptions: one base, a few precise subclasses.
+
+Library code raises only these on malformed data or impossible requests; the CLI turns any
+`GamepakError` into one line on stderr and exit code 1.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+class GamepakError(Exception):
+    """Base of every error gamepak raises on bad input or an impossible request."""
+
+
+class UnknownFormatError(GamepakError):
+    """No format fits the file, or the format name asked for does not exist."""
+
+
+class AmbiguousFormatError(UnknownFormatError):
+    """Several formats fit equally well; the user has to name one."""
+
+    def __init__(self, message: str, candidates: list[str]) -> None:
+        super().__init__(message)
+        self.candidates = candidates
+
+
+class CorruptArchiveError(GamepakError):
+    """The data contradicts its format. Carries the file, the byte offset and the member."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        offset: int | None = None,
+        member: str | None = None,
+    ) -> None:
+        self.reason = message
+        self.path = os.fspath(path) if path is not None else None
+        self.offset = offset
+        self.member = member
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = []
+        if self.path is not None:
+            where.append(str(self.path))
+        if self.offset is not None:
+            where.append(f"offset {self.offset} (0x{self.offset:x})")
+        if self.member is not None:
+            where.append(f"member {self.member!r}")
+        return ": ".join(where + [self.reason])
+
+
+class MemberNotFoundError(GamepakError, KeyError):
+    """No member of that name. A `KeyError`, as `zipfile.getinfo` raises."""
+
+    def __init__(self, name: str, archive: str | None = None) -> None:
+        self.name = name
+        self.archive = archive
+        super().__init__(name)
+
+    def __str__(self) -> str:
+        where = f"{self.archive}: " if self.archive else ""
+        return f"{where}no member named {self.name!r}"
+
+
+class UnsafePathError(GamepakError):
+    """A member name would be written outside the extraction folder."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"refusing member {name!r}: {reason}")
+
+
+class UnsupportedFeatureError(GamepakError):
+    """Valid data that gamepak does not handle (yet), or an option the format lacks."""
+
+
+class FormatLimitError(GamepakError):
+    """A writer was asked for something its format cannot hold (too many members, too long a
+    name, too large a member)."""
+
+
+class OutputExistsError(GamepakError, FileExistsError):
+    """An output file exists and overwriting was not allowed."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        super().__init__(f"{self.path}: already exists (use --overwrite to replace it)")

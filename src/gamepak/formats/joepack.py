@@ -1,0 +1,146 @@
+"""VDrift JoePack v1 (`jpk`).
+
+| offset | size           | field                                              |
+|--------|----------------|----------------------------------------------------|
+| 0      | 8              | version string, exactly `JPK01.00` (no NUL)        |
+| 8      | 4              | uint32 member count N                              |
+| 12     | 4              | uint32 name field size L (`maxstrlen`)             |
+| 16     | (8+L)·N        | FAT: uint32 offset (from file start), uint32 size, name[L] |
+| ...    |                | member data, contiguous in FAT order               |
+
+A name as long as L has no NUL. Bytes after a name's NUL can be garbage (VDrift's packer writes
+an uninitialised buffer), and stale bytes may follow the last member: neither is an error, and
+both are kept by manifests. VDrift looks names up exactly; a later duplicate wins.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+from typing import Any
+
+from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, decode_name, encode_name
+from ..errors import FormatLimitError
+from ..layout import fill_bytes, restore_fill
+from ..source import Source
+
+HEADER = struct.Struct("<8sII")
+FAT_FIXED = struct.Struct("<II")
+MAGIC = b"JPK01.00"
+
+
+def sniff(source: Source) -> float:
+    """1.0 for the JoePack version string with a FAT that fits the file."""
+    head = source.pread(HEADER.size, 0)
+    if len(head) < HEADER.size or head[:8] != MAGIC:
+        return 0.0
+    _, count, name_length = HEADER.unpack(head)
+    return 1.0 if HEADER.size + count * (FAT_FIXED.size + name_length) <= source.size else 0.5
+
+
+class Reader(Archive):
+    """A JoePack opened for reading."""
+
+    format_name = "jpk"
+    duplicate_wins = "last"
+
+    def _load(self) -> None:
+        header = self._source.read_exact(HEADER.size, 0, "JoePack header")
+        magic, count, self.name_length = HEADER.unpack(header)
+        if magic != MAGIC:
+            raise self.corrupt(f"not a JoePack (version string {magic!r}, expected b'JPK01.00')", 0)
+        record = struct.Struct(f"<II{self.name_length}s")
+        # read_exact refuses a FAT larger than the file before anything is allocated.
+        fat = self._source.read_exact(count * record.size, HEADER.size, f"FAT of {count} entries")
+        self._records = list(record.iter_unpack(fat)) if record.size else []
+        self._names = [decode_name(raw.partition(b"\0")[0]) for _, _, raw in self._records]
+
+    def _build_entries(self) -> list[Entry]:
+        return [
+            Entry(name, size, offset, None, index)
+            for index, (name, (offset, size, _)) in enumerate(zip(self._names, self._records))
+        ]
+
+    def _fat_end(self) -> int:
+        return HEADER.size + len(self._records) * (FAT_FIXED.size + self.name_length)
+
+    def header_fields(self) -> dict[str, Any]:
+        entries = self.infolist()
+        data_end = max((entry.offset + entry.size for entry in entries), default=self._fat_end())
+        return {
+            "version": MAGIC.decode(),
+            "entry_count": len(entries),
+            "name_field_size": self.name_length,
+            "fat_end": self._fat_end(),
+            "trailing_bytes": max(0, self.size - data_end),
+        }
+
+    def layout(self) -> dict[str, Any]:
+        entries = self.infolist()
+        longest = max((len(encode_name(name)) for name in self._names), default=0)
+        name_fields = {}
+        for index, (_, _, raw) in enumerate(self._records):
+            name = raw.partition(b"\0")[0]
+            if raw != name.ljust(self.name_length, b"\0"):
+                name_fields[str(index)] = base64.b64encode(raw).decode()
+        covered = [(0, self._fat_end())] + [(entry.offset, entry.size) for entry in entries]
+        return {
+            "options": {"name_field_size": self.name_length if self.name_length != longest else None},
+            "exact": {
+                "offsets": [entry.offset for entry in entries],
+                "sizes": [entry.size for entry in entries],
+                "name_field_size": self.name_length,
+                "name_fields": name_fields,
+                "fill": fill_bytes(self._source, covered),
+                "file_size": self.size,
+            },
+        }
+
+
+class Writer(ArchiveWriter):
+    """Writes a JoePack as VDrift's packer does: the name field as long as the longest name
+    (or `name_field_size`), data contiguous after the FAT in the order added."""
+
+    format_name = "jpk"
+    option_defaults: dict[str, Any] = {"name_field_size": None}
+
+    def _check_name(self, name: str) -> None:
+        raw = encode_name(name)
+        if not raw or b"\0" in raw:
+            raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+        limit = self.options["name_field_size"]
+        if limit is not None and len(raw) > int(limit):
+            raise FormatLimitError(f"member name {name!r} is longer than the name field ({limit} bytes)")
+
+    def _write(self, out: Output, members: list[PendingMember]) -> None:
+        exact = self.layout
+        unchanged = bool(exact) and exact.get("sizes") == [member.size for member in members]
+        if unchanged:
+            name_length = int(exact["name_field_size"])
+        elif self.options["name_field_size"] is not None:
+            name_length = int(self.options["name_field_size"])
+        else:
+            name_length = max((len(encode_name(member.name)) for member in members), default=0)
+        record = struct.Struct(f"<II{name_length}s")
+        position = HEADER.size + record.size * len(members)
+        offsets = []
+        for member in members:
+            offsets.append(position)
+            position += member.size
+        if unchanged:
+            offsets = [int(offset) for offset in exact["offsets"]]
+        if position > 0xFFFFFFFF:
+            raise FormatLimitError("a JoePack cannot exceed 4 GiB (its offsets are 32-bit)")
+        name_fields = exact.get("name_fields", {}) if unchanged else {}
+        out.write(HEADER.pack(MAGIC, len(members), name_length))
+        for index, (member, offset) in enumerate(zip(members, offsets)):
+            field = name_fields.get(str(index))
+            raw = base64.b64decode(field) if field else encode_name(member.name)
+            out.write(record.pack(offset, member.size, raw))
+        for member, offset in zip(members, offsets):
+            out.seek(offset)
+            out.write_member(member)
+        if unchanged:
+            out.flush()
+            restore_fill(out, exact.get("fill", []))
+            out.truncate(int(exact["file_size"]))

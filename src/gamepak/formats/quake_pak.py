@@ -1,0 +1,205 @@
+"""Quake / Quake II PAK (`pak`).
+
+| offset | size | field                                         |
+|--------|------|-----------------------------------------------|
+| 0      | 4    | magic `PACK`                                  |
+| 4      | 4    | int32 directory offset                        |
+| 8      | 4    | int32 directory length (64 bytes per entry)   |
+| dir    | 64·N | entries: name[56] (NUL-terminated), int32 offset, int32 size |
+
+Entry count = directory length // 64 (the engines ignore a remainder). Member data can sit
+anywhere; id's packer writes it from offset 12, names zero-padded, the directory last. Quake
+allows 2048 members, Quake II 4096; modern ports allow more. The first copy of a duplicated name
+is the one Quake loads (it searches the directory front to back).
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+import warnings
+from typing import Any
+
+from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, decode_name, encode_name
+from ..errors import FormatLimitError
+from ..layout import detect_alignment, fill_bytes, restore_fill
+from ..source import Source
+
+HEADER = struct.Struct("<4sii")
+ENTRY = struct.Struct("<56sii")
+MAGIC = b"PACK"
+NAME_FIELD = 56
+MAX_NAME_BYTES = NAME_FIELD - 1
+QUAKE_MEMBER_LIMIT = 2048
+QUAKE2_MEMBER_LIMIT = 4096
+
+
+def sniff(source: Source) -> float:
+    """1.0 for a PACK header whose directory lies inside the file."""
+    head = source.pread(HEADER.size, 0)
+    if len(head) < HEADER.size or head[:4] != MAGIC:
+        return 0.0
+    _, directory_offset, directory_length = HEADER.unpack(head)
+    if directory_offset < HEADER.size and directory_length > 0:
+        return 0.5
+    if directory_offset < 0 or directory_length < 0 or directory_offset + directory_length > source.size:
+        return 0.5
+    return 1.0
+
+
+class Reader(Archive):
+    """A PAK file opened for reading."""
+
+    format_name = "pak"
+    duplicate_wins = "first"
+
+    def _load(self) -> None:
+        header = self._source.read_exact(HEADER.size, 0, "PAK header")
+        magic, self.directory_offset, self.directory_length = HEADER.unpack(header)
+        if magic != MAGIC:
+            raise self.corrupt(f"not a PAK file (magic {magic!r}, expected b'PACK')", 0)
+        if self.directory_offset < 0 or self.directory_length < 0:
+            raise self.corrupt(
+                f"negative directory offset {self.directory_offset} or length {self.directory_length}", 4
+            )
+        count = self.directory_length // ENTRY.size
+        # read_exact checks the claimed directory against the file size before reading it.
+        self._directory = self._source.read_exact(count * ENTRY.size, self.directory_offset, "PAK directory")
+        records = list(ENTRY.iter_unpack(self._directory))
+        self._records = records
+        self._names = [decode_name(raw.partition(b"\0")[0]) for raw, _, _ in records]
+
+    def _build_entries(self) -> list[Entry]:
+        return [
+            Entry(name, size, offset, None, index)
+            for index, (name, (_, offset, size)) in enumerate(zip(self._names, self._records))
+        ]
+
+    def header_fields(self) -> dict[str, Any]:
+        return {
+            "directory_offset": self.directory_offset,
+            "directory_length": self.directory_length,
+            "entry_count": len(self._names),
+            "directory_remainder": self.directory_length % ENTRY.size,
+        }
+
+    def _verify(self) -> list[str]:
+        problems = super()._verify()
+        if self.directory_length % ENTRY.size:
+            problems.append(
+                f"directory length {self.directory_length} is not a multiple of {ENTRY.size}: "
+                f"the last {self.directory_length % ENTRY.size} bytes are ignored"
+            )
+        for index, (raw, _, _) in enumerate(self._records):
+            if b"\0" not in raw:
+                problems.append(
+                    f"member {index}: name fills all {NAME_FIELD} bytes without a NUL "
+                    "(the engines would read past it)"
+                )
+        if len(self._names) > QUAKE2_MEMBER_LIMIT:
+            problems.append(
+                f"{len(self._names)} members: more than Quake II's limit of {QUAKE2_MEMBER_LIMIT}"
+            )
+        return problems
+
+    def layout(self) -> dict[str, Any]:
+        entries = self.infolist()
+        covered = [(0, HEADER.size), (self.directory_offset, self.directory_length)]
+        covered += [(entry.offset, entry.size) for entry in entries]
+        name_fields = {}
+        for index, (raw, _, _) in enumerate(self._records):
+            name = raw.partition(b"\0")[0]
+            if raw != name.ljust(NAME_FIELD, b"\0"):
+                name_fields[str(index)] = base64.b64encode(raw).decode()
+        return {
+            "options": {
+                "align": detect_alignment([entry.offset for entry in entries if entry.size]),
+                "directory": "end" if self.directory_offset >= max(
+                    (entry.offset + entry.size for entry in entries), default=HEADER.size
+                ) else "start",
+            },
+            "exact": {
+                "offsets": [entry.offset for entry in entries],
+                "sizes": [entry.size for entry in entries],
+                "directory_offset": self.directory_offset,
+                "directory_length": self.directory_length,
+                "name_fields": name_fields,
+                "fill": fill_bytes(self._source, covered),
+                "file_size": self.size,
+            },
+        }
+
+
+class Writer(ArchiveWriter):
+    """Writes a PAK: data from offset 12 (aligned to `align`), directory at the end (or right
+    after the header with `directory="start"`)."""
+
+    format_name = "pak"
+    option_defaults = {"align": 1, "directory": "end"}
+
+    def _check_name(self, name: str) -> None:
+        raw = encode_name(name)
+        if len(raw) > MAX_NAME_BYTES:
+            raise FormatLimitError(
+                f"member name {name!r} is {len(raw)} bytes; a PAK name holds at most {MAX_NAME_BYTES}"
+            )
+        if b"\0" in raw or not raw:
+            raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+
+    def _write(self, out: Output, members: list[PendingMember]) -> None:
+        if len(members) > QUAKE_MEMBER_LIMIT:
+            limit = "Quake II" if len(members) <= QUAKE2_MEMBER_LIMIT else "Quake and Quake II"
+            warnings.warn(
+                f"{self.path}: {len(members)} members is more than {limit} can load "
+                f"({QUAKE_MEMBER_LIMIT} / {QUAKE2_MEMBER_LIMIT}); modern ports allow more",
+                stacklevel=2,
+            )
+        exact = self.layout
+        if exact and exact.get("sizes") == [member.size for member in members]:
+            self._write_exact(out, members, exact)
+            return
+        align = int(self.options["align"])
+        if align < 1:
+            raise FormatLimitError(f"alignment must be at least 1, not {align}")
+        directory_length = ENTRY.size * len(members)
+        position = HEADER.size
+        if self.options["directory"] == "start":
+            position += directory_length
+        offsets = []
+        for member in members:
+            position = -(-position // align) * align
+            offsets.append(position)
+            position += member.size
+        directory_offset = HEADER.size if self.options["directory"] == "start" else position
+        if max(directory_offset + directory_length, position) > 0x7FFFFFFF:
+            raise FormatLimitError("a PAK cannot exceed 2 GiB (its offsets are signed 32-bit)")
+        out.write(HEADER.pack(MAGIC, directory_offset, directory_length))
+        directory = b"".join(
+            ENTRY.pack(encode_name(member.name), offset, member.size)
+            for member, offset in zip(members, offsets)
+        )
+        if self.options["directory"] == "start":
+            out.write(directory)
+        for member, offset in zip(members, offsets):
+            out.pad_to(offset)
+            out.write_member(member)
+        if self.options["directory"] != "start":
+            out.write(directory)
+
+    def _write_exact(self, out: Output, members: list[PendingMember], exact: dict[str, Any]) -> None:
+        """Rebuild the original byte for byte: recorded positions, name fields and filler."""
+        name_fields = exact.get("name_fields", {})
+        records = []
+        for index, member in enumerate(members):
+            field = name_fields.get(str(index))
+            raw = base64.b64decode(field) if field else encode_name(member.name)
+            records.append(ENTRY.pack(raw, exact["offsets"][index], member.size))
+        out.pwrite(HEADER.pack(MAGIC, exact["directory_offset"], exact["directory_length"]), 0)
+        directory = b"".join(records)
+        out.pwrite(directory, exact["directory_offset"])
+        for member, offset in zip(members, exact["offsets"]):
+            out.seek(offset)
+            out.write_member(member)
+        out.flush()
+        restore_fill(out, exact.get("fill", []))
+        out.truncate(exact["file_size"])

@@ -1,0 +1,81 @@
+"""The ordered table of formats: name, extensions, and where its reader, writer and sniffer live.
+
+Format modules are imported only when a format is used, so `import gamepak` stays light.
+Adding a format means adding its module and one row here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from .errors import UnknownFormatError
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """One format: its name, what it is, and the names of its pieces in its module."""
+
+    name: str
+    description: str
+    module: str
+    extensions: tuple[str, ...] = ()
+    reader: str = "Reader"
+    writer: str = "Writer"
+    sniff: str = "sniff"
+    # Formats with a signature always win over structural guesses.
+    has_magic: bool = True
+    # "archive" opens with gamepak.open(); "model" is handled by gamepak.models.
+    kind: str = "archive"
+    aliases: tuple[str, ...] = field(default=())
+
+    def load(self) -> ModuleType:
+        return importlib.import_module(self.module)
+
+    def reader_class(self) -> Any:
+        return getattr(self.load(), self.reader)
+
+    def writer_class(self) -> Any:
+        return getattr(self.load(), self.writer)
+
+    def sniffer(self) -> Any:
+        return getattr(self.load(), self.sniff)
+
+
+FORMATS: tuple[FormatSpec, ...] = (
+    FormatSpec("pak", "Quake / Quake II PAK", "gamepak.formats.quake_pak", (".pak",)),
+    FormatSpec("jpk", "VDrift JoePack v1", "gamepak.formats.joepack", (".jpk",)),
+    FormatSpec("vpp", "Red Faction Guerrilla packfile v3", "gamepak.formats.rfg_vpp", (".vpp_pc", ".str2_pc")),
+    FormatSpec("joe", "VDrift JOE v3 model", "gamepak.models.joe", (".joe",), has_magic=False, kind="model"),
+    # The J2ME layouts have no signature: only a full structural check can tell them apart.
+    FormatSpec("j2me-table", "Gameloft J2ME pack: count byte, offset/size pairs", "gamepak.formats.j2me",
+               reader="TableReader", writer="TableWriter", sniff="sniff_table", has_magic=False),
+    FormatSpec("j2me-offsets", "Gameloft J2ME pack: int16 count, start offsets", "gamepak.formats.j2me",
+               reader="OffsetsReader", writer="OffsetsWriter", sniff="sniff_offsets", has_magic=False),
+    FormatSpec("j2me-end-offsets", "Gameloft J2ME pack: int32 count, end offsets", "gamepak.formats.j2me",
+               reader="EndOffsetsReader", writer="EndOffsetsWriter", sniff="sniff_end_offsets", has_magic=False),
+    FormatSpec("j2me-sized", "Gameloft J2ME pack: uint16 size + data, repeated", "gamepak.formats.j2me",
+               reader="SizedReader", writer="SizedWriter", sniff="sniff_sized", has_magic=False),
+)
+
+
+def get_format(name: str) -> FormatSpec:
+    """The format called `name` (or one of its aliases)."""
+    wanted = name.lower()
+    for spec in FORMATS:
+        if wanted == spec.name or wanted in spec.aliases:
+            return spec
+    raise UnknownFormatError(
+        f"unknown format {name!r}; known formats: {', '.join(spec.name for spec in FORMATS)}"
+    )
+
+
+def format_for_path(path: str) -> FormatSpec | None:
+    """The format a file name's extension suggests, if any."""
+    lowered = path.lower()
+    for spec in FORMATS:
+        if any(lowered.endswith(extension) for extension in spec.extensions):
+            return spec
+    return None

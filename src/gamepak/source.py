@@ -1,0 +1,182 @@
+"""Random access to the bytes of an archive, whatever holds them.
+
+A `Source` reads with `os.pread` when it has a real file descriptor (thread-safe, no shared file
+position) and falls back to seek+read under a lock for any other seekable binary file object.
+A `MemberStream` is a seekable read-only view of one byte range of a source; opening an archive
+on a `MemberStream` (a pack inside a pack) reads the outer file directly, shifted, without
+copying the member anywhere.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+from typing import BinaryIO
+
+from .errors import CorruptArchiveError, GamepakError
+
+PathOrFile = str | os.PathLike[str] | BinaryIO
+
+
+class Source:
+    """Positioned reads over a file path, a file descriptor or a seekable file object."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        size: int,
+        fd: int | None = None,
+        fileobj: BinaryIO | None = None,
+        base: int = 0,
+        owns_fd: bool = False,
+    ) -> None:
+        self.name = name
+        self.size = size
+        self.fd = fd
+        self.base = base
+        self._fileobj = fileobj
+        self._owns_fd = owns_fd
+        self._lock = threading.Lock()
+        self._parent: Source | None = None
+
+    @classmethod
+    def open(cls, target: PathOrFile, name: str | None = None) -> Source:
+        """Open a path, or wrap a seekable binary file object (which the caller keeps owning)."""
+        if isinstance(target, (str, os.PathLike)):
+            path = os.fspath(target)
+            try:
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError as exc:
+                raise GamepakError(f"{path}: cannot open: {exc.strerror}") from exc
+            try:
+                size = os.fstat(fd).st_size
+            except OSError as exc:
+                os.close(fd)
+                raise GamepakError(f"{path}: cannot stat: {exc.strerror}") from exc
+            return cls(name=name or path, size=size, fd=fd, owns_fd=True)
+        if isinstance(target, MemberStream):
+            parent = target.source
+            source = cls(
+                name=name or target.name,
+                size=target.size,
+                fd=parent.fd,
+                fileobj=parent._fileobj,
+                base=parent.base + target.offset,
+            )
+            source._parent = parent  # keeps the parent's lock shared for file objects
+            source._lock = parent._lock
+            return source
+        fileobj = target
+        label = name or str(getattr(fileobj, "name", "<stream>"))
+        try:
+            if not fileobj.seekable():
+                raise GamepakError(f"{label}: the file object is not seekable")
+            size = fileobj.seek(0, io.SEEK_END)
+        except (OSError, AttributeError, ValueError) as exc:
+            raise GamepakError(f"{label}: cannot seek in the file object: {exc}") from exc
+        fd = None
+        if isinstance(fileobj, (io.FileIO, io.BufferedReader, io.BufferedRandom)):
+            try:
+                fd = fileobj.fileno()
+            except (OSError, ValueError):
+                fd = None
+        return cls(name=label, size=size, fd=fd, fileobj=fileobj)
+
+    def pread(self, size: int, offset: int) -> bytes:
+        """Up to `size` bytes at `offset` (fewer only at the end of the source)."""
+        if offset < 0 or size < 0:
+            raise CorruptArchiveError("negative offset or size", path=self.name, offset=offset)
+        size = max(0, min(size, self.size - offset))
+        if size == 0:
+            return b""
+        if self.fd is not None:
+            chunks = []
+            position = self.base + offset
+            remaining = size
+            while remaining:
+                chunk = os.pread(self.fd, remaining, position)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                position += len(chunk)
+                remaining -= len(chunk)
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        assert self._fileobj is not None
+        with self._lock:
+            self._fileobj.seek(self.base + offset)
+            return self._fileobj.read(size)
+
+    def read_exact(self, size: int, offset: int, what: str) -> bytes:
+        """Exactly `size` bytes at `offset`, or a `CorruptArchiveError` naming `what`."""
+        if offset < 0 or size < 0 or offset + size > self.size:
+            raise CorruptArchiveError(
+                f"{what} ({size} bytes) runs past the end of the file ({self.size} bytes)",
+                path=self.name,
+                offset=offset,
+            )
+        data = self.pread(size, offset)
+        if len(data) != size:
+            raise CorruptArchiveError(f"{what} is truncated", path=self.name, offset=offset)
+        return data
+
+    def close(self) -> None:
+        if self._owns_fd and self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class MemberStream(io.RawIOBase):
+    """A seekable, read-only binary stream over `size` bytes at `offset` of a source."""
+
+    def __init__(self, source: Source, offset: int, size: int, name: str) -> None:
+        super().__init__()
+        self.source = source
+        self.offset = offset
+        self.size = size
+        self.name = name
+        self._position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if whence == io.SEEK_SET:
+            position = offset
+        elif whence == io.SEEK_CUR:
+            position = self._position + offset
+        elif whence == io.SEEK_END:
+            position = self.size + offset
+        else:
+            raise ValueError(f"invalid whence {whence}")
+        if position < 0:
+            raise ValueError("negative seek position")
+        self._position = position
+        return position
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self.closed:
+            raise ValueError("I/O operation on closed stream")
+        remaining = self.size - self._position
+        if size is None or size < 0 or size > remaining:
+            size = remaining
+        if size <= 0:
+            return b""
+        data = self.source.pread(size, self.offset + self._position)
+        self._position += len(data)
+        return data
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
+    def readinto(self, buffer: "bytearray | memoryview") -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
