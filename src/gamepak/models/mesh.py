@@ -1,0 +1,275 @@
+"""The format-neutral mesh that sits between every model reader and writer.
+
+A `Mesh` keeps three separately indexed attribute arrays, the way JOE and OBJ store them:
+
+| attribute   | array shape | dtype   |
+|-------------|-------------|---------|
+| positions   | (V, 3)      | float32 |
+| normals     | (N, 3)      | float32 (N may be 0: no normals) |
+| texcoords   | (T, 2)      | float32 (T may be 0: no texture coordinates) |
+| corners     | (F, 3, 3)   | int64: faces x 3 corners x (position, normal, texcoord) index |
+
+When an attribute array is empty its indices in `corners` mean nothing (JOE files keep zeros
+there) and are never checked. Renderers and glTF/PLY need one index per vertex: `unique_vertices`
+turns the corner triples into unique (position, normal, texcoord) vertices.
+
+A JOE file may hold several frames; frame 0 is the mesh itself and the others live in
+`extra_frames`. `magic` keeps the first four bytes of a JOE file so that re-writing it gives the
+same bytes back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import GamepakError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+ATTRIBUTES = ("positions", "normals", "texcoords")
+
+
+class ModelError(GamepakError):
+    """A model that gamepak cannot read, check or write (bad data, or past a format's limits)."""
+
+
+@dataclass
+class Frame:
+    """One configuration of a model: attribute arrays and the faces that index them."""
+
+    positions: np.ndarray
+    normals: np.ndarray
+    texcoords: np.ndarray
+    corners: np.ndarray
+
+    def __post_init__(self) -> None:
+        import numpy as np
+
+        self.positions = np.ascontiguousarray(self.positions, dtype=np.float32).reshape(-1, 3)
+        self.normals = np.ascontiguousarray(self.normals, dtype=np.float32).reshape(-1, 3)
+        self.texcoords = np.ascontiguousarray(self.texcoords, dtype=np.float32).reshape(-1, 2)
+        self.corners = np.ascontiguousarray(self.corners, dtype=np.int64).reshape(-1, 3, 3)
+
+    @property
+    def face_count(self) -> int:
+        return int(self.corners.shape[0])
+
+    def bad_indices(self) -> list[tuple[int, int, int, int]]:
+        """(face, corner, attribute number, index) of the first index past its array, per
+        attribute; empty when every index fits. Empty attribute arrays are not checked."""
+        import numpy as np
+
+        found = []
+        for kind, name in enumerate(ATTRIBUTES):
+            count = len(getattr(self, name))
+            if count == 0 and kind > 0:
+                continue
+            column = self.corners[:, :, kind]
+            bad = np.flatnonzero(((column < 0) | (column >= count)).ravel())
+            if bad.size:
+                first = int(bad[0])
+                found.append((first // 3, first % 3, kind, int(column.ravel()[first])))
+        return found
+
+    def check_indices(self) -> None:
+        """Raise `ModelError` for the first index past its array."""
+        for face, corner, kind, index in self.bad_indices():
+            count = len(getattr(self, ATTRIBUTES[kind]))
+            raise ModelError(
+                f"face {face} corner {corner}: {ATTRIBUTES[kind][:-1]} index {index} is past the "
+                f"{count} {ATTRIBUTES[kind]}"
+            )
+
+    def non_finite(self) -> list[str]:
+        """Sentences naming attribute arrays that hold NaN or infinite values."""
+        import numpy as np
+
+        problems = []
+        for name in ATTRIBUTES:
+            values = getattr(self, name)
+            bad_rows = np.flatnonzero(~np.isfinite(values).all(axis=1))
+            if bad_rows.size:
+                problems.append(
+                    f"{bad_rows.size} of the {len(values)} {name} are NaN or infinite "
+                    f"(first: {name[:-1]} {int(bad_rows[0])})"
+                )
+        return problems
+
+    def corner_values(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """Per-corner attribute values (F, 3, k): what a renderer sees, whatever the indexing.
+        None for an attribute the frame does not have."""
+        positions = self.positions[self.corners[:, :, 0]]
+        normals = self.normals[self.corners[:, :, 1]] if len(self.normals) else None
+        texcoords = self.texcoords[self.corners[:, :, 2]] if len(self.texcoords) else None
+        return positions, normals, texcoords
+
+    def face_normals(self) -> np.ndarray:
+        """Unit geometric normal of every face (counter-clockwise front); (0, 0, 1) for
+        degenerate faces."""
+        import numpy as np
+
+        corners = self.positions[self.corners[:, :, 0]].astype(np.float64)
+        cross = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+        length = np.linalg.norm(cross, axis=1)
+        result = np.zeros_like(cross)
+        result[:, 2] = 1.0
+        good = np.isfinite(length) & (length > 0)
+        result[good] = cross[good] / length[good, None]
+        return result
+
+    def unique_vertices(self) -> tuple[np.ndarray, np.ndarray]:
+        """(unique (position, normal, texcoord) index triples (U, 3), per-corner vertex number
+        (F*3,)): the vertex list a renderer or glTF needs. Missing attributes index 0."""
+        import numpy as np
+
+        triples = self.corners.reshape(-1, 3).copy()
+        if not len(self.normals):
+            triples[:, 1] = 0
+        if not len(self.texcoords):
+            triples[:, 2] = 0
+        if not len(triples):
+            return np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64)
+        unique, inverse = np.unique(triples, axis=0, return_inverse=True)
+        return unique, inverse.reshape(-1)
+
+    def bounds(self) -> tuple[list[float], list[float]] | None:
+        """(minimum, maximum) of the positions the faces use, ignoring non-finite values."""
+        import numpy as np
+
+        if not self.face_count:
+            return None
+        used = self.positions[np.unique(self.corners[:, :, 0])]
+        used = used[np.isfinite(used).all(axis=1)]
+        if not len(used):
+            return None
+        return used.min(axis=0).tolist(), used.max(axis=0).tolist()
+
+
+@dataclass
+class Mesh(Frame):
+    """A model: frame 0's arrays, any further frames, and what a writer needs to reproduce the
+    source file exactly."""
+
+    extra_frames: list[Frame] = field(default_factory=list)
+    # The 4 magic bytes a JOE file carried; None writes the default (IDP2).
+    magic: bytes | None = None
+    name: str = ""
+    # Problems found while reading that did not stop it (non-finite values, ...).
+    issues: list[str] = field(default_factory=list)
+
+    @property
+    def frames(self) -> list[Frame]:
+        """Every frame, frame 0 (this mesh) first."""
+        return [self, *self.extra_frames]
+
+    @classmethod
+    def from_vertices(
+        cls,
+        positions: Any,
+        indices: Any,
+        normals: Any | None = None,
+        texcoords: Any | None = None,
+        **fields: Any,
+    ) -> Mesh:
+        """A mesh from renderer-style data: one index per corner into vertex arrays that share
+        that index (as glTF and PLY store them). `indices` is (F, 3)."""
+        import numpy as np
+
+        indices = np.asarray(indices, dtype=np.int64).reshape(-1, 3)
+        positions = np.asarray(positions, dtype=np.float32).reshape(-1, 3)
+        corners = np.repeat(indices[:, :, None], 3, axis=2)
+        normal_array = np.zeros((0, 3), np.float32) if normals is None else normals
+        texcoord_array = np.zeros((0, 2), np.float32) if texcoords is None else texcoords
+        if normals is None:
+            corners[:, :, 1] = 0
+        if texcoords is None:
+            corners[:, :, 2] = 0
+        mesh = cls(positions, normal_array, texcoord_array, corners, **fields)
+        if len(mesh.normals) and len(mesh.normals) != len(mesh.positions):
+            raise ModelError(f"{len(mesh.normals)} normals for {len(mesh.positions)} vertices")
+        if len(mesh.texcoords) and len(mesh.texcoords) != len(mesh.positions):
+            raise ModelError(f"{len(mesh.texcoords)} texture coordinates for {len(mesh.positions)} vertices")
+        return mesh
+
+    def compacted(self) -> Mesh:
+        """A copy with duplicate values merged in each attribute array (and unused ones
+        dropped), so each index space is as small as the data allows. Frame 0 only."""
+        import numpy as np
+
+        arrays = []
+        corners = self.corners.copy()
+        for kind, name in enumerate(ATTRIBUTES):
+            values = getattr(self, name)
+            if not len(values) or not len(corners):
+                arrays.append(values[:0] if not len(corners) else values)
+                if not len(values):
+                    corners[:, :, kind] = 0
+                continue
+            used = values[corners[:, :, kind].ravel()]
+            unique, inverse = np.unique(used, axis=0, return_inverse=True)
+            arrays.append(unique)
+            corners[:, :, kind] = inverse.reshape(-1, 3)
+        return Mesh(arrays[0], arrays[1], arrays[2], corners, magic=self.magic, name=self.name,
+                    issues=list(self.issues))
+
+    def with_normals(self) -> Mesh:
+        """This mesh if it has normals, else a copy with one flat normal per face (JOE models
+        need normals: VDrift lights with them)."""
+        import numpy as np
+
+        if len(self.normals) or not self.face_count:
+            return self
+        corners = self.corners.copy()
+        corners[:, :, 1] = np.arange(self.face_count)[:, None]
+        return Mesh(self.positions, self.face_normals().astype(np.float32), self.texcoords, corners,
+                    extra_frames=self.extra_frames, magic=self.magic, name=self.name,
+                    issues=list(self.issues))
+
+    def summary(self) -> dict[str, Any]:
+        """Counts, bounds, texture coordinate range and issues, JSON-able."""
+        import numpy as np
+
+        bounds = self.bounds()
+        texcoord_range = None
+        if len(self.texcoords) and self.face_count:
+            used = self.texcoords[np.unique(self.corners[:, :, 2])]
+            used = used[np.isfinite(used).all(axis=1)]
+            if len(used):
+                texcoord_range = {"min": used.min(axis=0).tolist(), "max": used.max(axis=0).tolist()}
+        unique, _ = self.unique_vertices()
+        issues = list(self.issues)
+        for frame_number, frame in enumerate(self.frames):
+            where = f"frame {frame_number}: " if frame_number else ""
+            issues.extend(f"{where}{problem}" for problem in frame.non_finite() if f"{where}{problem}" not in issues)
+        return {
+            "name": self.name,
+            "frames": len(self.frames),
+            "faces": self.face_count,
+            "positions": len(self.positions),
+            "normals": len(self.normals),
+            "texcoords": len(self.texcoords),
+            "render_vertices": len(unique),
+            "bounds": None if bounds is None else {"min": bounds[0], "max": bounds[1]},
+            "texcoord_range": texcoord_range,
+            "magic": None if self.magic is None else self.magic.hex(),
+            "issues": issues,
+        }
+
+
+def normalised(vectors: np.ndarray, fallback: np.ndarray | None = None) -> np.ndarray:
+    """Unit-length copies of `vectors`; rows of zero or non-finite length take the row of
+    `fallback` (or +Z)."""
+    import numpy as np
+
+    values = vectors.astype(np.float64)
+    length = np.linalg.norm(values, axis=1)
+    good = np.isfinite(length) & (length > 1e-12)
+    result = np.empty_like(values)
+    result[good] = values[good] / length[good, None]
+    if fallback is None:
+        result[~good] = (0.0, 0.0, 1.0)
+    else:
+        result[~good] = fallback[~good]
+    return result.astype(np.float32)
