@@ -12,7 +12,6 @@ Nothing heavy is imported here: format modules load when a format is used.
 from __future__ import annotations
 
 import os
-from typing import Any, BinaryIO, NamedTuple
 
 from .archive import Archive, ArchiveWriter, Entry
 from .errors import (
@@ -27,7 +26,13 @@ from .errors import (
     UnsupportedFeatureError,
 )
 from .registry import FORMATS, FormatSpec, format_for_path, get_format
-from .source import PathOrFile, Source
+from .source import Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
+    from .source import PathOrFile
 
 __version__ = "0.1.0"
 
@@ -54,12 +59,29 @@ __all__ = [
 ]
 
 
-class Detection(NamedTuple):
-    """A format that fits a file, and how sure the check is (0 < confidence <= 1)."""
+class Detection(tuple):  # type: ignore[type-arg]
+    """A format that fits a file, and how sure the check is (0 < confidence <= 1).
+    A plain tuple `(format, confidence, has_magic)` with named fields."""
 
-    format: str
-    confidence: float
-    has_magic: bool
+    __slots__ = ()
+
+    def __new__(cls, format: str, confidence: float, has_magic: bool) -> Detection:
+        return tuple.__new__(cls, (format, confidence, has_magic))
+
+    @property
+    def format(self) -> str:
+        return self[0]  # type: ignore[no-any-return]
+
+    @property
+    def confidence(self) -> float:
+        return self[1]  # type: ignore[no-any-return]
+
+    @property
+    def has_magic(self) -> bool:
+        return self[2]  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"Detection(format={self.format!r}, confidence={self.confidence}, has_magic={self.has_magic})"
 
 
 def _file_label(file: PathOrFile) -> str:
@@ -90,8 +112,24 @@ def detect(file: PathOrFile, *, name: str | None = None) -> list[Detection]:
 
 
 def choose_format(file: PathOrFile, *, name: str | None = None) -> Detection:
-    """The format to read `file` with, or `UnknownFormatError`/`AmbiguousFormatError`."""
+    """The format to read `file` with, or `UnknownFormatError`/`AmbiguousFormatError`.
+
+    Signature formats are tried first (the extension's format before the others) and a clear
+    match ends the search, so opening a file does not load every format's module."""
     label = name or _file_label(file)
+    by_extension = format_for_path(label)
+    candidates = sorted(
+        (spec for spec in FORMATS if spec.has_magic and spec.kind == "archive"),
+        key=lambda spec: spec is not by_extension,
+    )
+    source = Source.open(file, name)
+    try:
+        for spec in candidates:
+            confidence = float(spec.sniffer()(source))
+            if confidence >= 0.9:
+                return Detection(spec.name, confidence, True)
+    finally:
+        source.close()
     found = detect(file, name=name)
     if not found:
         raise UnknownFormatError(f"{label}: not a format gamepak knows (name one with --format)")

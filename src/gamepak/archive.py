@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import os
 import struct
-import tempfile
-from collections.abc import Iterable, Iterator
-from typing import Any, BinaryIO, ClassVar
+
+# `typing` and `collections.abc` cost milliseconds at import; annotations are strings here
+# (PEP 563), so they are needed only by type checkers.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any, BinaryIO, ClassVar, TypeAlias
 
 from .errors import (
     CorruptArchiveError,
@@ -20,7 +24,10 @@ from .errors import (
     MemberNotFoundError,
     OutputExistsError,
 )
-from .source import MemberStream, PathOrFile, Source
+from .source import MemberStream, Source
+
+if TYPE_CHECKING:
+    from .source import PathOrFile
 
 # What a malformed file can make the standard library raise while a reader parses it; `_load`
 # turns any of these that a format module did not catch itself into a CorruptArchiveError.
@@ -79,8 +86,9 @@ class RawRange:
         self.size = size
 
 
-# What `_member_data` yields for each member: a raw range, or the member's bytes in chunks.
-MemberData = RawRange | Iterable[bytes]
+if TYPE_CHECKING:
+    # What `_member_data` yields for each member: a raw range, or the member's bytes in chunks.
+    MemberData: TypeAlias = RawRange | Iterable[bytes]
 
 
 class Archive:
@@ -470,6 +478,8 @@ class ArchiveWriter:
         if self._closed:
             return
         self._closed = True
+        import tempfile
+
         folder = os.path.dirname(os.path.abspath(self.path))
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(self.path)}.", suffix=".tmp")
         try:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING
 
 from .errors import GamepakError
+
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from .archive import Output

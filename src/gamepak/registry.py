@@ -6,32 +6,55 @@ Adding a format means adding its module and one row here.
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass, field
-from types import ModuleType
-from typing import Any
-
 from .errors import UnknownFormatError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
 
-@dataclass(frozen=True)
+
 class FormatSpec:
-    """One format: its name, what it is, and the names of its pieces in its module."""
+    """One format: its name, what it is, and the names of its pieces in its module.
 
-    name: str
-    description: str
-    module: str
-    extensions: tuple[str, ...] = ()
-    reader: str = "Reader"
-    writer: str = "Writer"
-    sniff: str = "sniff"
-    # Formats with a signature always win over structural guesses.
-    has_magic: bool = True
-    # "archive" opens with gamepak.open(); "model" is handled by gamepak.models.
-    kind: str = "archive"
-    aliases: tuple[str, ...] = field(default=())
+    `has_magic`: formats with a signature always win over structural guesses.
+    `kind`: "archive" opens with gamepak.open(); "model" is handled by gamepak.models.
+    """
+
+    __slots__ = ("name", "description", "module", "extensions", "reader", "writer", "sniff",
+                 "has_magic", "kind", "aliases")
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        module: str,
+        extensions: tuple[str, ...] = (),
+        *,
+        reader: str = "Reader",
+        writer: str = "Writer",
+        sniff: str = "sniff",
+        has_magic: bool = True,
+        kind: str = "archive",
+        aliases: tuple[str, ...] = (),
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.module = module
+        self.extensions = extensions
+        self.reader = reader
+        self.writer = writer
+        self.sniff = sniff
+        self.has_magic = has_magic
+        self.kind = kind
+        self.aliases = aliases
+
+    def __repr__(self) -> str:
+        return f"<FormatSpec {self.name}>"
 
     def load(self) -> ModuleType:
+        import importlib
+
         return importlib.import_module(self.module)
 
     def reader_class(self) -> Any:

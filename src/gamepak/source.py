@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import io
 import os
-import threading
-from typing import BinaryIO
+from _thread import allocate_lock
 
 from .errors import CorruptArchiveError, GamepakError
 
-PathOrFile = str | os.PathLike[str] | BinaryIO
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO, TypeAlias
+
+    PathOrFile: TypeAlias = str | os.PathLike[str] | BinaryIO
 
 
 class Source:
@@ -38,7 +41,7 @@ class Source:
         self.base = base
         self._fileobj = fileobj
         self._owns_fd = owns_fd
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._parent: Source | None = None
 
     @classmethod

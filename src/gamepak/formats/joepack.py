@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import base64
 import struct
-from typing import Any
 
 from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, decode_name, encode_name
 from ..errors import FormatLimitError
 from ..layout import fill_bytes, restore_fill
 from ..source import Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 HEADER = struct.Struct("<8sII")
 FAT_FIXED = struct.Struct("<II")

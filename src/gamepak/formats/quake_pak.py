@@ -17,16 +17,21 @@ from __future__ import annotations
 
 import base64
 import struct
-import warnings
-from typing import Any
+
 
 from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, decode_name, encode_name
 from ..errors import FormatLimitError
 from ..layout import detect_alignment, fill_bytes, restore_fill
 from ..source import Source
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 HEADER = struct.Struct("<4sii")
 ENTRY = struct.Struct("<56sii")
+NAME_FIELDS = struct.Struct("<56s8x")  # ENTRY's name field alone
+POSITION_FIELDS = struct.Struct("<56xii")  # ENTRY's offset and size alone
 MAGIC = b"PACK"
 NAME_FIELD = 56
 MAX_NAME_BYTES = NAME_FIELD - 1
@@ -65,15 +70,22 @@ class Reader(Archive):
         count = self.directory_length // ENTRY.size
         # read_exact checks the claimed directory against the file size before reading it.
         self._directory = self._source.read_exact(count * ENTRY.size, self.directory_offset, "PAK directory")
-        records = list(ENTRY.iter_unpack(self._directory))
-        self._records = records
-        self._names = [decode_name(raw.partition(b"\0")[0]) for raw, _, _ in records]
+        # Names only: offsets and sizes are unpacked when entries are first needed.
+        self._names = [
+            raw.partition(b"\0")[0].decode("utf-8", "surrogateescape")
+            for raw, in NAME_FIELDS.iter_unpack(self._directory)
+        ]
 
     def _build_entries(self) -> list[Entry]:
         return [
             Entry(name, size, offset, None, index)
-            for index, (name, (_, offset, size)) in enumerate(zip(self._names, self._records))
+            for index, (name, (offset, size)) in enumerate(
+                zip(self._names, POSITION_FIELDS.iter_unpack(self._directory))
+            )
         ]
+
+    def _raw_names(self) -> list[bytes]:
+        return [raw for raw, in NAME_FIELDS.iter_unpack(self._directory)]
 
     def header_fields(self) -> dict[str, Any]:
         return {
@@ -90,7 +102,7 @@ class Reader(Archive):
                 f"directory length {self.directory_length} is not a multiple of {ENTRY.size}: "
                 f"the last {self.directory_length % ENTRY.size} bytes are ignored"
             )
-        for index, (raw, _, _) in enumerate(self._records):
+        for index, raw in enumerate(self._raw_names()):
             if b"\0" not in raw:
                 problems.append(
                     f"member {index}: name fills all {NAME_FIELD} bytes without a NUL "
@@ -107,7 +119,7 @@ class Reader(Archive):
         covered = [(0, HEADER.size), (self.directory_offset, self.directory_length)]
         covered += [(entry.offset, entry.size) for entry in entries]
         name_fields = {}
-        for index, (raw, _, _) in enumerate(self._records):
+        for index, raw in enumerate(self._raw_names()):
             name = raw.partition(b"\0")[0]
             if raw != name.ljust(NAME_FIELD, b"\0"):
                 name_fields[str(index)] = base64.b64encode(raw).decode()
@@ -149,6 +161,8 @@ class Writer(ArchiveWriter):
     def _write(self, out: Output, members: list[PendingMember]) -> None:
         if len(members) > QUAKE_MEMBER_LIMIT:
             limit = "Quake II" if len(members) <= QUAKE2_MEMBER_LIMIT else "Quake and Quake II"
+            import warnings
+
             warnings.warn(
                 f"{self.path}: {len(members)} members is more than {limit} can load "
                 f"({QUAKE_MEMBER_LIMIT} / {QUAKE2_MEMBER_LIMIT}); modern ports allow more",
