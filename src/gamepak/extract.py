@@ -66,12 +66,15 @@ class _Planner:
         self.root = root
         self.overwrite = overwrite
         self.checked_dirs: dict[tuple[str, ...], bool] = {(): False}  # parts -> created by us
+        self.planned_files: set[tuple[str, ...]] = set()
 
     def folder(self, parts: tuple[str, ...], name: str) -> bool:
         """Make sure the folder exists and is no symlink; True if this run created it."""
         known = self.checked_dirs.get(parts)
         if known is not None:
             return known
+        if parts in self.planned_files:
+            raise GamepakError(f"member {'/'.join(parts)!r} is a file in the way of member {name!r}")
         parent_created = self.folder(parts[:-1], name)
         path = os.path.join(self.root, *parts)
         created = False
@@ -94,6 +97,9 @@ class _Planner:
 
     def check_target(self, parts: list[str], name: str) -> None:
         """Refuse a target that would overwrite something (before anything is written)."""
+        if tuple(parts) in self.checked_dirs:
+            raise GamepakError(f"member {name!r} is in the way of a folder other members need")
+        self.planned_files.add(tuple(parts))
         folder = tuple(parts[:-1])
         if self.checked_dirs.get(folder):
             return  # a folder this run created holds nothing we did not plan

@@ -1,0 +1,113 @@
+"""The command line: output, JSON, exit codes, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import gamepak
+
+from conftest import in_process_cli, run_cli, sample
+
+
+@pytest.fixture
+def pak(tmp_path: Path) -> Path:
+    path = tmp_path / "mod.pak"
+    with gamepak.create(path) as writer:
+        writer.add("maps/e1m1.bsp", b"IBSP" + bytes(100))
+        writer.add("sound/a.wav", b"RIFF")
+        writer.add("progs.dat", b"\x06\x00")
+    return path
+
+
+def test_ls_plain_long_and_json(pak: Path) -> None:
+    code, out, _ = in_process_cli("ls", str(pak))
+    assert code == 0 and out.splitlines() == ["maps/e1m1.bsp", "sound/a.wav", "progs.dat"]
+    code, out, _ = in_process_cli("ls", "-l", str(pak))
+    assert code == 0 and "104" in out.splitlines()[1]
+    code, out, _ = in_process_cli("ls", "--json", str(pak))
+    rows = json.loads(out)
+    assert [row["name"] for row in rows] == ["maps/e1m1.bsp", "sound/a.wav", "progs.dat"]
+    assert rows[0]["size"] == 104 and rows[0]["offset"] == 12 and rows[0]["stored_size"] is None
+
+
+def test_info_json(pak: Path) -> None:
+    code, out, _ = in_process_cli("info", "--json", str(pak))
+    info = json.loads(out)
+    assert code == 0 and info["format"] == "pak" and info["member_count"] == 3
+    assert info["header"]["directory_offset"] == 12 + 104 + 4 + 2
+
+
+def test_extract_globs_and_cat(pak: Path, tmp_path: Path) -> None:
+    code, _, err = in_process_cli("extract", str(pak), "maps/*", "*.dat", "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "o").rglob("*") if p.is_file()) == ["e1m1.bsp", "progs.dat"]
+    result = run_cli("cat", str(pak), "sound/a.wav")
+    assert result.returncode == 0 and result.stdout == b"RIFF"
+
+
+def test_create_from_folder_is_sorted_and_deterministic(tmp_path: Path) -> None:
+    folder = tmp_path / "src"
+    (folder / "b").mkdir(parents=True)
+    (folder / "b" / "z.txt").write_text("z")
+    (folder / "a.txt").write_text("a")
+    (folder / "c.txt").write_text("c")
+    assert in_process_cli("create", str(tmp_path / "one.pak"), str(folder))[0] == 0
+    assert in_process_cli("create", str(tmp_path / "two.pak"), str(folder))[0] == 0
+    assert (tmp_path / "one.pak").read_bytes() == (tmp_path / "two.pak").read_bytes()
+    assert gamepak.open(tmp_path / "one.pak").namelist() == ["a.txt", "b/z.txt", "c.txt"]
+    code, _, err = in_process_cli("create", str(tmp_path / "one.pak"), str(folder))
+    assert code == 1 and "already exists" in err
+    code, _, _ = in_process_cli("create", "--format", "jpk", str(tmp_path / "three.bin"), str(folder), "-O", "name_field_size=40")
+    assert code == 0 and gamepak.open(tmp_path / "three.bin").header_fields()["name_field_size"] == 40
+
+
+def test_exit_codes_and_one_line_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pak"
+    bad.write_bytes(b"PACK\xff\xff\xff\x7f\x40\x00\x00\x00")
+    result = run_cli("ls", str(bad))
+    assert result.returncode == 1
+    assert result.stderr.decode().count("\n") == 1 and b"Traceback" not in result.stderr
+    assert str(bad).encode() in result.stderr and b"offset" in result.stderr
+    assert run_cli("ls", str(tmp_path / "missing.pak")).returncode == 1
+    assert run_cli("frobnicate").returncode == 2
+    assert run_cli("ls").returncode == 2
+    assert run_cli("create", str(tmp_path / "x.pak")).returncode == 2
+    unknown = tmp_path / "notes.txt"
+    unknown.write_text("plain text here")
+    result = run_cli("ls", str(unknown))
+    assert result.returncode == 1 and b"--format" in result.stderr
+
+
+def test_verify_reports_problems(tmp_path: Path, pak: Path) -> None:
+    assert in_process_cli("verify", str(pak))[0] == 0
+    data = bytearray(pak.read_bytes())
+    data[-4:] = (10_000).to_bytes(4, "little")
+    broken = tmp_path / "broken.pak"
+    broken.write_bytes(bytes(data))
+    code, _, err = in_process_cli("verify", str(broken))
+    assert code == 1 and "progs.dat" in err
+
+
+def test_detect_and_forced_format(pak: Path) -> None:
+    code, out, _ = in_process_cli("detect", "--json", str(pak), str(sample("jpk/test1.jpk")))
+    results = json.loads(out)
+    assert code == 0 and [r["formats"][0]["format"] for r in results] == ["pak", "jpk"]
+    code, _, err = in_process_cli("--format", "jpk", "ls", str(pak))
+    assert code == 1 and "JoePack" in err
+
+
+def test_help_is_complete() -> None:
+    code, out, _ = in_process_cli("--help")
+    assert code == 0
+    for command in ["ls", "info", "extract", "cat", "create", "detect", "verify", "formats"]:
+        assert command in out
+        sub_code, sub_out, _ = in_process_cli(command, "--help")
+        assert sub_code == 0 and "Usage" in sub_out
+
+
+def test_version_is_fast_path() -> None:
+    result = run_cli("--version")
+    assert result.returncode == 0 and result.stdout.startswith(b"gamepak ")

@@ -1,0 +1,145 @@
+"""VDrift JoePack v1: spec bytes, the NOTES' quirks, real samples, round trips, hostile input."""
+
+from __future__ import annotations
+
+import io
+import struct
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gamepak
+from gamepak.errors import CorruptArchiveError, FormatLimitError, GamepakError
+
+from conftest import in_process_cli, roundtrip, sample
+
+
+def jpk_bytes(members: list[tuple[bytes, bytes]], name_length: int, name_fields: list[bytes] | None = None) -> bytes:
+    """A JoePack built by hand: header, FAT of 8+L bytes per entry, data contiguous."""
+    fat_size = 16 + len(members) * (8 + name_length)
+    fat = b""
+    body = b""
+    for index, (name, data) in enumerate(members):
+        field = name_fields[index] if name_fields else name.ljust(name_length, b"\0")
+        fat += struct.pack("<II", fat_size + len(body), len(data)) + field
+        body += data
+    return b"JPK01.00" + struct.pack("<II", len(members), name_length) + fat + body
+
+
+def test_spec_bytes_with_garbage_after_nul_and_full_length_name() -> None:
+    data = jpk_bytes(
+        [(b"car.joe", b"MODEL"), (b"abcdefghij", b"0123")],
+        10,
+        [b"car.joe\0\xde\xad", b"abcdefghij"],
+    )
+    with gamepak.open(io.BytesIO(data)) as pack:
+        assert pack.namelist() == ["car.joe", "abcdefghij"]
+        assert pack.read("car.joe") == b"MODEL"
+        assert pack.read("abcdefghij") == b"0123"
+        assert pack.verify() == []
+
+
+def test_writer_matches_vdrift_packer(tmp_path: Path) -> None:
+    path = tmp_path / "pack.jpk"
+    with gamepak.create(path) as writer:
+        writer.add("a.joe", b"xyz")
+        writer.add("longer.joe", b"")
+    assert path.read_bytes() == jpk_bytes([(b"a.joe", b"xyz"), (b"longer.joe", b"")], 10)
+
+
+def test_later_duplicate_wins_like_vdrift() -> None:
+    data = jpk_bytes([(b"a", b"old"), (b"a", b"new")], 1)
+    with gamepak.open(io.BytesIO(data)) as pack:
+        assert pack.read("a") == b"new"
+
+
+def test_test1_sample_has_no_nul_and_rebuilds_exactly(tmp_path: Path) -> None:
+    original = sample("jpk/test1.jpk")
+    with gamepak.open(original) as pack:
+        assert pack.namelist() == ["testlist.txt"]
+        assert pack.header_fields()["name_field_size"] == len("testlist.txt")
+        assert pack.read("testlist.txt") == b"This is\na test.\n"
+        pack.extractall(tmp_path / "x", manifest=True)
+    with gamepak.create(tmp_path / "copy.jpk") as writer:
+        writer.add("testlist.txt", tmp_path / "x" / "testlist.txt")
+    assert (tmp_path / "copy.jpk").read_bytes() == original.read_bytes()
+
+
+def test_garage_objects_lists_37_models_and_extracts_them(tmp_path: Path) -> None:
+    original = sample("jpk/garage_objects.jpk")
+    with gamepak.open(original) as pack:
+        assert len(pack.namelist()) == 37
+        assert pack.header_fields()["trailing_bytes"] == 12257
+        assert pack.verify() == []
+        pack.extractall(tmp_path / "x")
+        for entry in pack.infolist():
+            assert (tmp_path / "x" / entry.name).read_bytes() == pack.read(entry)
+            assert entry.size > 16
+
+
+def test_garage_objects_rebuilds_with_stale_tail(tmp_path: Path) -> None:
+    original = sample("jpk/garage_objects.jpk")
+    assert in_process_cli("extract", str(original), "-o", str(tmp_path / "x"), "--manifest")[0] == 0
+    assert in_process_cli("create", str(tmp_path / "copy.jpk"), str(tmp_path / "x"))[0] == 0
+    assert (tmp_path / "copy.jpk").read_bytes() == original.read_bytes()
+
+
+def test_name_field_option(tmp_path: Path) -> None:
+    _, read = roundtrip(tmp_path, "jpk", [("a", b"1")], name_field_size=32)
+    assert read == [("a", b"1")]
+    with gamepak.open(tmp_path / "roundtrip.jpk") as pack:
+        assert pack.header_fields()["name_field_size"] == 32
+    with pytest.raises(FormatLimitError):
+        gamepak.create(tmp_path / "b.jpk", name_field_size=2).add("abc", b"")
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"JPK01.0", "past the end"),
+        (b"JPK02.00" + struct.pack("<II", 0, 0), "not a JoePack"),
+        (b"JPK01.00" + struct.pack("<II", 0xFFFFFFFF, 12), "past the end"),
+        (b"JPK01.00" + struct.pack("<II", 1, 0xFFFFFFFF), "past the end"),
+    ],
+)
+def test_malformed(data: bytes, message: str) -> None:
+    with pytest.raises(CorruptArchiveError, match=message):
+        gamepak.open(io.BytesIO(data), "jpk")
+
+
+def test_truncated_member() -> None:
+    data = jpk_bytes([(b"a", b"hello world")], 1)[:-3]
+    with gamepak.open(io.BytesIO(data)) as pack:
+        with pytest.raises(CorruptArchiveError, match="past the end"):
+            pack.read("a")
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), min_size=1, max_size=30),
+            st.binary(max_size=200),
+        ),
+        max_size=10,
+    )
+)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_roundtrip_random_members(tmp_path: Path, members: list[tuple[str, bytes]]) -> None:
+    _, read = roundtrip(tmp_path, "jpk", members)
+    assert read == members
+
+
+@given(st.binary(max_size=300))
+@settings(max_examples=200, deadline=None)
+def test_garbage_never_escapes_as_foreign_exception(tail: bytes) -> None:
+    try:
+        with gamepak.open(io.BytesIO(b"JPK01.00" + tail), "jpk") as pack:
+            for entry in pack.infolist():
+                try:
+                    pack.read(entry)
+                except GamepakError:
+                    pass
+    except GamepakError:
+        pass
