@@ -1,0 +1,223 @@
+"""3D models: VDrift JOE v3, and conversion to and from OBJ, glTF 2.0 and PLY.
+
+    >>> from gamepak import models
+    >>> mesh = models.load("road_cone.joe")            # or bytes, or models.load_member(pack, name)
+    >>> models.save(mesh, "road_cone.glb")             # format from the extension
+    >>> models.save(models.load("edited.obj"), "road_cone.joe", overwrite=True)
+
+Every format has one reader and one writer around the format-neutral `Mesh` (see `mesh.py`).
+numpy, pygltflib and Pillow are imported only here and below, never by `import gamepak`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any
+
+from ..errors import GamepakError, OutputExistsError
+from .mesh import Frame, Mesh, ModelError
+
+__all__ = [
+    "FORMATS", "Frame", "Mesh", "ModelError", "dumps", "format_for_data", "format_for_name",
+    "load", "load_member", "loads", "save", "write_atomic",
+]
+
+# Format name -> file extensions.
+FORMATS: dict[str, tuple[str, ...]] = {
+    "joe": (".joe",),
+    "glb": (".glb",),
+    "gltf": (".gltf",),
+    "obj": (".obj",),
+    "ply": (".ply",),
+}
+_temporary_counter = itertools.count()
+
+
+def format_for_name(name: str) -> str | None:
+    """The model format a file name's extension names, if any."""
+    lowered = name.lower()
+    for format_name, extensions in FORMATS.items():
+        if lowered.endswith(extensions):
+            return format_name
+    return None
+
+
+def format_for_data(data: bytes) -> str | None:
+    """The model format the bytes themselves show (JOE by an exact size match)."""
+    from ..source import Source
+    from .joe import sniff
+
+    if data[:4] == b"glTF":
+        return "glb"
+    if data[:4] == b"ply\n" or data[:5] == b"ply\r\n":
+        return "ply"
+    import io
+
+    if len(data) >= 16 and sniff(Source.open(io.BytesIO(data))) > 0:
+        return "joe"
+    head = data[:4096].lstrip()
+    if head.startswith(b"{") and b'"asset"' in data[:1 << 20]:
+        return "gltf"
+    if any(line.split(b" ", 1)[0] in (b"v", b"f", b"vn", b"vt") for line in head.splitlines()[:200]):
+        return "obj"
+    return None
+
+
+def loads(data: bytes, format: str | None = None, *, name: str = "", path: str | None = None) -> Mesh:  # noqa: A002
+    """Read a model from bytes. The format comes from `format`, else the name's extension,
+    else the data. A file named .joe that is text gets a clear error."""
+    format_name = format or format_for_name(path or name)
+    if format_name is None:
+        format_name = format_for_data(data)
+    if format_name is None:
+        label = path or name or "<bytes>"
+        raise ModelError(f"{label}: not a model format gamepak knows (joe, glb, gltf, obj, ply)")
+    if format_name == "joe":
+        from . import joe
+
+        return joe.read(data, path=path, name=name)
+    if format_name in ("glb", "gltf"):
+        from . import gltf
+
+        return gltf.read(data, path=path, name=name)
+    if format_name == "obj":
+        from . import obj
+
+        return obj.read(data, path=path, name=name)
+    if format_name == "ply":
+        from . import ply
+
+        return ply.read(data, path=path, name=name)
+    raise ModelError(f"unknown model format {format_name!r}; known: {', '.join(FORMATS)}")
+
+
+def _model_name(path: str) -> str:
+    base = os.path.basename(path)
+    stem, extension = os.path.splitext(base)
+    return stem if extension.lower() in {e for group in FORMATS.values() for e in group} else base
+
+
+def load(source: str | os.PathLike[str] | bytes, format: str | None = None) -> Mesh:  # noqa: A002
+    """Read a model from a path or from bytes."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return loads(bytes(source), format)
+    path = os.fspath(source)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+    return loads(data, format, name=_model_name(path), path=path)
+
+
+def load_member(archive: str | os.PathLike[str], member: str, format: str | None = None) -> Mesh:  # noqa: A002
+    """Read the model `member` (a name, or OUTER/INNER in nested packs) of a pack."""
+    from .. import open as open_archive
+    from ..nested import resolve
+
+    with open_archive(archive) as opened:
+        holder, entry = resolve(opened, member)
+        data = holder.read(entry)
+    label = f"{os.fspath(archive)}:{member}"
+    return loads(data, format or format_for_name(member) or format_for_data(data),
+                 name=_model_name(member), path=label)
+
+
+def dumps(
+    mesh: Mesh, format: str, *, texture: str | None = None, texture_data: bytes | None = None,  # noqa: A002
+    material_library: str | None = None,
+) -> bytes:
+    """The bytes of `mesh` in `format` (joe, glb, gltf, obj, ply)."""
+    if format == "joe":
+        from . import joe
+
+        return joe.write(mesh)
+    if format in ("glb", "gltf"):
+        from . import gltf
+
+        return gltf.write(mesh, binary=format == "glb", texture=texture,
+                          texture_data=texture_data if format == "glb" else None)
+    if format == "obj":
+        from . import obj
+
+        return obj.write(mesh, material_library=material_library)
+    if format == "ply":
+        from . import ply
+
+        return ply.write(mesh)
+    raise ModelError(f"unknown model format {format!r}; known: {', '.join(FORMATS)}")
+
+
+def save(
+    mesh: Mesh, path: str | os.PathLike[str], format: str | None = None, *,  # noqa: A002
+    overwrite: bool = False, texture: str | None = None,
+) -> list[str]:
+    """Write `mesh` to `path` atomically; returns the files written. OBJ also gets an MTL file
+    beside it when `texture` is given. `texture` for glTF is a URI relative to the model; a
+    .glb embeds the image when `texture` names a PNG/JPEG file that exists."""
+    target = os.fspath(path)
+    format_name = format or format_for_name(target)
+    if format_name is None:
+        raise ModelError(f"{target}: cannot tell the model format from the name (use .joe, .glb, .gltf, .obj or .ply)")
+    if format_name == "obj" and texture:
+        from . import obj
+
+        mtl_path = os.path.splitext(target)[0] + ".mtl"
+        for existing in (target, mtl_path):
+            if not overwrite and os.path.lexists(existing):
+                raise OutputExistsError(existing)
+        data = dumps(mesh, "obj", material_library=os.path.basename(mtl_path))
+        write_atomic(mtl_path, obj.write_material(texture), overwrite=overwrite)
+        write_atomic(target, data, overwrite=overwrite)
+        return [target, mtl_path]
+    texture_data = None
+    if format_name == "glb" and texture:
+        texture_path = texture if os.path.isabs(texture) else os.path.join(os.path.dirname(target) or ".", texture)
+        for candidate in (texture, texture_path):
+            if os.path.isfile(candidate):
+                with open(candidate, "rb") as handle:
+                    texture_data = handle.read()
+                break
+    data = dumps(mesh, format_name, texture=texture, texture_data=texture_data)
+    write_atomic(target, data, overwrite=overwrite)
+    return [target]
+
+
+def write_atomic(path: str, data: bytes, *, overwrite: bool = False) -> None:
+    """Create `path` through a temporary file in the same folder; never replaces an existing
+    file unless `overwrite` (the final link/rename is what makes the check race-free)."""
+    folder, base = os.path.split(os.path.abspath(path))
+    if not overwrite and os.path.lexists(path):
+        raise OutputExistsError(path)
+    temporary = os.path.join(folder, f".{base}.gamepak-{os.getpid()}-{next(_temporary_counter)}.tmp")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as exc:
+        raise GamepakError(f"{path}: cannot write: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        if overwrite:
+            os.replace(temporary, path)
+        else:
+            try:
+                os.link(temporary, path)
+            except FileExistsError:
+                raise OutputExistsError(path) from None
+            except OSError:
+                # A file system without hard links: the lexists check above has to do.
+                os.rename(temporary, path)
+                return
+            os.unlink(temporary)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def describe(mesh: Mesh) -> dict[str, Any]:
+    """`mesh.summary()`: counts, bounds, texture coordinate range and issues."""
+    return mesh.summary()
