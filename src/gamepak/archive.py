@@ -86,9 +86,11 @@ class RawRange:
         self.size = size
 
 
+# What `_member_data` yields for each member: a raw range, or the member's bytes in chunks.
 if TYPE_CHECKING:
-    # What `_member_data` yields for each member: a raw range, or the member's bytes in chunks.
     MemberData: TypeAlias = RawRange | Iterable[bytes]
+else:
+    MemberData = object  # annotations only; the real alias above is for type checkers
 
 
 class Archive:
