@@ -15,7 +15,7 @@ import struct
 # (PEP 563), so they are needed only by type checkers.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any, BinaryIO, ClassVar, TypeAlias
 
 from .errors import (
@@ -305,31 +305,43 @@ class Archive:
 class PendingMember:
     """A member queued in a writer: its name and its data (bytes or a path read at close)."""
 
-    __slots__ = ("name", "data", "path", "size")
+    __slots__ = ("name", "data", "path", "size", "on_written")
 
     def __init__(self, name: str, data: bytes | None, path: str | None, size: int) -> None:
         self.name = name
         self.data = data
         self.path = path
         self.size = size
+        # Called once when a writer has consumed the member (drives progress bars).
+        self.on_written: Callable[[PendingMember], object] | None = None
+
+    def consumed(self) -> None:
+        """Tell the progress callback, once, that this member's data has been used."""
+        if self.on_written is not None:
+            callback, self.on_written = self.on_written, None
+            callback(self)
 
     def read(self) -> bytes:
         """The whole content (for writers that must transform it)."""
         if self.data is not None:
-            return self.data
-        assert self.path is not None
-        with open(self.path, "rb") as handle:
-            return handle.read()
+            data = self.data
+        else:
+            assert self.path is not None
+            with open(self.path, "rb") as handle:
+                data = handle.read()
+        self.consumed()
+        return data
 
     def chunks(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
         """The content in chunks, without holding a large file in memory."""
         if self.data is not None:
             yield self.data
-            return
-        assert self.path is not None
-        with open(self.path, "rb") as handle:
-            while chunk := handle.read(chunk_size):
-                yield chunk
+        else:
+            assert self.path is not None
+            with open(self.path, "rb") as handle:
+                while chunk := handle.read(chunk_size):
+                    yield chunk
+        self.consumed()
 
 
 class Output:
@@ -380,17 +392,15 @@ class Output:
     def write_member(self, member: PendingMember) -> None:
         """Append a member's bytes; a file on disk is copied by the kernel where possible."""
         if member.data is not None or member.size < (64 << 10):
-            if member.data is not None:
-                self.write(member.data)
-            else:
-                for chunk in member.chunks():
-                    self.write(chunk)
+            for chunk in member.chunks():
+                self.write(chunk)
             return
         self.flush()
         assert member.path is not None
         with open(member.path, "rb") as handle:
             copy_range(handle.fileno(), 0, self.fd, self._position, member.size)
         self._position += member.size
+        member.consumed()
 
 
 def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, position: int) -> None:
@@ -448,6 +458,8 @@ class ArchiveWriter:
         self.options: dict[str, Any] = {**self.option_defaults, **options}
         self.layout: dict[str, Any] = options.get("layout") or {}
         self.members: list[PendingMember] = []
+        # Called with each member as the archive is written (the CLI's progress bar).
+        self.progress: Callable[[PendingMember], object] | None = None
         self._closed = False
         if not overwrite and os.path.lexists(self.path):
             raise OutputExistsError(self.path)
@@ -486,6 +498,8 @@ class ArchiveWriter:
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(self.path)}.", suffix=".tmp")
         try:
             out = Output(fd)
+            for member in self.members:
+                member.on_written = self.progress
             self._write(out, self.members)
             out.flush()
             os.close(fd)

@@ -242,7 +242,7 @@ def extract_command(
         count = 0
         for holder, entries, prefix in _select(opened, members):
             destination = os.path.join(output, prefix) if prefix else output
-            with _progress(entries) as advance:
+            with _progress(len(entries), sum(e.size for e in entries), "extracting") as advance:
                 written = holder.extractall(destination, entries, overwrite=overwrite,
                                             manifest=manifest and holder is opened, progress=advance)
             count += len(written)
@@ -250,11 +250,13 @@ def extract_command(
 
 
 class _progress:
-    """A rich progress bar on stderr for long extractions, when stderr is a terminal."""
+    """A rich progress bar on stderr for long extractions and creations, when stderr is a
+    terminal; yields the per-item callback (None when there is no bar)."""
 
-    def __init__(self, entries: list[Entry]) -> None:
-        self.total = len(entries)
-        big = self.total >= PROGRESS_MEMBERS or sum(e.size for e in entries) >= PROGRESS_BYTES
+    def __init__(self, count: int, total_bytes: int, label: str) -> None:
+        self.total = count
+        self.label = label
+        big = count >= PROGRESS_MEMBERS or total_bytes >= PROGRESS_BYTES
         self.enabled = big and sys.stderr.isatty()
         self._bar: Any = None
 
@@ -265,8 +267,8 @@ class _progress:
 
         self._bar = Progress(transient=True, console=_stderr_console())
         self._bar.start()
-        task = self._bar.add_task("extracting", total=self.total)
-        return lambda entry: self._bar.advance(task)
+        task = self._bar.add_task(self.label, total=self.total)
+        return lambda item: self._bar.advance(task)
 
     def __exit__(self, *exc_info: object) -> None:
         if self._bar is not None:
@@ -377,7 +379,9 @@ def create_command(
             merged["layout"] = manifest.get("exact", {})
         writer_options = merged
     writer = create(out, format_name, overwrite=overwrite, **writer_options)
-    with writer:
+    sizes = [(name, os.path.getsize(path)) for name, path in members]
+    with writer, _progress(len(sizes), sum(size for _, size in sizes), "writing") as advance:
+        writer.progress = advance
         for name, path in members:
             writer.add(name, path)
     note(f"wrote {out} ({len(members)} member{'s' if len(members) != 1 else ''}, {writer.format_name})")
