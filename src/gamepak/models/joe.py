@@ -111,7 +111,8 @@ def read(data: bytes, *, path: str | None = None, name: str = "") -> Mesh:
     def corrupt(message: str, offset: int) -> CorruptArchiveError:
         return CorruptArchiveError(message, path=label, offset=offset)
 
-    data = bytes(data)
+    # A private, writable copy: the mesh's arrays are views into it and may be edited.
+    data = bytearray(data)
     size = len(data)
     if size < HEADER.size:
         if looks_like_text(data):

@@ -1,0 +1,602 @@
+"""JOE v3 models: reading, validation, byte-exact rewriting, OBJ/glTF/PLY conversion, the
+preview renderer and the `gamepak model` commands."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import struct
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gamepak
+from gamepak import models
+from gamepak.errors import CorruptArchiveError, FormatLimitError, GamepakError
+from gamepak.models import gltf, joe, obj, ply
+from gamepak.models.mesh import Mesh, ModelError
+from gamepak.source import Source
+
+from conftest import SAMPLES, in_process_cli, sample
+
+PACK = "jpk/garage_objects.jpk"
+
+
+def _sample_ids() -> list[str]:
+    """Every real model: standalone files and the members of the garage pack."""
+    ids = [f"joe/{path.name}" for path in sorted((SAMPLES / "joe").glob("*.joe"))]
+    pack = SAMPLES / PACK
+    if pack.exists():
+        with gamepak.open(pack) as opened:
+            ids += [f"{PACK}:{name}" for name in opened.namelist()]
+    return ids or ["joe/road_cone.joe"]  # absent samples: one id that skips
+
+
+SAMPLE_IDS = _sample_ids()
+
+
+def sample_bytes(sample_id: str) -> bytes:
+    if ":" in sample_id:
+        pack, member = sample_id.split(":", 1)
+        with gamepak.open(sample(pack)) as opened:
+            return opened.read(member)
+    return sample(sample_id).read_bytes()
+
+
+def triangle_bytes(magic: bytes = b"IDP2", texcoords: bool = True) -> bytes:
+    """The smallest model the spec allows, built by hand: one triangle, one frame."""
+    texcoord_count = 3 if texcoords else 0
+    data = struct.pack("<4siii", magic, 3, 1, 1)
+    # Face: vertex indices, normal indices, texcoord indices (faces come before the frame header).
+    data += struct.pack("<9H", 0, 1, 2, 0, 0, 0, *((0, 1, 2) if texcoords else (0, 0, 0)))
+    data += struct.pack("<iii", 3, texcoord_count, 1)  # verts, texcoords, normals
+    data += struct.pack("<9f", 0, 0, 0, 1, 0, 0, 0, 1, 0)
+    data += struct.pack("<3f", 0, 0, 1)  # normals come before texcoords on disk
+    if texcoords:
+        data += struct.pack("<6f", 0, 0, 1, 0, 0, 1)
+    return data
+
+
+def assert_same_geometry(original: Mesh, other: Mesh, *, unit_normals: bool = False) -> None:
+    """Per-corner positions, normals and texcoords equal within float32 rounding."""
+    assert other.face_count == original.face_count
+    positions, normals, texcoords = original.corner_values()
+    other_positions, other_normals, other_texcoords = other.corner_values()
+    np.testing.assert_allclose(other_positions, positions, rtol=1e-6, atol=1e-6)
+    assert (normals is None) == (other_normals is None)
+    if normals is not None:
+        if unit_normals:
+            normals = normals / np.linalg.norm(normals, axis=2, keepdims=True)
+        np.testing.assert_allclose(other_normals, normals, rtol=1e-5, atol=1e-6)
+    assert (texcoords is None) == (other_texcoords is None)
+    if texcoords is not None:
+        np.testing.assert_allclose(other_texcoords, texcoords, rtol=1e-6, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- real samples
+
+
+@pytest.mark.parametrize("sample_id", SAMPLE_IDS)
+def test_sample_reads_validates_and_rewrites_identically(sample_id: str) -> None:
+    data = sample_bytes(sample_id)
+    assert joe.sniff(Source.open(io.BytesIO(data))) > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no sample has NaNs or trailing bytes
+        mesh = joe.read(data, name=sample_id)
+    assert mesh.issues == []
+    assert mesh.bad_indices() == []
+    assert mesh.face_count > 0 and len(mesh.positions) > 0
+    assert joe.write(mesh) == data
+
+
+@pytest.mark.parametrize("sample_id", SAMPLE_IDS)
+@pytest.mark.parametrize("format_name", ["glb", "gltf", "obj", "ply"])
+def test_sample_converts_and_comes_back(sample_id: str, format_name: str) -> None:
+    mesh = joe.read(sample_bytes(sample_id))
+    exported = models.dumps(mesh, format_name)
+    back = models.loads(exported, format_name)
+    assert_same_geometry(mesh, back, unit_normals=format_name in ("glb", "gltf"))
+    # And on to JOE again: a valid model that reads back with the same geometry.
+    again = joe.read(joe.write(back.with_normals()))
+    assert_same_geometry(mesh, again, unit_normals=format_name in ("glb", "gltf"))
+
+
+def test_obj_keeps_the_original_indexing() -> None:
+    data = sample_bytes("joe/toolbox.joe")
+    mesh = joe.read(data)
+    back = obj.read(obj.write(mesh))
+    back.magic = mesh.magic
+    assert joe.write(back) == data
+
+
+def test_library_load_and_load_member(tmp_path: Path) -> None:
+    mesh = models.load(sample("joe/road_cone.joe"))
+    assert mesh.name == "road_cone"
+    member = models.load_member(sample(PACK), "joist.007.joe")
+    assert member.name == "joist.007" and member.face_count == 10
+    written = models.save(member, tmp_path / "joist.glb")
+    assert written == [str(tmp_path / "joist.glb")]
+    with pytest.raises(gamepak.OutputExistsError):
+        models.save(member, tmp_path / "joist.glb")
+    models.save(member, tmp_path / "joist.glb", overwrite=True)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+# --------------------------------------------------------------------------- the spec model
+
+
+def test_minimal_triangle_from_the_spec() -> None:
+    data = triangle_bytes()
+    assert len(data) == 16 + 18 + 12 + 36 + 12 + 24
+    mesh = joe.read(data)
+    assert mesh.magic == b"IDP2"
+    assert mesh.corners.tolist() == [[[0, 0, 0], [1, 0, 1], [2, 0, 2]]]
+    assert mesh.positions.tolist() == [[0, 0, 0], [1, 0, 0], [0, 1, 0]]
+    assert mesh.normals.tolist() == [[0, 0, 1]]
+    assert mesh.texcoords.tolist() == [[0, 0], [1, 0], [0, 1]]
+    assert joe.write(mesh) == data
+    assert joe.sniff(Source.open(io.BytesIO(data))) == 1.0
+    assert gamepak.detect(io.BytesIO(data))[0].format == "joe"
+
+
+def test_any_magic_is_kept_and_idp2_is_the_default() -> None:
+    for magic in (b"\0\0\0\0", b"ABCD"):
+        data = triangle_bytes(magic)
+        assert joe.write(joe.read(data)) == data
+    mesh = joe.read(triangle_bytes(b"ABCD"))
+    mesh.magic = None
+    assert joe.write(mesh)[:4] == b"IDP2"
+
+
+def test_texcoord_count_zero_is_allowed() -> None:
+    data = triangle_bytes(texcoords=False)
+    mesh = joe.read(data)
+    assert len(mesh.texcoords) == 0
+    assert joe.write(mesh) == data
+    for format_name in ("glb", "obj", "ply"):
+        back = models.loads(models.dumps(mesh, format_name), format_name)
+        assert len(back.texcoords) == 0
+        assert_same_geometry(mesh, back, unit_normals=True)
+
+
+def test_extra_frames_are_read_and_written() -> None:
+    single = triangle_bytes()
+    frame = single[16:]
+    data = struct.pack("<4siii", b"IDP2", 3, 1, 2) + frame + frame[:-4] + struct.pack("<f", 0.5)
+    mesh = joe.read(data)
+    assert len(mesh.frames) == 2
+    assert mesh.extra_frames[0].texcoords[-1].tolist() == [0, 0.5]
+    assert joe.write(mesh) == data
+
+
+# ----------------------------------------------------------------------------- bad inputs
+
+
+def corrupt_offset(data: bytes) -> CorruptArchiveError:
+    with pytest.raises(CorruptArchiveError) as caught:
+        joe.read(data, path="bad.joe")
+    assert caught.value.path == "bad.joe"
+    return caught.value
+
+
+def test_index_past_its_array_names_the_offset() -> None:
+    data = bytearray(triangle_bytes())
+    struct.pack_into("<H", data, 16 + 6 + 2, 5)  # normal index of corner 1: only 1 normal
+    error = corrupt_offset(bytes(data))
+    assert error.offset == 16 + 8
+    assert "normal index 5" in str(error)
+    data = bytearray(triangle_bytes())
+    struct.pack_into("<H", data, 16 + 4, 3)  # vertex index of corner 2
+    assert corrupt_offset(bytes(data)).offset == 20
+
+
+def test_counts_that_do_not_fit_are_refused_before_allocating() -> None:
+    data = bytearray(triangle_bytes())
+    struct.pack_into("<i", data, 16 + 18, 0x7FFFFFF0)  # a huge vertex count
+    error = corrupt_offset(bytes(data))
+    assert "past the end" in str(error) and error.offset == 34
+    # Many frames of many faces in a tiny file.
+    header = struct.pack("<4siii", b"IDP2", 3, 32000, 0x7FFFFFFF)
+    assert corrupt_offset(header + b"\0" * 100).offset == 12
+    # Truncated anywhere: always a CorruptArchiveError, never a numpy or struct error.
+    whole = triangle_bytes()
+    for cut in range(len(whole)):
+        with pytest.raises(CorruptArchiveError):
+            joe.read(whole[:cut])
+
+
+def test_negative_and_excessive_counts() -> None:
+    data = bytearray(triangle_bytes())
+    struct.pack_into("<i", data, 16 + 18 + 8, -1)
+    assert "negative normal count" in str(corrupt_offset(bytes(data)))
+    too_many = struct.pack("<4siii", b"IDP2", 3, 32001, 1) + b"\0" * (32001 * 18 + 12)
+    assert "at most 32000" in str(corrupt_offset(too_many))
+    assert "version 4" in str(corrupt_offset(struct.pack("<4siii", b"IDP2", 4, 1, 1) + triangle_bytes()[16:]))
+    assert "at least one frame" in str(corrupt_offset(struct.pack("<4siii", b"IDP2", 3, 1, 0)))
+
+
+def test_non_finite_coordinates_warn_and_are_listed() -> None:
+    data = bytearray(triangle_bytes())
+    struct.pack_into("<f", data, 16 + 18 + 12 + 12, float("nan"))
+    struct.pack_into("<f", data, 16 + 18 + 12 + 24, float("inf"))
+    with pytest.warns(UserWarning, match="NaN or infinite"):
+        mesh = joe.read(bytes(data))
+    assert mesh.issues and "2 of the 3 positions" in mesh.issues[0]
+    assert joe.write(mesh) == bytes(data)  # kept as they are
+    assert mesh.summary()["issues"] == mesh.issues
+
+
+def test_text_named_joe_gets_a_clear_message(tmp_path: Path) -> None:
+    text = b"# VDrift object list\nmodel = cone.joe\ntexture = cone.png\n"
+    with pytest.raises(CorruptArchiveError, match="looks like a text file, not a JOE model"):
+        joe.read(text)
+    with pytest.raises(CorruptArchiveError, match="looks like a text file"):
+        joe.read(b"hi\n")
+    assert joe.sniff(Source.open(io.BytesIO(text))) == 0.0
+    path = tmp_path / "list.joe"
+    path.write_bytes(text)
+    code, _, err = in_process_cli("model", "info", str(path))
+    assert code == 1 and "looks like a text file, not a JOE model" in err and err.count("\n") == 1
+
+
+def test_sniff_needs_an_exact_size_not_an_extension() -> None:
+    data = triangle_bytes()
+    assert joe.sniff(Source.open(io.BytesIO(data + b"\0"))) == 0.0
+    assert joe.sniff(Source.open(io.BytesIO(data[:-1]))) == 0.0
+    assert joe.sniff(Source.open(io.BytesIO(data[:10]))) == 0.0
+    assert gamepak.detect(io.BytesIO(data), name="anything.bin")[0].format == "joe"
+
+
+def test_trailing_bytes_are_an_issue_not_an_error() -> None:
+    with pytest.warns(UserWarning, match="after the last frame"):
+        mesh = joe.read(triangle_bytes() + b"junk")
+    assert mesh.issues
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.binary(min_size=0, max_size=200), st.integers(0, 3))
+def test_random_bytes_only_raise_gamepak_errors(noise: bytes, prefix: int) -> None:
+    heads = [b"", struct.pack("<4si", b"IDP2", 3), struct.pack("<4siii", b"IDP2", 3, 1, 1), triangle_bytes()[:40]]
+    data = heads[prefix] + noise
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mesh = joe.read(data)
+    except GamepakError:
+        return
+    assert joe.write(mesh)[4:] == data[4:len(joe.write(mesh))]
+
+
+# ---------------------------------------------------------------------------- round trips
+
+
+@st.composite
+def meshes(draw: st.DrawFn) -> Mesh:
+    floats = st.floats(-1000, 1000, allow_nan=False, width=32)
+    vertex_count = draw(st.integers(3, 12))
+    normal_count = draw(st.integers(1, 6))
+    texcoord_count = draw(st.sampled_from([0, 1, 5]))
+    face_count = draw(st.integers(1, 10))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    positions = np.array(draw(st.lists(floats, min_size=vertex_count * 3, max_size=vertex_count * 3)), np.float32)
+    normals = rng.normal(size=(normal_count, 3)).astype(np.float32)
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    texcoords = rng.uniform(-2, 2, size=(texcoord_count, 2)).astype(np.float32)
+    corners = np.stack([
+        rng.integers(0, vertex_count, (face_count, 3)),
+        rng.integers(0, normal_count, (face_count, 3)),
+        rng.integers(0, max(texcoord_count, 1), (face_count, 3)),
+    ], axis=2)
+    return Mesh(positions, normals, texcoords, corners)
+
+
+@settings(max_examples=50, deadline=None)
+@given(meshes())
+def test_random_meshes_round_trip_through_every_format(mesh: Mesh) -> None:
+    data = joe.write(mesh)
+    assert joe.write(joe.read(data)) == data
+    for format_name in ("glb", "obj", "ply"):
+        back = models.loads(models.dumps(mesh, format_name), format_name)
+        assert_same_geometry(mesh, back, unit_normals=True)
+
+
+def test_obj_polygons_become_fans_and_negative_indices_resolve() -> None:
+    text = b"""# a quad and a pentagon, relative indices on the second
+v 0 0 0
+v 1 0 0
+v 1 1 0
+v 0 1 0
+vt 0 0
+vn 0 0 1
+f 1/1/1 2/1/1 3/1/1 4/1/1
+v -0.5 0.5 0
+f -5 -4 -3 -2 -1
+"""
+    mesh = obj.read(text)
+    assert mesh.face_count == 2 + 3
+    assert mesh.corners[:2, :, 0].tolist() == [[0, 1, 2], [0, 2, 3]]
+    assert mesh.corners[2:, :, 0].tolist() == [[0, 1, 2], [0, 2, 3], [0, 3, 4]]
+    # Corners without a normal took their face's flat normal; without texcoords, (0, 0).
+    _, normals, texcoords = mesh.corner_values()
+    assert np.allclose(normals, [0, 0, 1])
+    assert np.allclose(texcoords, 0)
+    assert joe.read(joe.write(mesh)).face_count == 5
+    with pytest.raises(ModelError, match="past"):
+        obj.read(b"v 0 0 0\nf 1 2 3\n")
+
+
+def test_import_refuses_models_past_joes_limits() -> None:
+    rng = np.random.default_rng(1)
+    face_count = 32001
+    big = Mesh(rng.normal(size=(3, 3)), [[0, 0, 1]], np.zeros((0, 2)), np.zeros((face_count, 3, 3), np.int64))
+    big.corners[:, :, 0] = [0, 1, 2]
+    with pytest.raises(FormatLimitError, match="at most 32000"):
+        joe.write(big)
+    wide = Mesh(rng.normal(size=(70000, 3)), [[0, 0, 1]], np.zeros((0, 2)), np.zeros((1, 3, 3), np.int64))
+    with pytest.raises(FormatLimitError, match="65536"):
+        joe.write(wide)
+
+
+def test_gltf_reader_applies_node_transforms_and_strips() -> None:
+    import pygltflib
+
+    mesh = joe.read(triangle_bytes())
+    document = gltf.build(mesh)
+    document.nodes[0].translation = [0.0, 10.0, 0.0]  # +Y in glTF is +Z in JOE
+    blob = document.binary_blob()
+    text = document.gltf_to_json()
+    document = pygltflib.GLTF2.from_json(text)
+    document.set_binary_blob(blob)
+    back = gltf.read(gltf._glb(document.gltf_to_json().encode(), blob))
+    positions, _, _ = back.corner_values()
+    np.testing.assert_allclose(positions - [0, 0, 10], mesh.corner_values()[0], atol=1e-6)
+    strip = gltf._triangles(np.arange(5), gltf.TRIANGLE_STRIP)
+    assert strip.tolist() == [[0, 1, 2], [2, 1, 3], [2, 3, 4]]
+
+
+def test_bad_gltf_and_ply_give_model_errors() -> None:
+    good = models.dumps(joe.read(triangle_bytes()), "glb")
+    for data in (b"glTF" + good[4:40], b"{not json", good[:-8]):
+        with pytest.raises(GamepakError):
+            gltf.read(data)
+    for data in (b"ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nend_header\n1\n",
+                 b"ply\nformat binary_little_endian 1.0\nelement vertex 9\nproperty float x\nproperty float y\n"
+                 b"property float z\nend_header\n\0\0"):
+        with pytest.raises(ModelError):
+            ply.read(data)
+
+
+def test_ascii_ply_is_read() -> None:
+    text = b"""ply
+format ascii 1.0
+element vertex 4
+property float x
+property float y
+property float z
+element face 1
+property list uchar int vertex_indices
+end_header
+0 0 0
+1 0 0
+1 1 0
+0 1 0
+4 0 1 2 3
+"""
+    mesh = ply.read(text).with_normals()
+    assert mesh.face_count == 2 and len(mesh.positions) == 4
+
+
+# ------------------------------------------------------------------------- glTF-Validator
+
+VALIDATE_SCRIPT = r"""
+const validator = require(process.argv[2]);
+const fs = require('fs');
+const path = require('path');
+(async () => {
+  const results = {};
+  for (const file of process.argv.slice(3)) {
+    const report = await validator.validateBytes(new Uint8Array(fs.readFileSync(file)), {
+      uri: path.basename(file),
+      externalResourceFunction: (uri) => new Promise((resolve, reject) => {
+        fs.readFile(path.join(path.dirname(file), decodeURIComponent(uri)),
+                    (error, data) => error ? reject(error.toString()) : resolve(new Uint8Array(data)));
+      }),
+    });
+    results[path.basename(file)] = {
+      errors: report.issues.numErrors,
+      messages: report.issues.messages.filter((m) => m.severity === 0),
+    };
+  }
+  console.log(JSON.stringify(results));
+})();
+"""
+
+
+@pytest.fixture(scope="session")
+def gltf_validator(request: pytest.FixtureRequest) -> Path:
+    """The Khronos glTF-Validator (npm `gltf-validator`), installed once into pytest's cache."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node/npm not available: cannot run the Khronos glTF-Validator")
+    folder = Path(request.config.cache.mkdir("gltf-validator"))
+    package = folder / "node_modules" / "gltf-validator"
+    if not (package / "package.json").exists():
+        try:
+            subprocess.run([npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", "gltf-validator"],
+                           capture_output=True, timeout=180, check=True)
+        except (subprocess.SubprocessError, OSError) as exc:
+            pytest.skip(f"could not install the gltf-validator npm package: {exc}")
+    if not (package / "package.json").exists():
+        pytest.skip("the gltf-validator npm package did not install")
+    script = folder / "validate.cjs"
+    script.write_text(VALIDATE_SCRIPT)
+    return package
+
+
+def test_exported_gltf_passes_the_khronos_validator(gltf_validator: Path, tmp_path: Path) -> None:
+    files = []
+    for number, sample_id in enumerate(SAMPLE_IDS):
+        mesh = joe.read(sample_bytes(sample_id))
+        files += models.save(mesh, tmp_path / f"model{number}.glb")
+    mesh = joe.read(sample_bytes("joe/road_cone.joe"))
+    files += models.save(mesh, tmp_path / "cone.gltf")
+    # A texture: referenced from .gltf, embedded in .glb.
+    from PIL import Image
+
+    Image.new("RGB", (4, 4), (200, 80, 20)).save(tmp_path / "cone.png")
+    files += models.save(mesh, tmp_path / "textured.gltf", texture="cone.png")
+    files += models.save(mesh, tmp_path / "textured.glb", texture="cone.png")
+    # Zero normals and no texcoords still validate.
+    odd = joe.read(triangle_bytes(texcoords=False))
+    odd.normals[:] = 0
+    files += models.save(odd, tmp_path / "zero_normals.glb")
+    files += models.save(Mesh(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2)), np.zeros((0, 3, 3))),
+                         tmp_path / "empty.glb")
+    result = subprocess.run(
+        ["node", str(gltf_validator.parent.parent / "validate.cjs"), str(gltf_validator), *files],
+        capture_output=True, timeout=120, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    reports = json.loads(result.stdout)
+    assert len(reports) == len(files)
+    failures = {name: report["messages"] for name, report in reports.items() if report["errors"]}
+    assert not failures
+
+
+# ------------------------------------------------------------------------------- rendering
+
+
+def assert_framed(picture: object, size: int) -> None:
+    from gamepak.models.render import BACKGROUND
+
+    pixels = np.asarray(picture)
+    assert pixels.shape == (size, size, 3)
+    drawn = (pixels != BACKGROUND).any(axis=2)
+    assert drawn.mean() > 0.03, "the image is (nearly) blank"
+    middle = drawn[size // 4: 3 * size // 4, size // 4: 3 * size // 4]
+    assert middle.any(), "nothing drawn in the middle"
+    assert not drawn[0].any() and not drawn[-1].any() and not drawn[:, 0].any() and not drawn[:, -1].any(), \
+        "the model touches the edge of the image"
+
+
+@pytest.mark.parametrize("sample_id", ["joe/road_cone.joe", "joe/toolbox.joe", f"{PACK}:Cube.002.joe"])
+def test_render_draws_the_model_framed(sample_id: str) -> None:
+    from gamepak.models.render import render
+
+    mesh = joe.read(sample_bytes(sample_id))
+    assert_framed(render(mesh, 128), 128)
+    # Moving and scaling the model changes nothing about the framing.
+    mesh.positions = mesh.positions * 1000 + 5000
+    assert_framed(render(mesh, 96), 96)
+
+
+def test_render_refuses_a_model_with_nothing_to_draw() -> None:
+    from gamepak.models.render import render
+
+    mesh = joe.read(triangle_bytes())
+    mesh.positions[:] = np.nan
+    with pytest.raises(ModelError, match="nothing|no faces"):
+        render(mesh, 64)
+
+
+# ------------------------------------------------------------------------------------- CLI
+
+
+def test_cli_export_archive_member_and_overwrite(tmp_path: Path) -> None:
+    pack = str(sample(PACK))
+    out = tmp_path / "joist.glb"
+    code, _, err = in_process_cli("model", "export", pack, "joist.007.joe", "-o", str(out))
+    assert code == 0, err
+    back = gltf.read(out.read_bytes())
+    assert_same_geometry(models.load_member(pack, "joist.007.joe"), back, unit_normals=True)
+    code, _, err = in_process_cli("model", "export", pack, "joist.007.joe", "-o", str(out))
+    assert code == 1 and "already exists" in err
+    code, _, err = in_process_cli("model", "export", pack, "no-such.joe", "-o", str(tmp_path / "x.glb"))
+    assert code == 1 and "no-such.joe" in err
+    code, _, err = in_process_cli("model", "export", pack, "-o", str(tmp_path / "y.glb"))
+    assert code == 1 and "ARCHIVE MEMBER" in err
+
+
+def test_cli_export_obj_with_texture_and_import_back(tmp_path: Path) -> None:
+    model = str(sample("joe/road_cone.joe"))
+    code, _, err = in_process_cli("model", "export", model, "-o", str(tmp_path / "cone.obj"), "--texture", "cone.png")
+    assert code == 0, err
+    assert b"map_Kd cone.png" in (tmp_path / "cone.mtl").read_bytes()
+    assert b"mtllib cone.mtl" in (tmp_path / "cone.obj").read_bytes()
+    for source in ("cone.obj",):
+        code, _, err = in_process_cli("model", "import", str(tmp_path / source), "-o", str(tmp_path / "cone.joe"))
+        assert code == 0, err
+    original = models.load(model)
+    assert (tmp_path / "cone.joe").read_bytes() == Path(model).read_bytes()  # OBJ keeps the indexing
+    code, _, err = in_process_cli("model", "export", model, "-o", str(tmp_path / "cone.glb"))
+    assert code == 0, err
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "cone.glb"), "-o", str(tmp_path / "from_glb.joe"))
+    assert code == 0, err
+    assert_same_geometry(original, models.load(tmp_path / "from_glb.joe"), unit_normals=True)
+    code, _, err = in_process_cli("model", "export", model, "-o", str(tmp_path / "cone.ply"))
+    assert code == 0 and (tmp_path / "cone.ply").read_bytes().startswith(b"ply\n")
+
+
+def test_cli_info_json(tmp_path: Path) -> None:
+    code, out, err = in_process_cli("model", "info", str(sample(PACK)), "Wall.017.joe", "--json")
+    assert code == 0, err
+    details = json.loads(out)
+    assert details["member"] == "Wall.017.joe"
+    assert (details["faces"], details["positions"], details["normals"], details["texcoords"]) == (24, 18, 12, 22)
+    assert details["issues"] == []
+    assert details["bounds"]["min"][0] == pytest.approx(-4.06713, abs=1e-4)
+    assert details["texcoord_range"]["max"][1] == pytest.approx(0.99219, abs=1e-4)
+    code, out, _ = in_process_cli("model", "info", str(sample("joe/toolbox.joe")))
+    assert code == 0 and "faces: 65" in out
+
+
+def test_cli_render(tmp_path: Path) -> None:
+    from PIL import Image
+
+    out = tmp_path / "preview.png"
+    code, _, err = in_process_cli("model", "render", str(sample("joe/toolbox.joe")), "-o", str(out), "--size", "160")
+    assert code == 0, err
+    with Image.open(out) as picture:
+        assert_framed(picture.convert("RGB"), 160)
+    code, _, err = in_process_cli("model", "render", str(sample(PACK)), "Floor.002.joe", "-o", str(out))
+    assert code == 1 and "already exists" in err
+
+
+def test_cli_export_all(tmp_path: Path) -> None:
+    pack = sample(PACK)
+    code, _, err = in_process_cli("model", "export-all", str(pack), "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    with gamepak.open(pack) as opened:
+        names = opened.namelist()
+    assert written == sorted(name[:-4] + ".glb" for name in names)
+    code, _, err = in_process_cli("model", "export-all", str(pack), "-o", str(tmp_path / "out"))
+    assert code == 1 and "already exists" in err
+    code, _, err = in_process_cli("model", "export-all", str(pack), "-o", str(tmp_path / "obj"), "--format", "obj")
+    assert code == 0 and len(list((tmp_path / "obj").iterdir())) == len(names)
+
+
+def test_cli_export_all_skips_non_models(tmp_path: Path) -> None:
+    source = tmp_path / "mixed.jpk"
+    with gamepak.create(source, "jpk") as writer:
+        writer.add("cone.joe", triangle_bytes())
+        writer.add("list.txt", b"just some text\n")
+        writer.add("notes.joe", b"a text file named like a model\n")
+    code, _, err = in_process_cli("model", "export-all", str(source), "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["cone.glb"]
+    assert "skipped list.txt: not a model" in err
+    assert "skipped notes.joe" in err and "looks like a text file" in err
+
+
+def test_import_gamepak_does_not_load_numpy() -> None:
+    code = "import sys, gamepak; gamepak.detect; print('numpy' in sys.modules, 'pygltflib' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "False False"
