@@ -164,7 +164,7 @@ class _Inflater:
     bounded pieces of output. No output is ever allowed past a chunk's bound, so a member that
     inflates beyond its declared size (a decompression bomb) stops at once."""
 
-    def __init__(self, reader: Reader, segments: list[_Segment]) -> None:
+    def __init__(self, reader: Reader, segments: list[_Segment], origin: int = 0) -> None:
         self._reader = reader
         self._segments = segments
         self._module, self._errors = _decompressor_module()
@@ -174,7 +174,9 @@ class _Inflater:
         self._produced = 0  # output bytes produced so far
         self._buffer = b""
         self._buffer_position = 0  # how much of `_buffer` was handed out
-        self.position = 0  # output position of the next byte to hand out
+        # Position of the next byte to hand out, in the member offsets' terms (`origin` is where
+        # the stream's output starts: 0 for the shared stream, the member's offset otherwise).
+        self.position = origin
 
     def _produce(self) -> bool:
         """Inflate the next piece into the buffer; False when no more output can come."""
@@ -433,7 +435,7 @@ class Reader(Archive):
             if self._all_segments is None:
                 self._all_segments = self._segments_from(entry)
             return _Inflater(self, self._all_segments)
-        return _Inflater(self, self._segments_from(entry))
+        return _Inflater(self, self._segments_from(entry), entry.offset)
 
     def _member_data(self, entries: list[Entry]) -> Iterator[tuple[Entry, MemberData]]:
         if not self.compressed:
@@ -687,7 +689,14 @@ class Reader(Archive):
             overrides["file_size"] = self.file_size_field
         exact["header"] = overrides
         exact["data_offsets"] = self._data_offset_overrides()
-        covered = [(0, 8), (332, 4), (340, 24), (self.entries_start, ENTRY.size * len(entries))]
+        # Header bytes the options reproduce are covered; anything else non-zero (text after a
+        # name's NUL, junk in the padding) goes to `fill`.
+        covered = [(0, 8), (332, 4), (340, 24), (RUNTIME_OFFSET, len(self.runtime))]
+        covered.append((self.entries_start, ENTRY.size * len(entries)))
+        for start, raw in ((8, self.short_name_field), (73, self.path_name_field)):
+            text = raw.partition(b"\0")[0]
+            if raw == text.ljust(len(raw), b"\0"):
+                covered.append((start, len(raw)))
         canonical_names = all(
             record[0] == offset
             for record, offset in zip(self.records, _name_offsets(self.raw_names))

@@ -1,0 +1,525 @@
+"""Red Faction Guerrilla packfile v3 (`vpp`): hand-made files, round trips, real samples, nested
+packs, >4 GiB archives and malformed input."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gamepak
+from gamepak.errors import CorruptArchiveError, FormatLimitError, GamepakError, UnsupportedFeatureError
+from gamepak.formats import rfg_vpp
+from gamepak.formats.rfg_vpp import Reader, name_hash
+from gamepak.source import Source
+
+from conftest import in_process_cli, sample
+
+SAMPLES = {
+    "table.vpp_pc": (423, 3, ["achievements.xtbl", "action_node_types.xtbl", "activity.xtbl"]),
+    "dlcp01_activities.vpp_pc": (9, 0, ["dlc_ORaid_07_08_Level_1.str2_pc", "DLC_HA_08_08.str2_pc"]),
+    "dlc01_l1.vpp_pc": (1, 0, ["dlc01_l1.asm_pc"]),
+    "xray_effect.str2_pc": (3, 3, ["xray_effect.mat_pc", "xray_effect.cpeg_pc", "xray_effect.gpeg_pc"]),
+    "repair_battery.str2_pc": (2, 3, ["repair_battery.csmesh_pc", "repair_battery.gsmesh_pc"]),
+}
+
+
+def _align(value: int, alignment: int = 2048) -> int:
+    return -(-value // alignment) * alignment
+
+
+def hand_made(members: list[tuple[bytes, bytes]], flags: int = 0, align: int = 1) -> bytes:
+    """A packfile built by hand from the spec (independent of the writer under test)."""
+    count = len(members)
+    names = b"".join(name + b"\0" for name, _ in members)
+    entries = []
+    name_offset = 0
+    if flags == 3:
+        compressor = zlib.compressobj(9)
+        plain_position = 0
+        block = b""
+        for index, (name, data) in enumerate(members):
+            padded = data
+            if index + 1 < count:
+                padded += bytes(_align(plain_position + len(data), align) - plain_position - len(data))
+            chunk = compressor.compress(padded) + compressor.flush(zlib.Z_SYNC_FLUSH)
+            entries.append((name_offset, plain_position, len(data), len(chunk)))
+            name_offset += len(name) + 1
+            plain_position += len(padded)
+            block += chunk
+        data_size, compressed_size = plain_position, len(block)
+    else:
+        block = b""
+        for index, (name, data) in enumerate(members):
+            if index:
+                block += bytes(_align(len(block)) - len(block))
+            entries.append((name_offset, len(block), len(data), 0xFFFFFFFF))
+            name_offset += len(name) + 1
+            block += data
+        data_size, compressed_size = len(block), 0xFFFFFFFF
+    entry_block = b"".join(
+        struct.pack("<IIIIIII", name_off, 0, data_off, name_hash(name), size, stored, 0)
+        for (name, _), (name_off, data_off, size, stored) in zip(members, entries)
+    )
+    head_size = 2048 + _align(len(entry_block)) + _align(len(names))
+    header = struct.pack(
+        "<II65s256s3sI4sIIIIII12s", 0x51890ACE, 3, b"", b"", b"", flags, b"", count,
+        head_size + len(block), len(entry_block), len(names), data_size, compressed_size, b"",
+    )
+    return (
+        header.ljust(2048, b"\0") + entry_block.ljust(_align(len(entry_block)), b"\0")
+        + names.ljust(_align(len(names)), b"\0") + block
+    )
+
+
+def open_bytes(data: bytes, name: str = "test.vpp_pc") -> Reader:
+    archive = gamepak.open(io.BytesIO(data), "vpp", name=name)
+    assert isinstance(archive, Reader)
+    return archive
+
+
+# -- the spec, by hand ---------------------------------------------------------------------
+def test_name_hash_is_rotate_xor_of_lower_case() -> None:
+    assert name_hash(b"a") == 0x61
+    assert name_hash(b"AB") == ((0x61 << 6) ^ 0x62)
+    assert name_hash(b"Table.XTBL") == name_hash(b"table.xtbl")
+    assert name_hash(b"x" * 40) != zlib.crc32(b"x" * 40)
+
+
+@pytest.mark.parametrize("flags", [0, 3])
+def test_hand_made_pack_reads(flags: int) -> None:
+    members = [(b"Weapons.xtbl", b"<weapons/>" * 30), (b"b.txt", b"hello"), (b"empty", b"")]
+    archive = open_bytes(hand_made(members, flags, align=16))
+    assert archive.namelist() == ["Weapons.xtbl", "b.txt", "empty"]
+    assert [archive.read(name.decode()) for name, _ in members] == [data for _, data in members]
+    assert archive.read("WEAPONS.XTBL") == members[0][1]  # names are case-insensitive
+    assert archive.verify() == []
+    entries = archive.infolist()
+    if flags == 0:
+        assert entries[0].offset == 6144 and entries[1].offset == 6144 + 2048
+        assert entries[0].stored_size is None
+    else:
+        assert [entry.offset for entry in entries] == [0, 304, 320]
+        assert archive.header_fields()["member_offsets"].startswith("positions inside the decompressed")
+
+
+def test_sniff() -> None:
+    assert rfg_vpp.sniff(Source.open(io.BytesIO(hand_made([(b"a", b"x")])))) == 1.0
+    other_version = bytearray(hand_made([]))
+    other_version[4] = 4
+    assert rfg_vpp.sniff(Source.open(io.BytesIO(bytes(other_version)))) == 0.5
+    assert rfg_vpp.sniff(Source.open(io.BytesIO(b"PACK" + bytes(100)))) == 0.0
+    assert gamepak.detect(io.BytesIO(hand_made([(b"a", b"x")])))[0].format == "vpp"
+
+
+# -- writing -------------------------------------------------------------------------------
+member_names = st.builds(
+    lambda head, tail: head + tail,
+    st.sampled_from("abcXYZ"),
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_.", max_size=20),
+)
+member_data = st.one_of(
+    st.binary(max_size=3000),
+    st.builds(lambda word, count: word * count, st.binary(min_size=1, max_size=8), st.integers(0, 2000)),
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    members=st.lists(st.tuples(member_names, member_data), max_size=6, unique_by=lambda m: m[0].lower()),
+    flags=st.sampled_from([0, 1, 2, 3]),
+    align=st.sampled_from([1, 2, 16, 64, 2048]),
+)
+def test_round_trip_every_mode(tmp_path_factory: pytest.TempPathFactory, members: list[tuple[str, bytes]], flags: int, align: int) -> None:
+    folder = tmp_path_factory.mktemp("rt")
+    options = {"flags": flags, "level": 6}
+    if flags & 2:
+        options["align"] = align
+    path = folder / "round.vpp_pc"
+    with gamepak.create(path, "vpp", **options) as writer:
+        for name, data in members:
+            writer.add(name, data)
+    with gamepak.open(path) as archive:
+        assert [(entry.name, archive.read(entry)) for entry in archive.infolist()] == members
+        assert archive.verify() == []
+        assert archive.header_fields()["flags"] == flags
+        if flags & 2 and members:
+            assert all(entry.offset % align == 0 for entry in archive.infolist()) or flags == 2
+        # extract-all (one decompressor pass) gives the same bytes as single reads
+        out = folder / "out"
+        archive.extractall(out)
+        for name, data in members:
+            assert (out / name).read_bytes() == data
+
+
+def test_defaults_follow_the_extension(tmp_path: Path) -> None:
+    for name, flags, align in (("a.str2_pc", 3, 1), ("a.vpp_pc", 0, None)):
+        with gamepak.create(tmp_path / name) as writer:
+            writer.add("one.txt", b"1" * 10)
+            writer.add("two.txt", b"2" * 10)
+        with gamepak.open(tmp_path / name) as archive:
+            assert archive.header_fields()["flags"] == flags
+            layout = archive.layout()["options"]
+            assert layout.get("align") == align
+            if flags == 3:
+                assert layout["level"] == 9
+                assert [e.offset for e in archive.infolist()] == [0, 10]  # no padding in .str2_pc
+    with gamepak.create(tmp_path / "b.vpp_pc", flags=3) as writer:
+        writer.add("one.txt", b"1" * 10)
+        writer.add("two.txt", b"2")
+    with gamepak.open(tmp_path / "b.vpp_pc") as archive:
+        assert [e.offset for e in archive.infolist()] == [0, 16]
+
+
+def test_solid_stream_is_never_finished(tmp_path: Path) -> None:
+    path = tmp_path / "x.str2_pc"
+    with gamepak.create(path) as writer:
+        writer.add("a", b"abc" * 100)
+        writer.add("b", b"xyz" * 100)
+    data = path.read_bytes()
+    block = data[6144:]
+    assert block.endswith(b"\0\0\xff\xff")
+    with pytest.raises(zlib.error):
+        zlib.decompress(block)  # no final block, no Adler-32
+    assert zlib.decompressobj().decompress(block) == b"abc" * 100 + b"xyz" * 100
+
+
+def test_writer_refusals(tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedFeatureError):
+        with gamepak.create(tmp_path / "a.vpp_pc", flags=0, align=16) as writer:
+            writer.add("a", b"")
+    with pytest.raises(UnsupportedFeatureError):
+        with gamepak.create(tmp_path / "b.vpp_pc", flags=7) as writer:
+            writer.add("a", b"")
+    with pytest.raises(FormatLimitError):
+        gamepak.create(tmp_path / "c.vpp_pc").add("bad\0name", b"")
+    with pytest.raises(FormatLimitError):
+        with gamepak.create(tmp_path / "d.vpp_pc", short_name="x" * 65) as writer:
+            writer.add("a", b"")
+    assert not list(tmp_path.iterdir())
+
+
+def test_linked_zlib_is_classic_and_exact_rebuild_refuses_otherwise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert rfg_vpp.classic_zlib()
+    original = sample("vpp/xray_effect.str2_pc")
+    with gamepak.open(original) as archive:
+        archive.extractall(tmp_path / "x", manifest=True)
+    manifest = json.loads((tmp_path / "x" / ".gamepak-manifest.json").read_text())
+    monkeypatch.setattr(rfg_vpp, "_classic_zlib", False)
+    with pytest.raises(UnsupportedFeatureError, match="not classic zlib"):
+        with gamepak.create(tmp_path / "y.str2_pc", **manifest["options"], layout=manifest["exact"]) as writer:
+            for member in manifest["members"]:
+                writer.add(member["name"], tmp_path / "x" / member["path"])
+
+
+# -- the real samples --------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_sample_lists_extracts_and_verifies(name: str, tmp_path: Path) -> None:
+    count, flags, first_names = SAMPLES[name]
+    with gamepak.open(sample(f"vpp/{name}")) as archive:
+        assert archive.format_name == "vpp"
+        assert len(archive) == count
+        assert archive.namelist()[: len(first_names)] == first_names
+        assert archive.header_fields()["flags"] == flags
+        assert archive.verify() == []
+        written = archive.extractall(tmp_path)
+        assert len(written) == count
+        for entry, path in zip(archive.infolist(), written):
+            assert os.path.getsize(path) == entry.size
+        last = archive.infolist()[-1]
+        assert Path(written[-1]).read_bytes() == archive.read(last.name.upper())
+
+
+def _rebuild_with_library(original: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "lib"
+    with gamepak.open(original) as archive:
+        archive.extractall(folder, manifest=True)
+    manifest = json.loads((folder / ".gamepak-manifest.json").read_text())
+    out = tmp_path / f"lib-{original.name}"
+    with gamepak.create(out, manifest["format"], **manifest["options"], layout=manifest["exact"]) as writer:
+        for member in manifest["members"]:
+            writer.add(member["name"], str(folder / member["path"]))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_sample_rebuilds_byte_for_byte(name: str, tmp_path: Path) -> None:
+    original = sample(f"vpp/{name}")
+    assert _rebuild_with_library(original, tmp_path).read_bytes() == original.read_bytes()
+    folder = tmp_path / "cli"
+    out = tmp_path / f"cli-{name}"
+    assert in_process_cli("extract", "--manifest", "-o", str(folder), str(original))[0] == 0
+    code, _, err = in_process_cli("create", str(out), str(folder))
+    assert code == 0, err
+    assert out.read_bytes() == original.read_bytes()
+
+
+def test_sample_zlib_settings_found() -> None:
+    found = {}
+    for name in ("table.vpp_pc", "xray_effect.str2_pc", "repair_battery.str2_pc"):
+        with gamepak.open(sample(f"vpp/{name}")) as archive:
+            options = archive.layout()["options"]
+            found[name] = (options["level"], options["align"], options["runtime"] is not None)
+    assert found == {
+        "table.vpp_pc": (1, 64, True),
+        "xray_effect.str2_pc": (9, 1, True),
+        "repair_battery.str2_pc": (9, 1, True),
+    }
+
+
+def test_edited_member_rebuilds_with_kept_options(tmp_path: Path) -> None:
+    original = sample("vpp/xray_effect.str2_pc")
+    folder = tmp_path / "x"
+    with gamepak.open(original) as archive:
+        archive.extractall(folder, manifest=True)
+    (folder / "xray_effect.cpeg_pc").write_bytes(b"edited")
+    out = tmp_path / "edited.str2_pc"
+    assert in_process_cli("create", str(out), str(folder))[0] == 0
+    with gamepak.open(out) as archive:
+        assert archive.read("xray_effect.cpeg_pc") == b"edited"
+        assert archive.verify() == []
+        assert archive.header_fields()["runtime_bytes"] == "20b003320000000020606c31"
+
+
+def test_extract_all_decompresses_the_shared_stream_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    created = []
+    original_init = rfg_vpp._Inflater.__init__
+
+    def counting_init(self: rfg_vpp._Inflater, *args: object) -> None:
+        created.append(1)
+        original_init(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rfg_vpp._Inflater, "__init__", counting_init)
+    with gamepak.open(sample("vpp/table.vpp_pc")) as archive:
+        archive.extractall(tmp_path)
+    assert len(created) == 1
+
+
+def test_reading_one_member_stops_at_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    with gamepak.open(sample("vpp/table.vpp_pc")) as archive:
+        assert isinstance(archive, Reader)
+        reads: list[tuple[int, int]] = []
+        original_pread = archive._source.pread
+
+        def recording_pread(size: int, offset: int) -> bytes:
+            reads.append((offset, size))
+            return original_pread(size, offset)
+
+        monkeypatch.setattr(archive._source, "pread", recording_pread)
+        third = archive.infolist()[2]
+        data = archive.read(third)
+        assert len(data) == third.size and data.startswith(b"<")
+        chunk_end = archive._chunk_start(third) + (third.stored_size or 0)
+        assert max(offset + size for offset, size in reads) <= chunk_end
+        assert max(size for _, size in reads) <= rfg_vpp._INPUT_STEP
+
+
+def test_large_member_stream_seeks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rfg_vpp, "SMALL_MEMBER", 0)
+    monkeypatch.setattr(rfg_vpp, "_OUTPUT_STEP", 4096)
+    with gamepak.open(sample("vpp/table.vpp_pc")) as archive:
+        entry = archive.infolist()[1]
+        whole = b"".join(data for _, data in [(e, b"".join(c)) for e, c in archive.iter_data([entry])])  # type: ignore[arg-type]
+        with archive.open(entry) as stream:
+            assert stream.seekable()
+            stream.seek(100_000)
+            assert stream.read(50) == whole[100_000:100_050]
+            stream.seek(10)  # backwards: restarts the decompressor
+            assert stream.read(20) == whole[10:30]
+            stream.seek(-5, io.SEEK_END)
+            assert stream.read() == whole[-5:]
+            stream.seek(0)
+            assert stream.read() == whole
+
+
+# -- nested packs -------------------------------------------------------------------------------
+def test_nested_packs(tmp_path: Path) -> None:
+    outer = sample("vpp/dlcp01_activities.vpp_pc")
+    code, out, _ = in_process_cli("ls", "-r", str(outer))
+    assert code == 0
+    lines = out.splitlines()
+    assert "DLC_AD_07_09.str2_pc/dlc01_07_09_129.layer_pc" in lines
+    assert sum("/" in line for line in lines) == 8
+    with gamepak.open(outer) as archive:
+        with archive.open_archive("dlc_ad_07_09.str2_pc") as inner:
+            assert inner.format_name == "vpp"
+            assert inner.namelist() == ["dlc01_07_09_129.layer_pc"]
+            assert inner.verify() == []
+            expected = inner.read("dlc01_07_09_129.layer_pc")
+    assert len(expected) == 772
+    code, out, _ = in_process_cli("cat", str(outer), "DLC_AD_07_09.str2_pc/dlc01_07_09_129.layer_pc")
+    assert code == 0
+    assert in_process_cli("extract", "-o", str(tmp_path), str(outer), "DLC_AD_07_09.str2_pc/*.layer_pc")[0] == 0
+    found = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert [path.read_bytes() for path in found] == [expected]
+
+
+# -- archives past 4 GiB -----------------------------------------------------------------------
+@pytest.mark.parametrize("flags", [0, 2])
+def test_sparse_archive_past_4_gib(tmp_path: Path, flags: int) -> None:
+    sizes = [0xFFFFF000, 0x10000, 5]
+    names = [b"huge.bin", b"gap.bin", b"tail.txt"]
+    relative = [0, 0xFFFFF000, 0xFFFFF000 + 0x10000]  # already 2048-aligned for flags 0
+    name_block = b"".join(name + b"\0" for name in names)
+    name_offsets = [0, 9, 17]
+    data_start = 2048 + 2048 + 2048
+    end = data_start + relative[-1] + sizes[-1]
+    entries = b"".join(
+        struct.pack("<IIIIIII", name_offsets[i], 0, relative[i] & 0xFFFFFFFF, name_hash(names[i]), sizes[i], 0xFFFFFFFF, 0)
+        for i in range(3)
+    )
+    header = struct.pack(
+        "<II65s256s3sI4sIIIIII12s", 0x51890ACE, 3, b"", b"", b"", flags, b"", 3, 0xFFFFFFFF,
+        len(entries), len(name_block), 0xFFFFFFFF, 0xFFFFFFFF, b"",
+    )
+    path = tmp_path / "huge.vpp_pc"
+    with open(path, "wb") as handle:
+        handle.write(header.ljust(2048, b"\0") + entries.ljust(2048, b"\0") + name_block.ljust(2048, b"\0"))
+        handle.seek(data_start + relative[-1])
+        handle.write(b"hello")
+        handle.truncate(end)
+    info = os.stat(path)
+    assert info.st_size == end > 1 << 32
+    assert info.st_blocks * 512 < 1 << 20, "the test file must stay sparse"
+    with gamepak.open(path) as archive:
+        entries_read = archive.infolist()
+        assert [entry.offset for entry in entries_read] == [data_start + r for r in relative]
+        assert archive.read("TAIL.txt") == b"hello"
+        with archive.open("huge.bin") as stream:
+            stream.seek(0xFFFFF000 - 3)
+            assert stream.read(10) == b"\0\0\0"
+        assert archive.verify() == []
+
+
+def test_unwrap() -> None:
+    assert rfg_vpp._unwrap(0xF000, 0xFFFFF000) == (1 << 32) + 0xF000
+    assert rfg_vpp._unwrap(0xF000, 0) == 0xF000
+    assert rfg_vpp._unwrap(5, (3 << 32) + 10) == (4 << 32) + 5
+
+
+# -- malformed input ----------------------------------------------------------------------------
+def _patch(data: bytes, offset: int, fmt: str, *values: int) -> bytes:
+    patched = bytearray(data)
+    struct.pack_into(fmt, patched, offset, *values)
+    return bytes(patched)
+
+
+def _solid(tmp_path: Path, members: list[tuple[str, bytes]], flags: int = 3) -> bytes:
+    path = tmp_path / "s.str2_pc"
+    with gamepak.create(path, flags=flags, overwrite=True) as writer:
+        for name, data in members:
+            writer.add(name, data)
+    return path.read_bytes()
+
+
+def test_counts_that_cannot_fit() -> None:
+    data = _patch(hand_made([(b"a", b"x")]), 340, "<I", 1_000_000_000)
+    with pytest.raises(CorruptArchiveError, match="entries need") as caught:
+        open_bytes(data)
+    assert caught.value.offset == 340
+
+
+def test_entry_block_past_eof() -> None:
+    data = hand_made([(b"a", b"x"), (b"b", b"y")])[:2048 + 30]
+    with pytest.raises(CorruptArchiveError) as caught:
+        open_bytes(data)
+    assert caught.value.offset == 340
+
+
+def test_name_block_past_eof() -> None:
+    data = _patch(hand_made([(b"a", b"x")]), 352, "<I", 10**9)
+    with pytest.raises(CorruptArchiveError, match="name block") as caught:
+        open_bytes(data)
+    assert caught.value.offset == 4096
+
+
+def test_name_without_nul() -> None:
+    data = hand_made([(b"abc", b"x")])
+    data = data[:4096] + b"abcd" + data[4100:]
+    data = _patch(data, 352, "<I", 4)  # the name block holds "abcd" and no NUL
+    with pytest.raises(CorruptArchiveError, match="no NUL") as caught:
+        open_bytes(data)
+    assert caught.value.member == "#0" and caught.value.offset == 4096
+
+
+def test_member_bigger_than_declared_stops(tmp_path: Path) -> None:
+    payload = bytes(1 << 20)  # a tiny compressed chunk that inflates far past the declared size
+    data = _solid(tmp_path, [("a.txt", b"small"), ("bomb.bin", payload)])
+    data = _patch(data, 2048 + 28 + 16, "<I", 100)  # declare 100 bytes for the 1 MiB member
+    archive = open_bytes(data, "s.str2_pc")
+    with pytest.raises(CorruptArchiveError, match="more than its declared size") as caught:
+        archive.read("bomb.bin")
+    assert caught.value.member == "bomb.bin"
+    assert caught.value.offset == archive._chunk_start(archive.getinfo("bomb.bin"))
+    assert any("more than its declared size" in problem for problem in archive.verify())
+    assert archive.read("a.txt") == b"small"
+
+
+def test_member_bigger_than_declared_per_member_stream(tmp_path: Path) -> None:
+    data = _solid(tmp_path, [("bomb.bin", bytes(1 << 20))], flags=1)
+    data = _patch(data, 2048 + 16, "<I", 10)
+    archive = open_bytes(data)
+    with pytest.raises(CorruptArchiveError, match="more than its declared size") as caught:
+        archive.read("bomb.bin")
+    assert caught.value.member == "bomb.bin" and caught.value.offset == 6144
+
+
+def test_truncated_file_inside_compressed_data(tmp_path: Path) -> None:
+    data = _solid(tmp_path, [("a.txt", os.urandom(5000)), ("b.txt", os.urandom(5000))])
+    archive = open_bytes(data[:-3000], "s.str2_pc")
+    with pytest.raises(CorruptArchiveError, match="truncated") as caught:
+        archive.read("b.txt")
+    assert caught.value.member == "b.txt" and caught.value.offset is not None
+    assert archive.verify()
+
+
+def test_zlib_stream_shorter_than_declared(tmp_path: Path) -> None:
+    data = _solid(tmp_path, [("a.txt", b"abc" * 100)])
+    data = _patch(data, 2048 + 16, "<I", 400)  # says 400 bytes; the stream holds 300
+    archive = open_bytes(data, "s.str2_pc")
+    with pytest.raises(CorruptArchiveError, match="truncated: member ends after 300 of its 400") as caught:
+        archive.read("a.txt")
+    assert caught.value.member == "a.txt" and caught.value.offset == 6144
+
+
+def test_garbage_zlib_data(tmp_path: Path) -> None:
+    data = bytearray(_solid(tmp_path, [("a.txt", b"abc" * 100)]))
+    data[6144:6150] = b"\xff" * 6
+    with pytest.raises(CorruptArchiveError, match="bad zlib data") as caught:
+        open_bytes(bytes(data), "s.str2_pc").read("a.txt")
+    assert caught.value.member == "a.txt"
+
+
+def test_plain_member_past_eof() -> None:
+    data = hand_made([(b"a", b"x" * 100)])[:-50]
+    archive = open_bytes(data)
+    with pytest.raises(CorruptArchiveError, match="past the end") as caught:
+        archive.read("a")
+    assert caught.value.member == "a" and caught.value.offset == 6144
+    assert archive.verify()
+
+
+def test_verify_reports_wrong_hash_and_sizes() -> None:
+    data = hand_made([(b"a", b"x"), (b"b", b"y")])
+    data = _patch(data, 2048 + 12, "<I", 0x1234)
+    data = _patch(data, 356, "<I", 7)
+    problems = open_bytes(data).verify()
+    assert any("NameHash 0x00001234" in problem for problem in problems)
+    assert any("data_size is 7" in problem for problem in problems)
+
+
+def test_bad_magic_and_version() -> None:
+    with pytest.raises(CorruptArchiveError, match="not a packfile"):
+        open_bytes(b"\0" * 4096)
+    data = _patch(hand_made([]), 4, "<I", 4)
+    with pytest.raises(UnsupportedFeatureError):
+        open_bytes(data)
+    with pytest.raises(GamepakError):
+        open_bytes(b"\xce\x0a\x89\x51\x03\0\0\0")
