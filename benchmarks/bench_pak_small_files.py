@@ -38,7 +38,10 @@ def main() -> None:
         with gamepak.create(work / "files.pak", "pak", align=4) as writer:
             for name in names:
                 writer.add(name, source / name)
-    subprocess.run(["tar", "-cf", str(work / "files.tar"), "-C", str(source), *sorted({n.split('/')[0] for n in names})], check=True)
+    subprocess.run(
+        ["tar", "-cf", str(work / "files.tar"), "-C", str(source), *sorted({n.split("/")[0] for n in names})],
+        check=True,
+    )
 
     def extract_pak(round_number: int) -> float:
         return run([GAMEPAK, "extract", str(work / "files.pak"), "-o", str(work / f"pak{round_number}")])

@@ -60,7 +60,9 @@ def test_create_from_folder_is_sorted_and_deterministic(tmp_path: Path) -> None:
     assert gamepak.open(tmp_path / "one.pak").namelist() == ["a.txt", "b/z.txt", "c.txt"]
     code, _, err = in_process_cli("create", str(tmp_path / "one.pak"), str(folder))
     assert code == 1 and "already exists" in err
-    code, _, _ = in_process_cli("create", "--format", "jpk", str(tmp_path / "three.bin"), str(folder), "-O", "name_field_size=40")
+    code, _, _ = in_process_cli(
+        "create", "--format", "jpk", str(tmp_path / "three.bin"), str(folder), "-O", "name_field_size=40"
+    )
     assert code == 0 and gamepak.open(tmp_path / "three.bin").header_fields()["name_field_size"] == 40
 
 

@@ -19,7 +19,8 @@ from conftest import in_process_cli
 def pak_with(names: list[bytes], data: bytes = b"payload") -> bytes:
     body = data * len(names)
     records = b"".join(
-        name.ljust(56, b"\0") + struct.pack("<ii", 12 + index * len(data), len(data)) for index, name in enumerate(names)
+        name.ljust(56, b"\0") + struct.pack("<ii", 12 + index * len(data), len(data))
+        for index, name in enumerate(names)
     )
     return b"PACK" + struct.pack("<ii", 12 + len(body), len(records)) + body + records
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import struct
 import warnings
@@ -52,7 +53,9 @@ def test_writer_matches_ids_packer_layout(tmp_path: Path) -> None:
     with gamepak.create(path) as writer:
         writer.add("maps/match1.bsp", b"IBSP&\0\0\0")
         writer.add("textures/e2u3/wndow1_2.wal", b"e2u3")
-    assert path.read_bytes() == pak_bytes([(b"maps/match1.bsp", b"IBSP&\0\0\0"), (b"textures/e2u3/wndow1_2.wal", b"e2u3")])
+    assert path.read_bytes() == pak_bytes(
+        [(b"maps/match1.bsp", b"IBSP&\0\0\0"), (b"textures/e2u3/wndow1_2.wal", b"e2u3")]
+    )
 
 
 def test_writer_alignment_and_directory_first(tmp_path: Path) -> None:
@@ -176,10 +179,8 @@ def test_garbage_never_escapes_as_foreign_exception(data: bytes) -> None:
     try:
         with gamepak.open(io.BytesIO(data), "pak") as pak:
             for entry in pak.infolist():
-                try:
+                with contextlib.suppress(GamepakError):
                     pak.read(entry)
-                except GamepakError:
-                    pass
             pak.verify()
     except GamepakError:
         pass

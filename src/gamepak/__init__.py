@@ -37,13 +37,13 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "FORMATS",
     "AmbiguousFormatError",
     "Archive",
     "ArchiveWriter",
     "CorruptArchiveError",
     "Detection",
     "Entry",
-    "FORMATS",
     "FormatLimitError",
     "FormatSpec",
     "GamepakError",
@@ -143,7 +143,7 @@ def choose_format(file: PathOrFile, *, name: str | None = None) -> Detection:
     return best
 
 
-def open(file: PathOrFile, format: str | None = None, *, name: str | None = None) -> Archive:  # noqa: A001
+def open(file: PathOrFile, format: str | None = None, *, name: str | None = None) -> Archive:
     """Open an archive from a path or a seekable binary file object.
 
     Without `format` the format is detected; `archive.detection` then says which was chosen.

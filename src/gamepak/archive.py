@@ -8,15 +8,9 @@ manifests, nested archives, atomic output) lives here and in `extract.py`, once 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
-
-# `typing` and `collections.abc` cost milliseconds at import; annotations are strings here
-# (PEP 563), so they are needed only by type checkers.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
-    from typing import Any, BinaryIO, ClassVar, TypeAlias
 
 from .errors import (
     CorruptArchiveError,
@@ -26,7 +20,13 @@ from .errors import (
 )
 from .source import MemberStream, Source
 
+# `typing` and `collections.abc` cost milliseconds at import; annotations are strings here
+# (PEP 563), so they are needed only by type checkers.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any, BinaryIO, ClassVar, TypeAlias
+
     from .source import PathOrFile
 
 # What a malformed file can make the standard library raise while a reader parses it; `_load`
@@ -48,11 +48,9 @@ class Entry:
     """One member: its name, its (decompressed) size, where its data starts in the file, and its
     stored size when that differs from `size` (compressed), else None."""
 
-    __slots__ = ("name", "size", "offset", "stored_size", "index")
+    __slots__ = ("index", "name", "offset", "size", "stored_size")
 
-    def __init__(
-        self, name: str, size: int, offset: int, stored_size: int | None = None, index: int = 0
-    ) -> None:
+    def __init__(self, name: str, size: int, offset: int, stored_size: int | None = None, index: int = 0) -> None:
         self.name = name
         self.size = size
         self.offset = offset
@@ -240,9 +238,7 @@ class Archive:
         from .extract import extract_members
 
         entries = self.infolist() if members is None else [self._entry(m) for m in members]
-        return extract_members(
-            self, entries, path, overwrite=overwrite, manifest=manifest, progress=progress
-        )
+        return extract_members(self, entries, path, overwrite=overwrite, manifest=manifest, progress=progress)
 
     def verify(self) -> list[str]:
         """Every problem found, as sentences; an empty list means the archive is sound."""
@@ -305,7 +301,7 @@ class Archive:
 class PendingMember:
     """A member queued in a writer: its name and its data (bytes or a path read at close)."""
 
-    __slots__ = ("name", "data", "path", "size", "on_written")
+    __slots__ = ("data", "name", "on_written", "path", "size")
 
     def __init__(self, name: str, data: bytes | None, path: str | None, size: int) -> None:
         self.name = name
@@ -511,10 +507,8 @@ class ArchiveWriter:
         except BaseException:
             if fd >= 0:
                 os.close(fd)
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(temporary)
-            except FileNotFoundError:
-                pass
             raise
 
     def abort(self) -> None:

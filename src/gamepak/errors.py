@@ -50,7 +50,7 @@ class CorruptArchiveError(GamepakError):
             where.append(f"offset {self.offset} (0x{self.offset:x})")
         if self.member is not None:
             where.append(f"member {self.member!r}")
-        return ": ".join(where + [self.reason])
+        return ": ".join([*where, self.reason])
 
 
 class MemberNotFoundError(GamepakError, KeyError):

@@ -15,6 +15,8 @@ manifest records which member each file holds, so nothing is lost and rebuilds s
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 import json
 import os
@@ -154,10 +156,8 @@ def _atomic_file(path: str, fill: Callable[[int], None]) -> None:
     except BaseException:
         if fd >= 0:
             os.close(fd)
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
-        except FileNotFoundError:
-            pass
         raise
 
 
@@ -177,7 +177,7 @@ def extract_members(
         raise GamepakError("a manifest describes the whole archive: extract every member with it")
     targets = plan_targets(archive, entries, _winners(archive, entries))
     planner = _Planner(root, overwrite)
-    for entry, parts in zip(entries, targets):
+    for entry, parts in zip(entries, targets, strict=False):
         if manifest and parts == [MANIFEST_NAME]:
             raise UnsafePathError(entry.name, "the member would replace the manifest")
         planner.folder(tuple(parts[:-1]), entry.name)
@@ -185,7 +185,7 @@ def extract_members(
     if manifest:
         planner.check_target([MANIFEST_NAME], MANIFEST_NAME)
 
-    paths = {id(entry): os.path.join(root, *parts) for entry, parts in zip(entries, targets)}
+    paths = {id(entry): os.path.join(root, *parts) for entry, parts in zip(entries, targets, strict=False)}
     source = archive._source
     raw_batch: list[tuple[Entry, str, RawRange]] = []
     for entry, data in archive._member_data(entries):
@@ -193,13 +193,13 @@ def extract_members(
         if isinstance(data, RawRange):
             raw_batch.append((entry, target, data))
             continue
-        _atomic_file(target, lambda fd, chunks=data: _write_chunks(fd, chunks, entry))
+        _atomic_file(target, functools.partial(_write_chunks, chunks=data))
         if progress is not None:
             progress(entry)
 
     def copy_raw(batch: Iterable[tuple[Entry, str, RawRange]]) -> None:
         for entry, target, data in batch:
-            _atomic_file(target, lambda fd, data=data, entry=entry: _copy_raw(archive, source, data, fd, entry))
+            _atomic_file(target, functools.partial(_copy_raw, archive, source, data, entry=entry))
             if progress is not None:
                 progress(entry)
 
@@ -219,11 +219,9 @@ def extract_members(
     return written
 
 
-def _write_chunks(fd: int, chunks: Iterable[bytes], entry: Entry) -> None:
-    total = 0
+def _write_chunks(fd: int, *, chunks: Iterable[bytes]) -> None:
     for chunk in chunks:
         _write_all(fd, chunk)
-        total += len(chunk)
 
 
 def _copy_raw(archive: Archive, source: Any, data: RawRange, fd: int, entry: Entry) -> None:
@@ -233,7 +231,9 @@ def _copy_raw(archive: Archive, source: Any, data: RawRange, fd: int, entry: Ent
         while remaining:
             chunk = source.pread(min(remaining, _SMALL_COPY), position)
             if not chunk:
-                raise CorruptArchiveError("member data is truncated", path=archive.filename, offset=position, member=entry.name)
+                raise CorruptArchiveError(
+                    "member data is truncated", path=archive.filename, offset=position, member=entry.name
+                )
             _write_all(fd, chunk)
             position += len(chunk)
             remaining -= len(chunk)
@@ -252,7 +252,7 @@ def write_manifest(archive: Archive, entries: list[Entry], targets: list[list[st
         "options": layout.get("options", {}),
         "members": [
             {"name": entry.name, "path": "/".join(parts), "size": entry.size}
-            for entry, parts in zip(entries, targets)
+            for entry, parts in zip(entries, targets, strict=False)
         ],
         "exact": layout.get("exact", {}),
     }

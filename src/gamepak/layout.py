@@ -35,7 +35,7 @@ def fill_bytes(source: Source, covered: list[tuple[int, int]]) -> list[list[int 
     runs: list[list[int | str]] = []
     position = 0
     total = 0
-    for start, size in sorted(covered) + [(source.size, 0)]:
+    for start, size in [*sorted(covered), (source.size, 0)]:
         start = max(0, min(start, source.size))
         if start > position:
             gap = source.pread(start - position, position)

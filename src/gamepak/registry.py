@@ -21,8 +21,18 @@ class FormatSpec:
     `kind`: "archive" opens with gamepak.open(); "model" is handled by gamepak.models.
     """
 
-    __slots__ = ("name", "description", "module", "extensions", "reader", "writer", "sniff",
-                 "has_magic", "kind", "aliases")
+    __slots__ = (
+        "aliases",
+        "description",
+        "extensions",
+        "has_magic",
+        "kind",
+        "module",
+        "name",
+        "reader",
+        "sniff",
+        "writer",
+    )
 
     def __init__(
         self,
@@ -73,14 +83,42 @@ FORMATS: tuple[FormatSpec, ...] = (
     FormatSpec("vpp", "Red Faction Guerrilla packfile v3", "gamepak.formats.rfg_vpp", (".vpp_pc", ".str2_pc")),
     FormatSpec("joe", "VDrift JOE v3 model", "gamepak.models.joe", (".joe",), has_magic=False, kind="model"),
     # The J2ME layouts have no signature: only a full structural check can tell them apart.
-    FormatSpec("j2me-table", "Gameloft J2ME pack: count byte, offset/size pairs", "gamepak.formats.j2me",
-               reader="TableReader", writer="TableWriter", sniff="sniff_table", has_magic=False),
-    FormatSpec("j2me-offsets", "Gameloft J2ME pack: int16 count, start offsets", "gamepak.formats.j2me",
-               reader="OffsetsReader", writer="OffsetsWriter", sniff="sniff_offsets", has_magic=False),
-    FormatSpec("j2me-end-offsets", "Gameloft J2ME pack: int32 count, end offsets", "gamepak.formats.j2me",
-               reader="EndOffsetsReader", writer="EndOffsetsWriter", sniff="sniff_end_offsets", has_magic=False),
-    FormatSpec("j2me-sized", "Gameloft J2ME pack: uint16 size + data, repeated", "gamepak.formats.j2me",
-               reader="SizedReader", writer="SizedWriter", sniff="sniff_sized", has_magic=False),
+    FormatSpec(
+        "j2me-table",
+        "Gameloft J2ME pack: count byte, offset/size pairs",
+        "gamepak.formats.j2me",
+        reader="TableReader",
+        writer="TableWriter",
+        sniff="sniff_table",
+        has_magic=False,
+    ),
+    FormatSpec(
+        "j2me-offsets",
+        "Gameloft J2ME pack: int16 count, start offsets",
+        "gamepak.formats.j2me",
+        reader="OffsetsReader",
+        writer="OffsetsWriter",
+        sniff="sniff_offsets",
+        has_magic=False,
+    ),
+    FormatSpec(
+        "j2me-end-offsets",
+        "Gameloft J2ME pack: int32 count, end offsets",
+        "gamepak.formats.j2me",
+        reader="EndOffsetsReader",
+        writer="EndOffsetsWriter",
+        sniff="sniff_end_offsets",
+        has_magic=False,
+    ),
+    FormatSpec(
+        "j2me-sized",
+        "Gameloft J2ME pack: uint16 size + data, repeated",
+        "gamepak.formats.j2me",
+        reader="SizedReader",
+        writer="SizedWriter",
+        sniff="sniff_sized",
+        has_magic=False,
+    ),
 )
 
 
@@ -90,9 +128,7 @@ def get_format(name: str) -> FormatSpec:
     for spec in FORMATS:
         if wanted == spec.name or wanted in spec.aliases:
             return spec
-    raise UnknownFormatError(
-        f"unknown format {name!r}; known formats: {', '.join(spec.name for spec in FORMATS)}"
-    )
+    raise UnknownFormatError(f"unknown format {name!r}; known formats: {', '.join(spec.name for spec in FORMATS)}")
 
 
 def format_for_path(path: str) -> FormatSpec | None:

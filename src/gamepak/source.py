@@ -79,7 +79,7 @@ class Source:
             size = fileobj.seek(0, io.SEEK_END)
         except (OSError, AttributeError, ValueError) as exc:
             raise GamepakError(f"{label}: cannot seek in the file object: {exc}") from exc
-        fd = None
+        fd: int | None = None
         if isinstance(fileobj, (io.FileIO, io.BufferedReader, io.BufferedRandom)):
             try:
                 fd = fileobj.fileno()
@@ -179,7 +179,7 @@ class MemberStream(io.RawIOBase):
     def readall(self) -> bytes:
         return self.read(-1)
 
-    def readinto(self, buffer: "bytearray | memoryview") -> int:  # type: ignore[override]
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         data = self.read(len(buffer))
         buffer[: len(data)] = data
         return len(data)

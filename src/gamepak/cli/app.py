@@ -220,11 +220,21 @@ def _select(archive: Archive, patterns: tuple[str, ...]) -> Iterator[tuple[Archi
 @cli.command("extract")
 @click.argument("archive", type=click.Path(dir_okay=False))
 @click.argument("members", nargs=-1)
-@click.option("-o", "--output", "output", default=".", show_default=True, type=click.Path(file_okay=False),
-              help="Folder to extract into (created if missing).")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    default=".",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder to extract into (created if missing).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace files that already exist.")
-@click.option("--manifest", is_flag=True,
-              help="Also write .gamepak-manifest.json so that 'gamepak create' rebuilds the archive byte for byte.")
+@click.option(
+    "--manifest",
+    is_flag=True,
+    help="Also write .gamepak-manifest.json so that 'gamepak create' rebuilds the archive byte for byte.",
+)
 @click.pass_context
 def extract_command(
     ctx: click.Context, archive: str, members: tuple[str, ...], output: str, overwrite: bool, manifest: bool
@@ -243,8 +253,9 @@ def extract_command(
         for holder, entries, prefix in _select(opened, members):
             destination = os.path.join(output, prefix) if prefix else output
             with _progress(len(entries), sum(e.size for e in entries), "extracting") as advance:
-                written = holder.extractall(destination, entries, overwrite=overwrite,
-                                            manifest=manifest and holder is opened, progress=advance)
+                written = holder.extractall(
+                    destination, entries, overwrite=overwrite, manifest=manifest and holder is opened, progress=advance
+                )
             count += len(written)
     note(f"extracted {count} member{'s' if count != 1 else ''} to {output}")
 
@@ -335,15 +346,29 @@ def _folder_members(folder: str) -> list[tuple[str, str]]:
 @cli.command("create")
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--format", "format_name", type=click.Choice(FORMAT_NAMES, case_sensitive=False),
-              help="Format to write (default: from OUT's extension, or the manifest's).")
-@click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
-              help="A writer option, e.g. -O align=4 (see 'gamepak formats'). Repeatable.")
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(FORMAT_NAMES, case_sensitive=False),
+    help="Format to write (default: from OUT's extension, or the manifest's).",
+)
+@click.option(
+    "-O",
+    "--option",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A writer option, e.g. -O align=4 (see 'gamepak formats'). Repeatable.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists.")
 @click.pass_context
 def create_command(
-    ctx: click.Context, out: str, inputs: tuple[str, ...], format_name: str | None,
-    options: tuple[str, ...], overwrite: bool,
+    ctx: click.Context,
+    out: str,
+    inputs: tuple[str, ...],
+    format_name: str | None,
+    options: tuple[str, ...],
+    overwrite: bool,
 ) -> None:
     """Create OUT from INPUTS: files (stored under their own names) and folders (their files
     stored with names relative to the folder, in sorted order).
@@ -395,14 +420,17 @@ def detect_command(files: tuple[str, ...], as_json: bool) -> None:
     Exits 1 if some file fits no format."""
     from .. import detect
 
-    results = []
+    results: list[dict[str, Any]] = []
     unknown = False
     for path in files:
         found = detect(path)
         unknown |= not found
-        results.append({"file": path, "formats": [
-            {"format": d.format, "confidence": d.confidence, "signature": d.has_magic} for d in found
-        ]})
+        results.append(
+            {
+                "file": path,
+                "formats": [{"format": d.format, "confidence": d.confidence, "signature": d.has_magic} for d in found],
+            }
+        )
     if as_json:
         _write_text(json.dumps(results, indent=1) + "\n")
     else:

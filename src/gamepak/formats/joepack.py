@@ -61,7 +61,7 @@ class Reader(Archive):
     def _build_entries(self) -> list[Entry]:
         return [
             Entry(name, size, offset, None, index)
-            for index, (name, (offset, size, _)) in enumerate(zip(self._names, self._records))
+            for index, (name, (offset, size, _)) in enumerate(zip(self._names, self._records, strict=False))
         ]
 
     def _fat_end(self) -> int:
@@ -105,7 +105,7 @@ class Writer(ArchiveWriter):
     (or `name_field_size`), data contiguous after the FAT in the order added."""
 
     format_name = "jpk"
-    option_defaults: dict[str, Any] = {"name_field_size": None}
+    option_defaults = {"name_field_size": None}
 
     def _check_name(self, name: str) -> None:
         raw = encode_name(name)
@@ -136,11 +136,11 @@ class Writer(ArchiveWriter):
             raise FormatLimitError("a JoePack cannot exceed 4 GiB (its offsets are 32-bit)")
         name_fields = exact.get("name_fields", {}) if unchanged else {}
         out.write(HEADER.pack(MAGIC, len(members), name_length))
-        for index, (member, offset) in enumerate(zip(members, offsets)):
+        for index, (member, offset) in enumerate(zip(members, offsets, strict=False)):
             field = name_fields.get(str(index))
             raw = base64.b64decode(field) if field else encode_name(member.name)
             out.write(record.pack(offset, member.size, raw))
-        for member, offset in zip(members, offsets):
+        for member, offset in zip(members, offsets, strict=False):
             out.seek(offset)
             out.write_member(member)
         if unchanged:

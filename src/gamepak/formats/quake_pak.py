@@ -18,8 +18,7 @@ from __future__ import annotations
 import base64
 import struct
 
-
-from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, decode_name, encode_name
+from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, encode_name
 from ..errors import FormatLimitError
 from ..layout import detect_alignment, fill_bytes, restore_fill
 from ..source import Source
@@ -73,19 +72,19 @@ class Reader(Archive):
         # Names only: offsets and sizes are unpacked when entries are first needed.
         self._names = [
             raw.partition(b"\0")[0].decode("utf-8", "surrogateescape")
-            for raw, in NAME_FIELDS.iter_unpack(self._directory)
+            for (raw,) in NAME_FIELDS.iter_unpack(self._directory)
         ]
 
     def _build_entries(self) -> list[Entry]:
         return [
             Entry(name, size, offset, None, index)
             for index, (name, (offset, size)) in enumerate(
-                zip(self._names, POSITION_FIELDS.iter_unpack(self._directory))
+                zip(self._names, POSITION_FIELDS.iter_unpack(self._directory), strict=False)
             )
         ]
 
     def _raw_names(self) -> list[bytes]:
-        return [raw for raw, in NAME_FIELDS.iter_unpack(self._directory)]
+        return [raw for (raw,) in NAME_FIELDS.iter_unpack(self._directory)]
 
     def header_fields(self) -> dict[str, Any]:
         return {
@@ -105,13 +104,10 @@ class Reader(Archive):
         for index, raw in enumerate(self._raw_names()):
             if b"\0" not in raw:
                 problems.append(
-                    f"member {index}: name fills all {NAME_FIELD} bytes without a NUL "
-                    "(the engines would read past it)"
+                    f"member {index}: name fills all {NAME_FIELD} bytes without a NUL (the engines would read past it)"
                 )
         if len(self._names) > QUAKE2_MEMBER_LIMIT:
-            problems.append(
-                f"{len(self._names)} members: more than Quake II's limit of {QUAKE2_MEMBER_LIMIT}"
-            )
+            problems.append(f"{len(self._names)} members: more than Quake II's limit of {QUAKE2_MEMBER_LIMIT}")
         return problems
 
     def layout(self) -> dict[str, Any]:
@@ -126,9 +122,9 @@ class Reader(Archive):
         return {
             "options": {
                 "align": detect_alignment([entry.offset for entry in entries if entry.size]),
-                "directory": "end" if self.directory_offset >= max(
-                    (entry.offset + entry.size for entry in entries), default=HEADER.size
-                ) else "start",
+                "directory": "end"
+                if self.directory_offset >= max((entry.offset + entry.size for entry in entries), default=HEADER.size)
+                else "start",
             },
             "exact": {
                 "offsets": [entry.offset for entry in entries],
@@ -190,11 +186,11 @@ class Writer(ArchiveWriter):
         out.write(HEADER.pack(MAGIC, directory_offset, directory_length))
         directory = b"".join(
             ENTRY.pack(encode_name(member.name), offset, member.size)
-            for member, offset in zip(members, offsets)
+            for member, offset in zip(members, offsets, strict=False)
         )
         if self.options["directory"] == "start":
             out.write(directory)
-        for member, offset in zip(members, offsets):
+        for member, offset in zip(members, offsets, strict=False):
             out.pad_to(offset)
             out.write_member(member)
         if self.options["directory"] != "start":
@@ -211,7 +207,7 @@ class Writer(ArchiveWriter):
         out.pwrite(HEADER.pack(MAGIC, exact["directory_offset"], exact["directory_length"]), 0)
         directory = b"".join(records)
         out.pwrite(directory, exact["directory_offset"])
-        for member, offset in zip(members, exact["offsets"]):
+        for member, offset in zip(members, exact["offsets"], strict=False):
             out.seek(offset)
             out.write_member(member)
         out.flush()
