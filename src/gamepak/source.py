@@ -79,13 +79,13 @@ class Source:
             size = fileobj.seek(0, io.SEEK_END)
         except (OSError, AttributeError, ValueError) as exc:
             raise GamepakError(f"{label}: cannot seek in the file object: {exc}") from exc
-        fd: int | None = None
+        descriptor: int | None = None
         if isinstance(fileobj, (io.FileIO, io.BufferedReader, io.BufferedRandom)):
             try:
-                fd = fileobj.fileno()
+                descriptor = fileobj.fileno()
             except (OSError, ValueError):
-                fd = None
-        return cls(name=label, size=size, fd=fd, fileobj=fileobj)
+                descriptor = None
+        return cls(name=label, size=size, fd=descriptor, fileobj=fileobj)
 
     def pread(self, size: int, offset: int) -> bytes:
         """Up to `size` bytes at `offset` (fewer only at the end of the source)."""
