@@ -51,7 +51,9 @@ def _output_format(output: str, format_name: str | None) -> str:
 
     chosen = format_name or models.format_for_name(output)
     if chosen is None:
-        raise click.UsageError(f"cannot tell the format of {output!r}: use .joe, .glb, .gltf, .obj or .ply, or --format")
+        raise click.UsageError(
+            f"cannot tell the format of {output!r}: use .joe, .glb, .gltf, .obj or .ply, or --format"
+        )
     return chosen
 
 
@@ -106,7 +108,8 @@ def _vector(values: Any) -> str:
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="File to write: .glb, .gltf, .obj, .ply (or .joe).")
 @click.option("--format", "format_name", type=click.Choice(OUTPUT_FORMATS), help="Output format (default: from -o).")
-@click.option("--texture", help="Texture image to name in the material (OBJ: an MTL file beside; .glb embeds it when the file exists).")
+@click.option("--texture", help="Texture image to name in the material (OBJ: an MTL file beside; "
+              ".glb embeds it when the file exists).")
 @click.option("--overwrite", is_flag=True, help="Replace output files that exist.")
 def export_command(
     model_path: str, member: str | None, output: str, format_name: str | None, texture: str | None, overwrite: bool
@@ -160,7 +163,8 @@ def render_command(model_path: str, member: str | None, output: str, size: int, 
 
 @model.command("export-all")
 @click.argument("archive", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Folder to write into (created if missing).")
+@click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
+              help="Folder to write into (created if missing).")
 @click.option("--format", "format_name", type=click.Choice(OUTPUT_FORMATS), default="glb", show_default=True)
 @click.option("--overwrite", is_flag=True, help="Replace files that exist.")
 def export_all_command(archive: str, output: str, format_name: str, overwrite: bool) -> None:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Any
-
 from ..errors import GamepakError, OutputExistsError
 from .mesh import Frame, Mesh, ModelError
 
@@ -217,7 +215,3 @@ def write_atomic(path: str, data: bytes, *, overwrite: bool = False) -> None:
             pass
         raise
 
-
-def describe(mesh: Mesh) -> dict[str, Any]:
-    """`mesh.summary()`: counts, bounds, texture coordinate range and issues."""
-    return mesh.summary()

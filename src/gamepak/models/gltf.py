@@ -364,7 +364,9 @@ def read(data: bytes, *, name: str = "", path: str | None = None, z_up: bool = T
             else:
                 indices = np.arange(len(positions), dtype=np.int64)
             if indices.size and (indices.min() < 0 or indices.max() >= len(positions)):
-                raise ModelError(f"{label}: a primitive of mesh {node.mesh} has an index past its {len(positions)} vertices")
+                raise ModelError(
+                    f"{label}: a primitive of mesh {node.mesh} has an index past its {len(positions)} vertices"
+                )
             if not np.allclose(world, np.eye(4)):
                 positions = positions @ world[:3, :3].T + world[:3, 3]
                 if normals is not None:

@@ -212,9 +212,11 @@ def write(mesh: Mesh) -> bytes:
     for frame_number, frame in enumerate(frames):
         if frame.face_count != face_count:
             raise FormatLimitError(
-                f"frame {frame_number} has {frame.face_count} faces, frame 0 {face_count}: JOE frames share one face count"
+                f"frame {frame_number} has {frame.face_count} faces, frame 0 {face_count}: "
+                "JOE frames share one face count"
             )
-        for name, values in (("positions", frame.positions), ("normals", frame.normals), ("texcoords", frame.texcoords)):
+        arrays = (("positions", frame.positions), ("normals", frame.normals), ("texcoords", frame.texcoords))
+        for name, values in arrays:
             if len(values) > MAX_INDEX_ENTRIES:
                 raise FormatLimitError(
                     f"{len(values)} {name}: JOE's 16-bit indices reach at most {MAX_INDEX_ENTRIES} (split the model)"

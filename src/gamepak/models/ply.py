@@ -5,7 +5,8 @@ What gamepak writes:
 
 | part   | content                                                                    |
 |--------|----------------------------------------------------------------------------|
-| header | `ply`, `format binary_little_endian 1.0`, `element vertex U` with float x y z [nx ny nz] [s t], `element face F` with `property list uchar int vertex_indices`, `end_header` |
+| header | `ply`, `format binary_little_endian 1.0`; `element vertex U`: float x y z     |
+|        | [nx ny nz] [s t]; `element face F`: `property list uchar int vertex_indices` |
 | vertex | U records of float32s                                                       |
 | face   | F records: uint8 3, int32 a, b, c                                           |
 
