@@ -325,10 +325,17 @@ def _rows_from_csv(text: str, where: str) -> list[tuple[int, str]]:
 def _rows_from_po(text: str, where: str) -> list[tuple[int, str]]:
     import polib
 
+    # polib splits a string argument with str.splitlines(), which also breaks at U+0085, U+001C..E
+    # (characters Latin-1 strings can hold); reading a file splits at line ends only.
+    fd, temporary = tempfile.mkstemp(suffix=".po")
     try:
-        po = polib.pofile(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+        po = polib.pofile(temporary, encoding="utf-8")
     except (OSError, ValueError) as exc:
         raise GamepakError(f"{where}: malformed PO file: {exc}") from None
+    finally:
+        os.unlink(temporary)
     rows = []
     for entry in po:
         if entry.obsolete:

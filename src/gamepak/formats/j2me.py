@@ -388,13 +388,31 @@ class _PackWriter(ArchiveWriter):
     def add(self, name: str, data_or_path: Any) -> None:
         """Queue a member (named by its index, e.g. `0` or `0.png`); limits are checked at once."""
         super().add(name, data_or_path)
-        self._check_limits(self.members)
+        member = self.members[-1]
+        # A running total keeps adding thousands of members linear.
+        total = getattr(self, "_added_size", 0) + member.size
+        try:
+            self._check_member(member)
+            self._check_counts(len(self.members), total)
+        except FormatLimitError:
+            self.members.pop()  # a refused member is not queued
+            raise
+        self._added_size = total
+
+    def _check_member(self, member: PendingMember) -> None:
+        """Refuse one member the layout cannot hold."""
+
+    def _check_counts(self, count: int, total: int) -> None:
+        """Refuse a member count or a total size the layout cannot hold."""
+        if total > INT32_MAX:
+            raise FormatLimitError(
+                f"the members total {total} bytes, past {INT32_MAX}: offsets in a {self.format_name} pack are int32"
+            )
 
     def _check_limits(self, members: list[PendingMember]) -> None:
-        if sum(member.size for member in members) > INT32_MAX:
-            raise FormatLimitError(
-                f"the members total more than {INT32_MAX} bytes: offsets in a {self.format_name} pack are int32"
-            )
+        for member in members:
+            self._check_member(member)
+        self._check_counts(len(members), sum(member.size for member in members))
 
     def _exact(self, members: list[PendingMember]) -> dict[str, Any] | None:
         """The recorded layout when it applies to these members (same sizes), else None."""
@@ -455,13 +473,13 @@ class OffsetsWriter(_PackWriter):
     format_name = "j2me-offsets"
     option_defaults: dict[str, Any] = {}
 
-    def _check_limits(self, members: list[PendingMember]) -> None:
-        if len(members) + 1 > INT16_MAX:
+    def _check_counts(self, count: int, total: int) -> None:
+        if count + 1 > INT16_MAX:
             raise FormatLimitError(
-                f"{len(members)} members: a j2me-offsets pack holds at most {INT16_MAX - 1} "
+                f"{count} members: a j2me-offsets pack holds at most {INT16_MAX - 1} "
                 f"(its int16 count has room for {INT16_MAX} offsets)"
             )
-        super()._check_limits(members)
+        super()._check_counts(count, total)
 
     def _plan(self, members: list[PendingMember], exact: dict[str, Any] | None) -> tuple[bytes, list[int]]:
         count = len(members) + 1
@@ -541,12 +559,12 @@ class TableWriter(_PackWriter):
     format_name = "j2me-table"
     option_defaults: dict[str, Any] = {}
 
-    def _check_limits(self, members: list[PendingMember]) -> None:
-        if len(members) > TABLE_MAX_MEMBERS:
+    def _check_counts(self, count: int, total: int) -> None:
+        if count > TABLE_MAX_MEMBERS:
             raise FormatLimitError(
-                f"{len(members)} members: a j2me-table pack holds at most {TABLE_MAX_MEMBERS} (its count is one byte)"
+                f"{count} members: a j2me-table pack holds at most {TABLE_MAX_MEMBERS} (its count is one byte)"
             )
-        super()._check_limits(members)
+        super()._check_counts(count, total)
 
     def _exact(self, members: list[PendingMember]) -> dict[str, Any] | None:
         exact = super()._exact(members)
@@ -587,13 +605,15 @@ class SizedWriter(_PackWriter):
     format_name = "j2me-sized"
     option_defaults: dict[str, Any] = {}
 
-    def _check_limits(self, members: list[PendingMember]) -> None:
-        for member in members:
-            if member.size > SIZED_MAX_MEMBER:
-                raise FormatLimitError(
-                    f"member {member.name!r} is {member.size} bytes: a j2me-sized member holds at most "
-                    f"{SIZED_MAX_MEMBER} (its size is a uint16)"
-                )
+    def _check_member(self, member: PendingMember) -> None:
+        if member.size > SIZED_MAX_MEMBER:
+            raise FormatLimitError(
+                f"member {member.name!r} is {member.size} bytes: a j2me-sized member holds at most "
+                f"{SIZED_MAX_MEMBER} (its size is a uint16)"
+            )
+
+    def _check_counts(self, count: int, total: int) -> None:
+        """A sized pack has no header: any number of members, any total size."""
 
     def _plan(self, members: list[PendingMember], exact: dict[str, Any] | None) -> tuple[bytes, list[int]]:
         return b"", []
