@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import struct
 import zlib
 from pathlib import Path
@@ -523,3 +524,61 @@ def test_bad_magic_and_version() -> None:
         open_bytes(data)
     with pytest.raises(GamepakError):
         open_bytes(b"\xce\x0a\x89\x51\x03\0\0\0")
+
+
+# -- exact rebuilds of packs other tools could write ---------------------------------------
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"flags": 0, "path_name": "made by a test", "runtime": "0102030405060708090a0b0c"},
+        {"flags": 1, "level": 3, "finish": False},
+        {"flags": 1, "level": 9, "strategy": 1},
+        {"flags": 2, "align": 8, "short_name": "short"},
+        {"flags": 3, "level": 4, "align": 32, "mem_level": 9},
+    ],
+)
+def test_rebuild_recovers_writer_settings(tmp_path: Path, options: dict[str, object]) -> None:
+    original = tmp_path / "original.vpp_pc"
+    rng = random.Random(5)
+    words = [b"alpha", b"beta", b"gamma", b"delta", b"<tag>", b"</tag>", b"value=", b"\n"]
+    with gamepak.create(original, **options) as writer:
+        for index in range(5):
+            text = b" ".join(rng.choice(words) + b"%d" % rng.randrange(50) for _ in range(index * 700 + 3))
+            writer.add(f"dir/member{index}.txt", text)
+    folder = tmp_path / "x"
+    assert in_process_cli("extract", "--manifest", "-o", str(folder), str(original))[0] == 0
+    manifest = json.loads((folder / ".gamepak-manifest.json").read_text())
+    for key, value in options.items():
+        assert manifest["options"][key] == value
+    out = tmp_path / "again.vpp_pc"
+    assert in_process_cli("create", str(out), str(folder))[0] == 0
+    assert out.read_bytes() == original.read_bytes()
+
+
+def test_rebuild_keeps_irregular_offsets_and_header_junk(tmp_path: Path) -> None:
+    members = [(b"a.bin", b"A" * 37), (b"b.bin", b"B" * 50), (b"c.bin", b"C" * 3)]
+    compressor = zlib.compressobj(9)
+    offsets = [0, 40, 101]  # no single alignment explains these gaps
+    plain = b"A" * 37 + bytes(3) + b"B" * 50 + bytes(11) + b"C" * 3
+    chunks = [
+        compressor.compress(plain[0:40]) + compressor.flush(zlib.Z_SYNC_FLUSH),
+        compressor.compress(plain[40:101]) + compressor.flush(zlib.Z_SYNC_FLUSH),
+        compressor.compress(plain[101:]) + compressor.flush(zlib.Z_SYNC_FLUSH),
+    ]
+    data = bytearray(hand_made(members, flags=3))
+    block_at = 6144
+    del data[block_at:]
+    data += b"".join(chunks)
+    for index, (offset, chunk) in enumerate(zip(offsets, chunks)):
+        struct.pack_into("<I", data, 2048 + 28 * index + 8, offset)
+        struct.pack_into("<I", data, 2048 + 28 * index + 20, len(chunk))
+    struct.pack_into("<III", data, 356, len(plain), sum(map(len, chunks)), 0xDEADBEEF)
+    struct.pack_into("<I", data, 344, len(data))
+    data[73:90] = b"path\0junk-after!!"
+    data[1000] = 7  # junk in the header padding
+    original = tmp_path / "odd.str2_pc"
+    original.write_bytes(bytes(data))
+    with gamepak.open(original) as archive:
+        assert [archive.read(name.decode()) for name, _ in members] == [d for _, d in members]
+        assert archive.verify() == []
+    assert _rebuild_with_library(original, tmp_path).read_bytes() == bytes(data)

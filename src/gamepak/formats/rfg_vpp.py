@@ -602,40 +602,73 @@ class Reader(Archive):
                 return alignment
         return None
 
+    def _probe_pieces(self, limit: int) -> list[tuple[bytes, bytes, bool, bool]]:
+        """(plain, compressed, complete, starts a new stream) per chunk, from the start, until
+        about `limit` plain bytes: what `_detect_zlib` recompresses."""
+        pieces: list[tuple[bytes, bytes, bool, bool]] = []
+        entries = self.infolist()
+        total = 0
+        inflater: _Inflater | None = None
+        for index, entry in enumerate(entries):
+            if total >= limit:
+                break
+            if self.condensed:
+                following = entries[index + 1].offset if index + 1 < len(entries) else entry.offset + entry.size
+                span = max(following - entry.offset, entry.size)
+                if inflater is None:
+                    inflater = self._inflater_for(entry)
+            else:
+                span = entry.size
+                inflater = self._inflater_for(entry)
+            take = min(span, limit - total)
+            probe = Entry(entry.name, take, entry.offset, None, entry.index)
+            plain = b"".join(inflater.read_range(probe))
+            stored = entry.stored_size or 0
+            compressed = self._source.pread(min(stored, 2 * take + 4096), self._chunk_start(entry))
+            complete = take == span and len(compressed) == stored
+            pieces.append((plain, compressed, complete, not self.condensed or index == 0))
+            total += take
+        return pieces
+
     def _detect_zlib(self) -> dict[str, Any] | None:
         """The zlib settings that reproduce the stored compressed bytes (tried on the first
-        member's chunk), or None when no tried setting does."""
-        entries = [entry for entry in self.infolist() if entry.stored_size]
-        if not entries:
+        chunks, up to 1 MiB of data, after a quick first pass over 64 KiB), or None when no
+        tried setting does."""
+        pieces = self._probe_pieces(1 << 20)
+        if not pieces or not pieces[0][1]:
             return {"level": 9, "strategy": 0, "mem_level": 8, "window_bits": 15}
-        first = entries[0]
-        start = self._chunk_start(first)
-        chunk = self._source.pread(min(first.stored_size or 0, 1 << 20), start)
-        if len(chunk) < 2:
+        head = pieces[0][1]
+        if len(head) < 2 or (head[0] & 0x0F) != 8 or not 8 <= (head[0] >> 4) + 8 <= 15:
             return None
-        if self.condensed:
-            following = self.infolist()[first.index + 1].offset if first.index + 1 < len(self) else first.offset + first.size
-            span = max(following - first.offset, first.size)
-        else:
-            span = first.size
-        inflater = self._inflater_for(first)
-        probe_size = min(span, 1 << 20)
-        plain = b"".join(inflater.read_range(Entry(first.name, probe_size, first.offset, None, first.index)))
-        whole = probe_size == span and len(chunk) == first.stored_size
-        window_bits = (chunk[0] >> 4) + 8
-        level_class = chunk[1] >> 6
-        order = {0: [1, 0], 1: [2, 3, 4, 5], 2: [6], 3: [9, 7, 8]}[level_class]
+        window_bits = (head[0] >> 4) + 8
+        flush = zlib.Z_SYNC_FLUSH if self.condensed or not self._stream_finished() else zlib.Z_FINISH
+        # zlib's header says which group of levels wrote it: try those first.
+        order = {0: [1, 0], 1: [2, 3, 4, 5], 2: [6], 3: [9, 7, 8]}[head[1] >> 6]
         order += [level for level in range(10) if level not in order]
+
+        def reproduces(level: int, strategy: int, mem_level: int, limit: int) -> bool:
+            compressor: Any = None
+            used = 0
+            for plain, compressed, complete, new_stream in pieces:
+                if compressor is None or new_stream:
+                    compressor = zlib.compressobj(level, zlib.DEFLATED, window_bits, mem_level, strategy)
+                if used + len(plain) > limit:
+                    plain, complete = plain[: limit - used], False
+                out = compressor.compress(plain)
+                used += len(plain)
+                if complete:
+                    if out + compressor.flush(flush) != compressed:
+                        return False
+                elif not compressed.startswith(out):
+                    return False
+                if used >= limit or not complete:
+                    return True
+            return True
+
         for strategy in (0, 1, 2, 3, 4):
             for level in order:
                 for mem_level in (8, 9, 7, 6, 5, 4, 3, 2, 1):
-                    compressor = zlib.compressobj(level, zlib.DEFLATED, window_bits, mem_level, strategy)
-                    out = compressor.compress(plain)
-                    if whole:
-                        out += compressor.flush(zlib.Z_SYNC_FLUSH if self.condensed else zlib.Z_FINISH)
-                        if out == chunk:
-                            return {"level": level, "strategy": strategy, "mem_level": mem_level, "window_bits": window_bits}
-                    elif out and chunk.startswith(out):
+                    if reproduces(level, strategy, mem_level, 64 << 10) and reproduces(level, strategy, mem_level, 1 << 30):
                         return {"level": level, "strategy": strategy, "mem_level": mem_level, "window_bits": window_bits}
         return None
 
