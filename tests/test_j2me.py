@@ -471,3 +471,23 @@ def test_writer_error_is_a_gamepak_error(tmp_path: Path) -> None:
     with pytest.raises(GamepakError):
         with gamepak.create(tmp_path / "p.bin", "j2me-table") as writer:
             writer.add("../0", b"x")
+
+
+def test_empty_packs_rate_low_and_zero_floods_are_refused(tmp_path: Path) -> None:
+    for layout in LAYOUTS:
+        data = BUILDERS[layout]([])
+        if len(data) >= 2:
+            assert sniff(data, layout) < j2me.EXACT_BAND[0]
+    # 300 KB of zeros would be 150,000 empty sized members: not a plausible pack.
+    assert sniff(b"\0" * 300_000, "j2me-sized") == 0
+    assert sniff(b"\0" * 300, "j2me-sized") < j2me.EXACT_BAND[0]
+
+
+def test_refused_member_is_not_queued(tmp_path: Path) -> None:
+    writer = gamepak.create(tmp_path / "s.bin", "j2me-sized")
+    writer.add("0", b"ok")
+    with pytest.raises(FormatLimitError):
+        writer.add("1", b"\0" * 70_000)
+    writer.add("1", b"fine")
+    writer.close()
+    assert (tmp_path / "s.bin").read_bytes() == sized_pack([b"ok", b"fine"])

@@ -77,7 +77,8 @@ def parse_string_blob(data: bytes, where: str = "string blob") -> list[bytes]:
         start = data.rfind(b"\0") + 1
         index = data.count(b"\0")
         raise GamepakError(
-            f"{where}: string {index} at byte {start} has no NUL terminator (the data ends at byte {len(data)})"
+            f"{where}: string {index} at byte {start} has no NUL terminator "
+            f"(the data ends at byte {len(data)})"
         )
     return data[:-1].split(b"\0")
 
@@ -118,7 +119,9 @@ def parse_text_pack(data: bytes, where: str = "text pack") -> tuple[list[bytes],
     pointing at the end of the string table."""
     files = split_sized(data)
     if files is None:
-        raise GamepakError(f"{where}: not a j2me-sized pack (its size fields do not end at the end of the data)")
+        raise GamepakError(
+            f"{where}: not a j2me-sized pack (its size fields do not end at the end of the data)"
+        )
     if len(files) != 2:
         raise GamepakError(f"{where}: a text pack holds exactly 2 files, this one {len(files)}")
     table, index_table = files
@@ -239,7 +242,9 @@ def translation_format(path: str | os.PathLike[str] | None, explicit: str | None
     if explicit:
         wanted = explicit.lower().lstrip(".")
         if wanted not in TRANSLATION_FORMATS:
-            raise GamepakError(f"unknown translation format {explicit!r}; use one of {', '.join(TRANSLATION_FORMATS)}")
+            raise GamepakError(
+                f"unknown translation format {explicit!r}; use one of {', '.join(TRANSLATION_FORMATS)}"
+            )
         return wanted
     if path is None:
         return "json"
@@ -295,7 +300,9 @@ def _rows_from_json(text: str, where: str) -> list[tuple[int, str]]:
             or isinstance(item.get("index"), bool)
             or not isinstance(item.get("text"), str)
         ):
-            raise GamepakError(f"{where}: item {position} is not an object with an integer index and a string text")
+            raise GamepakError(
+                f"{where}: item {position} is not an object with an integer index and a string text"
+            )
         rows.append((item["index"], item["text"]))
     return rows
 
@@ -351,7 +358,9 @@ def _rows_from_po(text: str, where: str) -> list[tuple[int, str]]:
     return rows
 
 
-def load_translation(data: bytes, expected: int, format: str = "json", *, where: str = "translation") -> list[str]:  # noqa: A002
+def load_translation(
+    data: bytes, expected: int, format: str = "json", *, where: str = "translation"  # noqa: A002
+) -> list[str]:
     """The texts of a translation file, by index; every index 0..expected-1 exactly once."""
     try:
         text = data.decode("utf-8-sig")
@@ -377,14 +386,17 @@ def load_translation(data: bytes, expected: int, format: str = "json", *, where:
         )
     missing = [index for index in range(expected) if index not in by_index]
     if missing:
-        raise GamepakError(f"{where}: {_some(missing)} missing; every string 0..{expected - 1} must be present")
+        raise GamepakError(
+            f"{where}: {_some(missing)} missing; every string 0..{expected - 1} must be present"
+        )
     return [by_index[index] for index in range(expected)]
 
 
 def _some(indices: list[int]) -> str:
     shown = ", ".join(str(index) for index in indices[:10])
     more = f" and {len(indices) - 10} more" if len(indices) > 10 else ""
-    return f"{'index' if len(indices) == 1 else 'indices'} {shown}{more} {'is' if len(indices) == 1 else 'are'}"
+    one = len(indices) == 1
+    return f"{'index' if one else 'indices'} {shown}{more} {'is' if one else 'are'}"
 
 
 # -- files -------------------------------------------------------------------------------------

@@ -140,9 +140,13 @@ def parse_offsets(source: Source, header_limit: int | None = None) -> Structure:
     for index, value in enumerate(offsets):
         position = OFFSETS_HEADER.size + 4 * index
         if value < 0 or value > payload_size:
-            raise _fail(source, f"offset {index} ({value}) lies outside the payload ({payload_size} bytes)", position)
+            raise _fail(
+                source, f"offset {index} ({value}) lies outside the payload ({payload_size} bytes)", position
+            )
         if value < previous:
-            raise _fail(source, f"offset {index} ({value}) is smaller than offset {index - 1} ({previous})", position)
+            raise _fail(
+                source, f"offset {index} ({value}) is smaller than offset {index - 1} ({previous})", position
+            )
         previous = value
     spans = [(payload_start + offsets[i], offsets[i + 1] - offsets[i]) for i in range(count - 1)]
     return Structure(payload_start, spans, source.size, {"offsets": offsets}, evidence=float(count - 1))
@@ -165,9 +169,13 @@ def parse_end_offsets(source: Source, header_limit: int | None = None) -> Struct
     for index, value in enumerate(ends):
         position = END_OFFSETS_HEADER.size + 4 * index
         if value < 0 or value > payload_size:
-            raise _fail(source, f"end offset {index} ({value}) lies outside the payload ({payload_size} bytes)", position)
+            raise _fail(
+                source, f"end offset {index} ({value}) lies outside the payload ({payload_size} bytes)", position
+            )
         if value < previous:
-            raise _fail(source, f"end offset {index} ({value}) is smaller than the one before ({previous})", position)
+            raise _fail(
+                source, f"end offset {index} ({value}) is smaller than the one before ({previous})", position
+            )
         spans.append((payload_start + previous, value - previous))
         previous = value
     # The usual zero terminator is one more byte that agrees with the layout.
@@ -188,7 +196,9 @@ def parse_table(source: Source, header_limit: int | None = None) -> Structure:
     for index, (offset, size) in enumerate(TABLE_ENTRY.iter_unpack(table)):
         position = TABLE_HEADER.size + TABLE_ENTRY.size * index
         if offset < 0 or offset > payload_size:
-            raise _fail(source, f"member {index}: offset {offset} lies outside the payload ({payload_size} bytes)", position)
+            raise _fail(
+                source, f"member {index}: offset {offset} lies outside the payload ({payload_size} bytes)", position
+            )
         if size < 0 or offset + size > payload_size:
             raise _fail(
                 source,
@@ -213,7 +223,9 @@ def parse_sized(source: Source, member_limit: int | None = None) -> Structure:
             window_start = position
             window = source.pread(1 << 20, position)
         if position + SIZE_PREFIX.size > source.size:
-            raise _fail(source, f"member {len(spans)}: its size field is cut off by the end of the file", position)
+            raise _fail(
+                source, f"member {len(spans)}: its size field is cut off by the end of the file", position
+            )
         (size,) = SIZE_PREFIX.unpack_from(window, position - window_start)
         end = position + SIZE_PREFIX.size + size
         if end > source.size:
@@ -232,7 +244,10 @@ def parse_sized(source: Source, member_limit: int | None = None) -> Structure:
 
 
 def _confidence(structure: Structure) -> float:
-    low, high = EXACT_BAND if structure.tiles_payload() else LOOSE_BAND
+    # A pack with no members (or only empty sized ones) "tiles" its payload trivially: that
+    # proves nothing, so it rates as loose.
+    exact = structure.evidence > 0 and structure.tiles_payload()
+    low, high = EXACT_BAND if exact else LOOSE_BAND
     # Rises with the evidence and stays inside the band; equal evidence gives equal confidence.
     return round(low + (high - low) * (1.0 - 1.0 / (1.0 + structure.evidence / 3.0)), 3)
 
@@ -406,7 +421,8 @@ class _PackWriter(ArchiveWriter):
         """Refuse a member count or a total size the layout cannot hold."""
         if total > INT32_MAX:
             raise FormatLimitError(
-                f"the members total {total} bytes, past {INT32_MAX}: offsets in a {self.format_name} pack are int32"
+                f"the members total {total} bytes, past {INT32_MAX}: "
+                f"offsets in a {self.format_name} pack are int32"
             )
 
     def _check_limits(self, members: list[PendingMember]) -> None:
@@ -464,7 +480,8 @@ class OffsetsReader(_PackReader):
         return {"offset_count": len(self.structure.details["offsets"]), **super().header_fields()}
 
     def layout(self) -> dict[str, Any]:
-        return {"options": {}, "exact": {"offsets": self.structure.details["offsets"], **self._exact_common()}}
+        exact = {"offsets": self.structure.details["offsets"], **self._exact_common()}
+        return {"options": {}, "exact": exact}
 
 
 class OffsetsWriter(_PackWriter):
@@ -484,8 +501,10 @@ class OffsetsWriter(_PackWriter):
     def _plan(self, members: list[PendingMember], exact: dict[str, Any] | None) -> tuple[bytes, list[int]]:
         count = len(members) + 1
         payload_start = OFFSETS_HEADER.size + 4 * count
-        if exact is not None and len(exact.get("offsets", [])) == count:
-            offsets = [int(value) for value in exact["offsets"]]
+        recorded = [int(value) for value in exact.get("offsets", [])] if exact is not None else []
+        spans = [end - start for start, end in zip(recorded, recorded[1:])]
+        if len(recorded) == count and spans == [member.size for member in members] and recorded[0] >= 0:
+            offsets = recorded
         else:
             offsets = [position - payload_start for position in _contiguous(payload_start, members)]
             offsets.append(sum(member.size for member in members))
@@ -506,7 +525,8 @@ class EndOffsetsReader(_PackReader):
 
     def layout(self) -> dict[str, Any]:
         terminator = self.structure.details["terminator"]
-        return {"options": {"terminator": terminator}, "exact": {"terminator": terminator, **self._exact_common()}}
+        exact = {"terminator": terminator, **self._exact_common()}
+        return {"options": {"terminator": terminator}, "exact": exact}
 
 
 class EndOffsetsWriter(_PackWriter):
@@ -529,7 +549,8 @@ class EndOffsetsWriter(_PackWriter):
         for member in members:
             total += member.size
             ends.append(total)
-        header = END_OFFSETS_HEADER.pack(count) + struct.pack(f"<{count}i", *ends) + TERMINATOR.pack(terminator)
+        header = END_OFFSETS_HEADER.pack(count) + struct.pack(f"<{count}i", *ends)
+        header += TERMINATOR.pack(terminator)
         return header, _contiguous(payload_start, members)
 
 
@@ -562,7 +583,8 @@ class TableWriter(_PackWriter):
     def _check_counts(self, count: int, total: int) -> None:
         if count > TABLE_MAX_MEMBERS:
             raise FormatLimitError(
-                f"{count} members: a j2me-table pack holds at most {TABLE_MAX_MEMBERS} (its count is one byte)"
+                f"{count} members: a j2me-table pack holds at most {TABLE_MAX_MEMBERS} "
+                "(its count is one byte)"
             )
         super()._check_counts(count, total)
 
@@ -596,7 +618,8 @@ class SizedReader(_PackReader):
         return parse_sized(self._source)
 
     def layout(self) -> dict[str, Any]:
-        return {"options": {}, "exact": {"sizes": [size for _, size in self.structure.spans], "file_size": self.size}}
+        sizes = [size for _, size in self.structure.spans]
+        return {"options": {}, "exact": {"sizes": sizes, "file_size": self.size}}
 
 
 class SizedWriter(_PackWriter):
