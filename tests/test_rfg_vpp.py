@@ -138,7 +138,9 @@ member_data = st.one_of(
     flags=st.sampled_from([0, 1, 2, 3]),
     align=st.sampled_from([1, 2, 16, 64, 2048]),
 )
-def test_round_trip_every_mode(tmp_path_factory: pytest.TempPathFactory, members: list[tuple[str, bytes]], flags: int, align: int) -> None:
+def test_round_trip_every_mode(
+    tmp_path_factory: pytest.TempPathFactory, members: list[tuple[str, bytes]], flags: int, align: int
+) -> None:
     folder = tmp_path_factory.mktemp("rt")
     options = {"flags": flags, "level": 6}
     if flags & 2:
@@ -207,7 +209,9 @@ def test_writer_refusals(tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())
 
 
-def test_linked_zlib_is_classic_and_exact_rebuild_refuses_otherwise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_linked_zlib_is_classic_and_exact_rebuild_refuses_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert rfg_vpp.classic_zlib()
     original = sample("vpp/xray_effect.str2_pc")
     with gamepak.open(original) as archive:
@@ -322,12 +326,30 @@ def test_reading_one_member_stops_at_its_end(monkeypatch: pytest.MonkeyPatch) ->
         assert max(size for _, size in reads) <= rfg_vpp._INPUT_STEP
 
 
+def test_opening_members_in_order_continues_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    created = []
+    original_init = rfg_vpp._Inflater.__init__
+
+    def counting_init(self: rfg_vpp._Inflater, *args: object) -> None:
+        created.append(1)
+        original_init(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rfg_vpp._Inflater, "__init__", counting_init)
+    with gamepak.open(sample("vpp/table.vpp_pc")) as archive:
+        sizes = [len(archive.read(entry)) for entry in archive.infolist()]
+        assert sizes == [entry.size for entry in archive.infolist()]
+        assert len(created) == 1
+        archive.read(archive.infolist()[0])  # going back starts a new pass
+        assert len(created) == 2
+
+
 def test_large_member_stream_seeks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rfg_vpp, "SMALL_MEMBER", 0)
     monkeypatch.setattr(rfg_vpp, "_OUTPUT_STEP", 4096)
     with gamepak.open(sample("vpp/table.vpp_pc")) as archive:
         entry = archive.infolist()[1]
-        whole = b"".join(data for _, data in [(e, b"".join(c)) for e, c in archive.iter_data([entry])])  # type: ignore[arg-type]
+        ((_, chunks),) = list(archive.iter_data([entry]))
+        whole = b"".join(chunks)  # type: ignore[arg-type]
         with archive.open(entry) as stream:
             assert stream.seekable()
             stream.seek(100_000)
@@ -373,7 +395,9 @@ def test_sparse_archive_past_4_gib(tmp_path: Path, flags: int) -> None:
     data_start = 2048 + 2048 + 2048
     end = data_start + relative[-1] + sizes[-1]
     entries = b"".join(
-        struct.pack("<IIIIIII", name_offsets[i], 0, relative[i] & 0xFFFFFFFF, name_hash(names[i]), sizes[i], 0xFFFFFFFF, 0)
+        struct.pack(
+            "<IIIIIII", name_offsets[i], 0, relative[i] & 0xFFFFFFFF, name_hash(names[i]), sizes[i], 0xFFFFFFFF, 0
+        )
         for i in range(3)
     )
     header = struct.pack(

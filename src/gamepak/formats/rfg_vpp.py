@@ -52,11 +52,22 @@ from __future__ import annotations
 import hashlib
 import io
 import struct
+import threading
 import zlib
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from ..archive import Archive, ArchiveWriter, Entry, MemberData, Output, PendingMember, RawRange, decode_name, encode_name
+from ..archive import (
+    Archive,
+    ArchiveWriter,
+    Entry,
+    MemberData,
+    Output,
+    PendingMember,
+    RawRange,
+    decode_name,
+    encode_name,
+)
 from ..errors import CorruptArchiveError, FormatLimitError, UnsupportedFeatureError
 from ..layout import align_up, fill_bytes, restore_fill
 from ..source import Source
@@ -338,7 +349,9 @@ class Reader(Archive):
         if magic != MAGIC:
             raise self.corrupt(f"not a packfile (magic 0x{magic:08x}, expected 0x{MAGIC:08x})", 0)
         if version != VERSION:
-            raise UnsupportedFeatureError(f"{self.filename}: packfile version {version}; only version 3 (Red Faction Guerrilla) is supported")
+            raise UnsupportedFeatureError(
+                f"{self.filename}: packfile version {version}; only version 3 (Red Faction Guerrilla) is supported"
+            )
         if self.flags & ~3:
             raise UnsupportedFeatureError(f"{self.filename}: unknown packfile flags 0x{self.flags:x}")
         # Checked against the file before anything of that size is read or allocated.
@@ -367,6 +380,8 @@ class Reader(Archive):
             self.raw_names.append(names[name_offset:end])
         self._names = [decode_name(raw) for raw in self.raw_names]
         self._all_segments: list[_Segment] | None = None
+        self._cursor: _Inflater | None = None
+        self._cursor_lock = threading.Lock()
         self._chunk_starts: list[int] = []
         self._entries = self._place_entries()
 
@@ -455,7 +470,16 @@ class Reader(Archive):
         if not self.compressed:
             return super()._open_member(entry)
         if entry.size <= SMALL_MEMBER:
-            return io.BytesIO(b"".join(self._inflater_for(entry).read_range(entry)))
+            with self._cursor_lock:
+                # Opening members one after another (`ls -r`, sniffing nested packs) continues
+                # the previous pass over the shared stream instead of starting over each time.
+                inflater = self._cursor
+                if inflater is None or not self.condensed or inflater.position > entry.offset:
+                    inflater = self._inflater_for(entry)
+                self._cursor = None
+                data = b"".join(inflater.read_range(entry))
+                self._cursor = inflater
+            return io.BytesIO(data)
         return io.BufferedReader(_InflateStream(self, entry), _OUTPUT_STEP)  # type: ignore[return-value]
 
     # -- what the header should say ------------------------------------------------------
@@ -540,7 +564,9 @@ class Reader(Archive):
             fits = value == want or (want > U32 and value in (U32, want & U32))
             if not fits:
                 problems.append(f"header {field} is {value}, the layout says {want}")
-        file_size_ok = self.file_size_field == self.size or (self.size > U32 and self.file_size_field in (U32, self.size & U32))
+        file_size_ok = self.file_size_field == self.size or (
+            self.size > U32 and self.file_size_field in (U32, self.size & U32)
+        )
         if not file_size_ok:
             problems.append(f"header file_size is {self.file_size_field}, the file has {self.size} bytes")
         entries = self.infolist()
@@ -558,7 +584,9 @@ class Reader(Archive):
             if want_offset is not None and data_offset != want_offset & U32:
                 problems.append(f"member {entry.name!r}: DataOffset {data_offset}, the layout says {want_offset}")
             if not self.compressed and stored != NO_SIZE:
-                problems.append(f"member {entry.name!r}: CompressedDataSize {stored} in an uncompressed pack (expected 0xFFFFFFFF)")
+                problems.append(
+                    f"member {entry.name!r}: CompressedDataSize {stored} in an uncompressed pack (expected 0xFFFFFFFF)"
+                )
         if self.flags == 3:
             previous_end = 0
             for entry in entries:
@@ -668,8 +696,11 @@ class Reader(Archive):
         for strategy in (0, 1, 2, 3, 4):
             for level in order:
                 for mem_level in (8, 9, 7, 6, 5, 4, 3, 2, 1):
-                    if reproduces(level, strategy, mem_level, 64 << 10) and reproduces(level, strategy, mem_level, 1 << 30):
-                        return {"level": level, "strategy": strategy, "mem_level": mem_level, "window_bits": window_bits}
+                    quick = reproduces(level, strategy, mem_level, 64 << 10)
+                    if quick and reproduces(level, strategy, mem_level, 1 << 30):
+                        return {
+                            "level": level, "strategy": strategy, "mem_level": mem_level, "window_bits": window_bits,
+                        }
         return None
 
     def _stream_finished(self) -> bool:
@@ -816,7 +847,8 @@ class Writer(ArchiveWriter):
         else:
             if align not in (None, BLOCK_ALIGN):
                 raise UnsupportedFeatureError(
-                    f"flags {flags} always pad members to {BLOCK_ALIGN} bytes; align applies to condensed packs (flags 2, 3)"
+                    f"flags {flags} always pad members to {BLOCK_ALIGN} bytes; "
+                    "align applies to condensed packs (flags 2, 3)"
                 )
             align = BLOCK_ALIGN
         return flags, level, align
@@ -846,7 +878,9 @@ class Writer(ArchiveWriter):
                 )
         for member in members:
             if member.size > U32:
-                raise FormatLimitError(f"member {member.name!r} is {member.size} bytes; a packfile member holds at most 4 GiB - 1")
+                raise FormatLimitError(
+                    f"member {member.name!r} is {member.size} bytes; a packfile member holds at most 4 GiB - 1"
+                )
         raw_names = [encode_name(member.name) for member in members]
         count = len(members)
         names_start = HEADER_BLOCK + align_up(ENTRY.size * count, BLOCK_ALIGN)
@@ -859,7 +893,9 @@ class Writer(ArchiveWriter):
         data_offsets: list[int] = []
         stored_sizes: list[int] = []
         if flags == 3:
-            data_size, compressed_size = self._write_solid(out, members, level, align, fixed_offsets, data_offsets, stored_sizes)
+            data_size, compressed_size = self._write_solid(
+                out, members, level, align, fixed_offsets, data_offsets, stored_sizes
+            )
         elif flags == 2:
             position = 0
             for index, member in enumerate(members):
