@@ -39,10 +39,13 @@ def text() -> None:
     string blob (NUL-terminated strings). FILE MEMBER reads the strings of one member of the
     pack FILE (its layout detected, or named with --format), e.g. Diamond Rush's language file.
 
-    Strings are ISO-8859-1 with byte 0x92 as the apostrophe. Translation files keep each
-    string's index: JSON (an array of {"index", "text"}), CSV (UTF-8 with a byte-order mark so
-    spreadsheets read it right, header index,text) or PO (msgctxt = index, msgid = original,
-    msgstr = translation).
+    Strings are ISO-8859-1 with byte 0x92 as the apostrophe (' and ’ are written as
+    0x92); a character ISO-8859-1 lacks is an error naming the string's index. Translation
+    files keep each string's index: JSON (an array of {"index", "text"}), CSV (UTF-8 with a
+    byte-order mark so spreadsheets read it right, header index,text; read with or without
+    the mark) or PO (msgctxt = index, msgid = original, msgstr = translation; import uses
+    msgstr when it is non-empty and not fuzzy, else msgid). Outputs are written atomically
+    and never replace a file without --overwrite.
     """
 
 
