@@ -606,3 +606,33 @@ def test_rebuild_keeps_irregular_offsets_and_header_junk(tmp_path: Path) -> None
         assert [archive.read(name.decode()) for name, _ in members] == [d for _, d in members]
         assert archive.verify() == []
     assert _rebuild_with_library(original, tmp_path).read_bytes() == bytes(data)
+
+
+def test_cli_options_for_the_header(tmp_path: Path) -> None:
+    member = tmp_path / "one.txt"
+    member.write_bytes(b"1")
+    out = tmp_path / "t.str2_pc"
+    code, _, err = in_process_cli(
+        "create", str(out), str(member), "-O", "runtime=0x0102030405060708090a0b0c", "-O", "short_name=123"
+    )
+    assert code == 0, err
+    with gamepak.open(out) as archive:
+        fields = archive.header_fields()
+        assert (fields["runtime_bytes"], fields["short_name"], fields["flags"]) == ("0102030405060708090a0b0c", "123", 3)
+    assert in_process_cli("create", "--overwrite", str(out), str(member), "-O", "runtime=0x01" + "00" * 12)[0] == 1
+
+
+@settings(max_examples=50, deadline=None)
+@given(changes=st.lists(st.tuples(st.integers(0, 6824), st.integers(0, 255)), min_size=1, max_size=4))
+def test_corrupted_sample_raises_only_gamepak_errors(changes: list[tuple[int, int]]) -> None:
+    data = bytearray(sample("vpp/xray_effect.str2_pc").read_bytes())
+    for position, value in changes:
+        # Aim half of the changes at the header and entries, where they matter most.
+        data[position if position % 2 else position % 2200] = value
+    try:
+        archive = open_bytes(bytes(data), "x.str2_pc")
+        archive.verify()
+        for entry in archive.infolist():
+            archive.read(entry)
+    except GamepakError:
+        pass

@@ -795,8 +795,20 @@ def _name_offsets(raw_names: list[bytes]) -> list[int]:
     return offsets
 
 
-def _field(text: str, size: int, what: str) -> bytes:
-    raw = encode_name(text or "")
+def _runtime_bytes(value: Any) -> bytes:
+    """The 12 runtime bytes from a hex string (or an int, as `-O runtime=0x...` arrives)."""
+    if not value:
+        return bytes(12)
+    try:
+        if isinstance(value, int):
+            return value.to_bytes(12, "big")
+        return bytes.fromhex(str(value))
+    except (ValueError, OverflowError) as exc:
+        raise UnsupportedFeatureError(f"runtime must be 24 hex digits: {exc}") from exc
+
+
+def _field(text: Any, size: int, what: str) -> bytes:
+    raw = encode_name("" if text is None else str(text))
     if len(raw) >= size:
         raise FormatLimitError(f"{what} {text!r} is {len(raw)} bytes; the header holds at most {size - 1}")
     return raw.ljust(size, b"\0")
@@ -949,11 +961,7 @@ class Writer(ArchiveWriter):
             "compressed_data_size": min(compressed_size, U32),
         }
         header_values.update({key: int(value) for key, value in exact.get("header", {}).items()})
-        runtime = self.options["runtime"]
-        try:
-            runtime_bytes = bytes.fromhex(runtime) if runtime else bytes(12)
-        except ValueError as exc:
-            raise UnsupportedFeatureError(f"runtime must be 24 hex digits: {exc}") from exc
+        runtime_bytes = _runtime_bytes(self.options["runtime"])
         if len(runtime_bytes) != 12:
             raise UnsupportedFeatureError(f"runtime must be 12 bytes (24 hex digits), not {len(runtime_bytes)}")
         header = HEADER.pack(
