@@ -20,7 +20,7 @@ run: $(PY)
 
 test: $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
-	$(PY) -m pytest -q -n 2 -p no:cacheprovider
+	$(PY) -m pytest -q -n 2
 
 bench: $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
