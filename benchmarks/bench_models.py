@@ -78,8 +78,10 @@ def main() -> None:
     print(f"in process, median of {ROUNDS}:")
     for name, seconds in medians.items():
         print(f"  {name:22} {seconds * 1000:8.1f} ms")
-    print(f"  conversion costs {(medians['export-all to glb'] - medians['read members']) * 1000:.1f} ms "
-          f"more than reading ({medians['export-all to glb'] / 37 * 1000:.2f} ms a model)")
+    print(
+        f"  conversion costs {(medians['export-all to glb'] - medians['read members']) * 1000:.1f} ms "
+        f"more than reading ({medians['export-all to glb'] / 37 * 1000:.2f} ms a model)"
+    )
 
     counter = iter(range(10_000))
     commands = {
@@ -92,10 +94,14 @@ def main() -> None:
     print("whole command (fresh interpreter), median of 7:")
     for name, seconds in cli.items():
         print(f"  {name:26} {seconds * 1000:8.1f} ms")
-    print(f"  export-all over ls: {(cli['gamepak model export-all'] - cli['gamepak ls']) * 1000:.1f} ms "
-          f"(numpy + pygltflib imports and the conversion)")
-    print(f"python {sys.version.split()[0]}, numpy {np.__version__}; spread of in-process runs "
-          f"{statistics.pstdev([convert(100 + i) for i in range(3)]) * 1000:.1f} ms")
+    print(
+        f"  export-all over ls: {(cli['gamepak model export-all'] - cli['gamepak ls']) * 1000:.1f} ms "
+        f"(numpy + pygltflib imports and the conversion)"
+    )
+    print(
+        f"python {sys.version.split()[0]}, numpy {np.__version__}; spread of in-process runs "
+        f"{statistics.pstdev([convert(100 + i) for i in range(3)]) * 1000:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ def text_corpus(size: int, seed: int = 1) -> bytes:
     while total < size:
         tag = rng.choice(words[:40])
         body = " ".join(rng.choices(words, k=rng.randint(1, 4)))
-        line = f"    <{tag} value=\"{rng.randint(0, 999)}\">{body}</{tag}>\n"
+        line = f'    <{tag} value="{rng.randint(0, 999)}">{body}</{tag}>\n'
         lines.append(line)
         total += len(line)
     return "".join(lines).encode()[:size]
@@ -69,9 +69,9 @@ def minimal_extract(path: str, dest: str) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         header = os.pread(fd, 2048, 0)
-        count, = struct.unpack_from("<I", header, 340)
-        name_block_size, = struct.unpack_from("<I", header, 352)
-        compressed_size, = struct.unpack_from("<I", header, 360)
+        (count,) = struct.unpack_from("<I", header, 340)
+        (name_block_size,) = struct.unpack_from("<I", header, 352)
+        (compressed_size,) = struct.unpack_from("<I", header, 360)
         entries = list(ENTRY.iter_unpack(os.pread(fd, ENTRY.size * count, 2048)))
         names_at = 2048 + _align(ENTRY.size * count)
         names = os.pread(fd, name_block_size, names_at)
@@ -176,9 +176,11 @@ def main() -> None:
         path = os.path.join(root, "bench.vpp_pc")
         began = time.perf_counter()
         count = build(path, args.size_mb << 20, args.level)
-        print(f"built {path}: {count} members, {args.size_mb} MiB decompressed, "
-              f"{os.path.getsize(path) / 2**20:.1f} MiB on disk, level {args.level}, "
-              f"{time.perf_counter() - began:.1f} s")
+        print(
+            f"built {path}: {count} members, {args.size_mb} MiB decompressed, "
+            f"{os.path.getsize(path) / 2**20:.1f} MiB on disk, level {args.level}, "
+            f"{time.perf_counter() - began:.1f} s"
+        )
         runners = {"gamepak": gamepak_extract, "minimal": minimal_extract, "gamepak-zlib": gamepak_extract_stdlib_zlib}
         timings: dict[str, list[float]] = {name: [] for name in runners}
         for round_number in range(args.rounds):
@@ -190,20 +192,26 @@ def main() -> None:
                 timings[name].append(time.perf_counter() - began)
             # identical output, then free the space (tmpfs: no inode-reuse penalty)
             sample = os.path.join("tables", "member_00000.xtbl")
-            with open(os.path.join(root, f"out-gamepak-{round_number}", sample), "rb") as a, \
-                    open(os.path.join(root, f"out-minimal-{round_number}", sample), "rb") as b:
+            with (
+                open(os.path.join(root, f"out-gamepak-{round_number}", sample), "rb") as a,
+                open(os.path.join(root, f"out-minimal-{round_number}", sample), "rb") as b,
+            ):
                 assert a.read() == b.read()
             for name in order:
                 shutil.rmtree(os.path.join(root, f"out-{name}-{round_number}"))
         medians = {name: statistics.median(values) for name, values in timings.items()}
         size_mb = args.size_mb * 1.048576
         for name, value in medians.items():
-            print(f"{name:12s} median {value:.3f} s ({size_mb / value:.0f} MB/s)  rounds: "
-                  + " ".join(f"{v:.3f}" for v in timings[name]))
+            print(
+                f"{name:12s} median {value:.3f} s ({size_mb / value:.0f} MB/s)  rounds: "
+                + " ".join(f"{v:.3f}" for v in timings[name])
+            )
         for name in ("gamepak", "gamepak-zlib"):
             ratios = [g / m for g, m in zip(timings[name], timings["minimal"])]
-            print(f"ratio {name}/minimal: {medians[name] / medians['minimal']:.2f}x "
-                  f"(median of same-round ratios {statistics.median(ratios):.2f}x)")
+            print(
+                f"ratio {name}/minimal: {medians[name] / medians['minimal']:.2f}x "
+                f"(median of same-round ratios {statistics.median(ratios):.2f}x)"
+            )
         speeds = decompress_speed(path, args.rounds)
         for name, value in speeds.items():
             print(f"inflate data block with {name:5s}: median {value:.3f} s ({size_mb / value:.0f} MB/s out)")

@@ -92,8 +92,12 @@ def test_spec_bytes_read(layout: str) -> None:
         assert [pack.extraction_name(entry) for entry in pack.infolist()] == ["0.png", "1.txt", "2.bin"]
         assert pack.verify() == []
         # Offsets are relative to the payload: the first member starts right after the header.
-        header_size = {"j2me-offsets": 2 + 4 * 4, "j2me-end-offsets": 4 + 4 * 3 + 1,
-                       "j2me-table": 1 + 8 * 3, "j2me-sized": 2}[layout]
+        header_size = {
+            "j2me-offsets": 2 + 4 * 4,
+            "j2me-end-offsets": 4 + 4 * 3 + 1,
+            "j2me-table": 1 + 8 * 3,
+            "j2me-sized": 2,
+        }[layout]
         assert pack.getinfo("0").offset == header_size
         assert pack.header_fields()["members_tile_payload"] is True
 
@@ -101,9 +105,9 @@ def test_spec_bytes_read(layout: str) -> None:
 def test_exact_header_bytes() -> None:
     """Known values, spelled out byte by byte."""
     files = [b"AB", b"CDE"]
-    assert offsets_pack(files) == bytes.fromhex("0300" "00000000" "02000000" "05000000") + b"ABCDE"
-    assert end_offsets_pack(files) == bytes.fromhex("02000000" "02000000" "05000000" "00") + b"ABCDE"
-    assert table_pack(files) == bytes.fromhex("02" "0000000002000000" "0200000003000000") + b"ABCDE"
+    assert offsets_pack(files) == bytes.fromhex("0300000000000200000005000000") + b"ABCDE"
+    assert end_offsets_pack(files) == bytes.fromhex("02000000020000000500000000") + b"ABCDE"
+    assert table_pack(files) == bytes.fromhex("0200000000020000000200000003000000") + b"ABCDE"
     assert sized_pack(files) == bytes.fromhex("0200") + b"AB" + bytes.fromhex("0300") + b"CDE"
 
 

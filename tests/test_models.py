@@ -271,7 +271,7 @@ def test_random_bytes_only_raise_gamepak_errors(noise: bytes, prefix: int) -> No
             mesh = joe.read(data)
     except GamepakError:
         return
-    assert joe.write(mesh)[4:] == data[4:len(joe.write(mesh))]
+    assert joe.write(mesh)[4:] == data[4 : len(joe.write(mesh))]
 
 
 # ---------------------------------------------------------------------------- round trips
@@ -289,11 +289,14 @@ def meshes(draw: st.DrawFn) -> Mesh:
     normals = rng.normal(size=(normal_count, 3)).astype(np.float32)
     normals /= np.linalg.norm(normals, axis=1, keepdims=True)
     texcoords = rng.uniform(-2, 2, size=(texcoord_count, 2)).astype(np.float32)
-    corners = np.stack([
-        rng.integers(0, vertex_count, (face_count, 3)),
-        rng.integers(0, normal_count, (face_count, 3)),
-        rng.integers(0, max(texcoord_count, 1), (face_count, 3)),
-    ], axis=2)
+    corners = np.stack(
+        [
+            rng.integers(0, vertex_count, (face_count, 3)),
+            rng.integers(0, normal_count, (face_count, 3)),
+            rng.integers(0, max(texcoord_count, 1), (face_count, 3)),
+        ],
+        axis=2,
+    )
     return Mesh(positions, normals, texcoords, corners)
 
 
@@ -366,9 +369,11 @@ def test_bad_gltf_and_ply_give_model_errors() -> None:
     for data in (b"glTF" + good[4:40], b"{not json", good[:-8]):
         with pytest.raises(GamepakError):
             gltf.read(data)
-    for data in (b"ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nend_header\n1\n",
-                 b"ply\nformat binary_little_endian 1.0\nelement vertex 9\nproperty float x\nproperty float y\n"
-                 b"property float z\nend_header\n\0\0"):
+    for data in (
+        b"ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nend_header\n1\n",
+        b"ply\nformat binary_little_endian 1.0\nelement vertex 9\nproperty float x\nproperty float y\n"
+        b"property float z\nend_header\n\0\0",
+    ):
         with pytest.raises(ModelError):
             ply.read(data)
 
@@ -429,8 +434,12 @@ def gltf_validator(request: pytest.FixtureRequest) -> Path:
     package = folder / "node_modules" / "gltf-validator"
     if not (package / "package.json").exists():
         try:
-            subprocess.run([npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", "gltf-validator"],
-                           capture_output=True, timeout=180, check=True)
+            subprocess.run(
+                [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", "gltf-validator"],
+                capture_output=True,
+                timeout=180,
+                check=True,
+            )
         except (subprocess.SubprocessError, OSError) as exc:
             pytest.skip(f"could not install the gltf-validator npm package: {exc}")
     if not (package / "package.json").exists():
@@ -457,11 +466,14 @@ def test_exported_gltf_passes_the_khronos_validator(gltf_validator: Path, tmp_pa
     odd = joe.read(triangle_bytes(texcoords=False))
     odd.normals[:] = 0
     files += models.save(odd, tmp_path / "zero_normals.glb")
-    files += models.save(Mesh(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2)), np.zeros((0, 3, 3))),
-                         tmp_path / "empty.glb")
+    files += models.save(
+        Mesh(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2)), np.zeros((0, 3, 3))), tmp_path / "empty.glb"
+    )
     result = subprocess.run(
         ["node", str(gltf_validator.parent.parent / "validate.cjs"), str(gltf_validator), *files],
-        capture_output=True, timeout=120, text=True,
+        capture_output=True,
+        timeout=120,
+        text=True,
     )
     assert result.returncode == 0, result.stderr
     reports = json.loads(result.stdout)
@@ -480,10 +492,11 @@ def assert_framed(picture: object, size: int) -> None:
     assert pixels.shape == (size, size, 3)
     drawn = (pixels != BACKGROUND).any(axis=2)
     assert drawn.mean() > 0.03, "the image is (nearly) blank"
-    middle = drawn[size // 4: 3 * size // 4, size // 4: 3 * size // 4]
+    middle = drawn[size // 4 : 3 * size // 4, size // 4 : 3 * size // 4]
     assert middle.any(), "nothing drawn in the middle"
-    assert not drawn[0].any() and not drawn[-1].any() and not drawn[:, 0].any() and not drawn[:, -1].any(), \
+    assert not drawn[0].any() and not drawn[-1].any() and not drawn[:, 0].any() and not drawn[:, -1].any(), (
         "the model touches the edge of the image"
+    )
 
 
 @pytest.mark.parametrize("sample_id", ["joe/road_cone.joe", "joe/toolbox.joe", f"{PACK}:Cube.002.joe"])

@@ -71,12 +71,27 @@ def hand_made(members: list[tuple[bytes, bytes]], flags: int = 0, align: int = 1
     )
     head_size = 2048 + _align(len(entry_block)) + _align(len(names))
     header = struct.pack(
-        "<II65s256s3sI4sIIIIII12s", 0x51890ACE, 3, b"", b"", b"", flags, b"", count,
-        head_size + len(block), len(entry_block), len(names), data_size, compressed_size, b"",
+        "<II65s256s3sI4sIIIIII12s",
+        0x51890ACE,
+        3,
+        b"",
+        b"",
+        b"",
+        flags,
+        b"",
+        count,
+        head_size + len(block),
+        len(entry_block),
+        len(names),
+        data_size,
+        compressed_size,
+        b"",
     )
     return (
-        header.ljust(2048, b"\0") + entry_block.ljust(_align(len(entry_block)), b"\0")
-        + names.ljust(_align(len(names)), b"\0") + block
+        header.ljust(2048, b"\0")
+        + entry_block.ljust(_align(len(entry_block)), b"\0")
+        + names.ljust(_align(len(names)), b"\0")
+        + block
     )
 
 
@@ -401,8 +416,21 @@ def test_sparse_archive_past_4_gib(tmp_path: Path, flags: int) -> None:
         for i in range(3)
     )
     header = struct.pack(
-        "<II65s256s3sI4sIIIIII12s", 0x51890ACE, 3, b"", b"", b"", flags, b"", 3, 0xFFFFFFFF,
-        len(entries), len(name_block), 0xFFFFFFFF, 0xFFFFFFFF, b"",
+        "<II65s256s3sI4sIIIIII12s",
+        0x51890ACE,
+        3,
+        b"",
+        b"",
+        b"",
+        flags,
+        b"",
+        3,
+        0xFFFFFFFF,
+        len(entries),
+        len(name_block),
+        0xFFFFFFFF,
+        0xFFFFFFFF,
+        b"",
     )
     path = tmp_path / "huge.vpp_pc"
     with open(path, "wb") as handle:
@@ -452,7 +480,7 @@ def test_counts_that_cannot_fit() -> None:
 
 
 def test_entry_block_past_eof() -> None:
-    data = hand_made([(b"a", b"x"), (b"b", b"y")])[:2048 + 30]
+    data = hand_made([(b"a", b"x"), (b"b", b"y")])[: 2048 + 30]
     with pytest.raises(CorruptArchiveError) as caught:
         open_bytes(data)
     assert caught.value.offset == 340
@@ -618,7 +646,11 @@ def test_cli_options_for_the_header(tmp_path: Path) -> None:
     assert code == 0, err
     with gamepak.open(out) as archive:
         fields = archive.header_fields()
-        assert (fields["runtime_bytes"], fields["short_name"], fields["flags"]) == ("0102030405060708090a0b0c", "123", 3)
+        assert (fields["runtime_bytes"], fields["short_name"], fields["flags"]) == (
+            "0102030405060708090a0b0c",
+            "123",
+            3,
+        )
     assert in_process_cli("create", "--overwrite", str(out), str(member), "-O", "runtime=0x01" + "00" * 12)[0] == 1
 
 

@@ -132,8 +132,9 @@ def test_export_import_each_format(tmp_path: Path, extension: str) -> None:
     assert table.sentinel
     assert b"l\x92\xe9t\xe9\0" in rebuilt and b"Gr\xfc\xdfe\0" in rebuilt
     assert b"don't\0" in rebuilt  # unchanged string keeps its original byte
-    assert rebuilt == text_pack([encode_string(t, i) if t != "don't" else b"don't" for i, t in enumerate(translated)],
-                                sentinel=True)
+    assert rebuilt == text_pack(
+        [encode_string(t, i) if t != "don't" else b"don't" for i, t in enumerate(translated)], sentinel=True
+    )
 
 
 def test_po_fuzzy_and_empty_msgstr_fall_back_to_msgid(tmp_path: Path) -> None:
@@ -154,7 +155,9 @@ def test_language_blob_member(tmp_path: Path) -> None:
     # Import: the member is rebuilt, the pack keeps its layout and its other member.
     rows[3]["text"] = "Ligne 3 thé l'été"
     (tmp_path / "fr.json").write_text(json.dumps(rows, ensure_ascii=False), "utf-8")
-    code, _, err = in_process_cli("text", "import", str(path), "0", str(tmp_path / "fr.json"), "-o", str(tmp_path / "fr.bin"))
+    code, _, err = in_process_cli(
+        "text", "import", str(path), "0", str(tmp_path / "fr.json"), "-o", str(tmp_path / "fr.bin")
+    )
     assert code == 0, err
     assert "1 string changed" in err
     with gamepak.open(tmp_path / "fr.bin", "j2me-table") as pack:
@@ -162,8 +165,9 @@ def test_language_blob_member(tmp_path: Path) -> None:
         assert pack.read("0").split(b"\0")[3] == b"Ligne 3 th\xe9 l\x92\xe9t\xe9"
     # The extracted name works as a member name too, and an unchanged import is identical.
     (tmp_path / "same.json").write_text(out, "utf-8")
-    code, _, err = in_process_cli("text", "import", str(path), "0.txt", str(tmp_path / "same.json"),
-                                  "-o", str(tmp_path / "same.bin"))
+    code, _, err = in_process_cli(
+        "text", "import", str(path), "0.txt", str(tmp_path / "same.json"), "-o", str(tmp_path / "same.bin")
+    )
     assert code == 0, err
     assert (tmp_path / "same.bin").read_bytes() == path.read_bytes()
 
@@ -172,7 +176,10 @@ def test_language_blob_member(tmp_path: Path) -> None:
     ("rows", "message"),
     [
         ([{"index": 0, "text": "a"}], "index 1 is missing"),
-        ([{"index": 0, "text": "a"}, {"index": 1, "text": "b"}, {"index": 2, "text": "c"}], "index 2 is not in the original"),
+        (
+            [{"index": 0, "text": "a"}, {"index": 1, "text": "b"}, {"index": 2, "text": "c"}],
+            "index 2 is not in the original",
+        ),
         ([{"index": 0, "text": "a"}, {"index": 0, "text": "b"}], "index 0 appears more than once"),
         ([{"index": 0, "text": "a"}, {"index": 1, "text": "Ωmega"}], "string 1: character 'Ω'"),
         ([{"index": "0", "text": "a"}], "integer index"),

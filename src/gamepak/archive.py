@@ -8,7 +8,6 @@ manifests, nested archives, atomic output) lives here and in `extract.py`, once 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import struct
 
@@ -488,28 +487,16 @@ class ArchiveWriter:
         if self._closed:
             return
         self._closed = True
-        import tempfile
+        from .atomic import write_via_temporary
 
-        folder = os.path.dirname(os.path.abspath(self.path))
-        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(self.path)}.", suffix=".tmp")
-        try:
+        def fill(fd: int) -> None:
             out = Output(fd)
             for member in self.members:
                 member.on_written = self.progress
             self._write(out, self.members)
             out.flush()
-            os.close(fd)
-            fd = -1
-            os.chmod(temporary, 0o644)
-            if not self.overwrite and os.path.lexists(self.path):
-                raise OutputExistsError(self.path)
-            os.replace(temporary, self.path)
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
-            raise
+
+        write_via_temporary(self.path, fill, overwrite=self.overwrite)
 
     def abort(self) -> None:
         """Give up: nothing is written."""

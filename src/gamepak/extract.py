@@ -15,9 +15,7 @@ manifest records which member each file holds, so nothing is lost and rebuilds s
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import itertools
 import json
 import os
 import re
@@ -27,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from .archive import RawRange, copy_range
+from .atomic import write_all, write_via_temporary
 from .errors import CorruptArchiveError, GamepakError, OutputExistsError, UnsafePathError
 
 if TYPE_CHECKING:
@@ -37,7 +36,6 @@ MANIFEST_VERSION = 1
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _SEPARATORS = re.compile(r"[\\/]+")
-_temporary_counter = itertools.count()
 # Below this many members, threads cost more than they save.
 _THREAD_THRESHOLD = 256
 _SMALL_COPY = 8 << 20
@@ -137,30 +135,6 @@ def _winners(archive: Archive, entries: list[Entry]) -> set[int]:
     return {id(entry) for entry in by_path.values()}
 
 
-def _write_all(fd: int, data: bytes | memoryview) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _atomic_file(path: str, fill: Callable[[int], None]) -> None:
-    """Create `path` through a temporary file in the same folder."""
-    folder, base = os.path.split(path)
-    temporary = os.path.join(folder, f".{base}.gamepak-{os.getpid()}-{next(_temporary_counter)}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        fill(fd)
-        os.close(fd)
-        fd = -1
-        os.rename(temporary, path)
-    except BaseException:
-        if fd >= 0:
-            os.close(fd)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-
-
 def extract_members(
     archive: Archive,
     entries: list[Entry],
@@ -193,13 +167,13 @@ def extract_members(
         if isinstance(data, RawRange):
             raw_batch.append((entry, target, data))
             continue
-        _atomic_file(target, functools.partial(_write_chunks, chunks=data))
+        _write_file(target, functools.partial(_write_chunks, chunks=data))
         if progress is not None:
             progress(entry)
 
     def copy_raw(batch: Iterable[tuple[Entry, str, RawRange]]) -> None:
         for entry, target, data in batch:
-            _atomic_file(target, functools.partial(_copy_raw, archive, source, data, entry=entry))
+            _write_file(target, functools.partial(_copy_raw, archive, source, data, entry=entry))
             if progress is not None:
                 progress(entry)
 
@@ -219,9 +193,15 @@ def extract_members(
     return written
 
 
+def _write_file(path: str, fill: Callable[[int], object]) -> None:
+    # The plan already refused targets that exist without --overwrite: replacing is right here,
+    # and a rename costs one system call where a no-clobber link costs two.
+    write_via_temporary(path, fill, overwrite=True)
+
+
 def _write_chunks(fd: int, *, chunks: Iterable[bytes]) -> None:
     for chunk in chunks:
-        _write_all(fd, chunk)
+        write_all(fd, chunk)
 
 
 def _copy_raw(archive: Archive, source: Any, data: RawRange, fd: int, entry: Entry) -> None:
@@ -234,7 +214,7 @@ def _copy_raw(archive: Archive, source: Any, data: RawRange, fd: int, entry: Ent
                 raise CorruptArchiveError(
                     "member data is truncated", path=archive.filename, offset=position, member=entry.name
                 )
-            _write_all(fd, chunk)
+            write_all(fd, chunk)
             position += len(chunk)
             remaining -= len(chunk)
         return
@@ -258,7 +238,7 @@ def write_manifest(archive: Archive, entries: list[Entry], targets: list[list[st
     }
     path = os.path.join(root, MANIFEST_NAME)
     encoded = json.dumps(document, indent=1, ensure_ascii=True).encode()
-    _atomic_file(path, lambda fd: _write_all(fd, encoded))
+    _write_file(path, lambda fd: write_all(fd, encoded))
     return path
 
 

@@ -35,7 +35,8 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import GamepakError, MemberNotFoundError, OutputExistsError
+from .atomic import write_bytes as write_atomic
+from .errors import GamepakError, MemberNotFoundError
 
 APOSTROPHE_BYTE = b"\x92"
 # Apostrophes a translator may type; all are stored as 0x92.
@@ -77,8 +78,7 @@ def parse_string_blob(data: bytes, where: str = "string blob") -> list[bytes]:
         start = data.rfind(b"\0") + 1
         index = data.count(b"\0")
         raise GamepakError(
-            f"{where}: string {index} at byte {start} has no NUL terminator "
-            f"(the data ends at byte {len(data)})"
+            f"{where}: string {index} at byte {start} has no NUL terminator (the data ends at byte {len(data)})"
         )
     return data[:-1].split(b"\0")
 
@@ -119,9 +119,7 @@ def parse_text_pack(data: bytes, where: str = "text pack") -> tuple[list[bytes],
     pointing at the end of the string table."""
     files = split_sized(data)
     if files is None:
-        raise GamepakError(
-            f"{where}: not a j2me-sized pack (its size fields do not end at the end of the data)"
-        )
+        raise GamepakError(f"{where}: not a j2me-sized pack (its size fields do not end at the end of the data)")
     if len(files) != 2:
         raise GamepakError(f"{where}: a text pack holds exactly 2 files, this one {len(files)}")
     table, index_table = files
@@ -131,8 +129,7 @@ def parse_text_pack(data: bytes, where: str = "text pack") -> tuple[list[bytes],
     (count,) = INDEX.unpack_from(index_table, 0)
     if count < 0 or INDEX.size * (1 + count) > len(index_table):
         raise GamepakError(
-            f"{where}: byte {index_start}: index count {count} does not fit the "
-            f"{len(index_table)}-byte index table"
+            f"{where}: byte {index_start}: index count {count} does not fit the {len(index_table)}-byte index table"
         )
     if INDEX.size * (1 + count) != len(index_table):
         raise GamepakError(
@@ -150,14 +147,11 @@ def parse_text_pack(data: bytes, where: str = "text pack") -> tuple[list[bytes],
             break
         if start < 0 or start >= len(table):
             raise GamepakError(
-                f"{where}: byte {position}: index {number} ({start}) lies outside the "
-                f"{len(table)}-byte string table"
+                f"{where}: byte {position}: index {number} ({start}) lies outside the {len(table)}-byte string table"
             )
         end = table.find(b"\0", start)
         if end < 0:
-            raise GamepakError(
-                f"{where}: string {number} at byte {start} of the string table has no NUL terminator"
-            )
+            raise GamepakError(f"{where}: string {number} at byte {start} of the string table has no NUL terminator")
         raw_strings.append(table[start:end])
     return raw_strings, sentinel
 
@@ -242,9 +236,7 @@ def translation_format(path: str | os.PathLike[str] | None, explicit: str | None
     if explicit:
         wanted = explicit.lower().lstrip(".")
         if wanted not in TRANSLATION_FORMATS:
-            raise GamepakError(
-                f"unknown translation format {explicit!r}; use one of {', '.join(TRANSLATION_FORMATS)}"
-            )
+            raise GamepakError(f"unknown translation format {explicit!r}; use one of {', '.join(TRANSLATION_FORMATS)}")
         return wanted
     if path is None:
         return "json"
@@ -258,7 +250,7 @@ def translation_format(path: str | os.PathLike[str] | None, explicit: str | None
     )
 
 
-def dump_translation(texts: Sequence[str], format: str = "json", *, source: str = "") -> bytes:  # noqa: A002
+def dump_translation(texts: Sequence[str], format: str = "json", *, source: str = "") -> bytes:
     """A translation file holding `texts` by index."""
     if format == "json":
         rows = [{"index": index, "text": text} for index, text in enumerate(texts)]
@@ -291,7 +283,7 @@ def _rows_from_json(text: str, where: str) -> list[tuple[int, str]]:
     except ValueError as exc:
         raise GamepakError(f"{where}: not valid JSON: {exc}") from None
     if not isinstance(document, list):
-        raise GamepakError(f"{where}: expected a JSON array of {{\"index\": N, \"text\": \"...\"}} objects")
+        raise GamepakError(f'{where}: expected a JSON array of {{"index": N, "text": "..."}} objects')
     rows = []
     for position, item in enumerate(document):
         if (
@@ -300,9 +292,7 @@ def _rows_from_json(text: str, where: str) -> list[tuple[int, str]]:
             or isinstance(item.get("index"), bool)
             or not isinstance(item.get("text"), str)
         ):
-            raise GamepakError(
-                f"{where}: item {position} is not an object with an integer index and a string text"
-            )
+            raise GamepakError(f"{where}: item {position} is not an object with an integer index and a string text")
         rows.append((item["index"], item["text"]))
     return rows
 
@@ -358,9 +348,7 @@ def _rows_from_po(text: str, where: str) -> list[tuple[int, str]]:
     return rows
 
 
-def load_translation(
-    data: bytes, expected: int, format: str = "json", *, where: str = "translation"  # noqa: A002
-) -> list[str]:
+def load_translation(data: bytes, expected: int, format: str = "json", *, where: str = "translation") -> list[str]:
     """The texts of a translation file, by index; every index 0..expected-1 exactly once."""
     try:
         text = data.decode("utf-8-sig")
@@ -386,9 +374,7 @@ def load_translation(
         )
     missing = [index for index in range(expected) if index not in by_index]
     if missing:
-        raise GamepakError(
-            f"{where}: {_some(missing)} missing; every string 0..{expected - 1} must be present"
-        )
+        raise GamepakError(f"{where}: {_some(missing)} missing; every string 0..{expected - 1} must be present")
     return [by_index[index] for index in range(expected)]
 
 
@@ -400,28 +386,6 @@ def _some(indices: list[int]) -> str:
 
 
 # -- files -------------------------------------------------------------------------------------
-
-
-def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = False) -> None:
-    """Write `data` to `path` through a temporary file renamed into place."""
-    target = os.fspath(path)
-    if not overwrite and os.path.lexists(target):
-        raise OutputExistsError(target)
-    folder = os.path.dirname(os.path.abspath(target))
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(temporary, 0o644)
-        if not overwrite and os.path.lexists(target):
-            raise OutputExistsError(target)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _read_file(path: str | os.PathLike[str]) -> bytes:
@@ -447,7 +411,7 @@ def read_strings(
     file: str | os.PathLike[str],
     member: str | None = None,
     *,
-    format: str | None = None,  # noqa: A002
+    format: str | None = None,
     kind: str = "auto",
 ) -> StringTable:
     """The strings of `file` (a text pack or string blob), or of its `member` when given (the
@@ -469,7 +433,7 @@ def export_strings(
     output: str | os.PathLike[str] | None = None,
     member: str | None = None,
     *,
-    format: str | None = None,  # noqa: A002
+    format: str | None = None,
     kind: str = "auto",
     translation: str | None = None,
     overwrite: bool = False,
@@ -491,7 +455,7 @@ def import_strings(
     output: str | os.PathLike[str],
     member: str | None = None,
     *,
-    format: str | None = None,  # noqa: A002
+    format: str | None = None,
     kind: str = "auto",
     translation_kind: str | None = None,
     overwrite: bool = False,
@@ -516,7 +480,10 @@ def import_strings(
         rebuilt = table.rebuild(texts)
         layout = archive.layout()
         writer = gamepak.create(
-            output, archive.format_name, overwrite=overwrite, layout=layout.get("exact", {}),
+            output,
+            archive.format_name,
+            overwrite=overwrite,
+            layout=layout.get("exact", {}),
             **layout.get("options", {}),
         )
         with writer:

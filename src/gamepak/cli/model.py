@@ -105,11 +105,18 @@ def _vector(values: Any) -> str:
 @model.command("export")
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.argument("member", required=False)
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="File to write: .glb, .gltf, .obj, .ply (or .joe).")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="File to write: .glb, .gltf, .obj, .ply (or .joe).",
+)
 @click.option("--format", "format_name", type=click.Choice(OUTPUT_FORMATS), help="Output format (default: from -o).")
-@click.option("--texture", help="Texture image to name in the material (OBJ: an MTL file beside; "
-              ".glb embeds it when the file exists).")
+@click.option(
+    "--texture",
+    help="Texture image to name in the material (OBJ: an MTL file beside; .glb embeds it when the file exists).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace output files that exist.")
 def export_command(
     model_path: str, member: str | None, output: str, format_name: str | None, texture: str | None, overwrite: bool
@@ -163,8 +170,9 @@ def render_command(model_path: str, member: str | None, output: str, size: int, 
 
 @model.command("export-all")
 @click.argument("archive", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
-              help="Folder to write into (created if missing).")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(file_okay=False), help="Folder to write into (created if missing)."
+)
 @click.option("--format", "format_name", type=click.Choice(OUTPUT_FORMATS), default="glb", show_default=True)
 @click.option("--overwrite", is_flag=True, help="Replace files that exist.")
 def export_all_command(archive: str, output: str, format_name: str, overwrite: bool) -> None:
@@ -172,12 +180,15 @@ def export_all_command(archive: str, output: str, format_name: str, overwrite: b
     converted, skipped = export_all(archive, output, format_name, overwrite=overwrite)
     for name, reason in skipped:
         _note(f"skipped {name}: {reason}")
-    _note(f"wrote {len(converted)} model{'s' if len(converted) != 1 else ''} to {output}"
-          + (f", skipped {len(skipped)}" if skipped else ""))
+    _note(
+        f"wrote {len(converted)} model{'s' if len(converted) != 1 else ''} to {output}"
+        + (f", skipped {len(skipped)}" if skipped else "")
+    )
 
 
-def export_all(archive: str, output: str, format_name: str = "glb", *, overwrite: bool = False
-               ) -> tuple[list[str], list[tuple[str, str]]]:
+def export_all(
+    archive: str, output: str, format_name: str = "glb", *, overwrite: bool = False
+) -> tuple[list[str], list[tuple[str, str]]]:
     """Convert every model member of `archive` into `output`; returns (files written,
     [(member, why skipped)]). Every target is checked before the first file is written."""
     import warnings
@@ -199,8 +210,9 @@ def export_all(archive: str, output: str, format_name: str = "glb", *, overwrite
             try:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    mesh = models.loads(data, source_format, name=os.path.basename(entry.name),
-                                        path=f"{archive}:{entry.name}")
+                    mesh = models.loads(
+                        data, source_format, name=os.path.basename(entry.name), path=f"{archive}:{entry.name}"
+                    )
             except GamepakError as exc:
                 skipped.append((entry.name, str(exc)))
                 continue

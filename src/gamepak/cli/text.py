@@ -52,19 +52,36 @@ def text() -> None:
 @text.command("export")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.argument("member", required=False)
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Translation file to write (.json, .csv or .po); default: JSON on stdout.")
-@click.option("--to", "translation", type=click.Choice(["json", "csv", "po"]),
-              help="Translation format (default: from --output's extension).")
-@click.option("--format", "format_name", type=click.Choice(FORMAT_NAMES, case_sensitive=False),
-              help="Layout of the pack holding MEMBER (default: detected).")
-@click.option("--kind", type=click.Choice(["auto", "pack", "blob"]), default="auto", show_default=True,
-              help=KIND_HELP)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Translation file to write (.json, .csv or .po); default: JSON on stdout.",
+)
+@click.option(
+    "--to",
+    "translation",
+    type=click.Choice(["json", "csv", "po"]),
+    help="Translation format (default: from --output's extension).",
+)
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(FORMAT_NAMES, case_sensitive=False),
+    help="Layout of the pack holding MEMBER (default: detected).",
+)
+@click.option("--kind", type=click.Choice(["auto", "pack", "blob"]), default="auto", show_default=True, help=KIND_HELP)
 @click.option("--overwrite", is_flag=True, help="Replace --output if it exists.")
 @click.pass_context
 def export_command(
-    ctx: click.Context, file: str, member: str | None, output: str | None, translation: str | None,
-    format_name: str | None, kind: str, overwrite: bool,
+    ctx: click.Context,
+    file: str,
+    member: str | None,
+    output: str | None,
+    translation: str | None,
+    format_name: str | None,
+    kind: str,
+    overwrite: bool,
 ) -> None:
     """Export the strings of FILE (or of FILE's MEMBER) with their indices.
 
@@ -75,8 +92,13 @@ def export_command(
     from ..text import export_strings
 
     encoded = export_strings(
-        file, output, member, format=_pack_format(ctx, format_name, file, member), kind=kind,
-        translation=translation, overwrite=overwrite,
+        file,
+        output,
+        member,
+        format=_pack_format(ctx, format_name, file, member),
+        kind=kind,
+        translation=translation,
+        overwrite=overwrite,
     )
     if output is None:
         sys.stdout.buffer.write(encoded)
@@ -87,19 +109,36 @@ def export_command(
 
 @text.command("import")
 @click.argument("arguments", nargs=-1, required=True, metavar="FILE [MEMBER] TRANSLATION")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="The new file to write (FILE with the translated strings).")
-@click.option("--from", "translation_kind", type=click.Choice(["json", "csv", "po"]),
-              help="Translation format (default: from TRANSLATION's extension).")
-@click.option("--format", "format_name", type=click.Choice(FORMAT_NAMES, case_sensitive=False),
-              help="Layout of the pack holding MEMBER (default: detected).")
-@click.option("--kind", type=click.Choice(["auto", "pack", "blob"]), default="auto", show_default=True,
-              help=KIND_HELP)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The new file to write (FILE with the translated strings).",
+)
+@click.option(
+    "--from",
+    "translation_kind",
+    type=click.Choice(["json", "csv", "po"]),
+    help="Translation format (default: from TRANSLATION's extension).",
+)
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(FORMAT_NAMES, case_sensitive=False),
+    help="Layout of the pack holding MEMBER (default: detected).",
+)
+@click.option("--kind", type=click.Choice(["auto", "pack", "blob"]), default="auto", show_default=True, help=KIND_HELP)
 @click.option("--overwrite", is_flag=True, help="Replace --output if it exists.")
 @click.pass_context
 def import_command(
-    ctx: click.Context, arguments: tuple[str, ...], output: str, translation_kind: str | None,
-    format_name: str | None, kind: str, overwrite: bool,
+    ctx: click.Context,
+    arguments: tuple[str, ...],
+    output: str,
+    translation_kind: str | None,
+    format_name: str | None,
+    kind: str,
+    overwrite: bool,
 ) -> None:
     """Write a copy of FILE (or of the pack FILE with MEMBER rebuilt) holding the strings of
     TRANSLATION. The translation must list every index of the original exactly once. Strings
@@ -116,7 +155,13 @@ def import_command(
     file, translation = arguments[0], arguments[-1]
     member = arguments[1] if len(arguments) == 3 else None
     changed = import_strings(
-        file, translation, output, member, format=_pack_format(ctx, format_name, file, member), kind=kind,
-        translation_kind=translation_kind, overwrite=overwrite,
+        file,
+        translation,
+        output,
+        member,
+        format=_pack_format(ctx, format_name, file, member),
+        kind=kind,
+        translation_kind=translation_kind,
+        overwrite=overwrite,
     )
     note(f"wrote {output} ({changed} string{'s' if changed != 1 else ''} changed)")

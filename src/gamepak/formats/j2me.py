@@ -140,13 +140,9 @@ def parse_offsets(source: Source, header_limit: int | None = None) -> Structure:
     for index, value in enumerate(offsets):
         position = OFFSETS_HEADER.size + 4 * index
         if value < 0 or value > payload_size:
-            raise _fail(
-                source, f"offset {index} ({value}) lies outside the payload ({payload_size} bytes)", position
-            )
+            raise _fail(source, f"offset {index} ({value}) lies outside the payload ({payload_size} bytes)", position)
         if value < previous:
-            raise _fail(
-                source, f"offset {index} ({value}) is smaller than offset {index - 1} ({previous})", position
-            )
+            raise _fail(source, f"offset {index} ({value}) is smaller than offset {index - 1} ({previous})", position)
         previous = value
     spans = [(payload_start + offsets[i], offsets[i + 1] - offsets[i]) for i in range(count - 1)]
     return Structure(payload_start, spans, source.size, {"offsets": offsets}, evidence=float(count - 1))
@@ -173,9 +169,7 @@ def parse_end_offsets(source: Source, header_limit: int | None = None) -> Struct
                 source, f"end offset {index} ({value}) lies outside the payload ({payload_size} bytes)", position
             )
         if value < previous:
-            raise _fail(
-                source, f"end offset {index} ({value}) is smaller than the one before ({previous})", position
-            )
+            raise _fail(source, f"end offset {index} ({value}) is smaller than the one before ({previous})", position)
         spans.append((payload_start + previous, value - previous))
         previous = value
     # The usual zero terminator is one more byte that agrees with the layout.
@@ -223,9 +217,7 @@ def parse_sized(source: Source, member_limit: int | None = None) -> Structure:
             window_start = position
             window = source.pread(1 << 20, position)
         if position + SIZE_PREFIX.size > source.size:
-            raise _fail(
-                source, f"member {len(spans)}: its size field is cut off by the end of the file", position
-            )
+            raise _fail(source, f"member {len(spans)}: its size field is cut off by the end of the file", position)
         (size,) = SIZE_PREFIX.unpack_from(window, position - window_start)
         end = position + SIZE_PREFIX.size + size
         if end > source.size:
@@ -292,7 +284,7 @@ def _looks_like_text(data: bytes) -> bool:
     if data.count(0) * 4 > len(data):
         return False
     allowed_controls = {0, 0x09, 0x0A, 0x0D, 0x92}
-    return all(byte >= 0x20 and not 0x7F <= byte < 0xA0 or byte in allowed_controls for byte in data)
+    return all((byte >= 0x20 and not 0x7F <= byte < 0xA0) or byte in allowed_controls for byte in data)
 
 
 def content_extension(head: bytes, complete: bool) -> str:
@@ -335,9 +327,7 @@ def order_by_index(members: list[PendingMember]) -> list[PendingMember]:
     for member in members:
         index = member_index(member.name)
         if index in by_index:
-            raise FormatLimitError(
-                f"members {by_index[index].name!r} and {member.name!r} both claim index {index}"
-            )
+            raise FormatLimitError(f"members {by_index[index].name!r} and {member.name!r} both claim index {index}")
         by_index[index] = member
     missing = [index for index in range(len(by_index)) if index not in by_index]
     if missing:
@@ -360,8 +350,7 @@ class _PackReader(Archive):
         self.structure = self._parse()
         self._names = [str(index) for index in range(len(self.structure.spans))]
         self._entries = [
-            Entry(str(index), size, offset, None, index)
-            for index, (offset, size) in enumerate(self.structure.spans)
+            Entry(str(index), size, offset, None, index) for index, (offset, size) in enumerate(self.structure.spans)
         ]
         self._extensions: dict[int, str] = {}
 
@@ -421,8 +410,7 @@ class _PackWriter(ArchiveWriter):
         """Refuse a member count or a total size the layout cannot hold."""
         if total > INT32_MAX:
             raise FormatLimitError(
-                f"the members total {total} bytes, past {INT32_MAX}: "
-                f"offsets in a {self.format_name} pack are int32"
+                f"the members total {total} bytes, past {INT32_MAX}: offsets in a {self.format_name} pack are int32"
             )
 
     def _check_limits(self, members: list[PendingMember]) -> None:
@@ -583,8 +571,7 @@ class TableWriter(_PackWriter):
     def _check_counts(self, count: int, total: int) -> None:
         if count > TABLE_MAX_MEMBERS:
             raise FormatLimitError(
-                f"{count} members: a j2me-table pack holds at most {TABLE_MAX_MEMBERS} "
-                "(its count is one byte)"
+                f"{count} members: a j2me-table pack holds at most {TABLE_MAX_MEMBERS} (its count is one byte)"
             )
         super()._check_counts(count, total)
 

@@ -161,7 +161,7 @@ def _unwrap(value: int, floor: int) -> int:
 class _Segment:
     """One member's compressed chunk: where it is, and how far the output may reach by its end."""
 
-    __slots__ = ("start", "length", "bound", "entry")
+    __slots__ = ("bound", "entry", "length", "start")
 
     def __init__(self, start: int, length: int, bound: int, entry: Entry) -> None:
         self.start = start
@@ -342,9 +342,20 @@ class Reader(Archive):
         source = self._source
         raw_header = source.read_exact(HEADER.size, 0, "packfile header")
         (
-            magic, version, self.short_name_field, self.path_name_field, _, self.flags, _,
-            count, self.file_size_field, self.entry_block_size, self.name_block_size,
-            self.data_size_field, self.compressed_size_field, self.runtime,
+            magic,
+            version,
+            self.short_name_field,
+            self.path_name_field,
+            _,
+            self.flags,
+            _,
+            count,
+            self.file_size_field,
+            self.entry_block_size,
+            self.name_block_size,
+            self.data_size_field,
+            self.compressed_size_field,
+            self.runtime,
         ) = HEADER.unpack(raw_header)
         if magic != MAGIC:
             raise self.corrupt(f"not a packfile (magic 0x{magic:08x}, expected 0x{MAGIC:08x})", 0)
@@ -357,8 +368,7 @@ class Reader(Archive):
         # Checked against the file before anything of that size is read or allocated.
         if HEADER_BLOCK + ENTRY.size * count > source.size:
             raise self.corrupt(
-                f"{count} entries need {ENTRY.size * count} bytes at {HEADER_BLOCK}; the file has "
-                f"{source.size} bytes",
+                f"{count} entries need {ENTRY.size * count} bytes at {HEADER_BLOCK}; the file has {source.size} bytes",
                 340,
             )
         self.entries_start = HEADER_BLOCK
@@ -595,7 +605,7 @@ class Reader(Archive):
                 previous_end = entry.offset + entry.size
         if self.compressed:
             # Each member must decompress to exactly its declared size.
-            for entry, chunks in self._member_data(entries):
+            for _entry, chunks in self._member_data(entries):
                 try:
                     for _ in chunks:  # type: ignore[union-attr]
                         pass
@@ -699,7 +709,10 @@ class Reader(Archive):
                     quick = reproduces(level, strategy, mem_level, 64 << 10)
                     if quick and reproduces(level, strategy, mem_level, 1 << 30):
                         return {
-                            "level": level, "strategy": strategy, "mem_level": mem_level, "window_bits": window_bits,
+                            "level": level,
+                            "strategy": strategy,
+                            "mem_level": mem_level,
+                            "window_bits": window_bits,
                         }
         return None
 
@@ -762,8 +775,7 @@ class Reader(Archive):
             if raw == text.ljust(len(raw), b"\0"):
                 covered.append((start, len(raw)))
         canonical_names = all(
-            record[0] == offset
-            for record, offset in zip(self.records, _name_offsets(self.raw_names))
+            record[0] == offset for record, offset in zip(self.records, _name_offsets(self.raw_names))
         ) and self.name_block_size == sum(len(raw) + 1 for raw in self.raw_names)
         if canonical_names:
             covered.append((self.names_start, self.name_block_size))
@@ -868,7 +880,10 @@ class Writer(ArchiveWriter):
     def _compressor(self, level: int) -> Any:
         try:
             return zlib.compressobj(
-                level, zlib.DEFLATED, int(self.options["window_bits"]), int(self.options["mem_level"]),
+                level,
+                zlib.DEFLATED,
+                int(self.options["window_bits"]),
+                int(self.options["mem_level"]),
                 int(self.options["strategy"]),
             )
         except (ValueError, zlib.error) as exc:
@@ -947,9 +962,13 @@ class Writer(ArchiveWriter):
         offset_overrides = exact.get("data_offsets", {})
         entries = b"".join(
             ENTRY.pack(
-                name_offsets[index], 0,
+                name_offsets[index],
+                0,
                 int(offset_overrides.get(str(index), data_offsets[index] & U32)),
-                name_hash(raw_names[index]), member.size, stored_sizes[index], 0,
+                name_hash(raw_names[index]),
+                member.size,
+                stored_sizes[index],
+                0,
             )
             for index, member in enumerate(members)
         )
@@ -965,12 +984,20 @@ class Writer(ArchiveWriter):
         if len(runtime_bytes) != 12:
             raise UnsupportedFeatureError(f"runtime must be 12 bytes (24 hex digits), not {len(runtime_bytes)}")
         header = HEADER.pack(
-            MAGIC, VERSION,
+            MAGIC,
+            VERSION,
             _field(self.options["short_name"], 65, "short_name"),
             _field(self.options["path_name"], 256, "path_name"),
-            b"\0" * 3, flags, b"\0" * 4, count,
-            header_values["file_size"], header_values["entry_block_size"], header_values["name_block_size"],
-            header_values["data_size"], header_values["compressed_data_size"], runtime_bytes,
+            b"\0" * 3,
+            flags,
+            b"\0" * 4,
+            count,
+            header_values["file_size"],
+            header_values["entry_block_size"],
+            header_values["name_block_size"],
+            header_values["data_size"],
+            header_values["compressed_data_size"],
+            runtime_bytes,
         )
         out.flush()
         out.pwrite(header.ljust(HEADER_BLOCK, b"\0"), 0)
@@ -984,8 +1011,14 @@ class Writer(ArchiveWriter):
         out.truncate(file_size)
 
     def _write_solid(
-        self, out: Output, members: list[PendingMember], level: int, align: int,
-        fixed_offsets: list[int] | None, data_offsets: list[int], stored_sizes: list[int],
+        self,
+        out: Output,
+        members: list[PendingMember],
+        level: int,
+        align: int,
+        fixed_offsets: list[int] | None,
+        data_offsets: list[int],
+        stored_sizes: list[int],
     ) -> tuple[int, int]:
         """Flags 3: one zlib stream, a sync flush after each member (and the padding that
         follows it), never finished. Returns (DataSize, CompressedDataSize)."""

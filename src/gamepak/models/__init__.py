@@ -11,14 +11,25 @@ numpy, pygltflib and Pillow are imported only here and below, never by `import g
 
 from __future__ import annotations
 
-import itertools
 import os
+
+from ..atomic import write_bytes as write_atomic
 from ..errors import GamepakError, OutputExistsError
 from .mesh import Frame, Mesh, ModelError
 
 __all__ = [
-    "FORMATS", "Frame", "Mesh", "ModelError", "dumps", "format_for_data", "format_for_name",
-    "load", "load_member", "loads", "save", "write_atomic",
+    "FORMATS",
+    "Frame",
+    "Mesh",
+    "ModelError",
+    "dumps",
+    "format_for_data",
+    "format_for_name",
+    "load",
+    "load_member",
+    "loads",
+    "save",
+    "write_atomic",
 ]
 
 # Format name -> file extensions.
@@ -29,7 +40,6 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "obj": (".obj",),
     "ply": (".ply",),
 }
-_temporary_counter = itertools.count()
 
 
 def format_for_name(name: str) -> str | None:
@@ -55,14 +65,14 @@ def format_for_data(data: bytes) -> str | None:
     if len(data) >= 16 and sniff(Source.open(io.BytesIO(data))) > 0:
         return "joe"
     head = data[:4096].lstrip()
-    if head.startswith(b"{") and b'"asset"' in data[:1 << 20]:
+    if head.startswith(b"{") and b'"asset"' in data[: 1 << 20]:
         return "gltf"
     if any(line.split(b" ", 1)[0] in (b"v", b"f", b"vn", b"vt") for line in head.splitlines()[:200]):
         return "obj"
     return None
 
 
-def loads(data: bytes, format: str | None = None, *, name: str = "", path: str | None = None) -> Mesh:  # noqa: A002
+def loads(data: bytes, format: str | None = None, *, name: str = "", path: str | None = None) -> Mesh:
     """Read a model from bytes. The format comes from `format`, else the name's extension,
     else the data. A file named .joe that is text gets a clear error."""
     format_name = format or format_for_name(path or name)
@@ -96,7 +106,7 @@ def _model_name(path: str) -> str:
     return stem if extension.lower() in {e for group in FORMATS.values() for e in group} else base
 
 
-def load(source: str | os.PathLike[str] | bytes, format: str | None = None) -> Mesh:  # noqa: A002
+def load(source: str | os.PathLike[str] | bytes, format: str | None = None) -> Mesh:
     """Read a model from a path or from bytes."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return loads(bytes(source), format)
@@ -109,7 +119,7 @@ def load(source: str | os.PathLike[str] | bytes, format: str | None = None) -> M
     return loads(data, format, name=_model_name(path), path=path)
 
 
-def load_member(archive: str | os.PathLike[str], member: str, format: str | None = None) -> Mesh:  # noqa: A002
+def load_member(archive: str | os.PathLike[str], member: str, format: str | None = None) -> Mesh:
     """Read the model `member` (a name, or OUTER/INNER in nested packs) of a pack."""
     from .. import open as open_archive
     from ..nested import resolve
@@ -118,12 +128,15 @@ def load_member(archive: str | os.PathLike[str], member: str, format: str | None
         holder, entry = resolve(opened, member)
         data = holder.read(entry)
     label = f"{os.fspath(archive)}:{member}"
-    return loads(data, format or format_for_name(member) or format_for_data(data),
-                 name=_model_name(member), path=label)
+    return loads(data, format or format_for_name(member) or format_for_data(data), name=_model_name(member), path=label)
 
 
 def dumps(
-    mesh: Mesh, format: str, *, texture: str | None = None, texture_data: bytes | None = None,  # noqa: A002
+    mesh: Mesh,
+    format: str,
+    *,
+    texture: str | None = None,
+    texture_data: bytes | None = None,
     material_library: str | None = None,
 ) -> bytes:
     """The bytes of `mesh` in `format` (joe, glb, gltf, obj, ply)."""
@@ -134,8 +147,9 @@ def dumps(
     if format in ("glb", "gltf"):
         from . import gltf
 
-        return gltf.write(mesh, binary=format == "glb", texture=texture,
-                          texture_data=texture_data if format == "glb" else None)
+        return gltf.write(
+            mesh, binary=format == "glb", texture=texture, texture_data=texture_data if format == "glb" else None
+        )
     if format == "obj":
         from . import obj
 
@@ -148,8 +162,12 @@ def dumps(
 
 
 def save(
-    mesh: Mesh, path: str | os.PathLike[str], format: str | None = None, *,  # noqa: A002
-    overwrite: bool = False, texture: str | None = None,
+    mesh: Mesh,
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    *,
+    overwrite: bool = False,
+    texture: str | None = None,
 ) -> list[str]:
     """Write `mesh` to `path` atomically; returns the files written. OBJ also gets an MTL file
     beside it when `texture` is given. `texture` for glTF is a URI relative to the model; a
@@ -180,38 +198,3 @@ def save(
     data = dumps(mesh, format_name, texture=texture, texture_data=texture_data)
     write_atomic(target, data, overwrite=overwrite)
     return [target]
-
-
-def write_atomic(path: str, data: bytes, *, overwrite: bool = False) -> None:
-    """Create `path` through a temporary file in the same folder; never replaces an existing
-    file unless `overwrite` (the final link/rename is what makes the check race-free)."""
-    folder, base = os.path.split(os.path.abspath(path))
-    if not overwrite and os.path.lexists(path):
-        raise OutputExistsError(path)
-    temporary = os.path.join(folder, f".{base}.gamepak-{os.getpid()}-{next(_temporary_counter)}.tmp")
-    try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
-    except OSError as exc:
-        raise GamepakError(f"{path}: cannot write: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if overwrite:
-            os.replace(temporary, path)
-        else:
-            try:
-                os.link(temporary, path)
-            except FileExistsError:
-                raise OutputExistsError(path) from None
-            except OSError:
-                # A file system without hard links: the lexists check above has to do.
-                os.rename(temporary, path)
-                return
-            os.unlink(temporary)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
-

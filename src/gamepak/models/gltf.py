@@ -87,9 +87,9 @@ def build(mesh: Mesh, *, texture: str | None = None, texture_data: bytes | None 
 
     def add_view(data: bytes, target: int, stride: int | None) -> int:
         nonlocal offset
-        gltf.bufferViews.append(pygltflib.BufferView(
-            buffer=0, byteOffset=offset, byteLength=len(data), target=target, byteStride=stride
-        ))
+        gltf.bufferViews.append(
+            pygltflib.BufferView(buffer=0, byteOffset=offset, byteLength=len(data), target=target, byteStride=stride)
+        )
         padded = _pad4(data)
         chunks.append(padded)
         offset += len(padded)
@@ -99,16 +99,28 @@ def build(mesh: Mesh, *, texture: str | None = None, texture_data: bytes | None 
     index_dtype, index_type = ("<u2", UNSIGNED_SHORT) if vertex_count < 65535 else ("<u4", UNSIGNED_INT)
     indices = inverse.astype(index_dtype)
     view = add_view(indices.tobytes(), ELEMENT_ARRAY_BUFFER, None)
-    gltf.accessors.append(pygltflib.Accessor(
-        bufferView=view, componentType=index_type, count=len(indices), type="SCALAR",
-        min=[int(indices.min())], max=[int(indices.max())],
-    ))
+    gltf.accessors.append(
+        pygltflib.Accessor(
+            bufferView=view,
+            componentType=index_type,
+            count=len(indices),
+            type="SCALAR",
+            min=[int(indices.min())],
+            max=[int(indices.max())],
+        )
+    )
     attributes = pygltflib.Attributes()
     view = add_view(positions.astype("<f4").tobytes(), ARRAY_BUFFER, 12)
-    gltf.accessors.append(pygltflib.Accessor(
-        bufferView=view, componentType=FLOAT, count=vertex_count, type="VEC3",
-        min=positions.min(axis=0).tolist(), max=positions.max(axis=0).tolist(),
-    ))
+    gltf.accessors.append(
+        pygltflib.Accessor(
+            bufferView=view,
+            componentType=FLOAT,
+            count=vertex_count,
+            type="VEC3",
+            min=positions.min(axis=0).tolist(),
+            max=positions.max(axis=0).tolist(),
+        )
+    )
     attributes.POSITION = len(gltf.accessors) - 1
     if len(mesh.normals):
         # A zero normal takes the normal of a face that uses the vertex.
@@ -148,9 +160,12 @@ def build(mesh: Mesh, *, texture: str | None = None, texture_data: bytes | None 
         gltf.textures = [pygltflib.Texture(source=0, sampler=0)]
         material.pbrMetallicRoughness.baseColorTexture = pygltflib.TextureInfo(index=0)
     gltf.materials = [material]
-    gltf.meshes = [pygltflib.Mesh(name=mesh.name or None, primitives=[
-        pygltflib.Primitive(attributes=attributes, indices=0, material=0, mode=TRIANGLES)
-    ])]
+    gltf.meshes = [
+        pygltflib.Mesh(
+            name=mesh.name or None,
+            primitives=[pygltflib.Primitive(attributes=attributes, indices=0, material=0, mode=TRIANGLES)],
+        )
+    ]
     node.mesh = 0
     blob = b"".join(chunks)
     gltf.buffers = [pygltflib.Buffer(byteLength=len(blob))]
@@ -159,7 +174,11 @@ def build(mesh: Mesh, *, texture: str | None = None, texture_data: bytes | None 
 
 
 def write(
-    mesh: Mesh, *, binary: bool = True, texture: str | None = None, texture_data: bytes | None = None,
+    mesh: Mesh,
+    *,
+    binary: bool = True,
+    texture: str | None = None,
+    texture_data: bytes | None = None,
     z_up: bool = True,
 ) -> bytes:
     """The `.glb` (binary) or `.gltf` (JSON, embedded buffer) bytes of frame 0 of `mesh`."""
@@ -413,8 +432,13 @@ def merge(pieces: list[Mesh], *, name: str = "") -> Mesh:
         arrays["normals"].append(piece.normals)
         arrays["texcoords"].append(texcoords)
         corner_parts.append(corners)
-    mesh = Mesh(np.concatenate(arrays["positions"]), np.concatenate(arrays["normals"]),
-                np.concatenate(arrays["texcoords"]), np.concatenate(corner_parts), name=name)
+    mesh = Mesh(
+        np.concatenate(arrays["positions"]),
+        np.concatenate(arrays["normals"]),
+        np.concatenate(arrays["texcoords"]),
+        np.concatenate(corner_parts),
+        name=name,
+    )
     if not any_normals:
         mesh.corners[:, :, 1] = 0
     if not any_texcoords:

@@ -131,9 +131,7 @@ def read(data: bytes, *, path: str | None = None, name: str = "") -> Mesh:
         raise corrupt(f"frame count {frame_count}: a model needs at least one frame", 12)
     faces_size = face_count * FACE_SIZE
     if HEADER.size + frame_count * (faces_size + FRAME_HEADER.size) > size:
-        raise corrupt(
-            f"{frame_count} frames of {face_count} faces need more than the file's {size} bytes", 12
-        )
+        raise corrupt(f"{frame_count} frames of {face_count} faces need more than the file's {size} bytes", 12)
 
     face_dtype = np.dtype("<u2")
     float_dtype = np.dtype("<f4")
@@ -190,8 +188,14 @@ def read(data: bytes, *, path: str | None = None, name: str = "") -> Mesh:
         warnings.warn(f"{label}: {issue}", stacklevel=2)
     first = frames[0]
     return Mesh(
-        first.positions, first.normals, first.texcoords, first.corners,
-        extra_frames=frames[1:], magic=magic, name=name, issues=issues,
+        first.positions,
+        first.normals,
+        first.texcoords,
+        first.corners,
+        extra_frames=frames[1:],
+        magic=magic,
+        name=name,
+        issues=issues,
     )
 
 

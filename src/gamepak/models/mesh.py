@@ -211,8 +211,9 @@ class Mesh(Frame):
             unique, inverse = np.unique(used, axis=0, return_inverse=True)
             arrays.append(unique)
             corners[:, :, kind] = inverse.reshape(-1, 3)
-        return Mesh(arrays[0], arrays[1], arrays[2], corners, magic=self.magic, name=self.name,
-                    issues=list(self.issues))
+        return Mesh(
+            arrays[0], arrays[1], arrays[2], corners, magic=self.magic, name=self.name, issues=list(self.issues)
+        )
 
     def with_normals(self) -> Mesh:
         """This mesh if it has normals, else a copy with one flat normal per face (JOE models
@@ -223,9 +224,16 @@ class Mesh(Frame):
             return self
         corners = self.corners.copy()
         corners[:, :, 1] = np.arange(self.face_count)[:, None]
-        return Mesh(self.positions, self.face_normals().astype(np.float32), self.texcoords, corners,
-                    extra_frames=self.extra_frames, magic=self.magic, name=self.name,
-                    issues=list(self.issues))
+        return Mesh(
+            self.positions,
+            self.face_normals().astype(np.float32),
+            self.texcoords,
+            corners,
+            extra_frames=self.extra_frames,
+            magic=self.magic,
+            name=self.name,
+            issues=list(self.issues),
+        )
 
     def summary(self) -> dict[str, Any]:
         """Counts, bounds, texture coordinate range and issues, JSON-able."""

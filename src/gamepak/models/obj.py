@@ -131,8 +131,13 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
         polygon = []
         for token in fields:
             parts = (token.split("/") + ["", ""])[:3]
-            polygon.append((resolve(parts[0], "v", line_number), resolve(parts[2], "vn", line_number),
-                            resolve(parts[1], "vt", line_number)))
+            polygon.append(
+                (
+                    resolve(parts[0], "v", line_number),
+                    resolve(parts[2], "vn", line_number),
+                    resolve(parts[1], "vt", line_number),
+                )
+            )
             if polygon[-1][0] < 0:
                 raise ModelError(f"{label}: line {line_number}: a face corner without a position")
         if len(polygon) < 3:
@@ -145,8 +150,9 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
     corner_array = np.array(corners, dtype=np.int64).reshape(-1, 3, 3)
     normal_array = np.array(normals, dtype=np.float32).reshape(-1, 3)
     texcoord_array = np.array(texcoords, dtype=np.float32).reshape(-1, 2)
-    mesh = Mesh(np.array(positions, dtype=np.float32).reshape(-1, 3), normal_array, texcoord_array,
-                corner_array, name=name)
+    mesh = Mesh(
+        np.array(positions, dtype=np.float32).reshape(-1, 3), normal_array, texcoord_array, corner_array, name=name
+    )
     return _fill_missing(mesh)
 
 

@@ -24,9 +24,22 @@ if TYPE_CHECKING:
     from .mesh import Mesh
 
 PLY_TYPES = {
-    "char": "i1", "int8": "i1", "uchar": "u1", "uint8": "u1", "short": "i2", "int16": "i2",
-    "ushort": "u2", "uint16": "u2", "int": "i4", "int32": "i4", "uint": "u4", "uint32": "u4",
-    "float": "f4", "float32": "f4", "double": "f8", "float64": "f8",
+    "char": "i1",
+    "int8": "i1",
+    "uchar": "u1",
+    "uint8": "u1",
+    "short": "i2",
+    "int16": "i2",
+    "ushort": "u2",
+    "uint16": "u2",
+    "int": "i4",
+    "int32": "i4",
+    "uint": "u4",
+    "uint32": "u4",
+    "float": "f4",
+    "float32": "f4",
+    "double": "f8",
+    "float64": "f8",
 }
 TEXCOORD_NAMES = (("s", "t"), ("u", "v"), ("texture_u", "texture_v"), ("texture_s", "texture_t"))
 
@@ -118,8 +131,11 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
     if vertex is None or not all(axis in vertex for axis in "xyz"):
         raise ModelError(f"{label}: the PLY file has no vertex x, y, z")
     positions = np.stack([vertex[axis] for axis in "xyz"], axis=1)
-    normals = np.stack([vertex[axis] for axis in ("nx", "ny", "nz")], axis=1) if all(
-        axis in vertex for axis in ("nx", "ny", "nz")) else None
+    normals = (
+        np.stack([vertex[axis] for axis in ("nx", "ny", "nz")], axis=1)
+        if all(axis in vertex for axis in ("nx", "ny", "nz"))
+        else None
+    )
     texcoords = None
     for u_name, v_name in TEXCOORD_NAMES:
         if u_name in vertex and v_name in vertex:
@@ -191,29 +207,31 @@ def _binary_element(
                     raise ModelError(f"{label}: PLY element {element['name']!r} runs past the end of the file")
                 columns[name].append(np.frombuffer(data, items, length, position).astype(np.int64))
                 position += length * items.itemsize
-    return {name: (np.array(values) if not values or np.ndim(values[0]) == 0 else values)
-            for name, values in columns.items()}, position
+    return {
+        name: (np.array(values) if not values or np.ndim(values[0]) == 0 else values)
+        for name, values in columns.items()
+    }, position
 
 
-def _ascii_element(
-    element: dict[str, Any], tokens: list[bytes], cursor: int, label: str
-) -> tuple[dict[str, Any], int]:
+def _ascii_element(element: dict[str, Any], tokens: list[bytes], cursor: int, label: str) -> tuple[dict[str, Any], int]:
     import numpy as np
 
     columns: dict[str, list[Any]] = {prop[0]: [] for prop in element["properties"]}
     try:
         for _ in range(element["count"]):
-            for name, first_type, item_type in element["properties"]:
+            for name, _first_type, item_type in element["properties"]:
                 if item_type is None:
                     columns[name].append(float(tokens[cursor]))
                     cursor += 1
                 else:
                     length = int(tokens[cursor])
-                    columns[name].append(np.array([int(token) for token in tokens[cursor + 1:cursor + 1 + length]]))
+                    columns[name].append(np.array([int(token) for token in tokens[cursor + 1 : cursor + 1 + length]]))
                     if len(columns[name][-1]) != length:
                         raise IndexError
                     cursor += 1 + length
     except (IndexError, ValueError):
         raise ModelError(f"{label}: PLY element {element['name']!r} is truncated or malformed") from None
-    return {name: (np.array(values) if not values or np.ndim(values[0]) == 0 else values)
-            for name, values in columns.items()}, cursor
+    return {
+        name: (np.array(values) if not values or np.ndim(values[0]) == 0 else values)
+        for name, values in columns.items()
+    }, cursor

@@ -38,7 +38,12 @@ def _camera(azimuth: float, elevation: float) -> tuple[np.ndarray, np.ndarray, n
 
 
 def render(
-    mesh: Mesh, size: int = 512, *, azimuth: float = -55.0, elevation: float = 28.0, margin: float = 0.08,
+    mesh: Mesh,
+    size: int = 512,
+    *,
+    azimuth: float = -55.0,
+    elevation: float = 28.0,
+    margin: float = 0.08,
     z_up: bool = True,
 ) -> Any:
     """A `PIL.Image` (RGB, size x size) of frame 0 of `mesh`, shaded and framed."""
@@ -89,8 +94,13 @@ def render(
 
 
 def _rasterise(
-    xs: np.ndarray, ys: np.ndarray, zs: np.ndarray, colours: np.ndarray, keep: np.ndarray,
-    image: np.ndarray, zbuffer: np.ndarray,
+    xs: np.ndarray,
+    ys: np.ndarray,
+    zs: np.ndarray,
+    colours: np.ndarray,
+    keep: np.ndarray,
+    image: np.ndarray,
+    zbuffer: np.ndarray,
 ) -> None:
     """Fill each triangle's pixels (centres inside, edge functions) nearer than the z-buffer.
     One numpy pass per triangle over its bounding box."""
