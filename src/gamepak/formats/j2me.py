@@ -46,7 +46,7 @@ import struct
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..archive import PARSE_ERRORS, Archive, ArchiveWriter, Entry, Output, PendingMember
 from ..errors import CorruptArchiveError, FormatLimitError, GamepakError
@@ -476,7 +476,7 @@ class OffsetsWriter(_PackWriter):
     """Writes a `j2me-offsets` pack: N = files+1 offsets, offset[0] = 0, data contiguous."""
 
     format_name = "j2me-offsets"
-    option_defaults: dict[str, Any] = {}
+    option_defaults: ClassVar[dict[str, Any]] = {}
 
     def _check_counts(self, count: int, total: int) -> None:
         if count + 1 > INT16_MAX:
@@ -521,7 +521,7 @@ class EndOffsetsWriter(_PackWriter):
     """Writes a `j2me-end-offsets` pack; `terminator` is the byte after the offsets (0 by default)."""
 
     format_name = "j2me-end-offsets"
-    option_defaults: dict[str, Any] = {"terminator": 0}
+    option_defaults: ClassVar[dict[str, Any]] = {"terminator": 0}
 
     def _plan(self, members: list[PendingMember], exact: dict[str, Any] | None) -> tuple[bytes, list[int]]:
         terminator = self.options["terminator"]
@@ -566,7 +566,7 @@ class TableWriter(_PackWriter):
     """Writes a `j2me-table` pack: at most 255 members, data contiguous in index order."""
 
     format_name = "j2me-table"
-    option_defaults: dict[str, Any] = {}
+    option_defaults: ClassVar[dict[str, Any]] = {}
 
     def _check_counts(self, count: int, total: int) -> None:
         if count > TABLE_MAX_MEMBERS:
@@ -613,7 +613,7 @@ class SizedWriter(_PackWriter):
     """Writes a `j2me-sized` pack: each member at most 65,535 bytes."""
 
     format_name = "j2me-sized"
-    option_defaults: dict[str, Any] = {}
+    option_defaults: ClassVar[dict[str, Any]] = {}
 
     def _check_member(self, member: PendingMember) -> None:
         if member.size > SIZED_MAX_MEMBER:

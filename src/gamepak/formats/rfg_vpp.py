@@ -55,7 +55,7 @@ import struct
 import threading
 import zlib
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 from ..archive import (
     Archive,
@@ -835,7 +835,7 @@ class Writer(ArchiveWriter):
     12 bytes at 364; zeros by default)."""
 
     format_name = "vpp"
-    option_defaults: dict[str, Any] = {
+    option_defaults: ClassVar[dict[str, Any]] = {
         "flags": None,
         "level": None,
         "align": None,

@@ -112,8 +112,8 @@ def read(data: bytes, *, path: str | None = None, name: str = "") -> Mesh:
         return CorruptArchiveError(message, path=label, offset=offset)
 
     # A private, writable copy: the mesh's arrays are views into it and may be edited.
-    data = bytearray(data)
-    size = len(data)
+    buffer = bytearray(data)
+    size = len(buffer)
     if size < HEADER.size:
         if looks_like_text(data):
             raise corrupt("looks like a text file, not a JOE model", 0)
@@ -160,14 +160,14 @@ def read(data: bytes, *, path: str | None = None, name: str = "") -> Mesh:
                 header_offset,
             )
         # On disk a face is 3 vertex, 3 normal, 3 texcoord indices; the mesh wants corner-major.
-        raw_faces = np.frombuffer(data, face_dtype, face_count * 9, faces_offset).reshape(face_count, 3, 3)
+        raw_faces = np.frombuffer(buffer, face_dtype, face_count * 9, faces_offset).reshape(face_count, 3, 3)
         corners = raw_faces.transpose(0, 2, 1).astype(np.int64)
         offset = arrays_offset
-        positions = np.frombuffer(data, float_dtype, vertex_count * 3, offset).reshape(-1, 3)
+        positions = np.frombuffer(buffer, float_dtype, vertex_count * 3, offset).reshape(-1, 3)
         offset += 12 * vertex_count
-        normals = np.frombuffer(data, float_dtype, normal_count * 3, offset).reshape(-1, 3)
+        normals = np.frombuffer(buffer, float_dtype, normal_count * 3, offset).reshape(-1, 3)
         offset += 12 * normal_count
-        texcoords = np.frombuffer(data, float_dtype, texcoord_count * 2, offset).reshape(-1, 2)
+        texcoords = np.frombuffer(buffer, float_dtype, texcoord_count * 2, offset).reshape(-1, 2)
         offset += 8 * texcoord_count
         frame = Frame(positions, normals, texcoords, corners)
         for face, corner, kind, index in frame.bad_indices():
