@@ -113,3 +113,17 @@ def test_help_is_complete() -> None:
 def test_version_is_fast_path() -> None:
     result = run_cli("--version")
     assert result.returncode == 0 and result.stdout.startswith(b"gamepak ")
+
+
+def test_format_option_after_the_command(pak: Path) -> None:
+    code, _, err = in_process_cli("ls", "--format", "jpk", str(pak))
+    assert code == 1 and "JoePack" in err
+    assert in_process_cli("ls", "--format", "pak", str(pak))[0] == 0
+
+
+def test_make_run_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from gamepak.demo import main
+
+    assert main([str(tmp_path / "demo")]) == 0
+    assert "demo finished" in capsys.readouterr().out
+    assert (tmp_path / "demo" / "crate.png").stat().st_size > 0

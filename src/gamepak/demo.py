@@ -2,7 +2,8 @@
 
 Builds a small mod folder, packs it into every archive format that takes named members, lists,
 verifies and extracts each pack with a manifest, rebuilds it from the extracted folder and
-checks the rebuild is byte-identical. Each step runs the real `gamepak` command line, printed
+checks the rebuild is byte-identical; then nests packs, makes and translates a J2ME text pack,
+and makes, converts and renders a JOE model. Each step runs the real `gamepak` command line, printed
 before it runs, so the output doubles as a tour of the CLI.
 
     python -m gamepak.demo build/demo
@@ -18,7 +19,9 @@ import sys
 from .cli import main as gamepak_main
 
 # (archive file name, format) pairs the demo builds from the same folder.
-PACKS = [("mod.pak", "pak"), ("models.jpk", "jpk")]
+PACKS = [("mod.pak", "pak"), ("models.jpk", "jpk"), ("level.str2_pc", "vpp")]
+# Strings of the demo's J2ME text pack: Latin-1 accents and apostrophes (stored as 0x92).
+STRINGS = ["New game", "Don't give up!", "Caf\u00e9 cr\u00e8me", "Stra\u00dfe", "Level 1: the jungle"]
 
 
 def make_mod_folder(folder: str) -> None:
@@ -46,6 +49,70 @@ def step(*arguments: str) -> None:
         raise SystemExit(f"demo step failed with exit code {code}")
 
 
+def nested_packs(workdir: str) -> None:
+    """A .str2_pc inside a .vpp_pc, as in Red Faction Guerrilla's DLC packs."""
+    outer = os.path.join(workdir, "dlc.vpp_pc")
+    step("create", outer, os.path.join(workdir, "level.str2_pc"), os.path.join(workdir, "mod", "readme.txt"))
+    step("ls", "-r", outer)
+    step("cat", outer, "level.str2_pc/maps/start.ent")
+    step("verify", outer)
+
+
+def j2me_packs(workdir: str) -> None:
+    """A Gameloft text pack (no signature: detected by its structure) and its translation."""
+    from .text import build_text_pack, encode_string
+
+    strings = os.path.join(workdir, "strings.bin")
+    raw = [encode_string(text, index) for index, text in enumerate(STRINGS)]
+    with open(strings, "wb") as handle:
+        handle.write(build_text_pack(raw))
+    step("detect", strings)
+    step("ls", "-l", strings)
+    step("text", "export", strings, "-o", os.path.join(workdir, "strings.po"))
+    step("text", "export", strings, "-o", os.path.join(workdir, "strings.csv"))
+    copy = os.path.join(workdir, "strings-copy.bin")
+    step("text", "import", strings, os.path.join(workdir, "strings.csv"), "-o", copy)
+    if not filecmp.cmp(strings, copy, shallow=False):
+        raise SystemExit("an unchanged export/import changed the text pack")
+    print("unchanged export/import gave back the text pack byte for byte")
+    numbered = os.path.join(workdir, "numbered")
+    os.makedirs(numbered)
+    for index in range(3):
+        with open(os.path.join(numbered, f"{index}.bin"), "wb") as handle:
+            handle.write(bytes([index]) * (10 + index))
+    resources = os.path.join(workdir, "resources.bin")
+    step("create", "--format", "j2me-table", resources, numbered)
+    step("extract", "--format", "j2me-table", resources, "-o", os.path.join(workdir, "resources.extracted"))
+
+
+def models(workdir: str) -> None:
+    """A JOE model made here: information, conversion to glTF and back, a preview image."""
+    from .models import Mesh, save
+
+    corners = [(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
+    faces = [
+        (0, 1, 3),
+        (0, 3, 2),
+        (4, 6, 7),
+        (4, 7, 5),
+        (0, 4, 5),
+        (0, 5, 1),
+        (2, 3, 7),
+        (2, 7, 6),
+        (0, 2, 6),
+        (0, 6, 4),
+        (1, 5, 7),
+        (1, 7, 3),
+    ]
+    crate = os.path.join(workdir, "crate.joe")
+    normals = [(x / 3**0.5, y / 3**0.5, z / 3**0.5) for x, y, z in corners]
+    save(Mesh.from_vertices(corners, faces, normals=normals), crate)
+    step("model", "info", crate)
+    step("model", "export", crate, "-o", os.path.join(workdir, "crate.glb"))
+    step("model", "import", os.path.join(workdir, "crate.glb"), "-o", os.path.join(workdir, "crate-from-glb.joe"))
+    step("model", "render", crate, "-o", os.path.join(workdir, "crate.png"), "--size", "256")
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     workdir = os.path.abspath(arguments[0] if arguments else "build/demo")
@@ -68,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rebuilt {file_name} byte for byte")
     step("detect", *(os.path.join(workdir, name) for name, _ in PACKS))
     step("cat", os.path.join(workdir, "mod.pak"), "readme.txt")
+    nested_packs(workdir)
+    j2me_packs(workdir)
+    models(workdir)
     print("\ndemo finished: every pack listed, verified, extracted and rebuilt byte for byte")
     return 0
 

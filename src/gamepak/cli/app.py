@@ -62,6 +62,23 @@ def note(message: str) -> None:
     click.echo(f"gamepak: {message}", err=True)
 
 
+def _set_reader_format(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        settings = ctx.find_object(Settings)
+        if settings is not None:
+            settings.format_name = value
+
+
+# `gamepak ls --format X` works as well as `gamepak --format X ls`.
+reader_format_option = click.option(
+    "--format",
+    type=click.Choice(FORMAT_NAMES, case_sensitive=False),
+    expose_value=False,
+    callback=_set_reader_format,
+    help="Read ARCHIVE as this format instead of detecting it.",
+)
+
+
 def open_for(ctx: click.Context, path: str) -> Archive:
     """Open `path` with the global --format, or the detected format (saying which when it was
     only a structural guess)."""
@@ -109,6 +126,7 @@ def _size_text(value: int | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of member objects.")
 @click.option("-l", "--long", "long_format", is_flag=True, help="Show size, stored size and offset.")
 @click.option("-r", "--recursive", is_flag=True, help="Also list members of nested archives as OUTER/INNER.")
+@reader_format_option
 @click.pass_context
 def ls_command(ctx: click.Context, archive: str, as_json: bool, long_format: bool, recursive: bool) -> None:
     """List the members of ARCHIVE, one name per line, in archive order."""
@@ -156,6 +174,7 @@ def _write_text(text: str) -> None:
 @cli.command("info")
 @click.argument("archive", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the information as a JSON object.")
+@reader_format_option
 @click.pass_context
 def info_command(ctx: click.Context, archive: str, as_json: bool) -> None:
     """Show ARCHIVE's format, member count, sizes and header fields."""
@@ -235,6 +254,7 @@ def _select(archive: Archive, patterns: tuple[str, ...]) -> Iterator[tuple[Archi
     is_flag=True,
     help="Also write .gamepak-manifest.json so that 'gamepak create' rebuilds the archive byte for byte.",
 )
+@reader_format_option
 @click.pass_context
 def extract_command(
     ctx: click.Context, archive: str, members: tuple[str, ...], output: str, overwrite: bool, manifest: bool
@@ -295,6 +315,7 @@ def _stderr_console() -> Any:
 @cli.command("cat")
 @click.argument("archive", type=click.Path(dir_okay=False))
 @click.argument("member")
+@reader_format_option
 @click.pass_context
 def cat_command(ctx: click.Context, archive: str, member: str) -> None:
     """Write MEMBER's bytes (or OUTER/INNER's, in a nested archive) to stdout."""
@@ -443,6 +464,7 @@ def detect_command(files: tuple[str, ...], as_json: bool) -> None:
 
 @cli.command("verify")
 @click.argument("archive", type=click.Path(dir_okay=False))
+@reader_format_option
 @click.pass_context
 def verify_command(ctx: click.Context, archive: str) -> None:
     """Check ARCHIVE's structure and every member; exit 1 and say what is wrong."""
