@@ -140,3 +140,16 @@ def test_many_members_take_the_threaded_path(tmp_path: Path) -> None:
     assert all(Path(file).read_bytes() == b"payload" for file in written)
     assert not [name for name in files_under(tmp_path / "out") if ".gamepak-" in name]
     assert archive.read("d0/f0.bin") == b"payload"
+
+
+def test_few_large_members_are_split_across_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gamepak.extract
+
+    monkeypatch.setattr(gamepak.extract, "_THREAD_BYTES", 1000)
+    contents = {f"big{index}.bin": os.urandom(5000 + index) for index in range(3)}
+    with gamepak.create(tmp_path / "x.pak") as writer:
+        for name, data in contents.items():
+            writer.add(name, data)
+    with gamepak.open(tmp_path / "x.pak") as archive:
+        archive.extractall(tmp_path / "out")
+    assert {name: (tmp_path / "out" / name).read_bytes() for name in contents} == contents

@@ -36,8 +36,9 @@ MANIFEST_VERSION = 1
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _SEPARATORS = re.compile(r"[\\/]+")
-# Below this many members, threads cost more than they save.
+# Below this many members or bytes, threads cost more than they save.
 _THREAD_THRESHOLD = 256
+_THREAD_BYTES = 64 << 20
 _SMALL_COPY = 8 << 20
 
 
@@ -177,12 +178,20 @@ def extract_members(
             if progress is not None:
                 progress(entry)
 
-    if len(raw_batch) >= _THREAD_THRESHOLD and source.fd is not None:
-        # The syscalls release the GIL: two threads keep both cores busy.
-        half = len(raw_batch) // 2
+    total_bytes = sum(data.size for _, _, data in raw_batch)
+    if len(raw_batch) > 1 and source.fd is not None and (
+        len(raw_batch) >= _THREAD_THRESHOLD or total_bytes >= _THREAD_BYTES
+    ):
+        # The syscalls release the GIL: two threads, each given half of the bytes, keep both
+        # cores busy whether the members are many and small or few and large.
+        shares: tuple[list[tuple[Entry, str, RawRange]], list[tuple[Entry, str, RawRange]]] = ([], [])
+        loads = [0, 0]
+        for item in raw_batch:
+            lighter = 0 if loads[0] <= loads[1] else 1
+            shares[lighter].append(item)
+            loads[lighter] += item[2].size + 4096  # a file costs something even when empty
         with ThreadPoolExecutor(max_workers=2) as pool:
-            futures = [pool.submit(copy_raw, raw_batch[:half]), pool.submit(copy_raw, raw_batch[half:])]
-            for future in futures:
+            for future in [pool.submit(copy_raw, share) for share in shares]:
                 future.result()
     else:
         copy_raw(raw_batch)
