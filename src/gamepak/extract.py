@@ -179,8 +179,10 @@ def extract_members(
                 progress(entry)
 
     total_bytes = sum(data.size for _, _, data in raw_batch)
-    if len(raw_batch) > 1 and source.fd is not None and (
-        len(raw_batch) >= _THREAD_THRESHOLD or total_bytes >= _THREAD_BYTES
+    if (
+        len(raw_batch) > 1
+        and source.fd is not None
+        and (len(raw_batch) >= _THREAD_THRESHOLD or total_bytes >= _THREAD_BYTES)
     ):
         # The syscalls release the GIL: two threads, each given half of the bytes, keep both
         # cores busy whether the members are many and small or few and large.
