@@ -9,6 +9,7 @@ copying the member anywhere.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 from _thread import allocate_lock
@@ -17,9 +18,14 @@ from .errors import CorruptArchiveError, GamepakError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import BinaryIO, TypeAlias
 
     PathOrFile: TypeAlias = str | os.PathLike[str] | BinaryIO
+
+
+# Ranges at least this large are mapped rather than read by `Source.view`.
+_MAP_THRESHOLD = 1 << 20
 
 
 class Source:
@@ -123,6 +129,25 @@ class Source:
         if len(data) != size:
             raise CorruptArchiveError(f"{what} is truncated", path=self.name, offset=offset)
         return data
+
+    @contextlib.contextmanager
+    def view(self, size: int, offset: int, what: str) -> Iterator[bytes | memoryview]:
+        """Exactly `size` bytes at `offset`, valid inside the `with` block: a memory map of a
+        large range of a real file (no copy), else the bytes read."""
+        if self.fd is None or size < _MAP_THRESHOLD or offset < 0 or offset + size > self.size:
+            yield self.read_exact(size, offset, what)
+            return
+        import mmap
+
+        start = self.base + offset
+        page_start = start - start % mmap.ALLOCATIONGRANULARITY
+        mapping = mmap.mmap(self.fd, start + size - page_start, access=mmap.ACCESS_READ, offset=page_start)
+        view = memoryview(mapping)[start - page_start : start - page_start + size]
+        try:
+            yield view
+        finally:
+            view.release()
+            mapping.close()
 
     def close(self) -> None:
         if self._owns_fd and self.fd is not None:

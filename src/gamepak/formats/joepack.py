@@ -15,12 +15,11 @@ both are kept by manifests. VDrift looks names up exactly; a later duplicate win
 
 from __future__ import annotations
 
-import base64
 import struct
 
 from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, decode_name, encode_name
 from ..errors import FormatLimitError
-from ..layout import fill_bytes, restore_fill
+from ..layout import decode_blob, encode_blob, fill_bytes, restore_fill
 from ..source import Source
 
 TYPE_CHECKING = False
@@ -85,7 +84,7 @@ class Reader(Archive):
         for index, (_, _, raw) in enumerate(self._records):
             name = raw.partition(b"\0")[0]
             if raw != name.ljust(self.name_length, b"\0"):
-                name_fields[str(index)] = base64.b64encode(raw).decode()
+                name_fields[str(index)] = encode_blob(raw)
         covered = [(0, self._fat_end())] + [(entry.offset, entry.size) for entry in entries]
         return {
             "options": {"name_field_size": self.name_length if self.name_length != longest else None},
@@ -138,7 +137,7 @@ class Writer(ArchiveWriter):
         out.write(HEADER.pack(MAGIC, len(members), name_length))
         for index, (member, offset) in enumerate(zip(members, offsets, strict=False)):
             field = name_fields.get(str(index))
-            raw = base64.b64decode(field) if field else encode_name(member.name)
+            raw = decode_blob(field) if field else encode_name(member.name)
             out.write(record.pack(offset, member.size, raw))
         for member, offset in zip(members, offsets, strict=False):
             out.seek(offset)

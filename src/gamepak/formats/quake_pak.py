@@ -15,12 +15,11 @@ is the one Quake loads (it searches the directory front to back).
 
 from __future__ import annotations
 
-import base64
 import struct
 
 from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, encode_name
 from ..errors import FormatLimitError
-from ..layout import detect_alignment, fill_bytes, restore_fill
+from ..layout import decode_blob, detect_alignment, encode_blob, fill_bytes, restore_fill
 from ..source import Source
 
 TYPE_CHECKING = False
@@ -66,25 +65,28 @@ class Reader(Archive):
             raise self.corrupt(
                 f"negative directory offset {self.directory_offset} or length {self.directory_length}", 4
             )
-        count = self.directory_length // ENTRY.size
-        # read_exact checks the claimed directory against the file size before reading it.
-        self._directory = self._source.read_exact(count * ENTRY.size, self.directory_offset, "PAK directory")
-        # Names only: offsets and sizes are unpacked when entries are first needed.
-        self._names = [
-            raw.partition(b"\0")[0].decode("utf-8", "surrogateescape")
-            for (raw,) in NAME_FIELDS.iter_unpack(self._directory)
-        ]
+        self._count = self.directory_length // ENTRY.size
+        # The view checks the claimed directory against the file size before reading it. Only
+        # names are parsed here: offsets and sizes are unpacked when entries are first needed.
+        with self._source.view(self._count * ENTRY.size, self.directory_offset, "PAK directory") as directory:
+            self._names = [
+                raw.partition(b"\0")[0].decode("utf-8", "surrogateescape")
+                for (raw,) in NAME_FIELDS.iter_unpack(directory)
+            ]
+
+    def _directory(self) -> bytes:
+        return self._source.read_exact(self._count * ENTRY.size, self.directory_offset, "PAK directory")
 
     def _build_entries(self) -> list[Entry]:
         return [
             Entry(name, size, offset, None, index)
             for index, (name, (offset, size)) in enumerate(
-                zip(self._names, POSITION_FIELDS.iter_unpack(self._directory), strict=False)
+                zip(self._names, POSITION_FIELDS.iter_unpack(self._directory()))
             )
         ]
 
     def _raw_names(self) -> list[bytes]:
-        return [raw for (raw,) in NAME_FIELDS.iter_unpack(self._directory)]
+        return [raw for (raw,) in NAME_FIELDS.iter_unpack(self._directory())]
 
     def header_fields(self) -> dict[str, Any]:
         return {
@@ -118,7 +120,7 @@ class Reader(Archive):
         for index, raw in enumerate(self._raw_names()):
             name = raw.partition(b"\0")[0]
             if raw != name.ljust(NAME_FIELD, b"\0"):
-                name_fields[str(index)] = base64.b64encode(raw).decode()
+                name_fields[str(index)] = encode_blob(raw)
         return {
             "options": {
                 "align": detect_alignment([entry.offset for entry in entries if entry.size]),
@@ -202,7 +204,7 @@ class Writer(ArchiveWriter):
         records = []
         for index, member in enumerate(members):
             field = name_fields.get(str(index))
-            raw = base64.b64decode(field) if field else encode_name(member.name)
+            raw = decode_blob(field) if field else encode_name(member.name)
             records.append(ENTRY.pack(raw, exact["offsets"][index], member.size))
         out.pwrite(HEADER.pack(MAGIC, exact["directory_offset"], exact["directory_length"]), 0)
         directory = b"".join(records)
