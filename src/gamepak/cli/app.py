@@ -472,7 +472,8 @@ def verify_command(ctx: click.Context, archive: str) -> None:
         problems = opened.verify()
     if problems:
         for problem in problems:
-            click.echo(f"{archive}: {problem}", err=True)
+            # Problems that come from errors already name the file.
+            click.echo(problem if problem.startswith(opened.filename) else f"{archive}: {problem}", err=True)
         raise SystemExit(1)
     click.echo(f"{archive}: OK ({len(opened)} members)")
 
