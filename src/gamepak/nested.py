@@ -30,13 +30,9 @@ def nested_format(archive: Archive, entry: Entry) -> str | None:
     return None
 
 
-def resolve(archive: Archive, path: str) -> tuple[Archive, Entry]:
-    """The archive and entry a member path names, descending into nested archives where a
-    prefix of the path is a member that is itself an archive."""
-    try:
-        return archive, archive.getinfo(path)
-    except MemberNotFoundError:
-        pass
+def nested_splits(archive: Archive, path: str) -> Iterator[tuple[str, Archive, str]]:
+    """(prefix, the nested archive it names, the rest of the path) for each way `path` runs
+    through a member that is itself an archive, longest prefix first."""
     parts = path.split("/")
     for cut in range(len(parts) - 1, 0, -1):
         prefix = "/".join(parts[:cut])
@@ -45,11 +41,20 @@ def resolve(archive: Archive, path: str) -> tuple[Archive, Entry]:
         except MemberNotFoundError:
             continue
         format_name = nested_format(archive, entry)
-        if format_name is None:
-            continue
-        inner = archive.open_archive(entry, format_name)
+        if format_name is not None:
+            yield prefix, archive.open_archive(entry, format_name), "/".join(parts[cut:])
+
+
+def resolve(archive: Archive, path: str) -> tuple[Archive, Entry]:
+    """The archive and entry a member path names, descending into nested archives where a
+    prefix of the path is a member that is itself an archive."""
+    try:
+        return archive, archive.getinfo(path)
+    except MemberNotFoundError:
+        pass
+    for _, inner, rest in nested_splits(archive, path):
         try:
-            return resolve(inner, "/".join(parts[cut:]))
+            return resolve(inner, rest)
         except MemberNotFoundError:
             continue
     raise MemberNotFoundError(path, archive.filename)

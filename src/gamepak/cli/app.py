@@ -210,29 +210,19 @@ def _select(archive: Archive, patterns: tuple[str, ...]) -> Iterator[tuple[Archi
     entries = archive.infolist()
     for pattern in patterns:
         matched = [e for e in entries if fnmatch.fnmatchcase(e.name, pattern)]
+        if not matched and pattern in archive:
+            matched = [archive.getinfo(pattern)]  # the format's own lookup (e.g. ignoring case)
         if matched:
             yield archive, matched, ""
             continue
         # OUTER/INNER: a member (or glob) inside a nested archive.
-        from ..nested import nested_format
+        from ..nested import nested_splits
 
-        parts = pattern.split("/")
-        found = False
-        for cut in range(len(parts) - 1, 0, -1):
-            prefix = "/".join(parts[:cut])
-            try:
-                outer = archive.getinfo(prefix)
-            except MemberNotFoundError:
-                continue
-            inner_format = nested_format(archive, outer)
-            if inner_format is None:
-                continue
-            inner = archive.open_archive(outer, inner_format)
-            for inner_archive, inner_entries, inner_prefix in _select(inner, ("/".join(parts[cut:]),)):
+        for prefix, inner, rest in nested_splits(archive, pattern):
+            for inner_archive, inner_entries, inner_prefix in _select(inner, (rest,)):
                 yield inner_archive, inner_entries, f"{prefix}/{inner_prefix}"
-            found = True
             break
-        if not found:
+        else:
             raise MemberNotFoundError(pattern, archive.filename)
 
 

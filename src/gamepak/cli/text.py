@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -29,6 +31,21 @@ def _pack_format(ctx: click.Context, local: str | None, file: str, member: str |
     if not detection.has_magic:
         note(f"{file}: read as {detection.format} (no signature; --format to choose another)")
     return detection.format
+
+
+def _shared_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options `export` and `import` share: the pack's layout, what holds the strings,
+    and overwriting."""
+    command = click.option("--overwrite", is_flag=True, help="Replace --output if it exists.")(command)
+    command = click.option(
+        "--kind", type=click.Choice(["auto", "pack", "blob"]), default="auto", show_default=True, help=KIND_HELP
+    )(command)
+    return click.option(
+        "--format",
+        "format_name",
+        type=click.Choice(FORMAT_NAMES, case_sensitive=False),
+        help="Layout of the pack holding MEMBER (default: detected).",
+    )(command)
 
 
 @click.group("text")
@@ -64,14 +81,7 @@ def text() -> None:
     type=click.Choice(["json", "csv", "po"]),
     help="Translation format (default: from --output's extension).",
 )
-@click.option(
-    "--format",
-    "format_name",
-    type=click.Choice(FORMAT_NAMES, case_sensitive=False),
-    help="Layout of the pack holding MEMBER (default: detected).",
-)
-@click.option("--kind", type=click.Choice(["auto", "pack", "blob"]), default="auto", show_default=True, help=KIND_HELP)
-@click.option("--overwrite", is_flag=True, help="Replace --output if it exists.")
+@_shared_options
 @click.pass_context
 def export_command(
     ctx: click.Context,
@@ -122,14 +132,7 @@ def export_command(
     type=click.Choice(["json", "csv", "po"]),
     help="Translation format (default: from TRANSLATION's extension).",
 )
-@click.option(
-    "--format",
-    "format_name",
-    type=click.Choice(FORMAT_NAMES, case_sensitive=False),
-    help="Layout of the pack holding MEMBER (default: detected).",
-)
-@click.option("--kind", type=click.Choice(["auto", "pack", "blob"]), default="auto", show_default=True, help=KIND_HELP)
-@click.option("--overwrite", is_flag=True, help="Replace --output if it exists.")
+@_shared_options
 @click.pass_context
 def import_command(
     ctx: click.Context,
