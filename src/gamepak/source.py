@@ -155,13 +155,12 @@ class Source:
             self.fd = None
 
 
-class MemberStream(io.RawIOBase):
-    """A seekable, read-only binary stream over `size` bytes at `offset` of a source."""
+class SeekableStream(io.RawIOBase):
+    """The position bookkeeping of gamepak's read-only member streams: a subclass knows its
+    `size` and implements reading at `self._position`."""
 
-    def __init__(self, source: Source, offset: int, size: int, name: str) -> None:
+    def __init__(self, size: int, name: str) -> None:
         super().__init__()
-        self.source = source
-        self.offset = offset
         self.size = size
         self.name = name
         self._position = 0
@@ -188,6 +187,15 @@ class MemberStream(io.RawIOBase):
             raise ValueError("negative seek position")
         self._position = position
         return position
+
+
+class MemberStream(SeekableStream):
+    """A seekable, read-only binary stream over `size` bytes at `offset` of a source."""
+
+    def __init__(self, source: Source, offset: int, size: int, name: str) -> None:
+        super().__init__(size, name)
+        self.source = source
+        self.offset = offset
 
     def read(self, size: int | None = -1) -> bytes:
         if self.closed:

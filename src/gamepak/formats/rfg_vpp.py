@@ -70,7 +70,7 @@ from ..archive import (
 )
 from ..errors import CorruptArchiveError, FormatLimitError, UnsupportedFeatureError
 from ..layout import align_up, fill_bytes, restore_fill
-from ..source import Source
+from ..source import SeekableStream, Source
 
 MAGIC = 0x51890ACE
 VERSION = 3
@@ -278,35 +278,15 @@ class _Inflater:
             yield piece
 
 
-class _InflateStream(io.RawIOBase):
+class _InflateStream(SeekableStream):
     """A seekable stream over a compressed member: decompresses forward, restarts on a
     backward seek."""
 
     def __init__(self, reader: Reader, entry: Entry) -> None:
-        super().__init__()
+        super().__init__(entry.size, f"{reader.filename}/{entry.name}")
         self._reader = reader
         self._entry = entry
-        self.name = f"{reader.filename}/{entry.name}"
         self._inflater: _Inflater | None = None
-        self._position = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._position
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self._entry.size}.get(whence)
-        if base is None:
-            raise ValueError(f"invalid whence {whence}")
-        if base + offset < 0:
-            raise ValueError("negative seek position")
-        self._position = base + offset
-        return self._position
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         if self.closed:
