@@ -73,6 +73,28 @@ class Entry:
         )
 
 
+class Problem:
+    """One finding of `Archive.check()`: an "error" (a member's bytes are wrong or unreadable) or a
+    "warning" (a field breaks the game's own convention but nothing is lost)."""
+
+    __slots__ = ("member", "message", "offset", "severity")
+
+    def __init__(
+        self, message: str, *, severity: str = "error", offset: int | None = None, member: str | None = None
+    ) -> None:
+        self.message = message
+        self.severity = severity
+        self.offset = offset
+        self.member = member
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields `gamepak verify --json` prints."""
+        return {"severity": self.severity, "message": self.message, "offset": self.offset, "member": self.member}
+
+    def __repr__(self) -> str:
+        return f"<Problem {self.severity}: {self.message}>"
+
+
 class RawRange:
     """Member data that is a plain byte range of the archive file (copied without decoding)."""
 
@@ -240,11 +262,20 @@ class Archive:
         return extract_members(self, entries, path, overwrite=overwrite, manifest=manifest, progress=progress)
 
     def verify(self) -> list[str]:
-        """Every problem found, as sentences; an empty list means the archive is sound."""
+        """Every error found, as sentences; an empty list means the archive is sound.
+        Warnings (fields that break the game's convention but lose nothing) are in `check()`."""
+        return [problem.message for problem in self.check() if problem.severity == "error"]
+
+    def check(self) -> list[Problem]:
+        """Every error and warning found, with where it is. Formats override `_check()`."""
         try:
-            return self._verify()
+            return self._check()
         except GamepakError as exc:
-            return [str(exc)]
+            return [Problem(str(exc), offset=getattr(exc, "offset", None), member=getattr(exc, "member", None))]
+
+    def _check(self) -> list[Problem]:
+        """Format-specific errors and warnings; the default turns `_verify()`'s sentences into errors."""
+        return [Problem(message) for message in self._verify()]
 
     def open_archive(self, member: str | Entry, format: str | None = None) -> Archive:
         """Open a member that is itself an archive, without writing it anywhere."""
@@ -298,15 +329,27 @@ class Archive:
 
 
 class PendingMember:
-    """A member queued in a writer: its name and its data (bytes or a path read at close)."""
+    """A member queued in a writer: its name and its data (bytes, a path read at close, or a
+    member of an open archive: `origin`).
 
-    __slots__ = ("data", "name", "on_written", "path", "size")
+    `origin` is `(archive, entry)` when the data is an existing member (edits, conversions);
+    a writer of the same format may then copy the member's stored bytes unchanged."""
 
-    def __init__(self, name: str, data: bytes | None, path: str | None, size: int) -> None:
+    __slots__ = ("data", "name", "on_written", "origin", "path", "size")
+
+    def __init__(
+        self,
+        name: str,
+        data: bytes | None,
+        path: str | None,
+        size: int,
+        origin: tuple[Archive, Entry] | None = None,
+    ) -> None:
         self.name = name
         self.data = data
         self.path = path
         self.size = size
+        self.origin = origin
         # Called once when a writer has consumed the member (drives progress bars).
         self.on_written: Callable[[PendingMember], object] | None = None
 
@@ -321,19 +364,24 @@ class PendingMember:
         if self.data is not None:
             data = self.data
         else:
-            assert self.path is not None
-            with open(self.path, "rb") as handle:
+            with self._open() as handle:
                 data = handle.read()
         self.consumed()
         return data
+
+    def _open(self) -> BinaryIO:
+        if self.origin is not None:
+            archive, entry = self.origin
+            return archive.open(entry)
+        assert self.path is not None
+        return open(self.path, "rb")
 
     def chunks(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
         """The content in chunks, without holding a large file in memory."""
         if self.data is not None:
             yield self.data
         else:
-            assert self.path is not None
-            with open(self.path, "rb") as handle:
+            with self._open() as handle:
                 while chunk := handle.read(chunk_size):
                     yield chunk
         self.consumed()
@@ -386,7 +434,7 @@ class Output:
 
     def write_member(self, member: PendingMember) -> None:
         """Append a member's bytes; a file on disk is copied by the kernel where possible."""
-        if member.data is not None or member.size < (64 << 10):
+        if member.data is not None or member.origin is not None or member.size < (64 << 10):
             for chunk in member.chunks():
                 self.write(chunk)
             return
@@ -481,6 +529,15 @@ class ArchiveWriter:
             except OSError as exc:
                 raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
             self.members.append(PendingMember(name, None, path, size))
+
+    def add_member(self, name: str, archive: Archive, member: str | Entry) -> None:
+        """Queue a member of an open archive under `name`; a writer of the same format may copy
+        its stored bytes unchanged. The archive must stay open until the writer is closed."""
+        if self._closed:
+            raise GamepakError("the writer is closed")
+        self._check_name(name)
+        entry = archive._entry(member)
+        self.members.append(PendingMember(name, None, None, entry.size, origin=(archive, entry)))
 
     def close(self) -> None:
         """Write the archive and move it into place."""
