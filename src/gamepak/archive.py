@@ -295,6 +295,15 @@ class Archive:
                 member=entry.name,
             )
 
+    def _check_data(self, entries: list[Entry]) -> None:
+        """Refuse, before anything is extracted, a member whose stored bytes lie outside the file.
+        The default checks plain ranges (entries without a separate stored size); a format whose
+        offsets mean something else overrides it."""
+        file_size = self._source.size
+        for entry in entries:
+            if entry.stored_size is None and (entry.offset < 0 or entry.size < 0 or entry.offset + entry.size > file_size):
+                self._check_range(entry)
+
     def corrupt(self, message: str, offset: int | None = None, member: str | None = None) -> CorruptArchiveError:
         """A `CorruptArchiveError` about this archive, for format modules to raise."""
         return CorruptArchiveError(message, path=self.filename, offset=offset, member=member)

@@ -3,6 +3,10 @@
 The content goes to a temporary name in the target's folder (same file system, so the final
 rename is atomic) and is moved into place only when complete. Without `overwrite`, the move is a
 hard link, which fails if the target appeared meanwhile: no check-then-write race.
+
+Temporary names are `.NAME.gamepak-PID-N.tmp` (NAME shortened so that the whole stays within
+the file system's 255-byte limit). A process killed mid-write leaves its temporaries behind; the
+next gamepak command that writes in that folder removes those whose process is gone.
 """
 
 from __future__ import annotations
@@ -17,7 +21,90 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+# The longest file name (in bytes) that Linux, macOS and Windows file systems accept.
+NAME_MAX = 255
 _counter = itertools.count()
+_cleaned_folders: set[str] = set()
+
+
+def temporary_name(base: str, pid: int | None = None) -> str:
+    """A fresh temporary name for `base` in the same folder, at most NAME_MAX bytes long."""
+    suffix = f".gamepak-{os.getpid() if pid is None else pid}-{next(_counter)}.tmp"
+    room = NAME_MAX - 1 - len(suffix)
+    encoded = os.fsencode(base)
+    if len(encoded) > room:
+        # Cut on a character boundary: a partial UTF-8 sequence would be an odd name.
+        base = encoded[:room].decode("utf-8", "ignore") if _utf8_names() else os.fsdecode(encoded[:room])
+        while len(os.fsencode(base)) > room:
+            base = base[:-1]
+    return f".{base}{suffix}"
+
+
+def _utf8_names() -> bool:
+    import sys
+
+    return sys.getfilesystemencoding().lower() in ("utf-8", "utf8")
+
+
+def temporary_pid(name: str) -> int | None:
+    """The PID in one of gamepak's temporary names, or None for any other name."""
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return None
+    marker = name.rfind(".gamepak-", 1)
+    if marker < 0:
+        return None
+    pid, dash, number = name[marker + 9 : -4].partition("-")
+    if not (dash and pid.isdigit() and number.isdigit() and pid.isascii() and number.isascii()):
+        return None
+    return int(pid)
+
+
+def is_temporary_name(name: str) -> bool:
+    """Whether `name` is one of gamepak's temporary names (never a member to pack)."""
+    return temporary_pid(name) is not None
+
+
+def _process_gone(pid: int) -> bool:
+    if pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, OverflowError):
+        return False  # alive but someone else's (EPERM), or not a PID this system can have
+    return False
+
+
+def remove_stale_temporaries(folder: str, *, dir_fd: int | None = None) -> list[str]:
+    """Remove the temporaries that killed gamepak processes left in `folder` (files, or folders
+    of an interrupted extraction); returns their names. Each folder is scanned once per process.
+    With `dir_fd`, `folder` only names the folder for bookkeeping and the fd is used."""
+    key = os.path.abspath(folder)
+    if key in _cleaned_folders:
+        return []
+    _cleaned_folders.add(key)
+    try:
+        names = os.listdir(folder if dir_fd is None else dir_fd)
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        pid = temporary_pid(name)
+        if pid is None or not _process_gone(pid):
+            continue
+        path = name if dir_fd is not None else os.path.join(folder, name)
+        try:
+            os.unlink(path, dir_fd=dir_fd)
+        except FileNotFoundError:
+            continue  # another process cleaned it first
+        except OSError:
+            # A folder (an interrupted extraction): unlink gives EISDIR, or EPERM on some systems.
+            import shutil
+
+            shutil.rmtree(path, ignore_errors=True, dir_fd=dir_fd)
+        removed.append(name)
+    return removed
 
 
 def write_via_temporary(path: str | os.PathLike[str], fill: Callable[[int], object], *, overwrite: bool) -> None:
@@ -26,7 +113,8 @@ def write_via_temporary(path: str | os.PathLike[str], fill: Callable[[int], obje
     if not overwrite and os.path.lexists(target):
         raise OutputExistsError(target)
     folder, base = os.path.split(os.path.abspath(target))
-    temporary = os.path.join(folder, f".{base}.gamepak-{os.getpid()}-{next(_counter)}.tmp")
+    remove_stale_temporaries(folder)
+    temporary = os.path.join(folder, temporary_name(base))
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     except OSError as exc:

@@ -1,45 +1,59 @@
 """The one safe extraction path, shared by every format.
 
-1. Plan: every member name is turned into a path under the destination or refused
-   (`UnsafePathError`): no `..` parts, no absolute paths or drive letters, no NUL bytes, `\\`
-   counts as a separator, and no folder on the way may be a symlink. Targets that exist are
-   refused unless `overwrite` is given. All of this is checked before the first byte is written.
-2. Write: each file goes to a temporary name in its folder and is renamed into place, so an
-   interrupted extraction leaves no partial file. Plain byte ranges are copied with `pread` or
-   `copy_file_range`, on two threads for many small files.
+1. Plan, writing nothing: every member name is turned into a path under the destination or
+   refused (`UnsafePathError`): no `..` parts, no absolute paths or drive letters, no NUL bytes,
+   `\\` counts as a separator, no part longer than the file system allows, and no folder on the
+   way may be a symlink. Targets that exist are refused unless `overwrite` is given, and every
+   member's bytes must lie inside the archive file. A refused extraction leaves no trace.
+2. Write, atomically as a whole: what did not exist yet is built under temporary names
+   (`.NAME.gamepak-PID-N.tmp`): a new destination folder, each new folder inside an existing
+   one, each new file in an existing folder, each file replaced with `overwrite`. Folders are
+   made once and opened with `O_DIRECTORY|O_NOFOLLOW`; files are created relative to their
+   folder (`O_EXCL|O_NOFOLLOW`) with one `pread` and one `write` each (`copy_file_range` for
+   large ones), split by bytes over one forked process per core when there are many.
+3. Publish: only when every member was written are the temporaries renamed into place (one
+   rename for a fresh destination). A failure removes everything written; a killed run leaves
+   only temporaries, which the next command writing in that folder removes.
 
 Duplicate names: the copy the game would load (`Archive.duplicate_wins`) is written under the
-name; every other copy is written beside it as `NAME.dupN` (N its member index), and the
-manifest records which member each file holds, so nothing is lost and rebuilds stay exact.
+name; every other copy is written beside it as `NAME.dupN` (N its member index, with a further
+`-K` when that name is taken too), and the manifest records which member each file holds, so
+nothing is lost and rebuilds stay exact. A member named like the manifest is renamed the same way.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+import warnings
 
-from .archive import RawRange, copy_range
-from .atomic import write_all, write_via_temporary
+from .archive import Archive, RawRange, copy_range
+from .atomic import NAME_MAX, remove_stale_temporaries, temporary_name, write_all
 from .errors import CorruptArchiveError, GamepakError, OutputExistsError, UnsafePathError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .archive import Archive, Entry
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+    from .archive import Entry
 
 MANIFEST_NAME = ".gamepak-manifest.json"
 MANIFEST_VERSION = 1
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _SEPARATORS = re.compile(r"[\\/]+")
-# Below this many members or bytes, threads cost more than they save.
+# Below this many members or bytes, a second worker costs more than it saves.
 _THREAD_THRESHOLD = 256
 _THREAD_BYTES = 64 << 20
+# Members larger than this are copied by the kernel (copy_file_range) instead of pread+write.
 _SMALL_COPY = 8 << 20
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+_FOLDER = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+# Folder states in a plan.
+_EXISTS, _NEW_ROOT, _NEW = 0, 1, 2
 
 
 def safe_parts(name: str) -> list[str]:
@@ -57,83 +71,270 @@ def safe_parts(name: str) -> list[str]:
         raise UnsafePathError(name, "'..' would leave the destination")
     if not parts:
         raise UnsafePathError(name, "name has no file part")
+    for part in parts:
+        try:
+            length = len(os.fsencode(part))
+        except UnicodeError:
+            raise UnsafePathError(name, "the name cannot be encoded for this file system") from None
+        if length > NAME_MAX:
+            raise UnsafePathError(
+                name, f"the path part {part[:24]!r}... is {length} bytes; file systems allow {NAME_MAX}"
+            )
     return parts
 
 
-class _Planner:
-    """Turns names into checked target paths and creates the folders they need."""
+def _fast_parts(name: str) -> list[str] | None:
+    """`safe_parts` for the common plain name (`a/b/c.ext`), or None to take the full check."""
+    if not name or name[0] == "/" or "\\" in name or "\0" in name or name[1:2] == ":":
+        return None
+    parts = name.split("/")
+    if "" in parts or "." in parts or ".." in parts:
+        return None
+    for part in parts:
+        if len(part) > NAME_MAX // 4 and len(os.fsencode(part)) > NAME_MAX:
+            return None
+    return parts
 
-    def __init__(self, root: str, overwrite: bool) -> None:
+
+def plan_targets(archive: Archive, entries: list[Entry]) -> list[list[str]]:
+    """Target path components per entry. Copies of a duplicated name that the game would not
+    load, and a member named like the manifest, get a free `.dupN` name instead (with a
+    warning for the manifest)."""
+    targets = []
+    for entry in entries:
+        name = archive.extraction_name(entry)
+        targets.append(_fast_parts(name) or safe_parts(name))
+    keys = ["/".join(parts) for parts in targets]
+    owner: dict[str, int] = {}
+    order = range(len(entries)) if archive.duplicate_wins == "first" else range(len(entries) - 1, -1, -1)
+    for position in order:
+        owner.setdefault(keys[position], position)
+    renamed = [position for position, key in enumerate(keys) if owner[key] != position]
+    if MANIFEST_NAME in owner:
+        renamed.append(owner[MANIFEST_NAME])
+        renamed.sort()
+    if not renamed:
+        return targets
+    taken = set(keys) | {MANIFEST_NAME}
+    for parts in targets:
+        for depth in range(1, len(parts)):
+            taken.add("/".join(parts[:depth]))
+    for position in renamed:
+        parts = targets[position]
+        entry = entries[position]
+        folder = "/".join(parts[:-1])
+        candidate = f"{parts[-1]}.dup{entry.index}"
+        attempt = 1
+        while (f"{folder}/{candidate}" if folder else candidate) in taken:
+            attempt += 1
+            candidate = f"{parts[-1]}.dup{entry.index}-{attempt}"
+        if len(os.fsencode(candidate)) > NAME_MAX:
+            raise UnsafePathError(entry.name, f"its duplicate copy's name {candidate[:24]!r}... is too long")
+        if keys[position] == MANIFEST_NAME:
+            warnings.warn(
+                f"member {entry.name!r} is extracted as {candidate!r}: {MANIFEST_NAME} is the name of "
+                "gamepak's manifest",
+                stacklevel=3,
+            )
+        targets[position] = [*parts[:-1], candidate]
+        taken.add(f"{folder}/{candidate}" if folder else candidate)
+    return targets
+
+
+class _Plan:
+    """Where each file goes and what exists already; built without writing anything."""
+
+    def __init__(self, root: str, targets: list[list[str]], names: list[str], overwrite: bool) -> None:
         self.root = root
         self.overwrite = overwrite
-        self.checked_dirs: dict[tuple[str, ...], bool] = {(): False}  # parts -> created by us
-        self.planned_files: set[tuple[str, ...]] = set()
-
-    def folder(self, parts: tuple[str, ...], name: str) -> bool:
-        """Make sure the folder exists and is no symlink; True if this run created it."""
-        known = self.checked_dirs.get(parts)
-        if known is not None:
-            return known
-        if parts in self.planned_files:
-            raise GamepakError(f"member {'/'.join(parts)!r} is a file in the way of member {name!r}")
-        parent_created = self.folder(parts[:-1], name)
-        path = os.path.join(self.root, *parts)
-        created = False
-        if parent_created:
-            os.mkdir(path)
-            created = True
+        try:
+            info = os.stat(root)
+        except FileNotFoundError:
+            self.root_exists = False
+        except OSError as exc:
+            raise GamepakError(f"{root}: cannot use as the destination: {exc.strerror}") from exc
         else:
+            if not stat.S_ISDIR(info.st_mode):
+                raise GamepakError(f"{root}: the destination is not a folder")
+            self.root_exists = True
+        # folder parts -> _EXISTS / _NEW_ROOT (created under a temporary name) / _NEW (inside one)
+        self.folders: dict[tuple[str, ...], int] = {(): _EXISTS if self.root_exists else _NEW_ROOT}
+        # per target: None (written directly) or "new" / "replace" (through a temporary name)
+        self.modes: list[str | None] = []
+        files: set[tuple[str, ...]] = set()
+        for parts, name in zip(targets, names, strict=True):
+            files.add(tuple(parts))
+        for parts, name in zip(targets, names, strict=True):
+            folder = tuple(parts[:-1])
+            state = self.folders.get(folder)
+            if state is None:
+                state = self._folder(folder, name, files)
+            if tuple(parts) in self.folders:
+                raise GamepakError(f"member {name!r} is in the way of a folder other members need")
+            self.modes.append(None if state != _EXISTS else self._existing_target(parts, name))
+
+    def _folder(self, parts: tuple[str, ...], name: str, files: set[tuple[str, ...]]) -> int:
+        if parts in files:
+            raise GamepakError(f"member {'/'.join(parts)!r} is a file in the way of member {name!r}")
+        parent = self.folders.get(parts[:-1])
+        if parent is None:
+            parent = self._folder(parts[:-1], name, files)
+        if parent != _EXISTS:
+            state = _NEW
+        else:
+            path = os.path.join(self.root, *parts)
             try:
                 info = os.lstat(path)
             except FileNotFoundError:
-                os.mkdir(path)
-                created = True
+                state = _NEW_ROOT
             else:
                 if stat.S_ISLNK(info.st_mode):
                     raise UnsafePathError(name, f"{path} is a symlink")
                 if not stat.S_ISDIR(info.st_mode):
                     raise GamepakError(f"{path}: a file is in the way of member {name!r}")
-        self.checked_dirs[parts] = created
-        return created
+                state = _EXISTS
+        self.folders[parts] = state
+        return state
 
-    def check_target(self, parts: list[str], name: str) -> None:
-        """Refuse a target that would overwrite something (before anything is written)."""
-        if tuple(parts) in self.checked_dirs:
-            raise GamepakError(f"member {name!r} is in the way of a folder other members need")
-        self.planned_files.add(tuple(parts))
-        folder = tuple(parts[:-1])
-        if self.checked_dirs.get(folder):
-            return  # a folder this run created holds nothing we did not plan
+    def _existing_target(self, parts: list[str], name: str) -> str:
         path = os.path.join(self.root, *parts)
         try:
             info = os.lstat(path)
         except FileNotFoundError:
-            return
+            return "new"
         if stat.S_ISDIR(info.st_mode):
             raise GamepakError(f"{path}: a folder is in the way of member {name!r}")
         if not self.overwrite:
             raise OutputExistsError(path)
+        return "replace"
 
 
-def plan_targets(archive: Archive, entries: list[Entry], names_winning: set[int]) -> list[list[str]]:
-    """Target path components per entry; copies of a duplicated name that the game would not
-    load get a `.dupN` suffix."""
-    targets = []
-    for entry in entries:
-        parts = safe_parts(archive.extraction_name(entry))
-        if id(entry) not in names_winning:
-            parts[-1] = f"{parts[-1]}.dup{entry.index}"
-        targets.append(parts)
-    return targets
+class _Writer:
+    """Builds the planned tree under temporary names and publishes it, or removes it all."""
+
+    def __init__(self, plan: _Plan) -> None:
+        self.plan = plan
+        self.pid = os.getpid()
+        self.fds: list[int] = []
+        self.folder_fds: dict[tuple[str, ...], int] = {}
+        # (folder fd, temporary name, final name, is a folder, replaces an existing file)
+        self.pending: list[tuple[int, str, str, bool, bool]] = []
+        self.made_ancestors: list[str] = []
+
+    def _open_folder(self, name: str, dir_fd: int | None) -> int:
+        fd = os.open(name, _FOLDER, dir_fd=dir_fd)
+        self.fds.append(fd)
+        return fd
+
+    def _cleaned(self, path: str, fd: int) -> None:
+        remove_stale_temporaries(path, dir_fd=fd)
+
+    def make_folders(self) -> None:
+        """Create the new folders (tops of new trees under temporary names); open every folder."""
+        plan = self.plan
+        root = plan.root
+        _raise_fd_limit(len(plan.folders) + 64)
+        if plan.root_exists:
+            self.folder_fds[()] = self._open_folder(root, None)
+        else:
+            parent, base = os.path.split(root)
+            missing = []
+            while parent and not os.path.isdir(parent):
+                missing.append(parent)
+                parent = os.path.dirname(parent)
+            for folder in reversed(missing):
+                os.mkdir(folder)
+                self.made_ancestors.append(folder)
+            parent_fd = self._open_folder(os.path.dirname(root), None)
+            self._cleaned(os.path.dirname(root), parent_fd)
+            temporary = temporary_name(base, self.pid)
+            os.mkdir(temporary, dir_fd=parent_fd)
+            self.pending.append((parent_fd, temporary, base, True, False))
+            self.folder_fds[()] = self._open_folder(temporary, parent_fd)
+        for parts, state in plan.folders.items():
+            if not parts:
+                continue
+            parent_fd = self.folder_fds[parts[:-1]]
+            if state == _EXISTS:
+                fd = self._open_existing(parts, parent_fd)
+            elif state == _NEW_ROOT:
+                self._cleaned(os.path.join(root, *parts[:-1]), parent_fd)
+                temporary = temporary_name(parts[-1], self.pid)
+                os.mkdir(temporary, dir_fd=parent_fd)
+                self.pending.append((parent_fd, temporary, parts[-1], True, False))
+                fd = self._open_folder(temporary, parent_fd)
+            else:
+                os.mkdir(parts[-1], dir_fd=parent_fd)
+                fd = self._open_folder(parts[-1], parent_fd)
+            self.folder_fds[parts] = fd
+
+    def _open_existing(self, parts: tuple[str, ...], parent_fd: int) -> int:
+        try:
+            return self._open_folder(parts[-1], parent_fd)
+        except OSError as exc:
+            # ELOOP / ENOTDIR: the folder was swapped for a link or a file since it was checked.
+            raise UnsafePathError("/".join(parts), f"{os.path.join(self.plan.root, *parts)} changed: {exc.strerror}")
+
+    def file_slot(self, parts: list[str], mode: str | None) -> tuple[int, str]:
+        """(folder fd, name to create) for one target."""
+        fd = self.folder_fds[tuple(parts[:-1])]
+        if mode is None:
+            return fd, parts[-1]
+        self._cleaned(os.path.join(self.plan.root, *parts[:-1]), fd)
+        temporary = temporary_name(parts[-1], self.pid)
+        self.pending.append((fd, temporary, parts[-1], False, mode == "replace"))
+        return fd, temporary
+
+    def publish(self) -> None:
+        """Move every temporary into place (folders after the files inside them are done)."""
+        for dir_fd, temporary, final, is_folder, replaces in self.pending:
+            if is_folder or replaces:
+                os.replace(temporary, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            else:
+                os.rename(temporary, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        self.pending.clear()
+
+    def discard(self) -> None:
+        """Remove everything this run wrote."""
+        for dir_fd, temporary, _, is_folder, _ in reversed(self.pending):
+            try:
+                if is_folder:
+                    import shutil
+
+                    shutil.rmtree(temporary, dir_fd=dir_fd, ignore_errors=True)
+                else:
+                    os.unlink(temporary, dir_fd=dir_fd)
+            except OSError:
+                pass
+        self.pending.clear()
+        for folder in reversed(self.made_ancestors):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+        self.fds.clear()
 
 
-def _winners(archive: Archive, entries: list[Entry]) -> set[int]:
-    """ids of the entries that own their path (the copy the game loads, per format rules)."""
-    by_path: dict[str, Entry] = {}
-    ordered = entries if archive.duplicate_wins == "last" else entries[::-1]
-    for entry in ordered:
-        by_path["/".join(safe_parts(archive.extraction_name(entry)))] = entry
-    return {id(entry) for entry in by_path.values()}
+def _raise_fd_limit(needed: int) -> None:
+    """Every folder stays open while files are written into it: allow that many descriptors."""
+    try:
+        import resource
+    except ImportError:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or needed + 64 <= soft:
+        return
+    wanted = needed + 256 if hard == resource.RLIM_INFINITY else min(hard, needed + 256)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    except (ValueError, OSError):
+        pass
+    if needed + 16 > wanted:
+        raise GamepakError(f"extraction needs {needed} folders open; the system allows {soft} open files")
 
 
 def extract_members(
@@ -146,94 +347,290 @@ def extract_members(
     progress: Callable[[Entry], Any] | None = None,
 ) -> list[str]:
     """Extract `entries` of `archive` under `path` safely; returns the files written."""
-    os.makedirs(path, exist_ok=True)
+    entries = list(dict.fromkeys(entries))  # the same entry twice is one file
     root = os.path.realpath(path)
     if manifest and len(entries) != len(archive):
         raise GamepakError("a manifest describes the whole archive: extract every member with it")
-    targets = plan_targets(archive, entries, _winners(archive, entries))
-    planner = _Planner(root, overwrite)
-    for entry, parts in zip(entries, targets, strict=False):
-        if manifest and parts == [MANIFEST_NAME]:
-            raise UnsafePathError(entry.name, "the member would replace the manifest")
-        planner.folder(tuple(parts[:-1]), entry.name)
-        planner.check_target(parts, entry.name)
+    targets = plan_targets(archive, entries)
+    names = [entry.name for entry in entries]
     if manifest:
-        planner.check_target([MANIFEST_NAME], MANIFEST_NAME)
+        targets.append([MANIFEST_NAME])
+        names.append(MANIFEST_NAME)
+    plan = _Plan(root, targets, names, overwrite)
+    if manifest:
+        targets.pop()
+    archive._check_data(entries)
 
-    paths = {id(entry): os.path.join(root, *parts) for entry, parts in zip(entries, targets, strict=False)}
+    writer = _Writer(plan)
+    try:
+        writer.make_folders()
+        slots = [writer.file_slot(parts, mode) for parts, mode in zip(targets, plan.modes, strict=False)]
+        _write_members(archive, entries, slots, progress)
+        if manifest:
+            folder_fd, create_name = writer.file_slot([MANIFEST_NAME], plan.modes[-1])
+            encoded = _manifest_bytes(archive, entries, targets)
+            _write_file(folder_fd, create_name, MANIFEST_NAME, lambda fd: write_all(fd, encoded))
+        writer.publish()
+    except BaseException:
+        writer.discard()
+        raise
+    finally:
+        writer.close()
+    prefix = root + os.sep
+    return [prefix + os.sep.join(parts) for parts in targets]
+
+
+def _write_members(
+    archive: Archive,
+    entries: list[Entry],
+    slots: list[tuple[int, str]],
+    progress: Callable[[Entry], Any] | None,
+) -> None:
+    """Write every member into its slot: decoded ones here, plain byte ranges split by bytes
+    over the workers."""
     source = archive._source
-    raw_batch: list[tuple[Entry, str, RawRange]] = []
-    for entry, data in archive._member_data(entries):
-        target = paths[id(entry)]
-        if isinstance(data, RawRange):
-            raw_batch.append((entry, target, data))
-            continue
-        _write_file(target, functools.partial(_write_chunks, chunks=data))
-        if progress is not None:
-            progress(entry)
-
-    def copy_raw(batch: Iterable[tuple[Entry, str, RawRange]]) -> None:
-        for entry, target, data in batch:
-            _write_file(target, functools.partial(_copy_raw, archive, source, data, entry=entry))
+    slot_of = {id(entry): position for position, entry in enumerate(entries)}
+    jobs: list[tuple[int, str, int, int, int]] = []  # folder fd, name, offset, size, position
+    if type(archive)._member_data is Archive._member_data:
+        # Plain ranges, all checked against the file size by _check_data: no generator needed.
+        for position, entry in enumerate(entries):
+            dir_fd, name = slots[position]
+            jobs.append((dir_fd, name, entry.offset, entry.size, position))
+    else:
+        for entry, data in archive._member_data(entries):
+            position = slot_of[id(entry)]
+            dir_fd, name = slots[position]
+            if isinstance(data, RawRange):
+                jobs.append((dir_fd, name, data.offset, data.size, position))
+                continue
+            _write_file(dir_fd, name, entry.name, lambda fd, chunks=data: _write_chunks(fd, chunks))
             if progress is not None:
                 progress(entry)
-
-    total_bytes = sum(data.size for _, _, data in raw_batch)
-    if (
-        len(raw_batch) > 1
-        and source.fd is not None
-        and (len(raw_batch) >= _THREAD_THRESHOLD or total_bytes >= _THREAD_BYTES)
-    ):
-        # The syscalls release the GIL: two threads, each given half of the bytes, keep both
-        # cores busy whether the members are many and small or few and large.
-        shares: tuple[list[tuple[Entry, str, RawRange]], list[tuple[Entry, str, RawRange]]] = ([], [])
-        loads = [0, 0]
-        for item in raw_batch:
-            lighter = 0 if loads[0] <= loads[1] else 1
-            shares[lighter].append(item)
-            loads[lighter] += item[2].size + 4096  # a file costs something even when empty
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            for future in [pool.submit(copy_raw, share) for share in shares]:
-                future.result()
+    if not jobs:
+        return
+    copier = _Copier(archive, entries, progress)
+    total_bytes = sum(job[3] for job in jobs)
+    workers = _worker_count() if len(jobs) >= _THREAD_THRESHOLD or total_bytes >= _THREAD_BYTES else 1
+    if workers > 1 and len(jobs) > 1 and source.fd is not None:
+        copier.run_split(jobs, workers)
     else:
-        copy_raw(raw_batch)
-
-    written = [paths[id(entry)] for entry in entries]
-    if manifest:
-        write_manifest(archive, entries, targets, root)
-    return written
+        copier.run(jobs)
 
 
-def _write_file(path: str, fill: Callable[[int], object]) -> None:
-    # The plan already refused targets that exist without --overwrite: replacing is right here,
-    # and a rename costs one system call where a no-clobber link costs two.
-    write_via_temporary(path, fill, overwrite=True)
+def _worker_count() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 4))
 
 
-def _write_chunks(fd: int, *, chunks: Iterable[bytes]) -> None:
+class _Copier:
+    """Copies plain byte ranges of the archive into created files."""
+
+    def __init__(self, archive: Archive, entries: list[Entry], progress: Callable[[Entry], Any] | None) -> None:
+        self.archive = archive
+        self.entries = entries
+        self.progress = progress
+
+    def run(self, jobs: list[tuple[int, str, int, int, int]], report: Callable[[int], object] | None = None) -> None:
+        """Copy each job's range; `report(position)` after each (default: the progress callback)."""
+        source = self.archive._source
+        fd_source = source.fd
+        base = source.base
+        pread = os.pread if fd_source is not None else None
+        if report is None and self.progress is not None:
+            entries, progress = self.entries, self.progress
+
+            def report(position: int) -> None:
+                progress(entries[position])
+
+        create, write, close, open_file = _CREATE, os.write, os.close, os.open
+        position = -1
+        try:
+            for dir_fd, name, offset, size, position in jobs:
+                fd = open_file(name, create, 0o644, dir_fd=dir_fd)
+                try:
+                    if not size:
+                        pass
+                    elif size > _SMALL_COPY and fd_source is not None:
+                        copy_range(fd_source, base + offset, fd, 0, size)
+                    else:
+                        data = pread(fd_source, size, base + offset) if pread else source.pread(size, offset)
+                        if len(data) != size:
+                            data = self._read_rest(data, offset, size, position)
+                        written = write(fd, data)
+                        if written != size:
+                            write_all(fd, memoryview(data)[written:])
+                finally:
+                    close(fd)
+                if report is not None:
+                    report(position)
+        except OSError as exc:
+            raise self._write_error(exc, position) from exc
+
+    def _read_rest(self, data: bytes, offset: int, size: int, position: int) -> bytes:
+        """Large members come back from pread in pieces; a short read at the end is corruption."""
+        source = self.archive._source
+        chunks = [data]
+        got = len(data)
+        while got < size:
+            chunk = source.pread(min(size - got, _SMALL_COPY), offset + got)
+            if not chunk:
+                raise CorruptArchiveError(
+                    "member data is truncated",
+                    path=self.archive.filename,
+                    offset=offset + got,
+                    member=self.entries[position].name,
+                )
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    def _write_error(self, exc: OSError, position: int) -> GamepakError:
+        member = self.entries[position].name if position >= 0 else "?"
+        return GamepakError(f"cannot write member {member!r}: {exc.strerror or exc}")
+
+    def run_split(self, jobs: list[tuple[int, str, int, int, int]], workers: int) -> None:
+        """Share the jobs by bytes between this process and forked ones (threads when forking
+        is not safe: other threads are running, or no fork on this system)."""
+        shares: list[list[tuple[int, str, int, int, int]]] = [[] for _ in range(workers)]
+        loads = [0] * workers
+        for job in sorted(jobs, key=lambda job: job[3], reverse=True) if len(jobs) < 64 else jobs:
+            lightest = loads.index(min(loads))
+            shares[lightest].append(job)
+            loads[lightest] += job[3] + 4096  # a file costs something even when empty
+        import threading
+
+        if hasattr(os, "fork") and threading.active_count() == 1:
+            self._run_forked(shares)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for future in [pool.submit(self.run, share) for share in shares]:
+                future.result()
+
+    def _run_forked(self, shares: list[list[tuple[int, str, int, int, int]]]) -> None:
+        children: list[tuple[int, int, list[tuple[int, str, int, int, int]]]] = []  # pid, pipe, share
+        try:
+            for share in shares[1:]:
+                reader, writer_end = os.pipe()
+                pid = os.fork()
+                if pid == 0:  # pragma: no cover - runs in the child (measured by the tests' results)
+                    os.close(reader)
+                    _child_main(self, share, writer_end)
+                os.close(writer_end)
+                os.set_blocking(reader, False)
+                children.append((pid, reader, share))
+            reported = [0] * len(children)
+
+            def report(position: int) -> None:
+                if self.progress is not None:
+                    self.progress(self.entries[position])
+                    if position % 32 == 0:
+                        self._child_progress(children, reported)
+
+            self.run(shares[0], report if self.progress is not None else None)
+            failures = []
+            for index, (pid, reader, share) in enumerate(children):
+                _, status = os.waitpid(pid, 0)
+                message = self._drain(reader, share, reported, index)
+                if status != 0:
+                    failures.append(message or f"the extraction worker ended with status {status}")
+            children.clear()
+            if failures:
+                raise _rebuild_error(failures[0])
+        finally:
+            for pid, reader, _ in children:  # interrupted: stop the workers before cleaning up
+                try:
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                except OSError:
+                    pass
+                os.close(reader)
+
+    def _child_progress(self, children: list[tuple[int, int, list[Any]]], reported: list[int]) -> None:
+        for index, (_, reader, share) in enumerate(children):
+            try:
+                data = os.read(reader, 65536)
+            except BlockingIOError:
+                continue
+            self._advance(share, reported, index, data.count(b"."))
+
+    def _advance(self, share: list[Any], reported: list[int], index: int, count: int) -> None:
+        if self.progress is None:
+            return
+        for job in share[reported[index] : reported[index] + count]:
+            self.progress(self.entries[job[4]])
+        reported[index] += count
+
+    def _drain(self, reader: int, share: list[Any], reported: list[int], index: int) -> str:
+        os.set_blocking(reader, True)
+        chunks = []
+        while chunk := os.read(reader, 65536):
+            chunks.append(chunk)
+        os.close(reader)
+        data = b"".join(chunks)
+        progress_bytes, _, message = data.partition(b"!")
+        self._advance(share, reported, index, progress_bytes.count(b"."))
+        if not message:
+            # The worker succeeded: whatever was not reported yet is done.
+            self._advance(share, reported, index, len(share) - reported[index])
+        return message.decode("utf-8", "replace")
+
+
+def _child_main(copier: _Copier, share: list[tuple[int, str, int, int, int]], pipe: int) -> None:
+    """A forked worker: copy its share, tell the parent how it went, and exit without running
+    any of the parent's clean-up (atexit handlers, buffered output)."""
+    status = 0
+    try:
+        done = 0
+
+        def report(position: int) -> None:
+            nonlocal done
+            done += 1
+            if done % 32 == 0:
+                os.write(pipe, b"." * 32)
+
+        copier.run(share, report if copier.progress is not None else None)
+    except BaseException as exc:
+        status = 1
+        kind = type(exc).__name__ if isinstance(exc, GamepakError) else "GamepakError"
+        try:
+            write_all(pipe, f"!{kind}\n{exc}".encode("utf-8", "replace"))
+        except BaseException:
+            pass
+    finally:
+        os._exit(status)
+
+
+def _rebuild_error(message: str) -> GamepakError:
+    kind, _, text = message.partition("\n")
+    if not text:
+        return GamepakError(kind)
+    if kind == "CorruptArchiveError":
+        return CorruptArchiveError(text)
+    return GamepakError(text)
+
+
+def _write_file(dir_fd: int, create_name: str, member: str, fill: Callable[[int], object]) -> None:
+    try:
+        fd = os.open(create_name, _CREATE, 0o644, dir_fd=dir_fd)
+        try:
+            fill(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise GamepakError(f"cannot write member {member!r}: {exc.strerror or exc}") from exc
+
+
+def _write_chunks(fd: int, chunks: Iterable[bytes]) -> None:
     for chunk in chunks:
         write_all(fd, chunk)
 
 
-def _copy_raw(archive: Archive, source: Any, data: RawRange, fd: int, entry: Entry) -> None:
-    if data.size <= _SMALL_COPY or source.fd is None:
-        position = data.offset
-        remaining = data.size
-        while remaining:
-            chunk = source.pread(min(remaining, _SMALL_COPY), position)
-            if not chunk:
-                raise CorruptArchiveError(
-                    "member data is truncated", path=archive.filename, offset=position, member=entry.name
-                )
-            write_all(fd, chunk)
-            position += len(chunk)
-            remaining -= len(chunk)
-        return
-    copy_range(source.fd, source.base + data.offset, fd, 0, data.size)
-
-
-def write_manifest(archive: Archive, entries: list[Entry], targets: list[list[str]], root: str) -> str:
-    """Write the manifest that lets `create` rebuild `archive` from the extracted folder."""
+def _manifest_bytes(archive: Archive, entries: list[Entry], targets: list[list[str]]) -> bytes:
     layout = archive.layout()
     document = {
         "gamepak_manifest": MANIFEST_VERSION,
@@ -247,9 +644,15 @@ def write_manifest(archive: Archive, entries: list[Entry], targets: list[list[st
         ],
         "exact": layout.get("exact", {}),
     }
+    return json.dumps(document, indent=1, ensure_ascii=True).encode()
+
+
+def write_manifest(archive: Archive, entries: list[Entry], targets: list[list[str]], root: str) -> str:
+    """Write the manifest that lets `create` rebuild `archive` from the extracted folder."""
+    from .atomic import write_bytes
+
     path = os.path.join(root, MANIFEST_NAME)
-    encoded = json.dumps(document, indent=1, ensure_ascii=True).encode()
-    _write_file(path, lambda fd: write_all(fd, encoded))
+    write_bytes(path, _manifest_bytes(archive, entries, targets), overwrite=True)
     return path
 
 
