@@ -153,3 +153,249 @@ def test_few_large_members_are_split_across_threads(tmp_path: Path, monkeypatch:
     with gamepak.open(tmp_path / "x.pak") as archive:
         archive.extractall(tmp_path / "out")
     assert {name: (tmp_path / "out" / name).read_bytes() for name in contents} == contents
+
+
+# -- issue 13, part 5: what fuzzing found in extraction ---------------------------------------
+
+
+def pak_of(members: list[tuple[bytes, bytes]]) -> bytes:
+    """A PAK by hand (the writers refuse duplicates): each member's own data."""
+    body = b""
+    records = b""
+    for name, data in members:
+        records += name.ljust(56, b"\0") + struct.pack("<ii", 12 + len(body), len(data))
+        body += data
+    return b"PACK" + struct.pack("<ii", 12 + len(body), len(records)) + body + records
+
+
+def rfg_with_duplicates(tmp_path: Path) -> Path:
+    """An uncompressed RFG pack holding `x`, `x`, `x.dup1` (written as `x`, `y`, `x.dup1`, then
+    the second name patched: writers refuse duplicates)."""
+    path = tmp_path / "dups.vpp_pc"
+    with gamepak.create(path, "vpp", flags=0) as writer:
+        writer.add("x", b"first")
+        writer.add("y", b"second")
+        writer.add("x.dup1", b"third")
+    data = bytearray(path.read_bytes())
+    spot = data.index(b"x\0y\0x.dup1\0")  # the name block
+    data[spot + 2 : spot + 3] = b"x"
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_duplicate_suffixes_are_free_names_pak(tmp_path: Path) -> None:
+    pak = tmp_path / "dups.pak"
+    pak.write_bytes(pak_of([(b"x", b"first"), (b"x", b"second"), (b"x.dup1", b"third")]))
+    with gamepak.open(pak) as archive:
+        written = archive.extractall(tmp_path / "out", manifest=True)
+    contents = sorted(Path(path).read_bytes() for path in written)
+    assert contents == [b"first", b"second", b"third"]  # nothing overwritten
+    assert (tmp_path / "out" / "x").read_bytes() == b"first"  # Quake loads the first copy
+    assert (tmp_path / "out" / "x.dup1").read_bytes() == b"third"
+    assert len(set(written)) == 3
+    code, _, err = in_process_cli("create", str(tmp_path / "again.pak"), str(tmp_path / "out"))
+    assert code == 0, err
+    assert (tmp_path / "again.pak").read_bytes() == pak.read_bytes()
+
+
+def test_duplicate_suffixes_are_free_names_rfg(tmp_path: Path) -> None:
+    with gamepak.open(rfg_with_duplicates(tmp_path)) as archive:
+        assert archive.namelist() == ["x", "x", "x.dup1"]
+        written = archive.extractall(tmp_path / "out")
+    assert sorted(Path(path).read_bytes() for path in written) == [b"first", b"second", b"third"]
+    assert (tmp_path / "out" / "x").read_bytes() == b"first"
+
+
+def long_name_pack(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / "long.jpk"
+    with gamepak.create(path, "jpk") as writer:
+        writer.add(name, b"data")
+    return path
+
+
+@pytest.mark.parametrize("name", ["n" * 300, "folder/" + "n" * 300, "é" * 130])
+def test_names_past_the_file_system_limit_are_refused_cleanly(tmp_path: Path, name: str) -> None:
+    with gamepak.open(long_name_pack(tmp_path, name)) as archive:
+        with pytest.raises(UnsafePathError, match="bytes") as caught:
+            archive.extractall(tmp_path / "out")
+    assert name[:10] in str(caught.value)
+    assert not (tmp_path / "out").exists()
+    code, _, err = in_process_cli("extract", str(tmp_path / "long.jpk"), "-o", str(tmp_path / "out"))
+    assert code == 1 and "refusing member" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_names_near_the_limit_extract(tmp_path: Path, existing: bool) -> None:
+    name = "n" * 250
+    destination = tmp_path / "out"
+    if existing:
+        destination.mkdir()  # the member gets a temporary name beside its final one
+    with gamepak.open(long_name_pack(tmp_path, name)) as archive:
+        archive.extractall(destination)
+        archive.extractall(destination, overwrite=True)
+    assert (destination / name).read_bytes() == b"data"
+    assert os.listdir(destination) == [name]
+
+
+def test_atomic_temporary_names_respect_the_limit(tmp_path: Path) -> None:
+    from gamepak.atomic import NAME_MAX, temporary_name, write_bytes
+
+    for base in ["a" * 255, "é" * 127, "x"]:
+        assert len(os.fsencode(temporary_name(base))) <= NAME_MAX
+    write_bytes(tmp_path / ("a" * 255), b"ok")
+    assert (tmp_path / ("a" * 255)).read_bytes() == b"ok"
+
+
+@pytest.mark.parametrize(
+    ("names", "error"),
+    [
+        ([b"deep/er/good.txt", b"../evil.txt"], UnsafePathError),
+        ([b"deep/er/good.txt", b"taken.txt"], OutputExistsError),
+        ([b"deep/er/good.txt", b"link/x.txt"], UnsafePathError),
+    ],
+)
+def test_refused_extraction_writes_nothing(tmp_path: Path, names: list[bytes], error: type[Exception]) -> None:
+    destination = tmp_path / "out"
+    destination.mkdir()
+    (destination / "taken.txt").write_text("mine")
+    os.symlink(tmp_path, destination / "link")
+    before = files_under(destination)
+    with pytest.raises(error):
+        gamepak.open(io.BytesIO(pak_with(names)), "pak").extractall(destination)
+    assert files_under(destination) == before
+
+
+def test_member_named_like_the_manifest_is_renamed_with_a_note(tmp_path: Path) -> None:
+    pak = tmp_path / "m.pak"
+    pak.write_bytes(pak_of([(b".gamepak-manifest.json", b'{"not": "ours"}'), (b"a.txt", b"a")]))
+    for manifest in (False, True):
+        destination = tmp_path / f"out{manifest}"
+        with gamepak.open(pak) as archive, pytest.warns(UserWarning, match="manifest"):
+            written = archive.extractall(destination, manifest=manifest)
+        assert Path(written[0]).name == ".gamepak-manifest.json.dup0"
+        assert Path(written[0]).read_bytes() == b'{"not": "ours"}'
+        from gamepak.extract import read_manifest
+
+        document = read_manifest(destination)
+        assert (document is not None) == manifest
+    code, _, err = in_process_cli("extract", str(pak), "-o", str(tmp_path / "cli"))
+    assert code == 0 and "warning" in err and ".dup0" in err
+    assert in_process_cli("create", str(tmp_path / "again.pak"), str(tmp_path / "outTrue"))[0] == 0
+    assert (tmp_path / "again.pak").read_bytes() == pak.read_bytes()
+
+
+def dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_stale_temporaries_of_dead_processes_are_removed(tmp_path: Path) -> None:
+    from gamepak.atomic import write_bytes
+
+    pid = dead_pid()
+    (tmp_path / f".a.bin.gamepak-{pid}-0.tmp").write_bytes(b"partial")
+    (tmp_path / f".out.gamepak-{pid}-7.tmp").mkdir()
+    (tmp_path / f".out.gamepak-{pid}-7.tmp" / "inside.bin").write_bytes(b"x")
+    live = tmp_path / f".b.bin.gamepak-{os.getppid()}-0.tmp"  # a running process's: kept
+    live.write_bytes(b"busy")
+    (tmp_path / "keep.gamepak-1-0.tmp").write_bytes(b"not ours: no leading dot")
+    write_bytes(tmp_path / "new.bin", b"new")
+    assert sorted(os.listdir(tmp_path)) == sorted([live.name, "keep.gamepak-1-0.tmp", "new.bin"])
+
+
+KILLED_RUN = """
+import os, sys
+import gamepak, gamepak.extract
+
+def killed(self):
+    os.kill(os.getpid(), 9)  # every member written, nothing published yet
+
+gamepak.extract._Writer.publish = killed
+gamepak.open(sys.argv[1]).extractall(sys.argv[2])
+"""
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_killed_extraction_leaves_only_temporaries_that_the_next_run_removes(tmp_path: Path, existing: bool) -> None:
+    import subprocess
+    import sys
+
+    names = [f"d{index % 3}/f{index}.bin".encode() for index in range(300)] + [b"top.bin"]
+    pak = tmp_path / "x.pak"
+    pak.write_bytes(pak_with(names))
+    work = tmp_path / "work"
+    work.mkdir()
+    destination = work / "out"
+    if existing:
+        destination.mkdir()
+    result = subprocess.run([sys.executable, "-c", KILLED_RUN, str(pak), str(destination)])
+    assert result.returncode == -9
+    leftovers = [path for path in work.rglob("*") if ".gamepak-" in path.name]
+    assert leftovers and not (destination / "top.bin").exists()
+    with gamepak.open(pak) as archive:
+        archive.extractall(destination)
+    assert not [path for path in work.rglob("*") if ".gamepak-" in path.name]
+    assert len([path for path in destination.rglob("*") if path.is_file()]) == len(names)
+
+
+def test_truncated_pack_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    # The directory first, then 300 members of 1000 bytes, cut after a third of them.
+    start = 12 + 300 * 64
+    directory = b"".join(
+        f"f{index:03d}.bin".encode().ljust(56, b"\0") + struct.pack("<ii", start + index * 1000, 1000)
+        for index in range(300)
+    )
+    pak = tmp_path / "cut.pak"
+    pak.write_bytes(b"PACK" + struct.pack("<ii", 12, len(directory)) + directory + b"d" * 100_000)
+    destination = tmp_path / "out"
+    with gamepak.open(pak) as archive, pytest.raises(gamepak.CorruptArchiveError, match="past the end"):
+        archive.extractall(destination)
+    assert not destination.exists()
+
+
+WORKER_FAILS = """
+import os, sys
+import gamepak, gamepak.extract
+
+real_pread = os.pread
+def pread(fd, size, offset):
+    if os.getpid() != parent and size in (7, 4):
+        # A forked worker meets a file cut short under it: 3 bytes, then nothing.
+        return real_pread(fd, 3, offset) if size == 7 else b""
+    return real_pread(fd, size, offset)
+
+parent = os.getpid()
+os.pread = pread
+seen = []
+try:
+    gamepak.open(sys.argv[1]).extractall(sys.argv[2], progress=seen.append)
+except gamepak.CorruptArchiveError as exc:
+    print("refused:", exc)
+else:
+    print("extracted", len(seen))
+"""
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_forked_workers_report_progress_and_failures(tmp_path: Path, fail: bool) -> None:
+    import subprocess
+    import sys
+
+    names = [f"d{index % 7}/f{index}.bin".encode() for index in range(600)]
+    pak = tmp_path / "x.pak"
+    pak.write_bytes(pak_with(names))
+    code = WORKER_FAILS if fail else WORKER_FAILS.replace("size in (7, 4)", "size == -1")
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(pak), str(tmp_path / "out")], capture_output=True, text=True, check=True
+    )
+    if fail:
+        assert result.stdout.startswith("refused:") and "truncated" in result.stdout
+        assert not (tmp_path / "out").exists()
+        assert not [name for name in os.listdir(tmp_path) if ".gamepak-" in name]
+    else:
+        assert result.stdout.strip() == "extracted 600"
+        assert all(path.read_bytes() == b"payload" for path in (tmp_path / "out").rglob("*.bin"))

@@ -83,68 +83,77 @@ def safe_parts(name: str) -> list[str]:
     return parts
 
 
-def _fast_parts(name: str) -> list[str] | None:
-    """`safe_parts` for the common plain name (`a/b/c.ext`), or None to take the full check."""
-    if not name or name[0] == "/" or "\\" in name or "\0" in name or name[1:2] == ":":
-        return None
-    parts = name.split("/")
-    if "" in parts or "." in parts or ".." in parts:
-        return None
-    for part in parts:
-        if len(part) > NAME_MAX // 4 and len(os.fsencode(part)) > NAME_MAX:
-            return None
-    return parts
-
-
 def plan_targets(archive: Archive, entries: list[Entry]) -> list[list[str]]:
     """Target path components per entry. Copies of a duplicated name that the game would not
     load, and a member named like the manifest, get a free `.dupN` name instead (with a
     warning for the manifest)."""
-    targets = []
+    return [key.split("/") for key in _target_keys(archive, entries)]
+
+
+def _target_keys(archive: Archive, entries: list[Entry]) -> list[str]:
+    """`plan_targets` as `/`-joined strings (what the extraction works with)."""
+    keys = []
+    extraction_name = archive.extraction_name
     for entry in entries:
-        name = archive.extraction_name(entry)
-        targets.append(_fast_parts(name) or safe_parts(name))
-    keys = ["/".join(parts) for parts in targets]
+        name = extraction_name(entry)
+        # The common plain name (`a/b/c.ext`) needs no normalising: it is its own key.
+        if (
+            name
+            and name[0] != "/"
+            and "\\" not in name
+            and "\0" not in name
+            and name[1:2] != ":"
+            and "//" not in name
+            and name[-1] != "/"
+            and (name.isascii() and len(name) <= NAME_MAX)
+        ):
+            parts = name.split("/")
+            if "." not in parts and ".." not in parts:
+                keys.append(name)
+                continue
+        keys.append("/".join(safe_parts(name)))
     owner: dict[str, int] = {}
     order = range(len(entries)) if archive.duplicate_wins == "first" else range(len(entries) - 1, -1, -1)
     for position in order:
         owner.setdefault(keys[position], position)
+    if len(owner) == len(keys) and MANIFEST_NAME not in owner:
+        return keys
     renamed = [position for position, key in enumerate(keys) if owner[key] != position]
     if MANIFEST_NAME in owner:
         renamed.append(owner[MANIFEST_NAME])
         renamed.sort()
-    if not renamed:
-        return targets
     taken = set(keys) | {MANIFEST_NAME}
-    for parts in targets:
-        for depth in range(1, len(parts)):
-            taken.add("/".join(parts[:depth]))
+    for key in keys:
+        folder = key.rpartition("/")[0]
+        while folder and folder not in taken:
+            taken.add(folder)
+            folder = folder.rpartition("/")[0]
     for position in renamed:
-        parts = targets[position]
         entry = entries[position]
-        folder = "/".join(parts[:-1])
-        candidate = f"{parts[-1]}.dup{entry.index}"
+        folder, _, base = keys[position].rpartition("/")
+        candidate = f"{base}.dup{entry.index}"
         attempt = 1
         while (f"{folder}/{candidate}" if folder else candidate) in taken:
             attempt += 1
-            candidate = f"{parts[-1]}.dup{entry.index}-{attempt}"
+            candidate = f"{base}.dup{entry.index}-{attempt}"
         if len(os.fsencode(candidate)) > NAME_MAX:
             raise UnsafePathError(entry.name, f"its duplicate copy's name {candidate[:24]!r}... is too long")
         if keys[position] == MANIFEST_NAME:
             warnings.warn(
                 f"member {entry.name!r} is extracted as {candidate!r}: {MANIFEST_NAME} is the name of "
                 "gamepak's manifest",
-                stacklevel=3,
+                stacklevel=4,
             )
-        targets[position] = [*parts[:-1], candidate]
-        taken.add(f"{folder}/{candidate}" if folder else candidate)
-    return targets
+        keys[position] = f"{folder}/{candidate}" if folder else candidate
+        taken.add(keys[position])
+    return keys
 
 
 class _Plan:
-    """Where each file goes and what exists already; built without writing anything."""
+    """Where each file goes and what exists already; built without writing anything.
+    Paths are `/`-joined strings relative to the root ("" is the root)."""
 
-    def __init__(self, root: str, targets: list[list[str]], names: list[str], overwrite: bool) -> None:
+    def __init__(self, root: str, keys: list[str], names: list[str], overwrite: bool) -> None:
         self.root = root
         self.overwrite = overwrite
         try:
@@ -157,32 +166,32 @@ class _Plan:
             if not stat.S_ISDIR(info.st_mode):
                 raise GamepakError(f"{root}: the destination is not a folder")
             self.root_exists = True
-        # folder parts -> _EXISTS / _NEW_ROOT (created under a temporary name) / _NEW (inside one)
-        self.folders: dict[tuple[str, ...], int] = {(): _EXISTS if self.root_exists else _NEW_ROOT}
+        # folder -> _EXISTS / _NEW_ROOT (created under a temporary name) / _NEW (inside one)
+        folders = self.folders = {"": _EXISTS if self.root_exists else _NEW_ROOT}
         # per target: None (written directly) or "new" / "replace" (through a temporary name)
         self.modes: list[str | None] = []
-        files: set[tuple[str, ...]] = set()
-        for parts, name in zip(targets, names, strict=True):
-            files.add(tuple(parts))
-        for parts, name in zip(targets, names, strict=True):
-            folder = tuple(parts[:-1])
-            state = self.folders.get(folder)
+        files = set(keys)
+        modes = self.modes
+        for key, name in zip(keys, names, strict=True):
+            folder = key.rpartition("/")[0]
+            state = folders.get(folder)
             if state is None:
                 state = self._folder(folder, name, files)
-            if tuple(parts) in self.folders:
+            if key in folders:
                 raise GamepakError(f"member {name!r} is in the way of a folder other members need")
-            self.modes.append(None if state != _EXISTS else self._existing_target(parts, name))
+            modes.append(None if state != _EXISTS else self._existing_target(key, name))
 
-    def _folder(self, parts: tuple[str, ...], name: str, files: set[tuple[str, ...]]) -> int:
-        if parts in files:
-            raise GamepakError(f"member {'/'.join(parts)!r} is a file in the way of member {name!r}")
-        parent = self.folders.get(parts[:-1])
+    def _folder(self, folder: str, name: str, files: set[str]) -> int:
+        if folder in files:
+            raise GamepakError(f"member {folder!r} is a file in the way of member {name!r}")
+        parent_folder = folder.rpartition("/")[0]
+        parent = self.folders.get(parent_folder)
         if parent is None:
-            parent = self._folder(parts[:-1], name, files)
+            parent = self._folder(parent_folder, name, files)
         if parent != _EXISTS:
             state = _NEW
         else:
-            path = os.path.join(self.root, *parts)
+            path = os.path.join(self.root, folder)
             try:
                 info = os.lstat(path)
             except FileNotFoundError:
@@ -193,11 +202,11 @@ class _Plan:
                 if not stat.S_ISDIR(info.st_mode):
                     raise GamepakError(f"{path}: a file is in the way of member {name!r}")
                 state = _EXISTS
-        self.folders[parts] = state
+        self.folders[folder] = state
         return state
 
-    def _existing_target(self, parts: list[str], name: str) -> str:
-        path = os.path.join(self.root, *parts)
+    def _existing_target(self, key: str, name: str) -> str:
+        path = os.path.join(self.root, key)
         try:
             info = os.lstat(path)
         except FileNotFoundError:
@@ -216,7 +225,7 @@ class _Writer:
         self.plan = plan
         self.pid = os.getpid()
         self.fds: list[int] = []
-        self.folder_fds: dict[tuple[str, ...], int] = {}
+        self.folder_fds: dict[str, int] = {}
         # (folder fd, temporary name, final name, is a folder, replaces an existing file)
         self.pending: list[tuple[int, str, str, bool, bool]] = []
         self.made_ancestors: list[str] = []
@@ -235,7 +244,7 @@ class _Writer:
         root = plan.root
         _raise_fd_limit(len(plan.folders) + 64)
         if plan.root_exists:
-            self.folder_fds[()] = self._open_folder(root, None)
+            self.folder_fds[""] = self._open_folder(root, None)
         else:
             parent, base = os.path.split(root)
             missing = []
@@ -250,39 +259,41 @@ class _Writer:
             temporary = temporary_name(base, self.pid)
             os.mkdir(temporary, dir_fd=parent_fd)
             self.pending.append((parent_fd, temporary, base, True, False))
-            self.folder_fds[()] = self._open_folder(temporary, parent_fd)
-        for parts, state in plan.folders.items():
-            if not parts:
+            self.folder_fds[""] = self._open_folder(temporary, parent_fd)
+        for folder, state in plan.folders.items():
+            if not folder:
                 continue
-            parent_fd = self.folder_fds[parts[:-1]]
+            parent, _, base = folder.rpartition("/")
+            parent_fd = self.folder_fds[parent]
             if state == _EXISTS:
-                fd = self._open_existing(parts, parent_fd)
+                fd = self._open_existing(folder, base, parent_fd)
             elif state == _NEW_ROOT:
-                self._cleaned(os.path.join(root, *parts[:-1]), parent_fd)
-                temporary = temporary_name(parts[-1], self.pid)
+                self._cleaned(os.path.join(root, parent), parent_fd)
+                temporary = temporary_name(base, self.pid)
                 os.mkdir(temporary, dir_fd=parent_fd)
-                self.pending.append((parent_fd, temporary, parts[-1], True, False))
+                self.pending.append((parent_fd, temporary, base, True, False))
                 fd = self._open_folder(temporary, parent_fd)
             else:
-                os.mkdir(parts[-1], dir_fd=parent_fd)
-                fd = self._open_folder(parts[-1], parent_fd)
-            self.folder_fds[parts] = fd
+                os.mkdir(base, dir_fd=parent_fd)
+                fd = self._open_folder(base, parent_fd)
+            self.folder_fds[folder] = fd
 
-    def _open_existing(self, parts: tuple[str, ...], parent_fd: int) -> int:
+    def _open_existing(self, folder: str, base: str, parent_fd: int) -> int:
         try:
-            return self._open_folder(parts[-1], parent_fd)
+            return self._open_folder(base, parent_fd)
         except OSError as exc:
             # ELOOP / ENOTDIR: the folder was swapped for a link or a file since it was checked.
-            raise UnsafePathError("/".join(parts), f"{os.path.join(self.plan.root, *parts)} changed: {exc.strerror}")
+            raise UnsafePathError(folder, f"{os.path.join(self.plan.root, folder)} changed: {exc.strerror}") from exc
 
-    def file_slot(self, parts: list[str], mode: str | None) -> tuple[int, str]:
+    def file_slot(self, key: str, mode: str | None) -> tuple[int, str]:
         """(folder fd, name to create) for one target."""
-        fd = self.folder_fds[tuple(parts[:-1])]
+        folder, _, base = key.rpartition("/")
+        fd = self.folder_fds[folder]
         if mode is None:
-            return fd, parts[-1]
-        self._cleaned(os.path.join(self.plan.root, *parts[:-1]), fd)
-        temporary = temporary_name(parts[-1], self.pid)
-        self.pending.append((fd, temporary, parts[-1], False, mode == "replace"))
+            return fd, base
+        self._cleaned(os.path.join(self.plan.root, folder), fd)
+        temporary = temporary_name(base, self.pid)
+        self.pending.append((fd, temporary, base, False, mode == "replace"))
         return fd, temporary
 
     def publish(self) -> None:
@@ -351,24 +362,25 @@ def extract_members(
     root = os.path.realpath(path)
     if manifest and len(entries) != len(archive):
         raise GamepakError("a manifest describes the whole archive: extract every member with it")
-    targets = plan_targets(archive, entries)
+    keys = _target_keys(archive, entries)
     names = [entry.name for entry in entries]
     if manifest:
-        targets.append([MANIFEST_NAME])
+        keys.append(MANIFEST_NAME)
         names.append(MANIFEST_NAME)
-    plan = _Plan(root, targets, names, overwrite)
+    plan = _Plan(root, keys, names, overwrite)
     if manifest:
-        targets.pop()
+        keys.pop()
     archive._check_data(entries)
 
     writer = _Writer(plan)
     try:
         writer.make_folders()
-        slots = [writer.file_slot(parts, mode) for parts, mode in zip(targets, plan.modes, strict=False)]
+        file_slot = writer.file_slot
+        slots = [file_slot(key, mode) for key, mode in zip(keys, plan.modes, strict=False)]
         _write_members(archive, entries, slots, progress)
         if manifest:
-            folder_fd, create_name = writer.file_slot([MANIFEST_NAME], plan.modes[-1])
-            encoded = _manifest_bytes(archive, entries, targets)
+            folder_fd, create_name = writer.file_slot(MANIFEST_NAME, plan.modes[-1])
+            encoded = _manifest_bytes(archive, entries, [key.split("/") for key in keys])
             _write_file(folder_fd, create_name, MANIFEST_NAME, lambda fd: write_all(fd, encoded))
         writer.publish()
     except BaseException:
@@ -377,7 +389,9 @@ def extract_members(
     finally:
         writer.close()
     prefix = root + os.sep
-    return [prefix + os.sep.join(parts) for parts in targets]
+    if os.sep != "/":
+        return [prefix + key.replace("/", os.sep) for key in keys]
+    return [prefix + key for key in keys]
 
 
 def _write_members(
@@ -524,6 +538,7 @@ class _Copier:
                 os.set_blocking(reader, False)
                 children.append((pid, reader, share))
             reported = [0] * len(children)
+            self._messages = [b""] * len(children)
 
             def report(position: int) -> None:
                 if self.progress is not None:
@@ -556,7 +571,9 @@ class _Copier:
                 data = os.read(reader, 65536)
             except BlockingIOError:
                 continue
-            self._advance(share, reported, index, data.count(b"."))
+            progress_bytes, mark, message = data.partition(b"!")
+            self._advance(share, reported, index, progress_bytes.count(b"."))
+            self._messages[index] += mark + message
 
     def _advance(self, share: list[Any], reported: list[int], index: int, count: int) -> None:
         if self.progress is None:
@@ -572,7 +589,9 @@ class _Copier:
             chunks.append(chunk)
         os.close(reader)
         data = b"".join(chunks)
-        progress_bytes, _, message = data.partition(b"!")
+        progress_bytes, mark, message = data.partition(b"!")
+        if self._messages[index]:
+            progress_bytes, message = b"", self._messages[index][1:] + progress_bytes + mark + message
         self._advance(share, reported, index, progress_bytes.count(b"."))
         if not message:
             # The worker succeeded: whatever was not reported yet is done.

@@ -1,0 +1,122 @@
+"""Extract many small members vs `tar -xf` of the same files, on tmpfs, whole commands.
+
+Rows (seeded sizes, each round into a fresh folder, contenders alternated):
+- PAK, 20,000 members of 1-16 KiB in 350 folders (the shape of real game data);
+- PAK, 20,000 members of 1-64 KiB in 50 folders;
+- JoePack, the 350-folder tree;
+- uncompressed `.vpp_pc`, 20,000 members of 1-16 KiB with flat names (RFG packs have no folders).
+Target: gamepak <= 1.0x tar's time on every row.
+
+    python benchmarks/bench_extract_small.py [--rounds 5] [--rows pak350,pak50,jpk350,vpp]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import warnings
+
+import gamepak
+
+from _common import GAMEPAK, alternate, compile_bytecode, run, scratch
+
+FILES = 20_000
+
+
+def make_tree(root: str, folders: int, largest: int, seed: int) -> list[str]:
+    """Write FILES files of 1 KiB..`largest` into `folders` folders (none: flat); their names."""
+    generator = random.Random(seed)
+    blob = random.Random(seed + 1).randbytes(largest)
+    names = []
+    made = set()
+    for index in range(FILES):
+        if folders:
+            folder = f"set{index % folders:03d}"
+            name = f"{folder}/file{index:05d}.bin"
+            if folder not in made:
+                os.mkdir(os.path.join(root, folder))
+                made.add(folder)
+        else:
+            name = f"file{index:05d}.bin"
+        size = generator.randint(1 << 10, largest)
+        fd = os.open(os.path.join(root, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, blob[:size])
+        os.close(fd)
+        names.append(name)
+    return names
+
+
+def build(work: str, row: str) -> tuple[str, str]:
+    """The pack and the tar of one row's tree."""
+    folders, largest, format_name = {
+        "pak350": (350, 16 << 10, "pak"),
+        "pak50": (50, 64 << 10, "pak"),
+        "jpk350": (350, 16 << 10, "jpk"),
+        "vpp": (0, 16 << 10, "vpp"),
+    }[row]
+    tree = os.path.join(work, f"{row}-tree")
+    os.mkdir(tree)
+    names = make_tree(tree, folders, largest, seed=len(row))
+    extension = {"pak": "pak", "jpk": "jpk", "vpp": "vpp_pc"}[format_name]
+    pack = os.path.join(work, f"{row}.{extension}")
+    options = {"flags": 0} if format_name == "vpp" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # more members than Quake allows, on purpose
+        with gamepak.create(pack, format_name, **options) as writer:
+            for name in names:
+                writer.add(name, os.path.join(tree, name))
+    archive = os.path.join(work, f"{row}.tar")
+    tops = sorted({name.split("/")[0] for name in names})
+    subprocess.run(["tar", "-cf", archive, "-C", tree, *tops], check=True)
+    subprocess.run(["rm", "-rf", tree], check=True)
+    return pack, archive
+
+
+def measure(work: str, row: str, rounds: int) -> dict[str, float]:
+    pack, archive = build(work, row)
+
+    def extract_pack(round_number: int) -> float:
+        return run([GAMEPAK, "extract", pack, "-o", os.path.join(work, f"{row}-pack{round_number}")])
+
+    def extract_tar(round_number: int) -> float:
+        target = os.path.join(work, f"{row}-tar{round_number}")
+        os.mkdir(target)
+        return run(["tar", "-xf", archive, "-C", target])
+
+    return alternate(rounds, {"gamepak": extract_pack, "tar": extract_tar})
+
+
+LABELS = {
+    "pak350": "PAK, 20k x 1-16 KiB, 350 folders",
+    "pak50": "PAK, 20k x 1-64 KiB, 50 folders",
+    "jpk350": "JoePack, 20k x 1-16 KiB, 350 folders",
+    "vpp": ".vpp_pc uncompressed, 20k x 1-16 KiB, flat",
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rows", default=",".join(LABELS))
+    arguments = parser.parse_args()
+    compile_bytecode()
+    work = str(scratch("extract-small"))
+    results = {}
+    for row in arguments.rows.split(","):
+        medians = measure(work, row, arguments.rounds)
+        results[row] = medians
+        ratio = medians["gamepak"] / medians["tar"]
+        print(
+            f"{LABELS[row]:45} gamepak {medians['gamepak'] * 1000:7.1f} ms  tar {medians['tar'] * 1000:7.1f} ms"
+            f"  ratio {ratio:.2f}x (target <= 1.0x)",
+            flush=True,
+        )
+        subprocess.run(["rm", "-rf", work], check=True)
+        os.makedirs(work)
+    subprocess.run(["rm", "-rf", work], check=True)
+
+
+if __name__ == "__main__":
+    main()
