@@ -43,6 +43,21 @@ def encode_name(name: str) -> bytes:
     return name.encode("utf-8", "surrogateescape")
 
 
+def decode_name_fields(raw: bytes, record_size: int, name_start: int, name_size: int) -> list[str]:
+    """The names of fixed-size directory records (each name ends at its first NUL or fills its
+    field), decoded as `decode_name` does.
+
+    One latin-1 decode of the whole directory maps byte i to character i, so each name is a
+    slice of it (the fastest pure-Python way measured); names that are not ASCII are decoded
+    again as UTF-8."""
+    text = raw.decode("latin-1")
+    end = len(raw) // record_size * record_size if record_size else 0
+    names = [text[start : start + name_size].partition("\0")[0] for start in range(name_start, end, record_size)]
+    if not "".join(names).isascii():
+        names = [name if name.isascii() else decode_name(name.encode("latin-1")) for name in names]
+    return names
+
+
 class Entry:
     """One member: its name, its (decompressed) size, where its data starts in the file, and its
     stored size when that differs from `size` (compressed), else None."""

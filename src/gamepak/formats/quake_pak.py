@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 
-from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, encode_name
+from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, decode_name_fields, encode_name
 from ..errors import FormatLimitError
 from ..layout import decode_blob, detect_alignment, encode_blob, fill_bytes, restore_fill
 from ..source import Source
@@ -66,33 +66,60 @@ class Reader(Archive):
                 f"negative directory offset {self.directory_offset} or length {self.directory_length}", 4
             )
         self._count = self.directory_length // ENTRY.size
-        # The view checks the claimed directory against the file size before reading it. Only
-        # names are parsed here: offsets and sizes are unpacked when entries are first needed.
-        with self._source.view(self._count * ENTRY.size, self.directory_offset, "PAK directory") as directory:
-            self._names = [
-                raw.partition(b"\0")[0].decode("utf-8", "surrogateescape")
-                for (raw,) in NAME_FIELDS.iter_unpack(directory)
-            ]
+        # The raw directory is kept as one bytes object (read_exact checks it against the file
+        # size first): the count, lookups and positions come from it, and names are decoded
+        # only when asked for.
+        self._raw = self._source.read_exact(self._count * ENTRY.size, self.directory_offset, "PAK directory")
+        self._decoded: list[str] | None = None
 
-    def _directory(self) -> bytes:
-        return self._source.read_exact(self._count * ENTRY.size, self.directory_offset, "PAK directory")
+    # `Archive` keeps names in `_names`; here they are made on first use.
+    @property  # type: ignore[override]
+    def _names(self) -> list[str]:
+        names = self._decoded
+        if names is None:
+            names = self._decoded = self._decode_names()
+        return names
+
+    @_names.setter
+    def _names(self, value: list[str]) -> None:
+        if value:  # the base class's initial empty list is not an answer
+            self._decoded = value
+
+    def _decode_names(self) -> list[str]:
+        return decode_name_fields(self._raw, ENTRY.size, 0, NAME_FIELD)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def getinfo(self, name: str) -> Entry:
+        if self._entries is not None or self._by_name is not None:
+            return super().getinfo(name)
+        # One lookup: search the raw directory for the name field instead of building every entry.
+        key = encode_name(name) + b"\0"
+        raw = self._raw
+        if len(key) <= NAME_FIELD and "\0" not in name:
+            position = raw.find(key)
+            while position >= 0:
+                if position % ENTRY.size == 0:
+                    offset, size = POSITION_FIELDS.unpack_from(raw, position)
+                    return Entry(name, size, offset, None, position // ENTRY.size)
+                position = raw.find(key, position + 1)
+        return super().getinfo(name)  # the base reports it (and knows other spellings)
 
     def _build_entries(self) -> list[Entry]:
         return [
             Entry(name, size, offset, None, index)
-            for index, (name, (offset, size)) in enumerate(
-                zip(self._names, POSITION_FIELDS.iter_unpack(self._directory()))
-            )
+            for index, (name, (offset, size)) in enumerate(zip(self._names, POSITION_FIELDS.iter_unpack(self._raw)))
         ]
 
     def _raw_names(self) -> list[bytes]:
-        return [raw for (raw,) in NAME_FIELDS.iter_unpack(self._directory())]
+        return [raw for (raw,) in NAME_FIELDS.iter_unpack(self._raw)]
 
     def header_fields(self) -> dict[str, Any]:
         return {
             "directory_offset": self.directory_offset,
             "directory_length": self.directory_length,
-            "entry_count": len(self._names),
+            "entry_count": self._count,
             "directory_remainder": self.directory_length % ENTRY.size,
         }
 
@@ -108,8 +135,8 @@ class Reader(Archive):
                 problems.append(
                     f"member {index}: name fills all {NAME_FIELD} bytes without a NUL (the engines would read past it)"
                 )
-        if len(self._names) > QUAKE2_MEMBER_LIMIT:
-            problems.append(f"{len(self._names)} members: more than Quake II's limit of {QUAKE2_MEMBER_LIMIT}")
+        if self._count > QUAKE2_MEMBER_LIMIT:
+            problems.append(f"{self._count} members: more than Quake II's limit of {QUAKE2_MEMBER_LIMIT}")
         return problems
 
     def layout(self) -> dict[str, Any]:
