@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import struct
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -11,6 +12,8 @@ from hypothesis import strategies as st
 
 import gamepak
 from gamepak.archive import decode_name, decode_name_fields
+
+from conftest import in_process_cli
 
 
 def pak_of(fields: list[bytes]) -> bytes:
@@ -57,9 +60,55 @@ def test_pak_lookup_without_building_entries() -> None:
 def test_name_fields_match_one_by_one(fields: list[bytes], width: int) -> None:
     for start in (0, 8):
         size = 8 + width
-        raw = b"".join(
-            (field[:width].ljust(width, b"\0") + b"\x01" * 8) if start == 0 else (b"\x02" * 8 + field[:width].ljust(width, b"\0"))
-            for field in fields
-        )
+        padded = [field[:width].ljust(width, b"\0") for field in fields]
+        raw = b"".join(field + b"\x01" * 8 if start == 0 else b"\x02" * 8 + field for field in padded)
         expected = [decode_name(field[:width].partition(b"\0")[0]) for field in fields]
         assert decode_name_fields(raw, size, start, width) == expected
+
+
+QUICK = """
+import sys
+from gamepak.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print("click imported" if "click" in sys.modules else "click not imported", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def quick_cli(*arguments: str) -> tuple[int, str, str]:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", QUICK, *arguments], capture_output=True, text=True)
+    return result.returncode, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize(
+    "arguments", [["ls"], ["ls", "-l"], ["ls", "--json"], ["ls", "--long"], ["info"], ["info", "--json"]]
+)
+def test_plain_ls_and_info_skip_click_and_match_it(tmp_path: Path, arguments: list[str]) -> None:
+    pak = tmp_path / "x.pak"
+    with gamepak.create(pak) as writer:
+        writer.add("maps/e1m1.bsp", b"bsp")
+        writer.add("caf\u00e9.txt", b"text")
+    code, out, err = quick_cli(*arguments, str(pak))
+    assert code == 0 and "click not imported" in err
+    expected = in_process_cli(*arguments, str(pak))
+    assert (code, out) == expected[:2]
+
+
+def test_quick_path_errors_match_click(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.pak")
+    code, out, err = quick_cli("ls", missing)
+    assert code == 1 and err.startswith("gamepak: error:") and "click not imported" in err
+    assert in_process_cli("ls", missing)[0] == 1
+    junk = tmp_path / "junk.pak"
+    junk.write_bytes(b"PACK" + b"\xff" * 8)
+    code, _, err = quick_cli("info", str(junk))
+    assert code == 1 and "error" in err and "Traceback" not in err
+    # Anything else goes through click: its checks and messages apply.
+    code, _, err = quick_cli("ls", str(tmp_path))
+    assert code == 2 and "click imported" in err
+    code, _, err = quick_cli("ls", "-r", missing)
+    assert code == 1 and "click imported" in err

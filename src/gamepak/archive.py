@@ -330,7 +330,7 @@ class Archive:
         offsets mean something else overrides it."""
         file_size = self._source.size
         for entry in entries:
-            if entry.stored_size is None and (entry.offset < 0 or entry.size < 0 or entry.offset + entry.size > file_size):
+            if entry.stored_size is None and not (entry.offset >= 0 and 0 <= entry.size <= file_size - entry.offset):
                 self._check_range(entry)
 
     def corrupt(self, message: str, offset: int | None = None, member: str | None = None) -> CorruptArchiveError:

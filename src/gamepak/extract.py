@@ -23,6 +23,8 @@ nothing is lost and rebuilds stay exact. A member named like the manifest is ren
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import re
@@ -229,6 +231,7 @@ class _Writer:
         # (folder fd, temporary name, final name, is a folder, replaces an existing file)
         self.pending: list[tuple[int, str, str, bool, bool]] = []
         self.made_ancestors: list[str] = []
+        self.limits: tuple[int, int] | None = None
 
     def _open_folder(self, name: str, dir_fd: int | None) -> int:
         fd = os.open(name, _FOLDER, dir_fd=dir_fd)
@@ -242,7 +245,7 @@ class _Writer:
         """Create the new folders (tops of new trees under temporary names); open every folder."""
         plan = self.plan
         root = plan.root
-        _raise_fd_limit(len(plan.folders) + 64)
+        self.limits = _raise_fd_limit(len(plan.folders) + 64)
         if plan.root_exists:
             self.folder_fds[""] = self._open_folder(root, None)
         else:
@@ -328,24 +331,34 @@ class _Writer:
         for fd in self.fds:
             os.close(fd)
         self.fds.clear()
+        _restore_fd_limit(self.limits)
+        self.limits = None
 
 
-def _raise_fd_limit(needed: int) -> None:
-    """Every folder stays open while files are written into it: allow that many descriptors."""
+def _raise_fd_limit(needed: int) -> tuple[int, int] | None:
+    """Every folder stays open while files are written into it: allow that many descriptors.
+    Returns the limits to restore afterwards, or None when they were not changed."""
     try:
         import resource
     except ImportError:
-        return
+        return None
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY or needed + 64 <= soft:
-        return
+        return None
     wanted = needed + 256 if hard == resource.RLIM_INFINITY else min(hard, needed + 256)
-    try:
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-    except (ValueError, OSError):
-        pass
-    if needed + 16 > wanted:
-        raise GamepakError(f"extraction needs {needed} folders open; the system allows {soft} open files")
+    if needed + 16 > resource.getrlimit(resource.RLIMIT_NOFILE)[0]:
+        raise GamepakError(f"extraction needs {needed} folders open at once; the system allows {hard} open files")
+    return soft, hard
+
+
+def _restore_fd_limit(limits: tuple[int, int] | None) -> None:
+    if limits is not None:
+        import resource
+
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, limits)
 
 
 def extract_members(
@@ -417,7 +430,7 @@ def _write_members(
             if isinstance(data, RawRange):
                 jobs.append((dir_fd, name, data.offset, data.size, position))
                 continue
-            _write_file(dir_fd, name, entry.name, lambda fd, chunks=data: _write_chunks(fd, chunks))
+            _write_file(dir_fd, name, entry.name, functools.partial(_write_chunks, chunks=data))
             if progress is not None:
                 progress(entry)
     if not jobs:
@@ -452,7 +465,9 @@ class _Copier:
         source = self.archive._source
         fd_source = source.fd
         base = source.base
-        pread = os.pread if fd_source is not None else None
+        # Positioned reads straight from the descriptor when there is one (no lock, no seek).
+        pread = os.pread if fd_source is not None else lambda _, size, offset: source.pread(size, offset - base)
+        source_fd = fd_source if fd_source is not None else -1
         if report is None and self.progress is not None:
             entries, progress = self.entries, self.progress
 
@@ -470,7 +485,7 @@ class _Copier:
                     elif size > _SMALL_COPY and fd_source is not None:
                         copy_range(fd_source, base + offset, fd, 0, size)
                     else:
-                        data = pread(fd_source, size, base + offset) if pread else source.pread(size, offset)
+                        data = pread(source_fd, size, base + offset)
                         if len(data) != size:
                             data = self._read_rest(data, offset, size, position)
                         written = write(fd, data)
@@ -616,10 +631,8 @@ def _child_main(copier: _Copier, share: list[tuple[int, str, int, int, int]], pi
     except BaseException as exc:
         status = 1
         kind = type(exc).__name__ if isinstance(exc, GamepakError) else "GamepakError"
-        try:
+        with contextlib.suppress(BaseException):
             write_all(pipe, f"!{kind}\n{exc}".encode("utf-8", "replace"))
-        except BaseException:
-            pass
     finally:
         os._exit(status)
 
@@ -644,7 +657,7 @@ def _write_file(dir_fd: int, create_name: str, member: str, fill: Callable[[int]
         raise GamepakError(f"cannot write member {member!r}: {exc.strerror or exc}") from exc
 
 
-def _write_chunks(fd: int, chunks: Iterable[bytes]) -> None:
+def _write_chunks(fd: int, *, chunks: Iterable[bytes]) -> None:
     for chunk in chunks:
         write_all(fd, chunk)
 

@@ -9,7 +9,6 @@ copying the member anywhere.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 from _thread import allocate_lock
@@ -18,8 +17,7 @@ from .errors import CorruptArchiveError, GamepakError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import BinaryIO, TypeAlias
+    from typing import Any, BinaryIO, TypeAlias
 
     PathOrFile: TypeAlias = str | os.PathLike[str] | BinaryIO
 
@@ -130,29 +128,42 @@ class Source:
             raise CorruptArchiveError(f"{what} is truncated", path=self.name, offset=offset)
         return data
 
-    @contextlib.contextmanager
-    def view(self, size: int, offset: int, what: str) -> Iterator[bytes | memoryview]:
+    def view(self, size: int, offset: int, what: str) -> _View:
         """Exactly `size` bytes at `offset`, valid inside the `with` block: a memory map of a
         large range of a real file (no copy), else the bytes read."""
-        if self.fd is None or size < _MAP_THRESHOLD or offset < 0 or offset + size > self.size:
-            yield self.read_exact(size, offset, what)
-            return
-        import mmap
-
-        start = self.base + offset
-        page_start = start - start % mmap.ALLOCATIONGRANULARITY
-        mapping = mmap.mmap(self.fd, start + size - page_start, access=mmap.ACCESS_READ, offset=page_start)
-        view = memoryview(mapping)[start - page_start : start - page_start + size]
-        try:
-            yield view
-        finally:
-            view.release()
-            mapping.close()
+        return _View(self, size, offset, what)
 
     def close(self) -> None:
         if self._owns_fd and self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+class _View:
+    """The context manager `Source.view` returns (a class: `contextlib` costs start-up time)."""
+
+    def __init__(self, source: Source, size: int, offset: int, what: str) -> None:
+        self._args = (source, size, offset, what)
+        self._mapping: Any = None
+        self._view: memoryview | None = None
+
+    def __enter__(self) -> bytes | memoryview:
+        source, size, offset, what = self._args
+        if source.fd is None or size < _MAP_THRESHOLD or offset < 0 or offset + size > source.size:
+            return source.read_exact(size, offset, what)
+        import mmap
+
+        start = source.base + offset
+        page_start = start - start % mmap.ALLOCATIONGRANULARITY
+        self._mapping = mmap.mmap(source.fd, start + size - page_start, access=mmap.ACCESS_READ, offset=page_start)
+        self._view = memoryview(self._mapping)[start - page_start : start - page_start + size]
+        return self._view
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._view is not None:
+            self._view.release()
+            self._mapping.close()
+            self._view = self._mapping = None
 
 
 class SeekableStream(io.RawIOBase):

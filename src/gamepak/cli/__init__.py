@@ -1,4 +1,5 @@
-"""The `gamepak` command. `main()` answers `--version` before importing anything heavy."""
+"""The `gamepak` command. `main()` answers `--version`, and `ls`/`info` of one pack, before
+importing anything heavy (click alone takes longer to import than Python takes to start)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"gamepak {__version__}\n")
         return 0
+    if arguments and arguments[0] in ("ls", "info"):
+        from .listing import run_quick
+
+        code = run_quick(arguments)
+        if code is not None:
+            return code
     from .app import run
 
     return run(arguments)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import fnmatch
 import importlib
-import json
 import os
 import sys
 import warnings
@@ -14,10 +12,9 @@ from typing import Any
 import click
 
 from .. import __version__
-from .. import open as open_archive
 from ..archive import Archive, Entry
 from ..errors import GamepakError, MemberNotFoundError
-from ..registry import FORMATS, get_format
+from ..registry import FORMATS
 
 FORMAT_NAMES = [spec.name for spec in FORMATS]
 # Subcommand groups that live in their own modules, imported only when used.
@@ -82,12 +79,10 @@ reader_format_option = click.option(
 def open_for(ctx: click.Context, path: str) -> Archive:
     """Open `path` with the global --format, or the detected format (saying which when it was
     only a structural guess)."""
+    from .listing import open_noting
+
     settings: Settings = ctx.find_object(Settings) or Settings(None)
-    archive = open_archive(path, settings.format_name)
-    detection = getattr(archive, "detection", None)
-    if detection is not None and not detection.has_magic:
-        note(f"{path}: read as {detection.format} (no signature; --format to choose another)")
-    return archive
+    return open_noting(path, settings.format_name, note)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -117,10 +112,6 @@ def _split_nested(ctx: click.Context, archive: Archive, path: str) -> tuple[Arch
     return resolve(archive, path)
 
 
-def _size_text(value: int | None) -> str:
-    return "-" if value is None else str(value)
-
-
 @cli.command("ls")
 @click.argument("archive", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of member objects.")
@@ -130,40 +121,12 @@ def _size_text(value: int | None) -> str:
 @click.pass_context
 def ls_command(ctx: click.Context, archive: str, as_json: bool, long_format: bool, recursive: bool) -> None:
     """List the members of ARCHIVE, one name per line, in archive order."""
+    from .listing import ls_text
+
     with open_for(ctx, archive) as opened:
-        if not recursive and not as_json and not long_format:
-            names = opened.namelist()
-            if names:
-                _write_text("\n".join(names) + "\n")
-            return
-        rows = _rows(opened, recursive)
-        if as_json:
-            _write_text(json.dumps([row for row in rows], indent=1) + "\n")
-            return
-        lines = []
-        for row in rows:
-            if long_format:
-                lines.append(
-                    f"{row['size']:>12} {_size_text(row['stored_size']):>12} {row['offset']:>12}  {row['name']}"
-                )
-            else:
-                lines.append(row["name"])
-        if long_format:
-            lines.insert(0, f"{'size':>12} {'stored':>12} {'offset':>12}  name")
-        _write_text("\n".join(lines) + "\n")
-
-
-def _rows(archive: Archive, recursive: bool) -> list[dict[str, Any]]:
-    if not recursive:
-        return [entry.to_dict() for entry in archive.infolist()]
-    from ..nested import walk
-
-    rows = []
-    for path, entry, _ in walk(archive):
-        row = entry.to_dict()
-        row["name"] = path
-        rows.append(row)
-    return rows
+        text = ls_text(opened, as_json=as_json, long_format=long_format, recursive=recursive)
+    if text:
+        _write_text(text)
 
 
 def _write_text(text: str) -> None:
@@ -178,33 +141,18 @@ def _write_text(text: str) -> None:
 @click.pass_context
 def info_command(ctx: click.Context, archive: str, as_json: bool) -> None:
     """Show ARCHIVE's format, member count, sizes and header fields."""
+    from .listing import info_details, info_text
+
     with open_for(ctx, archive) as opened:
-        entries = opened.infolist()
-        details: dict[str, Any] = {
-            "file": archive,
-            "format": opened.format_name,
-            "description": get_format(opened.format_name).description,
-            "file_size": opened.size,
-            "member_count": len(entries),
-            "total_size": sum(e.size for e in entries),
-            # Members without a separate stored size are stored as they are.
-            "total_stored_size": sum(e.size if e.stored_size is None else e.stored_size for e in entries),
-            "header": opened.header_fields(),
-        }
-    if as_json:
-        _write_text(json.dumps(details, indent=1) + "\n")
-        return
-    for key, value in details.items():
-        if key == "header":
-            for field, field_value in value.items():
-                click.echo(f"  {field}: {field_value}")
-        else:
-            click.echo(f"{key}: {value}")
+        details = info_details(archive, opened)
+    _write_text(info_text(details, as_json))
 
 
 def _matches(name: str, pattern: str) -> bool:
     """Whether a member name matches a glob; a leading './' (common in PAKs) is optional on
     either side, so 'maps/*' matches './maps/e1m1.bsp'."""
+    import fnmatch  # imports `re`: only when patterns are given
+
     if fnmatch.fnmatchcase(name, pattern):
         return True
     bare_name, bare_pattern = name.removeprefix("./"), pattern.removeprefix("./")
@@ -458,6 +406,8 @@ def detect_command(files: tuple[str, ...], as_json: bool) -> None:
             }
         )
     if as_json:
+        import json
+
         _write_text(json.dumps(results, indent=1) + "\n")
     else:
         for result in results:

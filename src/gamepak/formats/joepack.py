@@ -63,9 +63,7 @@ class Reader(Archive):
     def _names(self) -> list[str]:
         names = self._decoded
         if names is None:
-            names = self._decoded = decode_name_fields(
-                self._fat, self._record.size, FAT_FIXED.size, self.name_length
-            )
+            names = self._decoded = decode_name_fields(self._fat, self._record.size, FAT_FIXED.size, self.name_length)
         return names
 
     @_names.setter

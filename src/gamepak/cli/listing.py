@@ -1,0 +1,172 @@
+"""`ls` and `info` without click: the click commands call these, and so does the quick path of
+`gamepak.cli.main`, which answers the plain forms (`gamepak ls PACK`, `gamepak info PACK`)
+without importing click (it alone costs more than starting Python)."""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from ..archive import Archive
+
+
+def open_noting(path: str, format_name: str | None, note: Callable[[str], object]) -> Archive:
+    """Open `path` with `format_name`, or the detected format (saying which when it was only a
+    structural guess)."""
+    from .. import open as open_archive
+
+    archive = open_archive(path, format_name)
+    detection = getattr(archive, "detection", None)
+    if detection is not None and not detection.has_magic:
+        note(f"{path}: read as {detection.format} (no signature; --format to choose another)")
+    return archive
+
+
+def write_text(text: str) -> None:
+    """Write to stdout as UTF-8 (names that are not stay readable)."""
+    sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
+    sys.stdout.buffer.flush()
+
+
+def _size_text(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _rows(archive: Archive, recursive: bool) -> list[dict[str, Any]]:
+    if not recursive:
+        return [entry.to_dict() for entry in archive.infolist()]
+    from ..nested import walk
+
+    rows = []
+    for path, entry, _ in walk(archive):
+        row = entry.to_dict()
+        row["name"] = path
+        rows.append(row)
+    return rows
+
+
+def ls_text(opened: Archive, *, as_json: bool, long_format: bool, recursive: bool) -> str:
+    """What `gamepak ls` prints."""
+    if not recursive and not as_json and not long_format:
+        names = opened.namelist()
+        return "\n".join(names) + "\n" if names else ""
+    rows = _rows(opened, recursive)
+    if as_json:
+        import json
+
+        return json.dumps(rows, indent=1) + "\n"
+    lines = []
+    for row in rows:
+        if long_format:
+            lines.append(f"{row['size']:>12} {_size_text(row['stored_size']):>12} {row['offset']:>12}  {row['name']}")
+        else:
+            lines.append(row["name"])
+    if long_format:
+        lines.insert(0, f"{'size':>12} {'stored':>12} {'offset':>12}  name")
+    return "\n".join(lines) + "\n"
+
+
+def info_details(path: str, opened: Archive) -> dict[str, Any]:
+    """What `gamepak info` shows, as a dictionary."""
+    from ..registry import get_format
+
+    entries = opened.infolist()
+    return {
+        "file": path,
+        "format": opened.format_name,
+        "description": get_format(opened.format_name).description,
+        "file_size": opened.size,
+        "member_count": len(entries),
+        "total_size": sum(e.size for e in entries),
+        # Members without a separate stored size are stored as they are.
+        "total_stored_size": sum(e.size if e.stored_size is None else e.stored_size for e in entries),
+        "header": opened.header_fields(),
+    }
+
+
+def info_text(details: dict[str, Any], as_json: bool) -> str:
+    """What `gamepak info` prints."""
+    if as_json:
+        import json
+
+        return json.dumps(details, indent=1) + "\n"
+    lines: list[str] = []
+    for key, value in details.items():
+        if key == "header":
+            lines.extend(f"  {field}: {field_value}" for field, field_value in value.items())
+        else:
+            lines.append(f"{key}: {value}")
+    return "\n".join(lines) + "\n"
+
+
+# The plain forms the quick path answers: command -> the flags it accepts (as click spells them).
+QUICK_FLAGS = {"ls": {"--json": "as_json", "-l": "long_format", "--long": "long_format"}, "info": {"--json": "as_json"}}
+
+
+def run_quick(arguments: list[str]) -> int | None:
+    """Answer `ls`/`info` of one pack without click; None when the arguments need click (any
+    other option, a folder, several packs: click's own messages and checks apply)."""
+    command, *rest = arguments
+    flags = QUICK_FLAGS[command]
+    chosen = {"as_json": False, "long_format": False}
+    paths = []
+    for argument in rest:
+        if argument in flags:
+            chosen[flags[argument]] = True
+        elif argument.startswith("-") or not argument:
+            return None
+        else:
+            paths.append(argument)
+    if len(paths) != 1:
+        return None
+    import os
+
+    path = paths[0]
+    if os.path.isdir(path):
+        return None
+    from ..errors import GamepakError
+
+    # Readers do not warn today; if one imports `warnings` and does, it prints the CLI's way.
+    # (Importing `warnings` here would cost start-up time for nothing.)
+    if "warnings" in sys.modules:
+        sys.modules["warnings"].showwarning = _show_warning
+    try:
+        with open_noting(path, None, _note) as opened:
+            if command == "ls":
+                text = ls_text(opened, as_json=chosen["as_json"], long_format=chosen["long_format"], recursive=False)
+            else:
+                details = info_details(path, opened)
+                text = info_text(details, chosen["as_json"])
+        write_text(text)
+    except GamepakError as exc:
+        _note(f"error: {exc}")
+        return 1
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (| head): not an error of ours
+        return 0
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        _note(f"error: {where}{exc.strerror or exc}")
+        return 1
+    except KeyboardInterrupt:
+        _note("interrupted")
+        return 130
+    except Exception as exc:  # a bug of ours: one line, the traceback only on request
+        if os.environ.get("GAMEPAK_DEBUG"):
+            raise
+        _note(f"internal error: {type(exc).__name__}: {exc} (set GAMEPAK_DEBUG=1 for a traceback)")
+        return 1
+    return 0
+
+
+def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    _note(f"warning: {message}")
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"gamepak: {message}\n")
+    sys.stderr.flush()
