@@ -8,6 +8,8 @@ import struct
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import gamepak
 from gamepak.errors import OutputExistsError, UnsafePathError
@@ -399,3 +401,18 @@ def test_forked_workers_report_progress_and_failures(tmp_path: Path, fail: bool)
     else:
         assert result.stdout.strip() == "extracted 600"
         assert all(path.read_bytes() == b"payload" for path in (tmp_path / "out").rglob("*.bin"))
+
+
+@given(st.lists(st.text(alphabet="ab/.\\:\0é", max_size=8), min_size=1, max_size=6))
+def test_bulk_name_check_agrees_with_the_per_name_check(names: list[str]) -> None:
+    from gamepak.extract import _all_plain
+
+    if _all_plain(names):
+        assert all("/".join(safe_parts(name)) == name for name in names)
+    for name in names:
+        try:
+            expected = "/".join(safe_parts(name))
+        except UnsafePathError:
+            continue
+        if _all_plain([name]):
+            assert expected == name

@@ -100,7 +100,7 @@ def test_plain_ls_and_info_skip_click_and_match_it(tmp_path: Path, arguments: li
 
 def test_quick_path_errors_match_click(tmp_path: Path) -> None:
     missing = str(tmp_path / "missing.pak")
-    code, out, err = quick_cli("ls", missing)
+    code, _, err = quick_cli("ls", missing)
     assert code == 1 and err.startswith("gamepak: error:") and "click not imported" in err
     assert in_process_cli("ls", missing)[0] == 1
     junk = tmp_path / "junk.pak"

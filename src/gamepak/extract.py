@@ -94,32 +94,19 @@ def plan_targets(archive: Archive, entries: list[Entry]) -> list[list[str]]:
 
 def _target_keys(archive: Archive, entries: list[Entry]) -> list[str]:
     """`plan_targets` as `/`-joined strings (what the extraction works with)."""
-    keys = []
-    extraction_name = archive.extraction_name
-    for entry in entries:
-        name = extraction_name(entry)
-        # The common plain name (`a/b/c.ext`) needs no normalising: it is its own key.
-        if (
-            name
-            and name[0] != "/"
-            and "\\" not in name
-            and "\0" not in name
-            and name[1:2] != ":"
-            and "//" not in name
-            and name[-1] != "/"
-            and (name.isascii() and len(name) <= NAME_MAX)
-        ):
-            parts = name.split("/")
-            if "." not in parts and ".." not in parts:
-                keys.append(name)
-                continue
-        keys.append("/".join(safe_parts(name)))
+    if type(archive).extraction_name is Archive.extraction_name:
+        keys = [entry.name for entry in entries]
+    else:
+        keys = [archive.extraction_name(entry) for entry in entries]
+    if not _all_plain(keys):
+        keys = [_plain_key(name) for name in keys]
+    unique = set(keys)
+    if len(unique) == len(keys) and MANIFEST_NAME not in unique:
+        return keys
     owner: dict[str, int] = {}
     order = range(len(entries)) if archive.duplicate_wins == "first" else range(len(entries) - 1, -1, -1)
     for position in order:
         owner.setdefault(keys[position], position)
-    if len(owner) == len(keys) and MANIFEST_NAME not in owner:
-        return keys
     renamed = [position for position, key in enumerate(keys) if owner[key] != position]
     if MANIFEST_NAME in owner:
         renamed.append(owner[MANIFEST_NAME])
@@ -149,6 +136,41 @@ def _target_keys(archive: Archive, entries: list[Entry]) -> list[str]:
         keys[position] = f"{folder}/{candidate}" if folder else candidate
         taken.add(keys[position])
     return keys
+
+
+def _all_plain(names: list[str]) -> bool:
+    """Whether every name is already its own key (`a/b/c.ext`: ASCII, short parts, nothing to
+    normalise or refuse), checked with a few scans of all names joined: no step per name."""
+    if not names:
+        return True
+    joined = "\0".join(names)
+    if not joined or joined.count("\0") != len(names) - 1 or not joined.isascii() or max(map(len, names)) > NAME_MAX:
+        return False
+    if "\\" in joined or "//" in joined or ":" in joined or "\0\0" in joined or "\0/" in joined or "/\0" in joined:
+        return False
+    if joined[0] == "/" or joined[-1] == "/" or joined[0] == "\0" or joined[-1] == "\0":
+        return False
+    bounded = "/" + joined.replace("\0", "/") + "/"
+    return "/./" not in bounded and "/../" not in bounded
+
+
+def _plain_key(name: str) -> str:
+    """The key of one name: itself when plain (the common case), else its checked parts joined."""
+    if (
+        name
+        and name[0] != "/"
+        and "\\" not in name
+        and "\0" not in name
+        and name[1:2] != ":"
+        and "//" not in name
+        and name[-1] != "/"
+        and name.isascii()
+        and len(name) <= NAME_MAX
+    ):
+        parts = name.split("/")
+        if "." not in parts and ".." not in parts:
+            return name
+    return "/".join(safe_parts(name))
 
 
 class _Plan:
@@ -416,7 +438,6 @@ def _write_members(
     """Write every member into its slot: decoded ones here, plain byte ranges split by bytes
     over the workers."""
     source = archive._source
-    slot_of = {id(entry): position for position, entry in enumerate(entries)}
     jobs: list[tuple[int, str, int, int, int]] = []  # folder fd, name, offset, size, position
     if type(archive)._member_data is Archive._member_data:
         # Plain ranges, all checked against the file size by _check_data: no generator needed.
@@ -424,6 +445,7 @@ def _write_members(
             dir_fd, name = slots[position]
             jobs.append((dir_fd, name, entry.offset, entry.size, position))
     else:
+        slot_of = {id(entry): position for position, entry in enumerate(entries)}
         for entry, data in archive._member_data(entries):
             position = slot_of[id(entry)]
             dir_fd, name = slots[position]
