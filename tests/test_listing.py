@@ -112,3 +112,51 @@ def test_quick_path_errors_match_click(tmp_path: Path) -> None:
     assert code == 2 and "click imported" in err
     code, _, err = quick_cli("ls", "-r", missing)
     assert code == 1 and "click imported" in err
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["--overwrite"],
+        ["--manifest"],
+        ["-o", "DEST"],
+        ["--output", "DEST"],
+        ["--overwrite", "--manifest", "-o", "DEST"],
+    ],
+)
+def test_plain_extract_skips_click_and_matches_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: list[str]
+) -> None:
+    pak = tmp_path / "x.pak"
+    with gamepak.create(pak) as writer:
+        writer.add("maps/e1m1.bsp", b"bsp")
+        writer.add("a.txt", b"text")
+    results = {}
+    for way in ("quick", "click"):
+        folder = tmp_path / way
+        folder.mkdir()
+        monkeypatch.chdir(folder)  # without -o, the output is the current folder
+        arguments = ["extract", str(pak), *[str(folder / "dest") if option == "DEST" else option for option in options]]
+        run = quick_cli if way == "quick" else in_process_cli
+        first, again = run(*arguments), run(*arguments)
+        results[way] = (first[0], again[0], first[2].splitlines()[0].replace(str(folder), ""), files_of(folder))
+        if way == "quick":
+            assert "click not imported" in first[2] and "extracted 2 members" in first[2]
+    assert results["quick"] == results["click"]
+    assert results["quick"][1] == (0 if "--overwrite" in options else 1)  # existing files kept without it
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+
+
+def test_extract_with_members_or_a_terminal_goes_through_click(tmp_path: Path) -> None:
+    pak = tmp_path / "x.pak"
+    with gamepak.create(pak) as writer:
+        writer.add("a.txt", b"text")
+    code, _, err = quick_cli("extract", str(pak), "a.txt", "-o", str(tmp_path / "out"))
+    assert code == 0 and "click imported" in err
+    (tmp_path / "file").write_text("x")
+    code, _, err = quick_cli("extract", str(pak), "-o", str(tmp_path / "file"))
+    assert code == 2 and "click imported" in err

@@ -1,5 +1,6 @@
-"""The `gamepak` command. `main()` answers `--version`, and `ls`/`info` of one pack, before
-importing anything heavy (click alone takes longer to import than Python takes to start)."""
+"""The `gamepak` command. `main()` answers `--version`, and the plain forms of `ls`, `info` and
+`extract` (see `cli/listing.py`), before importing anything heavy (click alone takes longer to
+import than Python takes to start)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"gamepak {__version__}\n")
         return 0
-    if arguments and arguments[0] in ("ls", "info"):
+    if arguments and arguments[0] in ("ls", "info", "extract"):
         from .listing import run_quick
 
         code = run_quick(arguments)

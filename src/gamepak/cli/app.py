@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -243,10 +244,21 @@ class _progress:
             return None
         from rich.progress import Progress
 
-        self._bar = Progress(transient=True, console=_stderr_console())
+        # No refresh thread: extraction forks worker processes only when no other thread runs.
+        self._bar = Progress(transient=True, console=_stderr_console(), auto_refresh=False)
         self._bar.start()
         task = self._bar.add_task(self.label, total=self.total)
-        return lambda item: self._bar.advance(task)
+        next_refresh = 0.0
+
+        def advance(item: object) -> None:
+            nonlocal next_refresh
+            self._bar.advance(task)
+            now = time.monotonic()
+            if now >= next_refresh:
+                self._bar.refresh()
+                next_refresh = now + 0.1
+
+        return advance
 
     def __exit__(self, *exc_info: object) -> None:
         if self._bar is not None:

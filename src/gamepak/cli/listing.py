@@ -1,9 +1,11 @@
 """`ls` and `info` without click: the click commands call these, and so does the quick path of
-`gamepak.cli.main`, which answers the plain forms (`gamepak ls PACK`, `gamepak info PACK`)
-without importing click (it alone costs more than starting Python)."""
+`gamepak.cli.main`, which answers the plain forms (`gamepak ls PACK`, `gamepak info PACK`,
+`gamepak extract PACK -o DIR` without a terminal to draw a progress bar on) without importing
+click (it alone costs more than starting Python)."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 TYPE_CHECKING = False
@@ -107,60 +109,104 @@ def info_text(details: dict[str, Any], as_json: bool) -> str:
 QUICK_FLAGS = {"ls": {"--json": "as_json", "-l": "long_format", "--long": "long_format"}, "info": {"--json": "as_json"}}
 
 
-def run_quick(arguments: list[str]) -> int | None:
-    """Answer `ls`/`info` of one pack without click; None when the arguments need click (any
-    other option, a folder, several packs: click's own messages and checks apply)."""
-    command, *rest = arguments
-    flags = QUICK_FLAGS[command]
-    chosen = {"as_json": False, "long_format": False}
+def _plain_arguments(
+    rest: list[str], flags: dict[str, str], valued: tuple[str, ...]
+) -> tuple[str, dict[str, Any]] | None:
+    """(the one path, the options chosen) of plain arguments, or None for anything else."""
+    chosen: dict[str, Any] = {}
     paths = []
-    for argument in rest:
+    arguments = iter(rest)
+    for argument in arguments:
         if argument in flags:
             chosen[flags[argument]] = True
+        elif argument in valued:
+            value = next(arguments, None)
+            if not value or value.startswith("-"):
+                return None
+            chosen[argument] = value
         elif argument.startswith("-") or not argument:
             return None
         else:
             paths.append(argument)
-    if len(paths) != 1:
+    if len(paths) != 1 or os.path.isdir(paths[0]):
         return None
-    import os
+    return paths[0], chosen
 
-    path = paths[0]
-    if os.path.isdir(path):
+
+def run_quick(arguments: list[str]) -> int | None:
+    """Answer `ls`/`info`/`extract` of one pack without click; None when the arguments need
+    click (any other option, a folder, several packs, members to select, a progress bar:
+    click's own messages and checks apply)."""
+    command, *rest = arguments
+    if command == "extract":
+        return _quick_extract(rest)
+    parsed = _plain_arguments(rest, QUICK_FLAGS[command], ())
+    if parsed is None:
         return None
-    from ..errors import GamepakError
-
+    path, chosen = parsed
     # Readers do not warn today; if one imports `warnings` and does, it prints the CLI's way.
     # (Importing `warnings` here would cost start-up time for nothing.)
     if "warnings" in sys.modules:
-        sys.modules["warnings"].showwarning = _show_warning
+        sys.modules["warnings"].showwarning = _show_warning  # type: ignore[attr-defined]
     try:
         with open_noting(path, None, _note) as opened:
             if command == "ls":
-                text = ls_text(opened, as_json=chosen["as_json"], long_format=chosen["long_format"], recursive=False)
+                as_json, long_format = chosen.get("as_json", False), chosen.get("long_format", False)
+                text = ls_text(opened, as_json=as_json, long_format=long_format, recursive=False)
             else:
-                details = info_details(path, opened)
-                text = info_text(details, chosen["as_json"])
+                text = info_text(info_details(path, opened), chosen.get("as_json", False))
         write_text(text)
-    except GamepakError as exc:
+        return 0
+    except BaseException as exc:
+        return _exit_code(exc)
+
+
+def _quick_extract(rest: list[str]) -> int | None:
+    """`gamepak extract PACK [-o DIR] [--overwrite] [--manifest]`, when there is no terminal to
+    show a progress bar on."""
+    if sys.stderr.isatty():
+        return None
+    parsed = _plain_arguments(rest, {"--overwrite": "overwrite", "--manifest": "manifest"}, ("-o", "--output"))
+    if parsed is None:
+        return None
+    path, chosen = parsed
+    output = chosen.get("--output", chosen.get("-o", "."))
+    if os.path.exists(output) and not os.path.isdir(output):
+        return None  # click's usage error
+    try:
+        with open_noting(path, None, _note) as opened:
+            written = opened.extractall(
+                output, overwrite=chosen.get("overwrite", False), manifest=chosen.get("manifest", False)
+            )
+        count = len(written)
+        _note(f"extracted {count} member{'s' if count != 1 else ''} to {output}")
+        return 0
+    except BaseException as exc:
+        return _exit_code(exc)
+
+
+def _exit_code(exc: BaseException) -> int:
+    """What the CLI prints and returns for an exception (as `app.run` does for click commands)."""
+    from ..errors import GamepakError
+
+    if isinstance(exc, GamepakError):
         _note(f"error: {exc}")
         return 1
-    except BrokenPipeError:
+    if isinstance(exc, BrokenPipeError):
         sys.stderr.close()  # the reader went away (| head): not an error of ours
         return 0
-    except OSError as exc:
+    if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
         _note(f"error: {where}{exc.strerror or exc}")
         return 1
-    except KeyboardInterrupt:
+    if isinstance(exc, KeyboardInterrupt):
         _note("interrupted")
         return 130
-    except Exception as exc:  # a bug of ours: one line, the traceback only on request
-        if os.environ.get("GAMEPAK_DEBUG"):
-            raise
+    if isinstance(exc, Exception) and not os.environ.get("GAMEPAK_DEBUG"):
+        # A bug of ours: one line, the traceback only on request.
         _note(f"internal error: {type(exc).__name__}: {exc} (set GAMEPAK_DEBUG=1 for a traceback)")
         return 1
-    return 0
+    raise exc
 
 
 def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
