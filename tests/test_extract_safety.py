@@ -416,3 +416,24 @@ def test_bulk_name_check_agrees_with_the_per_name_check(names: list[str]) -> Non
             continue
         if _all_plain([name]):
             assert expected == name
+
+
+def test_a_folder_appearing_meanwhile_is_a_gamepak_error_and_nothing_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gamepak.extract
+
+    destination = tmp_path / "out"
+    destination.mkdir()
+    real = gamepak.extract._write_members
+
+    def and_someone_else_writes(*arguments: object) -> None:
+        real(*arguments)  # type: ignore[arg-type]
+        (destination / "d").mkdir()
+        (destination / "d" / "theirs.txt").write_text("theirs")
+
+    monkeypatch.setattr(gamepak.extract, "_write_members", and_someone_else_writes)
+    archive = gamepak.open(io.BytesIO(pak_with([b"d/a.txt", b"d/b.txt"])), "pak")
+    with pytest.raises(gamepak.GamepakError, match="cannot extract"):
+        archive.extractall(destination)
+    assert files_under(destination) == {"d", "d/theirs.txt"}

@@ -11,7 +11,6 @@ next gamepak command that writes in that folder removes those whose process is g
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 
@@ -126,8 +125,10 @@ def write_via_temporary(path: str | os.PathLike[str], fill: Callable[[int], obje
             os.close(fd)
         _publish(temporary, target, overwrite)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        try:  # noqa: SIM105 - contextlib costs start-up time
             os.unlink(temporary)
+        except FileNotFoundError:
+            pass
         raise
 
 

@@ -23,13 +23,9 @@ nothing is lost and rebuilds stay exact. A member named like the manifest is ren
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import json
 import os
-import re
 import stat
-import warnings
+import sys
 
 from .archive import Archive, RawRange, copy_range
 from .atomic import NAME_MAX, remove_stale_temporaries, temporary_name, write_all
@@ -45,8 +41,6 @@ if TYPE_CHECKING:
 MANIFEST_NAME = ".gamepak-manifest.json"
 MANIFEST_VERSION = 1
 
-_DRIVE = re.compile(r"^[A-Za-z]:")
-_SEPARATORS = re.compile(r"[\\/]+")
 # Below this many members or bytes, a second worker costs more than it saves.
 _THREAD_THRESHOLD = 256
 _THREAD_BYTES = 64 << 20
@@ -66,9 +60,9 @@ def safe_parts(name: str) -> list[str]:
         raise UnsafePathError(name, "NUL byte in name")
     if name[0] in "/\\":
         raise UnsafePathError(name, "absolute path")
-    if _DRIVE.match(name):
+    if name[1:2] == ":" and name[0].isascii() and name[0].isalpha():
         raise UnsafePathError(name, "drive letter")
-    parts = [part for part in _SEPARATORS.split(name) if part not in ("", ".")]
+    parts = [part for part in name.replace("\\", "/").split("/") if part not in ("", ".")]
     if ".." in parts:
         raise UnsafePathError(name, "'..' would leave the destination")
     if not parts:
@@ -128,6 +122,8 @@ def _target_keys(archive: Archive, entries: list[Entry]) -> list[str]:
         if len(os.fsencode(candidate)) > NAME_MAX:
             raise UnsafePathError(entry.name, f"its duplicate copy's name {candidate[:24]!r}... is too long")
         if keys[position] == MANIFEST_NAME:
+            import warnings
+
             warnings.warn(
                 f"member {entry.name!r} is extracted as {candidate!r}: {MANIFEST_NAME} is the name of "
                 "gamepak's manifest",
@@ -361,15 +357,19 @@ def _raise_fd_limit(needed: int) -> tuple[int, int] | None:
     """Every folder stays open while files are written into it: allow that many descriptors.
     Returns the limits to restore afterwards, or None when they were not changed."""
     try:
+        if needed + 64 <= os.sysconf("SC_OPEN_MAX"):  # the soft limit, without importing `resource`
+            return None
         import resource
-    except ImportError:
+    except (ImportError, ValueError, OSError):
         return None
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY or needed + 64 <= soft:
         return None
     wanted = needed + 256 if hard == resource.RLIM_INFINITY else min(hard, needed + 256)
-    with contextlib.suppress(ValueError, OSError):
+    try:  # noqa: SIM105 - contextlib costs start-up time
         resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    except (ValueError, OSError):
+        pass  # checked just below
     if needed + 16 > resource.getrlimit(resource.RLIMIT_NOFILE)[0]:
         raise GamepakError(f"extraction needs {needed} folders open at once; the system allows {hard} open files")
     return soft, hard
@@ -379,8 +379,10 @@ def _restore_fd_limit(limits: tuple[int, int] | None) -> None:
     if limits is not None:
         import resource
 
-        with contextlib.suppress(ValueError, OSError):
+        try:  # noqa: SIM105 - contextlib costs start-up time
             resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+        except (ValueError, OSError):
+            pass  # the raised limit stays: harmless
 
 
 def extract_members(
@@ -418,6 +420,10 @@ def extract_members(
             encoded = _manifest_bytes(archive, entries, [key.split("/") for key in keys])
             _write_file(folder_fd, create_name, MANIFEST_NAME, lambda fd: write_all(fd, encoded))
         writer.publish()
+    except OSError as exc:
+        writer.discard()
+        # Relative to a folder descriptor, the error's file name alone would not say where.
+        raise GamepakError(f"{root}: cannot extract there: {exc.strerror or exc} ({exc.filename})") from exc
     except BaseException:
         writer.discard()
         raise
@@ -452,7 +458,7 @@ def _write_members(
             if isinstance(data, RawRange):
                 jobs.append((dir_fd, name, data.offset, data.size, position))
                 continue
-            _write_file(dir_fd, name, entry.name, functools.partial(_write_chunks, chunks=data))
+            _write_file(dir_fd, name, entry.name, _chunk_writer(data))
             if progress is not None:
                 progress(entry)
     if not jobs:
@@ -551,9 +557,10 @@ class _Copier:
             lightest = loads.index(min(loads))
             shares[lightest].append(job)
             loads[lightest] += job[3] + 4096  # a file costs something even when empty
-        import threading
-
-        if hasattr(os, "fork") and threading.active_count() == 1:
+        # No `threading` module loaded means no Python thread besides this one (and importing
+        # it just to ask costs start-up time).
+        threading = sys.modules.get("threading")
+        if hasattr(os, "fork") and (threading is None or threading.active_count() == 1):
             self._run_forked(shares)
             return
         from concurrent.futures import ThreadPoolExecutor
@@ -653,8 +660,10 @@ def _child_main(copier: _Copier, share: list[tuple[int, str, int, int, int]], pi
     except BaseException as exc:
         status = 1
         kind = type(exc).__name__ if isinstance(exc, GamepakError) else "GamepakError"
-        with contextlib.suppress(BaseException):
+        try:  # noqa: SIM105 - contextlib costs start-up time
             write_all(pipe, f"!{kind}\n{exc}".encode("utf-8", "replace"))
+        except BaseException:
+            pass  # the exit status still says it failed
     finally:
         os._exit(status)
 
@@ -679,9 +688,12 @@ def _write_file(dir_fd: int, create_name: str, member: str, fill: Callable[[int]
         raise GamepakError(f"cannot write member {member!r}: {exc.strerror or exc}") from exc
 
 
-def _write_chunks(fd: int, *, chunks: Iterable[bytes]) -> None:
-    for chunk in chunks:
-        write_all(fd, chunk)
+def _chunk_writer(chunks: Iterable[bytes]) -> Callable[[int], None]:
+    def write_chunks(fd: int) -> None:
+        for chunk in chunks:
+            write_all(fd, chunk)
+
+    return write_chunks
 
 
 def _manifest_bytes(archive: Archive, entries: list[Entry], targets: list[list[str]]) -> bytes:
@@ -698,6 +710,8 @@ def _manifest_bytes(archive: Archive, entries: list[Entry], targets: list[list[s
         ],
         "exact": layout.get("exact", {}),
     }
+    import json
+
     return json.dumps(document, indent=1, ensure_ascii=True).encode()
 
 
@@ -712,6 +726,8 @@ def write_manifest(archive: Archive, entries: list[Entry], targets: list[list[st
 
 def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The manifest of an extracted folder, or None when it has none."""
+    import json
+
     path = os.path.join(folder, MANIFEST_NAME)
     try:
         with open(path, "rb") as handle:
