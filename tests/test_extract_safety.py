@@ -437,3 +437,27 @@ def test_a_folder_appearing_meanwhile_is_a_gamepak_error_and_nothing_stays(
     with pytest.raises(gamepak.GamepakError, match="cannot extract"):
         archive.extractall(destination)
     assert files_under(destination) == {"d", "d/theirs.txt"}
+
+
+LOW_FD_LIMIT = """
+import resource, sys
+import gamepak
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+written = gamepak.open(sys.argv[1]).extractall(sys.argv[2])
+print(len(written), resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+"""
+
+
+def test_more_folders_than_the_open_file_limit(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    names = [f"f{index}/g/x.bin".encode() for index in range(300)]
+    pak = tmp_path / "x.pak"
+    pak.write_bytes(pak_with(names))
+    result = subprocess.run(
+        [sys.executable, "-c", LOW_FD_LIMIT, str(pak), str(tmp_path / "out")], capture_output=True, text=True
+    )
+    assert result.stdout.split() == ["300", "256"], result.stderr  # the limit is restored afterwards
+    assert (tmp_path / "out" / "f299" / "g" / "x.bin").read_bytes() == b"payload"
