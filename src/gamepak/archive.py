@@ -47,12 +47,21 @@ def decode_name_fields(raw: bytes, record_size: int, name_start: int, name_size:
     """The names of fixed-size directory records (each name ends at its first NUL or fills its
     field), decoded as `decode_name` does.
 
-    One latin-1 decode of the whole directory maps byte i to character i, so each name is a
-    slice of it (the fastest pure-Python way measured); names that are not ASCII are decoded
-    again as UTF-8."""
-    text = raw.decode("latin-1")
-    end = len(raw) // record_size * record_size if record_size else 0
-    names = [text[start : start + name_size].partition("\0")[0] for start in range(name_start, end, record_size)]
+    A latin-1 decode maps byte i to character i, so each name is a slice of the decoded text
+    (the fastest pure-Python way measured); names that are not ASCII are decoded again as UTF-8.
+    The directory is decoded in blocks of about 64 KiB: one block's text is reused memory, where
+    the whole directory's would be fresh pages, which are slow to touch."""
+    if not record_size:
+        return []
+    end = len(raw) // record_size * record_size
+    block = max(1, 65536 // record_size) * record_size
+    view = memoryview(raw)
+    names: list[str] = []
+    for block_start in range(0, end, block):
+        text = str(view[block_start : min(block_start + block, end)], "latin-1")
+        names += [
+            text[start : start + name_size].partition("\0")[0] for start in range(name_start, len(text), record_size)
+        ]
     if not "".join(names).isascii():
         names = [name if name.isascii() else decode_name(name.encode("latin-1")) for name in names]
     return names
@@ -323,6 +332,13 @@ class Archive:
                 offset=entry.offset,
                 member=entry.name,
             )
+
+    def _plain_ranges(self) -> bool:
+        """Whether every member's data is the plain byte range `(entry.offset, entry.size)` of
+        the file, so extraction may copy it without going through `_member_data`. True when the
+        format keeps the default `_member_data`; a format that overrides it may say so too
+        (e.g. when a pack is not compressed)."""
+        return type(self)._member_data is Archive._member_data
 
     def _check_data(self, entries: list[Entry]) -> None:
         """Refuse, before anything is extracted, a member whose stored bytes lie outside the file.

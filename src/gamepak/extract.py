@@ -445,7 +445,7 @@ def _write_members(
     over the workers."""
     source = archive._source
     jobs: list[tuple[int, str, int, int, int]] = []  # folder fd, name, offset, size, position
-    if type(archive)._member_data is Archive._member_data:
+    if archive._plain_ranges():
         # Plain ranges, all checked against the file size by _check_data: no generator needed.
         for position, entry in enumerate(entries):
             dir_fd, name = slots[position]
