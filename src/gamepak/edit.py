@@ -203,8 +203,6 @@ class _PackEdit:
         self.changed = True
 
     def rename_at(self, index: int, new_name: str) -> None:
-        if self.archive.positional_names:
-            raise UnsupportedFeatureError(f"{self.label}: members of a {self.spec.name} pack have no names to change")
         self.checker._check_name(new_name)
         member = self.members[index]
         member.name = new_name
@@ -339,6 +337,8 @@ class Editor:
         index = pack.find(inner)
         if index is None:
             raise MemberNotFoundError(old, self.path)
+        if pack.archive.positional_names:
+            raise UnsupportedFeatureError(f"{pack.label}: members of a {pack.spec.name} pack have no names to change")
         if not new.startswith(pack.prefix):
             raise GamepakError(f"{self.path}: {old!r} can be renamed only inside {pack.prefix.rstrip('/')!r}")
         new_inner = new[len(pack.prefix) :]
