@@ -28,6 +28,7 @@ from .registry import get_format
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any, BinaryIO
 
 class EditResult:
@@ -212,19 +213,25 @@ class _PackEdit:
         return self.changed or any(child.any_change() for child in self.children.values())
 
     # -- writing -----------------------------------------------------------------------------
-    def queue(self, target: str, scratch: str) -> ArchiveWriter:
-        """A writer for `target` with every member queued (limits checked); nested packs that
-        changed are rebuilt into `scratch` first."""
-        writer: ArchiveWriter = self.spec.writer_class()(target, overwrite=True, **self.options)
+    def final_members(self, scratch: _Scratch) -> list[PendingMember]:
+        """The members to write, in order; nested packs that changed are rebuilt first."""
+        members = []
         for member in self.members:
             child = self.children.get(id(member))
             if child is not None and child.any_change():
-                folder = os.path.join(scratch, str(len(os.listdir(scratch))))
-                os.mkdir(folder)
-                built = os.path.join(folder, child.writer_name)
-                child.queue(built, scratch).close()
-                writer.add(member.name, built)
-            elif member.origin is not None:
+                built = scratch.path_for(child.writer_name)
+                child.writer(built, child.final_members(scratch)).close()
+                members.append(PendingMember(member.name, None, built, os.path.getsize(built)))
+            else:
+                members.append(member)
+        return members
+
+    def writer(self, target: str, members: list[PendingMember]) -> ArchiveWriter:
+        """A writer for `target` with the pack's options and `members` queued (which checks the
+        format's limits); nothing is written before it is closed."""
+        writer: ArchiveWriter = self.spec.writer_class()(target, overwrite=True, **self.options)
+        for member in members:
+            if member.origin is not None:
                 archive, entry = member.origin
                 writer.add_member(member.name, archive, entry)
             elif member.data is not None:
@@ -240,6 +247,31 @@ class _PackEdit:
         for stream in reversed(self._streams):
             stream.close()
         self._streams.clear()
+
+
+class _Scratch:
+    """A temporary folder for rebuilt nested packs, made only when one is needed."""
+
+    def __init__(self) -> None:
+        self.folder: str | None = None
+        self._count = 0
+
+    def path_for(self, file_name: str) -> str:
+        """A fresh path ending in `file_name` (the extension picks a writer's defaults)."""
+        import tempfile
+
+        if self.folder is None:
+            self.folder = tempfile.mkdtemp(prefix="gamepak-edit-")
+        self._count += 1
+        folder = os.path.join(self.folder, str(self._count))
+        os.mkdir(folder)
+        return os.path.join(folder, file_name)
+
+    def remove(self) -> None:
+        if self.folder is not None:
+            import shutil
+
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class Editor:
@@ -361,16 +393,14 @@ class Editor:
         return self.result
 
     def _write(self) -> None:
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="gamepak-edit-") as scratch:
-            writer = self._root.queue(self.path, scratch)
-            try:
-                in_place = not self.compact and self.archive.append_edit(self.path, writer.members)
-                if not in_place:
-                    writer.close()
-            finally:
-                writer.abort()
+        scratch = _Scratch()
+        try:
+            members = self._root.final_members(scratch)
+            in_place = not self.compact and self.archive.append_edit(self.path, members)
+            if not in_place:
+                self._root.writer(self.path, members).close()
+        finally:
+            scratch.remove()
         self.result.method = "in place" if in_place else "compacted" if self.compact else "rebuilt"
         self.result.new_size = os.path.getsize(self.path)
 
@@ -419,6 +449,7 @@ def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None
             continue  # a name no extraction could have written: left alone
         by_path[key] = member
     seen: set[str] = set()
+    same_size: list[tuple[PendingMember, str]] = []
     for current, folders, files in os.walk(folder):
         folders.sort()
         for file_name in sorted(files):
@@ -430,28 +461,49 @@ def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None
             member = by_path.get(relative)
             if member is None:
                 editor.add(relative, path)
-            elif not _same_content(member, path):
+            elif os.path.getsize(path) != member.size:
                 editor._replace(pack, pack.members.index(member), path)
+            else:
+                same_size.append((member, path))
+    for member, path in _differing(pack.archive, same_size):
+        editor._replace(pack, pack.members.index(member), path)
     if delete:
         for key, member in by_path.items():
             if key not in seen:
                 editor.remove(member.name)
 
 
-def _same_content(member: PendingMember, path: str) -> bool:
-    """Whether a file holds exactly a member's bytes: sizes first, then the bytes."""
-    if os.path.getsize(path) != member.size:
-        return False
-    assert member.origin is not None
-    archive, entry = member.origin
-    with archive.open(entry) as stream, open(path, "rb") as handle:
-        while True:
-            ours = stream.read(1 << 20)
-            theirs = handle.read(1 << 20)
-            if ours != theirs:
-                return False
-            if not ours:
-                return True
+def _differing(archive: Archive, candidates: list[tuple[PendingMember, str]]) -> list[tuple[PendingMember, str]]:
+    """The (member, file) pairs whose bytes differ, read in one pass in archive order (a
+    compressed stream is decoded once, not once per member)."""
+    from .archive import RawRange
+
+    by_entry = {id(member.origin[1]): (member, path) for member, path in candidates if member.origin is not None}
+    differing = []
+    entries = [member.origin[1] for member, _ in candidates if member.origin is not None]
+    entries.sort(key=lambda entry: entry.index)
+    for entry, data in archive.iter_data(entries):
+        member, path = by_entry[id(entry)]
+        if isinstance(data, RawRange):
+            with archive.open(entry) as stream:
+                same = _same_chunks(iter(lambda: stream.read(1 << 20), b""), path)
+        else:
+            same = _same_chunks(data, path)
+        if not same:
+            differing.append((member, path))
+    return differing
+
+
+def _same_chunks(chunks: Iterable[bytes], path: str) -> bool:
+    """Whether the chunks hold exactly the file's bytes (the chunks are always consumed)."""
+    same = True
+    with open(path, "rb") as handle:
+        for chunk in chunks:
+            if same and handle.read(len(chunk)) != chunk:
+                same = False
+        if same and handle.read(1):
+            same = False
+    return same
 
 
 class _CallableModule(types.ModuleType):

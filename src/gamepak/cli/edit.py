@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 
 import click
@@ -108,6 +107,8 @@ def rm_command(
                 continue
             if not any(character in pattern for character in "*?["):
                 raise GamepakError(f"{archive}: no member named {pattern!r}")
+            import fnmatch
+
             matched = [member for member in editor.namelist() if fnmatch.fnmatchcase(member, pattern)]
             if not matched:
                 raise GamepakError(f"{archive}: no member matches {pattern!r}")
