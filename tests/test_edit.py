@@ -39,7 +39,9 @@ PACK_IDS = [pack[0] for pack in PACKS]
 POSITIONAL = {"j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized"}
 
 
-def build(tmp_path: Path, format_name: str, suffix: str, options: dict[str, Any], members: list[tuple[str, bytes]]) -> Path:
+def build(
+    tmp_path: Path, format_name: str, suffix: str, options: dict[str, Any], members: list[tuple[str, bytes]]
+) -> Path:
     path = tmp_path / f"pack{suffix}"
     with gamepak.create(path, format_name, overwrite=True, **options) as writer:
         for name, data in members:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any, BinaryIO
 
+
 class EditResult:
     """What a commit did: the names added, replaced, removed and renamed (`(old, new)`), whether
     the pack was changed in place or rebuilt, and its size before and after."""
@@ -458,13 +459,13 @@ def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None
             if relative == MANIFEST_NAME or not os.path.isfile(path):
                 continue
             seen.add(relative)
-            member = by_path.get(relative)
-            if member is None:
+            existing = by_path.get(relative)
+            if existing is None:
                 editor.add(relative, path)
-            elif os.path.getsize(path) != member.size:
-                editor._replace(pack, pack.members.index(member), path)
+            elif os.path.getsize(path) != existing.size:
+                editor._replace(pack, pack.members.index(existing), path)
             else:
-                same_size.append((member, path))
+                same_size.append((existing, path))
     for member, path in _differing(pack.archive, same_size):
         editor._replace(pack, pack.members.index(member), path)
     if delete:

@@ -180,7 +180,9 @@ def _changed_span(old: bytes | bytearray, new: bytes | bytearray, length: int) -
     first = next(start for start in range(0, length, step) if old[start : start + step] != new[start : start + step])
     while old[first] == new[first]:
         first += 1
-    last = next(end for end in range(length, 0, -step) if old[max(0, end - step) : end] != new[max(0, end - step) : end])
+    last = next(
+        end for end in range(length, 0, -step) if old[max(0, end - step) : end] != new[max(0, end - step) : end]
+    )
     while old[last - 1] == new[last - 1]:
         last -= 1
     return first, last

@@ -134,7 +134,6 @@ class Reader(Archive):
             },
         }
 
-
     def _data_end(self) -> int:
         return max((entry.offset + entry.size for entry in self.infolist()), default=HEADER.size)
 
