@@ -55,9 +55,15 @@ def run_child(edit: Callable[[], None], seed: int) -> int:
 
 
 def trial_kills(
-    tmp_path: Path, format_name: str, pack: Path, edit: Callable[[], None], old: list[tuple[str, bytes]]
+    tmp_path: Path,
+    format_name: str,
+    pack: Path,
+    edit: Callable[[], None],
+    old: list[tuple[str, bytes]],
+    trials: int = TRIALS,
+    in_place: bool = True,
 ) -> tuple[int, int]:
-    """Run TRIALS killed edits from the old pack; returns how many ended old and new."""
+    """Run killed edits from the old pack; returns how many ended old and new."""
     original = pack.read_bytes()
     start = time.perf_counter()
     pid = run_child(edit, 0)
@@ -68,7 +74,7 @@ def trial_kills(
     assert new != old
     outcomes = {"old": 0, "new": 0}
     chooser = random.Random(1234)
-    for trial in range(TRIALS):
+    for trial in range(trials):
         pack.write_bytes(original)
         pid = run_child(edit, trial + 1)
         time.sleep(chooser.uniform(0, duration * 1.2))
@@ -79,9 +85,14 @@ def trial_kills(
         outcomes["old" if state == old else "new"] += 1
         with gamepak.open(pack, format_name) as archive:
             assert archive.verify() == []
-        # The next command runs; nothing but the pack is left in its folder.
+        # The next command runs; an in-place edit leaves nothing but the pack in its folder.
         assert in_process_cli("ls", str(pack))[0] == 0
-        assert sorted(os.listdir(tmp_path)) == [pack.name]
+        if in_place:
+            assert sorted(os.listdir(tmp_path)) == [pack.name]
+        else:
+            for leftover in set(os.listdir(tmp_path)) - {pack.name}:
+                assert leftover.startswith(f".{pack.name}.gamepak-")  # the rebuild's temporary file
+                os.unlink(tmp_path / leftover)
     return outcomes["old"], outcomes["new"]
 
 
@@ -134,3 +145,20 @@ def test_interrupted_edit_leaves_no_growth_behind(tmp_path: Path, format_name: s
         editor.add("b.txt", b"b")
     assert pack.stat().st_size < size + 200
     assert snapshot(pack, format_name) == [("a.txt", b"a" * 100), ("b.txt", b"b")]
+
+
+def test_kill_during_rebuild(tmp_path: Path) -> None:
+    """Compressed RFG packs are rebuilt into a temporary file renamed over the pack."""
+    pack = tmp_path / "crash.vpp_pc"
+    with gamepak.create(pack, flags=3, level=1) as writer:
+        for index in range(8):
+            writer.add(f"t{index}.xtbl", b"<row>%d</row>" % index * 200)
+    old = snapshot(pack, "vpp")
+
+    def edit() -> None:
+        with gamepak.edit(pack) as editor:
+            editor.replace("t5.xtbl", b"changed")
+            editor.add("new.xtbl", b"N" * 3000)
+
+    old_count, new_count = trial_kills(tmp_path, "vpp", pack, edit, old, trials=12, in_place=False)
+    assert old_count + new_count == 12
