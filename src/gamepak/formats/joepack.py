@@ -90,10 +90,11 @@ class Reader(Archive):
         slots. When the changed bytes are not inside one page, or a name outgrows the name
         field, the pack is rebuilt instead."""
         record_size = FAT_FIXED.size + self.name_length
-        old_count = len(self._records)
+        old_count = len(self)
         old_fat_end = self._fat_end()
         new_fat_end = HEADER.size + len(members) * record_size
         entries = self.infolist()
+        records = self._records  # one parse of the FAT: name fields are kept as they are
         if any(entry.size and entry.offset < old_fat_end for entry in entries):
             return False  # data inside the FAT: an odd file, rebuilt rather than patched
         position = max([old_fat_end, new_fat_end] + [entry.offset + entry.size for entry in entries])
@@ -103,7 +104,7 @@ class Reader(Archive):
                 moved[entry.index] = position
                 position += entry.size
         on_disk = bytearray(HEADER.pack(MAGIC, old_count, self.name_length))
-        for offset, size, raw in self._records:
+        for offset, size, raw in records:
             on_disk += FAT_FIXED.pack(offset, size) + raw
         for index, offset in moved.items():
             FAT_FIXED.pack_into(on_disk, HEADER.size + index * record_size, offset, entries[index].size)
@@ -116,7 +117,7 @@ class Reader(Archive):
             origin = member.origin
             if origin is not None and origin[0] is self:
                 entry = origin[1]
-                kept = self._records[entry.index][2]
+                kept = records[entry.index][2]
                 offset = moved.get(entry.index, entry.offset)
                 field = kept if kept.partition(b"\0")[0] == raw else raw.ljust(self.name_length, b"\0")
             else:
