@@ -293,6 +293,15 @@ def test_jpk_changes_spread_over_pages_are_rebuilt(tmp_path: Path) -> None:
     assert read[0][1] == b"first" and read[150][1] == b"middle" and read[299][1] == b"last"
 
 
+def test_rebuild_keeps_permissions(tmp_path: Path) -> None:
+    path = build(tmp_path, "vpp", ".vpp_pc", {"flags": 1}, [("a.txt", b"1")])
+    path.chmod(0o600)
+    with gamepak.edit(path) as editor:
+        editor.add("b.txt", b"2")
+    assert editor.result.method == "rebuilt"
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
 def test_edit_refuses_a_file_changed_meanwhile(tmp_path: Path) -> None:
     path = build(tmp_path, "pak", ".pak", {}, [("a", b"1")])
     editor = gamepak.edit(path)

@@ -399,7 +399,10 @@ class Editor:
             members = self._root.final_members(scratch)
             in_place = not self.compact and self.archive.append_edit(self.path, members)
             if not in_place:
+                mode = os.stat(self.path).st_mode & 0o7777
                 self._root.writer(self.path, members).close()
+                if os.stat(self.path).st_mode & 0o7777 != mode:
+                    os.chmod(self.path, mode)  # the rebuilt pack keeps the old one's permissions
         finally:
             scratch.remove()
         self.result.method = "in place" if in_place else "compacted" if self.compact else "rebuilt"
