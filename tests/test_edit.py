@@ -293,6 +293,18 @@ def test_jpk_changes_spread_over_pages_are_rebuilt(tmp_path: Path) -> None:
     assert read[0][1] == b"first" and read[150][1] == b"middle" and read[299][1] == b"last"
 
 
+def test_one_editor_at_a_time(tmp_path: Path) -> None:
+    path = build(tmp_path, "pak", ".pak", {}, [("a", b"1")])
+    first = gamepak.edit(path)
+    with pytest.raises(GamepakError, match="another gamepak process is editing it"):
+        gamepak.edit(path)
+    first.add("b", b"2")
+    first.commit()
+    with gamepak.edit(path) as second:
+        second.add("c", b"3")
+    assert [name for name, _ in contents(path, "pak")] == ["a", "b", "c"]
+
+
 def test_rebuild_keeps_permissions(tmp_path: Path) -> None:
     path = build(tmp_path, "vpp", ".vpp_pc", {"flags": 1}, [("a.txt", b"1")])
     path.chmod(0o600)

@@ -275,6 +275,28 @@ class _Scratch:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def _lock(path: str) -> int:
+    """An fd holding an exclusive advisory lock on the pack: two gamepak edits of one pack at
+    once would append at the same place. A second one is refused rather than made to wait,
+    since what it read would be stale by the time it got the lock."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise GamepakError(f"{path}: cannot open: {exc.strerror}") from exc
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks on this system
+        return fd
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise GamepakError(f"{path}: another gamepak process is editing it") from None
+    except OSError:
+        pass  # a file system without locks: edit unlocked, as before locks existed
+    return fd
+
+
 class Editor:
     """Changes to one archive file, applied by `commit()`. Get one with `gamepak.edit()`.
 
@@ -288,13 +310,21 @@ class Editor:
         self.compact = compact
         if not os.path.isfile(self.path):
             raise GamepakError(f"{self.path}: not a file")
-        self.archive = open_archive(self.path, format)
+        self._lock_fd = _lock(self.path)
         try:
+            self.archive = open_archive(self.path, format)
+        except BaseException:
+            os.close(self._lock_fd)
+            raise
+        try:
+            if os.stat(self.path).st_ino != os.fstat(self._lock_fd).st_ino:
+                raise GamepakError(f"{self.path}: was replaced while being opened; try again")
             self.result = EditResult(self.path, self.archive.format_name)
             self.result.old_size = self.result.new_size = self.archive.size
             self._root = _PackEdit(self.archive, self.path, os.path.basename(self.path), self.result)
         except BaseException:
             self.archive.close()
+            os.close(self._lock_fd)
             raise
         self._plan: list[str] = []
         self._closed = False
@@ -419,6 +449,7 @@ class Editor:
         self._closed = True
         self._root.close()
         self.archive.close()
+        os.close(self._lock_fd)  # releases the lock
 
     def __enter__(self) -> Editor:
         return self
