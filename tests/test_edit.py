@@ -237,10 +237,13 @@ def test_pak_keeps_directory_place_and_alignment(tmp_path: Path) -> None:
     path = build(tmp_path, "pak", ".pak", {"directory": "start", "align": 8}, [("a", b"1" * 5), ("b", b"2" * 9)])
     with gamepak.edit(path) as editor:
         editor.add("c", b"3" * 3)
-    assert editor.result.method == "rebuilt"
+        editor.replace("b", b"two")
+    assert editor.result.method == "in place"
     with gamepak.open(path) as archive:
         assert archive.layout_options() == {"align": 8, "directory": "start"}
         assert archive.header_fields()["directory_offset"] == 12
+        assert archive.verify() == []
+    assert contents(path, "pak") == [("a", b"1" * 5), ("b", b"two"), ("c", b"3" * 3)]
 
 
 # -- in-place edits ------------------------------------------------------------------------------
@@ -325,7 +328,18 @@ def test_edit_refuses_a_file_changed_meanwhile(tmp_path: Path) -> None:
 
 
 # -- random edit sequences -----------------------------------------------------------------------
-RANDOMIZED = ["pak", "pak-align16", "jpk", "vpp0", "vpp1", "vpp2", "vpp3", "j2me-offsets", "j2me-sized"]
+RANDOMIZED = [
+    "pak",
+    "pak-align16",
+    "pak-dir-start",
+    "jpk",
+    "vpp0",
+    "vpp1",
+    "vpp2",
+    "vpp3",
+    "j2me-offsets",
+    "j2me-sized",
+]
 OPERATIONS = st.lists(
     st.tuples(
         st.sampled_from(["add", "replace", "remove", "rename"]),
@@ -354,14 +368,24 @@ def test_random_edit_sequences(
     check_edit_sequence(tmp_path, format_name, suffix, options, operations, initial)
 
 
-@pytest.mark.parametrize(("format_name", "suffix"), [("pak", ".pak"), ("jpk", ".jpk")])
+@pytest.mark.parametrize(
+    ("format_name", "suffix", "options"),
+    [("pak", ".pak", {}), ("pak", ".pak", {"directory": "start"}), ("jpk", ".jpk", {})],
+    ids=["pak", "pak-dir-start", "jpk"],
+)
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(operations=OPERATIONS, initial=st.integers(100, 250))
 def test_random_edits_of_large_directories(
-    tmp_path: Path, format_name: str, suffix: str, operations: list[tuple[str, int, bytes]], initial: int
+    tmp_path: Path,
+    format_name: str,
+    suffix: str,
+    options: dict[str, Any],
+    operations: list[tuple[str, int, bytes]],
+    initial: int,
 ) -> None:
-    """Directories that span several pages: JoePack edits go in place or fall back to a rebuild."""
-    check_edit_sequence(tmp_path, format_name, suffix, {}, operations, initial)
+    """Directories that span several pages: fixed ones (JoePack, a PAK's at the start) are
+    edited in place or, when the change spans pages, rebuilt."""
+    check_edit_sequence(tmp_path, format_name, suffix, options, operations, initial)
 
 
 def check_edit_sequence(

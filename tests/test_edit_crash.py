@@ -21,7 +21,7 @@ import gamepak
 
 from conftest import in_process_cli
 
-TRIALS = 24
+TRIALS = 20
 SLOWED = ("pwrite", "write", "fsync", "ftruncate", "copy_file_range", "rename", "replace", "link")
 
 
@@ -96,9 +96,10 @@ def trial_kills(
     return outcomes["old"], outcomes["new"]
 
 
-def test_kill_during_in_place_pak_edit(tmp_path: Path) -> None:
+@pytest.mark.parametrize("directory", ["end", "start"])
+def test_kill_during_in_place_pak_edit(tmp_path: Path, directory: str) -> None:
     pack = tmp_path / "crash.pak"
-    with gamepak.create(pack) as writer:
+    with gamepak.create(pack, directory=directory) as writer:
         for index in range(6):
             writer.add(f"maps/m{index}.bsp", bytes([index]) * (3000 + index))
     old = snapshot(pack, "pak")

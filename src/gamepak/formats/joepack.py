@@ -82,75 +82,36 @@ class Reader(Archive):
         return {"name_field_size": self.name_length if self.name_length != longest else None}
 
     def append_edit(self, path: str, members: list[PendingMember]) -> bool:
-        """The FAT must directly follow the header, so it cannot be rewritten elsewhere and
-        switched to. What stays crash-safe: new data goes past the end; members whose data lies
-        where a growing FAT needs room are copied to the end first, each switched by one 4-byte
-        offset write (the pack still reads as the old one); new FAT slots are written past the
-        current count, unseen; then one write inside one page changes the count and the changed
-        slots. When the changed bytes are not inside one page, or a name outgrows the name
-        field, the pack is rebuilt instead."""
-        record_size = FAT_FIXED.size + self.name_length
-        old_count = len(self)
-        old_fat_end = self._fat_end()
-        new_fat_end = HEADER.size + len(members) * record_size
-        entries = self.infolist()
-        records = self._records  # one parse of the FAT: name fields are kept as they are
-        if any(entry.size and entry.offset < old_fat_end for entry in entries):
-            return False  # data inside the FAT: an odd file, rebuilt rather than patched
-        position = max([old_fat_end, new_fat_end] + [entry.offset + entry.size for entry in entries])
-        moved: dict[int, int] = {}
-        for entry in entries:
-            if entry.size and entry.offset < new_fat_end:
-                moved[entry.index] = position
-                position += entry.size
-        on_disk = bytearray(HEADER.pack(MAGIC, old_count, self.name_length))
-        for offset, size, raw in records:
-            on_disk += FAT_FIXED.pack(offset, size) + raw
-        for index, offset in moved.items():
-            FAT_FIXED.pack_into(on_disk, HEADER.size + index * record_size, offset, entries[index].size)
-        fat = bytearray(HEADER.pack(MAGIC, len(members), self.name_length))
-        appended: list[tuple[PendingMember, int]] = []
-        for member in members:
-            raw = encode_name(member.name)
-            if len(raw) > self.name_length:
-                return False
-            origin = member.origin
-            if origin is not None and origin[0] is self:
-                entry = origin[1]
-                kept = records[entry.index][2]
-                offset = moved.get(entry.index, entry.offset)
-                field = kept if kept.partition(b"\0")[0] == raw else raw.ljust(self.name_length, b"\0")
-            else:
-                offset = position
-                appended.append((member, position))
-                position += member.size
-                field = raw.ljust(self.name_length, b"\0")
-            fat += FAT_FIXED.pack(offset, member.size) + field
-        if position > 0xFFFFFFFF:
-            raise FormatLimitError("a JoePack cannot exceed 4 GiB (its offsets are 32-bit)")
-        from ..inplace import InPlaceFile, within_one_page
+        """The FAT must directly follow the header, so it grows in place (`FixedTable`): new
+        data is appended, and one write inside one page changes the count and changed slots.
+        Names longer than the name field, and changes spread over pages, are rebuilt instead."""
+        from ..inplace import FixedTable
 
-        shared = HEADER.size + min(old_count, len(members)) * record_size
-        changed = _changed_span(on_disk, fat, shared)
-        if changed is not None and not within_one_page(changed[0], changed[1] - changed[0]):
-            return False
-        if not all(within_one_page(HEADER.size + index * record_size, 4) for index in moved):
-            return False
-        with InPlaceFile(path, self.size) as target:
-            for index, offset in moved.items():
-                target.copy(entries[index].offset, entries[index].size, offset)
-            for member, offset in appended:
-                target.write_member(member, offset)
-            target.truncate(position)
-            target.sync()
-            for index, offset in moved.items():
-                target.switch(struct.pack("<I", offset), HEADER.size + index * record_size)
-            if new_fat_end > old_fat_end:
-                target.write(bytes(fat[old_fat_end:new_fat_end]), old_fat_end)
-                target.sync()
-            if changed is not None:
-                target.switch(bytes(fat[changed[0] : changed[1]]), changed[0])
-        return True
+        records = self._records  # one parse of the FAT: name fields are kept as they are
+        name_length = self.name_length
+
+        def record(member: PendingMember, offset: int) -> bytes | None:
+            raw = encode_name(member.name)
+            if len(raw) > name_length:
+                return None
+            field = raw.ljust(name_length, b"\0")
+            if member.origin is not None and member.origin[0] is self:
+                kept = records[member.origin[1].index][2]
+                if kept.partition(b"\0")[0] == raw:
+                    field = kept
+            return FAT_FIXED.pack(offset, member.size) + field
+
+        table = FixedTable(
+            header=lambda count: HEADER.pack(MAGIC, count, name_length),
+            record_size=FAT_FIXED.size + name_length,
+            records=[FAT_FIXED.pack(offset, size) + raw for offset, size, raw in records],
+            offset_field=struct.Struct("<I"),
+            offset_at=0,
+            record=record,
+            limit=0xFFFFFFFF,
+            limit_message="a JoePack cannot exceed 4 GiB (its offsets are 32-bit)",
+        )
+        return table.edit(path, self, members)
 
     def layout(self) -> dict[str, Any]:
         entries = self.infolist()
@@ -171,22 +132,6 @@ class Reader(Archive):
                 "file_size": self.size,
             },
         }
-
-
-def _changed_span(old: bytes | bytearray, new: bytes | bytearray, length: int) -> tuple[int, int] | None:
-    """(first, last + 1) of the bytes that differ in the first `length` bytes, or None."""
-    if old[:length] == new[:length]:
-        return None
-    step = 4096  # compare by pages first: a large FAT is not walked byte by byte
-    first = next(start for start in range(0, length, step) if old[start : start + step] != new[start : start + step])
-    while old[first] == new[first]:
-        first += 1
-    last = next(
-        end for end in range(length, 0, -step) if old[max(0, end - step) : end] != new[max(0, end - step) : end]
-    )
-    while old[last - 1] == new[last - 1]:
-        last -= 1
-    return first, last
 
 
 class Writer(ArchiveWriter):

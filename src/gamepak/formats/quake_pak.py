@@ -146,11 +146,13 @@ class Reader(Archive):
     def append_edit(self, path: str, members: list[PendingMember]) -> bool:
         """New data and a new directory go after everything the header refers to; the 12-byte
         header, rewritten last, switches to them. Unchanged members stay where they are. A
-        directory at the start (the pack's choice) is kept by a rebuild instead."""
-        if self.directory_offset < self._data_end() and self.directory_length:
-            return False
+        directory at the start stays there: it grows in place (`FixedTable`)."""
         align = int(self.layout_options()["align"])
         raw_names = self._raw_names()
+        if self.directory_offset < self._data_end() and self.directory_length:
+            if self.directory_offset != HEADER.size or self.directory_length % ENTRY.size:
+                return False  # a directory amid the data: rebuilt
+            return self._edit_directory_at_start(path, members, align, raw_names)
         live_end = max(self._data_end(), self.directory_offset + self.directory_length, HEADER.size)
         position = live_end
         records = []
@@ -181,6 +183,33 @@ class Reader(Archive):
             target.sync()
             target.switch(HEADER.pack(MAGIC, position, len(directory)), 0)
         return True
+
+    def _edit_directory_at_start(
+        self, path: str, members: list[PendingMember], align: int, raw_names: list[bytes]
+    ) -> bool:
+        from ..inplace import FixedTable
+
+        def record(member: PendingMember, offset: int) -> bytes:
+            raw = encode_name(member.name)
+            if member.origin is not None and member.origin[0] is self:
+                kept = raw_names[member.origin[1].index]
+                if kept.partition(b"\0")[0] == raw:
+                    raw = kept
+            return ENTRY.pack(raw, offset, member.size)
+
+        directory = self._source.read_exact(self.directory_length, self.directory_offset, "PAK directory")
+        table = FixedTable(
+            header=lambda count: HEADER.pack(MAGIC, HEADER.size, count * ENTRY.size),
+            record_size=ENTRY.size,
+            records=[directory[start : start + ENTRY.size] for start in range(0, len(directory), ENTRY.size)],
+            offset_field=struct.Struct("<i"),
+            offset_at=NAME_FIELD,
+            record=record,
+            align=align,
+            limit=0x7FFFFFFF,
+            limit_message="a PAK cannot exceed 2 GiB (its offsets are signed 32-bit)",
+        )
+        return table.edit(path, self, members)
 
 
 class Writer(ArchiveWriter):
