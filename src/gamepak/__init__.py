@@ -32,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
-    from .edit import Editor
+    from .editor import Editor
     from .source import PathOrFile
 
 __version__ = "0.1.0"
@@ -205,7 +205,7 @@ def edit(path: str | os.PathLike[str], format: str | None = None, *, compact: bo
     formats are rebuilt into a temporary file that replaces the pack. `compact=True` always
     rebuilds, reclaiming space earlier in-place edits left.
     """
-    from .edit import Editor
+    from .editor import Editor
 
     return Editor(path, format, compact=compact)
 
