@@ -2,7 +2,7 @@
 
 Rows: a 1.75 GiB PAK (7 members of 256 MiB) and a 1 GiB (decompressed) compressed + condensed
 (mode 3) RFG pack of text-like members, each created from files and extracted, on tmpfs.
-Each command's own peak RSS comes from `wait4`. Target: < 100 MiB for every row.
+Each command's own peak RSS comes from GNU time. Target: < 100 MiB for every row.
 
     python benchmarks/bench_memory.py [--rfg-level 1]
 """
@@ -13,22 +13,23 @@ import argparse
 import os
 import random
 import subprocess
+import sys
 import time
 
-from _common import GAMEPAK, compile_bytecode, scratch
+from _common import GAMEPAK, SCRATCH, compile_bytecode, scratch
 
 MIB = 1 << 20
 
 
 def peak_rss(command: list[str]) -> tuple[float, float]:
-    """(seconds, peak RSS in MiB) of one command, which must succeed."""
+    """(seconds, peak RSS in MiB) of one command, which must succeed. GNU time starts it: a
+    process started straight from this one would inherit this one's peak (Linux keeps the
+    largest RSS across exec, and Python's subprocess may share memory until exec)."""
+    report = SCRATCH / "peak-rss.txt"
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode:
-        raise SystemExit(f"{command} failed with {process.returncode}")
-    return time.perf_counter() - start, usage.ru_maxrss / 1024
+    subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(report), *command], check=True, stdout=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    return seconds, int(report.read_text().split()[-1]) / 1024
 
 
 def text_block(size: int) -> bytes:
@@ -42,6 +43,14 @@ def text_block(size: int) -> bytes:
         lines.append(line)
         total += len(line)
     return "".join(lines).encode()[:size]
+
+
+TEXT_CHILD = """
+import sys
+from bench_memory import text_block
+with open(sys.argv[1], "wb") as handle:
+    handle.write(text_block(int(sys.argv[2])))
+"""
 
 
 def main() -> None:
@@ -71,7 +80,12 @@ def main() -> None:
     # 1 GiB mode-3 RFG pack: 16 text-like members of 64 MiB.
     folder = work / "rfg-src"
     folder.mkdir()
-    (folder / "text0.xtbl").write_bytes(text_block(64 * MIB))
+    # Made by a child process, so that this one stays small.
+    subprocess.run(
+        [sys.executable, "-c", TEXT_CHILD, str(folder / "text0.xtbl"), str(64 * MIB)],
+        check=True,
+        cwd=os.path.dirname(os.path.abspath(__file__)),
+    )
     for index in range(1, 16):
         os.link(folder / "text0.xtbl", folder / f"text{index}.xtbl")
     rfg = work / "large.vpp_pc"
