@@ -461,3 +461,11 @@ def test_more_folders_than_the_open_file_limit(tmp_path: Path) -> None:
     )
     assert result.stdout.split() == ["300", "256"], result.stderr  # the limit is restored afterwards
     assert (tmp_path / "out" / "f299" / "g" / "x.bin").read_bytes() == b"payload"
+
+
+@pytest.mark.parametrize("names", [[b"a", b"a/b.txt"], [b"a/b/c.txt", b"a/b"], [b"x/a", b"x/a/b/c"]])
+def test_member_file_in_the_way_of_a_folder_in_a_new_destination(tmp_path: Path, names: list[bytes]) -> None:
+    archive = gamepak.open(io.BytesIO(pak_with(names)), "pak")
+    with pytest.raises(gamepak.GamepakError, match="in the way"):
+        archive.extractall(tmp_path / "new")
+    assert not (tmp_path / "new").exists()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from itertools import repeat
 
 from .archive import Archive, RawRange, copy_range
 from .atomic import NAME_MAX, remove_stale_temporaries, temporary_name, write_all
@@ -191,6 +192,8 @@ class _Plan:
         # per target: None (written directly) or "new" / "replace" (through a temporary name)
         self.modes: list[str | None] = []
         files = set(keys)
+        if not self.root_exists and self._all_new(keys, files):
+            return
         modes = self.modes
         for key, name in zip(keys, names, strict=True):
             folder = key.rpartition("/")[0]
@@ -200,6 +203,25 @@ class _Plan:
             if key in folders:
                 raise GamepakError(f"member {name!r} is in the way of a folder other members need")
             modes.append(None if state != _EXISTS else self._existing_target(key, name))
+
+    def _all_new(self, keys: list[str], files: set[str]) -> bool:
+        """The plan for a destination that does not exist yet, with set operations instead of
+        a step per member; False when a file is in the way of a folder (the member-by-member
+        plan then says which)."""
+        needed = {key.rpartition("/")[0] for key in keys}
+        for folder in list(needed):
+            while folder:
+                folder = folder.rpartition("/")[0]
+                if folder in needed:
+                    break
+                needed.add(folder)
+        needed.discard("")
+        if not needed.isdisjoint(files):
+            return False
+        # Parents before children: make_folders creates them in this order.
+        self.folders.update((folder, _NEW) for folder in sorted(needed, key=lambda folder: folder.count("/")))
+        self.modes = [None] * len(keys)
+        return True
 
     def _folder(self, folder: str, name: str, files: set[str]) -> int:
         if folder in files:
@@ -305,6 +327,14 @@ class _Writer:
         except OSError as exc:
             # ELOOP / ENOTDIR: the folder was swapped for a link or a file since it was checked.
             raise UnsafePathError(folder, f"{os.path.join(self.plan.root, folder)} changed: {exc.strerror}") from exc
+
+    def file_slots(self, keys: list[str], modes: list[str | None]) -> list[tuple[int, str]]:
+        """(folder fd, name to create) per target."""
+        if not any(modes):
+            fds = self.folder_fds
+            return [(fds[folder], base) for folder, _, base in map(str.rpartition, keys, repeat("/"))]
+        file_slot = self.file_slot
+        return [file_slot(key, mode) for key, mode in zip(keys, modes, strict=False)]
 
     def file_slot(self, key: str, mode: str | None) -> tuple[int, str]:
         """(folder fd, name to create) for one target."""
@@ -412,8 +442,7 @@ def extract_members(
     writer = _Writer(plan)
     try:
         writer.make_folders()
-        file_slot = writer.file_slot
-        slots = [file_slot(key, mode) for key, mode in zip(keys, plan.modes, strict=False)]
+        slots = writer.file_slots(keys, plan.modes)
         _write_members(archive, entries, slots, progress)
         if manifest:
             folder_fd, create_name = writer.file_slot(MANIFEST_NAME, plan.modes[-1])
@@ -447,9 +476,10 @@ def _write_members(
     jobs: list[tuple[int, str, int, int, int]] = []  # folder fd, name, offset, size, position
     if archive._plain_ranges():
         # Plain ranges, all checked against the file size by _check_data: no generator needed.
-        for position, entry in enumerate(entries):
-            dir_fd, name = slots[position]
-            jobs.append((dir_fd, name, entry.offset, entry.size, position))
+        jobs = [
+            (dir_fd, name, entry.offset, entry.size, position)
+            for position, ((dir_fd, name), entry) in enumerate(zip(slots, entries, strict=True))
+        ]
     else:
         slot_of = {id(entry): position for position, entry in enumerate(entries)}
         for entry, data in archive._member_data(entries):
