@@ -47,24 +47,17 @@ def decode_name_fields(raw: bytes, record_size: int, name_start: int, name_size:
     """The names of fixed-size directory records (each name ends at its first NUL or fills its
     field), decoded as `decode_name` does.
 
-    A latin-1 decode maps byte i to character i, so each name is a slice of the decoded text
-    (the fastest pure-Python way measured); names that are not ASCII are decoded again as UTF-8.
-    The directory is decoded in blocks of about 64 KiB: one block's text is reused memory, where
-    the whole directory's would be fresh pages, which are slow to touch."""
+    The fastest pure-Python way measured: `struct.iter_unpack` cuts the name fields, and the
+    plain `decode()` (strict UTF-8, no error handler to look up) is tried first; only a
+    directory with a name that is not valid UTF-8 is decoded again name by name."""
     if not record_size:
         return []
-    end = len(raw) // record_size * record_size
-    block = max(1, 65536 // record_size) * record_size
-    view = memoryview(raw)
-    names: list[str] = []
-    for block_start in range(0, end, block):
-        text = str(view[block_start : min(block_start + block, end)], "latin-1")
-        names += [
-            text[start : start + name_size].partition("\0")[0] for start in range(name_start, len(text), record_size)
-        ]
-    if not "".join(names).isascii():
-        names = [name if name.isascii() else decode_name(name.encode("latin-1")) for name in names]
-    return names
+    fields = struct.Struct(f"<{name_start}x{name_size}s{record_size - name_start - name_size}x")
+    view = memoryview(raw)[: len(raw) // record_size * record_size]
+    try:
+        return [field.partition(b"\0")[0].decode() for (field,) in fields.iter_unpack(view)]
+    except UnicodeDecodeError:
+        return [decode_name(field.partition(b"\0")[0]) for (field,) in fields.iter_unpack(view)]
 
 
 class Entry:
