@@ -452,7 +452,8 @@ def extract_members(
     except OSError as exc:
         writer.discard()
         # Relative to a folder descriptor, the error's file name alone would not say where.
-        raise GamepakError(f"{root}: cannot extract there: {exc.strerror or exc} ({exc.filename})") from exc
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise GamepakError(f"{root}: cannot extract there: {exc.strerror or exc}{where}") from exc
     except BaseException:
         writer.discard()
         raise

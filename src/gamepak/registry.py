@@ -63,9 +63,10 @@ class FormatSpec:
         return f"<FormatSpec {self.name}>"
 
     def load(self) -> ModuleType:
-        import importlib
-
-        return importlib.import_module(self.module)
+        # `__import__` with a fromlist returns the module itself; `importlib` would cost start-up
+        # time (it imports `warnings`).
+        module: ModuleType = __import__(self.module, fromlist=["_"])
+        return module
 
     def reader_class(self) -> Any:
         return getattr(self.load(), self.reader)
