@@ -360,7 +360,7 @@ def test_truncated_pack_is_refused_before_anything_is_written(tmp_path: Path) ->
 
 
 WORKER_FAILS = """
-import os, sys
+import os, sys, time
 import gamepak, gamepak.extract
 
 real_pread = os.pread
@@ -372,6 +372,12 @@ def pread(fd, size, offset):
 
 parent = os.getpid()
 os.pread = pread
+real_take = gamepak.extract._take
+def take(queue):
+    if os.getpid() == parent:
+        time.sleep(0.05)  # let the forked worker take batches too
+    return real_take(queue)
+gamepak.extract._take = take
 seen = []
 try:
     gamepak.open(sys.argv[1]).extractall(sys.argv[2], progress=seen.append)

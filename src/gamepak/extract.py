@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 import sys
 from itertools import repeat
 
@@ -580,123 +581,167 @@ class _Copier:
         return GamepakError(f"cannot write member {member!r}: {exc.strerror or exc}")
 
     def run_split(self, jobs: list[tuple[int, str, int, int, int]], workers: int) -> None:
-        """Share the jobs by bytes between this process and forked ones (threads when forking
-        is not safe: other threads are running, or no fork on this system)."""
+        """Copy the jobs on `workers` processes (this one and forked ones), or threads when
+        forking is not safe (other threads are running, or no fork on this system)."""
+        # No `threading` module loaded means no Python thread besides this one (and importing
+        # it just to ask costs start-up time).
+        threading = sys.modules.get("threading")
+        if hasattr(os, "fork") and (threading is None or threading.active_count() == 1):
+            self._run_forked(jobs, workers)
+            return
         shares: list[list[tuple[int, str, int, int, int]]] = [[] for _ in range(workers)]
         loads = [0] * workers
         for job in sorted(jobs, key=lambda job: job[3], reverse=True) if len(jobs) < 64 else jobs:
             lightest = loads.index(min(loads))
             shares[lightest].append(job)
             loads[lightest] += job[3] + 4096  # a file costs something even when empty
-        # No `threading` module loaded means no Python thread besides this one (and importing
-        # it just to ask costs start-up time).
-        threading = sys.modules.get("threading")
-        if hasattr(os, "fork") and (threading is None or threading.active_count() == 1):
-            self._run_forked(shares)
-            return
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
             for future in [pool.submit(self.run, share) for share in shares]:
                 future.result()
 
-    def _run_forked(self, shares: list[list[tuple[int, str, int, int, int]]]) -> None:
-        children: list[tuple[int, int, list[tuple[int, str, int, int, int]]]] = []  # pid, pipe, share
+    def _run_forked(self, jobs: list[tuple[int, str, int, int, int]], workers: int) -> None:
+        """Workers take batches from a shared queue (a pipe of batch numbers), so a process
+        that gets more CPU time does more of the work: on a busy machine a second core is not
+        always there to take a fixed half."""
+        batches = _batches(jobs, workers)
+        queue, queue_end = os.pipe()
         try:
-            for share in shares[1:]:
+            write_all(queue_end, b"".join(_BATCH.pack(number) for number in range(len(batches))))
+        finally:
+            os.close(queue_end)  # an empty queue then reads as the end
+        children: dict[int, _WorkerPipe] = {}
+        try:
+            for _ in range(workers - 1):
                 reader, writer_end = os.pipe()
                 pid = os.fork()
                 if pid == 0:  # pragma: no cover - runs in the child (measured by the tests' results)
                     os.close(reader)
-                    _child_main(self, share, writer_end)
+                    _child_main(self, batches, queue, writer_end)
                 os.close(writer_end)
-                os.set_blocking(reader, False)
-                children.append((pid, reader, share))
-            reported = [0] * len(children)
-            self._messages = [b""] * len(children)
-
-            def report(position: int) -> None:
-                if self.progress is not None:
-                    self.progress(self.entries[position])
-                    if position % 32 == 0:
-                        self._child_progress(children, reported)
-
-            self.run(shares[0], report if self.progress is not None else None)
+                children[pid] = _WorkerPipe(reader)
+            while (number := _take(queue)) is not None:
+                self.run(batches[number])
+                for pipe in children.values():
+                    self._report(batches, pipe.finished(wait=False))
             failures = []
-            for index, (pid, reader, share) in enumerate(children):
+            for pid, pipe in list(children.items()):
                 _, status = os.waitpid(pid, 0)
-                message = self._drain(reader, share, reported, index)
+                del children[pid]
+                self._report(batches, pipe.finished(wait=True))
+                pipe.close()
                 if status != 0:
-                    failures.append(message or f"the extraction worker ended with status {status}")
-            children.clear()
+                    failures.append(pipe.message or f"the extraction worker ended with status {status}")
             if failures:
                 raise _rebuild_error(failures[0])
         finally:
-            for pid, reader, _ in children:  # interrupted: stop the workers before cleaning up
+            os.close(queue)
+            for pid, pipe in children.items():  # interrupted: stop the workers before cleaning up
                 try:
                     os.kill(pid, 9)
                     os.waitpid(pid, 0)
                 except OSError:
                     pass
-                os.close(reader)
+                pipe.close()
 
-    def _child_progress(self, children: list[tuple[int, int, list[Any]]], reported: list[int]) -> None:
-        for index, (_, reader, share) in enumerate(children):
-            try:
-                data = os.read(reader, 65536)
+    def _report(self, batches: list[list[tuple[int, str, int, int, int]]], numbers: list[int]) -> None:
+        if self.progress is not None:
+            for number in numbers:
+                for job in batches[number]:
+                    self.progress(self.entries[job[4]])
+
+
+class _WorkerPipe:
+    """What a forked worker reports: the number of each batch it finished, then, if it failed,
+    a failure mark and the error."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+        self.message = ""
+        os.set_blocking(fd, False)
+
+    def finished(self, *, wait: bool) -> list[int]:
+        """Batches finished since the last call; with `wait`, everything up to the worker's end."""
+        if self.fd < 0:
+            return []
+        if wait:
+            os.set_blocking(self.fd, True)
+            while chunk := os.read(self.fd, 65536):
+                self.buffer += chunk
+        else:
+            try:  # noqa: SIM105 - contextlib costs start-up time
+                self.buffer += os.read(self.fd, 65536)
             except BlockingIOError:
-                continue
-            progress_bytes, mark, message = data.partition(b"!")
-            self._advance(share, reported, index, progress_bytes.count(b"."))
-            self._messages[index] += mark + message
+                pass  # nothing new
+        numbers: list[int] = []
+        whole = len(self.buffer) // _BATCH.size * _BATCH.size
+        for position in range(0, whole, _BATCH.size):
+            (number,) = _BATCH.unpack_from(self.buffer, position)
+            if number == _FAILED:
+                if wait:
+                    self.message = self.buffer[position + _BATCH.size :].decode("utf-8", "replace")
+                self.buffer = self.buffer[position:]
+                return numbers
+            numbers.append(number)
+        self.buffer = self.buffer[whole:]
+        return numbers
 
-    def _advance(self, share: list[Any], reported: list[int], index: int, count: int) -> None:
-        if self.progress is None:
-            return
-        for job in share[reported[index] : reported[index] + count]:
-            self.progress(self.entries[job[4]])
-        reported[index] += count
-
-    def _drain(self, reader: int, share: list[Any], reported: list[int], index: int) -> str:
-        os.set_blocking(reader, True)
-        chunks = []
-        while chunk := os.read(reader, 65536):
-            chunks.append(chunk)
-        os.close(reader)
-        data = b"".join(chunks)
-        progress_bytes, mark, message = data.partition(b"!")
-        if self._messages[index]:
-            progress_bytes, message = b"", self._messages[index][1:] + progress_bytes + mark + message
-        self._advance(share, reported, index, progress_bytes.count(b"."))
-        if not message:
-            # The worker succeeded: whatever was not reported yet is done.
-            self._advance(share, reported, index, len(share) - reported[index])
-        return message.decode("utf-8", "replace")
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
-def _child_main(copier: _Copier, share: list[tuple[int, str, int, int, int]], pipe: int) -> None:
-    """A forked worker: copy its share, tell the parent how it went, and exit without running
-    any of the parent's clean-up (atexit handlers, buffered output)."""
+_BATCH = struct.Struct("<I")
+_FAILED = 0xFFFFFFFF
+
+
+def _batches(jobs: list[tuple[int, str, int, int, int]], workers: int) -> list[list[tuple[int, str, int, int, int]]]:
+    """Jobs cut into batches of about equal bytes: about 16 per worker, few enough for the
+    queue pipe's buffer."""
+    count = min(workers * 16, len(jobs), 1024)
+    target = (sum(job[3] for job in jobs) + 4096 * len(jobs)) / count
+    batches: list[list[tuple[int, str, int, int, int]]] = [[]]
+    load = 0
+    for job in jobs:
+        if load >= target and len(batches) < 1024:
+            batches.append([])
+            load = 0
+        batches[-1].append(job)
+        load += job[3] + 4096  # a file costs something even when empty
+    return batches
+
+
+def _take(queue: int) -> int | None:
+    """The next batch number from the queue, or None when it is empty (reads of one record are
+    atomic between processes)."""
+    data = os.read(queue, _BATCH.size)
+    return _BATCH.unpack(data)[0] if data else None
+
+
+def _child_main(copier: _Copier, batches: list[list[tuple[int, str, int, int, int]]], queue: int, pipe: int) -> None:
+    """A forked worker: copy batches from the queue, report each one done, and exit without
+    running any of the parent's clean-up (atexit handlers, buffered output)."""
     status = 0
     try:
-        done = 0
-
-        def report(position: int) -> None:
-            nonlocal done
-            done += 1
-            if done % 32 == 0:
-                os.write(pipe, b"." * 32)
-
-        copier.run(share, report if copier.progress is not None else None)
+        while (number := _take(queue)) is not None:
+            copier.run(batches[number], _ignore)
+            write_all(pipe, _BATCH.pack(number))
     except BaseException as exc:
         status = 1
         kind = type(exc).__name__ if isinstance(exc, GamepakError) else "GamepakError"
         try:  # noqa: SIM105 - contextlib costs start-up time
-            write_all(pipe, f"!{kind}\n{exc}".encode("utf-8", "replace"))
+            write_all(pipe, _BATCH.pack(_FAILED) + f"{kind}\n{exc}".encode("utf-8", "replace"))
         except BaseException:
             pass  # the exit status still says it failed
     finally:
         os._exit(status)
+
+
+def _ignore(position: int) -> None:
+    """Progress in a forked worker: the parent reports whole batches."""
 
 
 def _rebuild_error(message: str) -> GamepakError:
