@@ -7,7 +7,7 @@ Rows (seeded sizes, each round into a fresh folder, contenders alternated):
 - uncompressed `.vpp_pc`, 20,000 members of 1-16 KiB with flat names (RFG packs have no folders).
 Target: gamepak <= 1.0x tar's time on every row.
 
-    python benchmarks/bench_extract_small.py [--rounds 5] [--rows pak350,pak50,jpk350,vpp]
+    python benchmarks/bench_extract_small.py [--rounds 7] [--rows pak350,pak50,jpk350,vpp]
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ LABELS = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--rows", default=",".join(LABELS))
     arguments = parser.parse_args()
     compile_bytecode()
