@@ -13,9 +13,12 @@ import struct
 
 from .errors import (
     CorruptArchiveError,
+    FormatLimitError,
     GamepakError,
+    InvalidOptionError,
     MemberNotFoundError,
     OutputExistsError,
+    UnsafePathError,
 )
 from .source import MemberStream, Source
 
@@ -31,6 +34,18 @@ if TYPE_CHECKING:
 # What a malformed file can make the standard library raise while a reader parses it; `_load`
 # turns any of these that a format module did not catch itself into a CorruptArchiveError.
 PARSE_ERRORS = (struct.error, ValueError, IndexError, UnicodeDecodeError, OverflowError, MemoryError)
+
+
+def unsafe_name_reason(name: str) -> str | None:
+    """Why a writer refuses to store `name` (it would leave the folder it is extracted to, or
+    means different paths on different systems), or None when the name is fine."""
+    if "\\" in name:
+        return "backslash in name (use '/' between folders)"
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":" and name[0].isascii() and name[0].isalpha()):
+        return "absolute path"
+    if ".." in name.split("/"):
+        return "'..' would leave the folder it is extracted to"
+    return None
 
 
 def decode_name(raw: bytes) -> str:
@@ -486,26 +501,53 @@ class ArchiveWriter:
     format_name: ClassVar[str] = ""
     # Writer options this format accepts, with their defaults (documented by `gamepak formats`).
     option_defaults: ClassVar[dict[str, Any]] = {}
+    # Per option, a function that returns the normalised value or raises ValueError("why");
+    # every value given is checked when the writer is made, before anything is read or written.
+    option_validators: ClassVar[dict[str, Callable[[Any], Any]]] = {}
+    # Whether the format can hold two members of one name (added only with allow_duplicates).
+    allows_duplicates: ClassVar[bool] = True
+    # False for formats whose members have no names (they are numbered: `0.png`, `1`...).
+    stores_names: ClassVar[bool] = True
+    # True for formats whose names hold no folders (no '/').
+    flat_names: ClassVar[bool] = False
 
-    def __init__(self, path: str | os.PathLike[str], *, overwrite: bool = False, **options: Any) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, overwrite: bool = False, allow_duplicates: bool = False, **options: Any
+    ) -> None:
         self.path = os.fspath(path)
         self.overwrite = overwrite
+        self.allow_duplicates = allow_duplicates
         unknown = set(options) - set(self.option_defaults) - {"layout"}
         if unknown:
-            from .errors import UnsupportedFeatureError
-
-            raise UnsupportedFeatureError(
+            raise InvalidOptionError(
                 f"format {self.format_name!r} has no option {', '.join(sorted(unknown))}; "
-                f"it takes: {', '.join(sorted(self.option_defaults)) or 'none'}"
+                f"it takes: {', '.join(sorted(self.option_defaults)) or 'none'}",
+                sorted(unknown)[0],
             )
-        self.options: dict[str, Any] = {**self.option_defaults, **options}
+        self.options: dict[str, Any] = {**self.option_defaults, **self._validated(options)}
         self.layout: dict[str, Any] = options.get("layout") or {}
         self.members: list[PendingMember] = []
+        self._names_taken: set[str] = set()
         # Called with each member as the archive is written (the CLI's progress bar).
         self.progress: Callable[[PendingMember], object] | None = None
         self._closed = False
         if not overwrite and os.path.lexists(self.path):
             raise OutputExistsError(self.path)
+
+    def _validated(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The options with each value checked (and normalised) by its validator."""
+        checked = {}
+        for key, value in options.items():
+            validator = self.option_validators.get(key)
+            if key == "layout" or validator is None:
+                checked[key] = value
+                continue
+            try:
+                checked[key] = validator(value)
+            except (ValueError, TypeError) as exc:
+                given = "" if value is None else value
+                raise InvalidOptionError(f"{self.format_name} option {key}={given}: {exc}", key) from None
+        return checked
 
     def _check_name(self, name: str) -> None:
         """Refuse a name the format cannot store (raise FormatLimitError)."""
@@ -518,7 +560,7 @@ class ArchiveWriter:
         """Queue a member: its bytes, or the path of a file read when the archive is written."""
         if self._closed:
             raise GamepakError("the writer is closed")
-        self._check_name(name)
+        self._check_any_name(name)
         if isinstance(data_or_path, (bytes, bytearray, memoryview)):
             data = bytes(data_or_path)
             self.members.append(PendingMember(name, data, None, len(data)))
@@ -529,15 +571,38 @@ class ArchiveWriter:
             except OSError as exc:
                 raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
             self.members.append(PendingMember(name, None, path, size))
+        self._names_taken.add(name)
 
     def add_member(self, name: str, archive: Archive, member: str | Entry) -> None:
         """Queue a member of an open archive under `name`; a writer of the same format may copy
         its stored bytes unchanged. The archive must stay open until the writer is closed."""
         if self._closed:
             raise GamepakError("the writer is closed")
-        self._check_name(name)
+        self._check_any_name(name)
         entry = archive._entry(member)
         self.members.append(PendingMember(name, None, None, entry.size, origin=(archive, entry)))
+        self._names_taken.add(name)
+
+    def _check_any_name(self, name: str) -> None:
+        """What every writer refuses (names that would escape a folder when extracted, names
+        taken twice), then what this format refuses (`_check_name`)."""
+        if not isinstance(name, str):
+            raise GamepakError(f"member name {name!r} is not a string")
+        if not name or "\0" in name:
+            raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+        reason = unsafe_name_reason(name)
+        if reason is not None:
+            raise UnsafePathError(name, reason)
+        if self.flat_names and "/" in name:
+            raise FormatLimitError(f"member name {name!r}: {self.format_name} names hold no folders ('/')")
+        if name in self._names_taken:
+            if not self.allows_duplicates:
+                raise FormatLimitError(f"member name {name!r} is taken: {self.format_name} cannot hold two")
+            if not self.allow_duplicates:
+                raise FormatLimitError(
+                    f"member name {name!r} is added twice (allow_duplicates=True / --allow-duplicates to keep both)"
+                )
+        self._check_name(name)
 
     def close(self) -> None:
         """Write the archive and move it into place."""

@@ -16,7 +16,7 @@ import click
 from .. import __version__
 from .. import open as open_archive
 from ..archive import Archive, Entry
-from ..errors import GamepakError, MemberNotFoundError
+from ..errors import GamepakError, InvalidOptionError, MemberNotFoundError
 from ..registry import FORMATS, get_format
 
 FORMAT_NAMES = [spec.name for spec in FORMATS]
@@ -498,6 +498,9 @@ def run(arguments: list[str]) -> int:
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except InvalidOptionError as exc:
+        note(f"error: {exc}")
+        return 2
     except GamepakError as exc:
         note(f"error: {exc}")
         return 1
