@@ -81,6 +81,10 @@ FORMATS: tuple[FormatSpec, ...] = (
     FormatSpec("pak", "Quake / Quake II PAK", "gamepak.formats.quake_pak", (".pak",)),
     FormatSpec("jpk", "VDrift JoePack v1", "gamepak.formats.joepack", (".jpk",)),
     FormatSpec("vpp", "Red Faction Guerrilla packfile v3", "gamepak.formats.rfg_vpp", (".vpp_pc", ".str2_pc")),
+    FormatSpec("zip", "ZIP archive", "gamepak.formats.zip", (".zip",)),
+    FormatSpec(
+        "tar", "tar archive (gzip-compressed when .tar.gz/.tgz)", "gamepak.formats.tar", (".tar", ".tar.gz", ".tgz")
+    ),
     FormatSpec("joe", "VDrift JOE v3 model", "gamepak.models.joe", (".joe",), has_magic=False, kind="model"),
     # The J2ME layouts have no signature: only a full structural check can tell them apart.
     FormatSpec(
