@@ -84,6 +84,14 @@ class _Side:
         self._hashes: dict[str, str] = {}
         self.closers: list[Callable[[], object]] = []
 
+    def hash_all(self, names: list[str]) -> None:
+        """Hash `names` in the order they were listed (archive order): packs whose members
+        share one compressed stream are then read in one pass."""
+        wanted = set(names)
+        for name in self.sizes:
+            if name in wanted:
+                self.sha256(name)
+
     def sha256(self, name: str) -> str:
         digest = self._hashes.get(name)
         if digest is None:
@@ -116,11 +124,11 @@ def _open_side(path: str, format_name: str | None) -> _Side:
     side.closers.append(archive.close)
     side.format_name = archive.format_name
     side.header = archive.header_fields()
-    for name, entry in archive._lookup().items():
-        if name != entry.name:
-            continue  # the case-folded aliases of case-insensitive formats
-        side.sizes[name] = entry.size
-        side._openers[name] = lambda entry=entry: archive.open(entry)  # type: ignore[misc]
+    winners = {id(entry) for name, entry in archive._lookup().items() if name == entry.name}
+    for entry in archive.infolist():  # archive order, keeping the copy the game loads
+        if id(entry) in winners:
+            side.sizes[entry.name] = entry.size
+            side._openers[entry.name] = lambda entry=entry: archive.open(entry)  # type: ignore[misc]
     return side
 
 
@@ -150,6 +158,9 @@ def _compare(side_a: _Side, side_b: _Side) -> DiffResult:
     result = DiffResult(side_a.label, side_b.label, side_a.format_name, side_b.format_name)
     only_a = [name for name in side_a.sizes if name not in side_b.sizes]
     only_b = [name for name in side_b.sizes if name not in side_a.sizes]
+    same_size = [name for name, size in side_a.sizes.items() if side_b.sizes.get(name) == size]
+    side_a.hash_all(same_size)
+    side_b.hash_all(same_size)
     for name, size_a in side_a.sizes.items():
         size_b = side_b.sizes.get(name)
         if size_b is None:
@@ -168,15 +179,19 @@ def _compare(side_a: _Side, side_b: _Side) -> DiffResult:
     # on both sides need hashing.
     candidates: dict[tuple[int, str], list[str]] = {}
     sizes_b = {side_b.sizes[name] for name in only_b}
+    sizes_a = {side_a.sizes[name] for name in only_a}
+    side_a.hash_all([name for name in only_a if side_a.sizes[name] in sizes_b])
+    side_b.hash_all([name for name in only_b if side_b.sizes[name] in sizes_a])
     for name in only_a:
         if side_a.sizes[name] in sizes_b:
             candidates.setdefault((side_a.sizes[name], side_a.sha256(name)), []).append(name)
     renamed_a: set[str] = set()
     renamed_b: set[str] = set()
     if candidates:
+        candidate_sizes = {size for size, _ in candidates}
         for name in only_b:
             size = side_b.sizes[name]
-            if not any(key[0] == size for key in candidates):
+            if size not in candidate_sizes:
                 continue
             waiting = candidates.get((size, side_b.sha256(name)))
             if waiting:
