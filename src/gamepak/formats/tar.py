@@ -41,20 +41,28 @@ def _ustar_at(head: bytes) -> bool:
     return head[USTAR_OFFSET : USTAR_OFFSET + len(USTAR_MAGIC)] == USTAR_MAGIC
 
 
-def sniff(source: Source) -> float:
-    """1.0 for a ustar header at the start, or a gzip stream that starts with one."""
-    head = source.pread(BLOCK, 0)
+def _rate(head: bytes, whole_blocks: bool) -> float:
     if _ustar_at(head):
         return 1.0
+    # An empty archive is only its two zero end blocks: a weak guess that the extension settles.
+    if whole_blocks and len(head) == 2 * BLOCK and not any(head):
+        return 0.5
+    return 0.0
+
+
+def sniff(source: Source) -> float:
+    """1.0 for a ustar header at the start, or a gzip stream that starts with one; 0.5 for an
+    empty archive (zero blocks only)."""
+    head = source.pread(2 * BLOCK, 0)
     if head.startswith(GZIP_MAGIC):
         import zlib
 
         try:
-            plain = zlib.decompressobj(31).decompress(source.pread(64 << 10, 0), BLOCK)
+            plain = zlib.decompressobj(31).decompress(source.pread(64 << 10, 0), 2 * BLOCK)
         except zlib.error:
             return 0.0
-        return 1.0 if _ustar_at(plain) else 0.0
-    return 0.0
+        return _rate(plain, True)
+    return _rate(head, source.size % BLOCK == 0)
 
 
 def _read_errors() -> tuple[type[BaseException], ...]:
