@@ -167,6 +167,14 @@ class Archive:
             self._check_range(entry)
             yield entry, RawRange(entry.offset, entry.size)
 
+    def _raw_range(self, entry: Entry) -> RawRange | None:
+        """Where a member's bytes lie unchanged in the file (writers copy them with the kernel),
+        or None when reading them means decoding. A format that overrides `_member_data`
+        overrides this too for the members it stores plainly."""
+        if type(self)._member_data is not Archive._member_data:
+            return None
+        return RawRange(entry.offset, entry.size)
+
     def _open_member(self, entry: Entry) -> BinaryIO:
         """A seekable stream over one member. The default fits raw ranges."""
         self._check_range(entry)
@@ -462,17 +470,29 @@ class Output:
             self._buffer.clear()
 
     def write_member(self, member: PendingMember) -> None:
-        """Append a member's bytes; a file on disk is copied by the kernel where possible."""
-        if member.data is not None or member.origin is not None or member.size < (64 << 10):
-            for chunk in member.chunks():
-                self.write(chunk)
-            return
-        self.flush()
-        assert member.path is not None
-        with open(member.path, "rb") as handle:
-            copy_range(handle.fileno(), 0, self.fd, self._position, member.size)
-        self._position += member.size
-        member.consumed()
+        """Append a member's bytes; a file on disk, or a member stored plainly in an archive on
+        disk, is copied by the kernel where possible."""
+        if member.data is None and member.size >= (64 << 10):
+            if member.origin is None:
+                assert member.path is not None
+                self.flush()
+                with open(member.path, "rb") as handle:
+                    copy_range(handle.fileno(), 0, self.fd, self._position, member.size)
+                self._position += member.size
+                member.consumed()
+                return
+            archive, entry = member.origin
+            raw = archive._raw_range(entry)
+            source = archive._source
+            if raw is not None and source.fd is not None and raw.size == member.size:
+                archive._check_range(entry)
+                self.flush()
+                copy_range(source.fd, source.base + raw.offset, self.fd, self._position, raw.size)
+                self._position += raw.size
+                member.consumed()
+                return
+        for chunk in member.chunks():
+            self.write(chunk)
 
 
 def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, position: int) -> None:

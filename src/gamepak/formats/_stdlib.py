@@ -6,7 +6,7 @@ from ..source import SeekableStream
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from typing import Any
 
     from ..archive import Archive, Entry
@@ -59,29 +59,3 @@ class GuardedStream(SeekableStream):
             self._inner.close()
             self._inner = None
         super().close()
-
-
-class ChunkReader:
-    """A file object over a member's chunks, for library writers that read from one."""
-
-    def __init__(self, chunks: Iterator[bytes]) -> None:
-        self._chunks = chunks
-        self._chunk = b""
-        self._position = 0  # in the current chunk
-
-    def read(self, size: int = -1) -> bytes:
-        pieces = []
-        wanted = size
-        while wanted != 0:
-            if self._position >= len(self._chunk):
-                chunk = next(self._chunks, None)
-                if chunk is None:
-                    break
-                self._chunk, self._position = chunk, 0
-                continue
-            end = len(self._chunk) if wanted < 0 else min(len(self._chunk), self._position + wanted)
-            pieces.append(self._chunk[self._position : end])
-            if wanted > 0:
-                wanted -= end - self._position
-            self._position = end
-        return pieces[0] if len(pieces) == 1 else b"".join(pieces)

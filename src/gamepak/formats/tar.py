@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, RawRange
 from ..errors import CorruptArchiveError
+from ..layout import align_up
 from ..options import whole_number
 from ..source import MemberStream, Source
-from ._stdlib import ChunkReader, GuardedStream
+from ._stdlib import GuardedStream
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from ..archive import MemberData
 
 BLOCK = 512
+RECORD = 20 * BLOCK  # tar pads the archive to whole records
 USTAR_MAGIC = b"ustar"
 USTAR_OFFSET = 257
 GZIP_MAGIC = b"\x1f\x8b"
@@ -115,6 +117,9 @@ class Reader(Archive):
     def _raw(self, entry: Entry) -> bool:
         return not self.compressed and self._infos[entry.index].sparse is None
 
+    def _raw_range(self, entry: Entry) -> RawRange | None:
+        return RawRange(entry.offset, entry.size) if self._raw(entry) else None
+
     def _member_data(self, entries: list[Entry]) -> Iterator[tuple[Entry, MemberData]]:
         for entry in entries:
             if self._raw(entry):
@@ -173,22 +178,41 @@ class Writer(ArchiveWriter):
     def _write(self, out: Output, members: list[PendingMember]) -> None:
         import tarfile
 
+        if not self.path.lower().endswith((".gz", ".tgz")):
+            # Headers from tarfile, data copied by the kernel where the member allows.
+            for member in members:
+                out.write(_header(tarfile, member))
+                out.write_member(member)
+                out.pad_to(align_up(out.tell(), BLOCK))
+            out.write(bytes(2 * BLOCK))
+            out.pad_to(align_up(out.tell(), RECORD))
+            return
+        import gzip
+
         out.flush()
+        level = 9 if self.options["level"] is None else self.options["level"]
         with open(out.fd, "wb", closefd=False) as handle:
             handle.seek(out.tell())
-            target: Any = handle
-            if self.path.lower().endswith((".gz", ".tgz")):
-                import gzip
-
-                level = 9 if self.options["level"] is None else self.options["level"]
-                # mtime 0 and no file name: the same members give the same bytes.
-                target = gzip.GzipFile(filename="", mode="wb", fileobj=handle, mtime=0, compresslevel=level)
-            with tarfile.open(fileobj=target, mode="w", format=tarfile.PAX_FORMAT) as archive:
+            # mtime 0 and no file name: the same members give the same bytes.
+            with gzip.GzipFile(filename="", mode="wb", fileobj=handle, mtime=0, compresslevel=level) as target:
+                position = 0
                 for member in members:
-                    info = tarfile.TarInfo(member.name)
-                    info.size = member.size
-                    info.mode = 0o644
-                    info.mtime = 0
-                    archive.addfile(info, ChunkReader(member.chunks()))  # type: ignore[arg-type]
-            if target is not handle:
-                target.close()
+                    header = _header(tarfile, member)
+                    target.write(header)
+                    for chunk in member.chunks():
+                        target.write(chunk)
+                    position += len(header) + member.size
+                    target.write(bytes(align_up(position, BLOCK) - position))
+                    position = align_up(position, BLOCK)
+                end = position + 2 * BLOCK
+                target.write(bytes(align_up(end, RECORD) - position))
+
+
+def _header(tarfile: Any, member: PendingMember) -> bytes:
+    """The header blocks of one member: pax, mode 0644, owner 0, date 0."""
+    info = tarfile.TarInfo(member.name)
+    info.size = member.size
+    info.mode = 0o644
+    info.mtime = 0
+    header: bytes = info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
+    return header

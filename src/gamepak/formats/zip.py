@@ -96,6 +96,9 @@ class Reader(Archive):
         if self._info(entry).flag_bits & 0x1:
             raise UnsupportedFeatureError(f"{self.filename}: member {entry.name!r} is encrypted")
 
+    def _raw_range(self, entry: Entry) -> RawRange | None:
+        return RawRange(entry.offset, entry.size) if self._raw(entry) else None
+
     def _member_data(self, entries: list[Entry]) -> Iterator[tuple[Entry, MemberData]]:
         for entry in entries:
             self._check_readable(entry)
