@@ -216,3 +216,16 @@ def test_real_compressed_vpp_converts_to_zip_and_back(tmp_path: Path) -> None:
     gamepak.convert(tmp_path / "t.zip", tmp_path / "t.vpp_pc")
     assert gamepak.diff(original, tmp_path / "t.vpp_pc").to_dict()["changed"] == []
     assert gamepak.diff(original, tmp_path / "t.zip").equal
+
+
+def test_nameless_source_members_are_named_by_number_and_content(tmp_path: Path) -> None:
+    source = tmp_path / "a.bin"
+    png = b"\x89PNG\r\n\x1a\n" + bytes(20)
+    with gamepak.create(source, "j2me-table") as writer:
+        writer.add("0", png)
+        writer.add("1", b"plain text\n")
+    result = gamepak.convert(source, tmp_path / "b.zip", source_format="j2me-table")
+    assert members_of(tmp_path / "b.zip") == [("0.png", png), ("1.txt", b"plain text\n")]
+    assert result.renamed == [("0", "0.png"), ("1", "1.txt")]
+    gamepak.convert(tmp_path / "b.zip", tmp_path / "c.bin", "j2me-table")
+    assert (tmp_path / "c.bin").read_bytes() == source.read_bytes()

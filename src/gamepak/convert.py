@@ -58,7 +58,9 @@ def collect_members(archive: Archive, flatten_nested: bool, opened: list[Archive
         for entry in holder.infolist():
             inner_format = nested_format(holder, entry) if flatten_nested else None
             if inner_format is None:
-                members.append((prefix + entry.name, holder, entry))
+                # What extraction would call it: formats without names add the content's
+                # extension (J2ME member 0 holding a PNG is `0.png`).
+                members.append((prefix + holder.extraction_name(entry), holder, entry))
                 continue
             inner = holder.open_archive(entry, inner_format)
             opened.append(inner)
@@ -129,6 +131,13 @@ def convert(
         result = ConvertResult(source_path, target_path, archive.format_name, writer.format_name)
         members = collect_members(archive, flatten_nested, opened)
         result.flattened = [inner.filename for inner in opened]
+        named = [(name, entry.name) for name, _, entry in members if not name.endswith(entry.name)]
+        if named and writer.stores_names:
+            result.renamed = [(old, new) for new, old in named]
+            result.notes.append(
+                f"{archive.format_name} members have no names: {len(named)} named by number and content "
+                f"(e.g. {named[0][0]})"
+            )
         if not writer.stores_names:
             numbered = []
             for index, (name, holder, entry) in enumerate(members):
