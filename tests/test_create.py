@@ -412,3 +412,33 @@ def test_invalid_option_error_names_the_option(tmp_path: Path) -> None:
     writer = gamepak.create(tmp_path / "a.pak", align=4, directory="START")
     assert writer.options == {"align": 4, "directory": "start"}
     writer.abort()
+
+
+# -- the editor's writers follow the same name rules -------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".pak", ".jpk", ".vpp_pc", ".zip"])
+def test_edits_refuse_unsafe_names(tmp_path: Path, suffix: str) -> None:
+    pack = make(tmp_path / f"p{suffix}", [("a.txt", b"a")])
+    before = pack.read_bytes()
+    with pytest.raises(UnsafePathError):
+        with gamepak.edit(pack) as editor:
+            editor.add("../evil.joe", b"x")
+    with pytest.raises(UnsafePathError):
+        with gamepak.edit(pack) as editor:
+            editor.rename("a.txt", "/abs.txt")
+    assert pack.read_bytes() == before
+    extra = tmp_path / "extra"
+    extra.write_bytes(b"x")
+    code, _, err = in_process_cli("add", str(pack), str(extra), "--name", "..\\evil")
+    assert code == 1 and "backslash" in err
+    assert pack.read_bytes() == before
+
+
+@pytest.mark.parametrize("suffix", [".pak", ".vpp_pc", ".zip"])
+def test_edits_keep_the_duplicates_a_pack_had(tmp_path: Path, suffix: str) -> None:
+    pack = make(tmp_path / f"p{suffix}", [("x", b"1"), ("x", b"2"), ("y", b"y")], allow_duplicates=True)
+    with gamepak.edit(pack, compact=True) as editor:
+        editor.remove("y")
+    with gamepak.open(pack) as archive:
+        assert [(entry.name, archive.read(entry)) for entry in archive.infolist()] == [("x", b"1"), ("x", b"2")]

@@ -135,6 +135,9 @@ class Archive:
     duplicate_wins: ClassVar[str] = "last"
     # Whether the game looks names up ignoring case (getinfo falls back to that).
     case_insensitive: ClassVar[bool] = False
+    # Whether members are known by position only (named "0", "1", ...): an editor renumbers
+    # the members after a removed one, and cannot rename.
+    positional_names: ClassVar[bool] = False
 
     def __init__(self, file: PathOrFile, *, name: str | None = None) -> None:
         self._source = Source.open(file, name)
@@ -206,6 +209,19 @@ class Archive:
         (layout choices that survive edited members) and `exact` (hints used only while the
         members are unchanged)."""
         return {"options": {}, "exact": {}}
+
+    def layout_options(self) -> dict[str, Any]:
+        """The writer options that keep this pack's own choices (flags, alignment, field sizes):
+        what an edited copy is written with. Formats override it when `layout()` is costly."""
+        return dict(self.layout()["options"])
+
+    def append_edit(self, path: str, members: list[PendingMember]) -> bool:
+        """Make the file at `path` (the file this archive was opened from) hold `members`, in
+        this order, by appending and switching over in place, crash-safely and without copying
+        unchanged members (those whose `origin` is this archive). Return False, having written
+        nothing, when the format or this particular change cannot be done that way: the caller
+        then rebuilds the pack. Limits are checked before anything is written."""
+        return False
 
     # -- the public API ------------------------------------------------------------------------
     @property
@@ -618,8 +634,19 @@ class ArchiveWriter:
         self._names_taken.add(name)
 
     def _check_any_name(self, name: str) -> None:
-        """What every writer refuses (names that would escape a folder when extracted, names
-        taken twice), then what this format refuses (`_check_name`)."""
+        """`check_name`, then refuse a name taken twice (unless allowed and possible)."""
+        self.check_name(name)
+        if name in self._names_taken:
+            if not self.allows_duplicates:
+                raise FormatLimitError(f"member name {name!r} is taken: {self.format_name} cannot hold two")
+            if not self.allow_duplicates:
+                raise FormatLimitError(
+                    f"member name {name!r} is added twice (allow_duplicates=True / --allow-duplicates to keep both)"
+                )
+
+    def check_name(self, name: str) -> None:
+        """Refuse a name any writer refuses (empty, NUL, '..' parts, absolute, backslash; '/' in
+        a flat format) or this format cannot store (`_check_name`), without queueing anything."""
         if not isinstance(name, str):
             raise GamepakError(f"member name {name!r} is not a string")
         if not name or "\0" in name:
@@ -629,13 +656,6 @@ class ArchiveWriter:
             raise UnsafePathError(name, reason)
         if self.flat_names and "/" in name:
             raise FormatLimitError(f"member name {name!r}: {self.format_name} names hold no folders ('/')")
-        if name in self._names_taken:
-            if not self.allows_duplicates:
-                raise FormatLimitError(f"member name {name!r} is taken: {self.format_name} cannot hold two")
-            if not self.allow_duplicates:
-                raise FormatLimitError(
-                    f"member name {name!r} is added twice (allow_duplicates=True / --allow-duplicates to keep both)"
-                )
         self._check_name(name)
 
     def close(self) -> None:

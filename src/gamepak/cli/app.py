@@ -26,6 +26,11 @@ LAZY_GROUPS = {
     "model": ("gamepak.cli.model", "model", "Inspect, convert and preview JOE models."),
     "convert": ("gamepak.cli.convert", "convert_command", "Convert a pack to another format."),
     "diff": ("gamepak.cli.convert", "diff_command", "Compare two packs or folders member by member."),
+    "add": ("gamepak.cli.edit", "add_command", "Add files to a pack (in place where the format allows)."),
+    "rm": ("gamepak.cli.edit", "rm_command", "Remove members (names or globs) from a pack."),
+    "mv": ("gamepak.cli.edit", "mv_command", "Rename a member of a pack."),
+    "update": ("gamepak.cli.edit", "update_command", "Sync an extracted folder back into its pack."),
+    "compact": ("gamepak.cli.edit", "compact_command", "Rebuild a pack without the space edits left."),
 }
 # Above this many members or bytes an extraction shows a progress bar (on a terminal).
 PROGRESS_MEMBERS = 500
@@ -347,6 +352,17 @@ def _parse_option(text: str) -> tuple[str, Any]:
         except ValueError:
             parsed = value
     return key.replace("-", "_"), parsed
+
+
+def _folder_members(folder: str) -> list[tuple[str, str]]:
+    """(name, path) for the files of `folder` as `create` packs them (gamepak.inputs.scan_folder:
+    sorted, symlinks leaving the folder refused), saying what was skipped."""
+    from ..inputs import scan_folder
+
+    scan = scan_folder(folder)
+    for line in scan.skipped:
+        note(f"skipped {os.path.join(folder, '')}{line}")
+    return scan.members
 
 
 def parse_options(texts: tuple[str, ...]) -> dict[str, Any]:
