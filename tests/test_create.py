@@ -303,9 +303,24 @@ def test_writers_refuse_names_that_leave_the_folder(tmp_path: Path, format_name:
     source = make(tmp_path / "src.zip", [("ok", b"y")])
     with gamepak.open(source) as archive, pytest.raises(UnsafePathError):
         writer.add_member(name, archive, "ok")
-    writer.add("fine/./name.txt", b"ok")
+    fine = "fine.txt" if writer.flat_names else "fine/./name.txt"
+    writer.add(fine, b"ok")
     writer.close()
-    assert names(tmp_path / "out", format_name) == ["fine/./name.txt"]
+    assert names(tmp_path / "out", format_name) == [fine]
+
+
+def test_flat_formats_refuse_folders(tmp_path: Path) -> None:
+    from gamepak.formats import zip as zip_format
+
+    class FlatWriter(zip_format.Writer):
+        flat_names = True
+
+    writer = FlatWriter(tmp_path / "flat.zip")
+    with pytest.raises(FormatLimitError, match="no folders"):
+        writer.add("maps/e1m1.bsp", b"x")
+    writer.add("e1m1.bsp", b"x")
+    writer.close()
+    assert names(tmp_path / "flat.zip") == ["e1m1.bsp"]
 
 
 @pytest.mark.parametrize("format_name", WRITABLE)
