@@ -17,6 +17,7 @@ from gamepak.errors import (
     NotAnArchiveError,
     UnsafePathError,
 )
+from gamepak.inputs import plan_create
 
 from conftest import in_process_cli
 
@@ -148,7 +149,11 @@ def test_name_option_misuse_is_a_usage_error(tmp_path: Path) -> None:
     one.write_bytes(b"1")
     two.write_bytes(b"2")
     code, _, err = in_process_cli("create", str(tmp_path / "a.pak"), str(one), str(two), "--name", "x")
-    assert code == 1 and "--name" in err
+    assert code == 2 and "--name" in err
+    code, _, err = in_process_cli("create", str(tmp_path / "a.pak"), str(tmp_path), "--name", "x")
+    assert code == 2 and "--name" in err
+    with pytest.raises(GamepakError, match="--name"):
+        plan_create(str(tmp_path / "a.pak"), [str(one), str(two)], name="x")
     code, _, err = in_process_cli("create", str(tmp_path / "a.pak"), str(tmp_path / "missing=x"))
     assert code == 2 and "no such file" in err
 

@@ -426,6 +426,8 @@ def create_command(
             split_input(item)
         except GamepakError as exc:
             raise click.BadParameter(str(exc), param_hint="INPUTS") from None
+    if member_name is not None and (len(inputs) != 1 or os.path.isdir(inputs[0]) or not os.path.lexists(inputs[0])):
+        raise click.UsageError("--name names a single file INPUT; for several, write each as SRC=NAME")
     try:
         plan = plan_create(
             out,
