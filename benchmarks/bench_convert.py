@@ -17,7 +17,7 @@ from _common import GAMEPAK, alternate, compile_bytecode, run, scratch
 
 MEMBERS = 1024
 MEMBER_SIZE = 256 << 10
-ROUNDS = 3
+ROUNDS = 5
 
 
 def main() -> None:
