@@ -172,9 +172,10 @@ class Archive:
 
     def _raw_range(self, entry: Entry) -> RawRange | None:
         """Where a member's bytes lie unchanged in the file (writers copy them with the kernel),
-        or None when reading them means decoding. A format that overrides `_member_data`
-        overrides this too for the members it stores plainly."""
-        if type(self)._member_data is not Archive._member_data:
+        or None when reading them means decoding. A format that overrides `_member_data` or
+        `_open_member` overrides this too for the members it stores plainly."""
+        cls = type(self)
+        if cls._member_data is not Archive._member_data or cls._open_member is not Archive._open_member:
             return None
         return RawRange(entry.offset, entry.size)
 
