@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import gamepak
 
@@ -102,3 +104,26 @@ def test_errors_exit_2(tmp_path: Path, bad: str) -> None:
 
 def test_usage_error_exit_2() -> None:
     assert in_process_cli("diff", "--bogus", "a", "b")[0] == 2
+
+
+@given(
+    st.lists(st.from_regex(r"[a-z]{1,8}", fullmatch=True), min_size=1, max_size=8, unique=True),
+    st.data(),
+)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_random_changes_are_found(tmp_path: Path, names: list[str], data: st.DataObject) -> None:
+    before = {name: f"{name}:0".encode() for name in names}
+    removed = set(data.draw(st.lists(st.sampled_from(names), unique=True)))
+    changed = set(data.draw(st.lists(st.sampled_from(names), unique=True))) - removed
+    added = {f"new{index}" for index in range(data.draw(st.integers(0, 3)))}
+    after = {name: content for name, content in before.items() if name not in removed}
+    after.update({name: f"{name}:changed".encode() for name in changed})
+    after.update({name: f"{name}:added".encode() for name in added})
+    a = make(tmp_path / "a.pak", list(before.items()), overwrite=True)
+    b = make(tmp_path / "b.zip", list(after.items()), overwrite=True)
+    result = gamepak.diff(a, b)
+    assert set(result.only_in_a) == removed
+    assert set(result.only_in_b) == added
+    assert {change["name"] for change in result.changed} == changed
+    assert result.renamed == []
+    assert result.equal == (not removed and not changed and not added)
