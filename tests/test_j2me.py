@@ -16,17 +16,17 @@ from hypothesis import strategies as st
 
 import gamepak
 from gamepak.errors import AmbiguousFormatError, CorruptArchiveError, FormatLimitError, GamepakError
-from gamepak.formats import j2me
+from gamepak.formats.j2me import layouts
 from gamepak.source import Source
 
 from conftest import in_process_cli, sample
 
 LAYOUTS = ["j2me-offsets", "j2me-end-offsets", "j2me-table", "j2me-sized"]
 SNIFFERS = {
-    "j2me-offsets": j2me.sniff_offsets,
-    "j2me-end-offsets": j2me.sniff_end_offsets,
-    "j2me-table": j2me.sniff_table,
-    "j2me-sized": j2me.sniff_sized,
+    "j2me-offsets": layouts.sniff_offsets,
+    "j2me-end-offsets": layouts.sniff_end_offsets,
+    "j2me-table": layouts.sniff_table,
+    "j2me-sized": layouts.sniff_sized,
 }
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0\0\0\rIHDR"
 TEXT = b"Hello\0It\x92s caf\xe9\0"
@@ -481,10 +481,10 @@ def test_empty_packs_rate_low_and_zero_floods_are_refused(tmp_path: Path) -> Non
     for layout in LAYOUTS:
         data = BUILDERS[layout]([])
         if len(data) >= 2:
-            assert sniff(data, layout) < j2me.EXACT_BAND[0]
+            assert sniff(data, layout) < layouts.EXACT_BAND[0]
     # 300 KB of zeros would be 150,000 empty sized members: not a plausible pack.
     assert sniff(b"\0" * 300_000, "j2me-sized") == 0
-    assert sniff(b"\0" * 300, "j2me-sized") < j2me.EXACT_BAND[0]
+    assert sniff(b"\0" * 300, "j2me-sized") < layouts.EXACT_BAND[0]
 
 
 def test_refused_member_is_not_queued(tmp_path: Path) -> None:
