@@ -25,7 +25,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedFeatureError
-from .mesh import ModelError, normalised
+from .mesh import ModelError, normalised, y_up_to_z_up, z_up_to_y_up
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,20 +41,6 @@ TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN = 4, 5, 6
 COMPONENT_DTYPES = {5120: "i1", 5121: "u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
 COMPONENT_COUNTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 GLB_MAGIC = b"glTF"
-
-
-def z_up_to_y_up(vectors: np.ndarray) -> np.ndarray:
-    """(x, y, z) Z-up -> (x, z, -y) Y-up: a rotation, so handedness and winding are kept."""
-    import numpy as np
-
-    return np.stack([vectors[:, 0], vectors[:, 2], -vectors[:, 1]], axis=1).astype(np.float32)
-
-
-def y_up_to_z_up(vectors: np.ndarray) -> np.ndarray:
-    """The inverse of `z_up_to_y_up`."""
-    import numpy as np
-
-    return np.stack([vectors[:, 0], -vectors[:, 2], vectors[:, 1]], axis=1).astype(np.float32)
 
 
 def _pad4(data: bytes) -> bytes:
