@@ -605,7 +605,7 @@ def test_cli_export_all_skips_non_models(tmp_path: Path) -> None:
     code, _, err = in_process_cli("model", "export-all", str(source), "-o", str(tmp_path / "out"))
     assert code == 0, err
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["cone.glb"]
-    assert "skipped list.txt: not a model" in err
+    assert "skipped 1 member that is not a model: list.txt" in err
     assert "skipped notes.joe" in err and "looks like a text file" in err
 
 

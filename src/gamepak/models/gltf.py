@@ -11,7 +11,9 @@ What gamepak writes (one buffer, 4-byte aligned views, built with pygltflib):
 
 Every distinct (position, normal, texcoord) corner becomes one glTF vertex. glTF's +Y is up while
 VDrift's JOE models are Z-up, so positions and normals are turned (x, y, z) -> (x, z, -y) on
-export and back on import (exact: only swaps and sign changes). Texture coordinates are kept as
+export and back on import (exact: only swaps and sign changes; `z_up=False` writes and reads
+the coordinates as they are). NaN or infinite values are refused: JSON cannot hold the
+accessors' bounds, and viewers cannot draw them. Texture coordinates are kept as
 they are. Normals are normalised (zero ones take their face's normal) as glTF requires.
 
 Reading accepts any triangle, strip or fan primitive of the default scene's nodes (node
@@ -54,6 +56,7 @@ def build(mesh: Mesh, *, texture: str | None = None, texture_data: bytes | None 
     import numpy as np
     import pygltflib
 
+    mesh.require_finite("glTF")
     unique, inverse = mesh.unique_vertices()
     vertex_count = len(unique)
     positions = mesh.positions[unique[:, 0]]
@@ -386,6 +389,7 @@ def read(data: bytes, *, name: str = "", path: str | None = None, z_up: bool = T
             merged.normals = y_up_to_z_up(merged.normals)
     result = merged.compacted()
     result.issues = issues
+    result.source = label
     return result
 
 

@@ -79,18 +79,20 @@ def _expected_size(read: Callable[[int, int], bytes], file_size: int) -> int | N
     return position
 
 
-def sniff(source: Source) -> float:
+def sniff(source: Source, *, trailing: bool = False) -> float:
     """0.9 for version 3 with counts whose sizes add up to exactly the file size (there is no
-    reliable magic: real files carry IDP2 or 0)."""
+    reliable magic: real files carry IDP2 or 0). With `trailing`, bytes after the model are
+    allowed when the file carries one of those magics (0.8)."""
     if source.size < HEADER.size:
         return 0.0
     try:
         expected = _expected_size(source.pread, source.size)
     except CorruptArchiveError:
         return 0.0
+    known_magic = source.pread(4, 0) in (DEFAULT_MAGIC, b"\0\0\0\0")
     if expected != source.size:
-        return 0.0
-    return 1.0 if source.pread(4, 0) in (DEFAULT_MAGIC, b"\0\0\0\0") else 0.9
+        return 0.8 if trailing and known_magic and expected is not None and expected < source.size else 0.0
+    return 1.0 if known_magic else 0.9
 
 
 def looks_like_text(data: bytes) -> bool:
