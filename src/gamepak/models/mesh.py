@@ -226,7 +226,8 @@ class Mesh(Frame):
         if up == "z":
             return self
         frames = [
-            Frame(turn(frame.positions), turn(frame.normals), frame.texcoords, frame.corners) for frame in self.frames
+            Frame(turn(frame.positions), turn(frame.normals), frame.texcoords, frame.corners, frame.offsets)
+            for frame in self.frames
         ]
         first = frames[0]
         return Mesh(
@@ -234,6 +235,7 @@ class Mesh(Frame):
             first.normals,
             first.texcoords,
             first.corners,
+            first.offsets,
             extra_frames=frames[1:],
             magic=self.magic,
             name=self.name,
