@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from .mesh import Mesh
 
 
+# Statements of polygon OBJ files (the ones gamepak does not use are skipped).
+OBJ_KEYWORDS = frozenset(("v", "vn", "vt", "vp", "f", "l", "p", "o", "g", "s", "mtllib", "usemtl"))
+
+
 def _rows(keyword: str, values: np.ndarray) -> str:
     """`keyword v0 v1 ...` lines for every row, formatted in one C-level operation."""
     if not len(values):
@@ -93,6 +97,7 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
     normals: list[list[float]] = []
     texcoords: list[list[float]] = []
     polygons: list[list[tuple[int, int, int]]] = []
+    foreign_lines = 0
     counts = {"v": positions, "vn": normals, "vt": texcoords}
 
     def resolve(token: str, kind: str, line_number: int) -> int:
@@ -118,6 +123,8 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
             continue
         keyword, _, rest = line.partition(" ")
         fields = rest.split()
+        if keyword not in OBJ_KEYWORDS:
+            foreign_lines += 1
         try:
             if keyword == "v":
                 positions.append([float(value) for value in fields[:3]])
@@ -152,7 +159,8 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
             raise ModelError(f"{label}: line {line_number}: a face needs at least 3 corners")
         polygons.append(polygon)
 
-    if not positions and not polygons:
+    if not positions and not polygons and foreign_lines:
+        # Nothing but comments and OBJ statements is an empty model; anything else is not OBJ.
         raise ModelError(f"{label}: no vertices or faces: not an OBJ model")
     position_array = np.array(positions, dtype=np.float32).reshape(-1, 3)
     corners: list[tuple[int, int, int]] = []
