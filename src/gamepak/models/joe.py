@@ -109,7 +109,7 @@ FACES_AT, VERTICES, TEXCOORDS, NORMALS = range(4)
 # Frames whose problems are spelled out one by one; the rest are counted.
 REPORTED_FRAMES = 5
 # Bytes of face data gathered at once when checking every frame's indices.
-CHECK_CHUNK = 1 << 22
+CHECK_CHUNK = 1 << 19
 
 
 class FrameList(Sequence["Frame"]):
