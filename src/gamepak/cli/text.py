@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..registry import FORMATS
+from ..registry import FORMATS, get_format
 from .app import Settings, note
 
 FORMAT_NAMES = [spec.name for spec in FORMATS if spec.kind == "archive"]
@@ -199,7 +199,7 @@ def _report(file: str, member: str | None, chosen: str | None, result: Any) -> N
     pack given without MEMBER)."""
     if member is not None or result.member is None:
         return
-    if chosen is None:
+    if chosen is None and not get_format(result.format).has_magic:
         note(f"{file}: read as {result.format} (no signature; --format to choose another)")
     note(f"{file}: the strings are member {result.member}; skipped {len(result.skipped)}:")
     for name, why in result.skipped:

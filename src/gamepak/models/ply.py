@@ -146,14 +146,14 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
             break
     face = tables.get("face", {})
     polygons = face.get("vertex_indices", face.get("vertex_index"))
-    triangles = _triangles(polygons, positions) if polygons is not None else np.zeros((0, 3), np.int64)
+    triangles = _triangles(polygons, positions, label) if polygons is not None else np.zeros((0, 3), np.int64)
     if triangles.size and (triangles.min() < 0 or triangles.max() >= len(positions)):
         raise ModelError(f"{label}: a face index is past the {len(positions)} vertices")
     mesh = Mesh.from_vertices(positions, triangles, normals, texcoords, name=name, source=label)
     return mesh.compacted()
 
 
-def _triangles(polygons: Any, positions: Any) -> Any:
+def _triangles(polygons: Any, positions: Any, label: str) -> Any:
     """(F, 3) triangles from either an (F, 3) array or a list of index arrays (polygons cut in
     their own winding, see `triangulate`)."""
     import numpy as np
@@ -165,9 +165,9 @@ def _triangles(polygons: Any, positions: Any) -> Any:
             return polygons.astype(np.int64)
         polygons = list(polygons)
     polygons = [np.asarray(polygon, dtype=np.int64) for polygon in polygons if len(polygon) >= 3]
-    for polygon in polygons:
+    for number, polygon in enumerate(polygons):
         if polygon.min() < 0 or polygon.max() >= len(positions):
-            return np.concatenate(polygons)[:, None].repeat(3, axis=1)  # the caller names the bad index
+            raise ModelError(f"{label}: face {number} has an index past the {len(positions)} vertices")
     cuts = triangulate(np.asarray(positions, dtype=np.float64), [polygon.tolist() for polygon in polygons])
     triangles = [polygon[cut] for polygon, cut in zip(polygons, cuts)]
     return np.concatenate(triangles).reshape(-1, 3) if triangles else np.zeros((0, 3), np.int64)
