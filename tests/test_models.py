@@ -469,6 +469,8 @@ def test_exported_gltf_passes_the_khronos_validator(gltf_validator: Path, tmp_pa
     files += models.save(
         Mesh(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2)), np.zeros((0, 3, 3))), tmp_path / "empty.glb"
     )
+    # A concave polygon cut by ear clipping (flat normals added, as `model import` does).
+    files += models.save(models.loads(CONCAVE_PENTAGON, "obj").with_normals(), tmp_path / "concave.glb")
     result = subprocess.run(
         ["node", str(gltf_validator.parent.parent / "validate.cjs"), str(gltf_validator), *files],
         capture_output=True,
