@@ -454,3 +454,20 @@ def test_an_unknown_table_in_front_of_strings_is_refused() -> None:
     data = struct.pack("<hhh", 2, 1, 9) + b"Hello world, this is a long tip\0Another tip for you\0"
     with pytest.raises(GamepakError, match="starts with control characters .*a table in front of the strings"):
         StringTable.parse(data)
+
+
+def test_text_pack_inside_a_pack_without_naming_the_member(tmp_path: Path) -> None:
+    # A tips file: a j2me-table pack whose member is a text pack with its own index table.
+    path = tmp_path / "tipst.f"
+    with gamepak.create(path, "j2me-table") as writer:
+        writer.add("0", text_pack(RAW, sentinel=True))
+    # Before: the whole file read as one blob of junk strings, and importing them broke it.
+    found = export_strings(path, tmp_path / "tips.json")
+    assert found.member == "0" and found.table.kind == "pack" and found.table.texts == TEXTS
+    rows = json.loads((tmp_path / "tips.json").read_text("utf-8"))
+    rows[0]["text"] = "Un café bien plus long qu'avant"
+    (tmp_path / "tips.json").write_text(json.dumps(rows), "utf-8")
+    import_strings(path, tmp_path / "tips.json", tmp_path / "out.f")
+    with gamepak.open(tmp_path / "out.f", "j2me-table") as pack:
+        table = StringTable.parse(pack.read("0"))
+    assert table.kind == "pack" and table.sentinel and table.texts == [rows[0]["text"], *TEXTS[1:]]
