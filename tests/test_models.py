@@ -27,27 +27,69 @@ from gamepak.source import Source
 from conftest import SAMPLES, in_process_cli, sample
 
 PACK = "jpk/garage_objects.jpk"
+# Stand-ins written by gamepak's own writer for the real models, used when ../shared/samples is
+# absent: (faces, seed) per model. Their values are all distinct, as the real models' are.
+STANDIN_MODELS = {"joe/road_cone.joe": (20, 1), "joe/toolbox.joe": (30, 2), "joe/road_cone-collision.joe": (12, 3)}
+STANDIN_MEMBERS = {"joist.007.joe": (10, 4), "Cube.002.joe": (12, 5), "Wall.017.joe": (24, 6), "Floor.002.joe": (2, 7)}
+
+
+def standin_model(face_count: int, seed: int) -> bytes:
+    """A JOE model of random distinct positions, unit normals and texture coordinates."""
+    rng = np.random.default_rng(seed)
+    vertex_count, normal_count, texcoord_count = face_count + 2, face_count // 2 + 1, face_count + 3
+    normals = rng.normal(size=(normal_count, 3))
+    corners = np.stack(
+        [rng.integers(0, count, (face_count, 3)) for count in (vertex_count, normal_count, texcoord_count)], axis=2
+    )
+    corners[0, :, 0] = [0, 1, 2]  # no face uses one index twice in its first corners: never degenerate
+    mesh = Mesh(
+        rng.uniform(-1, 1, (vertex_count, 3)),
+        normals / np.linalg.norm(normals, axis=1, keepdims=True),
+        rng.uniform(0, 1, (texcoord_count, 2)),
+        corners,
+        magic=b"IDP2",
+    )
+    return joe.write(mesh)
+
+
+def sample_path(relative: str, folder: Path) -> Path:
+    """The real sample when ../shared/samples has it, else its stand-in written into `folder`."""
+    real = SAMPLES / relative
+    if real.exists():
+        return real
+    target = folder / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if relative == PACK:
+        with gamepak.create(target, "jpk", overwrite=True) as writer:
+            for name, (faces, seed) in STANDIN_MEMBERS.items():
+                writer.add(name, standin_model(faces, seed))
+    else:
+        target.write_bytes(standin_model(*STANDIN_MODELS[relative]))
+    return target
 
 
 def _sample_ids() -> list[str]:
-    """Every real model: standalone files and the members of the garage pack."""
+    """Every real model: standalone files and the members of the garage pack (or stand-ins)."""
     ids = [f"joe/{path.name}" for path in sorted((SAMPLES / "joe").glob("*.joe"))]
     pack = SAMPLES / PACK
     if pack.exists():
         with gamepak.open(pack) as opened:
             ids += [f"{PACK}:{name}" for name in opened.namelist()]
-    return ids or ["joe/road_cone.joe"]  # absent samples: one id that skips
+    return ids or [*STANDIN_MODELS, *(f"{PACK}:{name}" for name in STANDIN_MEMBERS)]
 
 
 SAMPLE_IDS = _sample_ids()
 
 
 def sample_bytes(sample_id: str) -> bytes:
-    if ":" in sample_id:
-        pack, member = sample_id.split(":", 1)
-        with gamepak.open(sample(pack)) as opened:
+    """A real model's bytes (a file, or PACK:MEMBER), or its stand-in's."""
+    relative, _, member = sample_id.partition(":")
+    if not (SAMPLES / relative).exists():
+        return standin_model(*(STANDIN_MEMBERS[member] if member else STANDIN_MODELS[relative]))
+    if member:
+        with gamepak.open(SAMPLES / relative) as opened:
             return opened.read(member)
-    return sample(sample_id).read_bytes()
+    return (SAMPLES / relative).read_bytes()
 
 
 def triangle_bytes(magic: bytes = b"IDP2", texcoords: bool = True) -> bytes:
@@ -117,9 +159,9 @@ def test_obj_keeps_the_original_indexing() -> None:
 
 
 def test_library_load_and_load_member(tmp_path: Path) -> None:
-    mesh = models.load(sample("joe/road_cone.joe"))
+    mesh = models.load(sample_path("joe/road_cone.joe", tmp_path / "in"))
     assert mesh.name == "road_cone"
-    member = models.load_member(sample(PACK), "joist.007.joe")
+    member = models.load_member(sample_path(PACK, tmp_path / "in"), "joist.007.joe")
     assert member.name == "joist.007" and member.face_count == 10
     written = models.save(member, tmp_path / "joist.glb")
     assert written == [str(tmp_path / "joist.glb")]
@@ -501,7 +543,7 @@ def assert_framed(picture: object, size: int) -> None:
     )
 
 
-@pytest.mark.parametrize("sample_id", ["joe/road_cone.joe", "joe/toolbox.joe", f"{PACK}:Cube.002.joe"])
+@pytest.mark.parametrize("sample_id", ["joe/road_cone.joe", "joe/toolbox.joe", f"{PACK}:Cube.002.joe"])  # or stand-ins
 def test_render_draws_the_model_framed(sample_id: str) -> None:
     from gamepak.models.render import render
 
@@ -525,7 +567,7 @@ def test_render_refuses_a_model_with_nothing_to_draw() -> None:
 
 
 def test_cli_export_archive_member_and_overwrite(tmp_path: Path) -> None:
-    pack = str(sample(PACK))
+    pack = str(sample_path(PACK, tmp_path / "in"))
     out = tmp_path / "joist.glb"
     code, _, err = in_process_cli("model", "export", pack, "joist.007.joe", "-o", str(out))
     assert code == 0, err
@@ -540,7 +582,7 @@ def test_cli_export_archive_member_and_overwrite(tmp_path: Path) -> None:
 
 
 def test_cli_export_obj_with_texture_and_import_back(tmp_path: Path) -> None:
-    model = str(sample("joe/road_cone.joe"))
+    model = str(sample_path("joe/road_cone.joe", tmp_path / "in"))
     code, _, err = in_process_cli("model", "export", model, "-o", str(tmp_path / "cone.obj"), "--texture", "cone.png")
     assert code == 0, err
     assert b"map_Kd cone.png" in (tmp_path / "cone.mtl").read_bytes()
@@ -576,16 +618,18 @@ def test_cli_render(tmp_path: Path) -> None:
     from PIL import Image
 
     out = tmp_path / "preview.png"
-    code, _, err = in_process_cli("model", "render", str(sample("joe/toolbox.joe")), "-o", str(out), "--size", "160")
+    toolbox = sample_path("joe/toolbox.joe", tmp_path / "in")
+    code, _, err = in_process_cli("model", "render", str(toolbox), "-o", str(out), "--size", "160")
     assert code == 0, err
     with Image.open(out) as picture:
         assert_framed(picture.convert("RGB"), 160)
-    code, _, err = in_process_cli("model", "render", str(sample(PACK)), "Floor.002.joe", "-o", str(out))
+    pack = sample_path(PACK, tmp_path / "in")
+    code, _, err = in_process_cli("model", "render", str(pack), "Floor.002.joe", "-o", str(out))
     assert code == 1 and "already exists" in err
 
 
 def test_cli_export_all(tmp_path: Path) -> None:
-    pack = sample(PACK)
+    pack = sample_path(PACK, tmp_path / "in")
     code, _, err = in_process_cli("model", "export-all", str(pack), "-o", str(tmp_path / "out"))
     assert code == 0, err
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
