@@ -50,7 +50,7 @@ def _shared_options(command: Callable[..., Any]) -> Callable[..., Any]:
         "--format",
         "format_name",
         type=click.Choice(FORMAT_NAMES, case_sensitive=False),
-        help="Layout of the pack holding MEMBER (default: detected).",
+        help="Format of the pack holding the strings (default: detected).",
     )(command)
 
 
@@ -106,9 +106,13 @@ def export_command(
 ) -> None:
     """Export the strings of FILE (or of FILE's MEMBER) with their indices.
 
+    A pack FILE without MEMBER: the strings of its one member that holds strings; the members
+    skipped are listed with the reason. Binary data is refused, never exported as strings.
+
     \b
     gamepak text export strings.bin -o strings.po
     gamepak text export lang.bin 0 -o lang.csv
+    gamepak text export lang.bin -o lang.csv
     """
     from ..formats.j2me.text import export_strings
 
@@ -158,6 +162,9 @@ def import_command(
     """Write a copy of FILE (or of the pack FILE with MEMBER rebuilt) holding the strings of
     TRANSLATION. The translation must list every index of the original exactly once. Strings
     left unchanged keep their bytes, so importing an untouched export gives back FILE exactly.
+    A pack FILE without MEMBER: its one member that holds strings, as for export. Strings too
+    long for their offsets or their pack are refused before anything is written; PO entries
+    whose msgid is not the original string at their index are named in a warning.
 
     \b
     gamepak text import strings.bin strings.po -o strings-fr.bin
