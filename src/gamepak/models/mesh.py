@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import GamepakError
 
@@ -225,18 +225,13 @@ class Mesh(Frame):
             raise ModelError(f"unknown up axis {up!r}; use one of {', '.join(UP_AXES)}")
         if up == "z":
             return self
-        frames = [
-            Frame(turn(frame.positions), turn(frame.normals), frame.texcoords, frame.corners, frame.offsets)
-            for frame in self.frames
-        ]
-        first = frames[0]
         return Mesh(
-            first.positions,
-            first.normals,
-            first.texcoords,
-            first.corners,
-            first.offsets,
-            extra_frames=frames[1:],
+            turn(self.positions),
+            turn(self.normals),
+            self.texcoords,
+            self.corners,
+            self.offsets,
+            extra_frames=TurnedFrames(self.extra_frames, turn),
             magic=self.magic,
             name=self.name,
             issues=list(self.issues),
@@ -386,6 +381,31 @@ class Mesh(Frame):
             "magic": None if self.magic is None else self.magic.hex(),
             "issues": issues,
         }
+
+
+class TurnedFrames(Sequence[Frame]):
+    """Frames whose positions and normals are turned when a frame is used (a mesh of many
+    frames turned for a file that keeps only the first costs nothing for the others)."""
+
+    def __init__(self, frames: Sequence[Frame], turn: Any) -> None:
+        self._frames = frames
+        self._turn = turn
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    @overload
+    def __getitem__(self, index: int) -> Frame: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Frame]: ...
+
+    def __getitem__(self, index: int | slice) -> Frame | list[Frame]:
+        if isinstance(index, slice):
+            return [self[number] for number in range(*index.indices(len(self)))]
+        frame = self._frames[index]
+        turn = self._turn
+        return Frame(turn(frame.positions), turn(frame.normals), frame.texcoords, frame.corners, frame.offsets)
 
 
 def normalised(vectors: np.ndarray, fallback: np.ndarray | None = None) -> np.ndarray:
