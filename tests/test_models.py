@@ -828,6 +828,8 @@ def test_many_empty_frames_load_without_an_object_per_frame() -> None:
     assert peak < 24 << 20, f"{peak / 2**20:.0f} MiB"
     assert mesh.frame_count == 100_000
     assert joe.write(mesh) == data
+    # Exporting frame 0 (turned to Y up) builds none of the others.
+    assert models.dumps(mesh, "obj").startswith(b"#") and not mesh.extra_frames._built
     assert mesh.extra_frames[-1].face_count == 0 and len(mesh.extra_frames[5:8]) == 3
     # Counts the file cannot hold are refused before any table is built.
     with pytest.raises(CorruptArchiveError, match="100001 frames of 0 faces need more"):
