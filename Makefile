@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# Blender's bpy, the judge of exported models, lives apart: it pins its own numpy.
+BLENDER_VENV := .venv-blender
+BLENDER_PY := $(BLENDER_VENV)/bin/python
 DEMO := build/demo
 
 .PHONY: run test fuzz bench lint clean venv
@@ -18,9 +21,14 @@ run: $(PY)
 	$(PY) -m pip install --quiet -e .
 	$(PY) -m gamepak.demo $(DEMO)
 
-test: $(PY)
+$(BLENDER_PY):
+	$(PYTHON) -m venv $(BLENDER_VENV)
+	$(BLENDER_PY) -m pip install --quiet --upgrade pip
+	$(BLENDER_PY) -m pip install --quiet -e '.[blender]' || echo "bpy could not be installed: the Blender tests will skip"
+
+test: $(PY) $(BLENDER_PY)
 	$(PY) -m pip install --quiet -e '.[test]'
-	$(PY) -m pytest -q -n 2
+	GAMEPAK_BLENDER_PYTHON=$(CURDIR)/$(BLENDER_PY) $(PY) -m pytest -q -n 2
 
 # The fuzz tests (tests/test_fuzz*.py) with a larger budget than `make test` gives them:
 # GAMEPAK_FUZZ_EXAMPLES mutated inputs per test (`make fuzz FUZZ_EXAMPLES=20000` for more).
@@ -31,7 +39,6 @@ fuzz: $(PY)
 
 bench: $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
-	$(PY) -m pip install --quiet vgio
 	for script in benchmarks/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 lint: $(PY)
@@ -40,4 +47,4 @@ lint: $(PY)
 	$(PY) -m mypy src
 
 clean:
-	rm -rf $(VENV) build
+	rm -rf $(VENV) $(BLENDER_VENV) build
