@@ -13,7 +13,7 @@ import pytest
 
 import gamepak
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
+SAMPLES = Path(os.environ.get("GAMEPAK_SAMPLES") or Path(__file__).resolve().parents[2] / "shared" / "samples")
 
 
 def sample(relative: str) -> Path:
