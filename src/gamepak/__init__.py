@@ -132,12 +132,15 @@ def choose_format(file: PathOrFile, *, name: str | None = None) -> Detection:
         source.close()
     found = detect(file, name=name)
     if not found:
-        raise UnknownFormatError(f"{label}: not a format gamepak knows (pass format=..., or --format on the command line)")
+        raise UnknownFormatError(
+            f"{label}: not a format gamepak knows (pass format=..., or --format on the command line)"
+        )
     best = found[0]
     if not best.has_magic and len(found) > 1 and found[1].confidence == best.confidence:
         tied = [d.format for d in found if d.confidence == best.confidence]
         raise AmbiguousFormatError(
-            f"{label}: fits several formats equally well ({', '.join(tied)}); pass format=..., or --format on the command line",
+            f"{label}: fits several formats equally well ({', '.join(tied)}); "
+            "pass format=..., or --format on the command line",
             tied,
         )
     return best
