@@ -34,9 +34,10 @@ _OUTPUT_STEP = 1 << 20
 # (a little slack covers the first literal and tiny streams).
 MAX_RATIO = 1032
 RATIO_SLACK = 1024
-# Checkpoints: one per this much output, at most this many per stream (~40 KiB each).
-CHECKPOINT_SPACING = 4 << 20
-MAX_CHECKPOINTS = 64
+# Checkpoints: one per this much output, at most this many per stream (~40 KiB each: a
+# decompressor with its 32 KiB window), so about 10 MiB per stream at most.
+CHECKPOINT_SPACING = 1 << 20
+MAX_CHECKPOINTS = 256
 
 
 def decompressor_module() -> tuple[Any, tuple[type[BaseException], ...]]:
