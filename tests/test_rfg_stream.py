@@ -266,3 +266,23 @@ def test_cli_refuses_a_bad_option_value(tmp_path: Path) -> None:
     member.write_bytes(b"a")
     code, _, err = in_process_cli("create", str(tmp_path / "x.vpp_pc"), str(member), "-O", "finish=maybe")
     assert code != 0 and "finish" in err and "internal error" not in err
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    flags=st.sampled_from([1, 3]),
+    seeks=st.lists(st.tuples(st.integers(0, 300_000), st.integers(1, 40_000)), min_size=1, max_size=12),
+)
+def test_random_seeks_read_what_slicing_gives(
+    tmp_path_factory: pytest.TempPathFactory, flags: int, seeks: list[tuple[int, int]]
+) -> None:
+    data = words(5, 50_000)  # about 300 KiB
+    path = write(tmp_path_factory.mktemp("seek") / "s.vpp_pc", [("a", b"head"), ("b", data)], flags=flags, level=1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(inflate, "CHECKPOINT_SPACING", 16 << 10)
+        patch.setattr(inflate, "_OUTPUT_STEP", 4 << 10)
+        patch.setattr(packfile, "SMALL_MEMBER", 0)
+        with gamepak.open(path) as archive, archive.open("b") as stream:
+            for offset, size in seeks:
+                stream.seek(offset)
+                assert stream.read(size) == data[offset : offset + size]

@@ -11,6 +11,8 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gamepak
 from gamepak.formats.rfg.packfile import name_hash
@@ -246,3 +248,22 @@ def test_rebuild_of_a_tool_written_str2_is_a_clean_game_pack(tmp_path: Path) -> 
     with gamepak.open(out) as archive:
         assert [(e.name.encode(), archive.read(e)) for e in archive.infolist()] == MEMBERS
         assert archive.check() == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    members=st.lists(
+        st.tuples(st.sampled_from([b"a.x", b"b.y", b"c.z", b"d"]), st.binary(max_size=3000)),
+        max_size=4,
+        unique_by=lambda member: member[0],
+    ),
+    convention=st.sampled_from(["compressed", "str2", "compacted"]),
+)
+def test_tool_conventions_read_back(members: list[tuple[bytes, bytes]], convention: str) -> None:
+    if convention == "compressed":
+        data = syncfaction_compressed(members)
+    else:
+        data = syncfaction_condensed(members, 1 if convention == "str2" else 16)
+    with gamepak.open(io.BytesIO(data), name="t.vpp_pc") as archive:
+        assert [(e.name.encode(), archive.read(e)) for e in archive.infolist()] == members
+        assert [p.message for p in archive.check() if p.severity == "error"] == []

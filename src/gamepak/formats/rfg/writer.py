@@ -506,7 +506,7 @@ def _solid_prefix(members: list[PendingMember], targets: list[int]) -> tuple[Rea
     if first is None or not isinstance(first[0], Reader) or first[0].flags != 3:
         return None
     source = first[0]
-    if not source.solid_stream()[1]:
+    if not source.solid_stream()[1] or targets[0] != 0:
         return None
     source_entries = source.infolist()
     count = 0
