@@ -156,6 +156,10 @@ def test_seeking_back_resumes_from_a_checkpoint(tmp_path: Path, monkeypatch: pyt
                 # From the nearest checkpoint, not from the start of the stream.
                 assert archive.inflated_bytes - before <= (64 << 10) + 3 * (8 << 10) + (1 << 20) // 64
         assert len(archive._checkpoints) == 1
+        (points,) = archive._checkpoints.values()
+        # A checkpoint holds its decompressor's state and little unconsumed input (a memory cap).
+        assert len(points) > 10
+        assert all(len(point.decompressor.unconsumed_tail) <= inflate._FEED_STEP for point in points._points)
 
 
 def test_checkpoints_stay_under_their_cap(monkeypatch: pytest.MonkeyPatch) -> None:

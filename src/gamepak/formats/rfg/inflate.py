@@ -29,13 +29,15 @@ if TYPE_CHECKING:
 
 # Decompression works in bounded steps: compressed input read per call, output per call.
 _INPUT_STEP = 256 << 10
+_FEED_STEP = 16 << 10
 _OUTPUT_STEP = 1 << 20
 # Deflate codes at most 258 bytes in 2 bits, so no zlib data inflates by more than this ratio
 # (a little slack covers the first literal and tiny streams).
 MAX_RATIO = 1032
 RATIO_SLACK = 1024
 # Checkpoints: one per this much output, at most this many per stream (~40 KiB each: a
-# decompressor with its 32 KiB window), so about 10 MiB per stream at most.
+# decompressor with its 32 KiB window, and at most `_FEED_STEP` of unconsumed input), so about
+# 14 MiB per stream at most.
 CHECKPOINT_SPACING = 1 << 20
 MAX_CHECKPOINTS = 256
 
@@ -153,6 +155,8 @@ class Inflater:
             self._produced = 0  # output bytes produced so far
         self._buffer = b""
         self._buffer_position = 0  # how much of `_buffer` was handed out
+        self._pending = b""  # compressed input read, fed to the decompressor piece by piece
+        self._pending_position = 0
         # Position of the next byte to hand out, in the member offsets' terms (`origin` is where
         # the stream's output starts: 0 for the shared stream, the member's offset otherwise).
         self.position = origin + self._produced
@@ -166,10 +170,33 @@ class Inflater:
         """The member whose bytes are being produced (the segment's own for separate streams)."""
         return self._reader.entry_at(self._origin + self._produced, segment.entry)
 
+    def _read_input(self) -> bool:
+        """Read the next step of compressed input; False at the end of the last segment."""
+        while self._index < len(self._segments) and self._consumed >= self._segments[self._index].length:
+            self._index += 1
+            self._consumed = 0
+        if self._index >= len(self._segments):
+            return False
+        segment = self._segments[self._index]
+        want = min(_INPUT_STEP, segment.length - self._consumed)
+        data = self._reader._source.pread(want, segment.start + self._consumed)
+        if len(data) != want:
+            raise self._reader.corrupt(
+                f"compressed data is truncated: {segment.length} bytes declared, the file "
+                f"ends after {self._consumed + len(data)}",
+                segment.start,
+                self._entry_at(segment).name,
+            )
+        self._consumed += want
+        self._pending, self._pending_position = data, 0
+        return True
+
     def produce(self) -> bool:
         """Inflate the next piece into the buffer; False when no more output can come."""
         if self._checkpoints is not None and self._checkpoints.due(self._produced):
-            self._checkpoints.add(Checkpoint(self._inflate.copy(), self._index, self._consumed, self._produced))
+            # Input read but not yet fed is not part of the state: resuming reads it again.
+            unfed = len(self._pending) - self._pending_position
+            self._checkpoints.add(Checkpoint(self._inflate.copy(), self._index, self._consumed - unfed, self._produced))
         while True:
             tail = self._inflate.unconsumed_tail
             if tail:
@@ -177,23 +204,11 @@ class Inflater:
             else:
                 if self._inflate.eof:
                     return False
-                while self._index < len(self._segments) and self._consumed >= self._segments[self._index].length:
-                    self._index += 1
-                    self._consumed = 0
-                if self._index >= len(self._segments):
+                if self._pending_position >= len(self._pending) and not self._read_input():
                     return False
-                segment = self._segments[self._index]
-                want = min(_INPUT_STEP, segment.length - self._consumed)
-                where = segment.start + self._consumed
-                data = self._reader._source.pread(want, where)
-                if len(data) != want:
-                    raise self._reader.corrupt(
-                        f"compressed data is truncated: {segment.length} bytes declared, the file "
-                        f"ends after {self._consumed + len(data)}",
-                        segment.start,
-                        self._entry_at(segment).name,
-                    )
-                self._consumed += want
+                # Fed in small pieces so that a checkpoint's copy holds little unconsumed input.
+                data = self._pending[self._pending_position : self._pending_position + _FEED_STEP]
+                self._pending_position += len(data)
             segment = self._segments[min(self._index, len(self._segments) - 1)]
             room = segment.bound - self._produced
             try:

@@ -324,11 +324,14 @@ class Reader(Archive):
         """Refuse a member that declares more bytes than its compressed data can hold, before
         anything is inflated or buffered."""
         if self.condensed:
+            # The stream's output up to the member's end must come from the compressed bytes up
+            # to its chunk's end (the stream's end where chunk sizes are not trusted).
             segments, trusted = self.solid_stream()
             if trusted:
-                available, wanted = entry.stored_size or 0, entry.size
+                available = self._chunk_starts[entry.index] + (entry.stored_size or 0) - self.data_start
             else:
-                available, wanted = sum(segment.length for segment in segments), entry.offset + entry.size
+                available = sum(segment.length for segment in segments)
+            wanted = entry.offset + entry.size
         else:
             available = min(entry.stored_size or 0, max(0, self.size - entry.offset))
             wanted = entry.size
