@@ -283,7 +283,7 @@ class Writer(ArchiveWriter):
             else:
                 self._external_asm = data
         for change in self.asm_updates:
-            warnings.warn(change, AsmUpdated, stacklevel=2)
+            warnings.warn(f"updated {change}", AsmUpdated, stacklevel=2)
         return updated
 
     def close(self) -> None:
