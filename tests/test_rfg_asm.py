@@ -415,3 +415,37 @@ def test_verify_flags_a_stale_table_in_a_sample(tmp_path: Path) -> None:
     stale.write_bytes(bytes(data))
     code, _, err = in_process_cli("verify", str(stale))
     assert code == 1 and "compressed size 1, DLC_HA_08_08.str2_pc has 2813" in err
+
+
+def test_verify_flags_primitives_out_of_order(tmp_path: Path) -> None:
+    str2 = build_str2(tmp_path, STR2_MEMBERS)
+    data_start, compressed, sizes = str2_header(str2)
+    swapped = asm_bytes(
+        [
+            {
+                "name": "crate",
+                "type": 6,
+                "flags": 0,
+                "data_offset": data_start,
+                "compressed_size": compressed,
+                "sizes": sizes,
+                # Same sizes, but the primitives name the members in another order.
+                "primitives": [prim("crate.cpeg_pc", sizes[0]), prim("crate.mat_pc", sizes[1], sizes[2])],
+            }
+        ]
+    )
+    path = tmp_path / "p.vpp_pc"
+    with pytest.raises(AsmMismatchError, match="primitive 'crate.cpeg_pc'"):
+        with gamepak.create(path) as writer:
+            writer.add("crate.str2_pc", str2)
+            writer.add("level.asm_pc", swapped)
+    with gamepak.create(path, overwrite=True) as writer:
+        writer.add("crate.str2_pc", str2)
+        writer.add("level.asm_pc", table_for(str2, STR2_MEMBERS))
+    data = bytearray(path.read_bytes())
+    with gamepak.open(path) as archive:
+        table_at = archive.getinfo("level.asm_pc").offset
+    data[table_at : table_at + len(swapped)] = swapped
+    path.write_bytes(bytes(data))
+    code, _, err = in_process_cli("verify", str(path))
+    assert code == 1 and "primitive 'crate.cpeg_pc' has no member at position 0" in err

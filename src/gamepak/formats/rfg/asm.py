@@ -297,6 +297,10 @@ def stale_fields(container: AsmContainer, summary: Str2Summary) -> list[str]:
         found.append(
             f"{len(container.primitives)} primitives with sizes {primitive_sizes(container)}, the members' are {sizes}"
         )
+    try:
+        match_primitives(container, summary)
+    except AsmMismatchError as exc:
+        found.append(str(exc).removeprefix(f"container {container.name!r}: "))
     return found
 
 
