@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gamepak
-from gamepak.errors import CorruptArchiveError, FormatLimitError
+from gamepak.errors import CorruptArchiveError, FormatLimitError, GamepakError
 from gamepak.formats.rfg.asm import AsmContainer, AsmFile, AsmMismatchError, AsmPrimitive
 from gamepak.formats.rfg.writer import AsmUpdated
 
@@ -449,3 +449,27 @@ def test_verify_flags_primitives_out_of_order(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     code, _, err = in_process_cli("verify", str(path))
     assert code == 1 and "primitive 'crate.cpeg_pc' has no member at position 0" in err
+
+
+@settings(max_examples=40, deadline=None)
+@given(changes=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), min_size=1, max_size=4))
+def test_mutated_pack_with_tables_raises_only_gamepak_errors(
+    tmp_path_factory: pytest.TempPathFactory, changes: list[tuple[int, int]]
+) -> None:
+    folder = tmp_path_factory.mktemp("fuzz")
+    str2 = build_str2(folder, STR2_MEMBERS)
+    pack = folder / "p.vpp_pc"
+    with gamepak.create(pack) as writer:
+        writer.add("crate.str2_pc", str2)
+        writer.add("level.asm_pc", table_for(str2, STR2_MEMBERS))
+    data = bytearray(pack.read_bytes())
+    for position, value in changes:
+        # The tables and the nested pack's header sit past 6144: aim there half of the time.
+        data[(position if position % 2 else 6144 + position % 3000) % len(data)] = value
+    with contextlib.suppress(GamepakError), warnings.catch_warnings():
+        warnings.simplefilter("ignore", AsmUpdated)
+        with gamepak.open(io.BytesIO(bytes(data)), "vpp", name="f.vpp_pc") as archive:
+            archive.check()
+            with gamepak.create(folder / "out.vpp_pc") as writer:
+                for entry in archive.infolist():
+                    writer.add_member(entry.name, archive, entry)
