@@ -267,3 +267,19 @@ def test_tool_conventions_read_back(members: list[tuple[bytes, bytes]], conventi
     with gamepak.open(io.BytesIO(data), name="t.vpp_pc") as archive:
         assert [(e.name.encode(), archive.read(e)) for e in archive.infolist()] == members
         assert [p.message for p in archive.check() if p.severity == "error"] == []
+
+
+def test_verify_looks_inside_nested_packs(tmp_path: Path) -> None:
+    inner = bytearray(syncfaction_condensed(MEMBERS, 1))
+    outer = tmp_path / "outer.vpp_pc"
+    with gamepak.create(outer) as writer:
+        writer.add("mod.str2_pc", bytes(inner))
+    code, _, err = in_process_cli("verify", str(outer))
+    assert code == 0 and "warning: " in err and "mod.str2_pc" in err and "add up to" in err
+    struct.pack_into("<I", inner, 2048 + 12, 0x1234)  # a wrong NameHash inside the nested pack
+    with gamepak.create(outer, overwrite=True) as writer:
+        writer.add("mod.str2_pc", bytes(inner))
+    with gamepak.open(outer) as archive:
+        errors = [p for p in archive.check() if p.severity == "error"]
+    assert [(p.member, p.offset) for p in errors] == [("mod.str2_pc", 2048 + 12)]
+    assert "outer.vpp_pc/mod.str2_pc" in errors[0].message and "NameHash" in errors[0].message

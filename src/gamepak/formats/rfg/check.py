@@ -99,7 +99,29 @@ def check_packfile(reader: Reader) -> list[Problem]:
                     entry.name,
                 )
     if not any(problem.severity == "error" for problem in problems):
+        problems.extend(check_nested_packs(reader))
         problems.extend(check_asm_members(reader))
+    return problems
+
+
+def check_nested_packs(reader: Reader) -> list[Problem]:
+    """The errors and warnings of each nested `.str2_pc`, named by the member holding it (offsets
+    are inside that member)."""
+    from .packfile import Reader as PackfileReader
+
+    problems: list[Problem] = []
+    for entry in reader.infolist():
+        if not entry.name.lower().endswith(".str2_pc"):
+            continue
+        label = f"{reader.filename}/{entry.name}"
+        try:
+            with reader.open(entry) as stream, PackfileReader(stream, name=label) as inner:
+                found = inner.check()
+        except GamepakError as exc:
+            found = [Problem(str(exc), offset=getattr(exc, "offset", None))]
+        for problem in found:
+            message = problem.message if problem.message.startswith(label) else f"{label}: {problem.message}"
+            problems.append(Problem(message, severity=problem.severity, offset=problem.offset, member=entry.name))
     return problems
 
 
