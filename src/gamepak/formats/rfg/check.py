@@ -13,7 +13,13 @@ from . import conventions
 from .packfile import BLOCK_ALIGN, ENTRY, FIELD_OFFSETS, NO_SIZE, U32, name_hash
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeAlias
+
     from .packfile import Reader
+
+    # Records a problem: (message, offset, member).
+    Report: TypeAlias = Callable[..., None]
 
 
 def check_packfile(reader: Reader) -> list[Problem]:
@@ -125,7 +131,9 @@ def check_nested_packs(reader: Reader) -> list[Problem]:
     return problems
 
 
-def _check_size_fields(reader: Reader, expected: dict[str, int], writer: str | None, warning, error) -> None:  # type: ignore[no-untyped-def]
+def _check_size_fields(
+    reader: Reader, expected: dict[str, int], writer: str | None, warning: Report, error: Report
+) -> None:
     """DataSize, CompressedDataSize and FileSize against the layout and known conventions."""
     note = conventions.writer_note(writer)
 
