@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 DEMO := build/demo
 
-.PHONY: run test bench lint clean venv
+.PHONY: run test fuzz bench lint clean venv
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,13 @@ run: $(PY)
 test: $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
 	$(PY) -m pytest -q -n 2
+
+# The fuzz tests (tests/test_fuzz*.py) with a larger budget than `make test` gives them:
+# GAMEPAK_FUZZ_EXAMPLES mutated inputs per test (`make fuzz FUZZ_EXAMPLES=20000` for more).
+FUZZ_EXAMPLES ?= 2000
+fuzz: $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	GAMEPAK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -n 2 -p no:cacheprovider tests/test_fuzz*.py
 
 bench: $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
