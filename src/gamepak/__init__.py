@@ -178,7 +178,7 @@ def open(file: PathOrFile, format: str | None = None, *, name: str | None = None
     else:
         detection = choose_format(file, name=name)
         spec = get_format(detection.format)
-    if spec.kind != "archive":
+    if spec.kind == "model":
         raise UnsupportedFeatureError(
             f"{name or _file_label(file)}: a {spec.description} is a model, not an archive "
             f"(use 'gamepak model' or gamepak.models)"
@@ -205,7 +205,7 @@ def create(
             raise UnknownFormatError(f"{os.fspath(path)}: cannot tell the format from the name; name one")
     else:
         spec = get_format(format)
-    if spec.kind != "archive":
+    if spec.kind == "model":
         raise NotAnArchiveError(
             f"{os.fspath(path)}: a {spec.description} is a single model, not an archive of members; "
             "make one with 'gamepak model import' (gamepak.models in Python)"

@@ -166,7 +166,7 @@ def plan_create(
         spec = get_format(manifest["format"])
     if spec is None:
         raise UnknownFormatError(f"{out}: cannot tell the format from the name; name one with --format")
-    if spec.kind != "archive":
+    if spec.kind == "model":
         raise NotAnArchiveError(
             f"{out}: a {spec.description} is a single model, not an archive of members; "
             "make one with 'gamepak model import MODEL OUT.joe'"
