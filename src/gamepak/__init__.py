@@ -14,12 +14,19 @@ from __future__ import annotations
 import os
 
 from .archive import Archive, ArchiveWriter, Entry
+
+# `gamepak.convert` and `gamepak.diff` are these functions, not their modules (binding a name
+# after its submodule's import keeps it); neither module imports anything heavy at load time.
+from .convert import convert
+from .diff import diff
 from .errors import (
     AmbiguousFormatError,
     CorruptArchiveError,
     FormatLimitError,
     GamepakError,
+    InvalidOptionError,
     MemberNotFoundError,
+    NotAnArchiveError,
     OutputExistsError,
     UnknownFormatError,
     UnsafePathError,
@@ -48,13 +55,17 @@ __all__ = [
     "FormatLimitError",
     "FormatSpec",
     "GamepakError",
+    "InvalidOptionError",
     "MemberNotFoundError",
+    "NotAnArchiveError",
     "OutputExistsError",
     "UnknownFormatError",
     "UnsafePathError",
     "UnsupportedFeatureError",
+    "convert",
     "create",
     "detect",
+    "diff",
     "edit",
     "get_format",
     "open",
@@ -167,7 +178,7 @@ def open(file: PathOrFile, format: str | None = None, *, name: str | None = None
     else:
         detection = choose_format(file, name=name)
         spec = get_format(detection.format)
-    if spec.kind != "archive":
+    if spec.kind == "model":
         raise UnsupportedFeatureError(
             f"{name or _file_label(file)}: a {spec.description} is a model, not an archive "
             f"(use 'gamepak model' or gamepak.models)"
@@ -183,6 +194,10 @@ def create(
     """A writer for a new archive at `path`; the format comes from the extension unless named.
 
     Use it as a context manager, or call `close()`: the file appears only when complete.
+    `options` are the format's writer options (`gamepak formats` lists them), and
+    `allow_duplicates=True` lets a format that can hold two members of one name do so.
+    Raises UnknownFormatError, NotAnArchiveError (a model format), InvalidOptionError (an option
+    the format lacks or a value it cannot take) and OutputExistsError (unless `overwrite`).
     """
     if format is None:
         spec = format_for_path(os.fspath(path))
@@ -190,6 +205,11 @@ def create(
             raise UnknownFormatError(f"{os.fspath(path)}: cannot tell the format from the name; name one")
     else:
         spec = get_format(format)
+    if spec.kind == "model":
+        raise NotAnArchiveError(
+            f"{os.fspath(path)}: a {spec.description} is a single model, not an archive of members; "
+            "make one with 'gamepak model import' (gamepak.models in Python)"
+        )
     writer: ArchiveWriter = spec.writer_class()(path, overwrite=overwrite, **options)
     return writer
 

@@ -99,10 +99,30 @@ def info_text(details: dict[str, Any], as_json: bool) -> str:
     lines: list[str] = []
     for key, value in details.items():
         if key == "header":
-            lines.extend(f"  {field}: {field_value}" for field, field_value in value.items())
+            for field, field_value in value.items():
+                _field_lines(lines, field, field_value, "  ")
         else:
             lines.append(f"{key}: {value}")
     return "\n".join(lines) + "\n"
+
+
+def _field_lines(lines: list[str], name: str, value: Any, indent: str) -> None:
+    """One header field; a list of records (e.g. an .asm_pc's containers) one per line, nested."""
+    if not _is_records(value):
+        lines.append(f"{indent}{name}: {value}")
+        return
+    lines.append(f"{indent}{name}:")
+    for record in value:
+        scalars = ", ".join(f"{k} {v}" for k, v in record.items() if k != "name" and not _is_records(v))
+        lines.append(f"{indent}  {record.get('name', '-')}: {scalars}")
+        for k, v in record.items():
+            if _is_records(v):
+                _field_lines(lines, k, v, indent + "    ")
+
+
+def _is_records(value: Any) -> bool:
+    """Whether a header field is a list of records (dicts)."""
+    return isinstance(value, list) and bool(value) and all(isinstance(item, dict) for item in value)
 
 
 # The plain forms the quick path answers: command -> the flags it accepts (as click spells them).
