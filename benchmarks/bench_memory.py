@@ -25,8 +25,15 @@ def peak_rss(command: list[str]) -> tuple[float, float]:
     """(seconds, peak RSS in MiB) of one command, which must succeed. GNU time starts it: a
     process started straight from this one would inherit this one's peak (Linux keeps the
     largest RSS across exec, and Python's subprocess may share memory until exec)."""
-    report = SCRATCH / "peak-rss.txt"
     start = time.perf_counter()
+    if not os.path.exists("/usr/bin/time"):
+        # Without GNU time: wait4's figure, an upper bound (it may include this process's peak).
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+        if os.waitstatus_to_exitcode(status):
+            raise SystemExit(f"{command} failed")
+        return time.perf_counter() - start, usage.ru_maxrss / 1024
+    report = SCRATCH / "peak-rss.txt"
     subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(report), *command], check=True, stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
     return seconds, int(report.read_text().split()[-1]) / 1024
