@@ -14,11 +14,10 @@ from __future__ import annotations
 import os
 
 from .archive import Archive, ArchiveWriter, Entry
+from .comparison import diff
 
-# `gamepak.convert` and `gamepak.diff` are these functions, not their modules (binding a name
-# after its submodule's import keeps it); neither module imports anything heavy at load time.
-from .convert import convert
-from .diff import diff
+# Neither module imports anything heavy at load time.
+from .conversion import convert
 from .errors import (
     AmbiguousFormatError,
     CorruptArchiveError,
