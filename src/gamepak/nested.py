@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .archive import Archive, Entry
+from .archive import Archive, Entry, RawRange
 from .errors import GamepakError, MemberNotFoundError
 from .registry import FORMATS
+from .source import Source
+
+# How much of each member `nested_formats` reads up front; sniffers that look further read on.
+_HEAD_SIZE = 512
 
 
 def nested_format(archive: Archive, entry: Entry) -> str | None:
@@ -28,6 +32,56 @@ def nested_format(archive: Archive, entry: Entry) -> str | None:
     except GamepakError:
         return None
     return None
+
+
+class _HeadSource(Source):
+    """A member's first bytes, read once; a sniffer that looks past them reads the member."""
+
+    def __init__(self, archive: Archive, entry: Entry, head: bytes) -> None:
+        # Not Source.__init__: this runs once per member, and needs no descriptor or lock.
+        self.name = entry.name
+        self.size = entry.size
+        self._owns_fd = False
+        self.fd = None
+        self._archive = archive
+        self._entry = entry
+        self._head = head
+        self._whole: Source | None = None
+
+    def pread(self, size: int, offset: int) -> bytes:
+        if 0 <= offset and (offset + size <= len(self._head) or len(self._head) == self.size):
+            return self._head[offset : offset + size]
+        if self._whole is None:
+            self._whole = Source.open(self._archive.open(self._entry), f"{self._archive.filename}/{self.name}")
+        return self._whole.pread(size, offset)
+
+
+def nested_formats(archive: Archive, entries: list[Entry] | None = None) -> dict[int, str]:
+    """`nested_format` for many members at once (all by default), keyed by entry index: each
+    member's head is read once, in archive order (one pass over a shared compressed stream),
+    and the signature formats' sniffers run on it. Members that are no archive are left out."""
+    sniffers = [spec.sniffer() for spec in FORMATS if spec.has_magic and spec.kind == "archive"]
+    found: dict[int, str] = {}
+    names = [spec.name for spec in FORMATS if spec.has_magic and spec.kind == "archive"]
+    wanted = archive.infolist() if entries is None else entries
+    pread = archive._source.pread
+    try:
+        for entry, data in archive.iter_data([entry for entry in wanted if entry.size >= 4]):
+            if type(data) is RawRange:
+                head = pread(min(_HEAD_SIZE, data.size), data.offset)
+            else:
+                head = next(iter(data), b"")[:_HEAD_SIZE]
+            source = _HeadSource(archive, entry, head)
+            try:
+                for name, sniff in zip(names, sniffers):
+                    if sniff(source) >= 0.9:
+                        found[entry.index] = name
+                        break
+            except GamepakError:
+                continue
+    except GamepakError:
+        pass  # a damaged stream: the members before it were classified, the rest count as files
+    return found
 
 
 def nested_splits(archive: Archive, path: str) -> Iterator[tuple[str, Archive, str]]:
