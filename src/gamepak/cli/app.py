@@ -24,6 +24,8 @@ FORMAT_NAMES = [spec.name for spec in FORMATS]
 LAZY_GROUPS = {
     "text": ("gamepak.cli.text", "text", "Export and import the strings of J2ME text packs."),
     "model": ("gamepak.cli.model", "model", "Inspect, convert and preview JOE models."),
+    "mount": ("gamepak.cli.mount", "mount_command", "Mount packs read-only as folders (FUSE)."),
+    "unmount": ("gamepak.cli.mount", "unmount_command", "Unmount a folder mounted with 'gamepak mount'."),
 }
 # Above this many members or bytes an extraction shows a progress bar (on a terminal).
 PROGRESS_MEMBERS = 500

@@ -8,6 +8,7 @@ listed. Everything is read through `Archive`: this module only maps paths to mem
 
 from __future__ import annotations
 
+import errno
 import threading
 from typing import TYPE_CHECKING
 
@@ -104,17 +105,17 @@ class PackTree:
             if not part:
                 continue
             if not node.is_dir:
-                raise NotADirectoryError(path)
+                raise NotADirectoryError(errno.ENOTDIR, "a member, not a folder, is on the way", path)
             child = self.children(node).get(part)
             if child is None:
-                raise FileNotFoundError(path)
+                raise FileNotFoundError(errno.ENOENT, "no such member or folder", path)
             node = child
         return node
 
     def children(self, node: Node) -> dict[str, Node]:
         """A folder's entries by name (reading a pack's directory the first time)."""
         if not node.is_dir:
-            raise NotADirectoryError(repr(node))
+            raise NotADirectoryError(errno.ENOTDIR, "not a folder", repr(node))
         children = node._children
         if children is None:
             with self._lock:
@@ -130,7 +131,7 @@ class PackTree:
     def open(self, node: Node) -> BinaryIO:
         """A seekable stream over a file's bytes, read by `Archive.open` as `extract` reads it."""
         if node.is_dir or node.archive is None or node.entry is None:
-            raise IsADirectoryError(repr(node))
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a member", repr(node))
         return node.archive.open(node.entry)
 
     def walk(self, node: Node | None = None, prefix: str = "") -> Iterator[tuple[str, Node]]:
