@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .archive import Archive, Entry, RawRange
+from .archive import Archive, Entry
 from .errors import GamepakError, MemberNotFoundError
 from .registry import FORMATS
 from .source import Source
@@ -64,21 +64,19 @@ def nested_formats(archive: Archive, entries: list[Entry] | None = None) -> dict
     found: dict[int, str] = {}
     names = [spec.name for spec in FORMATS if spec.has_magic and spec.kind == "archive"]
     wanted = archive.infolist() if entries is None else entries
-    pread = archive._source.pread
     try:
-        for entry, data in archive.iter_data([entry for entry in wanted if entry.size >= 4]):
-            if type(data) is RawRange:
-                head = pread(min(_HEAD_SIZE, data.size), data.offset)
-            else:
-                head = next(iter(data), b"")[:_HEAD_SIZE]
-            source = _HeadSource(archive, entry, head)
+        # Chunks of the head's size: a raw member costs one small read, and a compressed
+        # stream is decoded once, in order.
+        for entry, chunks in archive.iter_data([entry for entry in wanted if entry.size >= 4], _HEAD_SIZE):
             try:
+                head = next(chunks, b"")[:_HEAD_SIZE]
+                source = _HeadSource(archive, entry, head)
                 for name, sniff in zip(names, sniffers):
                     if sniff(source) >= 0.9:
                         found[entry.index] = name
                         break
             except GamepakError:
-                continue
+                continue  # an unreadable member is shown as a file; reading it says why
     except GamepakError:
         pass  # a damaged stream: the members before it were classified, the rest count as files
     return found
