@@ -124,7 +124,10 @@ def bench_rfg_seeks(work: Path) -> None:
     path = work / "big.vpp_pc"
     # Text-like data that compresses about 3:1, so the inflater's speed is what is measured.
     generator = random.Random(2)
-    words = [bytes(generator.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(generator.randint(2, 9))) for _ in range(4096)]
+    words = [
+        bytes(generator.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(generator.randint(2, 9)))
+        for _ in range(4096)
+    ]
     chunk = b" ".join(generator.choice(words) for _ in range(200_000))
     data = (chunk * (BIG_MEMBER // len(chunk) + 1))[:BIG_MEMBER]
     with gamepak.create(path, "vpp", flags=1, level=1) as writer:

@@ -341,7 +341,9 @@ def test_damaged_nested_packs(tmp_path: Path) -> None:
 
 
 names = st.lists(
-    st.lists(st.text(st.characters(min_codepoint=97, max_codepoint=100), min_size=1, max_size=3), min_size=1, max_size=3),
+    st.lists(
+        st.text(st.characters(min_codepoint=97, max_codepoint=100), min_size=1, max_size=3), min_size=1, max_size=3
+    ),
     min_size=1,
     max_size=12,
     unique_by=lambda parts: "/".join(parts),
@@ -350,7 +352,9 @@ names = st.lists(
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(paths=names, data=st.binary(max_size=300))
-def test_property_every_member_reachable(tmp_path_factory: pytest.TempPathFactory, paths: list[list[str]], data: bytes) -> None:
+def test_property_every_member_reachable(
+    tmp_path_factory: pytest.TempPathFactory, paths: list[list[str]], data: bytes
+) -> None:
     folder = tmp_path_factory.mktemp("prop")
     members = [("/".join(parts), data + index.to_bytes(2, "little")) for index, parts in enumerate(paths)]
     path = build(folder / "p.pak", "pak", {}, members)

@@ -110,7 +110,9 @@ def extracted(pack: Path, destination: Path) -> dict[str, bytes]:
 
 
 @needs_fuse
-def test_mount_shows_what_extract_writes_and_nested_packs(packs: dict[str, Path], mountpoint: Path, tmp_path: Path) -> None:
+def test_mount_shows_what_extract_writes_and_nested_packs(
+    packs: dict[str, Path], mountpoint: Path, tmp_path: Path
+) -> None:
     process = subprocess.Popen(gamepak_command("mount", str(packs["pak"]), str(mountpoint)), stderr=subprocess.PIPE)
     try:
         wait_for_mount(mountpoint, process)
@@ -135,9 +137,14 @@ def test_mount_shows_what_extract_writes_and_nested_packs(packs: dict[str, Path]
         with open(mountpoint / "maps" / "e1m1.bsp", "rb") as handle:  # seek + read of a range
             handle.seek(150_000)
             assert handle.read(10) == expected["maps/e1m1.bsp"][150_000:150_010]
+
+        def write_to(path: Path, mode: str) -> None:
+            with open(path, mode) as handle:
+                handle.write(b"x")
+
         for attempt in (
-            lambda: open(mountpoint / "readme.txt", "ab"),
-            lambda: open(mountpoint / "new.txt", "wb"),
+            lambda: write_to(mountpoint / "readme.txt", "ab"),
+            lambda: write_to(mountpoint / "new.txt", "wb"),
             lambda: (mountpoint / "maps" / "x").mkdir(),
             lambda: (mountpoint / "readme.txt").unlink(),
             lambda: (mountpoint / "readme.txt").rename(mountpoint / "r.txt"),
@@ -157,7 +164,9 @@ def test_mount_shows_what_extract_writes_and_nested_packs(packs: dict[str, Path]
 
 
 @needs_fuse
-def test_several_packs_in_the_background_without_nesting(packs: dict[str, Path], mountpoint: Path, tmp_path: Path) -> None:
+def test_several_packs_in_the_background_without_nesting(
+    packs: dict[str, Path], mountpoint: Path, tmp_path: Path
+) -> None:
     result = subprocess.run(
         gamepak_command("mount", "--background", "--no-nested", str(packs["pak"]), str(packs["jpk"]), str(mountpoint)),
         capture_output=True,

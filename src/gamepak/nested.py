@@ -49,7 +49,7 @@ class _HeadSource(Source):
         self._whole: Source | None = None
 
     def pread(self, size: int, offset: int) -> bytes:
-        if 0 <= offset and (offset + size <= len(self._head) or len(self._head) == self.size):
+        if offset >= 0 and (offset + size <= len(self._head) or len(self._head) == self.size):
             return self._head[offset : offset + size]
         if self._whole is None:
             self._whole = Source.open(self._archive.open(self._entry), f"{self._archive.filename}/{self.name}")

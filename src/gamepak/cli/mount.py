@@ -12,12 +12,8 @@ from .app import note, open_for, reader_format_option
 
 @click.command("mount")
 @click.argument("paths", nargs=-1, required=True, metavar="ARCHIVE... MOUNTPOINT")
-@click.option(
-    "--background", is_flag=True, help="Return once the mount is up and serve it from a background process."
-)
-@click.option(
-    "--no-nested", "no_nested", is_flag=True, help="Show members that are packs as files instead of folders."
-)
+@click.option("--background", is_flag=True, help="Return once the mount is up and serve it from a background process.")
+@click.option("--no-nested", "no_nested", is_flag=True, help="Show members that are packs as files instead of folders.")
 @click.option("--debug", is_flag=True, help="Print every FUSE request (libfuse's debug output); implies foreground.")
 @reader_format_option
 @click.pass_context

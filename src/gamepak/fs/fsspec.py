@@ -89,7 +89,7 @@ class GamepakFileSystem(AbstractArchiveFileSystem):
         else:
             self.archive = open_archive(fo, format)
         self.tree = PackTree([("", self.archive, mtime)], nested=nested)
-        self.dir_cache = None
+        self.dir_cache: dict[str, dict[str, Any]] | None = None
         self._finalizer = weakref.finalize(self, _close, self.tree, self.archive, self._owned)
 
     @classmethod
@@ -135,14 +135,12 @@ class GamepakFileSystem(AbstractArchiveFileSystem):
             entries = [self._details(path, node)]
         else:
             prefix = f"{path}/" if path else ""
-            entries = [
-                self._details(prefix + name, child) for name, child in sorted(self.tree.children(node).items())
-            ]
+            entries = [self._details(prefix + name, child) for name, child in sorted(self.tree.children(node).items())]
         return entries if detail else [entry["name"] for entry in entries]
 
     def modified(self, path: str) -> datetime.datetime:
         """When the member was last changed (the pack's time for formats that keep none)."""
-        return datetime.datetime.fromtimestamp(self.info(path)["mtime"], tz=datetime.timezone.utc)
+        return datetime.datetime.fromtimestamp(self.info(path)["mtime"], tz=datetime.UTC)
 
     # -- reading ---------------------------------------------------------------------------------
     def _open(

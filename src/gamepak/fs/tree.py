@@ -95,7 +95,9 @@ class PackTree:
             while name in self.root._children:  # two packs with one base name: a.pak, a.pak-2
                 name = f"{label}-{suffix}"
                 suffix += 1
-            self.root._children[name] = Node(is_dir=True, mtime=mtime, size=archive.size, contents=(archive, None, None))
+            self.root._children[name] = Node(
+                is_dir=True, mtime=mtime, size=archive.size, contents=(archive, None, None)
+            )
 
     # -- lookups ---------------------------------------------------------------------------------
     def lookup(self, path: str) -> Node:
@@ -188,9 +190,10 @@ class PackTree:
             if archive.duplicate_wins == "last" or key not in owners:
                 owners[key] = entry
         top: dict[str, Node] = {}
-        for entry, parts in zip(entries, paths):
-            if parts is None:
+        for entry, maybe_parts in zip(entries, paths):
+            if maybe_parts is None:
                 continue
+            parts = maybe_parts
             if owners[tuple(parts)] is not entry:
                 parts[-1] = f"{parts[-1]}.dup{entry.index}"
             folder = top
