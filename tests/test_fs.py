@@ -379,3 +379,14 @@ def test_local_url_forms(tmp_path: Path) -> None:
         fs = fsspec.filesystem("gamepak", fo=handle)
         assert fs.cat("m.txt") == b"local"
     assert os.path.exists(path)
+
+
+def test_pickles_for_dask(nested_pack: Path) -> None:
+    import pickle
+
+    fs = fsspec.filesystem("gamepak", fo=str(nested_pack))
+    copy = pickle.loads(pickle.dumps(fs))
+    assert copy is not fs and copy.cat("maps.pak/readme.txt") == fs.cat("maps.pak/readme.txt") == payload(3, 0)
+    opened = fsspec.open(f"gamepak://inner.str2_pc/wall.wal::{nested_pack}")
+    with pickle.loads(pickle.dumps(opened)) as stream:
+        assert stream.read() == payload(0, 5000)

@@ -49,11 +49,9 @@ def mount_command(ctx: click.Context, paths: tuple[str, ...], background: bool, 
             (os.path.basename(path), archive, os.stat(path).st_mtime) for path, archive in zip(archive_paths, archives)
         ]
         tree = PackTree(packs, nested=not no_nested)
-        # Build every pack's folders now, so listings are fast and problems show before mounting.
-        tree.children(tree.root)
-        if len(packs) > 1:
-            for node in tree.children(tree.root).values():
-                tree.children(node)
+        # Read every pack's folders now, so that listings are fast and problems show before
+        # the mount appears.
+        tree.prepare()
         for problem in tree.problems:
             note(f"warning: {problem}")
         if not background:

@@ -27,7 +27,7 @@ class Node:
     """A file (one member) or a folder: a prefix of member names, a whole pack, or a member that
     is itself a pack (`entry` set and `is_dir`)."""
 
-    __slots__ = ("_children", "_contents", "archive", "entry", "is_dir", "mtime", "size")
+    __slots__ = ("_children", "_contents", "_unclassified", "archive", "entry", "is_dir", "mtime", "size")
 
     def __init__(
         self,
@@ -48,6 +48,9 @@ class Node:
         # are read from the pack when first asked for.
         self._contents = contents
         self._children: dict[str, Node] | None = {} if is_dir and contents is None else None
+        # For a plain folder: its members not yet checked for being packs themselves (done for
+        # the whole folder the first time its entries are asked for).
+        self._unclassified: list[Node] | None = None
 
     @property
     def is_pack(self) -> bool:
@@ -115,16 +118,31 @@ class PackTree:
         return node
 
     def children(self, node: Node) -> dict[str, Node]:
-        """A folder's entries by name (reading a pack's directory the first time)."""
+        """A folder's entries by name (reading a pack's directory the first time, and finding
+        which of the folder's members are packs the first time it is listed)."""
         if not node.is_dir:
             raise NotADirectoryError(errno.ENOTDIR, "not a folder", repr(node))
         children = node._children
-        if children is None:
+        if children is None or node._unclassified:
             with self._lock:
                 if node._children is None:
                     node._children = self._load(node)
+                if node._unclassified:
+                    self._classify(node._unclassified)
+                    node._unclassified = None
                 children = node._children
         return children
+
+    def prepare(self) -> None:
+        """Read every pack's directory and find its nested packs now (a mount does this before
+        it appears, so that listings are fast); nested packs are still opened when first used."""
+
+        def visit(folder: Node) -> None:
+            for child in self.children(folder).values():
+                if child.is_dir and child.entry is None:
+                    visit(child)
+
+        visit(self.root)
 
     def listdir(self, path: str) -> dict[str, Node]:
         """The entries of the folder at `path`."""
@@ -154,6 +172,7 @@ class PackTree:
 
     # -- building --------------------------------------------------------------------------------
     def _load(self, node: Node) -> dict[str, Node]:
+        """A pack folder's entries, read from the pack (its members still unclassified)."""
         assert node._contents is not None
         holder, entry, format_name = node._contents
         if entry is None:
@@ -166,15 +185,18 @@ class PackTree:
                 return {}
             self._opened.append(archive)
         try:
-            return self._folders_of(archive, node.mtime)
+            top = self._folders_of(archive, node.mtime)
         except GamepakError as exc:
             self.problems.append(f"{archive.filename}: shown empty: {exc}")
             return {}
+        node._unclassified = top._unclassified
+        assert top._children is not None
+        return top._children
 
-    def _folders_of(self, archive: Archive, pack_mtime: float) -> dict[str, Node]:
-        """The folder tree of one pack's members."""
+    def _folders_of(self, archive: Archive, pack_mtime: float) -> Node:
+        """The folder tree of one pack's members (which members are packs is found later, per
+        folder, by `_classify`)."""
         entries = archive.infolist()
-        formats = nested_formats(archive, entries) if self.nested else {}
         paths: list[list[str] | None] = []
         owners: dict[tuple[str, ...], Entry] = {}
         for entry in entries:
@@ -189,45 +211,67 @@ class PackTree:
             # The copy the game loads owns the name; `extract` names the others NAME.dupN too.
             if archive.duplicate_wins == "last" or key not in owners:
                 owners[key] = entry
-        top: dict[str, Node] = {}
+        top = Node(is_dir=True, mtime=pack_mtime)
+        folders: dict[str, Node] = {"": top}  # folder path -> plain folder, made once
         for entry, maybe_parts in zip(entries, paths):
             if maybe_parts is None:
                 continue
             parts = maybe_parts
             if owners[tuple(parts)] is not entry:
                 parts[-1] = f"{parts[-1]}.dup{entry.index}"
-            folder = top
-            for depth, part in enumerate(parts[:-1]):
-                child = folder.get(part)
-                if child is None:
-                    child = Node(is_dir=True, mtime=pack_mtime)
-                    folder[part] = child
-                elif not child.is_dir or child.is_pack:
-                    self.problems.append(
-                        f"{archive.filename}: not shown: member {entry.name!r} is under "
-                        f"{'/'.join(parts[: depth + 1])!r}, which is a "
-                        f"{'pack' if child.is_dir else 'member'}"
-                    )
-                    break
-                assert child._children is not None
-                folder = child._children
-            else:
-                name = parts[-1]
-                if name in folder:
-                    self.problems.append(
-                        f"{archive.filename}: not shown: member {entry.name!r} has the name of a folder"
-                    )
+            folder = folders.get("/".join(parts[:-1]))
+            if folder is None:
+                folder = self._make_folders(folders, top, parts, entry, archive)
+                if folder is None:
                     continue
-                mtime = archive.member_mtime(entry)
-                if mtime is None:
-                    mtime = pack_mtime
-                format_name = formats.get(entry.index)
-                folder[name] = Node(
-                    is_dir=format_name is not None,
-                    mtime=mtime,
-                    archive=archive,
-                    entry=entry,
-                    size=entry.size,
-                    contents=None if format_name is None else (archive, entry, format_name),
-                )
+            assert folder._children is not None
+            name = parts[-1]
+            if name in folder._children:
+                self.problems.append(f"{archive.filename}: not shown: member {entry.name!r} has the name of a folder")
+                continue
+            mtime = archive.member_mtime(entry)
+            node = Node(
+                is_dir=False, mtime=pack_mtime if mtime is None else mtime, archive=archive, entry=entry, size=entry.size
+            )
+            folder._children[name] = node
+            if self.nested:
+                if folder._unclassified is None:
+                    folder._unclassified = []
+                folder._unclassified.append(node)
+        assert top._children is not None
         return top
+
+    def _make_folders(
+        self, folders: dict[str, Node], top: Node, parts: list[str], entry: Entry, archive: Archive
+    ) -> Node | None:
+        """The folder a member goes in, made with its parents; None (and a problem noted) when
+        a member is in the way."""
+        folder = top
+        for depth, part in enumerate(parts[:-1]):
+            assert folder._children is not None
+            child = folder._children.get(part)
+            if child is None:
+                child = Node(is_dir=True, mtime=top.mtime)
+                folder._children[part] = child
+                folders["/".join(parts[: depth + 1])] = child
+            elif not child.is_dir:
+                self.problems.append(
+                    f"{archive.filename}: not shown: member {entry.name!r} is under "
+                    f"{'/'.join(parts[: depth + 1])!r}, which is a member"
+                )
+                return None
+            folder = child
+        return folder
+
+    def _classify(self, members: list[Node]) -> None:
+        """Turn the members that are packs into folders (one pass over the pack's data)."""
+        archive = members[0].archive
+        assert archive is not None
+        formats = nested_formats(archive, [node.entry for node in members if node.entry is not None])
+        for node in members:
+            assert node.entry is not None
+            format_name = formats.get(node.entry.index)
+            if format_name is not None:
+                node._contents = (archive, node.entry, format_name)
+                node._children = None
+                node.is_dir = True
