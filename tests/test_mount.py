@@ -188,12 +188,13 @@ def test_several_packs_in_the_background_without_nesting(
 
 
 @needs_fuse
-def test_sigterm_unmounts(packs: dict[str, Path], mountpoint: Path) -> None:
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_signals_unmount(packs: dict[str, Path], mountpoint: Path, signal_number: int) -> None:
     process = subprocess.Popen(gamepak_command("mount", str(packs["jpk"]), str(mountpoint)), stderr=subprocess.PIPE)
     try:
         wait_for_mount(mountpoint, process)
         assert (mountpoint / "cars" / "xs" / "body.joe").read_bytes() == b"JOE" * 1000
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signal_number)
         assert process.wait(timeout=20) == 0
         assert not os.path.ismount(mountpoint)
     finally:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
+import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -43,11 +45,15 @@ def load_fuse() -> ModuleType:
         raise FuseUnavailableError("the Python package mfusepy is missing: pip install mfusepy") from exc
     except OSError as exc:  # mfusepy loads libfuse when imported
         raise FuseUnavailableError(f"libfuse 3 is not installed: {INSTALL_HINT}") from exc
-    if not os.path.exists("/dev/fuse"):
-        raise FuseUnavailableError(
-            "/dev/fuse is missing: load the fuse kernel module (modprobe fuse), or in a container "
-            "pass the device (--device /dev/fuse)"
-        )
+    if sys.platform.startswith("linux"):
+        if not os.path.exists("/dev/fuse"):
+            raise FuseUnavailableError(
+                "/dev/fuse is missing: load the fuse kernel module (modprobe fuse), or in a container "
+                "pass the device (--device /dev/fuse)"
+            )
+        if os.geteuid() != 0 and shutil.which("fusermount3") is None and shutil.which("fusermount") is None:
+            # Only root mounts without the setuid helper.
+            raise FuseUnavailableError(f"fusermount3 is missing: {INSTALL_HINT}")
     return mfusepy
 
 
@@ -178,7 +184,6 @@ def mount(tree: PackTree, mountpoint: str, *, foreground: bool = True, debug: bo
 
 def unmount(mountpoint: str) -> None:
     """Unmount a FUSE mount (fusermount3 -u, else fusermount -u, else umount)."""
-    import shutil
     import subprocess
 
     if not os.path.ismount(mountpoint):
