@@ -230,9 +230,9 @@ class PackTree:
                 self.problems.append(f"{archive.filename}: not shown: member {entry.name!r} has the name of a folder")
                 continue
             mtime = archive.member_mtime(entry)
-            node = Node(
-                is_dir=False, mtime=pack_mtime if mtime is None else mtime, archive=archive, entry=entry, size=entry.size
-            )
+            if mtime is None:
+                mtime = pack_mtime
+            node = Node(is_dir=False, mtime=mtime, archive=archive, entry=entry, size=entry.size)
             folder._children[name] = node
             if self.nested:
                 if folder._unclassified is None:
