@@ -182,6 +182,12 @@ def test_nested_packs_are_folders(nested_pack: Path) -> None:
         assert stream.read() == payload(0, 5000)[4000:]
     with pytest.raises(IsADirectoryError):
         fs.open("maps.pak")
+    deeper = nested_pack.parent / "deeper.pak"
+    with gamepak.create(deeper) as writer:
+        writer.add("levels/outer.vpp_pc", nested_pack)
+    deep = GamepakFileSystem(fo=str(deeper))
+    assert deep.cat("levels/outer.vpp_pc/maps.pak/textures/sky/sky1.wal") == payload(2, 1)
+    assert deep.cat("levels/outer.vpp_pc/inner.str2_pc/readme.txt") == payload(3, 0)
     flat = fsspec.filesystem("gamepak", fo=str(nested_pack), nested=False)
     assert flat.info("maps.pak")["type"] == "file"
     assert flat.cat("maps.pak") == (nested_pack.parent / "maps.pak").read_bytes()
@@ -378,6 +384,8 @@ def test_local_url_forms(tmp_path: Path) -> None:
     with open(path, "rb") as handle:
         fs = fsspec.filesystem("gamepak", fo=handle)
         assert fs.cat("m.txt") == b"local"
+    opened = fsspec.open(f"file://{path}")  # an fsspec OpenFile, as the zip filesystem takes
+    assert GamepakFileSystem(fo=opened).cat("m.txt") == b"local"
     assert os.path.exists(path)
 
 

@@ -86,6 +86,16 @@ class GamepakFileSystem(AbstractArchiveFileSystem):
                 except BaseException:
                     self._owned.close()
                     raise
+        elif hasattr(fo, "fs") and hasattr(fo, "path") and not hasattr(fo, "seek"):
+            # An fsspec OpenFile (not yet opened), as fsspec's zip filesystem takes too.
+            mtime = _remote_mtime(fo)
+            self._target = fo
+            self._owned = fo.open()
+            try:
+                self.archive = open_archive(self._owned, format, name=str(fo.path))
+            except BaseException:
+                self._owned.close()
+                raise
         else:
             self.archive = open_archive(fo, format)
         self.tree = PackTree([("", self.archive, mtime)], nested=nested)
