@@ -22,6 +22,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from fsspec.archive import AbstractArchiveFileSystem
+from fsspec.core import OpenFile
 
 from .. import open as open_archive
 from .tree import Node, PackTree
@@ -52,7 +53,7 @@ class GamepakFileSystem(AbstractArchiveFileSystem):
 
     def __init__(
         self,
-        fo: str | os.PathLike[str] | BinaryIO = "",
+        fo: str | os.PathLike[str] | BinaryIO | OpenFile = "",
         mode: str = "r",
         target_protocol: str | None = None,
         target_options: dict[str, Any] | None = None,
@@ -86,7 +87,7 @@ class GamepakFileSystem(AbstractArchiveFileSystem):
                 except BaseException:
                     self._owned.close()
                     raise
-        elif hasattr(fo, "fs") and hasattr(fo, "path") and not hasattr(fo, "seek"):
+        elif isinstance(fo, OpenFile):
             # An fsspec OpenFile (not yet opened), as fsspec's zip filesystem takes too.
             mtime = _remote_mtime(fo)
             self._target = fo
