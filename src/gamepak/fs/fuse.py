@@ -101,6 +101,8 @@ class PackOperations:
             # libfuse refuses to start unless this matches the max_read mount option.
             connection.max_read = MAX_READ
             connection.max_readahead = MAX_READ
+            # The kernel's largest request (max_pages) follows max_write, even for reads.
+            connection.max_write = MAX_READ
 
     def getattr(self, path: str, fh: int | None = None) -> dict[str, Any]:
         return self._attributes(self._node(path))
