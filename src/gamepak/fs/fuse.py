@@ -43,8 +43,8 @@ def load_fuse() -> ModuleType:
         import mfusepy
     except ImportError as exc:
         raise FuseUnavailableError("the Python package mfusepy is missing: pip install mfusepy") from exc
-    except OSError as exc:  # mfusepy loads libfuse when imported
-        raise FuseUnavailableError(f"libfuse 3 is not installed: {INSTALL_HINT}") from exc
+    except (OSError, AttributeError, RuntimeError) as exc:  # mfusepy loads libfuse when imported
+        raise FuseUnavailableError(f"libfuse 3 is not installed or too old: {INSTALL_HINT}") from exc
     if sys.platform.startswith("linux"):
         if not os.path.exists("/dev/fuse"):
             raise FuseUnavailableError(
