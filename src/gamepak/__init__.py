@@ -32,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
-    from .edit import Editor
+    from .editor import Editor
     from .source import PathOrFile
 
 __version__ = "0.1.0"
@@ -167,7 +167,7 @@ def open(file: PathOrFile, format: str | None = None, *, name: str | None = None
     else:
         detection = choose_format(file, name=name)
         spec = get_format(detection.format)
-    if spec.kind != "archive":
+    if spec.kind == "model":
         raise UnsupportedFeatureError(
             f"{name or _file_label(file)}: a {spec.description} is a model, not an archive "
             f"(use 'gamepak model' or gamepak.models)"
@@ -205,7 +205,7 @@ def edit(path: str | os.PathLike[str], format: str | None = None, *, compact: bo
     formats are rebuilt into a temporary file that replaces the pack. `compact=True` always
     rebuilds, reclaiming space earlier in-place edits left.
     """
-    from .edit import Editor
+    from .editor import Editor
 
     return Editor(path, format, compact=compact)
 

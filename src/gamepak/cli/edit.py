@@ -6,7 +6,7 @@ import os
 
 import click
 
-from ..edit import Editor, folder_changes
+from ..editor import Editor, folder_changes
 from ..errors import GamepakError
 from .app import FORMAT_NAMES, Settings, _folder_members
 

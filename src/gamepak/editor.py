@@ -19,8 +19,6 @@ in a scratch folder, then the outer pack is edited to hold it.
 from __future__ import annotations
 
 import os
-import sys
-import types
 
 from .archive import Archive, ArchiveWriter, PendingMember
 from .errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
@@ -463,7 +461,7 @@ class Editor:
 
 def edit(path: str | os.PathLike[str], format: str | None = None, *, compact: bool = False) -> Editor:
     """An editor for the archive at `path` (a context manager: changes are written when the
-    `with` block ends without an exception). See `gamepak.edit` module docs."""
+    `with` block ends without an exception). See this module's docstring."""
     return Editor(path, format, compact=compact)
 
 
@@ -539,15 +537,3 @@ def _same_chunks(chunks: Iterable[bytes], path: str) -> bool:
         if same and handle.read(1):
             same = False
     return same
-
-
-class _CallableModule(types.ModuleType):
-    """`gamepak.edit` is this module's `edit` function, and importing the module binds the
-    module to the same attribute; a callable module keeps `gamepak.edit(path)` working
-    whichever comes first."""
-
-    def __call__(self, path: str | os.PathLike[str], format: str | None = None, *, compact: bool = False) -> Editor:
-        return edit(path, format, compact=compact)
-
-
-sys.modules[__name__].__class__ = _CallableModule
