@@ -144,20 +144,37 @@ def bench_rfg_seeks(work: Path) -> None:
                 pass
         return time.perf_counter() - start
 
-    def random_reads(_: int) -> float:
-        fs = fsspec.filesystem("gamepak", fo=str(path))
+    def random_reads_on(fs: object) -> float:
         start = time.perf_counter()
-        with fs.open("big.bin") as stream:
+        with fs.open("big.bin") as stream:  # type: ignore[attr-defined]
             for offset in offsets:
                 stream.seek(offset)
                 assert len(stream.read(READ_SIZE)) == READ_SIZE
         return time.perf_counter() - start
 
-    medians = alternate(3, {"read once": whole, "100 random 1 MiB": random_reads})
+    def random_reads(_: int) -> float:
+        # A fresh open: checkpoints are made on the way to the farthest offset.
+        return random_reads_on(fsspec.filesystem("gamepak", fo=str(path)))
+
+    def random_reads_warm(_: int) -> float:
+        # The pack stays open (as in a mount or a long-lived filesystem): a first pass made the
+        # checkpoints; only the second pass is timed.
+        fs = fsspec.filesystem("gamepak", fo=str(path))
+        random_reads_on(fs)
+        return random_reads_on(fs)
+
+    medians = alternate(
+        3, {"read once": whole, "100 random 1 MiB": random_reads, "same, checkpoints made": random_reads_warm}
+    )
     for name, seconds in medians.items():
-        print(f"{name:18} {seconds * 1000:8.1f} ms")
-    ratio = medians["100 random 1 MiB"] / medians["read once"]
-    print(f"ratio 100 random 1 MiB reads / one full read of 200 MiB (compressed RFG): {ratio:.2f}x (target <= 0.2x)")
+        print(f"{name:24} {seconds * 1000:8.1f} ms")
+    for name in ("100 random 1 MiB", "same, checkpoints made"):
+        ratio = medians[name] / medians["read once"]
+        print(f"ratio {name} / one full read of the 200 MiB compressed RFG member: {ratio:.2f}x (target <= 0.2x)")
+    print(
+        f"(the {READS} reads return {READS * READ_SIZE >> 20} MiB, which must be inflated: at the full read's speed "
+        f"that alone is {READS * READ_SIZE / BIG_MEMBER:.2f}x)"
+    )
 
 
 def main() -> None:
