@@ -6,7 +6,8 @@ A member counts as a nested archive when a format with a signature recognises it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from .archive import Archive, Entry
@@ -31,13 +32,21 @@ def nested_format(archive: Archive, entry: Entry) -> str | None:
 
 def signature_format(stream: BinaryIO, name: str) -> str | None:
     """The name of the signature archive format a seekable stream holds, or None."""
-    from .source import Source
+    return _sniff(Source.open(stream, name))
 
-    source = Source.open(stream, name)
-    for spec in FORMATS:
-        if spec.has_magic and spec.kind == "archive" and spec.sniffer()(source) >= 0.9:
-            return spec.name
+
+def _sniff(source: Source) -> str | None:
+    """The signature archive format whose sniffer is sure of `source`, or None."""
+    for name, sniffer in _signature_sniffers():
+        if sniffer(source) >= 0.9:
+            return name
     return None
+
+
+@functools.cache
+def _signature_sniffers() -> tuple[tuple[str, Callable[[Source], float]], ...]:
+    # Looked up once: `nested_formats` sniffs every member of a pack.
+    return tuple((spec.name, spec.sniffer()) for spec in FORMATS if spec.has_magic and spec.kind == "archive")
 
 
 class _HeadSource(Source):
@@ -66,21 +75,16 @@ def nested_formats(archive: Archive, entries: list[Entry] | None = None) -> dict
     """`nested_format` for many members at once (all by default), keyed by entry index: each
     member's head is read once, in archive order (one pass over a shared compressed stream),
     and the signature formats' sniffers run on it. Members that are no archive are left out."""
-    sniffers = [spec.sniffer() for spec in FORMATS if spec.has_magic and spec.kind == "archive"]
     found: dict[int, str] = {}
-    names = [spec.name for spec in FORMATS if spec.has_magic and spec.kind == "archive"]
     wanted = archive.infolist() if entries is None else entries
     try:
         # Chunks of the head's size: a raw member costs one small read, and a compressed
         # stream is decoded once, in order.
         for entry, chunks in archive.iter_data([entry for entry in wanted if entry.size >= 4], _HEAD_SIZE):
             try:
-                head = next(chunks, b"")[:_HEAD_SIZE]
-                source = _HeadSource(archive, entry, head)
-                for name, sniff in zip(names, sniffers):
-                    if sniff(source) >= 0.9:
-                        found[entry.index] = name
-                        break
+                format_name = _sniff(_HeadSource(archive, entry, next(chunks, b"")[:_HEAD_SIZE]))
+                if format_name is not None:
+                    found[entry.index] = format_name
             except GamepakError:
                 continue  # an unreadable member is shown as a file; reading it says why
     except GamepakError:
