@@ -189,6 +189,11 @@ class Archive:
         that says what the content is)."""
         return entry.name
 
+    def member_mtime(self, entry: Entry) -> float | None:
+        """When a member was last modified (seconds since the epoch), for formats that store it;
+        None (the default) when the format keeps no times."""
+        return None
+
     def header_fields(self) -> dict[str, Any]:
         """Format-specific header fields for `gamepak info`."""
         return {}

@@ -31,6 +31,8 @@ LAZY_GROUPS = {
     "mv": ("gamepak.cli.edit", "mv_command", "Rename a member of a pack."),
     "update": ("gamepak.cli.edit", "update_command", "Sync an extracted folder back into its pack."),
     "compact": ("gamepak.cli.edit", "compact_command", "Rebuild a pack without the space edits left."),
+    "mount": ("gamepak.cli.mount", "mount_command", "Mount packs read-only as folders (FUSE)."),
+    "unmount": ("gamepak.cli.mount", "unmount_command", "Unmount a folder mounted with 'gamepak mount'."),
 }
 # Above this many members or bytes an extraction shows a progress bar (on a terminal).
 PROGRESS_MEMBERS = 500
