@@ -597,7 +597,8 @@ def run(arguments: list[str]) -> int:
     """Run the command line; GamepakError -> one line and exit 1, usage -> exit 2."""
     warnings.showwarning = _show_warning
     try:
-        cli.main(args=arguments, prog_name="gamepak", standalone_mode=False)
+        # Without standalone mode, click returns the code a command passed to `ctx.exit(code)`.
+        returned = cli.main(args=arguments, prog_name="gamepak", standalone_mode=False)
     except click.exceptions.Abort:
         note("aborted")
         return 1
@@ -630,4 +631,4 @@ def run(arguments: list[str]) -> int:
             raise
         note(f"internal error: {type(exc).__name__}: {exc} (set GAMEPAK_DEBUG=1 for a traceback)")
         return 1
-    return 0
+    return returned if isinstance(returned, int) else 0
