@@ -24,6 +24,8 @@ FORMAT_NAMES = [spec.name for spec in FORMATS]
 LAZY_GROUPS = {
     "text": ("gamepak.cli.text", "text", "Export and import the strings of J2ME text packs."),
     "model": ("gamepak.cli.model", "model", "Inspect, convert and preview JOE models."),
+    "catalog": ("gamepak.cli.catalog", "catalog_command", "Catalog collections of archives into Parquet (Dask)."),
+    "catalog-diff": ("gamepak.cli.catalog", "catalog_diff_command", "Compare two catalogs."),
 }
 # Above this many members or bytes an extraction shows a progress bar (on a terminal).
 PROGRESS_MEMBERS = 500
