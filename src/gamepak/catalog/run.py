@@ -73,11 +73,12 @@ def _sinks(out: str, part_id: str) -> dict[str, TableSink]:
     return {table: TableSink(out, table, part_id) for table in TABLES}
 
 
-def _commit(sinks: dict[str, TableSink], write_archives: bool = True) -> None:
+def _commit(sinks: dict[str, TableSink], record: bool = True) -> None:
+    """Publish a unit's parts; with `record`, its archives part (the commit record) last and
+    always, else (a member range: nested packs' rows only) like the others."""
     sinks["members"].commit()
     sinks["errors"].commit()
-    if write_archives:
-        sinks["archives"].commit(always=True)  # last: the unit's commit record
+    sinks["archives"].commit(always=record)
 
 
 def _discard(sinks: dict[str, TableSink]) -> None:
@@ -142,7 +143,7 @@ def run_range(
         else:
             with handle, archive:
                 scanner.catalog_members(archive, archive.infolist()[start:stop], ref.relative, 0, sha)
-        _commit(sinks, write_archives=False)
+        _commit(sinks, record=False)
     except BaseException:
         _discard(sinks)
         raise
@@ -382,8 +383,8 @@ def _resume_state(out: str) -> dict[str, tuple[int, int | None, str]]:
     file whose unit did commit."""
     import pyarrow.parquet as pq
 
-    committed = _part_ids(out, "archives")
-    for table in ("members", "errors"):
+    committed = {part_id: path for part_id, path in _part_ids(out, "archives").items() if not _RANGE_SUFFIX.search(part_id)}
+    for table in TABLES:
         for part_id, path in _part_ids(out, table).items():
             if _RANGE_SUFFIX.sub("", part_id) not in committed and part_id != "walk":
                 os.unlink(path)
