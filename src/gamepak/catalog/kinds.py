@@ -70,32 +70,56 @@ EXTENSIONS: dict[str, str] = {
 }
 
 
+# Whitespace a text file may hold; every other character must be printable.
+_WHITESPACE = str.maketrans("", "", "\t\r\n\f")
+# Bytes of the head looked at to tell text from binary.
+TEXT_PROBE = 1024
+
+
 def _looks_like_text(head: bytes) -> bool:
-    if not head:
-        return False
+    probe = head[:TEXT_PROBE]
     try:
-        text = head.decode("utf-8")
+        text = probe.decode("utf-8")
     except UnicodeDecodeError as exc:
         # A multi-byte character cut at the end of the probe is still text.
-        if exc.start < len(head) - 3:
+        if exc.start < len(probe) - 3:
             return False
-        text = head[: exc.start].decode("utf-8")
-    return all(ch.isprintable() or ch in "\t\r\n\f" for ch in text)
+        text = probe[: exc.start].decode("utf-8")
+    return text.translate(_WHITESPACE).isprintable()
 
 
-def member_type(name: str, head: bytes) -> str:
-    """A short "family/kind" label for a member from its name and its first bytes."""
-    for signature, kind in SIGNATURES:
+# Signatures grouped by their first byte: one dict lookup instead of a scan per member.
+_BY_FIRST_BYTE: dict[int, list[tuple[bytes, str]]] = {}
+for _signature, _kind in SIGNATURES:
+    _BY_FIRST_BYTE.setdefault(_signature[0], []).append((_signature, _kind))
+
+
+def _by_magic(head: bytes) -> str | None:
+    if not head:
+        return None
+    for signature, kind in _BY_FIRST_BYTE.get(head[0], ()):
         if head.startswith(signature):
             return kind
     if head.startswith(b"RIFF") and head[8:12] == b"WAVE":
         return "audio/wav"
     if head[:4] == b"\x1d\x00\x00\x00":
         return "map/quake-bsp"
+    return None
+
+
+def member_type(name: str, head: bytes) -> str:
+    """A short "family/kind" label for a member from its name and its first bytes."""
     dot = name.rfind(".")
     extension = name[dot:].lower() if dot > name.rfind("/") else ""
-    if extension in EXTENSIONS:
-        return EXTENSIONS[extension]
+    named = EXTENSIONS.get(extension)
+    magic = _by_magic(head)
+    if magic is not None:
+        # Same family: the name is more precise (VDrift's .joe models carry MD2's IDP2 magic).
+        if named is not None and named.split("/")[0] == magic.split("/")[0]:
+            return named
+        return magic
+    if named is not None:
+        return named
     if not head:
         return "empty"
     if _looks_like_text(head):

@@ -386,7 +386,7 @@ def _resume_state(out: str) -> dict[str, tuple[int, int | None, str]]:
     committed = {part_id: path for part_id, path in _part_ids(out, "archives").items() if not _RANGE_SUFFIX.search(part_id)}
     for table in TABLES:
         for part_id, path in _part_ids(out, table).items():
-            if _RANGE_SUFFIX.sub("", part_id) not in committed and part_id != "walk":
+            if _RANGE_SUFFIX.sub("", part_id) not in committed and part_id not in ("walk", "empty"):
                 os.unlink(path)
     done: dict[str, tuple[int, int | None, str]] = {}
     for part_id, path in committed.items():
@@ -437,6 +437,19 @@ def _write_walk_errors(out: str, problems: list[tuple[str, str]]) -> None:
     sink.commit()
 
 
+def _fill_empty_tables(out: str) -> None:
+    """An empty part in a table that has none, so that readers globbing `*.parquet` find the
+    table (and its schema) in a catalog without errors."""
+    for table in TABLES:
+        if not _part_ids(out, table):
+            TableSink(out, table, "empty").commit(always=True)
+        elif len(_part_ids(out, table)) > 1:
+            try:
+                os.unlink(part_path(out, table, "empty"))
+            except FileNotFoundError:
+                pass
+
+
 # -- the whole run ----------------------------------------------------------------------------------
 def build_catalog(
     paths: list[str],
@@ -485,5 +498,6 @@ def build_catalog(
     summary.units = len(units)
     for result in _compute(_graph(units, out, options), scheduler, workers, progress):
         summary.add(result)
+    _fill_empty_tables(out)
     summary.extra = {"options": asdict(options), "scheduler": scheduler, "workers": workers}
     return summary

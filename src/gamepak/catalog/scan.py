@@ -460,7 +460,7 @@ class ArchiveScanner:
                         return
                     break  # the data iterator is finished after an error: start a new one
                 nested = nested_signature(head, entry.size, f"{archive.filename}/{entry.name}")
-                kind = f"archive/{nested}" if nested else member_type(archive.extraction_name(entry), head)
+                kind = f"archive/{nested}" if nested else member_type(entry.name, head)
                 self._member_row(archive, entry, nested_path, depth, archive_sha, digest, kind)
                 position += 1
                 if nested is not None and self.options.nested:
@@ -537,18 +537,22 @@ class ArchiveScanner:
             self.catalog_archive(inner, inner_path, depth + 1, sha, detection, "signature", size=entry.size)
 
 
+_archive_sniffers: list[tuple[str, Callable[[Source], float]]] = []
+
+
 def nested_signature(head: bytes, size: int, label: str) -> str | None:
     """The signature format whose sniffer accepts a member from its first bytes and size."""
     if size < 4 or not head:
         return None
+    if not _archive_sniffers:
+        _archive_sniffers.extend((s.name, s.sniffer()) for s in FORMATS if s.has_magic and s.kind == "archive")
     probe = Source(name=label, size=size, fileobj=io.BytesIO(head))
-    for spec in FORMATS:
-        if spec.has_magic and spec.kind == "archive":
-            try:
-                if spec.sniffer()(probe) >= 0.9:
-                    return spec.name
-            except GamepakError:
-                continue
+    for name, sniff in _archive_sniffers:
+        try:
+            if sniff(probe) >= 0.9:
+                return name
+        except GamepakError:
+            continue
     return None
 
 

@@ -1,0 +1,214 @@
+"""`gamepak catalog` on a generated collection, on /dev/shm, ratios measured in one run.
+
+The collection (scale 1): 2,000 archives of all five formats (PAK, JoePack, RFG packfiles in
+three data modes with nested .str2_pc packs, J2ME packs, JOE models), about 100,000 members and
+1 GiB. `--scale 0.1` builds a tenth of it for a quick run.
+
+- `processes` with 2 workers vs `synchronous` (target >= 1.6x faster);
+- a `dask.distributed.LocalCluster` of 2 worker processes vs `processes` (target within 1.2x);
+- hashing throughput of the catalog (sha256, one process, no nested packs, no verify) vs
+  `sha256sum` over the same members extracted (target >= 0.8x);
+- peak RSS of every worker process (target < 200 MiB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from _common import GAMEPAK, compile_bytecode, scratch
+
+import gamepak
+
+TEXT = b"".join(b"<entry id='%d'>value %d of the table</entry>\n" % (i, i * 7) for i in range(4000))
+
+
+def _member_data(rng: random.Random, pool: bytes, size: int) -> bytes:
+    if rng.random() < 0.5:
+        start = rng.randrange(0, len(TEXT) - min(size, len(TEXT) - 1))
+        data = TEXT[start : start + size]
+        return data * (size // max(1, len(data))) + data[: size % max(1, len(data))]
+    start = rng.randrange(0, len(pool) - size)
+    return pool[start : start + size]
+
+
+def _sizes(rng: random.Random, count: int, mean: int) -> list[int]:
+    return [max(16, min(int(rng.expovariate(1 / mean)), 200_000)) for _ in range(count)]
+
+
+def _pack(path: Path, format_name: str, members: list[tuple[str, bytes]], **options: object) -> None:
+    with gamepak.create(path, format_name, overwrite=True, **options) as writer:
+        for name, data in members:
+            writer.add(name, data)
+
+
+def _pack_bytes(folder: Path, format_name: str, members: list[tuple[str, bytes]], **options: object) -> bytes:
+    path = folder / f".tmp.{format_name}"
+    _pack(path, format_name, members, **options)
+    data = path.read_bytes()
+    path.unlink()
+    return data
+
+
+def build_collection(root: Path, scale: float, seed: int = 1) -> tuple[int, int]:
+    """Write the collection; returns (archives, members) with nested members counted."""
+    import numpy as np
+
+    from gamepak.models import Mesh, dumps
+
+    rng = random.Random(seed)
+    pool = random.Random(seed).randbytes(8 << 20)
+    archive_count = max(20, int(2000 * scale))
+    members_total = 0
+    mesh = Mesh.from_vertices(
+        np.random.default_rng(seed).random((300, 3), dtype=np.float32), np.arange(300).reshape(100, 3) % 300
+    )
+    joe_data = dumps(mesh, "joe")
+    for index in range(archive_count):
+        folder = root / f"game{index % 7}" / f"dir{index % 13}"
+        folder.mkdir(parents=True, exist_ok=True)
+        kind = index % 10
+        count = max(2, int(rng.gauss(50, 15)))
+        sizes = _sizes(rng, count, 10_500)
+        members = [(f"data/file{i:04d}.{rng.choice(['txt', 'bin', 'xtbl', 'png'])}", _member_data(rng, pool, s)) for i, s in enumerate(sizes)]
+        if kind in (0, 1, 2):
+            _pack(folder / f"pak{index}.pak", "pak", members)
+        elif kind in (3, 4):
+            _pack(folder / f"jpk{index}.jpk", "jpk", members)
+        elif kind in (5, 6, 7):
+            flags = {5: 0, 6: 1, 7: 3}[kind]
+            inner_members = members[:10]
+            inner = _pack_bytes(folder, "vpp", [(f"in{i}.xtbl", d) for i, (_, d) in enumerate(inner_members)], flags=3, level=1)
+            members = [*members[10:], (f"nested{index}.str2_pc", inner)]
+            members_total += len(inner_members)
+            _pack(folder / f"rfg{index}.vpp_pc", "vpp", [(n.replace("/", "_"), d) for n, d in members], flags=flags, level=1)
+        elif kind == 8:
+            if index % 20 == 8:
+                (folder / f"model{index}.joe").write_bytes(joe_data)
+                continue
+            _pack(folder / f"res{index}", "j2me-table", [(str(i), d) for i, (_, d) in enumerate(members[:200])])
+            members = members[:200]
+        else:
+            layout = "j2me-offsets" if index % 20 == 9 else "j2me-sized"
+            _pack(folder / f"res{index}", layout, [(str(i), d[:60_000]) for i, (_, d) in enumerate(members)])
+        members_total += len(members)
+    return archive_count, members_total
+
+
+def _children_rss(pid: int, peaks: dict[int, int], stop: threading.Event) -> None:
+    import psutil
+
+    try:
+        parent = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return
+    while not stop.is_set():
+        try:
+            children = parent.children(recursive=True)
+        except psutil.NoSuchProcess:
+            return
+        for child in children:
+            try:
+                peaks[child.pid] = max(peaks.get(child.pid, 0), child.memory_info().rss)
+            except psutil.NoSuchProcess:
+                continue
+        time.sleep(0.05)
+
+
+def timed_catalog(collection: Path, out: Path, *options: str, watch: int | None = None) -> tuple[float, dict[int, int]]:
+    """Wall time of one `gamepak catalog` run and the peak RSS of each worker process seen."""
+    shutil.rmtree(out, ignore_errors=True)
+    peaks: dict[int, int] = {}
+    stop = threading.Event()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    process = subprocess.Popen([GAMEPAK, "catalog", str(collection), "-o", str(out), *options], stderr=subprocess.PIPE)
+    watcher = threading.Thread(target=_children_rss, args=(watch or process.pid, peaks, stop), daemon=True)
+    watcher.start()
+    _, err = process.communicate()
+    elapsed = time.perf_counter() - start
+    stop.set()
+    watcher.join()
+    if process.returncode:
+        sys.exit(f"catalog failed: {err.decode()}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    print(f"   {' '.join(options)}: {elapsed:.2f} s wall, {cpu:.2f} s CPU  {err.decode().strip()}")
+    return elapsed, peaks
+
+
+def extract_top_level(collection: Path, target: Path) -> int:
+    """Extract every archive's own members (what sha256sum hashes); returns their bytes."""
+    total = 0
+    for index, path in enumerate(sorted(p for p in collection.rglob("*") if p.is_file())):
+        if path.suffix == ".joe":
+            continue
+        with gamepak.open(path) as archive:
+            archive.extractall(target / str(index))
+            total += sum(entry.size for entry in archive.infolist())
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of the 2,000-archive collection")
+    arguments = parser.parse_args()
+    compile_bytecode()
+    base = scratch("catalog")
+    collection = base / "collection"
+    started = time.perf_counter()
+    archives, members = build_collection(collection, arguments.scale)
+    size = sum(p.stat().st_size for p in collection.rglob("*") if p.is_file())
+    print(f"collection: {archives} archives, {members} members, {size / 2**20:.0f} MiB (built in {time.perf_counter() - started:.0f} s)")
+
+    out = base / "out"
+    # Warm the page cache and the interpreter's imports once.
+    timed_catalog(collection, out, "--scheduler", "synchronous", "--hash", "none", "--no-verify")
+    synchronous, _ = timed_catalog(collection, out, "--scheduler", "synchronous")
+    processes, process_peaks = timed_catalog(collection, out, "--scheduler", "processes", "--workers", "2")
+
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        cluster_time, cluster_peaks = timed_catalog(collection, out, "--scheduler", cluster.scheduler_address, watch=os.getpid())
+    from gamepak.catalog.schema import read_table
+
+    rows = read_table(str(out), "members", ["size"]).num_rows
+
+    hashed, _ = timed_catalog(collection, out, "--scheduler", "synchronous", "--no-nested", "--no-verify")
+    extracted = base / "extracted"
+    member_bytes = extract_top_level(collection, extracted)
+    file_list = base / "files.txt"
+    file_list.write_bytes(b"\0".join(os.fsencode(p) for p in sorted(extracted.rglob("*")) if p.is_file()))
+    start = time.perf_counter()
+    with open(file_list, "rb") as names:
+        subprocess.run(["xargs", "-0", "sha256sum"], stdin=names, stdout=subprocess.DEVNULL, check=True)
+    sha256sum = time.perf_counter() - start
+
+    mib = 2**20
+    worst_process = max(process_peaks.values(), default=0) / mib
+    worst_cluster = max(cluster_peaks.values(), default=0) / mib
+    print(f"members cataloged (nested included): {rows}")
+    print(f"processes (2 workers) vs synchronous: {synchronous / processes:.2f}x faster (target >= 1.6x)")
+    print(f"LocalCluster (2 workers) vs processes: {cluster_time / processes:.2f}x the time (target <= 1.2x)")
+    print(
+        f"hashing: catalog {member_bytes / hashed / 1e6:.0f} MB/s, sha256sum {member_bytes / sha256sum / 1e6:.0f} MB/s "
+        f"over {member_bytes / mib:.0f} MiB extracted: {sha256sum / hashed:.2f}x (target >= 0.8x)"
+    )
+    print(
+        f"peak RSS per worker: processes {worst_process:.0f} MiB, LocalCluster {worst_cluster:.0f} MiB "
+        f"(the cluster's nanny and scheduler included; target < 200 MiB)"
+    )
+    shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
