@@ -24,9 +24,9 @@ import threading
 import time
 from pathlib import Path
 
-from _common import GAMEPAK, compile_bytecode, scratch
-
 import gamepak
+
+from _common import GAMEPAK, compile_bytecode, scratch
 
 TEXT = b"".join(b"<entry id='%d'>value %d of the table</entry>\n" % (i, i * 7) for i in range(4000))
 
@@ -78,7 +78,10 @@ def build_collection(root: Path, scale: float, seed: int = 1) -> tuple[int, int]
         kind = index % 10
         count = max(2, int(rng.gauss(50, 15)))
         sizes = _sizes(rng, count, 10_500)
-        members = [(f"data/file{i:04d}.{rng.choice(['txt', 'bin', 'xtbl', 'png'])}", _member_data(rng, pool, s)) for i, s in enumerate(sizes)]
+        members = [
+            (f"data/file{i:04d}.{rng.choice(['txt', 'bin', 'xtbl', 'png'])}", _member_data(rng, pool, s))
+            for i, s in enumerate(sizes)
+        ]
         if kind in (0, 1, 2):
             _pack(folder / f"pak{index}.pak", "pak", members)
         elif kind in (3, 4):
@@ -86,10 +89,18 @@ def build_collection(root: Path, scale: float, seed: int = 1) -> tuple[int, int]
         elif kind in (5, 6, 7):
             flags = {5: 0, 6: 1, 7: 3}[kind]
             inner_members = members[:10]
-            inner = _pack_bytes(folder, "vpp", [(f"in{i}.xtbl", d) for i, (_, d) in enumerate(inner_members)], flags=3, level=1)
+            inner = _pack_bytes(
+                folder, "vpp", [(f"in{i}.xtbl", d) for i, (_, d) in enumerate(inner_members)], flags=3, level=1
+            )
             members = [*members[10:], (f"nested{index}.str2_pc", inner)]
             members_total += len(inner_members)
-            _pack(folder / f"rfg{index}.vpp_pc", "vpp", [(n.replace("/", "_"), d) for n, d in members], flags=flags, level=1)
+            _pack(
+                folder / f"rfg{index}.vpp_pc",
+                "vpp",
+                [(n.replace("/", "_"), d) for n, d in members],
+                flags=flags,
+                level=1,
+            )
         elif kind == 8:
             if index % 20 == 8:
                 (folder / f"model{index}.joe").write_bytes(joe_data)
@@ -167,7 +178,10 @@ def main() -> None:
     started = time.perf_counter()
     archives, members = build_collection(collection, arguments.scale)
     size = sum(p.stat().st_size for p in collection.rglob("*") if p.is_file())
-    print(f"collection: {archives} archives, {members} members, {size / 2**20:.0f} MiB (built in {time.perf_counter() - started:.0f} s)")
+    print(
+        f"collection: {archives} archives, {members} members, {size / 2**20:.0f} MiB "
+        f"(built in {time.perf_counter() - started:.0f} s)"
+    )
 
     out = base / "out"
     # Warm the page cache and the interpreter's imports once.
@@ -178,7 +192,9 @@ def main() -> None:
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        cluster_time, cluster_peaks = timed_catalog(collection, out, "--scheduler", cluster.scheduler_address, watch=os.getpid())
+        cluster_time, cluster_peaks = timed_catalog(
+            collection, out, "--scheduler", cluster.scheduler_address, watch=os.getpid()
+        )
     from gamepak.catalog.schema import read_table
 
     rows = read_table(str(out), "members", ["size"]).num_rows

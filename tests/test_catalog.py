@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 import gamepak
-from conftest import SAMPLES, in_process_cli, run_cli
 from gamepak.nested import resolve
+
+from conftest import SAMPLES, in_process_cli, run_cli
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -47,15 +48,25 @@ def build_collection(root: Path) -> Path:
 
     (root / "rfg").mkdir(parents=True)
     (root / "phone").mkdir()
-    _write(root / "id1.pak", "pak", [("maps/e1m1.bsp", b"\x1d\0\0\0" + b"x" * 3000), ("gfx/a.lmp", b"y" * 100), ("readme.txt", b"hello\n")])
+    _write(
+        root / "id1.pak",
+        "pak",
+        [("maps/e1m1.bsp", b"\x1d\0\0\0" + b"x" * 3000), ("gfx/a.lmp", b"y" * 100), ("readme.txt", b"hello\n")],
+    )
     _write(root / "cars.jpk", "jpk", [("body.joe", b"z" * 500), ("list.txt", b"a b c\n")])
     _write(root / "inner.str2_pc", "vpp", INNER_MEMBERS)
     inner = (root / "inner.str2_pc").read_bytes()
     (root / "inner.str2_pc").unlink()
     for flags in (0, 1, 2, 3):
-        members = [("x.txt", b"text %d " % flags * 100), ("inner.str2_pc", inner), ("y.bin", bytes(range(256)) * (20 + flags))]
+        members = [
+            ("x.txt", b"text %d " % flags * 100),
+            ("inner.str2_pc", inner),
+            ("y.bin", bytes(range(256)) * (20 + flags)),
+        ]
         _write(root / "rfg" / f"mode{flags}.vpp_pc", "vpp", members, flags=flags)
-    _write(root / "phone" / "0", "j2me-table", [("0", b"\x89PNG\r\n\x1a\n" + b"p" * 300), ("1", b"some text here " * 10)])
+    _write(
+        root / "phone" / "0", "j2me-table", [("0", b"\x89PNG\r\n\x1a\n" + b"p" * 300), ("1", b"some text here " * 10)]
+    )
     mesh = Mesh.from_vertices(np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32), np.array([[0, 1, 2]]))
     (root / "cone.joe").write_bytes(dumps(mesh, "joe"))
     (root / "broken.pak").write_bytes(b"PACK" + bytes(range(40)))
@@ -67,7 +78,9 @@ def build_collection(root: Path) -> Path:
 
 def snapshot(out: Path) -> dict[str, list[str]]:
     """Every row of every table, sorted (the order of parts and rows is the scheduler's)."""
-    return {table: sorted(repr(sorted(row.items())) for row in read_table(str(out), table).to_pylist()) for table in TABLES}
+    return {
+        table: sorted(repr(sorted(row.items())) for row in read_table(str(out), table).to_pylist()) for table in TABLES
+    }
 
 
 @pytest.fixture(scope="module")
@@ -107,11 +120,15 @@ def test_every_member_is_listed_with_the_hash_of_its_bytes(reference: Path, coll
         assert row["hash"] == hashlib.sha256(data).hexdigest(), row
         assert row["size"] == len(data)
         assert row["hash_algorithm"] == "sha256"
-        assert row["archive_sha256"] == (hashlib.sha256(Path(row["archive_path"]).read_bytes()).hexdigest() if row["depth"] == 0 else None)
+        assert row["archive_sha256"] == (
+            hashlib.sha256(Path(row["archive_path"]).read_bytes()).hexdigest() if row["depth"] == 0 else None
+        )
 
 
 def test_hash_equals_sha256_of_gamepak_cat(reference: Path, collection: Path) -> None:
-    row = next(r for r in members(reference) if r["nested_path"] == "rfg/mode3.vpp_pc/inner.str2_pc" and r["name"] == "b.dat")
+    row = next(
+        r for r in members(reference) if r["nested_path"] == "rfg/mode3.vpp_pc/inner.str2_pc" and r["name"] == "b.dat"
+    )
     result = run_cli("cat", str(collection / "rfg" / "mode3.vpp_pc"), "inner.str2_pc/b.dat")
     assert result.returncode == 0
     assert row["hash"] == hashlib.sha256(result.stdout).hexdigest()
@@ -120,7 +137,13 @@ def test_hash_equals_sha256_of_gamepak_cat(reference: Path, collection: Path) ->
 def test_member_columns(reference: Path) -> None:
     rows = {(r["nested_path"], r["name"]): r for r in members(reference)}
     bsp = rows[("id1.pak", "maps/e1m1.bsp")]
-    assert (bsp["format"], bsp["index"], bsp["offset"], bsp["compression"], bsp["member_type"]) == ("pak", 0, 12, "none", "map/quake-bsp")
+    assert (bsp["format"], bsp["index"], bsp["offset"], bsp["compression"], bsp["member_type"]) == (
+        "pak",
+        0,
+        12,
+        "none",
+        "map/quake-bsp",
+    )
     assert rows[("rfg/mode1.vpp_pc", "y.bin")]["compression"] == "zlib"
     assert rows[("rfg/mode1.vpp_pc", "y.bin")]["stored_size"] < rows[("rfg/mode1.vpp_pc", "y.bin")]["size"]
     assert rows[("rfg/mode3.vpp_pc", "x.txt")]["compression"] == "zlib-stream"
@@ -163,7 +186,9 @@ def test_broken_files_are_error_rows_and_the_rest_is_cataloged(reference: Path) 
 def test_a_member_that_cannot_be_read_is_an_error_row_and_the_pack_goes_on(tmp_path: Path) -> None:
     root = tmp_path / "games"
     root.mkdir()
-    _write(root / "c.vpp_pc", "vpp", [("a.txt", b"a" * 5000), ("b.txt", os.urandom(5000)), ("c.txt", b"c" * 5000)], flags=1)
+    _write(
+        root / "c.vpp_pc", "vpp", [("a.txt", b"a" * 5000), ("b.txt", os.urandom(5000)), ("c.txt", b"c" * 5000)], flags=1
+    )
     with gamepak.open(root / "c.vpp_pc") as archive:
         target = archive.getinfo("b.txt")
     data = bytearray((root / "c.vpp_pc").read_bytes())
@@ -183,7 +208,9 @@ def test_threads_and_processes_give_the_same_catalog(reference: Path, collection
     build_catalog([str(collection)], str(tmp_path / "threads"), scheduler="threads", workers=2)
     assert snapshot(tmp_path / "threads") == snapshot(reference)
     # Processes, with every vpp split into member ranges cataloged by different workers.
-    summary = build_catalog([str(collection)], str(tmp_path / "processes"), scheduler="processes", workers=2, split_bytes=4000)
+    summary = build_catalog(
+        [str(collection)], str(tmp_path / "processes"), scheduler="processes", workers=2, split_bytes=4000
+    )
     assert summary.units >= 3  # the plain vpp packs split, the rest in one batch
     assert any(p.name.endswith("-r0001.parquet") for p in (tmp_path / "processes" / "members").iterdir())
     assert snapshot(tmp_path / "processes") == snapshot(reference)
@@ -191,8 +218,12 @@ def test_threads_and_processes_give_the_same_catalog(reference: Path, collection
 
 def test_dask_distributed_local_cluster(reference: Path, collection: Path, tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
-        summary = build_catalog([str(collection)], str(tmp_path / "cluster"), scheduler=cluster.scheduler_address, split_bytes=4000)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        summary = build_catalog(
+            [str(collection)], str(tmp_path / "cluster"), scheduler=cluster.scheduler_address, split_bytes=4000
+        )
     assert summary.members == len(members(reference))
     assert snapshot(tmp_path / "cluster") == snapshot(reference)
 
@@ -213,7 +244,12 @@ def test_fsspec_urls(reference: Path, collection: Path, tmp_path: Path) -> None:
 # -- options -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("algorithm", ["blake2b", "xxh3", "none"])
 def test_hash_choices(algorithm: str, collection: Path, tmp_path: Path) -> None:
-    build_catalog([str(collection / "id1.pak")], str(tmp_path / "out"), options=ScanOptions(hash_algorithm=algorithm), scheduler="synchronous")
+    build_catalog(
+        [str(collection / "id1.pak")],
+        str(tmp_path / "out"),
+        options=ScanOptions(hash_algorithm=algorithm),
+        scheduler="synchronous",
+    )
     with gamepak.open(collection / "id1.pak") as archive:
         expected = {}
         for entry in archive.infolist():
@@ -247,7 +283,9 @@ def test_a_loose_structural_fit_is_not_an_archive_by_default(tmp_path: Path) -> 
     (root / "data").write_bytes(b"\x01" + struct.pack("<ii", 0, 1) + b"ab")
     assert gamepak.detect(root / "data")
     strict = build_catalog([str(root)], str(tmp_path / "strict"), scheduler="synchronous")
-    loose = build_catalog([str(root)], str(tmp_path / "loose"), options=ScanOptions(guess="loose"), scheduler="synchronous")
+    loose = build_catalog(
+        [str(root)], str(tmp_path / "loose"), options=ScanOptions(guess="loose"), scheduler="synchronous"
+    )
     assert (strict.archives, strict.skipped, loose.archives) == (0, 1, 1)
 
 
@@ -319,7 +357,9 @@ def test_cli_catalog_and_existing_output(collection: Path, tmp_path: Path) -> No
     assert "14 archives, 27 members, 2 errors" in err
     code, _, err = in_process_cli("catalog", str(collection), "-o", str(out), "--scheduler", "synchronous")
     assert code == 1 and "already exists" in err and "Traceback" not in err
-    code, _, err = in_process_cli("catalog", str(collection), "-o", str(out), "--scheduler", "synchronous", "--overwrite")
+    code, _, err = in_process_cli(
+        "catalog", str(collection), "-o", str(out), "--scheduler", "synchronous", "--overwrite"
+    )
     assert code == 0, err
     code, _, err = in_process_cli("catalog", str(collection), "-o", str(out), "--scheduler", "bogus")
     assert code == 2 and "scheduler" in err

@@ -78,7 +78,14 @@ def diff_catalogs(old: str, new: str) -> CatalogDiff:
         for (old_size, old_hash), (new_size, new_hash) in zip(before, after):
             if old_size != new_size or old_hash != new_hash:
                 result.changed.append(
-                    {"pack": pack, "name": name, "old_size": old_size, "new_size": new_size, "old_hash": old_hash, "new_hash": new_hash}
+                    {
+                        "pack": pack,
+                        "name": name,
+                        "old_size": old_size,
+                        "new_size": new_size,
+                        "old_hash": old_hash,
+                        "new_hash": new_hash,
+                    }
                 )
         for size, digest in before[len(after) :]:
             gone.append({"pack": pack, "name": name, "size": size, "hash": digest})
@@ -93,7 +100,13 @@ def diff_catalogs(old: str, new: str) -> CatalogDiff:
         if candidates and member["hash"] is not None:
             source = candidates.pop(0)
             result.moved.append(
-                {"name": member["name"], "from": source["pack"], "to": member["pack"], "size": member["size"], "hash": member["hash"]}
+                {
+                    "name": member["name"],
+                    "from": source["pack"],
+                    "to": member["pack"],
+                    "size": member["size"],
+                    "hash": member["hash"],
+                }
             )
         else:
             result.added.append(member)

@@ -10,6 +10,7 @@ few counts, so no rows ever travel back to the client.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -158,13 +159,25 @@ def run_check(ref: FileRef, options: ScanOptions, format_name: str) -> dict[str,
     except Exception as exc:
         from .scan import _message
 
-        return {"format": format_name, "status": "unreadable", "error_count": 1, "problems": [{"severity": "error", "message": _message(exc)}]}
+        return {
+            "format": format_name,
+            "status": "unreadable",
+            "error_count": 1,
+            "problems": [{"severity": "error", "message": _message(exc)}],
+        }
     with handle, archive:
         return scanner.archive_fields(archive)
 
 
 def run_finish(
-    out: str, key: str, ref: FileRef, detection: Detection, how: str, fields: dict[str, Any], sha: str | None, *ranges: dict[str, int]
+    out: str,
+    key: str,
+    ref: FileRef,
+    detection: Detection,
+    how: str,
+    fields: dict[str, Any],
+    sha: str | None,
+    *ranges: dict[str, int],
 ) -> dict[str, int]:
     """Commit a split archive: its archives row, written once every member range is in."""
     sinks = _sinks(out, key)
@@ -268,14 +281,27 @@ def _graph(units: list[Batch | Split], out: str, options: ScanOptions) -> list[A
     finals = []
     for unit in units:
         if isinstance(unit, Batch):
-            finals.append(dask.delayed(run_batch, pure=False)(out, unit.part_id, unit.refs, options, dask_key_name=f"batch-{unit.part_id}"))
+            finals.append(
+                dask.delayed(run_batch, pure=False)(
+                    out, unit.part_id, unit.refs, options, dask_key_name=f"batch-{unit.part_id}"
+                )
+            )
             continue
         key = unit.ref.key
         sha = dask.delayed(run_sha256, pure=False)(unit.ref, dask_key_name=f"sha256-{key}")
-        fields = dask.delayed(run_check, pure=False)(unit.ref, options, unit.detection.format, dask_key_name=f"check-{key}")
+        fields = dask.delayed(run_check, pure=False)(
+            unit.ref, options, unit.detection.format, dask_key_name=f"check-{key}"
+        )
         ranges = [
             dask.delayed(run_range, pure=False)(
-                out, f"{key}-r{index:04d}", unit.ref, options, unit.detection.format, start, stop, sha,
+                out,
+                f"{key}-r{index:04d}",
+                unit.ref,
+                options,
+                unit.detection.format,
+                start,
+                stop,
+                sha,
                 dask_key_name=f"range-{key}-{index}",
             )
             for index, (start, stop) in enumerate(unit.ranges)
@@ -315,7 +341,9 @@ def _compute(
     return list(results)
 
 
-def _compute_distributed(finals: list[Any], address: str, progress: Callable[[int, int], None] | None) -> list[dict[str, int]]:
+def _compute_distributed(
+    finals: list[Any], address: str, progress: Callable[[int, int], None] | None
+) -> list[dict[str, int]]:
     try:
         from distributed import Client, as_completed
     except ImportError:
@@ -350,7 +378,8 @@ def _prepare_output(out: str, options: ScanOptions, resume: bool, overwrite: boo
         for name, value in settings.items():
             if previous.get(name) != value:
                 raise GamepakError(
-                    f"{out}: was cataloged with {name}={previous.get(name)!r}, not {value!r}; resume with the same options"
+                    f"{out}: was cataloged with {name}={previous.get(name)!r}, not {value!r}; "
+                    "resume with the same options"
                 )
     elif exists:
         if not overwrite:
@@ -383,7 +412,9 @@ def _resume_state(out: str) -> dict[str, tuple[int, int | None, str]]:
     file whose unit did commit."""
     import pyarrow.parquet as pq
 
-    committed = {part_id: path for part_id, path in _part_ids(out, "archives").items() if not _RANGE_SUFFIX.search(part_id)}
+    committed = {
+        part_id: path for part_id, path in _part_ids(out, "archives").items() if not _RANGE_SUFFIX.search(part_id)
+    }
     for table in TABLES:
         for part_id, path in _part_ids(out, table).items():
             if _RANGE_SUFFIX.sub("", part_id) not in committed and part_id not in ("walk", "empty"):
@@ -393,7 +424,10 @@ def _resume_state(out: str) -> dict[str, tuple[int, int | None, str]]:
         table = pq.read_table(path, columns=["path", "depth", "size", "mtime"])
         mtimes = table.column("mtime").cast("int64").to_pylist()
         for file_path, depth, size, mtime in zip(
-            table.column("path").to_pylist(), table.column("depth").to_pylist(), table.column("size").to_pylist(), mtimes
+            table.column("path").to_pylist(),
+            table.column("depth").to_pylist(),
+            table.column("size").to_pylist(),
+            mtimes,
         ):
             if depth == 0:
                 done[file_path] = (size, mtime, part_id)
@@ -444,10 +478,8 @@ def _fill_empty_tables(out: str) -> None:
         if not _part_ids(out, table):
             TableSink(out, table, "empty").commit(always=True)
         elif len(_part_ids(out, table)) > 1:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(part_path(out, table, "empty"))
-            except FileNotFoundError:
-                pass
 
 
 # -- the whole run ----------------------------------------------------------------------------------

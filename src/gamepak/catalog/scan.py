@@ -59,9 +59,9 @@ class FileRef:
         """A short stable id of this file in this state (names its part files)."""
         import hashlib
 
-        return hashlib.sha1(f"{self.path}\0{self.size}\0{self.mtime_ns}".encode("utf-8", "surrogateescape")).hexdigest()[
-            :16
-        ]
+        return hashlib.sha1(
+            f"{self.path}\0{self.size}\0{self.mtime_ns}".encode("utf-8", "surrogateescape")
+        ).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ def open_file(ref: FileRef) -> Any:
 
         return fsspec.open(ref.path, "rb").open()
     local = ref.path[len("file://") :] if ref.path.startswith("file://") else ref.path
-    return open(local, "rb")  # noqa: SIM115 - closed by the caller
+    return open(local, "rb")
 
 
 # -- detection ---------------------------------------------------------------------------------
@@ -233,7 +233,9 @@ def choose(handle: Any, label: str, guess: str) -> tuple[Detection, str] | None:
 
 
 # -- rows ---------------------------------------------------------------------------------------
-def error_row(ref: FileRef, stage: str, message: str, nested_path: str | None = None, member: str | None = None) -> dict[str, Any]:
+def error_row(
+    ref: FileRef, stage: str, message: str, nested_path: str | None = None, member: str | None = None
+) -> dict[str, Any]:
     return {
         "path": ref.path,
         "nested_path": nested_path,
@@ -291,7 +293,9 @@ class ArchiveScanner:
         self.stats = stats
         self.new_hasher = hasher_factory(options.hash_algorithm)
 
-    def error(self, stage: str, exc: BaseException | str, nested_path: str | None = None, member: str | None = None) -> None:
+    def error(
+        self, stage: str, exc: BaseException | str, nested_path: str | None = None, member: str | None = None
+    ) -> None:
         message = exc if isinstance(exc, str) else _message(exc)
         self.sinks.errors.add(error_row(self.ref, stage, message, nested_path, member))
         self.stats.errors += 1
@@ -341,7 +345,9 @@ class ArchiveScanner:
             with archive:
                 self.catalog_archive(archive, root_name, 0, sha, detection, how)
 
-    def _unreadable(self, nested_path: str, detection: Detection | None, how: str | None, sha: str | None = None) -> None:
+    def _unreadable(
+        self, nested_path: str, detection: Detection | None, how: str | None, sha: str | None = None
+    ) -> None:
         self.sinks.archives.add(
             archive_row(
                 self.ref,
@@ -384,7 +390,9 @@ class ArchiveScanner:
         fields["header"] = json.dumps(header)
         fields["warning_count"] = len(mesh.issues)
         fields["status"] = "warnings" if mesh.issues else "ok"
-        fields["problems"] = [{"severity": "warning", "message": issue, "offset": None, "member": None} for issue in mesh.issues]
+        fields["problems"] = [
+            {"severity": "warning", "message": issue, "offset": None, "member": None} for issue in mesh.issues
+        ]
         self.sinks.archives.add(archive_row(ref, ref.relative, 0, **fields))
         self.stats.archives += 1
 
@@ -398,7 +406,9 @@ class ArchiveScanner:
             fields["total_size"] = sum(entry.size for entry in entries)
             fields["header"] = json.dumps(archive.header_fields(), default=str, sort_keys=True)
         except Exception as exc:
-            fields.update(status="unreadable", error_count=1, problems=[{"severity": "error", "message": _message(exc)}])
+            fields.update(
+                status="unreadable", error_count=1, problems=[{"severity": "error", "message": _message(exc)}]
+            )
             return fields
         if self.options.verify:
             fields.update(problems_fields(archive.check()))
@@ -454,7 +464,9 @@ class ArchiveScanner:
                     failures += 1
                     if failures >= MAX_CONSECUTIVE_FAILURES and position < len(entries):
                         rest = len(entries) - position
-                        self.error("hash", f"{rest} further members not read after {failures} failures in a row", nested_path)
+                        self.error(
+                            "hash", f"{rest} further members not read after {failures} failures in a row", nested_path
+                        )
                         for skipped in entries[position:]:
                             self._member_row(archive, skipped, nested_path, depth, archive_sha, None, "unreadable")
                         return
@@ -481,7 +493,9 @@ class ArchiveScanner:
                 hasher.update(chunk)
             total += len(chunk)
         if total != entry.size:
-            raise archive.corrupt(f"member data has {total} bytes, its entry says {entry.size}", entry.offset, entry.name)
+            raise archive.corrupt(
+                f"member data has {total} bytes, its entry says {entry.size}", entry.offset, entry.name
+            )
         self.stats.member_bytes += total
         return (hasher.hexdigest() if hasher is not None else None), head
 
@@ -527,8 +541,17 @@ class ArchiveScanner:
             self.error("nested", exc, inner_path)
             self.sinks.archives.add(
                 archive_row(
-                    self.ref, inner_path, depth + 1, sha256=sha, size=entry.size, format=format_name, kind="archive",
-                    detected_by="signature", confidence=1.0, status="unreadable", error_count=1,
+                    self.ref,
+                    inner_path,
+                    depth + 1,
+                    sha256=sha,
+                    size=entry.size,
+                    format=format_name,
+                    kind="archive",
+                    detected_by="signature",
+                    confidence=1.0,
+                    status="unreadable",
+                    error_count=1,
                 )
             )
             self.stats.archives += 1

@@ -12,6 +12,7 @@ record, which is what `--resume` trusts.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 from typing import Any
@@ -148,20 +149,16 @@ class TableSink:
 
     def _remove_stale_target(self) -> None:
         # A rerun of the same unit that now has no rows must not leave the old rows behind.
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(self.target)
-        except FileNotFoundError:
-            pass
 
     def discard(self) -> None:
         """Drop what was written (the unit failed as a whole)."""
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(self.temporary)
-        except FileNotFoundError:
-            pass
 
 
 def read_table(out: str, table: str, columns: list[str] | None = None) -> pa.Table:

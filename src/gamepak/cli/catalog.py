@@ -31,7 +31,9 @@ def _library() -> Any:
 
 
 def _check_scheduler(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    if value in ("processes", "threads", "synchronous") or value.startswith(("tcp://", "tls://", "ucx://", "inproc://")):
+    if value in ("processes", "threads", "synchronous") or value.startswith(
+        ("tcp://", "tls://", "ucx://", "inproc://")
+    ):
         return value
     raise click.BadParameter("use processes, threads, synchronous or a scheduler address (tcp://HOST:8786)")
 
@@ -61,9 +63,28 @@ class _Bar:
 
 @click.command("catalog")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("-o", "--output", "out", required=True, type=click.Path(file_okay=False), help="Catalog folder to write (a Parquet dataset per table).")
-@click.option("--hash", "hash_algorithm", type=click.Choice(HASHES), default="sha256", show_default=True, help="Content hash of every member (xxh3: 128-bit, fastest; none: skip hashing).")
-@click.option("--nested/--no-nested", default=True, show_default=True, help="Descend into packs inside packs (recognised by their signature).")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Catalog folder to write (a Parquet dataset per table).",
+)
+@click.option(
+    "--hash",
+    "hash_algorithm",
+    type=click.Choice(HASHES),
+    default="sha256",
+    show_default=True,
+    help="Content hash of every member (xxh3: 128-bit, fastest; none: skip hashing).",
+)
+@click.option(
+    "--nested/--no-nested",
+    default=True,
+    show_default=True,
+    help="Descend into packs inside packs (recognised by their signature).",
+)
 @click.option(
     "--guess",
     type=click.Choice(["strict", "loose", "off"]),
@@ -72,19 +93,35 @@ class _Bar:
     help="Files without a signature or a known extension (J2ME packs, JOE models): strict takes only convincing, "
     "unambiguous structural fits; loose takes any consistent fit; off takes none.",
 )
-@click.option("--verify/--no-verify", default=True, show_default=True, help="Record each pack's check() errors and warnings.")
+@click.option(
+    "--verify/--no-verify", default=True, show_default=True, help="Record each pack's check() errors and warnings."
+)
 @click.option(
     "--scheduler",
     default="processes",
     show_default=True,
     callback=_check_scheduler,
-    help="Dask scheduler: processes, threads, synchronous, or the address of a dask.distributed scheduler (tcp://HOST:8786; "
+    help="Dask scheduler: processes, threads, synchronous, or the address of a dask.distributed scheduler "
+    "(tcp://HOST:8786; "
     "every worker must see PATHS and OUT under the same names).",
 )
-@click.option("--workers", type=click.IntRange(1), default=None, help="Workers of a local scheduler [default: one per CPU].")
-@click.option("--resume", is_flag=True, help="Continue OUT: skip files already cataloged with the same size and mtime; changed files are cataloged again.")
+@click.option(
+    "--workers", type=click.IntRange(1), default=None, help="Workers of a local scheduler [default: one per CPU]."
+)
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue OUT: skip files already cataloged with the same size and mtime; changed files are cataloged again.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing catalog in OUT.")
-@click.option("--split-size", type=click.IntRange(1), default=256, show_default=True, metavar="MIB", help="Archives larger than this many MiB are cataloged in member ranges by several workers.")
+@click.option(
+    "--split-size",
+    type=click.IntRange(1),
+    default=256,
+    show_default=True,
+    metavar="MIB",
+    help="Archives larger than this many MiB are cataloged in member ranges by several workers.",
+)
 def catalog_command(
     paths: tuple[str, ...],
     out: str,
