@@ -13,7 +13,8 @@ import pytest
 
 import gamepak
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
+# GAMEPAK_SAMPLES points elsewhere (e.g. a missing folder, to see what runs without the samples).
+SAMPLES = Path(os.environ.get("GAMEPAK_SAMPLES") or Path(__file__).resolve().parents[2] / "shared" / "samples")
 
 
 def sample(relative: str) -> Path:
@@ -63,3 +64,25 @@ def in_process_cli(*arguments: str) -> tuple[int, str, str]:
         stdout_wrapper.flush()
         sys.stdout, sys.stderr = old_out, old_err
     return code, out.getvalue().decode("utf-8", "replace"), err.getvalue()
+
+
+def _what_a_skip_needs(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    reason = reason.removeprefix("Skipped: ")
+    if "shared/samples" in reason:
+        return "the real game files in ../shared/samples"
+    return reason
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line saying what the skipped tests need, so a short run is never mistaken for a full one."""
+    skipped = [report for report in terminalreporter.stats.get("skipped", []) if report.when in ("setup", "call")]
+    if not skipped:
+        return
+    needs: dict[str, int] = {}
+    for report in skipped:
+        what = _what_a_skip_needs(report)
+        needs[what] = needs.get(what, 0) + 1
+    parts = [f"{count} need {what}" for what, count in sorted(needs.items(), key=lambda item: -item[1])]
+    terminalreporter.write_line(f"gamepak: {len(skipped)} test(s) skipped: " + "; ".join(parts))

@@ -9,7 +9,7 @@ import pytest
 
 import gamepak
 
-from conftest import in_process_cli, run_cli, sample
+from conftest import in_process_cli, run_cli
 
 
 @pytest.fixture
@@ -94,7 +94,10 @@ def test_verify_reports_problems(tmp_path: Path, pak: Path) -> None:
 
 
 def test_detect_and_forced_format(pak: Path) -> None:
-    code, out, _ = in_process_cli("detect", "--json", str(pak), str(sample("jpk/test1.jpk")))
+    joepack = pak.parent / "models.jpk"
+    with gamepak.create(joepack) as writer:
+        writer.add("testlist.txt", b"This is\na test.\n")
+    code, out, _ = in_process_cli("detect", "--json", str(pak), str(joepack))
     results = json.loads(out)
     assert code == 0 and [r["formats"][0]["format"] for r in results] == ["pak", "jpk"]
     code, _, err = in_process_cli("--format", "jpk", "ls", str(pak))

@@ -142,3 +142,31 @@ def test_garbage_never_escapes_as_foreign_exception(tail: bytes) -> None:
                     pack.read(entry)
     except GamepakError:
         pass
+
+
+def _hand_made_joepack(stale_tail: bytes = b"") -> bytes:
+    """A JoePack from the spec's byte layout, as VDrift's packer writes it: the name field as
+    long as the longest name (which then has no NUL), garbage after a shorter name's NUL."""
+    members = [(b"testlist.txt", b"This is\na test.\n"), (b"a.joe", b"JOE\x03")]
+    field = max(len(name) for name, _ in members)
+    offset = 16 + len(members) * (8 + field)
+    fat = b""
+    for name, data in members:
+        stored_name = (name + b"\0xyz")[:field].ljust(field, b"\0") if len(name) < field else name
+        fat += struct.pack("<II", offset, len(data)) + stored_name
+        offset += len(data)
+    return b"JPK01.00" + struct.pack("<II", len(members), field) + fat + b"".join(d for _, d in members) + stale_tail
+
+
+def test_hand_made_joepack_reads_and_rebuilds_byte_exact(tmp_path: Path) -> None:
+    original = tmp_path / "hand.jpk"
+    original.write_bytes(_hand_made_joepack(stale_tail=b"stale bytes of an older pack"))
+    with gamepak.open(original) as pack:
+        assert pack.namelist() == ["testlist.txt", "a.joe"]
+        assert pack.header_fields()["name_field_size"] == len("testlist.txt")
+        assert pack.header_fields()["trailing_bytes"] == len(b"stale bytes of an older pack")
+        assert pack.read("testlist.txt") == b"This is\na test.\n"
+        assert pack.verify() == []
+    assert in_process_cli("extract", str(original), "-o", str(tmp_path / "x"), "--manifest")[0] == 0
+    assert in_process_cli("create", str(tmp_path / "copy.jpk"), str(tmp_path / "x"))[0] == 0
+    assert (tmp_path / "copy.jpk").read_bytes() == original.read_bytes()

@@ -184,3 +184,40 @@ def test_garbage_never_escapes_as_foreign_exception(data: bytes) -> None:
             pak.verify()
     except GamepakError:
         pass
+
+
+def _hand_made_quakespasm_like() -> bytes:
+    """A PAK laid out as id's tools and quakespasm.pak do, built from the spec's byte layout:
+    members 4-byte aligned from offset 12, the directory last, garbage after one name's NUL."""
+    members = [(b"gfx/conback.lmp", b"\x01\x02\x03\x04\x05"), (b"default.cfg", b"bind w +forward\n")]
+    body = b""
+    directory = b""
+    offset = 12
+    for name, data in members:
+        padded = data + b"\0" * (-len(data) % 4)
+        field = name + b"\0" + (b"junk" if name == b"default.cfg" else b"")
+        directory += field.ljust(56, b"\0") + struct.pack("<ii", offset, len(data))
+        body += padded
+        offset += len(padded)
+    return b"PACK" + struct.pack("<ii", offset, len(directory)) + body + directory
+
+
+def test_hand_made_aligned_pak_lists_and_rebuilds_byte_exact(tmp_path: Path) -> None:
+    original = tmp_path / "hand.pak"
+    original.write_bytes(_hand_made_quakespasm_like())
+    with gamepak.open(original) as pak:
+        assert pak.namelist() == ["gfx/conback.lmp", "default.cfg"]
+        assert pak.read("default.cfg") == b"bind w +forward\n"
+        assert pak.verify() == []
+    code, _, err = in_process_cli("extract", str(original), "-o", str(tmp_path / "x"), "--manifest")
+    assert code == 0, err
+    code, _, err = in_process_cli("create", str(tmp_path / "copy.pak"), str(tmp_path / "x"))
+    assert code == 0, err
+    assert (tmp_path / "copy.pak").read_bytes() == original.read_bytes()
+    # An edited member keeps the 4-byte alignment and the directory place.
+    (tmp_path / "x" / "default.cfg").write_bytes(b"bind x +attack\n")
+    assert in_process_cli("create", str(tmp_path / "edited.pak"), str(tmp_path / "x"))[0] == 0
+    with gamepak.open(tmp_path / "edited.pak") as pak:
+        assert pak.read("default.cfg") == b"bind x +attack\n"
+        assert all(entry.offset % 4 == 0 for entry in pak.infolist())
+        assert pak.header_fields()["directory_offset"] > 12

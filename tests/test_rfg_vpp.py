@@ -364,7 +364,7 @@ def test_large_member_stream_seeks(monkeypatch: pytest.MonkeyPatch) -> None:
     with gamepak.open(sample("vpp/table.vpp_pc")) as archive:
         entry = archive.infolist()[1]
         ((_, chunks),) = list(archive.iter_data([entry]))
-        whole = b"".join(chunks)  # type: ignore[arg-type]
+        whole = b"".join(chunks)
         with archive.open(entry) as stream:
             assert stream.seekable()
             stream.seek(100_000)

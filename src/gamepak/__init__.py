@@ -136,21 +136,32 @@ def choose_format(file: PathOrFile, *, name: str | None = None) -> Detection:
         source.close()
     found = detect(file, name=name)
     if not found:
-        raise UnknownFormatError(f"{label}: not a format gamepak knows (name one with --format)")
+        raise UnknownFormatError(
+            f"{label}: not a format gamepak knows (pass format=..., or --format on the command line)"
+        )
     best = found[0]
     if not best.has_magic and len(found) > 1 and found[1].confidence == best.confidence:
         tied = [d.format for d in found if d.confidence == best.confidence]
         raise AmbiguousFormatError(
-            f"{label}: fits several formats equally well ({', '.join(tied)}); name one with --format",
+            f"{label}: fits several formats equally well ({', '.join(tied)}); "
+            "pass format=..., or --format on the command line",
             tied,
         )
     return best
 
 
 def open(file: PathOrFile, format: str | None = None, *, name: str | None = None) -> Archive:
-    """Open an archive from a path or a seekable binary file object.
+    """Open an archive from a path or a seekable binary file object (e.g. a member of another
+    archive, or an fsspec file).
 
-    Without `format` the format is detected; `archive.detection` then says which was chosen.
+    `format`: a format name from `gamepak.FORMATS` (see `gamepak formats`); without it the format
+    is detected and `archive.detection` says which was chosen. `name`: the file name used in
+    messages and for detection by extension when `file` is a file object.
+
+    Raises `UnknownFormatError` (no format fits, or `format` is not a known name),
+    `AmbiguousFormatError` (several structural formats fit equally well: pass `format`),
+    `CorruptArchiveError` (the data contradicts the format; it names the file and offset),
+    `UnsupportedFeatureError` (e.g. a model, not an archive) and `GamepakError` for unreadable files.
     """
     if format is not None:
         spec = get_format(format)

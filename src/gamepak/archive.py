@@ -239,10 +239,24 @@ class Archive:
         """A seekable binary stream over one member, reading on demand."""
         return self._open_member(self._entry(member))
 
-    def iter_data(self, members: Iterable[str | Entry] | None = None) -> Iterator[tuple[Entry, MemberData]]:
-        """Each member's data in archive order, decoding shared streams once."""
+    def iter_data(
+        self, members: Iterable[str | Entry] | None = None, chunk_size: int = 1 << 20
+    ) -> Iterator[tuple[Entry, Iterator[bytes]]]:
+        """Each member with its bytes in chunks, in the order given (archive order by default),
+        decoding shared compressed streams once. Consume each member's chunks before the next."""
         entries = self.infolist() if members is None else [self._entry(m) for m in members]
-        return self._member_data(entries)
+        for entry, data in self._member_data(entries):
+            if isinstance(data, RawRange):
+                yield entry, self._raw_chunks(data, chunk_size)
+            else:
+                yield entry, iter(data)
+
+    def _raw_chunks(self, data: RawRange, chunk_size: int) -> Iterator[bytes]:
+        position, end = data.offset, data.offset + data.size
+        while position < end:
+            chunk = self._source.read_exact(min(chunk_size, end - position), position, "member data")
+            position += len(chunk)
+            yield chunk
 
     def extract(self, member: str | Entry, path: str | os.PathLike[str] = ".", *, overwrite: bool = False) -> str:
         """Extract one member under `path`; returns the file written."""

@@ -182,7 +182,6 @@ def info_command(ctx: click.Context, archive: str, as_json: bool) -> None:
     """Show ARCHIVE's format, member count, sizes and header fields."""
     with open_for(ctx, archive) as opened:
         entries = opened.infolist()
-        stored = [e.stored_size for e in entries if e.stored_size is not None]
         details: dict[str, Any] = {
             "file": archive,
             "format": opened.format_name,
@@ -190,7 +189,8 @@ def info_command(ctx: click.Context, archive: str, as_json: bool) -> None:
             "file_size": opened.size,
             "member_count": len(entries),
             "total_size": sum(e.size for e in entries),
-            "total_stored_size": sum(stored) if stored else None,
+            # Members without a separate stored size are stored as they are.
+            "total_stored_size": sum(e.size if e.stored_size is None else e.stored_size for e in entries),
             "header": opened.header_fields(),
         }
     if as_json:
@@ -204,6 +204,15 @@ def info_command(ctx: click.Context, archive: str, as_json: bool) -> None:
             click.echo(f"{key}: {value}")
 
 
+def _matches(name: str, pattern: str) -> bool:
+    """Whether a member name matches a glob; a leading './' (common in PAKs) is optional on
+    either side, so 'maps/*' matches './maps/e1m1.bsp'."""
+    if fnmatch.fnmatchcase(name, pattern):
+        return True
+    bare_name, bare_pattern = name.removeprefix("./"), pattern.removeprefix("./")
+    return (bare_name, bare_pattern) != (name, pattern) and fnmatch.fnmatchcase(bare_name, bare_pattern)
+
+
 def _select(archive: Archive, patterns: tuple[str, ...]) -> Iterator[tuple[Archive, list[Entry], str]]:
     """(archive, entries, folder prefix) groups that the patterns name; nested paths included."""
     if not patterns:
@@ -211,7 +220,7 @@ def _select(archive: Archive, patterns: tuple[str, ...]) -> Iterator[tuple[Archi
         return
     entries = archive.infolist()
     for pattern in patterns:
-        matched = [e for e in entries if fnmatch.fnmatchcase(e.name, pattern)]
+        matched = [e for e in entries if _matches(e.name, pattern)]
         if not matched and pattern in archive:
             matched = [archive.getinfo(pattern)]  # the format's own lookup (e.g. ignoring case)
         if matched:
@@ -436,7 +445,13 @@ def detect_command(files: tuple[str, ...], as_json: bool) -> None:
     results: list[dict[str, Any]] = []
     unknown = False
     for path in files:
-        found = detect(path)
+        try:
+            found = detect(path)
+        except GamepakError as exc:  # one unreadable file does not stop the others
+            note(f"error: {exc}")
+            unknown = True
+            results.append({"file": path, "formats": [], "error": str(exc)})
+            continue
         unknown |= not found
         results.append(
             {
@@ -448,6 +463,8 @@ def detect_command(files: tuple[str, ...], as_json: bool) -> None:
         _write_text(json.dumps(results, indent=1) + "\n")
     else:
         for result in results:
+            if "error" in result:
+                continue
             fits = ", ".join(f"{f['format']} ({f['confidence']:.2f})" for f in result["formats"])
             _write_text(f"{result['file']}: {fits or 'unknown'}\n")
     if unknown:

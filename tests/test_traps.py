@@ -1,0 +1,67 @@
+"""The traps a new user hit (issue 13): each test failed before its fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import gamepak
+
+from conftest import in_process_cli
+
+
+@pytest.fixture
+def dotted_pak(tmp_path: Path) -> Path:
+    path = tmp_path / "dotted.pak"
+    with gamepak.create(path) as writer:
+        writer.add("./test_data/a.txt", b"a")
+        writer.add("./test_data/b.txt", b"bb")
+        writer.add("./other.txt", b"o")
+    return path
+
+
+def test_info_reports_a_stored_total_for_uncompressed_packs(dotted_pak: Path) -> None:
+    code, out, _ = in_process_cli("info", "--json", str(dotted_pak))
+    info = json.loads(out)
+    assert code == 0 and info["total_stored_size"] == info["total_size"] == 4
+    code, out, _ = in_process_cli("info", str(dotted_pak))
+    assert "None" not in out
+
+
+def test_glob_matches_names_with_a_dot_slash_prefix(dotted_pak: Path, tmp_path: Path) -> None:
+    code, _, err = in_process_cli("extract", str(dotted_pak), "test_data/*", "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    written = sorted(p.name for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert written == ["a.txt", "b.txt"]
+
+
+def test_detect_goes_on_after_a_missing_file(dotted_pak: Path, tmp_path: Path) -> None:
+    code, out, err = in_process_cli("detect", "--json", str(tmp_path / "missing.pak"), str(dotted_pak))
+    assert code == 1
+    results = json.loads(out)
+    assert results[1]["formats"][0]["format"] == "pak"
+    assert "missing.pak" in err and "error" in results[0]
+
+
+def test_ambiguous_format_error_names_the_api_parameter(tmp_path: Path) -> None:
+    path = tmp_path / "mystery.bin"
+    path.write_bytes(b"\xff" * 7)
+    with pytest.raises(gamepak.UnknownFormatError) as caught:
+        gamepak.open(path)
+    assert "format=" in str(caught.value)
+
+
+def test_open_documents_its_parameters_and_errors() -> None:
+    doc = gamepak.open.__doc__ or ""
+    for word in ("name", "format", "UnknownFormatError", "AmbiguousFormatError", "CorruptArchiveError"):
+        assert word in doc
+
+
+def test_iter_data_yields_bytes(dotted_pak: Path) -> None:
+    with gamepak.open(dotted_pak) as archive:
+        pairs = [(entry.name, b"".join(chunks)) for entry, chunks in archive.iter_data()]
+    assert pairs == [("./test_data/a.txt", b"a"), ("./test_data/b.txt", b"bb"), ("./other.txt", b"o")]
+    for _, data in pairs:
+        assert isinstance(data, bytes)
