@@ -333,9 +333,20 @@ def _compute(
                 done[0] += 1
                 progress(done[0], len(finals))
 
-    kwargs: dict[str, Any] = {"scheduler": scheduler}
-    if scheduler != "synchronous":
-        kwargs["num_workers"] = workers
+    # The scheduler functions themselves: naming them by string makes dask import distributed
+    # (about a second) to look for a default client.
+    if scheduler == "processes":
+        import dask.multiprocessing
+
+        kwargs: dict[str, Any] = {"scheduler": dask.multiprocessing.get, "num_workers": workers}
+    elif scheduler == "threads":
+        import dask.threaded
+
+        kwargs = {"scheduler": dask.threaded.get, "num_workers": workers}
+    else:
+        import dask.local
+
+        kwargs = {"scheduler": dask.local.get_sync}
     with Progress():
         results = dask.compute(*finals, **kwargs)
     return list(results)

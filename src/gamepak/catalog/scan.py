@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import Detection, detect
-from ..archive import Archive, Entry, RawRange
+from ..archive import Archive, Entry
 from ..errors import AmbiguousFormatError, GamepakError
 from ..registry import FORMATS, format_for_path, get_format
 from ..source import Source
-from .hashing import CHUNK, Hasher, file_sha256, hasher_factory
+from .hashing import Hasher, file_sha256, hasher_factory
 from .kinds import member_type
 
 # Structural fits at or above this confidence are convincing (see the module docstring).
@@ -482,11 +482,7 @@ class ArchiveScanner:
         hasher: Hasher | None = self.new_hasher() if self.new_hasher is not None else None
         head = b""
         total = 0
-        if isinstance(data, RawRange):
-            chunks: Any = _stream_chunks(archive.open(entry), data.size)
-        else:
-            chunks = data
-        for chunk in chunks:
+        for chunk in data:
             if not head:
                 head = bytes(chunk[:HEAD_BYTES])
             if hasher is not None:
@@ -577,17 +573,6 @@ def nested_signature(head: bytes, size: int, label: str) -> str | None:
         except GamepakError:
             continue
     return None
-
-
-def _stream_chunks(stream: Any, size: int) -> Iterator[bytes]:
-    with stream:
-        remaining = size
-        while remaining > 0:
-            chunk = stream.read(min(CHUNK, remaining))
-            if not chunk:
-                return
-            remaining -= len(chunk)
-            yield chunk
 
 
 def _pread(handle: Any, count: int, offset: int) -> bytes:
