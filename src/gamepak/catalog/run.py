@@ -18,11 +18,12 @@ import re
 import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import Detection
 from ..errors import GamepakError, OutputExistsError
 from ..registry import get_format
+from .parts import TABLES, part_path
 from .scan import (
     ArchiveScanner,
     FileRef,
@@ -35,7 +36,9 @@ from .scan import (
     iter_files,
     open_file,
 )
-from .schema import TABLES, TableSink, part_path
+
+if TYPE_CHECKING:
+    from .schema import TableSink
 
 # Archives larger than this are split into member ranges of about RANGE_BYTES / RANGE_MEMBERS.
 SPLIT_BYTES = 256 << 20
@@ -71,6 +74,8 @@ class Summary:
 
 # -- units of work (run on the workers) -------------------------------------------------------
 def _sinks(out: str, part_id: str) -> dict[str, TableSink]:
+    from .schema import TableSink
+
     return {table: TableSink(out, table, part_id) for table in TABLES}
 
 
@@ -157,13 +162,14 @@ def run_check(ref: FileRef, options: ScanOptions, format_name: str) -> dict[str,
     try:
         handle, archive = _open_as(ref, format_name)
     except Exception as exc:
+        from ..archive import Problem
         from .scan import _message
 
         return {
             "format": format_name,
             "status": "unreadable",
             "error_count": 1,
-            "problems": [{"severity": "error", "message": _message(exc)}],
+            "problems": [Problem(_message(exc)).to_dict()],
         }
     with handle, archive:
         return scanner.archive_fields(archive)
@@ -180,6 +186,8 @@ def run_finish(
     *ranges: dict[str, int],
 ) -> dict[str, int]:
     """Commit a split archive: its archives row, written once every member range is in."""
+    from .schema import TableSink
+
     sinks = _sinks(out, key)
     sinks["errors"] = TableSink(out, "errors", f"{key}-f")
     stats = Stats()
@@ -473,6 +481,12 @@ def _string_array(values: set[str]) -> Any:
 
 
 def _write_walk_errors(out: str, problems: list[tuple[str, str]]) -> None:
+    if not problems:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(part_path(out, "errors", "walk"))
+        return
+    from .schema import TableSink
+
     sink = TableSink(out, "errors", "walk")
     for path, message in problems:
         ref = FileRef(path, os.path.basename(path), 0, None)
@@ -487,6 +501,8 @@ def _fill_empty_tables(out: str) -> None:
     table (and its schema) in a catalog without errors."""
     for table in TABLES:
         if not _part_ids(out, table):
+            from .schema import TableSink
+
             TableSink(out, table, "empty").commit(always=True)
         elif len(_part_ids(out, table)) > 1:
             with contextlib.suppress(FileNotFoundError):

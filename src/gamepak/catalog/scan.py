@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import Detection, detect
-from ..archive import Archive, Entry
+from ..archive import Archive, Entry, Problem
 from ..errors import AmbiguousFormatError, GamepakError
 from ..registry import FORMATS, format_for_path, get_format
 from ..source import Source
@@ -406,9 +406,7 @@ class ArchiveScanner:
             fields["total_size"] = sum(entry.size for entry in entries)
             fields["header"] = json.dumps(archive.header_fields(), default=str, sort_keys=True)
         except Exception as exc:
-            fields.update(
-                status="unreadable", error_count=1, problems=[{"severity": "error", "message": _message(exc)}]
-            )
+            fields.update(status="unreadable", error_count=1, problems=[Problem(_message(exc)).to_dict()])
             return fields
         if self.options.verify:
             fields.update(problems_fields(archive.check()))

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-TABLES = ("members", "archives", "errors")
+from .parts import TABLES, part_path
 
 _TIMESTAMP = pa.timestamp("ns", tz="UTC")
 
@@ -90,16 +90,12 @@ ERRORS = pa.schema(
 )
 
 SCHEMAS: dict[str, pa.Schema] = {"members": MEMBERS, "archives": ARCHIVES, "errors": ERRORS}
+assert tuple(SCHEMAS) == TABLES
 
 # Rows kept in memory before they are written as one row group.
 ROW_GROUP_ROWS = 16_384
 
 _counter = itertools.count()
-
-
-def part_path(out: str, table: str, part_id: str) -> str:
-    """Where a unit of work's part of `table` goes."""
-    return os.path.join(out, table, f"part-{part_id}.parquet")
 
 
 class TableSink:

@@ -19,14 +19,15 @@ INSTALL_HINT = "pip install 'gamepak[catalog]'"
 
 
 def _library() -> Any:
-    """gamepak.catalog, or a one-line error naming the extra to install."""
-    try:
-        import dask  # noqa: F401
-        import pyarrow  # noqa: F401
+    """gamepak.catalog, or a one-line error naming the extra to install. pyarrow is only looked
+    for here: the client of a run does not need to import it."""
+    import importlib.util
 
-        from .. import catalog
-    except ImportError as exc:
-        raise GamepakError(f"gamepak catalog needs {exc.name or 'dask and pyarrow'}: {INSTALL_HINT}") from None
+    for needed in ("dask", "pyarrow"):
+        if importlib.util.find_spec(needed) is None:
+            raise GamepakError(f"gamepak catalog needs {needed}: {INSTALL_HINT}")
+    from .. import catalog
+
     return catalog
 
 
