@@ -430,6 +430,8 @@ def test_real_samples(tmp_path: Path) -> None:
                 assert hashlib.sha256(archive.read(entry)).hexdigest() == row["hash"]
     archives = read_table(str(tmp_path / "out"), "archives").to_pylist()
     assert {a["format"] for a in archives} >= {"pak", "jpk", "vpp", "joe"}
+    build_catalog([str(SAMPLES)], str(tmp_path / "threads"), scheduler="threads", workers=2)
+    assert snapshot(tmp_path / "threads") == snapshot(tmp_path / "out")
 
 
 def test_the_command_module_imports_nothing_heavy() -> None:

@@ -124,11 +124,11 @@ def _open_as(ref: FileRef, format_name: str) -> tuple[Any, Any]:
 def run_sha256(ref: FileRef) -> str | None:
     """sha256 of a whole (large) file, or None when it cannot be read (the check task reports why)."""
     from .hashing import file_sha256
-    from .scan import _pread
+    from .scan import read_at
 
     try:
         with open_file(ref) as handle:
-            return file_sha256(lambda count, offset: _pread(handle, count, offset), ref.size)
+            return file_sha256(lambda count, offset: read_at(handle, count, offset), ref.size)
     except (OSError, GamepakError):
         return None
 
@@ -163,13 +163,13 @@ def run_check(ref: FileRef, options: ScanOptions, format_name: str) -> dict[str,
         handle, archive = _open_as(ref, format_name)
     except Exception as exc:
         from ..archive import Problem
-        from .scan import _message
+        from .scan import describe_error
 
         return {
             "format": format_name,
             "status": "unreadable",
             "error_count": 1,
-            "problems": [Problem(_message(exc)).to_dict()],
+            "problems": [Problem(describe_error(exc)).to_dict()],
         }
     with handle, archive:
         return scanner.archive_fields(archive)

@@ -274,7 +274,8 @@ def problems_fields(problems: list[Any]) -> dict[str, Any]:
     }
 
 
-def _message(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
+    """One line for an errors row: gamepak's own messages as they are, others with their type."""
     if isinstance(exc, GamepakError):
         return str(exc)
     if isinstance(exc, OSError):
@@ -296,7 +297,7 @@ class ArchiveScanner:
     def error(
         self, stage: str, exc: BaseException | str, nested_path: str | None = None, member: str | None = None
     ) -> None:
-        message = exc if isinstance(exc, str) else _message(exc)
+        message = exc if isinstance(exc, str) else describe_error(exc)
         self.sinks.errors.add(error_row(self.ref, stage, message, nested_path, member))
         self.stats.errors += 1
 
@@ -328,7 +329,7 @@ class ArchiveScanner:
             detection, how = chosen
             spec = get_format(detection.format)
             try:
-                sha = file_sha256(lambda count, offset: _pread(handle, count, offset), ref.size)
+                sha = file_sha256(lambda count, offset: read_at(handle, count, offset), ref.size)
             except (OSError, GamepakError) as exc:
                 self.error("hash", exc, root_name)
                 self._unreadable(root_name, detection, how)
@@ -380,7 +381,7 @@ class ArchiveScanner:
             self._unreadable(ref.relative, detection, how, sha)
             return
         try:
-            data = _pread(handle, ref.size, 0)
+            data = read_at(handle, ref.size, 0)
             mesh = loads(data, detection.format, path=ref.path)
         except Exception as exc:
             self.error("open", exc, ref.relative)
@@ -406,7 +407,7 @@ class ArchiveScanner:
             fields["total_size"] = sum(entry.size for entry in entries)
             fields["header"] = json.dumps(archive.header_fields(), default=str, sort_keys=True)
         except Exception as exc:
-            fields.update(status="unreadable", error_count=1, problems=[Problem(_message(exc)).to_dict()])
+            fields.update(status="unreadable", error_count=1, problems=[Problem(describe_error(exc)).to_dict()])
             return fields
         if self.options.verify:
             fields.update(problems_fields(archive.check()))
@@ -573,7 +574,8 @@ def nested_signature(head: bytes, size: int, label: str) -> str | None:
     return None
 
 
-def _pread(handle: Any, count: int, offset: int) -> bytes:
+def read_at(handle: Any, count: int, offset: int) -> bytes:
+    """Up to `count` bytes at `offset` of a file object (pread when it has a descriptor)."""
     fileno: Callable[[], int] | None = getattr(handle, "fileno", None)
     if fileno is not None and not getattr(handle, "closed", False):
         try:
