@@ -32,6 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
+    from .editor import Editor
     from .source import PathOrFile
 
 __version__ = "0.1.0"
@@ -54,6 +55,7 @@ __all__ = [
     "UnsupportedFeatureError",
     "create",
     "detect",
+    "edit",
     "get_format",
     "open",
 ]
@@ -194,6 +196,22 @@ def create(
         spec = get_format(format)
     writer: ArchiveWriter = spec.writer_class()(path, overwrite=overwrite, **options)
     return writer
+
+
+def edit(path: str | os.PathLike[str], format: str | None = None, *, compact: bool = False) -> Editor:
+    """An editor for the archive at `path`: `add`, `replace`, `remove`, `rename`, then `commit()`
+    (done when a `with` block ends without an exception; nothing changes on disk before).
+
+        >>> with gamepak.edit("pak0.pak") as pack:
+        ...     pack.replace("maps/e1m1.bsp", "build/e1m1.bsp")
+
+    PAK and JoePack edits are applied in place where they can be (crash-safe appends); other
+    formats are rebuilt into a temporary file that replaces the pack. `compact=True` always
+    rebuilds, reclaiming space earlier in-place edits left.
+    """
+    from .editor import Editor
+
+    return Editor(path, format, compact=compact)
 
 
 def open_stream(data: bytes, format: str | None = None, *, name: str = "<bytes>") -> Archive:

@@ -120,6 +120,9 @@ class Archive:
     duplicate_wins: ClassVar[str] = "last"
     # Whether the game looks names up ignoring case (getinfo falls back to that).
     case_insensitive: ClassVar[bool] = False
+    # Whether members are known by position only (named "0", "1", ...): an editor renumbers
+    # the members after a removed one, and cannot rename.
+    positional_names: ClassVar[bool] = False
 
     def __init__(self, file: PathOrFile, *, name: str | None = None) -> None:
         self._source = Source.open(file, name)
@@ -188,6 +191,19 @@ class Archive:
         (layout choices that survive edited members) and `exact` (hints used only while the
         members are unchanged)."""
         return {"options": {}, "exact": {}}
+
+    def layout_options(self) -> dict[str, Any]:
+        """The writer options that keep this pack's own choices (flags, alignment, field sizes):
+        what an edited copy is written with. Formats override it when `layout()` is costly."""
+        return dict(self.layout()["options"])
+
+    def append_edit(self, path: str, members: list[PendingMember]) -> bool:
+        """Make the file at `path` (the file this archive was opened from) hold `members`, in
+        this order, by appending and switching over in place, crash-safely and without copying
+        unchanged members (those whose `origin` is this archive). Return False, having written
+        nothing, when the format or this particular change cannot be done that way: the caller
+        then rebuilds the pack. Limits are checked before anything is written."""
+        return False
 
     # -- the public API ------------------------------------------------------------------------
     @property

@@ -7,6 +7,7 @@ A member counts as a nested archive when a format with a signature recognises it
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import BinaryIO
 
 from .archive import Archive, Entry
 from .errors import GamepakError, MemberNotFoundError
@@ -15,18 +16,23 @@ from .registry import FORMATS
 
 def nested_format(archive: Archive, entry: Entry) -> str | None:
     """The name of the signature format `entry` is an archive of, or None."""
-    from .source import Source
-
     if entry.size < 4:
         return None
     try:
         with archive.open(entry) as stream:
-            source = Source.open(stream, f"{archive.filename}/{entry.name}")
-            for spec in FORMATS:
-                if spec.has_magic and spec.kind == "archive" and spec.sniffer()(source) >= 0.9:
-                    return spec.name
+            return signature_format(stream, f"{archive.filename}/{entry.name}")
     except GamepakError:
         return None
+
+
+def signature_format(stream: BinaryIO, name: str) -> str | None:
+    """The name of the signature archive format a seekable stream holds, or None."""
+    from .source import Source
+
+    source = Source.open(stream, name)
+    for spec in FORMATS:
+        if spec.has_magic and spec.kind == "archive" and spec.sniffer()(source) >= 0.9:
+            return spec.name
     return None
 
 

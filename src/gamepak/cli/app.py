@@ -24,6 +24,11 @@ FORMAT_NAMES = [spec.name for spec in FORMATS]
 LAZY_GROUPS = {
     "text": ("gamepak.cli.text", "text", "Export and import the strings of J2ME text packs."),
     "model": ("gamepak.cli.model", "model", "Inspect, convert and preview JOE models."),
+    "add": ("gamepak.cli.edit", "add_command", "Add files to a pack (in place where the format allows)."),
+    "rm": ("gamepak.cli.edit", "rm_command", "Remove members (names or globs) from a pack."),
+    "mv": ("gamepak.cli.edit", "mv_command", "Rename a member of a pack."),
+    "update": ("gamepak.cli.edit", "update_command", "Sync an extracted folder back into its pack."),
+    "compact": ("gamepak.cli.edit", "compact_command", "Rebuild a pack without the space edits left."),
     "catalog": ("gamepak.cli.catalog", "catalog_command", "Catalog collections of archives into Parquet (Dask)."),
     "catalog-diff": ("gamepak.cli.catalog", "catalog_diff_command", "Compare two catalogs."),
 }

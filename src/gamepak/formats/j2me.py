@@ -342,6 +342,7 @@ class _PackReader(Archive):
     """What the four layouts share: parse the header into spans, list members by index."""
 
     duplicate_wins = "last"
+    positional_names = True
 
     def _parse(self) -> Structure:
         raise NotImplementedError

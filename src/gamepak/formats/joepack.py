@@ -77,9 +77,44 @@ class Reader(Archive):
             "trailing_bytes": max(0, self.size - data_end),
         }
 
+    def layout_options(self) -> dict[str, Any]:
+        longest = max((len(encode_name(name)) for name in self._names), default=0)
+        return {"name_field_size": self.name_length if self.name_length != longest else None}
+
+    def append_edit(self, path: str, members: list[PendingMember]) -> bool:
+        """The FAT must directly follow the header, so it grows in place (`FixedTable`): new
+        data is appended, and one write inside one page changes the count and changed slots.
+        Names longer than the name field, and changes spread over pages, are rebuilt instead."""
+        from ..inplace import FixedTable
+
+        records = self._records  # one parse of the FAT: name fields are kept as they are
+        name_length = self.name_length
+
+        def record(member: PendingMember, offset: int) -> bytes | None:
+            raw = encode_name(member.name)
+            if len(raw) > name_length:
+                return None
+            field = raw.ljust(name_length, b"\0")
+            if member.origin is not None and member.origin[0] is self:
+                kept = records[member.origin[1].index][2]
+                if kept.partition(b"\0")[0] == raw:
+                    field = kept
+            return FAT_FIXED.pack(offset, member.size) + field
+
+        table = FixedTable(
+            header=lambda count: HEADER.pack(MAGIC, count, name_length),
+            record_size=FAT_FIXED.size + name_length,
+            records=[FAT_FIXED.pack(offset, size) + raw for offset, size, raw in records],
+            offset_field=struct.Struct("<I"),
+            offset_at=0,
+            record=record,
+            limit=0xFFFFFFFF,
+            limit_message="a JoePack cannot exceed 4 GiB (its offsets are 32-bit)",
+        )
+        return table.edit(path, self, members)
+
     def layout(self) -> dict[str, Any]:
         entries = self.infolist()
-        longest = max((len(encode_name(name)) for name in self._names), default=0)
         name_fields = {}
         for index, (_, _, raw) in enumerate(self._records):
             name = raw.partition(b"\0")[0]
@@ -87,7 +122,7 @@ class Reader(Archive):
                 name_fields[str(index)] = encode_blob(raw)
         covered = [(0, self._fat_end())] + [(entry.offset, entry.size) for entry in entries]
         return {
-            "options": {"name_field_size": self.name_length if self.name_length != longest else None},
+            "options": self.layout_options(),
             "exact": {
                 "offsets": [entry.offset for entry in entries],
                 "sizes": [entry.size for entry in entries],

@@ -19,7 +19,7 @@ import struct
 
 from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, encode_name
 from ..errors import FormatLimitError
-from ..layout import decode_blob, detect_alignment, encode_blob, fill_bytes, restore_fill
+from ..layout import align_up, decode_blob, detect_alignment, encode_blob, fill_bytes, restore_fill
 from ..source import Source
 
 TYPE_CHECKING = False
@@ -122,12 +122,7 @@ class Reader(Archive):
             if raw != name.ljust(NAME_FIELD, b"\0"):
                 name_fields[str(index)] = encode_blob(raw)
         return {
-            "options": {
-                "align": detect_alignment([entry.offset for entry in entries if entry.size]),
-                "directory": "end"
-                if self.directory_offset >= max((entry.offset + entry.size for entry in entries), default=HEADER.size)
-                else "start",
-            },
+            "options": self.layout_options(),
             "exact": {
                 "offsets": [entry.offset for entry in entries],
                 "sizes": [entry.size for entry in entries],
@@ -138,6 +133,83 @@ class Reader(Archive):
                 "file_size": self.size,
             },
         }
+
+    def _data_end(self) -> int:
+        return max((entry.offset + entry.size for entry in self.infolist()), default=HEADER.size)
+
+    def layout_options(self) -> dict[str, Any]:
+        return {
+            "align": detect_alignment([entry.offset for entry in self.infolist() if entry.size]),
+            "directory": "end" if self.directory_offset >= self._data_end() else "start",
+        }
+
+    def append_edit(self, path: str, members: list[PendingMember]) -> bool:
+        """New data and a new directory go after everything the header refers to; the 12-byte
+        header, rewritten last, switches to them. Unchanged members stay where they are. A
+        directory at the start stays there: it grows in place (`FixedTable`)."""
+        align = int(self.layout_options()["align"])
+        raw_names = self._raw_names()
+        if self.directory_offset < self._data_end() and self.directory_length:
+            if self.directory_offset != HEADER.size or self.directory_length % ENTRY.size:
+                return False  # a directory amid the data: rebuilt
+            return self._edit_directory_at_start(path, members, align, raw_names)
+        live_end = max(self._data_end(), self.directory_offset + self.directory_length, HEADER.size)
+        position = live_end
+        records = []
+        appended: list[tuple[PendingMember, int]] = []
+        for member in members:
+            origin = member.origin
+            if origin is not None and origin[0] is self:
+                entry = origin[1]
+                kept = raw_names[entry.index]
+                raw = kept if kept.partition(b"\0")[0] == encode_name(member.name) else encode_name(member.name)
+                records.append(ENTRY.pack(raw, entry.offset, entry.size))
+                continue
+            position = align_up(position, align)
+            appended.append((member, position))
+            records.append(ENTRY.pack(encode_name(member.name), position, member.size))
+            position += member.size
+        directory = b"".join(records)
+        end = position + len(directory)
+        if end > 0x7FFFFFFF:
+            raise FormatLimitError("a PAK cannot exceed 2 GiB (its offsets are signed 32-bit)")
+        from ..inplace import InPlaceFile
+
+        with InPlaceFile(path, self.size) as target:
+            for member, offset in appended:
+                target.write_member(member, offset)
+            target.write(directory, position)
+            target.truncate(end)
+            target.sync()
+            target.switch(HEADER.pack(MAGIC, position, len(directory)), 0)
+        return True
+
+    def _edit_directory_at_start(
+        self, path: str, members: list[PendingMember], align: int, raw_names: list[bytes]
+    ) -> bool:
+        from ..inplace import FixedTable
+
+        def record(member: PendingMember, offset: int) -> bytes:
+            raw = encode_name(member.name)
+            if member.origin is not None and member.origin[0] is self:
+                kept = raw_names[member.origin[1].index]
+                if kept.partition(b"\0")[0] == raw:
+                    raw = kept
+            return ENTRY.pack(raw, offset, member.size)
+
+        directory = self._source.read_exact(self.directory_length, self.directory_offset, "PAK directory")
+        table = FixedTable(
+            header=lambda count: HEADER.pack(MAGIC, HEADER.size, count * ENTRY.size),
+            record_size=ENTRY.size,
+            records=[directory[start : start + ENTRY.size] for start in range(0, len(directory), ENTRY.size)],
+            offset_field=struct.Struct("<i"),
+            offset_at=NAME_FIELD,
+            record=record,
+            align=align,
+            limit=0x7FFFFFFF,
+            limit_message="a PAK cannot exceed 2 GiB (its offsets are signed 32-bit)",
+        )
+        return table.edit(path, self, members)
 
 
 class Writer(ArchiveWriter):

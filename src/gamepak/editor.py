@@ -1,0 +1,539 @@
+"""The one editing path: plan changes (add, replace, remove, rename), then commit them per format.
+
+    >>> with gamepak.edit("pak0.pak") as pack:
+    ...     pack.replace("maps/e1m1.bsp", "build/e1m1.bsp")
+    ...     pack.add("sound/new.wav", b"RIFF...")
+    ...     pack.rename("progs/old.mdl", "progs/new.mdl")
+
+Nothing touches the pack until `commit()` (called when the `with` block ends without an
+exception). A commit first queues every member in the format's writer, with the pack's own
+layout choices (`Archive.layout_options()`), so names and limits are refused before anything is
+written. Then the format may apply the change in place (`Archive.append_edit`: PAK and JoePack
+append and switch over crash-safely); otherwise the writer rebuilds the pack into a temporary
+file that replaces it, copying unchanged members from the old pack (`ArchiveWriter.add_member`).
+
+Names may run through nested packs (`outer.str2_pc/inner.cpeg_pc`): the inner pack is rebuilt
+in a scratch folder, then the outer pack is edited to hold it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .archive import Archive, ArchiveWriter, PendingMember
+from .errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
+from .registry import get_format
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any, BinaryIO
+
+
+class EditResult:
+    """What a commit did: the names added, replaced, removed and renamed (`(old, new)`), whether
+    the pack was changed in place or rebuilt, and its size before and after."""
+
+    def __init__(self, path: str, format_name: str) -> None:
+        self.path = path
+        self.format_name = format_name
+        self.added: list[str] = []
+        self.replaced: list[str] = []
+        self.removed: list[str] = []
+        self.renamed: list[tuple[str, str]] = []
+        self.method = "unchanged"  # "in place", "rebuilt" or "unchanged"
+        self.old_size = 0
+        self.new_size = 0
+
+    @property
+    def changed(self) -> bool:
+        """Whether the edit changes any member."""
+        return bool(self.added or self.replaced or self.removed or self.renamed)
+
+    def summary(self) -> str:
+        """One line for the user."""
+        counts = [
+            f"{len(names)} {verb}"
+            for names, verb in (
+                (self.added, "added"),
+                (self.replaced, "replaced"),
+                (self.removed, "removed"),
+                (self.renamed, "renamed"),
+            )
+            if names
+        ]
+        what = ", ".join(counts) or "no member changed"
+        size = f"{self.old_size} -> {self.new_size} bytes"
+        return f"{self.path}: {what} ({self.method}, {size})"
+
+    def __repr__(self) -> str:
+        return f"<EditResult {self.summary()}>"
+
+
+class _PackEdit:
+    """The editable member list of one pack: the top pack, or a pack nested in a member."""
+
+    def __init__(self, archive: Archive, label: str, writer_name: str, result: EditResult, prefix: str = "") -> None:
+        self.archive = archive
+        self.label = label
+        self.prefix = prefix  # the nested path of this pack inside the top pack, with "/"
+        self.writer_name = writer_name  # a file name with the pack's extension (format defaults)
+        self.result = result
+        self.spec = get_format(archive.format_name)
+        self.options = archive.layout_options()
+        self.members = [
+            PendingMember(entry.name, None, None, entry.size, origin=(archive, entry)) for entry in archive.infolist()
+        ]
+        # A writer that is never closed: it checks names against the format's limits.
+        self.checker: ArchiveWriter = self.spec.writer_class()(writer_name, overwrite=True, **self.options)
+        self.children: dict[int, _PackEdit] = {}  # id(member) -> the edit of the pack it holds
+        self.changed = False
+        self._streams: list[Any] = []
+
+    # -- finding members ---------------------------------------------------------------------
+    def _matches(self, member: PendingMember, name: str) -> bool:
+        if member.name == name:
+            return True
+        if self.archive.positional_names:
+            return member.name.partition(".")[0] == name.partition(".")[0]
+        if member.origin is not None and member.origin[0] is self.archive:
+            return self.archive.extraction_name(member.origin[1]) == name
+        return False
+
+    def find(self, name: str) -> int | None:
+        """The index of the member `name` stands for: the copy the game loads."""
+        order = range(len(self.members))
+        if self.archive.duplicate_wins == "last":
+            order = order[::-1]
+        for index in order:
+            if self._matches(self.members[index], name):
+                return index
+        if self.archive.case_insensitive:
+            lowered = name.lower()
+            for index in order:
+                if self.members[index].name.lower() == lowered:
+                    return index
+        return None
+
+    def route(self, name: str) -> tuple[_PackEdit, str]:
+        """The pack a (possibly nested) name belongs to, and the name inside it."""
+        if self.find(name) is not None:
+            return self, name
+        parts = name.split("/")
+        for cut in range(len(parts) - 1, 0, -1):
+            index = self.find("/".join(parts[:cut]))
+            if index is None:
+                continue
+            child = self._child(index)
+            if child is not None:
+                return child.route("/".join(parts[cut:]))
+        return self, name
+
+    def _child(self, index: int) -> _PackEdit | None:
+        """The edit of the pack member `index` holds, or None when it is not a pack."""
+        member = self.members[index]
+        child = self.children.get(id(member))
+        if child is not None:
+            return child
+        from . import open as open_archive
+        from .nested import signature_format
+
+        label = f"{self.label}/{member.name}"
+        stream = self._member_stream(member)
+        self._streams.append(stream)
+        try:
+            format_name = signature_format(stream, label) if member.size >= 4 else None
+            if format_name is None:
+                return None
+            stream.seek(0)
+            inner = open_archive(stream, format_name, name=label)
+        except GamepakError:
+            return None
+        self._streams.append(inner)
+        child = _PackEdit(
+            inner, label, os.path.basename(member.name) or "member", self.result, f"{self.prefix}{member.name}/"
+        )
+        self.children[id(member)] = child
+        return child
+
+    def _member_stream(self, member: PendingMember) -> BinaryIO:
+        if member.origin is not None:
+            archive, entry = member.origin
+            return archive.open(entry)
+        if member.data is not None:
+            import io
+
+            return io.BytesIO(member.data)
+        assert member.path is not None
+        return open(member.path, "rb")
+
+    # -- changes -----------------------------------------------------------------------------
+    def _new_member(self, name: str, data_or_path: Any) -> PendingMember:
+        self.checker._check_name(name)
+        if isinstance(data_or_path, (bytes, bytearray, memoryview)):
+            data = bytes(data_or_path)
+            return PendingMember(name, data, None, len(data))
+        path = os.fspath(data_or_path)
+        try:
+            size = os.stat(path).st_size
+        except OSError as exc:
+            raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+        if not os.path.isfile(path):
+            raise GamepakError(f"{path}: not a file")
+        return PendingMember(name, None, path, size)
+
+    def replace_at(self, index: int, data_or_path: Any) -> None:
+        old = self.members[index]
+        self.members[index] = self._new_member(old.name, data_or_path)
+        self.children.pop(id(old), None)
+        self.changed = True
+
+    def append(self, name: str, data_or_path: Any) -> None:
+        self.members.append(self._new_member(name, data_or_path))
+        self.changed = True
+
+    def remove_at(self, index: int) -> None:
+        removed = self.members.pop(index)
+        self.children.pop(id(removed), None)
+        if self.archive.positional_names:
+            # Members known by position move up: renumber them, keeping any extension.
+            for position, member in enumerate(self.members):
+                _, dot, extension = member.name.partition(".")
+                member.name = f"{position}{dot}{extension}"
+        self.changed = True
+
+    def rename_at(self, index: int, new_name: str) -> None:
+        self.checker._check_name(new_name)
+        member = self.members[index]
+        member.name = new_name
+        self.changed = True
+
+    def any_change(self) -> bool:
+        return self.changed or any(child.any_change() for child in self.children.values())
+
+    # -- writing -----------------------------------------------------------------------------
+    def final_members(self, scratch: _Scratch) -> list[PendingMember]:
+        """The members to write, in order; nested packs that changed are rebuilt first."""
+        members = []
+        for member in self.members:
+            child = self.children.get(id(member))
+            if child is not None and child.any_change():
+                built = scratch.path_for(child.writer_name)
+                child.writer(built, child.final_members(scratch)).close()
+                members.append(PendingMember(member.name, None, built, os.path.getsize(built)))
+            else:
+                members.append(member)
+        return members
+
+    def writer(self, target: str, members: list[PendingMember]) -> ArchiveWriter:
+        """A writer for `target` with the pack's options and `members` queued (which checks the
+        format's limits); nothing is written before it is closed."""
+        writer: ArchiveWriter = self.spec.writer_class()(target, overwrite=True, **self.options)
+        for member in members:
+            if member.origin is not None:
+                archive, entry = member.origin
+                writer.add_member(member.name, archive, entry)
+            elif member.data is not None:
+                writer.add(member.name, member.data)
+            else:
+                assert member.path is not None
+                writer.add(member.name, member.path)
+        return writer
+
+    def close(self) -> None:
+        for child in self.children.values():
+            child.close()
+        for stream in reversed(self._streams):
+            stream.close()
+        self._streams.clear()
+
+
+class _Scratch:
+    """A temporary folder for rebuilt nested packs, made only when one is needed."""
+
+    def __init__(self) -> None:
+        self.folder: str | None = None
+        self._count = 0
+
+    def path_for(self, file_name: str) -> str:
+        """A fresh path ending in `file_name` (the extension picks a writer's defaults)."""
+        import tempfile
+
+        if self.folder is None:
+            self.folder = tempfile.mkdtemp(prefix="gamepak-edit-")
+        self._count += 1
+        folder = os.path.join(self.folder, str(self._count))
+        os.mkdir(folder)
+        return os.path.join(folder, file_name)
+
+    def remove(self) -> None:
+        if self.folder is not None:
+            import shutil
+
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _lock(path: str) -> int:
+    """An fd holding an exclusive advisory lock on the pack: two gamepak edits of one pack at
+    once would append at the same place. A second one is refused rather than made to wait,
+    since what it read would be stale by the time it got the lock."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise GamepakError(f"{path}: cannot open: {exc.strerror}") from exc
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks on this system
+        return fd
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise GamepakError(f"{path}: another gamepak process is editing it") from None
+    except OSError:
+        pass  # a file system without locks: edit unlocked, as before locks existed
+    return fd
+
+
+class Editor:
+    """Changes to one archive file, applied by `commit()`. Get one with `gamepak.edit()`.
+
+    Member names may be nested (`outer.str2_pc/inner.txt`). With `compact=True` the commit
+    always rebuilds the pack, dropping the dead space earlier in-place edits left."""
+
+    def __init__(self, path: str | os.PathLike[str], format: str | None = None, *, compact: bool = False) -> None:
+        from . import open as open_archive
+
+        self.path = os.fspath(path)
+        self.compact = compact
+        if not os.path.isfile(self.path):
+            raise GamepakError(f"{self.path}: not a file")
+        self._lock_fd = _lock(self.path)
+        try:
+            self.archive = open_archive(self.path, format)
+        except BaseException:
+            os.close(self._lock_fd)
+            raise
+        try:
+            if os.stat(self.path).st_ino != os.fstat(self._lock_fd).st_ino:
+                raise GamepakError(f"{self.path}: was replaced while being opened; try again")
+            self.result = EditResult(self.path, self.archive.format_name)
+            self.result.old_size = self.result.new_size = self.archive.size
+            self._root = _PackEdit(self.archive, self.path, os.path.basename(self.path), self.result)
+        except BaseException:
+            self.archive.close()
+            os.close(self._lock_fd)
+            raise
+        self._plan: list[str] = []
+        self._closed = False
+
+    @property
+    def format_name(self) -> str:
+        """The pack's format."""
+        return self.archive.format_name
+
+    def namelist(self) -> list[str]:
+        """The top pack's member names as they stand with the changes so far."""
+        return [member.name for member in self._root.members]
+
+    def plan(self) -> list[str]:
+        """The changes so far, one line each (what `--dry-run` prints)."""
+        return list(self._plan)
+
+    def _open(self) -> None:
+        if self._closed:
+            raise GamepakError(f"{self.path}: the editor is closed")
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        pack, inner = self._root.route(name)
+        return pack.find(inner) is not None
+
+    def add(self, name: str, data_or_path: Any, replace: bool = False) -> None:
+        """Add a member from bytes or a file; an existing one is replaced only with `replace`."""
+        self._open()
+        pack, inner = self._root.route(name)
+        index = pack.find(inner)
+        if index is not None:
+            if not replace:
+                raise GamepakError(f"{self.path}: already holds {name!r} (replace it instead)")
+            self._replace(pack, index, data_or_path)
+            return
+        pack.append(inner, data_or_path)
+        self.result.added.append(name)
+        self._plan.append(f"add {name} ({pack.members[-1].size} bytes)")
+
+    def replace(self, name: str, data_or_path: Any) -> None:
+        """Replace an existing member's content."""
+        self._open()
+        pack, inner = self._root.route(name)
+        index = pack.find(inner)
+        if index is None:
+            raise MemberNotFoundError(name, self.path)
+        self._replace(pack, index, data_or_path)
+
+    def _replace(self, pack: _PackEdit, index: int, data_or_path: Any) -> None:
+        pack.replace_at(index, data_or_path)
+        name = pack.prefix + pack.members[index].name
+        self.result.replaced.append(name)
+        self._plan.append(f"replace {name} ({pack.members[index].size} bytes)")
+
+    def remove(self, name: str) -> None:
+        """Remove a member."""
+        self._open()
+        pack, inner = self._root.route(name)
+        index = pack.find(inner)
+        if index is None:
+            raise MemberNotFoundError(name, self.path)
+        full = pack.prefix + pack.members[index].name
+        pack.remove_at(index)
+        self.result.removed.append(full)
+        self._plan.append(f"remove {full}")
+
+    def rename(self, old: str, new: str) -> None:
+        """Give a member another name, in the same pack (nested names keep their pack's prefix)."""
+        self._open()
+        pack, inner = self._root.route(old)
+        index = pack.find(inner)
+        if index is None:
+            raise MemberNotFoundError(old, self.path)
+        if pack.archive.positional_names:
+            raise UnsupportedFeatureError(f"{pack.label}: members of a {pack.spec.name} pack have no names to change")
+        if not new.startswith(pack.prefix):
+            raise GamepakError(f"{self.path}: {old!r} can be renamed only inside {pack.prefix.rstrip('/')!r}")
+        new_inner = new[len(pack.prefix) :]
+        other = pack.find(new_inner)
+        if other is not None and other != index:
+            raise GamepakError(f"{self.path}: already holds {new!r} (remove it first)")
+        full = pack.prefix + pack.members[index].name
+        pack.rename_at(index, new_inner)
+        self.result.renamed.append((full, new))
+        self._plan.append(f"rename {full} -> {new}")
+
+    def commit(self) -> EditResult:
+        """Write the changes (in place where the format allows, else by a rebuild) and close."""
+        self._open()
+        try:
+            if self._root.any_change() or self.compact:
+                self._write()
+        finally:
+            self.close()
+        return self.result
+
+    def _write(self) -> None:
+        scratch = _Scratch()
+        try:
+            members = self._root.final_members(scratch)
+            in_place = not self.compact and self.archive.append_edit(self.path, members)
+            if not in_place:
+                mode = os.stat(self.path).st_mode & 0o7777
+                self._root.writer(self.path, members).close()
+                if os.stat(self.path).st_mode & 0o7777 != mode:
+                    os.chmod(self.path, mode)  # the rebuilt pack keeps the old one's permissions
+        finally:
+            scratch.remove()
+        self.result.method = "in place" if in_place else "compacted" if self.compact else "rebuilt"
+        self.result.new_size = os.path.getsize(self.path)
+
+    def abort(self) -> None:
+        """Drop the changes; the pack stays as it was."""
+        self.close()
+
+    def close(self) -> None:
+        """Release the pack (changes not committed are dropped)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._root.close()
+        self.archive.close()
+        os.close(self._lock_fd)  # releases the lock
+
+    def __enter__(self) -> Editor:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def edit(path: str | os.PathLike[str], format: str | None = None, *, compact: bool = False) -> Editor:
+    """An editor for the archive at `path` (a context manager: changes are written when the
+    `with` block ends without an exception). See this module's docstring."""
+    return Editor(path, format, compact=compact)
+
+
+def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None:
+    """Plan what makes the pack match an extracted `folder`: files whose size or bytes differ
+    replace their member, new files are added, and with `delete` members without a file are
+    removed. The manifest file of `extract --manifest` is ignored."""
+    from .extract import MANIFEST_NAME, safe_parts
+
+    pack = editor._root
+    by_path: dict[str, PendingMember] = {}
+    for member in pack.members:
+        assert member.origin is not None
+        archive, entry = member.origin
+        try:
+            key = "/".join(safe_parts(archive.extraction_name(entry)))
+        except GamepakError:
+            continue  # a name no extraction could have written: left alone
+        by_path[key] = member
+    seen: set[str] = set()
+    same_size: list[tuple[PendingMember, str]] = []
+    for current, folders, files in os.walk(folder):
+        folders.sort()
+        for file_name in sorted(files):
+            path = os.path.join(current, file_name)
+            relative = os.path.relpath(path, folder).replace(os.sep, "/")
+            if relative == MANIFEST_NAME or not os.path.isfile(path):
+                continue
+            seen.add(relative)
+            existing = by_path.get(relative)
+            if existing is None:
+                editor.add(relative, path)
+            elif os.path.getsize(path) != existing.size:
+                editor._replace(pack, pack.members.index(existing), path)
+            else:
+                same_size.append((existing, path))
+    for member, path in _differing(pack.archive, same_size):
+        editor._replace(pack, pack.members.index(member), path)
+    if delete:
+        for key, member in by_path.items():
+            if key not in seen:
+                editor.remove(member.name)
+
+
+def _differing(archive: Archive, candidates: list[tuple[PendingMember, str]]) -> list[tuple[PendingMember, str]]:
+    """The (member, file) pairs whose bytes differ, read in one pass in archive order (a
+    compressed stream is decoded once, not once per member)."""
+    from .archive import RawRange
+
+    by_entry = {id(member.origin[1]): (member, path) for member, path in candidates if member.origin is not None}
+    differing = []
+    entries = [member.origin[1] for member, _ in candidates if member.origin is not None]
+    entries.sort(key=lambda entry: entry.index)
+    for entry, data in archive.iter_data(entries):
+        member, path = by_entry[id(entry)]
+        if isinstance(data, RawRange):
+            with archive.open(entry) as stream:
+                same = _same_chunks(iter(lambda: stream.read(1 << 20), b""), path)
+        else:
+            same = _same_chunks(data, path)
+        if not same:
+            differing.append((member, path))
+    return differing
+
+
+def _same_chunks(chunks: Iterable[bytes], path: str) -> bool:
+    """Whether the chunks hold exactly the file's bytes (the chunks are always consumed)."""
+    same = True
+    with open(path, "rb") as handle:
+        for chunk in chunks:
+            if same and handle.read(len(chunk)) != chunk:
+                same = False
+        if same and handle.read(1):
+            same = False
+    return same
