@@ -69,6 +69,7 @@ class _Bar:
     "--output",
     "out",
     required=True,
+    metavar="OUT",
     type=click.Path(file_okay=False),
     help="Catalog folder to write (a Parquet dataset per table).",
 )
