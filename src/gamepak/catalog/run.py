@@ -343,10 +343,16 @@ def _compute(
 
     # The scheduler functions themselves: naming them by string makes dask import distributed
     # (about a second) to look for a default client.
+    pool = None
     if scheduler == "processes":
         import dask.multiprocessing
 
-        kwargs: dict[str, Any] = {"scheduler": dask.multiprocessing.get, "num_workers": workers}
+        # One task per dispatch: units are coarse, and dask's default batches of 6 leave one
+        # worker idle while the other finishes a batch.
+        kwargs: dict[str, Any] = {"scheduler": dask.multiprocessing.get, "num_workers": workers, "chunksize": 1}
+        pool = _fork_pool(workers)
+        if pool is not None:
+            kwargs["pool"] = pool
     elif scheduler == "threads":
         import dask.threaded
 
@@ -355,9 +361,34 @@ def _compute(
         import dask.local
 
         kwargs = {"scheduler": dask.local.get_sync}
-    with Progress():
-        results = dask.compute(*finals, **kwargs)
+    try:
+        with Progress():
+            results = dask.compute(*finals, **kwargs)
+    finally:
+        if pool is not None:
+            pool.shutdown()
     return list(results)
+
+
+def _fork_pool(workers: int) -> Any:
+    """Worker processes forked from this one, which has already imported what they need (a
+    spawned worker imports it again: about a second on the critical path); None (dask's
+    spawned workers) where forking is not safe: off Linux, or once this process runs other
+    threads (pyarrow's pools after a --resume read, a progress bar), which a fork would copy
+    mid-flight."""
+    import sys
+    import threading
+
+    if not sys.platform.startswith("linux") or threading.active_count() > 1:
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from . import schema  # noqa: F401 - imported once here rather than in every worker
+
+    if threading.active_count() > 1:
+        return None
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
 
 
 def _compute_distributed(
