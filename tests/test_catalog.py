@@ -216,6 +216,28 @@ def test_threads_and_processes_give_the_same_catalog(reference: Path, collection
     assert snapshot(tmp_path / "processes") == snapshot(reference)
 
 
+def test_processes_forked_by_the_command(reference: Path, collection: Path, tmp_path: Path) -> None:
+    """A fresh `gamepak catalog` process (no thread, no pyarrow yet) forks its workers; this
+    test process (pyarrow loaded) spawns them, as in the test above."""
+    out = tmp_path / "forked"
+    result = run_cli("catalog", str(collection), "-o", str(out), "--scheduler", "processes", "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    assert snapshot(out) == snapshot(reference)
+
+
+def test_workers_are_not_forked_while_other_threads_run() -> None:
+    import threading
+
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert catalog_run._fork_pool(1) is None
+    finally:
+        stop.set()
+        thread.join()
+
+
 def test_dask_distributed_local_cluster(reference: Path, collection: Path, tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(

@@ -374,12 +374,14 @@ def _fork_pool(workers: int) -> Any:
     """Worker processes forked from this one, which has already imported what they need (a
     spawned worker imports it again: about a second on the critical path); None (dask's
     spawned workers) where forking is not safe: off Linux, or once this process runs other
-    threads (pyarrow's pools after a --resume read, a progress bar), which a fork would copy
+    threads (a progress bar; pyarrow's pools after a --resume read), which a fork would copy
     mid-flight."""
     import sys
     import threading
 
-    if not sys.platform.startswith("linux") or threading.active_count() > 1:
+    # pyarrow already loaded means it has read or written here (--resume): its native thread
+    # pools are invisible to `threading`, so do not fork then.
+    if not sys.platform.startswith("linux") or threading.active_count() > 1 or "pyarrow" in sys.modules:
         return None
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -581,13 +583,13 @@ def build_catalog(
         refs.append(found)
     if stale:
         _drop_files(out, stale)
-    _write_walk_errors(out, problems)
-    summary.walk_errors = len(problems)
-    summary.errors += len(problems)
     units = plan(refs, options, workers, split_bytes)
     summary.units = len(units)
     for result in _compute(_graph(units, out, options), scheduler, workers, progress):
         summary.add(result)
+    _write_walk_errors(out, problems)
+    summary.walk_errors = len(problems)
+    summary.errors += len(problems)
     _fill_empty_tables(out)
     summary.extra = {"options": asdict(options), "scheduler": scheduler, "workers": workers}
     return summary
