@@ -558,13 +558,27 @@ class ArchiveScanner:
 _archive_sniffers: list[tuple[str, Callable[[Source], float]]] = []
 
 
+class _HeadSource(Source):
+    """The first bytes of a member, seen as a source of the member's full size: enough for the
+    signature sniffers, which read only a header (a slice here, no lock or file object)."""
+
+    def __init__(self, head: bytes, size: int, label: str) -> None:
+        super().__init__(name=label, size=size)
+        self._head = head
+
+    def pread(self, size: int, offset: int) -> bytes:
+        if offset < 0 or size < 0:
+            raise GamepakError(f"{self.name}: negative offset or size")
+        return self._head[offset : offset + max(0, min(size, self.size - offset))]
+
+
 def nested_signature(head: bytes, size: int, label: str) -> str | None:
     """The signature format whose sniffer accepts a member from its first bytes and size."""
     if size < 4 or not head:
         return None
     if not _archive_sniffers:
         _archive_sniffers.extend((s.name, s.sniffer()) for s in FORMATS if s.has_magic and s.kind == "archive")
-    probe = Source(name=label, size=size, fileobj=io.BytesIO(head))
+    probe = _HeadSource(head, size, label)
     for name, sniff in _archive_sniffers:
         try:
             if sniff(probe) >= 0.9:
