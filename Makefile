@@ -2,9 +2,12 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# Blender's bpy, the judge of exported models, lives apart: it pins its own numpy.
+BLENDER_VENV := .venv-blender
+BLENDER_PY := $(BLENDER_VENV)/bin/python
 DEMO := build/demo
 
-.PHONY: run test bench lint clean venv
+.PHONY: run test fuzz bench lint clean venv
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -18,13 +21,24 @@ run: $(PY)
 	$(PY) -m pip install --quiet -e .
 	$(PY) -m gamepak.demo $(DEMO)
 
-test: $(PY)
+$(BLENDER_PY):
+	$(PYTHON) -m venv $(BLENDER_VENV)
+	$(BLENDER_PY) -m pip install --quiet --upgrade pip
+	$(BLENDER_PY) -m pip install --quiet -e '.[blender]' || echo "bpy could not be installed: the Blender tests will skip"
+
+test: $(PY) $(BLENDER_PY)
 	$(PY) -m pip install --quiet -e '.[test]'
-	$(PY) -m pytest -q -n 2
+	GAMEPAK_BLENDER_PYTHON=$(CURDIR)/$(BLENDER_PY) $(PY) -m pytest -q -n 2
+
+# The fuzz tests (tests/test_fuzz*.py) with a larger budget than `make test` gives them:
+# GAMEPAK_FUZZ_EXAMPLES mutated inputs per test (`make fuzz FUZZ_EXAMPLES=20000` for more).
+FUZZ_EXAMPLES ?= 2000
+fuzz: $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	GAMEPAK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -n 2 -p no:cacheprovider tests/test_fuzz*.py
 
 bench: $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
-	$(PY) -m pip install --quiet vgio
 	for script in benchmarks/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 lint: $(PY)
@@ -33,4 +47,4 @@ lint: $(PY)
 	$(PY) -m mypy src
 
 clean:
-	rm -rf $(VENV) build
+	rm -rf $(VENV) $(BLENDER_VENV) build

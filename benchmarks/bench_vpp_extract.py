@@ -122,14 +122,14 @@ def gamepak_extract(path: str, dest: str) -> None:
 def gamepak_extract_stdlib_zlib(path: str, dest: str) -> None:
     """gamepak with isal hidden: the same code path on the standard library's zlib, which
     shows gamepak's own overhead against the minimal extractor."""
-    from gamepak.formats import rfg_vpp
+    from gamepak.formats.rfg import inflate
 
-    original = rfg_vpp._decompressor_module
-    rfg_vpp._decompressor_module = lambda: (zlib, (zlib.error,))  # type: ignore[assignment]
+    original = inflate.decompressor_module
+    inflate.decompressor_module = lambda: (zlib, (zlib.error,))  # type: ignore[assignment]
     try:
         gamepak_extract(path, dest)
     finally:
-        rfg_vpp._decompressor_module = original  # type: ignore[assignment]
+        inflate.decompressor_module = original  # type: ignore[assignment]
 
 
 def decompress_speed(path: str, rounds: int) -> dict[str, float]:

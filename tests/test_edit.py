@@ -583,3 +583,12 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     assert code == 1 and len(err.strip().splitlines()) == 1
     code, _, err = in_process_cli("mv", str(tmp_path / "missing.pak"), "a", "b")
     assert code == 1 and "missing.pak" in err
+
+
+def test_an_empty_member_added_in_place_never_points_past_the_end(tmp_path: Path) -> None:
+    # Found by the random sequences: a PAK with its directory at the start, one member that the
+    # growing directory pushes to the end, then an empty member aligned one byte past the end.
+    path = build(tmp_path, "pak", ".pak", {"directory": "start", "align": 4}, [("dir/member0.txt", b"x" * 27)])
+    with gamepak.edit(path) as editor:
+        editor.add("new0.bin", b"")
+    assert contents(path, "pak") == [("dir/member0.txt", b"x" * 27), ("new0.bin", b"")]

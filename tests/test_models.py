@@ -27,27 +27,69 @@ from gamepak.source import Source
 from conftest import SAMPLES, in_process_cli, sample
 
 PACK = "jpk/garage_objects.jpk"
+# Stand-ins written by gamepak's own writer for the real models, used when ../shared/samples is
+# absent: (faces, seed) per model. Their values are all distinct, as the real models' are.
+STANDIN_MODELS = {"joe/road_cone.joe": (20, 1), "joe/toolbox.joe": (30, 2), "joe/road_cone-collision.joe": (12, 3)}
+STANDIN_MEMBERS = {"joist.007.joe": (10, 4), "Cube.002.joe": (12, 5), "Wall.017.joe": (24, 6), "Floor.002.joe": (2, 7)}
+
+
+def standin_model(face_count: int, seed: int) -> bytes:
+    """A JOE model of random distinct positions, unit normals and texture coordinates."""
+    rng = np.random.default_rng(seed)
+    vertex_count, normal_count, texcoord_count = face_count + 2, face_count // 2 + 1, face_count + 3
+    normals = rng.normal(size=(normal_count, 3))
+    corners = np.stack(
+        [rng.integers(0, count, (face_count, 3)) for count in (vertex_count, normal_count, texcoord_count)], axis=2
+    )
+    corners[0, :, 0] = [0, 1, 2]  # no face uses one index twice in its first corners: never degenerate
+    mesh = Mesh(
+        rng.uniform(-1, 1, (vertex_count, 3)),
+        normals / np.linalg.norm(normals, axis=1, keepdims=True),
+        rng.uniform(0, 1, (texcoord_count, 2)),
+        corners,
+        magic=b"IDP2",
+    )
+    return joe.write(mesh)
+
+
+def sample_path(relative: str, folder: Path) -> Path:
+    """The real sample when ../shared/samples has it, else its stand-in written into `folder`."""
+    real = SAMPLES / relative
+    if real.exists():
+        return real
+    target = folder / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if relative == PACK:
+        with gamepak.create(target, "jpk", overwrite=True) as writer:
+            for name, (faces, seed) in STANDIN_MEMBERS.items():
+                writer.add(name, standin_model(faces, seed))
+    else:
+        target.write_bytes(standin_model(*STANDIN_MODELS[relative]))
+    return target
 
 
 def _sample_ids() -> list[str]:
-    """Every real model: standalone files and the members of the garage pack."""
+    """Every real model: standalone files and the members of the garage pack (or stand-ins)."""
     ids = [f"joe/{path.name}" for path in sorted((SAMPLES / "joe").glob("*.joe"))]
     pack = SAMPLES / PACK
     if pack.exists():
         with gamepak.open(pack) as opened:
             ids += [f"{PACK}:{name}" for name in opened.namelist()]
-    return ids or ["joe/road_cone.joe"]  # absent samples: one id that skips
+    return ids or [*STANDIN_MODELS, *(f"{PACK}:{name}" for name in STANDIN_MEMBERS)]
 
 
 SAMPLE_IDS = _sample_ids()
 
 
 def sample_bytes(sample_id: str) -> bytes:
-    if ":" in sample_id:
-        pack, member = sample_id.split(":", 1)
-        with gamepak.open(sample(pack)) as opened:
+    """A real model's bytes (a file, or PACK:MEMBER), or its stand-in's."""
+    relative, _, member = sample_id.partition(":")
+    if not (SAMPLES / relative).exists():
+        return standin_model(*(STANDIN_MEMBERS[member] if member else STANDIN_MODELS[relative]))
+    if member:
+        with gamepak.open(SAMPLES / relative) as opened:
             return opened.read(member)
-    return sample(sample_id).read_bytes()
+    return (SAMPLES / relative).read_bytes()
 
 
 def triangle_bytes(magic: bytes = b"IDP2", texcoords: bool = True) -> bytes:
@@ -117,9 +159,9 @@ def test_obj_keeps_the_original_indexing() -> None:
 
 
 def test_library_load_and_load_member(tmp_path: Path) -> None:
-    mesh = models.load(sample("joe/road_cone.joe"))
+    mesh = models.load(sample_path("joe/road_cone.joe", tmp_path / "in"))
     assert mesh.name == "road_cone"
-    member = models.load_member(sample(PACK), "joist.007.joe")
+    member = models.load_member(sample_path(PACK, tmp_path / "in"), "joist.007.joe")
     assert member.name == "joist.007" and member.face_count == 10
     written = models.save(member, tmp_path / "joist.glb")
     assert written == [str(tmp_path / "joist.glb")]
@@ -469,6 +511,8 @@ def test_exported_gltf_passes_the_khronos_validator(gltf_validator: Path, tmp_pa
     files += models.save(
         Mesh(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2)), np.zeros((0, 3, 3))), tmp_path / "empty.glb"
     )
+    # A concave polygon cut by ear clipping (flat normals added, as `model import` does).
+    files += models.save(models.loads(CONCAVE_PENTAGON, "obj").with_normals(), tmp_path / "concave.glb")
     result = subprocess.run(
         ["node", str(gltf_validator.parent.parent / "validate.cjs"), str(gltf_validator), *files],
         capture_output=True,
@@ -499,7 +543,7 @@ def assert_framed(picture: object, size: int) -> None:
     )
 
 
-@pytest.mark.parametrize("sample_id", ["joe/road_cone.joe", "joe/toolbox.joe", f"{PACK}:Cube.002.joe"])
+@pytest.mark.parametrize("sample_id", ["joe/road_cone.joe", "joe/toolbox.joe", f"{PACK}:Cube.002.joe"])  # or stand-ins
 def test_render_draws_the_model_framed(sample_id: str) -> None:
     from gamepak.models.render import render
 
@@ -523,7 +567,7 @@ def test_render_refuses_a_model_with_nothing_to_draw() -> None:
 
 
 def test_cli_export_archive_member_and_overwrite(tmp_path: Path) -> None:
-    pack = str(sample(PACK))
+    pack = str(sample_path(PACK, tmp_path / "in"))
     out = tmp_path / "joist.glb"
     code, _, err = in_process_cli("model", "export", pack, "joist.007.joe", "-o", str(out))
     assert code == 0, err
@@ -538,7 +582,7 @@ def test_cli_export_archive_member_and_overwrite(tmp_path: Path) -> None:
 
 
 def test_cli_export_obj_with_texture_and_import_back(tmp_path: Path) -> None:
-    model = str(sample("joe/road_cone.joe"))
+    model = str(sample_path("joe/road_cone.joe", tmp_path / "in"))
     code, _, err = in_process_cli("model", "export", model, "-o", str(tmp_path / "cone.obj"), "--texture", "cone.png")
     assert code == 0, err
     assert b"map_Kd cone.png" in (tmp_path / "cone.mtl").read_bytes()
@@ -574,16 +618,18 @@ def test_cli_render(tmp_path: Path) -> None:
     from PIL import Image
 
     out = tmp_path / "preview.png"
-    code, _, err = in_process_cli("model", "render", str(sample("joe/toolbox.joe")), "-o", str(out), "--size", "160")
+    toolbox = sample_path("joe/toolbox.joe", tmp_path / "in")
+    code, _, err = in_process_cli("model", "render", str(toolbox), "-o", str(out), "--size", "160")
     assert code == 0, err
     with Image.open(out) as picture:
         assert_framed(picture.convert("RGB"), 160)
-    code, _, err = in_process_cli("model", "render", str(sample(PACK)), "Floor.002.joe", "-o", str(out))
+    pack = sample_path(PACK, tmp_path / "in")
+    code, _, err = in_process_cli("model", "render", str(pack), "Floor.002.joe", "-o", str(out))
     assert code == 1 and "already exists" in err
 
 
 def test_cli_export_all(tmp_path: Path) -> None:
-    pack = sample(PACK)
+    pack = sample_path(PACK, tmp_path / "in")
     code, _, err = in_process_cli("model", "export-all", str(pack), "-o", str(tmp_path / "out"))
     assert code == 0, err
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
@@ -605,7 +651,7 @@ def test_cli_export_all_skips_non_models(tmp_path: Path) -> None:
     code, _, err = in_process_cli("model", "export-all", str(source), "-o", str(tmp_path / "out"))
     assert code == 0, err
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["cone.glb"]
-    assert "skipped list.txt: not a model" in err
+    assert "skipped 1 member that is not a model: list.txt" in err
     assert "skipped notes.joe" in err and "looks like a text file" in err
 
 
@@ -613,3 +659,212 @@ def test_import_gamepak_does_not_load_numpy() -> None:
     code = "import sys, gamepak; gamepak.detect; print('numpy' in sys.modules, 'pygltflib' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "False False"
+
+
+# ------------------------------------------------------------------- traps a new user hit
+
+
+CONCAVE_PENTAGON = b"""# an arrow-head: corner 1 is reflex, so a fan from corner 0 covers area outside it
+v 0 0 0
+v 2 1 0
+v 4 0 0
+v 4 3 0
+v 0 3 0
+f 1 2 3 4 5
+"""
+
+
+def triangle_areas(mesh: Mesh) -> np.ndarray:
+    """Signed areas (+ for counter-clockwise seen from +Z) of the faces of a flat mesh."""
+    corners = mesh.positions[mesh.corners[:, :, 0]].astype(np.float64)
+    edges_a, edges_b = corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]
+    return 0.5 * (edges_a[:, 0] * edges_b[:, 1] - edges_a[:, 1] * edges_b[:, 0])
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_concave_polygons_are_cut_in_their_own_winding(reverse: bool) -> None:
+    text = CONCAVE_PENTAGON
+    if reverse:
+        text = text.replace(b"f 1 2 3 4 5", b"f 5 4 3 2 1")
+    mesh = obj.read(text)
+    areas = triangle_areas(mesh)
+    polygon_area = 4 * 3 - 0.5 * 4 * 1  # the rectangle minus the notch
+    # Before: the fan from corner 0 gave a flipped face and covered the notch.
+    assert mesh.face_count == 3
+    assert np.allclose(abs(areas.sum()), polygon_area) and np.allclose(np.abs(areas).sum(), polygon_area)
+    assert (areas < 0).all() if reverse else (areas > 0).all()
+    # The same in PLY.
+    ply_text = b"ply\nformat ascii 1.0\nelement vertex 5\nproperty float x\nproperty float y\nproperty float z\n"
+    ply_text += b"element face 1\nproperty list uchar int vertex_indices\nend_header\n"
+    ply_text += b"0 0 0\n2 1 0\n4 0 0\n4 3 0\n0 3 0\n5 0 1 2 3 4\n"
+    assert np.allclose(triangle_areas(ply.read(ply_text)).sum(), polygon_area)
+    # Convex polygons keep their fan.
+    square = obj.read(b"v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n")
+    assert square.corners[:, :, 0].tolist() == [[0, 1, 2], [0, 2, 3]]
+
+
+def test_concave_polygon_in_a_tilted_plane() -> None:
+    rotation = np.array([[1, 0, 0], [0, 0.6, -0.8], [0, 0.8, 0.6]])
+    flat = obj.read(CONCAVE_PENTAGON)
+    lines = ["v " + " ".join(f"{value:.9g}" for value in row) for row in flat.positions @ rotation.T]
+    tilted = obj.read(("\n".join(lines) + "\nf 1 2 3 4 5\n").encode())
+    assert sorted(map(sorted, tilted.corners[:, :, 0].tolist())) == sorted(map(sorted, flat.corners[:, :, 0].tolist()))
+    normals = tilted.face_normals()
+    assert np.allclose(normals, rotation @ [0, 0, 1], atol=1e-6)
+
+
+def test_obj_repeated_vertices_are_merged_so_joe_can_hold_them(tmp_path: Path) -> None:
+    # 23,000 triangles, each written with its own three `v` lines (69,000 of them), over a
+    # grid of 12,000 distinct points: before, the 69,000 positions passed JOE's 65,536.
+    rng = np.random.default_rng(7)
+    grid = np.stack(np.meshgrid(np.arange(120), np.arange(100), [0.0]), axis=-1).reshape(-1, 3)
+    picks = rng.integers(0, len(grid), size=(23000, 3))
+    lines = [f"v {x:g} {y:g} {z:g}" for x, y, z in grid[picks].reshape(-1, 3)]
+    lines += [f"f {3 * n + 1} {3 * n + 2} {3 * n + 3}" for n in range(len(picks))]
+    path = tmp_path / "big.obj"
+    path.write_text("\n".join(lines) + "\n")
+    code, _, err = in_process_cli("model", "import", str(path), "-o", str(tmp_path / "big.joe"))
+    assert code == 0, err
+    mesh = models.load(tmp_path / "big.joe")
+    assert len(mesh.positions) == len(np.unique(grid[picks].reshape(-1, 3), axis=0)) <= 12000
+    file_corners = grid[picks]
+    np.testing.assert_array_equal(mesh.corner_values()[0], file_corners[:, :, [0, 2, 1]] * [1, -1, 1])  # Y up
+
+
+def test_obj_and_gltf_are_y_up_like_blender_and_up_changes_it(tmp_path: Path) -> None:
+    mesh = joe.read(triangle_bytes())
+    mesh.positions[:] = [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
+    text = models.dumps(mesh, "obj").decode()
+    assert "v 1 3 -2\n" in text  # Z up in JOE, Y up in the OBJ file
+    assert "v 1 2 3\n" in models.dumps(mesh, "obj", up="z").decode()
+    assert "vn 0 1 -0\n" in text  # the normal turned too
+    # OBJ and glTF agree, and both come back to JOE's axes.
+    from_obj = models.loads(text.encode(), "obj")
+    from_glb = models.loads(models.dumps(mesh, "glb"), "glb")
+    np.testing.assert_array_equal(from_obj.corner_values()[0], mesh.corner_values()[0])
+    np.testing.assert_array_equal(from_glb.corner_values()[0], mesh.corner_values()[0])
+    assert models.DEFAULT_UP == {"joe": "z", "glb": "y", "gltf": "y", "obj": "y", "ply": "z"}
+    # The CLI: --up on export and import.
+    (tmp_path / "m.joe").write_bytes(joe.write(mesh))
+    assert in_process_cli("model", "export", str(tmp_path / "m.joe"), "-o", str(tmp_path / "y.obj"))[0] == 0
+    assert "v 1 3 -2\n" in (tmp_path / "y.obj").read_text()
+    code, _, _ = in_process_cli("model", "export", str(tmp_path / "m.joe"), "-o", str(tmp_path / "z.obj"), "--up", "z")
+    assert code == 0 and "v 1 2 3\n" in (tmp_path / "z.obj").read_text()
+    code, _, err = in_process_cli(
+        "model", "import", str(tmp_path / "z.obj"), "-o", str(tmp_path / "z.joe"), "--up", "z"
+    )
+    assert code == 0, err
+    np.testing.assert_array_equal(models.load(tmp_path / "z.joe").positions, mesh.positions)
+    code, _, err = in_process_cli(
+        "model", "export", str(tmp_path / "m.joe"), "-o", str(tmp_path / "x.obj"), "--up", "x"
+    )
+    assert code == 2
+
+
+def test_export_all_without_models_exits_1(tmp_path: Path) -> None:
+    source = tmp_path / "table.jpk"
+    with gamepak.create(source, "jpk") as writer:
+        for number in range(5):
+            writer.add(f"file{number}.xtbl", b"<root/>\n")
+    code, _, err = in_process_cli("model", "export-all", str(source), "-o", str(tmp_path / "out"))
+    assert code == 1
+    assert "skipped 5 members that are not models: file0.xtbl, file1.xtbl, file2.xtbl and 2 more" in err
+    assert "no model exported (5 members skipped)" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_joe_without_its_extension_and_with_trailing_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "model.bin"
+    path.write_bytes(triangle_bytes() + b"\0" * 37)
+    assert models.format_for_file(path) == "joe"
+    assert models.format_for_data(path.read_bytes()) == "joe"
+    code, _, err = in_process_cli("model", "export", str(path), "-o", str(tmp_path / "model.glb"))
+    assert code == 0, err
+    assert "37 bytes after the last frame are ignored" in err
+    assert models.load(tmp_path / "model.glb").face_count == 1
+    # Random bytes with trailing data are still not a model.
+    (tmp_path / "noise.bin").write_bytes(b"\x01\x02\x03\x04" + triangle_bytes()[4:] + b"junk")
+    assert models.format_for_file(tmp_path / "noise.bin") is None
+
+
+@pytest.mark.parametrize("format_name", ["glb", "gltf", "obj", "ply"])
+@pytest.mark.parametrize(
+    ("where", "value"), [(16 + 18 + 12 + 4, float("nan")), (16 + 18 + 12 + 36 + 12 + 8, float("inf"))]
+)
+def test_non_finite_values_are_refused_by_every_exporter(
+    tmp_path: Path, format_name: str, where: int, value: float
+) -> None:
+    data = bytearray(triangle_bytes())
+    struct.pack_into("<f", data, where, value)  # a position's y, or a texcoord's u
+    path = tmp_path / "bad.joe"
+    path.write_bytes(bytes(data))
+    with pytest.warns(UserWarning):
+        mesh = models.load(path)
+    # The value's vertex record: position 0 at byte 46, texcoord 1 at byte 102.
+    kind, record = ("position 0", 46) if where < 16 + 18 + 12 + 36 else ("texcoord 1", 102)
+    with pytest.raises(ModelError, match=rf"bad.joe: frame 0: {kind} \(.*(nan|inf).*\) at byte {record} is NaN"):
+        models.dumps(mesh, format_name)
+    code, _, err = in_process_cli("model", "export", str(path), "-o", str(tmp_path / f"out.{format_name}"))
+    assert code == 1 and "internal error" not in err and "NaN or infinite" in err and f"byte {record}" in err
+    assert not list(tmp_path.glob("out.*"))
+    assert joe.write(mesh) == bytes(data)  # JOE keeps them as they are
+
+
+def many_frames(frame_count: int, extra: bytes = b"") -> bytes:
+    return struct.pack("<4siii", b"IDP2", 3, 0, frame_count) + struct.pack("<iii", 0, 0, 0) * frame_count + extra
+
+
+def test_many_empty_frames_load_without_an_object_per_frame() -> None:
+    import tracemalloc
+
+    data = many_frames(100_000)
+    tracemalloc.start()
+    try:
+        mesh = joe.read(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # Before: numpy arrays for every frame (584 MB for 250,000 frames); now one table.
+    assert peak < 24 << 20, f"{peak / 2**20:.0f} MiB"
+    assert mesh.frame_count == 100_000
+    assert joe.write(mesh) == data
+    # Exporting frame 0 (turned to Y up) builds none of the others.
+    assert models.dumps(mesh, "obj").startswith(b"#") and not mesh.extra_frames._built
+    assert mesh.extra_frames[-1].face_count == 0 and len(mesh.extra_frames[5:8]) == 3
+    # Counts the file cannot hold are refused before any table is built.
+    with pytest.raises(CorruptArchiveError, match="100001 frames of 0 faces need more"):
+        joe.read(struct.pack("<4siii", b"IDP2", 3, 0, 100_001) + data[16:])
+
+
+def frames_of(counts: list[int]) -> tuple[bytes, list[int]]:
+    """A one-face model whose frames have the given vertex counts; returns the bytes and each
+    frame's offset."""
+    data = struct.pack("<4siii", b"IDP2", 3, 1, len(counts))
+    offsets = []
+    for count in counts:
+        offsets.append(len(data))
+        data += struct.pack("<9H", 0, 1, 2, 0, 0, 0, 0, 0, 0)
+        data += struct.pack("<iii", count, 0, 1) + struct.pack(f"<{3 * count}f", *range(3 * count))
+        data += struct.pack("<3f", 0, 0, 1)
+    return data, offsets
+
+
+def test_frames_of_different_sizes_are_checked_each() -> None:
+    data, offsets = frames_of([3, 4, 3, 5, 3, 3, 6, 2])  # frame 7 has 2 vertices: index 2 is past them
+    error = corrupt_offset(data)
+    assert "frame 7 face 0 corner 2: vertex index 2 is past the 2 vertices" in str(error)
+    assert error.offset == offsets[7] + 4
+    data, offsets = frames_of([3, 4, 3, 5])
+    mesh = joe.read(data)
+    assert [len(frame.positions) for frame in mesh.frames] == [3, 4, 3, 5]
+    assert joe.write(mesh) == data
+    mesh.extra_frames[1].positions[0, 0] = 42.0  # an edited frame is written from its arrays
+    assert joe.write(mesh) != data and joe.read(joe.write(mesh)).extra_frames[1].positions[0, 0] == 42.0
+    broken = bytearray(data)
+    nan_at = offsets[2] + 18 + 12 + 4 * 4
+    struct.pack_into("<f", broken, nan_at, float("nan"))
+    with pytest.warns(
+        UserWarning,
+        match=rf"frame 2: 1 of the 3 positions are NaN or infinite \(first: position 1 at byte {nan_at - 4}\)",
+    ):
+        joe.read(bytes(broken))

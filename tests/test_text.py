@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import gamepak
 from gamepak.errors import GamepakError
-from gamepak.text import (
+from gamepak.formats.j2me.text import (
     StringTable,
     decode_string,
     dump_translation,
@@ -302,3 +302,172 @@ def test_roundtrip_property(
     assert rebuilt.texts == new_texts
     blob = StringTable.parse(b"".join(raw + b"\0" for raw in originals), "blob")
     assert StringTable.parse(blob.rebuild(new_texts), "blob").texts == new_texts
+
+
+# -- traps a new user hit -----------------------------------------------------------------------
+
+
+def test_pack_without_member_exports_its_text_member_and_names_the_skipped(tmp_path: Path) -> None:
+    strings = [f"Line {index}".encode() for index in range(115)]
+    path = language_pack(tmp_path, strings)
+    code, out, err = in_process_cli("text", "export", str(path))
+    assert code == 0, err
+    rows = json.loads(out)
+    # Before: the pack's header and the PNG member split at NUL bytes, 121 junk strings.
+    assert [row["text"] for row in rows] == [raw.decode() for raw in strings]
+    assert "the strings are member 0" in err and "skipped 1: PNG data, not text" in err
+    found = export_strings(path)
+    assert found.member == "0" and found.format == "j2me-table" and found.skipped == [("1", "PNG data, not text")]
+    # Import without MEMBER picks the same member back.
+    rows[2]["text"] = "Ligne 2"
+    (tmp_path / "fr.json").write_text(json.dumps(rows), "utf-8")
+    result = import_strings(path, tmp_path / "fr.json", tmp_path / "fr.bin")
+    assert result.changed == 1 and result.member == "0"
+    with gamepak.open(tmp_path / "fr.bin", "j2me-table") as pack:
+        assert pack.read("0").split(b"\0")[2] == b"Ligne 2"
+        assert pack.read("1") == b"\x89PNG\r\n\x1a\nnot really"
+
+
+def test_binary_data_is_refused_not_exported_as_junk(tmp_path: Path) -> None:
+    path = tmp_path / "gfx.bin"
+    with gamepak.create(path, "j2me-table") as writer:
+        writer.add("0", b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+        writer.add("1", bytes(range(1, 200)) + b"\0")
+    code, out, err = in_process_cli("--format", "j2me-table", "text", "export", str(path))
+    assert code == 1 and out == ""
+    assert "no member that holds strings" in err and "0: PNG data" in err and "1: binary data" in err
+    code, _, err = in_process_cli("--format", "j2me-table", "text", "export", str(path), "1")
+    assert code == 1 and "not a string table: binary data" in err and "control characters" in err
+    # A pack's own header is not a string blob either.
+    with pytest.raises(GamepakError, match="binary data"):
+        StringTable.parse(path.read_bytes()[:41] + b"\0")
+    # Asked for explicitly, a blob is taken as it is.
+    assert len(StringTable.parse(bytes(range(1, 10)) + b"\0", "blob")) == 1
+
+
+def test_several_text_members_ask_for_one(tmp_path: Path) -> None:
+    path = tmp_path / "two.bin"
+    with gamepak.create(path, "j2me-table") as writer:
+        writer.add("0", b"Yes\0No\0")
+        writer.add("1", b"Oui\0Non\0Peut-\xeatre\0")
+    with pytest.raises(GamepakError, match=r"2 members .* hold strings: 0 \(2 strings\), 1 \(3 strings\)"):
+        read_strings(path, format="j2me-table")
+    assert read_strings(path, "1", format="j2me-table").texts == ["Oui", "Non", "Peut-être"]
+
+
+def offset_indexed(raw_strings: list[bytes], width: int, from_start: bool, sentinel: bool) -> bytes:
+    """Strings behind their own offset table, by hand: count, offsets, NUL-terminated strings."""
+    code = {2: "h", 4: "i"}[width]
+    starts, position = [], 0
+    for raw in raw_strings:
+        starts.append(position)
+        position += len(raw) + 1
+    if sentinel:
+        starts.append(position)
+    header_size = width * (1 + len(starts))
+    offsets = [start + (header_size if from_start else 0) for start in starts]
+    return struct.pack(f"<{code}{len(offsets)}{code}", len(offsets), *offsets) + b"".join(
+        r + b"\0" for r in raw_strings
+    )
+
+
+@pytest.mark.parametrize("width", [2, 4])
+@pytest.mark.parametrize("from_start", [False, True])
+@pytest.mark.parametrize("sentinel", [False, True])
+def test_strings_behind_their_own_offset_table(tmp_path: Path, width: int, from_start: bool, sentinel: bool) -> None:
+    raw = [b"Tip: dig down", b"Tip: don\x92t get crushed", b"", b"Press 5"]
+    data = offset_indexed(raw, width, from_start, sentinel)
+    table = StringTable.parse(data)
+    # Before: read as a blob, the offset table came out as junk strings.
+    assert table.kind == "indexed" and table.texts == ["Tip: dig down", "Tip: don't get crushed", "", "Press 5"]
+    assert table.rebuild(table.texts) == data
+    edited = ["Astuce : creuse", "Ne te fais pas écraser", "x", "Appuie sur 5"]
+    rebuilt = table.rebuild(edited)
+    assert rebuilt == offset_indexed([encode_string(t, i) for i, t in enumerate(edited)], width, from_start, sentinel)
+    assert StringTable.parse(rebuilt).texts == edited
+    # In a pack, without naming the member.
+    path = tmp_path / "tipst.f"
+    with gamepak.create(path, "j2me-table") as writer:
+        writer.add("0", data)
+    translation = tmp_path / "tips.json"
+    translation.write_text(json.dumps([{"index": i, "text": t} for i, t in enumerate(edited)]), "utf-8")
+    import_strings(path, translation, tmp_path / "out.f", format="j2me-table")
+    with gamepak.open(tmp_path / "out.f", "j2me-table") as pack:
+        assert pack.read("0") == rebuilt
+
+
+def test_lengths_that_break_a_layout_are_refused(tmp_path: Path) -> None:
+    table = StringTable.parse(offset_indexed([b"a", b"b"], 2, False, False))
+    with pytest.raises(GamepakError, match="string 1 would start at byte 40001: its 16-bit offset reaches only 32767"):
+        table.rebuild(["x" * 40000, "b"])
+    # A blob in a j2me-sized pack: a member holds at most 65,535 bytes; nothing is written.
+    path = tmp_path / "sized.bin"
+    with gamepak.create(path, "j2me-sized") as writer:
+        writer.add("0", b"one\0two\0")
+        writer.add("1", b"\x89PNG\r\n\x1a\n")
+    translation = tmp_path / "t.json"
+    translation.write_text(json.dumps([{"index": 0, "text": "y" * 70000}, {"index": 1, "text": "two"}]), "utf-8")
+    with pytest.raises(GamepakError, match="at most 65535"):
+        import_strings(path, translation, tmp_path / "out.bin", "0", format="j2me-sized")
+    assert not (tmp_path / "out.bin").exists()
+
+
+def test_stale_po_msgid_is_named(tmp_path: Path) -> None:
+    source = tmp_path / "s.bin"
+    source.write_bytes(text_pack([b"Yes", b"No", b"Maybe"]))
+    po = polib.POFile()
+    po.append(polib.POEntry(msgctxt="0", msgid="Yes", msgstr="Oui"))
+    po.append(polib.POEntry(msgctxt="1", msgid="Nope", msgstr=""))  # stale and untranslated
+    po.append(polib.POEntry(msgctxt="2", msgid="Perhaps", msgstr="Peut-être"))  # stale, translated
+    (tmp_path / "fr.po").write_text(str(po), "utf-8")
+    with pytest.warns(UserWarning) as caught:
+        result = import_strings(source, tmp_path / "fr.po", tmp_path / "fr.bin")
+    messages = [str(warning.message) for warning in caught]
+    assert len(messages) == 2
+    assert "msgid 'Nope' of index 1 is stale (it is not in the original; string 1 is 'No')" in messages[0]
+    assert "msgid 'Perhaps' of index 2 is stale" in messages[1]
+    # Untranslated keeps the original, not the stale msgid.
+    assert read_strings(tmp_path / "fr.bin").texts == ["Oui", "No", "Peut-être"] and result.changed == 2
+    code, _, err = in_process_cli("text", "import", str(source), str(tmp_path / "fr.po"), "-o", str(tmp_path / "x"))
+    assert code == 0 and "warning:" in err and "'Nope'" in err
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t", ","])
+def test_csv_separator_is_sniffed(tmp_path: Path, delimiter: str) -> None:
+    source = tmp_path / "s.bin"
+    source.write_bytes(text_pack([b"a;b", b"c"]))
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, delimiter=delimiter).writerows([["index", "text"], [0, "x;y,z"], [1, "w"]])
+    (tmp_path / "t.csv").write_text(buffer.getvalue(), "utf-8-sig", newline="")
+    import_strings(source, tmp_path / "t.csv", tmp_path / "out.bin")
+    assert read_strings(tmp_path / "out.bin").texts == ["x;y,z", "w"]
+
+
+def test_csv_without_a_header_says_why(tmp_path: Path) -> None:
+    (tmp_path / "t.csv").write_text("0|x\n1|y\n", "utf-8")
+    with pytest.raises(GamepakError, match=r"header index,text \(commas, semicolons or tabs .*'0\|x'"):
+        load_translation((tmp_path / "t.csv").read_bytes(), 2, "csv")
+
+
+def test_an_unknown_table_in_front_of_strings_is_refused() -> None:
+    # int16 offsets that do not match the strings' starts: not a table gamepak can rebuild.
+    data = struct.pack("<hhh", 2, 1, 9) + b"Hello world, this is a long tip\0Another tip for you\0"
+    with pytest.raises(GamepakError, match="starts with control characters .*a table in front of the strings"):
+        StringTable.parse(data)
+
+
+def test_text_pack_inside_a_pack_without_naming_the_member(tmp_path: Path) -> None:
+    # A tips file: a j2me-table pack whose member is a text pack with its own index table.
+    path = tmp_path / "tipst.f"
+    with gamepak.create(path, "j2me-table") as writer:
+        writer.add("0", text_pack(RAW, sentinel=True))
+    # Before: the whole file read as one blob of junk strings, and importing them broke it.
+    found = export_strings(path, tmp_path / "tips.json")
+    assert found.member == "0" and found.table.kind == "pack" and found.table.texts == TEXTS
+    rows = json.loads((tmp_path / "tips.json").read_text("utf-8"))
+    rows[0]["text"] = "Un café bien plus long qu'avant"
+    (tmp_path / "tips.json").write_text(json.dumps(rows), "utf-8")
+    import_strings(path, tmp_path / "tips.json", tmp_path / "out.f")
+    with gamepak.open(tmp_path / "out.f", "j2me-table") as pack:
+        table = StringTable.parse(pack.read("0"))
+    assert table.kind == "pack" and table.sentinel and table.texts == [rows[0]["text"], *TEXTS[1:]]

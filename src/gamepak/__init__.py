@@ -171,7 +171,7 @@ def open(file: PathOrFile, format: str | None = None, *, name: str | None = None
     else:
         detection = choose_format(file, name=name)
         spec = get_format(detection.format)
-    if spec.kind != "archive":
+    if spec.kind == "model":
         raise UnsupportedFeatureError(
             f"{name or _file_label(file)}: a {spec.description} is a model, not an archive "
             f"(use 'gamepak model' or gamepak.models)"

@@ -157,6 +157,8 @@ class FixedTable:
             origin = member.origin
             if origin is not None and origin[0] is archive:
                 offset = moved.get(origin[1].index, origin[1].offset)
+            elif member.size == 0:
+                offset = position  # takes no room: not aligned, so it never points past the end
             else:
                 position = align_up(position, self.align)
                 offset = position

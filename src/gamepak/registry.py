@@ -18,7 +18,8 @@ class FormatSpec:
     """One format: its name, what it is, and the names of its pieces in its module.
 
     `has_magic`: formats with a signature always win over structural guesses.
-    `kind`: "archive" opens with gamepak.open(); "model" is handled by gamepak.models.
+    `kind`: "archive" opens with gamepak.open(); "model" is handled by gamepak.models; "table"
+    opens with gamepak.open() as an archive without members (never taken for a nested pack).
     """
 
     __slots__ = (
@@ -80,7 +81,11 @@ class FormatSpec:
 FORMATS: tuple[FormatSpec, ...] = (
     FormatSpec("pak", "Quake / Quake II PAK", "gamepak.formats.quake_pak", (".pak",)),
     FormatSpec("jpk", "VDrift JoePack v1", "gamepak.formats.joepack", (".jpk",)),
-    FormatSpec("vpp", "Red Faction Guerrilla packfile v3", "gamepak.formats.rfg_vpp", (".vpp_pc", ".str2_pc")),
+    FormatSpec("vpp", "Red Faction Guerrilla packfile v3", "gamepak.formats.rfg", (".vpp_pc", ".str2_pc")),
+    # A table of contents with no members: `info` and `verify` open it; nested walks skip it.
+    FormatSpec(
+        "asm", "Red Faction Guerrilla .asm_pc container table v5", "gamepak.formats.rfg.asm", (".asm_pc",), kind="table"
+    ),
     FormatSpec("joe", "VDrift JOE v3 model", "gamepak.models.joe", (".joe",), has_magic=False, kind="model"),
     # The J2ME layouts have no signature: only a full structural check can tell them apart.
     FormatSpec(

@@ -334,7 +334,7 @@ class ArchiveScanner:
                 self.error("hash", exc, root_name)
                 self._unreadable(root_name, detection, how)
                 return
-            if spec.kind != "archive":
+            if spec.kind == "model":
                 self._model(handle, detection, how, sha)
                 return
             try:
@@ -400,7 +400,7 @@ class ArchiveScanner:
     # -- archives ---------------------------------------------------------------------------
     def archive_fields(self, archive: Archive) -> dict[str, Any]:
         """The archives columns that describe the pack itself (header, members, check)."""
-        fields: dict[str, Any] = {"format": archive.format_name, "kind": "archive"}
+        fields: dict[str, Any] = {"format": archive.format_name, "kind": get_format(archive.format_name).kind}
         try:
             entries = archive.infolist()
             fields["member_count"] = len(entries)

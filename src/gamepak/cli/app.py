@@ -204,9 +204,28 @@ def info_command(ctx: click.Context, archive: str, as_json: bool) -> None:
     for key, value in details.items():
         if key == "header":
             for field, field_value in value.items():
-                click.echo(f"  {field}: {field_value}")
+                _echo_field(field, field_value, "  ")
         else:
             click.echo(f"{key}: {value}")
+
+
+def _echo_field(name: str, value: Any, indent: str) -> None:
+    """One header field; a list of records (e.g. an .asm_pc's containers) one per line, nested."""
+    if not _is_records(value):
+        click.echo(f"{indent}{name}: {value}")
+        return
+    click.echo(f"{indent}{name}:")
+    for record in value:
+        scalars = ", ".join(f"{k} {v}" for k, v in record.items() if k != "name" and not _is_records(v))
+        click.echo(f"{indent}  {record.get('name', '-')}: {scalars}")
+        for k, v in record.items():
+            if _is_records(v):
+                _echo_field(k, v, indent + "    ")
+
+
+def _is_records(value: Any) -> bool:
+    """Whether a header field is a list of records (dicts)."""
+    return isinstance(value, list) and bool(value) and all(isinstance(item, dict) for item in value)
 
 
 def _matches(name: str, pattern: str) -> bool:
@@ -476,20 +495,54 @@ def detect_command(files: tuple[str, ...], as_json: bool) -> None:
         raise SystemExit(1)
 
 
+def _count(number: int, noun: str) -> str:
+    """'1 member', '2 members'."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 @cli.command("verify")
 @click.argument("archive", type=click.Path(dir_okay=False))
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print a JSON object: ok, member count, errors and warnings with offsets."
+)
 @reader_format_option
 @click.pass_context
-def verify_command(ctx: click.Context, archive: str) -> None:
-    """Check ARCHIVE's structure and every member; exit 1 and say what is wrong."""
+def verify_command(ctx: click.Context, archive: str, strict: bool, as_json: bool) -> None:
+    """Check ARCHIVE's structure and every member.
+
+    Errors (data that cannot be read, sizes or offsets that make a member's bytes wrong, hashes
+    the game checks) exit 1. Warnings (a field filled in another tool's way, nothing lost) are
+    printed and exit 0, or 1 with --strict.
+    """
     with open_for(ctx, archive) as opened:
-        problems = opened.verify()
-    if problems:
+        problems = opened.check()
+        member_count = len(opened)
+        filename = opened.filename
+    errors = [problem for problem in problems if problem.severity == "error"]
+    warnings_found = [problem for problem in problems if problem.severity != "error"]
+    failed = bool(errors) or (strict and bool(warnings_found))
+    if as_json:
+        report = {
+            "file": archive,
+            "ok": not failed,
+            "members": member_count,
+            "errors": [problem.to_dict() for problem in errors],
+            "warnings": [problem.to_dict() for problem in warnings_found],
+        }
+        _write_text(json.dumps(report, indent=1) + "\n")
+    else:
         for problem in problems:
             # Problems that come from errors already name the file.
-            click.echo(problem if problem.startswith(opened.filename) else f"{archive}: {problem}", err=True)
+            text = problem.message if problem.message.startswith(filename) else f"{archive}: {problem.message}"
+            click.echo(f"{problem.severity}: {text}", err=True)
+        if not errors:
+            summary = _count(member_count, "member")
+            if warnings_found:
+                summary += f", {_count(len(warnings_found), 'warning')}"
+            click.echo(f"{archive}: OK ({summary})")
+    if failed:
         raise SystemExit(1)
-    click.echo(f"{archive}: OK ({len(opened)} members)")
 
 
 @cli.command("formats")

@@ -18,28 +18,39 @@ if TYPE_CHECKING:
     from ..models.mesh import Mesh
 
 OUTPUT_FORMATS = ["joe", "glb", "gltf", "obj", "ply"]
+UP_HELP = (
+    "Up axis of the {what} file: y or z (default: Y for glTF and OBJ, Z for PLY and JOE, as Blender "
+    "writes and reads them; models are turned so that VDrift's Z-up stays up)."
+)
+
+
+NOT_A_MODEL = "not a model"
+
+
+def _up_option(what: str) -> Any:
+    return click.option("--up", type=click.Choice(["y", "z"]), help=UP_HELP.format(what=what))
 
 
 def _note(message: str) -> None:
     click.echo(f"gamepak: {message}", err=True)
 
 
-def _load(model: str, member: str | None) -> Mesh:
+def _load(model: str, member: str | None, up: str | None = None) -> Mesh:
     """The model in file `model`, or member `member` of the pack `model`."""
     from .. import models
 
     if member is not None:
-        return models.load_member(model, member)
-    if os.path.isfile(model) and models.format_for_name(model) is None:
-        with open(model, "rb") as handle:
-            head = handle.read(1 << 16)
-        if models.format_for_data(head) is None:
+        return models.load_member(model, member, up=up)
+    format_name = None
+    if os.path.isfile(model):
+        format_name = models.format_for_file(model)
+        if format_name is None:
             from .. import detect
 
             found = [d for d in detect(model) if d.format != "joe"]
             if found:
                 raise GamepakError(f"{model}: is a {found[0].format} pack: name the model inside it (ARCHIVE MEMBER)")
-    return models.load(model)
+    return models.load(model, format_name, up=up)
 
 
 def _label(model: str, member: str | None) -> str:
@@ -70,14 +81,15 @@ def model() -> None:
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.argument("member", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the information as a JSON object.")
-def info_command(model_path: str, member: str | None, as_json: bool) -> None:
-    """Show a model's counts, bounding box, texture coordinate range and any issues."""
+@_up_option("model")
+def info_command(model_path: str, member: str | None, as_json: bool, up: str | None) -> None:
+    """Show a model's counts, bounding box (Z up), texture coordinate range and any issues."""
     import warnings
 
     with warnings.catch_warnings(record=True):
         # Issues are part of the report; no need to say them twice.
         warnings.simplefilter("always")
-        mesh = _load(model_path, member)
+        mesh = _load(model_path, member, up)
     details: dict[str, Any] = {"file": model_path}
     if member is not None:
         details["member"] = member
@@ -118,17 +130,29 @@ def _vector(values: Any) -> str:
     help="Texture image to name in the material (OBJ: an MTL file beside; .glb embeds it when the file exists).",
 )
 @click.option("--overwrite", is_flag=True, help="Replace output files that exist.")
+@_up_option("output")
 def export_command(
-    model_path: str, member: str | None, output: str, format_name: str | None, texture: str | None, overwrite: bool
+    model_path: str,
+    member: str | None,
+    output: str,
+    format_name: str | None,
+    texture: str | None,
+    overwrite: bool,
+    up: str | None,
 ) -> None:
-    """Convert a model to glTF 2.0, OBJ or PLY (frame 0)."""
+    """Convert a model to glTF 2.0, OBJ or PLY (frame 0).
+
+    JOE models are Z up; .glb/.gltf and .obj files are written Y up and .ply files Z up (what
+    Blender expects by default), so the model stands upright after import. --up changes the
+    output's axis. A model holding NaN or infinite coordinates is refused, naming the value.
+    """
     from .. import models
 
     chosen = _output_format(output, format_name)
     mesh = _load(model_path, member)
-    if len(mesh.extra_frames) and chosen != "joe":
-        _note(f"{_label(model_path, member)}: {len(mesh.frames)} frames; exporting frame 0")
-    written = models.save(mesh, output, chosen, overwrite=overwrite, texture=texture)
+    if mesh.frame_count > 1 and chosen != "joe":
+        _note(f"{_label(model_path, member)}: {mesh.frame_count} frames; exporting frame 0")
+    written = models.save(mesh, output, chosen, overwrite=overwrite, texture=texture, up=up)
     _note(f"wrote {', '.join(written)} ({mesh.face_count} faces)")
 
 
@@ -137,13 +161,19 @@ def export_command(
 @click.argument("member", required=False)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The .joe file to write.")
 @click.option("--overwrite", is_flag=True, help="Replace the output file if it exists.")
-def import_command(model_path: str, member: str | None, output: str, overwrite: bool) -> None:
-    """Convert an OBJ, glTF (.glb/.gltf) or PLY model to a JOE model (polygons become triangle
-    fans; faces without normals get flat ones)."""
+@_up_option("input")
+def import_command(model_path: str, member: str | None, output: str, overwrite: bool, up: str | None) -> None:
+    """Convert an OBJ, glTF (.glb/.gltf) or PLY model to a JOE model.
+
+    Polygons are cut into triangles in their own winding (concave ones too), values repeated
+    in the file are merged, and faces without normals get flat ones. OBJ and glTF files are
+    read as Y up, PLY as Z up (Blender's defaults), and turned to JOE's Z up; --up names the
+    input's axis instead.
+    """
     from .. import models
 
     chosen = _output_format(output, None)
-    mesh = _load(model_path, member)
+    mesh = _load(model_path, member, up)
     if chosen == "joe":
         mesh = mesh.with_normals()
     models.save(mesh, output, chosen, overwrite=overwrite)
@@ -156,14 +186,17 @@ def import_command(model_path: str, member: str | None, output: str, overwrite: 
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="PNG file to write.")
 @click.option("--size", default=512, show_default=True, type=click.IntRange(16, 8192), help="Image width and height.")
 @click.option("--overwrite", is_flag=True, help="Replace the output file if it exists.")
-def render_command(model_path: str, member: str | None, output: str, size: int, overwrite: bool) -> None:
+@_up_option("model")
+def render_command(
+    model_path: str, member: str | None, output: str, size: int, overwrite: bool, up: str | None
+) -> None:
     """Draw a shaded three-quarter view of a model into a PNG (on the CPU, no display needed)."""
     from .. import models
     from ..models.render import render_png
 
     if not overwrite and os.path.lexists(output):
         raise OutputExistsError(output)
-    mesh = _load(model_path, member)
+    mesh = _load(model_path, member, up)
     models.write_atomic(output, render_png(mesh, size), overwrite=overwrite)
     _note(f"wrote {output} ({size}x{size})")
 
@@ -175,11 +208,23 @@ def render_command(model_path: str, member: str | None, output: str, size: int, 
 )
 @click.option("--format", "format_name", type=click.Choice(OUTPUT_FORMATS), default="glb", show_default=True)
 @click.option("--overwrite", is_flag=True, help="Replace files that exist.")
-def export_all_command(archive: str, output: str, format_name: str, overwrite: bool) -> None:
-    """Convert every model in ARCHIVE into a folder, skipping members that are not models."""
-    converted, skipped = export_all(archive, output, format_name, overwrite=overwrite)
+@_up_option("output")
+def export_all_command(archive: str, output: str, format_name: str, overwrite: bool, up: str | None) -> None:
+    """Convert every model in ARCHIVE into a folder, skipping members that are not models.
+
+    Exits 1 when no member could be exported. Output axes as for `model export`.
+    """
+    converted, skipped = export_all(archive, output, format_name, overwrite=overwrite, up=up)
+    not_models = [name for name, reason in skipped if reason == NOT_A_MODEL]
     for name, reason in skipped:
-        _note(f"skipped {name}: {reason}")
+        if reason != NOT_A_MODEL:
+            _note(f"skipped {name}: {reason}")
+    if not_models:
+        shown = ", ".join(not_models[:3]) + (f" and {len(not_models) - 3} more" if len(not_models) > 3 else "")
+        what = "member that is not a model" if len(not_models) == 1 else "members that are not models"
+        _note(f"skipped {len(not_models)} {what}: {shown}")
+    if not converted:
+        raise GamepakError(f"{archive}: no model exported ({len(skipped)} members skipped)")
     _note(
         f"wrote {len(converted)} model{'s' if len(converted) != 1 else ''} to {output}"
         + (f", skipped {len(skipped)}" if skipped else "")
@@ -187,7 +232,7 @@ def export_all_command(archive: str, output: str, format_name: str, overwrite: b
 
 
 def export_all(
-    archive: str, output: str, format_name: str = "glb", *, overwrite: bool = False
+    archive: str, output: str, format_name: str = "glb", *, overwrite: bool = False, up: str | None = None
 ) -> tuple[list[str], list[tuple[str, str]]]:
     """Convert every model member of `archive` into `output`; returns (files written,
     [(member, why skipped)]). Every target is checked before the first file is written."""
@@ -205,7 +250,7 @@ def export_all(
         for entry, data in ((entry, opened.read(entry)) for entry in opened.infolist()):
             source_format = models.format_for_name(entry.name) or models.format_for_data(data)
             if source_format is None:
-                skipped.append((entry.name, "not a model"))
+                skipped.append((entry.name, NOT_A_MODEL))
                 continue
             try:
                 with warnings.catch_warnings(record=True) as caught:
@@ -213,6 +258,9 @@ def export_all(
                     mesh = models.loads(
                         data, source_format, name=os.path.basename(entry.name), path=f"{archive}:{entry.name}"
                     )
+                if format_name != "joe":
+                    # Checked before anything is written, like the targets below.
+                    mesh.require_finite(format_name)
             except GamepakError as exc:
                 skipped.append((entry.name, str(exc)))
                 continue
@@ -233,5 +281,5 @@ def export_all(
     written = []
     for (_, mesh, _), target in zip(planned, targets):
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        written.extend(models.save(mesh, target, format_name, overwrite=overwrite))
+        written.extend(models.save(mesh, target, format_name, overwrite=overwrite, up=up))
     return written, skipped

@@ -7,6 +7,14 @@
 
 Every format has one reader and one writer around the format-neutral `Mesh` (see `mesh.py`).
 numpy, pygltflib and Pillow are imported only here and below, never by `import gamepak`.
+
+Up axis: a `Mesh` is Z up, as VDrift's JOE models are. Each file format has a default up axis,
+chosen to match Blender's importers and exporters so that a model goes back and forth without
+turning: glTF (.glb/.gltf) and OBJ are Y up, PLY and JOE are Z up. `up="y"` or `up="z"` names
+the file's up axis instead (e.g. an OBJ written Z up by another tool).
+
+OBJ, PLY and glTF cannot hold NaN or infinite coordinates: writing a mesh that has one raises a
+`ModelError` naming the file, the value and its byte offset (JOE keeps them as they are).
 """
 
 from __future__ import annotations
@@ -18,12 +26,14 @@ from ..errors import GamepakError, OutputExistsError
 from .mesh import Frame, Mesh, ModelError
 
 __all__ = [
+    "DEFAULT_UP",
     "FORMATS",
     "Frame",
     "Mesh",
     "ModelError",
     "dumps",
     "format_for_data",
+    "format_for_file",
     "format_for_name",
     "load",
     "load_member",
@@ -40,6 +50,8 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "obj": (".obj",),
     "ply": (".ply",),
 }
+# The up axis a file of each format has unless told otherwise (Blender's defaults).
+DEFAULT_UP: dict[str, str] = {"joe": "z", "glb": "y", "gltf": "y", "obj": "y", "ply": "z"}
 
 
 def format_for_name(name: str) -> str | None:
@@ -52,7 +64,8 @@ def format_for_name(name: str) -> str | None:
 
 
 def format_for_data(data: bytes) -> str | None:
-    """The model format the bytes themselves show (JOE by an exact size match)."""
+    """The model format the bytes themselves show (JOE by counts that add up to the size, or
+    to less with the usual magic: bytes after the model are ignored by VDrift)."""
     from ..source import Source
     from .joe import sniff
 
@@ -62,7 +75,7 @@ def format_for_data(data: bytes) -> str | None:
         return "ply"
     import io
 
-    if len(data) >= 16 and sniff(Source.open(io.BytesIO(data))) > 0:
+    if len(data) >= 16 and sniff(Source.open(io.BytesIO(data)), trailing=True) > 0:
         return "joe"
     head = data[:4096].lstrip()
     if head.startswith(b"{") and b'"asset"' in data[: 1 << 20]:
@@ -72,32 +85,67 @@ def format_for_data(data: bytes) -> str | None:
     return None
 
 
-def loads(data: bytes, format: str | None = None, *, name: str = "", path: str | None = None) -> Mesh:
+def _up_axis(format_name: str, up: str | None) -> str:
+    from .mesh import UP_AXES
+
+    chosen = up or DEFAULT_UP.get(format_name, "z")
+    if chosen not in UP_AXES:
+        raise ModelError(f"unknown up axis {up!r}; use one of {', '.join(UP_AXES)}")
+    return chosen
+
+
+def format_for_file(path: str | os.PathLike[str]) -> str | None:
+    """The model format of the file at `path`: its extension's, else what its bytes show
+    (reading only the start, and the JOE frame headers)."""
+    from ..source import Source
+    from .joe import sniff
+
+    by_name = format_for_name(os.fspath(path))
+    if by_name is not None:
+        return by_name
+    source = Source.open(path)
+    try:
+        if sniff(source, trailing=True) > 0:
+            return "joe"
+        head = source.pread(1 << 16, 0)
+    finally:
+        source.close()
+    return format_for_data(head)
+
+
+def loads(
+    data: bytes, format: str | None = None, *, name: str = "", path: str | None = None, up: str | None = None
+) -> Mesh:
     """Read a model from bytes. The format comes from `format`, else the name's extension,
-    else the data. A file named .joe that is text gets a clear error."""
+    else the data. A file named .joe that is text gets a clear error. `up` is the file's up
+    axis (default: the format's, see `DEFAULT_UP`); the mesh is always Z up."""
     format_name = format or format_for_name(path or name)
     if format_name is None:
         format_name = format_for_data(data)
     if format_name is None:
         label = path or name or "<bytes>"
         raise ModelError(f"{label}: not a model format gamepak knows (joe, glb, gltf, obj, ply)")
-    if format_name == "joe":
-        from . import joe
-
-        return joe.read(data, path=path, name=name)
+    if format_name not in FORMATS:
+        raise ModelError(f"unknown model format {format_name!r}; known: {', '.join(FORMATS)}")
+    up_axis = _up_axis(format_name, up)
     if format_name in ("glb", "gltf"):
         from . import gltf
 
-        return gltf.read(data, path=path, name=name)
-    if format_name == "obj":
+        # glTF turns positions as it reads accessors (node transforms are applied in Y-up).
+        return gltf.read(data, path=path, name=name, z_up=up_axis == "y")
+    if format_name == "joe":
+        from . import joe
+
+        mesh = joe.read(data, path=path, name=name)
+    elif format_name == "obj":
         from . import obj
 
-        return obj.read(data, path=path, name=name)
-    if format_name == "ply":
+        mesh = obj.read(data, path=path, name=name)
+    else:
         from . import ply
 
-        return ply.read(data, path=path, name=name)
-    raise ModelError(f"unknown model format {format_name!r}; known: {', '.join(FORMATS)}")
+        mesh = ply.read(data, path=path, name=name)
+    return mesh.from_up_axis(up_axis)
 
 
 def _model_name(path: str) -> str:
@@ -106,20 +154,22 @@ def _model_name(path: str) -> str:
     return stem if extension.lower() in {e for group in FORMATS.values() for e in group} else base
 
 
-def load(source: str | os.PathLike[str] | bytes, format: str | None = None) -> Mesh:
-    """Read a model from a path or from bytes."""
+def load(source: str | os.PathLike[str] | bytes, format: str | None = None, *, up: str | None = None) -> Mesh:
+    """Read a model from a path or from bytes (`up`: the file's up axis, see `loads`)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return loads(bytes(source), format)
+        return loads(bytes(source), format, up=up)
     path = os.fspath(source)
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
-    return loads(data, format, name=_model_name(path), path=path)
+    return loads(data, format, name=_model_name(path), path=path, up=up)
 
 
-def load_member(archive: str | os.PathLike[str], member: str, format: str | None = None) -> Mesh:
+def load_member(
+    archive: str | os.PathLike[str], member: str, format: str | None = None, *, up: str | None = None
+) -> Mesh:
     """Read the model `member` (a name, or OUTER/INNER in nested packs) of a pack."""
     from .. import open as open_archive
     from ..nested import resolve
@@ -128,7 +178,9 @@ def load_member(archive: str | os.PathLike[str], member: str, format: str | None
         holder, entry = resolve(opened, member)
         data = holder.read(entry)
     label = f"{os.fspath(archive)}:{member}"
-    return loads(data, format or format_for_name(member) or format_for_data(data), name=_model_name(member), path=label)
+    return loads(
+        data, format or format_for_name(member) or format_for_data(data), name=_model_name(member), path=label, up=up
+    )
 
 
 def dumps(
@@ -138,27 +190,35 @@ def dumps(
     texture: str | None = None,
     texture_data: bytes | None = None,
     material_library: str | None = None,
+    up: str | None = None,
 ) -> bytes:
-    """The bytes of `mesh` in `format` (joe, glb, gltf, obj, ply)."""
-    if format == "joe":
-        from . import joe
-
-        return joe.write(mesh)
+    """The bytes of `mesh` in `format` (joe, glb, gltf, obj, ply); `up` is the file's up axis
+    (default: the format's, see `DEFAULT_UP`). OBJ, PLY and glTF refuse NaN or infinite
+    values (`ModelError` naming the value and where it was read)."""
+    if format not in FORMATS:
+        raise ModelError(f"unknown model format {format!r}; known: {', '.join(FORMATS)}")
+    up_axis = _up_axis(format, up)
     if format in ("glb", "gltf"):
         from . import gltf
 
         return gltf.write(
-            mesh, binary=format == "glb", texture=texture, texture_data=texture_data if format == "glb" else None
+            mesh,
+            binary=format == "glb",
+            texture=texture,
+            texture_data=texture_data if format == "glb" else None,
+            z_up=up_axis == "y",
         )
+    if format == "joe":
+        from . import joe
+
+        return joe.write(mesh.to_up_axis(up_axis))
     if format == "obj":
         from . import obj
 
-        return obj.write(mesh, material_library=material_library)
-    if format == "ply":
-        from . import ply
+        return obj.write(mesh.to_up_axis(up_axis), material_library=material_library)
+    from . import ply
 
-        return ply.write(mesh)
-    raise ModelError(f"unknown model format {format!r}; known: {', '.join(FORMATS)}")
+    return ply.write(mesh.to_up_axis(up_axis))
 
 
 def save(
@@ -168,10 +228,12 @@ def save(
     *,
     overwrite: bool = False,
     texture: str | None = None,
+    up: str | None = None,
 ) -> list[str]:
     """Write `mesh` to `path` atomically; returns the files written. OBJ also gets an MTL file
     beside it when `texture` is given. `texture` for glTF is a URI relative to the model; a
-    .glb embeds the image when `texture` names a PNG/JPEG file that exists."""
+    .glb embeds the image when `texture` names a PNG/JPEG file that exists. `up`: the file's
+    up axis (default: the format's)."""
     target = os.fspath(path)
     format_name = format or format_for_name(target)
     if format_name is None:
@@ -183,7 +245,7 @@ def save(
         for existing in (target, mtl_path):
             if not overwrite and os.path.lexists(existing):
                 raise OutputExistsError(existing)
-        data = dumps(mesh, "obj", material_library=os.path.basename(mtl_path))
+        data = dumps(mesh, "obj", material_library=os.path.basename(mtl_path), up=up)
         write_atomic(mtl_path, obj.write_material(texture), overwrite=overwrite)
         write_atomic(target, data, overwrite=overwrite)
         return [target, mtl_path]
@@ -195,6 +257,6 @@ def save(
                 with open(candidate, "rb") as handle:
                     texture_data = handle.read()
                 break
-    data = dumps(mesh, format_name, texture=texture, texture_data=texture_data)
+    data = dumps(mesh, format_name, texture=texture, texture_data=texture_data, up=up)
     write_atomic(target, data, overwrite=overwrite)
     return [target]

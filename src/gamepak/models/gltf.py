@@ -11,7 +11,9 @@ What gamepak writes (one buffer, 4-byte aligned views, built with pygltflib):
 
 Every distinct (position, normal, texcoord) corner becomes one glTF vertex. glTF's +Y is up while
 VDrift's JOE models are Z-up, so positions and normals are turned (x, y, z) -> (x, z, -y) on
-export and back on import (exact: only swaps and sign changes). Texture coordinates are kept as
+export and back on import (exact: only swaps and sign changes; `z_up=False` writes and reads
+the coordinates as they are). NaN or infinite values are refused: JSON cannot hold the
+accessors' bounds, and viewers cannot draw them. Texture coordinates are kept as
 they are. Normals are normalised (zero ones take their face's normal) as glTF requires.
 
 Reading accepts any triangle, strip or fan primitive of the default scene's nodes (node
@@ -25,7 +27,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedFeatureError
-from .mesh import ModelError, normalised
+from .mesh import ModelError, normalised, y_up_to_z_up, z_up_to_y_up
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,20 +45,6 @@ COMPONENT_COUNTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MA
 GLB_MAGIC = b"glTF"
 
 
-def z_up_to_y_up(vectors: np.ndarray) -> np.ndarray:
-    """(x, y, z) Z-up -> (x, z, -y) Y-up: a rotation, so handedness and winding are kept."""
-    import numpy as np
-
-    return np.stack([vectors[:, 0], vectors[:, 2], -vectors[:, 1]], axis=1).astype(np.float32)
-
-
-def y_up_to_z_up(vectors: np.ndarray) -> np.ndarray:
-    """The inverse of `z_up_to_y_up`."""
-    import numpy as np
-
-    return np.stack([vectors[:, 0], -vectors[:, 2], vectors[:, 1]], axis=1).astype(np.float32)
-
-
 def _pad4(data: bytes) -> bytes:
     return data + b"\0" * (-len(data) % 4)
 
@@ -68,6 +56,7 @@ def build(mesh: Mesh, *, texture: str | None = None, texture_data: bytes | None 
     import numpy as np
     import pygltflib
 
+    mesh.require_finite("glTF")
     unique, inverse = mesh.unique_vertices()
     vertex_count = len(unique)
     positions = mesh.positions[unique[:, 0]]
@@ -400,6 +389,7 @@ def read(data: bytes, *, name: str = "", path: str | None = None, z_up: bool = T
             merged.normals = y_up_to_z_up(merged.normals)
     result = merged.compacted()
     result.issues = issues
+    result.source = label
     return result
 
 

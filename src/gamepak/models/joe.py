@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import struct
 import warnings
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import CorruptArchiveError, FormatLimitError
 from ..source import Source
@@ -43,6 +43,7 @@ FACE_SIZE = 18
 VERSION = 3
 DEFAULT_MAGIC = b"IDP2"
 MAX_FACES = 32000
+SNIFF_WINDOW = 1 << 20
 # uint16 indices: each index space holds at most this many entries.
 MAX_INDEX_ENTRIES = 1 << 16
 
@@ -60,13 +61,16 @@ def _expected_size(read: Callable[[int, int], bytes], file_size: int) -> int | N
     # walking them.
     if HEADER.size + frame_count * (faces_size + FRAME_HEADER.size) > file_size:
         return None
+    window, window_start = b"", 0
     position = HEADER.size
     for _ in range(frame_count):
         position += faces_size
-        raw = read(FRAME_HEADER.size, position)
-        if len(raw) < FRAME_HEADER.size:
+        if position + FRAME_HEADER.size > window_start + len(window):
+            # Frame headers are read through a window: one read per MiB, not one per frame.
+            window_start, window = position, read(SNIFF_WINDOW, position)
+        if position + FRAME_HEADER.size > window_start + len(window):
             return None
-        vertex_count, texcoord_count, normal_count = FRAME_HEADER.unpack(raw)
+        vertex_count, texcoord_count, normal_count = FRAME_HEADER.unpack_from(window, position - window_start)
         if min(vertex_count, texcoord_count, normal_count) < 0:
             return None
         position += FRAME_HEADER.size + 12 * vertex_count + 12 * normal_count + 8 * texcoord_count
@@ -75,18 +79,20 @@ def _expected_size(read: Callable[[int, int], bytes], file_size: int) -> int | N
     return position
 
 
-def sniff(source: Source) -> float:
+def sniff(source: Source, *, trailing: bool = False) -> float:
     """0.9 for version 3 with counts whose sizes add up to exactly the file size (there is no
-    reliable magic: real files carry IDP2 or 0)."""
+    reliable magic: real files carry IDP2 or 0). With `trailing`, bytes after the model are
+    allowed when the file carries one of those magics (0.8)."""
     if source.size < HEADER.size:
         return 0.0
     try:
         expected = _expected_size(source.pread, source.size)
     except CorruptArchiveError:
         return 0.0
+    known_magic = source.pread(4, 0) in (DEFAULT_MAGIC, b"\0\0\0\0")
     if expected != source.size:
-        return 0.0
-    return 1.0 if source.pread(4, 0) in (DEFAULT_MAGIC, b"\0\0\0\0") else 0.9
+        return 0.8 if trailing and known_magic and expected is not None and expected < source.size else 0.0
+    return 1.0 if known_magic else 0.9
 
 
 def looks_like_text(data: bytes) -> bool:
@@ -98,22 +104,200 @@ def looks_like_text(data: bytes) -> bool:
     return printable == len(head)
 
 
+# Per frame, in the table the reader builds: faces offset, vertex, texcoord, normal counts.
+FACES_AT, VERTICES, TEXCOORDS, NORMALS = range(4)
+# Frames whose problems are spelled out one by one; the rest are counted.
+REPORTED_FRAMES = 5
+# Bytes of face data gathered at once when checking every frame's indices.
+CHECK_CHUNK = 1 << 19
+
+
+class FrameList(Sequence["Frame"]):
+    """Frames 1.. of a JOE file, each built from the file's bytes on first use: a file of many
+    frames costs one table of counts, not one set of arrays per frame."""
+
+    def __init__(self, buffer: bytearray, face_count: int, table: Any, end: int, label: str) -> None:
+        self._buffer = buffer
+        self._face_count = face_count
+        self._table = table  # (frames, 4) int64 rows: faces offset, vertex/texcoord/normal counts
+        self._end = end  # where the last frame ends
+        self._label = label
+        self._built: dict[int, Frame] = {}
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    @overload
+    def __getitem__(self, index: int) -> Frame: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Frame]: ...
+
+    def __getitem__(self, index: int | slice) -> Frame | list[Frame]:
+        if isinstance(index, slice):
+            return [self[number] for number in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"frame {index + 1} of a model with {len(self) + 1} frames")
+        frame = self._built.get(index)
+        if frame is None:
+            frame = _frame_at(self._buffer, self._face_count, self._table[index])
+            self._built[index] = frame
+        return frame
+
+    def stored_bytes(self) -> bytes | None:
+        """The frames' bytes as read, while no frame has been handed out (and so edited)."""
+        if self._built or not len(self._table):
+            return None
+        return bytes(self._buffer[int(self._table[0, FACES_AT]) : self._end])
+
+
+def _frame_at(buffer: bytearray, face_count: int, row: Any) -> Frame:
+    """The frame whose faces start at row[FACES_AT]: views into `buffer`, indices converted."""
+    import numpy as np
+
+    from .mesh import Frame
+
+    faces_offset = int(row[FACES_AT])
+    vertex_count, texcoord_count, normal_count = int(row[VERTICES]), int(row[TEXCOORDS]), int(row[NORMALS])
+    raw_faces = np.frombuffer(buffer, "<u2", face_count * 9, faces_offset).reshape(face_count, 3, 3)
+    # On disk a face is 3 vertex, 3 normal, 3 texcoord indices; the mesh wants corner-major.
+    corners = raw_faces.transpose(0, 2, 1).astype(np.int64)
+    positions_at = faces_offset + face_count * FACE_SIZE + FRAME_HEADER.size
+    normals_at = positions_at + 12 * vertex_count
+    texcoords_at = normals_at + 12 * normal_count
+    return Frame(
+        np.frombuffer(buffer, "<f4", vertex_count * 3, positions_at).reshape(-1, 3),
+        np.frombuffer(buffer, "<f4", normal_count * 3, normals_at).reshape(-1, 3),
+        np.frombuffer(buffer, "<f4", texcoord_count * 2, texcoords_at).reshape(-1, 2),
+        corners,
+        offsets=(positions_at, normals_at, texcoords_at),
+    )
+
+
+def _frame_table(data: bytes, face_count: int, frame_count: int, corrupt: Callable[[str, int], Exception]) -> Any:
+    """(frame_count, 4) rows of faces offset and counts, every count checked against the file
+    size before anything is allocated for it; and where the last frame ends."""
+    import numpy as np
+
+    size = len(data)
+    faces_size = face_count * FACE_SIZE
+    uniform = _uniform_frame_table(data, face_count, frame_count)
+    if uniform is not None:
+        return uniform
+    rows: list[tuple[int, int, int, int]] = []
+    position = HEADER.size
+    unpack = FRAME_HEADER.unpack_from
+    for frame_number in range(frame_count):
+        header_offset = position + faces_size
+        if header_offset + FRAME_HEADER.size > size:
+            raise corrupt(f"frame {frame_number}: faces and frame header run past the end of the file", position)
+        vertex_count, texcoord_count, normal_count = unpack(data, header_offset)
+        if vertex_count < 0 or texcoord_count < 0 or normal_count < 0:
+            counts = (("vertex", vertex_count), ("texcoord", texcoord_count), ("normal", normal_count))
+            field_number, (what, count) = next((n, c) for n, c in enumerate(counts) if c[1] < 0)
+            raise corrupt(f"frame {frame_number}: negative {what} count {count}", header_offset + 4 * field_number)
+        arrays_size = 12 * vertex_count + 12 * normal_count + 8 * texcoord_count
+        end = header_offset + FRAME_HEADER.size + arrays_size
+        if end > size:
+            raise corrupt(
+                f"frame {frame_number}: {vertex_count} vertices, {normal_count} normals and "
+                f"{texcoord_count} texcoords ({arrays_size} bytes) run past the end of the file "
+                f"({size} bytes)",
+                header_offset,
+            )
+        rows.append((position, vertex_count, texcoord_count, normal_count))
+        position = end
+    return np.array(rows, dtype=np.int64).reshape(-1, 4), position
+
+
+def _uniform_frame_table(data: bytes, face_count: int, frame_count: int) -> tuple[Any, int] | None:
+    """The frame table at numpy speed when every frame has frame 0's counts (animations do),
+    else None."""
+    import numpy as np
+
+    faces_size = face_count * FACE_SIZE
+    first_header = HEADER.size + faces_size
+    if first_header + FRAME_HEADER.size > len(data):
+        return None
+    counts = FRAME_HEADER.unpack_from(data, first_header)
+    vertex_count, texcoord_count, normal_count = counts
+    if min(counts) < 0:
+        return None
+    frame_size = faces_size + FRAME_HEADER.size + 12 * vertex_count + 12 * normal_count + 8 * texcoord_count
+    end = HEADER.size + frame_count * frame_size
+    if end > len(data):
+        return None
+    starts = HEADER.size + frame_size * np.arange(frame_count, dtype=np.int64)
+    whole = np.frombuffer(data, np.uint8, end)
+    # Every frame header, seen through one strided view of the file (nothing gathered).
+    header_bytes = np.lib.stride_tricks.as_strided(
+        whole[first_header:], shape=(frame_count, FRAME_HEADER.size), strides=(frame_size, 1), writeable=False
+    )
+    headers = np.ascontiguousarray(header_bytes).view("<i4")
+    if not (headers == np.array(counts, dtype="<i4")).all():
+        return None
+    table = np.empty((frame_count, 4), dtype=np.int64)
+    table[:, FACES_AT] = starts
+    table[:, VERTICES], table[:, TEXCOORDS], table[:, NORMALS] = vertex_count, texcoord_count, normal_count
+    return table, end
+
+
+def _first_bad_index_frame(buffer: bytearray, face_count: int, table: Any) -> int | None:
+    """The first frame with an index past its array, checked for all frames at once."""
+    import numpy as np
+
+    if not face_count:
+        return None
+    whole = np.frombuffer(buffer, np.uint8)
+    face_bytes = np.arange(face_count * FACE_SIZE)
+    chunk = max(1, CHECK_CHUNK // (face_count * FACE_SIZE))
+    for start in range(0, len(table), chunk):
+        rows = table[start : start + chunk]
+        gathered = whole[rows[:, FACES_AT, None] + face_bytes]
+        faces = gathered.view("<u2").reshape(len(rows), face_count, 3, 3)  # kinds x corners
+        for kind, column in enumerate((VERTICES, NORMALS, TEXCOORDS)):
+            counts = rows[:, column]
+            largest = faces[:, :, kind, :].reshape(len(rows), -1).max(axis=1)
+            bad = (largest >= counts) & ((counts > 0) | (kind == 0))
+            if bad.any():
+                return start + int(np.flatnonzero(bad)[0])
+    return None
+
+
+def _non_finite_frames(buffer: bytearray, face_count: int, table: Any) -> Any:
+    """The numbers of the frames holding a NaN or infinite value, found for all frames at once."""
+    import numpy as np
+
+    floats_at = table[:, FACES_AT] + face_count * FACE_SIZE + FRAME_HEADER.size
+    float_counts = 3 * table[:, VERTICES] + 3 * table[:, NORMALS] + 2 * table[:, TEXCOORDS]
+    bad_frames = np.zeros(len(table), dtype=bool)
+    # A frame's floats are 4-byte aligned to its own start: one view of the file per alignment.
+    for alignment in range(4):
+        chosen = (floats_at % 4 == alignment) & (float_counts > 0)
+        if not chosen.any():
+            continue
+        usable = (len(buffer) - alignment) // 4
+        values = np.frombuffer(buffer, "<f4", usable, alignment)
+        running = np.concatenate([[0], np.cumsum(~np.isfinite(values))])
+        first = (floats_at[chosen] - alignment) // 4
+        bad_frames[chosen] = running[first + float_counts[chosen]] > running[first]
+    return np.flatnonzero(bad_frames)
+
+
 def read(data: bytes, *, path: str | None = None, name: str = "") -> Mesh:
     """Parse a JOE v3 model. Raises `CorruptArchiveError` (with the file and offset) for data
     that contradicts the format; NaN or infinite values are reported with a warning and in
-    `mesh.issues`."""
-    import numpy as np
-
-    from .mesh import Frame, Mesh
+    `mesh.issues`. Frames after the first are built when used (`mesh.extra_frames`)."""
+    from .mesh import Mesh
 
     label = path or name or "<bytes>"
 
     def corrupt(message: str, offset: int) -> CorruptArchiveError:
         return CorruptArchiveError(message, path=label, offset=offset)
 
-    # A private, writable copy: the mesh's arrays are views into it and may be edited.
-    buffer = bytearray(data)
-    size = len(buffer)
+    size = len(data)
     if size < HEADER.size:
         if looks_like_text(data):
             raise corrupt("looks like a text file, not a JOE model", 0)
@@ -129,73 +313,47 @@ def read(data: bytes, *, path: str | None = None, name: str = "") -> Mesh:
         raise corrupt(f"{face_count} faces: JOE models hold at most {MAX_FACES}", 8)
     if frame_count < 1:
         raise corrupt(f"frame count {frame_count}: a model needs at least one frame", 12)
-    faces_size = face_count * FACE_SIZE
-    if HEADER.size + frame_count * (faces_size + FRAME_HEADER.size) > size:
+    if HEADER.size + frame_count * (face_count * FACE_SIZE + FRAME_HEADER.size) > size:
         raise corrupt(f"{frame_count} frames of {face_count} faces need more than the file's {size} bytes", 12)
+    table, end = _frame_table(data, face_count, frame_count, corrupt)
+    # A private, writable copy: the mesh's arrays are views into it and may be edited.
+    buffer = bytearray(data)
 
-    face_dtype = np.dtype("<u2")
-    float_dtype = np.dtype("<f4")
-    frames: list[Frame] = []
+    bad_frame = _first_bad_index_frame(buffer, face_count, table)
+    if bad_frame is not None:
+        frame = _frame_at(buffer, face_count, table[bad_frame])
+        face, corner, kind, index = frame.bad_indices()[0]
+        what = ("vertex", "normal", "texcoord")[kind]
+        count = len((frame.positions, frame.normals, frame.texcoords)[kind])
+        plural = "vertices" if what == "vertex" else f"{what}s"
+        raise corrupt(
+            f"frame {bad_frame} face {face} corner {corner}: {what} index {index} is past the {count} {plural}",
+            int(table[bad_frame, FACES_AT]) + face * FACE_SIZE + kind * 6 + corner * 2,
+        )
     issues: list[str] = []
-    position = HEADER.size
-    for frame_number in range(frame_count):
-        faces_offset = position
-        header_offset = faces_offset + faces_size
-        if header_offset + FRAME_HEADER.size > size:
-            raise corrupt(f"frame {frame_number}: faces and frame header run past the end of the file", faces_offset)
-        vertex_count, texcoord_count, normal_count = FRAME_HEADER.unpack_from(data, header_offset)
-        for field_number, (what, count) in enumerate(
-            (("vertex", vertex_count), ("texcoord", texcoord_count), ("normal", normal_count))
-        ):
-            if count < 0:
-                raise corrupt(f"frame {frame_number}: negative {what} count {count}", header_offset + 4 * field_number)
-        arrays_offset = header_offset + FRAME_HEADER.size
-        arrays_size = 12 * vertex_count + 12 * normal_count + 8 * texcoord_count
-        # Check against the file before numpy allocates anything.
-        if arrays_offset + arrays_size > size:
-            raise corrupt(
-                f"frame {frame_number}: {vertex_count} vertices, {normal_count} normals and "
-                f"{texcoord_count} texcoords ({arrays_size} bytes) run past the end of the file "
-                f"({size} bytes)",
-                header_offset,
-            )
-        # On disk a face is 3 vertex, 3 normal, 3 texcoord indices; the mesh wants corner-major.
-        raw_faces = np.frombuffer(buffer, face_dtype, face_count * 9, faces_offset).reshape(face_count, 3, 3)
-        corners = raw_faces.transpose(0, 2, 1).astype(np.int64)
-        offset = arrays_offset
-        positions = np.frombuffer(buffer, float_dtype, vertex_count * 3, offset).reshape(-1, 3)
-        offset += 12 * vertex_count
-        normals = np.frombuffer(buffer, float_dtype, normal_count * 3, offset).reshape(-1, 3)
-        offset += 12 * normal_count
-        texcoords = np.frombuffer(buffer, float_dtype, texcoord_count * 2, offset).reshape(-1, 2)
-        offset += 8 * texcoord_count
-        frame = Frame(positions, normals, texcoords, corners)
-        for face, corner, kind, index in frame.bad_indices():
-            what = ("vertex", "normal", "texcoord")[kind]
-            count = (vertex_count, normal_count, texcoord_count)[kind]
-            raise corrupt(
-                f"frame {frame_number} face {face} corner {corner}: {what} index {index} is past the "
-                f"{count} {what}{'es' if what == 'vertex' else 's'}".replace("vertexes", "vertices"),
-                faces_offset + face * FACE_SIZE + kind * 6 + corner * 2,
-            )
+    bad_frames = _non_finite_frames(buffer, face_count, table)
+    for frame_number in bad_frames[:REPORTED_FRAMES].tolist():
+        frame = _frame_at(buffer, face_count, table[frame_number])
         for problem in frame.non_finite():
             issues.append(f"frame {frame_number}: {problem}" if frame_number else problem)
-        frames.append(frame)
-        position = offset
-    if position != size:
-        issues.append(f"{size - position} bytes after the last frame are ignored")
+    if len(bad_frames) > REPORTED_FRAMES:
+        issues.append(f"{len(bad_frames) - REPORTED_FRAMES} more frames hold NaN or infinite values")
+    if end != size:
+        issues.append(f"{size - end} bytes after the last frame are ignored")
     for issue in issues:
         warnings.warn(f"{label}: {issue}", stacklevel=2)
-    first = frames[0]
+    first = _frame_at(buffer, face_count, table[0])
     return Mesh(
         first.positions,
         first.normals,
         first.texcoords,
         first.corners,
-        extra_frames=frames[1:],
+        first.offsets,
+        extra_frames=FrameList(buffer, face_count, table[1:], end, label),
         magic=magic,
         name=name,
         issues=issues,
+        source=label,
     )
 
 
@@ -205,15 +363,16 @@ def write(mesh: Mesh) -> bytes:
     entries, and `ModelError` for an index past its array."""
     import numpy as np
 
-    frames = mesh.frames
     face_count = mesh.face_count
     if face_count > MAX_FACES:
         raise FormatLimitError(f"{face_count} faces: JOE models hold at most {MAX_FACES} (split the model)")
     magic = mesh.magic if mesh.magic is not None else DEFAULT_MAGIC
     if len(magic) != 4:
         raise FormatLimitError(f"a JOE magic is 4 bytes, not {len(magic)}")
-    parts = [HEADER.pack(magic, VERSION, face_count, len(frames))]
-    for frame_number, frame in enumerate(frames):
+    parts = [HEADER.pack(magic, VERSION, face_count, mesh.frame_count)]
+    extra = mesh.extra_frames
+    stored = extra.stored_bytes() if isinstance(extra, FrameList) and extra._face_count == face_count else None
+    for frame_number, frame in enumerate(mesh.frames if stored is None else [mesh]):
         if frame.face_count != face_count:
             raise FormatLimitError(
                 f"frame {frame_number} has {frame.face_count} faces, frame 0 {face_count}: "
@@ -234,4 +393,6 @@ def write(mesh: Mesh) -> bytes:
         parts.append(FRAME_HEADER.pack(len(frame.positions), len(frame.texcoords), len(frame.normals)))
         for values in (frame.positions, frame.normals, frame.texcoords):
             parts.append(np.ascontiguousarray(values, dtype="<f4").tobytes())
+    if stored is not None:
+        parts.append(stored)  # frames nobody touched: their bytes as read
     return b"".join(parts)

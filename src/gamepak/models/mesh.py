@@ -14,14 +14,20 @@ there) and are never checked. Renderers and glTF/PLY need one index per vertex: 
 turns the corner triples into unique (position, normal, texcoord) vertices.
 
 A JOE file may hold several frames; frame 0 is the mesh itself and the others live in
-`extra_frames`. `magic` keeps the first four bytes of a JOE file so that re-writing it gives the
-same bytes back.
+`extra_frames` (a JOE reader builds them only when used). `magic` keeps the first four bytes of
+a JOE file so that re-writing it gives the same bytes back.
+
+Axes: a `Mesh` holds coordinates as VDrift does, **Z up** (+Y forward). Files whose convention
+is Y up (glTF always; OBJ as Blender writes and reads it by default) are turned on the way in and
+out with `to_up_axis` / `from_up_axis`: (x, y, z) Z-up is (x, z, -y) Y-up, a rotation, so
+handedness and face winding are kept.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import GamepakError
 
@@ -29,6 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 ATTRIBUTES = ("positions", "normals", "texcoords")
+UP_AXES = ("y", "z")
 
 
 class ModelError(GamepakError):
@@ -43,6 +50,9 @@ class Frame:
     normals: np.ndarray
     texcoords: np.ndarray
     corners: np.ndarray
+    # Byte offsets of the positions, normals and texcoords arrays in the file read, when known
+    # (errors then name the byte of a bad value).
+    offsets: tuple[int, int, int] | None = None
 
     def __post_init__(self) -> None:
         import numpy as np
@@ -83,19 +93,40 @@ class Frame:
             )
 
     def non_finite(self) -> list[str]:
-        """Sentences naming attribute arrays that hold NaN or infinite values."""
+        """Sentences naming attribute arrays that hold NaN or infinite values (with the byte
+        offset of the first bad value when the frame knows where it was read from)."""
         import numpy as np
 
         problems = []
-        for name in ATTRIBUTES:
+        for kind, name in enumerate(ATTRIBUTES):
             values = getattr(self, name)
             bad_rows = np.flatnonzero(~np.isfinite(values).all(axis=1))
             if bad_rows.size:
+                first = int(bad_rows[0])
                 problems.append(
                     f"{bad_rows.size} of the {len(values)} {name} are NaN or infinite "
-                    f"(first: {name[:-1]} {int(bad_rows[0])})"
+                    f"(first: {name[:-1]} {first}{self._byte(kind, first)})"
                 )
         return problems
+
+    def _byte(self, kind: int, row: int) -> str:
+        if self.offsets is None:
+            return ""
+        return f" at byte {self.offsets[kind] + row * 4 * (2 if kind == 2 else 3)}"
+
+    def first_non_finite(self) -> str | None:
+        """The first NaN or infinite value as a phrase (`position 2 (nan, 0, 1) at byte 58`),
+        or None when every value is finite."""
+        import numpy as np
+
+        for kind, name in enumerate(ATTRIBUTES):
+            values = getattr(self, name)
+            bad_rows = np.flatnonzero(~np.isfinite(values).all(axis=1))
+            if bad_rows.size:
+                row = int(bad_rows[0])
+                shown = ", ".join(f"{value:g}" for value in values[row].tolist())
+                return f"{name[:-1]} {row} ({shown}){self._byte(kind, row)}"
+        return None
 
     def corner_values(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """Per-corner attribute values (F, 3, k): what a renderer sees, whatever the indexing.
@@ -152,17 +183,96 @@ class Mesh(Frame):
     """A model: frame 0's arrays, any further frames, and what a writer needs to reproduce the
     source file exactly."""
 
-    extra_frames: list[Frame] = field(default_factory=list)
+    extra_frames: Sequence[Frame] = field(default_factory=list)
     # The 4 magic bytes a JOE file carried; None writes the default (IDP2).
     magic: bytes | None = None
     name: str = ""
     # Problems found while reading that did not stop it (non-finite values, ...).
     issues: list[str] = field(default_factory=list)
+    # The file (or ARCHIVE:MEMBER) the mesh was read from, for messages.
+    source: str = ""
 
     @property
     def frames(self) -> list[Frame]:
         """Every frame, frame 0 (this mesh) first."""
         return [self, *self.extra_frames]
+
+    @property
+    def frame_count(self) -> int:
+        """How many frames the mesh has (without building the extra ones)."""
+        return 1 + len(self.extra_frames)
+
+    def require_finite(self, what: str) -> None:
+        """Raise `ModelError` when frame 0 holds a NaN or infinite value, naming the file, the
+        value and its byte offset: `what` (e.g. "glTF") cannot store it."""
+        first = self.first_non_finite()
+        if first is not None:
+            label = self.source or self.name or "the model"
+            raise ModelError(
+                f"{label}: frame 0: {first} is NaN or infinite, which {what} cannot hold (fix the value in the source)"
+            )
+
+    def to_up_axis(self, up: str) -> Mesh:
+        """This mesh (Z up) with its coordinates turned for a file whose up axis is `up`."""
+        return self._turned(up, z_up_to_y_up)
+
+    def from_up_axis(self, up: str) -> Mesh:
+        """This mesh, read from a file whose up axis is `up`, turned to Z up."""
+        return self._turned(up, y_up_to_z_up)
+
+    def _turned(self, up: str, turn: Any) -> Mesh:
+        if up not in UP_AXES:
+            raise ModelError(f"unknown up axis {up!r}; use one of {', '.join(UP_AXES)}")
+        if up == "z":
+            return self
+        return Mesh(
+            turn(self.positions),
+            turn(self.normals),
+            self.texcoords,
+            self.corners,
+            self.offsets,
+            extra_frames=TurnedFrames(self.extra_frames, turn),
+            magic=self.magic,
+            name=self.name,
+            issues=list(self.issues),
+            source=self.source,
+        )
+
+    def merged_duplicates(self) -> Mesh:
+        """A copy in which values repeated in an attribute array are stored once (bit for bit
+        equal), in the order of their first appearance; unused values are kept. An array
+        without repeats keeps its indexing. Frame 0 only."""
+        import numpy as np
+
+        arrays = []
+        corners = self.corners.copy()
+        for kind, name in enumerate(ATTRIBUTES):
+            values = getattr(self, name)
+            if len(values) < 2:
+                arrays.append(values)
+                continue
+            rows = np.ascontiguousarray(values).view(np.dtype((np.void, values.dtype.itemsize * values.shape[1])))
+            _, first, inverse = np.unique(rows.ravel(), return_index=True, return_inverse=True)
+            if len(first) == len(values):
+                arrays.append(values)
+                continue
+            order = np.argsort(first)  # unique values by first appearance
+            rank = np.empty_like(order)
+            rank[order] = np.arange(len(order))
+            arrays.append(values[first[order]])
+            if len(corners):
+                column = corners[:, :, kind]
+                corners[:, :, kind] = rank[inverse.reshape(-1)[column]]
+        return Mesh(
+            arrays[0],
+            arrays[1],
+            arrays[2],
+            corners,
+            magic=self.magic,
+            name=self.name,
+            issues=list(self.issues),
+            source=self.source,
+        )
 
     @classmethod
     def from_vertices(
@@ -212,7 +322,14 @@ class Mesh(Frame):
             arrays.append(unique)
             corners[:, :, kind] = inverse.reshape(-1, 3)
         return Mesh(
-            arrays[0], arrays[1], arrays[2], corners, magic=self.magic, name=self.name, issues=list(self.issues)
+            arrays[0],
+            arrays[1],
+            arrays[2],
+            corners,
+            magic=self.magic,
+            name=self.name,
+            issues=list(self.issues),
+            source=self.source,
         )
 
     def with_normals(self) -> Mesh:
@@ -233,6 +350,7 @@ class Mesh(Frame):
             magic=self.magic,
             name=self.name,
             issues=list(self.issues),
+            source=self.source,
         )
 
     def summary(self) -> dict[str, Any]:
@@ -247,13 +365,12 @@ class Mesh(Frame):
             if len(used):
                 texcoord_range = {"min": used.min(axis=0).tolist(), "max": used.max(axis=0).tolist()}
         unique, _ = self.unique_vertices()
+        # The reader listed every frame's problems; frame 0 may have been edited since.
         issues = list(self.issues)
-        for frame_number, frame in enumerate(self.frames):
-            where = f"frame {frame_number}: " if frame_number else ""
-            issues.extend(f"{where}{problem}" for problem in frame.non_finite() if f"{where}{problem}" not in issues)
+        issues.extend(problem for problem in self.non_finite() if problem not in issues)
         return {
             "name": self.name,
-            "frames": len(self.frames),
+            "frames": self.frame_count,
             "faces": self.face_count,
             "positions": len(self.positions),
             "normals": len(self.normals),
@@ -264,6 +381,31 @@ class Mesh(Frame):
             "magic": None if self.magic is None else self.magic.hex(),
             "issues": issues,
         }
+
+
+class TurnedFrames(Sequence[Frame]):
+    """Frames whose positions and normals are turned when a frame is used (a mesh of many
+    frames turned for a file that keeps only the first costs nothing for the others)."""
+
+    def __init__(self, frames: Sequence[Frame], turn: Any) -> None:
+        self._frames = frames
+        self._turn = turn
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    @overload
+    def __getitem__(self, index: int) -> Frame: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Frame]: ...
+
+    def __getitem__(self, index: int | slice) -> Frame | list[Frame]:
+        if isinstance(index, slice):
+            return [self[number] for number in range(*index.indices(len(self)))]
+        frame = self._frames[index]
+        turn = self._turn
+        return Frame(turn(frame.positions), turn(frame.normals), frame.texcoords, frame.corners, frame.offsets)
 
 
 def normalised(vectors: np.ndarray, fallback: np.ndarray | None = None) -> np.ndarray:
@@ -281,3 +423,17 @@ def normalised(vectors: np.ndarray, fallback: np.ndarray | None = None) -> np.nd
     else:
         result[~good] = fallback[~good]
     return result.astype(np.float32)
+
+
+def z_up_to_y_up(vectors: np.ndarray) -> np.ndarray:
+    """(x, y, z) Z-up -> (x, z, -y) Y-up: a rotation, so handedness and winding are kept."""
+    import numpy as np
+
+    return np.stack([vectors[:, 0], vectors[:, 2], -vectors[:, 1]], axis=1).astype(np.float32).reshape(-1, 3)
+
+
+def y_up_to_z_up(vectors: np.ndarray) -> np.ndarray:
+    """The inverse of `z_up_to_y_up`."""
+    import numpy as np
+
+    return np.stack([vectors[:, 0], -vectors[:, 2], vectors[:, 1]], axis=1).astype(np.float32).reshape(-1, 3)

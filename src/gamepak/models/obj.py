@@ -8,8 +8,14 @@
 | `f v/t/n v/t/n ...`  | a polygon; `v`, `v/t`, `v//n`, `v/t/n`; 1-based, negative counts back from the last |
 | `mtllib`, `usemtl`, `o`, `g`, `s`, `l`, `p` | kept out of the mesh (lines and points are not faces) |
 
-Polygons are split into triangle fans. Coordinates are written as JOE holds them (no axis swap,
-no v flip), with 9 significant digits so float32 values survive a round trip exactly.
+Polygons are cut into triangles in their own winding (a fan when convex, ear clipping when not:
+see `triangulate`). Values repeated in the file (the same `v` line twice, as many exporters write
+per face) are stored once, so a mesh's index spaces are as small as its distinct values.
+
+These functions read and write coordinates as they are; `gamepak.models` turns them, since OBJ
+files are Y up by default (Blender's OBJ exporter and importer: forward -Z, up Y) while meshes
+are Z up. Texture coordinates are not flipped. Values are written with 9 significant digits so
+float32 values survive a round trip exactly; NaN or infinite values are refused.
 """
 
 from __future__ import annotations
@@ -22,6 +28,10 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .mesh import Mesh
+
+
+# Statements of polygon OBJ files (the ones gamepak does not use are skipped).
+OBJ_KEYWORDS = frozenset(("v", "vn", "vt", "vp", "f", "l", "p", "o", "g", "s", "mtllib", "usemtl"))
 
 
 def _rows(keyword: str, values: np.ndarray) -> str:
@@ -37,6 +47,7 @@ def write(mesh: Mesh, *, material_library: str | None = None, material: str = "m
     """The OBJ text of frame 0 of `mesh`; `material_library` names an MTL file to use."""
     import numpy as np
 
+    mesh.require_finite("OBJ")
     header = [f"# {mesh.name or 'model'} written by gamepak\n"]
     if material_library:
         header.append(f"mtllib {material_library}\n")
@@ -71,10 +82,11 @@ def write_material(texture: str | None, material: str = "material") -> bytes:
 
 
 def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
-    """Parse OBJ text into a mesh (polygons become triangle fans)."""
+    """Parse OBJ text into a mesh (polygons cut into triangles, repeated values merged)."""
     import numpy as np
 
     from .mesh import Mesh
+    from .triangulate import triangulate
 
     label = path or name or "<bytes>"
     try:
@@ -84,7 +96,8 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
     positions: list[list[float]] = []
     normals: list[list[float]] = []
     texcoords: list[list[float]] = []
-    corners: list[tuple[int, int, int]] = []
+    polygons: list[list[tuple[int, int, int]]] = []
+    foreign_lines = 0
     counts = {"v": positions, "vn": normals, "vt": texcoords}
 
     def resolve(token: str, kind: str, line_number: int) -> int:
@@ -110,6 +123,8 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
             continue
         keyword, _, rest = line.partition(" ")
         fields = rest.split()
+        if keyword not in OBJ_KEYWORDS:
+            foreign_lines += 1
         try:
             if keyword == "v":
                 positions.append([float(value) for value in fields[:3]])
@@ -142,18 +157,21 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
                 raise ModelError(f"{label}: line {line_number}: a face corner without a position")
         if len(polygon) < 3:
             raise ModelError(f"{label}: line {line_number}: a face needs at least 3 corners")
-        for second in range(1, len(polygon) - 1):
-            corners.extend((polygon[0], polygon[second], polygon[second + 1]))
+        polygons.append(polygon)
 
-    if not positions and not corners:
+    if not positions and not polygons and foreign_lines:
+        # Nothing but comments and OBJ statements is an empty model; anything else is not OBJ.
         raise ModelError(f"{label}: no vertices or faces: not an OBJ model")
+    position_array = np.array(positions, dtype=np.float32).reshape(-1, 3)
+    corners: list[tuple[int, int, int]] = []
+    cuts = triangulate(position_array, [[corner[0] for corner in polygon] for polygon in polygons])
+    for polygon, triangles in zip(polygons, cuts):
+        corners.extend(polygon[number] for number in triangles.ravel().tolist())
     corner_array = np.array(corners, dtype=np.int64).reshape(-1, 3, 3)
     normal_array = np.array(normals, dtype=np.float32).reshape(-1, 3)
     texcoord_array = np.array(texcoords, dtype=np.float32).reshape(-1, 2)
-    mesh = Mesh(
-        np.array(positions, dtype=np.float32).reshape(-1, 3), normal_array, texcoord_array, corner_array, name=name
-    )
-    return _fill_missing(mesh)
+    mesh = Mesh(position_array, normal_array, texcoord_array, corner_array, name=name, source=label)
+    return _fill_missing(mesh).merged_duplicates()
 
 
 def _fill_missing(mesh: Mesh) -> Mesh:

@@ -10,8 +10,10 @@ What gamepak writes:
 | vertex | U records of float32s                                                       |
 | face   | F records: uint8 3, int32 a, b, c                                           |
 
-Every distinct (position, normal, texcoord) corner becomes one PLY vertex; coordinates are kept
-as JOE holds them (no axis swap, no v flip).
+Every distinct (position, normal, texcoord) corner becomes one PLY vertex; texture coordinates
+are kept as JOE holds them (no v flip). PLY files are Z up by default, as JOE models and Blender's
+PLY importer and exporter are (`gamepak.models` turns them for `up="y"`). NaN or infinite
+values are refused.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def write(mesh: Mesh) -> bytes:
     """Binary little-endian PLY of frame 0 of `mesh`."""
     import numpy as np
 
+    mesh.require_finite("PLY")
     unique, inverse = mesh.unique_vertices()
     fields = [("x", "<f4"), ("y", "<f4"), ("z", "<f4")]
     has_normals, has_texcoords = bool(len(mesh.normals)), bool(len(mesh.texcoords))
@@ -93,7 +96,7 @@ def _parse_header(data: bytes, label: str) -> tuple[str, list[dict[str, Any]], i
         elif words[0] == "element" and len(words) == 3 and words[2].isdigit():
             elements.append({"name": words[1], "count": int(words[2]), "properties": []})
         elif words[0] == "property" and elements:
-            if words[1] == "list" and len(words) == 5 and words[2] in PLY_TYPES and words[3] in PLY_TYPES:
+            if len(words) == 5 and words[1] == "list" and words[2] in PLY_TYPES and words[3] in PLY_TYPES:
                 elements[-1]["properties"].append((words[4], PLY_TYPES[words[2]], PLY_TYPES[words[3]]))
             elif len(words) == 3 and words[1] in PLY_TYPES:
                 elements[-1]["properties"].append((words[2], PLY_TYPES[words[1]], None))
@@ -108,7 +111,7 @@ def _parse_header(data: bytes, label: str) -> tuple[str, list[dict[str, Any]], i
 
 def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
     """Parse a PLY model (vertex x/y/z, optional normals and s/t, faces as index lists; polygons
-    become triangle fans)."""
+    are cut into triangles in their own winding)."""
     import numpy as np
 
     from .mesh import Mesh
@@ -143,26 +146,31 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
             break
     face = tables.get("face", {})
     polygons = face.get("vertex_indices", face.get("vertex_index"))
-    triangles = _fan(polygons) if polygons is not None else np.zeros((0, 3), np.int64)
+    triangles = _triangles(polygons, positions, label) if polygons is not None else np.zeros((0, 3), np.int64)
     if triangles.size and (triangles.min() < 0 or triangles.max() >= len(positions)):
         raise ModelError(f"{label}: a face index is past the {len(positions)} vertices")
-    mesh = Mesh.from_vertices(positions, triangles, normals, texcoords, name=name)
+    mesh = Mesh.from_vertices(positions, triangles, normals, texcoords, name=name, source=label)
     return mesh.compacted()
 
 
-def _fan(polygons: Any) -> Any:
-    """(F, 3) triangles from either an (F, 3) array or a list of index arrays."""
+def _triangles(polygons: Any, positions: Any, label: str) -> Any:
+    """(F, 3) triangles from either an (F, 3) array or a list of index arrays (polygons cut in
+    their own winding, see `triangulate`)."""
     import numpy as np
+
+    from .triangulate import triangulate
 
     if isinstance(polygons, np.ndarray) and polygons.ndim == 2:
         if polygons.shape[1] == 3:
             return polygons.astype(np.int64)
         polygons = list(polygons)
-    triangles = []
-    for polygon in polygons:
-        for second in range(1, len(polygon) - 1):
-            triangles.append((polygon[0], polygon[second], polygon[second + 1]))
-    return np.array(triangles, dtype=np.int64).reshape(-1, 3)
+    polygons = [np.asarray(polygon, dtype=np.int64) for polygon in polygons if len(polygon) >= 3]
+    for number, polygon in enumerate(polygons):
+        if polygon.min() < 0 or polygon.max() >= len(positions):
+            raise ModelError(f"{label}: face {number} has an index past the {len(positions)} vertices")
+    cuts = triangulate(np.asarray(positions, dtype=np.float64), [polygon.tolist() for polygon in polygons])
+    triangles = [polygon[cut] for polygon, cut in zip(polygons, cuts)]
+    return np.concatenate(triangles).reshape(-1, 3) if triangles else np.zeros((0, 3), np.int64)
 
 
 def _binary_element(

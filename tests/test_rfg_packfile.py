@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import gamepak
 from gamepak.errors import CorruptArchiveError, FormatLimitError, GamepakError, UnsupportedFeatureError
-from gamepak.formats import rfg_vpp
-from gamepak.formats.rfg_vpp import Reader, name_hash
+from gamepak.formats.rfg import inflate, packfile, rebuild
+from gamepak.formats.rfg.packfile import Reader, name_hash
 from gamepak.source import Source
 
 from conftest import in_process_cli, sample
@@ -30,6 +30,90 @@ SAMPLES = {
     "xray_effect.str2_pc": (3, 3, ["xray_effect.mat_pc", "xray_effect.cpeg_pc", "xray_effect.gpeg_pc"]),
     "repair_battery.str2_pc": (2, 3, ["repair_battery.csmesh_pc", "repair_battery.gsmesh_pc"]),
 }
+
+
+GAME_RUNTIME = "20b003320000000020606c31"  # the 12 runtime bytes of a game file
+
+
+def _xml(seed: int, size: int) -> bytes:
+    rng = random.Random(seed)
+    rows = [b'<row id="%d" name="%s"/>' % (i, rng.choice([b"alpha", b"beta", b"gamma"])) for i in range(size // 24 + 1)]
+    return (b"<table>" + b"".join(rows))[:size]
+
+
+def _write_twin(path: Path, members: list[tuple[str, bytes]], **options: object) -> bytes:
+    with gamepak.create(path, overwrite=True, **options) as writer:
+        for name, data in members:
+            writer.add(name, data)
+    return path.read_bytes()
+
+
+def build_twins(folder: Path) -> None:
+    """Packs in the game's conventions standing in for each sample (same modes, zlib levels,
+    alignments, runtime bytes, nesting and tables), so every sample test also runs without
+    ../shared."""
+    from gamepak.formats.rfg.asm import AsmContainer, AsmFile, AsmPrimitive
+
+    table = [("achievements.xtbl", _xml(1, 9000)), ("action_node_types.xtbl", _xml(2, 700))]
+    table += [(f"t{index:02}.xtbl", _xml(index, 300 + 97 * index)) for index in range(3, 40)]
+    _write_twin(folder / "table-like.vpp_pc", table, flags=3, level=1, align=64, runtime=GAME_RUNTIME)
+    _write_twin(
+        folder / "xray-like.str2_pc",
+        [("x.mat_pc", _xml(7, 500)), ("x.cpeg_pc", b"\x01\x02" * 90), ("x.gpeg_pc", bytes(range(256)) * 9)],
+        runtime=GAME_RUNTIME,
+    )
+    _write_twin(
+        folder / "gibbed-like.str2_pc",
+        [("b.csmesh_pc", _xml(8, 2000)), ("b.gsmesh_pc", _xml(9, 3000))],
+        short_name="         Created using      Gibbed's     Volition Tools ",
+        path_name="           Read the       Foundation     Novels",
+    )
+    _write_twin(folder / "l1-like.vpp_pc", [("l1-like.asm_pc", AsmFile().to_bytes())], runtime=GAME_RUNTIME)
+    nested = []
+    containers = []
+    for index in range(3):
+        member = f"layer_{index}.layer_pc"
+        inner = _write_twin(
+            folder / f"inner{index}.str2_pc", [(member, _xml(20 + index, 400 + 300 * index))], runtime=GAME_RUNTIME
+        )
+        with gamepak.open(folder / f"inner{index}.str2_pc") as archive:
+            assert isinstance(archive, Reader)
+            size = archive.infolist()[0].size
+            containers.append(
+                AsmContainer(
+                    f"Area_{index}",
+                    6,
+                    0x80,
+                    archive.data_start,
+                    archive.compressed_size_field,
+                    [size],
+                    [AsmPrimitive(member, 3, 0, 0, 0, size, 0)],
+                )
+            )
+        nested.append((f"Area_{index}.str2_pc", inner))
+    nested.append(("activities.asm_pc", AsmFile(containers).to_bytes()))
+    _write_twin(folder / "activities-like.vpp_pc", nested, runtime=GAME_RUNTIME)
+
+
+TWINS = {
+    "table-like.vpp_pc": (39, 3, ["achievements.xtbl", "action_node_types.xtbl", "t03.xtbl"]),
+    "activities-like.vpp_pc": (4, 0, ["Area_0.str2_pc", "Area_1.str2_pc"]),
+    "l1-like.vpp_pc": (1, 0, ["l1-like.asm_pc"]),
+    "xray-like.str2_pc": (3, 3, ["x.mat_pc", "x.cpeg_pc", "x.gpeg_pc"]),
+    "gibbed-like.str2_pc": (2, 3, ["b.csmesh_pc", "b.gsmesh_pc"]),
+}
+
+
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("twins")
+    build_twins(folder)
+    return folder
+
+
+def pack_path(name: str, twins: Path) -> Path:
+    """A real sample (skips when ../shared is absent) or its always-present twin."""
+    return twins / name if name in TWINS else sample(f"vpp/{name}")
 
 
 def _align(value: int, alignment: int = 2048) -> int:
@@ -127,11 +211,11 @@ def test_hand_made_pack_reads(flags: int) -> None:
 
 
 def test_sniff() -> None:
-    assert rfg_vpp.sniff(Source.open(io.BytesIO(hand_made([(b"a", b"x")])))) == 1.0
+    assert packfile.sniff(Source.open(io.BytesIO(hand_made([(b"a", b"x")])))) == 1.0
     other_version = bytearray(hand_made([]))
     other_version[4] = 4
-    assert rfg_vpp.sniff(Source.open(io.BytesIO(bytes(other_version)))) == 0.5
-    assert rfg_vpp.sniff(Source.open(io.BytesIO(b"PACK" + bytes(100)))) == 0.0
+    assert packfile.sniff(Source.open(io.BytesIO(bytes(other_version)))) == 0.5
+    assert packfile.sniff(Source.open(io.BytesIO(b"PACK" + bytes(100)))) == 0.0
     assert gamepak.detect(io.BytesIO(hand_made([(b"a", b"x")])))[0].format == "vpp"
 
 
@@ -218,21 +302,21 @@ def test_writer_refusals(tmp_path: Path) -> None:
             writer.add("a", b"")
     with pytest.raises(FormatLimitError):
         gamepak.create(tmp_path / "c.vpp_pc").add("bad\0name", b"")
-    with pytest.raises(FormatLimitError):
+    with pytest.raises(UnsupportedFeatureError, match="short_name"):  # an invalid option value
         with gamepak.create(tmp_path / "d.vpp_pc", short_name="x" * 65) as writer:
             writer.add("a", b"")
     assert not list(tmp_path.iterdir())
 
 
 def test_linked_zlib_is_classic_and_exact_rebuild_refuses_otherwise(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twins: Path
 ) -> None:
-    assert rfg_vpp.classic_zlib()
-    original = sample("vpp/xray_effect.str2_pc")
+    assert rebuild.classic_zlib()
+    original = twins / "xray-like.str2_pc"
     with gamepak.open(original) as archive:
         archive.extractall(tmp_path / "x", manifest=True)
     manifest = json.loads((tmp_path / "x" / ".gamepak-manifest.json").read_text())
-    monkeypatch.setattr(rfg_vpp, "_classic_zlib", False)
+    monkeypatch.setattr(rebuild, "_classic_zlib", False)
     with pytest.raises(UnsupportedFeatureError, match="not classic zlib"):
         with gamepak.create(tmp_path / "y.str2_pc", **manifest["options"], layout=manifest["exact"]) as writer:
             for member in manifest["members"]:
@@ -240,21 +324,30 @@ def test_linked_zlib_is_classic_and_exact_rebuild_refuses_otherwise(
 
 
 # -- the real samples --------------------------------------------------------------------------
-@pytest.mark.parametrize("name", sorted(SAMPLES))
-def test_sample_lists_extracts_and_verifies(name: str, tmp_path: Path) -> None:
-    count, flags, first_names = SAMPLES[name]
-    with gamepak.open(sample(f"vpp/{name}")) as archive:
+def _lists_extracts_and_verifies(path: Path, expected: tuple[int, int, list[str]], tmp_path: Path) -> None:
+    count, flags, first_names = expected
+    with gamepak.open(path) as archive:
         assert archive.format_name == "vpp"
         assert len(archive) == count
         assert archive.namelist()[: len(first_names)] == first_names
         assert archive.header_fields()["flags"] == flags
-        assert archive.verify() == []
-        written = archive.extractall(tmp_path)
+        assert archive.check() == []
+        written = archive.extractall(tmp_path / path.name)
         assert len(written) == count
-        for entry, path in zip(archive.infolist(), written):
-            assert os.path.getsize(path) == entry.size
+        for entry, written_path in zip(archive.infolist(), written):
+            assert os.path.getsize(written_path) == entry.size
         last = archive.infolist()[-1]
         assert Path(written[-1]).read_bytes() == archive.read(last.name.upper())
+
+
+@pytest.mark.parametrize("name", sorted(TWINS))
+def test_twin_lists_extracts_and_verifies(name: str, tmp_path: Path, twins: Path) -> None:
+    _lists_extracts_and_verifies(twins / name, TWINS[name], tmp_path)
+
+
+def test_every_sample_lists_extracts_and_verifies(tmp_path: Path) -> None:
+    for name, expected in SAMPLES.items():
+        _lists_extracts_and_verifies(sample(f"vpp/{name}"), expected, tmp_path)
 
 
 def _rebuild_with_library(original: Path, tmp_path: Path) -> Path:
@@ -269,61 +362,86 @@ def _rebuild_with_library(original: Path, tmp_path: Path) -> Path:
     return out
 
 
-@pytest.mark.parametrize("name", sorted(SAMPLES))
-def test_sample_rebuilds_byte_for_byte(name: str, tmp_path: Path) -> None:
-    original = sample(f"vpp/{name}")
-    assert _rebuild_with_library(original, tmp_path).read_bytes() == original.read_bytes()
-    folder = tmp_path / "cli"
-    out = tmp_path / f"cli-{name}"
+def _rebuilds_byte_for_byte(original: Path, tmp_path: Path) -> None:
+    work = tmp_path / original.name
+    work.mkdir()
+    assert _rebuild_with_library(original, work).read_bytes() == original.read_bytes()
+    folder = work / "cli"
+    out = work / f"cli-{original.name}"
     assert in_process_cli("extract", "--manifest", "-o", str(folder), str(original))[0] == 0
     code, _, err = in_process_cli("create", str(out), str(folder))
     assert code == 0, err
     assert out.read_bytes() == original.read_bytes()
 
 
-def test_sample_zlib_settings_found() -> None:
-    found = {}
-    for name in ("table.vpp_pc", "xray_effect.str2_pc", "repair_battery.str2_pc"):
-        with gamepak.open(sample(f"vpp/{name}")) as archive:
+@pytest.mark.parametrize("name", sorted(TWINS))
+def test_twin_rebuilds_byte_for_byte(name: str, tmp_path: Path, twins: Path) -> None:
+    _rebuilds_byte_for_byte(twins / name, tmp_path)
+
+
+def test_every_sample_rebuilds_byte_for_byte(tmp_path: Path) -> None:
+    for name in SAMPLES:
+        _rebuilds_byte_for_byte(sample(f"vpp/{name}"), tmp_path)
+
+
+ZLIB_SETTINGS = {
+    "table.vpp_pc": (1, 64, True),
+    "xray_effect.str2_pc": (9, 1, True),
+    "repair_battery.str2_pc": (9, 1, True),
+    "table-like.vpp_pc": (1, 64, True),
+    "xray-like.str2_pc": (9, 1, True),
+    "gibbed-like.str2_pc": (9, 1, False),
+}
+
+
+@pytest.mark.parametrize("source", ["twins", "samples"])
+def test_zlib_settings_found(source: str, twins: Path) -> None:
+    checked = 0
+    for name, expected in ZLIB_SETTINGS.items():
+        if (name in TWINS) != (source == "twins"):
+            continue
+        with gamepak.open(pack_path(name, twins)) as archive:
             options = archive.layout()["options"]
-            found[name] = (options["level"], options["align"], options["runtime"] is not None)
-    assert found == {
-        "table.vpp_pc": (1, 64, True),
-        "xray_effect.str2_pc": (9, 1, True),
-        "repair_battery.str2_pc": (9, 1, True),
-    }
+            assert (options["level"], options["align"], options["runtime"] is not None) == expected, name
+        checked += 1
+    assert checked == 3
 
 
-def test_edited_member_rebuilds_with_kept_options(tmp_path: Path) -> None:
-    original = sample("vpp/xray_effect.str2_pc")
+@pytest.mark.parametrize(
+    ("name", "member"), [("xray_effect.str2_pc", "xray_effect.cpeg_pc"), ("xray-like.str2_pc", "x.cpeg_pc")]
+)
+def test_edited_member_rebuilds_with_kept_options(tmp_path: Path, twins: Path, name: str, member: str) -> None:
+    original = pack_path(name, twins)
     folder = tmp_path / "x"
     with gamepak.open(original) as archive:
         archive.extractall(folder, manifest=True)
-    (folder / "xray_effect.cpeg_pc").write_bytes(b"edited")
+    (folder / member).write_bytes(b"edited")
     out = tmp_path / "edited.str2_pc"
     assert in_process_cli("create", str(out), str(folder))[0] == 0
     with gamepak.open(out) as archive:
-        assert archive.read("xray_effect.cpeg_pc") == b"edited"
+        assert archive.read(member) == b"edited"
         assert archive.verify() == []
         assert archive.header_fields()["runtime_bytes"] == "20b003320000000020606c31"
 
 
-def test_extract_all_decompresses_the_shared_stream_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_extract_all_decompresses_the_shared_stream_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, twins: Path
+) -> None:
     created = []
-    original_init = rfg_vpp._Inflater.__init__
+    original_init = inflate.Inflater.__init__
 
-    def counting_init(self: rfg_vpp._Inflater, *args: object) -> None:
+    def counting_init(self: inflate.Inflater, *args: object) -> None:
         created.append(1)
         original_init(self, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(rfg_vpp._Inflater, "__init__", counting_init)
-    with gamepak.open(sample("vpp/table.vpp_pc")) as archive:
+    monkeypatch.setattr(inflate.Inflater, "__init__", counting_init)
+    with gamepak.open(twins / "table-like.vpp_pc") as archive:
         archive.extractall(tmp_path)
     assert len(created) == 1
 
 
-def test_reading_one_member_stops_at_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
-    with gamepak.open(sample("vpp/table.vpp_pc")) as archive:
+def test_reading_one_member_stops_at_its_end(monkeypatch: pytest.MonkeyPatch, twins: Path) -> None:
+    with gamepak.open(twins / "table-like.vpp_pc") as archive:
         assert isinstance(archive, Reader)
         reads: list[tuple[int, int]] = []
         original_pread = archive._source.pread
@@ -336,21 +454,21 @@ def test_reading_one_member_stops_at_its_end(monkeypatch: pytest.MonkeyPatch) ->
         third = archive.infolist()[2]
         data = archive.read(third)
         assert len(data) == third.size and data.startswith(b"<")
-        chunk_end = archive._chunk_start(third) + (third.stored_size or 0)
+        chunk_end = archive.chunk_start(third) + (third.stored_size or 0)
         assert max(offset + size for offset, size in reads) <= chunk_end
-        assert max(size for _, size in reads) <= rfg_vpp._INPUT_STEP
+        assert max(size for _, size in reads) <= inflate._INPUT_STEP
 
 
-def test_opening_members_in_order_continues_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_opening_members_in_order_continues_one_pass(monkeypatch: pytest.MonkeyPatch, twins: Path) -> None:
     created = []
-    original_init = rfg_vpp._Inflater.__init__
+    original_init = inflate.Inflater.__init__
 
-    def counting_init(self: rfg_vpp._Inflater, *args: object) -> None:
+    def counting_init(self: inflate.Inflater, *args: object) -> None:
         created.append(1)
         original_init(self, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(rfg_vpp._Inflater, "__init__", counting_init)
-    with gamepak.open(sample("vpp/table.vpp_pc")) as archive:
+    monkeypatch.setattr(inflate.Inflater, "__init__", counting_init)
+    with gamepak.open(twins / "table-like.vpp_pc") as archive:
         sizes = [len(archive.read(entry)) for entry in archive.infolist()]
         assert sizes == [entry.size for entry in archive.infolist()]
         assert len(created) == 1
@@ -358,17 +476,17 @@ def test_opening_members_in_order_continues_one_pass(monkeypatch: pytest.MonkeyP
         assert len(created) == 2
 
 
-def test_large_member_stream_seeks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rfg_vpp, "SMALL_MEMBER", 0)
-    monkeypatch.setattr(rfg_vpp, "_OUTPUT_STEP", 4096)
-    with gamepak.open(sample("vpp/table.vpp_pc")) as archive:
-        entry = archive.infolist()[1]
+def test_large_member_stream_seeks(monkeypatch: pytest.MonkeyPatch, twins: Path) -> None:
+    monkeypatch.setattr(packfile, "SMALL_MEMBER", 0)
+    monkeypatch.setattr(inflate, "_OUTPUT_STEP", 512)
+    with gamepak.open(twins / "table-like.vpp_pc") as archive:
+        entry = archive.infolist()[0]
         ((_, chunks),) = list(archive.iter_data([entry]))
         whole = b"".join(chunks)
         with archive.open(entry) as stream:
             assert stream.seekable()
-            stream.seek(100_000)
-            assert stream.read(50) == whole[100_000:100_050]
+            stream.seek(5000)
+            assert stream.read(50) == whole[5000:5050]
             stream.seek(10)  # backwards: restarts the decompressor
             assert stream.read(20) == whole[10:30]
             stream.seek(-5, io.SEEK_END)
@@ -397,6 +515,19 @@ def test_nested_packs(tmp_path: Path) -> None:
     assert in_process_cli("extract", "-o", str(tmp_path), str(outer), "DLC_AD_07_09.str2_pc/*.layer_pc")[0] == 0
     found = [path for path in tmp_path.rglob("*") if path.is_file()]
     assert [path.read_bytes() for path in found] == [expected]
+
+
+def test_nested_twin_lists_reads_and_checks_its_table(twins: Path) -> None:
+    outer = twins / "activities-like.vpp_pc"
+    code, out, _ = in_process_cli("ls", "-r", str(outer))
+    assert code == 0
+    assert [line for line in out.splitlines() if "/" in line] == [
+        f"Area_{i}.str2_pc/layer_{i}.layer_pc" for i in range(3)
+    ]
+    with gamepak.open(outer) as archive:
+        assert archive.check() == []  # the .asm_pc matches its .str2_pc packs
+        with archive.open_archive("area_1.str2_pc") as inner:
+            assert inner.read("LAYER_1.layer_pc").startswith(b"<table>")
 
 
 # -- archives past 4 GiB -----------------------------------------------------------------------
@@ -452,9 +583,9 @@ def test_sparse_archive_past_4_gib(tmp_path: Path, flags: int) -> None:
 
 
 def test_unwrap() -> None:
-    assert rfg_vpp._unwrap(0xF000, 0xFFFFF000) == (1 << 32) + 0xF000
-    assert rfg_vpp._unwrap(0xF000, 0) == 0xF000
-    assert rfg_vpp._unwrap(5, (3 << 32) + 10) == (4 << 32) + 5
+    assert packfile._unwrap(0xF000, 0xFFFFF000) == (1 << 32) + 0xF000
+    assert packfile._unwrap(0xF000, 0) == 0xF000
+    assert packfile._unwrap(5, (3 << 32) + 10) == (4 << 32) + 5
 
 
 # -- malformed input ----------------------------------------------------------------------------
@@ -510,7 +641,7 @@ def test_member_bigger_than_declared_stops(tmp_path: Path) -> None:
     with pytest.raises(CorruptArchiveError, match="more than its declared size") as caught:
         archive.read("bomb.bin")
     assert caught.value.member == "bomb.bin"
-    assert caught.value.offset == archive._chunk_start(archive.getinfo("bomb.bin"))
+    assert caught.value.offset == archive.chunk_start(archive.getinfo("bomb.bin"))
     assert any("more than its declared size" in problem for problem in archive.verify())
     assert archive.read("a.txt") == b"small"
 
@@ -563,9 +694,12 @@ def test_verify_reports_wrong_hash_and_sizes() -> None:
     data = hand_made([(b"a", b"x"), (b"b", b"y")])
     data = _patch(data, 2048 + 12, "<I", 0x1234)
     data = _patch(data, 356, "<I", 7)
-    problems = open_bytes(data).verify()
-    assert any("NameHash 0x00001234" in problem for problem in problems)
-    assert any("data_size is 7" in problem for problem in problems)
+    archive = open_bytes(data)
+    problems = archive.verify()
+    assert any("NameHash 0x00001234" in problem for problem in problems)  # the game looks names up by it
+    assert not any("data_size" in problem for problem in problems)  # bookkeeping: positions come from sizes
+    warnings = [p for p in archive.check() if p.severity == "warning"]
+    assert [(p.offset, "data_size is 7" in p.message) for p in warnings] == [(356, True)]
 
 
 def test_bad_magic_and_version() -> None:
@@ -651,16 +785,16 @@ def test_cli_options_for_the_header(tmp_path: Path) -> None:
             "123",
             3,
         )
-    assert in_process_cli("create", "--overwrite", str(out), str(member), "-O", "runtime=0x01" + "00" * 12)[0] == 1
+    assert in_process_cli("create", "--overwrite", str(out), str(member), "-O", "runtime=0x01" + "00" * 12)[0] != 0
 
 
 @settings(max_examples=50, deadline=None)
 @given(changes=st.lists(st.tuples(st.integers(0, 6824), st.integers(0, 255)), min_size=1, max_size=4))
-def test_corrupted_sample_raises_only_gamepak_errors(changes: list[tuple[int, int]]) -> None:
-    data = bytearray(sample("vpp/xray_effect.str2_pc").read_bytes())
+def test_corrupted_pack_raises_only_gamepak_errors(changes: list[tuple[int, int]]) -> None:
+    data = bytearray(_XRAY_LIKE)
     for position, value in changes:
         # Aim half of the changes at the header and entries, where they matter most.
-        data[position if position % 2 else position % 2200] = value
+        data[(position if position % 2 else position % 2200) % len(data)] = value
     try:
         archive = open_bytes(bytes(data), "x.str2_pc")
         archive.verify()
@@ -668,3 +802,14 @@ def test_corrupted_sample_raises_only_gamepak_errors(changes: list[tuple[int, in
             archive.read(entry)
     except GamepakError:
         pass
+
+
+def _xray_like() -> bytes:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        build_twins(Path(folder))
+        return (Path(folder) / "xray-like.str2_pc").read_bytes()
+
+
+_XRAY_LIKE = _xray_like()

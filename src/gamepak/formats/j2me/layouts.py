@@ -48,10 +48,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..archive import PARSE_ERRORS, Archive, ArchiveWriter, Entry, Output, PendingMember
-from ..errors import CorruptArchiveError, FormatLimitError, GamepakError
-from ..layout import fill_bytes, restore_fill
-from ..source import Source
+from ...archive import PARSE_ERRORS, Archive, ArchiveWriter, Entry, Output, PendingMember
+from ...errors import CorruptArchiveError, FormatLimitError, GamepakError
+from ...layout import fill_bytes, restore_fill
+from ...source import Source
 
 OFFSETS_HEADER = struct.Struct("<h")
 END_OFFSETS_HEADER = struct.Struct("<i")

@@ -1,0 +1,459 @@
+"""Red Faction Guerrilla packfile v3 (`vpp`): `.vpp_pc` and `.str2_pc` — layout and reader.
+
+All integers are little-endian u32.
+
+| offset | size  | field                                                               |
+|--------|-------|---------------------------------------------------------------------|
+| 0      | 4     | magic 0x51890ACE                                                    |
+| 4      | 4     | version, 3                                                          |
+| 8      | 65    | ShortName (NUL-padded; the game ignores it)                         |
+| 73     | 256   | PathName (NUL-padded; other packers write a message here)           |
+| 329    | 3     | padding                                                             |
+| 332    | 4     | Flags: bit 0 compressed, bit 1 condensed                            |
+| 336    | 4     | padding                                                             |
+| 340    | 4     | NumberOfEntries N                                                   |
+| 344    | 4     | FileSize (0xFFFFFFFF when the file exceeds 4 GiB)                   |
+| 348    | 4     | EntryBlockSize = 28·N (without padding)                             |
+| 352    | 4     | NameBlockSize = Σ(len(name)+1) (without padding)                    |
+| 356    | 4     | DataSize                                                            |
+| 360    | 4     | CompressedDataSize (0xFFFFFFFF when not compressed)                 |
+| 364    | 12    | runtime junk in game files (written as zeros)                       |
+| 376    |       | zero padding to 2048                                                |
+| 2048   | 28·N  | entries: NameOffset, pad, DataOffset, NameHash, DataSize, CompressedDataSize, pad |
+| E      |       | names, NUL-terminated; E = 2048 + align(28·N, 2048)                 |
+| D      |       | data; D = E + align(NameBlockSize, 2048)                            |
+
+NameHash is not CRC32: `h = 0; for each byte c of name.lower(): h = rotl32(h, 6) ^ c`.
+Names are looked up ignoring case.
+
+Data modes (Flags):
+- 0 plain: members in entry order, zero-padded to 2048 between them (none after the last);
+  DataSize is the span including that padding; CompressedDataSize fields are 0xFFFFFFFF.
+- 1 compressed: each member is its own zlib stream, padded to 2048 on disk. DataOffset is
+  unreliable in the wild, so positions are summed from the compressed sizes.
+- 2 condensed: members contiguous (optionally aligned), not compressed; not used by the game.
+- 3 compressed + condensed: ONE zlib stream over all members. The game sync-flushes after each
+  member (each chunk ends `00 00 FF FF`) and never finishes the stream (no final block, no
+  Adler-32); an entry's CompressedDataSize is its chunk's length and its DataOffset is the
+  position inside the decompressed stream, where members are zero-padded to `align` (16 in
+  `.vpp_pc`, 64 in the game's table.vpp_pc, 1 in `.str2_pc`; the padding sits in the preceding
+  member's chunk). Other writers' per-member sizes need not add up (see `conventions`), so the
+  data is read as one stream through the header's CompressedDataSize and cut at the DataOffsets;
+  per-member compressed sizes only bound reads where they agree with the header.
+
+Offsets past 4 GiB (remastered archives) wrap: positions are recomputed from sizes, and
+DataOffsets are unwrapped against the running position.
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+import struct
+import threading
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from ...archive import Archive, Entry, MemberData, Problem, RawRange, decode_name
+from ...errors import UnsupportedFeatureError
+from ...layout import align_up
+from ...source import Source
+from .inflate import Checkpoints, Inflater, InflateStream, Segment, max_inflated
+
+MAGIC = 0x51890ACE
+VERSION = 3
+# magic, version, ShortName, PathName, pad, Flags, pad, N, FileSize, EntryBlockSize,
+# NameBlockSize, DataSize, CompressedDataSize, runtime bytes
+HEADER = struct.Struct("<II65s256s3sI4sIIIIII12s")
+# NameOffset, pad, DataOffset, NameHash, DataSize, CompressedDataSize, pad
+ENTRY = struct.Struct("<IIIIIII")
+HEADER_BLOCK = 2048
+BLOCK_ALIGN = 2048
+NO_SIZE = 0xFFFFFFFF
+U32 = 0xFFFFFFFF
+RUNTIME_OFFSET = 364
+# Offsets of the header's size fields (for problems that point at them).
+FIELD_OFFSETS = {
+    "file_size": 344,
+    "entry_block_size": 348,
+    "name_block_size": 352,
+    "data_size": 356,
+    "compressed_data_size": 360,
+}
+FLAG_COMPRESSED = 1
+FLAG_CONDENSED = 2
+MODE_NAMES = {0: "plain", 1: "compressed", 2: "condensed", 3: "compressed+condensed"}
+
+# Members up to this size are opened as an in-memory stream; larger ones decompress on demand.
+SMALL_MEMBER = 8 << 20
+
+
+def name_hash(name: bytes) -> int:
+    """The packfile's NameHash of a stored name: rotate left 6, xor each lower-cased byte."""
+    value = 0
+    for byte in name.lower():
+        value = (((value << 6) | (value >> 26)) & U32) ^ byte
+    return value
+
+
+def sniff(source: Source) -> float:
+    """1.0 for the packfile magic with version 3; 0.5 for the magic with another version."""
+    head = source.pread(8, 0)
+    if len(head) < 8:
+        return 0.0
+    magic, version = struct.unpack("<II", head)
+    if magic != MAGIC:
+        return 0.0
+    return 1.0 if version == VERSION and source.size >= HEADER.size else 0.5
+
+
+def _unwrap(value: int, floor: int) -> int:
+    """A 32-bit offset made whole again: the smallest multiple of 2^32 added that puts it at
+    or past `floor` (the previous member's position)."""
+    if value < floor:
+        value += -(-(floor - value) // (1 << 32)) << 32
+    return value
+
+
+def name_offsets(raw_names: list[bytes]) -> list[int]:
+    """Where each name starts in a name block that holds them in order, NUL-terminated."""
+    offsets = []
+    position = 0
+    for raw in raw_names:
+        offsets.append(position)
+        position += len(raw) + 1
+    return offsets
+
+
+class Reader(Archive):
+    """A Red Faction Guerrilla packfile (v3) opened for reading."""
+
+    format_name = "vpp"
+    duplicate_wins = "first"
+    case_insensitive = True
+
+    def _load(self) -> None:
+        source = self._source
+        raw_header = source.read_exact(HEADER.size, 0, "packfile header")
+        (
+            magic,
+            version,
+            self.short_name_field,
+            self.path_name_field,
+            _,
+            self.flags,
+            _,
+            count,
+            self.file_size_field,
+            self.entry_block_size,
+            self.name_block_size,
+            self.data_size_field,
+            self.compressed_size_field,
+            self.runtime,
+        ) = HEADER.unpack(raw_header)
+        if magic != MAGIC:
+            raise self.corrupt(f"not a packfile (magic 0x{magic:08x}, expected 0x{MAGIC:08x})", 0)
+        if version != VERSION:
+            raise UnsupportedFeatureError(
+                f"{self.filename}: packfile version {version}; only version 3 (Red Faction Guerrilla) is supported"
+            )
+        if self.flags & ~3:
+            raise UnsupportedFeatureError(f"{self.filename}: unknown packfile flags 0x{self.flags:x}")
+        # Checked against the file before anything of that size is read or allocated.
+        if HEADER_BLOCK + ENTRY.size * count > source.size:
+            raise self.corrupt(
+                f"{count} entries need {ENTRY.size * count} bytes at {HEADER_BLOCK}; the file has {source.size} bytes",
+                340,
+            )
+        self.entries_start = HEADER_BLOCK
+        self.names_start = HEADER_BLOCK + align_up(ENTRY.size * count, BLOCK_ALIGN)
+        self.records = list(ENTRY.iter_unpack(source.read_exact(ENTRY.size * count, HEADER_BLOCK, "entry block")))
+        names = source.read_exact(self.name_block_size, self.names_start, "name block")
+        self.data_start = self.names_start + align_up(self.name_block_size, BLOCK_ALIGN)
+        self.raw_names: list[bytes] = []
+        for index, record in enumerate(self.records):
+            name_offset = record[0]
+            end = names.find(b"\0", name_offset) if name_offset < len(names) else -1
+            if end < 0:
+                raise self.corrupt(
+                    f"name of entry {index} (at {name_offset} in the name block) has no NUL inside the "
+                    f"{len(names)}-byte name block",
+                    self.names_start + min(name_offset, len(names)),
+                    f"#{index}",
+                )
+            self.raw_names.append(names[name_offset:end])
+        self._names = [decode_name(raw) for raw in self.raw_names]
+        self._solid: list[Segment] | None = None
+        self._solid_trusted = False
+        self._cursor: Inflater | None = None
+        self._cursor_lock = threading.Lock()
+        self._chunk_starts: list[int] = []
+        self._checkpoints: dict[int, Checkpoints] = {}
+        # Output bytes inflated so far by this reader (what tests and benchmarks count).
+        self.inflated_bytes = 0
+        self._entries = self._place_entries()
+        self._offsets = [entry.offset for entry in self._entries]
+
+    @property
+    def compressed(self) -> bool:
+        return bool(self.flags & FLAG_COMPRESSED)
+
+    @property
+    def condensed(self) -> bool:
+        return bool(self.flags & FLAG_CONDENSED)
+
+    def _place_entries(self) -> list[Entry]:
+        """Entries with positions computed from sizes (DataOffset only where the layout needs
+        it, unwrapped past 4 GiB)."""
+        entries = []
+        sizes = [record[4] for record in self.records]
+        stored = [record[5] for record in self.records]
+        data_offsets = [record[2] for record in self.records]
+        if not self.condensed:
+            position = self.data_start
+            for index, name in enumerate(self._names):
+                length = stored[index] if self.compressed else sizes[index]
+                entries.append(Entry(name, sizes[index], position, stored[index] if self.compressed else None, index))
+                position = align_up(position + length, BLOCK_ALIGN)
+            return entries
+        # Condensed: DataOffset is the only record of alignment. Only an archive that can
+        # exceed 4 GiB can have wrapped offsets; there they are unwrapped against the running
+        # position.
+        unwrapped = list(data_offsets)
+        if sum(sizes) + 4096 * len(sizes) > U32:
+            previous = 0
+            for index, value in enumerate(data_offsets):
+                previous = unwrapped[index] = _unwrap(value, previous)
+        chunk = self.data_start
+        for index, name in enumerate(self._names):
+            if self.compressed:
+                entries.append(Entry(name, sizes[index], unwrapped[index], stored[index], index))
+                self._chunk_starts.append(chunk)
+                chunk += stored[index]
+            else:
+                entries.append(Entry(name, sizes[index], self.data_start + unwrapped[index], None, index))
+        return entries
+
+    # -- the compressed data's streams ------------------------------------------------------
+    def solid_stream(self) -> tuple[list[Segment], bool]:
+        """Flags 3: the segments of the one stream, and whether the per-member compressed sizes
+        are trusted (they add up to the header's size and fit in the file).
+        Untrusted, the stream is one segment through the header's CompressedDataSize (or the
+        end of the file when that runs past it)."""
+        if self._solid is None:
+            assert self._entries is not None
+            entries = self._entries
+            stored_total = sum(entry.stored_size or 0 for entry in entries)
+            header = self.compressed_size_field
+            sums_agree = stored_total == header or (stored_total > U32 and header in (U32, stored_total & U32))
+            trusted = bool(entries) and sums_agree and self.data_start + stored_total <= self.size
+            data_end = max((entry.offset + entry.size for entry in entries), default=0)
+            if trusted:
+                segments = []
+                for index, current in enumerate(entries):
+                    following = entries[index + 1].offset if index + 1 < len(entries) else 0
+                    bound = max(current.offset + current.size, following)
+                    segments.append(Segment(self._chunk_starts[index], current.stored_size or 0, bound, current))
+            else:
+                end = self.data_start + header
+                if header in (U32, 0) or end > self.size:
+                    end = self.size
+                first = entries[0] if entries else Entry("", 0, 0)
+                segments = [Segment(self.data_start, max(0, end - self.data_start), data_end, first)]
+            self._solid, self._solid_trusted = segments, trusted
+        return self._solid, self._solid_trusted
+
+    def entry_at(self, position: int, default: Entry) -> Entry:
+        """The member whose stretch of the shared stream holds output `position`."""
+        if not self.condensed or not self._entries:
+            return default
+        index = max(0, bisect.bisect_right(self._offsets, position) - 1)
+        entry = self._entries[index]
+        # Empty members share their offset with the next one: name the one with bytes there.
+        while entry.size == 0 and index + 1 < len(self._entries) and self._offsets[index + 1] == entry.offset:
+            index += 1
+            entry = self._entries[index]
+        return entry
+
+    def chunk_start(self, entry: Entry) -> int:
+        """Where the compressed bytes holding `entry` start in the file."""
+        if not self.condensed:
+            return entry.offset
+        if self.solid_stream()[1]:
+            return self._chunk_starts[entry.index]
+        return self.data_start
+
+    def _stream_key(self, entry: Entry) -> int:
+        return -1 if self.condensed else entry.index
+
+    def _segments(self, entry: Entry) -> list[Segment]:
+        if self.condensed:
+            return self.solid_stream()[0]
+        return [Segment(entry.offset, entry.stored_size or 0, entry.size, entry)]
+
+    def new_inflater(self, entry: Entry, checkpointed: bool = False) -> Inflater:
+        """A fresh decompressor at the start of the stream holding `entry` (leaving checkpoints
+        for later seeks when `checkpointed`)."""
+        origin = 0 if self.condensed else entry.offset
+        checkpoints = self._checkpoints_for(entry) if checkpointed else None
+        return Inflater(self, self._segments(entry), origin, checkpoints)
+
+    def _checkpoints_for(self, entry: Entry) -> Checkpoints:
+        key = self._stream_key(entry)
+        with self._cursor_lock:
+            found = self._checkpoints.get(key)
+            if found is None:
+                found = self._checkpoints[key] = Checkpoints()
+            return found
+
+    def inflater_at(self, entry: Entry, target: int, current: Inflater | None = None) -> Inflater:
+        """The cheapest decompressor that can reach output position `target` of the stream holding
+        `entry`: `current` if it is before the target and no checkpoint is closer, else one
+        resumed from the nearest checkpoint, else a fresh one."""
+        origin = 0 if self.condensed else entry.offset
+        checkpoints = self._checkpoints_for(entry)
+        point = checkpoints.before(target - origin)
+        current_is_closer = point is None or origin + point.produced <= (current.position if current else -1)
+        if current is not None and current.position <= target and current_is_closer:
+            return current
+        if point is None:
+            return self.new_inflater(entry, checkpointed=True)
+        return Inflater(self, self._segments(entry), origin, checkpoints, resume=point)
+
+    def check_ratio(self, entry: Entry) -> None:
+        """Refuse a member that declares more bytes than its compressed data can hold, before
+        anything is inflated or buffered."""
+        if self.condensed:
+            # The stream's output up to the member's end must come from the compressed bytes up
+            # to its chunk's end (the stream's end where chunk sizes are not trusted).
+            segments, trusted = self.solid_stream()
+            if trusted:
+                available = self._chunk_starts[entry.index] + (entry.stored_size or 0) - self.data_start
+            else:
+                available = sum(segment.length for segment in segments)
+            wanted = entry.offset + entry.size
+        else:
+            available = min(entry.stored_size or 0, max(0, self.size - entry.offset))
+            wanted = entry.size
+        if wanted > max_inflated(available):
+            raise self.corrupt(
+                f"member declares {entry.size} bytes, more than its {available} bytes of zlib data can "
+                f"hold (zlib inflates at most {max_inflated(available)} bytes from them)",
+                self.chunk_start(entry),
+                entry.name,
+            )
+
+    def _member_data(self, entries: list[Entry]) -> Iterator[tuple[Entry, MemberData]]:
+        if not self.compressed:
+            for entry in entries:
+                self._check_range(entry)
+                yield entry, RawRange(entry.offset, entry.size)
+            return
+        # One decompressor pass over the shared stream while members come in stream order;
+        # a member behind the current position (or a separate stream) starts a new pass.
+        inflater: Inflater | None = None
+        for entry in entries:
+            self.check_ratio(entry)
+            if inflater is None or not self.condensed or inflater.position > entry.offset:
+                inflater = self.new_inflater(entry)
+            yield entry, inflater.read_range(entry)
+
+    def _open_member(self, entry: Entry) -> BinaryIO:
+        if not self.compressed:
+            return super()._open_member(entry)
+        self.check_ratio(entry)
+        if entry.size <= SMALL_MEMBER:
+            with self._cursor_lock:
+                # Opening members one after another (`ls -r`, sniffing nested packs) continues
+                # the previous pass over the shared stream instead of starting over each time.
+                inflater, self._cursor = self._cursor, None
+            if inflater is None or not self.condensed or inflater.position > entry.offset:
+                inflater = self.inflater_at(entry, entry.offset)
+            data = b"".join(inflater.read_range(entry))
+            with self._cursor_lock:
+                self._cursor = inflater
+            return io.BytesIO(data)
+        return io.BufferedReader(InflateStream(self, entry), 1 << 20)  # type: ignore[return-value]
+
+    def plain_range(self, start: int, end: int) -> bytes:
+        """Bytes `start..end` of the decompressed shared stream (flags 3)."""
+        assert self.condensed and self.compressed and self._entries
+        entry = self.entry_at(start, self._entries[0])
+        inflater = self.inflater_at(entry, start)
+        probe = Entry(entry.name, end - start, start, None, entry.index)
+        return b"".join(inflater.read_range(probe))
+
+    # -- what the header should say ------------------------------------------------------
+    def expected_sizes(self) -> dict[str, int]:
+        """The header sizes this layout implies, computed as gamepak's writer computes them."""
+        entries = self.infolist()
+        expected = {
+            "entry_block_size": ENTRY.size * len(entries),
+            "name_block_size": sum(len(raw) + 1 for raw in self.raw_names),
+        }
+        if not entries:
+            expected.update(data_size=0, compressed_data_size=0 if self.compressed else NO_SIZE)
+            return expected
+        last = entries[-1]
+        if self.flags in (0, 2):
+            expected.update(data_size=last.offset + last.size - self.data_start, compressed_data_size=NO_SIZE)
+        elif self.flags == 1:
+            expected.update(
+                data_size=sum(entry.size for entry in entries),
+                compressed_data_size=last.offset + (last.stored_size or 0) - self.data_start,
+            )
+        else:
+            expected.update(
+                data_size=last.offset + last.size,
+                compressed_data_size=sum(entry.stored_size or 0 for entry in entries),
+            )
+        return expected
+
+    def data_end(self) -> int:
+        """Where the data block really ends in the file."""
+        entries = self.infolist()
+        if not entries:
+            return self.data_start
+        if self.flags == 3:
+            segments, _ = self.solid_stream()
+            return segments[-1].start + segments[-1].length
+        last = entries[-1]
+        return last.offset + ((last.stored_size or 0) if self.compressed else last.size)
+
+    def member_compression(self, entry: Entry) -> str:
+        if not self.compressed:
+            return "none"
+        # Condensed: one zlib stream for the whole pack, so a member cannot be inflated alone.
+        return "zlib-stream" if self.condensed else "zlib"
+
+    def header_fields(self) -> dict[str, Any]:
+        return {
+            "version": VERSION,
+            "flags": self.flags,
+            "mode": MODE_NAMES[self.flags],
+            "entry_count": len(self._names),
+            "file_size": self.file_size_field,
+            "entry_block_size": self.entry_block_size,
+            "name_block_size": self.name_block_size,
+            "data_size": self.data_size_field,
+            "compressed_data_size": self.compressed_size_field,
+            "short_name": decode_name(self.short_name_field.partition(b"\0")[0]),
+            "path_name": decode_name(self.path_name_field.partition(b"\0")[0]),
+            "runtime_bytes": self.runtime.hex(),
+            "entries_at": self.entries_start,
+            "names_at": self.names_start,
+            "data_at": self.data_start,
+            "member_offsets": (
+                "positions inside the decompressed data block" if self.flags == 3 else "positions in the file"
+            ),
+        }
+
+    def _check(self) -> list[Problem]:
+        from .check import check_packfile
+
+        return check_packfile(self)
+
+    def layout(self) -> dict[str, Any]:
+        from .rebuild import packfile_layout
+
+        return packfile_layout(self)

@@ -1,0 +1,550 @@
+"""The packfile writer: the game's conventions, stored bytes reused, `.asm_pc` tables kept current.
+
+Defaults follow the game: `.str2_pc` → flags 3, zlib level 9, align 1; `.vpp_pc` → flags 0
+(plain, 2048 padding); a `.vpp_pc` written with flags 3 gets align 16. Flags 1 stores each
+member's position in DataOffset, DataSize = Σ sizes and CompressedDataSize = the span on disk.
+
+Members queued from an open packfile (`add_member`, `PendingMember.origin`) are not recompressed
+where their stored bytes can be copied:
+- flags 1: each member is its own zlib stream, copied unchanged from a flags-1 source.
+- flags 3: the stream is one deflate stream with a sync flush after each member, which leaves
+  the stream byte-aligned with every earlier block complete. The chunks of the unchanged members
+  before the first changed one (same source, same order, same offsets) are copied unchanged; the
+  rest continues the same stream with a raw deflate compressor primed with the last 32 KiB of
+  the copied output as its dictionary (back-references into the prefix are what the decoder's
+  window holds), never finished, as the game's streams. The prefix is byte-exact and the stream
+  stays one valid stream.
+
+A pack holding `.str2_pc` and `.asm_pc` members gets its `.asm_pc` containers updated to the
+`.str2_pc` members actually written (`asm_updates` lists what changed; each change is also
+emitted as an `AsmUpdated` warning, which the CLI prints). The `asm` option names a separate
+`.asm_pc` file to update instead (written atomically after the pack).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import warnings
+import zlib
+from typing import IO, Any, ClassVar
+
+from ...archive import ArchiveWriter, Output, PendingMember, copy_range, encode_name
+from ...errors import CorruptArchiveError, FormatLimitError, GamepakError, UnsupportedFeatureError
+from ...layout import align_up, restore_fill
+from .asm import AsmContainer, AsmFile, AsmMismatchError, container_name, summarize_str2, update_container
+from .packfile import (
+    BLOCK_ALIGN,
+    ENTRY,
+    FLAG_COMPRESSED,
+    FLAG_CONDENSED,
+    HEADER,
+    HEADER_BLOCK,
+    MAGIC,
+    MODE_NAMES,
+    NO_SIZE,
+    U32,
+    VERSION,
+    Reader,
+    name_hash,
+    name_offsets,
+)
+from .rebuild import classic_zlib
+
+_COPY_STEP = 1 << 20
+
+
+class AsmUpdated(UserWarning):
+    """An `.asm_pc` container was brought up to date with the `.str2_pc` written beside it."""
+
+
+# -- option validators: each returns the normalised value or raises ValueError("why") ----------
+def _optional_int(low: int, high: int) -> Any:
+    def check(value: Any) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ValueError(f"must be a whole number from {low} to {high}")
+        try:
+            number = int(value, 0) if isinstance(value, str) else value
+        except ValueError:
+            raise ValueError(f"must be a whole number from {low} to {high}") from None
+        if not low <= number <= high:
+            raise ValueError(f"must be from {low} to {high}")
+        return number
+
+    return check
+
+
+def _align(value: Any) -> int | None:
+    number = _optional_int(1, 1 << 20)(value)
+    return number
+
+
+def _finish(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def _header_text(size: int) -> Any:
+    def check(value: Any) -> str:
+        text = "" if value is None else str(value)
+        if len(encode_name(text)) >= size:
+            raise ValueError(f"holds at most {size - 1} bytes")
+        return text
+
+    return check
+
+
+def _runtime(value: Any) -> str | None:
+    if value is None or value == "" or value == 0:
+        return None
+    try:
+        raw = value.to_bytes(12, "big") if isinstance(value, int) else bytes.fromhex(str(value).removeprefix("0x"))
+    except (ValueError, OverflowError):
+        raise ValueError("must be 24 hex digits (12 bytes)") from None
+    if len(raw) != 12:
+        raise ValueError(f"must be 24 hex digits (12 bytes), not {2 * len(raw)}")
+    return raw.hex()
+
+
+def _asm_path(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    path = os.fspath(value)
+    if not os.path.isfile(path):
+        raise ValueError(f"{path} is not an existing .asm_pc file")
+    return path
+
+
+def _field(text: Any, size: int, what: str) -> bytes:
+    raw = encode_name("" if text is None else str(text))
+    if len(raw) >= size:
+        raise FormatLimitError(f"{what} {text!r} is {len(raw)} bytes; the header holds at most {size - 1}")
+    return raw.ljust(size, b"\0")
+
+
+def _open_pending(member: PendingMember) -> IO[bytes]:
+    """A stream over a queued member that does not count as consuming it."""
+    if member.data is not None:
+        return io.BytesIO(member.data)
+    return member._open()
+
+
+class Writer(ArchiveWriter):
+    """Writes a packfile as the game does. Options (None picks the default for the extension):
+    `flags` 0-3 (`.str2_pc`: 3, `.vpp_pc`: 0), `level` zlib level (9), `align` member alignment
+    inside condensed data (`.str2_pc`: 1, `.vpp_pc` with flags 3: 16, flags 2: 1; flags 0/1 always
+    pad to 2048), `strategy`/`mem_level`/`window_bits` (zlib's), `finish` (flags 1: finish each
+    member's stream, default True), `short_name`/`path_name` (header text), `runtime` (hex of the
+    12 bytes at 364; zeros by default), `asm` (a separate `.asm_pc` file whose containers are
+    updated to the `.str2_pc` members written)."""
+
+    format_name = "vpp"
+    option_defaults: ClassVar[dict[str, Any]] = {
+        "flags": None,
+        "level": None,
+        "align": None,
+        "strategy": 0,
+        "mem_level": 8,
+        "window_bits": 15,
+        "finish": True,
+        "short_name": "",
+        "path_name": "",
+        "runtime": None,
+        "asm": None,
+    }
+    option_validators: ClassVar[dict[str, Any]] = {
+        "flags": _optional_int(0, 3),
+        "level": _optional_int(-1, 9),
+        "align": _align,
+        "strategy": _optional_int(0, 4),
+        "mem_level": _optional_int(1, 9),
+        "window_bits": _optional_int(9, 15),
+        "finish": _finish,
+        "short_name": _header_text(65),
+        "path_name": _header_text(256),
+        "runtime": _runtime,
+        "asm": _asm_path,
+    }
+
+    def __init__(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+        super().__init__(path, **kwargs)
+        if not hasattr(ArchiveWriter, "_validated"):
+            # Until the base class applies `option_validators` itself.
+            for key, validator in self.option_validators.items():
+                if key in kwargs:
+                    try:
+                        self.options[key] = validator(kwargs[key])
+                    except (ValueError, TypeError) as exc:
+                        raise UnsupportedFeatureError(f"vpp option {key}={kwargs[key]}: {exc}") from None
+        # What the `.asm_pc` update changed, one sentence per change.
+        self.asm_updates: list[str] = []
+        self._external_asm: bytes | None = None
+
+    def _check_name(self, name: str) -> None:
+        raw = encode_name(name)
+        if not raw or b"\0" in raw:
+            raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+
+    def _settings(self) -> tuple[int, int, int]:
+        """(flags, level, align) with the extension's defaults filled in."""
+        str2 = self.path.lower().endswith(".str2_pc")
+        flags = self.options["flags"]
+        flags = (3 if str2 else 0) if flags is None else int(flags)
+        if flags not in MODE_NAMES:
+            raise UnsupportedFeatureError(f"packfile flags must be 0-3, not {flags}")
+        level = 9 if self.options["level"] is None else int(self.options["level"])
+        if not -1 <= level <= 9:
+            raise UnsupportedFeatureError(f"zlib level must be 0-9, not {level}")
+        align = self.options["align"]
+        if flags & FLAG_CONDENSED:
+            align = (1 if str2 or flags == 2 else 16) if align is None else int(align)
+            if align < 1:
+                raise FormatLimitError(f"alignment must be at least 1, not {align}")
+        else:
+            if align not in (None, BLOCK_ALIGN):
+                raise UnsupportedFeatureError(
+                    f"flags {flags} always pad members to {BLOCK_ALIGN} bytes; "
+                    "align applies to condensed packs (flags 2, 3)"
+                )
+            align = BLOCK_ALIGN
+        return flags, level, align
+
+    def _compressor(self, level: int, raw_window: int | None = None, zdict: bytes = b"") -> Any:
+        window = int(self.options["window_bits"]) if raw_window is None else -raw_window
+        try:
+            if zdict:
+                return zlib.compressobj(
+                    level, zlib.DEFLATED, window, int(self.options["mem_level"]), int(self.options["strategy"]), zdict
+                )
+            return zlib.compressobj(
+                level, zlib.DEFLATED, window, int(self.options["mem_level"]), int(self.options["strategy"])
+            )
+        except (ValueError, zlib.error) as exc:
+            raise UnsupportedFeatureError(f"bad zlib settings: {exc}") from exc
+
+    # -- .asm_pc tables ----------------------------------------------------------------------
+    def _update_asm_tables(self, members: list[PendingMember]) -> list[PendingMember]:
+        """Members with each `.asm_pc` brought up to date with the `.str2_pc` members."""
+        str2 = [member for member in members if member.name.lower().endswith(".str2_pc")]
+        table_indexes = [index for index, member in enumerate(members) if member.name.lower().endswith(".asm_pc")]
+        external = self.options["asm"]
+        if not str2 or (not table_indexes and not external):
+            return members
+        tables: list[tuple[str, AsmFile]] = []
+        for index in table_indexes:
+            with _open_pending(members[index]) as stream:
+                data = stream.read()
+            tables.append((members[index].name, AsmFile.parse(data, f"{self.path}/{members[index].name}")))
+        if external:
+            with open(external, "rb") as handle:
+                tables.append((os.path.basename(external), AsmFile.parse(handle.read(), external)))
+        changed: set[int] = set()
+        for member in str2:
+            wanted = container_name(member.name)
+            found: tuple[int, AsmContainer] | None = None
+            for number, (_, table) in enumerate(tables):
+                container = table.container(wanted)
+                if container is not None:
+                    found = (number, container)
+                    break
+            if found is None:
+                raise AsmMismatchError(
+                    f"{member.name}: no container {wanted!r} in {', '.join(name for name, _ in tables)}; "
+                    "the game would not find this .str2_pc"
+                )
+            number, container = found
+            with _open_pending(member) as stream:
+                try:
+                    summary = summarize_str2(stream, member.name)
+                except GamepakError as exc:
+                    raise AsmMismatchError(f"{member.name}: cannot read it to update its container: {exc}") from exc
+            changes = update_container(container, summary)
+            if changes:
+                changed.add(number)
+                table_name = tables[number][0]
+                self.asm_updates.extend(f"{table_name}: {change}" for change in changes)
+        updated = list(members)
+        for number in changed:
+            data = tables[number][1].to_bytes()
+            if number < len(table_indexes):
+                index = table_indexes[number]
+                old = members[index]
+                replacement = PendingMember(old.name, data, None, len(data))
+                replacement.on_written = old.on_written
+                updated[index] = replacement
+            else:
+                self._external_asm = data
+        for change in self.asm_updates:
+            warnings.warn(f"updated {change}", AsmUpdated, stacklevel=2)
+        return updated
+
+    def close(self) -> None:
+        """Write the pack (and then the separate `.asm_pc`, if one was named and changed)."""
+        if self._closed:
+            return
+        super().close()
+        if self._external_asm is not None:
+            from ...atomic import write_bytes
+
+            write_bytes(self.options["asm"], self._external_asm, overwrite=True)
+
+    # -- writing -----------------------------------------------------------------------------
+    def _write(self, out: Output, members: list[PendingMember]) -> None:
+        members = self._update_asm_tables(members)
+        flags, level, align = self._settings()
+        exact = self.layout if self.layout and self.layout.get("sizes") == [m.size for m in members] else {}
+        if exact and flags & FLAG_COMPRESSED:
+            if exact.get("zlib_unmatched"):
+                raise UnsupportedFeatureError(
+                    f"{self.path}: no zlib setting reproduced the original's compressed bytes; "
+                    "rebuild with -O options instead of an exact copy"
+                )
+            if not classic_zlib():
+                raise UnsupportedFeatureError(
+                    f"{self.path}: the linked zlib ({zlib.ZLIB_RUNTIME_VERSION}) is not classic zlib; "
+                    "a byte-exact rebuild of compressed data cannot be guaranteed"
+                )
+        for member in members:
+            if member.size > U32:
+                raise FormatLimitError(
+                    f"member {member.name!r} is {member.size} bytes; a packfile member holds at most 4 GiB - 1"
+                )
+        raw_names = [encode_name(member.name) for member in members]
+        count = len(members)
+        names_start = HEADER_BLOCK + align_up(ENTRY.size * count, BLOCK_ALIGN)
+        offsets_of_names = exact.get("name_offsets") or name_offsets(raw_names)
+        name_block_size = sum(len(raw) + 1 for raw in raw_names)
+        data_start = names_start + align_up(name_block_size, BLOCK_ALIGN)
+        fixed_offsets = exact.get("offsets")
+
+        out.seek(data_start)
+        data_offsets: list[int] = []
+        stored_sizes: list[int] = []
+        if flags == 3:
+            data_size, compressed_size = self._write_solid(
+                out, members, level, align, fixed_offsets, data_offsets, stored_sizes
+            )
+        elif flags == 2:
+            position = 0
+            for index, member in enumerate(members):
+                target = fixed_offsets[index] if fixed_offsets else align_up(position, align)
+                out.pad_to(data_start + target)
+                data_offsets.append(target)
+                stored_sizes.append(NO_SIZE)
+                out.write_member(member)
+                position = target + member.size
+            data_size, compressed_size = position, NO_SIZE
+        else:
+            for index, member in enumerate(members):
+                if index:
+                    out.pad_to(align_up(out.tell(), BLOCK_ALIGN))
+                data_offsets.append(out.tell() - data_start)
+                if flags == 0:
+                    out.write_member(member)
+                    stored_sizes.append(NO_SIZE)
+                else:
+                    before = out.tell()
+                    source = _stored_stream(member, 1)
+                    if source is not None:
+                        _copy_stored(out, *source)
+                        member.consumed()
+                    else:
+                        compressor = self._compressor(level)
+                        for chunk in member.chunks():
+                            out.write(compressor.compress(chunk))
+                        out.write(compressor.flush(zlib.Z_FINISH if self.options["finish"] else zlib.Z_SYNC_FLUSH))
+                    stored_sizes.append(out.tell() - before)
+            span = out.tell() - data_start
+            if flags == 0:
+                data_size, compressed_size = span, NO_SIZE
+            else:
+                data_size, compressed_size = sum(member.size for member in members), span
+            if not members:
+                compressed_size = 0 if flags == 1 else NO_SIZE
+        file_size = out.tell()
+        if exact:
+            file_size = int(exact.get("file_size", file_size))
+
+        offset_overrides = exact.get("data_offsets", {})
+        entries = b"".join(
+            ENTRY.pack(
+                offsets_of_names[index],
+                0,
+                int(offset_overrides.get(str(index), data_offsets[index] & U32)),
+                name_hash(raw_names[index]),
+                member.size,
+                stored_sizes[index],
+                0,
+            )
+            for index, member in enumerate(members)
+        )
+        header_values = {
+            "file_size": min(file_size, U32),
+            "entry_block_size": ENTRY.size * count,
+            "name_block_size": name_block_size,
+            "data_size": min(data_size, U32),
+            "compressed_data_size": min(compressed_size, U32),
+        }
+        header_values.update({key: int(value) for key, value in exact.get("header", {}).items()})
+        runtime = self.options["runtime"]
+        runtime_bytes = bytes.fromhex(_runtime(runtime) or "") if runtime else bytes(12)
+        header = HEADER.pack(
+            MAGIC,
+            VERSION,
+            _field(self.options["short_name"], 65, "short_name"),
+            _field(self.options["path_name"], 256, "path_name"),
+            b"\0" * 3,
+            flags,
+            b"\0" * 4,
+            count,
+            header_values["file_size"],
+            header_values["entry_block_size"],
+            header_values["name_block_size"],
+            header_values["data_size"],
+            header_values["compressed_data_size"],
+            runtime_bytes,
+        )
+        out.flush()
+        out.pwrite(header.ljust(HEADER_BLOCK, b"\0"), 0)
+        if entries:
+            out.pwrite(entries, HEADER_BLOCK)
+        names = b"".join(raw + b"\0" for raw in raw_names)
+        if names:
+            out.pwrite(names, names_start)
+        if exact:
+            restore_fill(out, exact.get("fill", []))
+        out.truncate(file_size)
+
+    def _write_solid(
+        self,
+        out: Output,
+        members: list[PendingMember],
+        level: int,
+        align: int,
+        fixed_offsets: list[int] | None,
+        data_offsets: list[int],
+        stored_sizes: list[int],
+    ) -> tuple[int, int]:
+        """Flags 3: one zlib stream, a sync flush after each member (and the padding that
+        follows it), never finished. Returns (DataSize, CompressedDataSize)."""
+        if not members:
+            return 0, 0
+        targets: list[int] = []
+        position = 0
+        for index, member in enumerate(members):
+            targets.append(fixed_offsets[index] if fixed_offsets else align_up(position, align))
+            position = targets[-1] + member.size
+        data_offsets.extend(targets)
+        reused, compressor = self._reuse_solid_prefix(out, members, targets, level, stored_sizes)
+        compressed_total = sum(stored_sizes)
+        for index in range(reused, len(members)):
+            member = members[index]
+            target = targets[index]
+            if index == 0 and target:
+                # Leading padding only happens with recorded offsets: it belongs to no chunk.
+                out.write(compressor.compress(bytes(target)))
+            before = out.tell()
+            for chunk in member.chunks():
+                out.write(compressor.compress(chunk))
+            end = target + member.size
+            if index + 1 < len(members) and targets[index + 1] > end:
+                out.write(compressor.compress(bytes(targets[index + 1] - end)))
+            out.write(compressor.flush(zlib.Z_SYNC_FLUSH))
+            stored_sizes.append(out.tell() - before)
+            compressed_total += stored_sizes[-1]
+        return position, compressed_total
+
+    def _reuse_solid_prefix(
+        self, out: Output, members: list[PendingMember], targets: list[int], level: int, stored_sizes: list[int]
+    ) -> tuple[int, Any]:
+        """Copy the compressed chunks of the unchanged members at the start (see the module's
+        docstring); returns how many were copied and the compressor that continues the stream."""
+        prefix = _solid_prefix(members, targets)
+        if prefix is None:
+            return 0, self._compressor(level)
+        source, count = prefix
+        for index in range(count):
+            entry = source.infolist()[index]
+            _copy_stored(out, source, source.chunk_start(entry), entry.stored_size or 0, entry.name)
+            stored_sizes.append(entry.stored_size or 0)
+            members[index].consumed()
+        if count == len(members):
+            return count, None
+        header = source._source.pread(2, source.data_start)
+        window_bits = (header[0] >> 4) + 8 if len(header) == 2 and header[0] & 0x0F == 8 else 15
+        window_bits = min(window_bits, int(self.options["window_bits"]))
+        end = targets[count]
+        start = max(0, end - (1 << window_bits))
+        history = source.plain_range(start, end) if end > start else b""
+        return count, self._compressor(level, raw_window=window_bits, zdict=history)
+
+
+def _stored_stream(member: PendingMember, flags: int) -> tuple[Reader, int, int, str] | None:
+    """(source, offset, length, name) of a member's stored bytes that a pack of `flags` can copy."""
+    if member.origin is None:
+        return None
+    source, entry = member.origin
+    if not isinstance(source, Reader) or source.flags != flags or flags != 1:
+        return None
+    source.check_ratio(entry)
+    return source, entry.offset, entry.stored_size or 0, entry.name
+
+
+def _solid_prefix(members: list[PendingMember], targets: list[int]) -> tuple[Reader, int] | None:
+    """The flags-3 source and how many leading members can keep its compressed chunks: the
+    source's own first members, in order, at the same offsets, each chunk followed by the same
+    padding, from a stream whose chunk sizes are trusted."""
+    first = members[0].origin
+    if first is None or not isinstance(first[0], Reader) or first[0].flags != 3:
+        return None
+    source = first[0]
+    if not source.solid_stream()[1] or targets[0] != 0:
+        return None
+    source_entries = source.infolist()
+    count = 0
+    while count < min(len(members), len(source_entries)):
+        origin = members[count].origin
+        if origin is None or origin[0] is not source or origin[1].index != count:
+            break
+        if targets[count] != source_entries[count].offset or members[count].size != source_entries[count].size:
+            break
+        count += 1
+    # A chunk holds the padding after its member: it fits only where the next member sits where
+    # it sat in the source (or both packs end there).
+    while count:
+        index = count - 1
+        source_next = source_entries[index + 1].offset if index + 1 < len(source_entries) else None
+        new_next = targets[index + 1] if index + 1 < len(members) else None
+        if source_next == new_next:
+            break
+        count -= 1
+    return (source, count) if count else None
+
+
+def _copy_stored(out: Output, source: Reader, offset: int, length: int, name: str) -> None:
+    """Copy `length` stored bytes at `offset` of the source pack into the output."""
+    if source._source.fd is not None:
+        if offset + length > source.size:
+            raise CorruptArchiveError(
+                f"stored data ({length} bytes) runs past the end of the file ({source.size} bytes)",
+                path=source.filename,
+                offset=offset,
+                member=name,
+            )
+        out.flush()
+        copy_range(source._source.fd, source._source.base + offset, out.fd, out.tell(), length)
+        out.seek(out.tell() + length)
+        return
+    copied = 0
+    while copied < length:
+        piece = source._source.read_exact(min(_COPY_STEP, length - copied), offset + copied, f"member {name!r}")
+        out.write(piece)
+        copied += len(piece)
