@@ -29,6 +29,7 @@ from gamepak.catalog import run as catalog_run  # noqa: E402
 from gamepak.catalog.kinds import member_type  # noqa: E402
 from gamepak.catalog.scan import ArchiveScanner  # noqa: E402
 from gamepak.catalog.schema import SCHEMAS, TABLES, read_table  # noqa: E402
+from gamepak.formats.rfg.asm import AsmContainer, AsmFile, AsmPrimitive  # noqa: E402
 
 INNER_MEMBERS = [("a.xtbl", b"<root>hi</root>" * 50), ("b.dat", bytes(range(256)) * 12)]
 
@@ -40,8 +41,8 @@ def _write(path: Path, format_name: str, members: list[tuple[str, bytes]], **opt
 
 
 def build_collection(root: Path) -> Path:
-    """pak, jpk, vpp in all four data modes (each holding a .str2_pc), a J2ME pack, a JOE model,
-    a corrupt and a truncated pack, and a file that is no archive."""
+    """pak, jpk, vpp in all four data modes (each holding a .str2_pc), an .asm_pc table, a J2ME
+    pack, a JOE model, a corrupt and a truncated pack, and a file that is no archive."""
     import numpy as np
 
     from gamepak.models import Mesh, dumps
@@ -64,6 +65,8 @@ def build_collection(root: Path) -> Path:
             ("y.bin", bytes(range(256)) * (20 + flags)),
         ]
         _write(root / "rfg" / f"mode{flags}.vpp_pc", "vpp", members, flags=flags)
+    table = AsmFile([AsmContainer("mode0", sizes=[5], primitives=[AsmPrimitive("a.mat_pc", header_size=5)])])
+    (root / "rfg" / "mode0.asm_pc").write_bytes(table.to_bytes())
     _write(
         root / "phone" / "0", "j2me-table", [("0", b"\x89PNG\r\n\x1a\n" + b"p" * 300), ("1", b"some text here " * 10)]
     )
@@ -157,7 +160,7 @@ def test_member_columns(reference: Path) -> None:
 def test_archives_rows(reference: Path, collection: Path) -> None:
     archives = {r["nested_path"]: r for r in read_table(str(reference), "archives").to_pylist()}
     assert set(archives) == {
-        "id1.pak", "cars.jpk", "phone/0", "cone.joe", "broken.pak", "truncated.pak",
+        "id1.pak", "cars.jpk", "phone/0", "cone.joe", "broken.pak", "truncated.pak", "rfg/mode0.asm_pc",
         *(f"rfg/mode{f}.vpp_pc" for f in range(4)), *(f"rfg/mode{f}.vpp_pc/inner.str2_pc" for f in range(4)),
     }  # fmt: skip
     pak = archives["id1.pak"]
@@ -168,6 +171,8 @@ def test_archives_rows(reference: Path, collection: Path) -> None:
     assert (archives["phone/0"]["format"], archives["phone/0"]["detected_by"]) == ("j2me-table", "structure")
     assert (archives["cone.joe"]["kind"], json.loads(archives["cone.joe"]["header"])["faces"]) == ("model", 1)
     assert archives["truncated.pak"]["status"] == "unreadable"
+    table = archives["rfg/mode0.asm_pc"]
+    assert (table["kind"], table["format"], table["member_count"], table["status"]) == ("table", "asm", 0, "ok")
     inner = archives["rfg/mode1.vpp_pc/inner.str2_pc"]
     assert (inner["depth"], inner["member_count"], inner["format"]) == (1, 2, "vpp")
 
@@ -376,7 +381,7 @@ def test_cli_catalog_and_existing_output(collection: Path, tmp_path: Path) -> No
     out = tmp_path / "out"
     code, _, err = in_process_cli("catalog", str(collection), "-o", str(out), "--scheduler", "synchronous")
     assert code == 0, err
-    assert "14 archives, 27 members, 2 errors" in err
+    assert "15 archives, 27 members, 2 errors" in err
     code, _, err = in_process_cli("catalog", str(collection), "-o", str(out), "--scheduler", "synchronous")
     assert code == 1 and "already exists" in err and "Traceback" not in err
     code, _, err = in_process_cli(
