@@ -28,14 +28,22 @@ def sample(relative: str) -> Path:
 def roundtrip(
     tmp_path: Path, format_name: str, members: list[tuple[str, bytes]], **options: Any
 ) -> tuple[Path, list[tuple[str, bytes]]]:
-    """Write `members` with the library, read them back; returns the file and what was read."""
+    """Write `members` with the library, read them back; returns the file and what was read.
+    Duplicate names are kept where the format can hold them."""
     path = tmp_path / f"roundtrip.{format_name}"
-    with gamepak.create(path, format_name, overwrite=True, **options) as writer:
+    with gamepak.create(path, format_name, overwrite=True, allow_duplicates=True, **options) as writer:
         for name, data in members:
             writer.add(name, data)
     with gamepak.open(path, format_name) as archive:
         read = [(entry.name, archive.read(entry)) for entry in archive.infolist()]
     return path, read
+
+
+def storable_name(name: str) -> bool:
+    """Whether writers accept `name` (no '..', absolute path or backslash): for strategies."""
+    from gamepak.archive import unsafe_name_reason
+
+    return unsafe_name_reason(name) is None
 
 
 def run_cli(*arguments: str, cwd: Path | None = None, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import gamepak
 from gamepak.errors import CorruptArchiveError, FormatLimitError, GamepakError
 
-from conftest import in_process_cli, roundtrip, sample
+from conftest import in_process_cli, roundtrip, sample, storable_name
 
 
 def jpk_bytes(members: list[tuple[bytes, bytes]], name_length: int, name_fields: list[bytes] | None = None) -> bytes:
@@ -120,7 +120,9 @@ def test_truncated_member() -> None:
 @given(
     st.lists(
         st.tuples(
-            st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), min_size=1, max_size=30),
+            st.text(
+                st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), min_size=1, max_size=30
+            ).filter(storable_name),
             st.binary(max_size=200),
         ),
         max_size=10,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import gamepak
 from gamepak.errors import CorruptArchiveError, FormatLimitError, GamepakError
 
-from conftest import in_process_cli, roundtrip, sample
+from conftest import in_process_cli, roundtrip, sample, storable_name
 
 
 def pak_bytes(members: list[tuple[bytes, bytes]], directory_length: int | None = None) -> bytes:
@@ -159,7 +159,9 @@ def test_entry_outside_file_fails_on_read_not_listing() -> None:
 @given(
     st.lists(
         st.tuples(
-            st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), min_size=1, max_size=18),
+            st.text(
+                st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), min_size=1, max_size=18
+            ).filter(storable_name),
             st.binary(max_size=300),
         ),
         max_size=12,

@@ -14,12 +14,18 @@ from __future__ import annotations
 import os
 
 from .archive import Archive, ArchiveWriter, Entry
+from .comparison import diff
+
+# Neither module imports anything heavy at load time.
+from .conversion import convert
 from .errors import (
     AmbiguousFormatError,
     CorruptArchiveError,
     FormatLimitError,
     GamepakError,
+    InvalidOptionError,
     MemberNotFoundError,
+    NotAnArchiveError,
     OutputExistsError,
     UnknownFormatError,
     UnsafePathError,
@@ -48,13 +54,17 @@ __all__ = [
     "FormatLimitError",
     "FormatSpec",
     "GamepakError",
+    "InvalidOptionError",
     "MemberNotFoundError",
+    "NotAnArchiveError",
     "OutputExistsError",
     "UnknownFormatError",
     "UnsafePathError",
     "UnsupportedFeatureError",
+    "convert",
     "create",
     "detect",
+    "diff",
     "edit",
     "get_format",
     "open",
@@ -187,6 +197,10 @@ def create(
     """A writer for a new archive at `path`; the format comes from the extension unless named.
 
     Use it as a context manager, or call `close()`: the file appears only when complete.
+    `options` are the format's writer options (`gamepak formats` lists them), and
+    `allow_duplicates=True` lets a format that can hold two members of one name do so.
+    Raises UnknownFormatError, NotAnArchiveError (a model format), InvalidOptionError (an option
+    the format lacks or a value it cannot take) and OutputExistsError (unless `overwrite`).
     """
     if format is None:
         spec = format_for_path(os.fspath(path))
@@ -194,6 +208,11 @@ def create(
             raise UnknownFormatError(f"{os.fspath(path)}: cannot tell the format from the name; name one")
     else:
         spec = get_format(format)
+    if spec.kind == "model":
+        raise NotAnArchiveError(
+            f"{os.fspath(path)}: a {spec.description} is a single model, not an archive of members; "
+            "make one with 'gamepak model import' (gamepak.models in Python)"
+        )
     writer: ArchiveWriter = spec.writer_class()(path, overwrite=overwrite, **options)
     return writer
 

@@ -13,9 +13,12 @@ import struct
 
 from .errors import (
     CorruptArchiveError,
+    FormatLimitError,
     GamepakError,
+    InvalidOptionError,
     MemberNotFoundError,
     OutputExistsError,
+    UnsafePathError,
 )
 from .source import MemberStream, Source
 
@@ -31,6 +34,18 @@ if TYPE_CHECKING:
 # What a malformed file can make the standard library raise while a reader parses it; `_load`
 # turns any of these that a format module did not catch itself into a CorruptArchiveError.
 PARSE_ERRORS = (struct.error, ValueError, IndexError, UnicodeDecodeError, OverflowError, MemoryError)
+
+
+def unsafe_name_reason(name: str) -> str | None:
+    """Why a writer refuses to store `name` (it would leave the folder it is extracted to, or
+    means different paths on different systems), or None when the name is fine."""
+    if "\\" in name:
+        return "backslash in name (use '/' between folders)"
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":" and name[0].isascii() and name[0].isalpha()):
+        return "absolute path"
+    if ".." in name.split("/"):
+        return "'..' would leave the folder it is extracted to"
+    return None
 
 
 def decode_name(raw: bytes) -> str:
@@ -155,6 +170,15 @@ class Archive:
             self._check_range(entry)
             yield entry, RawRange(entry.offset, entry.size)
 
+    def _raw_range(self, entry: Entry) -> RawRange | None:
+        """Where a member's bytes lie unchanged in the file (writers copy them with the kernel),
+        or None when reading them means decoding. A format that overrides `_member_data` or
+        `_open_member` overrides this too for the members it stores plainly."""
+        cls = type(self)
+        if cls._member_data is not Archive._member_data or cls._open_member is not Archive._open_member:
+            return None
+        return RawRange(entry.offset, entry.size)
+
     def _open_member(self, entry: Entry) -> BinaryIO:
         """A seekable stream over one member. The default fits raw ranges."""
         self._check_range(entry)
@@ -164,6 +188,11 @@ class Archive:
         """The relative path a member is extracted to (formats without names add an extension
         that says what the content is)."""
         return entry.name
+
+    def member_mtime(self, entry: Entry) -> float | None:
+        """When a member was last modified (seconds since the epoch), for formats that store it;
+        None (the default) when the format keeps no times."""
+        return None
 
     def header_fields(self) -> dict[str, Any]:
         """Format-specific header fields for `gamepak info`."""
@@ -468,17 +497,29 @@ class Output:
             self._buffer.clear()
 
     def write_member(self, member: PendingMember) -> None:
-        """Append a member's bytes; a file on disk is copied by the kernel where possible."""
-        if member.data is not None or member.origin is not None or member.size < (64 << 10):
-            for chunk in member.chunks():
-                self.write(chunk)
-            return
-        self.flush()
-        assert member.path is not None
-        with open(member.path, "rb") as handle:
-            copy_range(handle.fileno(), 0, self.fd, self._position, member.size)
-        self._position += member.size
-        member.consumed()
+        """Append a member's bytes; a file on disk, or a member stored plainly in an archive on
+        disk, is copied by the kernel where possible."""
+        if member.data is None and member.size >= (64 << 10):
+            if member.origin is None:
+                assert member.path is not None
+                self.flush()
+                with open(member.path, "rb") as handle:
+                    copy_range(handle.fileno(), 0, self.fd, self._position, member.size)
+                self._position += member.size
+                member.consumed()
+                return
+            archive, entry = member.origin
+            raw = archive._raw_range(entry)
+            source = archive._source
+            if raw is not None and source.fd is not None and raw.size == member.size:
+                archive._check_range(entry)
+                self.flush()
+                copy_range(source.fd, source.base + raw.offset, self.fd, self._position, raw.size)
+                self._position += raw.size
+                member.consumed()
+                return
+        for chunk in member.chunks():
+            self.write(chunk)
 
 
 def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, position: int) -> None:
@@ -521,26 +562,53 @@ class ArchiveWriter:
     format_name: ClassVar[str] = ""
     # Writer options this format accepts, with their defaults (documented by `gamepak formats`).
     option_defaults: ClassVar[dict[str, Any]] = {}
+    # Per option, a function that returns the normalised value or raises ValueError("why");
+    # every value given is checked when the writer is made, before anything is read or written.
+    option_validators: ClassVar[dict[str, Callable[[Any], Any]]] = {}
+    # Whether the format can hold two members of one name (added only with allow_duplicates).
+    allows_duplicates: ClassVar[bool] = True
+    # False for formats whose members have no names (they are numbered: `0.png`, `1`...).
+    stores_names: ClassVar[bool] = True
+    # True for formats whose names hold no folders (no '/').
+    flat_names: ClassVar[bool] = False
 
-    def __init__(self, path: str | os.PathLike[str], *, overwrite: bool = False, **options: Any) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, overwrite: bool = False, allow_duplicates: bool = False, **options: Any
+    ) -> None:
         self.path = os.fspath(path)
         self.overwrite = overwrite
+        self.allow_duplicates = allow_duplicates
         unknown = set(options) - set(self.option_defaults) - {"layout"}
         if unknown:
-            from .errors import UnsupportedFeatureError
-
-            raise UnsupportedFeatureError(
+            raise InvalidOptionError(
                 f"format {self.format_name!r} has no option {', '.join(sorted(unknown))}; "
-                f"it takes: {', '.join(sorted(self.option_defaults)) or 'none'}"
+                f"it takes: {', '.join(sorted(self.option_defaults)) or 'none'}",
+                sorted(unknown)[0],
             )
-        self.options: dict[str, Any] = {**self.option_defaults, **options}
+        self.options: dict[str, Any] = {**self.option_defaults, **self._validated(options)}
         self.layout: dict[str, Any] = options.get("layout") or {}
         self.members: list[PendingMember] = []
+        self._names_taken: set[str] = set()
         # Called with each member as the archive is written (the CLI's progress bar).
         self.progress: Callable[[PendingMember], object] | None = None
         self._closed = False
         if not overwrite and os.path.lexists(self.path):
             raise OutputExistsError(self.path)
+
+    def _validated(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The options with each value checked (and normalised) by its validator."""
+        checked = {}
+        for key, value in options.items():
+            validator = self.option_validators.get(key)
+            if key == "layout" or validator is None:
+                checked[key] = value
+                continue
+            try:
+                checked[key] = validator(value)
+            except (ValueError, TypeError) as exc:
+                given = "" if value is None else value
+                raise InvalidOptionError(f"{self.format_name} option {key}={given}: {exc}", key) from None
+        return checked
 
     def _check_name(self, name: str) -> None:
         """Refuse a name the format cannot store (raise FormatLimitError)."""
@@ -553,7 +621,7 @@ class ArchiveWriter:
         """Queue a member: its bytes, or the path of a file read when the archive is written."""
         if self._closed:
             raise GamepakError("the writer is closed")
-        self._check_name(name)
+        self._check_any_name(name)
         if isinstance(data_or_path, (bytes, bytearray, memoryview)):
             data = bytes(data_or_path)
             self.members.append(PendingMember(name, data, None, len(data)))
@@ -564,15 +632,42 @@ class ArchiveWriter:
             except OSError as exc:
                 raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
             self.members.append(PendingMember(name, None, path, size))
+        self._names_taken.add(name)
 
     def add_member(self, name: str, archive: Archive, member: str | Entry) -> None:
         """Queue a member of an open archive under `name`; a writer of the same format may copy
         its stored bytes unchanged. The archive must stay open until the writer is closed."""
         if self._closed:
             raise GamepakError("the writer is closed")
-        self._check_name(name)
+        self._check_any_name(name)
         entry = archive._entry(member)
         self.members.append(PendingMember(name, None, None, entry.size, origin=(archive, entry)))
+        self._names_taken.add(name)
+
+    def _check_any_name(self, name: str) -> None:
+        """`check_name`, then refuse a name taken twice (unless allowed and possible)."""
+        self.check_name(name)
+        if name in self._names_taken:
+            if not self.allows_duplicates:
+                raise FormatLimitError(f"member name {name!r} is taken: {self.format_name} cannot hold two")
+            if not self.allow_duplicates:
+                raise FormatLimitError(
+                    f"member name {name!r} is added twice (allow_duplicates=True / --allow-duplicates to keep both)"
+                )
+
+    def check_name(self, name: str) -> None:
+        """Refuse a name any writer refuses (empty, NUL, '..' parts, absolute, backslash; '/' in
+        a flat format) or this format cannot store (`_check_name`), without queueing anything."""
+        if not isinstance(name, str):
+            raise GamepakError(f"member name {name!r} is not a string")
+        if not name or "\0" in name:
+            raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+        reason = unsafe_name_reason(name)
+        if reason is not None:
+            raise UnsafePathError(name, reason)
+        if self.flat_names and "/" in name:
+            raise FormatLimitError(f"member name {name!r}: {self.format_name} names hold no folders ('/')")
+        self._check_name(name)
 
     def close(self) -> None:
         """Write the archive and move it into place."""

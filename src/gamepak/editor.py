@@ -169,7 +169,7 @@ class _PackEdit:
 
     # -- changes -----------------------------------------------------------------------------
     def _new_member(self, name: str, data_or_path: Any) -> PendingMember:
-        self.checker._check_name(name)
+        self.checker.check_name(name)
         if isinstance(data_or_path, (bytes, bytearray, memoryview)):
             data = bytes(data_or_path)
             return PendingMember(name, data, None, len(data))
@@ -203,7 +203,7 @@ class _PackEdit:
         self.changed = True
 
     def rename_at(self, index: int, new_name: str) -> None:
-        self.checker._check_name(new_name)
+        self.checker.check_name(new_name)
         member = self.members[index]
         member.name = new_name
         self.changed = True
@@ -228,7 +228,8 @@ class _PackEdit:
     def writer(self, target: str, members: list[PendingMember]) -> ArchiveWriter:
         """A writer for `target` with the pack's options and `members` queued (which checks the
         format's limits); nothing is written before it is closed."""
-        writer: ArchiveWriter = self.spec.writer_class()(target, overwrite=True, **self.options)
+        # The editor decides which members exist; duplicates the pack already held stay.
+        writer: ArchiveWriter = self.spec.writer_class()(target, overwrite=True, allow_duplicates=True, **self.options)
         for member in members:
             if member.origin is not None:
                 archive, entry = member.origin

@@ -79,6 +79,19 @@ class UnsupportedFeatureError(GamepakError):
     """Valid data that gamepak does not handle (yet), or an option the format lacks."""
 
 
+class InvalidOptionError(UnsupportedFeatureError):
+    """A writer option the format lacks, or a value it cannot take (a usage error: the CLI
+    exits 2). Carries the option's name."""
+
+    def __init__(self, message: str, option: str | None = None) -> None:
+        self.option = option
+        super().__init__(message)
+
+
+class NotAnArchiveError(UnsupportedFeatureError):
+    """A format that holds one thing (a model), asked to act as an archive."""
+
+
 class FormatLimitError(GamepakError):
     """A writer was asked for something its format cannot hold (too many members, too long a
     name, too large a member)."""

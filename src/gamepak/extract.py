@@ -254,22 +254,17 @@ def write_manifest(archive: Archive, entries: list[Entry], targets: list[list[st
 
 
 def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The manifest of an extracted folder, or None when it has none."""
+    """The manifest of an extracted folder, or None when it has none. Every field is checked
+    against the schema (`gamepak.manifest`): a wrong type or an absurd size is an error naming
+    the field."""
+    from .manifest import validate_manifest
+
     path = os.path.join(folder, MANIFEST_NAME)
     try:
         with open(path, "rb") as handle:
             document = json.load(handle)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise GamepakError(f"{path}: unreadable manifest: {exc}") from exc
-    if not isinstance(document, dict) or document.get("gamepak_manifest") != MANIFEST_VERSION:
-        raise GamepakError(f"{path}: not a gamepak manifest of version {MANIFEST_VERSION}")
-    members = document.get("members")
-    if not isinstance(members, list) or not all(
-        isinstance(m, dict) and isinstance(m.get("name"), str) and isinstance(m.get("path"), str) for m in members
-    ):
-        raise GamepakError(f"{path}: the manifest's member list is malformed")
-    for member in members:
-        safe_parts(member["path"])  # a hostile manifest must not make create read outside
-    return document
+    return validate_manifest(document, path)

@@ -86,6 +86,10 @@ FORMATS: tuple[FormatSpec, ...] = (
     FormatSpec(
         "asm", "Red Faction Guerrilla .asm_pc container table v5", "gamepak.formats.rfg.asm", (".asm_pc",), kind="table"
     ),
+    FormatSpec("zip", "ZIP archive", "gamepak.formats.zip", (".zip",)),
+    FormatSpec(
+        "tar", "tar archive (gzip-compressed when .tar.gz/.tgz)", "gamepak.formats.tar", (".tar", ".tar.gz", ".tgz")
+    ),
     FormatSpec("joe", "VDrift JOE v3 model", "gamepak.models.joe", (".joe",), has_magic=False, kind="model"),
     # The J2ME layouts have no signature: only a full structural check can tell them apart.
     FormatSpec(

@@ -184,7 +184,8 @@ class SeekableStream(io.RawIOBase):
         else:
             raise ValueError(f"invalid whence {whence}")
         if position < 0:
-            raise ValueError("negative seek position")
+            # OSError, as a real file raises: zipfile probes for optional records this way.
+            raise OSError(22, "negative seek position")  # EINVAL
         self._position = position
         return position
 

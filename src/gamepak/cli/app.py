@@ -16,7 +16,7 @@ import click
 from .. import __version__
 from .. import open as open_archive
 from ..archive import Archive, Entry
-from ..errors import GamepakError, MemberNotFoundError
+from ..errors import GamepakError, InvalidOptionError, MemberNotFoundError, NotAnArchiveError
 from ..registry import FORMATS, get_format
 
 FORMAT_NAMES = [spec.name for spec in FORMATS]
@@ -24,11 +24,15 @@ FORMAT_NAMES = [spec.name for spec in FORMATS]
 LAZY_GROUPS = {
     "text": ("gamepak.cli.text", "text", "Export and import the strings of J2ME text packs."),
     "model": ("gamepak.cli.model", "model", "Inspect, convert and preview JOE models."),
+    "convert": ("gamepak.cli.convert", "convert_command", "Convert a pack to another format."),
+    "diff": ("gamepak.cli.convert", "diff_command", "Compare two packs or folders member by member."),
     "add": ("gamepak.cli.edit", "add_command", "Add files to a pack (in place where the format allows)."),
     "rm": ("gamepak.cli.edit", "rm_command", "Remove members (names or globs) from a pack."),
     "mv": ("gamepak.cli.edit", "mv_command", "Rename a member of a pack."),
     "update": ("gamepak.cli.edit", "update_command", "Sync an extracted folder back into its pack."),
     "compact": ("gamepak.cli.edit", "compact_command", "Rebuild a pack without the space edits left."),
+    "mount": ("gamepak.cli.mount", "mount_command", "Mount packs read-only as folders (FUSE)."),
+    "unmount": ("gamepak.cli.mount", "unmount_command", "Unmount a folder mounted with 'gamepak mount'."),
     "catalog": ("gamepak.cli.catalog", "catalog_command", "Catalog collections of archives into Parquet (Dask)."),
     "catalog-diff": ("gamepak.cli.catalog", "catalog_diff_command", "Compare two catalogs."),
 }
@@ -374,29 +378,29 @@ def _parse_option(text: str) -> tuple[str, Any]:
 
 
 def _folder_members(folder: str) -> list[tuple[str, str]]:
-    """(name, path) for every file under `folder`, names relative with '/', sorted."""
-    from ..extract import MANIFEST_NAME
+    """(name, path) for the files of `folder` as `create` packs them (gamepak.inputs.scan_folder:
+    sorted, symlinks leaving the folder refused), saying what was skipped."""
+    from ..inputs import scan_folder
 
-    found = []
-    for current, folders, files in os.walk(folder):
-        folders.sort()
-        for file_name in files:
-            path = os.path.join(current, file_name)
-            name = os.path.relpath(path, folder).replace(os.sep, "/")
-            if name != MANIFEST_NAME:
-                found.append((name, path))
-    found.sort(key=lambda item: item[0])
-    return found
+    scan = scan_folder(folder)
+    for line in scan.skipped:
+        note(f"skipped {os.path.join(folder, '')}{line}")
+    return scan.members
+
+
+def parse_options(texts: tuple[str, ...]) -> dict[str, Any]:
+    """-O KEY=VALUE options as a dict: numbers as ints, yes/no as booleans, empty as None."""
+    return dict(_parse_option(text) for text in texts)
 
 
 @cli.command("create")
 @click.argument("out", type=click.Path(dir_okay=False))
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUTS...")
 @click.option(
     "--format",
     "format_name",
     type=click.Choice(FORMAT_NAMES, case_sensitive=False),
-    help="Format to write (default: from OUT's extension, or the manifest's).",
+    help="Format to write (default: from OUT's extension, else the manifest's).",
 )
 @click.option(
     "-O",
@@ -406,6 +410,9 @@ def _folder_members(folder: str) -> list[tuple[str, str]]:
     metavar="KEY=VALUE",
     help="A writer option, e.g. -O align=4 (see 'gamepak formats'). Repeatable.",
 )
+@click.option("--name", "member_name", metavar="NAME", help="Store a single file INPUT under NAME.")
+@click.option("--follow", is_flag=True, help="Follow symlinked folders, and symlinks that leave an INPUT folder.")
+@click.option("--allow-duplicates", is_flag=True, help="Keep two members of one name (formats that can hold them).")
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists.")
 @click.pass_context
 def create_command(
@@ -414,48 +421,74 @@ def create_command(
     inputs: tuple[str, ...],
     format_name: str | None,
     options: tuple[str, ...],
+    member_name: str | None,
+    follow: bool,
+    allow_duplicates: bool,
     overwrite: bool,
 ) -> None:
-    """Create OUT from INPUTS: files (stored under their own names) and folders (their files
-    stored with names relative to the folder, in sorted order).
+    """Create OUT from INPUTS: files (stored under their own names, or SRC=NAME) and folders
+    (their files stored with names relative to the folder, in sorted order; FOLDER=PREFIX
+    stores them under PREFIX/).
 
     A folder extracted with --manifest is rebuilt exactly: member order and layout come from
-    the manifest, and an unchanged folder gives back the original archive byte for byte.
+    the manifest, and an unchanged folder gives back the original archive byte for byte. Files
+    added to it are appended and members whose file is gone are left out (both are listed);
+    'gamepak update ARCHIVE FOLDER' edits the original pack instead. The format comes from
+    --format or OUT's extension; a manifest of another format gives member order and names only.
+
+    Symlinks: a file link inside the folder is packed, one leaving it is refused, symlinked
+    folders are skipped (--follow packs both). OUT itself and gamepak's temporary files are
+    never packed. A model format (joe) is refused: use 'gamepak model import'.
     """
     from .. import create
-    from ..extract import read_manifest
+    from ..inputs import plan_create, split_input
 
     settings: Settings = ctx.find_object(Settings) or Settings(None)
-    format_name = format_name or settings.format_name
-    writer_options = dict(_parse_option(text) for text in options)
-    members: list[tuple[str, str]] = []
-    manifest = None
     for item in inputs:
-        if os.path.isdir(item):
-            folder_manifest = read_manifest(item)
-            if folder_manifest is not None:
-                if len(inputs) != 1:
-                    raise click.UsageError("a folder with a manifest must be the only INPUT")
-                manifest = folder_manifest
-                members = [(m["name"], os.path.join(item, *m["path"].split("/"))) for m in manifest["members"]]
-            else:
-                members.extend(_folder_members(item))
-        else:
-            members.append((os.path.basename(item), item))
-    if manifest is not None:
-        format_name = format_name or manifest["format"]
-        same_format = format_name == manifest["format"]
-        merged = {**manifest.get("options", {}), **writer_options} if same_format else writer_options
-        if same_format and not writer_options:
-            merged["layout"] = manifest.get("exact", {})
-        writer_options = merged
-    writer = create(out, format_name, overwrite=overwrite, **writer_options)
-    sizes = [(name, os.path.getsize(path)) for name, path in members]
-    with writer, _progress(len(sizes), sum(size for _, size in sizes), "writing") as advance:
-        writer.progress = advance
-        for name, path in members:
+        try:
+            split_input(item)
+        except GamepakError as exc:
+            raise click.BadParameter(str(exc), param_hint="INPUTS") from None
+    if member_name is not None and (len(inputs) != 1 or os.path.isdir(inputs[0]) or not os.path.lexists(inputs[0])):
+        raise click.UsageError("--name names a single file INPUT; for several, write each as SRC=NAME")
+    try:
+        plan = plan_create(
+            out,
+            inputs,
+            format=format_name or settings.format_name,
+            options=parse_options(options),
+            follow=follow,
+            name=member_name,
+        )
+    except NotAnArchiveError as exc:
+        raise click.UsageError(str(exc)) from None
+    for line in plan.notes:
+        note(line)
+    writer = create(
+        out,
+        plan.format_name,
+        overwrite=overwrite,
+        allow_duplicates=allow_duplicates or plan.allow_duplicates,
+        **plan.options,
+    )
+    sizes = [os.path.getsize(path) for _, path in plan.members]
+    refused = []
+    for name, path in plan.members:
+        try:
             writer.add(name, path)
-    note(f"wrote {out} ({len(members)} member{'s' if len(members) != 1 else ''}, {writer.format_name})")
+        except GamepakError as exc:
+            refused.append(str(exc))
+    if refused:
+        writer.abort()
+        more = f"\n  ... and {len(refused) - 20} more" if len(refused) > 20 else ""
+        raise GamepakError(
+            f"{out}: {len(refused)} member{'s' if len(refused) != 1 else ''} cannot go into a {writer.format_name} "
+            "pack; nothing was written:\n  " + "\n  ".join(refused[:20]) + more
+        )
+    with writer, _progress(len(sizes), sum(sizes), "writing") as advance:
+        writer.progress = advance
+    count = len(plan.members)
+    note(f"wrote {out} ({count} member{'s' if count != 1 else ''}, {writer.format_name})")
 
 
 @cli.command("detect")
@@ -566,7 +599,8 @@ def run(arguments: list[str]) -> int:
     """Run the command line; GamepakError -> one line and exit 1, usage -> exit 2."""
     warnings.showwarning = _show_warning
     try:
-        cli.main(args=arguments, prog_name="gamepak", standalone_mode=False)
+        # Without standalone mode, click returns the code a command passed to `ctx.exit(code)`.
+        returned = cli.main(args=arguments, prog_name="gamepak", standalone_mode=False)
     except click.exceptions.Abort:
         note("aborted")
         return 1
@@ -575,6 +609,9 @@ def run(arguments: list[str]) -> int:
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except (InvalidOptionError, NotAnArchiveError) as exc:
+        note(f"error: {exc}")
+        return 2
     except GamepakError as exc:
         note(f"error: {exc}")
         return 1
@@ -596,4 +633,4 @@ def run(arguments: list[str]) -> int:
             raise
         note(f"internal error: {type(exc).__name__}: {exc} (set GAMEPAK_DEBUG=1 for a traceback)")
         return 1
-    return 0
+    return returned if isinstance(returned, int) else 0

@@ -20,6 +20,7 @@ import struct
 from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, decode_name, encode_name
 from ..errors import FormatLimitError
 from ..layout import decode_blob, encode_blob, fill_bytes, restore_fill
+from ..options import whole_number
 from ..source import Source
 
 TYPE_CHECKING = False
@@ -140,6 +141,7 @@ class Writer(ArchiveWriter):
 
     format_name = "jpk"
     option_defaults = {"name_field_size": None}
+    option_validators = {"name_field_size": whole_number(1, 0xFFFF, allow_none=True)}
 
     def _check_name(self, name: str) -> None:
         raw = encode_name(name)

@@ -20,6 +20,7 @@ import struct
 from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, encode_name
 from ..errors import FormatLimitError
 from ..layout import align_up, decode_blob, detect_alignment, encode_blob, fill_bytes, restore_fill
+from ..options import one_of, whole_number
 from ..source import Source
 
 TYPE_CHECKING = False
@@ -218,6 +219,7 @@ class Writer(ArchiveWriter):
 
     format_name = "pak"
     option_defaults = {"align": 1, "directory": "end"}
+    option_validators = {"align": whole_number(1, 1 << 20), "directory": one_of("end", "start")}
 
     def _check_name(self, name: str) -> None:
         raw = encode_name(name)

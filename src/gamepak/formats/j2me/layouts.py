@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 from ...archive import PARSE_ERRORS, Archive, ArchiveWriter, Entry, Output, PendingMember
 from ...errors import CorruptArchiveError, FormatLimitError, GamepakError
 from ...layout import fill_bytes, restore_fill
+from ...options import whole_number
 from ...source import Source
 
 OFFSETS_HEADER = struct.Struct("<h")
@@ -387,6 +388,9 @@ class _PackReader(Archive):
 class _PackWriter(ArchiveWriter):
     """What the four writers share: names to indices, limits, exact rebuilds."""
 
+    stores_names = False
+    allows_duplicates = False
+
     def _check_name(self, name: str) -> None:
         member_index(name)
 
@@ -401,6 +405,7 @@ class _PackWriter(ArchiveWriter):
             self._check_counts(len(self.members), total)
         except FormatLimitError:
             self.members.pop()  # a refused member is not queued
+            self._names_taken.discard(name)
             raise
         self._added_size = total
 
@@ -523,6 +528,7 @@ class EndOffsetsWriter(_PackWriter):
 
     format_name = "j2me-end-offsets"
     option_defaults: ClassVar[dict[str, Any]] = {"terminator": 0}
+    option_validators: ClassVar[dict[str, Any]] = {"terminator": whole_number(0, 0xFF, allow_none=True)}
 
     def _plan(self, members: list[PendingMember], exact: dict[str, Any] | None) -> tuple[bytes, list[int]]:
         terminator = self.options["terminator"]

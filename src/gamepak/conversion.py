@@ -1,0 +1,167 @@
+"""Convert a pack from one archive format to another.
+
+Members are streamed from the reader into the target writer (`ArchiveWriter.add_member`): no
+member is held whole in memory and nothing is extracted to disk. Every member is offered to the
+writer before anything is written, so all the names the target cannot hold (too long, folders in
+a flat format, duplicates, unsafe paths) are reported together, and the target file appears only
+when every member went in. Formats without member names (the J2ME packs) get members numbered in
+source order, keeping each name's extension; the result says which names were dropped.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .errors import FormatLimitError, GamepakError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .archive import Archive, ArchiveWriter, Entry
+
+# How many refused members an error lists by name before it summarises the rest.
+MAX_LISTED = 20
+
+
+class ConvertResult:
+    """What `convert` did: the formats, the member count, and notes for the user (names that
+    were numbered, nested packs that were flattened)."""
+
+    def __init__(self, source: str, target: str, source_format: str, target_format: str) -> None:
+        self.source = source
+        self.target = target
+        self.source_format = source_format
+        self.target_format = target_format
+        self.member_count = 0
+        # (name in the source, name in the target) where they differ.
+        self.renamed: list[tuple[str, str]] = []
+        self.flattened: list[str] = []
+        self.notes: list[str] = []
+
+    def __repr__(self) -> str:
+        return (
+            f"<ConvertResult {self.source!r} ({self.source_format}) -> {self.target!r} ({self.target_format}),"
+            f" {self.member_count} members>"
+        )
+
+
+def collect_members(archive: Archive, flatten_nested: bool, opened: list[Archive]) -> list[tuple[str, Archive, Entry]]:
+    """(name, archive holding it, entry) for every member; with `flatten_nested`, a member that
+    is itself a pack is replaced by its members, named OUTER/INNER (at any depth). Nested
+    archives opened on the way are appended to `opened` (the caller closes them)."""
+    from .nested import nested_format
+
+    members: list[tuple[str, Archive, Entry]] = []
+
+    def visit(holder: Archive, prefix: str) -> None:
+        for entry in holder.infolist():
+            inner_format = nested_format(holder, entry) if flatten_nested else None
+            if inner_format is None:
+                # What extraction would call it: formats without names add the content's
+                # extension (J2ME member 0 holding a PNG is `0.png`).
+                members.append((prefix + holder.extraction_name(entry), holder, entry))
+                continue
+            inner = holder.open_archive(entry, inner_format)
+            opened.append(inner)
+            visit(inner, f"{prefix}{entry.name}/")
+
+    visit(archive, "")
+    return members
+
+
+def _numbered_name(index: int, name: str) -> str:
+    """The name a nameless format stores member `index` under: its number, with the source
+    name's extension when it has a plain one (`maps/e1m1.bsp` -> `0.bsp`)."""
+    extension = os.path.splitext(name.rpartition("/")[2])[1]
+    plain = extension[1:].isascii() and extension[1:].isalnum()
+    return f"{index}{extension if plain else ''}"
+
+
+def offer_members(writer: ArchiveWriter, members: list[tuple[str, Archive, Entry]], what: str) -> None:
+    """Queue every member in `writer`; if the target refuses any, abort the writer (nothing is
+    written) and raise one FormatLimitError listing every refused member."""
+    refused = []
+    for name, holder, entry in members:
+        try:
+            writer.add_member(name, holder, entry)
+        except GamepakError as exc:
+            refused.append(str(exc))
+    if refused:
+        writer.abort()
+        listed = refused[:MAX_LISTED]
+        if len(refused) > MAX_LISTED:
+            listed.append(f"... and {len(refused) - MAX_LISTED} more")
+        raise FormatLimitError(
+            f"{what}: {len(refused)} of {len(members)} member{'s' if len(members) != 1 else ''} cannot go "
+            f"into a {writer.format_name} pack; nothing was written:\n  " + "\n  ".join(listed)
+        )
+
+
+def convert(
+    source: str | os.PathLike[str],
+    target: str | os.PathLike[str],
+    format: str | None = None,
+    *,
+    source_format: str | None = None,
+    overwrite: bool = False,
+    flatten_nested: bool = False,
+    allow_duplicates: bool = False,
+    **options: Any,
+) -> ConvertResult:
+    """Write the members of the pack at `source` into a new pack at `target`.
+
+    The target's format is `format`, else the one `target`'s extension names; `options` are
+    its writer options. `source_format` names the source's format instead of detecting it.
+    With `flatten_nested`, members of nested packs become members named OUTER/INNER.
+    Duplicate names are kept only with `allow_duplicates` (where the target can hold them).
+
+    Raises FormatLimitError listing every member the target cannot hold (nothing is written),
+    NotAnArchiveError for a model format, OutputExistsError unless `overwrite`, and the errors
+    of `gamepak.open` for the source.
+    """
+    from . import create
+    from . import open as open_archive
+
+    source_path, target_path = os.fspath(source), os.fspath(target)
+    opened: list[Archive] = []
+    archive = open_archive(source_path, source_format)
+    try:
+        writer = create(target_path, format, overwrite=overwrite, allow_duplicates=allow_duplicates, **options)
+        result = ConvertResult(source_path, target_path, archive.format_name, writer.format_name)
+        members = collect_members(archive, flatten_nested, opened)
+        result.flattened = [inner.filename for inner in opened]
+        named = [(name, entry.name) for name, _, entry in members if not name.endswith(entry.name)]
+        if named and writer.stores_names:
+            result.renamed = [(old, new) for new, old in named]
+            result.notes.append(
+                f"{archive.format_name} members have no names: {len(named)} named by number and content "
+                f"(e.g. {named[0][0]})"
+            )
+        if not writer.stores_names:
+            numbered = []
+            for index, (name, holder, entry) in enumerate(members):
+                new_name = _numbered_name(index, name)
+                if new_name != name:
+                    result.renamed.append((name, new_name))
+                numbered.append((new_name, holder, entry))
+            members = numbered
+            if result.renamed:
+                result.notes.append(
+                    f"{writer.format_name} packs have no member names: {len(result.renamed)} name"
+                    f"{'s' if len(result.renamed) != 1 else ''} dropped, members numbered 0..{len(members) - 1}"
+                    " in source order (each keeps its extension)"
+                )
+        if opened:
+            result.notes.append(
+                f"flattened {len(opened)} nested pack{'s' if len(opened) != 1 else ''}: "
+                "their members are named OUTER/INNER"
+            )
+        offer_members(writer, members, f"{source_path} -> {target_path}")
+        writer.close()
+        result.member_count = len(members)
+        return result
+    finally:
+        for inner in reversed(opened):
+            inner.close()
+        archive.close()

@@ -1,0 +1,186 @@
+"""ZIP archives (`zip`), read and written through the standard library's `zipfile`.
+
+| offset        | size | field                                                           |
+|---------------|------|-----------------------------------------------------------------|
+| per member    | 30   | local header `PK\\x03\\x04` ... uint16 name length, uint16 extra length |
+|               | n+e  | name, extra field, then the member's stored (maybe compressed) data |
+| directory     | 46·N+| central directory: `PK\\x01\\x02` records (sizes, CRC-32, local header offset) |
+| end - 22 - c  | 22   | end of central directory `PK\\x05\\x06` (zip64 records before it when needed) |
+
+Folders (names ending in `/`) are not members. Stored members are plain byte ranges of the file,
+copied without decoding; deflated, bzip2 and lzma members are inflated by `zipfile`, which also
+checks each member's CRC-32. Encrypted members are refused. A later duplicate wins, as with
+`zipfile.ZipFile.getinfo`. The writer stores every member with the same date (1980-01-01) and
+mode (0644), so the same members give the same bytes.
+"""
+
+from __future__ import annotations
+
+import functools
+import struct
+
+from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, RawRange
+from ..errors import CorruptArchiveError, UnsupportedFeatureError
+from ..options import one_of, whole_number
+from ..source import MemberStream, Source
+from ._stdlib import GuardedStream
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import zipfile
+    from collections.abc import Iterator
+    from typing import Any, BinaryIO, ClassVar
+
+    from ..archive import MemberData
+
+LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, name length, extra length
+LOCAL_MAGIC = b"PK\x03\x04"
+EMPTY_MAGIC = b"PK\x05\x06"  # an archive with no members starts with its end record
+COMPRESSION_NAMES = {"store": 0, "deflate": 8, "bzip2": 12, "lzma": 14}
+# A fixed date keeps the output the same for the same members (zip dates start in 1980).
+FIXED_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+def sniff(source: Source) -> float:
+    """1.0 for a local file header (or the end record of an empty archive) at the start."""
+    head = source.pread(4, 0)
+    return 1.0 if head in (LOCAL_MAGIC, EMPTY_MAGIC) else 0.0
+
+
+def _read_errors() -> tuple[type[BaseException], ...]:
+    import zipfile
+    import zlib
+
+    return (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError, RuntimeError)
+
+
+class Reader(Archive):
+    """A ZIP archive opened for reading."""
+
+    format_name = "zip"
+    duplicate_wins = "last"
+
+    def _load(self) -> None:
+        import zipfile
+
+        # zipfile reads through a view of our source: no second file handle, and an archive
+        # nested in another pack is read in place.
+        self._stream = MemberStream(self._source, 0, self._source.size, self.filename)
+        try:
+            self._zip = zipfile.ZipFile(self._stream)  # type: ignore[arg-type]
+        except _read_errors() as exc:
+            raise self.corrupt(f"not a readable ZIP archive: {exc}") from exc
+        self._infos = [info for info in self._zip.infolist() if not info.is_dir()]
+        self._names = [info.filename for info in self._infos]
+
+    def _build_entries(self) -> list[Entry]:
+        entries = []
+        for index, info in enumerate(self._infos):
+            header = self._source.read_exact(LOCAL_HEADER.size, info.header_offset, "ZIP local header")
+            magic, name_length, extra_length = LOCAL_HEADER.unpack(header)
+            if magic != LOCAL_MAGIC:
+                raise self.corrupt("no local file header where the central directory says", info.header_offset)
+            offset = info.header_offset + LOCAL_HEADER.size + name_length + extra_length
+            stored = None if info.compress_type == 0 else info.compress_size
+            entries.append(Entry(info.filename, info.file_size, offset, stored, index))
+        return entries
+
+    def _info(self, entry: Entry) -> zipfile.ZipInfo:
+        return self._infos[entry.index]
+
+    def _raw(self, entry: Entry) -> bool:
+        info = self._info(entry)
+        return info.compress_type == 0 and not info.flag_bits & 0x1
+
+    def _check_readable(self, entry: Entry) -> None:
+        if self._info(entry).flag_bits & 0x1:
+            raise UnsupportedFeatureError(f"{self.filename}: member {entry.name!r} is encrypted")
+
+    def _raw_range(self, entry: Entry) -> RawRange | None:
+        return RawRange(entry.offset, entry.size) if self._raw(entry) else None
+
+    def _member_data(self, entries: list[Entry]) -> Iterator[tuple[Entry, MemberData]]:
+        for entry in entries:
+            self._check_readable(entry)
+            if self._raw(entry):
+                self._check_range(entry)
+                yield entry, RawRange(entry.offset, entry.size)
+            else:
+                yield entry, self._inflated_chunks(entry)
+
+    def _inflated_chunks(self, entry: Entry) -> Iterator[bytes]:
+        with self._open_member(entry) as stream:
+            while chunk := stream.read(1 << 20):
+                yield chunk
+
+    def _open_member(self, entry: Entry) -> BinaryIO:
+        self._check_readable(entry)
+        if self._raw(entry):
+            return super()._open_member(entry)
+        return GuardedStream(self, entry, lambda: self._zip.open(self._info(entry)), _read_errors())  # type: ignore[return-value]
+
+    def header_fields(self) -> dict[str, Any]:
+        methods = sorted(
+            {name for info in self._infos for name, code in COMPRESSION_NAMES.items() if info.compress_type == code}
+        )
+        return {
+            "entry_count": len(self._infos),
+            "folders": len(self._zip.infolist()) - len(self._infos),
+            "compression": methods,
+            "comment": self._zip.comment.decode("utf-8", "replace"),
+        }
+
+    def _verify(self) -> list[str]:
+        problems = super()._verify()
+        for entry in self.infolist():
+            # Through zipfile, stored members too: it checks each member's CRC-32.
+            try:
+                self._check_readable(entry)
+                info = self._info(entry)
+                opener = functools.partial(self._zip.open, info)
+                with GuardedStream(self, entry, opener, _read_errors()) as stream:
+                    while stream.read(1 << 20):
+                        pass
+            except (CorruptArchiveError, UnsupportedFeatureError) as exc:
+                problems.append(str(exc))
+        return problems
+
+    def close(self) -> None:
+        zip_file = getattr(self, "_zip", None)
+        if zip_file is not None:
+            zip_file.close()
+        super().close()
+
+
+class Writer(ArchiveWriter):
+    """Writes a ZIP archive: `compression` deflate (default), store, bzip2 or lzma, at `level`
+    (the method's default when empty). Members larger than 4 GiB get zip64 records."""
+
+    format_name = "zip"
+    option_defaults: ClassVar[dict[str, Any]] = {"compression": "deflate", "level": None}
+    option_validators: ClassVar[dict[str, Any]] = {
+        "compression": one_of(*COMPRESSION_NAMES),
+        "level": whole_number(0, 9, allow_none=True),
+    }
+
+    def _write(self, out: Output, members: list[PendingMember]) -> None:
+        import warnings
+        import zipfile
+
+        method = COMPRESSION_NAMES[self.options["compression"]]
+        out.flush()
+        with open(out.fd, "wb", closefd=False) as handle:
+            handle.seek(out.tell())
+            with zipfile.ZipFile(handle, "w", compression=method, compresslevel=self.options["level"]) as archive:
+                for member in members:
+                    info = zipfile.ZipInfo(member.name, date_time=FIXED_DATE)
+                    info.compress_type = method
+                    info.external_attr = 0o100644 << 16
+                    info.file_size = member.size  # lets zipfile choose zip64 records up front
+                    with warnings.catch_warnings():
+                        # Duplicates reach here only when the caller allowed them.
+                        warnings.filterwarnings("ignore", "Duplicate name", UserWarning)
+                        target = archive.open(info, "w")
+                    with target:
+                        for chunk in member.chunks():
+                            target.write(chunk)

@@ -1,0 +1,251 @@
+"""gamepak convert: members streamed between any two archive formats, limits checked first."""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import zipfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gamepak
+from gamepak.errors import FormatLimitError, GamepakError, NotAnArchiveError, OutputExistsError
+
+from conftest import in_process_cli, sample
+
+# Flat names: every format (RFG's included) can hold them.
+FLAT = [("readme.txt", b"read me\n"), ("data.bin", bytes(range(256)) * 300), ("empty.dat", b"")]
+# Names with folders: every format but the flat and nameless ones.
+FOLDERS = [("maps/e1m1.bsp", b"IBSP" + bytes(5000)), ("sound/a.wav", b"RIFF"), ("progs.dat", b"\x06\x00")]
+CHAIN = ["x.pak", "x.jpk", "x.vpp_pc", "x.str2_pc", "x.zip", "x.tar", "x.tgz", "y.pak"]
+
+
+def make(path: Path, members: list[tuple[str, bytes]], **options: object) -> Path:
+    with gamepak.create(path, **options) as writer:  # type: ignore[arg-type]
+        for name, data in members:
+            writer.add(name, data)
+    return path
+
+
+def members_of(path: Path, format_name: str | None = None) -> list[tuple[str, bytes]]:
+    with gamepak.open(path, format_name) as archive:
+        return [(entry.name, archive.read(entry)) for entry in archive.infolist()]
+
+
+def test_round_trip_through_every_format(tmp_path: Path) -> None:
+    previous = make(tmp_path / CHAIN[0], FLAT)
+    for target in CHAIN[1:]:
+        result = gamepak.convert(previous, tmp_path / target)
+        assert members_of(tmp_path / target) == FLAT, target
+        assert result.member_count == len(FLAT) and not result.renamed
+        previous = tmp_path / target
+    assert (tmp_path / "y.pak").read_bytes() == (tmp_path / "x.pak").read_bytes()
+
+
+@pytest.mark.parametrize("chain", [["a.pak", "b.zip", "c.jpk", "d.tar", "e.pak"], ["a.zip", "b.tgz", "c.pak"]])
+def test_folder_names_survive_formats_that_hold_them(tmp_path: Path, chain: list[str]) -> None:
+    previous = make(tmp_path / chain[0], FOLDERS)
+    for target in chain[1:]:
+        gamepak.convert(previous, tmp_path / target)
+        assert members_of(tmp_path / target) == FOLDERS
+        previous = tmp_path / target
+
+
+@given(
+    st.lists(
+        st.tuples(st.from_regex(r"[a-z0-9_]{1,12}(\.[a-z]{1,3})?", fullmatch=True), st.binary(max_size=3000)),
+        max_size=6,
+        unique_by=lambda member: member[0],
+    ),
+    st.lists(st.sampled_from(["pak", "jpk", "vpp_pc", "str2_pc", "zip", "tar", "tgz"]), min_size=1, max_size=4),
+)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_random_members_through_random_formats(
+    tmp_path: Path, members: list[tuple[str, bytes]], extensions: list[str]
+) -> None:
+    previous = make(tmp_path / "start.zip", members, overwrite=True)
+    for step, extension in enumerate(extensions):
+        target = tmp_path / f"step{step}.{extension}"
+        gamepak.convert(previous, target, overwrite=True)
+        previous = target
+    assert members_of(previous) == members
+
+
+def test_target_limits_are_all_reported_and_nothing_is_written(tmp_path: Path) -> None:
+    long_names = [(f"{index}-" + "n" * 60, b"x") for index in range(3)]
+    source = make(tmp_path / "long.zip", [("fine.txt", b"ok"), *long_names])
+    with pytest.raises(FormatLimitError) as caught:
+        gamepak.convert(source, tmp_path / "out.pak")
+    message = str(caught.value)
+    assert "3 of 4 members" in message and "nothing was written" in message
+    assert all(name in message for name, _ in long_names)
+    assert not (tmp_path / "out.pak").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["long.zip"]  # no temporary left either
+
+
+def test_cli_reports_limits_with_exit_1(tmp_path: Path) -> None:
+    source = make(tmp_path / "long.zip", [("a" * 70, b"x"), ("b" * 80, b"y")])
+    code, _, err = in_process_cli("convert", str(source), str(tmp_path / "out.pak"))
+    assert code == 1
+    assert "a" * 70 in err and "b" * 80 in err and "Traceback" not in err
+    assert not (tmp_path / "out.pak").exists()
+
+
+def test_nameless_target_numbers_members_and_says_which_names_were_dropped(tmp_path: Path) -> None:
+    source = make(tmp_path / "src.pak", FOLDERS)
+    result = gamepak.convert(source, tmp_path / "out.bin", "j2me-table")
+    assert result.renamed == [("maps/e1m1.bsp", "0.bsp"), ("sound/a.wav", "1.wav"), ("progs.dat", "2.dat")]
+    assert any("no member names" in line and "3 names dropped" in line for line in result.notes)
+    assert [data for _, data in members_of(tmp_path / "out.bin", "j2me-table")] == [data for _, data in FOLDERS]
+    code, _, err = in_process_cli("convert", "--format", "j2me-sized", str(source), str(tmp_path / "out2.bin"))
+    assert code == 0, err
+    assert "3 names dropped" in err and "0.bsp <- maps/e1m1.bsp" in err
+
+
+def test_j2me_to_j2me_keeps_numbers(tmp_path: Path) -> None:
+    source = tmp_path / "a.bin"
+    with gamepak.create(source, "j2me-offsets") as writer:
+        writer.add("0", b"first")
+        writer.add("1", b"second")
+    result = gamepak.convert(source, tmp_path / "b.bin", "j2me-end-offsets", source_format="j2me-offsets")
+    assert result.renamed == [] and result.notes == []
+    assert members_of(tmp_path / "b.bin", "j2me-end-offsets") == [("0", b"first"), ("1", b"second")]
+
+
+def test_flatten_nested_names_members_outer_inner(tmp_path: Path) -> None:
+    inner = make(tmp_path / "inner.jpk", [("model.joe", b"JOE"), ("skin.png", b"PNG")])
+    outer = make(tmp_path / "outer.pak", [("readme.txt", b"hi"), ("cars.jpk", inner.read_bytes())])
+    gamepak.convert(outer, tmp_path / "kept.zip")
+    assert members_of(tmp_path / "kept.zip") == [("readme.txt", b"hi"), ("cars.jpk", inner.read_bytes())]
+    result = gamepak.convert(outer, tmp_path / "flat.zip", flatten_nested=True)
+    assert members_of(tmp_path / "flat.zip") == [
+        ("readme.txt", b"hi"),
+        ("cars.jpk/model.joe", b"JOE"),
+        ("cars.jpk/skin.png", b"PNG"),
+    ]
+    assert len(result.flattened) == 1 and any("flattened 1 nested pack" in line for line in result.notes)
+    code, _, err = in_process_cli("convert", "--flatten-nested", str(outer), str(tmp_path / "flat.tar"))
+    assert code == 0, err
+    assert [name for name, _ in members_of(tmp_path / "flat.tar")][1:] == ["cars.jpk/model.joe", "cars.jpk/skin.png"]
+
+
+def pak_with_duplicates() -> bytes:
+    members = [(b"a.txt", b"first"), (b"a.txt", b"second")]
+    data = b"".join(content for _, content in members)
+    directory = b""
+    offset = 12
+    for name, content in members:
+        directory += struct.pack("<56sii", name, offset, len(content))
+        offset += len(content)
+    return struct.pack("<4sii", b"PACK", 12 + len(data), len(directory)) + data + directory
+
+
+def test_duplicates_need_allow_duplicates(tmp_path: Path) -> None:
+    source = tmp_path / "dup.pak"
+    source.write_bytes(pak_with_duplicates())
+    with pytest.raises(FormatLimitError, match="allow-duplicates"):
+        gamepak.convert(source, tmp_path / "out.zip")
+    gamepak.convert(source, tmp_path / "out.zip", allow_duplicates=True)
+    assert members_of(tmp_path / "out.zip") == [("a.txt", b"first"), ("a.txt", b"second")]
+    code, _, err = in_process_cli("convert", str(source), str(tmp_path / "cli.tar"))
+    assert code == 1 and "a.txt" in err
+    assert in_process_cli("convert", "--allow-duplicates", str(source), str(tmp_path / "cli.tar"))[0] == 0
+
+
+def test_unsafe_names_in_the_source_are_refused(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("../evil.txt", b"x")
+        archive.writestr("ok.txt", b"y")
+    source = tmp_path / "evil.zip"
+    source.write_bytes(buffer.getvalue())
+    with pytest.raises(GamepakError, match=r"\.\./evil\.txt"):
+        gamepak.convert(source, tmp_path / "out.pak")
+    assert not (tmp_path / "out.pak").exists()
+
+
+def test_model_target_and_usage_errors_exit_2(tmp_path: Path) -> None:
+    source = make(tmp_path / "a.pak", FLAT)
+    with pytest.raises(NotAnArchiveError, match="model import"):
+        gamepak.convert(source, tmp_path / "out.joe")
+    code, _, err = in_process_cli("convert", str(source), str(tmp_path / "out.joe"))
+    assert code == 2 and "model import" in err
+    code, _, err = in_process_cli("convert", str(source), str(tmp_path / "out.pak"), "-O", "align=0")
+    assert code == 2 and "align" in err
+    code, _, err = in_process_cli("convert", str(source), str(tmp_path / "out.zip"), "-O", "compression=rar")
+    assert code == 2 and "compression" in err
+    assert not list(tmp_path.glob("out*"))
+
+
+def test_existing_output_needs_overwrite(tmp_path: Path) -> None:
+    source = make(tmp_path / "a.pak", FLAT)
+    (tmp_path / "b.zip").write_bytes(b"keep")
+    with pytest.raises(OutputExistsError):
+        gamepak.convert(source, tmp_path / "b.zip")
+    assert (tmp_path / "b.zip").read_bytes() == b"keep"
+    gamepak.convert(source, tmp_path / "b.zip", overwrite=True)
+    assert members_of(tmp_path / "b.zip") == FLAT
+
+
+def test_options_reach_the_target_writer(tmp_path: Path) -> None:
+    source = make(tmp_path / "a.zip", FLAT)
+    gamepak.convert(source, tmp_path / "b.pak", align=16, directory="start")
+    with gamepak.open(tmp_path / "b.pak") as archive:
+        assert all(entry.offset % 16 == 0 for entry in archive.infolist() if entry.size)
+        assert archive.header_fields()["directory_offset"] == 12
+
+
+def test_members_are_streamed_not_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = make(tmp_path / "a.pak", FLAT)
+
+    def no_whole_reads(self: object, member: object) -> bytes:
+        raise AssertionError("convert read a member whole")
+
+    monkeypatch.setattr(gamepak.Archive, "read", no_whole_reads)
+    gamepak.convert(source, tmp_path / "b.tar")
+    monkeypatch.undo()
+    assert members_of(tmp_path / "b.tar") == FLAT
+
+
+def test_real_compressed_vpp_converts_to_zip_and_back(tmp_path: Path) -> None:
+    original = sample("vpp/table.vpp_pc")
+    gamepak.convert(original, tmp_path / "t.zip")
+    gamepak.convert(tmp_path / "t.zip", tmp_path / "t.vpp_pc")
+    assert gamepak.diff(original, tmp_path / "t.vpp_pc").to_dict()["changed"] == []
+    assert gamepak.diff(original, tmp_path / "t.zip").equal
+
+
+def test_nameless_source_members_are_named_by_number_and_content(tmp_path: Path) -> None:
+    source = tmp_path / "a.bin"
+    png = b"\x89PNG\r\n\x1a\n" + bytes(20)
+    with gamepak.create(source, "j2me-table") as writer:
+        writer.add("0", png)
+        writer.add("1", b"plain text\n")
+    result = gamepak.convert(source, tmp_path / "b.zip", source_format="j2me-table")
+    assert members_of(tmp_path / "b.zip") == [("0.png", png), ("1.txt", b"plain text\n")]
+    assert result.renamed == [("0", "0.png"), ("1", "1.txt")]
+    gamepak.convert(tmp_path / "b.zip", tmp_path / "c.bin", "j2me-table")
+    assert (tmp_path / "c.bin").read_bytes() == source.read_bytes()
+
+
+@pytest.mark.parametrize("target", ["b.jpk", "b.tar", "b.pak"])
+def test_plain_members_are_copied_by_the_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str) -> None:
+    import gamepak.archive
+
+    big = os.urandom(200_000)
+    source = make(tmp_path / "a.pak", [("big.bin", big), ("small.txt", b"s")])
+    copies = []
+    real_copy = gamepak.archive.copy_range
+
+    def counting_copy(*arguments: int) -> None:
+        copies.append(arguments[-1])
+        real_copy(*arguments)
+
+    monkeypatch.setattr(gamepak.archive, "copy_range", counting_copy)
+    gamepak.convert(source, tmp_path / target)
+    assert copies == [len(big)]
+    assert members_of(tmp_path / target) == [("big.bin", big), ("small.txt", b"s")]

@@ -1,0 +1,129 @@
+"""gamepak diff: members only in A or B, changed, renamed, header fields; exit codes 0/1/2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gamepak
+
+from conftest import in_process_cli, run_cli
+
+BASE = [("a.txt", b"alpha"), ("b.bin", b"\x00" * 100), ("c/d.txt", b"delta")]
+
+
+def make(path: Path, members: list[tuple[str, bytes]], **options: object) -> Path:
+    with gamepak.create(path, **options) as writer:  # type: ignore[arg-type]
+        for name, data in members:
+            writer.add(name, data)
+    return path
+
+
+def test_equal_packs_of_different_formats_and_folders_exit_0(tmp_path: Path) -> None:
+    pak = make(tmp_path / "a.pak", BASE)
+    zipped = make(tmp_path / "a.zip", BASE)
+    pak.parent.joinpath("folder").mkdir()
+    pak.parent.joinpath("folder", "c").mkdir()
+    for name, data in BASE:
+        (tmp_path / "folder" / name).write_bytes(data)
+    for other in (zipped, tmp_path / "folder", make(tmp_path / "same.pak", BASE)):
+        code, out, err = in_process_cli("diff", str(pak), str(other))
+        assert (code, out) == (0, ""), err
+        assert gamepak.diff(pak, other).equal
+
+
+def test_every_kind_of_difference_exit_1_and_json(tmp_path: Path) -> None:
+    a = make(tmp_path / "a.pak", [*BASE, ("old.txt", b"moved bytes"), ("gone.txt", b"only in a")])
+    b = make(
+        tmp_path / "b.zip",
+        [
+            ("a.txt", b"ALPHA"),  # same size, other bytes
+            ("b.bin", b"\x00" * 101),  # other size
+            ("c/d.txt", b"delta"),
+            ("new.txt", b"moved bytes"),  # old.txt renamed
+            ("added.txt", b"only in b"),
+        ],
+    )
+    code, out, _ = in_process_cli("diff", "--json", str(a), str(b))
+    assert code == 1
+    report = json.loads(out)
+    assert report["equal"] is False
+    assert (report["format_a"], report["format_b"]) == ("pak", "zip")
+    assert report["only_in_a"] == ["gone.txt"]
+    assert report["only_in_b"] == ["added.txt"]
+    changed = {change["name"]: change for change in report["changed"]}
+    assert set(changed) == {"a.txt", "b.bin"}
+    assert changed["b.bin"]["size_a"] == 100 and changed["b.bin"]["size_b"] == 101
+    assert changed["a.txt"]["sha256_a"] != changed["a.txt"]["sha256_b"]
+    assert report["renamed"] == [{"a": "old.txt", "b": "new.txt", "size": 11, "sha256": report["renamed"][0]["sha256"]}]
+    assert report["header"] == []  # different formats: members only
+    code, out, _ = in_process_cli("diff", str(a), str(b))
+    assert code == 1
+    assert out.splitlines() == [
+        "- gone.txt",
+        "+ added.txt",
+        "~ a.txt (same size 5, content differs)",
+        "~ b.bin (size 100 -> 101)",
+        "> old.txt -> new.txt (renamed, same bytes)",
+    ]
+
+
+def test_header_fields_differ_between_packs_of_one_format(tmp_path: Path) -> None:
+    a = make(tmp_path / "a.pak", BASE)
+    b = make(tmp_path / "b.pak", BASE, directory="start")
+    result = gamepak.diff(a, b)
+    assert not result.equal and not result.changed
+    assert "directory_offset" in [field["field"] for field in result.header]
+    code, out, _ = in_process_cli("diff", str(a), str(b))
+    assert code == 1 and "! header directory_offset" in out
+
+
+def test_the_loaded_copy_of_a_duplicate_is_compared(tmp_path: Path) -> None:
+    a = make(tmp_path / "a.pak", [("x", b"first"), ("x", b"other")], allow_duplicates=True)
+    b = make(tmp_path / "b.zip", [("x", b"first")])
+    assert gamepak.diff(a, b).equal  # Quake loads the first copy
+
+
+@pytest.mark.parametrize("bad", ["corrupt", "missing", "unknown"])
+def test_errors_exit_2(tmp_path: Path, bad: str) -> None:
+    good = make(tmp_path / "a.pak", BASE)
+    other = tmp_path / "other.pak"
+    if bad == "corrupt":
+        other.write_bytes(b"PACK" + b"\xff" * 8)
+    elif bad == "unknown":
+        other = tmp_path / "other.bin"
+        other.write_bytes(b"\x01\x02\x03")
+    result = run_cli("diff", str(good), str(other))
+    assert result.returncode == 2
+    assert b"Traceback" not in result.stderr and result.stderr.strip()
+
+
+def test_usage_error_exit_2() -> None:
+    assert in_process_cli("diff", "--bogus", "a", "b")[0] == 2
+
+
+@given(
+    st.lists(st.from_regex(r"[a-z]{1,8}", fullmatch=True), min_size=1, max_size=8, unique=True),
+    st.data(),
+)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_random_changes_are_found(tmp_path: Path, names: list[str], data: st.DataObject) -> None:
+    before = {name: f"{name}:0".encode() for name in names}
+    removed = set(data.draw(st.lists(st.sampled_from(names), unique=True)))
+    changed = set(data.draw(st.lists(st.sampled_from(names), unique=True))) - removed
+    added = {f"new{index}" for index in range(data.draw(st.integers(0, 3)))}
+    after = {name: content for name, content in before.items() if name not in removed}
+    after.update({name: f"{name}:changed".encode() for name in changed})
+    after.update({name: f"{name}:added".encode() for name in added})
+    a = make(tmp_path / "a.pak", list(before.items()), overwrite=True)
+    b = make(tmp_path / "b.zip", list(after.items()), overwrite=True)
+    result = gamepak.diff(a, b)
+    assert set(result.only_in_a) == removed
+    assert set(result.only_in_b) == added
+    assert {change["name"] for change in result.changed} == changed
+    assert result.renamed == []
+    assert result.equal == (not removed and not changed and not added)
