@@ -92,6 +92,10 @@ class Detection(tuple):  # type: ignore[type-arg]
     def has_magic(self) -> bool:
         return self[2]  # type: ignore[no-any-return]
 
+    def __getnewargs__(self) -> tuple[str, float, bool]:  # type: ignore[override]
+        # pickle (multiprocessing, Dask) rebuilds a tuple subclass from these arguments.
+        return (self.format, self.confidence, self.has_magic)
+
     def __repr__(self) -> str:
         return f"Detection(format={self.format!r}, confidence={self.confidence}, has_magic={self.has_magic})"
 

@@ -198,6 +198,11 @@ class Archive:
         """Format-specific header fields for `gamepak info`."""
         return {}
 
+    def member_compression(self, entry: Entry) -> str:
+        """How a member's bytes are stored: "none", or the codec's name (formats that know it
+        override this; the default can only tell stored from compressed)."""
+        return "none" if entry.stored_size is None else "compressed"
+
     def _verify(self) -> list[str]:
         """Format-specific problems; the default checks each raw range lies inside the file."""
         problems = []

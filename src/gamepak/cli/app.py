@@ -33,6 +33,8 @@ LAZY_GROUPS = {
     "compact": ("gamepak.cli.edit", "compact_command", "Rebuild a pack without the space edits left."),
     "mount": ("gamepak.cli.mount", "mount_command", "Mount packs read-only as folders (FUSE)."),
     "unmount": ("gamepak.cli.mount", "unmount_command", "Unmount a folder mounted with 'gamepak mount'."),
+    "catalog": ("gamepak.cli.catalog", "catalog_command", "Catalog collections of archives into Parquet (Dask)."),
+    "catalog-diff": ("gamepak.cli.catalog", "catalog_diff_command", "Compare two catalogs."),
 }
 # Above this many members or bytes an extraction shows a progress bar (on a terminal).
 PROGRESS_MEMBERS = 500
