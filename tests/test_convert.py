@@ -249,3 +249,12 @@ def test_plain_members_are_copied_by_the_kernel(tmp_path: Path, monkeypatch: pyt
     gamepak.convert(source, tmp_path / target)
     assert copies == [len(big)]
     assert members_of(tmp_path / target) == [("big.bin", big), ("small.txt", b"s")]
+
+
+def test_folders_are_refused_by_flat_rfg_packfiles_all_at_once(tmp_path: Path) -> None:
+    source = make(tmp_path / "mod.pak", FOLDERS)
+    with pytest.raises(FormatLimitError) as caught:
+        gamepak.convert(source, tmp_path / "mod.vpp_pc")
+    message = str(caught.value)
+    assert "maps/e1m1.bsp" in message and "sound/a.wav" in message and "progs.dat" not in message
+    assert not (tmp_path / "mod.vpp_pc").exists()

@@ -16,7 +16,7 @@ import gamepak
 from gamepak.errors import GamepakError
 
 EXAMPLES = int(os.environ.get("GAMEPAK_FUZZ_EXAMPLES", "60"))
-MEMBERS = [("maps/e1m1.bsp", b"IBSP" + bytes(range(60))), ("readme.txt", b"hello world\n" * 5), ("b.bin", b"\x01\x02")]
+MEMBERS = [("e1m1.bsp", b"IBSP" + bytes(range(60))), ("readme.txt", b"hello world\n" * 5), ("b.bin", b"\x01\x02")]
 
 # (format, writer options): every reader, and each RFG data mode.
 CASES = [

@@ -420,8 +420,8 @@ def test_other_formats_samples_are_not_j2me_packs(tmp_path: Path, relative: str,
             path.write_bytes(b"# VDrift object list\nmodel = cone.joe\ntexture = cone.png\n")
         else:
             with gamepak.create(path, expected) as writer:
-                writer.add("scripts/table.xtbl", b"<root><row/></root>\n" * 20)
-                writer.add("textures/wall.bin", bytes(range(256)) * 3)
+                writer.add("table.xtbl", b"<root><row/></root>\n" * 20)
+                writer.add("wall.bin", bytes(range(256)) * 3)
     source = Source.open(path)
     try:
         assert all(sniffer(source) == 0 for sniffer in SNIFFERS.values())

@@ -730,7 +730,7 @@ def test_rebuild_recovers_writer_settings(tmp_path: Path, options: dict[str, obj
     with gamepak.create(original, **options) as writer:
         for index in range(5):
             text = b" ".join(rng.choice(words) + b"%d" % rng.randrange(50) for _ in range(index * 700 + 3))
-            writer.add(f"dir/member{index}.txt", text)
+            writer.add(f"member{index}.txt", text)
     folder = tmp_path / "x"
     assert in_process_cli("extract", "--manifest", "-o", str(folder), str(original))[0] == 0
     manifest = json.loads((folder / ".gamepak-manifest.json").read_text())

@@ -65,3 +65,19 @@ def test_iter_data_yields_bytes(dotted_pak: Path) -> None:
     assert pairs == [("./test_data/a.txt", b"a"), ("./test_data/b.txt", b"bb"), ("./other.txt", b"o")]
     for _, data in pairs:
         assert isinstance(data, bytes)
+
+
+def test_a_command_exit_code_from_ctx_exit_reaches_the_caller() -> None:
+    import click
+
+    from gamepak.cli.app import cli, run
+
+    @cli.command("exit-three", hidden=True)
+    @click.pass_context
+    def exit_three(ctx: click.Context) -> None:
+        ctx.exit(3)
+
+    try:
+        assert run(["exit-three"]) == 3
+    finally:
+        cli.commands.pop("exit-three")

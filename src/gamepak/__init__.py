@@ -14,11 +14,10 @@ from __future__ import annotations
 import os
 
 from .archive import Archive, ArchiveWriter, Entry
+from .comparison import diff
 
-# `gamepak.convert` and `gamepak.diff` are these functions, not their modules (binding a name
-# after its submodule's import keeps it); neither module imports anything heavy at load time.
-from .convert import convert
-from .diff import diff
+# Neither module imports anything heavy at load time.
+from .conversion import convert
 from .errors import (
     AmbiguousFormatError,
     CorruptArchiveError,
@@ -92,6 +91,10 @@ class Detection(tuple):  # type: ignore[type-arg]
     @property
     def has_magic(self) -> bool:
         return self[2]  # type: ignore[no-any-return]
+
+    def __getnewargs__(self) -> tuple[str, float, bool]:  # type: ignore[override]
+        # pickle (multiprocessing, Dask) rebuilds a tuple subclass from these arguments.
+        return (self.format, self.confidence, self.has_magic)
 
     def __repr__(self) -> str:
         return f"Detection(format={self.format!r}, confidence={self.confidence}, has_magic={self.has_magic})"

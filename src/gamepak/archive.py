@@ -206,9 +206,19 @@ class Archive:
         that says what the content is)."""
         return entry.name
 
+    def member_mtime(self, entry: Entry) -> float | None:
+        """When a member was last modified (seconds since the epoch), for formats that store it;
+        None (the default) when the format keeps no times."""
+        return None
+
     def header_fields(self) -> dict[str, Any]:
         """Format-specific header fields for `gamepak info`."""
         return {}
+
+    def member_compression(self, entry: Entry) -> str:
+        """How a member's bytes are stored: "none", or the codec's name (formats that know it
+        override this; the default can only tell stored from compressed)."""
+        return "none" if entry.stored_size is None else "compressed"
 
     def _verify(self) -> list[str]:
         """Format-specific problems; the default checks each raw range lies inside the file."""

@@ -2,7 +2,8 @@
 
 Builds a small mod folder, packs it into every archive format that takes named members, lists,
 verifies and extracts each pack with a manifest, rebuilds it from the extracted folder and
-checks the rebuild is byte-identical; then nests packs, makes and translates a J2ME text pack,
+checks the rebuild is byte-identical; then nests packs, edits, converts and compares packs,
+makes and translates a J2ME text pack,
 and makes, converts and renders a JOE model. Each step runs the real `gamepak` command line, printed
 before it runs, so the output doubles as a tour of the CLI.
 
@@ -18,8 +19,9 @@ import sys
 
 from .cli import main as gamepak_main
 
-# (archive file name, format) pairs the demo builds from the same folder.
-PACKS = [("mod.pak", "pak"), ("models.jpk", "jpk"), ("level.str2_pc", "vpp")]
+# (archive file name, format, source folder): RFG packfiles hold no folders, so the
+# `.str2_pc` is made from a flat copy of the mod.
+PACKS = [("mod.pak", "pak", "mod"), ("models.jpk", "jpk", "mod"), ("level.str2_pc", "vpp", "level")]
 # Strings of the demo's J2ME text pack: Latin-1 accents and apostrophes (stored as 0x92).
 STRINGS = ["New game", "Don't give up!", "Caf\u00e9 cr\u00e8me", "Stra\u00dfe", "Level 1: the jungle"]
 
@@ -40,13 +42,46 @@ def make_mod_folder(folder: str) -> None:
             handle.write(data)
 
 
-def step(*arguments: str) -> None:
+def make_flat_folder(source: str, folder: str) -> None:
+    """The mod's files under their bare names, for formats without folders."""
+    for current, _, files in os.walk(source):
+        for file_name in files:
+            os.makedirs(folder, exist_ok=True)
+            shutil.copyfile(os.path.join(current, file_name), os.path.join(folder, file_name))
+
+
+def step(*arguments: str, expect: int = 0) -> None:
     """Run one gamepak command as a user would, stopping the demo if it fails."""
     print(f"\n$ gamepak {' '.join(arguments)}", flush=True)
     code = gamepak_main(list(arguments))
     sys.stdout.flush()
-    if code != 0:
+    if code != expect:
         raise SystemExit(f"demo step failed with exit code {code}")
+
+
+def editing(workdir: str) -> None:
+    """The modder's loop: change packs in place, sync an extracted folder back, convert, compare."""
+    pak = os.path.join(workdir, "mod.pak")
+    notes = os.path.join(workdir, "notes.txt")
+    with open(notes, "w", encoding="utf-8") as handle:
+        handle.write("Added after the pack was made.\n")
+    step("add", pak, notes, "--name", "docs/notes.txt")
+    step("mv", pak, "readme.txt", "README.txt")
+    step("rm", pak, "textures/wall4.lmp")
+    step("diff", os.path.join(workdir, "rebuilt-mod.pak"), pak, expect=1)
+    extracted = os.path.join(workdir, "mod.pak.edited")
+    step("extract", pak, "-o", extracted)
+    with open(os.path.join(extracted, "default.cfg"), "ab") as handle:
+        handle.write(b"bind space +jump\n")
+    step("update", pak, extracted, "--dry-run")
+    step("update", pak, extracted)
+    step("compact", pak)
+    step("verify", pak)
+    archive_zip = os.path.join(workdir, "mod.zip")
+    step("convert", pak, archive_zip)
+    step("diff", pak, archive_zip)
+    step("add", os.path.join(workdir, "dlc.vpp_pc"), notes, "--name", "level.str2_pc/notes.txt")
+    step("ls", "-r", os.path.join(workdir, "dlc.vpp_pc"))
 
 
 def nested_packs(workdir: str) -> None:
@@ -54,7 +89,7 @@ def nested_packs(workdir: str) -> None:
     outer = os.path.join(workdir, "dlc.vpp_pc")
     step("create", outer, os.path.join(workdir, "level.str2_pc"), os.path.join(workdir, "mod", "readme.txt"))
     step("ls", "-r", outer)
-    step("cat", outer, "level.str2_pc/maps/start.ent")
+    step("cat", outer, "level.str2_pc/start.ent")
     step("verify", outer)
 
 
@@ -117,10 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     workdir = os.path.abspath(arguments[0] if arguments else "build/demo")
     shutil.rmtree(workdir, ignore_errors=True)
-    source = os.path.join(workdir, "mod")
-    make_mod_folder(source)
+    make_mod_folder(os.path.join(workdir, "mod"))
+    make_flat_folder(os.path.join(workdir, "mod"), os.path.join(workdir, "level"))
     print(f"demo folder: {workdir}")
-    for file_name, format_name in PACKS:
+    for file_name, format_name, folder in PACKS:
+        source = os.path.join(workdir, folder)
         archive = os.path.join(workdir, file_name)
         extracted = os.path.join(workdir, f"{file_name}.extracted")
         rebuilt = os.path.join(workdir, f"rebuilt-{file_name}")
@@ -133,12 +169,16 @@ def main(argv: list[str] | None = None) -> int:
         if not filecmp.cmp(archive, rebuilt, shallow=False):
             raise SystemExit(f"{rebuilt} differs from {archive}")
         print(f"rebuilt {file_name} byte for byte")
-    step("detect", *(os.path.join(workdir, name) for name, _ in PACKS))
+    step("detect", *(os.path.join(workdir, name) for name, _, _ in PACKS))
     step("cat", os.path.join(workdir, "mod.pak"), "readme.txt")
     nested_packs(workdir)
+    editing(workdir)
     j2me_packs(workdir)
     models(workdir)
-    print("\ndemo finished: every pack listed, verified, extracted and rebuilt byte for byte")
+    print(
+        "\ndemo finished: every pack listed, verified, extracted and rebuilt byte for byte; "
+        "packs edited in place, converted and compared"
+    )
     return 0
 
 

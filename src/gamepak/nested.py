@@ -6,12 +6,17 @@ A member counts as a nested archive when a format with a signature recognises it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from .archive import Archive, Entry
 from .errors import GamepakError, MemberNotFoundError
 from .registry import FORMATS
+from .source import Source
+
+# How much of each member `nested_formats` reads up front; sniffers that look further read on.
+_HEAD_SIZE = 512
 
 
 def nested_format(archive: Archive, entry: Entry) -> str | None:
@@ -27,13 +32,64 @@ def nested_format(archive: Archive, entry: Entry) -> str | None:
 
 def signature_format(stream: BinaryIO, name: str) -> str | None:
     """The name of the signature archive format a seekable stream holds, or None."""
-    from .source import Source
+    return _sniff(Source.open(stream, name))
 
-    source = Source.open(stream, name)
-    for spec in FORMATS:
-        if spec.has_magic and spec.kind == "archive" and spec.sniffer()(source) >= 0.9:
-            return spec.name
+
+def _sniff(source: Source) -> str | None:
+    """The signature archive format whose sniffer is sure of `source`, or None."""
+    for name, sniffer in _signature_sniffers():
+        if sniffer(source) >= 0.9:
+            return name
     return None
+
+
+@functools.cache
+def _signature_sniffers() -> tuple[tuple[str, Callable[[Source], float]], ...]:
+    # Looked up once: `nested_formats` sniffs every member of a pack.
+    return tuple((spec.name, spec.sniffer()) for spec in FORMATS if spec.has_magic and spec.kind == "archive")
+
+
+class _HeadSource(Source):
+    """A member's first bytes, read once; a sniffer that looks past them reads the member."""
+
+    def __init__(self, archive: Archive, entry: Entry, head: bytes) -> None:
+        # Not Source.__init__: this runs once per member, and needs no descriptor or lock.
+        self.name = entry.name
+        self.size = entry.size
+        self._owns_fd = False
+        self.fd = None
+        self._archive = archive
+        self._entry = entry
+        self._head = head
+        self._whole: Source | None = None
+
+    def pread(self, size: int, offset: int) -> bytes:
+        if offset >= 0 and (offset + size <= len(self._head) or len(self._head) == self.size):
+            return self._head[offset : offset + size]
+        if self._whole is None:
+            self._whole = Source.open(self._archive.open(self._entry), f"{self._archive.filename}/{self.name}")
+        return self._whole.pread(size, offset)
+
+
+def nested_formats(archive: Archive, entries: list[Entry] | None = None) -> dict[int, str]:
+    """`nested_format` for many members at once (all by default), keyed by entry index: each
+    member's head is read once, in archive order (one pass over a shared compressed stream),
+    and the signature formats' sniffers run on it. Members that are no archive are left out."""
+    found: dict[int, str] = {}
+    wanted = archive.infolist() if entries is None else entries
+    try:
+        # Chunks of the head's size: a raw member costs one small read, and a compressed
+        # stream is decoded once, in order.
+        for entry, chunks in archive.iter_data([entry for entry in wanted if entry.size >= 4], _HEAD_SIZE):
+            try:
+                format_name = _sniff(_HeadSource(archive, entry, next(chunks, b"")[:_HEAD_SIZE]))
+                if format_name is not None:
+                    found[entry.index] = format_name
+            except GamepakError:
+                continue  # an unreadable member is shown as a file; reading it says why
+    except GamepakError:
+        pass  # a damaged stream: the members before it were classified, the rest count as files
+    return found
 
 
 def nested_splits(archive: Archive, path: str) -> Iterator[tuple[str, Archive, str]]:

@@ -29,6 +29,10 @@ LAZY_GROUPS = {
     "mv": ("gamepak.cli.edit", "mv_command", "Rename a member of a pack."),
     "update": ("gamepak.cli.edit", "update_command", "Sync an extracted folder back into its pack."),
     "compact": ("gamepak.cli.edit", "compact_command", "Rebuild a pack without the space edits left."),
+    "mount": ("gamepak.cli.mount", "mount_command", "Mount packs read-only as folders (FUSE)."),
+    "unmount": ("gamepak.cli.mount", "unmount_command", "Unmount a folder mounted with 'gamepak mount'."),
+    "catalog": ("gamepak.cli.catalog", "catalog_command", "Catalog collections of archives into Parquet (Dask)."),
+    "catalog-diff": ("gamepak.cli.catalog", "catalog_diff_command", "Compare two catalogs."),
 }
 # Above this many members or bytes an extraction shows a progress bar (on a terminal).
 PROGRESS_MEMBERS = 500
@@ -540,7 +544,8 @@ def run(arguments: list[str]) -> int:
     """Run the command line; GamepakError -> one line and exit 1, usage -> exit 2."""
     warnings.showwarning = _show_warning
     try:
-        cli.main(args=arguments, prog_name="gamepak", standalone_mode=False)
+        # Without standalone mode, click returns the code a command passed to `ctx.exit(code)`.
+        returned = cli.main(args=arguments, prog_name="gamepak", standalone_mode=False)
     except click.exceptions.Abort:
         note("aborted")
         return 1
@@ -573,4 +578,4 @@ def run(arguments: list[str]) -> int:
             raise
         note(f"internal error: {type(exc).__name__}: {exc} (set GAMEPAK_DEBUG=1 for a traceback)")
         return 1
-    return 0
+    return returned if isinstance(returned, int) else 0

@@ -54,7 +54,7 @@ def convert_command(
     J2ME packs have no member names: members are numbered 0, 1, ... in IN's order, each keeping
     its extension, and the names dropped are reported.
     """
-    from ..convert import convert
+    from ..conversion import convert
 
     settings: Settings = ctx.find_object(Settings) or Settings(None)
     result = convert(
@@ -92,7 +92,7 @@ def diff_command(ctx: click.Context, a: str, b: str, as_json: bool) -> None:
     Exit codes, as diff's: 0 equal, 1 different, 2 error (unreadable input, bad usage).
     The global --format names the format of both sides instead of detecting it.
     """
-    from ..diff import diff
+    from ..comparison import diff
 
     settings: Settings = ctx.find_object(Settings) or Settings(None)
     try:

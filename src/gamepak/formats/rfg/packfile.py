@@ -420,6 +420,12 @@ class Reader(Archive):
         last = entries[-1]
         return last.offset + ((last.stored_size or 0) if self.compressed else last.size)
 
+    def member_compression(self, entry: Entry) -> str:
+        if not self.compressed:
+            return "none"
+        # Condensed: one zlib stream for the whole pack, so a member cannot be inflated alone.
+        return "zlib-stream" if self.condensed else "zlib"
+
     def header_fields(self) -> dict[str, Any]:
         return {
             "version": VERSION,

@@ -147,6 +147,8 @@ class Writer(ArchiveWriter):
     updated to the `.str2_pc` members written)."""
 
     format_name = "vpp"
+    # The game keys members by their bare file names: a packfile has no folders.
+    flat_names = True
     option_defaults: ClassVar[dict[str, Any]] = {
         "flags": None,
         "level": None,
@@ -176,14 +178,6 @@ class Writer(ArchiveWriter):
 
     def __init__(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
         super().__init__(path, **kwargs)
-        if not hasattr(ArchiveWriter, "_validated"):
-            # Until the base class applies `option_validators` itself.
-            for key, validator in self.option_validators.items():
-                if key in kwargs:
-                    try:
-                        self.options[key] = validator(kwargs[key])
-                    except (ValueError, TypeError) as exc:
-                        raise UnsupportedFeatureError(f"vpp option {key}={kwargs[key]}: {exc}") from None
         # What the `.asm_pc` update changed, one sentence per change.
         self.asm_updates: list[str] = []
         self._external_asm: bytes | None = None

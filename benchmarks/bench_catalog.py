@@ -1,0 +1,323 @@
+"""`gamepak catalog` on a generated collection, on /dev/shm, ratios measured in one run.
+
+The development machine is shared (load ~10 on 2 cores while helpers run): wall-time ratios of
+parallel runs are then meaningless, so each parallel figure is also given "on two free cores",
+computed from CPU seconds (the client's own CPU plus the busiest worker's).
+
+The collection (scale 1): 2,000 archives of all five formats (PAK, JoePack, RFG packfiles in
+three data modes with nested .str2_pc packs, J2ME packs, JOE models), about 100,000 members and
+1 GiB. `--scale 0.1` builds a tenth of it for a quick run.
+
+- `processes` with 2 workers vs `synchronous` (target >= 1.6x faster);
+- a `dask.distributed.LocalCluster` of 2 worker processes vs `processes` (target within 1.2x),
+  warm (a cluster is long-lived) and on its first run;
+- hashing throughput of the catalog (sha256, one process, no nested packs, no verify) vs
+  `sha256sum` over the same members extracted (target >= 0.8x): end to end (the whole catalog
+  run, imports, parsing, Parquet included), and of the hasher alone (hashlib over those files);
+- peak RSS of every worker process (target < 200 MiB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import gamepak
+
+from _common import GAMEPAK, compile_bytecode, scratch
+
+TEXT = b"".join(b"<entry id='%d'>value %d of the table</entry>\n" % (i, i * 7) for i in range(4000))
+
+
+def _member_data(rng: random.Random, pool: bytes, size: int) -> bytes:
+    if rng.random() < 0.5:
+        start = rng.randrange(0, len(TEXT) - min(size, len(TEXT) - 1))
+        data = TEXT[start : start + size]
+        return data * (size // max(1, len(data))) + data[: size % max(1, len(data))]
+    start = rng.randrange(0, len(pool) - size)
+    return pool[start : start + size]
+
+
+def _sizes(rng: random.Random, count: int, mean: int) -> list[int]:
+    return [max(16, min(int(rng.expovariate(1 / mean)), 200_000)) for _ in range(count)]
+
+
+def _pack(path: Path, format_name: str, members: list[tuple[str, bytes]], **options: object) -> None:
+    with gamepak.create(path, format_name, overwrite=True, **options) as writer:
+        for name, data in members:
+            writer.add(name, data)
+
+
+def _pack_bytes(folder: Path, format_name: str, members: list[tuple[str, bytes]], **options: object) -> bytes:
+    path = folder / f".tmp.{format_name}"
+    _pack(path, format_name, members, **options)
+    data = path.read_bytes()
+    path.unlink()
+    return data
+
+
+def build_collection(root: Path, scale: float, seed: int = 1) -> tuple[int, int]:
+    """Write the collection; returns (archives, members) with nested members counted."""
+    import numpy as np
+
+    from gamepak.models import Mesh, dumps
+
+    rng = random.Random(seed)
+    pool = random.Random(seed).randbytes(8 << 20)
+    archive_count = max(20, int(2000 * scale))
+    members_total = 0
+    mesh = Mesh.from_vertices(
+        np.random.default_rng(seed).random((300, 3), dtype=np.float32), np.arange(300).reshape(100, 3) % 300
+    )
+    joe_data = dumps(mesh, "joe")
+    for index in range(archive_count):
+        folder = root / f"game{index % 7}" / f"dir{index % 13}"
+        folder.mkdir(parents=True, exist_ok=True)
+        kind = index % 10
+        count = max(2, int(rng.gauss(50, 15)))
+        sizes = _sizes(rng, count, 10_500)
+        members = [
+            (f"data/file{i:04d}.{rng.choice(['txt', 'bin', 'xtbl', 'png'])}", _member_data(rng, pool, s))
+            for i, s in enumerate(sizes)
+        ]
+        if kind in (0, 1, 2):
+            _pack(folder / f"pak{index}.pak", "pak", members)
+        elif kind in (3, 4):
+            _pack(folder / f"jpk{index}.jpk", "jpk", members)
+        elif kind in (5, 6, 7):
+            flags = {5: 0, 6: 1, 7: 3}[kind]
+            inner_members = members[:10]
+            inner = _pack_bytes(
+                folder, "vpp", [(f"in{i}.xtbl", d) for i, (_, d) in enumerate(inner_members)], flags=3, level=1
+            )
+            members = [*members[10:], (f"nested{index}.str2_pc", inner)]
+            members_total += len(inner_members)
+            _pack(
+                folder / f"rfg{index}.vpp_pc",
+                "vpp",
+                [(n.replace("/", "_"), d) for n, d in members],
+                flags=flags,
+                level=1,
+            )
+        elif kind == 8:
+            if index % 20 == 8:
+                (folder / f"model{index}.joe").write_bytes(joe_data)
+                continue
+            _pack(folder / f"res{index}", "j2me-table", [(str(i), d) for i, (_, d) in enumerate(members[:200])])
+            members = members[:200]
+        else:
+            layout = "j2me-offsets" if index % 20 == 9 else "j2me-sized"
+            _pack(folder / f"res{index}", layout, [(str(i), d[:60_000]) for i, (_, d) in enumerate(members)])
+        members_total += len(members)
+    return archive_count, members_total
+
+
+class Watch:
+    """Peak RSS and CPU seconds of every descendant of a process, sampled every 50 ms."""
+
+    def __init__(self, pid: int, exclude: int | None = None) -> None:
+        self.pid = pid
+        self.exclude = exclude
+        self.peaks: dict[int, int] = {}
+        self.cpu_first: dict[int, float] = {}
+        self.cpu_last: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import psutil
+
+        try:
+            parent = psutil.Process(self.pid)
+        except psutil.NoSuchProcess:
+            return
+        while not self._stop.is_set():
+            try:
+                children = parent.children(recursive=True)
+            except psutil.NoSuchProcess:
+                return
+            for child in children:
+                try:
+                    with child.oneshot():
+                        rss = child.memory_info().rss
+                        times = child.cpu_times()
+                except psutil.NoSuchProcess:
+                    continue
+                cpu = times.user + times.system
+                self.peaks[child.pid] = max(self.peaks.get(child.pid, 0), rss)
+                self.cpu_first.setdefault(child.pid, cpu)
+                self.cpu_last[child.pid] = cpu
+            time.sleep(0.05)
+
+    def __enter__(self) -> Watch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def worker_cpu(self, since_start: bool) -> list[float]:
+        """CPU seconds of each process seen (the delta since first seen for long-lived ones)."""
+        pids = [pid for pid in self.cpu_last if pid != self.exclude]
+        return [self.cpu_last[pid] - (self.cpu_first[pid] if since_start else 0.0) for pid in pids]
+
+
+def timed_catalog(collection: Path, out: Path, *options: str, cluster: bool = False) -> tuple[float, float, Watch]:
+    """One `gamepak catalog` run: (wall seconds, CPU seconds of the command and its own
+    children, the watch over the worker processes)."""
+    shutil.rmtree(out, ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    process = subprocess.Popen([GAMEPAK, "catalog", str(collection), "-o", str(out), *options], stderr=subprocess.PIPE)
+    with Watch(os.getpid() if cluster else process.pid, exclude=process.pid) as watch:
+        _, err = process.communicate()
+        elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    if process.returncode:
+        sys.exit(f"catalog failed: {err.decode()}")
+    print(f"   {' '.join(options)}: {elapsed:.2f} s wall, {cpu:.2f} s CPU  {err.decode().strip()}")
+    return elapsed, cpu, watch
+
+
+def _hashlib_cpu(paths: list[Path]) -> float:
+    import hashlib
+
+    start = time.process_time()
+    for path in paths:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+        digest.hexdigest()
+    return time.process_time() - start
+
+
+def extract_top_level(collection: Path, target: Path) -> int:
+    """Extract every archive's own members (what sha256sum hashes); returns their bytes."""
+    total = 0
+    for index, path in enumerate(sorted(p for p in collection.rglob("*") if p.is_file())):
+        if path.suffix == ".joe":
+            continue
+        with gamepak.open(path) as archive:
+            archive.extractall(target / str(index))
+            total += sum(entry.size for entry in archive.infolist())
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of the 2,000-archive collection")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (medians are reported)")
+    arguments = parser.parse_args()
+    compile_bytecode()
+    base = scratch("catalog")
+    collection = base / "collection"
+    started = time.perf_counter()
+    archives, members = build_collection(collection, arguments.scale)
+    size = sum(p.stat().st_size for p in collection.rglob("*") if p.is_file())
+    print(
+        f"collection: {archives} archives, {members} members, {size / 2**20:.0f} MiB "
+        f"(built in {time.perf_counter() - started:.0f} s)"
+    )
+
+    out = base / "out"
+    # Warm the page cache and the interpreter's imports once.
+    timed_catalog(collection, out, "--scheduler", "synchronous", "--hash", "none", "--no-verify")
+    from distributed import LocalCluster
+
+    walls: dict[str, list[float]] = {"synchronous": [], "processes": [], "cluster": []}
+    bounds: dict[str, list[float]] = {"synchronous": [], "processes": [], "cluster": []}
+    process_peaks: list[int] = []
+    cluster_peaks: list[int] = []
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        # The first run also imports gamepak, pyarrow and dask into the long-lived workers.
+        cold_time, cold_client_cpu, cold_watch = timed_catalog(collection, out, "--scheduler", address, cluster=True)
+        cold_bound = cold_client_cpu + max(cold_watch.worker_cpu(since_start=True), default=0.0)
+        cluster_peaks.extend(cold_watch.peaks.values())
+        # Alternating rounds, medians: the machine is shared and its load swings.
+        for _ in range(arguments.rounds):
+            wall, cpu, _ = timed_catalog(collection, out, "--scheduler", "synchronous")
+            walls["synchronous"].append(wall)
+            bounds["synchronous"].append(cpu)
+            wall, cpu, watch = timed_catalog(collection, out, "--scheduler", "processes", "--workers", "2")
+            # Besides wall time, the time two free cores would take, from CPU seconds: the
+            # client's own work plus the busiest worker.
+            pool_cpu = watch.worker_cpu(since_start=False)
+            walls["processes"].append(wall)
+            bounds["processes"].append(cpu - sum(pool_cpu) + max(pool_cpu, default=0.0))
+            process_peaks.extend(watch.peaks.values())
+            wall, cpu, watch = timed_catalog(collection, out, "--scheduler", address, cluster=True)
+            walls["cluster"].append(wall)
+            bounds["cluster"].append(cpu + max(watch.worker_cpu(since_start=True), default=0.0))
+            cluster_peaks.extend(watch.peaks.values())
+    wall_median = {name: statistics.median(values) for name, values in walls.items()}
+    bound_median = {name: statistics.median(values) for name, values in bounds.items()}
+    synchronous, processes, cluster_time = wall_median["synchronous"], wall_median["processes"], wall_median["cluster"]
+    synchronous_cpu, processes_bound, cluster_bound = (
+        bound_median["synchronous"],
+        bound_median["processes"],
+        bound_median["cluster"],
+    )
+    from gamepak.catalog.schema import read_table
+
+    rows = read_table(str(out), "members", ["size"]).num_rows
+
+    hashed, hashed_cpu, _ = timed_catalog(collection, out, "--scheduler", "synchronous", "--no-nested", "--no-verify")
+    extracted = base / "extracted"
+    member_bytes = extract_top_level(collection, extracted)
+    file_list = base / "files.txt"
+    file_list.write_bytes(b"\0".join(os.fsencode(p) for p in sorted(extracted.rglob("*")) if p.is_file()))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with open(file_list, "rb") as names:
+        subprocess.run(["xargs", "-0", "sha256sum"], stdin=names, stdout=subprocess.DEVNULL, check=True)
+    sha256sum = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    sha256sum_cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+    mib = 2**20
+    process_peak = max(process_peaks, default=0) / mib
+    cluster_peak = max(cluster_peaks, default=0) / mib
+    print(f"members cataloged (nested included): {rows}")
+    print(
+        f"processes (2 workers) vs synchronous: {synchronous / processes:.2f}x faster in wall time, "
+        f"{synchronous_cpu / processes_bound:.2f}x on two free cores (CPU: {synchronous_cpu:.1f} s vs client + busiest "
+        f"worker {processes_bound:.1f} s) (target >= 1.6x; medians of {arguments.rounds} rounds)"
+    )
+    print(
+        f"LocalCluster (2 workers) vs processes: {cluster_time / processes:.2f}x the wall time, "
+        f"{cluster_bound / processes_bound:.2f}x on two free cores; its first run (workers importing): "
+        f"{cold_time / processes:.2f}x wall, {cold_bound / processes_bound:.2f}x on two free cores (target <= 1.2x)"
+    )
+    print(
+        f"hashing over {member_bytes / mib:.0f} MiB of members: catalog {member_bytes / hashed / 1e6:.0f} MB/s wall, "
+        f"{member_bytes / hashed_cpu / 1e6:.0f} MB/s CPU; sha256sum of the extracted members "
+        f"{member_bytes / sha256sum / 1e6:.0f} MB/s wall, {member_bytes / sha256sum_cpu / 1e6:.0f} MB/s CPU: "
+        f"{sha256sum / hashed:.2f}x wall, {sha256sum_cpu / hashed_cpu:.2f}x CPU (target >= 0.8x)"
+    )
+    # The hashing the catalog does (hashlib, 1 MiB chunks) over the same files, in this process.
+    hashlib_cpu = _hashlib_cpu(sorted(p for p in extracted.rglob("*") if p.is_file()))
+    print(
+        f"the catalog's hasher (hashlib sha256, 1 MiB chunks) over the same files: "
+        f"{member_bytes / hashlib_cpu / 1e6:.0f} MB/s CPU, {sha256sum_cpu / hashlib_cpu:.2f}x sha256sum"
+    )
+    print(
+        f"peak RSS per worker: processes {process_peak:.0f} MiB, LocalCluster {cluster_peak:.0f} MiB (target < 200 MiB)"
+    )
+    shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

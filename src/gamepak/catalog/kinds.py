@@ -1,0 +1,127 @@
+"""What a member holds, guessed from its first bytes and its name: the catalog's `member_type`.
+
+The content wins over the name (game files are often misnamed); the name decides only when the
+bytes say nothing recognisable. Packs inside packs are named by the catalog itself
+(`archive:<format>`), from the registry's sniffers.
+"""
+
+from __future__ import annotations
+
+# (signature at offset 0, type). Longer signatures first where one is a prefix of another.
+SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"DDS ", "image/dds"),
+    (b"OggS", "audio/ogg"),
+    (b"MThd", "audio/midi"),
+    (b"#!AMR", "audio/amr"),
+    (b"ID3", "audio/mpeg"),
+    (b"fLaC", "audio/flac"),
+    (b"IDPO", "model/quake-mdl"),
+    (b"IDP2", "model/md2"),
+    (b"IDSP", "image/quake-sprite"),
+    (b"IDS2", "image/quake2-sprite"),
+    (b"IBSP", "map/quake2-bsp"),
+    (b"WAD2", "archive/wad2"),
+    (b"WAD3", "archive/wad3"),
+    (b"PK\x03\x04", "archive/zip"),
+    (b"\x1f\x8b", "archive/gzip"),
+    (b"glTF", "model/glb"),
+    (b"ply\n", "model/ply"),
+    (b"<?xml", "text/xml"),
+    (b"\xef\xbb\xbf<?xml", "text/xml"),
+)
+
+# Name extension -> type, for content without a signature.
+EXTENSIONS: dict[str, str] = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".tga": "image/tga",
+    ".dds": "image/dds",
+    ".pcx": "image/pcx",
+    ".bmp": "image/bmp",
+    ".lmp": "image/quake-lump",
+    ".wav": "audio/wav",
+    ".ogg": "audio/ogg",
+    ".mid": "audio/midi",
+    ".amr": "audio/amr",
+    ".mp3": "audio/mpeg",
+    ".bsp": "map/quake-bsp",
+    ".mdl": "model/quake-mdl",
+    ".md2": "model/md2",
+    ".spr": "image/quake-sprite",
+    ".joe": "model/joe",
+    ".glb": "model/glb",
+    ".gltf": "model/gltf",
+    ".obj": "model/obj",
+    ".txt": "text/plain",
+    ".cfg": "text/config",
+    ".rc": "text/config",
+    ".xtbl": "text/xml",
+    ".xml": "text/xml",
+    ".json": "text/json",
+    ".lua": "text/lua",
+    ".qc": "text/quakec",
+    ".dat": "binary",
+}
+
+
+# Whitespace a text file may hold; every other character must be printable.
+_WHITESPACE = str.maketrans("", "", "\t\r\n\f")
+# Bytes of the head looked at to tell text from binary.
+TEXT_PROBE = 1024
+
+
+def _looks_like_text(head: bytes) -> bool:
+    probe = head[:TEXT_PROBE]
+    try:
+        text = probe.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut at the end of the probe is still text.
+        if exc.start < len(probe) - 3:
+            return False
+        text = probe[: exc.start].decode("utf-8")
+    return text.translate(_WHITESPACE).isprintable()
+
+
+# Signatures grouped by their first byte: one dict lookup instead of a scan per member.
+_BY_FIRST_BYTE: dict[int, list[tuple[bytes, str]]] = {}
+for _signature, _kind in SIGNATURES:
+    _BY_FIRST_BYTE.setdefault(_signature[0], []).append((_signature, _kind))
+
+
+def _by_magic(head: bytes) -> str | None:
+    if not head:
+        return None
+    for signature, kind in _BY_FIRST_BYTE.get(head[0], ()):
+        if head.startswith(signature):
+            return kind
+    if head.startswith(b"RIFF") and head[8:12] == b"WAVE":
+        return "audio/wav"
+    if head[:4] == b"\x1d\x00\x00\x00":
+        return "map/quake-bsp"
+    return None
+
+
+def member_type(name: str, head: bytes) -> str:
+    """A short "family/kind" label for a member from its name and its first bytes."""
+    dot = name.rfind(".")
+    extension = name[dot:].lower() if dot > name.rfind("/") else ""
+    named = EXTENSIONS.get(extension)
+    magic = _by_magic(head)
+    if magic is not None:
+        # Same family: the name is more precise (VDrift's .joe models carry MD2's IDP2 magic).
+        if named is not None and named.split("/")[0] == magic.split("/")[0]:
+            return named
+        return magic
+    if named is not None:
+        return named
+    if not head:
+        return "empty"
+    if _looks_like_text(head):
+        return "text/plain"
+    return "binary"

@@ -1,0 +1,600 @@
+"""Finding archives and turning one archive into catalog rows (no Dask here: this runs inside a
+worker, one unit of work at a time).
+
+Which files are archives:
+1. a format with a signature that recognises the bytes (magic + a header that fits) wins;
+2. a file whose extension names a format (`.pak`, `.jpk`, `.vpp_pc`, `.str2_pc`, `.joe`), or whose
+   magic matches with an inconsistent header, is read as that format; when that fails the file is
+   an `errors` row: this is how truncated and corrupt packs are caught;
+3. files with neither are tried by the structural checks (J2ME packs, JOE models: no magic).
+   `guess="strict"` (the default) takes a structural fit only when it is convincing (confidence
+   >= 0.45: a JOE whose counts add up to the file size, a J2ME pack whose members tile its
+   payload exactly) and unambiguous; `"loose"` takes any consistent fit (many small unrelated
+   files fit some J2ME layout by chance); `"off"` takes none. Everything else is not an archive
+   and is skipped silently (counted).
+Nested packs are recognised by signature only, as everywhere in gamepak (see gamepak.nested).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .. import Detection, detect
+from ..archive import Archive, Entry, Problem
+from ..errors import AmbiguousFormatError, GamepakError
+from ..registry import FORMATS, format_for_path, get_format
+from ..source import Source
+from .hashing import Hasher, file_sha256, hasher_factory
+from .kinds import member_type
+
+# Structural fits at or above this confidence are convincing (see the module docstring).
+STRICT_CONFIDENCE = 0.45
+GUESS_POLICIES = ("strict", "loose", "off")
+# Bytes of a member kept to guess its type and whether it is a nested pack.
+HEAD_BYTES = 4096
+# A model is read whole to be checked; larger files are reported rather than loaded.
+MAX_MODEL_BYTES = 256 << 20
+# After this many members in a row fail to read, the rest of the archive is not retried.
+MAX_CONSECUTIVE_FAILURES = 3
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """A file to catalog: where it is, its path relative to the folder scanned, and the size and
+    modification time seen when the scan was planned."""
+
+    path: str
+    relative: str
+    size: int
+    mtime_ns: int | None
+    url: bool = False
+
+    @property
+    def key(self) -> str:
+        """A short stable id of this file in this state (names its part files)."""
+        import hashlib
+
+        return hashlib.sha1(
+            f"{self.path}\0{self.size}\0{self.mtime_ns}".encode("utf-8", "surrogateescape")
+        ).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """What the scan computes."""
+
+    hash_algorithm: str = "sha256"
+    nested: bool = True
+    guess: str = "strict"
+    verify: bool = True
+
+
+class RowSink:
+    """Where rows go: anything with `add(row)` per table."""
+
+    def __init__(self, members: Any, archives: Any, errors: Any) -> None:
+        self.members = members
+        self.archives = archives
+        self.errors = errors
+
+
+class Stats:
+    """Counts a unit of work reports back (the only thing that returns to the client)."""
+
+    def __init__(self) -> None:
+        self.archives = 0
+        self.members = 0
+        self.errors = 0
+        self.member_bytes = 0
+        self.skipped = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(vars(self))
+
+
+# -- discovery --------------------------------------------------------------------------------
+def _is_url(path: str) -> bool:
+    return "://" in path and not path.startswith("file://")
+
+
+def iter_files(roots: list[str], exclude: str | None = None) -> Iterator[FileRef | tuple[str, str]]:
+    """Every file under `roots` (folders walked in sorted order), as FileRefs; a problem walking
+    yields `(path, message)` instead. `exclude` (the output folder) is never entered."""
+    excluded = os.path.realpath(exclude) if exclude else None
+    for root in roots:
+        if _is_url(root):
+            yield from _iter_url(root)
+            continue
+        local = root[len("file://") :] if root.startswith("file://") else root
+        if os.path.isdir(local):
+            yield from _iter_folder(local, excluded)
+        else:
+            try:
+                stat = os.stat(local)
+            except OSError as exc:
+                yield local, f"cannot read: {exc.strerror}"
+                continue
+            yield FileRef(local, os.path.basename(local), stat.st_size, stat.st_mtime_ns)
+
+
+def _iter_folder(root: str, excluded: str | None) -> Iterator[FileRef | tuple[str, str]]:
+    problems: list[OSError] = []
+    for folder, folders, files in os.walk(root, onerror=problems.append):
+        while problems:
+            error = problems.pop()
+            yield str(error.filename or folder), f"cannot list: {error.strerror}"
+        folders[:] = sorted(f for f in folders if os.path.realpath(os.path.join(folder, f)) != excluded)
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            try:
+                stat = os.stat(path)
+            except OSError as exc:
+                yield path, f"cannot read: {exc.strerror}"
+                continue
+            if not os.path.isfile(path):
+                continue
+            relative = os.path.relpath(path, root).replace(os.sep, "/")
+            yield FileRef(path, relative, stat.st_size, stat.st_mtime_ns)
+    while problems:
+        error = problems.pop()
+        yield str(error.filename or root), f"cannot list: {error.strerror}"
+
+
+def _fsspec_mtime(info: dict[str, Any]) -> int | None:
+    import datetime
+
+    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
+        value = info.get(key)
+        if value is None:
+            continue
+        if isinstance(value, (int, float)):
+            return int(value * 1_000_000_000)
+        if isinstance(value, datetime.datetime):
+            return int(value.timestamp() * 1_000_000_000)
+        if isinstance(value, str):
+            try:
+                return int(datetime.datetime.fromisoformat(value).timestamp() * 1_000_000_000)
+            except ValueError:
+                continue
+    return None
+
+
+def _iter_url(root: str) -> Iterator[FileRef | tuple[str, str]]:
+    try:
+        import fsspec
+        from fsspec.core import url_to_fs
+    except ImportError:
+        yield root, "URLs need fsspec: pip install 'gamepak[catalog]'"
+        return
+    try:
+        fs, base = url_to_fs(root)
+        if fs.isdir(base):
+            listing = fs.find(base, detail=True)
+        else:
+            listing = {base: fs.info(base)}
+    except (OSError, ValueError) as exc:
+        yield root, f"cannot list: {exc}"
+        return
+    protocol = root.split("://", 1)[0]
+    del fsspec
+    for path in sorted(listing):
+        info = listing[path]
+        if info.get("type") != "file":
+            continue
+        relative = path[len(base) :].lstrip("/") if path != base else path.rsplit("/", 1)[-1]
+        yield FileRef(f"{protocol}://{path}", relative, int(info.get("size") or 0), _fsspec_mtime(info), url=True)
+
+
+def open_file(ref: FileRef) -> Any:
+    """A seekable binary file object for `ref` (a real file, or an fsspec file for URLs)."""
+    if ref.url:
+        import fsspec
+
+        return fsspec.open(ref.path, "rb").open()
+    local = ref.path[len("file://") :] if ref.path.startswith("file://") else ref.path
+    return open(local, "rb")
+
+
+# -- detection ---------------------------------------------------------------------------------
+def choose(handle: Any, label: str, guess: str) -> tuple[Detection, str] | None:
+    """(the format to read the file as, how it was chosen) or None when it is not an archive.
+    Raises AmbiguousFormatError when structural fits tie."""
+    by_extension = format_for_path(label)
+    source = Source.open(handle, label)
+    try:
+        signed = sorted((s for s in FORMATS if s.has_magic), key=lambda s: s is not by_extension)
+        for spec in signed:
+            confidence = float(spec.sniffer()(source))
+            if confidence >= 0.9:
+                return Detection(spec.name, confidence, True), "signature"
+    finally:
+        source.close()
+    found = detect(handle, name=label)
+    if by_extension is not None:
+        named = next((d for d in found if d.format == by_extension.name), None)
+        return named or Detection(by_extension.name, 0.0, by_extension.has_magic), "extension"
+    magic = [d for d in found if d.has_magic]
+    if magic:
+        return magic[0], "signature"
+    if guess == "off":
+        return None
+    fits = [d for d in found if guess == "loose" or d.confidence >= STRICT_CONFIDENCE]
+    if not fits:
+        return None
+    if len(fits) > 1 and fits[1].confidence == fits[0].confidence:
+        tied = [d.format for d in fits if d.confidence == fits[0].confidence]
+        raise AmbiguousFormatError(f"{label}: fits several layouts equally well ({', '.join(tied)})", tied)
+    return fits[0], "structure"
+
+
+# -- rows ---------------------------------------------------------------------------------------
+def error_row(
+    ref: FileRef, stage: str, message: str, nested_path: str | None = None, member: str | None = None
+) -> dict[str, Any]:
+    return {
+        "path": ref.path,
+        "nested_path": nested_path,
+        "member": member,
+        "stage": stage,
+        "message": message,
+        "size": ref.size,
+        "mtime": ref.mtime_ns,
+    }
+
+
+def archive_row(ref: FileRef, nested_path: str, depth: int, **fields: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "path": ref.path,
+        "nested_path": nested_path,
+        "depth": depth,
+        "size": ref.size,
+        "mtime": ref.mtime_ns,
+        "status": "ok",
+        "error_count": 0,
+        "warning_count": 0,
+    }
+    row.update(fields)
+    return row
+
+
+def problems_fields(problems: list[Any]) -> dict[str, Any]:
+    """The archives columns that `Archive.check()`'s findings fill."""
+    errors = sum(1 for p in problems if p.severity == "error")
+    warnings = len(problems) - errors
+    return {
+        "problems": [p.to_dict() for p in problems],
+        "error_count": errors,
+        "warning_count": warnings,
+        "status": "errors" if errors else "warnings" if warnings else "ok",
+    }
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for an errors row: gamepak's own messages as they are, others with their type."""
+    if isinstance(exc, GamepakError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class ArchiveScanner:
+    """Rows for one file on disk: its archives row(s), its members (nested packs included) and
+    any errors. Holds at most one member's head in memory; rows go to the sinks as made."""
+
+    def __init__(self, ref: FileRef, options: ScanOptions, sinks: RowSink, stats: Stats) -> None:
+        self.ref = ref
+        self.options = options
+        self.sinks = sinks
+        self.stats = stats
+        self.new_hasher = hasher_factory(options.hash_algorithm)
+
+    def error(
+        self, stage: str, exc: BaseException | str, nested_path: str | None = None, member: str | None = None
+    ) -> None:
+        message = exc if isinstance(exc, str) else describe_error(exc)
+        self.sinks.errors.add(error_row(self.ref, stage, message, nested_path, member))
+        self.stats.errors += 1
+
+    # -- whole files ----------------------------------------------------------------------
+    def scan(self) -> None:
+        """Catalog the whole file (a small one: one unit of work)."""
+        ref = self.ref
+        root_name = ref.relative
+        try:
+            handle = open_file(ref)
+        except (OSError, ValueError) as exc:
+            self.error("open", exc, root_name)
+            self._unreadable(root_name, None, None)
+            return
+        with handle:
+            try:
+                chosen = choose(handle, ref.path, self.options.guess)
+            except GamepakError as exc:
+                self.error("detect", exc, root_name)
+                self._unreadable(root_name, None, None)
+                return
+            except (OSError, ValueError) as exc:
+                self.error("read", exc, root_name)
+                self._unreadable(root_name, None, None)
+                return
+            if chosen is None:
+                self.stats.skipped += 1
+                return
+            detection, how = chosen
+            spec = get_format(detection.format)
+            try:
+                sha = file_sha256(lambda count, offset: read_at(handle, count, offset), ref.size)
+            except (OSError, GamepakError) as exc:
+                self.error("hash", exc, root_name)
+                self._unreadable(root_name, detection, how)
+                return
+            if spec.kind == "model":
+                self._model(handle, detection, how, sha)
+                return
+            try:
+                archive = spec.reader_class()(handle, name=ref.path)
+            except Exception as exc:
+                self.error("open", exc, root_name)
+                self._unreadable(root_name, detection, how, sha)
+                return
+            with archive:
+                self.catalog_archive(archive, root_name, 0, sha, detection, how)
+
+    def _unreadable(
+        self, nested_path: str, detection: Detection | None, how: str | None, sha: str | None = None
+    ) -> None:
+        self.sinks.archives.add(
+            archive_row(
+                self.ref,
+                nested_path,
+                0,
+                sha256=sha,
+                format=detection.format if detection else None,
+                kind=get_format(detection.format).kind if detection else None,
+                detected_by=how,
+                confidence=detection.confidence if detection else None,
+                status="unreadable",
+                error_count=1,
+            )
+        )
+        self.stats.archives += 1
+
+    def _model(self, handle: Any, detection: Detection, how: str, sha: str) -> None:
+        from ..models import loads
+
+        ref = self.ref
+        fields: dict[str, Any] = {
+            "sha256": sha,
+            "format": detection.format,
+            "kind": "model",
+            "detected_by": how,
+            "confidence": detection.confidence,
+        }
+        if ref.size > MAX_MODEL_BYTES:
+            self.error("open", f"model of {ref.size} bytes is larger than the {MAX_MODEL_BYTES} bytes checked")
+            self._unreadable(ref.relative, detection, how, sha)
+            return
+        try:
+            data = read_at(handle, ref.size, 0)
+            mesh = loads(data, detection.format, path=ref.path)
+        except Exception as exc:
+            self.error("open", exc, ref.relative)
+            self._unreadable(ref.relative, detection, how, sha)
+            return
+        header = {"frames": len(mesh.frames), "vertices": len(mesh.positions), "faces": mesh.face_count}
+        fields["header"] = json.dumps(header)
+        fields["warning_count"] = len(mesh.issues)
+        fields["status"] = "warnings" if mesh.issues else "ok"
+        fields["problems"] = [
+            {"severity": "warning", "message": issue, "offset": None, "member": None} for issue in mesh.issues
+        ]
+        self.sinks.archives.add(archive_row(ref, ref.relative, 0, **fields))
+        self.stats.archives += 1
+
+    # -- archives ---------------------------------------------------------------------------
+    def archive_fields(self, archive: Archive) -> dict[str, Any]:
+        """The archives columns that describe the pack itself (header, members, check)."""
+        fields: dict[str, Any] = {"format": archive.format_name, "kind": get_format(archive.format_name).kind}
+        try:
+            entries = archive.infolist()
+            fields["member_count"] = len(entries)
+            fields["total_size"] = sum(entry.size for entry in entries)
+            fields["header"] = json.dumps(archive.header_fields(), default=str, sort_keys=True)
+        except Exception as exc:
+            fields.update(status="unreadable", error_count=1, problems=[Problem(describe_error(exc)).to_dict()])
+            return fields
+        if self.options.verify:
+            fields.update(problems_fields(archive.check()))
+        else:
+            fields["status"] = "unchecked"
+        return fields
+
+    def catalog_archive(
+        self,
+        archive: Archive,
+        nested_path: str,
+        depth: int,
+        sha: str | None,
+        detection: Detection | None,
+        how: str | None,
+        size: int | None = None,
+    ) -> None:
+        """The archives row and every member row of an open archive (and of its nested packs)."""
+        fields = self.archive_fields(archive)
+        fields.update(sha256=sha, detected_by=how, confidence=detection.confidence if detection else None)
+        row = archive_row(self.ref, nested_path, depth, **fields)
+        if size is not None:
+            row["size"] = size
+        self.sinks.archives.add(row)
+        self.stats.archives += 1
+        if fields["status"] == "unreadable":
+            self.error("list", fields["problems"][0]["message"], nested_path)
+            return
+        archive_sha = sha if depth == 0 else None
+        self.catalog_members(archive, archive.infolist(), nested_path, depth, archive_sha)
+
+    def catalog_members(
+        self, archive: Archive, entries: list[Entry], nested_path: str, depth: int, archive_sha: str | None
+    ) -> None:
+        """Member rows for `entries` of `archive`, hashed in one pass over the pack's data."""
+        position = 0
+        failures = 0
+        while position < len(entries):
+            pending = entries[position:]
+            data_iterator = archive.iter_data(pending)
+            while position < len(entries):
+                entry = entries[position]
+                try:
+                    _, data = next(data_iterator)
+                    digest, head = self._hash(archive, entry, data)
+                    failures = 0
+                except StopIteration:
+                    break
+                except Exception as exc:
+                    self.error("hash", exc, nested_path, entry.name)
+                    self._member_row(archive, entry, nested_path, depth, archive_sha, None, "unreadable")
+                    position += 1
+                    failures += 1
+                    if failures >= MAX_CONSECUTIVE_FAILURES and position < len(entries):
+                        rest = len(entries) - position
+                        self.error(
+                            "hash", f"{rest} further members not read after {failures} failures in a row", nested_path
+                        )
+                        for skipped in entries[position:]:
+                            self._member_row(archive, skipped, nested_path, depth, archive_sha, None, "unreadable")
+                        return
+                    break  # the data iterator is finished after an error: start a new one
+                nested = nested_signature(head, entry.size, f"{archive.filename}/{entry.name}")
+                kind = f"archive/{nested}" if nested else member_type(entry.name, head)
+                self._member_row(archive, entry, nested_path, depth, archive_sha, digest, kind)
+                position += 1
+                if nested is not None and self.options.nested:
+                    self._descend(archive, entry, nested, nested_path, depth, digest)
+
+    def _hash(self, archive: Archive, entry: Entry, data: Any) -> tuple[str | None, bytes]:
+        hasher: Hasher | None = self.new_hasher() if self.new_hasher is not None else None
+        head = b""
+        total = 0
+        for chunk in data:
+            if not head:
+                head = bytes(chunk[:HEAD_BYTES])
+            if hasher is not None:
+                hasher.update(chunk)
+            total += len(chunk)
+        if total != entry.size:
+            raise archive.corrupt(
+                f"member data has {total} bytes, its entry says {entry.size}", entry.offset, entry.name
+            )
+        self.stats.member_bytes += total
+        return (hasher.hexdigest() if hasher is not None else None), head
+
+    def _member_row(
+        self,
+        archive: Archive,
+        entry: Entry,
+        nested_path: str,
+        depth: int,
+        archive_sha: str | None,
+        digest: str | None,
+        kind: str,
+    ) -> None:
+        self.sinks.members.add(
+            {
+                "archive_path": self.ref.path,
+                "archive_sha256": archive_sha,
+                "nested_path": nested_path,
+                "depth": depth,
+                "format": archive.format_name,
+                "name": entry.name,
+                "index": entry.index,
+                "size": entry.size,
+                "stored_size": entry.stored_size if entry.stored_size is not None else entry.size,
+                "offset": entry.offset,
+                "compression": archive.member_compression(entry),
+                "hash_algorithm": self.options.hash_algorithm,
+                "hash": digest,
+                "member_type": kind,
+            }
+        )
+        self.stats.members += 1
+
+    def _descend(
+        self, archive: Archive, entry: Entry, format_name: str, nested_path: str, depth: int, digest: str | None
+    ) -> None:
+        inner_path = f"{nested_path}/{entry.name}"
+        detection = Detection(format_name, 1.0, True)
+        sha = digest if self.options.hash_algorithm == "sha256" else None
+        try:
+            inner = archive.open_archive(entry, format_name)
+        except Exception as exc:
+            self.error("nested", exc, inner_path)
+            self.sinks.archives.add(
+                archive_row(
+                    self.ref,
+                    inner_path,
+                    depth + 1,
+                    sha256=sha,
+                    size=entry.size,
+                    format=format_name,
+                    kind="archive",
+                    detected_by="signature",
+                    confidence=1.0,
+                    status="unreadable",
+                    error_count=1,
+                )
+            )
+            self.stats.archives += 1
+            return
+        with inner:
+            self.catalog_archive(inner, inner_path, depth + 1, sha, detection, "signature", size=entry.size)
+
+
+_archive_sniffers: list[tuple[str, Callable[[Source], float]]] = []
+
+
+class _HeadSource(Source):
+    """The first bytes of a member, seen as a source of the member's full size: enough for the
+    signature sniffers, which read only a header (a slice here, no lock or file object)."""
+
+    def __init__(self, head: bytes, size: int, label: str) -> None:
+        super().__init__(name=label, size=size)
+        self._head = head
+
+    def pread(self, size: int, offset: int) -> bytes:
+        if offset < 0 or size < 0:
+            raise GamepakError(f"{self.name}: negative offset or size")
+        return self._head[offset : offset + max(0, min(size, self.size - offset))]
+
+
+def nested_signature(head: bytes, size: int, label: str) -> str | None:
+    """The signature format whose sniffer accepts a member from its first bytes and size."""
+    if size < 4 or not head:
+        return None
+    if not _archive_sniffers:
+        _archive_sniffers.extend((s.name, s.sniffer()) for s in FORMATS if s.has_magic and s.kind == "archive")
+    probe = _HeadSource(head, size, label)
+    for name, sniff in _archive_sniffers:
+        try:
+            if sniff(probe) >= 0.9:
+                return name
+        except GamepakError:
+            continue
+    return None
+
+
+def read_at(handle: Any, count: int, offset: int) -> bytes:
+    """Up to `count` bytes at `offset` of a file object (pread when it has a descriptor)."""
+    fileno: Callable[[], int] | None = getattr(handle, "fileno", None)
+    if fileno is not None and not getattr(handle, "closed", False):
+        try:
+            return os.pread(fileno(), count, offset)
+        except (OSError, io.UnsupportedOperation, ValueError):
+            pass
+    handle.seek(offset)
+    return handle.read(count)  # type: ignore[no-any-return]
