@@ -475,3 +475,33 @@ def test_member_file_in_the_way_of_a_folder_in_a_new_destination(tmp_path: Path,
     with pytest.raises(gamepak.GamepakError, match="in the way"):
         archive.extractall(tmp_path / "new")
     assert not (tmp_path / "new").exists()
+
+
+def test_kill_at_any_moment_leaves_all_or_nothing(tmp_path: Path) -> None:
+    """kill -9 of `gamepak extract` at a few moments: the new folder is absent or complete, and the
+    next extraction leaves no temporaries behind."""
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    names = [f"d{index % 13}/f{index}.bin".encode() for index in range(3000)]
+    pak = tmp_path / "x.pak"
+    pak.write_bytes(pak_with(names, data=b"p" * 2000))
+    work = tmp_path / "work"
+    work.mkdir()
+    generator = random.Random(7)
+    for trial in range(4):
+        destination = work / f"out{trial}"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gamepak", "extract", str(pak), "-o", str(destination)], stderr=subprocess.DEVNULL
+        )
+        time.sleep(generator.uniform(0.05, 0.6))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        if destination.exists():
+            assert len([path for path in destination.rglob("*") if path.is_file()]) == len(names)
+        # The next command (a new process) writing in that folder removes the temporaries.
+        subprocess.run([sys.executable, "-m", "gamepak", "extract", str(pak), "-o", str(work / f"again{trial}")])
+        assert not [path for path in work.iterdir() if ".gamepak-" in path.name]

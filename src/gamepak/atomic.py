@@ -23,7 +23,10 @@ if TYPE_CHECKING:
 # The longest file name (in bytes) that Linux, macOS and Windows file systems accept.
 NAME_MAX = 255
 _counter = itertools.count()
-_cleaned_folders: set[str] = set()
+# When each folder was last scanned for stale temporaries (a process writing many files into
+# one folder scans it once every few seconds, not once per file).
+_scanned: dict[str, float] = {}
+_RESCAN_SECONDS = 10.0
 
 
 def temporary_name(base: str, pid: int | None = None) -> str:
@@ -77,12 +80,15 @@ def _process_gone(pid: int) -> bool:
 
 def remove_stale_temporaries(folder: str, *, dir_fd: int | None = None) -> list[str]:
     """Remove the temporaries that killed gamepak processes left in `folder` (files, or folders
-    of an interrupted extraction); returns their names. Each folder is scanned once per process.
-    With `dir_fd`, `folder` only names the folder for bookkeeping and the fd is used."""
+    of an interrupted extraction); returns their names. A folder is scanned at most once every
+    few seconds. With `dir_fd`, `folder` only names the folder for bookkeeping and the fd is used."""
+    import time
+
     key = os.path.abspath(folder)
-    if key in _cleaned_folders:
+    now = time.monotonic()
+    if now - _scanned.get(key, -_RESCAN_SECONDS) < _RESCAN_SECONDS:
         return []
-    _cleaned_folders.add(key)
+    _scanned[key] = now
     try:
         names = os.listdir(folder if dir_fd is None else dir_fd)
     except OSError:

@@ -726,7 +726,10 @@ def _child_main(copier: _Copier, batches: list[list[tuple[int, str, int, int, in
     running any of the parent's clean-up (atexit handlers, buffered output)."""
     status = 0
     try:
+        parent = _die_with_parent()
         while (number := _take(queue)) is not None:
+            if os.getppid() != parent:
+                break  # the parent was killed: its temporaries are stale, stop adding to them
             copier.run(batches[number], _ignore)
             write_all(pipe, _BATCH.pack(number))
     except BaseException as exc:
@@ -738,6 +741,20 @@ def _child_main(copier: _Copier, batches: list[list[tuple[int, str, int, int, in
             pass  # the exit status still says it failed
     finally:
         os._exit(status)
+
+
+def _die_with_parent() -> int:
+    """Ask Linux to kill this worker when its parent dies (a killed extraction must not go on
+    writing into the temporaries the next command removes); returns the parent's PID."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+        except (ImportError, OSError, AttributeError):
+            pass  # the check between batches still stops it
+    return parent
 
 
 def _ignore(position: int) -> None:
