@@ -592,3 +592,19 @@ def test_an_empty_member_added_in_place_never_points_past_the_end(tmp_path: Path
     with gamepak.edit(path) as editor:
         editor.add("new0.bin", b"")
     assert contents(path, "pak") == [("dir/member0.txt", b"x" * 27), ("new0.bin", b"")]
+
+
+def test_update_leaves_out_what_create_leaves_out(tmp_path: Path) -> None:
+    path = build(tmp_path, "pak", ".pak", {}, [("a.txt", b"a")])
+    folder = tmp_path / "x"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(b"a")
+    (folder / ".b.txt.gamepak-999999-0.tmp").write_bytes(b"left by a killed run")
+    (folder / "outside").symlink_to("/etc/hostname")
+    code, _, err = in_process_cli("update", str(path), str(folder))
+    assert code == 1 and "outside" in err and "symlink" in err
+    (folder / "outside").unlink()
+    code, _, err = in_process_cli("update", str(path), str(folder))
+    assert code == 0, err
+    assert contents(path, "pak") == [("a.txt", b"a")]
+    assert "temporary" in err

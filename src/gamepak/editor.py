@@ -326,6 +326,8 @@ class Editor:
             os.close(self._lock_fd)
             raise
         self._plan: list[str] = []
+        # Files a folder sync left out (links, temporaries), one sentence each.
+        self.skipped: list[str] = []
         self._closed = False
 
     @property
@@ -470,7 +472,7 @@ def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None
     """Plan what makes the pack match an extracted `folder`: files whose size or bytes differ
     replace their member, new files are added, and with `delete` members without a file are
     removed. The manifest file of `extract --manifest` is ignored."""
-    from .extract import MANIFEST_NAME, safe_parts
+    from .extract import safe_parts
 
     pack = editor._root
     by_path: dict[str, PendingMember] = {}
@@ -482,23 +484,23 @@ def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None
         except GamepakError:
             continue  # a name no extraction could have written: left alone
         by_path[key] = member
+    from .inputs import scan_folder
+
     seen: set[str] = set()
     same_size: list[tuple[PendingMember, str]] = []
-    for current, folders, files in os.walk(folder):
-        folders.sort()
-        for file_name in sorted(files):
-            path = os.path.join(current, file_name)
-            relative = os.path.relpath(path, folder).replace(os.sep, "/")
-            if relative == MANIFEST_NAME or not os.path.isfile(path):
-                continue
-            seen.add(relative)
-            existing = by_path.get(relative)
-            if existing is None:
-                editor.add(relative, path)
-            elif os.path.getsize(path) != existing.size:
-                editor._replace(pack, pack.members.index(existing), path)
-            else:
-                same_size.append((existing, path))
+    # The same files `create` would pack: no links out of the folder, no gamepak temporaries,
+    # never the pack itself.
+    scan = scan_folder(folder, exclude=(editor.path,))
+    editor.skipped.extend(scan.skipped)
+    for relative, path in scan.members:
+        seen.add(relative)
+        existing = by_path.get(relative)
+        if existing is None:
+            editor.add(relative, path)
+        elif os.path.getsize(path) != existing.size:
+            editor._replace(pack, pack.members.index(existing), path)
+        else:
+            same_size.append((existing, path))
     for member, path in _differing(pack.archive, same_size):
         editor._replace(pack, pack.members.index(member), path)
     if delete:

@@ -150,10 +150,14 @@ def update_command(
 ) -> None:
     """Make ARCHIVE match FOLDER, a folder it was extracted to: files whose size or bytes
     differ replace their member, new files are added, and with --delete members without a
-    file are removed. Prints each change, then a summary. `.gamepak-manifest.json` is ignored."""
+    file are removed. Prints each change, then a summary. `.gamepak-manifest.json`, gamepak's
+    temporary files, symlinked folders and ARCHIVE itself are left out, as `create` does; a
+    symlink to a file outside FOLDER is refused."""
     editor = _editor(ctx, archive, format_name, compact)
     with _aborting(editor):
         folder_changes(editor, folder, delete=delete)
+    for skipped in editor.skipped:
+        click.echo(f"gamepak: skipped {skipped}", err=True)
     _finish(editor, dry_run, list_changes=True)
 
 
