@@ -33,7 +33,7 @@ def peak_rss(command: list[str]) -> tuple[float, float]:
         if os.waitstatus_to_exitcode(status):
             raise SystemExit(f"{command} failed")
         return time.perf_counter() - start, usage.ru_maxrss / 1024
-    report = SCRATCH / "peak-rss.txt"
+    report = SCRATCH / "memory" / "peak-rss.txt"
     subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(report), *command], check=True, stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
     return seconds, int(report.read_text().split()[-1]) / 1024

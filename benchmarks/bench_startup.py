@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 
 import gamepak
@@ -33,6 +34,7 @@ def main() -> None:
     for name, seconds in medians.items():
         target = "" if name in ("python -c pass", "gamepak --help") else " (target <= 1.5x)"
         print(f"{name:24} {seconds * 1000:7.1f} ms  {seconds / base:.2f}x{target}")
+    shutil.rmtree(work)
 
 
 if __name__ == "__main__":
