@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 
@@ -147,3 +148,24 @@ def test_import_is_light() -> None:
     code = f"import sys, gamepak; print(sorted({heavy} & set(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("suffix", [".pak", ".jpk"])
+def test_namelist_is_a_lazy_list_like_sequence(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"many{suffix}"
+    names = [f"dir{index % 3}/file{index}.txt" for index in range(50)]
+    with gamepak.create(path) as writer:
+        for name in names:
+            writer.add(name, name.encode())
+    with gamepak.open(path) as archive:
+        listed = archive.namelist()
+        assert len(listed) == 50 and listed[0] == names[0] and listed[-1] == names[-1]
+        assert listed._decoded is None  # type: ignore[attr-defined]  # single names decoded one by one
+        assert listed[10:12] == names[10:12]
+        with pytest.raises(IndexError):
+            listed[50]
+        assert listed == names and names == listed and listed != names[:-1]
+        assert list(listed) == names and sorted(listed) == sorted(names)
+        assert "dir1/file1.txt" in listed and listed.index("dir1/file1.txt") == 1
+        assert listed.count(names[0]) == 1 and listed + ["x"] == [*names, "x"]
+        assert json.loads(json.dumps(list(listed))) == names

@@ -75,6 +75,118 @@ def decode_name_fields(raw: bytes, record_size: int, name_start: int, name_size:
         return [decode_name(field.partition(b"\0")[0]) for (field,) in fields.iter_unpack(view)]
 
 
+class NameList:
+    """A read-only, list-like sequence of member names that decodes a name only when it is
+    asked for: `len()` and indexing cost nothing up front, and iterating, comparing or `in`
+    decode the whole directory once. `list(names)` gives a plain list."""
+
+    __slots__ = ("_count", "_decode_all", "_decode_one", "_decoded")
+
+    def __init__(self, count: int, decode_one: Callable[[int], str], decode_all: Callable[[], list[str]]) -> None:
+        self._count = count
+        self._decode_one = decode_one
+        self._decode_all = decode_all
+        self._decoded: list[str] | None = None
+
+    def _list(self) -> list[str]:
+        if self._decoded is None:
+            self._decoded = self._decode_all()
+        return self._decoded
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index: Any) -> Any:
+        if self._decoded is not None or isinstance(index, slice):
+            return self._list()[index]
+        position = index + self._count if index < 0 else index
+        if not 0 <= position < self._count:
+            raise IndexError("name index out of range")
+        return self._decode_one(position)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._list())
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._list())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._list()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, NameList):
+            return self._list() == other._list()
+        if isinstance(other, (list, tuple)):
+            return self._list() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Iterable[str]) -> list[str]:
+        return [*self._list(), *other]
+
+    def __radd__(self, other: Iterable[str]) -> list[str]:
+        return [*other, *self._list()]
+
+    def index(self, name: str, *bounds: int) -> int:
+        """The position of the first `name` (ValueError if absent), as `list.index`."""
+        return self._list().index(name, *bounds)
+
+    def count(self, name: str) -> int:
+        """How many members are called `name`."""
+        return self._list().count(name)
+
+    def __repr__(self) -> str:
+        return repr(self._list())
+
+
+class FixedRecordNames:
+    """For readers whose directory is fixed-size records, each with a name field (PAK, JoePack):
+    the raw directory is kept as one bytes object, the count comes from its length, and names
+    are decoded only when asked for (`namelist()` is a `NameList`)."""
+
+    _directory: bytes
+    _record_size: int
+    _name_start: int
+    _name_size: int
+    _count: int
+    _decoded: list[str] | None
+
+    def _keep_directory(self, raw: bytes, record_size: int, name_start: int, name_size: int) -> None:
+        self._directory = raw
+        self._record_size = record_size
+        self._name_start = name_start
+        self._name_size = name_size
+        self._count = len(raw) // record_size if record_size else 0
+        self._decoded = None
+
+    # `Archive` keeps names in `_names`; here they are made on first use.
+    @property
+    def _names(self) -> list[str]:
+        names = self._decoded
+        if names is None:
+            names = self._decoded = decode_name_fields(
+                self._directory, self._record_size, self._name_start, self._name_size
+            )
+        return names
+
+    @_names.setter
+    def _names(self, value: list[str]) -> None:
+        if value:  # the base class's initial empty list is not an answer
+            self._decoded = value
+
+    def _name_at(self, index: int) -> str:
+        start = index * self._record_size + self._name_start
+        return decode_name(self._directory[start : start + self._name_size].partition(b"\0")[0])
+
+    def namelist(self) -> NameList:
+        """Member names in archive order (duplicates included), decoded as they are used."""
+        return NameList(self._count, self._name_at, lambda: self._names)
+
+    def __len__(self) -> int:
+        return self._count
+
+
 class Entry:
     """One member: its name, its (decompressed) size, where its data starts in the file, and its
     stored size when that differs from `size` (compressed), else None."""
@@ -257,9 +369,11 @@ class Archive:
         """The archive's size in bytes."""
         return self._source.size
 
-    def namelist(self) -> list[str]:
-        """Member names in archive order (duplicates included)."""
-        return list(self._names)
+    def namelist(self) -> NameList:
+        """Member names in archive order (duplicates included): a read-only list-like sequence
+        (`list(archive.namelist())` for a list)."""
+        names = self._names
+        return NameList(len(names), names.__getitem__, lambda: names)
 
     def infolist(self) -> list[Entry]:
         """Member entries in archive order."""

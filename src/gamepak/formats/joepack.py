@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 
-from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, decode_name_fields, encode_name
+from ..archive import Archive, ArchiveWriter, Entry, FixedRecordNames, Output, PendingMember, encode_name
 from ..errors import FormatLimitError
 from ..layout import decode_blob, encode_blob, fill_bytes, restore_fill
 from ..options import whole_number
@@ -41,7 +41,7 @@ def sniff(source: Source) -> float:
     return 1.0 if HEADER.size + count * (FAT_FIXED.size + name_length) <= source.size else 0.5
 
 
-class Reader(Archive):
+class Reader(FixedRecordNames, Archive):
     """A JoePack opened for reading."""
 
     format_name = "jpk"
@@ -53,36 +53,19 @@ class Reader(Archive):
         if magic != MAGIC:
             raise self.corrupt(f"not a JoePack (version string {magic!r}, expected b'JPK01.00')", 0)
         self._record = struct.Struct(f"<II{self.name_length}s")
-        self._count = count if self._record.size else 0
         # read_exact refuses a FAT larger than the file before anything is allocated. The raw
         # FAT is kept as one bytes object; names are decoded only when asked for.
-        self._fat = self._source.read_exact(count * self._record.size, HEADER.size, f"FAT of {count} entries")
-        self._decoded: list[str] | None = None
-
-    # `Archive` keeps names in `_names`; here they are made on first use.
-    @property  # type: ignore[override]
-    def _names(self) -> list[str]:
-        names = self._decoded
-        if names is None:
-            names = self._decoded = decode_name_fields(self._fat, self._record.size, FAT_FIXED.size, self.name_length)
-        return names
-
-    @_names.setter
-    def _names(self, value: list[str]) -> None:
-        if value:  # the base class's initial empty list is not an answer
-            self._decoded = value
+        fat = self._source.read_exact(count * self._record.size, HEADER.size, f"FAT of {count} entries")
+        self._keep_directory(fat, self._record.size, FAT_FIXED.size, self.name_length)
 
     @property
     def _records(self) -> list[tuple[int, int, bytes]]:
-        return list(self._record.iter_unpack(self._fat)) if self._count else []
-
-    def __len__(self) -> int:
-        return self._count
+        return list(self._record.iter_unpack(self._directory)) if self._count else []
 
     def _build_entries(self) -> list[Entry]:
         if not self._count:
             return []
-        positions = struct.Struct(f"<II{self.name_length}x").iter_unpack(self._fat)
+        positions = struct.Struct(f"<II{self.name_length}x").iter_unpack(self._directory)
         return [
             Entry(name, size, offset, None, index)
             for index, (name, (offset, size)) in enumerate(zip(self._names, positions, strict=False))

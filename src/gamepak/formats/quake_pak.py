@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 
-from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, decode_name_fields, encode_name
+from ..archive import Archive, ArchiveWriter, Entry, FixedRecordNames, Output, PendingMember, encode_name
 from ..errors import FormatLimitError
 from ..layout import align_up, decode_blob, detect_alignment, encode_blob, fill_bytes, restore_fill
 from ..options import one_of, whole_number
@@ -51,7 +51,7 @@ def sniff(source: Source) -> float:
     return 1.0
 
 
-class Reader(Archive):
+class Reader(FixedRecordNames, Archive):
     """A PAK file opened for reading."""
 
     format_name = "pak"
@@ -66,38 +66,19 @@ class Reader(Archive):
             raise self.corrupt(
                 f"negative directory offset {self.directory_offset} or length {self.directory_length}", 4
             )
-        self._count = self.directory_length // ENTRY.size
+        count = self.directory_length // ENTRY.size
         # The raw directory is kept as one bytes object (read_exact checks it against the file
         # size first): the count, lookups and positions come from it, and names are decoded
         # only when asked for.
-        self._raw = self._source.read_exact(self._count * ENTRY.size, self.directory_offset, "PAK directory")
-        self._decoded: list[str] | None = None
-
-    # `Archive` keeps names in `_names`; here they are made on first use.
-    @property  # type: ignore[override]
-    def _names(self) -> list[str]:
-        names = self._decoded
-        if names is None:
-            names = self._decoded = self._decode_names()
-        return names
-
-    @_names.setter
-    def _names(self, value: list[str]) -> None:
-        if value:  # the base class's initial empty list is not an answer
-            self._decoded = value
-
-    def _decode_names(self) -> list[str]:
-        return decode_name_fields(self._raw, ENTRY.size, 0, NAME_FIELD)
-
-    def __len__(self) -> int:
-        return self._count
+        raw = self._source.read_exact(count * ENTRY.size, self.directory_offset, "PAK directory")
+        self._keep_directory(raw, ENTRY.size, 0, NAME_FIELD)
 
     def getinfo(self, name: str) -> Entry:
         if self._entries is not None or self._by_name is not None:
             return super().getinfo(name)
         # One lookup: search the raw directory for the name field instead of building every entry.
         key = encode_name(name) + b"\0"
-        raw = self._raw
+        raw = self._directory
         if len(key) <= NAME_FIELD and "\0" not in name:
             position = raw.find(key)
             while position >= 0:
@@ -110,11 +91,13 @@ class Reader(Archive):
     def _build_entries(self) -> list[Entry]:
         return [
             Entry(name, size, offset, None, index)
-            for index, (name, (offset, size)) in enumerate(zip(self._names, POSITION_FIELDS.iter_unpack(self._raw)))
+            for index, (name, (offset, size)) in enumerate(
+                zip(self._names, POSITION_FIELDS.iter_unpack(self._directory))
+            )
         ]
 
     def _raw_names(self) -> list[bytes]:
-        return [raw for (raw,) in NAME_FIELDS.iter_unpack(self._raw)]
+        return [raw for (raw,) in NAME_FIELDS.iter_unpack(self._directory)]
 
     def header_fields(self) -> dict[str, Any]:
         return {
