@@ -18,6 +18,8 @@ class FormatSpec:
     """One format: its name, what it is, and the names of its pieces in its module.
 
     `has_magic`: formats with a signature always win over structural guesses.
+    `magic`: where that signature sits, as (offset, bytes) pairs: the sniffer accepts only files
+    that hold one of them (a quick test before asking it; empty: always ask).
     `kind`: "archive" opens with gamepak.open(); "model" is handled by gamepak.models; "table"
     opens with gamepak.open() as an archive without members (never taken for a nested pack).
     """
@@ -28,6 +30,7 @@ class FormatSpec:
         "extensions",
         "has_magic",
         "kind",
+        "magic",
         "module",
         "name",
         "reader",
@@ -48,6 +51,7 @@ class FormatSpec:
         has_magic: bool = True,
         kind: str = "archive",
         aliases: tuple[str, ...] = (),
+        magic: tuple[tuple[int, bytes], ...] = (),
     ) -> None:
         self.name = name
         self.description = description
@@ -59,6 +63,7 @@ class FormatSpec:
         self.has_magic = has_magic
         self.kind = kind
         self.aliases = aliases
+        self.magic = magic
 
     def __repr__(self) -> str:
         return f"<FormatSpec {self.name}>"
@@ -80,16 +85,31 @@ class FormatSpec:
 
 
 FORMATS: tuple[FormatSpec, ...] = (
-    FormatSpec("pak", "Quake / Quake II PAK", "gamepak.formats.quake_pak", (".pak",)),
-    FormatSpec("jpk", "VDrift JoePack v1", "gamepak.formats.joepack", (".jpk",)),
-    FormatSpec("vpp", "Red Faction Guerrilla packfile v3", "gamepak.formats.rfg", (".vpp_pc", ".str2_pc")),
+    FormatSpec("pak", "Quake / Quake II PAK", "gamepak.formats.quake_pak", (".pak",), magic=((0, b"PACK"),)),
+    FormatSpec("jpk", "VDrift JoePack v1", "gamepak.formats.joepack", (".jpk",), magic=((0, b"JPK01.00"),)),
+    FormatSpec(
+        "vpp",
+        "Red Faction Guerrilla packfile v3",
+        "gamepak.formats.rfg",
+        (".vpp_pc", ".str2_pc"),
+        magic=((0, b"\xce\x0a\x89\x51"),),
+    ),
     # A table of contents with no members: `info` and `verify` open it; nested walks skip it.
     FormatSpec(
-        "asm", "Red Faction Guerrilla .asm_pc container table v5", "gamepak.formats.rfg.asm", (".asm_pc",), kind="table"
+        "asm",
+        "Red Faction Guerrilla .asm_pc container table v5",
+        "gamepak.formats.rfg.asm",
+        (".asm_pc",),
+        kind="table",
+        magic=((0, b"\xed\xfe\xef\xbe"),),
     ),
-    FormatSpec("zip", "ZIP archive", "gamepak.formats.zip", (".zip",)),
+    FormatSpec("zip", "ZIP archive", "gamepak.formats.zip", (".zip",), magic=((0, b"PK\x03\x04"), (0, b"PK\x05\x06"))),
     FormatSpec(
-        "tar", "tar archive (gzip-compressed when .tar.gz/.tgz)", "gamepak.formats.tar", (".tar", ".tar.gz", ".tgz")
+        "tar",
+        "tar archive (gzip-compressed when .tar.gz/.tgz)",
+        "gamepak.formats.tar",
+        (".tar", ".tar.gz", ".tgz"),
+        magic=((257, b"ustar"), (0, b"\x1f\x8b")),
     ),
     FormatSpec("joe", "VDrift JOE v3 model", "gamepak.models.joe", (".joe",), has_magic=False, kind="model"),
     # The J2ME layouts have no signature: only a full structural check can tell them apart.

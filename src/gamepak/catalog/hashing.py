@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -18,8 +19,9 @@ class Hasher(Protocol):
     def hexdigest(self) -> str: ...
 
 
-def hasher_factory(algorithm: str) -> Callable[[], Hasher] | None:
-    """A constructor of fresh hash objects for `algorithm`, or None for "none"."""
+def hasher_factory(algorithm: str) -> Callable[..., Hasher] | None:
+    """A constructor of hash objects for `algorithm` (called with no argument, or with the first
+    bytes to hash), or None for "none"."""
     import hashlib
 
     if algorithm == "sha256":
@@ -50,3 +52,119 @@ def file_sha256(read_at: Callable[[int, int], bytes], size: int) -> str:
         digest.update(chunk)
         position += len(chunk)
     return digest.hexdigest()
+
+
+class RangeHashes:
+    """The digests of many byte ranges of one file, read once front to back in `chunk`-byte
+    steps into one reused buffer: no read, generator or object per range (the catalog's fast
+    path for members that are plain byte ranges of their pack). With `file_hasher`, every byte
+    of the file also feeds it in the same pass (the whole file is read then, gaps between ranges
+    included); without, stretches that no range covers are skipped.
+
+    Ranges may overlap and come in any order; each must lie inside the file (`size` bytes).
+    As each range is done, `digests[i]` gets its hex digest (None without `new_hasher`) and
+    `described[i]` what `describe(i, head)` returns for its first `head_bytes` bytes (the
+    member's type); heads are not kept. A range the run did not finish (the file ended early:
+    `run()` raises) keeps `described[i]` None."""
+
+    def __init__(
+        self,
+        offsets: list[int],
+        sizes: list[int],
+        size: int,
+        new_hasher: Callable[..., Hasher] | None,
+        describe: Callable[[int, bytes], Any],
+        head_bytes: int,
+        file_hasher: Hasher | None = None,
+        chunk: int = CHUNK,
+    ) -> None:
+        self.offsets = offsets
+        self.sizes = sizes
+        self.size = size
+        self.new_hasher = new_hasher
+        self.describe = describe
+        self.head_bytes = head_bytes
+        self.file_hasher = file_hasher
+        self.chunk = chunk
+        self.digests: list[str | None] = [None] * len(offsets)
+        self.described: list[Any] = [None] * len(offsets)
+
+    def run(self, read_into: Callable[[memoryview, int], int]) -> None:
+        """Read and hash; `read_into(view, offset)` fills `view` with the file's bytes at
+        `offset` and returns how many it read (fewer only at the end of the file)."""
+        offsets, sizes, digests, described = self.offsets, self.sizes, self.digests, self.described
+        new_hasher, describe, head_bytes, file_hasher = (
+            self.new_hasher,
+            self.describe,
+            self.head_bytes,
+            self.file_hasher,
+        )
+        order = []
+        for index, length in enumerate(sizes):
+            if length:
+                order.append(index)
+            else:
+                digests[index] = new_hasher().hexdigest() if new_hasher is not None else None
+                described[index] = describe(index, b"")
+        order.sort(key=offsets.__getitem__)
+        limit = self.size if file_hasher is not None else max((offsets[i] + sizes[i] for i in order), default=0)
+        buffer = scratch_buffer(min(self.chunk, limit))
+        # Ranges begun in an earlier chunk: [index, end, hasher or None, head so far].
+        open_ranges: list[list[Any]] = []
+        following = 0  # the next range (in offset order) not yet begun
+        position = 0
+        while True:
+            if not open_ranges and file_hasher is None and following < len(order):
+                position = max(position, offsets[order[following]])
+            if position >= limit:
+                return
+            got = read_into(buffer[: min(len(buffer), limit - position)], position)
+            if got <= 0:
+                raise GamepakError(f"file ended at {position} of {limit} bytes while hashing")
+            chunk = buffer[:got]
+            chunk_end = position + got
+            if file_hasher is not None:
+                file_hasher.update(chunk)
+            if open_ranges:
+                still_open = []
+                for state in open_ranges:
+                    index, end, hasher, head = state
+                    piece = chunk[: min(end, chunk_end) - position]
+                    if hasher is not None:
+                        hasher.update(piece)
+                    if len(head) < head_bytes:
+                        state[3] = head = head + bytes(piece[: head_bytes - len(head)])
+                    if end <= chunk_end:
+                        digests[index] = hasher.hexdigest() if hasher is not None else None
+                        described[index] = describe(index, head)
+                    else:
+                        still_open.append(state)
+                open_ranges = still_open
+            while following < len(order):
+                index = order[following]
+                start = offsets[index]
+                if start >= chunk_end:
+                    break
+                following += 1
+                end = start + sizes[index]
+                piece = chunk[start - position : end - position]
+                if end <= chunk_end:  # the common case: the whole range is in this chunk
+                    if new_hasher is not None:
+                        digests[index] = new_hasher(piece).hexdigest()
+                    described[index] = describe(index, bytes(piece[:head_bytes]))
+                    continue
+                hasher = new_hasher(piece) if new_hasher is not None else None
+                open_ranges.append([index, end, hasher, bytes(piece[:head_bytes])])
+            position = chunk_end
+
+
+_scratch = threading.local()
+
+
+def scratch_buffer(size: int) -> memoryview:
+    """A writable buffer of at least `size` bytes (at least 1), reused by this thread: fresh
+    memory costs page faults on every use (see PERF-NOTES)."""
+    buffer: bytearray | None = getattr(_scratch, "buffer", None)
+    if buffer is None or len(buffer) < size:
+        buffer = _scratch.buffer = bytearray(max(size, 1 << 16))
+    return memoryview(buffer)[: max(size, 1)]

@@ -76,8 +76,20 @@ _WHITESPACE = str.maketrans("", "", "\t\r\n\f")
 TEXT_PROBE = 1024
 
 
+# Bytes of printable ASCII text, and the control characters no text holds (the same rule as
+# the str test below, in C: most members are decided without decoding).
+_ASCII_TEXT = bytes(range(0x20, 0x7F)) + b"\t\r\n\f"
+_CONTROL = bytes(c for c in range(0x20) if c not in b"\t\r\n\f") + b"\x7f"
+
+
 def _looks_like_text(head: bytes) -> bool:
     probe = head[:TEXT_PROBE]
+    if probe.isascii():
+        return not probe.translate(None, _ASCII_TEXT)
+    # A control character before the last 3 bytes (which may be a cut character) is never text.
+    body = probe[:-3]
+    if len(body.translate(None, _CONTROL)) != len(body):
+        return False
     try:
         text = probe.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -92,8 +92,19 @@ def _discard(sinks: dict[str, TableSink]) -> None:
         sink.discard()
 
 
-def run_batch(out: str, part_id: str, refs: list[FileRef], options: ScanOptions) -> dict[str, int]:
+class FileList:
+    """A batch's files as one argument that dask passes on as it is: it takes lists and
+    dataclasses apart to look for tasks inside, and builds every FileRef again in the worker."""
+
+    __slots__ = ("refs",)
+
+    def __init__(self, refs: list[FileRef]) -> None:
+        self.refs = refs
+
+
+def run_batch(out: str, part_id: str, files: FileList, options: ScanOptions) -> dict[str, int]:
     """Catalog small files one after another into one part of each table."""
+    refs = files.refs
     sinks = _sinks(out, part_id)
     stats = Stats()
     rows = RowSink(sinks["members"], sinks["archives"], sinks["errors"])
@@ -291,7 +302,7 @@ def _graph(units: list[Batch | Split], out: str, options: ScanOptions) -> list[A
         if isinstance(unit, Batch):
             finals.append(
                 dask.delayed(run_batch, pure=False)(
-                    out, unit.part_id, unit.refs, options, dask_key_name=f"batch-{unit.part_id}"
+                    out, unit.part_id, FileList(unit.refs), options, dask_key_name=f"batch-{unit.part_id}"
                 )
             )
             continue

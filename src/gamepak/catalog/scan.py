@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import Detection, detect
-from ..archive import Archive, Entry, Problem
+from ..archive import Archive, Entry, Problem, RawRange
 from ..errors import AmbiguousFormatError, GamepakError
 from ..registry import FORMATS, format_for_path, get_format
 from ..source import Source
-from .hashing import Hasher, file_sha256, hasher_factory
+from .hashing import Hasher, RangeHashes, file_sha256, hasher_factory
 from .kinds import member_type
 
 # Structural fits at or above this confidence are convincing (see the module docstring).
@@ -75,7 +75,8 @@ class ScanOptions:
 
 
 class RowSink:
-    """Where rows go: anything with `add(row)` per table."""
+    """Where rows go: per table, anything with `add(row)` and `extend(count, columns, constants)`
+    (schema.TableSink)."""
 
     def __init__(self, members: Any, archives: Any, errors: Any) -> None:
         self.members = members
@@ -328,23 +329,28 @@ class ArchiveScanner:
                 return
             detection, how = chosen
             spec = get_format(detection.format)
-            try:
-                sha = file_sha256(lambda count, offset: read_at(handle, count, offset), ref.size)
-            except (OSError, GamepakError) as exc:
-                self.error("hash", exc, root_name)
+            if spec.kind != "model":
+                try:
+                    archive = spec.reader_class()(handle, name=ref.path)
+                except Exception as exc:
+                    self.error("open", exc, root_name)
+                    self._unreadable(root_name, detection, how, self._handle_sha256(handle, root_name))
+                    return
+                with archive:
+                    self.catalog_archive(archive, root_name, 0, None, detection, how, hash_file=True)
+                return
+            sha = self._handle_sha256(handle, root_name)
+            if sha is None:
                 self._unreadable(root_name, detection, how)
                 return
-            if spec.kind == "model":
-                self._model(handle, detection, how, sha)
-                return
-            try:
-                archive = spec.reader_class()(handle, name=ref.path)
-            except Exception as exc:
-                self.error("open", exc, root_name)
-                self._unreadable(root_name, detection, how, sha)
-                return
-            with archive:
-                self.catalog_archive(archive, root_name, 0, sha, detection, how)
+            self._model(handle, detection, how, sha)
+
+    def _handle_sha256(self, handle: Any, nested_path: str) -> str | None:
+        try:
+            return file_sha256(lambda count, offset: read_at(handle, count, offset), self.ref.size)
+        except (OSError, GamepakError) as exc:
+            self.error("hash", exc, nested_path)
+            return None
 
     def _unreadable(
         self, nested_path: str, detection: Detection | None, how: str | None, sha: str | None = None
@@ -424,66 +430,169 @@ class ArchiveScanner:
         detection: Detection | None,
         how: str | None,
         size: int | None = None,
+        hash_file: bool = False,
     ) -> None:
-        """The archives row and every member row of an open archive (and of its nested packs)."""
+        """The archives row and every member row of an open archive (and of its nested packs).
+        With `hash_file` (a file on disk), its sha256 is computed in the same pass as the members."""
         fields = self.archive_fields(archive)
+        if fields["status"] == "unreadable":
+            if hash_file:
+                sha = self._file_sha256(archive, nested_path)
+            self._archive_row(nested_path, depth, size, fields, sha, detection, how)
+            self.error("list", fields["problems"][0]["message"], nested_path)
+            return
+        # Members of nested packs have no file of their own: their archive_sha256 is null.
+        outer_sha = sha if depth == 0 else None
+        file_sha = self.catalog_members(archive, archive.infolist(), nested_path, depth, outer_sha, hash_file=hash_file)
+        self._archive_row(nested_path, depth, size, fields, file_sha if hash_file else sha, detection, how)
+
+    def _archive_row(
+        self,
+        nested_path: str,
+        depth: int,
+        size: int | None,
+        fields: dict[str, Any],
+        sha: str | None,
+        detection: Detection | None,
+        how: str | None,
+    ) -> None:
         fields.update(sha256=sha, detected_by=how, confidence=detection.confidence if detection else None)
         row = archive_row(self.ref, nested_path, depth, **fields)
         if size is not None:
             row["size"] = size
         self.sinks.archives.add(row)
         self.stats.archives += 1
-        if fields["status"] == "unreadable":
-            self.error("list", fields["problems"][0]["message"], nested_path)
-            return
-        archive_sha = sha if depth == 0 else None
-        self.catalog_members(archive, archive.infolist(), nested_path, depth, archive_sha)
+
+    def _file_sha256(self, archive: Archive, nested_path: str) -> str | None:
+        """The sha256 of the whole file under `archive` (when its members could not be listed)."""
+        try:
+            return file_sha256(archive._source.pread, archive._source.size)
+        except (OSError, GamepakError) as exc:
+            self.error("hash", exc, nested_path)
+            return None
 
     def catalog_members(
-        self, archive: Archive, entries: list[Entry], nested_path: str, depth: int, archive_sha: str | None
-    ) -> None:
-        """Member rows for `entries` of `archive`, hashed in one pass over the pack's data."""
+        self,
+        archive: Archive,
+        entries: list[Entry],
+        nested_path: str,
+        depth: int,
+        archive_sha: str | None,
+        hash_file: bool = False,
+    ) -> str | None:
+        """Member rows for `entries` of `archive` (then the rows of the nested packs among them).
+        Members stored as plain byte ranges are hashed in one front-to-back pass over the pack
+        (`RangeHashes`), decoded ones (compressed) as the format decodes them. With `hash_file`,
+        that pass also hashes the whole file, whose sha256 is returned and fills
+        `archive_sha256` (else `archive_sha` does)."""
+        count = len(entries)
+        digests: list[str | None] = [None] * count
+        # Each member's type once it is read (None: unreadable); the nested packs among them.
+        kinds: list[str | None] = [None] * count
+        nested: dict[int, str] = {}
+        label = archive.filename
+
+        def describe(position: int, head: bytes) -> str:
+            entry = entries[position]
+            inner = nested_signature(head, entry.size, f"{label}/{entry.name}")
+            if inner is None:
+                return member_type(entry.name, head)
+            nested[position] = inner
+            return f"archive/{inner}"
+
+        plain: list[int] = []  # positions of the members that are plain ranges, hashed below
+        plain_offsets: list[int] = []
+        plain_sizes: list[int] = []
         position = 0
         failures = 0
-        while position < len(entries):
-            pending = entries[position:]
-            data_iterator = archive.iter_data(pending)
-            while position < len(entries):
+        while position < count:
+            data_iterator = archive._member_data(entries[position:])
+            while position < count:
                 entry = entries[position]
                 try:
                     _, data = next(data_iterator)
-                    digest, head = self._hash(archive, entry, data)
+                    if isinstance(data, RawRange):
+                        plain.append(position)
+                        plain_offsets.append(data.offset)
+                        plain_sizes.append(data.size)
+                    else:
+                        digests[position], kinds[position] = self._hash_decoded(
+                            archive, entry, data, position, describe
+                        )
                     failures = 0
                 except StopIteration:
                     break
                 except Exception as exc:
                     self.error("hash", exc, nested_path, entry.name)
-                    self._member_row(archive, entry, nested_path, depth, archive_sha, None, "unreadable")
                     position += 1
                     failures += 1
-                    if failures >= MAX_CONSECUTIVE_FAILURES and position < len(entries):
-                        rest = len(entries) - position
+                    if failures >= MAX_CONSECUTIVE_FAILURES and position < count:
                         self.error(
-                            "hash", f"{rest} further members not read after {failures} failures in a row", nested_path
+                            "hash",
+                            f"{count - position} further members not read after {failures} failures in a row",
+                            nested_path,
                         )
-                        for skipped in entries[position:]:
-                            self._member_row(archive, skipped, nested_path, depth, archive_sha, None, "unreadable")
-                        return
+                        position = count
                     break  # the data iterator is finished after an error: start a new one
-                nested = nested_signature(head, entry.size, f"{archive.filename}/{entry.name}")
-                kind = f"archive/{nested}" if nested else member_type(entry.name, head)
-                self._member_row(archive, entry, nested_path, depth, archive_sha, digest, kind)
                 position += 1
-                if nested is not None and self.options.nested:
-                    self._descend(archive, entry, nested, nested_path, depth, digest)
+        file_sha = self._hash_plain(
+            archive, plain, plain_offsets, plain_sizes, digests, kinds, describe, nested_path, hash_file
+        )
+        self._member_rows(archive, entries, nested_path, depth, file_sha if hash_file else archive_sha, digests, kinds)
+        if self.options.nested:
+            for position, format_name in nested.items():
+                self._descend(archive, entries[position], format_name, nested_path, depth, digests[position])
+        return file_sha
 
-    def _hash(self, archive: Archive, entry: Entry, data: Any) -> tuple[str | None, bytes]:
+    def _hash_plain(
+        self,
+        archive: Archive,
+        plain: list[int],
+        offsets: list[int],
+        sizes: list[int],
+        digests: list[str | None],
+        kinds: list[str | None],
+        describe: Callable[[int, bytes], str],
+        nested_path: str,
+        hash_file: bool,
+    ) -> str | None:
+        """Hash the plain members (and, with `hash_file`, the whole file) in one pass."""
+        import hashlib
+
+        source = archive._source
+        file_hasher = hashlib.sha256() if hash_file else None
+        if not plain and file_hasher is None:
+            return None
+        ranges = RangeHashes(
+            offsets,
+            sizes,
+            source.size,
+            self.new_hasher,
+            lambda index, head: describe(plain[index], head),
+            HEAD_BYTES,
+            file_hasher,
+        )
+        try:
+            ranges.run(_reader_into(source))
+        except (OSError, GamepakError) as exc:
+            self.error("hash", exc, nested_path)
+            file_hasher = None
+        for index, position in enumerate(plain):
+            kinds[position] = ranges.described[index]
+            digests[position] = ranges.digests[index]
+            if kinds[position] is not None:
+                self.stats.member_bytes += sizes[index]
+        return file_hasher.hexdigest() if file_hasher is not None else None
+
+    def _hash_decoded(
+        self, archive: Archive, entry: Entry, data: Any, position: int, describe: Callable[[int, bytes], str]
+    ) -> tuple[str | None, str]:
         hasher: Hasher | None = self.new_hasher() if self.new_hasher is not None else None
         head = b""
         total = 0
         for chunk in data:
-            if not head:
-                head = bytes(chunk[:HEAD_BYTES])
+            if len(head) < HEAD_BYTES:
+                head += bytes(chunk[: HEAD_BYTES - len(head)])
             if hasher is not None:
                 hasher.update(chunk)
             total += len(chunk)
@@ -492,37 +601,42 @@ class ArchiveScanner:
                 f"member data has {total} bytes, its entry says {entry.size}", entry.offset, entry.name
             )
         self.stats.member_bytes += total
-        return (hasher.hexdigest() if hasher is not None else None), head
+        return (hasher.hexdigest() if hasher is not None else None), describe(position, head)
 
-    def _member_row(
+    def _member_rows(
         self,
         archive: Archive,
-        entry: Entry,
+        entries: list[Entry],
         nested_path: str,
         depth: int,
         archive_sha: str | None,
-        digest: str | None,
-        kind: str,
+        digests: list[str | None],
+        kinds: list[str | None],
     ) -> None:
-        self.sinks.members.add(
+        """Every member's row, column by column (no dict per member)."""
+        compression = archive.member_compression
+        self.sinks.members.extend(
+            len(entries),
+            {
+                "name": [entry.name for entry in entries],
+                "index": [entry.index for entry in entries],
+                "size": [entry.size for entry in entries],
+                "stored_size": [entry.size if entry.stored_size is None else entry.stored_size for entry in entries],
+                "offset": [entry.offset for entry in entries],
+                "compression": [compression(entry) for entry in entries],
+                "hash": digests,
+                "member_type": [kind or "unreadable" for kind in kinds],
+            },
             {
                 "archive_path": self.ref.path,
                 "archive_sha256": archive_sha,
                 "nested_path": nested_path,
                 "depth": depth,
                 "format": archive.format_name,
-                "name": entry.name,
-                "index": entry.index,
-                "size": entry.size,
-                "stored_size": entry.stored_size if entry.stored_size is not None else entry.size,
-                "offset": entry.offset,
-                "compression": archive.member_compression(entry),
                 "hash_algorithm": self.options.hash_algorithm,
-                "hash": digest,
-                "member_type": kind,
-            }
+            },
         )
-        self.stats.members += 1
+        self.stats.members += len(entries)
 
     def _descend(
         self, archive: Archive, entry: Entry, format_name: str, nested_path: str, depth: int, digest: str | None
@@ -555,7 +669,21 @@ class ArchiveScanner:
             self.catalog_archive(inner, inner_path, depth + 1, sha, detection, "signature", size=entry.size)
 
 
+# The formats a nested pack can be, in the registry's order: (name, sniffer); and where their
+# signatures sit: (offset, bytes, position in that list). Formats that declare none are asked always.
 _archive_sniffers: list[tuple[str, Callable[[Source], float]]] = []
+_archive_magic: list[tuple[int, bytes, int]] = []
+_always_asked: list[int] = []
+
+
+def _load_archive_sniffers() -> None:
+    for spec in FORMATS:
+        if spec.has_magic and spec.kind == "archive":
+            position = len(_archive_sniffers)
+            _archive_sniffers.append((spec.name, spec.sniffer()))
+            _archive_magic.extend((offset, signature, position) for offset, signature in spec.magic)
+            if not spec.magic:
+                _always_asked.append(position)
 
 
 class _HeadSource(Source):
@@ -573,19 +701,45 @@ class _HeadSource(Source):
 
 
 def nested_signature(head: bytes, size: int, label: str) -> str | None:
-    """The signature format whose sniffer accepts a member from its first bytes and size."""
+    """The signature format whose sniffer accepts a member from its first bytes and size. Only
+    formats whose declared magic (FormatSpec.magic) the head holds are asked: most members
+    hold none, and asking every sniffer cost more than hashing a small member."""
     if size < 4 or not head:
         return None
     if not _archive_sniffers:
-        _archive_sniffers.extend((s.name, s.sniffer()) for s in FORMATS if s.has_magic and s.kind == "archive")
+        _load_archive_sniffers()
+    candidates = [position for offset, signature, position in _archive_magic if head.startswith(signature, offset)]
+    if not candidates and not _always_asked:
+        return None
     probe = _HeadSource(head, size, label)
-    for name, sniff in _archive_sniffers:
+    for position in sorted({*candidates, *_always_asked}):
+        name, sniff = _archive_sniffers[position]
         try:
             if sniff(probe) >= 0.9:
                 return name
         except GamepakError:
             continue
     return None
+
+
+def _reader_into(source: Source) -> Callable[[memoryview, int], int]:
+    """`read_into(view, offset)` for `RangeHashes` over `source`: `preadv` straight into the
+    buffer when the source has a descriptor, else the source's own reads copied in."""
+    fd, base = source.fd, source.base
+    if fd is not None and hasattr(os, "preadv"):
+        preadv = os.preadv
+
+        def read_into(view: memoryview, offset: int) -> int:
+            return preadv(fd, [view], base + offset)
+
+        return read_into
+
+    def copy_into(view: memoryview, offset: int) -> int:
+        data = source.pread(len(view), offset)
+        view[: len(data)] = data
+        return len(data)
+
+    return copy_into
 
 
 def read_at(handle: Any, count: int, offset: int) -> bytes:
