@@ -669,21 +669,30 @@ class ArchiveScanner:
             self.catalog_archive(inner, inner_path, depth + 1, sha, detection, "signature", size=entry.size)
 
 
-# The formats a nested pack can be, in the registry's order: (name, sniffer); and where their
-# signatures sit: (offset, bytes, position in that list). Formats that declare none are asked always.
+# The formats a nested pack can be, in the registry's order: (name, sniffer); their signatures
+# by offset, then by the signature's first `width` bytes: offset -> (width, prefix -> [(signature,
+# position in that list)]); and the formats that declare none (asked always).
 _archive_sniffers: list[tuple[str, Callable[[Source], float]]] = []
-_archive_magic: list[tuple[int, bytes, int]] = []
+_archive_magic: dict[int, tuple[int, dict[bytes, list[tuple[bytes, int]]]]] = {}
 _always_asked: list[int] = []
 
 
 def _load_archive_sniffers() -> None:
+    by_offset: dict[int, list[tuple[bytes, int]]] = {}
     for spec in FORMATS:
         if spec.has_magic and spec.kind == "archive":
             position = len(_archive_sniffers)
             _archive_sniffers.append((spec.name, spec.sniffer()))
-            _archive_magic.extend((offset, signature, position) for offset, signature in spec.magic)
+            for offset, signature in spec.magic:
+                by_offset.setdefault(offset, []).append((signature, position))
             if not spec.magic:
                 _always_asked.append(position)
+    for offset, signatures in by_offset.items():
+        width = min(len(signature) for signature, _ in signatures)
+        table: dict[bytes, list[tuple[bytes, int]]] = {}
+        for signature, position in signatures:
+            table.setdefault(signature[:width], []).append((signature, position))
+        _archive_magic[offset] = (width, table)
 
 
 class _HeadSource(Source):
@@ -708,7 +717,11 @@ def nested_signature(head: bytes, size: int, label: str) -> str | None:
         return None
     if not _archive_sniffers:
         _load_archive_sniffers()
-    candidates = [position for offset, signature, position in _archive_magic if head.startswith(signature, offset)]
+    candidates = []
+    for offset, (width, table) in _archive_magic.items():
+        for signature, position in table.get(head[offset : offset + width], ()):
+            if head.startswith(signature, offset):
+                candidates.append(position)
     if not candidates and not _always_asked:
         return None
     probe = _HeadSource(head, size, label)
