@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gamepak
 from gamepak.nested import resolve
@@ -24,12 +26,14 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("dask")
 
-from gamepak.catalog import ScanOptions, build_catalog, diff_catalogs  # noqa: E402
+from gamepak.catalog import ScanOptions, build_catalog, diff_catalogs, hashing, kinds  # noqa: E402
 from gamepak.catalog import run as catalog_run  # noqa: E402
 from gamepak.catalog.kinds import member_type  # noqa: E402
-from gamepak.catalog.scan import ArchiveScanner  # noqa: E402
-from gamepak.catalog.schema import SCHEMAS, TABLES, read_table  # noqa: E402
+from gamepak.catalog.scan import ArchiveScanner, nested_signature  # noqa: E402
+from gamepak.catalog.schema import SCHEMAS, TABLES, read_table, to_arrow  # noqa: E402
 from gamepak.formats.rfg.asm import AsmContainer, AsmFile, AsmPrimitive  # noqa: E402
+from gamepak.registry import FORMATS  # noqa: E402
+from gamepak.source import Source  # noqa: E402
 
 INNER_MEMBERS = [("a.xtbl", b"<root>hi</root>" * 50), ("b.dat", bytes(range(256)) * 12)]
 
@@ -100,6 +104,9 @@ def reference(collection: Path) -> Path:
 
 def members(out: Path) -> list[dict[str, Any]]:
     return read_table(str(out), "members").to_pylist()
+
+
+members_of = members
 
 
 # -- contents ----------------------------------------------------------------------------------
@@ -206,6 +213,257 @@ def test_a_member_that_cannot_be_read_is_an_error_row_and_the_pack_goes_on(tmp_p
     assert rows["b.txt"]["hash"] is None
     errors = read_table(str(tmp_path / "out"), "errors").to_pylist()
     assert [(e["stage"], e["member"]) for e in errors] == [("hash", "b.txt")]
+
+
+# -- one pass over each pack ------------------------------------------------------------------------
+def _hand_made_pak(members: list[tuple[str, int, int]], data: bytes) -> bytes:
+    """A PAK from the spec's layout: header, data, then 64-byte directory records."""
+    directory = b"".join(
+        name.encode().ljust(56, b"\0") + struct.pack("<ii", offset, size) for name, offset, size in members
+    )
+    return b"PACK" + struct.pack("<ii", 12 + len(data), len(directory)) + data + directory
+
+
+def test_plain_members_in_any_order_overlapping_or_outside_the_file(tmp_path: Path) -> None:
+    data = bytes(range(256)) * 4
+    members = [("b", 300, 500), ("a", 12, 50), ("z", 30, 0), ("over", 20, 600), ("past", 900, 5000), ("end", 1000, 36)]
+    root = tmp_path / "games"
+    root.mkdir()
+    (root / "odd.pak").write_bytes(_hand_made_pak(members, data))
+    build_catalog([str(root)], str(tmp_path / "out"), scheduler="synchronous")
+    rows = {r["name"]: r for r in members_of(tmp_path / "out")}
+    blob = (root / "odd.pak").read_bytes()
+    for name, offset, size in members:
+        expected = None if name == "past" else hashlib.sha256(blob[offset : offset + size]).hexdigest()
+        assert rows[name]["hash"] == expected, name
+    assert rows["past"]["member_type"] == "unreadable"
+    assert {r["archive_sha256"] for r in rows.values()} == {hashlib.sha256(blob).hexdigest()}
+    errors = read_table(str(tmp_path / "out"), "errors").to_pylist()
+    assert [(e["stage"], e["member"]) for e in errors] == [("hash", "past")]
+
+
+def test_members_across_chunk_boundaries(
+    reference: Path, collection: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read 7 bytes at a time, every member and file spans many reads: the same catalog."""
+    monkeypatch.setattr(hashing, "CHUNK", 7)
+    build_catalog([str(collection)], str(tmp_path / "small"), scheduler="synchronous")
+    assert snapshot(tmp_path / "small") == snapshot(reference)
+
+
+@pytest.mark.parametrize("flags", [None, 0, 1, 3])
+def test_a_pack_is_read_about_once(flags: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file's sha256 comes from the reads of the members (the stored bytes, for compressed
+    ones), not from a second pass over the file."""
+    root = tmp_path / "games"
+    root.mkdir()
+    members = [(f"m{i}.bin", os.urandom(3000 + 500 * i)) for i in range(40)]
+    path = root / ("a.pak" if flags is None else "a.vpp_pc")
+    if flags is None:
+        _write(path, "pak", members)
+    else:
+        _write(path, "vpp", members, flags=flags)
+    read = [0]
+    pread, preadv = os.pread, os.preadv
+
+    def counting_pread(fd: int, size: int, offset: int) -> bytes:
+        data = pread(fd, size, offset)
+        read[0] += len(data)
+        return data
+
+    def counting_preadv(fd: int, buffers: list[Any], offset: int) -> int:
+        got = preadv(fd, buffers, offset)
+        read[0] += got
+        return got
+
+    monkeypatch.setattr(os, "pread", counting_pread)
+    monkeypatch.setattr(os, "preadv", counting_preadv)
+    build_catalog([str(root)], str(tmp_path / "out"), options=ScanOptions(verify=False), scheduler="synchronous")
+    monkeypatch.undo()
+    size = path.stat().st_size
+    assert size < read[0] < 1.2 * size + 65536
+    rows = members_of(tmp_path / "out")
+    assert {r["archive_sha256"] for r in rows} == {hashlib.sha256(path.read_bytes()).hexdigest()}
+    assert sorted(r["hash"] for r in rows) == sorted(hashlib.sha256(d).hexdigest() for _, d in members)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.binary(max_size=3000),
+    spans=st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 900)), max_size=12),
+    chunk=st.integers(1, 700),
+    whole_file=st.booleans(),
+    algorithm=st.sampled_from(["sha256", "none"]),
+    short_reads=st.booleans(),
+)
+def test_range_hashes_match_hashlib(
+    data: bytes, spans: list[tuple[int, int]], chunk: int, whole_file: bool, algorithm: str, short_reads: bool
+) -> None:
+    spans = [(min(offset, len(data)), min(size, len(data) - min(offset, len(data)))) for offset, size in spans]
+    heads = {}
+
+    def describe(index: int, head: bytes) -> int:
+        heads[index] = head
+        return index
+
+    file_hasher = hashlib.sha256() if whole_file else None
+    ranges = hashing.RangeHashes(
+        [o for o, _ in spans],
+        [s for _, s in spans],
+        len(data),
+        hashing.hasher_factory(algorithm),
+        describe,
+        5,
+        file_hasher,
+        chunk,
+    )
+
+    def read_into(view: memoryview, offset: int) -> int:
+        piece = data[offset : offset + (max(1, len(view) // 2) if short_reads else len(view))]
+        view[: len(piece)] = piece
+        return len(piece)
+
+    ranges.run(read_into)
+    for index, (offset, size) in enumerate(spans):
+        expected = hashlib.sha256(data[offset : offset + size]).hexdigest() if algorithm == "sha256" else None
+        assert ranges.digests[index] == expected
+        assert heads[index] == data[offset : offset + min(size, 5)]
+        assert ranges.described[index] == index
+    if file_hasher is not None:
+        assert file_hasher.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_range_hashes_report_a_file_that_ends_early() -> None:
+    ranges = hashing.RangeHashes([0, 10], [5, 10], 20, hashing.hasher_factory("sha256"), lambda i, h: h, 4, chunk=12)
+
+    def read_into(view: memoryview, offset: int) -> int:
+        if offset:
+            return 0
+        view[:] = bytes(len(view))
+        return len(view)
+
+    with pytest.raises(gamepak.GamepakError, match="ended at 12 of 20"):
+        ranges.run(read_into)
+    assert ranges.described == [b"\0" * 4, None]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    data=st.binary(max_size=5000), reads=st.lists(st.tuples(st.integers(0, 5200), st.integers(0, 2000)), max_size=10)
+)
+def test_hashing_source_hashes_the_file_whatever_the_reads(data: bytes, reads: list[tuple[int, int]]) -> None:
+    import io
+
+    source = Source.open(io.BytesIO(data), "f")
+    tee = hashing.HashingSource(source, hashlib.sha256())
+    for offset, size in reads:
+        assert tee.pread(size, offset) == data[offset : offset + size]
+    assert tee.finish() == hashlib.sha256(data).hexdigest()
+
+
+# -- member types and nested packs ---------------------------------------------------------------
+def _decoding_rule(head: bytes) -> bool:
+    """What `_looks_like_text` decides, the slow way (decode, then str.isprintable)."""
+    probe = head[: kinds.TEXT_PROBE]
+    try:
+        text = probe.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(probe) - 3:
+            return False
+        text = probe[: exc.start].decode("utf-8")
+    return text.replace("\t", "").replace("\r", "").replace("\n", "").replace("\f", "").isprintable()
+
+
+_TEXTISH = [
+    b"a",
+    b" ",
+    b"\n",
+    b"\t",
+    b"\x0b",
+    b"\x00",
+    b"\x7f",
+    "é".encode(),
+    "€".encode(),
+    b"\xe2",
+    b"\x80",
+    b"\xff",
+    "\x85".encode(),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TEXTISH), max_size=12).map(b"".join) | st.binary(max_size=1100))
+def test_the_text_test_agrees_with_decoding(head: bytes) -> None:
+    assert kinds._looks_like_text(head) == _decoding_rule(head)
+
+
+def _magic_formats() -> list[Any]:
+    return [spec for spec in FORMATS if spec.magic]
+
+
+@pytest.mark.parametrize("spec", _magic_formats(), ids=lambda spec: spec.name)
+def test_declared_magic_agrees_with_the_sniffer(spec: Any, tmp_path: Path) -> None:
+    """A file the sniffer accepts holds the declared magic (so nested packs are still found when
+    only formats whose magic the head holds are asked), and a written file holds it."""
+    import io
+
+    sniff = spec.sniffer()
+
+    @settings(max_examples=60, deadline=None)
+    @given(head=st.binary(min_size=0, max_size=600), size=st.integers(0, 1 << 20))
+    def rejects_without_magic(head: bytes, size: int) -> None:
+        if any(head.startswith(signature, offset) for offset, signature in spec.magic):
+            return
+        source = Source.open(io.BytesIO(head + bytes(max(0, min(size, 4096) - len(head)))), "x")
+        assert sniff(source) < 0.9
+
+    rejects_without_magic()
+    if spec.kind == "archive":
+        _write(tmp_path / f"a{spec.extensions[0]}", spec.name, [("a.txt", b"hello")])
+        written = (tmp_path / f"a{spec.extensions[0]}").read_bytes()
+        assert any(written.startswith(signature, offset) for offset, signature in spec.magic)
+        assert nested_signature(written[:4096], len(written), "a") == spec.name
+
+
+# -- Parquet ------------------------------------------------------------------------------------
+def _values_of(field_type: Any) -> Any:
+    if pa.types.is_string(field_type):
+        return st.none() | st.text(max_size=5)
+    if pa.types.is_list(field_type):
+        return st.none() | st.lists(_values_of(field_type.value_type), max_size=3)
+    if pa.types.is_struct(field_type):
+        return st.none() | st.fixed_dictionaries({f.name: _values_of(f.type) for f in field_type})
+    if pa.types.is_floating(field_type):
+        return st.none() | st.floats(-1e6, 1e6, width=32)
+    bits = field_type.bit_width
+    return st.none() | st.integers(-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_arrow_columns_are_what_pa_array_builds(table: str) -> None:
+    schema = SCHEMAS[table]
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.data())
+    def check(data: Any) -> None:
+        count = data.draw(st.integers(0, 6))
+        for field in schema:
+            values = data.draw(st.lists(_values_of(field.type), min_size=count, max_size=count))
+            built = to_arrow(values, field.type)
+            built.validate(full=True)
+            assert built.equals(pa.array(values, field.type)), field.name
+
+    check()
+
+
+def test_writing_a_catalog_imports_no_pandas(collection: Path, tmp_path: Path) -> None:
+    code = (
+        "import sys; from gamepak.catalog import build_catalog; "
+        f"build_catalog([{str(collection)!r}], {str(tmp_path / 'out')!r}, scheduler='synchronous'); "
+        "print('pandas' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
 
 
 # -- schedulers ----------------------------------------------------------------------------------

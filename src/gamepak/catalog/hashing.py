@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..errors import GamepakError
+from ..source import Source
 
 ALGORITHMS = ("sha256", "blake2b", "xxh3", "none")
 # Bytes read per step when a member or a file is hashed from a plain byte range.
@@ -76,7 +77,7 @@ class RangeHashes:
         describe: Callable[[int, bytes], Any],
         head_bytes: int,
         file_hasher: Hasher | None = None,
-        chunk: int = CHUNK,
+        chunk: int | None = None,
     ) -> None:
         self.offsets = offsets
         self.sizes = sizes
@@ -85,7 +86,7 @@ class RangeHashes:
         self.describe = describe
         self.head_bytes = head_bytes
         self.file_hasher = file_hasher
-        self.chunk = chunk
+        self.chunk = chunk or CHUNK
         self.digests: list[str | None] = [None] * len(offsets)
         self.described: list[Any] = [None] * len(offsets)
 
@@ -168,3 +169,43 @@ def scratch_buffer(size: int) -> memoryview:
     if buffer is None or len(buffer) < size:
         buffer = _scratch.buffer = bytearray(max(size, 1 << 16))
     return memoryview(buffer)[: max(size, 1)]
+
+
+class HashingSource(Source):
+    """A file's source that hashes the file from the reads made through it: bytes read at the
+    hashed frontier feed `hasher` as they pass (the stored bytes of compressed members, while
+    the format inflates them); a read past the frontier first hashes the gap before it, and
+    `finish()` the rest of the file. Every byte is hashed once, in order, whatever the reads."""
+
+    def __init__(self, source: Source, hasher: Hasher) -> None:
+        super().__init__(name=source.name, size=source.size, fd=source.fd, fileobj=source._fileobj, base=source.base)
+        self._lock = source._lock  # one lock per file object, as Source.open shares it
+        self._inner = source
+        self.hasher = hasher
+        self.frontier = 0
+
+    def pread(self, size: int, offset: int) -> bytes:
+        data = self._inner.pread(size, offset)
+        end = offset + len(data)
+        if data and end > self.frontier:
+            if offset > self.frontier:
+                self._hash_to(offset)
+            self.hasher.update(memoryview(data)[self.frontier - offset :])
+            self.frontier = end
+        return data
+
+    def _hash_to(self, stop: int) -> None:
+        while self.frontier < stop:
+            chunk = self._inner.pread(min(CHUNK, stop - self.frontier), self.frontier)
+            if not chunk:
+                raise GamepakError(f"file ended at {self.frontier} of {self.size} bytes while hashing")
+            self.hasher.update(chunk)
+            self.frontier += len(chunk)
+
+    def finish(self) -> str:
+        """The file's hex digest, once the bytes not read yet are hashed."""
+        self._hash_to(self.size)
+        return self.hasher.hexdigest()
+
+    def close(self) -> None:
+        """Nothing: the archive's own source owns the file."""

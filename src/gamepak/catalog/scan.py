@@ -17,6 +17,7 @@ Nested packs are recognised by signature only, as everywhere in gamepak (see gam
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -29,7 +30,7 @@ from ..archive import Archive, Entry, Problem, RawRange
 from ..errors import AmbiguousFormatError, GamepakError
 from ..registry import FORMATS, format_for_path, get_format
 from ..source import Source
-from .hashing import Hasher, RangeHashes, file_sha256, hasher_factory
+from .hashing import Hasher, HashingSource, RangeHashes, file_sha256, hasher_factory
 from .kinds import member_type
 
 # Structural fits at or above this confidence are convincing (see the module docstring).
@@ -482,9 +483,10 @@ class ArchiveScanner:
     ) -> str | None:
         """Member rows for `entries` of `archive` (then the rows of the nested packs among them).
         Members stored as plain byte ranges are hashed in one front-to-back pass over the pack
-        (`RangeHashes`), decoded ones (compressed) as the format decodes them. With `hash_file`,
-        that pass also hashes the whole file, whose sha256 is returned and fills
-        `archive_sha256` (else `archive_sha` does)."""
+        (`RangeHashes`), decoded ones (compressed) as the format decodes them. With `hash_file`
+        the file's sha256 comes from the same reads (returned, and in `archive_sha256`; else
+        `archive_sha` is): the plain-range pass reads the whole file, or, when the format decoded
+        members, their stored bytes fed the file's hash as it read them (`HashingSource`)."""
         count = len(entries)
         digests: list[str | None] = [None] * count
         # Each member's type once it is read (None: unreadable); the nested packs among them.
@@ -503,6 +505,53 @@ class ArchiveScanner:
         plain: list[int] = []  # positions of the members that are plain ranges, hashed below
         plain_offsets: list[int] = []
         plain_sizes: list[int] = []
+        # Decoded members' stored bytes feed the file's hash as the format reads them.
+        own_source = archive._source
+        tee = HashingSource(own_source, hashlib.sha256()) if hash_file else None
+        if tee is not None:
+            archive._source = tee
+        try:
+            self._hash_members(
+                archive, entries, nested_path, digests, kinds, describe, plain, plain_offsets, plain_sizes
+            )
+        finally:
+            archive._source = own_source
+        if tee is not None and tee.frontier:
+            # Something was decoded: the tee has hashed the file so far; it hashes the rest.
+            file_sha = self._finish_tee(tee, nested_path)
+            self._hash_plain(archive, plain, plain_offsets, plain_sizes, digests, kinds, describe, nested_path, False)
+        else:
+            file_sha = self._hash_plain(
+                archive, plain, plain_offsets, plain_sizes, digests, kinds, describe, nested_path, hash_file
+            )
+        self._member_rows(archive, entries, nested_path, depth, file_sha if hash_file else archive_sha, digests, kinds)
+        if self.options.nested:
+            for position, format_name in nested.items():
+                self._descend(archive, entries[position], format_name, nested_path, depth, digests[position])
+        return file_sha
+
+    def _finish_tee(self, tee: HashingSource, nested_path: str) -> str | None:
+        try:
+            return tee.finish()
+        except (OSError, GamepakError) as exc:
+            self.error("hash", exc, nested_path)
+            return None
+
+    def _hash_members(
+        self,
+        archive: Archive,
+        entries: list[Entry],
+        nested_path: str,
+        digests: list[str | None],
+        kinds: list[str | None],
+        describe: Callable[[int, bytes], str],
+        plain: list[int],
+        plain_offsets: list[int],
+        plain_sizes: list[int],
+    ) -> None:
+        """Hash the members the format decodes; note where the plain ones lie (hashed later,
+        in one pass). After MAX_CONSECUTIVE_FAILURES in a row, the rest is not tried."""
+        count = len(entries)
         position = 0
         failures = 0
         while position < count:
@@ -535,14 +584,6 @@ class ArchiveScanner:
                         position = count
                     break  # the data iterator is finished after an error: start a new one
                 position += 1
-        file_sha = self._hash_plain(
-            archive, plain, plain_offsets, plain_sizes, digests, kinds, describe, nested_path, hash_file
-        )
-        self._member_rows(archive, entries, nested_path, depth, file_sha if hash_file else archive_sha, digests, kinds)
-        if self.options.nested:
-            for position, format_name in nested.items():
-                self._descend(archive, entries[position], format_name, nested_path, depth, digests[position])
-        return file_sha
 
     def _hash_plain(
         self,
@@ -556,7 +597,8 @@ class ArchiveScanner:
         nested_path: str,
         hash_file: bool,
     ) -> str | None:
-        """Hash the plain members (and, with `hash_file`, the whole file) in one pass."""
+        """Hash the plain members (and, with `hash_file`, the whole file) in one pass; returns
+        the file's sha256 with `hash_file`."""
         import hashlib
 
         source = archive._source
