@@ -518,6 +518,9 @@ def _differing(archive: Archive, candidates: list[tuple[PendingMember, str]]) ->
     differing = []
     entries = [member.origin[1] for member, _ in candidates if member.origin is not None]
     entries.sort(key=lambda entry: entry.index)
+    # A rebuild after this pass reads parts of the old pack again (the RFG writer: the window
+    # before the first changed member).
+    archive.keep_seek_points()
     for entry, data in archive.iter_data(entries):
         member, path = by_entry[id(entry)]
         if isinstance(data, RawRange):

@@ -15,16 +15,18 @@ later read starts from the nearest checkpoint at or before its target.
 from __future__ import annotations
 
 import bisect
-import threading
 import zlib
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, cast
+from _thread import allocate_lock  # what `threading.Lock` is, without importing `threading`
 
 from ...archive import Entry
 from ...errors import CorruptArchiveError
 from ...source import SeekableStream
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
     from .packfile import Reader
 
 # Decompression works in bounded steps: compressed input read per call, output per call.
@@ -48,7 +50,8 @@ def decompressor_module() -> tuple[Any, tuple[type[BaseException], ...]]:
         from isal import isal_zlib
     except ImportError:
         return zlib, (zlib.error,)
-    errors: tuple[type[BaseException], ...] = (zlib.error, cast(type[BaseException], isal_zlib.error))
+    # isal's stubs call its error an instance; it is an exception class.
+    errors: tuple[type[BaseException], ...] = (zlib.error, isal_zlib.error)  # type: ignore[assignment]
     return isal_zlib, errors
 
 
@@ -89,7 +92,7 @@ class Checkpoints:
         self.spacing = CHECKPOINT_SPACING
         self._positions: list[int] = []
         self._points: list[Checkpoint] = []
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
 
     def due(self, produced: int) -> bool:
         """Whether a checkpoint at output position `produced` is wanted."""
