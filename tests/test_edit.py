@@ -608,3 +608,57 @@ def test_update_leaves_out_what_create_leaves_out(tmp_path: Path) -> None:
     assert code == 0, err
     assert contents(path, "pak") == [("a.txt", b"a")]
     assert "temporary" in err
+
+
+# -- plain `add` and `update` skip click ---------------------------------------------------------
+QUICK = """
+import sys
+from gamepak.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print("click imported" if "click" in sys.modules else "click not imported", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def quick_cli(*arguments: str) -> tuple[int, str, str]:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", QUICK, *arguments], capture_output=True, text=True)
+    return result.returncode, result.stdout, result.stderr
+
+
+def test_plain_add_and_update_skip_click_and_match_it(tmp_path: Path) -> None:
+    pak = tmp_path / "x.pak"
+    with gamepak.create(pak) as writer:
+        writer.add("maps/e1m1.bsp", b"bsp")
+        writer.add("readme.txt", b"old")
+    new = tmp_path / "new.txt"
+    new.write_bytes(b"brand new")
+    folder = tmp_path / "folder"
+    (folder / "maps").mkdir(parents=True)
+    (folder / "maps/e1m1.bsp").write_bytes(b"bsp")
+    (folder / "readme.txt").write_bytes(b"changed")
+    cases = [
+        ["add", str(pak), str(new), "--dry-run"],
+        ["add", str(pak), str(new), "--name", "readme.txt", "--dry-run"],  # exists: refused, exit 1
+        ["add", str(pak), str(tmp_path / "missing.txt")],  # click's usage error (exit 2)
+        ["add", str(tmp_path / "missing.pak"), str(new)],
+        ["update", str(pak), str(folder), "--delete", "--dry-run"],
+        ["update", str(pak), str(new)],  # not a folder: click's usage error
+    ]
+    for arguments in cases:
+        code, out, err = quick_cli(*arguments)
+        assert (code, out) == in_process_cli(*arguments)[:2], arguments
+        assert ("click imported" in err) == (code == 2), arguments
+    code, out, err = quick_cli("add", str(pak), str(new), "--name", "docs/new.txt", "--replace")
+    assert code == 0 and "click not imported" in err and "1 added (in place" in out
+    code, out, err = quick_cli("update", str(pak), str(folder))
+    assert code == 0 and "click not imported" in err and out.startswith("replace readme.txt (7 bytes)\n")
+    with gamepak.open(pak) as archive:
+        assert {name: archive.read(name) for name in archive.namelist()} == {
+            "maps/e1m1.bsp": b"bsp",
+            "readme.txt": b"changed",
+            "docs/new.txt": b"brand new",
+        }
