@@ -13,16 +13,14 @@ folders), in sorted order. What is left out is said, never silently dropped:
 from __future__ import annotations
 
 import os
-import re
 import stat
 
+from .atomic import is_temporary_name
 from .errors import GamepakError, NotAnArchiveError, UnknownFormatError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-TEMPORARY_NAME = re.compile(r"^\..+\.gamepak-\d+-\d+\.tmp$")
 
 
 class FolderScan:
@@ -68,7 +66,7 @@ def scan_folder(folder: str, *, follow: bool = False, exclude: tuple[str, ...] =
             name = os.path.relpath(path, folder).replace(os.sep, "/")
             if name == MANIFEST_NAME:
                 continue
-            if TEMPORARY_NAME.match(file_name):
+            if is_temporary_name(file_name):
                 scan.skipped.append(f"{name}: a gamepak temporary file")
                 continue
             real = os.path.realpath(path)
