@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -608,6 +610,20 @@ def test_update_leaves_out_what_create_leaves_out(tmp_path: Path) -> None:
     assert code == 0, err
     assert contents(path, "pak") == [("a.txt", b"a")]
     assert "temporary" in err
+
+
+def test_an_edit_removes_temporaries_that_killed_runs_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gamepak.atomic
+
+    path = build(tmp_path, "pak", ".pak", {}, [("a.txt", b"a")])
+    monkeypatch.setattr(gamepak.atomic, "_scanned", {})  # a new process: the folder not scanned yet
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".pack.pak.gamepak-{int(dead.stdout)}-0.tmp"
+    stale.write_bytes(b"half a pack")
+    with gamepak.edit(path) as editor:
+        editor.add("b.txt", b"b")
+    assert not stale.exists()
+    assert contents(path, "pak") == [("a.txt", b"a"), ("b.txt", b"b")]
 
 
 # -- plain `add` and `update` skip click ---------------------------------------------------------

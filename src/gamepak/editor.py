@@ -309,6 +309,10 @@ class Editor:
         self.compact = compact
         if not os.path.isfile(self.path):
             raise GamepakError(f"{self.path}: not a file")
+        from .atomic import remove_stale_temporaries
+
+        # In-place edits never pass through write_via_temporary: clean what killed runs left here.
+        remove_stale_temporaries(os.path.dirname(os.path.abspath(self.path)))
         self._lock_fd = _lock(self.path)
         try:
             self.archive = open_archive(self.path, format)
