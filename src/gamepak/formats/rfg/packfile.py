@@ -435,18 +435,17 @@ class Reader(Archive):
 
     def _pass_inflater(self, entry: Entry) -> Inflater:
         """The decompressor a pass over the members starts with at `entry`."""
-        if not self._checkpointed_passes:
+        # Only a shared stream of trusted chunks is read again by a rebuild (the window before
+        # the first changed member); separate streams are copied whole, untrusted ones rewritten.
+        if not (self._checkpointed_passes and self.condensed and self.solid_stream()[1]):
             return self.new_inflater(entry)
-        if self.condensed and self.solid_stream()[1]:
-            # Window checkpoints where chunks start: the pass keeps isal's speed. It resumes only
-            # from a window checkpoint, whose window its own later ones continue.
-            checkpoints = self._checkpoints_for(entry)
-            point = checkpoints.before(entry.offset)
-            if point is not None and point.decompressor is not None:
-                point = None
-            windows = list(self._offsets)
-            return Inflater(self, self._segments(entry), 0, checkpoints, point, windows)
-        return self.inflater_at(entry, entry.offset)
+        # Window checkpoints where chunks start: the pass keeps isal's speed. It resumes only
+        # from a window checkpoint, whose window its own later ones continue.
+        checkpoints = self._checkpoints_for(entry)
+        point = checkpoints.before(entry.offset)
+        if point is not None and point.decompressor is not None:
+            point = None
+        return Inflater(self, self._segments(entry), 0, checkpoints, point, list(self._offsets))
 
     def keep_seek_points(self) -> None:
         # A rebuild's `plain_range` of the window before the first changed member then resumes

@@ -453,17 +453,23 @@ class Writer(ArchiveWriter):
         reused, compressor = self._reuse_solid_prefix(out, members, targets, level, stored_sizes)
         compressed_total = sum(stored_sizes)
         in_step = _InStep.find(members, targets, self._stream_window_bits(members, reused))
+        run: list[Entry] = []  # source chunks to copy, consecutive: copied in one go
         for index in range(reused, len(members)):
             member = members[index]
             target = targets[index]
             if in_step is not None and in_step.copyable(index):
-                source, entry = in_step.source, in_step.entry(index)
-                _copy_stored(out, source, source.chunk_start(entry), entry.stored_size or 0, entry.name)
+                entry = in_step.entry(index)
+                if run and entry.index != run[-1].index + 1:
+                    in_step.copy(out, run)
+                run.append(entry)
                 stored_sizes.append(entry.stored_size or 0)
                 compressed_total += stored_sizes[-1]
                 member.consumed()
                 compressor = None
                 continue
+            if run:
+                assert in_step is not None
+                in_step.copy(out, run)
             if compressor is None:
                 # After copied chunks: continue from the source's output there (the copy
                 # condition makes the last 32 KiB before `target` the source's own).
@@ -483,6 +489,9 @@ class Writer(ArchiveWriter):
             out.write(compressor.flush(zlib.Z_SYNC_FLUSH))
             stored_sizes.append(out.tell() - before)
             compressed_total += stored_sizes[-1]
+        if run:
+            assert in_step is not None
+            in_step.copy(out, run)
         return position, compressed_total
 
     def _stream_window_bits(self, members: list[PendingMember], reused: int) -> int:
@@ -503,10 +512,12 @@ class Writer(ArchiveWriter):
         if prefix is None:
             return 0, self._compressor(level)
         source, count = prefix
+        entries = source.infolist()[:count]
+        # The chunks are consecutive in the source: one copy.
+        sizes = [entry.stored_size or 0 for entry in entries]
+        stored_sizes.extend(sizes)
+        _copy_stored(out, source, source.chunk_start(entries[0]), sum(sizes), entries[0].name)
         for index in range(count):
-            entry = source.infolist()[index]
-            _copy_stored(out, source, source.chunk_start(entry), entry.stored_size or 0, entry.name)
-            stored_sizes.append(entry.stored_size or 0)
             members[index].consumed()
         if count == len(members):
             return count, None
@@ -616,6 +627,12 @@ class _InStep:
                 return False
             covered += self._new_span(back)
         return True
+
+    def copy(self, out: Output, run: list[Entry]) -> None:
+        """Copy the chunks of `run` (consecutive source members) and empty it."""
+        start = self.source.chunk_start(run[0])
+        _copy_stored(out, self.source, start, sum(entry.stored_size or 0 for entry in run), run[0].name)
+        run.clear()
 
     def history(self, index: int, window: int) -> bytes:
         """The output before member `index` after copied chunks: the source's own there."""
