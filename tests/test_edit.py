@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -608,3 +610,71 @@ def test_update_leaves_out_what_create_leaves_out(tmp_path: Path) -> None:
     assert code == 0, err
     assert contents(path, "pak") == [("a.txt", b"a")]
     assert "temporary" in err
+
+
+def test_an_edit_removes_temporaries_that_killed_runs_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gamepak.atomic
+
+    path = build(tmp_path, "pak", ".pak", {}, [("a.txt", b"a")])
+    monkeypatch.setattr(gamepak.atomic, "_scanned", {})  # a new process: the folder not scanned yet
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".pack.pak.gamepak-{int(dead.stdout)}-0.tmp"
+    stale.write_bytes(b"half a pack")
+    with gamepak.edit(path) as editor:
+        editor.add("b.txt", b"b")
+    assert not stale.exists()
+    assert contents(path, "pak") == [("a.txt", b"a"), ("b.txt", b"b")]
+
+
+# -- plain `add` and `update` skip click ---------------------------------------------------------
+QUICK = """
+import sys
+from gamepak.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print("click imported" if "click" in sys.modules else "click not imported", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def quick_cli(*arguments: str) -> tuple[int, str, str]:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", QUICK, *arguments], capture_output=True, text=True)
+    return result.returncode, result.stdout, result.stderr
+
+
+def test_plain_add_and_update_skip_click_and_match_it(tmp_path: Path) -> None:
+    pak = tmp_path / "x.pak"
+    with gamepak.create(pak) as writer:
+        writer.add("maps/e1m1.bsp", b"bsp")
+        writer.add("readme.txt", b"old")
+    new = tmp_path / "new.txt"
+    new.write_bytes(b"brand new")
+    folder = tmp_path / "folder"
+    (folder / "maps").mkdir(parents=True)
+    (folder / "maps/e1m1.bsp").write_bytes(b"bsp")
+    (folder / "readme.txt").write_bytes(b"changed")
+    cases = [
+        ["add", str(pak), str(new), "--dry-run"],
+        ["add", str(pak), str(new), "--name", "readme.txt", "--dry-run"],  # exists: refused, exit 1
+        ["add", str(pak), str(tmp_path / "missing.txt")],  # click's usage error (exit 2)
+        ["add", str(tmp_path / "missing.pak"), str(new)],
+        ["update", str(pak), str(folder), "--delete", "--dry-run"],
+        ["update", str(pak), str(new)],  # not a folder: click's usage error
+    ]
+    for arguments in cases:
+        code, out, err = quick_cli(*arguments)
+        assert (code, out) == in_process_cli(*arguments)[:2], arguments
+        assert ("click imported" in err) == (code == 2), arguments
+    code, out, err = quick_cli("add", str(pak), str(new), "--name", "docs/new.txt", "--replace")
+    assert code == 0 and "click not imported" in err and "1 added (in place" in out
+    code, out, err = quick_cli("update", str(pak), str(folder))
+    assert code == 0 and "click not imported" in err and out.startswith("replace readme.txt (7 bytes)\n")
+    with gamepak.open(pak) as archive:
+        assert {name: archive.read(name) for name in archive.namelist()} == {
+            "maps/e1m1.bsp": b"bsp",
+            "readme.txt": b"changed",
+            "docs/new.txt": b"brand new",
+        }

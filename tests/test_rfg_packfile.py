@@ -813,3 +813,40 @@ def _xray_like() -> bytes:
 
 
 _XRAY_LIKE = _xray_like()
+
+
+@pytest.mark.parametrize("flags", [0, 2])
+def test_uncompressed_packs_extract_as_plain_ranges_checked_up_front(tmp_path: Path, flags: int) -> None:
+    members = [(f"m{index}.txt", bytes([65 + index]) * (3000 + index)) for index in range(4)]
+    path = tmp_path / "plain.vpp_pc"
+    with gamepak.create(path, flags=flags) as writer:
+        for name, data in members:
+            writer.add(name, data)
+    with gamepak.open(path) as archive:
+        assert isinstance(archive, Reader)
+        assert archive._plain_ranges() and archive._raw_range(archive.infolist()[1]) is not None
+        archive.extractall(tmp_path / "out")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == dict(members)
+    # Cut into the last member: refused before any file is written.
+    with open(path, "r+b") as handle:
+        handle.truncate(path.stat().st_size - 10)
+    with gamepak.open(path) as archive:
+        with pytest.raises(CorruptArchiveError, match="runs past the end") as caught:
+            archive.extractall(tmp_path / "cut")
+        assert caught.value.member == "m3.txt"
+    assert not (tmp_path / "cut").exists() or not any((tmp_path / "cut").iterdir())
+
+
+def test_names_are_decoded_on_first_use(tmp_path: Path) -> None:
+    path = tmp_path / "lazy.vpp_pc"
+    with gamepak.create(path) as writer:
+        for index in range(50):
+            writer.add(f"n{index}.txt", b"x")
+        writer.add("caf\u00e9.txt", b"y")
+    with gamepak.open(path) as archive:
+        assert isinstance(archive, Reader)
+        names = archive.namelist()
+        assert len(names) == len(archive) == 51 and archive._decoded is None and archive._entries is None
+        assert names[7] == "n7.txt" and names[-1] == "caf\u00e9.txt" and archive._decoded is None
+        assert list(names) == [f"n{index}.txt" for index in range(50)] + ["caf\u00e9.txt"]
+        assert archive.read("CAF\u00c9.txt".lower()) == b"y"

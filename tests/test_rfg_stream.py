@@ -290,3 +290,101 @@ def test_random_seeks_read_what_slicing_gives(
             for offset, size in seeks:
                 stream.seek(offset)
                 assert stream.read(size) == data[offset : offset + size]
+
+
+# -- after a change, the solid stream falls back in step with the source ------------------------
+BIG_MEMBERS = [(f"t{index:02}.xtbl", words(100 + index, 900)) for index in range(24)]  # ~5 KiB each
+
+
+def test_solid_stream_copies_chunks_again_32_kib_after_a_change(tmp_path: Path) -> None:
+    source = write(tmp_path / "source.str2_pc", BIG_MEMBERS, level=9)
+    out = tmp_path / "out.str2_pc"
+    changed = 8
+    expected = [(name, b"changed" * 99 if index == changed else data) for index, (name, data) in enumerate(BIG_MEMBERS)]
+    with gamepak.open(source) as archive:
+        with gamepak.create(out, level=1) as writer:  # level 1: a recompressed chunk differs
+            for index, entry in enumerate(archive.infolist()):
+                if index == changed:
+                    writer.add(entry.name, expected[index][1])
+                else:
+                    writer.add_member(entry.name, archive, entry)
+    before, after = stored_chunks(source), stored_chunks(out)
+    # The first member whose preceding 32 KiB of output are all unchanged members.
+    in_step = changed + 1
+    while sum(len(data) for _, data in BIG_MEMBERS[changed + 1 : in_step]) < 32 << 10:
+        in_step += 1
+    assert in_step < len(BIG_MEMBERS) - 2
+    assert after[:changed] == before[:changed]
+    assert all(after[index] != before[index] for index in range(changed, in_step))
+    assert after[in_step:] == before[in_step:]
+    with gamepak.open(out) as archive:
+        assert isinstance(archive, Reader)
+        # One valid stream: a plain zlib decoder gives every member back.
+        block = out.read_bytes()[archive.data_start :]
+        assert zlib.decompressobj().decompress(block) == b"".join(data for _, data in expected)
+        assert [(e.name, archive.read(e)) for e in archive.infolist()] == expected
+        assert archive.check() == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 12000), min_size=1, max_size=14),
+    edits=st.lists(st.tuples(st.sampled_from(["replace", "remove", "keep"]), st.integers(0, 13)), max_size=3),
+    align=st.sampled_from([1, 16, 64]),
+)
+def test_solid_stream_in_step_round_trip(
+    tmp_path_factory: pytest.TempPathFactory, sizes: list[int], edits: list[tuple[str, int]], align: int
+) -> None:
+    folder = tmp_path_factory.mktemp("instep")
+    members = [(f"f{index}", words(index * 13 + size, size // 4)[:size]) for index, size in enumerate(sizes)]
+    source = write(folder / "s.vpp_pc", members, flags=3, align=align, level=6)
+    plan: list[tuple[str, bytes | None]] = [(name, None) for name, _ in members]
+    for action, index in edits:
+        if index >= len(plan):
+            continue
+        if action == "replace":
+            plan[index] = (plan[index][0], words(index, 50 + index * 300))
+        elif action == "remove":
+            del plan[index]
+    out = folder / "o.vpp_pc"
+    data = dict(members)
+    with gamepak.open(source) as archive:
+        with gamepak.create(out, flags=3, align=align, level=1) as writer:
+            for name, replacement in plan:
+                if replacement is None:
+                    writer.add_member(name, archive, archive.getinfo(name))
+                else:
+                    writer.add(name, replacement)
+    expected = [(name, data[name] if replacement is None else replacement) for name, replacement in plan]
+    with gamepak.open(out) as archive:
+        assert isinstance(archive, Reader)
+        assert [(e.name, archive.read(e)) for e in archive.infolist()] == expected
+        assert archive.verify() == []
+        if expected:
+            entries = archive.infolist()
+            end = entries[-1].offset + entries[-1].size
+            stream = zlib.decompressobj().decompress(out.read_bytes()[archive.data_start :])
+            assert len(stream) == end
+            for entry, (_, content) in zip(entries, expected):
+                assert stream[entry.offset : entry.offset + entry.size] == content
+
+
+# -- window checkpoints ---------------------------------------------------------------------------
+def test_a_pass_with_seek_points_leaves_window_checkpoints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(inflate, "CHECKPOINT_SPACING", 16 << 10)
+    source = write(tmp_path / "source.str2_pc", BIG_MEMBERS, level=9)
+    with gamepak.open(source) as archive:
+        assert isinstance(archive, Reader)
+        block = zlib.decompressobj().decompress(source.read_bytes()[archive.data_start :])
+        archive.keep_seek_points()
+        assert [b"".join(chunks) for _, chunks in archive.iter_data()] == [data for _, data in BIG_MEMBERS]
+        (points,) = archive._checkpoints.values()
+        # isal's decompressor cannot be copied: the pass leaves windows where chunks start.
+        assert len(points) >= 5 and all(point.decompressor is None and point.window for point in points._points)
+        entries = archive.infolist()
+        for entry in entries[1:]:
+            before = archive.inflated_bytes
+            start = max(0, entry.offset - (32 << 10))
+            assert archive.plain_range(start, entry.offset) == block[start : entry.offset]
+            # Resumed near the target, not from the start of the stream.
+            assert archive.inflated_bytes - before <= (16 << 10) + 2 * len(BIG_MEMBERS[0][1]) + (32 << 10)

@@ -229,3 +229,22 @@ def test_cli_lists_and_extracts_zip_and_tar(tmp_path: Path) -> None:
         code, _, err = in_process_cli("extract", str(tmp_path / name), "-o", str(tmp_path / f"o_{name}"))
         assert code == 0, err
         assert (tmp_path / f"o_{name}" / "sub" / "b.bin").read_bytes() == MEMBERS[1][1]
+
+
+def test_member_times_come_from_the_archive(tmp_path: Path) -> None:
+    import tarfile
+    import time
+    import zipfile
+
+    zipped = tmp_path / "t.zip"
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.writestr(zipfile.ZipInfo("a.txt", date_time=(2004, 6, 1, 12, 30, 0)), b"a")
+    with gamepak.open(zipped) as archive:
+        assert archive.member_mtime(archive.getinfo("a.txt")) == time.mktime((2004, 6, 1, 12, 30, 0, 0, 0, -1))
+    tarred = tmp_path / "t.tar"
+    with tarfile.open(tarred, "w") as archive:
+        info = tarfile.TarInfo("b.txt")
+        info.size, info.mtime = 1, 1_100_000_000
+        archive.addfile(info, io.BytesIO(b"b"))
+    with gamepak.open(tarred) as archive:
+        assert archive.member_mtime(archive.getinfo("b.txt")) == 1_100_000_000

@@ -363,6 +363,12 @@ class Archive:
         then rebuilds the pack. Limits are checked before anything is written."""
         return False
 
+    def keep_seek_points(self) -> None:
+        """A hint before a pass over the members (`iter_data`) that parts of them will be read
+        again (an edit about to rebuild the pack): a format that decodes shared streams may
+        leave resume points during the pass, at a small cost, so that later reads start near
+        their target instead of at the stream's start. The default does nothing."""
+
     # -- the public API ------------------------------------------------------------------------
     @property
     def size(self) -> int:

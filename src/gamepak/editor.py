@@ -309,6 +309,10 @@ class Editor:
         self.compact = compact
         if not os.path.isfile(self.path):
             raise GamepakError(f"{self.path}: not a file")
+        from .atomic import remove_stale_temporaries
+
+        # In-place edits never pass through write_via_temporary: clean what killed runs left here.
+        remove_stale_temporaries(os.path.dirname(os.path.abspath(self.path)))
         self._lock_fd = _lock(self.path)
         try:
             self.archive = open_archive(self.path, format)
@@ -518,6 +522,9 @@ def _differing(archive: Archive, candidates: list[tuple[PendingMember, str]]) ->
     differing = []
     entries = [member.origin[1] for member, _ in candidates if member.origin is not None]
     entries.sort(key=lambda entry: entry.index)
+    # A rebuild after this pass reads parts of the old pack again (the RFG writer: the window
+    # before the first changed member).
+    archive.keep_seek_points()
     for entry, data in archive.iter_data(entries):
         member, path = by_entry[id(entry)]
         if isinstance(data, RawRange):

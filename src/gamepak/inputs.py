@@ -13,16 +13,14 @@ folders), in sorted order. What is left out is said, never silently dropped:
 from __future__ import annotations
 
 import os
-import re
 import stat
 
+from .atomic import is_temporary_name
 from .errors import GamepakError, NotAnArchiveError, UnknownFormatError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-TEMPORARY_NAME = re.compile(r"^\..+\.gamepak-\d+-\d+\.tmp$")
 
 
 class FolderScan:
@@ -63,29 +61,40 @@ def scan_folder(folder: str, *, follow: bool = False, exclude: tuple[str, ...] =
                 visited.add(real)
             kept_folders.append(folder_name)
         folders[:] = kept_folders
+        # Per folder, not per file (a folder of thousands of files pays for these once): the
+        # names' prefix, and the folder's real path (a file that is not a symlink is really
+        # there, under the name it has).
+        relative_folder = os.path.relpath(current, folder).replace(os.sep, "/")
+        prefix = "" if relative_folder == "." else relative_folder + "/"
+        real_current = os.path.realpath(current)
         for file_name in files:
             path = os.path.join(current, file_name)
-            name = os.path.relpath(path, folder).replace(os.sep, "/")
+            name = prefix + file_name
             if name == MANIFEST_NAME:
                 continue
-            if TEMPORARY_NAME.match(file_name):
+            if is_temporary_name(file_name):
                 scan.skipped.append(f"{name}: a gamepak temporary file")
                 continue
-            real = os.path.realpath(path)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError as exc:
+                raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+            link = stat.S_ISLNK(mode)
+            real = os.path.realpath(path) if link else os.path.join(real_current, file_name)
             if real in excluded:
                 scan.skipped.append(f"{name}: the output being written")
                 continue
-            if os.path.islink(path):
+            if link:
                 if not os.path.exists(path):
                     refused.append(f"{name}: a broken symlink")
                     continue
                 if not follow and not _inside(real, root):
                     refused.append(f"{name}: a symlink to {real}, outside the folder (--follow to pack it anyway)")
                     continue
-            try:
-                mode = os.stat(path).st_mode
-            except OSError as exc:
-                raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+                try:
+                    mode = os.stat(path).st_mode
+                except OSError as exc:
+                    raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
             if not stat.S_ISREG(mode):
                 scan.skipped.append(f"{name}: not a regular file")
                 continue

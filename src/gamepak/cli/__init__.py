@@ -1,6 +1,6 @@
-"""The `gamepak` command. `main()` answers `--version`, and the plain forms of `ls`, `info` and
-`extract` (see `cli/listing.py`), before importing anything heavy (click alone takes longer to
-import than Python takes to start)."""
+"""The `gamepak` command. `main()` answers `--version`, and the plain forms of `ls`, `info`,
+`extract` (see `cli/listing.py`), `add` and `update` (see `cli/editing.py`), before importing
+anything heavy (click alone takes longer to import than Python takes to start)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ def main(argv: list[str] | None = None) -> int:
         from .listing import run_quick
 
         code = run_quick(arguments)
+        if code is not None:
+            return code
+    if arguments and arguments[0] in ("add", "update"):
+        from .editing import run_quick as run_quick_edit
+
+        code = run_quick_edit(arguments)
         if code is not None:
             return code
     from .app import run

@@ -107,13 +107,16 @@ def open_for(ctx: click.Context, path: str) -> Archive:
 )
 @click.pass_context
 def cli(ctx: click.Context, format_name: str | None) -> None:
-    """Open, list, extract, create and verify game asset packs.
+    """Open, list, extract, create, edit, verify, convert, mount and catalog game asset packs.
 
     Formats: Quake/Quake II PAK (pak), VDrift JoePack (jpk), Red Faction Guerrilla packfiles
-    (vpp), Gameloft J2ME packs (j2me-offsets, j2me-end-offsets, j2me-table, j2me-sized) and
-    VDrift JOE models (joe). `gamepak formats` lists them with their writer options.
+    (vpp) and their .asm_pc tables (asm), Gameloft J2ME packs (j2me-offsets, j2me-end-offsets,
+    j2me-table, j2me-sized), zip and tar, and VDrift JOE models (joe, see `gamepak model`).
+    `gamepak formats` lists them with their writer options; `gamepak COMMAND --help` documents
+    each command.
 
-    Exit codes: 0 success, 1 bad or unreadable input (one line on stderr), 2 usage error.
+    Exit codes: 0 success, 1 bad or unreadable input (one line on stderr naming the file and
+    the offset), 2 usage error. `diff` and `catalog-diff` exit 1 when their inputs differ.
     """
     ctx.obj = Settings(format_name)
 

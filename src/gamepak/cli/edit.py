@@ -6,9 +6,10 @@ import os
 
 import click
 
-from ..editor import Editor, folder_changes
+from ..editor import Editor
 from ..errors import GamepakError
 from .app import FORMAT_NAMES, Settings, _folder_members
+from .editing import add_members, finish, plan_update
 
 _EDIT_NOTES = """
 PAK and JoePack packs are changed in place where possible: new data is appended and the
@@ -41,17 +42,7 @@ def _editor(ctx: click.Context, archive: str, format_name: str | None, compact: 
 
 def _finish(editor: Editor, dry_run: bool, list_changes: bool = False) -> None:
     """Commit (or with --dry-run only show the plan) and print the summary line."""
-    if dry_run:
-        for line in editor.plan():
-            click.echo(line)
-        editor.abort()
-        click.echo(f"{editor.path}: dry run, {len(editor.plan())} change(s) planned, nothing written")
-        return
-    if list_changes:
-        for line in editor.plan():
-            click.echo(line)
-    result = editor.commit()
-    click.echo(result.summary())
+    finish(editor, dry_run, click.echo, list_changes)
 
 
 @click.command("add", epilog=_EDIT_NOTES)
@@ -82,9 +73,7 @@ def add_command(
         else:
             members.append((name or os.path.basename(item), item))
     editor = _editor(ctx, archive, format_name, compact)
-    with _aborting(editor):
-        for member_name, path in members:
-            editor.add(member_name, path, replace=replace)
+    add_members(editor, members, replace)
     _finish(editor, dry_run)
 
 
@@ -154,10 +143,7 @@ def update_command(
     temporary files, symlinked folders and ARCHIVE itself are left out, as `create` does; a
     symlink to a file outside FOLDER is refused."""
     editor = _editor(ctx, archive, format_name, compact)
-    with _aborting(editor):
-        folder_changes(editor, folder, delete=delete)
-    for skipped in editor.skipped:
-        click.echo(f"gamepak: skipped {skipped}", err=True)
+    plan_update(editor, folder, delete, lambda message: click.echo(f"gamepak: {message}", err=True))
     _finish(editor, dry_run, list_changes=True)
 
 

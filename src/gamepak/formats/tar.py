@@ -114,6 +114,10 @@ class Reader(Archive):
             Entry(info.name, info.size, info.offset_data, None, index) for index, info in enumerate(self._infos)
         ]
 
+    def member_mtime(self, entry: Entry) -> float | None:
+        """The member's modification time as the tar header stores it."""
+        return float(self._infos[entry.index].mtime)
+
     def _raw(self, entry: Entry) -> bool:
         return not self.compressed and self._infos[entry.index].sparse is None
 

@@ -88,6 +88,15 @@ class Reader(Archive):
     def _info(self, entry: Entry) -> zipfile.ZipInfo:
         return self._infos[entry.index]
 
+    def member_mtime(self, entry: Entry) -> float | None:
+        """The member's DOS date and time (local time, as zip stores it)."""
+        import time
+
+        try:
+            return time.mktime((*self._info(entry).date_time, 0, 0, -1))
+        except (OverflowError, ValueError):
+            return None
+
     def _raw(self, entry: Entry) -> bool:
         info = self._info(entry)
         return info.compress_type == 0 and not info.flag_bits & 0x1

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import struct
 import warnings
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptArchiveError, FormatLimitError
 from ..source import Source
+from .mesh import FrameSequence
 
 if TYPE_CHECKING:
     from .mesh import Frame, Mesh
@@ -112,7 +113,7 @@ REPORTED_FRAMES = 5
 CHECK_CHUNK = 1 << 19
 
 
-class FrameList(Sequence["Frame"]):
+class FrameList(FrameSequence):
     """Frames 1.. of a JOE file, each built from the file's bytes on first use: a file of many
     frames costs one table of counts, not one set of arrays per frame."""
 
@@ -127,19 +128,7 @@ class FrameList(Sequence["Frame"]):
     def __len__(self) -> int:
         return len(self._table)
 
-    @overload
-    def __getitem__(self, index: int) -> Frame: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Frame]: ...
-
-    def __getitem__(self, index: int | slice) -> Frame | list[Frame]:
-        if isinstance(index, slice):
-            return [self[number] for number in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(f"frame {index + 1} of a model with {len(self) + 1} frames")
+    def _frame(self, index: int) -> Frame:
         frame = self._built.get(index)
         if frame is None:
             frame = _frame_at(self._buffer, self._face_count, self._table[index])

@@ -202,6 +202,30 @@ class Mesh(Frame):
         """How many frames the mesh has (without building the extra ones)."""
         return 1 + len(self.extra_frames)
 
+    def _derived(
+        self,
+        positions: Any,
+        normals: Any,
+        texcoords: Any,
+        corners: Any,
+        *,
+        offsets: tuple[int, int, int] | None = None,
+        extra_frames: Sequence[Frame] = (),
+    ) -> Mesh:
+        """A mesh made from this one's arrays changed: the same magic, name, issues and source."""
+        return Mesh(
+            positions,
+            normals,
+            texcoords,
+            corners,
+            offsets,
+            extra_frames=list(extra_frames) if isinstance(extra_frames, tuple) else extra_frames,
+            magic=self.magic,
+            name=self.name,
+            issues=list(self.issues),
+            source=self.source,
+        )
+
     def require_finite(self, what: str) -> None:
         """Raise `ModelError` when frame 0 holds a NaN or infinite value, naming the file, the
         value and its byte offset: `what` (e.g. "glTF") cannot store it."""
@@ -225,17 +249,13 @@ class Mesh(Frame):
             raise ModelError(f"unknown up axis {up!r}; use one of {', '.join(UP_AXES)}")
         if up == "z":
             return self
-        return Mesh(
+        return self._derived(
             turn(self.positions),
             turn(self.normals),
             self.texcoords,
             self.corners,
-            self.offsets,
+            offsets=self.offsets,
             extra_frames=TurnedFrames(self.extra_frames, turn),
-            magic=self.magic,
-            name=self.name,
-            issues=list(self.issues),
-            source=self.source,
         )
 
     def merged_duplicates(self) -> Mesh:
@@ -263,16 +283,7 @@ class Mesh(Frame):
             if len(corners):
                 column = corners[:, :, kind]
                 corners[:, :, kind] = rank[inverse.reshape(-1)[column]]
-        return Mesh(
-            arrays[0],
-            arrays[1],
-            arrays[2],
-            corners,
-            magic=self.magic,
-            name=self.name,
-            issues=list(self.issues),
-            source=self.source,
-        )
+        return self._derived(arrays[0], arrays[1], arrays[2], corners)
 
     @classmethod
     def from_vertices(
@@ -321,16 +332,7 @@ class Mesh(Frame):
             unique, inverse = np.unique(used, axis=0, return_inverse=True)
             arrays.append(unique)
             corners[:, :, kind] = inverse.reshape(-1, 3)
-        return Mesh(
-            arrays[0],
-            arrays[1],
-            arrays[2],
-            corners,
-            magic=self.magic,
-            name=self.name,
-            issues=list(self.issues),
-            source=self.source,
-        )
+        return self._derived(arrays[0], arrays[1], arrays[2], corners)
 
     def with_normals(self) -> Mesh:
         """This mesh if it has normals, else a copy with one flat normal per face (JOE models
@@ -341,16 +343,12 @@ class Mesh(Frame):
             return self
         corners = self.corners.copy()
         corners[:, :, 1] = np.arange(self.face_count)[:, None]
-        return Mesh(
+        return self._derived(
             self.positions,
             self.face_normals().astype(np.float32),
             self.texcoords,
             corners,
             extra_frames=self.extra_frames,
-            magic=self.magic,
-            name=self.name,
-            issues=list(self.issues),
-            source=self.source,
         )
 
     def summary(self) -> dict[str, Any]:
@@ -383,7 +381,33 @@ class Mesh(Frame):
         }
 
 
-class TurnedFrames(Sequence[Frame]):
+class FrameSequence(Sequence[Frame]):
+    """Frames made on use: subclasses give `__len__` and `_frame(index)` (0 <= index < len);
+    indexing (negative, slices) is handled here."""
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def _frame(self, index: int) -> Frame:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> Frame: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Frame]: ...
+
+    def __getitem__(self, index: int | slice) -> Frame | list[Frame]:
+        if isinstance(index, slice):
+            return [self._frame(number) for number in range(*index.indices(len(self)))]
+        count = len(self)
+        position = index + count if index < 0 else index
+        if not 0 <= position < count:
+            raise IndexError(f"frame {index + 1} of a model with {count + 1} frames")
+        return self._frame(position)
+
+
+class TurnedFrames(FrameSequence):
     """Frames whose positions and normals are turned when a frame is used (a mesh of many
     frames turned for a file that keeps only the first costs nothing for the others)."""
 
@@ -394,15 +418,7 @@ class TurnedFrames(Sequence[Frame]):
     def __len__(self) -> int:
         return len(self._frames)
 
-    @overload
-    def __getitem__(self, index: int) -> Frame: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Frame]: ...
-
-    def __getitem__(self, index: int | slice) -> Frame | list[Frame]:
-        if isinstance(index, slice):
-            return [self[number] for number in range(*index.indices(len(self)))]
+    def _frame(self, index: int) -> Frame:
         frame = self._frames[index]
         turn = self._turn
         return Frame(turn(frame.positions), turn(frame.normals), frame.texcoords, frame.corners, frame.offsets)

@@ -12,6 +12,19 @@
 from __future__ import annotations
 
 from .packfile import Reader, name_hash, sniff
-from .writer import Writer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .writer import Writer
 
 __all__ = ["Reader", "Writer", "name_hash", "sniff"]
+
+
+def __getattr__(name: str) -> object:
+    # The writer (and the `.asm_pc` and rebuild modules it needs) loads only when something
+    # writes: opening and listing a pack stay light.
+    if name == "Writer":
+        from .writer import Writer
+
+        return Writer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

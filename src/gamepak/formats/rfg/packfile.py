@@ -50,15 +50,23 @@ from __future__ import annotations
 import bisect
 import io
 import struct
-import threading
-from collections.abc import Iterator
-from typing import Any, BinaryIO
+import sys
+from _thread import allocate_lock  # what `threading.Lock` is, without importing `threading`
+from array import array
 
-from ...archive import Archive, Entry, MemberData, Problem, RawRange, decode_name
+from ...archive import Archive, Entry, NameList, Problem, RawRange, decode_name
 from ...errors import UnsupportedFeatureError
 from ...layout import align_up
 from ...source import Source
 from .inflate import Checkpoints, Inflater, InflateStream, Segment, max_inflated
+
+# `typing` and `collections.abc` cost milliseconds at import (see archive.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from typing import Any, BinaryIO
+
+    from ...archive import MemberData
 
 MAGIC = 0x51890ACE
 VERSION = 3
@@ -167,32 +175,97 @@ class Reader(Archive):
             )
         self.entries_start = HEADER_BLOCK
         self.names_start = HEADER_BLOCK + align_up(ENTRY.size * count, BLOCK_ALIGN)
-        self.records = list(ENTRY.iter_unpack(source.read_exact(ENTRY.size * count, HEADER_BLOCK, "entry block")))
-        names = source.read_exact(self.name_block_size, self.names_start, "name block")
+        self._count = count
+        self._entry_block = source.read_exact(ENTRY.size * count, HEADER_BLOCK, "entry block")
+        self._name_block = names = source.read_exact(self.name_block_size, self.names_start, "name block")
+        self._name_offset_array: array[int] | None = None
         self.data_start = self.names_start + align_up(self.name_block_size, BLOCK_ALIGN)
-        self.raw_names: list[bytes] = []
-        for index, record in enumerate(self.records):
-            name_offset = record[0]
-            end = names.find(b"\0", name_offset) if name_offset < len(names) else -1
-            if end < 0:
-                raise self.corrupt(
-                    f"name of entry {index} (at {name_offset} in the name block) has no NUL inside the "
-                    f"{len(names)}-byte name block",
-                    self.names_start + min(name_offset, len(names)),
-                    f"#{index}",
-                )
-            self.raw_names.append(names[name_offset:end])
-        self._names = [decode_name(raw) for raw in self.raw_names]
+        # Every name must end inside the name block: checked here, at C speed (a name starting
+        # at or before the block's last NUL ends there at the latest); records, names and
+        # entries are made when first asked for, so opening and counting stay cheap.
+        last_nul = names.rfind(b"\0")
+        if count and max(self._name_offsets()) > last_nul:
+            for index, name_offset in enumerate(self._name_offsets()):
+                if name_offset > last_nul:
+                    raise self.corrupt(
+                        f"name of entry {index} (at {name_offset} in the name block) has no NUL inside the "
+                        f"{len(names)}-byte name block",
+                        self.names_start + min(name_offset, len(names)),
+                        f"#{index}",
+                    )
+        self._records: list[tuple[int, ...]] | None = None
+        self._raw_names: list[bytes] | None = None
+        self._decoded: list[str] | None = None
         self._solid: list[Segment] | None = None
         self._solid_trusted = False
         self._cursor: Inflater | None = None
-        self._cursor_lock = threading.Lock()
+        self._cursor_lock = allocate_lock()
         self._chunk_starts: list[int] = []
         self._checkpoints: dict[int, Checkpoints] = {}
         # Output bytes inflated so far by this reader (what tests and benchmarks count).
         self.inflated_bytes = 0
-        self._entries = self._place_entries()
-        self._offsets = [entry.offset for entry in self._entries]
+        # Whether passes over the members leave checkpoints (`keep_seek_points`).
+        self._checkpointed_passes = False
+        self._offsets: list[int] = []
+
+    def _name_offsets(self) -> Sequence[int]:
+        """Each entry's NameOffset, without unpacking the records."""
+        if self._name_offset_array is None:
+            fields = array("I" if array("I").itemsize == 4 else "L", self._entry_block)
+            if sys.byteorder == "big":
+                fields.byteswap()
+            self._name_offset_array = fields[0 :: ENTRY.size // 4]
+        return self._name_offset_array
+
+    @property
+    def records(self) -> list[tuple[int, ...]]:
+        """The entry records, unpacked (NameOffset, pad, DataOffset, NameHash, DataSize,
+        CompressedDataSize, pad)."""
+        if self._records is None:
+            self._records = list(ENTRY.iter_unpack(self._entry_block))
+        return self._records
+
+    @property
+    def raw_names(self) -> list[bytes]:
+        """The stored names, in entry order."""
+        if self._raw_names is None:
+            names = self._name_block
+            self._raw_names = [names[start : names.index(b"\0", start)] for start in self._name_offsets()]
+        return self._raw_names
+
+    # `Archive` keeps names in `_names`; here they are decoded on first use.
+    @property
+    def _names(self) -> list[str]:
+        if self._decoded is None:
+            self._decoded = [decode_name(raw) for raw in self.raw_names]
+        return self._decoded
+
+    @_names.setter
+    def _names(self, value: list[str]) -> None:
+        if value:  # the base class's initial empty list is not an answer
+            self._decoded = value
+
+    def _name_at(self, index: int) -> str:
+        start = self._name_offsets()[index]
+        return decode_name(self._name_block[start : self._name_block.index(b"\0", start)])
+
+    def namelist(self) -> NameList:
+        """Member names in archive order (duplicates included), decoded as they are used."""
+        return NameList(self._count, self._name_at, lambda: self._names)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _build_entries(self) -> list[Entry]:
+        entries = self._place_entries()
+        self._offsets = [entry.offset for entry in entries]
+        return entries
+
+    def _placed(self) -> list[Entry]:
+        """The entries (built on first use), not copied."""
+        if self._entries is None:
+            self._entries = self._build_entries()
+        return self._entries
 
     @property
     def compressed(self) -> bool:
@@ -206,14 +279,15 @@ class Reader(Archive):
         """Entries with positions computed from sizes (DataOffset only where the layout needs
         it, unwrapped past 4 GiB)."""
         entries = []
+        compressed = self.compressed
         sizes = [record[4] for record in self.records]
         stored = [record[5] for record in self.records]
         data_offsets = [record[2] for record in self.records]
         if not self.condensed:
             position = self.data_start
             for index, name in enumerate(self._names):
-                length = stored[index] if self.compressed else sizes[index]
-                entries.append(Entry(name, sizes[index], position, stored[index] if self.compressed else None, index))
+                length = stored[index] if compressed else sizes[index]
+                entries.append(Entry(name, sizes[index], position, stored[index] if compressed else None, index))
                 position = align_up(position + length, BLOCK_ALIGN)
             return entries
         # Condensed: DataOffset is the only record of alignment. Only an archive that can
@@ -226,7 +300,7 @@ class Reader(Archive):
                 previous = unwrapped[index] = _unwrap(value, previous)
         chunk = self.data_start
         for index, name in enumerate(self._names):
-            if self.compressed:
+            if compressed:
                 entries.append(Entry(name, sizes[index], unwrapped[index], stored[index], index))
                 self._chunk_starts.append(chunk)
                 chunk += stored[index]
@@ -241,8 +315,7 @@ class Reader(Archive):
         Untrusted, the stream is one segment through the header's CompressedDataSize (or the
         end of the file when that runs past it)."""
         if self._solid is None:
-            assert self._entries is not None
-            entries = self._entries
+            entries = self._placed()
             stored_total = sum(entry.stored_size or 0 for entry in entries)
             header = self.compressed_size_field
             sums_agree = stored_total == header or (stored_total > U32 and header in (U32, stored_total & U32))
@@ -265,20 +338,22 @@ class Reader(Archive):
 
     def entry_at(self, position: int, default: Entry) -> Entry:
         """The member whose stretch of the shared stream holds output `position`."""
-        if not self.condensed or not self._entries:
+        entries = self._placed()
+        if not self.condensed or not entries:
             return default
         index = max(0, bisect.bisect_right(self._offsets, position) - 1)
-        entry = self._entries[index]
+        entry = entries[index]
         # Empty members share their offset with the next one: name the one with bytes there.
-        while entry.size == 0 and index + 1 < len(self._entries) and self._offsets[index + 1] == entry.offset:
+        while entry.size == 0 and index + 1 < len(entries) and self._offsets[index + 1] == entry.offset:
             index += 1
-            entry = self._entries[index]
+            entry = entries[index]
         return entry
 
     def chunk_start(self, entry: Entry) -> int:
         """Where the compressed bytes holding `entry` start in the file."""
         if not self.condensed:
             return entry.offset
+        self._placed()
         if self.solid_stream()[1]:
             return self._chunk_starts[entry.index]
         return self.data_start
@@ -355,8 +430,36 @@ class Reader(Archive):
         for entry in entries:
             self.check_ratio(entry)
             if inflater is None or not self.condensed or inflater.position > entry.offset:
-                inflater = self.new_inflater(entry)
+                inflater = self._pass_inflater(entry)
             yield entry, inflater.read_range(entry)
+
+    def _pass_inflater(self, entry: Entry) -> Inflater:
+        """The decompressor a pass over the members starts with at `entry`."""
+        # Only a shared stream of trusted chunks is read again by a rebuild (the window before
+        # the first changed member); separate streams are copied whole, untrusted ones rewritten.
+        if not (self._checkpointed_passes and self.condensed and self.solid_stream()[1]):
+            return self.new_inflater(entry)
+        # Window checkpoints where chunks start: the pass keeps isal's speed. It resumes only
+        # from a window checkpoint, whose window its own later ones continue.
+        checkpoints = self._checkpoints_for(entry)
+        point = checkpoints.before(entry.offset)
+        if point is not None and point.decompressor is not None:
+            point = None
+        return Inflater(self, self._segments(entry), 0, checkpoints, point, list(self._offsets))
+
+    def keep_seek_points(self) -> None:
+        # A rebuild's `plain_range` of the window before the first changed member then resumes
+        # from a checkpoint near it instead of decoding the stream from its start.
+        self._checkpointed_passes = True
+
+    def _plain_ranges(self) -> bool:
+        # Uncompressed packs (flags 0 and 2) keep each member as the plain range
+        # (entry.offset, entry.size) of the file: exactly what `_member_data` yields for them, so
+        # extraction may copy them directly, after checking every range up front.
+        return not self.compressed
+
+    def _raw_range(self, entry: Entry) -> RawRange | None:
+        return None if self.compressed else RawRange(entry.offset, entry.size)
 
     def _open_member(self, entry: Entry) -> BinaryIO:
         if not self.compressed:
@@ -377,8 +480,8 @@ class Reader(Archive):
 
     def plain_range(self, start: int, end: int) -> bytes:
         """Bytes `start..end` of the decompressed shared stream (flags 3)."""
-        assert self.condensed and self.compressed and self._entries
-        entry = self.entry_at(start, self._entries[0])
+        assert self.condensed and self.compressed and self._placed()
+        entry = self.entry_at(start, self._placed()[0])
         inflater = self.inflater_at(entry, start)
         probe = Entry(entry.name, end - start, start, None, entry.index)
         return b"".join(inflater.read_range(probe))
@@ -431,7 +534,7 @@ class Reader(Archive):
             "version": VERSION,
             "flags": self.flags,
             "mode": MODE_NAMES[self.flags],
-            "entry_count": len(self._names),
+            "entry_count": self._count,
             "file_size": self.file_size_field,
             "entry_block_size": self.entry_block_size,
             "name_block_size": self.name_block_size,

@@ -3,16 +3,18 @@ the original's writer chose (`Reader.layout()`), and whether the linked zlib can
 
 from __future__ import annotations
 
-import hashlib
 import zlib
-from typing import TYPE_CHECKING, Any
 
 from ...archive import Entry, decode_name
 from ...layout import align_up, fill_bytes
 from .inflate import Inflater
 from .packfile import ENTRY, RUNTIME_OFFSET, U32, name_offsets
 
+# `typing` and `hashlib` cost milliseconds at import; hashlib is needed only by `classic_zlib`.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .packfile import Reader
 
 # sha256 of classic zlib's output for `_probe_input()` (level → digest), compressed with
@@ -33,6 +35,8 @@ def classic_zlib() -> bool:
     """Whether the linked zlib reproduces classic zlib's bytes (checked once)."""
     global _classic_zlib
     if _classic_zlib is None:
+        import hashlib
+
         data = _probe_input()
         matches = "ng" not in zlib.ZLIB_RUNTIME_VERSION.lower()
         for level, digest in _CLASSIC_ZLIB_DIGESTS.items():

@@ -14,6 +14,11 @@ where their stored bytes can be copied:
   the copied output as its dictionary (back-references into the prefix are what the decoder's
   window holds), never finished, as the game's streams. The prefix is byte-exact and the stream
   stays one valid stream.
+  After a changed member the stream falls back in step with the source: a sync-flushed chunk
+  depends only on the 32 KiB of output before it, so the chunk of an unchanged member is copied
+  too once at least 32 KiB of unchanged members (same source members, in order, with the same
+  padding) precede it in both streams. Only the changed members and the 32 KiB after each are
+  recompressed.
 
 A pack holding `.str2_pc` and `.asm_pc` members gets its `.asm_pc` containers updated to the
 `.str2_pc` members actually written (`asm_updates` lists what changed; each change is also
@@ -27,12 +32,10 @@ import io
 import os
 import warnings
 import zlib
-from typing import IO, Any, ClassVar
 
-from ...archive import ArchiveWriter, Output, PendingMember, copy_range, encode_name
+from ...archive import ArchiveWriter, Entry, Output, PendingMember, copy_range, encode_name
 from ...errors import CorruptArchiveError, FormatLimitError, GamepakError, UnsupportedFeatureError
 from ...layout import align_up, restore_fill
-from .asm import AsmContainer, AsmFile, AsmMismatchError, container_name, summarize_str2, update_container
 from .packfile import (
     BLOCK_ALIGN,
     ENTRY,
@@ -50,6 +53,14 @@ from .packfile import (
     name_offsets,
 )
 from .rebuild import classic_zlib
+
+# `typing` costs milliseconds at import, and the `.asm_pc` module (with `dataclasses`) more: an
+# edit of a pack without `.str2_pc` members needs neither.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any, ClassVar
+
+    from .asm import AsmContainer, AsmFile
 
 _COPY_STEP = 1 << 20
 
@@ -232,6 +243,8 @@ class Writer(ArchiveWriter):
         external = self.options["asm"]
         if not str2 or (not table_indexes and not external):
             return members
+        from .asm import AsmFile, AsmMismatchError, container_name, summarize_str2, update_container
+
         tables: list[tuple[str, AsmFile]] = []
         for index in table_indexes:
             with _open_pending(members[index]) as stream:
@@ -439,9 +452,31 @@ class Writer(ArchiveWriter):
         data_offsets.extend(targets)
         reused, compressor = self._reuse_solid_prefix(out, members, targets, level, stored_sizes)
         compressed_total = sum(stored_sizes)
+        in_step = _InStep.find(members, targets, self._stream_window_bits(members, reused))
+        run: list[Entry] = []  # source chunks to copy, consecutive: copied in one go
         for index in range(reused, len(members)):
             member = members[index]
             target = targets[index]
+            if in_step is not None and in_step.copyable(index):
+                entry = in_step.entry(index)
+                if run and entry.index != run[-1].index + 1:
+                    in_step.copy(out, run)
+                run.append(entry)
+                stored_sizes.append(entry.stored_size or 0)
+                compressed_total += stored_sizes[-1]
+                member.consumed()
+                compressor = None
+                continue
+            if run:
+                assert in_step is not None
+                in_step.copy(out, run)
+            if compressor is None:
+                # After copied chunks: continue from the source's output there (the copy
+                # condition makes the last 32 KiB before `target` the source's own).
+                assert in_step is not None
+                window_bits = in_step.window_bits
+                history = in_step.history(index, 1 << window_bits)
+                compressor = self._compressor(level, raw_window=window_bits, zdict=history)
             if index == 0 and target:
                 # Leading padding only happens with recorded offsets: it belongs to no chunk.
                 out.write(compressor.compress(bytes(target)))
@@ -454,7 +489,19 @@ class Writer(ArchiveWriter):
             out.write(compressor.flush(zlib.Z_SYNC_FLUSH))
             stored_sizes.append(out.tell() - before)
             compressed_total += stored_sizes[-1]
+        if run:
+            assert in_step is not None
+            in_step.copy(out, run)
         return position, compressed_total
+
+    def _stream_window_bits(self, members: list[PendingMember], reused: int) -> int:
+        """The window the new stream's header declares: the source's where its prefix was
+        reused, else the writer's option."""
+        option = int(self.options["window_bits"])
+        first = members[0].origin if members else None
+        if reused and first is not None and isinstance(first[0], Reader):
+            return min(_source_window_bits(first[0]), option)
+        return option
 
     def _reuse_solid_prefix(
         self, out: Output, members: list[PendingMember], targets: list[int], level: int, stored_sizes: list[int]
@@ -465,20 +512,133 @@ class Writer(ArchiveWriter):
         if prefix is None:
             return 0, self._compressor(level)
         source, count = prefix
+        entries = source.infolist()[:count]
+        # The chunks are consecutive in the source: one copy.
+        sizes = [entry.stored_size or 0 for entry in entries]
+        stored_sizes.extend(sizes)
+        _copy_stored(out, source, source.chunk_start(entries[0]), sum(sizes), entries[0].name)
         for index in range(count):
-            entry = source.infolist()[index]
-            _copy_stored(out, source, source.chunk_start(entry), entry.stored_size or 0, entry.name)
-            stored_sizes.append(entry.stored_size or 0)
             members[index].consumed()
         if count == len(members):
             return count, None
-        header = source._source.pread(2, source.data_start)
-        window_bits = (header[0] >> 4) + 8 if len(header) == 2 and header[0] & 0x0F == 8 else 15
-        window_bits = min(window_bits, int(self.options["window_bits"]))
+        window_bits = min(_source_window_bits(source), int(self.options["window_bits"]))
         end = targets[count]
         start = max(0, end - (1 << window_bits))
         history = source.plain_range(start, end) if end > start else b""
         return count, self._compressor(level, raw_window=window_bits, zdict=history)
+
+
+def _source_window_bits(source: Reader) -> int:
+    """The window a flags-3 source's zlib header declares (15 when it says nothing usable)."""
+    header = source._source.pread(2, source.data_start)
+    return (header[0] >> 4) + 8 if len(header) == 2 and header[0] & 0x0F == 8 else 15
+
+
+# The end of a sync flush: an empty stored block's lengths, after which the stream is
+# byte-aligned with every earlier block complete.
+_SYNC_MARK = b"\0\0\xff\xff"
+
+
+class _InStep:
+    """Which chunks of a flags-3 source can be copied after a changed member (see the module's
+    docstring)."""
+
+    def __init__(self, source: Reader, members: list[PendingMember], targets: list[int], window_bits: int) -> None:
+        self.source = source
+        self.window_bits = window_bits
+        self._members = members
+        self._targets = targets
+        self._entries = source.infolist()
+        self._marked: dict[int, bool] = {}
+
+    @classmethod
+    def find(cls, members: list[PendingMember], targets: list[int], window_bits: int) -> _InStep | None:
+        """The flags-3 source with trusted chunk sizes most members come from, if the new
+        stream's window holds what its chunks may refer back to."""
+        counts: dict[int, tuple[Reader, int]] = {}
+        for member in members:
+            if member.origin is not None and isinstance(member.origin[0], Reader):
+                reader = member.origin[0]
+                counts[id(reader)] = (reader, counts.get(id(reader), (reader, 0))[1] + 1)
+        if not counts:
+            return None
+        source = max(counts.values(), key=lambda pair: pair[1])[0]
+        if source.flags != 3 or not source.solid_stream()[1] or _source_window_bits(source) > window_bits:
+            return None
+        return cls(source, members, targets, window_bits)
+
+    def entry(self, index: int) -> Entry:
+        origin = self._members[index].origin
+        assert origin is not None
+        return origin[1]
+
+    def _new_span(self, index: int) -> int:
+        """The output the new chunk of member `index` holds: the member and the padding after it."""
+        targets = self._targets
+        end = targets[index + 1] if index + 1 < len(targets) else targets[index] + self._members[index].size
+        return end - targets[index]
+
+    def _source_span(self, number: int) -> int:
+        entries = self._entries
+        entry = entries[number]
+        end = entries[number + 1].offset if number + 1 < len(entries) else entry.offset + entry.size
+        return end - entry.offset
+
+    def _same(self, index: int, number: int) -> bool:
+        """Whether new member `index` is source member `number`, with the same padding after it."""
+        origin = self._members[index].origin
+        return (
+            origin is not None
+            and origin[0] is self.source
+            and origin[1].index == number
+            and self._new_span(index) == self._source_span(number)
+        )
+
+    def _sync_ended(self, number: int) -> bool:
+        """Whether source chunk `number` ends with a sync flush."""
+        found = self._marked.get(number)
+        if found is None:
+            entry = self._entries[number]
+            stored = entry.stored_size or 0
+            end = self.source.chunk_start(entry) + stored
+            found = stored >= len(_SYNC_MARK) and self.source._source.pread(4, end - 4) == _SYNC_MARK
+            self._marked[number] = found
+        return found
+
+    def copyable(self, index: int) -> bool:
+        """Whether the source chunk of member `index` can be copied: the same member with the
+        same padding, a chunk between sync flushes, and the window before it the same output
+        in both streams (unchanged members reaching 32 KiB back, or both streams' start)."""
+        if index == 0:
+            return False
+        number = self.entry(index).index if self._members[index].origin is not None else -1
+        if number <= 0 or not self._same(index, number):
+            return False
+        if not (self._sync_ended(number - 1) and self._sync_ended(number)):
+            return False
+        window = 1 << self.window_bits
+        covered = 0
+        back, back_number = index, number
+        while covered < window:
+            if back == 0 or back_number == 0:
+                return back == 0 and back_number == 0 and self._targets[0] == 0 == self._entries[0].offset
+            back, back_number = back - 1, back_number - 1
+            if not self._same(back, back_number):
+                return False
+            covered += self._new_span(back)
+        return True
+
+    def copy(self, out: Output, run: list[Entry]) -> None:
+        """Copy the chunks of `run` (consecutive source members) and empty it."""
+        start = self.source.chunk_start(run[0])
+        _copy_stored(out, self.source, start, sum(entry.stored_size or 0 for entry in run), run[0].name)
+        run.clear()
+
+    def history(self, index: int, window: int) -> bytes:
+        """The output before member `index` after copied chunks: the source's own there."""
+        previous = self.entry(index - 1)
+        end = previous.offset + self._source_span(previous.index)
+        return self.source.plain_range(max(0, end - window), end)
 
 
 def _stored_stream(member: PendingMember, flags: int) -> tuple[Reader, int, int, str] | None:
