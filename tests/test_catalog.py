@@ -362,18 +362,6 @@ def test_hashing_source_hashes_the_file_whatever_the_reads(data: bytes, reads: l
 
 
 # -- member types and nested packs ---------------------------------------------------------------
-def _decoding_rule(head: bytes) -> bool:
-    """What `_looks_like_text` decides, the slow way (decode, then str.isprintable)."""
-    probe = head[: kinds.TEXT_PROBE]
-    try:
-        text = probe.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(probe) - 3:
-            return False
-        text = probe[: exc.start].decode("utf-8")
-    return text.replace("\t", "").replace("\r", "").replace("\n", "").replace("\f", "").isprintable()
-
-
 _TEXTISH = [
     b"a",
     b" ",
@@ -394,7 +382,8 @@ _TEXTISH = [
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_TEXTISH), max_size=12).map(b"".join) | st.binary(max_size=1100))
 def test_the_text_test_agrees_with_decoding(head: bytes) -> None:
-    assert kinds._looks_like_text(head) == _decoding_rule(head)
+    """The fast paths (ASCII, control characters) decide as decoding does."""
+    assert kinds._looks_like_text(head) == kinds._text_by_decoding(head[: kinds.TEXT_PROBE])
 
 
 def _magic_formats() -> list[Any]:

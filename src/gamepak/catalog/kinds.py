@@ -76,8 +76,8 @@ _WHITESPACE = str.maketrans("", "", "\t\r\n\f")
 TEXT_PROBE = 1024
 
 
-# Bytes of printable ASCII text, and the control characters no text holds (the same rule as
-# the str test below, in C: most members are decided without decoding).
+# Bytes of printable ASCII text, and the control characters no text holds: the rule of
+# `_text_by_decoding`, tested in C (most members are decided without decoding).
 _ASCII_TEXT = bytes(range(0x20, 0x7F)) + b"\t\r\n\f"
 _CONTROL = bytes(c for c in range(0x20) if c not in b"\t\r\n\f") + b"\x7f"
 
@@ -90,6 +90,11 @@ def _looks_like_text(head: bytes) -> bool:
     body = probe[:-3]
     if len(body.translate(None, _CONTROL)) != len(body):
         return False
+    return _text_by_decoding(probe)
+
+
+def _text_by_decoding(probe: bytes) -> bool:
+    """Whether `probe` is UTF-8 text of printable characters and whitespace."""
     try:
         text = probe.decode("utf-8")
     except UnicodeDecodeError as exc:

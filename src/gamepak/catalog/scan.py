@@ -234,6 +234,31 @@ def choose(handle: Any, label: str, guess: str) -> tuple[Detection, str] | None:
     return fits[0], "structure"
 
 
+class _MemberHashes:
+    """What hashing one pack's members found: each member's digest and type (None until it is
+    read, and for one that cannot be), the nested packs among them, and where the members that
+    are plain byte ranges lie (hashed together in one pass)."""
+
+    def __init__(self, entries: list[Entry], label: str) -> None:
+        self.entries = entries
+        self.label = label
+        self.digests: list[str | None] = [None] * len(entries)
+        self.kinds: list[str | None] = [None] * len(entries)
+        self.nested: dict[int, str] = {}
+        self.plain: list[int] = []
+        self.plain_offsets: list[int] = []
+        self.plain_sizes: list[int] = []
+
+    def describe(self, position: int, head: bytes) -> str:
+        """The type of member `position` from its first bytes (noting a nested pack)."""
+        entry = self.entries[position]
+        inner = nested_signature(head, entry.size, f"{self.label}/{entry.name}")
+        if inner is None:
+            return member_type(entry.name, head)
+        self.nested[position] = inner
+        return f"archive/{inner}"
+
+
 # -- rows ---------------------------------------------------------------------------------------
 def error_row(
     ref: FileRef, stage: str, message: str, nested_path: str | None = None, member: str | None = None
@@ -347,11 +372,10 @@ class ArchiveScanner:
             self._model(handle, detection, how, sha)
 
     def _handle_sha256(self, handle: Any, nested_path: str) -> str | None:
-        try:
-            return file_sha256(lambda count, offset: read_at(handle, count, offset), self.ref.size)
-        except (OSError, GamepakError) as exc:
-            self.error("hash", exc, nested_path)
-            return None
+        size = self.ref.size
+        return self._digest_or_error(
+            lambda: file_sha256(lambda count, offset: read_at(handle, count, offset), size), nested_path
+        )
 
     def _unreadable(
         self, nested_path: str, detection: Detection | None, how: str | None, sha: str | None = None
@@ -464,13 +488,19 @@ class ArchiveScanner:
         self.sinks.archives.add(row)
         self.stats.archives += 1
 
-    def _file_sha256(self, archive: Archive, nested_path: str) -> str | None:
-        """The sha256 of the whole file under `archive` (when its members could not be listed)."""
+    def _digest_or_error(self, compute: Callable[[], str], nested_path: str) -> str | None:
+        """`compute()` (a whole file's digest), or None and a `hash` errors row when the file
+        cannot be read to its end."""
         try:
-            return file_sha256(archive._source.pread, archive._source.size)
+            return compute()
         except (OSError, GamepakError) as exc:
             self.error("hash", exc, nested_path)
             return None
+
+    def _file_sha256(self, archive: Archive, nested_path: str) -> str | None:
+        """The sha256 of the whole file under `archive` (when its members could not be listed)."""
+        source = archive._source
+        return self._digest_or_error(lambda: file_sha256(source.pread, source.size), nested_path)
 
     def catalog_members(
         self,
@@ -487,67 +517,31 @@ class ArchiveScanner:
         the file's sha256 comes from the same reads (returned, and in `archive_sha256`; else
         `archive_sha` is): the plain-range pass reads the whole file, or, when the format decoded
         members, their stored bytes fed the file's hash as it read them (`HashingSource`)."""
-        count = len(entries)
-        digests: list[str | None] = [None] * count
-        # Each member's type once it is read (None: unreadable); the nested packs among them.
-        kinds: list[str | None] = [None] * count
-        nested: dict[int, str] = {}
-        label = archive.filename
-
-        def describe(position: int, head: bytes) -> str:
-            entry = entries[position]
-            inner = nested_signature(head, entry.size, f"{label}/{entry.name}")
-            if inner is None:
-                return member_type(entry.name, head)
-            nested[position] = inner
-            return f"archive/{inner}"
-
-        plain: list[int] = []  # positions of the members that are plain ranges, hashed below
-        plain_offsets: list[int] = []
-        plain_sizes: list[int] = []
-        # Decoded members' stored bytes feed the file's hash as the format reads them.
+        found = _MemberHashes(entries, archive.filename)
         own_source = archive._source
         tee = HashingSource(own_source, hashlib.sha256()) if hash_file else None
         if tee is not None:
             archive._source = tee
         try:
-            self._hash_members(
-                archive, entries, nested_path, digests, kinds, describe, plain, plain_offsets, plain_sizes
-            )
+            self._hash_decoded_members(archive, entries, nested_path, found)
         finally:
             archive._source = own_source
         if tee is not None and tee.frontier:
             # Something was decoded: the tee has hashed the file so far; it hashes the rest.
-            file_sha = self._finish_tee(tee, nested_path)
-            self._hash_plain(archive, plain, plain_offsets, plain_sizes, digests, kinds, describe, nested_path, False)
+            file_sha = self._digest_or_error(tee.finish, nested_path)
+            self._hash_plain_members(archive, found, nested_path, None)
         else:
-            file_sha = self._hash_plain(
-                archive, plain, plain_offsets, plain_sizes, digests, kinds, describe, nested_path, hash_file
-            )
-        self._member_rows(archive, entries, nested_path, depth, file_sha if hash_file else archive_sha, digests, kinds)
+            file_hasher = hashlib.sha256() if hash_file else None
+            done = self._hash_plain_members(archive, found, nested_path, file_hasher)
+            file_sha = file_hasher.hexdigest() if file_hasher is not None and done else None
+        self._member_rows(archive, entries, nested_path, depth, file_sha if hash_file else archive_sha, found)
         if self.options.nested:
-            for position, format_name in nested.items():
-                self._descend(archive, entries[position], format_name, nested_path, depth, digests[position])
+            for position, format_name in found.nested.items():
+                self._descend(archive, entries[position], format_name, nested_path, depth, found.digests[position])
         return file_sha
 
-    def _finish_tee(self, tee: HashingSource, nested_path: str) -> str | None:
-        try:
-            return tee.finish()
-        except (OSError, GamepakError) as exc:
-            self.error("hash", exc, nested_path)
-            return None
-
-    def _hash_members(
-        self,
-        archive: Archive,
-        entries: list[Entry],
-        nested_path: str,
-        digests: list[str | None],
-        kinds: list[str | None],
-        describe: Callable[[int, bytes], str],
-        plain: list[int],
-        plain_offsets: list[int],
-        plain_sizes: list[int],
+    def _hash_decoded_members(
+        self, archive: Archive, entries: list[Entry], nested_path: str, found: _MemberHashes
     ) -> None:
         """Hash the members the format decodes; note where the plain ones lie (hashed later,
         in one pass). After MAX_CONSECUTIVE_FAILURES in a row, the rest is not tried."""
@@ -561,13 +555,11 @@ class ArchiveScanner:
                 try:
                     _, data = next(data_iterator)
                     if isinstance(data, RawRange):
-                        plain.append(position)
-                        plain_offsets.append(data.offset)
-                        plain_sizes.append(data.size)
+                        found.plain.append(position)
+                        found.plain_offsets.append(data.offset)
+                        found.plain_sizes.append(data.size)
                     else:
-                        digests[position], kinds[position] = self._hash_decoded(
-                            archive, entry, data, position, describe
-                        )
+                        self._hash_decoded(archive, entry, data, position, found)
                     failures = 0
                 except StopIteration:
                     break
@@ -585,50 +577,38 @@ class ArchiveScanner:
                     break  # the data iterator is finished after an error: start a new one
                 position += 1
 
-    def _hash_plain(
-        self,
-        archive: Archive,
-        plain: list[int],
-        offsets: list[int],
-        sizes: list[int],
-        digests: list[str | None],
-        kinds: list[str | None],
-        describe: Callable[[int, bytes], str],
-        nested_path: str,
-        hash_file: bool,
-    ) -> str | None:
-        """Hash the plain members (and, with `hash_file`, the whole file) in one pass; returns
-        the file's sha256 with `hash_file`."""
-        import hashlib
-
-        source = archive._source
-        file_hasher = hashlib.sha256() if hash_file else None
+    def _hash_plain_members(
+        self, archive: Archive, found: _MemberHashes, nested_path: str, file_hasher: Hasher | None
+    ) -> bool:
+        """Hash the plain members (and feed the whole file to `file_hasher`) in one pass;
+        False when the file could not be read to its end."""
+        plain, sizes = found.plain, found.plain_sizes
         if not plain and file_hasher is None:
-            return None
+            return True
+        source = archive._source
         ranges = RangeHashes(
-            offsets,
+            found.plain_offsets,
             sizes,
             source.size,
             self.new_hasher,
-            lambda index, head: describe(plain[index], head),
+            lambda index, head: found.describe(plain[index], head),
             HEAD_BYTES,
             file_hasher,
         )
+        done = True
         try:
             ranges.run(_reader_into(source))
         except (OSError, GamepakError) as exc:
             self.error("hash", exc, nested_path)
-            file_hasher = None
+            done = False
         for index, position in enumerate(plain):
-            kinds[position] = ranges.described[index]
-            digests[position] = ranges.digests[index]
-            if kinds[position] is not None:
+            found.kinds[position] = ranges.described[index]
+            found.digests[position] = ranges.digests[index]
+            if ranges.described[index] is not None:
                 self.stats.member_bytes += sizes[index]
-        return file_hasher.hexdigest() if file_hasher is not None else None
+        return done
 
-    def _hash_decoded(
-        self, archive: Archive, entry: Entry, data: Any, position: int, describe: Callable[[int, bytes], str]
-    ) -> tuple[str | None, str]:
+    def _hash_decoded(self, archive: Archive, entry: Entry, data: Any, position: int, found: _MemberHashes) -> None:
         hasher: Hasher | None = self.new_hasher() if self.new_hasher is not None else None
         head = b""
         total = 0
@@ -643,7 +623,8 @@ class ArchiveScanner:
                 f"member data has {total} bytes, its entry says {entry.size}", entry.offset, entry.name
             )
         self.stats.member_bytes += total
-        return (hasher.hexdigest() if hasher is not None else None), describe(position, head)
+        found.digests[position] = hasher.hexdigest() if hasher is not None else None
+        found.kinds[position] = found.describe(position, head)
 
     def _member_rows(
         self,
@@ -652,8 +633,7 @@ class ArchiveScanner:
         nested_path: str,
         depth: int,
         archive_sha: str | None,
-        digests: list[str | None],
-        kinds: list[str | None],
+        found: _MemberHashes,
     ) -> None:
         """Every member's row, column by column (no dict per member)."""
         compression = archive.member_compression
@@ -666,8 +646,8 @@ class ArchiveScanner:
                 "stored_size": [entry.size if entry.stored_size is None else entry.stored_size for entry in entries],
                 "offset": [entry.offset for entry in entries],
                 "compression": [compression(entry) for entry in entries],
-                "hash": digests,
-                "member_type": [kind or "unreadable" for kind in kinds],
+                "hash": found.digests,
+                "member_type": [kind or "unreadable" for kind in found.kinds],
             },
             {
                 "archive_path": self.ref.path,
