@@ -1,4 +1,6 @@
-"""Content hashes for the catalog: sha256 (default), blake2b, xxh3 (128-bit, via `xxhash`), none."""
+"""Content hashes for the catalog: sha256 (default), blake2b, xxh3 (128-bit, via `xxhash`), none;
+and the two ways a pack is read once for both its members' digests and its own sha256:
+`RangeHashes` (members that are plain byte ranges) and `HashingSource` (members a format decodes)."""
 
 from __future__ import annotations
 
