@@ -473,3 +473,37 @@ def test_mutated_pack_with_tables_raises_only_gamepak_errors(
             with gamepak.create(folder / "out.vpp_pc") as writer:
                 for entry in archive.infolist():
                     writer.add_member(entry.name, archive, entry)
+
+
+def test_asm_flag_updates_a_separate_table_on_create_and_on_edits(tmp_path: Path) -> None:
+    str2 = build_str2(tmp_path, STR2_MEMBERS)
+    table_path = tmp_path / "level.asm_pc"
+    table_path.write_bytes(table_for(str2, STR2_MEMBERS))
+    new_str2 = build_str2(tmp_path, [STR2_MEMBERS[0], ("crate.cpeg_pc", b"c" * 10), STR2_MEMBERS[2]], "n.str2_pc")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "crate.str2_pc").write_bytes(new_str2)
+    pack = tmp_path / "p.vpp_pc"
+    code, _, err = in_process_cli("create", str(pack), str(folder), "--asm", str(table_path))
+    assert code == 0, err
+    _, compressed, sizes = str2_header(new_str2)
+    assert read_asm_sizes(table_path.read_bytes())["crate"][1:3] == (compressed, sizes)
+    # An edit inside the nested container: the separate table follows.
+    replacement = tmp_path / "crate.cpeg_pc"
+    replacement.write_bytes(b"d" * 25)
+    code, _, err = in_process_cli(
+        "add",
+        str(pack),
+        str(replacement),
+        "--name",
+        "crate.str2_pc/crate.cpeg_pc",
+        "--replace",
+        "--asm",
+        str(table_path),
+    )
+    assert code == 0, err
+    with gamepak.open(pack) as archive:
+        edited = archive.read("crate.str2_pc")
+    _, compressed, sizes = str2_header(edited)
+    found = read_asm_sizes(table_path.read_bytes())["crate"]
+    assert found[1:3] == (compressed, sizes) and found[3][1] == ("crate.cpeg_pc", 25, 1000)

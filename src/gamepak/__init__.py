@@ -217,7 +217,13 @@ def create(
     return writer
 
 
-def edit(path: str | os.PathLike[str], format: str | None = None, *, compact: bool = False) -> Editor:
+def edit(
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    *,
+    compact: bool = False,
+    options: dict[str, Any] | None = None,
+) -> Editor:
     """An editor for the archive at `path`: `add`, `replace`, `remove`, `rename`, then `commit()`
     (done when a `with` block ends without an exception; nothing changes on disk before).
 
@@ -226,11 +232,13 @@ def edit(path: str | os.PathLike[str], format: str | None = None, *, compact: bo
 
     PAK and JoePack edits are applied in place where they can be (crash-safe appends); other
     formats are rebuilt into a temporary file that replaces the pack. `compact=True` always
-    rebuilds, reclaiming space earlier in-place edits left.
+    rebuilds, reclaiming space earlier in-place edits left. `options` are writer options added
+    to the pack's own for a rewrite (e.g. `{"asm": "level.asm_pc"}`: an RFG `.asm_pc` file
+    outside the pack to keep in step).
     """
     from .editor import Editor
 
-    return Editor(path, format, compact=compact)
+    return Editor(path, format, compact=compact, options=options)
 
 
 def open_stream(data: bytes, format: str | None = None, *, name: str = "<bytes>") -> Archive:

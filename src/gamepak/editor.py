@@ -73,14 +73,23 @@ class EditResult:
 class _PackEdit:
     """The editable member list of one pack: the top pack, or a pack nested in a member."""
 
-    def __init__(self, archive: Archive, label: str, writer_name: str, result: EditResult, prefix: str = "") -> None:
+    def __init__(
+        self,
+        archive: Archive,
+        label: str,
+        writer_name: str,
+        result: EditResult,
+        prefix: str = "",
+        options: dict[str, Any] | None = None,
+    ) -> None:
         self.archive = archive
         self.label = label
         self.prefix = prefix  # the nested path of this pack inside the top pack, with "/"
         self.writer_name = writer_name  # a file name with the pack's extension (format defaults)
         self.result = result
         self.spec = get_format(archive.format_name)
-        self.options = archive.layout_options()
+        # The pack's own choices, and any options the caller adds for the rewrite.
+        self.options = {**archive.layout_options(), **(options or {})}
         self.members = [
             PendingMember(entry.name, None, None, entry.size, origin=(archive, entry)) for entry in archive.infolist()
         ]
@@ -302,7 +311,14 @@ class Editor:
     Member names may be nested (`outer.str2_pc/inner.txt`). With `compact=True` the commit
     always rebuilds the pack, dropping the dead space earlier in-place edits left."""
 
-    def __init__(self, path: str | os.PathLike[str], format: str | None = None, *, compact: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        format: str | None = None,
+        *,
+        compact: bool = False,
+        options: dict[str, Any] | None = None,
+    ) -> None:
         from . import open as open_archive
 
         self.path = os.fspath(path)
@@ -324,7 +340,9 @@ class Editor:
                 raise GamepakError(f"{self.path}: was replaced while being opened; try again")
             self.result = EditResult(self.path, self.archive.format_name)
             self.result.old_size = self.result.new_size = self.archive.size
-            self._root = _PackEdit(self.archive, self.path, os.path.basename(self.path), self.result)
+            self._root = _PackEdit(
+                self.archive, self.path, os.path.basename(self.path), self.result, options=options
+            )
         except BaseException:
             self.archive.close()
             os.close(self._lock_fd)
@@ -464,12 +482,6 @@ class Editor:
             self.commit()
         else:
             self.abort()
-
-
-def edit(path: str | os.PathLike[str], format: str | None = None, *, compact: bool = False) -> Editor:
-    """An editor for the archive at `path` (a context manager: changes are written when the
-    `with` block ends without an exception). See this module's docstring."""
-    return Editor(path, format, compact=compact)
 
 
 def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None:

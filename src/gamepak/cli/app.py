@@ -357,6 +357,13 @@ def parse_options(texts: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--name", "member_name", metavar="NAME", help="Store a single file INPUT under NAME.")
 @click.option("--follow", is_flag=True, help="Follow symlinked folders, and symlinks that leave an INPUT folder.")
 @click.option("--allow-duplicates", is_flag=True, help="Keep two members of one name (formats that can hold them).")
+@click.option(
+    "--asm",
+    "asm_table",
+    type=click.Path(dir_okay=False, exists=True),
+    help="RFG: a separate .asm_pc file whose entries for the .str2_pc containers written are brought "
+    "up to date too (a .asm_pc among the members always is). Same as -O asm=FILE.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists.")
 @click.pass_context
 def create_command(
@@ -368,6 +375,7 @@ def create_command(
     member_name: str | None,
     follow: bool,
     allow_duplicates: bool,
+    asm_table: str | None,
     overwrite: bool,
 ) -> None:
     """Create OUT from INPUTS: files (stored under their own names, or SRC=NAME) and folders
@@ -408,6 +416,8 @@ def create_command(
         raise click.UsageError(str(exc)) from None
     for line in plan.notes:
         note(line)
+    if asm_table is not None:
+        plan.options["asm"] = asm_table
     writer = create(
         out,
         plan.format_name,

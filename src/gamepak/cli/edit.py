@@ -21,7 +21,20 @@ Names may run into nested packs: OUTER.str2_pc/INNER.
 """
 
 
+def _remember_asm(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.meta["gamepak.asm"] = value
+
+
 def _edit_options(function: click.decorators.FC) -> click.decorators.FC:
+    function = click.option(
+        "--asm",
+        type=click.Path(dir_okay=False, exists=True),
+        expose_value=False,
+        callback=_remember_asm,
+        help="RFG: a separate .asm_pc file whose entries for the changed .str2_pc containers are "
+        "updated too (a .asm_pc inside ARCHIVE is always updated). Same as the writer option asm.",
+    )(function)
     function = click.option("--dry-run", is_flag=True, help="Print the planned changes and write nothing.")(function)
     function = click.option(
         "--compact", is_flag=True, help="Rebuild the whole pack, dropping space earlier in-place edits left."
@@ -37,7 +50,9 @@ def _edit_options(function: click.decorators.FC) -> click.decorators.FC:
 
 def _editor(ctx: click.Context, archive: str, format_name: str | None, compact: bool) -> Editor:
     settings: Settings = ctx.find_object(Settings) or Settings(None)
-    return Editor(archive, format_name or settings.format_name, compact=compact)
+    asm = ctx.meta.get("gamepak.asm")
+    options = {"asm": asm} if asm is not None else None
+    return Editor(archive, format_name or settings.format_name, compact=compact, options=options)
 
 
 def _finish(editor: Editor, dry_run: bool, list_changes: bool = False) -> None:
