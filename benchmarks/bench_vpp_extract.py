@@ -58,7 +58,7 @@ def build(path: str, size: int, level: int) -> int:
         while written < size:
             length = min(rng.randint(2_000, 400_000), size - written)
             start = rng.randrange(0, len(corpus) - length)
-            writer.add(f"tables/member_{count:05d}.xtbl", corpus[start : start + length])
+            writer.add(f"member_{count:05d}.xtbl", corpus[start : start + length])
             written += length
             count += 1
     return count
@@ -80,7 +80,7 @@ def minimal_extract(path: str, dest: str) -> None:
         for name_offset, _, data_offset, _, size, _, _ in entries:
             name = names[name_offset : names.index(b"\0", name_offset)].decode()
             members.append((data_offset, size, os.path.join(dest, name)))
-        os.makedirs(os.path.join(dest, "tables"), exist_ok=True)
+        os.makedirs(dest, exist_ok=True)
         inflate = zlib.decompressobj()
         pending = bytearray()
         pending_start = 0  # stream position of pending[0]
@@ -191,7 +191,7 @@ def main() -> None:
                 runners[name](path, dest)
                 timings[name].append(time.perf_counter() - began)
             # identical output, then free the space (tmpfs: no inode-reuse penalty)
-            sample = os.path.join("tables", "member_00000.xtbl")
+            sample = "member_00000.xtbl"
             with (
                 open(os.path.join(root, f"out-gamepak-{round_number}", sample), "rb") as a,
                 open(os.path.join(root, f"out-minimal-{round_number}", sample), "rb") as b,

@@ -419,3 +419,22 @@ def test_real_samples_read_like_the_library() -> None:
                 holder, entry = resolve(archive, name)
                 assert fs.cat(name) == holder.read(entry), (path, name)
         fs.close()
+
+
+def test_fuse_reads_by_path_keep_a_bounded_set_of_streams(tmp_path: Path) -> None:
+    """With the kernel skipping OPEN/RELEASE, reads come by path: every byte is right, and at
+    most OPEN_BY_PATH member streams stay open (no FUSE needed to check that)."""
+    from gamepak.fs.fuse import OPEN_BY_PATH, PackOperations
+    from gamepak.fs.tree import PackTree
+
+    members = {f"m{index}.bin": bytes([index % 251]) * (1000 + index) for index in range(OPEN_BY_PATH + 10)}
+    path = tmp_path / "many.str2_pc"  # compressed + condensed: streams that keep a position
+    with gamepak.create(path) as writer:
+        for name, data in members.items():
+            writer.add(name, data)
+    with gamepak.open(path) as archive:
+        operations = PackOperations(PackTree([("", archive, 0.0)]))
+        operations._no_open = True
+        for name, data in [*members.items(), *list(members.items())[:3]]:
+            assert operations.read(f"/{name}", 600, 400, 0) == data[400:1000]
+        assert len(operations._by_path) == OPEN_BY_PATH
