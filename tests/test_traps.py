@@ -81,3 +81,30 @@ def test_a_command_exit_code_from_ctx_exit_reaches_the_caller() -> None:
         assert run(["exit-three"]) == 3
     finally:
         cli.commands.pop("exit-three")
+
+
+def test_verify_checks_a_joe_model_as_a_model(tmp_path: Path) -> None:
+    import numpy as np
+
+    from gamepak.models import joe
+    from gamepak.models.mesh import Mesh
+
+    positions = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=np.float32)
+    corners = np.zeros((1, 3, 3), dtype=np.int64)
+    corners[0, :, 0] = [0, 1, 2]
+    normals = np.array([[0, 0, 1]], dtype=np.float32)
+    texcoords = np.array([[0, 0]], dtype=np.float32)
+    good = tmp_path / "tri.joe"
+    good.write_bytes(joe.write(Mesh(positions, normals, texcoords, corners)))
+    code, out, err = in_process_cli("verify", str(good))
+    assert code == 0 and "OK (1 face)" in out, err
+    positions[1, 0] = np.nan
+    odd = tmp_path / "nan.joe"
+    odd.write_bytes(joe.write(Mesh(positions, normals, texcoords, corners)))
+    code, out, err = in_process_cli("verify", str(odd))
+    assert code == 0 and "warning" in err and "NaN" in err
+    assert in_process_cli("verify", "--strict", str(odd))[0] == 1
+    truncated = tmp_path / "short.joe"
+    truncated.write_bytes(good.read_bytes()[:40])
+    code, _, err = in_process_cli("verify", str(truncated))
+    assert code == 1 and "short.joe" in err and "Traceback" not in err

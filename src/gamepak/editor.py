@@ -340,9 +340,7 @@ class Editor:
                 raise GamepakError(f"{self.path}: was replaced while being opened; try again")
             self.result = EditResult(self.path, self.archive.format_name)
             self.result.old_size = self.result.new_size = self.archive.size
-            self._root = _PackEdit(
-                self.archive, self.path, os.path.basename(self.path), self.result, options=options
-            )
+            self._root = _PackEdit(self.archive, self.path, os.path.basename(self.path), self.result, options=options)
         except BaseException:
             self.archive.close()
             os.close(self._lock_fd)

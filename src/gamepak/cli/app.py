@@ -13,9 +13,9 @@ from typing import Any
 import click
 
 from .. import __version__
-from ..archive import Archive, Entry
+from ..archive import Archive, Entry, Problem
 from ..errors import GamepakError, InvalidOptionError, MemberNotFoundError, NotAnArchiveError
-from ..registry import FORMATS
+from ..registry import FORMATS, get_format
 
 FORMAT_NAMES = [spec.name for spec in FORMATS]
 # Subcommand groups that live in their own modules, imported only when used.
@@ -489,6 +489,29 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
+def _model_check(ctx: click.Context, path: str) -> tuple[list[Problem], int] | None:
+    """(problems, face count) when `path` is a model (by --format, or by what it is), else None.
+    A model that cannot be read raises its ModelError (one line, exit 1)."""
+    settings: Settings = ctx.find_object(Settings) or Settings(None)
+    if settings.format_name is not None:
+        if get_format(settings.format_name).kind != "model":
+            return None
+    else:
+        from ..models import format_for_file
+
+        try:
+            if format_for_file(path) != "joe":
+                return None
+        except GamepakError:
+            return None  # unreadable: opening it as an archive says why
+    from ..models import load
+
+    # The reader refuses counts, sizes and indices that do not fit (errors); what it only notes
+    # (NaN or infinite values, which VDrift reads as they are) are warnings.
+    mesh = load(path, "joe")
+    return [Problem(f"{path}: {issue}", severity="warning") for issue in mesh.summary()["issues"]], mesh.face_count
+
+
 @cli.command("verify")
 @click.argument("archive", type=click.Path(dir_okay=False))
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
@@ -502,12 +525,20 @@ def verify_command(ctx: click.Context, archive: str, strict: bool, as_json: bool
 
     Errors (data that cannot be read, sizes or offsets that make a member's bytes wrong, hashes
     the game checks) exit 1. Warnings (a field filled in another tool's way, nothing lost) are
-    printed and exit 0, or 1 with --strict.
+    printed and exit 0, or 1 with --strict. A JOE model is checked as a model: counts, sizes and
+    indices that do not fit are errors, NaN or infinite values warnings.
     """
-    with open_for(ctx, archive) as opened:
-        problems = opened.check()
-        member_count = len(opened)
-        filename = opened.filename
+    model = _model_check(ctx, archive)
+    if model is not None:
+        problems, member_count = model
+        filename = archive
+        what = "face"
+    else:
+        with open_for(ctx, archive) as opened:
+            problems = opened.check()
+            member_count = len(opened)
+            filename = opened.filename
+        what = "member"
     errors = [problem for problem in problems if problem.severity == "error"]
     warnings_found = [problem for problem in problems if problem.severity != "error"]
     failed = bool(errors) or (strict and bool(warnings_found))
@@ -517,7 +548,7 @@ def verify_command(ctx: click.Context, archive: str, strict: bool, as_json: bool
         report = {
             "file": archive,
             "ok": not failed,
-            "members": member_count,
+            f"{what}s": member_count,
             "errors": [problem.to_dict() for problem in errors],
             "warnings": [problem.to_dict() for problem in warnings_found],
         }
@@ -528,7 +559,7 @@ def verify_command(ctx: click.Context, archive: str, strict: bool, as_json: bool
             text = problem.message if problem.message.startswith(filename) else f"{archive}: {problem.message}"
             click.echo(f"{problem.severity}: {text}", err=True)
         if not errors:
-            summary = _count(member_count, "member")
+            summary = _count(member_count, what)
             if warnings_found:
                 summary += f", {_count(len(warnings_found), 'warning')}"
             click.echo(f"{archive}: OK ({summary})")
