@@ -284,8 +284,15 @@ def _looks_like_text(data: bytes) -> bool:
         return False
     if data.count(0) * 4 > len(data):
         return False
-    allowed_controls = {0, 0x09, 0x0A, 0x0D, 0x92}
-    return all((byte >= 0x20 and not 0x7F <= byte < 0xA0) or byte in allowed_controls for byte in data)
+    # Deleting every allowed byte (in C) leaves nothing in text: a Python loop over 64 KiB took
+    # about 1.4 ms a member.
+    return not data.translate(None, _TEXT_BYTES)
+
+
+# Printable ISO-8859-1 (no C0/C1 controls), NUL, tab, newlines, and 0x92 (the games' apostrophe).
+_TEXT_BYTES = bytes(
+    byte for byte in range(256) if (byte >= 0x20 and not 0x7F <= byte < 0xA0) or byte in (0, 0x09, 0x0A, 0x0D, 0x92)
+)
 
 
 def content_extension(head: bytes, complete: bool) -> str:
