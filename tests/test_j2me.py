@@ -512,3 +512,20 @@ def test_refused_member_is_not_queued(tmp_path: Path) -> None:
     writer.add("1", b"fine")
     writer.close()
     assert (tmp_path / "s.bin").read_bytes() == sized_pack([b"ok", b"fine"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=64)
+    | st.text(alphabet="ab \n\x00\x92\x85\x7f\x1b\u00e9", max_size=64).map(lambda t: t.encode("latin-1"))
+)
+def test_text_test_agrees_with_its_definition(data: bytes) -> None:
+    from gamepak.formats.j2me.layouts import _looks_like_text
+
+    allowed = {0, 0x09, 0x0A, 0x0D, 0x92}
+    expected = (
+        bool(data.strip(b"\0 \t\r\n"))
+        and data.count(0) * 4 <= len(data)
+        and all((byte >= 0x20 and not 0x7F <= byte < 0xA0) or byte in allowed for byte in data)
+    )
+    assert _looks_like_text(data) == expected
