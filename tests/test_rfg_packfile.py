@@ -21,6 +21,7 @@ from gamepak.formats.rfg import inflate, packfile, rebuild
 from gamepak.formats.rfg.packfile import Reader, name_hash
 from gamepak.source import Source
 
+import rfg_bytes
 from conftest import in_process_cli, sample
 
 SAMPLES = {
@@ -116,8 +117,7 @@ def pack_path(name: str, twins: Path) -> Path:
     return twins / name if name in TWINS else sample(f"vpp/{name}")
 
 
-def _align(value: int, alignment: int = 2048) -> int:
-    return -(-value // alignment) * alignment
+_align = rfg_bytes.align
 
 
 def hand_made(members: list[tuple[bytes, bytes]], flags: int = 0, align: int = 1) -> bytes:
@@ -150,32 +150,17 @@ def hand_made(members: list[tuple[bytes, bytes]], flags: int = 0, align: int = 1
             block += data
         data_size, compressed_size = len(block), 0xFFFFFFFF
     entry_block = b"".join(
-        struct.pack("<IIIIIII", name_off, 0, data_off, name_hash(name), size, stored, 0)
+        rfg_bytes.entry(name_off, data_off, name, size, stored)
         for (name, _), (name_off, data_off, size, stored) in zip(members, entries)
     )
-    head_size = 2048 + _align(len(entry_block)) + _align(len(names))
-    header = struct.pack(
-        "<II65s256s3sI4sIIIIII12s",
-        0x51890ACE,
-        3,
-        b"",
-        b"",
-        b"",
-        flags,
-        b"",
-        count,
-        head_size + len(block),
-        len(entry_block),
-        len(names),
-        data_size,
-        compressed_size,
-        b"",
-    )
-    return (
-        header.ljust(2048, b"\0")
-        + entry_block.ljust(_align(len(entry_block)), b"\0")
-        + names.ljust(_align(len(names)), b"\0")
-        + block
+    return rfg_bytes.assemble(
+        flags=flags,
+        count=count,
+        entry_block=entry_block,
+        names=names,
+        block=block,
+        data_size=data_size,
+        compressed_size=compressed_size,
     )
 
 
@@ -541,31 +526,20 @@ def test_sparse_archive_past_4_gib(tmp_path: Path, flags: int) -> None:
     data_start = 2048 + 2048 + 2048
     end = data_start + relative[-1] + sizes[-1]
     entries = b"".join(
-        struct.pack(
-            "<IIIIIII", name_offsets[i], 0, relative[i] & 0xFFFFFFFF, name_hash(names[i]), sizes[i], 0xFFFFFFFF, 0
-        )
-        for i in range(3)
+        rfg_bytes.entry(name_offsets[i], relative[i] & 0xFFFFFFFF, names[i], sizes[i], 0xFFFFFFFF) for i in range(3)
     )
-    header = struct.pack(
-        "<II65s256s3sI4sIIIIII12s",
-        0x51890ACE,
-        3,
-        b"",
-        b"",
-        b"",
-        flags,
-        b"",
-        3,
-        0xFFFFFFFF,
-        len(entries),
-        len(name_block),
-        0xFFFFFFFF,
-        0xFFFFFFFF,
-        b"",
+    header = rfg_bytes.header(
+        flags=flags,
+        count=3,
+        file_size=0xFFFFFFFF,
+        entries_size=len(entries),
+        names_size=len(name_block),
+        data_size=0xFFFFFFFF,
+        compressed_size=0xFFFFFFFF,
     )
     path = tmp_path / "huge.vpp_pc"
     with open(path, "wb") as handle:
-        handle.write(header.ljust(2048, b"\0") + entries.ljust(2048, b"\0") + name_block.ljust(2048, b"\0"))
+        handle.write(header + entries.ljust(2048, b"\0") + name_block.ljust(2048, b"\0"))
         handle.seek(data_start + relative[-1])
         handle.write(b"hello")
         handle.truncate(end)

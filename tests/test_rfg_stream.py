@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import random
-import struct
 import tracemalloc
 import zlib
 from pathlib import Path
@@ -19,6 +18,7 @@ from gamepak.errors import CorruptArchiveError, UnsupportedFeatureError
 from gamepak.formats.rfg import inflate, packfile
 from gamepak.formats.rfg.packfile import Reader
 
+import rfg_bytes
 from conftest import in_process_cli
 
 
@@ -184,25 +184,17 @@ def _zeros_stream(mebibytes: int) -> bytes:
 
 def _bomb_pack(declared: int, payload: bytes, flags: int = 1) -> bytes:
     name = b"bomb.bin"
-    header = struct.pack(
-        "<II65s256s3sI4sIIIIII12s",
-        0x51890ACE,
-        3,
-        b"",
-        b"",
-        b"",
-        flags,
-        b"",
-        1,
-        6144 + len(payload),
-        28,
-        len(name) + 1,
-        declared,
-        len(payload),
-        b"",
+    header = rfg_bytes.header(
+        flags=flags,
+        count=1,
+        file_size=6144 + len(payload),
+        entries_size=rfg_bytes.ENTRY.size,
+        names_size=len(name) + 1,
+        data_size=declared,
+        compressed_size=len(payload),
     )
-    entry = struct.pack("<IIIIIII", 0, 0, 0, packfile.name_hash(name), declared, len(payload), 0)
-    return header.ljust(2048, b"\0") + entry.ljust(2048, b"\0") + (name + b"\0").ljust(2048, b"\0") + payload
+    entry = rfg_bytes.entry(0, 0, name, declared, len(payload))
+    return header + entry.ljust(2048, b"\0") + (name + b"\0").ljust(2048, b"\0") + payload
 
 
 def test_zeros_stream_helper_inflates_as_claimed() -> None:

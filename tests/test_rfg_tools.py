@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gamepak
-from gamepak.formats.rfg.packfile import name_hash
 
+import rfg_bytes
 from conftest import in_process_cli
 
 MEMBERS = [
@@ -28,8 +28,7 @@ NOT_COMPRESSED = 0xFFFFFFFF
 SYNCFACTION_NOT_COMPRESSED = 0x00FFFFFF
 
 
-def _align(value: int, alignment: int = 2048) -> int:
-    return -(-value // alignment) * alignment if alignment > 1 else value
+_align = rfg_bytes.align
 
 
 def pack(
@@ -47,32 +46,18 @@ def pack(
     records = []
     name_offset = 0
     for (name, data), (data_offset, stored) in zip(members, entries):
-        records.append(struct.pack("<IIIIIII", name_offset, 0, data_offset, name_hash(name), len(data), stored, 0))
+        records.append(rfg_bytes.entry(name_offset, data_offset, name, len(data), stored))
         name_offset += len(name) + 1
-    entry_block = b"".join(records)
-    head = 2048 + _align(len(entry_block)) + _align(len(names))
-    header = struct.pack(
-        "<II65s256s3sI4sIIIIII12s",
-        0x51890ACE,
-        3,
-        short_name,
-        path_name,
-        b"",
-        flags,
-        b"",
-        len(members),
-        head + len(block),
-        len(entry_block),
-        len(names),
-        data_size,
-        compressed_size,
-        b"",
-    )
-    return (
-        header.ljust(2048, b"\0")
-        + entry_block.ljust(_align(len(entry_block)), b"\0")
-        + names.ljust(_align(len(names)), b"\0")
-        + block
+    return rfg_bytes.assemble(
+        flags=flags,
+        count=len(members),
+        entry_block=b"".join(records),
+        names=names,
+        block=block,
+        data_size=data_size,
+        compressed_size=compressed_size,
+        short_name=short_name,
+        path_name=path_name,
     )
 
 
