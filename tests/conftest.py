@@ -58,6 +58,25 @@ def run_cli(*arguments: str, cwd: Path | None = None, stdin: bytes | None = None
     )
 
 
+# Runs the CLI's entry point in a fresh interpreter and says on stderr whether click was imported
+# (the plain forms of ls, info, extract, add and update must not need it).
+QUICK = """
+import sys
+from gamepak.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print("click imported" if "click" in sys.modules else "click not imported", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def quick_cli(*arguments: str) -> tuple[int, str, str]:
+    """Run `gamepak.cli.main` in a subprocess: (exit code, stdout, stderr ending with whether
+    click was imported)."""
+    result = subprocess.run([sys.executable, "-c", QUICK, *arguments], capture_output=True, text=True, timeout=120)
+    return result.returncode, result.stdout, result.stderr
+
+
 def in_process_cli(*arguments: str) -> tuple[int, str, str]:
     """Run the CLI in this process (faster than a subprocess): (exit code, stdout, stderr)."""
     from gamepak.cli.app import run

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import gamepak
 from gamepak.errors import FormatLimitError, GamepakError, MemberNotFoundError, UnsupportedFeatureError
 
-from conftest import in_process_cli, sample
+from conftest import in_process_cli, quick_cli, sample
 
 # (id, format, file suffix, writer options)
 PACKS = [
@@ -627,22 +627,6 @@ def test_an_edit_removes_temporaries_that_killed_runs_left(tmp_path: Path, monke
 
 
 # -- plain `add` and `update` skip click ---------------------------------------------------------
-QUICK = """
-import sys
-from gamepak.cli import main
-code = main(sys.argv[1:])
-sys.stdout.flush()
-print("click imported" if "click" in sys.modules else "click not imported", file=sys.stderr)
-sys.exit(code)
-"""
-
-
-def quick_cli(*arguments: str) -> tuple[int, str, str]:
-    import subprocess
-    import sys
-
-    result = subprocess.run([sys.executable, "-c", QUICK, *arguments], capture_output=True, text=True)
-    return result.returncode, result.stdout, result.stderr
 
 
 def test_plain_add_and_update_skip_click_and_match_it(tmp_path: Path) -> None:

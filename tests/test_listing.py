@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import gamepak
 from gamepak.archive import decode_name, decode_name_fields
 
-from conftest import in_process_cli
+from conftest import in_process_cli, quick_cli
 
 
 def pak_of(fields: list[bytes]) -> bytes:
@@ -64,24 +64,6 @@ def test_name_fields_match_one_by_one(fields: list[bytes], width: int) -> None:
         raw = b"".join(field + b"\x01" * 8 if start == 0 else b"\x02" * 8 + field for field in padded)
         expected = [decode_name(field[:width].partition(b"\0")[0]) for field in fields]
         assert decode_name_fields(raw, size, start, width) == expected
-
-
-QUICK = """
-import sys
-from gamepak.cli import main
-code = main(sys.argv[1:])
-sys.stdout.flush()
-print("click imported" if "click" in sys.modules else "click not imported", file=sys.stderr)
-sys.exit(code)
-"""
-
-
-def quick_cli(*arguments: str) -> tuple[int, str, str]:
-    import subprocess
-    import sys
-
-    result = subprocess.run([sys.executable, "-c", QUICK, *arguments], capture_output=True, text=True)
-    return result.returncode, result.stdout, result.stderr
 
 
 @pytest.mark.parametrize(
