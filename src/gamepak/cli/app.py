@@ -88,6 +88,17 @@ reader_format_option = click.option(
 )
 
 
+# `-O KEY=VALUE`, repeatable: options of the format being written (see `gamepak formats`).
+writer_options_option = click.option(
+    "-O",
+    "--option",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A writer option of the format written, e.g. -O align=4 (see 'gamepak formats'). Repeatable.",
+)
+
+
 def open_for(ctx: click.Context, path: str) -> Archive:
     """Open `path` with the global --format, or the detected format (saying which when it was
     only a structural guess)."""
@@ -346,14 +357,7 @@ def parse_options(texts: tuple[str, ...]) -> dict[str, Any]:
     type=click.Choice(FORMAT_NAMES, case_sensitive=False),
     help="Format to write (default: from OUT's extension, else the manifest's).",
 )
-@click.option(
-    "-O",
-    "--option",
-    "options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A writer option, e.g. -O align=4 (see 'gamepak formats'). Repeatable.",
-)
+@writer_options_option
 @click.option("--name", "member_name", metavar="NAME", help="Store a single file INPUT under NAME.")
 @click.option("--follow", is_flag=True, help="Follow symlinked folders, and symlinks that leave an INPUT folder.")
 @click.option("--allow-duplicates", is_flag=True, help="Keep two members of one name (formats that can hold them).")

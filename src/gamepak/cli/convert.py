@@ -7,7 +7,7 @@ import json
 import click
 
 from ..errors import GamepakError
-from .app import FORMAT_NAMES, Settings, _write_text, note, parse_options
+from .app import FORMAT_NAMES, Settings, _write_text, note, parse_options, writer_options_option
 
 
 @click.command("convert")
@@ -20,14 +20,7 @@ from .app import FORMAT_NAMES, Settings, _write_text, note, parse_options
     help="Format to write (default: from OUT's extension). IN's format is detected, or named "
     "with the global option: gamepak --format NAME convert ...",
 )
-@click.option(
-    "-O",
-    "--option",
-    "options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A writer option of OUT's format, e.g. -O align=4 (see 'gamepak formats'). Repeatable.",
-)
+@writer_options_option
 @click.option(
     "--flatten-nested",
     is_flag=True,

@@ -8,7 +8,7 @@ import click
 
 from ..editor import Editor
 from ..errors import GamepakError
-from .app import FORMAT_NAMES, Settings, _folder_members
+from .app import Settings, _folder_members, reader_format_option
 from .editing import add_members, finish, plan_update
 
 _EDIT_NOTES = """
@@ -39,20 +39,15 @@ def _edit_options(function: click.decorators.FC) -> click.decorators.FC:
     function = click.option(
         "--compact", is_flag=True, help="Rebuild the whole pack, dropping space earlier in-place edits left."
     )(function)
-    function = click.option(
-        "--format",
-        "format_name",
-        type=click.Choice(FORMAT_NAMES, case_sensitive=False),
-        help="Read ARCHIVE as this format instead of detecting it.",
-    )(function)
+    function = reader_format_option(function)
     return function
 
 
-def _editor(ctx: click.Context, archive: str, format_name: str | None, compact: bool) -> Editor:
+def _editor(ctx: click.Context, archive: str, compact: bool) -> Editor:
     settings: Settings = ctx.find_object(Settings) or Settings(None)
     asm = ctx.meta.get("gamepak.asm")
     options = {"asm": asm} if asm is not None else None
-    return Editor(archive, format_name or settings.format_name, compact=compact, options=options)
+    return Editor(archive, settings.format_name, compact=compact, options=options)
 
 
 def _finish(editor: Editor, dry_run: bool, list_changes: bool = False) -> None:
@@ -73,7 +68,6 @@ def add_command(
     files: tuple[str, ...],
     name: str | None,
     replace: bool,
-    format_name: str | None,
     compact: bool,
     dry_run: bool,
 ) -> None:
@@ -87,7 +81,7 @@ def add_command(
             members.extend(_folder_members(item))
         else:
             members.append((name or os.path.basename(item), item))
-    editor = _editor(ctx, archive, format_name, compact)
+    editor = _editor(ctx, archive, compact)
     add_members(editor, members, replace)
     _finish(editor, dry_run)
 
@@ -97,13 +91,11 @@ def add_command(
 @click.argument("members", nargs=-1, required=True)
 @_edit_options
 @click.pass_context
-def rm_command(
-    ctx: click.Context, archive: str, members: tuple[str, ...], format_name: str | None, compact: bool, dry_run: bool
-) -> None:
+def rm_command(ctx: click.Context, archive: str, members: tuple[str, ...], compact: bool, dry_run: bool) -> None:
     """Remove MEMBERS from ARCHIVE: exact names (nested ones too) or glob patterns (`*`, `?`,
     `[...]`) matched against the top pack's names. A name or pattern that matches nothing is
     an error, and nothing is written."""
-    editor = _editor(ctx, archive, format_name, compact)
+    editor = _editor(ctx, archive, compact)
     with _aborting(editor):
         for pattern in members:
             if pattern in editor:
@@ -127,11 +119,9 @@ def rm_command(
 @click.argument("new")
 @_edit_options
 @click.pass_context
-def mv_command(
-    ctx: click.Context, archive: str, old: str, new: str, format_name: str | None, compact: bool, dry_run: bool
-) -> None:
+def mv_command(ctx: click.Context, archive: str, old: str, new: str, compact: bool, dry_run: bool) -> None:
     """Rename member OLD of ARCHIVE to NEW (inside the same pack; NEW must not exist)."""
-    editor = _editor(ctx, archive, format_name, compact)
+    editor = _editor(ctx, archive, compact)
     with _aborting(editor):
         editor.rename(old, new)
     _finish(editor, dry_run)
@@ -148,7 +138,6 @@ def update_command(
     archive: str,
     folder: str,
     delete: bool,
-    format_name: str | None,
     compact: bool,
     dry_run: bool,
 ) -> None:
@@ -157,25 +146,20 @@ def update_command(
     file are removed. Prints each change, then a summary. `.gamepak-manifest.json`, gamepak's
     temporary files, symlinked folders and ARCHIVE itself are left out, as `create` does; a
     symlink to a file outside FOLDER is refused."""
-    editor = _editor(ctx, archive, format_name, compact)
+    editor = _editor(ctx, archive, compact)
     plan_update(editor, folder, delete, lambda message: click.echo(f"gamepak: {message}", err=True))
     _finish(editor, dry_run, list_changes=True)
 
 
 @click.command("compact")
 @click.argument("archive", type=click.Path(dir_okay=False))
-@click.option(
-    "--format",
-    "format_name",
-    type=click.Choice(FORMAT_NAMES, case_sensitive=False),
-    help="Read ARCHIVE as this format instead of detecting it.",
-)
+@reader_format_option
 @click.pass_context
-def compact_command(ctx: click.Context, archive: str, format_name: str | None) -> None:
+def compact_command(ctx: click.Context, archive: str) -> None:
     """Rebuild ARCHIVE without the space in-place edits left (old data, old directories),
     keeping its members, their order and its layout choices. Written to a temporary file that
     replaces ARCHIVE."""
-    editor = _editor(ctx, archive, format_name, True)
+    editor = _editor(ctx, archive, True)
     click.echo(editor.commit().summary())
 
 
