@@ -41,7 +41,7 @@ def roundtrip(
 
 def storable_name(name: str) -> bool:
     """Whether writers accept `name` (no '..', absolute path or backslash): for strategies."""
-    from gamepak.archive import unsafe_name_reason
+    from gamepak.core.archive import unsafe_name_reason
 
     return unsafe_name_reason(name) is None
 

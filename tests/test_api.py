@@ -70,7 +70,7 @@ def test_open_on_file_object_and_nested(tmp_path: Path, format_name: str) -> Non
     with gamepak.open(io.BytesIO(outer.read_bytes())) as archive:
         with archive.open(f"inner.{format_name}") as stream:
             assert gamepak.open(stream).read("dir/a.txt") == b"alpha" * 100
-    from gamepak.nested import resolve, walk
+    from gamepak.core.nested import resolve, walk
 
     with gamepak.open(outer) as archive:
         holder, entry = resolve(archive, f"inner.{format_name}/b.bin")

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gamepak
-from gamepak.nested import resolve
+from gamepak.core.nested import resolve
 
 from conftest import SAMPLES, in_process_cli, run_cli
 
@@ -31,9 +31,9 @@ from gamepak.catalog import run as catalog_run  # noqa: E402
 from gamepak.catalog.kinds import member_type  # noqa: E402
 from gamepak.catalog.scan import ArchiveScanner, nested_signature  # noqa: E402
 from gamepak.catalog.schema import SCHEMAS, TABLES, read_table, to_arrow  # noqa: E402
+from gamepak.core.registry import FORMATS  # noqa: E402
+from gamepak.core.source import Source  # noqa: E402
 from gamepak.formats.rfg.asm import AsmContainer, AsmFile, AsmPrimitive  # noqa: E402
-from gamepak.registry import FORMATS  # noqa: E402
-from gamepak.source import Source  # noqa: E402
 
 INNER_MEMBERS = [("a.xtbl", b"<root>hi</root>" * 50), ("b.dat", bytes(range(256)) * 12)]
 

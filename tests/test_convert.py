@@ -234,18 +234,18 @@ def test_nameless_source_members_are_named_by_number_and_content(tmp_path: Path)
 
 @pytest.mark.parametrize("target", ["b.jpk", "b.tar", "b.pak"])
 def test_plain_members_are_copied_by_the_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str) -> None:
-    import gamepak.archive
+    import gamepak.core.archive
 
     big = os.urandom(200_000)
     source = make(tmp_path / "a.pak", [("big.bin", big), ("small.txt", b"s")])
     copies = []
-    real_copy = gamepak.archive.copy_range
+    real_copy = gamepak.core.archive.copy_range
 
     def counting_copy(*arguments: int) -> None:
         copies.append(arguments[-1])
         real_copy(*arguments)
 
-    monkeypatch.setattr(gamepak.archive, "copy_range", counting_copy)
+    monkeypatch.setattr(gamepak.core.archive, "copy_range", counting_copy)
     gamepak.convert(source, tmp_path / target)
     assert copies == [len(big)]
     assert members_of(tmp_path / target) == [("big.bin", big), ("small.txt", b"s")]

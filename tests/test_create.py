@@ -17,7 +17,7 @@ from gamepak.errors import (
     NotAnArchiveError,
     UnsafePathError,
 )
-from gamepak.inputs import plan_create
+from gamepak.ops.inputs import plan_create
 
 from conftest import in_process_cli
 

@@ -613,10 +613,10 @@ def test_update_leaves_out_what_create_leaves_out(tmp_path: Path) -> None:
 
 
 def test_an_edit_removes_temporaries_that_killed_runs_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gamepak.atomic
+    import gamepak.core.atomic
 
     path = build(tmp_path, "pak", ".pak", {}, [("a.txt", b"a")])
-    monkeypatch.setattr(gamepak.atomic, "_scanned", {})  # a new process: the folder not scanned yet
+    monkeypatch.setattr(gamepak.core.atomic, "_scanned", {})  # a new process: the folder not scanned yet
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     stale = tmp_path / f".pack.pak.gamepak-{int(dead.stdout)}-0.tmp"
     stale.write_bytes(b"half a pack")

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gamepak
+from gamepak.core.names import safe_parts
 from gamepak.errors import OutputExistsError, UnsafePathError
-from gamepak.extract import safe_parts
 
 from conftest import in_process_cli
 
@@ -145,9 +145,9 @@ def test_many_members_take_the_threaded_path(tmp_path: Path) -> None:
 
 
 def test_few_large_members_are_split_across_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gamepak.extract
+    import gamepak.ops.extract
 
-    monkeypatch.setattr(gamepak.extract, "_THREAD_BYTES", 1000)
+    monkeypatch.setattr(gamepak.ops.extract, "_THREAD_BYTES", 1000)
     contents = {f"big{index}.bin": os.urandom(5000 + index) for index in range(3)}
     with gamepak.create(tmp_path / "x.pak") as writer:
         for name, data in contents.items():
@@ -240,7 +240,7 @@ def test_names_near_the_limit_extract(tmp_path: Path, existing: bool) -> None:
 
 
 def test_atomic_temporary_names_respect_the_limit(tmp_path: Path) -> None:
-    from gamepak.atomic import NAME_MAX, temporary_name, write_bytes
+    from gamepak.core.atomic import NAME_MAX, temporary_name, write_bytes
 
     for base in ["a" * 255, "é" * 127, "x"]:
         assert len(os.fsencode(temporary_name(base))) <= NAME_MAX
@@ -276,7 +276,7 @@ def test_member_named_like_the_manifest_is_renamed_with_a_note(tmp_path: Path) -
             written = archive.extractall(destination, manifest=manifest)
         assert Path(written[0]).name == ".gamepak-manifest.json.dup0"
         assert Path(written[0]).read_bytes() == b'{"not": "ours"}'
-        from gamepak.extract import read_manifest
+        from gamepak.ops.manifest import read_manifest
 
         document = read_manifest(destination)
         assert (document is not None) == manifest
@@ -296,7 +296,7 @@ def dead_pid() -> int:
 
 
 def test_stale_temporaries_of_dead_processes_are_removed(tmp_path: Path) -> None:
-    from gamepak.atomic import write_bytes
+    from gamepak.core.atomic import write_bytes
 
     pid = dead_pid()
     (tmp_path / f".a.bin.gamepak-{pid}-0.tmp").write_bytes(b"partial")
@@ -311,12 +311,12 @@ def test_stale_temporaries_of_dead_processes_are_removed(tmp_path: Path) -> None
 
 KILLED_RUN = """
 import os, sys
-import gamepak, gamepak.extract
+import gamepak, gamepak.ops.extract
 
 def killed(self):
     os.kill(os.getpid(), 9)  # every member written, nothing published yet
 
-gamepak.extract._Writer.publish = killed
+gamepak.ops.extract._Writer.publish = killed
 gamepak.open(sys.argv[1]).extractall(sys.argv[2])
 """
 
@@ -361,7 +361,7 @@ def test_truncated_pack_is_refused_before_anything_is_written(tmp_path: Path) ->
 
 WORKER_FAILS = """
 import os, sys, time
-import gamepak, gamepak.extract
+import gamepak, gamepak.ops.extract
 
 real_pread = os.pread
 def pread(fd, size, offset):
@@ -372,12 +372,12 @@ def pread(fd, size, offset):
 
 parent = os.getpid()
 os.pread = pread
-real_take = gamepak.extract._take
+real_take = gamepak.ops.extract._take
 def take(queue):
     if os.getpid() == parent:
         time.sleep(0.05)  # let the forked worker take batches too
     return real_take(queue)
-gamepak.extract._take = take
+gamepak.ops.extract._take = take
 seen = []
 try:
     gamepak.open(sys.argv[1]).extractall(sys.argv[2], progress=seen.append)
@@ -411,7 +411,7 @@ def test_forked_workers_report_progress_and_failures(tmp_path: Path, fail: bool)
 
 @given(st.lists(st.text(alphabet="ab/.\\:\0é", max_size=8), min_size=1, max_size=6))
 def test_bulk_name_check_agrees_with_the_per_name_check(names: list[str]) -> None:
-    from gamepak.extract import _all_plain
+    from gamepak.ops.extract import _all_plain
 
     if _all_plain(names):
         assert all("/".join(safe_parts(name)) == name for name in names)
@@ -427,18 +427,18 @@ def test_bulk_name_check_agrees_with_the_per_name_check(names: list[str]) -> Non
 def test_a_folder_appearing_meanwhile_is_a_gamepak_error_and_nothing_stays(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gamepak.extract
+    import gamepak.ops.extract
 
     destination = tmp_path / "out"
     destination.mkdir()
-    real = gamepak.extract._write_members
+    real = gamepak.ops.extract._write_members
 
     def and_someone_else_writes(*arguments: object) -> None:
         real(*arguments)  # type: ignore[arg-type]
         (destination / "d").mkdir()
         (destination / "d" / "theirs.txt").write_text("theirs")
 
-    monkeypatch.setattr(gamepak.extract, "_write_members", and_someone_else_writes)
+    monkeypatch.setattr(gamepak.ops.extract, "_write_members", and_someone_else_writes)
     archive = gamepak.open(io.BytesIO(pak_with([b"d/a.txt", b"d/b.txt"])), "pak")
     with pytest.raises(gamepak.GamepakError, match="cannot extract"):
         archive.extractall(destination)

@@ -401,7 +401,7 @@ def test_pickles_for_dask(nested_pack: Path) -> None:
 
 
 def test_real_samples_read_like_the_library() -> None:
-    from gamepak.nested import resolve
+    from gamepak.core.nested import resolve
 
     from conftest import SAMPLES
 

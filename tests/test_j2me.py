@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gamepak
+from gamepak.core.source import Source
 from gamepak.errors import (
     AmbiguousFormatError,
     CorruptArchiveError,
@@ -23,7 +24,6 @@ from gamepak.errors import (
     InvalidOptionError,
 )
 from gamepak.formats.j2me import layouts
-from gamepak.source import Source
 
 from conftest import SAMPLES, in_process_cli
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gamepak
-from gamepak.archive import decode_name, decode_name_fields
+from gamepak.core.archive import decode_name, decode_name_fields
 
 from conftest import in_process_cli, quick_cli
 

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 import gamepak
 from gamepak import models
+from gamepak.core.source import Source
 from gamepak.errors import CorruptArchiveError, FormatLimitError, GamepakError
 from gamepak.models import gltf, joe, obj, ply
 from gamepak.models.mesh import Mesh, ModelError
-from gamepak.source import Source
 
 from conftest import SAMPLES, in_process_cli, sample
 

@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gamepak
+from gamepak.core.source import Source
 from gamepak.errors import CorruptArchiveError, FormatLimitError, GamepakError, UnsupportedFeatureError
 from gamepak.formats.rfg import inflate, packfile, rebuild
 from gamepak.formats.rfg.packfile import Reader, name_hash
-from gamepak.source import Source
 
 import rfg_bytes
 from conftest import in_process_cli, sample

@@ -11,13 +11,10 @@ Nothing heavy is imported here: format modules load when a format is used.
 
 from __future__ import annotations
 
-import os
-
-from .archive import Archive, ArchiveWriter, Entry
-from .comparison import diff
-
-# Neither module imports anything heavy at load time.
-from .conversion import convert
+from .core.archive import Archive, ArchiveWriter, Entry
+from .core.opening import Detection, choose_format, create, detect, open, open_stream
+from .core.registry import FORMATS, FormatSpec, format_for_path, get_format
+from .core.source import Source
 from .errors import (
     AmbiguousFormatError,
     CorruptArchiveError,
@@ -31,15 +28,11 @@ from .errors import (
     UnsafePathError,
     UnsupportedFeatureError,
 )
-from .registry import FORMATS, FormatSpec, format_for_path, get_format
-from .source import Source
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, BinaryIO
-
-    from .editor import Editor
-    from .source import PathOrFile
+# None of the operations imports anything heavy at load time.
+from .ops.convert import convert
+from .ops.diff import diff
+from .ops.edit import edit
 
 __version__ = "0.1.0"
 
@@ -58,192 +51,18 @@ __all__ = [
     "MemberNotFoundError",
     "NotAnArchiveError",
     "OutputExistsError",
+    "Source",
     "UnknownFormatError",
     "UnsafePathError",
     "UnsupportedFeatureError",
+    "choose_format",
     "convert",
     "create",
     "detect",
     "diff",
     "edit",
+    "format_for_path",
     "get_format",
     "open",
+    "open_stream",
 ]
-
-
-class Detection(tuple):  # type: ignore[type-arg]
-    """A format that fits a file, and how sure the check is (0 < confidence <= 1).
-    A plain tuple `(format, confidence, has_magic)` with named fields."""
-
-    __slots__ = ()
-
-    def __new__(cls, format: str, confidence: float, has_magic: bool) -> Detection:
-        return tuple.__new__(cls, (format, confidence, has_magic))
-
-    @property
-    def format(self) -> str:
-        return self[0]  # type: ignore[no-any-return]
-
-    @property
-    def confidence(self) -> float:
-        return self[1]  # type: ignore[no-any-return]
-
-    @property
-    def has_magic(self) -> bool:
-        return self[2]  # type: ignore[no-any-return]
-
-    def __getnewargs__(self) -> tuple[str, float, bool]:  # type: ignore[override]
-        # pickle (multiprocessing, Dask) rebuilds a tuple subclass from these arguments.
-        return (self.format, self.confidence, self.has_magic)
-
-    def __repr__(self) -> str:
-        return f"Detection(format={self.format!r}, confidence={self.confidence}, has_magic={self.has_magic})"
-
-
-def _file_label(file: PathOrFile) -> str:
-    if isinstance(file, (str, os.PathLike)):
-        return os.fspath(file)
-    return str(getattr(file, "name", "<stream>"))
-
-
-def detect(file: PathOrFile, *, name: str | None = None) -> list[Detection]:
-    """Every format that fits `file`, most plausible first. Formats with a signature come
-    before structural guesses; the file name's extension breaks ties."""
-    source = Source.open(file, name)
-    label = name or _file_label(file)
-    try:
-        by_extension = format_for_path(label)
-        found = []
-        for spec in FORMATS:
-            confidence = float(spec.sniffer()(source))
-            if confidence <= 0:
-                continue
-            if by_extension is spec:
-                confidence = min(1.0, confidence + 0.05)
-            found.append(Detection(spec.name, round(confidence, 3), spec.has_magic))
-    finally:
-        source.close()
-    found.sort(key=lambda d: (d.has_magic, d.confidence), reverse=True)
-    return found
-
-
-def choose_format(file: PathOrFile, *, name: str | None = None) -> Detection:
-    """The format to read `file` with, or `UnknownFormatError`/`AmbiguousFormatError`.
-
-    Signature formats are tried first (the extension's format before the others) and a clear
-    match ends the search, so opening a file does not load every format's module."""
-    label = name or _file_label(file)
-    by_extension = format_for_path(label)
-    candidates = sorted(
-        (spec for spec in FORMATS if spec.has_magic and spec.kind == "archive"),
-        key=lambda spec: spec is not by_extension,
-    )
-    source = Source.open(file, name)
-    try:
-        for spec in candidates:
-            confidence = float(spec.sniffer()(source))
-            if confidence >= 0.9:
-                return Detection(spec.name, confidence, True)
-    finally:
-        source.close()
-    found = detect(file, name=name)
-    if not found:
-        raise UnknownFormatError(
-            f"{label}: not a format gamepak knows (pass format=..., or --format on the command line)"
-        )
-    best = found[0]
-    if not best.has_magic and len(found) > 1 and found[1].confidence == best.confidence:
-        tied = [d.format for d in found if d.confidence == best.confidence]
-        raise AmbiguousFormatError(
-            f"{label}: fits several formats equally well ({', '.join(tied)}); "
-            "pass format=..., or --format on the command line",
-            tied,
-        )
-    return best
-
-
-def open(file: PathOrFile, format: str | None = None, *, name: str | None = None) -> Archive:
-    """Open an archive from a path or a seekable binary file object (e.g. a member of another
-    archive, or an fsspec file).
-
-    `format`: a format name from `gamepak.FORMATS` (see `gamepak formats`); without it the format
-    is detected and `archive.detection` says which was chosen. `name`: the file name used in
-    messages and for detection by extension when `file` is a file object.
-
-    Raises `UnknownFormatError` (no format fits, or `format` is not a known name),
-    `AmbiguousFormatError` (several structural formats fit equally well: pass `format`),
-    `CorruptArchiveError` (the data contradicts the format; it names the file and offset),
-    `UnsupportedFeatureError` (e.g. a model, not an archive) and `GamepakError` for unreadable files.
-    """
-    if format is not None:
-        spec = get_format(format)
-        detection = None
-    else:
-        detection = choose_format(file, name=name)
-        spec = get_format(detection.format)
-    if spec.kind == "model":
-        raise UnsupportedFeatureError(
-            f"{name or _file_label(file)}: a {spec.description} is a model, not an archive "
-            f"(use 'gamepak model' or gamepak.models)"
-        )
-    archive: Archive = spec.reader_class()(file, name=name)
-    archive.detection = detection  # type: ignore[attr-defined]
-    return archive
-
-
-def create(
-    path: str | os.PathLike[str], format: str | None = None, *, overwrite: bool = False, **options: Any
-) -> ArchiveWriter:
-    """A writer for a new archive at `path`; the format comes from the extension unless named.
-
-    Use it as a context manager, or call `close()`: the file appears only when complete.
-    `options` are the format's writer options (`gamepak formats` lists them), and
-    `allow_duplicates=True` lets a format that can hold two members of one name do so.
-    Raises UnknownFormatError, NotAnArchiveError (a model format), InvalidOptionError (an option
-    the format lacks or a value it cannot take) and OutputExistsError (unless `overwrite`).
-    """
-    if format is None:
-        spec = format_for_path(os.fspath(path))
-        if spec is None:
-            raise UnknownFormatError(f"{os.fspath(path)}: cannot tell the format from the name; name one")
-    else:
-        spec = get_format(format)
-    if spec.kind == "model":
-        raise NotAnArchiveError(
-            f"{os.fspath(path)}: a {spec.description} is a single model, not an archive of members; "
-            "make one with 'gamepak model import' (gamepak.models in Python)"
-        )
-    writer: ArchiveWriter = spec.writer_class()(path, overwrite=overwrite, **options)
-    return writer
-
-
-def edit(
-    path: str | os.PathLike[str],
-    format: str | None = None,
-    *,
-    compact: bool = False,
-    options: dict[str, Any] | None = None,
-) -> Editor:
-    """An editor for the archive at `path`: `add`, `replace`, `remove`, `rename`, then `commit()`
-    (done when a `with` block ends without an exception; nothing changes on disk before).
-
-        >>> with gamepak.edit("pak0.pak") as pack:
-        ...     pack.replace("maps/e1m1.bsp", "build/e1m1.bsp")
-
-    PAK and JoePack edits are applied in place where they can be (crash-safe appends); other
-    formats are rebuilt into a temporary file that replaces the pack. `compact=True` always
-    rebuilds, reclaiming space earlier in-place edits left. `options` are writer options added
-    to the pack's own for a rewrite (e.g. `{"asm": "level.asm_pc"}`: an RFG `.asm_pc` file
-    outside the pack to keep in step).
-    """
-    from .editor import Editor
-
-    return Editor(path, format, compact=compact, options=options)
-
-
-def open_stream(data: bytes, format: str | None = None, *, name: str = "<bytes>") -> Archive:
-    """Open an archive held in memory."""
-    import io
-
-    stream: BinaryIO = io.BytesIO(data)
-    return open(stream, format, name=name)

@@ -8,8 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..core.source import Source
 from ..errors import GamepakError
-from ..source import Source
 
 ALGORITHMS = ("sha256", "blake2b", "xxh3", "none")
 # Bytes read per step when a member or a file is hashed from a plain byte range.

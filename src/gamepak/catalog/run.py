@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import Detection
+from ..core.opening import Detection
+from ..core.registry import get_format
 from ..errors import GamepakError, OutputExistsError
-from ..registry import get_format
 from .parts import TABLES, part_path
 from .scan import (
     ArchiveScanner,
@@ -173,7 +173,7 @@ def run_check(ref: FileRef, options: ScanOptions, format_name: str) -> dict[str,
     try:
         handle, archive = _open_as(ref, format_name)
     except Exception as exc:
-        from ..archive import Problem
+        from ..core.archive import Problem
         from .scan import describe_error
 
         return {
@@ -453,7 +453,7 @@ def _prepare_output(out: str, options: ScanOptions, resume: bool, overwrite: boo
             shutil.rmtree(os.path.join(out, table), ignore_errors=True)
     for table in TABLES:
         os.makedirs(os.path.join(out, table), exist_ok=True)
-    from ..atomic import write_bytes
+    from ..core.atomic import write_bytes
 
     write_bytes(marker, json.dumps(settings).encode(), overwrite=True)
 

@@ -12,7 +12,7 @@ Which files are archives:
    payload exactly) and unambiguous; `"loose"` takes any consistent fit (many small unrelated
    files fit some J2ME layout by chance); `"off"` takes none. Everything else is not an archive
    and is skipped silently (counted).
-Nested packs are recognised by signature only, as everywhere in gamepak (see gamepak.nested).
+Nested packs are recognised by signature only, as everywhere in gamepak (see gamepak.core.nested).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .. import Detection, detect
-from ..archive import Archive, Entry, Problem, RawRange
+from ..core.archive import Archive, Entry, Problem, RawRange
+from ..core.opening import Detection, detect
+from ..core.registry import FORMATS, format_for_path, get_format
+from ..core.source import Source
 from ..errors import AmbiguousFormatError, GamepakError
-from ..registry import FORMATS, format_for_path, get_format
-from ..source import Source
 from .hashing import Hasher, HashingSource, RangeHashes, file_sha256, hasher_factory
 from .kinds import member_type
 

@@ -13,9 +13,9 @@ from typing import Any
 import click
 
 from .. import __version__
-from ..archive import Archive, Entry, Problem
+from ..core.archive import Archive, Entry, Problem
+from ..core.registry import FORMATS, get_format
 from ..errors import GamepakError, InvalidOptionError, MemberNotFoundError, NotAnArchiveError
-from ..registry import FORMATS, get_format
 
 FORMAT_NAMES = [spec.name for spec in FORMATS]
 # Subcommand groups that live in their own modules, imported only when used.
@@ -133,7 +133,7 @@ def cli(ctx: click.Context, format_name: str | None) -> None:
 
 
 def _split_nested(ctx: click.Context, archive: Archive, path: str) -> tuple[Archive, Entry]:
-    from ..nested import resolve
+    from ..core.nested import resolve
 
     return resolve(archive, path)
 
@@ -199,7 +199,7 @@ def _select(archive: Archive, patterns: tuple[str, ...]) -> Iterator[tuple[Archi
             yield archive, matched, ""
             continue
         # OUTER/INNER: a member (or glob) inside a nested archive.
-        from ..nested import nested_splits
+        from ..core.nested import nested_splits
 
         for prefix, inner, rest in nested_splits(archive, pattern):
             for inner_archive, inner_entries, inner_prefix in _select(inner, (rest,)):
@@ -333,9 +333,9 @@ def _parse_option(text: str) -> tuple[str, Any]:
 
 
 def _folder_members(folder: str) -> list[tuple[str, str]]:
-    """(name, path) for the files of `folder` as `create` packs them (gamepak.inputs.scan_folder:
+    """(name, path) for the files of `folder` as `create` packs them (gamepak.ops.inputs.scan_folder:
     sorted, symlinks leaving the folder refused), saying what was skipped."""
-    from ..inputs import scan_folder
+    from ..ops.inputs import scan_folder
 
     scan = scan_folder(folder)
     for line in scan.skipped:
@@ -396,8 +396,8 @@ def create_command(
     folders are skipped (--follow packs both). OUT itself and gamepak's temporary files are
     never packed. A model format (joe) is refused: use 'gamepak model import'.
     """
-    from .. import create
-    from ..inputs import plan_create, split_input
+    from ..core.opening import create
+    from ..ops.inputs import plan_create, split_input
 
     settings: Settings = ctx.find_object(Settings) or Settings(None)
     for item in inputs:
@@ -455,7 +455,7 @@ def create_command(
 def detect_command(files: tuple[str, ...], as_json: bool) -> None:
     """Say which formats each FILE fits, most plausible first, with a confidence.
     Exits 1 if some file fits no format."""
-    from .. import detect
+    from ..core.opening import detect
 
     results: list[dict[str, Any]] = []
     unknown = False

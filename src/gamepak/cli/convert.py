@@ -47,7 +47,7 @@ def convert_command(
     J2ME packs have no member names: members are numbered 0, 1, ... in IN's order, each keeping
     its extension, and the names dropped are reported.
     """
-    from ..conversion import convert
+    from ..ops.convert import convert
 
     settings: Settings = ctx.find_object(Settings) or Settings(None)
     result = convert(
@@ -85,7 +85,7 @@ def diff_command(ctx: click.Context, a: str, b: str, as_json: bool) -> None:
     Exit codes, as diff's: 0 equal, 1 different, 2 error (unreadable input, bad usage).
     The global --format names the format of both sides instead of detecting it.
     """
-    from ..comparison import diff
+    from ..ops.diff import diff
 
     settings: Settings = ctx.find_object(Settings) or Settings(None)
     try:

@@ -6,8 +6,8 @@ import os
 
 import click
 
-from ..editor import Editor
 from ..errors import GamepakError
+from ..ops.edit import Editor
 from .app import Settings, _folder_members, reader_format_option
 from .editing import add_members, finish, plan_update
 

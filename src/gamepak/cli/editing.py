@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from ..editor import Editor
+    from ..ops.edit import Editor
 
 # The plain forms the quick path answers: command -> its flags (as click spells them).
 _FLAGS = {
@@ -37,7 +37,7 @@ def add_members(editor: Editor, members: list[tuple[str, str]], replace: bool) -
 def plan_update(editor: Editor, folder: str, delete: bool, warn: Callable[[str], object]) -> None:
     """Plan what makes the pack match `folder` (see `editor.folder_changes`), reporting skipped
     files through `warn`; the editor is aborted when planning fails."""
-    from ..editor import folder_changes
+    from ..ops.edit import folder_changes
 
     try:
         folder_changes(editor, folder, delete=delete)
@@ -108,7 +108,7 @@ def run_quick(arguments: list[str]) -> int | None:
         write_text(line + "\n")
 
     try:
-        from ..editor import Editor
+        from ..ops.edit import Editor
 
         editor = Editor(archive, compact=chosen.get("compact", False))
         dry_run = chosen.get("dry_run", False)

@@ -13,13 +13,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from ..archive import Archive
+    from ..core.archive import Archive
 
 
 def open_noting(path: str, format_name: str | None, note: Callable[[str], object]) -> Archive:
     """Open `path` with `format_name`, or the detected format (saying which when it was only a
     structural guess)."""
-    from .. import open as open_archive
+    from ..core.opening import open as open_archive
 
     archive = open_archive(path, format_name)
     detection = getattr(archive, "detection", None)
@@ -41,7 +41,7 @@ def _size_text(value: int | None) -> str:
 def _rows(archive: Archive, recursive: bool) -> list[dict[str, Any]]:
     if not recursive:
         return [entry.to_dict() for entry in archive.infolist()]
-    from ..nested import walk
+    from ..core.nested import walk
 
     rows = []
     for path, entry, _ in walk(archive):
@@ -74,7 +74,7 @@ def ls_text(opened: Archive, *, as_json: bool, long_format: bool, recursive: boo
 
 def info_details(path: str, opened: Archive) -> dict[str, Any]:
     """What `gamepak info` shows, as a dictionary."""
-    from ..registry import get_format
+    from ..core.registry import get_format
 
     entries = opened.infolist()
     return {

@@ -45,7 +45,7 @@ def _load(model: str, member: str | None, up: str | None = None) -> Mesh:
     if os.path.isfile(model):
         format_name = models.format_for_file(model)
         if format_name is None:
-            from .. import detect
+            from ..core.opening import detect
 
             found = [d for d in detect(model) if d.format != "joe"]
             if found:
@@ -239,8 +239,8 @@ def export_all(
     import warnings
 
     from .. import models
-    from .. import open as open_archive
-    from ..extract import safe_parts
+    from ..core.names import safe_parts
+    from ..core.opening import open as open_archive
 
     extension = models.FORMATS[format_name][0]
     planned: list[tuple[str, Mesh, str]] = []

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..registry import FORMATS, get_format
+from ..core.registry import FORMATS, get_format
 from .app import Settings, note
 
 FORMAT_NAMES = [spec.name for spec in FORMATS if spec.kind == "archive"]
@@ -27,7 +27,7 @@ def _pack_format(ctx: click.Context, local: str | None, file: str, member: str |
     chosen = local or settings.format_name
     if chosen is not None or member is None:
         return chosen
-    from .. import choose_format
+    from ..core.opening import choose_format
 
     detection = choose_format(file)
     if not detection.has_magic:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from ..source import SeekableStream
+from ..core.source import SeekableStream
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from ..archive import Archive, Entry
+    from ..core.archive import Archive, Entry
 
 
 class GuardedStream(SeekableStream):

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import struct
 
-from ..archive import Archive, ArchiveWriter, Entry, FixedRecordNames, Output, PendingMember, encode_name
+from ..core.archive import Archive, ArchiveWriter, Entry, FixedRecordNames, Output, PendingMember, encode_name
+from ..core.layout import decode_blob, encode_blob, fill_bytes, restore_fill
+from ..core.options import whole_number
+from ..core.source import Source
 from ..errors import FormatLimitError
-from ..layout import decode_blob, encode_blob, fill_bytes, restore_fill
-from ..options import whole_number
-from ..source import Source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ class Reader(FixedRecordNames, Archive):
         """The FAT must directly follow the header, so it grows in place (`FixedTable`): new
         data is appended, and one write inside one page changes the count and changed slots.
         Names longer than the name field, and changes spread over pages, are rebuilt instead."""
-        from ..inplace import FixedTable
+        from ..ops.inplace import FixedTable
 
         records = self._records  # one parse of the FAT: name fields are kept as they are
         name_length = self.name_length

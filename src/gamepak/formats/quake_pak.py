@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import struct
 
-from ..archive import Archive, ArchiveWriter, Entry, FixedRecordNames, Output, PendingMember, encode_name
+from ..core.archive import Archive, ArchiveWriter, Entry, FixedRecordNames, Output, PendingMember, encode_name
+from ..core.layout import align_up, decode_blob, detect_alignment, encode_blob, fill_bytes, restore_fill
+from ..core.options import one_of, whole_number
+from ..core.source import Source
 from ..errors import FormatLimitError
-from ..layout import align_up, decode_blob, detect_alignment, encode_blob, fill_bytes, restore_fill
-from ..options import one_of, whole_number
-from ..source import Source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ class Reader(FixedRecordNames, Archive):
         end = position + len(directory)
         if end > 0x7FFFFFFF:
             raise FormatLimitError("a PAK cannot exceed 2 GiB (its offsets are signed 32-bit)")
-        from ..inplace import InPlaceFile
+        from ..ops.inplace import InPlaceFile
 
         with InPlaceFile(path, self.size) as target:
             for member, offset in appended:
@@ -198,7 +198,7 @@ class Reader(FixedRecordNames, Archive):
     def _edit_directory_at_start(
         self, path: str, members: list[PendingMember], align: int, raw_names: list[bytes]
     ) -> bool:
-        from ..inplace import FixedTable
+        from ..ops.inplace import FixedTable
 
         def record(member: PendingMember, offset: int) -> bytes:
             raw = encode_name(member.name)

@@ -17,11 +17,11 @@ when OUT ends in `.gz` or `.tgz`.
 
 from __future__ import annotations
 
-from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, RawRange
+from ..core.archive import Archive, ArchiveWriter, Entry, Output, PendingMember, RawRange
+from ..core.layout import align_up
+from ..core.options import whole_number
+from ..core.source import MemberStream, Source
 from ..errors import CorruptArchiveError
-from ..layout import align_up
-from ..options import whole_number
-from ..source import MemberStream, Source
 from ._stdlib import GuardedStream
 
 TYPE_CHECKING = False
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any, BinaryIO, ClassVar
 
-    from ..archive import MemberData
+    from ..core.archive import MemberData
 
 BLOCK = 512
 RECORD = 20 * BLOCK  # tar pads the archive to whole records

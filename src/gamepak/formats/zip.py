@@ -19,10 +19,10 @@ from __future__ import annotations
 import functools
 import struct
 
-from ..archive import Archive, ArchiveWriter, Entry, Output, PendingMember, RawRange
+from ..core.archive import Archive, ArchiveWriter, Entry, Output, PendingMember, RawRange
+from ..core.options import one_of, whole_number
+from ..core.source import MemberStream, Source
 from ..errors import CorruptArchiveError, UnsupportedFeatureError
-from ..options import one_of, whole_number
-from ..source import MemberStream, Source
 from ._stdlib import GuardedStream
 
 TYPE_CHECKING = False
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any, BinaryIO, ClassVar
 
-    from ..archive import MemberData
+    from ..core.archive import MemberData
 
 LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, name length, extra length
 LOCAL_MAGIC = b"PK\x03\x04"

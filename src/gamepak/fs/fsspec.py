@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 from fsspec.archive import AbstractArchiveFileSystem
 from fsspec.core import OpenFile
 
-from .. import open as open_archive
+from ..core.opening import open as open_archive
 from .tree import Node, PackTree
 
 if TYPE_CHECKING:
     from typing import BinaryIO
 
-    from ..archive import Archive
+    from ..core.archive import Archive
 
 # Buffer of the stream wrapped around a raw member view: small reads (a CSV parser's lines)
 # come from memory, large ones go straight to the pack.

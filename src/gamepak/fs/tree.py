@@ -2,7 +2,7 @@
 
 Member names become paths exactly as `extract` writes them (the same checks, the same `.dupN`
 names for the copies of a duplicated name that the game would not load), and a member that is
-itself a pack (`gamepak.nested`) becomes a folder of its members, opened the first time it is
+itself a pack (`gamepak.core.nested`) becomes a folder of its members, opened the first time it is
 listed. Everything is read through `Archive`: this module only maps paths to members.
 """
 
@@ -12,15 +12,15 @@ import errno
 import threading
 from typing import TYPE_CHECKING
 
+from ..core.names import safe_parts
+from ..core.nested import nested_formats
 from ..errors import GamepakError, UnsafePathError
-from ..extract import safe_parts
-from ..nested import nested_formats
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from typing import BinaryIO
 
-    from ..archive import Archive, Entry
+    from ..core.archive import Archive, Entry
 
 
 class Node:

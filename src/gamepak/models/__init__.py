@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-from ..atomic import write_bytes as write_atomic
+from ..core.atomic import write_bytes as write_atomic
 from ..errors import GamepakError, OutputExistsError
 from .mesh import Frame, Mesh, ModelError
 
@@ -66,7 +66,7 @@ def format_for_name(name: str) -> str | None:
 def format_for_data(data: bytes) -> str | None:
     """The model format the bytes themselves show (JOE by counts that add up to the size, or
     to less with the usual magic: bytes after the model are ignored by VDrift)."""
-    from ..source import Source
+    from ..core.source import Source
     from .joe import sniff
 
     if data[:4] == b"glTF":
@@ -97,7 +97,7 @@ def _up_axis(format_name: str, up: str | None) -> str:
 def format_for_file(path: str | os.PathLike[str]) -> str | None:
     """The model format of the file at `path`: its extension's, else what its bytes show
     (reading only the start, and the JOE frame headers)."""
-    from ..source import Source
+    from ..core.source import Source
     from .joe import sniff
 
     by_name = format_for_name(os.fspath(path))
@@ -171,8 +171,8 @@ def load_member(
     archive: str | os.PathLike[str], member: str, format: str | None = None, *, up: str | None = None
 ) -> Mesh:
     """Read the model `member` (a name, or OUTER/INNER in nested packs) of a pack."""
-    from .. import open as open_archive
-    from ..nested import resolve
+    from ..core.nested import resolve
+    from ..core.opening import open as open_archive
 
     with open_archive(archive) as opened:
         holder, entry = resolve(opened, member)

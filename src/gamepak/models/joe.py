@@ -31,8 +31,8 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..core.source import Source
 from ..errors import CorruptArchiveError, FormatLimitError
-from ..source import Source
 from .mesh import FrameSequence
 
 if TYPE_CHECKING:

@@ -48,11 +48,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ...archive import PARSE_ERRORS, Archive, ArchiveWriter, Entry, Output, PendingMember
+from ...core.archive import PARSE_ERRORS, Archive, ArchiveWriter, Entry, Output, PendingMember
+from ...core.layout import fill_bytes, restore_fill
+from ...core.options import whole_number
+from ...core.source import Source
 from ...errors import CorruptArchiveError, FormatLimitError, GamepakError
-from ...layout import fill_bytes, restore_fill
-from ...options import whole_number
-from ...source import Source
 
 OFFSETS_HEADER = struct.Struct("<h")
 END_OFFSETS_HEADER = struct.Struct("<i")

@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...atomic import write_bytes as write_atomic
+from ...core.atomic import write_bytes as write_atomic
 from ...errors import GamepakError, MemberNotFoundError
 from .layouts import CONTENT_PROBE, content_extension
 from .translations import dump_translation, load_translation, translation_format
@@ -522,9 +522,9 @@ def locate_strings(
 def _detect_pack(file: str | os.PathLike[str]) -> tuple[str | None, GamepakError | None]:
     """The archive format `file` is detected as (None when none fits or several fit equally
     well: then also that ambiguity, to report if the file is not text either)."""
-    from ... import choose_format
+    from ...core.opening import choose_format
+    from ...core.registry import get_format
     from ...errors import AmbiguousFormatError
-    from ...registry import get_format
 
     try:
         detected = str(choose_format(file).format)

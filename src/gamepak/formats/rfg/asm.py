@@ -38,9 +38,9 @@ import struct
 from dataclasses import dataclass, field
 from typing import IO, Any, ClassVar
 
-from ...archive import Archive, ArchiveWriter, Entry, Output, PendingMember, Problem, decode_name, encode_name
+from ...core.archive import Archive, ArchiveWriter, Entry, Output, PendingMember, Problem, decode_name, encode_name
+from ...core.source import Source
 from ...errors import CorruptArchiveError, FormatLimitError
-from ...source import Source
 
 SIGNATURE = 0xBEEFFEED
 VERSION = 5

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...archive import Problem
+from ...core.archive import Problem
+from ...core.layout import align_up
 from ...errors import CorruptArchiveError, GamepakError
-from ...layout import align_up
 from . import conventions
 from .packfile import BLOCK_ALIGN, ENTRY, FIELD_OFFSETS, NO_SIZE, U32, name_hash
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...layout import align_up
+from ...core.layout import align_up
 from .packfile import BLOCK_ALIGN, NO_SIZE
 
 if TYPE_CHECKING:

@@ -23,9 +23,9 @@ import bisect
 import zlib
 from _thread import allocate_lock  # what `threading.Lock` is, without importing `threading`
 
-from ...archive import Entry
+from ...core.archive import Entry
+from ...core.source import SeekableStream
 from ...errors import CorruptArchiveError
-from ...source import SeekableStream
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

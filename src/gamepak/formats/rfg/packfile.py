@@ -54,10 +54,10 @@ import sys
 from _thread import allocate_lock  # what `threading.Lock` is, without importing `threading`
 from array import array
 
-from ...archive import Archive, Entry, NameList, Problem, RawRange, decode_name
+from ...core.archive import Archive, Entry, NameList, Problem, RawRange, decode_name
+from ...core.layout import align_up
+from ...core.source import Source
 from ...errors import UnsupportedFeatureError
-from ...layout import align_up
-from ...source import Source
 from .inflate import Checkpoints, Inflater, InflateStream, Segment, max_inflated
 
 # `typing` and `collections.abc` cost milliseconds at import (see archive.py).
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from typing import Any, BinaryIO
 
-    from ...archive import MemberData
+    from ...core.archive import MemberData
 
 MAGIC = 0x51890ACE
 VERSION = 3

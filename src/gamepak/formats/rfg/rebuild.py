@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import zlib
 
-from ...archive import Entry, decode_name
-from ...layout import align_up, fill_bytes
+from ...core.archive import Entry, decode_name
+from ...core.layout import align_up, fill_bytes
 from .inflate import Inflater
 from .packfile import ENTRY, RUNTIME_OFFSET, U32, name_offsets
 

@@ -33,9 +33,9 @@ import os
 import warnings
 import zlib
 
-from ...archive import ArchiveWriter, Entry, Output, PendingMember, copy_range, encode_name
+from ...core.archive import ArchiveWriter, Entry, Output, PendingMember, copy_range, encode_name
+from ...core.layout import align_up, restore_fill
 from ...errors import CorruptArchiveError, FormatLimitError, GamepakError, UnsupportedFeatureError
-from ...layout import align_up, restore_fill
 from .packfile import (
     BLOCK_ALIGN,
     ENTRY,
@@ -299,7 +299,7 @@ class Writer(ArchiveWriter):
             return
         super().close()
         if self._external_asm is not None:
-            from ...atomic import write_bytes
+            from ...core.atomic import write_bytes
 
             write_bytes(self.options["asm"], self._external_asm, overwrite=True)
 

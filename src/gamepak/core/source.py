@@ -13,7 +13,7 @@ import io
 import os
 from _thread import allocate_lock
 
-from .errors import CorruptArchiveError, GamepakError
+from ..errors import CorruptArchiveError, GamepakError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import struct
 
-from .errors import (
+from ..errors import (
     CorruptArchiveError,
     FormatLimitError,
     GamepakError,
@@ -442,7 +442,7 @@ class Archive:
 
     def extract(self, member: str | Entry, path: str | os.PathLike[str] = ".", *, overwrite: bool = False) -> str:
         """Extract one member under `path`; returns the file written."""
-        from .extract import extract_members
+        from ..ops.extract import extract_members
 
         return extract_members(self, [self._entry(member)], path, overwrite=overwrite)[0]
 
@@ -457,7 +457,7 @@ class Archive:
     ) -> list[str]:
         """Extract members (all by default) safely under `path`; returns the files written.
         With `manifest=True`, also writes what `gamepak.create` needs to rebuild the archive."""
-        from .extract import extract_members
+        from ..ops.extract import extract_members
 
         entries = self.infolist() if members is None else [self._entry(m) for m in members]
         return extract_members(self, entries, path, overwrite=overwrite, manifest=manifest, progress=progress)
@@ -480,7 +480,7 @@ class Archive:
 
     def open_archive(self, member: str | Entry, format: str | None = None) -> Archive:
         """Open a member that is itself an archive, without writing it anywhere."""
-        from . import open as open_archive
+        from .opening import open as open_archive
 
         entry = self._entry(member)
         stream = self.open(entry)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import stat
 
-from .atomic import is_temporary_name
-from .errors import GamepakError, NotAnArchiveError, UnknownFormatError
+from ..core.atomic import is_temporary_name
+from ..errors import GamepakError, NotAnArchiveError, UnknownFormatError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def _inside(path: str, root: str) -> bool:
 def scan_folder(folder: str, *, follow: bool = False, exclude: tuple[str, ...] = ()) -> FolderScan:
     """The members a folder gives (see the module's docstring). Raises GamepakError naming
     every symlink that leaves the folder (without `follow`) or is broken."""
-    from .extract import MANIFEST_NAME
+    from .manifest import MANIFEST_NAME
 
     scan = FolderScan()
     root = os.path.realpath(folder)
@@ -155,8 +155,8 @@ def plan_create(
     are left out, and a note says so; a manifest of another format gives its order and names
     only, and a note says what was ignored. `name` sets the stored name of a single file INPUT.
     OUT itself and gamepak's temporary files are never packed."""
-    from .extract import read_manifest
-    from .registry import format_for_path, get_format
+    from ..core.registry import format_for_path, get_format
+    from .manifest import read_manifest
 
     user_options = dict(options or {})
     parsed = [split_input(item) for item in inputs]

@@ -10,8 +10,8 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
+from ..errors import GamepakError, MemberNotFoundError
 from .archive import Archive, Entry
-from .errors import GamepakError, MemberNotFoundError
 from .registry import FORMATS
 from .source import Source
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import os
 
-from .archive import Archive, ArchiveWriter, PendingMember
-from .errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
-from .registry import get_format
+from ..core.archive import Archive, ArchiveWriter, PendingMember
+from ..core.registry import get_format
+from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -144,8 +144,8 @@ class _PackEdit:
         child = self.children.get(id(member))
         if child is not None:
             return child
-        from . import open as open_archive
-        from .nested import signature_format
+        from ..core.nested import signature_format
+        from ..core.opening import open as open_archive
 
         label = f"{self.label}/{member.name}"
         stream = self._member_stream(member)
@@ -319,13 +319,13 @@ class Editor:
         compact: bool = False,
         options: dict[str, Any] | None = None,
     ) -> None:
-        from . import open as open_archive
+        from ..core.opening import open as open_archive
 
         self.path = os.fspath(path)
         self.compact = compact
         if not os.path.isfile(self.path):
             raise GamepakError(f"{self.path}: not a file")
-        from .atomic import remove_stale_temporaries
+        from ..core.atomic import remove_stale_temporaries
 
         # In-place edits never pass through write_via_temporary: clean what killed runs left here.
         remove_stale_temporaries(os.path.dirname(os.path.abspath(self.path)))
@@ -486,7 +486,7 @@ def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None
     """Plan what makes the pack match an extracted `folder`: files whose size or bytes differ
     replace their member, new files are added, and with `delete` members without a file are
     removed. The manifest file of `extract --manifest` is ignored."""
-    from .extract import safe_parts
+    from ..core.names import safe_parts
 
     pack = editor._root
     by_path: dict[str, PendingMember] = {}
@@ -526,7 +526,7 @@ def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None
 def _differing(archive: Archive, candidates: list[tuple[PendingMember, str]]) -> list[tuple[PendingMember, str]]:
     """The (member, file) pairs whose bytes differ, read in one pass in archive order (a
     compressed stream is decoded once, not once per member)."""
-    from .archive import RawRange
+    from ..core.archive import RawRange
 
     by_entry = {id(member.origin[1]): (member, path) for member, path in candidates if member.origin is not None}
     differing = []
@@ -557,3 +557,25 @@ def _same_chunks(chunks: Iterable[bytes], path: str) -> bool:
         if same and handle.read(1):
             same = False
     return same
+
+
+def edit(
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    *,
+    compact: bool = False,
+    options: dict[str, Any] | None = None,
+) -> Editor:
+    """An editor for the archive at `path`: `add`, `replace`, `remove`, `rename`, then `commit()`
+    (done when a `with` block ends without an exception; nothing changes on disk before).
+
+        >>> with gamepak.edit("pak0.pak") as pack:
+        ...     pack.replace("maps/e1m1.bsp", "build/e1m1.bsp")
+
+    PAK and JoePack edits are applied in place where they can be (crash-safe appends); other
+    formats are rebuilt into a temporary file that replaces the pack. `compact=True` always
+    rebuilds, reclaiming space earlier in-place edits left. `options` are writer options added
+    to the pack's own for a rewrite (e.g. `{"asm": "level.asm_pc"}`: an RFG `.asm_pc` file
+    outside the pack to keep in step).
+    """
+    return Editor(path, format, compact=compact, options=options)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import binascii
 
-from .errors import GamepakError
+from ..errors import GamepakError
 
 TYPE_CHECKING = False
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 
-from .errors import FormatLimitError, GamepakError
+from ..errors import FormatLimitError, GamepakError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .archive import Archive, ArchiveWriter, Entry
+    from ..core.archive import Archive, ArchiveWriter, Entry
 
 # How many refused members an error lists by name before it summarises the rest.
 MAX_LISTED = 20
@@ -50,7 +50,7 @@ def collect_members(archive: Archive, flatten_nested: bool, opened: list[Archive
     """(name, archive holding it, entry) for every member; with `flatten_nested`, a member that
     is itself a pack is replaced by its members, named OUTER/INNER (at any depth). Nested
     archives opened on the way are appended to `opened` (the caller closes them)."""
-    from .nested import nested_format
+    from ..core.nested import nested_format
 
     members: list[tuple[str, Archive, Entry]] = []
 
@@ -120,8 +120,8 @@ def convert(
     NotAnArchiveError for a model format, OutputExistsError unless `overwrite`, and the errors
     of `gamepak.open` for the source.
     """
-    from . import create
-    from . import open as open_archive
+    from ..core.opening import create
+    from ..core.opening import open as open_archive
 
     source_path, target_path = os.fspath(source), os.fspath(target)
     opened: list[Archive] = []

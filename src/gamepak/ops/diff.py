@@ -118,7 +118,7 @@ def _open_side(path: str, format_name: str | None) -> _Side:
             side.sizes[name] = os.path.getsize(file_path)
             side._openers[name] = lambda file_path=file_path: open(file_path, "rb")  # type: ignore[misc]  # noqa: SIM115
         return side
-    from . import open as open_archive
+    from ..core.opening import open as open_archive
 
     archive = open_archive(path, format_name)
     side.closers.append(archive.close)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import os
 
-from .errors import GamepakError, OutputExistsError
+from ..errors import GamepakError, OutputExistsError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -27,11 +27,16 @@ from __future__ import annotations
 
 import os
 
-from .errors import GamepakError
+from ..errors import GamepakError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from ..core.archive import Archive, Entry
+
+MANIFEST_NAME = ".gamepak-manifest.json"
+MANIFEST_VERSION = 1
 
 # Headers, directories, names and alignment padding a format may add per member and in all, on
 # top of the members' bytes and the recorded filler. Generous (a PAK aligned to 4 KiB with 56-byte
@@ -72,9 +77,9 @@ def _scalar(value: Any) -> bool:
 
 def validate_manifest(document: Any, path: str | os.PathLike[str]) -> dict[str, Any]:
     """`document` if it follows the schema above, else ManifestError naming the field."""
-    from .extract import MANIFEST_VERSION, safe_parts
-    from .layout import decode_blob
-    from .registry import get_format
+    from ..core.layout import decode_blob
+    from ..core.names import safe_parts
+    from ..core.registry import get_format
 
     where = os.fspath(path)
     if not isinstance(document, dict) or document.get("gamepak_manifest") != MANIFEST_VERSION:
@@ -173,3 +178,48 @@ def validate_manifest(document: Any, path: str | os.PathLike[str]) -> dict[str, 
     if terminator is not None:
         _count(where, "exact.terminator", terminator, 0xFF)
     return document
+
+
+def manifest_bytes(archive: Archive, entries: list[Entry], targets: list[list[str]]) -> bytes:
+    layout = archive.layout()
+    document = {
+        "gamepak_manifest": MANIFEST_VERSION,
+        "format": archive.format_name,
+        "source": os.path.basename(archive.filename),
+        "size": archive.size,
+        "options": layout.get("options", {}),
+        "members": [
+            {"name": entry.name, "path": "/".join(parts), "size": entry.size}
+            for entry, parts in zip(entries, targets, strict=False)
+        ],
+        "exact": layout.get("exact", {}),
+    }
+    import json
+
+    return json.dumps(document, indent=1, ensure_ascii=True).encode()
+
+
+def write_manifest(archive: Archive, entries: list[Entry], targets: list[list[str]], root: str) -> str:
+    """Write the manifest that lets `create` rebuild `archive` from the extracted folder."""
+    from ..core.atomic import write_bytes
+
+    path = os.path.join(root, MANIFEST_NAME)
+    write_bytes(path, manifest_bytes(archive, entries, targets), overwrite=True)
+    return path
+
+
+def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The manifest of an extracted folder, or None when it has none. Every field is checked
+    against the schema (`gamepak.ops.manifest`): a wrong type or an absurd size is an error naming
+    the field."""
+    import json
+
+    path = os.path.join(folder, MANIFEST_NAME)
+    try:
+        with open(path, "rb") as handle:
+            document = json.load(handle)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise GamepakError(f"{path}: unreadable manifest: {exc}") from exc
+    return validate_manifest(document, path)

@@ -29,19 +29,18 @@ import struct
 import sys
 from itertools import repeat
 
-from .archive import Archive, RawRange, copy_range
-from .atomic import NAME_MAX, remove_stale_temporaries, temporary_name, write_all
-from .errors import CorruptArchiveError, GamepakError, OutputExistsError, UnsafePathError
+from ..core.archive import Archive, RawRange, copy_range
+from ..core.atomic import NAME_MAX, remove_stale_temporaries, temporary_name, write_all
+from ..core.names import safe_parts
+from ..errors import CorruptArchiveError, GamepakError, OutputExistsError, UnsafePathError
+from .manifest import MANIFEST_NAME, manifest_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
-    from .archive import Entry
-
-MANIFEST_NAME = ".gamepak-manifest.json"
-MANIFEST_VERSION = 1
+    from ..core.archive import Entry
 
 # Below this many members or bytes, a second worker costs more than it saves.
 _THREAD_THRESHOLD = 256
@@ -52,33 +51,6 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_N
 _FOLDER = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 # Folder states in a plan.
 _EXISTS, _NEW_ROOT, _NEW = 0, 1, 2
-
-
-def safe_parts(name: str) -> list[str]:
-    """The path components a member name stands for, or `UnsafePathError`."""
-    if not name:
-        raise UnsafePathError(name, "empty name")
-    if "\0" in name:
-        raise UnsafePathError(name, "NUL byte in name")
-    if name[0] in "/\\":
-        raise UnsafePathError(name, "absolute path")
-    if name[1:2] == ":" and name[0].isascii() and name[0].isalpha():
-        raise UnsafePathError(name, "drive letter")
-    parts = [part for part in name.replace("\\", "/").split("/") if part not in ("", ".")]
-    if ".." in parts:
-        raise UnsafePathError(name, "'..' would leave the destination")
-    if not parts:
-        raise UnsafePathError(name, "name has no file part")
-    for part in parts:
-        try:
-            length = len(os.fsencode(part))
-        except UnicodeError:
-            raise UnsafePathError(name, "the name cannot be encoded for this file system") from None
-        if length > NAME_MAX:
-            raise UnsafePathError(
-                name, f"the path part {part[:24]!r}... is {length} bytes; file systems allow {NAME_MAX}"
-            )
-    return parts
 
 
 def plan_targets(archive: Archive, entries: list[Entry]) -> list[list[str]]:
@@ -447,7 +419,7 @@ def extract_members(
         _write_members(archive, entries, slots, progress)
         if manifest:
             folder_fd, create_name = writer.file_slot(MANIFEST_NAME, plan.modes[-1])
-            encoded = _manifest_bytes(archive, entries, [key.split("/") for key in keys])
+            encoded = manifest_bytes(archive, entries, [key.split("/") for key in keys])
             _write_file(folder_fd, create_name, MANIFEST_NAME, lambda fd: write_all(fd, encoded))
         writer.publish()
     except OSError as exc:
@@ -787,50 +759,3 @@ def _chunk_writer(chunks: Iterable[bytes]) -> Callable[[int], None]:
             write_all(fd, chunk)
 
     return write_chunks
-
-
-def _manifest_bytes(archive: Archive, entries: list[Entry], targets: list[list[str]]) -> bytes:
-    layout = archive.layout()
-    document = {
-        "gamepak_manifest": MANIFEST_VERSION,
-        "format": archive.format_name,
-        "source": os.path.basename(archive.filename),
-        "size": archive.size,
-        "options": layout.get("options", {}),
-        "members": [
-            {"name": entry.name, "path": "/".join(parts), "size": entry.size}
-            for entry, parts in zip(entries, targets, strict=False)
-        ],
-        "exact": layout.get("exact", {}),
-    }
-    import json
-
-    return json.dumps(document, indent=1, ensure_ascii=True).encode()
-
-
-def write_manifest(archive: Archive, entries: list[Entry], targets: list[list[str]], root: str) -> str:
-    """Write the manifest that lets `create` rebuild `archive` from the extracted folder."""
-    from .atomic import write_bytes
-
-    path = os.path.join(root, MANIFEST_NAME)
-    write_bytes(path, _manifest_bytes(archive, entries, targets), overwrite=True)
-    return path
-
-
-def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The manifest of an extracted folder, or None when it has none. Every field is checked
-    against the schema (`gamepak.manifest`): a wrong type or an absurd size is an error naming
-    the field."""
-    import json
-
-    from .manifest import validate_manifest
-
-    path = os.path.join(folder, MANIFEST_NAME)
-    try:
-        with open(path, "rb") as handle:
-            document = json.load(handle)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, RecursionError) as exc:
-        raise GamepakError(f"{path}: unreadable manifest: {exc}") from exc
-    return validate_manifest(document, path)

@@ -6,7 +6,7 @@ Adding a format means adding its module and one row here.
 
 from __future__ import annotations
 
-from .errors import UnknownFormatError
+from ..errors import UnknownFormatError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
