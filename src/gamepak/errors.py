@@ -103,3 +103,36 @@ class OutputExistsError(GamepakError, FileExistsError):
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         super().__init__(f"{self.path}: already exists (use --overwrite to replace it)")
+
+
+# The exit codes of the `gamepak` command, one table for every command (`gamepak --help` and the
+# README print it). `diff`, `catalog-diff` and `patch check` also answer "different"/"would not
+# apply" with EXIT_BAD_INPUT's 1, as `diff(1)` and `cmp(1)` do.
+EXIT_OK = 0
+EXIT_BAD_INPUT = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_CODES = (
+    (EXIT_OK, "success (diff: the inputs are equal)"),
+    (
+        EXIT_BAD_INPUT,
+        "bad, missing or unreadable input, or a refused request; one line on stderr names the "
+        "file, the offset or member, and the problem (diff, catalog-diff, patch check: the inputs differ)",
+    ),
+    (
+        EXIT_USAGE,
+        "usage error: an unknown command or option, a missing argument, an option value the format cannot take",
+    ),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+)
+
+
+class UsageError(GamepakError):
+    """A request the command line cannot take as given (exit code 2)."""
+
+
+def exit_code_for(error: BaseException) -> int:
+    """The exit code the CLI gives for `error` (see EXIT_CODES)."""
+    if isinstance(error, (UsageError, InvalidOptionError, NotAnArchiveError)):
+        return EXIT_USAGE
+    return EXIT_BAD_INPUT
