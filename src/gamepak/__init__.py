@@ -66,3 +66,12 @@ __all__ = [
     "open",
     "open_stream",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # `gamepak.patch` loads on first use: `import gamepak` stays light.
+    if name == "patch":
+        import importlib
+
+        return importlib.import_module(".patch", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,237 @@
+"""The undo record: what `apply` needs to take its patches back, beside the target.
+
+    TARGET.gamepak-undo/
+        record.json    {"format": "gamepak-undo", "version": 1, "applications": [
+                          {"number": N, "state": "pending" | "done",
+                           "patches": [{"name": ..., "undo": "N-K.gpatch"}, ...]}, ...]}
+        N-K.gpatch     a patch (the same container) that turns patch K of application N back:
+                       the replaced and removed members' old bytes (a delta against the new
+                       bytes where smaller), removals of what it added, reverse renames
+
+Order makes it crash-safe: the undo patches are written (each atomically), then record.json
+names them as "pending", then the packs change, then record.json says "done". A kill -9 at any
+point leaves a record that names only complete files, and an application that never finished
+is still reverted correctly: reverting checks each member like applying does (already original
+-> skip). Reverting rebuilds packs with their own layout options, so a rebuilt format (RFG) gets
+its original bytes back sha256-equal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+
+from .container import Operation, Patch, PatchError, write_patch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from .apply import Plan, Step
+
+RECORD_FORMAT = "gamepak-undo"
+RECORD_VERSION = 1
+
+
+def record_folder(target: str) -> str:
+    return os.path.abspath(target).rstrip(os.sep) + ".gamepak-undo"
+
+
+def _read_record(folder: str) -> dict[str, Any]:
+    path = os.path.join(folder, "record.json")
+    if not os.path.isfile(path):
+        return {"format": RECORD_FORMAT, "version": RECORD_VERSION, "applications": []}
+    try:
+        with open(path, "rb") as handle:
+            record = json.loads(handle.read(16 << 20))
+    except ValueError as exc:
+        raise PatchError(f"{path}: not an undo record ({exc})") from None
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+        raise PatchError(f"{path}: not an undo record")
+    if record.get("version") != RECORD_VERSION:
+        raise PatchError(f"{path}: undo record version {record.get('version')!r}; this gamepak reads {RECORD_VERSION}")
+    if not isinstance(record.get("applications"), list):
+        raise PatchError(f"{path}: applications must be a list")
+    return record
+
+
+def _write_record(folder: str, record: dict[str, Any]) -> None:
+    from ...core.atomic import write_bytes
+
+    write_bytes(os.path.join(folder, "record.json"), json.dumps(record, indent=1).encode(), overwrite=True)
+    _sync_folder(folder)
+
+
+def _sync_folder(folder: str) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _reverse(steps: list[Step], target: str) -> tuple[list[Operation], dict[str, bytes]]:
+    """The operations that take `steps` back, with the old bytes they need (read now, before
+    anything changes)."""
+    from .apply import _Target
+    from .delta import make_delta
+
+    state = _Target(target)
+    operations: list[Operation] = []
+    blobs: dict[str, bytes] = {}
+    try:
+        for step in reversed(steps):
+            operation = step.operation
+            if operation.op == "add":
+                operations.append(
+                    Operation("remove", operation.file, operation.member, base_sha256=operation.target_sha256)
+                )
+            elif operation.op == "rename":
+                assert operation.new_member is not None
+                operations.append(
+                    Operation(
+                        "rename",
+                        operation.file,
+                        operation.new_member,
+                        new_member=operation.member,
+                        base_sha256=operation.target_sha256,
+                        target_sha256=operation.base_sha256,
+                    )
+                )
+            else:
+                old = state.member_bytes(operation)
+                if old is None:
+                    raise PatchError(f"{target}: {operation.where}: vanished while planning")
+                name = f"blobs/{len(blobs)}"
+                if operation.op == "remove":
+                    blobs[name] = old
+                    operations.append(
+                        Operation(
+                            "add",
+                            operation.file,
+                            operation.member,
+                            target_sha256=operation.base_sha256,
+                            size=len(old),
+                            blob=name,
+                            encoding="raw",
+                            position=state.member_index(operation),
+                        )
+                    )
+                else:
+                    new = step.patch.target_bytes(operation, old)
+                    delta = make_delta(new, old) if len(new) <= (64 << 20) else None
+                    use_delta = delta is not None and len(delta) < len(old)
+                    blobs[name] = delta if use_delta and delta is not None else old
+                    operations.append(
+                        Operation(
+                            "replace",
+                            operation.file,
+                            operation.member,
+                            base_sha256=operation.target_sha256,
+                            target_sha256=operation.base_sha256,
+                            size=len(old),
+                            blob=name,
+                            encoding="zstd-delta" if use_delta else "raw",
+                        )
+                    )
+    finally:
+        state.close()
+    return operations, blobs
+
+
+@contextlib.contextmanager
+def record_application(target: str, plan: Plan) -> Iterator[list[Step]]:
+    """Write the undo record of `plan` (pending), let the caller apply its steps, then mark it
+    done."""
+    steps = plan.to_apply
+    folder = record_folder(target)
+    os.makedirs(folder, exist_ok=True)
+    record = _read_record(folder)
+    number = 1 + max((entry.get("number", 0) for entry in record["applications"]), default=0)
+    entry: dict[str, Any] = {"number": number, "state": "pending", "patches": []}
+    by_patch: dict[int, list[Step]] = {}
+    order: list[Patch] = []
+    for step in steps:
+        if id(step.patch) not in by_patch:
+            order.append(step.patch)
+        by_patch.setdefault(id(step.patch), []).append(step)
+    for index, patch in enumerate(order, 1):
+        operations, blobs = _reverse(by_patch[id(patch)], target)
+        undo_name = f"{number}-{index}.gpatch"
+        write_patch(
+            os.path.join(folder, undo_name),
+            operations,
+            blobs,
+            {"name": f"undo of {patch.name}"},
+            overwrite=True,
+        )
+        entry["patches"].append({"name": patch.name, "path": os.path.basename(patch.path), "undo": undo_name})
+    record["applications"].append(entry)
+    _write_record(folder, record)
+    yield steps
+    entry["state"] = "done"
+    _write_record(folder, record)
+
+
+def _matches(patch_entry: dict[str, Any], wanted: str) -> bool:
+    return wanted in (patch_entry.get("name"), patch_entry.get("path"))
+
+
+def revert(target: str | os.PathLike[str], patch: str | os.PathLike[str] | None = None) -> list[str]:
+    """Take back what `apply` did to `target`: everything (latest first), or only `patch` (a
+    patch file or its name), keeping the others. Returns the names of the patches taken back."""
+    from .apply import execute, plan
+
+    target = os.fspath(target)
+    folder = record_folder(target)
+    record = _read_record(folder)
+    if not record["applications"]:
+        raise PatchError(f"{target}: no patches applied by gamepak (no undo record at {folder})")
+    wanted: str | None = None
+    if patch is not None:
+        wanted = os.fspath(patch)
+        if os.path.isfile(wanted):
+            with Patch.open(wanted) as opened:
+                names = {opened.name, os.path.basename(wanted)}
+            wanted = next(
+                (
+                    name
+                    for name in names
+                    for application in record["applications"]
+                    for item in application["patches"]
+                    if _matches(item, name)
+                ),
+                wanted,
+            )
+    taken_back: list[str] = []
+    for application in reversed(list(record["applications"])):
+        for item in reversed(list(application["patches"])):
+            if wanted is not None and not _matches(item, wanted):
+                continue
+            undo_path = os.path.join(folder, os.path.basename(str(item.get("undo"))))
+            with Patch.open(undo_path) as undo:
+                result = plan(target, [undo])
+                if not result.ok:
+                    raise PatchError(
+                        f"{target}: cannot take back {item.get('name')}:\n  " + "\n  ".join(result.problems())
+                    )
+                if result.to_apply:
+                    execute(target, result.to_apply)
+            application["patches"].remove(item)
+            _write_record(folder, record)
+            with contextlib.suppress(OSError):
+                os.unlink(undo_path)
+            taken_back.append(str(item.get("name")))
+        if not application["patches"]:
+            record["applications"].remove(application)
+            _write_record(folder, record)
+    if wanted is not None and not taken_back:
+        raise PatchError(f"{target}: no applied patch named {wanted!r}")
+    if not record["applications"]:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+    return taken_back
