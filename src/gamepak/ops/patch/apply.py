@@ -115,7 +115,7 @@ class _Target:
 
         if operation.member is None:
             return None
-        archive, entry = resolve(self.archive(self.path_of(operation)), operation.member)
+        _, entry = resolve(self.archive(self.path_of(operation)), operation.member)
         return entry.index
 
     def member_bytes(self, operation: Operation, member: str | None = None) -> bytes | None:
@@ -272,16 +272,17 @@ def apply(
             return result
         from .undo import record_application
 
-        with record_application(os.fspath(target), result) as steps:
-            execute(os.fspath(target), steps)
+        with record_application(os.fspath(target), result) as (steps, keeper):
+            execute(os.fspath(target), steps, keeper)
         return result
     finally:
         for patch in opened:
             patch.close()
 
 
-def execute(target: str, steps: list[Step]) -> None:
-    """Write the applying steps: each pack once, plain files atomically."""
+def execute(target: str, steps: list[Step], keeper: Any = None) -> None:
+    """Write the applying steps: each pack once, plain files atomically. `keeper` (the undo
+    record) is told before and after each pack is rewritten."""
     state = _Target(target)
     groups: dict[str, list[Step]] = {}
     for step in steps:
@@ -299,6 +300,8 @@ def execute(target: str, steps: list[Step]) -> None:
             continue
         from ..edit import Editor
 
+        if keeper is not None:
+            keeper.before(path)
         with Editor(path) as editor:
             for step, data in items:
                 operation = step.operation
@@ -312,6 +315,8 @@ def execute(target: str, steps: list[Step]) -> None:
                 else:
                     assert operation.new_member is not None
                     editor.rename(operation.member, operation.new_member)
+        if keeper is not None:
+            keeper.after(path)
 
 
 def _new_bytes(state: _Target, step: Step) -> bytes | None:

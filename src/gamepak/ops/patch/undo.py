@@ -22,7 +22,7 @@ import contextlib
 import json
 import os
 
-from .container import Operation, Patch, PatchError, write_patch
+from .container import Operation, Patch, PatchError, check_relative, write_patch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -142,8 +142,62 @@ def _reverse(steps: list[Step], target: str) -> tuple[list[Operation], dict[str,
     return operations, blobs
 
 
+class _Originals:
+    """Packs rebuilt into a new file keep their old file as a hard link in the record (no bytes
+    copied): a full revert renames it back when the pack is still what the apply left, which is
+    the original byte for byte whatever tool wrote it. Packs changed in place share the inode,
+    so they have none and are reverted member by member."""
+
+    def __init__(self, folder: str, target: str, number: int) -> None:
+        self.folder = folder
+        self.target = target
+        self.number = number
+        self.saved: dict[str, dict[str, Any]] = {}
+
+    def _key(self, path: str) -> str:
+        return "" if os.path.isfile(self.target) else os.path.relpath(path, self.target).replace(os.sep, "/")
+
+    def before(self, path: str) -> None:
+        name = f"{self.number}-original-{len(self.saved)}"
+        try:
+            os.link(path, os.path.join(self.folder, name))
+        except OSError:
+            return  # a file system without hard links: member-level revert only
+        self.saved[self._key(path)] = {"original": name}
+
+    def after(self, path: str) -> None:
+        entry = self.saved.get(self._key(path))
+        if entry is None:
+            return
+        kept = os.path.join(self.folder, entry["original"])
+        now = os.stat(path)
+        if now.st_ino == os.stat(kept).st_ino:  # changed in place: the link holds nothing old
+            os.unlink(kept)
+            del self.saved[self._key(path)]
+            return
+        entry["identity"] = [now.st_ino, now.st_size, now.st_mtime_ns]
+
+
+def _restore_originals(target: str, folder: str, application: dict[str, Any]) -> None:
+    """Rename kept original packs back where the pack is still what the apply left."""
+    originals = application.get("originals")
+    if not isinstance(originals, dict):
+        return
+    for key, entry in originals.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("identity"), list):
+            continue
+        path = target if key == "" else os.path.join(target, *check_relative(key, f"{folder}: record").split("/"))
+        kept = os.path.join(folder, os.path.basename(str(entry.get("original"))))
+        try:
+            now = os.stat(path)
+        except OSError:
+            continue
+        if [now.st_ino, now.st_size, now.st_mtime_ns] == entry["identity"] and os.path.isfile(kept):
+            os.replace(kept, path)
+
+
 @contextlib.contextmanager
-def record_application(target: str, plan: Plan) -> Iterator[list[Step]]:
+def record_application(target: str, plan: Plan) -> Iterator[tuple[list[Step], _Originals]]:
     """Write the undo record of `plan` (pending), let the caller apply its steps, then mark it
     done."""
     steps = plan.to_apply
@@ -171,7 +225,9 @@ def record_application(target: str, plan: Plan) -> Iterator[list[Step]]:
         entry["patches"].append({"name": patch.name, "path": os.path.basename(patch.path), "undo": undo_name})
     record["applications"].append(entry)
     _write_record(folder, record)
-    yield steps
+    keeper = _Originals(folder, target, number)
+    yield steps, keeper
+    entry["originals"] = keeper.saved
     entry["state"] = "done"
     _write_record(folder, record)
 
@@ -208,6 +264,8 @@ def revert(target: str | os.PathLike[str], patch: str | os.PathLike[str] | None 
             )
     taken_back: list[str] = []
     for application in reversed(list(record["applications"])):
+        if wanted is None and application.get("state") == "done":
+            _restore_originals(target, folder, application)
         for item in reversed(list(application["patches"])):
             if wanted is not None and not _matches(item, wanted):
                 continue
@@ -228,6 +286,9 @@ def revert(target: str | os.PathLike[str], patch: str | os.PathLike[str] | None 
         if not application["patches"]:
             record["applications"].remove(application)
             _write_record(folder, record)
+            for entry in (application.get("originals") or {}).values():
+                with contextlib.suppress(OSError, TypeError):
+                    os.unlink(os.path.join(folder, os.path.basename(str(entry.get("original")))))
     if wanted is not None and not taken_back:
         raise PatchError(f"{target}: no applied patch named {wanted!r}")
     if not record["applications"]:
