@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -326,3 +327,50 @@ def test_real_table_one_byte_patch_is_small_and_reverts_exactly(tmp_path: Path) 
     assert contents(target) == contents(mod)
     gamepak.patch.revert(target)
     assert sha(target) == sha(base)
+
+
+# -- kill -9 during apply and revert -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("extension", [".vpp_pc", ".pak"])
+def test_kill_during_apply_and_revert_leaves_old_or_new(tmp_path: Path, extension: str) -> None:
+    import random
+    import signal
+    import time
+
+    from test_edit_crash import run_child
+
+    base = build(tmp_path / f"base{extension}", MEMBERS)
+    mod = build(tmp_path / f"mod{extension}", modded(MEMBERS))
+    patch = tmp_path / "p.gpatch"
+    gamepak.patch.make(base, mod, patch)
+    old, new = MEMBERS, contents(mod)
+    chooser = random.Random(22)
+    for trial in range(8):
+        folder = tmp_path / f"trial{trial}"
+        folder.mkdir()
+        target = folder / f"target{extension}"
+        shutil.copy(base, target)
+        applying = trial % 2 == 0
+        if not applying:
+            gamepak.patch.apply(target, [patch])
+
+        def work(target: Path = target, applying: bool = applying) -> None:
+            if applying:
+                gamepak.patch.apply(target, [patch])
+            else:
+                gamepak.patch.revert(target)
+
+        pid = run_child(work, trial)
+        time.sleep(chooser.uniform(0, 0.05))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        state = contents(target)
+        assert state in (old, new)
+        record = Path(str(target) + ".gamepak-undo") / "record.json"
+        if record.exists():
+            json.loads(record.read_text())  # never half-written
+            gamepak.patch.revert(target)  # a finished or interrupted apply reverts cleanly
+            assert contents(target) == old
+        else:
+            assert state == old

@@ -331,8 +331,10 @@ def write_patch(
     metadata: dict[str, Any],
     *,
     overwrite: bool = False,
+    deflate: bool = True,
 ) -> None:
-    """Write a patch file atomically: the manifest, then each blob."""
+    """Write a patch file atomically: the manifest, then each blob (raw blobs deflated unless
+    `deflate=False`: undo records favour speed)."""
     import json
     import zipfile
 
@@ -344,12 +346,15 @@ def write_patch(
     manifest["links"] = list(metadata.get("links") or [])
     manifest["operations"] = [operation.to_dict() for operation in operations]
 
+    deltas = _delta_blobs(operations)
+
     def fill(fd: int) -> None:
         with os.fdopen(os.dup(fd), "wb") as handle, zipfile.ZipFile(handle, "w") as zip_file:
             zip_file.writestr(MANIFEST_NAME, json.dumps(manifest, indent=1), zipfile.ZIP_DEFLATED)
             for name, data in blobs.items():
                 # Deltas are zstd frames already; raw members are left to deflate.
-                method = zipfile.ZIP_STORED if name in _delta_blobs(operations) else zipfile.ZIP_DEFLATED
+                stored = not deflate or name in deltas
+                method = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
                 zip_file.writestr(name, data, method)
 
     write_via_temporary(path, fill, overwrite=overwrite)

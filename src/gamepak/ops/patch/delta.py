@@ -5,21 +5,23 @@ from __future__ import annotations
 
 from ...errors import GamepakError
 
-# Level 19 finds the long matches a delta is made of; members are small (tables, textures).
-_LEVEL = 19
+# Level 19 finds the long matches a delta is made of, for patches people share (made once,
+# downloaded often); undo records are written on every apply and use a fast level.
+SHARED_LEVEL = 19
+FAST_LEVEL = 1
 
 
 def _window_log(size: int) -> int:
     return min(31, max(10, size.bit_length() + 1))
 
 
-def make_delta(base: bytes, target: bytes) -> bytes:
+def make_delta(base: bytes, target: bytes, level: int = SHARED_LEVEL) -> bytes:
     """A delta turning `base` into `target`."""
     import zstandard
 
     dictionary = zstandard.ZstdCompressionDict(base, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
     parameters = zstandard.ZstdCompressionParameters.from_level(
-        _LEVEL,
+        level,
         window_log=_window_log(len(base) + len(target)),
         source_size=len(target),
         write_content_size=True,

@@ -77,7 +77,7 @@ def _reverse(steps: list[Step], target: str) -> tuple[list[Operation], dict[str,
     """The operations that take `steps` back, with the old bytes they need (read now, before
     anything changes)."""
     from .apply import _Target
-    from .delta import make_delta
+    from .delta import FAST_LEVEL, make_delta
 
     state = _Target(target)
     operations: list[Operation] = []
@@ -122,7 +122,7 @@ def _reverse(steps: list[Step], target: str) -> tuple[list[Operation], dict[str,
                     )
                 else:
                     new = step.patch.target_bytes(operation, old)
-                    delta = make_delta(new, old) if len(new) <= (64 << 20) else None
+                    delta = make_delta(new, old, FAST_LEVEL) if len(new) <= (64 << 20) else None
                     use_delta = delta is not None and len(delta) < len(old)
                     blobs[name] = delta if use_delta and delta is not None else old
                     operations.append(
@@ -221,6 +221,7 @@ def record_application(target: str, plan: Plan) -> Iterator[tuple[list[Step], _O
             blobs,
             {"name": f"undo of {patch.name}"},
             overwrite=True,
+            deflate=False,
         )
         entry["patches"].append({"name": patch.name, "path": os.path.basename(patch.path), "undo": undo_name})
     record["applications"].append(entry)
