@@ -33,8 +33,7 @@ from .errors import (
 from .ops.convert import convert
 from .ops.diff import diff
 from .ops.edit import edit
-
-__version__ = "0.1.0"
+from .version import __version__ as __version__
 
 __all__ = [
     "FORMATS",

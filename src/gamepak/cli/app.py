@@ -12,10 +12,10 @@ from typing import Any
 
 import click
 
-from .. import __version__
 from ..core.archive import Archive, Entry, Problem
 from ..core.registry import FORMATS, get_format
 from ..errors import GamepakError, InvalidOptionError, MemberNotFoundError, NotAnArchiveError
+from ..version import __version__
 
 FORMAT_NAMES = [spec.name for spec in FORMATS]
 # Subcommand groups that live in their own modules, imported only when used.

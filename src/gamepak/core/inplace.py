@@ -13,15 +13,15 @@ from __future__ import annotations
 import os
 import struct
 
-from ..core.archive import Output, PendingMember, _pwrite_all, copy_range
-from ..core.layout import align_up
 from ..errors import FormatLimitError, GamepakError
+from .archive import Output, PendingMember, _pwrite_all, copy_range
+from .layout import align_up
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..core.archive import Archive
+    from .archive import Archive
 
 # Switch-over writes stay inside one page of this size (the smallest page Linux uses).
 ATOMIC_UNIT = 4096
