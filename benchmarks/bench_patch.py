@@ -72,9 +72,8 @@ def main() -> None:
             rebuild_copy = folder / "rebuild.vpp_pc"
             shutil.copy(base, rebuild_copy)
             rebuilt = timed(lambda: gamepak.edit(rebuild_copy, compact=True).commit())
-            print(
-                f"apply to table.vpp_pc {applied:.3f} s vs full rebuild {rebuilt:.3f} s: {applied / rebuilt:.2f}x (goal <= 0.5x)"
-            )
+            ratio = applied / rebuilt
+            print(f"apply to table.vpp_pc {applied:.3f} s vs full rebuild {rebuilt:.3f} s: {ratio:.2f}x (goal <= 0.5x)")
             edited = folder / "edited.vpp_pc"
             shutil.copy(base, edited)
             with gamepak.open(folder / "mod.vpp_pc") as archive:
