@@ -72,5 +72,5 @@ def __getattr__(name: str) -> object:
     if name == "patch":
         import importlib
 
-        return importlib.import_module(".patch", __name__)
+        return importlib.import_module(".ops.patch", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,13 +5,14 @@
     >>> gamepak.patch.revert("game/data")
 
 container: the patch file format; make: comparing packs and folders; apply: the plan (checks,
-conflicts) and the per-pack rewrite; undo: the revert record.
+conflicts) and the per-pack rewrite; undo: the revert record; install: `apply` over all three.
 """
 
 from __future__ import annotations
 
-from .apply import Plan, apply, check, plan
+from .apply import Plan, check, plan
 from .container import FORMAT_VERSION, Operation, Patch, PatchError
+from .install import apply
 from .make import make
 from .undo import revert
 
