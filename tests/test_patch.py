@@ -374,3 +374,42 @@ def test_kill_during_apply_and_revert_leaves_old_or_new(tmp_path: Path, extensio
             assert contents(target) == old
         else:
             assert state == old
+
+
+# -- SyncFaction loose-archive mods ------------------------------------------------------------
+
+
+def test_syncfaction_loose_archive_folder(tmp_path: Path) -> None:
+    game = tmp_path / "game"
+    (game / "data").mkdir(parents=True)
+    build(game / "data" / "misc.vpp_pc", {"camera.xtbl": b"<root>old</root>", "old.xtbl": b"x", "keep.xtbl": b"k"})
+    original = contents(game / "data" / "misc.vpp_pc")
+    loose = tmp_path / "mod" / "data" / "MISC.vpp"  # any case; .vpp means .vpp_pc
+    loose.mkdir(parents=True)
+    (loose / "camera.xtbl").write_bytes(b"<root>new</root>")
+    (loose / "added.xtbl").write_bytes(b"<root>added</root>")
+    (loose / ".delete.json").write_text('["OLD.xtbl"]')
+    (loose / ".options.json").write_text('{"Mode": "Compressed"}')
+    assert main(["patch", "check", str(game), str(tmp_path / "mod")]) == 0
+    assert main(["patch", "apply", str(game), str(tmp_path / "mod")]) == 0
+    assert contents(game / "data" / "misc.vpp_pc") == {
+        "camera.xtbl": b"<root>new</root>",
+        "keep.xtbl": b"k",
+        "added.xtbl": b"<root>added</root>",
+    }
+    assert main(["patch", "revert", str(game)]) == 0
+    assert contents(game / "data" / "misc.vpp_pc") == original
+
+
+def test_syncfaction_mod_conflicts_with_a_patch(tmp_path: Path) -> None:
+    game = tmp_path / "game"
+    (game / "data").mkdir(parents=True)
+    build(game / "data" / "misc.vpp_pc", {"camera.xtbl": b"old"})
+    (tmp_path / "modded" / "data").mkdir(parents=True)
+    build(tmp_path / "modded" / "data" / "misc.vpp_pc", {"camera.xtbl": b"patched"})
+    gamepak.patch.make(game, tmp_path / "modded", tmp_path / "p.gpatch")
+    loose = tmp_path / "mod" / "data" / "misc.vpp_pc"
+    loose.mkdir(parents=True)
+    (loose / "camera.xtbl").write_bytes(b"modded")
+    plan = gamepak.patch.check(game, [tmp_path / "p.gpatch", tmp_path / "mod"])
+    assert [member for member, _ in plan.conflicts] == ["data/misc.vpp_pc: camera.xtbl"]

@@ -10,9 +10,9 @@ conflicts) and the per-pack rewrite; undo: the revert record; install: `apply` o
 
 from __future__ import annotations
 
-from .apply import Plan, check, plan
+from .apply import Plan, plan
 from .container import FORMAT_VERSION, Operation, Patch, PatchError
-from .install import apply
+from .install import apply, check
 from .make import make
 from .undo import revert
 

@@ -167,14 +167,15 @@ def _judge(target: _Target, operation: Operation) -> tuple[str, str]:
     if operation.op == "remove":
         if current is None:
             return "skip", "already removed"
-        if current == operation.base_sha256:
+        if current == operation.base_sha256 or operation.base_sha256 is None:
             return "apply", ""
         return "refuse", "holds other bytes than the patch removes"
     if operation.op == "replace":
-        if current == operation.base_sha256:
-            return "apply", ""
         if current == operation.target_sha256:
             return "skip", "already patched"
+        # A mod folder's replacement does not say what it replaces (base_sha256 None).
+        if current == operation.base_sha256 or (operation.base_sha256 is None and current is not None):
+            return "apply", ""
         return "refuse", "missing" if current is None else "holds neither the patch's base nor its target"
     assert operation.new_member is not None
     renamed = target.sha256(operation, operation.new_member)
@@ -239,18 +240,6 @@ def _plan(state: _Target, patches: Sequence[Patch], later_wins: bool) -> Plan:
         if step.action == "apply":
             step.action, step.reason = _judge(state, step.operation)
     return result
-
-
-def check(
-    target: str | os.PathLike[str], patches: Sequence[str | os.PathLike[str]], *, later_wins: bool = False
-) -> Plan:
-    """Whether `patches` (patch files) apply cleanly to `target`; writes nothing."""
-    opened = [Patch.open(path) for path in patches]
-    try:
-        return plan(target, opened, later_wins=later_wins)
-    finally:
-        for patch in opened:
-            patch.close()
 
 
 def execute(target: str, steps: list[Step], keeper: Any = None) -> None:

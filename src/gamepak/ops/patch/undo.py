@@ -19,6 +19,7 @@ its original bytes back sha256-equal.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 
@@ -113,7 +114,7 @@ def _reverse(steps: list[Step], target: str) -> tuple[list[Operation], dict[str,
                             "add",
                             operation.file,
                             operation.member,
-                            target_sha256=operation.base_sha256,
+                            target_sha256=hashlib.sha256(old).hexdigest(),
                             size=len(old),
                             blob=name,
                             encoding="raw",
@@ -131,7 +132,7 @@ def _reverse(steps: list[Step], target: str) -> tuple[list[Operation], dict[str,
                             operation.file,
                             operation.member,
                             base_sha256=operation.target_sha256,
-                            target_sha256=operation.base_sha256,
+                            target_sha256=hashlib.sha256(old).hexdigest(),
                             size=len(old),
                             blob=name,
                             encoding="zstd-delta" if use_delta else "raw",
