@@ -122,8 +122,9 @@ def _reverse(steps: list[Step], target: str) -> tuple[list[Operation], dict[str,
                         )
                     )
                 else:
-                    new = step.patch.target_bytes(operation, old)
-                    delta = make_delta(new, old, FAST_LEVEL) if len(new) <= (64 << 20) else None
+                    # Large members are kept whole: a delta would hold both in memory with zstd's tables.
+                    small = (operation.size or 0) <= (1 << 20)
+                    delta = make_delta(step.patch.target_bytes(operation, old), old, FAST_LEVEL) if small else None
                     use_delta = delta is not None and len(delta) < len(old)
                     blobs[name] = delta if use_delta and delta is not None else old
                     operations.append(
