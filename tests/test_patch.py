@@ -413,3 +413,17 @@ def test_syncfaction_mod_conflicts_with_a_patch(tmp_path: Path) -> None:
     (loose / "camera.xtbl").write_bytes(b"modded")
     plan = gamepak.patch.check(game, [tmp_path / "p.gpatch", tmp_path / "mod"])
     assert [member for member, _ in plan.conflicts] == ["data/misc.vpp_pc: camera.xtbl"]
+
+
+def test_a_name_one_pack_refuses_stops_every_pack(tmp_path: Path) -> None:
+    game = tmp_path / "game"
+    (game / "data").mkdir(parents=True)
+    build(game / "data" / "a.vpp_pc", {"x.xtbl": b"a"})
+    build(game / "data" / "b.vpp_pc", {"y.xtbl": b"b"})
+    before = {name: sha(game / "data" / name) for name in ("a.vpp_pc", "b.vpp_pc")}
+    (tmp_path / "mod" / "data" / "a.vpp_pc").mkdir(parents=True)
+    (tmp_path / "mod" / "data" / "a.vpp_pc" / "x.xtbl").write_bytes(b"changed")
+    (tmp_path / "mod" / "data" / "b.vpp_pc" / "sub").mkdir(parents=True)  # RFG names hold no folders
+    (tmp_path / "mod" / "data" / "b.vpp_pc" / "sub" / "z.xtbl").write_bytes(b"z")
+    assert main(["patch", "apply", str(game), str(tmp_path / "mod")]) == 1
+    assert {name: sha(game / "data" / name) for name in before} == before

@@ -255,30 +255,44 @@ def execute(target: str, steps: list[Step], keeper: Any = None) -> None:
             prepared[path] = [(step, _new_bytes(state, step)) for step in group]
     finally:
         state.close()
-    for path, items in prepared.items():
-        if items[0][0].operation.member is None:
-            for step, data in items:
-                _write_plain(path, step.operation, data)
-            continue
-        from ..edit import Editor
+    # Every pack's changes are queued before any pack is written: a name a format refuses stops
+    # the whole apply with nothing changed.
+    from ..edit import Editor
 
-        if keeper is not None:
-            keeper.before(path)
-        with Editor(path) as editor:
+    editors: dict[str, Editor] = {}
+    try:
+        for path, items in prepared.items():
+            if items[0][0].operation.member is None:
+                continue
+            editor = editors[path] = Editor(path)
             for step, data in items:
-                operation = step.operation
-                assert operation.member is not None
-                if operation.op == "add":
-                    editor.add(operation.member, data, position=operation.position)
-                elif operation.op == "replace":
-                    editor.replace(operation.member, data)
-                elif operation.op == "remove":
-                    editor.remove(operation.member)
-                else:
-                    assert operation.new_member is not None
-                    editor.rename(operation.member, operation.new_member)
-        if keeper is not None:
-            keeper.after(path)
+                _queue(editor, step.operation, data)
+        for path, items in prepared.items():
+            if path not in editors:
+                for step, data in items:
+                    _write_plain(path, step.operation, data)
+                continue
+            if keeper is not None:
+                keeper.before(path)
+            editors.pop(path).commit()
+            if keeper is not None:
+                keeper.after(path)
+    finally:
+        for editor in editors.values():
+            editor.abort()
+
+
+def _queue(editor: Any, operation: Operation, data: bytes | None) -> None:
+    assert operation.member is not None
+    if operation.op == "add":
+        editor.add(operation.member, data, position=operation.position)
+    elif operation.op == "replace":
+        editor.replace(operation.member, data)
+    elif operation.op == "remove":
+        editor.remove(operation.member)
+    else:
+        assert operation.new_member is not None
+        editor.rename(operation.member, operation.new_member)
 
 
 def _new_bytes(state: _Target, step: Step) -> bytes | None:
