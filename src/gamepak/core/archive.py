@@ -20,6 +20,7 @@ from ..errors import (
     OutputExistsError,
     UnsafePathError,
 )
+from .portable import pread, pwrite
 from .source import MemberStream, Source
 
 # `typing` and `collections.abc` cost milliseconds at import; annotations are strings here
@@ -680,7 +681,7 @@ class Output:
 def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, position: int) -> None:
     view = memoryview(data)
     while view:
-        written = os.pwrite(fd, view, position)
+        written = pwrite(fd, view, position)
         view = view[written:]
         position += written
 
@@ -697,7 +698,7 @@ def copy_range(src_fd: int, src_offset: int, dst_fd: int, dst_offset: int, size:
             except OSError:
                 use_kernel = False  # EXDEV across filesystems, ENOSYS, EINVAL on special files
         if not use_kernel:
-            chunk = os.pread(src_fd, min(remaining, 1 << 20), src_offset)
+            chunk = pread(src_fd, min(remaining, 1 << 20), src_offset)
             copied = len(chunk)
             _pwrite_all(dst_fd, chunk, dst_offset)
         if copied == 0:

@@ -16,6 +16,7 @@ import struct
 from ..errors import FormatLimitError, GamepakError
 from .archive import Output, PendingMember, _pwrite_all, copy_range
 from .layout import align_up
+from .portable import pwrite
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class InPlaceFile:
         """The one write that changes what the pack holds: inside one page, then made durable."""
         if not within_one_page(offset, len(data)):
             raise GamepakError(f"{self.path}: internal error: switch-over write of {len(data)} bytes spans pages")
-        if os.pwrite(self.fd, data, offset) != len(data):
+        if pwrite(self.fd, data, offset) != len(data):
             raise GamepakError(f"{self.path}: short write at offset {offset}")
         os.fsync(self.fd)
 

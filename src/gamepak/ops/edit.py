@@ -293,17 +293,11 @@ def _lock(path: str) -> int:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise GamepakError(f"{path}: cannot open: {exc.strerror}") from exc
-    try:
-        import fcntl
-    except ImportError:  # no advisory locks on this system
-        return fd
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    from ..core.portable import lock_exclusive
+
+    if not lock_exclusive(fd):
         os.close(fd)
-        raise GamepakError(f"{path}: another gamepak process is editing it") from None
-    except OSError:
-        pass  # a file system without locks: edit unlocked, as before locks existed
+        raise GamepakError(f"{path}: another gamepak process is editing it")
     return fd
 
 
