@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import gamepak
+
 from conftest import in_process_cli
 
 MISSING_ON_WINDOWS = (
@@ -177,3 +178,52 @@ def test_a_whole_process_with_windows_os_lists_and_extracts(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout.decode().split() == list(MEMBERS)
     assert (tmp_path / "out" / "maps" / "e1m1.bsp").read_bytes() == MEMBERS["maps/e1m1.bsp"]
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("CON", "reserved"),
+        ("sound/aux.wav", "reserved"),
+        ("lpt9.txt", "reserved"),
+        ("maps/a:b.bsp", "does not allow"),
+        ("what?.txt", "does not allow"),
+        ("bell\x07.txt", "does not allow"),
+        ("readme.", "dot or a space"),
+        ("folder /x", "dot or a space"),
+        ("a\\b.txt", "backslash"),
+        ("C:x.txt", "drive letter"),
+    ],
+)
+def test_names_windows_cannot_hold(name: str, reason: str) -> None:
+    from gamepak.core.names import windows_name_problem
+
+    problem = windows_name_problem(name)
+    assert problem is not None and reason in problem
+
+
+@pytest.mark.parametrize("name", ["maps/e1m1.bsp", "console.txt", "com10.txt", "nul_texture.dds", "a.b.c"])
+def test_names_windows_can_hold(name: str) -> None:
+    from gamepak.core.names import windows_name_problem
+
+    assert windows_name_problem(name) is None
+
+
+def test_extract_with_windows_names_refuses_before_writing(tmp_path: Path) -> None:
+    pak = make_pak(tmp_path / "pak0.pak", {"Readme.txt": b"1", "README.TXT": b"2", "aux.wav": b"3", "ok.txt": b"4"})
+    code, _, err = in_process_cli("extract", str(pak), "-o", str(tmp_path / "out"), "--windows-names")
+    assert code == 1
+    assert "README.TXT" in err and "aux.wav" in err
+    assert not (tmp_path / "out").exists()
+    # Without the option on Linux, every member is written (the file system can hold them).
+    code, _, err = in_process_cli("extract", str(pak), "-o", str(tmp_path / "linux"))
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "linux").iterdir()) == ["README.TXT", "Readme.txt", "aux.wav", "ok.txt"]
+
+
+def test_case_insensitive_destination_emulated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """macOS's APFS folds case: the rules apply there by themselves (emulated by sys.platform)."""
+    monkeypatch.setattr(sys, "platform", "darwin")
+    pak = make_pak(tmp_path / "pak0.pak", {"Readme.txt": b"1", "README.TXT": b"2"})
+    with gamepak.open(pak) as archive, pytest.raises(gamepak.UnsafePathError, match="only in case"):
+        archive.extractall(tmp_path / "out")

@@ -455,13 +455,24 @@ class Archive:
         overwrite: bool = False,
         manifest: bool = False,
         progress: Any = None,
+        windows_names: bool | None = None,
     ) -> list[str]:
         """Extract members (all by default) safely under `path`; returns the files written.
-        With `manifest=True`, also writes what `gamepak.create` needs to rebuild the archive."""
+        With `manifest=True`, also writes what `gamepak.create` needs to rebuild the archive.
+        `windows_names`: refuse names Windows cannot hold and names that differ only in case
+        (default: on Windows and macOS, whose file systems need it)."""
         from ..ops.extract import extract_members
 
         entries = self.infolist() if members is None else [self._entry(m) for m in members]
-        return extract_members(self, entries, path, overwrite=overwrite, manifest=manifest, progress=progress)
+        return extract_members(
+            self,
+            entries,
+            path,
+            overwrite=overwrite,
+            manifest=manifest,
+            progress=progress,
+            windows_names=windows_names,
+        )
 
     def verify(self) -> list[str]:
         """Every error found, as sentences; an empty list means the archive is sound.

@@ -31,7 +31,7 @@ from itertools import repeat
 
 from ..core.archive import Archive, RawRange, copy_range
 from ..core.atomic import NAME_MAX, remove_stale_temporaries, temporary_name, write_all
-from ..core.names import safe_parts
+from ..core.names import check_windows_names, safe_parts
 from ..core.portable import flag, has_folder_descriptors
 from ..errors import CorruptArchiveError, GamepakError, OutputExistsError, UnsafePathError
 from .manifest import MANIFEST_NAME, manifest_bytes
@@ -397,14 +397,19 @@ def extract_members(
     overwrite: bool = False,
     manifest: bool = False,
     progress: Callable[[Entry], Any] | None = None,
+    windows_names: bool | None = None,
 ) -> list[str]:
-    """Extract `entries` of `archive` under `path` safely; returns the files written."""
+    """Extract `entries` of `archive` under `path` safely; returns the files written.
+    `windows_names` (default: on Windows and macOS) refuses, before anything is written, names a
+    Windows file system cannot hold and names that differ only in case."""
     entries = list(dict.fromkeys(entries))  # the same entry twice is one file
     root = os.path.realpath(path)
     if manifest and len(entries) != len(archive):
         raise GamepakError("a manifest describes the whole archive: extract every member with it")
     keys = _target_keys(archive, entries)
     names = [entry.name for entry in entries]
+    if windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin"))):
+        check_windows_names(names, keys)
     if manifest:
         keys.append(MANIFEST_NAME)
         names.append(MANIFEST_NAME)
