@@ -227,3 +227,52 @@ def test_case_insensitive_destination_emulated(monkeypatch: pytest.MonkeyPatch, 
     pak = make_pak(tmp_path / "pak0.pak", {"Readme.txt": b"1", "README.TXT": b"2"})
     with gamepak.open(pak) as archive, pytest.raises(gamepak.UnsafePathError, match="only in case"):
         archive.extractall(tmp_path / "out")
+
+
+def _every_command(tmp_path: Path) -> list[list[str]]:
+    pak = make_pak(tmp_path / "pak0.pak", MEMBERS)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.txt").write_bytes(b"a")
+    (tmp_path / "extra.txt").write_bytes(b"extra")
+    return [
+        ["info", str(pak)],
+        ["ls", "-l", "--json", str(pak)],
+        ["cat", str(pak), "readme.txt"],
+        ["verify", str(pak)],
+        ["detect", str(pak)],
+        ["formats"],
+        ["create", str(tmp_path / "new.jpk"), str(tmp_path / "src")],
+        ["extract", str(pak), "maps/*", "-o", str(tmp_path / "some")],
+        ["add", str(pak), str(tmp_path / "extra.txt")],
+        ["mv", str(pak), "extra.txt", "docs/extra.txt"],
+        ["rm", str(pak), "docs/extra.txt"],
+        ["compact", str(pak)],
+        ["diff", str(pak), str(pak)],
+        ["convert", str(pak), str(tmp_path / "pak0.tar")],
+    ]
+
+
+def test_every_command_gives_the_same_results_under_the_emulation(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    results = {}
+    for label in ("linux", "windows"):
+        folder = tmp_path / label
+        folder.mkdir()
+        commands = _every_command(folder)
+        with monkeypatch.context() as patch:
+            if label == "windows":
+                for name in MISSING_ON_WINDOWS:
+                    patch.delattr(os, name, raising=False)
+                patch.setattr(os, "supports_dir_fd", set())
+                for module in ("fcntl", "resource", "pwd"):
+                    patch.setitem(sys.modules, module, None)
+                patch.setitem(sys.modules, "msvcrt", _stand_in_msvcrt())
+            outcome = []
+            for command in commands:
+                code, out, err = in_process_cli(*command)
+                outcome.append((command[0], code, out.replace(str(folder), "<dir>"), err.replace(str(folder), "<dir>")))
+        results[label] = outcome
+        assert (folder / "pak0.tar").exists()
+    assert results["windows"] == results["linux"]
+    assert all(code == 0 for _, code, _, _ in results["linux"]), results["linux"]
