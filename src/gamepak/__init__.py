@@ -11,10 +11,7 @@ Nothing heavy is imported here: format modules load when a format is used.
 
 from __future__ import annotations
 
-from .core.archive import Archive, ArchiveWriter, Entry
-from .core.opening import Detection, choose_format, create, detect, open, open_stream
 from .core.registry import FORMATS, FormatSpec, format_for_path, get_format
-from .core.source import Source
 from .errors import (
     AmbiguousFormatError,
     CorruptArchiveError,
@@ -28,12 +25,39 @@ from .errors import (
     UnsafePathError,
     UnsupportedFeatureError,
 )
-
-# None of the operations imports anything heavy at load time.
-from .ops.convert import convert
-from .ops.diff import diff
-from .ops.edit import edit
 from .version import __version__ as __version__
+
+# The archive core and the operations load on first use (`gamepak.open`, `gamepak.edit`,
+# `gamepak.patch`...): every command starts with this module, and `--help` needs none of them.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .core.archive import Archive, ArchiveWriter, Entry
+    from .core.opening import Detection, choose_format, create, detect, open, open_stream
+    from .core.source import Source
+    from .ops import patch as patch
+    from .ops.convert import convert
+    from .ops.diff import diff
+    from .ops.edit import edit
+_LAZY = {
+    "Archive": ".core.archive",
+    "ArchiveWriter": ".core.archive",
+    "Entry": ".core.archive",
+    "Detection": ".core.opening",
+    "choose_format": ".core.opening",
+    "create": ".core.opening",
+    "detect": ".core.opening",
+    "open": ".core.opening",
+    "open_stream": ".core.opening",
+    "Source": ".core.source",
+    "convert": ".ops.convert",
+    "diff": ".ops.diff",
+    "edit": ".ops.edit",
+}
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, "patch"})
+
 
 __all__ = [
     "FORMATS",
@@ -68,9 +92,12 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # `gamepak.patch` loads on first use: `import gamepak` stays light.
     if name == "patch":
-        import importlib
-
-        return importlib.import_module(".ops.patch", __name__)
+        module = __import__("gamepak.ops.patch", fromlist=["make"])
+        globals()["patch"] = module
+        return module
+    if name in _LAZY:
+        function = getattr(__import__(f"gamepak{_LAZY[name]}", fromlist=[name]), name)
+        globals()[name] = function
+        return function
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,6 @@ imports nothing heavy: a handler imports what it needs when it runs, so every co
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import warnings
@@ -18,6 +17,7 @@ import warnings
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 # The command modules, in the order `gamepak --help` lists their commands.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -33,13 +33,26 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line: every command module's declarations under one parser."""
+def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
+    """The command line: every command module's declarations under one parser. Only `command`'s
+    own parser is built in full ("*": every one); the others are listed by name and summary,
+    which is all `gamepak --help` shows of them. argparse spends about half a millisecond on
+    each parser it makes (translations looked up, help formats checked): building thirty of
+    them for one command would double the start-up time."""
     import argparse
+
+    class Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
+        def add_parser(self, name: str, **kwargs: Any) -> Any:
+            if command in ("*", name):
+                return super().add_parser(name, **kwargs)
+            if kwargs.get("help") is not None:
+                self._choices_actions.append(self._ChoicesPseudoAction(name, (), kwargs["help"]))
+            self._name_parser_map[name] = _NOT_BUILT  # type: ignore[assignment]
+            return _NOT_BUILT
 
     from ..errors import EXIT_CODES
     from ..version import __version__
-    from .common import add_format_option
+    from .common import HelpFormatter, add_format_option
 
     epilog = "exit codes:\n" + "\n".join(f"  {code:<4}{meaning}" for code, meaning in EXIT_CODES)
     parser = argparse.ArgumentParser(
@@ -47,20 +60,48 @@ def build_parser() -> argparse.ArgumentParser:
         description="Open, list, extract, create, edit, verify, convert, patch, mount, serve and catalog "
         "game asset packs, their textures and models.",
         epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gamepak {__version__}")
     add_format_option(parser, "the input (also accepted after the command)", dest="global_format")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, action=Commands)
     for module_name in COMMAND_MODULES:
-        importlib.import_module(module_name).register(commands)
+        __import__(module_name, fromlist=["register"]).register(commands)
     return parser
+
+
+def _command_of(arguments: list[str]) -> str | None:
+    """The command word of a command line (the first word that is not a global option), or
+    None when there is none (`gamepak`, `gamepak --help`)."""
+    skip = False
+    for word in arguments:
+        if skip:
+            skip = False
+        elif word == "--format":
+            skip = True
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+class _NotBuilt:
+    """Stands for the parser of a command that this run does not parse: takes every
+    declaration and keeps none."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self._ignore
+
+    def _ignore(self, *args: object, **kwargs: object) -> _NotBuilt:
+        return self
+
+
+_NOT_BUILT = _NotBuilt()
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (`gamepak.errors.EXIT_CODES`)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser()
+    parser = build_parser(_command_of(arguments))
     try:
         args = parser.parse_args(arguments)
     except SystemExit as exc:  # --help, --version, or a usage error (argparse printed it)

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from ..errors import GamepakError
 from .common import add_command, add_json_option, note, print_json, write_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 HASHES = ("sha256", "blake2b", "xxh3", "none")
 INSTALL_HINT = "pip install 'gamepak[catalog]'"

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError, OutputExistsError, UsageError
 from .common import add_command, add_group, add_json_option, note, print_json, write_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from ..models.mesh import Mesh

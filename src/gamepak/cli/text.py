@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from ..core.registry import FORMATS
 from .common import add_command, add_group, note
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT_NAMES = [spec.name for spec in FORMATS if spec.kind == "archive"]
 KIND_HELP = (
