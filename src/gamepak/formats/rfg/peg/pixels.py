@@ -1,0 +1,90 @@
+"""Pixel codecs: stored bytes of one mip level <-> RGBA uint8 arrays.
+
+Block formats (DXT1/3/5) decode through Pillow's BCn decoder; the uncompressed ones are
+numpy bit arithmetic. The 16-bit DuDv and dot3 formats have no agreed meaning and are read
+as raw bytes only (decode refuses them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import GamepakError
+from .layout import PixelFormat, level_size
+
+_BCN = {PixelFormat.DXT1: 1, PixelFormat.DXT3: 2, PixelFormat.DXT5: 3}
+
+
+def _expand(values: np.ndarray, bits: int) -> np.ndarray:
+    """Scale an n-bit channel to 0..255 the usual way (replicate the high bits)."""
+    values = values.astype(np.uint16)
+    return ((values * 255 + (1 << (bits - 1)) - 1) // ((1 << bits) - 1)).astype(np.uint8)
+
+
+def decode(fmt: PixelFormat, data: bytes, width: int, height: int,
+           order: str = "BGRA") -> np.ndarray:
+    """Decode the top level of `data` into an RGBA array (height, width, 4)."""
+    size = level_size(fmt, width, height)
+    if len(data) < size:
+        raise GamepakError(f"{fmt.label} {width}x{height} needs {size} bytes, got {len(data)}")
+    if fmt in _BCN:
+        from PIL import Image
+
+        block_w, block_h = -(-width // 4) * 4, -(-height // 4) * 4
+        image = Image.frombytes("RGBA", (block_w, block_h), data[:size], "bcn", _BCN[fmt])
+        return np.asarray(image, dtype=np.uint8)[:height, :width].copy()
+    out = np.empty((height, width, 4), dtype=np.uint8)
+    if fmt == PixelFormat.A8R8G8B8:
+        pixels = np.frombuffer(data, np.uint8, size).reshape(height, width, 4)
+        return pixels[..., [2, 1, 0, 3]].copy() if order == "BGRA" else pixels.copy()
+    if fmt == PixelFormat.R8G8B8:
+        pixels = np.frombuffer(data, np.uint8, size).reshape(height, width, 3)
+        out[..., :3] = pixels[..., ::-1]  # B, G, R in memory, as D3D's R8G8B8
+        out[..., 3] = 255
+        return out
+    if fmt == PixelFormat.A8:
+        out[..., :3] = 255
+        out[..., 3] = np.frombuffer(data, np.uint8, size).reshape(height, width)
+        return out
+    words = np.frombuffer(data, "<u2", width * height).reshape(height, width)
+    if fmt == PixelFormat.R5G6B5:
+        out[..., 0] = _expand(words >> 11, 5)
+        out[..., 1] = _expand((words >> 5) & 0x3F, 6)
+        out[..., 2] = _expand(words & 0x1F, 5)
+        out[..., 3] = 255
+    elif fmt == PixelFormat.A1R5G5B5:
+        out[..., 0] = _expand((words >> 10) & 0x1F, 5)
+        out[..., 1] = _expand((words >> 5) & 0x1F, 5)
+        out[..., 2] = _expand(words & 0x1F, 5)
+        out[..., 3] = np.where(words >> 15, 255, 0)
+    elif fmt == PixelFormat.A4R4G4B4:
+        out[..., 0] = _expand((words >> 8) & 0xF, 4)
+        out[..., 1] = _expand((words >> 4) & 0xF, 4)
+        out[..., 2] = _expand(words & 0xF, 4)
+        out[..., 3] = _expand(words >> 12, 4)
+    else:
+        raise GamepakError(f"decoding {fmt.label} ({fmt.value}) is not supported")
+    return out
+
+
+def encode(fmt: PixelFormat, rgba: np.ndarray, order: str = "BGRA") -> bytes:
+    """Encode one RGBA level (height, width, 4) into `fmt` (uncompressed formats only here)."""
+    rgba = np.asarray(rgba, dtype=np.uint8)
+    r, g, b, a = (rgba[..., i].astype(np.uint16) for i in range(4))
+    if fmt == PixelFormat.A8R8G8B8:
+        return (rgba[..., [2, 1, 0, 3]] if order == "BGRA" else rgba).tobytes()
+    if fmt == PixelFormat.R8G8B8:
+        return np.ascontiguousarray(rgba[..., 2::-1]).tobytes()
+    if fmt == PixelFormat.A8:
+        return rgba[..., 3].tobytes()
+    if fmt == PixelFormat.R5G6B5:
+        words = ((r * 31 + 127) // 255) << 11 | ((g * 63 + 127) // 255) << 5 | (b * 31 + 127) // 255
+    elif fmt == PixelFormat.A1R5G5B5:
+        words = ((a >= 128).astype(np.uint16) << 15 | ((r * 31 + 127) // 255) << 10
+                 | ((g * 31 + 127) // 255) << 5 | (b * 31 + 127) // 255)
+    elif fmt == PixelFormat.A4R4G4B4:
+        words = (((a * 15 + 127) // 255) << 12 | ((r * 15 + 127) // 255) << 8
+                 | ((g * 15 + 127) // 255) << 4 | (b * 15 + 127) // 255)
+    else:
+        raise GamepakError(f"encoding {fmt.label} ({fmt.value}) is not supported here")
+    return words.astype("<u2").tobytes()
