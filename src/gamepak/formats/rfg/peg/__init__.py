@@ -26,7 +26,7 @@ Channel order of format 407 (8888) is disputed; `Peg.parse(..., order="BGRA")` i
 
 from __future__ import annotations
 
-from .layout import PixelFormat, PegTexture
+from .layout import PegTexture, PixelFormat
 from .reader import Peg
 
 __all__ = ["Peg", "PegTexture", "PixelFormat"]

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 from ....errors import CorruptArchiveError, GamepakError
 from .layout import (
-    ENTRY, HEADER, SIGNATURE, VERSION, PegTexture, PixelFormat, align, chain_size, max_mips,
+    ENTRY,
+    HEADER,
+    SIGNATURE,
+    VERSION,
+    PegTexture,
+    PixelFormat,
+    align,
+    chain_size,
+    max_mips,
 )
 
 if TYPE_CHECKING:
