@@ -68,8 +68,10 @@ def decode(fmt: PixelFormat, data: bytes, width: int, height: int,
 
 
 def encode(fmt: PixelFormat, rgba: np.ndarray, order: str = "BGRA") -> bytes:
-    """Encode one RGBA level (height, width, 4) into `fmt` (uncompressed formats only here)."""
+    """Encode one RGBA level (height, width, 4) into `fmt`."""
     rgba = np.asarray(rgba, dtype=np.uint8)
+    if fmt in _BCN:
+        return _encode_block(fmt, rgba)
     r, g, b, a = (rgba[..., i].astype(np.uint16) for i in range(4))
     if fmt == PixelFormat.A8R8G8B8:
         return (rgba[..., [2, 1, 0, 3]] if order == "BGRA" else rgba).tobytes()
@@ -88,3 +90,37 @@ def encode(fmt: PixelFormat, rgba: np.ndarray, order: str = "BGRA") -> bytes:
     else:
         raise GamepakError(f"encoding {fmt.label} ({fmt.value}) is not supported here")
     return words.astype("<u2").tobytes()
+
+
+def _encode_block(fmt: PixelFormat, rgba: np.ndarray) -> bytes:
+    """DXT1/3/5 through Pillow's DDS writer (one level); levels under 4 pixels are padded
+    to a whole block by repeating the edge, as the GPU samples only the real texels."""
+    import io
+
+    from PIL import Image
+
+    height, width = rgba.shape[:2]
+    padded_h, padded_w = -(-height // 4) * 4, -(-width // 4) * 4
+    if (padded_h, padded_w) != (height, width):
+        rgba = np.pad(rgba, ((0, padded_h - height), (0, padded_w - width), (0, 0)), mode="edge")
+    buffer = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(rgba), "RGBA").save(buffer, "DDS", pixel_format=fmt.label)
+    return buffer.getvalue()[128:]  # a legacy DDS header is 128 bytes; the rest is the level
+
+
+def mip_chain(rgba: np.ndarray, mips: int) -> list[np.ndarray]:
+    """The top level and `mips - 1` smaller ones, each half the last (box filter via Pillow)."""
+    from PIL import Image
+
+    levels = [np.asarray(rgba, dtype=np.uint8)]
+    image = Image.fromarray(levels[0], "RGBA")
+    height, width = levels[0].shape[:2]
+    for level in range(1, mips):
+        size = (max(1, width >> level), max(1, height >> level))
+        levels.append(np.asarray(image.resize(size, Image.Resampling.BOX), dtype=np.uint8))
+    return levels
+
+
+def encode_chain(fmt: PixelFormat, rgba: np.ndarray, mips: int, order: str = "BGRA") -> bytes:
+    """A whole mip chain of `fmt`, regenerated from the top level."""
+    return b"".join(encode(fmt, level, order) for level in mip_chain(rgba, mips))

@@ -157,6 +157,98 @@ class Peg:
 
         return Image.fromarray(self.read_image(name), "RGBA")
 
+    # -- changing ------------------------------------------------------------------------
+    @classmethod
+    def new(cls, name: str = "<cpeg_pc>", alignment: int = 16, order: str = "BGRA") -> Peg:
+        """An empty peg (PC, flags 0) to add textures to."""
+        return cls(name, {"platform": 0, "flags": 0, "alignment": alignment}, [], [], order)
+
+    def _check_size(self, fmt: PixelFormat, width: int, height: int, what: str) -> None:
+        if fmt.is_block and (width % 4 or height % 4):
+            raise GamepakError(f"{what}: {fmt.label} needs a width and height that are "
+                               f"multiples of 4, not {width}x{height}")
+        if not (0 < width < 65536 and 0 < height < 65536):
+            raise GamepakError(f"{what}: {width}x{height} does not fit a peg entry")
+
+    def replace_data(self, name: str, chain: bytes, width: int | None = None,
+                     height: int | None = None, mips: int | None = None) -> None:
+        """Store an already-encoded mip chain (e.g. a DDS's data) for a texture, as is."""
+        texture = self.texture(name)
+        width, height = width or texture.width, height or texture.height
+        mips = mips or texture.mips
+        self._check_size(texture.format, width, height, f"{self.name}: {texture.name}")
+        need = chain_size(texture.format, width, height, mips)
+        if len(chain) != need or mips > max_mips(width, height):
+            raise GamepakError(f"{self.name}: {texture.name}: {len(chain)} bytes given, "
+                               f"{mips} mips of {texture.format.label} {width}x{height} "
+                               f"take {need}")
+        exact = texture.frame_size == texture.chain_size and texture.chain_size % \
+            self.header["alignment"] != 0
+        if (width, height) != (texture.width, texture.height):
+            texture.source_width, texture.source_height = width, height
+        texture.width, texture.height, texture.mips = width, height, mips
+        # keep the convention the entry used: exact chain, or rounded up to the alignment
+        texture.frame_size = need if exact else align(need, self.header["alignment"])
+        self._frames[self.textures.index(texture)] = chain + bytes(texture.frame_size - need)
+
+    def replace_image(self, name: str, rgba: Any, mips: int | None = None) -> None:
+        """Encode an RGBA image (array or Pillow image) into the texture's format, mips
+        regenerated; the size may change (mips then default to what the old count allows)."""
+        import numpy as np
+
+        from .pixels import encode_chain
+
+        texture = self.texture(name)
+        pixels = np.asarray(rgba.convert("RGBA") if hasattr(rgba, "convert") else rgba,
+                            dtype=np.uint8)
+        if pixels.ndim != 3 or pixels.shape[2] != 4:
+            raise GamepakError(f"{self.name}: {texture.name}: an RGBA image is needed")
+        height, width = pixels.shape[:2]
+        self._check_size(texture.format, width, height, f"{self.name}: {texture.name}")
+        mips = mips or min(texture.mips, max_mips(width, height))
+        chain = encode_chain(texture.format, pixels, mips, self.order)
+        self.replace_data(name, chain, width, height, mips)
+
+    def add_texture(self, name: str, rgba: Any, fmt: PixelFormat = PixelFormat.DXT5,
+                    mips: int | None = None, flags: int = 0) -> PegTexture:
+        """Append a new texture (name gets `.tga` if it has no extension)."""
+        import numpy as np
+
+        if "." not in name:
+            name += ".tga"
+        if any(t.name == name for t in self.textures):
+            raise GamepakError(f"{self.name}: a texture named {name!r} exists already")
+        if not name.isascii() or "\0" in name:
+            raise GamepakError(f"{self.name}: texture name {name!r} must be ASCII without NUL")
+        pixels = np.asarray(rgba.convert("RGBA") if hasattr(rgba, "convert") else rgba,
+                            dtype=np.uint8)
+        height, width = pixels.shape[:2]
+        self._check_size(fmt, width, height, f"{self.name}: {name}")
+        texture = PegTexture(name, width, height, fmt, 1, flags, 0, 0, width, height, 0, 0, 1,
+                             0, 1)
+        self.textures.append(texture)
+        self._frames.append(b"")
+        try:
+            self.replace_image(name, pixels, mips or max_mips(width, height))
+        except GamepakError:
+            self.textures.pop()
+            self._frames.pop()
+            raise
+        return texture
+
+    def remove_texture(self, name: str) -> None:
+        """Drop a texture; later ones move down (offsets are recomputed on writing)."""
+        index = self.textures.index(self.texture(name))
+        del self.textures[index]
+        del self._frames[index]
+
+    def to_dds(self, name: str) -> bytes:
+        """A DDS file of the texture: every mip, exactly the stored data."""
+        from .dds import dds_bytes
+
+        texture = self.texture(name)
+        return dds_bytes(texture, self.mip_data(name), self.order)
+
     # -- writing -------------------------------------------------------------------------
     def _gpu_layout(self) -> tuple[list[int], int]:
         alignment = self.header["alignment"]
