@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import argparse
 
 # The command modules, in the order `gamepak --help` lists their commands.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("gamepak.cli.texture",)
 # Commands still declared with click (cli/app.py) while they move to argparse.
 LEGACY_CLICK = True
 
