@@ -210,3 +210,21 @@ def test_real_xray_pair_round_trips_and_reimports_byte_identically() -> None:
             assert image.size == (32, 32)
         peg.replace_data(texture.name, dds[128:])
     assert peg.to_bytes() == (cpu, gpu)
+
+
+# -- verify of packs holding pegs --------------------------------------------------------------
+@pytest.mark.parametrize("broken", [False, True])
+def test_verify_reports_a_broken_peg_inside_a_pack(tmp_path, broken: bool) -> None:  # type: ignore[no-untyped-def]
+    cpu, gpu = _hand_made()
+    if broken:
+        cpu = _patched(cpu, 24 + 0x1B, "<B", 9)
+    path = tmp_path / "zone.str2_pc"
+    with gamepak.create(path, "vpp") as writer:
+        writer.add("xray.cpeg_pc", cpu)
+        writer.add("xray.gpeg_pc", gpu)
+    with gamepak.open(path) as pack:
+        problems = [p.message for p in pack.check() if p.severity == "error"]
+    if broken:
+        assert len(problems) == 1 and "mip levels" in problems[0] and "xray.cpeg_pc" in problems[0]
+    else:
+        assert problems == []

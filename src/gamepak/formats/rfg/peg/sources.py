@@ -6,8 +6,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .reader import GPU_PARTNERS, Peg
+
+if TYPE_CHECKING:
+    from ....core.archive import Archive, Problem
 
 
 def is_cpu_name(name: str) -> bool:
@@ -38,6 +42,36 @@ def iter_pegs(source: str | os.PathLike[str], order: str = "BGRA") -> Iterator[t
             gpu_name = partner_name(entry.name)
             if gpu_name not in holder.namelist():
                 continue
-            peg = Peg.parse(holder.read(entry.name), holder.read(gpu_name),
+            cpu = holder.read(entry.name)
+            if cpu[:4] != b"GEKV":
+                continue  # not a PC peg: verify says the same
+            peg = Peg.parse(cpu, holder.read(gpu_name),
                             name=f"{path}/{member_path}", order=order)
             yield member_path, peg
+
+
+def check_pegs(archive: Archive) -> list[Problem]:
+    """`verify`'s peg findings for one pack's own members (nested packs check their own):
+    each CPU file's header, entries, names and frame sizes against its GPU partner."""
+    from ....core.archive import Problem
+    from ....errors import GamepakError
+
+    problems: list[Problem] = []
+    names = {name.lower(): name for name in archive.namelist()}
+    for name in archive.namelist():
+        if not is_cpu_name(name):
+            continue
+        cpu = archive.read(name)
+        if cpu[:4] != b"GEKV":
+            continue  # not a PC peg (a console file, a stand-in): no layout to hold it to
+        gpu_name = names.get(partner_name(name).lower())
+        if gpu_name is None:
+            problems.append(Problem(f"{name}: no GPU partner {partner_name(name)} in this pack",
+                                    severity="warning", member=name))
+            continue
+        try:
+            Peg.parse(cpu, archive.read(gpu_name), name=name)
+        except GamepakError as exc:
+            problems.append(Problem(str(exc), offset=getattr(exc, "offset", None),
+                                    member=name))
+    return problems
