@@ -86,3 +86,32 @@ def test_export_of_a_pack_lays_out_by_member_path(tmp_path: Path) -> None:
     with Image.open(written) as image:
         assert image.size == (32, 32)
     assert sorted(p.name for p in tmp_path.rglob("*.dds")) == ["heat_map_enemy.dds"]
+
+
+def test_an_edited_png_imported_into_a_pack_passes_verify(tmp_path: Path) -> None:
+    import gamepak
+
+    pack = tmp_path / "zone.vpp_pc"
+    inner = tmp_path / "xray.str2_pc"
+    loose = _write_peg(tmp_path)
+    with gamepak.create(inner, "vpp") as writer:
+        writer.add("t.cpeg_pc", loose.read_bytes())
+        writer.add("t.gpeg_pc", (tmp_path / "t.gpeg_pc").read_bytes())
+    with gamepak.create(pack, "vpp") as writer:
+        writer.add("xray.str2_pc", inner.read_bytes())
+    before = pack.read_bytes()
+    assert main(["texture", "export", str(pack), "-o", str(tmp_path / "out")]) == 0
+    assert main(["texture", "import", str(pack), str(tmp_path / "out")]) == 0
+    assert pack.read_bytes() == before  # nothing changed: nothing written
+    folder = tmp_path / "out" / "xray.str2_pc" / "t.cpeg_pc"
+    Image.new("RGBA", (32, 16), (10, 200, 10, 255)).save(folder / "wall.png")
+    assert main(["texture", "import", str(pack), str(tmp_path / "out")]) == 0
+    assert main(["verify", str(pack)]) == 0
+    with gamepak.open(pack) as outer, gamepak.open(inner) as _:
+        from gamepak.core.nested import resolve
+
+        holder, entry = resolve(outer, "xray.str2_pc/t.cpeg_pc")
+        cpu = holder.read(entry)
+        gpu = holder.read("t.gpeg_pc")
+    peg = Peg.parse(cpu, gpu)
+    assert (peg.texture("wall").width, peg.texture("wall").height) == (32, 16)

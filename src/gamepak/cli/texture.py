@@ -47,7 +47,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
     imp = add_command(sub, "import", run_import, "Import a folder laid out as export wrote it into "
                       "a peg: only images that differ from what is stored are changed.")
-    imp.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file")
+    imp.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file or a pack")
     imp.add_argument("folder", metavar="DIR", help="the folder export wrote")
     _order(imp)
 
@@ -148,7 +148,8 @@ def _save(target: str, peg) -> None:  # type: ignore[no-untyped-def]
     write_bytes(target, cpu, overwrite=True)
 
 
-def run_import(args: argparse.Namespace) -> int | None:
+def _import_folder(peg, folder: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """Apply a folder laid out as export wrote it to one peg; the names of changed textures."""
     import os
 
     import numpy as np
@@ -157,12 +158,11 @@ def run_import(args: argparse.Namespace) -> int | None:
     from ..errors import GamepakError
     from ..formats.rfg.peg.dds import dds_data
 
-    peg = _load(args.target, args.order)
     changed = []
     for texture in list(peg.textures):
         stem = _stem(texture.name)
-        dds_path = os.path.join(args.folder, stem + ".dds")
-        png_path = os.path.join(args.folder, stem + ".png")
+        dds_path = os.path.join(folder, stem + ".dds")
+        png_path = os.path.join(folder, stem + ".png")
         if os.path.exists(dds_path):
             with open(dds_path, "rb") as handle:
                 width, height, mips, fourcc, data = dds_data(handle.read(), dds_path)
@@ -182,16 +182,45 @@ def run_import(args: argparse.Namespace) -> int | None:
                     pixels = np.asarray(image.convert("RGBA"))
             except OSError as exc:
                 raise GamepakError(f"{png_path}: not an image Pillow reads ({exc})") from None
-            if pixels.shape == peg.read_image(texture.name).shape and \
-                    np.array_equal(pixels, peg.read_image(texture.name)):
+            stored = peg.read_image(texture.name)
+            if pixels.shape == stored.shape and np.array_equal(pixels, stored):
                 continue  # unchanged: never re-encoded
             try:
                 peg.replace_image(texture.name, pixels)
             except GamepakError as exc:
                 raise GamepakError(f"{png_path}: {exc}") from None
             changed.append(texture.name)
-    if changed:
-        _save(args.target, peg)
+    return changed
+
+
+def run_import(args: argparse.Namespace) -> int | None:
+    import os
+
+    from ..formats.rfg.peg.sources import is_cpu_name, iter_pegs, partner_name
+
+    if is_cpu_name(args.target):
+        peg = _load(args.target, args.order)
+        changed = _import_folder(peg, args.folder)
+        if changed:
+            _save(args.target, peg)
+    else:
+        # A pack: every peg's folder is DIR/<member path>; all changes go through one
+        # crash-safe edit, which also rebuilds the .str2_pc holding a pair and its .asm_pc.
+        import gamepak
+
+        replacements: dict[str, bytes] = {}
+        changed = []
+        for peg_path, peg in iter_pegs(args.target, args.order):
+            names = _import_folder(peg, os.path.join(args.folder, *peg_path.split("/")))
+            if names:
+                cpu, gpu = peg.to_bytes()
+                replacements[peg_path] = cpu
+                replacements[partner_name(peg_path)] = gpu
+                changed += [f"{peg_path}/{name}" for name in names]
+        if replacements:
+            with gamepak.edit(args.target) as pack:
+                for member, data in replacements.items():
+                    pack.replace(member, data)
     note(f"{len(changed)} texture(s) changed" + (f": {', '.join(changed)}" if changed else ""))
     return None
 
