@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct
 
-from gamepak.formats.rfg.packfile import name_hash
+from gamepak.formats.rfg.records import name_hash
 
 MAGIC = 0x51890ACE
 VERSION = 3

@@ -19,7 +19,8 @@ import gamepak
 from gamepak.core.source import Source
 from gamepak.errors import CorruptArchiveError, FormatLimitError, GamepakError, UnsupportedFeatureError
 from gamepak.formats.rfg import inflate, packfile, rebuild
-from gamepak.formats.rfg.packfile import Reader, name_hash
+from gamepak.formats.rfg.packfile import Reader
+from gamepak.formats.rfg.records import name_hash
 
 import rfg_bytes
 from conftest import in_process_cli, sample

@@ -33,8 +33,7 @@ from .errors import (
 from .ops.convert import convert
 from .ops.diff import diff
 from .ops.edit import edit
-
-__version__ = "0.1.0"
+from .version import __version__ as __version__
 
 __all__ = [
     "FORMATS",
@@ -66,3 +65,12 @@ __all__ = [
     "open",
     "open_stream",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # `gamepak.patch` loads on first use: `import gamepak` stays light.
+    if name == "patch":
+        import importlib
+
+        return importlib.import_module(".ops.patch", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

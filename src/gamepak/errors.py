@@ -47,7 +47,8 @@ class CorruptArchiveError(GamepakError):
         if self.path is not None:
             where.append(str(self.path))
         if self.offset is not None:
-            where.append(f"offset {self.offset} (0x{self.offset:x})")
+            # A signed field read as negative has no meaningful hex form ("0x-100").
+            where.append(f"offset {self.offset}" + (f" (0x{self.offset:x})" if self.offset >= 0 else ""))
         if self.member is not None:
             where.append(f"member {self.member!r}")
         return ": ".join([*where, self.reason])

@@ -392,7 +392,9 @@ def _fork_pool(workers: int) -> Any:
 
     # pyarrow already loaded means it has read or written here (--resume): its native thread
     # pools are invisible to `threading`, so do not fork then.
-    if not sys.platform.startswith("linux") or threading.active_count() > 1 or "pyarrow" in sys.modules:
+    from ..core.portable import can_fork
+
+    if not can_fork() or threading.active_count() > 1 or "pyarrow" in sys.modules:
         return None
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor

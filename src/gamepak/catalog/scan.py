@@ -27,6 +27,7 @@ from typing import Any
 
 from ..core.archive import Archive, Entry, Problem, RawRange
 from ..core.opening import Detection, detect
+from ..core.portable import pread
 from ..core.registry import FORMATS, format_for_path, get_format
 from ..core.source import Source
 from ..errors import AmbiguousFormatError, GamepakError
@@ -782,7 +783,7 @@ def read_at(handle: Any, count: int, offset: int) -> bytes:
     fileno: Callable[[], int] | None = getattr(handle, "fileno", None)
     if fileno is not None and not getattr(handle, "closed", False):
         try:
-            return os.pread(fileno(), count, offset)
+            return pread(fileno(), count, offset)
         except (OSError, io.UnsupportedOperation, ValueError):
             pass
     handle.seek(offset)

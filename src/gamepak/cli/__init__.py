@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import argparse
 
 # The command modules, in the order `gamepak --help` lists their commands.
-COMMAND_MODULES: tuple[str, ...] = ("gamepak.cli.texture",)
+COMMAND_MODULES: tuple[str, ...] = ("gamepak.cli.patch", "gamepak.cli.texture")
 # Commands still declared with click (cli/app.py) while they move to argparse.
 LEGACY_CLICK = True
 
@@ -28,9 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The whole command line: every command module's declarations under one parser."""
     import argparse
 
-    from .. import __version__
     from ..errors import EXIT_CODES
-    from .common import FORMAT_NAMES
+    from ..version import __version__
+    from .common import add_format_option
 
     epilog = "exit codes:\n" + "\n".join(f"  {code:<4}{meaning}" for code, meaning in EXIT_CODES)
     parser = argparse.ArgumentParser(
@@ -41,14 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gamepak {__version__}")
-    parser.add_argument(
-        "--format",
-        dest="global_format",
-        choices=FORMAT_NAMES,
-        type=str.lower,
-        metavar="FORMAT",
-        help="read the input as this format instead of detecting it (also accepted after the command)",
-    )
+    add_format_option(parser, "the input (also accepted after the command)", dest="global_format")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(commands)

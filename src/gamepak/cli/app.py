@@ -12,10 +12,10 @@ from typing import Any
 
 import click
 
-from .. import __version__
 from ..core.archive import Archive, Entry, Problem
 from ..core.registry import FORMATS, get_format
 from ..errors import GamepakError, InvalidOptionError, MemberNotFoundError, NotAnArchiveError
+from ..version import __version__
 
 FORMAT_NAMES = [spec.name for spec in FORMATS]
 # Subcommand groups that live in their own modules, imported only when used.
@@ -227,10 +227,23 @@ def _select(archive: Archive, patterns: tuple[str, ...]) -> Iterator[tuple[Archi
     is_flag=True,
     help="Also write .gamepak-manifest.json so that 'gamepak create' rebuilds the archive byte for byte.",
 )
+@click.option(
+    "--windows-names",
+    is_flag=True,
+    default=None,
+    help="Refuse names Windows cannot hold (CON, 'a:b', trailing dots...) and names that differ only in case "
+    "(on by itself on Windows and macOS).",
+)
 @reader_format_option
 @click.pass_context
 def extract_command(
-    ctx: click.Context, archive: str, members: tuple[str, ...], output: str, overwrite: bool, manifest: bool
+    ctx: click.Context,
+    archive: str,
+    members: tuple[str, ...],
+    output: str,
+    overwrite: bool,
+    manifest: bool,
+    windows_names: bool | None,
 ) -> None:
     """Extract ARCHIVE's members (all, or those named by MEMBERS: names, globs or
     OUTER/INNER paths into nested archives) safely into a folder.
@@ -247,7 +260,12 @@ def extract_command(
             destination = os.path.join(output, prefix) if prefix else output
             with _progress(len(entries), sum(e.size for e in entries), "extracting") as advance:
                 written = holder.extractall(
-                    destination, entries, overwrite=overwrite, manifest=manifest and holder is opened, progress=advance
+                    destination,
+                    entries,
+                    overwrite=overwrite,
+                    manifest=manifest and holder is opened,
+                    progress=advance,
+                    windows_names=windows_names or None,
                 )
             count += len(written)
     note(f"extracted {count} member{'s' if count != 1 else ''} to {output}")

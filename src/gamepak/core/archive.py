@@ -20,6 +20,7 @@ from ..errors import (
     OutputExistsError,
     UnsafePathError,
 )
+from .portable import pread, pwrite
 from .source import MemberStream, Source
 
 # `typing` and `collections.abc` cost milliseconds at import; annotations are strings here
@@ -454,13 +455,24 @@ class Archive:
         overwrite: bool = False,
         manifest: bool = False,
         progress: Any = None,
+        windows_names: bool | None = None,
     ) -> list[str]:
         """Extract members (all by default) safely under `path`; returns the files written.
-        With `manifest=True`, also writes what `gamepak.create` needs to rebuild the archive."""
+        With `manifest=True`, also writes what `gamepak.create` needs to rebuild the archive.
+        `windows_names`: refuse names Windows cannot hold and names that differ only in case
+        (default: on Windows and macOS, whose file systems need it)."""
         from ..ops.extract import extract_members
 
         entries = self.infolist() if members is None else [self._entry(m) for m in members]
-        return extract_members(self, entries, path, overwrite=overwrite, manifest=manifest, progress=progress)
+        return extract_members(
+            self,
+            entries,
+            path,
+            overwrite=overwrite,
+            manifest=manifest,
+            progress=progress,
+            windows_names=windows_names,
+        )
 
     def verify(self) -> list[str]:
         """Every error found, as sentences; an empty list means the archive is sound.
@@ -680,7 +692,7 @@ class Output:
 def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, position: int) -> None:
     view = memoryview(data)
     while view:
-        written = os.pwrite(fd, view, position)
+        written = pwrite(fd, view, position)
         view = view[written:]
         position += written
 
@@ -697,7 +709,7 @@ def copy_range(src_fd: int, src_offset: int, dst_fd: int, dst_offset: int, size:
             except OSError:
                 use_kernel = False  # EXDEV across filesystems, ENOSYS, EINVAL on special files
         if not use_kernel:
-            chunk = os.pread(src_fd, min(remaining, 1 << 20), src_offset)
+            chunk = pread(src_fd, min(remaining, 1 << 20), src_offset)
             copied = len(chunk)
             _pwrite_all(dst_fd, chunk, dst_offset)
         if copied == 0:

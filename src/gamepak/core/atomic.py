@@ -121,7 +121,11 @@ def write_via_temporary(path: str | os.PathLike[str], fill: Callable[[int], obje
     remove_stale_temporaries(folder)
     temporary = os.path.join(folder, temporary_name(base))
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        fd = os.open(
+            temporary,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0),
+            0o644,
+        )
     except OSError as exc:
         raise GamepakError(f"{target}: cannot write: {exc.strerror}") from exc
     try:

@@ -14,6 +14,7 @@ import os
 from _thread import allocate_lock
 
 from ..errors import CorruptArchiveError, GamepakError
+from .portable import pread as portable_pread
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -99,11 +100,12 @@ class Source:
         if size == 0:
             return b""
         if self.fd is not None:
+            read_at = getattr(os, "pread", None) or portable_pread
             chunks = []
             position = self.base + offset
             remaining = size
             while remaining:
-                chunk = os.pread(self.fd, remaining, position)
+                chunk = read_at(self.fd, remaining, position)
                 if not chunk:
                     break
                 chunks.append(chunk)

@@ -93,7 +93,7 @@ class Reader(FixedRecordNames, Archive):
         """The FAT must directly follow the header, so it grows in place (`FixedTable`): new
         data is appended, and one write inside one page changes the count and changed slots.
         Names longer than the name field, and changes spread over pages, are rebuilt instead."""
-        from ..ops.inplace import FixedTable
+        from ..core.inplace import FixedTable
 
         records = self._records  # one parse of the FAT: name fields are kept as they are
         name_length = self.name_length

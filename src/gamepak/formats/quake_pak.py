@@ -184,7 +184,7 @@ class Reader(FixedRecordNames, Archive):
         end = position + len(directory)
         if end > 0x7FFFFFFF:
             raise FormatLimitError("a PAK cannot exceed 2 GiB (its offsets are signed 32-bit)")
-        from ..ops.inplace import InPlaceFile
+        from ..core.inplace import InPlaceFile
 
         with InPlaceFile(path, self.size) as target:
             for member, offset in appended:
@@ -198,7 +198,7 @@ class Reader(FixedRecordNames, Archive):
     def _edit_directory_at_start(
         self, path: str, members: list[PendingMember], align: int, raw_names: list[bytes]
     ) -> bool:
-        from ..ops.inplace import FixedTable
+        from ..core.inplace import FixedTable
 
         def record(member: PendingMember, offset: int) -> bytes:
             raw = encode_name(member.name)

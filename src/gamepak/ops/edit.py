@@ -197,9 +197,11 @@ class _PackEdit:
         self.children.pop(id(old), None)
         self.changed = True
 
-    def append(self, name: str, data_or_path: Any) -> None:
-        self.members.append(self._new_member(name, data_or_path))
+    def append(self, name: str, data_or_path: Any, position: int | None = None) -> int:
+        index = len(self.members) if position is None else max(0, min(position, len(self.members)))
+        self.members.insert(index, self._new_member(name, data_or_path))
         self.changed = True
+        return index
 
     def remove_at(self, index: int) -> None:
         removed = self.members.pop(index)
@@ -291,17 +293,11 @@ def _lock(path: str) -> int:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise GamepakError(f"{path}: cannot open: {exc.strerror}") from exc
-    try:
-        import fcntl
-    except ImportError:  # no advisory locks on this system
-        return fd
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    from ..core.portable import lock_exclusive
+
+    if not lock_exclusive(fd):
         os.close(fd)
-        raise GamepakError(f"{path}: another gamepak process is editing it") from None
-    except OSError:
-        pass  # a file system without locks: edit unlocked, as before locks existed
+        raise GamepakError(f"{path}: another gamepak process is editing it")
     return fd
 
 
@@ -373,8 +369,10 @@ class Editor:
         pack, inner = self._root.route(name)
         return pack.find(inner) is not None
 
-    def add(self, name: str, data_or_path: Any, replace: bool = False) -> None:
-        """Add a member from bytes or a file; an existing one is replaced only with `replace`."""
+    def add(self, name: str, data_or_path: Any, replace: bool = False, *, position: int | None = None) -> None:
+        """Add a member from bytes or a file; an existing one is replaced only with `replace`.
+        It goes after the others, or at `position` in its pack (a patch's revert puts a removed
+        member back where it was)."""
         self._open()
         pack, inner = self._root.route(name)
         index = pack.find(inner)
@@ -383,9 +381,9 @@ class Editor:
                 raise GamepakError(f"{self.path}: already holds {name!r} (replace it instead)")
             self._replace(pack, index, data_or_path)
             return
-        pack.append(inner, data_or_path)
+        index = pack.append(inner, data_or_path, position)
         self.result.added.append(name)
-        self._plan.append(f"add {name} ({pack.members[-1].size} bytes)")
+        self._plan.append(f"add {name} ({pack.members[index].size} bytes)")
 
     def replace(self, name: str, data_or_path: Any) -> None:
         """Replace an existing member's content."""

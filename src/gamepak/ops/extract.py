@@ -31,7 +31,8 @@ from itertools import repeat
 
 from ..core.archive import Archive, RawRange, copy_range
 from ..core.atomic import NAME_MAX, remove_stale_temporaries, temporary_name, write_all
-from ..core.names import safe_parts
+from ..core.names import check_windows_names, safe_parts
+from ..core.portable import flag, has_folder_descriptors
 from ..errors import CorruptArchiveError, GamepakError, OutputExistsError, UnsafePathError
 from .manifest import MANIFEST_NAME, manifest_bytes
 
@@ -47,8 +48,8 @@ _THREAD_THRESHOLD = 256
 _THREAD_BYTES = 64 << 20
 # Members larger than this are copied by the kernel (copy_file_range) instead of pread+write.
 _SMALL_COPY = 8 << 20
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-_FOLDER = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | flag("O_CLOEXEC") | flag("O_NOFOLLOW") | flag("O_BINARY")
+_FOLDER = os.O_RDONLY | flag("O_CLOEXEC") | flag("O_DIRECTORY") | flag("O_NOFOLLOW")
 # Folder states in a plan.
 _EXISTS, _NEW_ROOT, _NEW = 0, 1, 2
 
@@ -396,14 +397,19 @@ def extract_members(
     overwrite: bool = False,
     manifest: bool = False,
     progress: Callable[[Entry], Any] | None = None,
+    windows_names: bool | None = None,
 ) -> list[str]:
-    """Extract `entries` of `archive` under `path` safely; returns the files written."""
+    """Extract `entries` of `archive` under `path` safely; returns the files written.
+    `windows_names` (default: on Windows and macOS) refuses, before anything is written, names a
+    Windows file system cannot hold and names that differ only in case."""
     entries = list(dict.fromkeys(entries))  # the same entry twice is one file
     root = os.path.realpath(path)
     if manifest and len(entries) != len(archive):
         raise GamepakError("a manifest describes the whole archive: extract every member with it")
     keys = _target_keys(archive, entries)
     names = [entry.name for entry in entries]
+    if windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin"))):
+        check_windows_names(names, keys)
     if manifest:
         keys.append(MANIFEST_NAME)
         names.append(MANIFEST_NAME)
@@ -411,6 +417,9 @@ def extract_members(
     if manifest:
         keys.pop()
     archive._check_data(entries)
+    if not has_folder_descriptors():
+        encoded = manifest_bytes(archive, entries, [key.split("/") for key in keys]) if manifest else None
+        return _extract_by_path(archive, entries, keys, plan, encoded, progress)
 
     writer = _Writer(plan)
     try:
@@ -436,6 +445,85 @@ def extract_members(
     if os.sep != "/":
         return [prefix + key.replace("/", os.sep) for key in keys]
     return [prefix + key for key in keys]
+
+
+def _extract_by_path(
+    archive: Archive,
+    entries: list[Entry],
+    keys: list[str],
+    plan: _Plan,
+    manifest: bytes | None,
+    progress: Callable[[Entry], Any] | None,
+) -> list[str]:
+    """The same plan written by path, where folder descriptors are missing (Windows). The
+    guarantees stay: every name was checked by the plan (no `..`, no absolute or drive paths);
+    each folder on the way is checked with `lstat` to be a real folder, not a link or junction,
+    before anything is created in it; each file is written under a temporary name and renamed
+    into place, and existing files are replaced only where the plan allows it."""
+    import shutil
+
+    from ..core.atomic import temporary_name
+    from ..core.portable import replace
+
+    root = plan.root
+    created_root = not os.path.isdir(root)
+    made: list[str] = []
+    written: list[str] = []
+
+    def real_folder(path: str) -> None:
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            os.mkdir(path)
+            made.append(path)
+            return
+        reparse = getattr(info, "st_file_attributes", 0) & 0x400  # FILE_ATTRIBUTE_REPARSE_POINT
+        if stat.S_ISLNK(info.st_mode) or reparse:
+            raise UnsafePathError(path, "a link on the way out of the destination")
+        if not stat.S_ISDIR(info.st_mode):
+            raise GamepakError(f"{path}: a file is in the way of a folder members need")
+
+    def write(key: str, mode: str | None, fill: Callable[[Any], object]) -> None:
+        parts = key.split("/")
+        folder = root
+        for part in parts[:-1]:
+            folder = os.path.join(folder, part)
+            real_folder(folder)
+        final = os.path.join(folder, parts[-1])
+        if mode is None and os.path.lexists(final):
+            raise OutputExistsError(final)
+        temporary = os.path.join(folder, temporary_name(parts[-1]))
+        with open(temporary, "xb") as handle:
+            fill(handle)
+        if mode is None:
+            os.rename(temporary, final)
+        else:
+            replace(temporary, final)
+        written.append(final)
+
+    modes = plan.modes or [None] * len(keys)
+    try:
+        if created_root:
+            os.makedirs(root)
+        real_folder(root)
+        for position, entry in enumerate(entries):
+            with archive.open(entry) as stream:
+
+                def copy(handle: Any, stream: Any = stream) -> None:
+                    shutil.copyfileobj(stream, handle, 1 << 20)
+
+                write(keys[position], modes[position], copy)
+            if progress is not None:
+                progress(entry)
+        if manifest is not None:
+            mode = modes[len(entries)] if len(modes) > len(entries) else None
+            write(MANIFEST_NAME, mode, lambda handle: handle.write(manifest))
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise GamepakError(f"{root}: cannot extract there: {exc.strerror or exc}{where}") from exc
+    if manifest is not None:
+        keys = [*keys, MANIFEST_NAME]
+    return [os.path.join(root, *key.split("/")) for key in keys]
 
 
 def _write_members(
@@ -498,7 +586,12 @@ class _Copier:
         fd_source = source.fd
         base = source.base
         # Positioned reads straight from the descriptor when there is one (no lock, no seek).
-        pread = os.pread if fd_source is not None else lambda _, size, offset: source.pread(size, offset - base)
+        if fd_source is not None:
+            from ..core.portable import pread as portable_pread
+
+            pread = getattr(os, "pread", None) or portable_pread
+        else:
+            pread = lambda _, size, offset: source.pread(size, offset - base)  # noqa: E731
         source_fd = fd_source if fd_source is not None else -1
         if report is None and self.progress is not None:
             entries, progress = self.entries, self.progress

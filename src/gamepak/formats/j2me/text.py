@@ -445,9 +445,9 @@ def text_members(archive: Any, kind: str = "auto") -> tuple[list[tuple[Any, Stri
 
 
 def _open_pack(file: str | os.PathLike[str], format: str | None) -> Any:
-    import gamepak
+    from ...core.opening import open as open_archive
 
-    return gamepak.open(file, format)
+    return open_archive(file, format)
 
 
 def _locate(archive: Any, label: str, member: str | None, kind: str) -> tuple[Any, TextMember]:
@@ -582,12 +582,12 @@ def import_strings(
     if located.member is None:
         write_atomic(output, rebuilt, overwrite=overwrite)
         return TextImport(None, table, located.skipped, changed=changed)
-    import gamepak
+    from ...core.opening import create
 
     with _open_pack(file, located.format) as archive:
         target = _find_member(archive, located.member)
         layout = archive.layout()
-        writer = gamepak.create(
+        writer = create(
             output,
             archive.format_name,
             overwrite=overwrite,

@@ -11,7 +11,8 @@
 
 from __future__ import annotations
 
-from .packfile import Reader, name_hash, sniff
+from .packfile import Reader, sniff
+from .records import name_hash
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass, field
-from typing import IO, Any, ClassVar
+from typing import Any, ClassVar
 
 from ...core.archive import Archive, ArchiveWriter, Entry, Output, PendingMember, Problem, decode_name, encode_name
 from ...core.source import Source
@@ -223,18 +223,16 @@ def container_name(str2_name: str) -> str:
     return os.path.splitext(str2_name.replace("\\", "/").rsplit("/", 1)[-1])[0]
 
 
-def summarize_str2(stream: IO[bytes], name: str) -> Str2Summary:
-    """Read a `.str2_pc`'s header, entries and names (not its data)."""
-    from .packfile import Reader
-
-    reader = Reader(stream, name=name)  # type: ignore[arg-type]
-    with reader:
-        return Str2Summary(
-            container_name(name),
-            reader.data_start,
-            reader.compressed_size_field,
-            [(entry.name, entry.size) for entry in reader.infolist()],
-        )
+def summarize_str2(reader: Any, name: str) -> Str2Summary:
+    """What a container must agree with in an open `.str2_pc` reader (`packfile.Reader`): its
+    header, entries and names (not its data). The caller opens it, so this module, which the
+    packfile's checker uses, does not import the packfile back."""
+    return Str2Summary(
+        container_name(name),
+        reader.data_start,
+        reader.compressed_size_field,
+        [(entry.name, entry.size) for entry in reader.infolist()],
+    )
 
 
 def _stem(name: str) -> str:

@@ -10,7 +10,7 @@ from ...core.archive import Problem
 from ...core.layout import align_up
 from ...errors import CorruptArchiveError, GamepakError
 from . import conventions
-from .packfile import BLOCK_ALIGN, ENTRY, FIELD_OFFSETS, NO_SIZE, U32, name_hash
+from .records import BLOCK_ALIGN, ENTRY, FIELD_OFFSETS, NO_SIZE, U32, name_hash
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -116,15 +116,13 @@ def check_packfile(reader: Reader) -> list[Problem]:
 def check_nested_packs(reader: Reader) -> list[Problem]:
     """The errors and warnings of each nested `.str2_pc`, named by the member holding it (offsets
     are inside that member)."""
-    from .packfile import Reader as PackfileReader
-
     problems: list[Problem] = []
     for entry in reader.infolist():
         if not entry.name.lower().endswith(".str2_pc"):
             continue
         label = f"{reader.filename}/{entry.name}"
         try:
-            with reader.open(entry) as stream, PackfileReader(stream, name=label) as inner:
+            with reader.open(entry) as stream, type(reader)(stream, name=label) as inner:
                 found = inner.check()
         except GamepakError as exc:
             found = [Problem(str(exc), offset=getattr(exc, "offset", None))]
@@ -251,8 +249,8 @@ def check_asm_members(reader: Reader) -> list[Problem]:
                 )
                 continue
             try:
-                with reader.open(entry) as stream:
-                    summary = summarize_str2(stream, entry.name)
+                with reader.open(entry) as stream, type(reader)(stream, name=entry.name) as inner:
+                    summary = summarize_str2(inner, entry.name)
             except GamepakError as exc:
                 problems.append(Problem(f"{entry.name}: {_message(exc)}", member=entry.name))
                 continue

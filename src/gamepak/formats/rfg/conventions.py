@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...core.layout import align_up
-from .packfile import BLOCK_ALIGN, NO_SIZE
+from .records import BLOCK_ALIGN, NO_SIZE
 
 if TYPE_CHECKING:
     from .packfile import Reader

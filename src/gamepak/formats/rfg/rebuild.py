@@ -8,7 +8,7 @@ import zlib
 from ...core.archive import Entry, decode_name
 from ...core.layout import align_up, fill_bytes
 from .inflate import Inflater
-from .packfile import ENTRY, RUNTIME_OFFSET, U32, name_offsets
+from .records import ENTRY, RUNTIME_OFFSET, U32, name_offsets
 
 # `typing` and `hashlib` cost milliseconds at import; hashlib is needed only by `classic_zlib`.
 TYPE_CHECKING = False

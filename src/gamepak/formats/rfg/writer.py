@@ -36,7 +36,9 @@ import zlib
 from ...core.archive import ArchiveWriter, Entry, Output, PendingMember, copy_range, encode_name
 from ...core.layout import align_up, restore_fill
 from ...errors import CorruptArchiveError, FormatLimitError, GamepakError, UnsupportedFeatureError
-from .packfile import (
+from .packfile import Reader
+from .rebuild import classic_zlib
+from .records import (
     BLOCK_ALIGN,
     ENTRY,
     FLAG_COMPRESSED,
@@ -48,11 +50,9 @@ from .packfile import (
     NO_SIZE,
     U32,
     VERSION,
-    Reader,
     name_hash,
     name_offsets,
 )
-from .rebuild import classic_zlib
 
 # `typing` costs milliseconds at import, and the `.asm_pc` module (with `dataclasses`) more: an
 # edit of a pack without `.str2_pc` members needs neither.
@@ -270,7 +270,8 @@ class Writer(ArchiveWriter):
             number, container = found
             with _open_pending(member) as stream:
                 try:
-                    summary = summarize_str2(stream, member.name)
+                    with Reader(stream, name=member.name) as inner:  # type: ignore[arg-type]
+                        summary = summarize_str2(inner, member.name)
                 except GamepakError as exc:
                     raise AsmMismatchError(f"{member.name}: cannot read it to update its container: {exc}") from exc
             changes = update_container(container, summary)

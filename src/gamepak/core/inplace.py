@@ -13,15 +13,16 @@ from __future__ import annotations
 import os
 import struct
 
-from ..core.archive import Output, PendingMember, _pwrite_all, copy_range
-from ..core.layout import align_up
 from ..errors import FormatLimitError, GamepakError
+from .archive import Output, PendingMember, _pwrite_all, copy_range
+from .layout import align_up
+from .portable import pwrite
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..core.archive import Archive
+    from .archive import Archive
 
 # Switch-over writes stay inside one page of this size (the smallest page Linux uses).
 ATOMIC_UNIT = 4096
@@ -77,7 +78,7 @@ class InPlaceFile:
         """The one write that changes what the pack holds: inside one page, then made durable."""
         if not within_one_page(offset, len(data)):
             raise GamepakError(f"{self.path}: internal error: switch-over write of {len(data)} bytes spans pages")
-        if os.pwrite(self.fd, data, offset) != len(data):
+        if pwrite(self.fd, data, offset) != len(data):
             raise GamepakError(f"{self.path}: short write at offset {offset}")
         os.fsync(self.fd)
 

@@ -1,0 +1,155 @@
+"""`gamepak patch`: patch size, apply cost against a full write, one rewrite for two patches,
+peak memory. Ratios within one run, on /dev/shm.
+
+- patch size for one changed byte in the largest member of the real `table.vpp_pc` (goal <= 1 KiB);
+- apply of a one-member patch to a 1 GiB PAK vs `gamepak.create` of the same PAK (goal <= 5%);
+- apply of that one-byte patch to `table.vpp_pc` vs a full rebuild (`gamepak.edit(compact=True)`,
+  goal <= 0.5x);
+- two patches on one pack: how many times the pack file was replaced (goal: once);
+- peak RSS of the 1 GiB apply, in a child process (goal < 100 MiB).
+
+`--size-mib` shrinks the PAK for a quick run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import gamepak
+
+TABLE = Path(__file__).resolve().parents[1].parent / "shared" / "samples" / "vpp" / "table.vpp_pc"
+
+
+def timed(action: object) -> float:
+    start = time.perf_counter()
+    action()  # type: ignore[operator]
+    return time.perf_counter() - start
+
+
+def one_byte_patch(folder: Path) -> tuple[Path, Path]:
+    base = folder / "table.vpp_pc"
+    shutil.copy(TABLE, base)
+    # `mod.vpp_pc` keeps the changed member for the direct-edit reference.
+    mod = folder / "mod.vpp_pc"
+    shutil.copy(base, mod)
+    with gamepak.open(base) as archive:
+        entry = max(archive.infolist(), key=lambda entry: entry.size)
+        data = bytearray(archive.read(entry))
+    data[len(data) // 2] ^= 1
+    with gamepak.edit(mod) as editor:
+        editor.replace(entry.name, bytes(data))
+    patch = folder / "table.gpatch"
+    gamepak.patch.make(base, mod, patch)
+    return base, patch
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size-mib", type=int, default=1024)
+    parser.add_argument("--child-apply", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child_apply:
+        gamepak.patch.apply(args.child_apply[0], [args.child_apply[1]])
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+        return
+    root = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    with tempfile.TemporaryDirectory(prefix="bench-patch-", dir=root) as temporary:
+        folder = Path(temporary)
+        if TABLE.exists():
+            base, patch = one_byte_patch(folder)
+            print(f"patch for one changed byte in table.vpp_pc: {patch.stat().st_size} bytes (goal <= 1024)")
+            target = folder / "target.vpp_pc"
+            shutil.copy(base, target)
+            applied = timed(lambda: gamepak.patch.apply(target, [patch]))
+            rebuild_copy = folder / "rebuild.vpp_pc"
+            shutil.copy(base, rebuild_copy)
+            rebuilt = timed(lambda: gamepak.edit(rebuild_copy, compact=True).commit())
+            ratio = applied / rebuilt
+            print(f"apply to table.vpp_pc {applied:.3f} s vs full rebuild {rebuilt:.3f} s: {ratio:.2f}x (goal <= 0.5x)")
+            edited = folder / "edited.vpp_pc"
+            shutil.copy(base, edited)
+            with gamepak.open(folder / "mod.vpp_pc") as archive:
+                entry = max(archive.infolist(), key=lambda entry: entry.size)
+                data = archive.read(entry)
+
+            def replace_member() -> None:
+                with gamepak.edit(edited) as editor:
+                    editor.replace(entry.name, data)
+
+            direct = timed(replace_member)
+            print(
+                f"  (the editor replacing that member directly: {direct:.3f} s; apply adds checks, delta, undo record)"
+            )
+        else:
+            print("table.vpp_pc sample absent: size and RFG apply rows skipped")
+
+        # Two patches on one pack: count the replacements of the pack file (its inode changes).
+        members = {f"m{index}.bin": os.urandom(4096) for index in range(50)}
+        for name, changed in (("base", {}), ("one", {"m1.bin": b"one"}), ("two", {"m2.bin": b"two"})):
+            with gamepak.create(folder / f"{name}.vpp_pc", overwrite=True) as writer:
+                for member, data in {**members, **changed}.items():
+                    writer.add(member, data)
+        gamepak.patch.make(folder / "base.vpp_pc", folder / "one.vpp_pc", folder / "one.gpatch")
+        gamepak.patch.make(folder / "base.vpp_pc", folder / "two.vpp_pc", folder / "two.gpatch")
+        replaced = 0
+        original_replace = os.replace
+
+        def counting_replace(source: object, target: object, *rest: object, **keywords: object) -> None:
+            nonlocal replaced
+            if str(target).endswith("base.vpp_pc"):
+                replaced += 1
+            original_replace(source, target, *rest, **keywords)  # type: ignore[arg-type]
+
+        os.replace = counting_replace  # type: ignore[assignment]
+        try:
+            gamepak.patch.apply(folder / "base.vpp_pc", [folder / "one.gpatch", folder / "two.gpatch"])
+        finally:
+            os.replace = original_replace
+        print(f"two patches on one pack: {replaced} rewrite(s) (goal 1)")
+
+        # A large PAK: full create vs a one-member patch.
+        member_size = 16 << 20
+        count = max(1, (args.size_mib << 20) // member_size)
+        source = folder / "member.bin"
+        source.write_bytes(os.urandom(member_size))
+        pak = folder / "big.pak"
+
+        def create() -> None:
+            with gamepak.create(pak, overwrite=True) as writer:
+                for index in range(count):
+                    writer.add(f"data/{index:04d}.bin", source)
+
+        created = timed(create)
+        small_base = folder / "small_base.pak"
+        small_mod = folder / "small_mod.pak"
+        for path, data in ((small_base, source.read_bytes()), (small_mod, b"patched" + source.read_bytes()[7:])):
+            with gamepak.create(path, overwrite=True) as writer:
+                writer.add("data/0000.bin", data)
+        gamepak.patch.make(small_base, small_mod, folder / "big.gpatch")
+        start = time.perf_counter()
+        output = subprocess.run(
+            [sys.executable, __file__, "--child-apply", str(pak), str(folder / "big.gpatch")],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        applied = time.perf_counter() - start
+        peak = int(output.split()[-1])
+        size_mib = pak.stat().st_size >> 20
+        print(
+            f"apply of a one-member patch to a {size_mib} MiB PAK {applied:.3f} s (child process, imports "
+            f"included) vs full create {created:.3f} s: {100 * applied / created:.1f}% (goal <= 5%)"
+        )
+        print(f"peak RSS of that apply: {peak} MiB (goal < 100)")
+
+
+if __name__ == "__main__":
+    main()

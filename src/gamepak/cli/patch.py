@@ -1,0 +1,163 @@
+"""`gamepak patch`: make, info, check, apply and revert member-level patches (mods)."""
+
+from __future__ import annotations
+
+from .common import add_command, add_group, add_json_option, note, print_json, write_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+_DESCRIPTION = """\
+Mods as small patches: the member-level changes between two packs or two game folders, in one
+file that applies to any copy, combines with other patches, detects conflicts and reverts exactly.
+
+  gamepak patch make data/ modded/data/ -o fix.gpatch --name "Fix" --author me
+  gamepak patch check data/ fix.gpatch other.gpatch
+  gamepak patch apply data/ fix.gpatch other.gpatch
+  gamepak patch revert data/ other.gpatch      (take back one patch, keep the others)
+  gamepak patch revert data/                   (back to the original bytes)
+"""
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    group = add_command(commands, "patch", None, "Make, check, apply and revert mod patches", description=_DESCRIPTION)
+    sub = add_group(group, "patch_command")
+
+    make = add_command(
+        sub,
+        "make",
+        run_make,
+        "Write the member-level changes from BASE to MODDED as a patch file.",
+        description="Compare BASE and MODDED (two packs, or two folders: packs matched by relative "
+        "path, other files as plain files) member by member, recursing into nested packs, and write "
+        "the changes (add, remove, replace as a delta where smaller, rename) to PATCH.",
+    )
+    make.add_argument("base", metavar="BASE", help="the original pack or folder")
+    make.add_argument("modded", metavar="MODDED", help="the modded pack or folder")
+    make.add_argument("-o", "--output", required=True, metavar="PATCH", help="the patch file to write")
+    make.add_argument("--name", help="the patch's name (default: the file's name)")
+    make.add_argument("--author", help="who made it")
+    make.add_argument("--description", help="what it does")
+    make.add_argument("--patch-version", dest="patch_version", help="the patch's own version")
+    make.add_argument("--game", help="the game it is for")
+    make.add_argument("--link", action="append", default=[], metavar="URL", help="a web link (repeatable)")
+    make.add_argument("--overwrite", action="store_true", help="replace PATCH if it exists")
+
+    info = add_command(sub, "info", run_info, "Show a patch file's metadata and operations.")
+    info.add_argument("patch", metavar="PATCH", help="a patch file")
+    add_json_option(info)
+
+    for name, handler, summary in (
+        ("check", run_check, "Say whether patches apply cleanly to TARGET (writes nothing; exit 1 if not)."),
+        ("apply", run_apply, "Apply patches to TARGET in one pass (each pack rewritten once)."),
+    ):
+        command = add_command(
+            sub,
+            name,
+            handler,
+            summary,
+            description=f"{summary}\n\nEach operation is checked first: the member holds the patch's "
+            "base -> applied; it already holds the target -> skipped; anything else -> refused. Two "
+            "patches changing one member differently conflict: exit 1, every conflict listed, nothing "
+            "written, unless --later-wins (the patch given later on the command line wins).",
+        )
+        command.add_argument("target", metavar="TARGET", help="a pack, or a game folder")
+        command.add_argument("patches", metavar="PATCH", nargs="+", help="patch files, in order")
+        command.add_argument(
+            "--later-wins",
+            action="store_true",
+            help="on a conflict, the patch given later wins instead of refusing",
+        )
+        if name == "apply":
+            command.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
+        add_json_option(command, "the plan")
+
+    revert = add_command(
+        sub,
+        "revert",
+        run_revert,
+        "Take back patches applied to TARGET: all of them, or only PATCH.",
+        description="Take back what `gamepak patch apply` did, from the undo record beside TARGET "
+        "(TARGET.gamepak-undo/): every patch (packs back to their original bytes), or only PATCH (a "
+        "patch file or its name), keeping the others.",
+    )
+    revert.add_argument("target", metavar="TARGET", help="the pack or folder patches were applied to")
+    revert.add_argument("patch", metavar="PATCH", nargs="?", help="one patch to take back")
+
+
+def run_make(args: argparse.Namespace) -> int | None:
+    from ..ops.patch import make
+
+    metadata = {
+        "name": args.name,
+        "author": args.author,
+        "description": args.description,
+        "patch_version": args.patch_version,
+        "game": args.game,
+        "links": args.link,
+    }
+    operations = make(args.base, args.modded, args.output, overwrite=args.overwrite, **metadata)
+    import os
+
+    note(f"{args.output}: {len(operations)} operations, {os.path.getsize(args.output)} bytes")
+    return None
+
+
+def run_info(args: argparse.Namespace) -> int | None:
+    from ..ops.patch import Patch
+
+    with Patch.open(args.patch) as patch:
+        document = patch.info()
+        if args.as_json:
+            print_json(document)
+            return None
+        lines = [
+            f"{field}: {document[field]}"
+            for field in ("name", "author", "description", "patch_version", "game")
+            if document[field]
+        ]
+        lines += [f"link: {link}" for link in document["links"]]
+        lines.append(f"format version: {document['version']}")
+        lines.append(f"operations: {len(patch.operations)}")
+        lines += [f"  {operation.describe()}" for operation in patch.operations]
+        write_text("\n".join(lines) + "\n")
+    return None
+
+
+def run_check(args: argparse.Namespace) -> int | None:
+    from ..ops.patch import check
+
+    plan = check(args.target, args.patches, later_wins=args.later_wins)
+    if args.as_json:
+        print_json(plan.to_dict())
+    else:
+        write_text("".join(line + "\n" for line in plan.lines()))
+    return 0 if plan.ok else 1
+
+
+def run_apply(args: argparse.Namespace) -> int | None:
+    from ..ops.patch import apply, check
+
+    if args.dry_run:
+        plan = check(args.target, args.patches, later_wins=args.later_wins)
+        if args.as_json:
+            print_json(plan.to_dict())
+        else:
+            write_text("".join(line + "\n" for line in plan.lines()))
+        return 0 if plan.ok else 1
+    plan = apply(args.target, args.patches, later_wins=args.later_wins)
+    if args.as_json:
+        print_json(plan.to_dict())
+    else:
+        skipped = len(plan.steps) - len(plan.to_apply)
+        note(f"{args.target}: {len(plan.to_apply)} operations applied, {skipped} skipped")
+    return None
+
+
+def run_revert(args: argparse.Namespace) -> int | None:
+    from ..ops.patch import revert
+
+    names = revert(args.target, args.patch)
+    note(f"{args.target}: took back {', '.join(names)}")
+    return None

@@ -1,0 +1,19 @@
+"""Mods as member-level patches: `make`, `check`, `apply` (several at once), `revert`.
+
+    >>> gamepak.patch.make("table.vpp_pc", "table-modded.vpp_pc", "fix.gpatch", name="fix")
+    >>> gamepak.patch.apply("game/data", ["fix.gpatch", "other.gpatch"])
+    >>> gamepak.patch.revert("game/data")
+
+container: the patch file format; make: comparing packs and folders; apply: the plan (checks,
+conflicts) and the per-pack rewrite; undo: the revert record; install: `apply` over all three.
+"""
+
+from __future__ import annotations
+
+from .apply import Plan, plan
+from .container import FORMAT_VERSION, Operation, Patch, PatchError
+from .install import apply, check
+from .make import make
+from .undo import revert
+
+__all__ = ["FORMAT_VERSION", "Operation", "Patch", "PatchError", "Plan", "apply", "check", "make", "plan", "revert"]

@@ -1,0 +1,316 @@
+"""`check` and `apply`: one plan for several patches, then each pack rewritten once.
+
+Every operation is checked against the target before anything is written: the member holds the
+patch's base -> apply; it already holds the target -> skip (applying twice changes nothing);
+anything else -> refused, naming the member. Two patches changing one member to different bytes
+conflict; `later_wins=True` keeps the later patch's change (the order given) instead.
+Operations are grouped per pack and each pack goes through one `gamepak.edit` commit (in place
+for PAK/JoePack, a temporary file + rename otherwise; an RFG rebuild reuses unchanged
+compressed data).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .container import Operation, Patch, PatchError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from ...core.archive import Archive
+
+
+class Step:
+    """One operation of one patch, and what the plan does with it."""
+
+    def __init__(self, patch: Patch, operation: Operation, action: str, reason: str = "") -> None:
+        self.patch = patch
+        self.operation = operation
+        self.action = action  # "apply", "skip", "refuse" or "overridden"
+        self.reason = reason
+
+    def line(self) -> str:
+        why = f": {self.reason}" if self.reason else ""
+        return f"{self.action:<10} {self.operation.describe()} [{self.patch.name}]{why}"
+
+
+class Plan:
+    """What applying patches to a target would do."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.steps: list[Step] = []
+        self.conflicts: list[tuple[str, list[str]]] = []  # (member, patch names)
+
+    @property
+    def refusals(self) -> list[Step]:
+        return [step for step in self.steps if step.action == "refuse"]
+
+    @property
+    def ok(self) -> bool:
+        """Whether the patches apply cleanly."""
+        return not self.conflicts and not self.refusals
+
+    @property
+    def to_apply(self) -> list[Step]:
+        return [step for step in self.steps if step.action == "apply"]
+
+    def problems(self) -> list[str]:
+        lines = [f"conflict: {member} is changed differently by {', '.join(names)}" for member, names in self.conflicts]
+        lines += [f"{step.patch.name}: {step.operation.where}: {step.reason}" for step in self.refusals]
+        return lines
+
+    def lines(self) -> list[str]:
+        return [step.line() for step in self.steps] + self.problems()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "ok": self.ok,
+            "steps": [
+                {"action": step.action, "patch": step.patch.name, "reason": step.reason} | step.operation.to_dict()
+                for step in self.steps
+            ],
+            "conflicts": [{"member": member, "patches": names} for member, names in self.conflicts],
+        }
+
+
+class _Target:
+    """Reads the current state of the target: member and file hashes, opened packs cached."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.is_pack = os.path.isfile(target)
+        if not self.is_pack and not os.path.isdir(target):
+            raise PatchError(f"{target}: no such pack or folder")
+        self._archives: dict[str, Archive] = {}
+
+    def path_of(self, operation: Operation) -> str:
+        if self.is_pack:
+            if operation.member is None:
+                raise PatchError(
+                    f"{self.target}: the patch changes the plain file {operation.file!r}; apply it to a folder"
+                )
+            return self.target
+        if operation.file == "":
+            raise PatchError(f"{self.target}: the patch is for one pack, not a folder")
+        return os.path.join(self.target, *operation.file.split("/"))
+
+    def archive(self, path: str) -> Archive:
+        archive = self._archives.get(path)
+        if archive is None:
+            from ...core.opening import open as open_archive
+
+            if not os.path.isfile(path):
+                raise PatchError(f"{path}: missing (the patch changes members of it)")
+            archive = self._archives[path] = open_archive(path)
+        return archive
+
+    def member_index(self, operation: Operation) -> int | None:
+        """The member's index in the pack holding it."""
+        from ...core.nested import resolve
+
+        if operation.member is None:
+            return None
+        _, entry = resolve(self.archive(self.path_of(operation)), operation.member)
+        return entry.index
+
+    def member_bytes(self, operation: Operation, member: str | None = None) -> bytes | None:
+        from ...core.nested import resolve
+        from ...errors import MemberNotFoundError
+
+        path = self.path_of(operation)
+        member = operation.member if member is None else member
+        if member is None:
+            if not os.path.isfile(path):
+                return None
+            with open(path, "rb") as handle:
+                return handle.read()
+        try:
+            archive, entry = resolve(self.archive(path), member)
+        except MemberNotFoundError:
+            return None
+        return archive.read(entry)
+
+    def sha256(self, operation: Operation, member: str | None = None) -> str | None:
+        from ...core.nested import resolve
+        from ...errors import MemberNotFoundError
+        from .make import file_sha256, member_sha256
+
+        path = self.path_of(operation)
+        member = operation.member if member is None else member
+        if member is None:
+            return file_sha256(path) if os.path.isfile(path) else None
+        try:
+            archive, entry = resolve(self.archive(path), member)
+        except MemberNotFoundError:
+            return None
+        return member_sha256(archive, entry)
+
+    def close(self) -> None:
+        for archive in self._archives.values():
+            archive.close()
+        self._archives.clear()
+
+
+def _judge(target: _Target, operation: Operation) -> tuple[str, str]:
+    current = target.sha256(operation)
+    if operation.op == "add":
+        if current is None:
+            return "apply", ""
+        if current == operation.target_sha256:
+            return "skip", "already added"
+        return "refuse", "already exists with other bytes"
+    if operation.op == "remove":
+        if current is None:
+            return "skip", "already removed"
+        if current == operation.base_sha256 or operation.base_sha256 is None:
+            return "apply", ""
+        return "refuse", "holds other bytes than the patch removes"
+    if operation.op == "replace":
+        if current == operation.target_sha256:
+            return "skip", "already patched"
+        # A mod folder's replacement does not say what it replaces (base_sha256 None).
+        if current == operation.base_sha256 or (operation.base_sha256 is None and current is not None):
+            return "apply", ""
+        return "refuse", "missing" if current is None else "holds neither the patch's base nor its target"
+    assert operation.new_member is not None
+    renamed = target.sha256(operation, operation.new_member)
+    if current == operation.base_sha256 and renamed is None:
+        return "apply", ""
+    if current is None and renamed == operation.target_sha256:
+        return "skip", "already renamed"
+    if current is None:
+        return "refuse", "missing"
+    return "refuse", f"cannot rename: {operation.new_member} exists" if renamed else "holds other bytes"
+
+
+def _effect(operation: Operation) -> tuple[str, str | None]:
+    return (operation.op, None if operation.op == "remove" else operation.target_sha256)
+
+
+def plan(target: str | os.PathLike[str], patches: Sequence[Patch], *, later_wins: bool = False) -> Plan:
+    """Check every operation of `patches` against `target` (nothing is written)."""
+    state = _Target(os.fspath(target))
+    try:
+        return _plan(state, patches, later_wins)
+    finally:
+        state.close()
+
+
+def _keys(operation: Operation) -> list[tuple[str, str | None]]:
+    keys = [operation.key]
+    if operation.new_member is not None:
+        keys.append((operation.file, operation.new_member))
+    return keys
+
+
+def _plan(state: _Target, patches: Sequence[Patch], later_wins: bool) -> Plan:
+    result = Plan(state.target)
+    owners: dict[tuple[str, str | None], list[Step]] = {}
+    for patch in patches:
+        for operation in patch.operations:
+            step = Step(patch, operation, "apply")
+            result.steps.append(step)
+            for key in _keys(operation):
+                owners.setdefault(key, []).append(step)
+    for key, steps in owners.items():
+        patches_here = {id(step.patch) for step in steps}
+        if len(patches_here) < 2:
+            continue
+        effects = {_effect(step.operation) for step in steps}
+        if len(effects) == 1:
+            for step in steps[1:]:  # the same change twice: done once
+                if step.action == "apply":
+                    step.action, step.reason = "skip", f"same change as {steps[0].patch.name}"
+            continue
+        if later_wins:
+            last = steps[-1].patch
+            for step in steps:
+                if step.patch is not last:
+                    step.action, step.reason = "overridden", f"{last.name} comes later"
+            continue
+        member = steps[0].operation.where if key == steps[0].operation.key else f"{key[0]}: {key[1]}"
+        names = list(dict.fromkeys(step.patch.name for step in steps))
+        result.conflicts.append((member, names))
+    for step in result.steps:
+        if step.action == "apply":
+            step.action, step.reason = _judge(state, step.operation)
+    return result
+
+
+def execute(target: str, steps: list[Step], keeper: Any = None) -> None:
+    """Write the applying steps: each pack once, plain files atomically. `keeper` (the undo
+    record) is told before and after each pack is rewritten."""
+    state = _Target(target)
+    groups: dict[str, list[Step]] = {}
+    for step in steps:
+        groups.setdefault(state.path_of(step.operation), []).append(step)
+    try:
+        prepared: dict[str, list[tuple[Step, bytes | None]]] = {}
+        for path, group in groups.items():
+            prepared[path] = [(step, _new_bytes(state, step)) for step in group]
+    finally:
+        state.close()
+    # Every pack's changes are queued before any pack is written: a name a format refuses stops
+    # the whole apply with nothing changed.
+    from ..edit import Editor
+
+    editors: dict[str, Editor] = {}
+    try:
+        for path, items in prepared.items():
+            if items[0][0].operation.member is None:
+                continue
+            editor = editors[path] = Editor(path)
+            for step, data in items:
+                _queue(editor, step.operation, data)
+        for path, items in prepared.items():
+            if path not in editors:
+                for step, data in items:
+                    _write_plain(path, step.operation, data)
+                continue
+            if keeper is not None:
+                keeper.before(path)
+            editors.pop(path).commit()
+            if keeper is not None:
+                keeper.after(path)
+    finally:
+        for editor in editors.values():
+            editor.abort()
+
+
+def _queue(editor: Any, operation: Operation, data: bytes | None) -> None:
+    assert operation.member is not None
+    if operation.op == "add":
+        editor.add(operation.member, data, position=operation.position)
+    elif operation.op == "replace":
+        editor.replace(operation.member, data)
+    elif operation.op == "remove":
+        editor.remove(operation.member)
+    else:
+        assert operation.new_member is not None
+        editor.rename(operation.member, operation.new_member)
+
+
+def _new_bytes(state: _Target, step: Step) -> bytes | None:
+    operation = step.operation
+    if operation.op not in ("add", "replace"):
+        return None
+    base = state.member_bytes(operation) if operation.encoding == "zstd-delta" else None
+    return step.patch.target_bytes(operation, base)
+
+
+def _write_plain(path: str, operation: Operation, data: bytes | None) -> None:
+    from ...core.atomic import write_bytes
+
+    if operation.op == "remove":
+        os.unlink(path)
+    elif operation.op == "rename":
+        raise PatchError(f"{path}: plain files are not renamed by patches")
+    else:
+        assert data is not None
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        write_bytes(path, data, overwrite=True)

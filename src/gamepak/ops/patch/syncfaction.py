@@ -1,0 +1,144 @@
+"""SyncFaction's loose-archive mods (Red Faction Guerrilla), read as a patch.
+
+A mod folder is laid out like the game's root. `data/<pack>.vpp_pc/` (matched without case;
+`.vpp` means `.vpp_pc`) holds members that replace same-named ones or are added after the
+others, `.delete.json` (a JSON array of member names to remove) and `.options.json` (the pack's
+data mode; gamepak keeps the pack's own mode, so it is read and reported, not applied). Such a
+mod says nothing about the base it was made on: its replacements apply to whatever the member
+holds (`base_sha256` left open), so conflicts with other patches are still found, and the undo
+record keeps the old bytes as for any patch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+from .container import Operation, Patch, PatchError, check_relative
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_MAX_DELETE_JSON = 1 << 20
+
+
+def is_mod_folder(path: str) -> bool:
+    """Whether `path` is a folder holding loose archives (`data/<pack>.vpp_pc/`)."""
+    data = _child(path, "data")
+    return data is not None and any(
+        _pack_name(name) for name in os.listdir(data) if os.path.isdir(os.path.join(data, name))
+    )
+
+
+def _child(folder: str, name: str) -> str | None:
+    if not os.path.isdir(folder):
+        return None
+    for entry in os.listdir(folder):
+        if entry.lower() == name:
+            return os.path.join(folder, entry)
+    return None
+
+
+def _pack_name(name: str) -> str | None:
+    lowered = name.lower()
+    if lowered.endswith(".vpp"):
+        return lowered + "_pc"
+    if lowered.endswith((".vpp_pc", ".str2_pc")):
+        return lowered
+    return None
+
+
+class FolderPatch(Patch):
+    """A patch whose blobs are files of a mod folder."""
+
+    def __init__(self, path: str, operations: list[Operation], files: dict[str, str], notes: list[str]) -> None:
+        super().__init__(path, {"name": os.path.basename(os.path.normpath(path)), "version": None}, operations, None)
+        self._files = files
+        self.notes = notes
+
+    def blob(self, operation: Operation) -> bytes:
+        assert operation.blob is not None
+        with open(self._files[operation.blob], "rb") as handle:
+            data = handle.read((operation.size or 0) + 1)
+        if len(data) != operation.size:
+            raise PatchError(f"{self._files[operation.blob]}: changed while being applied")
+        return data
+
+    def close(self) -> None:
+        pass
+
+
+def loose_archive_patch(mod: str, target: str) -> FolderPatch:
+    """The operations of a SyncFaction mod folder `mod` for the game folder `target`."""
+    from ...core.opening import open as open_archive
+    from ..inputs import scan_folder
+
+    data = _child(mod, "data")
+    target_data = _child(target, "data")
+    if data is None or target_data is None:
+        raise PatchError(f"{mod}: a loose-archive mod needs data/ in the mod and in {target}")
+    operations: list[Operation] = []
+    files: dict[str, str] = {}
+    notes: list[str] = []
+    packs_in_target = {entry.lower(): entry for entry in os.listdir(target_data)}
+    for folder_name in sorted(os.listdir(data)):
+        folder = os.path.join(data, folder_name)
+        pack = _pack_name(folder_name)
+        if pack is None or not os.path.isdir(folder):
+            continue
+        if pack not in packs_in_target:
+            raise PatchError(f"{folder}: the game has no data/{pack}")
+        file = check_relative(f"{os.path.basename(target_data)}/{packs_in_target[pack]}", folder)
+        with open_archive(os.path.join(target_data, packs_in_target[pack])) as archive:
+            existing = {name.lower(): name for name in archive.namelist()}
+        for relative, path in scan_folder(folder).members:
+            lowered = relative.lower()
+            if lowered == ".delete.json":
+                for name in _delete_list(path):
+                    member = existing.get(name.lower())
+                    if member is not None:
+                        operations.append(Operation("remove", file, member))
+                continue
+            if lowered == ".options.json":
+                notes.append(f"{path}: the pack keeps its own data mode ({_options(path)} asked)")
+                continue
+            member = existing.get(lowered, relative)
+            with open(path, "rb") as handle:
+                digest = hashlib.sha256(handle.read()).hexdigest()
+            blob = f"blobs/{len(files)}"
+            files[blob] = path
+            operations.append(
+                Operation(
+                    "replace" if lowered in existing else "add",
+                    file,
+                    check_relative(member, path),
+                    target_sha256=digest,
+                    size=os.path.getsize(path),
+                    blob=blob,
+                    encoding="raw",
+                )
+            )
+    return FolderPatch(mod, operations, files, notes)
+
+
+def _delete_list(path: str) -> list[str]:
+    with open(path, "rb") as handle:
+        text = handle.read(_MAX_DELETE_JSON + 1)
+    try:
+        names: Any = json.loads(text)
+    except ValueError as exc:
+        raise PatchError(f"{path}: not JSON ({exc})") from None
+    if len(text) > _MAX_DELETE_JSON or not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise PatchError(f"{path}: must be a JSON array of member names")
+    return names
+
+
+def _options(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            options = json.loads(handle.read(_MAX_DELETE_JSON))
+        return str(options.get("Mode")) if isinstance(options, dict) else "?"
+    except ValueError:
+        return "?"

@@ -1,0 +1,301 @@
+"""The undo record: what `apply` needs to take its patches back, beside the target.
+
+    TARGET.gamepak-undo/
+        record.json    {"format": "gamepak-undo", "version": 1, "applications": [
+                          {"number": N, "state": "pending" | "done",
+                           "patches": [{"name": ..., "undo": "N-K.gpatch"}, ...]}, ...]}
+        N-K.gpatch     a patch (the same container) that turns patch K of application N back:
+                       the replaced and removed members' old bytes (a delta against the new
+                       bytes where smaller), removals of what it added, reverse renames
+
+Order makes it crash-safe: the undo patches are written (each atomically), then record.json
+names them as "pending", then the packs change, then record.json says "done". A kill -9 at any
+point leaves a record that names only complete files, and an application that never finished
+is still reverted correctly: reverting checks each member like applying does (already original
+-> skip). Reverting rebuilds packs with their own layout options, so a rebuilt format (RFG) gets
+its original bytes back sha256-equal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+
+from .container import Operation, Patch, PatchError, check_relative, write_patch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from .apply import Plan, Step
+
+RECORD_FORMAT = "gamepak-undo"
+RECORD_VERSION = 1
+
+
+def record_folder(target: str) -> str:
+    return os.path.abspath(target).rstrip(os.sep) + ".gamepak-undo"
+
+
+def _read_record(folder: str) -> dict[str, Any]:
+    path = os.path.join(folder, "record.json")
+    if not os.path.isfile(path):
+        return {"format": RECORD_FORMAT, "version": RECORD_VERSION, "applications": []}
+    try:
+        with open(path, "rb") as handle:
+            record = json.loads(handle.read(16 << 20))
+    except ValueError as exc:
+        raise PatchError(f"{path}: not an undo record ({exc})") from None
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+        raise PatchError(f"{path}: not an undo record")
+    if record.get("version") != RECORD_VERSION:
+        raise PatchError(f"{path}: undo record version {record.get('version')!r}; this gamepak reads {RECORD_VERSION}")
+    if not isinstance(record.get("applications"), list):
+        raise PatchError(f"{path}: applications must be a list")
+    return record
+
+
+def _write_record(folder: str, record: dict[str, Any]) -> None:
+    from ...core.atomic import write_bytes
+
+    write_bytes(os.path.join(folder, "record.json"), json.dumps(record, indent=1).encode(), overwrite=True)
+    _sync_folder(folder)
+
+
+def _sync_folder(folder: str) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _reverse(steps: list[Step], target: str) -> tuple[list[Operation], dict[str, bytes]]:
+    """The operations that take `steps` back, with the old bytes they need (read now, before
+    anything changes)."""
+    from .apply import _Target
+    from .delta import FAST_LEVEL, make_delta
+
+    state = _Target(target)
+    operations: list[Operation] = []
+    blobs: dict[str, bytes] = {}
+    try:
+        for step in reversed(steps):
+            operation = step.operation
+            if operation.op == "add":
+                operations.append(
+                    Operation("remove", operation.file, operation.member, base_sha256=operation.target_sha256)
+                )
+            elif operation.op == "rename":
+                assert operation.new_member is not None
+                operations.append(
+                    Operation(
+                        "rename",
+                        operation.file,
+                        operation.new_member,
+                        new_member=operation.member,
+                        base_sha256=operation.target_sha256,
+                        target_sha256=operation.base_sha256,
+                    )
+                )
+            else:
+                old = state.member_bytes(operation)
+                if old is None:
+                    raise PatchError(f"{target}: {operation.where}: vanished while planning")
+                name = f"blobs/{len(blobs)}"
+                if operation.op == "remove":
+                    blobs[name] = old
+                    operations.append(
+                        Operation(
+                            "add",
+                            operation.file,
+                            operation.member,
+                            target_sha256=hashlib.sha256(old).hexdigest(),
+                            size=len(old),
+                            blob=name,
+                            encoding="raw",
+                            position=state.member_index(operation),
+                        )
+                    )
+                else:
+                    # Large members are kept whole: a delta would hold both in memory with zstd's tables.
+                    small = (operation.size or 0) <= (1 << 20)
+                    delta = make_delta(step.patch.target_bytes(operation, old), old, FAST_LEVEL) if small else None
+                    use_delta = delta is not None and len(delta) < len(old)
+                    blobs[name] = delta if use_delta and delta is not None else old
+                    operations.append(
+                        Operation(
+                            "replace",
+                            operation.file,
+                            operation.member,
+                            base_sha256=operation.target_sha256,
+                            target_sha256=hashlib.sha256(old).hexdigest(),
+                            size=len(old),
+                            blob=name,
+                            encoding="zstd-delta" if use_delta else "raw",
+                        )
+                    )
+    finally:
+        state.close()
+    return operations, blobs
+
+
+class _Originals:
+    """Packs rebuilt into a new file keep their old file as a hard link in the record (no bytes
+    copied): a full revert renames it back when the pack is still what the apply left, which is
+    the original byte for byte whatever tool wrote it. Packs changed in place share the inode,
+    so they have none and are reverted member by member."""
+
+    def __init__(self, folder: str, target: str, number: int) -> None:
+        self.folder = folder
+        self.target = target
+        self.number = number
+        self.saved: dict[str, dict[str, Any]] = {}
+
+    def _key(self, path: str) -> str:
+        return "" if os.path.isfile(self.target) else os.path.relpath(path, self.target).replace(os.sep, "/")
+
+    def before(self, path: str) -> None:
+        name = f"{self.number}-original-{len(self.saved)}"
+        try:
+            os.link(path, os.path.join(self.folder, name))
+        except OSError:
+            return  # a file system without hard links: member-level revert only
+        self.saved[self._key(path)] = {"original": name}
+
+    def after(self, path: str) -> None:
+        entry = self.saved.get(self._key(path))
+        if entry is None:
+            return
+        kept = os.path.join(self.folder, entry["original"])
+        now = os.stat(path)
+        if now.st_ino == os.stat(kept).st_ino:  # changed in place: the link holds nothing old
+            os.unlink(kept)
+            del self.saved[self._key(path)]
+            return
+        entry["identity"] = [now.st_ino, now.st_size, now.st_mtime_ns]
+
+
+def _restore_originals(target: str, folder: str, application: dict[str, Any]) -> None:
+    """Rename kept original packs back where the pack is still what the apply left."""
+    originals = application.get("originals")
+    if not isinstance(originals, dict):
+        return
+    for key, entry in originals.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("identity"), list):
+            continue
+        path = target if key == "" else os.path.join(target, *check_relative(key, f"{folder}: record").split("/"))
+        kept = os.path.join(folder, os.path.basename(str(entry.get("original"))))
+        try:
+            now = os.stat(path)
+        except OSError:
+            continue
+        if [now.st_ino, now.st_size, now.st_mtime_ns] == entry["identity"] and os.path.isfile(kept):
+            os.replace(kept, path)
+
+
+@contextlib.contextmanager
+def record_application(target: str, plan: Plan) -> Iterator[tuple[list[Step], _Originals]]:
+    """Write the undo record of `plan` (pending), let the caller apply its steps, then mark it
+    done."""
+    steps = plan.to_apply
+    folder = record_folder(target)
+    os.makedirs(folder, exist_ok=True)
+    record = _read_record(folder)
+    number = 1 + max((entry.get("number", 0) for entry in record["applications"]), default=0)
+    entry: dict[str, Any] = {"number": number, "state": "pending", "patches": []}
+    by_patch: dict[int, list[Step]] = {}
+    order: list[Patch] = []
+    for step in steps:
+        if id(step.patch) not in by_patch:
+            order.append(step.patch)
+        by_patch.setdefault(id(step.patch), []).append(step)
+    for index, patch in enumerate(order, 1):
+        operations, blobs = _reverse(by_patch[id(patch)], target)
+        undo_name = f"{number}-{index}.gpatch"
+        write_patch(
+            os.path.join(folder, undo_name),
+            operations,
+            blobs,
+            {"name": f"undo of {patch.name}"},
+            overwrite=True,
+            deflate=False,
+        )
+        entry["patches"].append({"name": patch.name, "path": os.path.basename(patch.path), "undo": undo_name})
+    record["applications"].append(entry)
+    _write_record(folder, record)
+    keeper = _Originals(folder, target, number)
+    yield steps, keeper
+    entry["originals"] = keeper.saved
+    entry["state"] = "done"
+    _write_record(folder, record)
+
+
+def _matches(patch_entry: dict[str, Any], wanted: str) -> bool:
+    return wanted in (patch_entry.get("name"), patch_entry.get("path"))
+
+
+def revert(target: str | os.PathLike[str], patch: str | os.PathLike[str] | None = None) -> list[str]:
+    """Take back what `apply` did to `target`: everything (latest first), or only `patch` (a
+    patch file or its name), keeping the others. Returns the names of the patches taken back."""
+    from .apply import execute, plan
+
+    target = os.fspath(target)
+    folder = record_folder(target)
+    record = _read_record(folder)
+    if not record["applications"]:
+        raise PatchError(f"{target}: no patches applied by gamepak (no undo record at {folder})")
+    wanted: str | None = None
+    if patch is not None:
+        wanted = os.fspath(patch)
+        if os.path.isfile(wanted):
+            with Patch.open(wanted) as opened:
+                names = {opened.name, os.path.basename(wanted)}
+            wanted = next(
+                (
+                    name
+                    for name in names
+                    for application in record["applications"]
+                    for item in application["patches"]
+                    if _matches(item, name)
+                ),
+                wanted,
+            )
+    taken_back: list[str] = []
+    for application in reversed(list(record["applications"])):
+        if wanted is None and application.get("state") == "done":
+            _restore_originals(target, folder, application)
+        for item in reversed(list(application["patches"])):
+            if wanted is not None and not _matches(item, wanted):
+                continue
+            undo_path = os.path.join(folder, os.path.basename(str(item.get("undo"))))
+            with Patch.open(undo_path) as undo:
+                result = plan(target, [undo])
+                if not result.ok:
+                    raise PatchError(
+                        f"{target}: cannot take back {item.get('name')}:\n  " + "\n  ".join(result.problems())
+                    )
+                if result.to_apply:
+                    execute(target, result.to_apply)
+            application["patches"].remove(item)
+            _write_record(folder, record)
+            with contextlib.suppress(OSError):
+                os.unlink(undo_path)
+            taken_back.append(str(item.get("name")))
+        if not application["patches"]:
+            record["applications"].remove(application)
+            _write_record(folder, record)
+            for entry in (application.get("originals") or {}).values():
+                with contextlib.suppress(OSError, TypeError):
+                    os.unlink(os.path.join(folder, os.path.basename(str(entry.get("original")))))
+    if wanted is not None and not taken_back:
+        raise PatchError(f"{target}: no applied patch named {wanted!r}")
+    if not record["applications"]:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+    return taken_back

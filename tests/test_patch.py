@@ -1,0 +1,429 @@
+"""gamepak.patch: make, info, check, apply (several at once), revert; hostile patch files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import gamepak
+from gamepak.cli import main
+from gamepak.ops.patch import Patch, PatchError
+
+SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
+
+MEMBERS = {
+    "e1m1.bsp": bytes(range(256)) * 40,
+    "player.mdl": b"IDPO" + b"\x01" * 3000,
+    "hit.wav": b"RIFF" + b"\x02" * 500,
+    "gfx.wad": b"WAD2" + b"\x03" * 700,
+}
+
+
+def build(path: Path, members: dict[str, bytes], format_name: str | None = None) -> Path:
+    with gamepak.create(path, format_name, overwrite=True) as writer:
+        for name, data in members.items():
+            writer.add(name, data)
+    return path
+
+
+def contents(path: Path) -> dict[str, bytes]:
+    with gamepak.open(path) as archive:
+        return {entry.name: archive.read(entry) for entry in archive.infolist()}
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def modded(members: dict[str, bytes]) -> dict[str, bytes]:
+    changed = dict(members)
+    data = bytearray(changed["e1m1.bsp"])
+    data[5000] ^= 0xFF
+    changed["e1m1.bsp"] = bytes(data)
+    changed["new.wav"] = b"RIFFnew"
+    del changed["gfx.wad"]
+    changed["hero.mdl"] = changed.pop("player.mdl")
+    return changed
+
+
+@pytest.fixture(params=["pak", "vpp", "zip"])
+def packs(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, Path, Path]:
+    extension = {"pak": ".pak", "vpp": ".vpp_pc", "zip": ".zip"}[request.param]
+    base = build(tmp_path / f"base{extension}", MEMBERS)
+    mod = build(tmp_path / f"mod{extension}", modded(MEMBERS))
+    target = tmp_path / f"target{extension}"
+    shutil.copy(base, target)
+    return base, mod, target
+
+
+def test_make_records_each_kind_of_operation(packs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    base, mod, _ = packs
+    operations = gamepak.patch.make(base, mod, tmp_path / "p.gpatch", name="p")
+    kinds = sorted((operation.op, operation.member) for operation in operations)
+    assert kinds == [
+        ("add", "new.wav"),
+        ("remove", "gfx.wad"),
+        ("rename", "player.mdl"),
+        ("replace", "e1m1.bsp"),
+    ]
+    replace = next(operation for operation in operations if operation.op == "replace")
+    assert replace.encoding == "zstd-delta"
+    assert replace.base_sha256 == hashlib.sha256(MEMBERS["e1m1.bsp"]).hexdigest()
+    assert (tmp_path / "p.gpatch").stat().st_size < 2048
+
+
+def test_apply_then_reapply_then_revert(packs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    base, mod, target = packs
+    patch = tmp_path / "p.gpatch"
+    gamepak.patch.make(base, mod, patch)
+    assert gamepak.patch.check(target, [patch]).ok
+    gamepak.patch.apply(target, [patch])
+    assert contents(target) == contents(mod)
+    again = gamepak.patch.apply(target, [patch])  # applying twice changes nothing
+    assert not again.to_apply and again.ok
+    assert gamepak.patch.revert(target) == ["p.gpatch"]
+    assert contents(target) == MEMBERS
+    assert not Path(str(target) + ".gamepak-undo").exists()
+
+
+def test_wrong_base_is_refused_naming_the_member(packs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    base, mod, target = packs
+    patch = tmp_path / "p.gpatch"
+    gamepak.patch.make(base, mod, patch)
+    with gamepak.edit(target) as editor:
+        editor.replace("e1m1.bsp", b"someone else's map")
+    before = target.read_bytes()
+    plan = gamepak.patch.check(target, [patch])
+    assert not plan.ok
+    assert any("e1m1.bsp" in line and "neither" in line for line in plan.problems())
+    with pytest.raises(PatchError, match="e1m1.bsp"):
+        gamepak.patch.apply(target, [patch])
+    assert target.read_bytes() == before
+
+
+def two_patches(tmp_path: Path, extension: str = ".pak") -> tuple[Path, Path, Path, Path]:
+    base = build(tmp_path / f"base{extension}", MEMBERS)
+    one = build(tmp_path / f"one{extension}", {**MEMBERS, "hit.wav": b"RIFF one"})
+    two = build(tmp_path / f"two{extension}", {**MEMBERS, "hit.wav": b"RIFF two", "gfx.wad": b"WAD2 two"})
+    gamepak.patch.make(base, one, tmp_path / "one.gpatch", name="one")
+    gamepak.patch.make(base, two, tmp_path / "two.gpatch", name="two")
+    target = tmp_path / f"target{extension}"
+    shutil.copy(base, target)
+    return base, target, tmp_path / "one.gpatch", tmp_path / "two.gpatch"
+
+
+def test_conflicts_are_listed_and_nothing_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, target, one, two = two_patches(tmp_path)
+    before = sha(target)
+    plan = gamepak.patch.check(target, [one, two])
+    assert plan.conflicts == [("hit.wav", ["one", "two"])]
+    assert main(["patch", "apply", str(target), str(one), str(two)]) == 1
+    assert "hit.wav" in capsys.readouterr().err
+    assert sha(target) == before
+    assert main(["patch", "check", str(target), str(one), str(two)]) == 1
+
+
+def test_later_wins_and_one_rewrite(tmp_path: Path) -> None:
+    _, target, one, two = two_patches(tmp_path, ".vpp_pc")
+    inode = target.stat().st_ino
+    assert main(["patch", "apply", "--later-wins", str(target), str(one), str(two)]) == 0
+    assert contents(target)["hit.wav"] == b"RIFF two"
+    assert contents(target)["gfx.wad"] == b"WAD2 two"
+    assert target.stat().st_ino != inode  # rebuilt once (temporary + rename)
+
+
+def test_revert_one_patch_keeps_the_other(tmp_path: Path) -> None:
+    base = build(tmp_path / "base.vpp_pc", MEMBERS)
+    one = build(tmp_path / "one.vpp_pc", {**MEMBERS, "hit.wav": b"RIFF one"})
+    two = build(tmp_path / "two.vpp_pc", {**MEMBERS, "gfx.wad": b"WAD2 two"})
+    gamepak.patch.make(base, one, tmp_path / "one.gpatch", name="one")
+    gamepak.patch.make(base, two, tmp_path / "two.gpatch", name="two")
+    target = tmp_path / "target.vpp_pc"
+    shutil.copy(base, target)
+    gamepak.patch.apply(target, [tmp_path / "one.gpatch"])
+    gamepak.patch.apply(target, [tmp_path / "two.gpatch"])
+    assert main(["patch", "revert", str(target), str(tmp_path / "one.gpatch")]) == 0
+    assert contents(target) == {**MEMBERS, "gfx.wad": b"WAD2 two"}
+    assert gamepak.patch.revert(target) == ["two"]
+    assert contents(target) == MEMBERS
+    assert sha(target) == sha(base)  # the RFG writer rebuilds its own pack byte for byte
+
+
+def test_nested_members_are_compared_inside(tmp_path: Path) -> None:
+    inner = {"a.txt": b"alpha" * 100, "b.txt": b"beta" * 100}
+    inner_path = build(tmp_path / "zone.str2_pc", inner)
+    inner_mod = build(tmp_path / "zone_mod.str2_pc", {**inner, "b.txt": b"BETA" * 100})
+    base = build(tmp_path / "base.vpp_pc", {"zone.str2_pc": inner_path.read_bytes(), "x.xtbl": b"<x/>"})
+    mod = build(tmp_path / "mod.vpp_pc", {"zone.str2_pc": inner_mod.read_bytes(), "x.xtbl": b"<x/>"})
+    operations = gamepak.patch.make(base, mod, tmp_path / "p.gpatch")
+    assert [(operation.op, operation.member) for operation in operations] == [("replace", "zone.str2_pc/b.txt")]
+    target = tmp_path / "target.vpp_pc"
+    shutil.copy(base, target)
+    gamepak.patch.apply(target, [tmp_path / "p.gpatch"])
+    with gamepak.open(target) as archive, archive.open_archive("zone.str2_pc") as nested:
+        assert nested.read("b.txt") == b"BETA" * 100
+
+
+def test_folders_with_packs_and_plain_files(tmp_path: Path) -> None:
+    for side in ("base", "mod"):
+        (tmp_path / side / "id1").mkdir(parents=True)
+    build(tmp_path / "base" / "id1" / "pak0.pak", MEMBERS)
+    build(tmp_path / "mod" / "id1" / "pak0.pak", modded(MEMBERS))
+    (tmp_path / "base" / "id1" / "config.cfg").write_bytes(b"bind w +forward\n")
+    (tmp_path / "mod" / "id1" / "config.cfg").write_bytes(b"bind w +forward\nbind s +back\n")
+    (tmp_path / "mod" / "id1" / "autoexec.cfg").write_bytes(b"exec x\n")
+    patch = tmp_path / "p.gpatch"
+    assert main(["patch", "make", str(tmp_path / "base"), str(tmp_path / "mod"), "-o", str(patch)]) == 0
+    game = tmp_path / "game"
+    shutil.copytree(tmp_path / "base", game)
+    assert main(["patch", "apply", str(game), str(patch)]) == 0
+    assert contents(game / "id1" / "pak0.pak") == modded(MEMBERS)
+    assert (game / "id1" / "config.cfg").read_bytes() == (tmp_path / "mod" / "id1" / "config.cfg").read_bytes()
+    assert (game / "id1" / "autoexec.cfg").read_bytes() == b"exec x\n"
+    assert main(["patch", "revert", str(game)]) == 0
+    assert contents(game / "id1" / "pak0.pak") == MEMBERS  # changed in place: reverted member by member
+    assert (game / "id1" / "config.cfg").read_bytes() == b"bind w +forward\n"
+    assert not (game / "id1" / "autoexec.cfg").exists()
+
+
+def test_info_lists_metadata(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = build(tmp_path / "base.pak", MEMBERS)
+    mod = build(tmp_path / "mod.pak", modded(MEMBERS))
+    patch = tmp_path / "p.gpatch"
+    code = main(
+        [
+            "patch",
+            "make",
+            str(base),
+            str(mod),
+            "-o",
+            str(patch),
+            "--name",
+            "Fix",
+            "--author",
+            "me",
+            "--game",
+            "quake",
+            "--link",
+            "https://example.org/fix",
+        ]
+    )
+    assert code == 0
+    capsys.readouterr()
+    assert main(["patch", "info", str(patch), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["name"] == "Fix" and document["author"] == "me" and document["version"] == 1
+    assert document["links"] == ["https://example.org/fix"]
+    assert len(document["operations"]) == 4
+    assert main(["patch", "info", str(patch)]) == 0
+    assert "rename player.mdl -> hero.mdl" in capsys.readouterr().out
+
+
+# -- hostile patch files ---------------------------------------------------------------------
+
+
+def hostile(tmp_path: Path, manifest: dict, blobs: dict[str, bytes] | None = None) -> Path:
+    path = tmp_path / "hostile.gpatch"
+    with zipfile.ZipFile(path, "w") as zip_file:
+        zip_file.writestr("patch.json", json.dumps(manifest))
+        for name, data in (blobs or {}).items():
+            zip_file.writestr(name, data, zipfile.ZIP_DEFLATED)
+    return path
+
+
+def manifest_with(operation: dict, version: int = 1) -> dict:
+    return {"format": "gamepak-patch", "version": version, "operations": [operation]}
+
+
+ADD = {
+    "op": "add",
+    "file": "data/x.pak",
+    "member": "a.txt",
+    "target_sha256": "0" * 64,
+    "size": 3,
+    "blob": "blobs/0",
+    "encoding": "raw",
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"file": "../outside.pak"}, "'..'"),
+        ({"file": "/etc/passwd"}, "absolute"),
+        ({"member": "../../x"}, "'..'"),
+        ({"file": "C:/x.pak"}, "drive letter"),
+        ({"size": 1 << 40}, "size"),
+        ({"op": "explode"}, "unknown operation"),
+        ({"target_sha256": "xyz"}, "sha256"),
+        ({"blob": "../blob"}, "blob"),
+        ({"encoding": "lzma"}, "encoding"),
+    ],
+)
+def test_hostile_operations_are_refused(tmp_path: Path, change: dict, message: str) -> None:
+    path = hostile(tmp_path, manifest_with({**ADD, **change}), {"blobs/0": b"abc"})
+    with pytest.raises(PatchError, match=message):
+        Patch.open(path)
+
+
+def test_unknown_version_and_not_a_patch(tmp_path: Path) -> None:
+    with pytest.raises(PatchError, match="version 2"):
+        Patch.open(hostile(tmp_path, manifest_with(ADD, version=2)))
+    (tmp_path / "junk.gpatch").write_bytes(b"not a zip at all")
+    with pytest.raises(PatchError, match="not a gamepak patch"):
+        Patch.open(tmp_path / "junk.gpatch")
+
+
+def test_a_blob_bigger_than_declared_is_refused(tmp_path: Path) -> None:
+    # A bomb: 64 MiB of zeros deflate to almost nothing, declared as a 3-byte member.
+    path = hostile(tmp_path, manifest_with(ADD), {"blobs/0": bytes(64 << 20)})
+    with pytest.raises(PatchError, match="more than"):
+        Patch.open(path)
+
+
+def test_bad_bytes_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    target = build(tmp_path / "x.pak", MEMBERS)
+    before = sha(target)
+    path = hostile(tmp_path, manifest_with({**ADD, "file": ""}), {"blobs/0": b"abc"})
+    with pytest.raises(PatchError, match="target sha256"):
+        gamepak.patch.apply(target, [path])
+    assert sha(target) == before
+    assert main(["patch", "apply", str(target), str(path)]) == 1
+
+
+def test_import_gamepak_stays_light() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, gamepak; print('zstandard' in sys.modules, 'gamepak.ops.patch' in sys.modules)"
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert output.split() == ["False", "False"]
+
+
+@pytest.mark.skipif(not (SAMPLES / "vpp" / "table.vpp_pc").exists(), reason="../shared samples absent")
+def test_real_table_one_byte_patch_is_small_and_reverts_exactly(tmp_path: Path) -> None:
+    base = tmp_path / "table.vpp_pc"
+    shutil.copy(SAMPLES / "vpp" / "table.vpp_pc", base)
+    mod = tmp_path / "mod.vpp_pc"
+    shutil.copy(base, mod)
+    with gamepak.open(base) as archive:
+        entry = max(archive.infolist(), key=lambda entry: entry.size)
+        data = bytearray(archive.read(entry))
+    data[len(data) // 2] ^= 1
+    with gamepak.edit(mod) as editor:
+        editor.replace(entry.name, bytes(data))
+    patch = tmp_path / "p.gpatch"
+    gamepak.patch.make(base, mod, patch)
+    assert patch.stat().st_size <= 1024
+    target = tmp_path / "target.vpp_pc"
+    shutil.copy(base, target)
+    gamepak.patch.apply(target, [patch])
+    assert contents(target) == contents(mod)
+    gamepak.patch.revert(target)
+    assert sha(target) == sha(base)
+
+
+# -- kill -9 during apply and revert -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("extension", [".vpp_pc", ".pak"])
+def test_kill_during_apply_and_revert_leaves_old_or_new(tmp_path: Path, extension: str) -> None:
+    import random
+    import signal
+    import time
+
+    from test_edit_crash import run_child
+
+    base = build(tmp_path / f"base{extension}", MEMBERS)
+    mod = build(tmp_path / f"mod{extension}", modded(MEMBERS))
+    patch = tmp_path / "p.gpatch"
+    gamepak.patch.make(base, mod, patch)
+    old, new = MEMBERS, contents(mod)
+    chooser = random.Random(22)
+    for trial in range(8):
+        folder = tmp_path / f"trial{trial}"
+        folder.mkdir()
+        target = folder / f"target{extension}"
+        shutil.copy(base, target)
+        applying = trial % 2 == 0
+        if not applying:
+            gamepak.patch.apply(target, [patch])
+
+        def work(target: Path = target, applying: bool = applying) -> None:
+            if applying:
+                gamepak.patch.apply(target, [patch])
+            else:
+                gamepak.patch.revert(target)
+
+        pid = run_child(work, trial)
+        time.sleep(chooser.uniform(0, 0.05))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        state = contents(target)
+        assert state in (old, new)
+        record = Path(str(target) + ".gamepak-undo") / "record.json"
+        if record.exists():
+            json.loads(record.read_text())  # never half-written
+            gamepak.patch.revert(target)  # a finished or interrupted apply reverts cleanly
+            assert contents(target) == old
+        else:
+            assert state == old
+
+
+# -- SyncFaction loose-archive mods ------------------------------------------------------------
+
+
+def test_syncfaction_loose_archive_folder(tmp_path: Path) -> None:
+    game = tmp_path / "game"
+    (game / "data").mkdir(parents=True)
+    build(game / "data" / "misc.vpp_pc", {"camera.xtbl": b"<root>old</root>", "old.xtbl": b"x", "keep.xtbl": b"k"})
+    original = contents(game / "data" / "misc.vpp_pc")
+    loose = tmp_path / "mod" / "data" / "MISC.vpp"  # any case; .vpp means .vpp_pc
+    loose.mkdir(parents=True)
+    (loose / "camera.xtbl").write_bytes(b"<root>new</root>")
+    (loose / "added.xtbl").write_bytes(b"<root>added</root>")
+    (loose / ".delete.json").write_text('["OLD.xtbl"]')
+    (loose / ".options.json").write_text('{"Mode": "Compressed"}')
+    assert main(["patch", "check", str(game), str(tmp_path / "mod")]) == 0
+    assert main(["patch", "apply", str(game), str(tmp_path / "mod")]) == 0
+    assert contents(game / "data" / "misc.vpp_pc") == {
+        "camera.xtbl": b"<root>new</root>",
+        "keep.xtbl": b"k",
+        "added.xtbl": b"<root>added</root>",
+    }
+    assert main(["patch", "revert", str(game)]) == 0
+    assert contents(game / "data" / "misc.vpp_pc") == original
+
+
+def test_syncfaction_mod_conflicts_with_a_patch(tmp_path: Path) -> None:
+    game = tmp_path / "game"
+    (game / "data").mkdir(parents=True)
+    build(game / "data" / "misc.vpp_pc", {"camera.xtbl": b"old"})
+    (tmp_path / "modded" / "data").mkdir(parents=True)
+    build(tmp_path / "modded" / "data" / "misc.vpp_pc", {"camera.xtbl": b"patched"})
+    gamepak.patch.make(game, tmp_path / "modded", tmp_path / "p.gpatch")
+    loose = tmp_path / "mod" / "data" / "misc.vpp_pc"
+    loose.mkdir(parents=True)
+    (loose / "camera.xtbl").write_bytes(b"modded")
+    plan = gamepak.patch.check(game, [tmp_path / "p.gpatch", tmp_path / "mod"])
+    assert [member for member, _ in plan.conflicts] == ["data/misc.vpp_pc: camera.xtbl"]
+
+
+def test_a_name_one_pack_refuses_stops_every_pack(tmp_path: Path) -> None:
+    game = tmp_path / "game"
+    (game / "data").mkdir(parents=True)
+    build(game / "data" / "a.vpp_pc", {"x.xtbl": b"a"})
+    build(game / "data" / "b.vpp_pc", {"y.xtbl": b"b"})
+    before = {name: sha(game / "data" / name) for name in ("a.vpp_pc", "b.vpp_pc")}
+    (tmp_path / "mod" / "data" / "a.vpp_pc").mkdir(parents=True)
+    (tmp_path / "mod" / "data" / "a.vpp_pc" / "x.xtbl").write_bytes(b"changed")
+    (tmp_path / "mod" / "data" / "b.vpp_pc" / "sub").mkdir(parents=True)  # RFG names hold no folders
+    (tmp_path / "mod" / "data" / "b.vpp_pc" / "sub" / "z.xtbl").write_bytes(b"z")
+    assert main(["patch", "apply", str(game), str(tmp_path / "mod")]) == 1
+    assert {name: sha(game / "data" / name) for name in before} == before
