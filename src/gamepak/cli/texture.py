@@ -206,7 +206,7 @@ def run_import(args: argparse.Namespace) -> int | None:
     else:
         # A pack: every peg's folder is DIR/<member path>; all changes go through one
         # crash-safe edit, which also rebuilds the .str2_pc holding a pair and its .asm_pc.
-        import gamepak
+        from ..ops.edit import edit
 
         replacements: dict[str, bytes] = {}
         changed = []
@@ -218,7 +218,7 @@ def run_import(args: argparse.Namespace) -> int | None:
                 replacements[partner_name(peg_path)] = gpu
                 changed += [f"{peg_path}/{name}" for name in names]
         if replacements:
-            with gamepak.edit(args.target) as pack:
+            with edit(args.target) as pack:
                 for member, data in replacements.items():
                     pack.replace(member, data)
     note(f"{len(changed)} texture(s) changed" + (f": {', '.join(changed)}" if changed else ""))

@@ -32,10 +32,10 @@ def iter_pegs(source: str | os.PathLike[str], order: str = "BGRA") -> Iterator[t
     if is_cpu_name(path.name):
         yield path.name, Peg.open(path, order)
         return
-    import gamepak
-    from gamepak.core.nested import walk
+    from ....core.nested import walk
+    from ....core.opening import open as open_archive
 
-    with gamepak.open(path) as pack:
+    with open_archive(path) as pack:
         for member_path, entry, holder in walk(pack):
             if not is_cpu_name(entry.name):
                 continue
