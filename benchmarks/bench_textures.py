@@ -63,6 +63,32 @@ def bench_encode(rounds: int) -> None:
 
 
 def bench_export(rounds: int) -> None:
+    for pack in (SAMPLES / "vpp" / "xray_effect.str2_pc", _synthetic_pack()):
+        if not pack.exists():
+            print("export: skipped (../shared/samples absent)")
+            continue
+        _bench_export_one(pack, rounds)
+
+
+def _synthetic_pack() -> Path:
+    """A .str2_pc with one peg of 8 textures, 512x512 DXT1/DXT5 with full mip chains."""
+    import gamepak
+
+    path = Path("/dev/shm/gamepak-bench-textures.str2_pc")
+    images = _images()
+    peg = Peg.new("big.cpeg_pc")
+    for index in range(8):
+        image = images["render" if "render" in images else "gradient"][::2, ::2]
+        peg.add_texture(f"t{index}", np.roll(image, index * 17, axis=1),
+                        PixelFormat.DXT5 if index % 2 else PixelFormat.DXT1)
+    cpu, gpu = peg.to_bytes()
+    with gamepak.create(path, "vpp", overwrite=True) as writer:
+        writer.add("big.cpeg_pc", cpu)
+        writer.add("big.gpeg_pc", gpu)
+    return path
+
+
+def _bench_export_one(pack: Path, rounds: int) -> None:
     import io
     import tempfile
 
@@ -72,10 +98,6 @@ def bench_export(rounds: int) -> None:
     from gamepak.formats.rfg.peg.pixels import decode
     from gamepak.formats.rfg.peg.sources import iter_pegs
 
-    pack = SAMPLES / "vpp" / "xray_effect.str2_pc"
-    if not pack.exists():
-        print("export: skipped (../shared/samples absent)")
-        return
     pegs = list(iter_pegs(pack))
 
     def decode_only() -> None:
