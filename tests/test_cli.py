@@ -110,7 +110,7 @@ def test_help_is_complete() -> None:
     for command in ["ls", "info", "extract", "cat", "create", "detect", "verify", "formats"]:
         assert command in out
         sub_code, sub_out, _ = in_process_cli(command, "--help")
-        assert sub_code == 0 and "Usage" in sub_out
+        assert sub_code == 0 and f"usage: gamepak {command}" in sub_out
 
 
 def test_version_is_fast_path() -> None:

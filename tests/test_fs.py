@@ -122,7 +122,7 @@ def test_every_format_over_memory_and_zip(pack: tuple[Path, str], tmp_path: Path
 
 def cat_bytes(*arguments: str) -> bytes:
     """What `gamepak cat` writes to stdout, byte for byte (run in this process)."""
-    from gamepak.cli.app import run
+    from gamepak.cli import main as run
 
     out = io.BytesIO()
     wrapper = io.TextIOWrapper(out)

@@ -67,20 +67,14 @@ def test_iter_data_yields_bytes(dotted_pak: Path) -> None:
         assert isinstance(data, bytes)
 
 
-def test_a_command_exit_code_from_ctx_exit_reaches_the_caller() -> None:
-    import click
+def test_a_handler_exit_code_reaches_the_caller(tmp_path: Path) -> None:
+    from gamepak.cli import main
 
-    from gamepak.cli.app import cli, run
-
-    @cli.command("exit-three", hidden=True)
-    @click.pass_context
-    def exit_three(ctx: click.Context) -> None:
-        ctx.exit(3)
-
-    try:
-        assert run(["exit-three"]) == 3
-    finally:
-        cli.commands.pop("exit-three")
+    for name, data in (("a.pak", b"one"), ("b.pak", b"two")):
+        with gamepak.create(tmp_path / name) as writer:
+            writer.add("x.txt", data)
+    assert main(["diff", str(tmp_path / "a.pak"), str(tmp_path / "a.pak")]) == 0
+    assert main(["diff", str(tmp_path / "a.pak"), str(tmp_path / "b.pak")]) == 1
 
 
 def test_verify_checks_a_joe_model_as_a_model(tmp_path: Path) -> None:

@@ -13,15 +13,25 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import warnings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
 # The command modules, in the order `gamepak --help` lists their commands.
-COMMAND_MODULES: tuple[str, ...] = ("gamepak.cli.patch", "gamepak.cli.texture")
-# Commands still declared with click (cli/app.py) while they move to argparse.
-LEGACY_CLICK = True
+COMMAND_MODULES: tuple[str, ...] = (
+    "gamepak.cli.reading",
+    "gamepak.cli.packing",
+    "gamepak.cli.edit",
+    "gamepak.cli.convert",
+    "gamepak.cli.model",
+    "gamepak.cli.text",
+    "gamepak.cli.mount",
+    "gamepak.cli.catalog",
+    "gamepak.cli.patch",
+    "gamepak.cli.texture",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,50 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _declared_commands() -> set[str]:
-    names: set[str] = set()
-    parser = build_parser()
-    for action in parser._subparsers._group_actions if parser._subparsers else ():  # type: ignore[union-attr]
-        names.update(getattr(action, "choices", {}) or {})
-    return names
-
-
-def _command_of(arguments: list[str]) -> str | None:
-    """The command word of a command line (the first word that is not a global option)."""
-    skip = False
-    for word in arguments:
-        if skip:
-            skip = False
-            continue
-        if word == "--format":
-            skip = True
-            continue
-        if word.startswith("-"):
-            continue
-        return word
-    return None
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (`gamepak.errors.EXIT_CODES`)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
-    command = _command_of(arguments)
-    if LEGACY_CLICK and (command is None or command not in _declared_commands()) and arguments != ["--version"]:
-        if arguments and arguments[0] in ("ls", "info", "extract"):
-            from .listing import run_quick
-
-            code = run_quick(arguments)
-            if code is not None:
-                return code
-        if arguments and arguments[0] in ("add", "update"):
-            from .editing import run_quick as run_quick_edit
-
-            code = run_quick_edit(arguments)
-            if code is not None:
-                return code
-        from .app import run
-
-        return run(arguments)
     parser = build_parser()
     try:
         args = parser.parse_args(arguments)
@@ -99,7 +68,17 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0
     if getattr(args, "format_name", None) is None and args.global_format is not None:
         args.format_name = args.global_format
+    warnings.showwarning = _show_warning
     return run_handler(args)
+
+
+def _show_warning(
+    message: object, category: object, filename: str, lineno: int, file: object = None, line: object = None
+) -> None:
+    """Library warnings as one `gamepak: warning: ...` line, without file and line numbers."""
+    from .common import note
+
+    note(f"warning: {message}")
 
 
 def run_handler(args: argparse.Namespace) -> int:

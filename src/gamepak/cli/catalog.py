@@ -5,14 +5,12 @@ Dask and pyarrow are imported when a command runs, never for `--help` or other c
 
 from __future__ import annotations
 
-import json
+import argparse
 import sys
 from typing import Any
 
-import click
-
 from ..errors import GamepakError
-from .app import _stderr_console, note
+from .common import add_command, add_json_option, note, print_json, write_text
 
 HASHES = ("sha256", "blake2b", "xxh3", "none")
 INSTALL_HINT = "pip install 'gamepak[catalog]'"
@@ -31,12 +29,19 @@ def _library() -> Any:
     return catalog
 
 
-def _check_scheduler(ctx: click.Context, param: click.Parameter, value: str) -> str:
+def _scheduler(value: str) -> str:
     if value in ("processes", "threads", "synchronous") or value.startswith(
         ("tcp://", "tls://", "ucx://", "inproc://")
     ):
         return value
-    raise click.BadParameter("use processes, threads, synchronous or a scheduler address (tcp://HOST:8786)")
+    raise argparse.ArgumentTypeError("use processes, threads, synchronous or a scheduler address (tcp://HOST:8786)")
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a whole number of at least 1")
+    return number
 
 
 class _Bar:
@@ -50,9 +55,10 @@ class _Bar:
         if not sys.stderr.isatty():
             return
         if self._bar is None:
+            from rich.console import Console
             from rich.progress import Progress
 
-            self._bar = Progress(transient=True, console=_stderr_console())
+            self._bar = Progress(transient=True, console=Console(stderr=True))
             self._bar.start()
             self._task = self._bar.add_task("cataloging", total=total)
         self._bar.update(self._task, completed=done)
@@ -62,89 +68,95 @@ class _Bar:
             self._bar.stop()
 
 
-@click.command("catalog")
-@click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "-o",
-    "--output",
-    "out",
-    required=True,
-    metavar="OUT",
-    type=click.Path(file_okay=False),
-    help="Catalog folder to write (a Parquet dataset per table).",
-)
-@click.option(
-    "--hash",
-    "hash_algorithm",
-    type=click.Choice(HASHES),
-    default="sha256",
-    show_default=True,
-    help="Content hash of every member (xxh3: 128-bit, fastest; none: skip hashing).",
-)
-@click.option(
-    "--nested/--no-nested",
-    default=True,
-    show_default=True,
-    help="Descend into packs inside packs (recognised by their signature).",
-)
-@click.option(
-    "--guess",
-    type=click.Choice(["strict", "loose", "off"]),
-    default="strict",
-    show_default=True,
-    help="Files without a signature or a known extension (J2ME packs, JOE models): strict takes only convincing, "
-    "unambiguous structural fits; loose takes any consistent fit; off takes none.",
-)
-@click.option(
-    "--verify/--no-verify", default=True, show_default=True, help="Record each pack's check() errors and warnings."
-)
-@click.option(
-    "--scheduler",
-    default="processes",
-    show_default=True,
-    callback=_check_scheduler,
-    help="Dask scheduler: processes, threads, synchronous, or the address of a dask.distributed scheduler "
-    "(tcp://HOST:8786; "
-    "every worker must see PATHS and OUT under the same names).",
-)
-@click.option(
-    "--workers", type=click.IntRange(1), default=None, help="Workers of a local scheduler [default: one per CPU]."
-)
-@click.option(
-    "--resume",
-    is_flag=True,
-    help="Continue OUT: skip files already cataloged with the same size and mtime; changed files are cataloged again.",
-)
-@click.option("--overwrite", is_flag=True, help="Replace an existing catalog in OUT.")
-@click.option(
-    "--split-size",
-    type=click.IntRange(1),
-    default=256,
-    show_default=True,
-    metavar="MIB",
-    help="Archives larger than this many MiB are cataloged in member ranges by several workers.",
-)
-def catalog_command(
-    paths: tuple[str, ...],
-    out: str,
-    hash_algorithm: str,
-    nested: bool,
-    guess: str,
-    verify: bool,
-    scheduler: str,
-    workers: int | None,
-    resume: bool,
-    overwrite: bool,
-    split_size: int,
-) -> None:
-    """Catalog every archive under PATHS (folders, files or fsspec URLs) into a Parquet dataset.
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    catalog = add_command(
+        commands,
+        "catalog",
+        run_catalog,
+        "Catalog collections of archives into Parquet (Dask).",
+        "Catalog every archive under PATHS (folders, files or fsspec URLs) into a Parquet dataset.\n\n"
+        "OUT gets three tables, each a folder of Parquet parts: members (every member, nested packs\n"
+        "included, with size, offset, compression, type and content hash), archives (every pack: size,\n"
+        "mtime, format, header fields as JSON, check() status with its errors and warnings) and\n"
+        "errors (every file or member that could not be read: path, stage, message). A broken file\n"
+        "never stops the scan. Exit 0 once the catalog is written, also when it holds errors rows.",
+    )
+    catalog.add_argument("paths", nargs="+", metavar="PATHS")
+    catalog.add_argument(
+        "-o", "--output", dest="out", required=True, metavar="OUT", help="catalog folder to write (Parquet datasets)"
+    )
+    catalog.add_argument(
+        "--hash",
+        dest="hash_algorithm",
+        choices=HASHES,
+        default="sha256",
+        help="content hash of every member (xxh3: 128-bit, fastest; none: skip hashing; default: %(default)s)",
+    )
+    catalog.add_argument(
+        "--nested",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="descend into packs inside packs, recognised by their signature (default: on)",
+    )
+    catalog.add_argument(
+        "--guess",
+        choices=("strict", "loose", "off"),
+        default="strict",
+        help="files without a signature or a known extension (J2ME packs, JOE models): strict takes only "
+        "convincing, unambiguous structural fits; loose takes any consistent fit; off takes none "
+        "(default: %(default)s)",
+    )
+    catalog.add_argument(
+        "--verify",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="record each pack's check() errors and warnings (default: on)",
+    )
+    catalog.add_argument(
+        "--scheduler",
+        type=_scheduler,
+        default="processes",
+        help="Dask scheduler: processes, threads, synchronous, or the address of a dask.distributed scheduler "
+        "(tcp://HOST:8786; every worker must see PATHS and OUT under the same names) (default: %(default)s)",
+    )
+    catalog.add_argument(
+        "--workers", type=_positive, default=None, help="workers of a local scheduler (default: one per CPU)"
+    )
+    catalog.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue OUT: skip files already cataloged with the same size and mtime; changed files are "
+        "cataloged again",
+    )
+    catalog.add_argument("--overwrite", action="store_true", help="replace an existing catalog in OUT")
+    catalog.add_argument(
+        "--split-size",
+        type=_positive,
+        default=256,
+        metavar="MIB",
+        help="archives larger than this many MiB are cataloged in member ranges by several workers "
+        "(default: %(default)s)",
+    )
 
-    OUT gets three tables, each a folder of Parquet parts: members (every member, nested packs
-    included, with size, offset, compression, type and content hash), archives (every pack: size,
-    mtime, format, header fields as JSON, check() status with its errors and warnings) and
-    errors (every file or member that could not be read: path, stage, message). A broken file
-    never stops the scan. Exit 0 once the catalog is written, also when it holds errors rows.
-    """
+    diff = add_command(
+        commands,
+        "catalog-diff",
+        run_catalog_diff,
+        "Compare two catalogs.",
+        "Compare two catalogs: members added, removed, changed (by hash) and moved between packs.\n\n"
+        "Members are matched by pack path (relative to the folder cataloged) and name, so two\n"
+        "releases installed in different folders compare. Exit 0 when equal, 1 when different,\n"
+        "2 on trouble (a missing catalog, different --hash choices), as diff(1) does.",
+    )
+    diff.add_argument("old", metavar="OLD")
+    diff.add_argument("new", metavar="NEW")
+    add_json_option(diff, "the differences as one JSON object")
+
+
+def run_catalog(args: argparse.Namespace) -> None:
+    paths, out, resume = args.paths, args.out, args.resume
+    hash_algorithm, nested, guess, verify = args.hash_algorithm, args.nested, args.guess, args.verify
+    scheduler, workers, overwrite, split_size = args.scheduler, args.workers, args.overwrite, args.split_size
     library = _library()
     options = library.ScanOptions(hash_algorithm=hash_algorithm, nested=nested, guess=guess, verify=verify)
     bar = _Bar()
@@ -169,33 +181,24 @@ def catalog_command(
     )
 
 
-@click.command("catalog-diff")
-@click.argument("old", type=click.Path(exists=True, file_okay=False))
-@click.argument("new", type=click.Path(exists=True, file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the differences as one JSON object.")
-def catalog_diff_command(old: str, new: str, as_json: bool) -> None:
-    """Compare two catalogs: members added, removed, changed (by hash) and moved between packs.
-
-    Members are matched by pack path (relative to the folder cataloged) and name, so two
-    releases installed in different folders compare. Exit 0 when equal, 1 when different,
-    2 on trouble (a missing catalog, different --hash choices), as diff(1) does.
-    """
+def run_catalog_diff(args: argparse.Namespace) -> int:
+    old, new, as_json = args.old, args.new, args.as_json
     try:
         result = _library().diff_catalogs(old, new)
     except GamepakError as exc:
         note(f"error: {exc}")
-        raise SystemExit(2) from None
+        return 2
     if as_json:
-        click.echo(json.dumps({"equal": result.equal, **result.to_dict()}, indent=1))
+        print_json({"equal": result.equal, **result.to_dict()})
     else:
         for member in result.added:
-            click.echo(f"+ {member['pack']}/{member['name']}")
+            write_text(f"+ {member['pack']}/{member['name']}\n")
         for member in result.removed:
-            click.echo(f"- {member['pack']}/{member['name']}")
+            write_text(f"- {member['pack']}/{member['name']}\n")
         for member in result.changed:
-            click.echo(f"M {member['pack']}/{member['name']} ({member['old_size']} -> {member['new_size']} bytes)")
+            write_text(f"M {member['pack']}/{member['name']} ({member['old_size']} -> {member['new_size']} bytes)\n")
         for member in result.moved:
-            click.echo(f"> {member['from']}/{member['name']} -> {member['to']}/{member['name']}")
+            write_text(f"> {member['from']}/{member['name']} -> {member['to']}/{member['name']}\n")
         if result.equal:
             note("the catalogs hold the same members")
-    raise SystemExit(0 if result.equal else 1)
+    return 0 if result.equal else 1

@@ -4,17 +4,17 @@ writer `-O` options, and writing to the terminal. Light: argparse and the format
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..core.registry import FORMATS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 FORMAT_NAMES = [spec.name for spec in FORMATS]
-Handler = "Callable[[argparse.Namespace], int | None]"
 
 
 def add_command(
@@ -79,3 +79,159 @@ def print_json(document: object) -> None:
     import json
 
     write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def add_writer_options(parser: argparse.ArgumentParser) -> None:
+    """`-O KEY=VALUE`, repeatable: options of the format being written (see `gamepak formats`)."""
+    parser.add_argument(
+        "-O",
+        "--option",
+        dest="options",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a writer option of the format written, e.g. -O align=4 (see 'gamepak formats'); repeatable",
+    )
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """One `-O KEY=VALUE`: numbers as ints (0x... too), yes/no as booleans, empty/none as None."""
+    from ..errors import UsageError
+
+    key, separator, value = text.partition("=")
+    if not separator or not key:
+        raise UsageError(f"-O/--option: {text!r} is not KEY=VALUE")
+    lowered = value.lower()
+    parsed: Any
+    if lowered in ("none", "null", ""):
+        parsed = None
+    elif lowered in ("true", "yes"):
+        parsed = True
+    elif lowered in ("false", "no"):
+        parsed = False
+    else:
+        try:
+            parsed = int(value, 0)
+        except ValueError:
+            parsed = value
+    return key.replace("-", "_"), parsed
+
+
+def parse_options(texts: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """-O KEY=VALUE options as a dict (see `parse_option`)."""
+    return dict(parse_option(text) for text in texts)
+
+
+def count(number: int, noun: str) -> str:
+    """'1 member', '2 members'."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def open_input(path: str, format_name: str | None) -> Any:
+    """Open the archive at `path` with `format_name`, or the detected format (saying which when
+    it was only a structural guess)."""
+    from ..core.opening import open as open_archive
+
+    if os.path.isdir(path):
+        from ..errors import GamepakError
+
+        raise GamepakError(f"{path}: a folder, not a pack")
+    archive = open_archive(path, format_name)
+    detection = getattr(archive, "detection", None)
+    if detection is not None and not detection.has_magic:
+        note(f"{path}: read as {detection.format} (no signature; --format to choose another)")
+    return archive
+
+
+def folder_members(folder: str) -> list[tuple[str, str]]:
+    """(name, path) for the files of `folder` as `create` packs them (gamepak.ops.inputs.scan_folder:
+    sorted, symlinks leaving the folder refused), saying what was skipped."""
+    from ..ops.inputs import scan_folder
+
+    scan = scan_folder(folder)
+    for line in scan.skipped:
+        note(f"skipped {os.path.join(folder, '')}{line}")
+    return scan.members
+
+
+# Above this many members or bytes a long operation shows a progress bar (on a terminal).
+PROGRESS_MEMBERS = 500
+PROGRESS_BYTES = 64 << 20
+
+
+class progress_bar:
+    """A rich progress bar on stderr for long extractions and creations, when stderr is a
+    terminal (plain, without colour, where NO_COLOR is set or TERM=dumb: rich reads both);
+    yields the per-item callback (None when there is no bar)."""
+
+    def __init__(self, total: int, total_bytes: int, label: str) -> None:
+        self.total = total
+        self.label = label
+        big = total >= PROGRESS_MEMBERS or total_bytes >= PROGRESS_BYTES
+        self.enabled = big and sys.stderr.isatty()
+        self._bar: Any = None
+
+    def __enter__(self) -> Any:
+        if not self.enabled:
+            return None
+        import time
+
+        from rich.console import Console
+        from rich.progress import Progress
+
+        # No refresh thread: extraction forks worker processes only when no other thread runs.
+        self._bar = Progress(transient=True, console=Console(stderr=True), auto_refresh=False)
+        self._bar.start()
+        task = self._bar.add_task(self.label, total=self.total)
+        next_refresh = 0.0
+
+        def advance(item: object) -> None:
+            nonlocal next_refresh
+            self._bar.advance(task)
+            now = time.monotonic()
+            if now >= next_refresh:
+                self._bar.refresh()
+                next_refresh = now + 0.1
+
+        return advance
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def member_matches(name: str, pattern: str) -> bool:
+    """Whether a member name matches a glob; a leading './' (common in PAKs) is optional on
+    either side, so 'maps/*' matches './maps/e1m1.bsp'."""
+    import fnmatch  # imports `re`: only when patterns are given
+
+    if fnmatch.fnmatchcase(name, pattern):
+        return True
+    bare_name, bare_pattern = name.removeprefix("./"), pattern.removeprefix("./")
+    return (bare_name, bare_pattern) != (name, pattern) and fnmatch.fnmatchcase(bare_name, bare_pattern)
+
+
+def select_members(archive: Any, patterns: list[str] | tuple[str, ...]) -> Iterator[tuple[Any, list[Any], str]]:
+    """(archive, entries, folder prefix) groups that the patterns name; nested paths included."""
+    from ..errors import MemberNotFoundError
+
+    if not patterns:
+        yield archive, archive.infolist(), ""
+        return
+    entries = archive.infolist()
+    for pattern in patterns:
+        matched = [e for e in entries if member_matches(e.name, pattern)]
+        if not matched and pattern in archive:
+            matched = [archive.getinfo(pattern)]  # the format's own lookup (e.g. ignoring case)
+        if matched:
+            yield archive, matched, ""
+            continue
+        # OUTER/INNER: a member (or glob) inside a nested archive.
+        from ..core.nested import nested_splits
+
+        for prefix, inner, rest in nested_splits(archive, pattern):
+            for inner_archive, inner_entries, inner_prefix in select_members(inner, (rest,)):
+                yield inner_archive, inner_entries, f"{prefix}/{inner_prefix}"
+            break
+        else:
+            raise MemberNotFoundError(pattern, archive.filename)

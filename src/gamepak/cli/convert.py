@@ -2,63 +2,70 @@
 
 from __future__ import annotations
 
-import json
+import argparse
 
-import click
-
-from ..errors import GamepakError
-from .app import FORMAT_NAMES, Settings, _write_text, note, parse_options, writer_options_option
+from .common import add_command, add_format_option, add_json_option, add_writer_options, note, parse_options, write_text
 
 
-@click.command("convert")
-@click.argument("source", metavar="IN", type=click.Path(dir_okay=False))
-@click.argument("target", metavar="OUT", type=click.Path(dir_okay=False))
-@click.option(
-    "--format",
-    "format_name",
-    type=click.Choice(FORMAT_NAMES, case_sensitive=False),
-    help="Format to write (default: from OUT's extension). IN's format is detected, or named "
-    "with the global option: gamepak --format NAME convert ...",
-)
-@writer_options_option
-@click.option(
-    "--flatten-nested",
-    is_flag=True,
-    help="Replace each member that is itself a pack by its members, named OUTER/INNER.",
-)
-@click.option("--allow-duplicates", is_flag=True, help="Keep duplicated member names where OUT's format can.")
-@click.option("--overwrite", is_flag=True, help="Replace OUT if it exists.")
-@click.pass_context
-def convert_command(
-    ctx: click.Context,
-    source: str,
-    target: str,
-    format_name: str | None,
-    options: tuple[str, ...],
-    flatten_nested: bool,
-    allow_duplicates: bool,
-    overwrite: bool,
-) -> None:
-    """Write the members of pack IN into a new pack OUT of another format (pak, jpk, vpp, zip,
-    tar, j2me-*), streaming each member without extracting anything.
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    convert = add_command(
+        commands,
+        "convert",
+        run_convert,
+        "Convert a pack to another format.",
+        "Write the members of pack IN into a new pack OUT of another format (pak, jpk, vpp, zip,\n"
+        "tar, j2me-*), streaming each member without extracting anything.\n\n"
+        "Every member is checked against OUT's limits first (name length, folders in flat names,\n"
+        "duplicates, unsafe paths); if any cannot go, all are listed and nothing is written.\n"
+        "J2ME packs have no member names: members are numbered 0, 1, ... in IN's order, each keeping\n"
+        "its extension, and the names dropped are reported.",
+    )
+    convert.add_argument("source", metavar="IN")
+    convert.add_argument("target", metavar="OUT")
+    add_format_option(convert, "nothing: the format to write (default: from OUT's extension)", dest="target_format")
+    convert.add_argument(
+        "--from", dest="format_name", metavar="FORMAT", type=str.lower, help="read IN as this format (default: detect)"
+    )
+    add_writer_options(convert)
+    convert.add_argument(
+        "--flatten-nested",
+        action="store_true",
+        help="replace each member that is itself a pack by its members, named OUTER/INNER",
+    )
+    convert.add_argument(
+        "--allow-duplicates", action="store_true", help="keep duplicated member names where OUT's format can"
+    )
+    convert.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
 
-    Every member is checked against OUT's limits first (name length, folders in flat names,
-    duplicates, unsafe paths); if any cannot go, all are listed and nothing is written.
-    J2ME packs have no member names: members are numbered 0, 1, ... in IN's order, each keeping
-    its extension, and the names dropped are reported.
-    """
+    diff = add_command(
+        commands,
+        "diff",
+        run_diff,
+        "Compare two packs or folders member by member.",
+        "Compare packs or folders A and B, member by member.\n\n"
+        "Lists members only in A (-), only in B (+), changed in size or sha256 (~), renamed with\n"
+        "the same bytes (>), and header fields that differ when both are packs of one format (!).\n"
+        "Exit codes, as diff's: 0 equal, 1 different, 2 error (unreadable input, bad usage).\n"
+        "--format names the format of both sides instead of detecting it.",
+    )
+    diff.add_argument("a", metavar="A")
+    diff.add_argument("b", metavar="B")
+    add_json_option(diff, "the differences as one JSON object")
+    add_format_option(diff, "A and B")
+
+
+def run_convert(args: argparse.Namespace) -> None:
     from ..ops.convert import convert
 
-    settings: Settings = ctx.find_object(Settings) or Settings(None)
     result = convert(
-        source,
-        target,
-        format_name,
-        source_format=settings.format_name,
-        overwrite=overwrite,
-        flatten_nested=flatten_nested,
-        allow_duplicates=allow_duplicates,
-        **parse_options(options),
+        args.source,
+        args.target,
+        args.target_format,
+        source_format=args.format_name or getattr(args, "global_format", None),
+        overwrite=args.overwrite,
+        flatten_nested=args.flatten_nested,
+        allow_duplicates=args.allow_duplicates,
+        **parse_options(args.options),
     )
     for line in result.notes:
         note(line)
@@ -66,37 +73,28 @@ def convert_command(
         note(f"  {new} <- {old}")
     if len(result.renamed) > 10:
         note(f"  ... and {len(result.renamed) - 10} more")
-    count = result.member_count
+    written = result.member_count
     note(
-        f"wrote {target} ({count} member{'s' if count != 1 else ''}, {result.source_format} -> {result.target_format})"
+        f"wrote {args.target} ({written} member{'s' if written != 1 else ''}, "
+        f"{result.source_format} -> {result.target_format})"
     )
 
 
-@click.command("diff")
-@click.argument("a", type=click.Path(exists=True))
-@click.argument("b", type=click.Path(exists=True))
-@click.option("--json", "as_json", is_flag=True, help="Print the differences as one JSON object.")
-@click.pass_context
-def diff_command(ctx: click.Context, a: str, b: str, as_json: bool) -> None:
-    """Compare packs or folders A and B, member by member.
-
-    Lists members only in A (-), only in B (+), changed in size or sha256 (~), renamed with
-    the same bytes (>), and header fields that differ when both are packs of one format (!).
-    Exit codes, as diff's: 0 equal, 1 different, 2 error (unreadable input, bad usage).
-    The global --format names the format of both sides instead of detecting it.
-    """
+def run_diff(args: argparse.Namespace) -> int:
+    from ..errors import GamepakError
     from ..ops.diff import diff
 
-    settings: Settings = ctx.find_object(Settings) or Settings(None)
     try:
-        result = diff(a, b, format_a=settings.format_name, format_b=settings.format_name)
+        result = diff(args.a, args.b, format_a=args.format_name, format_b=args.format_name)
     except GamepakError as exc:
         note(f"error: {exc}")
-        raise SystemExit(2) from None
-    if as_json:
-        _write_text(json.dumps(result.to_dict(), indent=1) + "\n")
+        return 2
+    if args.as_json:
+        import json
+
+        write_text(json.dumps(result.to_dict(), indent=1) + "\n")
     else:
         lines = result.lines()
         if lines:
-            _write_text("\n".join(lines) + "\n")
-    raise SystemExit(0 if result.equal else 1)
+            write_text("\n".join(lines) + "\n")
+    return 0 if result.equal else 1

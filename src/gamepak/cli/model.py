@@ -5,34 +5,118 @@ Every command takes a model file, or `ARCHIVE MEMBER` for a model inside a pack.
 
 from __future__ import annotations
 
-import json
+import argparse
 import os
-import sys
 from typing import TYPE_CHECKING, Any
 
-import click
-
-from ..errors import GamepakError, OutputExistsError
+from ..errors import GamepakError, OutputExistsError, UsageError
+from .common import add_command, add_group, add_json_option, note, print_json, write_text
 
 if TYPE_CHECKING:
     from ..models.mesh import Mesh
 
 OUTPUT_FORMATS = ["joe", "glb", "gltf", "obj", "ply"]
 UP_HELP = (
-    "Up axis of the {what} file: y or z (default: Y for glTF and OBJ, Z for PLY and JOE, as Blender "
-    "writes and reads them; models are turned so that VDrift's Z-up stays up)."
+    "up axis of the {what} file: y or z (default: Y for glTF and OBJ, Z for PLY and JOE, as Blender "
+    "writes and reads them; models are turned so that VDrift's Z-up stays up)"
 )
 
 
 NOT_A_MODEL = "not a model"
 
 
-def _up_option(what: str) -> Any:
-    return click.option("--up", type=click.Choice(["y", "z"]), help=UP_HELP.format(what=what))
+def _model_arguments(parser: argparse.ArgumentParser, up: str | None) -> None:
+    parser.add_argument("model_path", metavar="MODEL", help="a model file, or an archive holding MEMBER")
+    parser.add_argument("member", nargs="?", metavar="MEMBER", help="the model's name inside the archive MODEL")
+    if up is not None:
+        parser.add_argument("--up", choices=("y", "z"), help=UP_HELP.format(what=up))
 
 
-def _note(message: str) -> None:
-    click.echo(f"gamepak: {message}", err=True)
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    group = add_command(
+        commands,
+        "model",
+        None,
+        "Inspect, convert and preview JOE models.",
+        "Inspect, convert and preview VDrift JOE models (and OBJ, glTF, PLY).\n\n"
+        "MODEL is a model file, or an archive followed by a MEMBER name inside it, e.g.\n"
+        "`gamepak model export garage_objects.jpk joist.007.joe -o joist.glb`.",
+    )
+    sub = add_group(group, "model_command")
+
+    info = add_command(
+        sub, "info", run_info, "Show a model's counts, bounding box (Z up), texture coordinate range and any issues."
+    )
+    _model_arguments(info, "model")
+    add_json_option(info, "the information as a JSON object")
+
+    export = add_command(
+        sub,
+        "export",
+        run_export,
+        "Convert a model to glTF 2.0, OBJ or PLY (frame 0).",
+        "Convert a model to glTF 2.0, OBJ or PLY (frame 0).\n\n"
+        "JOE models are Z up; .glb/.gltf and .obj files are written Y up and .ply files Z up (what\n"
+        "Blender expects by default), so the model stands upright after import. --up changes the\n"
+        "output's axis. A model holding NaN or infinite coordinates is refused, naming the value.",
+    )
+    _model_arguments(export, "output")
+    export.add_argument("-o", "--output", required=True, help="file to write: .glb, .gltf, .obj, .ply (or .joe)")
+    export.add_argument("--format", dest="format_name", choices=OUTPUT_FORMATS, help="output format (default: from -o)")
+    export.add_argument(
+        "--texture",
+        help="texture image to name in the material (OBJ: an MTL file beside; .glb embeds it when the file exists)",
+    )
+    export.add_argument("--overwrite", action="store_true", help="replace output files that exist")
+
+    imported = add_command(
+        sub,
+        "import",
+        run_import,
+        "Convert an OBJ, glTF (.glb/.gltf) or PLY model to a JOE model (-o FILE.joe is required).",
+        "Convert an OBJ, glTF (.glb/.gltf) or PLY model to a JOE model, written to -o FILE.joe.\n\n"
+        "Polygons are cut into triangles in their own winding (concave ones too), values repeated\n"
+        "in the file are merged, and faces without normals get flat ones. OBJ and glTF files are\n"
+        "read as Y up, PLY as Z up (Blender's defaults), and turned to JOE's Z up; --up names the\n"
+        "input's axis instead. Coordinates that are NaN or infinite are refused.",
+    )
+    _model_arguments(imported, "input")
+    imported.add_argument("-o", "--output", required=True, help="the .joe file to write (required)")
+    imported.add_argument("--overwrite", action="store_true", help="replace the output file if it exists")
+
+    render = add_command(
+        sub,
+        "render",
+        run_render,
+        "Draw a shaded three-quarter view of a model into a PNG (on the CPU, no display needed).",
+    )
+    _model_arguments(render, "model")
+    render.add_argument("-o", "--output", required=True, help="PNG file to write")
+    render.add_argument("--size", default=512, type=_image_size, help="image width and height (default: %(default)s)")
+    render.add_argument("--overwrite", action="store_true", help="replace the output file if it exists")
+
+    export_all_parser = add_command(
+        sub,
+        "export-all",
+        run_export_all,
+        "Convert every model in an archive into a folder.",
+        "Convert every model in ARCHIVE into a folder, skipping members that are not models.\n"
+        "Exits 1 when no member could be exported. Output axes as for `model export`.",
+    )
+    export_all_parser.add_argument("archive", metavar="ARCHIVE")
+    export_all_parser.add_argument("-o", "--output", required=True, help="folder to write into (created if missing)")
+    export_all_parser.add_argument(
+        "--format", dest="format_name", choices=OUTPUT_FORMATS, default="glb", help="output format (default: glb)"
+    )
+    export_all_parser.add_argument("--overwrite", action="store_true", help="replace files that exist")
+    export_all_parser.add_argument("--up", choices=("y", "z"), help=UP_HELP.format(what="output"))
+
+
+def _image_size(value: str) -> int:
+    number = int(value)
+    if not 16 <= number <= 8192:
+        raise argparse.ArgumentTypeError(f"{value} is not between 16 and 8192")
+    return number
 
 
 def _load(model: str, member: str | None, up: str | None = None) -> Mesh:
@@ -62,50 +146,34 @@ def _output_format(output: str, format_name: str | None) -> str:
 
     chosen = format_name or models.format_for_name(output)
     if chosen is None:
-        raise click.UsageError(
-            f"cannot tell the format of {output!r}: use .joe, .glb, .gltf, .obj or .ply, or --format"
-        )
+        raise UsageError(f"cannot tell the format of {output!r}: use .joe, .glb, .gltf, .obj or .ply, or --format")
     return chosen
 
 
-@click.group("model")
-def model() -> None:
-    """Inspect, convert and preview VDrift JOE models (and OBJ, glTF, PLY).
-
-    MODEL is a model file, or an archive followed by a MEMBER name inside it, e.g.
-    `gamepak model export garage_objects.jpk joist.007.joe -o joist.glb`.
-    """
-
-
-@model.command("info")
-@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
-@click.argument("member", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print the information as a JSON object.")
-@_up_option("model")
-def info_command(model_path: str, member: str | None, as_json: bool, up: str | None) -> None:
-    """Show a model's counts, bounding box (Z up), texture coordinate range and any issues."""
+def run_info(args: argparse.Namespace) -> None:
     import warnings
 
     with warnings.catch_warnings(record=True):
         # Issues are part of the report; no need to say them twice.
         warnings.simplefilter("always")
-        mesh = _load(model_path, member, up)
-    details: dict[str, Any] = {"file": model_path}
-    if member is not None:
-        details["member"] = member
+        mesh = _load(args.model_path, args.member, args.up)
+    details: dict[str, Any] = {"file": args.model_path}
+    if args.member is not None:
+        details["member"] = args.member
     details.update(mesh.summary())
-    if as_json:
-        sys.stdout.write(json.dumps(details, indent=1) + "\n")
+    if args.as_json:
+        print_json(details)
         return
+    lines = []
     for key, value in details.items():
         if key == "issues":
-            click.echo(f"issues: {len(value) if value else 'none'}")
-            for issue in value:
-                click.echo(f"  - {issue}")
+            lines.append(f"issues: {len(value) if value else 'none'}")
+            lines.extend(f"  - {issue}" for issue in value)
         elif isinstance(value, dict):
-            click.echo(f"{key}: " + ", ".join(f"{k} {_vector(v)}" for k, v in value.items()))
+            lines.append(f"{key}: " + ", ".join(f"{k} {_vector(v)}" for k, v in value.items()))
         else:
-            click.echo(f"{key}: {value if value is not None else '-'}")
+            lines.append(f"{key}: {value if value is not None else '-'}")
+    write_text("\n".join(lines) + "\n")
 
 
 def _vector(values: Any) -> str:
@@ -114,118 +182,58 @@ def _vector(values: Any) -> str:
     return str(values)
 
 
-@model.command("export")
-@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
-@click.argument("member", required=False)
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="File to write: .glb, .gltf, .obj, .ply (or .joe).",
-)
-@click.option("--format", "format_name", type=click.Choice(OUTPUT_FORMATS), help="Output format (default: from -o).")
-@click.option(
-    "--texture",
-    help="Texture image to name in the material (OBJ: an MTL file beside; .glb embeds it when the file exists).",
-)
-@click.option("--overwrite", is_flag=True, help="Replace output files that exist.")
-@_up_option("output")
-def export_command(
-    model_path: str,
-    member: str | None,
-    output: str,
-    format_name: str | None,
-    texture: str | None,
-    overwrite: bool,
-    up: str | None,
-) -> None:
-    """Convert a model to glTF 2.0, OBJ or PLY (frame 0).
-
-    JOE models are Z up; .glb/.gltf and .obj files are written Y up and .ply files Z up (what
-    Blender expects by default), so the model stands upright after import. --up changes the
-    output's axis. A model holding NaN or infinite coordinates is refused, naming the value.
-    """
+def run_export(args: argparse.Namespace) -> None:
     from .. import models
 
-    chosen = _output_format(output, format_name)
-    mesh = _load(model_path, member)
+    chosen = _output_format(args.output, args.format_name)
+    mesh = _load(args.model_path, args.member)
     if mesh.frame_count > 1 and chosen != "joe":
-        _note(f"{_label(model_path, member)}: {mesh.frame_count} frames; exporting frame 0")
-    written = models.save(mesh, output, chosen, overwrite=overwrite, texture=texture, up=up)
-    _note(f"wrote {', '.join(written)} ({mesh.face_count} faces)")
+        note(f"{_label(args.model_path, args.member)}: {mesh.frame_count} frames; exporting frame 0")
+    written = models.save(mesh, args.output, chosen, overwrite=args.overwrite, texture=args.texture, up=args.up)
+    note(f"wrote {', '.join(written)} ({_faces(mesh.face_count)})")
 
 
-@model.command("import")
-@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
-@click.argument("member", required=False)
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The .joe file to write.")
-@click.option("--overwrite", is_flag=True, help="Replace the output file if it exists.")
-@_up_option("input")
-def import_command(model_path: str, member: str | None, output: str, overwrite: bool, up: str | None) -> None:
-    """Convert an OBJ, glTF (.glb/.gltf) or PLY model to a JOE model.
+def _faces(number: int) -> str:
+    return f"{number} face{'' if number == 1 else 's'}"
 
-    Polygons are cut into triangles in their own winding (concave ones too), values repeated
-    in the file are merged, and faces without normals get flat ones. OBJ and glTF files are
-    read as Y up, PLY as Z up (Blender's defaults), and turned to JOE's Z up; --up names the
-    input's axis instead.
-    """
+
+def run_import(args: argparse.Namespace) -> None:
     from .. import models
 
-    chosen = _output_format(output, None)
-    mesh = _load(model_path, member, up)
+    chosen = _output_format(args.output, None)
+    mesh = _load(args.model_path, args.member, args.up)
     if chosen == "joe":
         mesh = mesh.with_normals()
-    models.save(mesh, output, chosen, overwrite=overwrite)
-    _note(f"wrote {output} ({mesh.face_count} faces, {len(mesh.positions)} vertices)")
+    models.save(mesh, args.output, chosen, overwrite=args.overwrite)
+    vertices = len(mesh.positions)
+    note(f"wrote {args.output} ({_faces(mesh.face_count)}, {vertices} vertex{'' if vertices == 1 else 'es'})")
 
 
-@model.command("render")
-@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
-@click.argument("member", required=False)
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="PNG file to write.")
-@click.option("--size", default=512, show_default=True, type=click.IntRange(16, 8192), help="Image width and height.")
-@click.option("--overwrite", is_flag=True, help="Replace the output file if it exists.")
-@_up_option("model")
-def render_command(
-    model_path: str, member: str | None, output: str, size: int, overwrite: bool, up: str | None
-) -> None:
-    """Draw a shaded three-quarter view of a model into a PNG (on the CPU, no display needed)."""
+def run_render(args: argparse.Namespace) -> None:
     from .. import models
     from ..models.render import render_png
 
-    if not overwrite and os.path.lexists(output):
-        raise OutputExistsError(output)
-    mesh = _load(model_path, member, up)
-    models.write_atomic(output, render_png(mesh, size), overwrite=overwrite)
-    _note(f"wrote {output} ({size}x{size})")
+    if not args.overwrite and os.path.lexists(args.output):
+        raise OutputExistsError(args.output)
+    mesh = _load(args.model_path, args.member, args.up)
+    models.write_atomic(args.output, render_png(mesh, args.size), overwrite=args.overwrite)
+    note(f"wrote {args.output} ({args.size}x{args.size})")
 
 
-@model.command("export-all")
-@click.argument("archive", type=click.Path(dir_okay=False))
-@click.option(
-    "-o", "--output", required=True, type=click.Path(file_okay=False), help="Folder to write into (created if missing)."
-)
-@click.option("--format", "format_name", type=click.Choice(OUTPUT_FORMATS), default="glb", show_default=True)
-@click.option("--overwrite", is_flag=True, help="Replace files that exist.")
-@_up_option("output")
-def export_all_command(archive: str, output: str, format_name: str, overwrite: bool, up: str | None) -> None:
-    """Convert every model in ARCHIVE into a folder, skipping members that are not models.
-
-    Exits 1 when no member could be exported. Output axes as for `model export`.
-    """
-    converted, skipped = export_all(archive, output, format_name, overwrite=overwrite, up=up)
+def run_export_all(args: argparse.Namespace) -> None:
+    archive, output = args.archive, args.output
+    converted, skipped = export_all(archive, output, args.format_name, overwrite=args.overwrite, up=args.up)
     not_models = [name for name, reason in skipped if reason == NOT_A_MODEL]
     for name, reason in skipped:
         if reason != NOT_A_MODEL:
-            _note(f"skipped {name}: {reason}")
+            note(f"skipped {name}: {reason}")
     if not_models:
         shown = ", ".join(not_models[:3]) + (f" and {len(not_models) - 3} more" if len(not_models) > 3 else "")
         what = "member that is not a model" if len(not_models) == 1 else "members that are not models"
-        _note(f"skipped {len(not_models)} {what}: {shown}")
+        note(f"skipped {len(not_models)} {what}: {shown}")
     if not converted:
         raise GamepakError(f"{archive}: no model exported ({len(skipped)} members skipped)")
-    _note(
+    note(
         f"wrote {len(converted)} model{'s' if len(converted) != 1 else ''} to {output}"
         + (f", skipped {len(skipped)}" if skipped else "")
     )
@@ -265,7 +273,7 @@ def export_all(
                 skipped.append((entry.name, str(exc)))
                 continue
             for warning in caught:
-                _note(f"warning: {warning.message}")
+                note(f"warning: {warning.message}")
             parts = safe_parts(entry.name)
             stem = parts[-1][: -len(os.path.splitext(parts[-1])[1])] if os.path.splitext(parts[-1])[1] else parts[-1]
             relative = os.path.join(*parts[:-1], stem + extension)

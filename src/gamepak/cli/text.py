@@ -2,31 +2,112 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Callable
 from typing import Any
 
-import click
-
-from ..core.registry import FORMATS, get_format
-from .app import Settings, note
+from ..core.registry import FORMATS
+from .common import add_command, add_group, note
 
 FORMAT_NAMES = [spec.name for spec in FORMATS if spec.kind == "archive"]
 KIND_HELP = (
-    "What holds the strings: 'pack' (a j2me-sized text pack: string table + index table), "
+    "what holds the strings: 'pack' (a j2me-sized text pack: string table + index table), "
     "'indexed' (a count and one int16/int32 offset per string, then the strings), "
     "'blob' (NUL-terminated strings back to back, taken as they are), or 'auto' (the shape the "
-    "data has; binary data is refused)."
+    "data has; binary data is refused) (default: auto)"
 )
+GROUP_HELP = """Export and import the strings of Gameloft J2ME games for translators.
+
+FILE alone is a text pack (a j2me-sized pack of a string table and an index table), strings
+behind their own offset table, or a string blob (NUL-terminated strings). FILE MEMBER reads
+the strings of one member of the pack FILE (its layout detected, or named with --format),
+e.g. Diamond Rush's language file. A pack FILE without MEMBER: its one member that holds
+strings is used and the others are listed as skipped (several: name the MEMBER). Binary
+data (images, a pack's header, unknown tables) is refused, never exported as junk strings;
+a string too long for its offsets or its pack is refused on import.
+
+Strings are ISO-8859-1 with byte 0x92 as the apostrophe (' and \u2019 are written as
+0x92); a character ISO-8859-1 lacks is an error naming the string's index. Translation
+files keep each string's index: JSON (an array of {"index", "text"}), CSV (UTF-8 with a
+byte-order mark so spreadsheets read it right, header index,text; read with or without
+the mark, separated by commas, semicolons or tabs) or PO (msgctxt = index, msgid = original,
+msgstr = translation; import uses msgstr when it is non-empty and not fuzzy, else the
+original; a msgid that is not the original string at its index is reported as stale).
+Outputs are written atomically and never replace a file without --overwrite."""
+EXPORT_HELP = """Export the strings of FILE (or of FILE's MEMBER) with their indices.
+
+A pack FILE without MEMBER: the strings of its one member that holds strings; the members
+skipped are listed with the reason. Binary data is refused, never exported as strings.
+
+examples:
+  gamepak text export strings.bin -o strings.po
+  gamepak text export lang.bin 0 -o lang.csv
+  gamepak text export lang.bin -o lang.csv"""
+IMPORT_HELP = """Write a copy of FILE (or of the pack FILE with MEMBER rebuilt) holding the strings of
+TRANSLATION. The translation must list every index of the original exactly once. Strings
+left unchanged keep their bytes, so importing an untouched export gives back FILE exactly.
+A pack FILE without MEMBER: its one member that holds strings, as for export. Strings too
+long for their offsets or their pack are refused before anything is written; PO entries
+whose msgid is not the original string at their index are named in a warning.
+
+examples:
+  gamepak text import strings.bin strings.po -o strings-fr.bin
+  gamepak text import lang.bin 0 lang.csv -o lang-fr.bin"""
 
 
-def _pack_format(ctx: click.Context, local: str | None, file: str, member: str | None) -> str | None:
+def _shared_options(parser: argparse.ArgumentParser) -> None:
+    """The options `export` and `import` share: the pack's layout, what holds the strings,
+    and overwriting."""
+    parser.add_argument(
+        "--format",
+        dest="format_name",
+        choices=FORMAT_NAMES,
+        type=str.lower,
+        metavar="FORMAT",
+        help="format of the pack holding the strings (default: detected)",
+    )
+    parser.add_argument("--kind", choices=("auto", "pack", "indexed", "blob"), default="auto", help=KIND_HELP)
+    parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    group = add_command(commands, "text", None, "Export and import the strings of J2ME text packs.", GROUP_HELP)
+    sub = add_group(group, "text_command")
+    export = add_command(sub, "export", run_export, "Export the strings of FILE (or of FILE's MEMBER).", EXPORT_HELP)
+    export.add_argument("file", metavar="FILE")
+    export.add_argument("member", nargs="?", metavar="MEMBER")
+    export.add_argument(
+        "-o", "--output", help="translation file to write (.json, .csv or .po); default: JSON on stdout"
+    )
+    export.add_argument(
+        "--to",
+        dest="translation",
+        choices=("json", "csv", "po"),
+        help="translation format (default: from --output's extension)",
+    )
+    _shared_options(export)
+    imported = add_command(
+        sub, "import", run_import, "Write a copy of FILE holding the strings of TRANSLATION.", IMPORT_HELP
+    )
+    imported.add_argument("arguments", nargs="+", metavar="FILE [MEMBER] TRANSLATION")
+    imported.add_argument(
+        "-o", "--output", required=True, help="the new file to write (FILE with the translated strings)"
+    )
+    imported.add_argument(
+        "--from",
+        dest="translation_kind",
+        choices=("json", "csv", "po"),
+        help="translation format (default: from TRANSLATION's extension)",
+    )
+    _shared_options(imported)
+
+
+def _pack_format(args: argparse.Namespace, file: str, member: str | None) -> str | None:
     """The layout of the pack holding MEMBER: --format, or detected (saying so when it was only
     a structural guess, as the other commands do)."""
-    settings: Settings = ctx.find_object(Settings) or Settings(None)
-    chosen = local or settings.format_name
+    chosen = args.format_name or getattr(args, "global_format", None)
     if chosen is not None or member is None:
-        return chosen
+        return chosen  # type: ignore[no-any-return]
     from ..core.opening import choose_format
 
     detection = choose_format(file)
@@ -35,97 +116,20 @@ def _pack_format(ctx: click.Context, local: str | None, file: str, member: str |
     return detection.format
 
 
-def _shared_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The options `export` and `import` share: the pack's layout, what holds the strings,
-    and overwriting."""
-    command = click.option("--overwrite", is_flag=True, help="Replace --output if it exists.")(command)
-    command = click.option(
-        "--kind",
-        type=click.Choice(["auto", "pack", "indexed", "blob"]),
-        default="auto",
-        show_default=True,
-        help=KIND_HELP,
-    )(command)
-    return click.option(
-        "--format",
-        "format_name",
-        type=click.Choice(FORMAT_NAMES, case_sensitive=False),
-        help="Format of the pack holding the strings (default: detected).",
-    )(command)
-
-
-@click.group("text")
-def text() -> None:
-    """Export and import the strings of Gameloft J2ME games for translators.
-
-    FILE alone is a text pack (a j2me-sized pack of a string table and an index table), strings
-    behind their own offset table, or a string blob (NUL-terminated strings). FILE MEMBER reads
-    the strings of one member of the pack FILE (its layout detected, or named with --format),
-    e.g. Diamond Rush's language file. A pack FILE without MEMBER: its one member that holds
-    strings is used and the others are listed as skipped (several: name the MEMBER). Binary
-    data (images, a pack's header, unknown tables) is refused, never exported as junk strings;
-    a string too long for its offsets or its pack is refused on import.
-
-    Strings are ISO-8859-1 with byte 0x92 as the apostrophe (' and ’ are written as
-    0x92); a character ISO-8859-1 lacks is an error naming the string's index. Translation
-    files keep each string's index: JSON (an array of {"index", "text"}), CSV (UTF-8 with a
-    byte-order mark so spreadsheets read it right, header index,text; read with or without
-    the mark, separated by commas, semicolons or tabs) or PO (msgctxt = index, msgid = original,
-    msgstr = translation; import uses msgstr when it is non-empty and not fuzzy, else the
-    original; a msgid that is not the original string at its index is reported as stale).
-    Outputs are written atomically and never replace a file without --overwrite.
-    """
-
-
-@text.command("export")
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.argument("member", required=False)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="Translation file to write (.json, .csv or .po); default: JSON on stdout.",
-)
-@click.option(
-    "--to",
-    "translation",
-    type=click.Choice(["json", "csv", "po"]),
-    help="Translation format (default: from --output's extension).",
-)
-@_shared_options
-@click.pass_context
-def export_command(
-    ctx: click.Context,
-    file: str,
-    member: str | None,
-    output: str | None,
-    translation: str | None,
-    format_name: str | None,
-    kind: str,
-    overwrite: bool,
-) -> None:
-    """Export the strings of FILE (or of FILE's MEMBER) with their indices.
-
-    A pack FILE without MEMBER: the strings of its one member that holds strings; the members
-    skipped are listed with the reason. Binary data is refused, never exported as strings.
-
-    \b
-    gamepak text export strings.bin -o strings.po
-    gamepak text export lang.bin 0 -o lang.csv
-    gamepak text export lang.bin -o lang.csv
-    """
+def run_export(args: argparse.Namespace) -> None:
     from ..formats.j2me.text import export_strings
 
+    file, member, output = args.file, args.member, args.output
     result = export_strings(
         file,
         output,
         member,
-        format=_pack_format(ctx, format_name, file, member),
-        kind=kind,
-        translation=translation,
-        overwrite=overwrite,
+        format=_pack_format(args, file, member),
+        kind=args.kind,
+        translation=args.translation,
+        overwrite=args.overwrite,
     )
-    _report(file, member, format_name or _settings_format(ctx), result)
+    _report(file, member, args.format_name, result)
     if output is None:
         sys.stdout.buffer.write(result.data)
         sys.stdout.buffer.flush()
@@ -133,68 +137,29 @@ def export_command(
         note(f"exported {len(result.table)} strings of {_where(file, result)} to {output}")
 
 
-@text.command("import")
-@click.argument("arguments", nargs=-1, required=True, metavar="FILE [MEMBER] TRANSLATION")
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="The new file to write (FILE with the translated strings).",
-)
-@click.option(
-    "--from",
-    "translation_kind",
-    type=click.Choice(["json", "csv", "po"]),
-    help="Translation format (default: from TRANSLATION's extension).",
-)
-@_shared_options
-@click.pass_context
-def import_command(
-    ctx: click.Context,
-    arguments: tuple[str, ...],
-    output: str,
-    translation_kind: str | None,
-    format_name: str | None,
-    kind: str,
-    overwrite: bool,
-) -> None:
-    """Write a copy of FILE (or of the pack FILE with MEMBER rebuilt) holding the strings of
-    TRANSLATION. The translation must list every index of the original exactly once. Strings
-    left unchanged keep their bytes, so importing an untouched export gives back FILE exactly.
-    A pack FILE without MEMBER: its one member that holds strings, as for export. Strings too
-    long for their offsets or their pack are refused before anything is written; PO entries
-    whose msgid is not the original string at their index are named in a warning.
-
-    \b
-    gamepak text import strings.bin strings.po -o strings-fr.bin
-    gamepak text import lang.bin 0 lang.csv -o lang-fr.bin
-    """
+def run_import(args: argparse.Namespace) -> None:
+    from ..errors import UsageError
     from ..formats.j2me.text import import_strings
 
+    arguments = args.arguments
     if len(arguments) not in (2, 3):
-        raise click.UsageError("expected FILE TRANSLATION or FILE MEMBER TRANSLATION")
+        raise UsageError("expected FILE TRANSLATION or FILE MEMBER TRANSLATION")
     file, translation = arguments[0], arguments[-1]
     member = arguments[1] if len(arguments) == 3 else None
     result = import_strings(
         file,
         translation,
-        output,
+        args.output,
         member,
-        format=_pack_format(ctx, format_name, file, member),
-        kind=kind,
-        translation_kind=translation_kind,
-        overwrite=overwrite,
+        format=_pack_format(args, file, member),
+        kind=args.kind,
+        translation_kind=args.translation_kind,
+        overwrite=args.overwrite,
     )
-    _report(file, member, format_name or _settings_format(ctx), result)
+    _report(file, member, args.format_name, result)
     changed = result.changed
     inside = f" in member {result.member}" if result.member is not None else ""
-    note(f"wrote {output} ({changed} string{'s' if changed != 1 else ''} changed{inside})")
-
-
-def _settings_format(ctx: click.Context) -> str | None:
-    settings: Settings = ctx.find_object(Settings) or Settings(None)
-    return settings.format_name
+    note(f"wrote {args.output} ({changed} string{'s' if changed != 1 else ''} changed{inside})")
 
 
 def _where(file: str, result: Any) -> str:
@@ -206,6 +171,8 @@ def _report(file: str, member: str | None, chosen: str | None, result: Any) -> N
     pack given without MEMBER)."""
     if member is not None or result.member is None:
         return
+    from ..core.registry import get_format
+
     if chosen is None and not get_format(result.format).has_magic:
         note(f"{file}: read as {result.format} (no signature; --format to choose another)")
     note(f"{file}: the strings are member {result.member}; skipped {len(result.skipped)}:")

@@ -1,0 +1,165 @@
+"""Commands that move members between packs and folders: `extract` and `create`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .common import (
+    add_command,
+    add_format_option,
+    add_writer_options,
+    note,
+    open_input,
+    parse_options,
+    progress_bar,
+    select_members,
+)
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    extract = add_command(
+        commands,
+        "extract",
+        run_extract,
+        "Extract members (all, names, globs or OUTER/INNER paths) safely into a folder.",
+        "Extract ARCHIVE's members (all, or those named by MEMBERS: names, globs or OUTER/INNER\n"
+        "paths into nested archives) safely into a folder.\n\n"
+        "Names that would land outside the folder (.., absolute paths, drive letters, symlinks) are\n"
+        "refused before anything is written; existing files are kept unless --overwrite is given.\n"
+        "A copy of a duplicated name that the game would not load is written as NAME.dupN.",
+    )
+    extract.add_argument("archive", metavar="ARCHIVE")
+    extract.add_argument("members", nargs="*", metavar="MEMBERS")
+    extract.add_argument(
+        "-o", "--output", default=".", help="folder to extract into, created if missing (default: %(default)s)"
+    )
+    extract.add_argument("--overwrite", action="store_true", help="replace files that already exist")
+    extract.add_argument(
+        "--manifest",
+        action="store_true",
+        help="also write .gamepak-manifest.json so that 'gamepak create' rebuilds the archive byte for byte",
+    )
+    extract.add_argument(
+        "--windows-names",
+        action="store_true",
+        default=None,
+        help="refuse names Windows cannot hold (CON, 'a:b', trailing dots...) and names that differ only "
+        "in case (on by itself on Windows and macOS)",
+    )
+    add_format_option(extract)
+
+    create = add_command(
+        commands,
+        "create",
+        run_create,
+        "Create a pack from files and folders (or rebuild one from an extracted folder).",
+        "Create OUT from INPUTS: files (stored under their own names, or SRC=NAME) and folders\n"
+        "(their files stored with names relative to the folder, in sorted order; FOLDER=PREFIX\n"
+        "stores them under PREFIX/).\n\n"
+        "A folder extracted with --manifest is rebuilt exactly: member order and layout come from\n"
+        "the manifest, and an unchanged folder gives back the original archive byte for byte. Files\n"
+        "added to it are appended and members whose file is gone are left out (both are listed);\n"
+        "'gamepak update ARCHIVE FOLDER' edits the original pack instead. The format comes from\n"
+        "--format or OUT's extension; a manifest of another format gives member order and names only.\n\n"
+        "Symlinks: a file link inside the folder is packed, one leaving it is refused, symlinked\n"
+        "folders are skipped (--follow packs both). OUT itself and gamepak's temporary files are\n"
+        "never packed. A model format (joe) is refused: use 'gamepak model import'.",
+    )
+    create.add_argument("out", metavar="OUT")
+    create.add_argument("inputs", nargs="+", metavar="INPUTS")
+    add_format_option(create, "nothing: the format to write (default: from OUT's extension, else the manifest's)")
+    add_writer_options(create)
+    create.add_argument("--name", dest="member_name", metavar="NAME", help="store a single file INPUT under NAME")
+    create.add_argument(
+        "--follow", action="store_true", help="follow symlinked folders, and symlinks that leave an INPUT folder"
+    )
+    create.add_argument(
+        "--allow-duplicates", action="store_true", help="keep two members of one name (formats that can hold them)"
+    )
+    create.add_argument(
+        "--asm",
+        dest="asm_table",
+        metavar="FILE",
+        help="RFG: a separate .asm_pc file whose entries for the .str2_pc containers written are brought "
+        "up to date too (a .asm_pc among the members always is); same as -O asm=FILE",
+    )
+    create.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+
+
+def run_extract(args: argparse.Namespace) -> None:
+    from ..errors import UsageError
+
+    if args.manifest and args.members:
+        raise UsageError("--manifest describes the whole archive: give no MEMBERS with it")
+    with open_input(args.archive, args.format_name) as opened:
+        extracted = 0
+        for holder, entries, prefix in select_members(opened, args.members):
+            destination = os.path.join(args.output, prefix) if prefix else args.output
+            with progress_bar(len(entries), sum(e.size for e in entries), "extracting") as advance:
+                written = holder.extractall(
+                    destination,
+                    entries,
+                    overwrite=args.overwrite,
+                    manifest=args.manifest and holder is opened,
+                    progress=advance,
+                    windows_names=args.windows_names,
+                )
+            extracted += len(written)
+    note(f"extracted {extracted} member{'s' if extracted != 1 else ''} to {args.output}")
+
+
+def run_create(args: argparse.Namespace) -> None:
+    from ..core.opening import create
+    from ..errors import GamepakError, UsageError
+    from ..ops.inputs import plan_create, split_input
+
+    out, inputs = args.out, args.inputs
+    for item in inputs:
+        try:
+            split_input(item)
+        except GamepakError as exc:
+            raise UsageError(f"INPUTS: {exc}") from None
+    if args.member_name is not None and (
+        len(inputs) != 1 or os.path.isdir(inputs[0]) or not os.path.lexists(inputs[0])
+    ):
+        raise UsageError("--name names a single file INPUT; for several, write each as SRC=NAME")
+    if args.asm_table is not None and not os.path.isfile(args.asm_table):
+        raise GamepakError(f"{args.asm_table}: no such file (--asm)")
+    plan = plan_create(
+        out,
+        inputs,
+        format=args.format_name,
+        options=parse_options(args.options),
+        follow=args.follow,
+        name=args.member_name,
+    )
+    for line in plan.notes:
+        note(line)
+    if args.asm_table is not None:
+        plan.options["asm"] = args.asm_table
+    writer = create(
+        out,
+        plan.format_name,
+        overwrite=args.overwrite,
+        allow_duplicates=args.allow_duplicates or plan.allow_duplicates,
+        **plan.options,
+    )
+    sizes = [os.path.getsize(path) for _, path in plan.members]
+    refused = []
+    for name, path in plan.members:
+        try:
+            writer.add(name, path)
+        except GamepakError as exc:
+            refused.append(str(exc))
+    if refused:
+        writer.abort()
+        more = f"\n  ... and {len(refused) - 20} more" if len(refused) > 20 else ""
+        raise GamepakError(
+            f"{out}: {len(refused)} member{'s' if len(refused) != 1 else ''} cannot go into a {writer.format_name} "
+            "pack; nothing was written:\n  " + "\n  ".join(refused[:20]) + more
+        )
+    with writer, progress_bar(len(sizes), sum(sizes), "writing") as advance:
+        writer.progress = advance
+    written = len(plan.members)
+    note(f"wrote {out} ({written} member{'s' if written != 1 else ''}, {writer.format_name})")

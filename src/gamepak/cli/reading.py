@@ -1,0 +1,301 @@
+"""Commands that read a pack and change nothing: `ls`, `info`, `cat`, `detect`, `verify`,
+`formats`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import add_command, add_format_option, add_json_option, count, note, open_input, print_json, write_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..core.archive import Archive, Problem
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    ls = add_command(commands, "ls", run_ls, "List the members of a pack, one name per line, in archive order.")
+    ls.add_argument("archive", metavar="ARCHIVE")
+    add_json_option(ls, "a JSON array of member objects")
+    ls.add_argument("-l", "--long", dest="long_format", action="store_true", help="show size, stored size and offset")
+    ls.add_argument(
+        "-r", "--recursive", action="store_true", help="also list members of nested archives as OUTER/INNER"
+    )
+    add_format_option(ls)
+
+    info = add_command(commands, "info", run_info, "Show a pack's format, member count, sizes and header fields.")
+    info.add_argument("archive", metavar="ARCHIVE")
+    add_json_option(info, "the information as a JSON object")
+    add_format_option(info)
+
+    cat = add_command(
+        commands, "cat", run_cat, "Write a member's bytes (or OUTER/INNER's, in a nested archive) to stdout."
+    )
+    cat.add_argument("archive", metavar="ARCHIVE")
+    cat.add_argument("member", metavar="MEMBER")
+    add_format_option(cat)
+
+    detect = add_command(
+        commands,
+        "detect",
+        run_detect,
+        "Say which formats each file fits, most plausible first, with a confidence.",
+        "Say which formats each FILE fits, most plausible first, with a confidence.\n"
+        "Exits 1 if some file fits no format.",
+    )
+    detect.add_argument("files", nargs="+", metavar="FILE")
+    add_json_option(detect, "a JSON object per file")
+
+    verify = add_command(
+        commands,
+        "verify",
+        run_verify,
+        "Check a pack's structure and every member (or a JOE model as a model).",
+        "Check ARCHIVE's structure and every member.\n\n"
+        "Errors (data that cannot be read, sizes or offsets that make a member's bytes wrong, hashes\n"
+        "the game checks) exit 1. Warnings (a field filled in another tool's way, nothing lost) are\n"
+        "printed and exit 0, or 1 with --strict. A JOE model is checked as a model: counts, sizes and\n"
+        "indices that do not fit are errors, NaN or infinite values warnings.",
+    )
+    verify.add_argument("archive", metavar="ARCHIVE")
+    verify.add_argument("--strict", action="store_true", help="exit 1 on warnings too, not only on errors")
+    add_json_option(verify, "a JSON object: ok, member count, errors and warnings with offsets")
+    add_format_option(verify)
+
+    add_command(commands, "formats", run_formats, "List the formats, their extensions and their writer options.")
+
+
+def run_ls(args: argparse.Namespace) -> None:
+    with open_input(args.archive, args.format_name) as opened:
+        text = ls_text(opened, as_json=args.as_json, long_format=args.long_format, recursive=args.recursive)
+    if text:
+        write_text(text)
+
+
+def _rows(archive: Archive, recursive: bool) -> list[dict[str, Any]]:
+    if not recursive:
+        return [entry.to_dict() for entry in archive.infolist()]
+    from ..core.nested import walk
+
+    rows = []
+    for path, entry, _ in walk(archive):
+        row = entry.to_dict()
+        row["name"] = path
+        rows.append(row)
+    return rows
+
+
+def _size_text(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def ls_text(opened: Archive, *, as_json: bool, long_format: bool, recursive: bool) -> str:
+    """What `gamepak ls` prints."""
+    if not recursive and not as_json and not long_format:
+        names = opened.namelist()
+        return "\n".join(names) + "\n" if names else ""
+    rows = _rows(opened, recursive)
+    if as_json:
+        import json
+
+        return json.dumps(rows, indent=1) + "\n"
+    lines = []
+    for row in rows:
+        if long_format:
+            lines.append(f"{row['size']:>12} {_size_text(row['stored_size']):>12} {row['offset']:>12}  {row['name']}")
+        else:
+            lines.append(row["name"])
+    if long_format:
+        lines.insert(0, f"{'size':>12} {'stored':>12} {'offset':>12}  name")
+    return "\n".join(lines) + "\n"
+
+
+def run_info(args: argparse.Namespace) -> None:
+    with open_input(args.archive, args.format_name) as opened:
+        details = info_details(args.archive, opened)
+    write_text(info_text(details, args.as_json))
+
+
+def info_details(path: str, opened: Archive) -> dict[str, Any]:
+    """What `gamepak info` shows, as a dictionary."""
+    from ..core.registry import get_format
+
+    entries = opened.infolist()
+    return {
+        "file": path,
+        "format": opened.format_name,
+        "description": get_format(opened.format_name).description,
+        "file_size": opened.size,
+        "member_count": len(entries),
+        "total_size": sum(e.size for e in entries),
+        # Members without a separate stored size are stored as they are.
+        "total_stored_size": sum(e.size if e.stored_size is None else e.stored_size for e in entries),
+        "header": opened.header_fields(),
+    }
+
+
+def info_text(details: dict[str, Any], as_json: bool) -> str:
+    """What `gamepak info` prints."""
+    if as_json:
+        import json
+
+        return json.dumps(details, indent=1) + "\n"
+    lines: list[str] = []
+    for key, value in details.items():
+        if key == "header":
+            for field, field_value in value.items():
+                _field_lines(lines, field, field_value, "  ")
+        else:
+            lines.append(f"{key}: {value}")
+    return "\n".join(lines) + "\n"
+
+
+def _field_lines(lines: list[str], name: str, value: Any, indent: str) -> None:
+    """One header field; a list of records (e.g. an .asm_pc's containers) one per line, nested."""
+    if not _is_records(value):
+        lines.append(f"{indent}{name}: {value}")
+        return
+    lines.append(f"{indent}{name}:")
+    for record in value:
+        scalars = ", ".join(f"{k} {v}" for k, v in record.items() if k != "name" and not _is_records(v))
+        lines.append(f"{indent}  {record.get('name', '-')}: {scalars}")
+        for k, v in record.items():
+            if _is_records(v):
+                _field_lines(lines, k, v, indent + "    ")
+
+
+def _is_records(value: Any) -> bool:
+    """Whether a header field is a list of records (dicts)."""
+    return isinstance(value, list) and bool(value) and all(isinstance(item, dict) for item in value)
+
+
+def run_cat(args: argparse.Namespace) -> None:
+    from ..core.nested import resolve
+
+    with open_input(args.archive, args.format_name) as opened:
+        holder, entry = resolve(opened, args.member)
+        with holder.open(entry) as stream:
+            out = sys.stdout.buffer
+            while chunk := stream.read(1 << 20):
+                out.write(chunk)
+            out.flush()
+
+
+def run_detect(args: argparse.Namespace) -> int:
+    from ..core.opening import detect
+    from ..errors import GamepakError
+
+    results: list[dict[str, Any]] = []
+    unknown = False
+    for path in args.files:
+        try:
+            found = detect(path)
+        except GamepakError as exc:  # one unreadable file does not stop the others
+            note(f"error: {exc}")
+            unknown = True
+            results.append({"file": path, "formats": [], "error": str(exc)})
+            continue
+        unknown |= not found
+        results.append(
+            {
+                "file": path,
+                "formats": [{"format": d.format, "confidence": d.confidence, "signature": d.has_magic} for d in found],
+            }
+        )
+    if args.as_json:
+        import json
+
+        write_text(json.dumps(results, indent=1) + "\n")
+    else:
+        for result in results:
+            if "error" in result:
+                continue
+            fits = ", ".join(f"{f['format']} ({f['confidence']:.2f})" for f in result["formats"])
+            write_text(f"{result['file']}: {fits or 'unknown'}\n")
+    return 1 if unknown else 0
+
+
+def _model_check(format_name: str | None, path: str) -> tuple[list[Problem], int] | None:
+    """(problems, face count) when `path` is a model (by --format, or by what it is), else None.
+    A model that cannot be read raises its ModelError (one line, exit 1)."""
+    from ..core.archive import Problem
+    from ..core.registry import get_format
+    from ..errors import GamepakError
+
+    if format_name is not None:
+        if get_format(format_name).kind != "model":
+            return None
+    else:
+        from ..models import format_for_file
+
+        try:
+            if format_for_file(path) != "joe":
+                return None
+        except GamepakError:
+            return None  # unreadable: opening it as an archive says why
+    from ..models import load
+
+    # The reader refuses counts, sizes and indices that do not fit (errors); what it only notes
+    # (NaN or infinite values, which VDrift reads as they are) are warnings.
+    mesh = load(path, "joe")
+    return [Problem(f"{path}: {issue}", severity="warning") for issue in mesh.summary()["issues"]], mesh.face_count
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    archive = args.archive
+    model = _model_check(args.format_name, archive)
+    if model is not None:
+        problems, member_count = model
+        filename = archive
+        what = "face"
+    else:
+        with open_input(archive, args.format_name) as opened:
+            problems = opened.check()
+            member_count = len(opened)
+            filename = opened.filename
+        what = "member"
+    errors = [problem for problem in problems if problem.severity == "error"]
+    warnings_found = [problem for problem in problems if problem.severity != "error"]
+    failed = bool(errors) or (args.strict and bool(warnings_found))
+    if args.as_json:
+        print_json(
+            {
+                "file": archive,
+                "ok": not failed,
+                f"{what}s": member_count,
+                "errors": [problem.to_dict() for problem in errors],
+                "warnings": [problem.to_dict() for problem in warnings_found],
+            }
+        )
+    else:
+        for problem in problems:
+            # Problems that come from errors already name the file.
+            text = problem.message if problem.message.startswith(filename) else f"{archive}: {problem.message}"
+            note_line = f"{problem.severity}: {text}\n"
+            sys.stderr.write(note_line)
+        summary = count(member_count, what)
+        if warnings_found:
+            summary += f", {count(len(warnings_found), 'warning')}"
+        if not failed:
+            write_text(f"{archive}: OK ({summary})\n")
+        elif not errors:
+            # --strict: the warnings fail the check; "OK" would contradict the exit code.
+            write_text(f"{archive}: FAILED under --strict ({summary})\n")
+    return 1 if failed else 0
+
+
+def run_formats(args: argparse.Namespace) -> None:
+    from ..core.registry import FORMATS
+
+    lines = []
+    for spec in FORMATS:
+        try:
+            defaults = spec.writer_class().option_defaults if spec.kind == "archive" else {}
+        except (ImportError, AttributeError):
+            defaults = {}
+        options = ", ".join(f"{k}={v}" for k, v in defaults.items()) or "none"
+        extensions = " ".join(spec.extensions) or "(no extension)"
+        lines.append(f"{spec.name:18} {spec.description}  [{extensions}]  options: {options}\n")
+    write_text("".join(lines))
