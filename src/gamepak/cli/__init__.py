@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gamepak.cli.mount",
     "gamepak.cli.catalog",
     "gamepak.cli.patch",
+    "gamepak.cli.texture",
 )
 
 

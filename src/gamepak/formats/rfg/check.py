@@ -107,6 +107,9 @@ def check_packfile(reader: Reader) -> list[Problem]:
     if not any(problem.severity == "error" for problem in problems):
         problems.extend(check_nested_packs(reader))
         problems.extend(check_asm_members(reader))
+        from .peg.sources import check_pegs
+
+        problems.extend(check_pegs(reader))
     return problems
 
 

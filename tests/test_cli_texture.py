@@ -1,0 +1,117 @@
+"""`gamepak texture`: ls, export, import, add, rm on built pegs and the real pack."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from gamepak.cli import main
+from gamepak.formats.rfg.peg import Peg, PixelFormat
+
+from conftest import sample
+
+
+def _write_peg(folder: Path) -> Path:
+    rng = np.random.default_rng(3)
+    peg = Peg.new("t.cpeg_pc")
+    peg.add_texture("wall", rng.integers(0, 256, (16, 16, 4), dtype=np.uint8), PixelFormat.DXT5)
+    peg.add_texture("glow", rng.integers(0, 256, (8, 8, 4), dtype=np.uint8), PixelFormat.A8R8G8B8)
+    cpu, gpu = peg.to_bytes()
+    (folder / "t.gpeg_pc").write_bytes(gpu)
+    target = folder / "t.cpeg_pc"
+    target.write_bytes(cpu)
+    return target
+
+
+def test_ls_json_lists_every_texture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = _write_peg(tmp_path)
+    assert main(["texture", "ls", str(target), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["name"], r["format"], r["width"], r["mips"]) for r in rows] == [
+        ("wall.tga", "DXT5", 16, 5), ("glow.tga", "8888", 8, 4)]
+
+
+def test_unchanged_export_imports_back_byte_identically(tmp_path: Path) -> None:
+    target = _write_peg(tmp_path)
+    before = target.read_bytes(), (tmp_path / "t.gpeg_pc").read_bytes()
+    for kind in ("png", "dds"):
+        assert main(["texture", "export", str(target), "-o", str(tmp_path / kind), "--as", kind]) == 0
+        assert main(["texture", "import", str(target), str(tmp_path / kind)]) == 0
+        assert (target.read_bytes(), (tmp_path / "t.gpeg_pc").read_bytes()) == before
+
+
+def test_an_edited_png_changes_only_its_texture(tmp_path: Path) -> None:
+    target = _write_peg(tmp_path)
+    main(["texture", "export", str(target), "-o", str(tmp_path / "out")])
+    glow_before = Peg.open(target).mip_data("glow")
+    Image.new("RGBA", (32, 32), (200, 10, 10, 255)).save(tmp_path / "out" / "wall.png")
+    assert main(["texture", "import", str(target), str(tmp_path / "out")]) == 0
+    peg = Peg.open(target)
+    assert (peg.texture("wall").width, peg.texture("wall").mips) == (32, 5)
+    assert peg.mip_data("glow") == glow_before
+    assert np.abs(peg.read_image("wall")[..., :3].astype(int) - [200, 10, 10]).max() <= 8  # 5/6-bit endpoints
+
+
+def test_a_refused_import_names_the_file_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = _write_peg(tmp_path)
+    before = target.read_bytes()
+    main(["texture", "export", str(target), "-o", str(tmp_path / "out")])
+    Image.new("RGBA", (6, 6)).save(tmp_path / "out" / "wall.png")
+    assert main(["texture", "import", str(target), str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "wall.png" in err and "multiples of 4" in err
+    assert target.read_bytes() == before
+
+
+def test_add_and_rm(tmp_path: Path) -> None:
+    target = _write_peg(tmp_path)
+    Image.new("RGBA", (8, 4), (1, 2, 3, 4)).save(tmp_path / "new.png")
+    assert main(["texture", "add", str(target), str(tmp_path / "new.png"), "--name", "decal", "--format", "565"]) == 0
+    assert [t.name for t in Peg.open(target).textures] == ["wall.tga", "glow.tga", "decal.tga"]
+    assert main(["texture", "rm", str(target), "wall"]) == 0
+    assert [t.name for t in Peg.open(target).textures] == ["glow.tga", "decal.tga"]
+    assert main(["texture", "rm", str(target), "nothing"]) == 1
+
+
+def test_export_of_a_pack_lays_out_by_member_path(tmp_path: Path) -> None:
+    pack = sample("vpp/xray_effect.str2_pc")
+    assert main(["texture", "export", str(pack), "heat_map_enemy", "-o", str(tmp_path), "--as", "dds"]) == 0
+    written = tmp_path / "xray_effect.cpeg_pc" / "heat_map_enemy.dds"
+    with Image.open(written) as image:
+        assert image.size == (32, 32)
+    assert sorted(p.name for p in tmp_path.rglob("*.dds")) == ["heat_map_enemy.dds"]
+
+
+def test_an_edited_png_imported_into_a_pack_passes_verify(tmp_path: Path) -> None:
+    import gamepak
+
+    pack = tmp_path / "zone.vpp_pc"
+    inner = tmp_path / "xray.str2_pc"
+    loose = _write_peg(tmp_path)
+    with gamepak.create(inner, "vpp") as writer:
+        writer.add("t.cpeg_pc", loose.read_bytes())
+        writer.add("t.gpeg_pc", (tmp_path / "t.gpeg_pc").read_bytes())
+    with gamepak.create(pack, "vpp") as writer:
+        writer.add("xray.str2_pc", inner.read_bytes())
+    before = pack.read_bytes()
+    assert main(["texture", "export", str(pack), "-o", str(tmp_path / "out")]) == 0
+    assert main(["texture", "import", str(pack), str(tmp_path / "out")]) == 0
+    assert pack.read_bytes() == before  # nothing changed: nothing written
+    folder = tmp_path / "out" / "xray.str2_pc" / "t.cpeg_pc"
+    Image.new("RGBA", (32, 16), (10, 200, 10, 255)).save(folder / "wall.png")
+    assert main(["texture", "import", str(pack), str(tmp_path / "out")]) == 0
+    assert main(["verify", str(pack)]) == 0
+    with gamepak.open(pack) as outer, gamepak.open(inner) as _:
+        from gamepak.core.nested import resolve
+
+        holder, entry = resolve(outer, "xray.str2_pc/t.cpeg_pc")
+        cpu = holder.read(entry)
+        gpu = holder.read("t.gpeg_pc")
+    peg = Peg.parse(cpu, gpu)
+    assert (peg.texture("wall").width, peg.texture("wall").height) == (32, 16)

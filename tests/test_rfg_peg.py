@@ -1,0 +1,230 @@
+"""RFG peg v10 textures: pegs of every pixel format built and round-tripped, hand-made bytes
+from the spec, hostile fields, fuzzing, and the real xray_effect pair."""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+import gamepak
+from gamepak.errors import CorruptArchiveError, GamepakError
+from gamepak.formats.rfg.peg import Peg, PixelFormat
+from gamepak.formats.rfg.peg.layout import ENTRY, HEADER, chain_size, format_by_label
+from gamepak.formats.rfg.peg.pixels import decode, encode
+
+from conftest import sample
+
+CODED = [f for f in PixelFormat if f not in (PixelFormat.DUDV16, PixelFormat.DOT3_16)]
+
+
+def _image(width: int = 16, height: int = 8, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 256, (height, width, 4), dtype=np.uint8)
+
+
+def _gradient(size: int = 64) -> np.ndarray:
+    ramp = np.linspace(0, 255, size)
+    out = np.empty((size, size, 4), np.uint8)
+    out[..., 0], out[..., 1] = ramp[None, :], ramp[:, None]
+    out[..., 2], out[..., 3] = 96, 255 - ramp[None, :]
+    return out
+
+
+def _psnr(a: np.ndarray, b: np.ndarray) -> float:
+    mse = np.mean((a.astype(float) - b.astype(float)) ** 2)
+    return float("inf") if mse == 0 else 10 * np.log10(255**2 / mse)
+
+
+def _hand_made(frame_size: int = 688, name_offset: int = 0) -> tuple[bytes, bytes]:
+    """One 32x32 DXT1 texture with 4 mips, laid out as the spec's tables say."""
+    names = b"heat_map_enemy.tga\0"
+    cpu_size = HEADER.size + ENTRY.size + len(names)
+    gpu = bytes(range(256)) * 2 + bytes(range(168)) + bytes(-680 % 16)
+    header = HEADER.pack(b"GEKV", 10, 0, cpu_size, len(gpu), 1, 0, 1, 16)
+    entry = ENTRY.pack(0, 32, 32, 400, 32, 0, 0, 1, 0, name_offset, 32, 1, 4, frame_size, bytes(16))
+    return header + entry + names, gpu
+
+
+# -- hand-made bytes and both conventions -------------------------------------------------------
+@pytest.mark.parametrize(("frame_size", "name_offset"), [(688, 0), (680, 0), (688, 24 + 48)])
+def test_hand_made_pair_reads_and_writes_back_byte_for_byte(frame_size: int, name_offset: int) -> None:
+    cpu, gpu = _hand_made(frame_size, name_offset)
+    peg = Peg.parse(cpu, gpu, "hand.cpeg_pc")
+    (texture,) = peg.textures
+    summary = (texture.name, texture.width, texture.format, texture.mips)
+    assert summary == ("heat_map_enemy.tga", 32, PixelFormat.DXT1, 4)
+    assert texture.frame_size == frame_size and texture.chain_size == 680
+    assert peg.mip_data("heat_map_enemy") == gpu[:680]
+    assert peg.to_bytes() == (cpu, gpu)
+
+
+# -- every pixel format -------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", CODED, ids=lambda f: f.label)
+def test_every_format_round_trips_through_a_built_peg(fmt: PixelFormat) -> None:
+    peg = Peg.new("built.cpeg_pc")
+    peg.add_texture("first", _image(), fmt)
+    peg.add_texture("second", _image(8, 8, seed=1), fmt, mips=2)
+    cpu, gpu = peg.to_bytes()
+    again = Peg.parse(cpu, gpu, "built.cpeg_pc")
+    assert again.to_bytes() == (cpu, gpu)
+    assert [t.summary()["format"] for t in again.textures] == [fmt.label, fmt.label]
+    assert again.textures[0].mips == 5 and again.textures[1].mips == 2
+    assert len(gpu) % 16 == 0 and again.textures[1].data_offset == -(-again.textures[0].frame_size // 16) * 16
+
+
+TOLERANCES = [(PixelFormat.A8R8G8B8, 0), (PixelFormat.R8G8B8, 0), (PixelFormat.A4R4G4B4, 8),
+              (PixelFormat.R5G6B5, 4), (PixelFormat.A1R5G5B5, 4), (PixelFormat.A8, 0)]
+RGB = [0, 1, 2]
+
+
+@pytest.mark.parametrize(("fmt", "tolerance"), TOLERANCES, ids=lambda v: getattr(v, "label", str(v)))
+def test_uncompressed_codecs_keep_what_their_bits_hold(fmt: PixelFormat, tolerance: int) -> None:
+    image = _image(8, 4)
+    back = decode(fmt, encode(fmt, image), 8, 4).astype(int)
+    channels = {PixelFormat.A8: [3], PixelFormat.R8G8B8: RGB, PixelFormat.R5G6B5: RGB, PixelFormat.A1R5G5B5: RGB}
+    picked = channels.get(fmt, [0, 1, 2, 3])
+    assert np.abs(back[..., picked] - image[..., picked].astype(int)).max() <= tolerance
+
+
+def test_8888_channel_order_is_bgra_by_default_and_selectable() -> None:
+    stored = bytes([10, 20, 30, 40])  # one pixel
+    assert decode(PixelFormat.A8R8G8B8, stored, 1, 1)[0, 0].tolist() == [30, 20, 10, 40]
+    assert decode(PixelFormat.A8R8G8B8, stored, 1, 1, "RGBA")[0, 0].tolist() == [10, 20, 30, 40]
+
+
+@pytest.mark.parametrize("fmt", [PixelFormat.DXT1, PixelFormat.DXT3, PixelFormat.DXT5], ids=lambda f: f.label)
+def test_block_formats_compress_a_gradient_well(fmt: PixelFormat) -> None:
+    image = _gradient()
+    if fmt == PixelFormat.DXT1:  # 1-bit alpha: pixels under half alpha become transparent black
+        image[..., 3] = 255
+    back = decode(fmt, encode(fmt, image), 64, 64)
+    assert _psnr(back[..., :3], image[..., :3]) > 35
+
+
+def test_block_formats_refuse_sizes_that_are_not_multiples_of_4() -> None:
+    peg = Peg.new("x.cpeg_pc")
+    with pytest.raises(GamepakError, match="multiples of 4"):
+        peg.add_texture("odd", _image(6, 4), PixelFormat.DXT5)
+    assert peg.textures == []
+
+
+def test_replace_image_with_a_new_size_moves_later_textures() -> None:
+    peg = Peg.new("x.cpeg_pc")
+    peg.add_texture("a", _image(8, 8), PixelFormat.DXT1)
+    peg.add_texture("b", _image(8, 8), PixelFormat.DXT5)
+    peg.replace_image("a", _gradient(64))
+    cpu, gpu = peg.to_bytes()
+    again = Peg.parse(cpu, gpu, "x.cpeg_pc")
+    first, second = again.textures
+    assert (first.width, first.mips) == (64, 4)
+    assert second.data_offset == chain_size(PixelFormat.DXT1, 64, 64, 4)
+    assert np.array_equal(again.read_image("b"), peg.read_image("b"))
+    again.remove_texture("a")
+    assert [t.name for t in Peg.parse(*again.to_bytes()).textures] == ["b.tga"]
+
+
+@pytest.mark.parametrize("fmt", [f for f in CODED if f != PixelFormat.A8], ids=lambda f: f.label)
+def test_dds_export_is_read_by_pillow_as_the_same_image(fmt: PixelFormat) -> None:
+    peg = Peg.new("x.cpeg_pc")
+    peg.add_texture("t", _image(8, 8), fmt)
+    dds = peg.to_dds("t")
+    assert dds.endswith(peg.mip_data("t"))
+    with Image.open(io.BytesIO(dds)) as image:
+        pillow = np.asarray(image.convert("RGBA")).astype(int)
+    assert np.abs(pillow - peg.read_image("t").astype(int)).max() <= 1
+
+
+def test_format_labels() -> None:
+    assert format_by_label("dxt5") is PixelFormat.DXT5 and format_by_label("8888") is PixelFormat.A8R8G8B8
+    with pytest.raises(ValueError):
+        format_by_label("BC7")
+
+
+# -- hostile pegs ---------------------------------------------------------------------------------
+def _patched(cpu: bytes, offset: int, fmt: str, value: int) -> bytes:
+    out = bytearray(cpu)
+    struct.pack_into(fmt, out, offset, value)
+    return bytes(out)
+
+
+@pytest.mark.parametrize(("offset", "fmt", "value", "field"), [
+    (0x10, "<H", 60000, "entry count"),
+    (0x14, "<H", 60000, "entry count"),
+    (0x08, "<I", 1, "CPU file size"),
+    (0x0C, "<I", 10**9, "GPU file size"),
+    (24 + 0x00, "<I", 4000, "data offset"),
+    (24 + 0x1C, "<I", 10**9, "data offset"),
+    (24 + 0x1C, "<I", 100, "frame size"),
+    (24 + 0x1B, "<B", 9, "mip levels"),
+    (24 + 0x08, "<H", 999, "pixel format"),
+    (24 + 0x04, "<H", 0, "size"),
+])
+def test_hostile_fields_raise_one_error_naming_file_and_field(offset: int, fmt: str, value: int, field: str) -> None:
+    cpu, gpu = _hand_made()
+    with pytest.raises(CorruptArchiveError, match=field) as caught:
+        Peg.parse(_patched(cpu, offset, fmt, value), gpu, "evil.cpeg_pc")
+    assert "evil.cpeg_pc" in str(caught.value)
+
+
+def test_a_big_endian_console_peg_is_named_as_such() -> None:
+    cpu, gpu = _hand_made()
+    with pytest.raises(CorruptArchiveError, match="console"):
+        Peg.parse(b"VKEG" + cpu[4:], gpu, "ps3.cpeg_pc")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fuzzed_pegs_raise_only_gamepak_errors(data: st.DataObject) -> None:
+    peg = Peg.new("f.cpeg_pc")
+    peg.add_texture("a", _image(8, 8), PixelFormat.DXT1)
+    peg.add_texture("b", _image(4, 4), PixelFormat.A8R8G8B8)
+    cpu, gpu = (bytearray(b) for b in peg.to_bytes())
+    for _ in range(data.draw(st.integers(1, 6))):
+        target = data.draw(st.sampled_from([cpu, gpu]))
+        if target:
+            target[data.draw(st.integers(0, len(target) - 1))] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(cpu)))
+    try:
+        parsed = Peg.parse(bytes(cpu[:cut] if data.draw(st.booleans()) else cpu), bytes(gpu), "f.cpeg_pc")
+        for texture in parsed.textures:
+            parsed.read_image(texture.name)
+    except GamepakError:
+        pass
+
+
+# -- the real pair --------------------------------------------------------------------------------
+def test_real_xray_pair_round_trips_and_reimports_byte_identically() -> None:
+    with gamepak.open(sample("vpp/xray_effect.str2_pc")) as pack:
+        cpu, gpu = pack.read("xray_effect.cpeg_pc"), pack.read("xray_effect.gpeg_pc")
+    peg = Peg.parse(cpu, gpu, "xray_effect.cpeg_pc")
+    assert [t.summary()["format"] for t in peg.textures] == ["DXT1"] * 4
+    assert peg.to_bytes() == (cpu, gpu)
+    for texture in peg.textures:  # export as DDS, import the DDS's data back: the same bytes
+        dds = peg.to_dds(texture.name)
+        with Image.open(io.BytesIO(dds)) as image:
+            assert image.size == (32, 32)
+        peg.replace_data(texture.name, dds[128:])
+    assert peg.to_bytes() == (cpu, gpu)
+
+
+# -- verify of packs holding pegs --------------------------------------------------------------
+@pytest.mark.parametrize("broken", [False, True])
+def test_verify_reports_a_broken_peg_inside_a_pack(tmp_path, broken: bool) -> None:  # type: ignore[no-untyped-def]
+    cpu, gpu = _hand_made()
+    if broken:
+        cpu = _patched(cpu, 24 + 0x1B, "<B", 9)
+    path = tmp_path / "zone.str2_pc"
+    with gamepak.create(path, "vpp") as writer:
+        writer.add("xray.cpeg_pc", cpu)
+        writer.add("xray.gpeg_pc", gpu)
+    with gamepak.open(path) as pack:
+        problems = [p.message for p in pack.check() if p.severity == "error"]
+    if broken:
+        assert len(problems) == 1 and "mip levels" in problems[0] and "xray.cpeg_pc" in problems[0]
+    else:
+        assert problems == []
