@@ -102,3 +102,21 @@ def test_verify_checks_a_joe_model_as_a_model(tmp_path: Path) -> None:
     truncated.write_bytes(good.read_bytes()[:40])
     code, _, err = in_process_cli("verify", str(truncated))
     assert code == 1 and "short.joe" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", ["dir/", ".", "./", "", "a/./"])
+def test_writers_refuse_names_that_hold_no_file(tmp_path: Path, name: str) -> None:
+    """A name ending in '/' (or naming no file) would become a folder entry in a zip or an
+    unreachable member elsewhere: extract never shows it, the data is gone."""
+    for suffix in (".zip", ".pak", ".jpk"):
+        with gamepak.create(tmp_path / f"out{suffix}") as writer, pytest.raises(gamepak.GamepakError):
+            writer.add(name, b"data")
+    pak = tmp_path / "p.pak"
+    with gamepak.create(pak) as writer:
+        writer.add("a.txt", b"a")
+    (tmp_path / "f.txt").write_bytes(b"x")
+    from gamepak.cli import main
+
+    assert main(["add", str(pak), str(tmp_path / "f.txt"), "--name", "dir/"]) == 1
+    with gamepak.open(pak) as archive:
+        assert archive.namelist() == ["a.txt"]

@@ -44,8 +44,13 @@ def unsafe_name_reason(name: str) -> str | None:
         return "backslash in name (use '/' between folders)"
     if name.startswith("/") or (len(name) > 1 and name[1] == ":" and name[0].isascii() and name[0].isalpha()):
         return "absolute path"
-    if ".." in name.split("/"):
+    parts = name.split("/")
+    if ".." in parts:
         return "'..' would leave the folder it is extracted to"
+    if not name or all(part in ("", ".") for part in parts):
+        return "the name has no file part"
+    if name.endswith("/"):
+        return "a trailing '/' names a folder, not a file"
     return None
 
 
