@@ -333,15 +333,16 @@ def test_several_packs_in_one_tree(tmp_path: Path) -> None:
 
 def test_damaged_nested_packs(tmp_path: Path) -> None:
     # A nested PAK whose only name is empty (shown as an empty folder, and said why), and one
-    # whose member lies past its end (listed; reading it is a GamepakError naming the member).
+    # whose member lies past its end (not shown, as the library refuses it; the problem names it).
     nameless = b"PACK" + struct.pack("<ii", 12, 64) + struct.pack("<56sii", b"", 12, 0)
     past_end = b"PACK" + struct.pack("<ii", 12, 64) + struct.pack("<56sii", b"x.txt", 5000, 10)
     path = build(tmp_path / "outer.pak", "pak", {}, [("a.pak", nameless), ("b.pak", past_end), ("ok.txt", b"ok")])
     fs = GamepakFileSystem(fo=str(path))
     assert fs.ls("", detail=False) == ["a.pak", "b.pak", "ok.txt"]
     assert fs.ls("a.pak") == [] and any("a.pak" in problem and "empty name" in problem for problem in fs.tree.problems)
-    assert fs.ls("b.pak", detail=False) == ["b.pak/x.txt"]
-    with pytest.raises(GamepakError, match="x.txt"):
+    assert fs.ls("b.pak", detail=False) == []
+    assert any("b.pak" in problem and "x.txt" in problem for problem in fs.tree.problems)
+    with pytest.raises(FileNotFoundError):
         fs.cat("b.pak/x.txt")
     assert fs.cat("ok.txt") == b"ok"
 
@@ -438,3 +439,19 @@ def test_fuse_reads_by_path_keep_a_bounded_set_of_streams(tmp_path: Path) -> Non
         for name, data in [*members.items(), *list(members.items())[:3]]:
             assert operations.read(f"/{name}", 600, 400, 0) == data[400:1000]
         assert len(operations._by_path) == OPEN_BY_PATH
+
+
+def test_members_the_library_refuses_are_not_shown(tmp_path: Path) -> None:
+    """A hostile offset/size (0xFFFFFF00, 0xFFFFFFFF) is refused by the library; the tree must
+    not show it as an empty file that reads without error."""
+    good = hand_made_pak([(b"good.txt", b"fine")])
+    directory_offset = struct.unpack_from("<i", good, 4)[0]
+    hostile = struct.pack("<56sII", b"evil.bin", 0xFFFFFF00, 0xFFFFFFFF)
+    data = bytearray(good)
+    struct.pack_into("<i", data, 8, 128)
+    path = tmp_path / "hostile.pak"
+    path.write_bytes(bytes(data[:directory_offset]) + bytes(data[directory_offset:]) + hostile)
+    fs = GamepakFileSystem(fo=str(path))
+    assert sorted(fs.find("")) == ["good.txt"]
+    assert fs.cat("good.txt") == b"fine"
+    assert "evil.bin" in " ".join(fs.tree.problems)

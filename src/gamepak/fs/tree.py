@@ -197,9 +197,13 @@ class PackTree:
         """The folder tree of one pack's members (which members are packs is found later, per
         folder, by `_classify`)."""
         entries = archive.infolist()
+        unreadable = self._unreadable(archive, entries)
         paths: list[list[str] | None] = []
         owners: dict[tuple[str, ...], Entry] = {}
         for entry in entries:
+            if id(entry) in unreadable:
+                paths.append(None)
+                continue
             try:
                 parts = safe_parts(archive.extraction_name(entry))
             except UnsafePathError as exc:
@@ -240,6 +244,24 @@ class PackTree:
                 folder._unclassified.append(node)
         assert top._children is not None
         return top
+
+    def _unreadable(self, archive: Archive, entries: list[Entry]) -> set[int]:
+        """The members the library refuses to read (bytes outside the file: a hostile size or
+        offset), noted as problems and not shown: a file that reads as empty would hide them."""
+        try:
+            archive._check_data(entries)
+        except GamepakError:
+            pass
+        else:
+            return set()
+        refused = set()
+        for entry in entries:
+            try:
+                archive._check_data([entry])
+            except GamepakError as exc:
+                self.problems.append(f"{archive.filename}: not shown: {exc}")
+                refused.add(id(entry))
+        return refused
 
     def _make_folders(
         self, folders: dict[str, Node], top: Node, parts: list[str], entry: Entry, archive: Archive
