@@ -32,7 +32,9 @@ def test_ls_json_lists_every_texture(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["texture", "ls", str(target), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [(r["name"], r["format"], r["width"], r["mips"]) for r in rows] == [
-        ("wall.tga", "DXT5", 16, 5), ("glow.tga", "8888", 8, 4)]
+        ("wall.tga", "DXT5", 16, 5),
+        ("glow.tga", "8888", 8, 4),
+    ]
 
 
 def test_unchanged_export_imports_back_byte_identically(tmp_path: Path) -> None:

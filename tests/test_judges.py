@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 
 import gamepak
 
+from conftest import storable_name
+
 vgio_pak = pytest.importorskip("vgio.quake.pak", reason="vgio (a test dependency) is not installed")
 
 NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_./", min_size=1, max_size=40).filter(
-    lambda name: not name.startswith("/") and ".." not in name and "//" not in name and not name.endswith("/")
+    lambda name: storable_name(name) and "//" not in name
 )
 
 

@@ -77,8 +77,14 @@ def test_every_format_round_trips_through_a_built_peg(fmt: PixelFormat) -> None:
     assert len(gpu) % 16 == 0 and again.textures[1].data_offset == -(-again.textures[0].frame_size // 16) * 16
 
 
-TOLERANCES = [(PixelFormat.A8R8G8B8, 0), (PixelFormat.R8G8B8, 0), (PixelFormat.A4R4G4B4, 8),
-              (PixelFormat.R5G6B5, 4), (PixelFormat.A1R5G5B5, 4), (PixelFormat.A8, 0)]
+TOLERANCES = [
+    (PixelFormat.A8R8G8B8, 0),
+    (PixelFormat.R8G8B8, 0),
+    (PixelFormat.A4R4G4B4, 8),
+    (PixelFormat.R5G6B5, 4),
+    (PixelFormat.A1R5G5B5, 4),
+    (PixelFormat.A8, 0),
+]
 RGB = [0, 1, 2]
 
 
@@ -152,18 +158,21 @@ def _patched(cpu: bytes, offset: int, fmt: str, value: int) -> bytes:
     return bytes(out)
 
 
-@pytest.mark.parametrize(("offset", "fmt", "value", "field"), [
-    (0x10, "<H", 60000, "entry count"),
-    (0x14, "<H", 60000, "entry count"),
-    (0x08, "<I", 1, "CPU file size"),
-    (0x0C, "<I", 10**9, "GPU file size"),
-    (24 + 0x00, "<I", 4000, "data offset"),
-    (24 + 0x1C, "<I", 10**9, "data offset"),
-    (24 + 0x1C, "<I", 100, "frame size"),
-    (24 + 0x1B, "<B", 9, "mip levels"),
-    (24 + 0x08, "<H", 999, "pixel format"),
-    (24 + 0x04, "<H", 0, "size"),
-])
+@pytest.mark.parametrize(
+    ("offset", "fmt", "value", "field"),
+    [
+        (0x10, "<H", 60000, "entry count"),
+        (0x14, "<H", 60000, "entry count"),
+        (0x08, "<I", 1, "CPU file size"),
+        (0x0C, "<I", 10**9, "GPU file size"),
+        (24 + 0x00, "<I", 4000, "data offset"),
+        (24 + 0x1C, "<I", 10**9, "data offset"),
+        (24 + 0x1C, "<I", 100, "frame size"),
+        (24 + 0x1B, "<B", 9, "mip levels"),
+        (24 + 0x08, "<H", 999, "pixel format"),
+        (24 + 0x04, "<H", 0, "size"),
+    ],
+)
 def test_hostile_fields_raise_one_error_naming_file_and_field(offset: int, fmt: str, value: int, field: str) -> None:
     cpu, gpu = _hand_made()
     with pytest.raises(CorruptArchiveError, match=field) as caught:
