@@ -120,3 +120,13 @@ def test_writers_refuse_names_that_hold_no_file(tmp_path: Path, name: str) -> No
     assert main(["add", str(pak), str(tmp_path / "f.txt"), "--name", "dir/"]) == 1
     with gamepak.open(pak) as archive:
         assert archive.namelist() == ["a.txt"]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_model_import_refuses_non_finite_coordinates(tmp_path: Path, value: str) -> None:
+    from gamepak.cli import main
+
+    source = tmp_path / "bad.obj"
+    source.write_text(f"v 0 0 0\nv 1 0 0\nv 0 {value} 0\nf 1 2 3\n")
+    assert main(["model", "import", str(source), "-o", str(tmp_path / "bad.joe")]) == 1
+    assert not (tmp_path / "bad.joe").exists()

@@ -205,6 +205,9 @@ def run_import(args: argparse.Namespace) -> None:
 
     chosen = _output_format(args.output, None)
     mesh = _load(args.model_path, args.member, args.up)
+    # A JOE keeps what it holds (the game's own files carry some NaNs), but a model made here
+    # must not carry one: every exporter would then refuse it.
+    mesh.require_finite("a model imported into JOE")
     if chosen == "joe":
         mesh = mesh.with_normals()
     models.save(mesh, args.output, chosen, overwrite=args.overwrite)
