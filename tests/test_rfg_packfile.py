@@ -210,6 +210,12 @@ member_names = st.builds(
     lambda head, tail: head + tail,
     st.sampled_from("abcXYZ"),
     st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_.", max_size=20),
+).filter(
+    # Random bytes under a name verify checks as what it says (a nested pack, a texture pair, a
+    # container table) would rightly be reported: keep those names for the tests about them.
+    lambda name: (
+        not name.lower().endswith((".str2_pc", ".vpp_pc", ".cpeg_pc", ".gpeg_pc", ".cvbm_pc", ".gvbm_pc", ".asm_pc"))
+    )
 )
 member_data = st.one_of(
     st.binary(max_size=3000),
