@@ -62,14 +62,19 @@ def _stand_in_msvcrt() -> types.ModuleType:
     return module
 
 
+def reduce_os_to_windows(patch: pytest.MonkeyPatch) -> None:
+    """Remove from `os` (until `patch` is undone) what CPython lacks on Windows."""
+    for name in MISSING_ON_WINDOWS:
+        patch.delattr(os, name, raising=False)
+    patch.setattr(os, "supports_dir_fd", set())
+    for name in ("fcntl", "resource", "pwd"):
+        patch.setitem(sys.modules, name, None)
+    patch.setitem(sys.modules, "msvcrt", _stand_in_msvcrt())
+
+
 @pytest.fixture
 def windows_os(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in MISSING_ON_WINDOWS:
-        monkeypatch.delattr(os, name, raising=False)
-    monkeypatch.setattr(os, "supports_dir_fd", set())
-    for name in ("fcntl", "resource", "pwd"):
-        monkeypatch.setitem(sys.modules, name, None)
-    monkeypatch.setitem(sys.modules, "msvcrt", _stand_in_msvcrt())
+    reduce_os_to_windows(monkeypatch)
 
 
 def make_pak(path: Path, members: dict[str, bytes]) -> Path:
@@ -262,12 +267,7 @@ def test_every_command_gives_the_same_results_under_the_emulation(
         commands = _every_command(folder)
         with monkeypatch.context() as patch:
             if label == "windows":
-                for name in MISSING_ON_WINDOWS:
-                    patch.delattr(os, name, raising=False)
-                patch.setattr(os, "supports_dir_fd", set())
-                for module in ("fcntl", "resource", "pwd"):
-                    patch.setitem(sys.modules, module, None)
-                patch.setitem(sys.modules, "msvcrt", _stand_in_msvcrt())
+                reduce_os_to_windows(patch)
             outcome = []
             for command in commands:
                 code, out, err = in_process_cli(*command)
