@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -130,3 +131,17 @@ def test_make_run_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main([str(tmp_path / "demo")]) == 0
     assert "demo finished" in capsys.readouterr().out
     assert (tmp_path / "demo" / "crate.png").stat().st_size > 0
+
+
+def test_the_command_table_matches_what_the_modules_declare() -> None:
+    """cli.COMMANDS says which module declares each command (a run imports only that one)."""
+    from gamepak.cli import COMMANDS, build_parser
+
+    parser = build_parser("*")
+    declared = list(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    assert declared == [name for names in COMMANDS.values() for name in names]
+    for module, names in COMMANDS.items():
+        for name in names:
+            only = build_parser(name)
+            built = only._subparsers._group_actions[0]._name_parser_map  # type: ignore[union-attr]
+            assert isinstance(built[name], argparse.ArgumentParser), (module, name)

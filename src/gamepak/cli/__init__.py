@@ -20,18 +20,22 @@ if TYPE_CHECKING:
     from typing import Any
 
 # The command modules, in the order `gamepak --help` lists their commands.
-COMMAND_MODULES: tuple[str, ...] = (
-    "gamepak.cli.reading",
-    "gamepak.cli.packing",
-    "gamepak.cli.edit",
-    "gamepak.cli.convert",
-    "gamepak.cli.model",
-    "gamepak.cli.text",
-    "gamepak.cli.mount",
-    "gamepak.cli.catalog",
-    "gamepak.cli.patch",
-    "gamepak.cli.texture",
-)
+# The command modules and the commands each declares, in the order `gamepak --help` lists them.
+# A run imports only the module of the command it runs (`--help` imports them all);
+# tests/test_cli.py checks this table against what the modules declare.
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "gamepak.cli.reading": ("ls", "info", "cat", "detect", "verify", "formats"),
+    "gamepak.cli.packing": ("extract", "create"),
+    "gamepak.cli.edit": ("add", "rm", "mv", "update", "compact"),
+    "gamepak.cli.convert": ("convert", "diff"),
+    "gamepak.cli.model": ("model",),
+    "gamepak.cli.text": ("text",),
+    "gamepak.cli.texture": ("texture",),
+    "gamepak.cli.patch": ("patch",),
+    "gamepak.cli.mount": ("mount", "unmount"),
+    "gamepak.cli.catalog": ("catalog", "catalog-diff"),
+}
+COMMAND_MODULES = tuple(COMMANDS)
 
 
 def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
@@ -66,7 +70,8 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gamepak {__version__}")
     add_format_option(parser, "the input (also accepted after the command)", dest="global_format")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, action=Commands)
-    for module_name in COMMAND_MODULES:
+    modules = [module for module, names in COMMANDS.items() if command in names] or COMMAND_MODULES
+    for module_name in modules:
         __import__(module_name, fromlist=["register"]).register(commands)
     return parser
 

@@ -24,8 +24,9 @@ The modder's loop:
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    group = add_command(commands, "texture", None, "RFG textures: list, export, import, add, rm",
-                        description=DESCRIPTION)
+    group = add_command(
+        commands, "texture", None, "RFG textures: list, export, import, add, rm", description=DESCRIPTION
+    )
     sub = add_group(group, "texture_command")
 
     ls = add_command(sub, "ls", run_ls, "List the textures of a peg or of every peg in a pack.")
@@ -33,20 +34,25 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     add_json_option(ls, "a list of {peg, name, width, height, format, mips, flags}")
     _order(ls)
 
-    export = add_command(sub, "export", run_export, "Write each texture as a PNG (top mip, RGBA) "
-                         "or a DDS (every mip, the stored data).")
+    export = add_command(
+        sub, "export", run_export, "Write each texture as a PNG (top mip, RGBA) or a DDS (every mip, the stored data)."
+    )
     export.add_argument("source", metavar="SOURCE", help="a .cpeg_pc/.cvbm_pc file or a pack")
     # NAMEs go right after SOURCE (`export SOURCE NAME... -o DIR`): Python 3.11's argparse
     # cannot take positionals on both sides of options.
     export.add_argument("names", metavar="NAME", nargs="*", help="only these textures (right after SOURCE)")
     export.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write to")
-    export.add_argument("--as", dest="kind", choices=("png", "dds"), default="png",
-                        help="image kind (default png)")
+    export.add_argument("--as", dest="kind", choices=("png", "dds"), default="png", help="image kind (default png)")
     export.add_argument("--overwrite", action="store_true", help="replace existing files")
     _order(export)
 
-    imp = add_command(sub, "import", run_import, "Import a folder laid out as export wrote it into "
-                      "a peg: only images that differ from what is stored are changed.")
+    imp = add_command(
+        sub,
+        "import",
+        run_import,
+        "Import a folder laid out as export wrote it into "
+        "a peg: only images that differ from what is stored are changed.",
+    )
     imp.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file or a pack")
     imp.add_argument("folder", metavar="DIR", help="the folder export wrote")
     _order(imp)
@@ -55,8 +61,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     add.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file")
     add.add_argument("image", metavar="IMAGE", help="a PNG (or any image Pillow reads)")
     add.add_argument("--name", required=True, help="the texture's name (.tga added if missing)")
-    add.add_argument("--format", dest="pixel_format", default="DXT5",
-                     help="pixel format: DXT1, DXT3, DXT5, 8888, 888, 565, 1555, 4444, A8")
+    add.add_argument(
+        "--format",
+        dest="pixel_format",
+        default="DXT5",
+        help="pixel format: DXT1, DXT3, DXT5, 8888, 888, 565, 1555, 4444, A8",
+    )
     _order(add)
 
     rm = add_command(sub, "rm", run_rm, "Remove textures from a peg.")
@@ -65,8 +75,13 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def _order(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--order", choices=("BGRA", "RGBA"), default="BGRA", type=str.upper,
-                        help="memory order of 8888 textures (default BGRA)")
+    parser.add_argument(
+        "--order",
+        choices=("BGRA", "RGBA"),
+        default="BGRA",
+        type=str.upper,
+        help="memory order of 8888 textures (default BGRA)",
+    )
 
 
 def run_ls(args: argparse.Namespace) -> int | None:
@@ -79,8 +94,11 @@ def run_ls(args: argparse.Namespace) -> int | None:
     if args.as_json:
         print_json(rows)
         return None
-    lines = [f"{r['width']:>5}x{r['height']:<5} {r['format']:<5} {r['mips']:>2} mips "
-             f"flags 0x{r['flags']:04x}  {r['peg']}/{r['name']}" for r in rows]
+    lines = [
+        f"{r['width']:>5}x{r['height']:<5} {r['format']:<5} {r['mips']:>2} mips "
+        f"flags 0x{r['flags']:04x}  {r['peg']}/{r['name']}"
+        for r in rows
+    ]
     write_text("".join(line + "\n" for line in lines))
     return None
 
@@ -132,8 +150,10 @@ def _load(target: str, order: str = "BGRA"):  # type: ignore[no-untyped-def]
     from ..formats.rfg.peg.sources import is_cpu_name
 
     if not is_cpu_name(target):
-        raise GamepakError(f"{target}: texture import/add/rm take a .cpeg_pc or .cvbm_pc file "
-                           "(packs: export works; importing into a pack is not wired yet)")
+        raise GamepakError(
+            f"{target}: texture import/add/rm take a .cpeg_pc or .cvbm_pc file "
+            "(packs: export works; importing into a pack is not wired yet)"
+        )
     return Peg.open(target, order)
 
 
@@ -168,8 +188,9 @@ def _import_folder(peg, folder: str) -> list[str]:  # type: ignore[no-untyped-de
                 width, height, mips, fourcc, data = dds_data(handle.read(), dds_path)
             if fourcc and fourcc.decode("ascii", "replace") != texture.format.label:
                 raise GamepakError(f"{dds_path}: {fourcc!r} data, the texture is {texture.format.label}")
-            if (width, height, mips) == (texture.width, texture.height, texture.mips) and \
-                    data == peg.mip_data(texture.name):
+            if (width, height, mips) == (texture.width, texture.height, texture.mips) and data == peg.mip_data(
+                texture.name
+            ):
                 continue
             try:
                 peg.replace_data(texture.name, data, width, height, mips)

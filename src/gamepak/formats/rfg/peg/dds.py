@@ -40,7 +40,7 @@ def dds_bytes(texture: PegTexture, chain: bytes, order: str = "BGRA") -> bytes:
         pixel = (DDPF_FOURCC, fmt.label.encode(), 0, 0, 0, 0, 0)
     else:
         if fmt == PixelFormat.A8R8G8B8:
-            masks = ((0xFF0000, 0xFF00, 0xFF) if order == "BGRA" else (0xFF, 0xFF00, 0xFF0000))
+            masks = (0xFF0000, 0xFF00, 0xFF) if order == "BGRA" else (0xFF, 0xFF00, 0xFF0000)
             entry = (DDPF_RGB | DDPF_ALPHAPIXELS, 32, *masks, 0xFF000000)
         elif fmt in _MASKS:
             entry = _MASKS[fmt]
@@ -50,9 +50,29 @@ def dds_bytes(texture: PegTexture, chain: bytes, order: str = "BGRA") -> bytes:
         pitch = texture.width * entry[1] // 8
         pixel = (entry[0], b"\0\0\0\0", *entry[1:])
     pf_flags, fourcc, bits, r, g, b, a = pixel
-    header = DDS_HEADER.pack(DDS_MAGIC, 124, flags, texture.height, texture.width, pitch, 0,
-                             texture.mips, 32, pf_flags, int.from_bytes(fourcc, "little"),
-                             bits, r, g, b, a, caps, 0, 0, 0, 0)
+    header = DDS_HEADER.pack(
+        DDS_MAGIC,
+        124,
+        flags,
+        texture.height,
+        texture.width,
+        pitch,
+        0,
+        texture.mips,
+        32,
+        pf_flags,
+        int.from_bytes(fourcc, "little"),
+        bits,
+        r,
+        g,
+        b,
+        a,
+        caps,
+        0,
+        0,
+        0,
+        0,
+    )
     return header + chain
 
 
@@ -63,4 +83,4 @@ def dds_data(blob: bytes, what: str) -> tuple[int, int, int, bytes, bytes]:
     fields = DDS_HEADER.unpack_from(blob)
     height, width, mips = fields[3], fields[4], max(1, fields[7])
     fourcc = fields[10].to_bytes(4, "little") if fields[9] & DDPF_FOURCC else b""
-    return width, height, mips, fourcc, blob[DDS_HEADER.size:]
+    return width, height, mips, fourcc, blob[DDS_HEADER.size :]

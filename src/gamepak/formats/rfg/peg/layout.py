@@ -62,16 +62,28 @@ class PixelFormat(IntEnum):
 
 
 _LABELS = {
-    PixelFormat.DXT1: "DXT1", PixelFormat.DXT3: "DXT3", PixelFormat.DXT5: "DXT5",
-    PixelFormat.R5G6B5: "565", PixelFormat.A1R5G5B5: "1555", PixelFormat.A4R4G4B4: "4444",
-    PixelFormat.R8G8B8: "888", PixelFormat.A8R8G8B8: "8888", PixelFormat.DUDV16: "DUDV",
-    PixelFormat.DOT3_16: "DOT3", PixelFormat.A8: "A8",
+    PixelFormat.DXT1: "DXT1",
+    PixelFormat.DXT3: "DXT3",
+    PixelFormat.DXT5: "DXT5",
+    PixelFormat.R5G6B5: "565",
+    PixelFormat.A1R5G5B5: "1555",
+    PixelFormat.A4R4G4B4: "4444",
+    PixelFormat.R8G8B8: "888",
+    PixelFormat.A8R8G8B8: "8888",
+    PixelFormat.DUDV16: "DUDV",
+    PixelFormat.DOT3_16: "DOT3",
+    PixelFormat.A8: "A8",
 }
 _BLOCK_BYTES = {PixelFormat.DXT1: 8, PixelFormat.DXT3: 16, PixelFormat.DXT5: 16}
 _PIXEL_BYTES = {
-    PixelFormat.R5G6B5: 2, PixelFormat.A1R5G5B5: 2, PixelFormat.A4R4G4B4: 2,
-    PixelFormat.R8G8B8: 3, PixelFormat.A8R8G8B8: 4, PixelFormat.DUDV16: 2,
-    PixelFormat.DOT3_16: 2, PixelFormat.A8: 1,
+    PixelFormat.R5G6B5: 2,
+    PixelFormat.A1R5G5B5: 2,
+    PixelFormat.A4R4G4B4: 2,
+    PixelFormat.R8G8B8: 3,
+    PixelFormat.A8R8G8B8: 4,
+    PixelFormat.DUDV16: 2,
+    PixelFormat.DOT3_16: 2,
+    PixelFormat.A8: 1,
 }
 
 
@@ -137,5 +149,11 @@ class PegTexture:
 
     def summary(self) -> dict[str, object]:
         """The fields `texture ls` shows."""
-        return {"name": self.name, "width": self.width, "height": self.height,
-                "format": self.format.label, "mips": self.mips, "flags": self.flags}
+        return {
+            "name": self.name,
+            "width": self.width,
+            "height": self.height,
+            "format": self.format.label,
+            "mips": self.mips,
+            "flags": self.flags,
+        }

@@ -25,8 +25,7 @@ def _expand(values: np.ndarray, bits: int) -> np.ndarray:
     return ((values * 255 + (1 << (bits - 1)) - 1) // ((1 << bits) - 1)).astype(np.uint8)
 
 
-def decode(fmt: PixelFormat, data: bytes, width: int, height: int,
-           order: str = "BGRA") -> np.ndarray:
+def decode(fmt: PixelFormat, data: bytes, width: int, height: int, order: str = "BGRA") -> np.ndarray:
     """Decode the top level of `data` into an RGBA array (height, width, 4)."""
     size = level_size(fmt, width, height)
     if len(data) < size:
@@ -86,11 +85,19 @@ def encode(fmt: PixelFormat, rgba: np.ndarray, order: str = "BGRA") -> bytes:
     if fmt == PixelFormat.R5G6B5:
         words = ((r * 31 + 127) // 255) << 11 | ((g * 63 + 127) // 255) << 5 | (b * 31 + 127) // 255
     elif fmt == PixelFormat.A1R5G5B5:
-        words = ((a >= 128).astype(np.uint16) << 15 | ((r * 31 + 127) // 255) << 10
-                 | ((g * 31 + 127) // 255) << 5 | (b * 31 + 127) // 255)
+        words = (
+            (a >= 128).astype(np.uint16) << 15
+            | ((r * 31 + 127) // 255) << 10
+            | ((g * 31 + 127) // 255) << 5
+            | (b * 31 + 127) // 255
+        )
     elif fmt == PixelFormat.A4R4G4B4:
-        words = (((a * 15 + 127) // 255) << 12 | ((r * 15 + 127) // 255) << 8
-                 | ((g * 15 + 127) // 255) << 4 | (b * 15 + 127) // 255)
+        words = (
+            ((a * 15 + 127) // 255) << 12
+            | ((r * 15 + 127) // 255) << 8
+            | ((g * 15 + 127) // 255) << 4
+            | (b * 15 + 127) // 255
+        )
     else:
         raise GamepakError(f"encoding {fmt.label} ({fmt.value}) is not supported here")
     return words.astype("<u2").tobytes()

@@ -35,8 +35,9 @@ class TextureNotFoundError(GamepakError, KeyError):
 class Peg:
     """A peg v10 texture set. Build with `Peg.parse` or `Peg.open`; see the package docstring."""
 
-    def __init__(self, name: str, header: dict[str, int], textures: list[PegTexture],
-                 frames: list[bytes], order: str = "BGRA") -> None:
+    def __init__(
+        self, name: str, header: dict[str, int], textures: list[PegTexture], frames: list[bytes], order: str = "BGRA"
+    ) -> None:
         self.name = name
         self.header = header
         self.textures = textures
@@ -67,8 +68,7 @@ class Peg:
 
         if len(cpu) < HEADER.size:
             raise bad("header", f"file is {len(cpu)} bytes, the header needs {HEADER.size}", 0)
-        sig, version, platform, cpu_size, gpu_size, bitmaps, flags, count, alignment = (
-            HEADER.unpack_from(cpu))
+        sig, version, platform, cpu_size, gpu_size, bitmaps, flags, count, alignment = HEADER.unpack_from(cpu)
         if sig != SIGNATURE:
             hint = " (byte-swapped: a console file)" if sig == SIGNATURE[::-1] else ""
             raise bad("signature", f"{sig!r} is not {SIGNATURE!r}{hint}", 0)
@@ -81,22 +81,34 @@ class Peg:
         if alignment == 0 or alignment & (alignment - 1):
             raise bad("alignment", f"{alignment} is not a power of two", 22)
         if bitmaps != count:
-            raise bad("entry count", f"{count} entries but {bitmaps} bitmaps (animation "
-                      "frames are not supported)", 20)
+            raise bad("entry count", f"{count} entries but {bitmaps} bitmaps (animation frames are not supported)", 20)
         names_start = HEADER.size + ENTRY.size * count
         if names_start > len(cpu):
-            raise bad("entry count", f"{count} entries need {names_start} bytes, the file "
-                      f"has {len(cpu)}", 20)
+            raise bad("entry count", f"{count} entries need {names_start} bytes, the file has {len(cpu)}", 20)
         names = cpu[names_start:].split(b"\0")
         if len(names) != count + 1 or names[-1]:
-            raise bad("names", f"expected {count} NUL-terminated names and nothing after them",
-                      names_start)
+            raise bad("names", f"expected {count} NUL-terminated names and nothing after them", names_start)
         textures: list[PegTexture] = []
         frames: list[bytes] = []
         for index in range(count):
             at = HEADER.size + ENTRY.size * index
-            (offset, width, height, fmt, source_width, tiles_w, tiles_h, frame_count, tflags,
-             name_offset, source_height, fps, mips, frame_size, runtime) = ENTRY.unpack_from(cpu, at)
+            (
+                offset,
+                width,
+                height,
+                fmt,
+                source_width,
+                tiles_w,
+                tiles_h,
+                frame_count,
+                tflags,
+                name_offset,
+                source_height,
+                fps,
+                mips,
+                frame_size,
+                runtime,
+            ) = ENTRY.unpack_from(cpu, at)
             label = f"entry {index}"
             try:
                 pixel_format = PixelFormat(fmt)
@@ -105,29 +117,54 @@ class Peg:
             if width == 0 or height == 0:
                 raise bad(f"{label} size", f"{width}x{height}", at + 4)
             if not 1 <= mips <= max_mips(width, height):
-                raise bad(f"{label} mip levels", f"{mips} for {width}x{height} (at most "
-                          f"{max_mips(width, height)})", at + 0x1B)
+                raise bad(
+                    f"{label} mip levels", f"{mips} for {width}x{height} (at most {max_mips(width, height)})", at + 0x1B
+                )
             need = chain_size(pixel_format, width, height, mips)
             if frame_size < need:
-                raise bad(f"{label} frame size", f"{frame_size} is less than the {need} bytes "
-                          f"of the mip chain", at + 0x1C)
+                raise bad(
+                    f"{label} frame size", f"{frame_size} is less than the {need} bytes of the mip chain", at + 0x1C
+                )
             if offset + frame_size > len(gpu):
-                raise bad(f"{label} data offset", f"{offset} + frame size {frame_size} runs past "
-                          f"the GPU file ({len(gpu)} bytes)", at)
+                raise bad(
+                    f"{label} data offset",
+                    f"{offset} + frame size {frame_size} runs past the GPU file ({len(gpu)} bytes)",
+                    at,
+                )
             try:
                 text = names[index].decode("ascii")
             except UnicodeDecodeError:
                 raise bad(f"{label} name", "not ASCII", names_start) from None
-            textures.append(PegTexture(text, width, height, pixel_format, mips, tflags, offset,
-                                       frame_size, source_width, source_height, tiles_w, tiles_h,
-                                       frame_count, name_offset, fps, runtime))
-            frames.append(gpu[offset:offset + frame_size])
+            textures.append(
+                PegTexture(
+                    text,
+                    width,
+                    height,
+                    pixel_format,
+                    mips,
+                    tflags,
+                    offset,
+                    frame_size,
+                    source_width,
+                    source_height,
+                    tiles_w,
+                    tiles_h,
+                    frame_count,
+                    name_offset,
+                    fps,
+                    runtime,
+                )
+            )
+            frames.append(gpu[offset : offset + frame_size])
         header = {"platform": platform, "flags": flags, "alignment": alignment}
         peg = cls(name, header, textures, frames, order)
         expected = peg._gpu_layout()[1]
         if expected != len(gpu) or [t.data_offset for t in textures] != peg._gpu_layout()[0]:
-            raise bad("data offsets", "textures are not laid out one after another at the "
-                      f"alignment ({expected} bytes expected, the GPU file has {len(gpu)})")
+            raise bad(
+                "data offsets",
+                "textures are not laid out one after another at the "
+                f"alignment ({expected} bytes expected, the GPU file has {len(gpu)})",
+            )
         return peg
 
     # -- looking up ----------------------------------------------------------------------
@@ -141,15 +178,14 @@ class Peg:
     def mip_data(self, name: str) -> bytes:
         """The stored mip chain of one texture, exactly (no padding)."""
         texture = self.texture(name)
-        return self._frames[self.textures.index(texture)][:texture.chain_size]
+        return self._frames[self.textures.index(texture)][: texture.chain_size]
 
     def read_image(self, name: str) -> np.ndarray:
         """The top mip as an RGBA uint8 array of shape (height, width, 4)."""
         from .pixels import decode
 
         texture = self.texture(name)
-        return decode(texture.format, self.mip_data(name), texture.width, texture.height,
-                      self.order)
+        return decode(texture.format, self.mip_data(name), texture.width, texture.height, self.order)
 
     def read_pil(self, name: str) -> Any:
         """The top mip as a Pillow RGBA image."""
@@ -165,13 +201,15 @@ class Peg:
 
     def _check_size(self, fmt: PixelFormat, width: int, height: int, what: str) -> None:
         if fmt.is_block and (width % 4 or height % 4):
-            raise GamepakError(f"{what}: {fmt.label} needs a width and height that are "
-                               f"multiples of 4, not {width}x{height}")
+            raise GamepakError(
+                f"{what}: {fmt.label} needs a width and height that are multiples of 4, not {width}x{height}"
+            )
         if not (0 < width < 65536 and 0 < height < 65536):
             raise GamepakError(f"{what}: {width}x{height} does not fit a peg entry")
 
-    def replace_data(self, name: str, chain: bytes, width: int | None = None,
-                     height: int | None = None, mips: int | None = None) -> None:
+    def replace_data(
+        self, name: str, chain: bytes, width: int | None = None, height: int | None = None, mips: int | None = None
+    ) -> None:
         """Store an already-encoded mip chain (e.g. a DDS's data) for a texture, as is."""
         texture = self.texture(name)
         width, height = width or texture.width, height or texture.height
@@ -179,11 +217,12 @@ class Peg:
         self._check_size(texture.format, width, height, f"{self.name}: {texture.name}")
         need = chain_size(texture.format, width, height, mips)
         if len(chain) != need or mips > max_mips(width, height):
-            raise GamepakError(f"{self.name}: {texture.name}: {len(chain)} bytes given, "
-                               f"{mips} mips of {texture.format.label} {width}x{height} "
-                               f"take {need}")
-        exact = texture.frame_size == texture.chain_size and texture.chain_size % \
-            self.header["alignment"] != 0
+            raise GamepakError(
+                f"{self.name}: {texture.name}: {len(chain)} bytes given, "
+                f"{mips} mips of {texture.format.label} {width}x{height} "
+                f"take {need}"
+            )
+        exact = texture.frame_size == texture.chain_size and texture.chain_size % self.header["alignment"] != 0
         if (width, height) != (texture.width, texture.height):
             texture.source_width, texture.source_height = width, height
         texture.width, texture.height, texture.mips = width, height, mips
@@ -199,8 +238,7 @@ class Peg:
         from .pixels import encode_chain
 
         texture = self.texture(name)
-        pixels = np.asarray(rgba.convert("RGBA") if hasattr(rgba, "convert") else rgba,
-                            dtype=np.uint8)
+        pixels = np.asarray(rgba.convert("RGBA") if hasattr(rgba, "convert") else rgba, dtype=np.uint8)
         if pixels.ndim != 3 or pixels.shape[2] != 4:
             raise GamepakError(f"{self.name}: {texture.name}: an RGBA image is needed")
         height, width = pixels.shape[:2]
@@ -209,8 +247,9 @@ class Peg:
         chain = encode_chain(texture.format, pixels, mips, self.order)
         self.replace_data(name, chain, width, height, mips)
 
-    def add_texture(self, name: str, rgba: Any, fmt: PixelFormat = PixelFormat.DXT5,
-                    mips: int | None = None, flags: int = 0) -> PegTexture:
+    def add_texture(
+        self, name: str, rgba: Any, fmt: PixelFormat = PixelFormat.DXT5, mips: int | None = None, flags: int = 0
+    ) -> PegTexture:
         """Append a new texture (name gets `.tga` if it has no extension)."""
         import numpy as np
 
@@ -220,12 +259,10 @@ class Peg:
             raise GamepakError(f"{self.name}: a texture named {name!r} exists already")
         if not name.isascii() or "\0" in name:
             raise GamepakError(f"{self.name}: texture name {name!r} must be ASCII without NUL")
-        pixels = np.asarray(rgba.convert("RGBA") if hasattr(rgba, "convert") else rgba,
-                            dtype=np.uint8)
+        pixels = np.asarray(rgba.convert("RGBA") if hasattr(rgba, "convert") else rgba, dtype=np.uint8)
         height, width = pixels.shape[:2]
         self._check_size(fmt, width, height, f"{self.name}: {name}")
-        texture = PegTexture(name, width, height, fmt, 1, flags, 0, 0, width, height, 0, 0, 1,
-                             0, 1)
+        texture = PegTexture(name, width, height, fmt, 1, flags, 0, 0, width, height, 0, 0, 1, 0, 1)
         self.textures.append(texture)
         self._frames.append(b"")
         try:
@@ -269,12 +306,35 @@ class Peg:
             gpu += bytes(align(len(frame), alignment) - len(frame))
         names = b"".join(t.name.encode("ascii") + b"\0" for t in self.textures)
         cpu_size = HEADER.size + ENTRY.size * len(self.textures) + len(names)
-        out = bytearray(HEADER.pack(SIGNATURE, VERSION, self.header["platform"], cpu_size,
-                                    gpu_size, len(self.textures), self.header["flags"],
-                                    len(self.textures), alignment))
+        out = bytearray(
+            HEADER.pack(
+                SIGNATURE,
+                VERSION,
+                self.header["platform"],
+                cpu_size,
+                gpu_size,
+                len(self.textures),
+                self.header["flags"],
+                len(self.textures),
+                alignment,
+            )
+        )
         for t in self.textures:
-            out += ENTRY.pack(t.data_offset, t.width, t.height, t.format, t.source_width,
-                              t.anim_tiles_width, t.anim_tiles_height, t.frame_count, t.flags,
-                              t.name_offset, t.source_height, t.fps, t.mips, t.frame_size,
-                              t.runtime)
+            out += ENTRY.pack(
+                t.data_offset,
+                t.width,
+                t.height,
+                t.format,
+                t.source_width,
+                t.anim_tiles_width,
+                t.anim_tiles_height,
+                t.frame_count,
+                t.flags,
+                t.name_offset,
+                t.source_height,
+                t.fps,
+                t.mips,
+                t.frame_size,
+                t.runtime,
+            )
         return bytes(out + names), bytes(gpu)

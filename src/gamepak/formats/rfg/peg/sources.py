@@ -45,8 +45,7 @@ def iter_pegs(source: str | os.PathLike[str], order: str = "BGRA") -> Iterator[t
             cpu = holder.read(entry.name)
             if cpu[:4] != b"GEKV":
                 continue  # not a PC peg: verify says the same
-            peg = Peg.parse(cpu, holder.read(gpu_name),
-                            name=f"{path}/{member_path}", order=order)
+            peg = Peg.parse(cpu, holder.read(gpu_name), name=f"{path}/{member_path}", order=order)
             yield member_path, peg
 
 
@@ -66,12 +65,12 @@ def check_pegs(archive: Archive) -> list[Problem]:
             continue  # not a PC peg (a console file, a stand-in): no layout to hold it to
         gpu_name = names.get(partner_name(name).lower())
         if gpu_name is None:
-            problems.append(Problem(f"{name}: no GPU partner {partner_name(name)} in this pack",
-                                    severity="warning", member=name))
+            problems.append(
+                Problem(f"{name}: no GPU partner {partner_name(name)} in this pack", severity="warning", member=name)
+            )
             continue
         try:
             Peg.parse(cpu, archive.read(gpu_name), name=name)
         except GamepakError as exc:
-            problems.append(Problem(str(exc), offset=getattr(exc, "offset", None),
-                                    member=name))
+            problems.append(Problem(str(exc), offset=getattr(exc, "offset", None), member=name))
     return problems
