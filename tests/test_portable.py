@@ -276,3 +276,17 @@ def test_every_command_gives_the_same_results_under_the_emulation(
         assert (folder / "pak0.tar").exists()
     assert results["windows"] == results["linux"]
     assert all(code == 0 for _, code, _, _ in results["linux"]), results["linux"]
+
+
+def test_member_names_typed_with_backslashes(tmp_path: Path) -> None:
+    """cmd and PowerShell complete paths with backslashes: cat, extract, rm and mv take them."""
+    pak = make_pak(tmp_path / "pak0.pak", MEMBERS)
+    code, out, _ = in_process_cli("cat", str(pak), "maps\\e1m1.bsp")
+    assert code == 0 and out.encode() == MEMBERS["maps/e1m1.bsp"]
+    code, _, err = in_process_cli("extract", str(pak), "sound\\*", "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    assert (tmp_path / "out" / "sound" / "a.wav").read_bytes() == MEMBERS["sound/a.wav"]
+    assert in_process_cli("mv", str(pak), "maps\\e1m1.bsp", "maps\\start.bsp")[0] == 0
+    assert in_process_cli("rm", str(pak), "sound\\a.wav")[0] == 0
+    with gamepak.open(pak) as archive:
+        assert archive.namelist() == ["maps/start.bsp", "readme.txt"]

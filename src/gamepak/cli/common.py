@@ -234,6 +234,15 @@ def member_matches(name: str, pattern: str) -> bool:
     return (bare_name, bare_pattern) != (name, pattern) and fnmatch.fnmatchcase(bare_name, bare_pattern)
 
 
+def windows_path(archive: Any, name: str) -> str:
+    """A member name or pattern typed with Windows' backslashes (`maps\\e1m1.bsp`, as cmd and
+    PowerShell complete paths) in the pack's own '/' form, unless the pack holds that very name
+    (a few real packs store backslashes)."""
+    if "\\" not in name or name in archive:
+        return name
+    return name.replace("\\", "/")
+
+
 def select_members(archive: Any, patterns: list[str] | tuple[str, ...]) -> Iterator[tuple[Any, list[Any], str]]:
     """(archive, entries, folder prefix) groups that the patterns name; nested paths included."""
     from ..errors import MemberNotFoundError
@@ -243,6 +252,7 @@ def select_members(archive: Any, patterns: list[str] | tuple[str, ...]) -> Itera
         return
     entries = archive.infolist()
     for pattern in patterns:
+        pattern = windows_path(archive, pattern)
         matched = [e for e in entries if member_matches(e.name, pattern)]
         if not matched and pattern in archive:
             matched = [archive.getinfo(pattern)]  # the format's own lookup (e.g. ignoring case)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import add_command, add_format_option, folder_members, note, write_text
+from .common import add_command, add_format_option, folder_members, note, windows_path, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -170,7 +170,8 @@ def run_rm(args: argparse.Namespace) -> None:
 
     editor = _editor(args, args.compact)
     with _aborting(editor):
-        for pattern in args.members:
+        for typed in args.members:
+            pattern = windows_path(editor, typed)
             if pattern in editor:
                 editor.remove(pattern)
                 continue
@@ -189,7 +190,7 @@ def run_rm(args: argparse.Namespace) -> None:
 def run_mv(args: argparse.Namespace) -> None:
     editor = _editor(args, args.compact)
     with _aborting(editor):
-        editor.rename(args.old, args.new)
+        editor.rename(windows_path(editor, args.old), args.new.replace("\\", "/"))
     _finish(editor, args.dry_run)
 
 

@@ -6,7 +6,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_command, add_format_option, add_json_option, count, note, open_input, print_json, write_text
+from .common import (
+    add_command,
+    add_format_option,
+    add_json_option,
+    count,
+    note,
+    open_input,
+    print_json,
+    windows_path,
+    write_text,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -175,7 +185,7 @@ def run_cat(args: argparse.Namespace) -> None:
     from ..core.nested import resolve
 
     with open_input(args.archive, args.format_name) as opened:
-        holder, entry = resolve(opened, args.member)
+        holder, entry = resolve(opened, windows_path(opened, args.member))
         with holder.open(entry) as stream:
             out = sys.stdout.buffer
             while chunk := stream.read(1 << 20):
