@@ -252,7 +252,7 @@ def test_bad_option_values_are_refused_up_front(tmp_path: Path, option: str, val
 
 
 def test_option_values_are_normalised(tmp_path: Path) -> None:
-    writer = gamepak.create(tmp_path / "x.vpp_pc", level="3", finish="no", runtime="0x" + "ab" * 12, flags=None)
+    writer = gamepak.create(tmp_path / "x.str2_pc", level="3", finish="no", runtime="0x" + "ab" * 12, flags=None)
     assert (writer.options["level"], writer.options["finish"], writer.options["runtime"]) == (3, False, "ab" * 12)
     writer.abort()
 

@@ -758,6 +758,7 @@ class ArchiveWriter:
                 sorted(unknown)[0],
             )
         self.options: dict[str, Any] = {**self.option_defaults, **self._validated(options)}
+        self._refuse_unused(options)
         self.layout: dict[str, Any] = options.get("layout") or {}
         self.members: list[PendingMember] = []
         self._names_taken: set[str] = set()
@@ -781,6 +782,20 @@ class ArchiveWriter:
                 given = "" if value is None else value
                 raise InvalidOptionError(f"{self.format_name} option {key}={given}: {exc}", key) from None
         return checked
+
+    def _unused_options(self) -> dict[str, str]:
+        """Options (of `self.options`, defaults filled in) that would have no effect on this
+        output, each with the reason; formats whose options depend on each other override it."""
+        return {}
+
+    def _refuse_unused(self, given: dict[str, Any]) -> None:
+        """Refuse an option the caller set (to a value, not empty) that the output would ignore:
+        an option is never accepted and then silently dropped."""
+        unused = self._unused_options()
+        for key in sorted(given):
+            if key in unused and given[key] is not None:
+                why = f"{self.format_name} option {key}={given[key]} has no effect: {unused[key]}"
+                raise InvalidOptionError(why, key)
 
     def _check_name(self, name: str) -> None:
         """Refuse a name the format cannot store (raise FormatLimitError)."""

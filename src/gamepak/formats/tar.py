@@ -179,6 +179,11 @@ class Writer(ArchiveWriter):
     option_defaults: ClassVar[dict[str, Any]] = {"level": None}
     option_validators: ClassVar[dict[str, Any]] = {"level": whole_number(0, 9, allow_none=True)}
 
+    def _unused_options(self) -> dict[str, str]:
+        if not self.path.lower().endswith((".gz", ".tgz")):
+            return {"level": "a plain tar is not compressed (name the output .tar.gz or .tgz)"}
+        return {}
+
     def _write(self, out: Output, members: list[PendingMember]) -> None:
         import tarfile
 

@@ -172,6 +172,12 @@ class Writer(ArchiveWriter):
         "level": whole_number(0, 9, allow_none=True),
     }
 
+    def _unused_options(self) -> dict[str, str]:
+        # zipfile takes no level for stored or lzma members.
+        if self.options["compression"] in ("store", "lzma"):
+            return {"level": f"compression={self.options['compression']} takes no level"}
+        return {}
+
     def _write(self, out: Output, members: list[PendingMember]) -> None:
         import warnings
         import zipfile

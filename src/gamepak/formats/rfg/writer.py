@@ -198,6 +198,15 @@ class Writer(ArchiveWriter):
         if not raw or b"\0" in raw:
             raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
 
+    def _unused_options(self) -> dict[str, str]:
+        flags = self.options["flags"]
+        if flags is None:
+            flags = 3 if self.path.lower().endswith(".str2_pc") else 0
+        if isinstance(flags, int) and not flags & FLAG_COMPRESSED:
+            why = f"flags {flags} packs are not compressed (flags 1 and 3 are)"
+            return {key: why for key in ("level", "strategy", "mem_level", "window_bits")}
+        return {}
+
     def _settings(self) -> tuple[int, int, int]:
         """(flags, level, align) with the extension's defaults filled in."""
         str2 = self.path.lower().endswith(".str2_pc")
