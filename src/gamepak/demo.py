@@ -148,6 +148,33 @@ def models(workdir: str) -> None:
     step("model", "render", crate, "-o", os.path.join(workdir, "crate.png"), "--size", "256")
 
 
+def showcase(workdir: str) -> None:
+    """Packs to look inside with `gamepak serve`: the crate's picture as an RFG texture (peg) in a
+    .str2_pc inside a .vpp_pc, and the crate model with its picture in a VDrift pack."""
+    from .formats.rfg.peg import Peg
+
+    textures = os.path.join(workdir, "showcase", "textures")
+    os.makedirs(textures)
+    cpu, gpu = Peg.new("crate.cpeg_pc").to_bytes()
+    peg = os.path.join(textures, "crate.cpeg_pc")
+    for name, data in (("crate.cpeg_pc", cpu), ("crate.gpeg_pc", gpu)):
+        with open(os.path.join(textures, name), "wb") as handle:
+            handle.write(data)
+    step("texture", "add", peg, os.path.join(workdir, "crate.png"), "--name", "crate", "--format", "DXT5")
+    step("texture", "ls", peg)
+    level = os.path.join(workdir, "showcase", "crates.str2_pc")
+    step("create", level, textures)
+    step("create", os.path.join(workdir, "showcase", "crates.vpp_pc"), level, os.path.join(workdir, "notes.txt"))
+    os.remove(level)
+    model = os.path.join(workdir, "showcase", "model")
+    os.makedirs(model)
+    for name in ("crate.joe", "crate.png"):
+        shutil.copyfile(os.path.join(workdir, name), os.path.join(model, name))
+    step("create", os.path.join(workdir, "showcase", "cars.jpk"), model)
+    shutil.rmtree(textures)
+    shutil.rmtree(model)
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     workdir = os.path.abspath(arguments[0] if arguments else "build/demo")
@@ -175,10 +202,13 @@ def main(argv: list[str] | None = None) -> int:
     editing(workdir)
     j2me_packs(workdir)
     models(workdir)
+    showcase(workdir)
     print(
         "\ndemo finished: every pack listed, verified, extracted and rebuilt byte for byte; "
         "packs edited in place, converted and compared"
     )
+    command = os.path.relpath(os.path.join(os.path.dirname(sys.executable), "gamepak"))
+    print(f"\nto look inside the demo's packs in a web browser:\n  {command} serve {os.path.relpath(workdir)}")
     return 0
 
 

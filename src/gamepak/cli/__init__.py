@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "gamepak.cli.patch": ("patch",),
     "gamepak.cli.mount": ("mount", "unmount"),
     "gamepak.cli.catalog": ("catalog", "catalog-diff"),
+    "gamepak.cli.serve": ("serve",),
 }
 COMMAND_MODULES = tuple(COMMANDS)
 

@@ -123,27 +123,11 @@ def ls_text(opened: Archive, *, as_json: bool, long_format: bool, recursive: boo
 
 
 def run_info(args: argparse.Namespace) -> None:
+    from ..ops.inspect import info_details
+
     with open_input(args.archive, args.format_name) as opened:
         details = info_details(args.archive, opened)
     write_text(info_text(details, args.as_json))
-
-
-def info_details(path: str, opened: Archive) -> dict[str, Any]:
-    """What `gamepak info` shows, as a dictionary."""
-    from ..core.registry import get_format
-
-    entries = opened.infolist()
-    return {
-        "file": path,
-        "format": opened.format_name,
-        "description": get_format(opened.format_name).description,
-        "file_size": opened.size,
-        "member_count": len(entries),
-        "total_size": sum(e.size for e in entries),
-        # Members without a separate stored size are stored as they are.
-        "total_stored_size": sum(e.size if e.stored_size is None else e.stored_size for e in entries),
-        "header": opened.header_fields(),
-    }
 
 
 def info_text(details: dict[str, Any], as_json: bool) -> str:
@@ -266,8 +250,9 @@ def run_verify(args: argparse.Namespace) -> int:
             member_count = len(opened)
             filename = opened.filename
         what = "member"
-    errors = [problem for problem in problems if problem.severity == "error"]
-    warnings_found = [problem for problem in problems if problem.severity != "error"]
+    from ..ops.inspect import split_problems
+
+    errors, warnings_found = split_problems(problems)
     failed = bool(errors) or (args.strict and bool(warnings_found))
     if args.as_json:
         print_json(

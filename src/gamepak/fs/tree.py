@@ -27,7 +27,7 @@ class Node:
     """A file (one member) or a folder: a prefix of member names, a whole pack, or a member that
     is itself a pack (`entry` set and `is_dir`)."""
 
-    __slots__ = ("_children", "_contents", "_unclassified", "archive", "entry", "is_dir", "mtime", "size")
+    __slots__ = ("_children", "_contents", "_unclassified", "archive", "entry", "is_dir", "mtime", "pack", "size")
 
     def __init__(
         self,
@@ -44,6 +44,8 @@ class Node:
         self.archive = archive
         self.entry = entry
         self.size = size
+        # For a folder that is a pack: the archive its members come from, once opened.
+        self.pack: Archive | None = contents[0] if contents is not None and contents[1] is None else None
         # For a folder that is a pack: (archive, nested member or None, its format); its children
         # are read from the pack when first asked for.
         self._contents = contents
@@ -133,6 +135,14 @@ class PackTree:
                 children = node._children
         return children
 
+    def pack_of(self, node: Node) -> Archive | None:
+        """The archive whose members the folder `node` shows (a whole pack or a nested one,
+        opened now if need be); None for a plain folder or a nested pack that cannot be read."""
+        if not node.is_pack:
+            return None
+        self.children(node)
+        return node.pack
+
     def prepare(self) -> None:
         """Read every pack's directory and find its nested packs now (a mount does this before
         it appears, so that listings are fast); nested packs are still opened when first used."""
@@ -184,6 +194,7 @@ class PackTree:
                 self.problems.append(f"{holder.filename}/{entry.name}: shown empty: {exc}")
                 return {}
             self._opened.append(archive)
+        node.pack = archive
         try:
             top = self._folders_of(archive, node.mtime)
         except GamepakError as exc:

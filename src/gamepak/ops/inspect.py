@@ -1,0 +1,32 @@
+"""What `info` and `verify` report about a pack, as plain data for the CLI and the web viewer."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..core.archive import Archive, Problem
+
+
+def info_details(path: str, opened: Archive) -> dict[str, Any]:
+    """What `gamepak info` shows, as a dictionary."""
+    from ..core.registry import get_format
+
+    entries = opened.infolist()
+    return {
+        "file": path,
+        "format": opened.format_name,
+        "description": get_format(opened.format_name).description,
+        "file_size": opened.size,
+        "member_count": len(entries),
+        "total_size": sum(e.size for e in entries),
+        # Members without a separate stored size are stored as they are.
+        "total_stored_size": sum(e.size if e.stored_size is None else e.stored_size for e in entries),
+        "header": opened.header_fields(),
+    }
+
+
+def split_problems(problems: list[Problem]) -> tuple[list[Problem], list[Problem]]:
+    """(errors, warnings) of a check: errors fail `verify`, warnings only with --strict."""
+    errors = [problem for problem in problems if problem.severity == "error"]
+    return errors, [problem for problem in problems if problem.severity != "error"]

@@ -1,0 +1,434 @@
+"""The web application of `gamepak serve`: Starlette routes over `Site`, Jinja2 pages.
+
+URLs: `/browse/<path>` (a page for every folder, pack, nested pack and member), `/raw/<path>`
+(a member's bytes, as a download), `/image/<path>`, `/texture/<path>?name=`, `/model/<path>`
+(previews), `/search?q=`. `<path>` is the path inside ROOT followed by the member path, each
+segment percent-encoded; the segments are taken from the raw request path, so an encoded `/` or
+`..` stays one segment and is refused.
+
+Safety: only GET and HEAD; a Host header that is not the server's own is refused (DNS
+rebinding); every response carries a strict Content-Security-Policy (scripts only from
+/static/, no inline script) and `nosniff`; names reach pages only through Jinja2's escaping;
+errors become a page, never a traceback; previews run in a small pool with a time limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote_to_bytes, urlencode
+
+import anyio
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ..errors import GamepakError, MemberNotFoundError
+from ..formats.rfg.peg.reader import TextureNotFoundError
+from ..version import __version__
+from . import previews
+from .site import NotFound, Place, Refused, Row, Site
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+# Rows per listing page: a 100,000-member folder is 200 pages of a few hundred kB each.
+PAGE_ROWS = 500
+# Seconds a preview may take before the page gives up on it (the limits in `previews` bound
+# the work itself; this bounds the wait).
+PREVIEW_SECONDS = 20.0
+# Previews decoding at once: more requests wait rather than fill the memory.
+PREVIEW_WORKERS = 2
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+    "media-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
+COLUMNS = [("name", "name"), ("size", "size"), ("stored", "stored"), ("type", "type")]
+LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
+
+
+class SecurityHeaders:
+    """ASGI middleware adding `SECURITY_HEADERS` to every response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k not in dict(SECURITY_HEADERS)]
+                message["headers"] = headers + SECURITY_HEADERS
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def segment_url(kind: str, segments: list[str]) -> str:
+    """`/<kind>/` followed by each segment percent-encoded (names that are not UTF-8 keep their
+    bytes through surrogate escapes)."""
+    return f"/{kind}/" + "/".join(quote(segment, safe="", errors="surrogateescape") for segment in segments)
+
+
+def request_segments(request: Request, prefix: str) -> list[str]:
+    """The decoded segments after `/<prefix>` in the raw request path (one trailing `/` allowed)."""
+    raw = request.scope.get("raw_path") or request.url.path.encode()
+    raw = raw.split(b"?", 1)[0]
+    rest = raw[len(prefix) + 1 :]
+    if rest.startswith(b"/"):
+        rest = rest[1:]
+    if rest.endswith(b"/"):
+        rest = rest[:-1]
+    if not rest:
+        return []
+    return [unquote_to_bytes(part).decode("utf-8", "surrogateescape") for part in rest.split(b"/")]
+
+
+def _check_offset(value: str | None) -> int:
+    try:
+        return max(0, int(value or 0))
+    except ValueError:
+        raise HTTPException(400, "offset must be a number") from None
+
+
+class Viewer:
+    """The routes, over one `Site`."""
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+        self.templates = Environment(
+            loader=PackageLoader("gamepak.web", "templates"), autoescape=select_autoescape(default=True)
+        )
+        self.previews = anyio.CapacityLimiter(PREVIEW_WORKERS)
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def page(self, template: str, status: int = 200, **values: Any) -> HTMLResponse:
+        segments: list[str] = values.pop("segments", [])
+        crumbs = [{"name": name, "url": segment_url("browse", segments[: i + 1])} for i, name in enumerate(segments)]
+        html = self.templates.get_template(template).render(
+            site_label=self.site.label, crumbs=crumbs, version=__version__, **values
+        )
+        return HTMLResponse(html, status_code=status)
+
+    async def resolve(self, request: Request, prefix: str, *, as_file: bool = False) -> Place:
+        segments = request_segments(request, prefix)
+        return await anyio.to_thread.run_sync(lambda: self.site.resolve(segments, as_file=as_file))
+
+    async def bounded(self, work: Callable[..., Any], *args: Any) -> Any:
+        """`work(*args)` in the preview pool, given up on after PREVIEW_SECONDS."""
+        with anyio.move_on_after(PREVIEW_SECONDS):
+            return await anyio.to_thread.run_sync(lambda: work(*args), limiter=self.previews, abandon_on_cancel=True)
+        raise GamepakError(f"the preview took more than {PREVIEW_SECONDS:g} s and was given up")
+
+    # -- pages -----------------------------------------------------------------------------------
+    async def home(self, request: Request) -> Response:
+        return RedirectResponse("/browse/", status_code=302)
+
+    async def browse(self, request: Request) -> Response:
+        as_file = request.query_params.get("view") == "file"
+        place = await self.resolve(request, "browse", as_file=as_file)
+        if place.kind == "file":
+            return await self.file_page(request, place)
+        return await anyio.to_thread.run_sync(self.listing_page, request, place)
+
+    def listing_page(self, request: Request, place: Place) -> Response:
+        params = request.query_params
+        sort = params.get("sort", "name")
+        if sort not in dict(COLUMNS):
+            sort = "name"
+        order = "desc" if params.get("order") == "desc" else "asc"
+        text_filter = params.get("filter", "")
+        rows = self.site.rows(place)
+        total = len(rows)
+        if text_filter:
+            from .site import _matcher
+
+            matches = _matcher(text_filter)
+            rows = [row for row in rows if matches(row.name)]
+        rows.sort(key=_sort_key(sort), reverse=order == "desc")
+        if sort == "name" and order == "asc":
+            rows.sort(key=lambda row: not row.is_folder)  # folders first, as file managers show them
+        pages = max(1, math.ceil(len(rows) / PAGE_ROWS))
+        try:
+            page = min(max(1, int(params.get("page", "1"))), pages)
+        except ValueError:
+            page = 1
+        shown = rows[(page - 1) * PAGE_ROWS : page * PAGE_ROWS]
+
+        def query(**changes: Any) -> str:
+            values = {"sort": sort, "order": order, "filter": text_filter, "page": page} | changes
+            return "?" + urlencode({k: v for k, v in values.items() if v not in ("", None)})
+
+        sort_urls = {
+            column: query(sort=column, order="desc" if sort == column and order == "asc" else "asc", page=1)
+            for column, _ in COLUMNS
+        }
+        info = header = check = strings = None
+        archive = place.archive
+        if archive is not None:
+            from ..ops.inspect import info_details
+
+            info = info_details(place.path, archive)
+            header = [(name, _field_text(value)) for name, value in info.pop("header").items()]
+            if params.get("check"):
+                check = _check_summary(archive)
+            if archive.format_name.startswith("j2me"):  # a text pack: its strings, decoded
+                strings = previews.j2me_strings(self.site.resolve(place.segments, as_file=True))
+        heading = place.path or self.site.label
+        return self.page(
+            "listing.html",
+            segments=place.segments,
+            title=place.name or self.site.label,
+            heading=heading + ("" if place.kind == "pack" else "/"),
+            info=info,
+            header=header,
+            check=check,
+            strings=strings,
+            check_url=query(check=1) + "#check",
+            problems=place.problems,
+            rows=[_row_values(row, place.segments) for row in shown],
+            columns=COLUMNS,
+            sort=sort,
+            order=order,
+            filter=text_filter,
+            sort_urls=sort_urls,
+            page=page,
+            pages=pages,
+            page_url=lambda number: query(page=number),
+            shown_count=len(rows),
+            total_count=total,
+        )
+
+    async def file_page(self, request: Request, place: Place) -> Response:
+        offset = _check_offset(request.query_params.get("offset"))
+        preview = await self.bounded(previews.preview, place, offset)
+        if preview.kind == "textures":
+            for texture in preview.textures:
+                # Small textures are shown enlarged (whole pixels, drawn sharp by the style).
+                scale = max(1, 256 // max(texture["width"], texture["height"], 1))
+                texture["shown_width"], texture["shown_height"] = texture["width"] * scale, texture["height"] * scale
+                texture["url"] = segment_url("texture", place.segments) + "?" + urlencode({"name": texture["name"]})
+        fields: list[tuple[str, Any]] = []
+        entry = place.entry
+        if entry is not None and place.node is not None and place.node.archive is not None:
+            holder = place.node.archive
+            fields = [
+                ("stored size", entry.size if entry.stored_size is None else entry.stored_size),
+                ("offset", entry.offset),
+                ("compression", holder.member_compression(entry)),
+                ("index", entry.index),
+                ("in pack", f"{holder.format_name}"),
+            ]
+        return self.page(
+            "file.html",
+            segments=place.segments,
+            title=place.name,
+            heading=place.path,
+            name=place.name,
+            size=place.size,
+            fields=fields,
+            preview=preview,
+            problems=place.problems,
+            raw_url=segment_url("raw", place.segments),
+            image_url=segment_url("image", place.segments),
+            model_url=segment_url("model", place.segments),
+        )
+
+    async def search(self, request: Request) -> Response:
+        query = request.query_params.get("q", "").strip()
+        found: list[tuple[str, Row]] = []
+        how = "type a name or a glob (*.tga, zone*/*.str2_pc)"
+        if query:
+            found, how = await anyio.to_thread.run_sync(self.site.search, query)
+        results = [
+            {"path": path, "url": segment_url("browse", path.split("/")), "size": row.size, "type": row.type}
+            for path, row in found
+        ]
+        return self.page("search.html", title=f"search {query}", query=query, results=results, how=how)
+
+    # -- bytes -----------------------------------------------------------------------------------
+    async def raw(self, request: Request) -> Response:
+        place = await self.resolve(request, "raw", as_file=True)
+        if place.kind != "file":
+            raise HTTPException(404, "a folder has no bytes")
+        media_type = await anyio.to_thread.run_sync(previews.content_type, place)
+        size = place.size
+        stream = await anyio.to_thread.run_sync(place.open)
+
+        def chunks() -> Iterator[bytes]:
+            with stream:
+                while chunk := stream.read(1 << 20):
+                    yield chunk
+
+        disposition = "attachment; filename*=UTF-8''" + quote(place.name, safe="", errors="surrogateescape")
+        headers = {"content-disposition": disposition, "content-length": str(size)}
+        if place.node is not None and place.node.archive is not None and place.entry is not None:
+            # A compressed member's size is what it inflates to; a stream that stops short of it
+            # would hang the client waiting for the rest.
+            headers.pop("content-length")
+        return StreamingResponse(chunks(), media_type=media_type, headers=headers)
+
+    async def image(self, request: Request) -> Response:
+        place = await self.resolve(request, "image", as_file=True)
+        data, media_type = await self.bounded(previews.image_bytes, place)
+        return Response(data, media_type=media_type)
+
+    async def texture(self, request: Request) -> Response:
+        place = await self.resolve(request, "texture", as_file=True)
+        name = request.query_params.get("name", "")
+        data = await self.bounded(previews.texture_png, place, name)
+        return Response(data, media_type="image/png")
+
+    async def model(self, request: Request) -> Response:
+        place = await self.resolve(request, "model", as_file=True)
+        data = await self.bounded(previews.model_glb, place)
+        return Response(data, media_type="model/gltf-binary")
+
+    # -- errors ----------------------------------------------------------------------------------
+    async def refused(self, request: Request, exc: Exception) -> Response:
+        return self.page("error.html", 403, title="refused", heading="Refused", message=str(exc))
+
+    async def not_found(self, request: Request, exc: Exception) -> Response:
+        return self.page("error.html", 404, title="not found", heading="Not found", message=str(exc))
+
+    async def unreadable(self, request: Request, exc: Exception) -> Response:
+        raw_url = None
+        if request.url.path.startswith("/browse/") and request.query_params.get("view") != "file":
+            raw_url = request.url.path + "?view=file"
+        return self.page(
+            "error.html", 422, title="cannot read", heading="Cannot read", message=str(exc), raw_url=raw_url
+        )
+
+    async def http_error(self, request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        response = self.page(
+            "error.html", exc.status_code, title="error", heading=f"Error {exc.status_code}", message=exc.detail
+        )
+        if exc.headers:
+            response.headers.update(exc.headers)
+        return response
+
+    async def internal_error(self, request: Request, exc: Exception) -> Response:
+        # One line on the server's console; the page names the error, never a traceback.
+        sys.stderr.write(f"gamepak serve: {request.url.path}: internal error: {type(exc).__name__}: {exc}\n")
+        return self.page(
+            "error.html", 500, title="error", heading="Internal error", message=f"{type(exc).__name__}: {exc}"
+        )
+
+
+def _sort_key(column: str) -> Callable[[Row], Any]:
+    if column == "size":
+        return lambda row: (row.size is None, row.size or 0, row.name)
+    if column == "stored":
+        return lambda row: (row.stored_size is None, row.stored_size or 0, row.name)
+    if column == "type":
+        return lambda row: (row.type, row.name)
+    return lambda row: row.name.lower()
+
+
+def _row_values(row: Row, parent: list[str]) -> dict[str, Any]:
+    return {
+        "name": row.name,
+        "url": segment_url("browse", parent + [row.name]) + ("/" if row.is_folder else ""),
+        "is_folder": row.is_folder,
+        "size": row.size,
+        "stored_size": row.stored_size,
+        "type": row.type,
+    }
+
+
+def _field_text(value: Any) -> str:
+    """A header field on one line; long lists (an .asm_pc's containers) are counted, not shown."""
+    if isinstance(value, list) and len(value) > 8:
+        return f"{len(value)} records"
+    text = str(value)
+    return text if len(text) <= 400 else text[:400] + "…"
+
+
+def _check_summary(archive: Any) -> dict[str, Any]:
+    from ..ops.inspect import split_problems
+
+    problems = archive.check()
+    errors, warnings_found = split_problems(problems)
+    summary = f"{len(archive)} members: {len(errors)} errors, {len(warnings_found)} warnings"
+    return {
+        "ok": not errors,
+        "summary": ("OK: " if not errors else "FAILED: ") + summary,
+        "problems": [{"severity": p.severity, "message": p.message} for p in problems[:200]],
+    }
+
+
+def allowed_hosts(host: str, extra: list[str] | None = None) -> list[str]:
+    """The Host header values the server answers: its loopback names, the address it listens
+    on and, for a wildcard address, the machine's name; plus `extra`."""
+    import socket
+
+    names = list(LOOPBACK_NAMES)
+    if host not in ("0.0.0.0", "::", ""):
+        names.append(host if ":" not in host else f"[{host}]")
+    else:
+        hostname = socket.gethostname()
+        names += [hostname, socket.getfqdn()]
+        with contextlib.suppress(OSError):  # a name the resolver does not know: the others remain
+            names += socket.gethostbyname_ex(hostname)[2]
+    return list(dict.fromkeys(names + (extra or [])))
+
+
+def create_app(
+    root: str | os.PathLike[str],
+    *,
+    host: str = "127.0.0.1",
+    catalog: str | None = None,
+    extra_hosts: list[str] | None = None,
+) -> Starlette:
+    """The ASGI application serving ROOT (a folder or one pack), read-only."""
+    viewer = Viewer(Site(os.fspath(root), catalog=catalog))
+    get = ["GET"]  # Starlette answers HEAD for GET routes; every other method is 405
+    routes = [
+        Route("/", viewer.home, methods=get),
+        Route("/browse", viewer.browse, methods=get),
+        Route("/browse/{path:path}", viewer.browse, methods=get),
+        Route("/raw/{path:path}", viewer.raw, methods=get),
+        Route("/image/{path:path}", viewer.image, methods=get),
+        Route("/texture/{path:path}", viewer.texture, methods=get),
+        Route("/model/{path:path}", viewer.model, methods=get),
+        Route("/search", viewer.search, methods=get),
+        Mount("/static", StaticFiles(packages=[("gamepak.web", "static")]), name="static"),
+    ]
+    middleware = [
+        Middleware(SecurityHeaders),
+        Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(host, extra_hosts)),
+    ]
+    handlers: dict[Any, Any] = {
+        Refused: viewer.refused,
+        NotFound: viewer.not_found,
+        MemberNotFoundError: viewer.not_found,
+        TextureNotFoundError: viewer.not_found,
+        GamepakError: viewer.unreadable,
+        HTTPException: viewer.http_error,
+        Exception: viewer.internal_error,
+    }
+    return Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)

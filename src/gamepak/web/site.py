@@ -1,0 +1,402 @@
+"""What `gamepak serve` shows: a folder (or one pack) as places reached by URL segments.
+
+Folders on disk are walked as they are; a file that is a pack (the catalog's rule: its extension,
+a signature, or a convincing structural fit) becomes a folder of its members through
+`gamepak.fs.tree.PackTree`, the mapping behind the mount, so nested packs open the same way and
+member names go through the same checks as `extract`. Nothing outside ROOT is reachable: every
+segment is checked, symbolic links are followed only when they stay inside ROOT, and only
+folders and regular files are opened (a FIFO would block a worker).
+"""
+
+from __future__ import annotations
+
+import collections
+import fnmatch
+import os
+import re
+import stat
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, BinaryIO
+
+from ..errors import GamepakError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ..core.archive import Archive, Entry
+    from ..fs.tree import Node, PackTree
+
+
+class Refused(GamepakError):
+    """A path that leads outside ROOT or names something the viewer never opens (403)."""
+
+
+class NotFound(GamepakError):
+    """A path that names nothing (404)."""
+
+
+# Open packs kept for the next request (each holds a file descriptor and its directory).
+OPEN_PACKS = 32
+
+
+@dataclass
+class Place:
+    """What one URL path names: a folder on disk, a pack (whole or nested), a plain folder
+    inside a pack, or a file (on disk, or a member)."""
+
+    segments: list[str]
+    kind: str  # "folder", "pack" or "file"
+    disk_path: str | None = None  # the folder or file on disk, for places outside packs
+    tree: PackTree | None = None
+    node: Node | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.segments[-1] if self.segments else ""
+
+    @property
+    def in_pack(self) -> bool:
+        return self.node is not None
+
+    @property
+    def archive(self) -> Archive | None:
+        """The pack a "pack" place shows."""
+        if self.kind != "pack" or self.tree is None or self.node is None:
+            return None
+        return self.tree.pack_of(self.node)
+
+    @property
+    def size(self) -> int:
+        if self.node is not None:
+            return self.node.size
+        if self.disk_path is not None and self.kind == "file":
+            return os.stat(self.disk_path).st_size
+        return 0
+
+    @property
+    def entry(self) -> Entry | None:
+        return self.node.entry if self.node is not None else None
+
+    def open(self) -> BinaryIO:
+        """The bytes of a file place (a member is read as `extract` reads it)."""
+        if self.kind != "file" and not (self.node is not None and self.node.entry is not None):
+            raise NotFound(f"{self.path}: a folder has no bytes")
+        if self.node is not None:
+            assert self.tree is not None
+            return self.tree.open(self.node)
+        assert self.disk_path is not None
+        return open(self.disk_path, "rb")
+
+    def sibling(self, name: str) -> Place | None:
+        """The file `name` beside this one (a peg's GPU partner), matched ignoring case."""
+        if self.node is not None:
+            assert self.tree is not None
+            parent = self.tree.lookup("/".join(self.segments[self._pack_depth : -1]))
+            wanted = name.lower()
+            for child_name, child in self.tree.children(parent).items():
+                if child_name.lower() == wanted and not child.is_dir:
+                    return Place(self.segments[:-1] + [child_name], "file", tree=self.tree, node=child)
+            return None
+        assert self.disk_path is not None
+        folder = os.path.dirname(self.disk_path)
+        for child_name in os.listdir(folder):
+            if child_name.lower() == name.lower():
+                candidate = os.path.join(folder, child_name)
+                if os.path.isfile(candidate) and not os.path.islink(candidate):
+                    return Place(self.segments[:-1] + [child_name], "file", disk_path=candidate)
+        return None
+
+    @property
+    def path(self) -> str:
+        return "/".join(self.segments)
+
+    # How many leading segments lead to the pack the tree shows (set by Site.resolve).
+    _pack_depth: int = 0
+
+
+@dataclass
+class Row:
+    """One line of a listing."""
+
+    name: str
+    is_folder: bool
+    size: int | None
+    stored_size: int | None
+    type: str
+
+
+def check_segment(segment: str) -> None:
+    """Refuse a URL segment that could step out of its folder (`..`, an encoded slash, NUL)."""
+    if segment in ("", ".", "..") or "/" in segment or "\\" in segment or "\0" in segment:
+        raise Refused(f"refused path segment {segment!r}")
+
+
+def type_by_name(name: str) -> str:
+    """A listing's type column for a file not yet looked into: from its extension."""
+    from ..catalog.kinds import EXTENSIONS
+    from ..core.registry import format_for_path
+
+    spec = format_for_path(name)
+    if spec is not None:
+        return f"pack: {spec.name}" if spec.kind == "archive" else f"model/{spec.name}"
+    extension = os.path.splitext(name)[1].lower()
+    if extension in (".cpeg_pc", ".cvbm_pc"):
+        return "texture/peg"
+    return EXTENSIONS.get(extension, "")
+
+
+class Site:
+    """ROOT (a folder, or one pack) as places: `resolve(segments)`, `rows(place)`, `search()`."""
+
+    def __init__(self, root: str, *, catalog: str | None = None) -> None:
+        real = os.path.realpath(root)
+        if not os.path.exists(real):
+            raise NotFound(f"{root}: no such file or folder")
+        self.root = real
+        self.label = os.path.basename(real.rstrip(os.sep)) or real
+        self.catalog = catalog
+        self._lock = threading.Lock()
+        self._packs: collections.OrderedDict[str, tuple[tuple[int, int], PackTree | None, str | None]] = (
+            collections.OrderedDict()
+        )
+        self.root_is_pack = os.path.isfile(real)
+        if self.root_is_pack and self._tree(real, os.stat(real), self.label)[0] is None:
+            raise GamepakError(f"{root}: not a pack gamepak can read, and not a folder")
+
+    # -- resolving -------------------------------------------------------------------------------
+    def resolve(self, segments: list[str], *, as_file: bool = False) -> Place:
+        """The place `segments` (decoded URL segments) names; raises Refused or NotFound.
+        `as_file`: a pack at the end of the path is the file it is, not a folder of members."""
+        for segment in segments:
+            check_segment(segment)
+        if self.root_is_pack:
+            tree, _ = self._tree(self.root, os.stat(self.root), self.label)
+            assert tree is not None
+            return self._in_tree(tree, segments, 0, as_file)
+        path = self.root
+        for depth, segment in enumerate(segments):
+            path = os.path.join(path, segment)
+            info = self._stat_inside(path)
+            if stat.S_ISDIR(info.st_mode):
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                raise Refused(f"{'/'.join(segments[: depth + 1])}: not a regular file or folder")
+            last = depth == len(segments) - 1
+            if last and as_file:
+                return Place(list(segments), "file", disk_path=path)
+            tree, problem = self._tree(path, info, segment)
+            if tree is not None:
+                return self._in_tree(tree, segments, depth + 1, as_file)
+            if last:
+                place = Place(list(segments), "file", disk_path=path)
+                if problem:
+                    place.problems.append(problem)
+                return place
+            raise NotFound(f"{'/'.join(segments[: depth + 1])}: a file, not a folder")
+        return Place(list(segments), "folder", disk_path=path)
+
+    def _stat_inside(self, path: str) -> os.stat_result:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            raise NotFound(f"{os.path.relpath(path, self.root)}: no such file or folder") from None
+        if stat.S_ISLNK(info.st_mode):
+            target = os.path.realpath(path)
+            if os.path.commonpath([target, self.root]) != self.root:
+                raise Refused(f"{os.path.relpath(path, self.root)}: a link that leads outside the served folder")
+            try:
+                info = os.stat(target)
+            except OSError:
+                raise NotFound(f"{os.path.relpath(path, self.root)}: a broken link") from None
+        return info
+
+    def _in_tree(self, tree: PackTree, segments: list[str], depth: int, as_file: bool = False) -> Place:
+        inner = segments[depth:]
+        try:
+            node = tree.lookup("/".join(inner))
+        except (FileNotFoundError, NotADirectoryError):
+            raise NotFound(f"{'/'.join(segments)}: no such member") from None
+        if as_file and node.entry is not None:
+            kind = "file"
+        elif node.is_pack:
+            kind = "pack"
+        elif node.is_dir:
+            kind = "folder"
+        else:
+            kind = "file"
+        place = Place(list(segments), kind, tree=tree, node=node)
+        place._pack_depth = depth
+        if kind == "pack":
+            place.problems = list(tree.problems)
+        return place
+
+    def _tree(self, path: str, info: os.stat_result, label: str) -> tuple[PackTree | None, str | None]:
+        """The pack tree of the file at `path` (None when it is not a pack), opened once and kept
+        while the file's size and modification time stay the same; and why it is shown as a file
+        when it looks like a pack that cannot be read."""
+        key = (info.st_size, info.st_mtime_ns)
+        with self._lock:
+            cached = self._packs.get(path)
+            if cached is not None and cached[0] == key:
+                self._packs.move_to_end(path)
+                return cached[1], cached[2]
+        tree, problem = self._open_tree(path, label)
+        with self._lock:
+            self._packs[path] = (key, tree, problem)
+            while len(self._packs) > OPEN_PACKS:
+                # Not closed here: a request may still be reading it; it closes when unused.
+                self._packs.popitem(last=False)
+        return tree, problem
+
+    def _open_tree(self, path: str, label: str) -> tuple[PackTree | None, str | None]:
+        from ..catalog.scan import choose
+        from ..core.opening import open as open_archive
+        from ..errors import AmbiguousFormatError
+        from ..fs.tree import PackTree
+
+        try:
+            with open(path, "rb") as handle:
+                chosen = choose(handle, label, "strict")
+        except AmbiguousFormatError as exc:
+            return None, str(exc)
+        except (OSError, GamepakError) as exc:
+            return None, f"{label}: cannot be read: {exc}"
+        if chosen is None:
+            return None, None
+        detection, _ = chosen
+        try:
+            archive = open_archive(path, detection.format)
+            mtime = os.stat(path).st_mtime
+            return PackTree([(label, archive, mtime)]), None
+        except GamepakError as exc:
+            return None, f"{label}: not readable as {detection.format}: {exc}"
+
+    # -- listings --------------------------------------------------------------------------------
+    def rows(self, place: Place) -> list[Row]:
+        """The entries of a folder place, in the order found (the caller sorts and pages)."""
+        if place.node is not None:
+            assert place.tree is not None
+            rows = []
+            for name, child in place.tree.children(place.node).items():
+                entry = child.entry
+                if child.is_pack:
+                    fmt = child._contents[2] if child._contents is not None else None
+                    kind = f"pack: {fmt}" if fmt else "pack"
+                elif child.is_dir:
+                    kind = "folder"
+                else:
+                    kind = type_by_name(name)
+                rows.append(
+                    Row(
+                        name,
+                        child.is_dir,
+                        entry.size if entry is not None else None,
+                        entry.stored_size if entry is not None and entry.stored_size is not None else None,
+                        kind,
+                    )
+                )
+            return rows
+        assert place.disk_path is not None
+        rows = []
+        with os.scandir(place.disk_path) as found:
+            for item in found:
+                try:
+                    info = item.stat()
+                except OSError:
+                    continue
+                is_folder = stat.S_ISDIR(info.st_mode)
+                rows.append(
+                    Row(
+                        item.name,
+                        is_folder,
+                        None if is_folder else info.st_size,
+                        None,
+                        "folder" if is_folder else type_by_name(item.name),
+                    )
+                )
+        return rows
+
+    # -- search ----------------------------------------------------------------------------------
+    def search(self, pattern: str, *, limit: int = 1000, seconds: float = 5.0) -> tuple[list[tuple[str, Row]], str]:
+        """(path, row) for names matching the glob `pattern` (case ignored) anywhere under ROOT,
+        nested packs included, and a note on how the search was made. Uses the catalog when one
+        was given; otherwise walks, stopping after `limit` hits or `seconds`."""
+        matcher = _matcher(pattern)
+        if self.catalog is not None:
+            return self._search_catalog(matcher, limit)
+        found: list[tuple[str, Row]] = []
+        deadline = time.monotonic() + seconds
+        for path, row in self._walk():
+            if matcher(row.name):
+                found.append((path, row))
+                if len(found) >= limit:
+                    return found, f"the first {limit} matches"
+            if time.monotonic() > deadline:
+                return found, f"stopped after {seconds:g} s: build a catalog (gamepak catalog) to search everything"
+        return found, "every folder and pack searched"
+
+    def _walk(self) -> Iterator[tuple[str, Row]]:
+        stack: list[list[str]] = [[]]
+        while stack:
+            segments = stack.pop()
+            try:
+                place = self.resolve(segments)
+                rows = self.rows(place)
+            except GamepakError:
+                continue
+            for row in sorted(rows, key=lambda r: r.name):
+                path = segments + [row.name]
+                yield "/".join(path), row
+                if row.is_folder or (place.node is None and row.type.startswith("pack")):
+                    stack.append(path)
+
+    def _search_catalog(self, matcher: Callable[[str], bool], limit: int) -> tuple[list[tuple[str, Row]], str]:
+        import pyarrow.dataset as ds
+
+        assert self.catalog is not None
+        try:
+            table = ds.dataset(os.path.join(self.catalog, "members"), format="parquet").to_table(
+                columns=["archive_path", "nested_path", "depth", "name", "size", "stored_size", "member_type"]
+            )
+        except Exception as exc:  # pyarrow's own errors: a damaged or foreign folder
+            raise GamepakError(f"{self.catalog}: not a readable catalog: {exc}") from None
+        found: list[tuple[str, Row]] = []
+        columns = table.to_pydict()
+        for archive_path, nested, depth, name, size, stored, kind in zip(
+            columns["archive_path"],
+            columns["nested_path"],
+            columns["depth"],
+            columns["name"],
+            columns["size"],
+            columns["stored_size"],
+            columns["member_type"],
+        ):
+            if not matcher(name.rsplit("/", 1)[-1]) and not matcher(name):
+                continue
+            # archive_path is the pack file as the catalog found it; nested_path ends with the
+            # `depth` packs nested inside it.
+            relative = os.path.relpath(os.path.realpath(archive_path), self.root).replace(os.sep, "/")
+            if relative.startswith("../") or relative == "..":
+                continue
+            inner = nested.split("/")[len(nested.split("/")) - depth :] if depth else []
+            path = "/".join([relative, *inner, name])
+            found.append((path, Row(name, False, size, stored, kind)))
+            if len(found) >= limit:
+                return found, f"the first {limit} matches in the catalog"
+        return found, f"every member in the catalog {os.path.basename(self.catalog)}"
+
+
+_Matcher = Callable[[str], bool]
+
+
+def _matcher(pattern: str) -> _Matcher:
+    """A case-blind glob; a pattern without wildcards matches names containing it."""
+    lowered = pattern.lower()
+    if not any(c in lowered for c in "*?["):
+        return lambda name: lowered in name.lower()
+    regex = re.compile(fnmatch.translate(lowered))
+    return lambda name: regex.match(name.lower()) is not None

@@ -1,0 +1,356 @@
+"""`gamepak serve` over HTTP (Starlette's test client): pages, bytes, previews and the safety
+rules. The real browser's view is tested in test_web_browser.py."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+from PIL import Image
+from starlette.testclient import TestClient
+
+from gamepak import create
+from gamepak.web.app import create_app, segment_url
+
+from web_fixtures import HOSTILE_NAME, STRINGS, build_root, picture
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, np.ndarray], TestClient]:
+    root = tmp_path_factory.mktemp("served")
+    pixels = build_root(root)
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "secret.txt").write_text("secret")
+    os.symlink(outside / "secret.txt", root / "leak.txt")
+    os.symlink(outside, root / "leakdir")
+    os.symlink(root / "plain" / "readme.txt", root / "inside-link.txt")
+    os.mkfifo(root / "pipe")
+    client = TestClient(create_app(root), base_url="http://127.0.0.1:8000")
+    return root, pixels, client
+
+
+def text_of(html: str) -> str:
+    main = html[html.find("<main>") : html.find("</main>")]
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", main))
+
+
+def listed(html: str) -> list[str]:
+    """The names in a listing's table, in order (folders with their `/`)."""
+    import html as html_module
+
+    return [
+        html_module.unescape(name)
+        for name in re.findall(r'<tr class="(?:folder|file)">\s*<td><a href="[^"]*">([^<]*)</a>', html)
+    ]
+
+
+# -- pages ---------------------------------------------------------------------------------------
+def test_the_root_lists_folders_and_packs(served) -> None:
+    _, _, client = served
+    page = client.get("/browse/")
+    assert page.status_code == 200
+    shown = text_of(page.text)
+    for name in ("plain/", "mod.pak", "game.vpp_pc", "strings.bin"):
+        assert name in shown
+    assert client.get("/", follow_redirects=False).headers["location"] == "/browse/"
+
+
+def test_a_pack_page_shows_its_format_header_and_members(served) -> None:
+    _, _, client = served
+    shown = text_of(client.get("/browse/mod.pak").text)
+    assert "pak" in shown and "members 10" in shown
+    assert "pics/" in shown and "readme.txt" in shown and "model.joe" in shown
+
+
+def test_nested_packs_open_as_folders(served) -> None:
+    _, _, client = served
+    shown = text_of(client.get("/browse/game.vpp_pc/zone.str2_pc/").text)
+    assert "crate.cpeg_pc" in shown and "crate.gpeg_pc" in shown
+    assert "vpp" in shown  # the nested pack's own format and header
+
+
+def test_the_check_runs_on_demand(served) -> None:
+    _, _, client = served
+    assert "OK: 2 members" not in client.get("/browse/game.vpp_pc").text
+    assert "OK: 2 members: 0 errors, 0 warnings" in text_of(client.get("/browse/game.vpp_pc?check=1").text)
+
+
+def test_listings_sort_filter_and_page(served, tmp_path: Path) -> None:
+    _, _, client = served
+    by_name = listed(client.get("/browse/mod.pak").text)
+    assert by_name[0] == "pics/" and by_name[1:] == sorted(by_name[1:], key=str.lower)
+    by_size = listed(client.get("/browse/mod.pak?sort=size&order=desc").text)
+    assert by_size.index("big.txt") < by_size.index("sound.wav") < by_size.index("readme.txt")
+    page = client.get("/browse/mod.pak?filter=*.wav").text
+    assert listed(page) == ["sound.wav"] and "1 of 7" in text_of(page)
+    many = tmp_path / "many"
+    many.mkdir()
+    with create(many / "many.pak") as pak:
+        for index in range(1203):
+            pak.add(f"m{index:05}.txt", b"x")
+    client = TestClient(create_app(many), base_url="http://127.0.0.1:8000")
+    first = client.get("/browse/many.pak")
+    assert "page 1 of 3" in text_of(first.text)
+    assert listed(first.text) == [f"m{index:05}.txt" for index in range(500)]
+    last = client.get("/browse/many.pak?page=3")
+    assert listed(last.text) == [f"m{index:05}.txt" for index in range(1000, 1203)]
+
+
+def test_member_pages_and_downloads(served) -> None:
+    root, _, client = served
+    page = client.get("/browse/mod.pak/readme.txt")
+    assert "A mod for the viewer" in page.text
+    raw = client.get("/raw/mod.pak/readme.txt")
+    assert raw.content == b"A mod for the viewer's tests.\n"
+    assert raw.headers["content-disposition"] == "attachment; filename*=UTF-8''readme.txt"
+    assert raw.headers["content-type"] == "application/octet-stream"
+    on_disk = client.get("/raw/plain/readme.txt")
+    assert on_disk.content == b"plain file\n"
+    assert client.head("/raw/mod.pak/readme.txt").status_code == 200
+    # A pack's own bytes, and a page of them.
+    assert client.get("/raw/mod.pak").content == (root / "mod.pak").read_bytes()
+    assert "00000000" in client.get("/browse/mod.pak?view=file").text
+
+
+def test_images_are_shown_as_browsers_can(served) -> None:
+    _, _, client = served
+    expected = picture()
+    for name in ("a.png", "b.tga", "c.bmp", "d.dds"):
+        page = client.get(f"/browse/mod.pak/pics/{name}")
+        assert f'src="/image/mod.pak/pics/{name}"' in page.text
+        image = client.get(f"/image/mod.pak/pics/{name}")
+        assert image.status_code == 200 and image.headers["content-type"] in ("image/png",)
+        pixels = np.asarray(Image.open(io.BytesIO(image.content)).convert("RGBA"))
+        if name == "c.bmp":
+            assert np.array_equal(pixels[..., :3], expected[..., :3])
+        else:
+            assert np.array_equal(pixels, expected), name
+
+
+def test_peg_textures_are_pngs_of_the_decoders_pixels(served) -> None:
+    _, decoded, client = served
+    page = client.get("/browse/game.vpp_pc/zone.str2_pc/crate.cpeg_pc")
+    assert "crate.tga: 64\u00d732 DXT5" in text_of(page.text)
+    for name, pixels in decoded.items():
+        url = f"/texture/game.vpp_pc/zone.str2_pc/crate.cpeg_pc?name={quote(name)}"
+        assert url.replace("&", "&amp;") in page.text
+        png = client.get(url)
+        assert png.headers["content-type"] == "image/png"
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(png.content)).convert("RGBA")), pixels)
+    missing = client.get("/texture/game.vpp_pc/zone.str2_pc/crate.cpeg_pc?name=nothing")
+    assert missing.status_code == 404
+
+
+def test_models_are_served_as_gltf(served) -> None:
+    _, _, client = served
+    page = client.get("/browse/mod.pak/model.joe")
+    assert 'data-model="/model/mod.pak/model.joe"' in page.text
+    assert '<script src="/static/model-viewer.js"' in page.text
+    model = client.get("/model/mod.pak/model.joe")
+    assert model.headers["content-type"] == "model/gltf-binary" and model.content[:4] == b"glTF"
+    script = client.get("/static/model-viewer.js")
+    assert script.status_code == 200 and len(script.content) > 100_000  # three.js, shipped
+
+
+def test_text_strings_audio_and_hex(served) -> None:
+    _, _, client = served
+    assert "&lt;root&gt;&lt;Table&gt;" in client.get("/browse/game.vpp_pc/notes.xtbl").text
+    strings = text_of(client.get("/browse/strings.bin").text)
+    for text in STRINGS:
+        assert text.replace("<b>", " ").replace("</b>", " ").split()[0] in strings
+    assert "&lt;b&gt;bold&lt;/b&gt;" in client.get("/browse/strings.bin").text
+    audio = client.get("/browse/mod.pak/sound.wav")
+    assert '<audio controls preload="metadata" src="/raw/mod.pak/sound.wav">' in audio.text
+    assert client.get("/raw/mod.pak/sound.wav").headers["content-type"] == "audio/wav"
+    hexed = client.get("/browse/mod.pak/data.bin")
+    assert "00 01 02 03" in hexed.text and "?offset=4096" in hexed.text
+    second = client.get("/browse/mod.pak/data.bin?offset=4096")
+    assert "00001000" in second.text
+    big = text_of(client.get("/browse/mod.pak/big.txt").text)
+    assert "the first 256 KiB" in big
+
+
+def test_search_finds_names_in_packs_and_nested_packs(served) -> None:
+    _, _, client = served
+    found = client.get("/search?q=*.cpeg_pc")
+    assert "game.vpp_pc/zone.str2_pc/crate.cpeg_pc" in found.text
+    assert "/browse/game.vpp_pc/zone.str2_pc/crate.cpeg_pc" in found.text
+    assert "pics/b.tga" in client.get("/search?q=B.TGA").text
+
+
+def test_search_uses_a_catalog(tmp_path: Path) -> None:
+    from gamepak.catalog import build_catalog
+
+    root = tmp_path / "root"
+    build_root(root)
+    catalog = tmp_path / "root.catalog"
+    build_catalog([str(root)], str(catalog), scheduler="synchronous")
+    client = TestClient(create_app(root, catalog=str(catalog)), base_url="http://127.0.0.1:8000")
+    found = client.get("/search?q=*.cpeg_pc")
+    assert "in the catalog" in found.text
+    assert "/browse/game.vpp_pc/zone.str2_pc/crate.cpeg_pc" in found.text
+    assert client.get("/browse/game.vpp_pc/zone.str2_pc/crate.cpeg_pc").status_code == 200
+
+
+def test_a_single_pack_can_be_the_root(served) -> None:
+    root, _, _ = served
+    client = TestClient(create_app(root / "game.vpp_pc"), base_url="http://127.0.0.1:8000")
+    assert "zone.str2_pc" in client.get("/browse/").text
+    assert client.get("/raw/notes.xtbl").content.startswith(b"<root>")
+
+
+# -- safety --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/browse/%2e%2e/",
+        "/browse/..%2f..%2fetc%2fpasswd",
+        "/raw/plain/%2e%2e/%2e%2e/etc/passwd",
+        "/raw//etc/passwd",
+        "/raw/plain%2f..%2f..%2fx",
+        "/raw/leak.txt",
+        "/browse/leakdir/",
+        "/raw/mod.pak/%2e%2e/%2e%2e/secret.txt",
+        "/raw/pipe",
+        "/raw/nothing-here",
+        "/raw/mod.pak/nothing-here",
+    ],
+)
+def test_nothing_outside_root_is_served(served, path: str) -> None:
+    _, _, client = served
+    response = client.get(path)
+    assert response.status_code in (403, 404), response.status_code
+    assert b"secret" not in response.content and b"root:" not in response.content
+
+
+def test_links_inside_root_are_followed(served) -> None:
+    _, _, client = served
+    assert client.get("/raw/inside-link.txt").content == b"plain file\n"
+
+
+def test_names_are_text_never_markup(served) -> None:
+    _, _, client = served
+    listing = client.get("/browse/mod.pak").text
+    assert HOSTILE_NAME not in listing
+    assert "&lt;img src=x onerror=alert(1)&gt;.txt" in listing
+    assert segment_url("browse", ["mod.pak", HOSTILE_NAME]) in listing
+    member = client.get(segment_url("browse", ["mod.pak", HOSTILE_NAME]))
+    assert member.status_code == 200 and "<script>alert" not in member.text
+    policy = member.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy and "default-src 'none'" in policy
+    assert member.headers["x-content-type-options"] == "nosniff"
+    raw = client.get(segment_url("raw", ["mod.pak", HOSTILE_NAME]))
+    assert raw.headers["content-type"] == "application/octet-stream"
+    assert raw.headers["content-disposition"].startswith("attachment;")
+
+
+def test_only_get_and_head(served) -> None:
+    _, _, client = served
+    for method in ("POST", "PUT", "DELETE", "PATCH"):
+        assert client.request(method, "/browse/mod.pak").status_code == 405
+        assert client.request(method, "/raw/mod.pak/readme.txt").status_code == 405
+
+
+def test_foreign_host_names_are_refused(served) -> None:
+    root, _, _ = served
+    app = create_app(root)
+    assert TestClient(app, base_url="http://attacker.example:8000").get("/browse/").status_code == 400
+    assert TestClient(app, base_url="http://localhost:8000").get("/browse/").status_code == 200
+    extra = create_app(root, extra_hosts=["nas.local"])
+    assert TestClient(extra, base_url="http://nas.local:8000").get("/browse/").status_code == 200
+
+
+def test_hostile_packs_give_an_error_page(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    header = b"PACK" + (64).to_bytes(4, "little") + (64 * 1000).to_bytes(4, "little")
+    (root / "broken.pak").write_bytes(header + bytes(52))
+    # A member whose declared size is far beyond the file: refused, not read.
+    entry = b"huge.bin".ljust(56, b"\0") + (12).to_bytes(4, "little") + (0xFFFFFFF0).to_bytes(4, "little")
+    (root / "lies.pak").write_bytes(
+        b"PACK" + (76).to_bytes(4, "little") + (64).to_bytes(4, "little") + bytes(64) + entry
+    )
+    # A JOE that is not one, and an image that is not one.
+    with create(root / "bad.pak") as pak:
+        pak.add("model.joe", b"IDP2" + bytes(60))
+        pak.add("picture.png", b"\x89PNG\r\n\x1a\n" + bytes(40))
+        pak.add("picture.tga", bytes(30))
+    client = TestClient(create_app(root), base_url="http://127.0.0.1:8000", raise_server_exceptions=False)
+    broken = client.get("/browse/broken.pak")
+    assert broken.status_code == 200 and "not readable as pak" in text_of(broken.text)
+    lies = client.get("/browse/lies.pak")
+    assert lies.status_code == 200 and "huge.bin" not in text_of(lies.text).split("name")[-1]
+    assert client.get("/raw/lies.pak/huge.bin").status_code == 404
+    for url in ("/model/bad.pak/model.joe", "/image/bad.pak/picture.tga"):
+        response = client.get(url)
+        assert response.status_code == 422, url
+        assert "Traceback" not in response.text
+    assert client.get("/browse/bad.pak/model.joe").status_code == 200
+
+
+def test_bomb_like_members_are_bounded(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    # 200 MiB of zeros compress to almost nothing: the previews read their limits, no more.
+    zeros = bytes(200 << 20)
+    with create(root / "bomb.vpp_pc", flags=1) as vpp:
+        vpp.add("zeros.tga", zeros)
+        vpp.add("zeros.xtbl", zeros)
+        vpp.add("zeros.joe", zeros)
+    del zeros
+    client = TestClient(create_app(root), base_url="http://127.0.0.1:8000")
+    assert client.get("/browse/bomb.vpp_pc/zeros.xtbl").status_code == 200
+    assert client.get("/browse/bomb.vpp_pc/zeros.tga").status_code == 200
+    assert client.get("/image/bomb.vpp_pc/zeros.tga").status_code == 422
+    assert client.get("/model/bomb.vpp_pc/zeros.joe").status_code == 422
+
+
+# -- the command ---------------------------------------------------------------------------------
+def test_serve_prints_its_url_and_stops_on_sigterm(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    build_root(root)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gamepak", "serve", str(root), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        url = re.search(r"http://127\.0\.0\.1:\d+/browse/", line)
+        assert url, line
+        host, port = url.group(0)[7:].split("/")[0].split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as connection:
+            connection.sendall(b"GET /raw/plain/readme.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            reply = b""
+            while chunk := connection.recv(65536):
+                reply += chunk
+        assert reply.startswith(b"HTTP/1.1 200") and reply.endswith(b"plain file\n")
+    finally:
+        process.terminate()
+        deadline = time.monotonic() + 10
+        while process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert process.returncode == 0, process.stderr.read() if process.stderr else ""
+
+
+def test_serve_warns_when_listening_beyond_this_machine(monkeypatch, capsys, tmp_path: Path) -> None:
+    import gamepak.web.server as server
+    from gamepak.cli import main
+
+    calls = []
+    monkeypatch.setattr(server, "serve", lambda root, **options: calls.append(options))
+    assert main(["serve", str(tmp_path), "--host", "0.0.0.0", "--port", "0"]) == 0
+    assert "warning: listening on 0.0.0.0" in capsys.readouterr().err
+    assert calls and calls[0]["host"] == "0.0.0.0"
+    assert main(["serve", str(tmp_path / "missing")]) == 1
+    assert main(["serve", str(tmp_path), "--port", "70000"]) == 2
