@@ -27,7 +27,18 @@ class Node:
     """A file (one member) or a folder: a prefix of member names, a whole pack, or a member that
     is itself a pack (`entry` set and `is_dir`)."""
 
-    __slots__ = ("_children", "_contents", "_unclassified", "archive", "entry", "is_dir", "mtime", "pack", "size")
+    __slots__ = (
+        "_children",
+        "_contents",
+        "_unclassified",
+        "archive",
+        "checked",
+        "entry",
+        "is_dir",
+        "mtime",
+        "pack",
+        "size",
+    )
 
     def __init__(
         self,
@@ -53,6 +64,8 @@ class Node:
         # For a plain folder: its members not yet checked for being packs themselves (done for
         # the whole folder the first time its entries are asked for).
         self._unclassified: list[Node] | None = None
+        # For a member: whether it has been looked at for being a pack itself.
+        self.checked = entry is None
 
     @property
     def is_pack(self) -> bool:
@@ -106,18 +119,44 @@ class PackTree:
 
     # -- lookups ---------------------------------------------------------------------------------
     def lookup(self, path: str) -> Node:
-        """The node at `path` ("a/b/c"; leading, trailing and doubled slashes are ignored)."""
+        """The node at `path` ("a/b/c"; leading, trailing and doubled slashes are ignored).
+        Only the members on the way are looked at for being packs, not their whole folders: a
+        deep link into a folder of 100,000 members costs one member's check, not 100,000."""
         node = self.root
         for part in path.split("/"):
             if not part:
                 continue
             if not node.is_dir:
                 raise NotADirectoryError(errno.ENOTDIR, "a member, not a folder, is on the way", path)
-            child = self.children(node).get(part)
+            child = self.entries(node).get(part)
             if child is None:
                 raise FileNotFoundError(errno.ENOENT, "no such member or folder", path)
+            if not child.checked and self.nested:
+                self.classify([child])
             node = child
         return node
+
+    def entries(self, node: Node) -> dict[str, Node]:
+        """A folder's entries by name, read from its pack if need be, without looking at which
+        members are packs (those not yet `checked` show as files until `classify`)."""
+        if not node.is_dir:
+            raise NotADirectoryError(errno.ENOTDIR, "not a folder", repr(node))
+        children = node._children
+        if children is None:
+            with self._lock:
+                if node._children is None:
+                    node._children = self._load(node)
+                children = node._children
+        return children
+
+    def classify(self, members: list[Node]) -> None:
+        """Look at which of `members` (files of one folder) are packs, turning those into folders."""
+        if not self.nested:
+            return
+        with self._lock:
+            unchecked = [node for node in members if not node.checked]
+            if unchecked:
+                self._classify(unchecked)
 
     def children(self, node: Node) -> dict[str, Node]:
         """A folder's entries by name (reading a pack's directory the first time, and finding
@@ -130,7 +169,7 @@ class PackTree:
                 if node._children is None:
                     node._children = self._load(node)
                 if node._unclassified:
-                    self._classify(node._unclassified)
+                    self._classify([member for member in node._unclassified if not member.checked])
                     node._unclassified = None
                 children = node._children
         return children
@@ -209,46 +248,49 @@ class PackTree:
         folder, by `_classify`)."""
         entries = archive.infolist()
         unreadable = self._unreadable(archive, entries)
-        paths: list[list[str] | None] = []
+        extraction_name = archive.extraction_name
+        member_mtime = archive.member_mtime
+        last_wins = archive.duplicate_wins == "last"
+        paths: list[tuple[str, ...] | None] = []
         owners: dict[tuple[str, ...], Entry] = {}
         for entry in entries:
-            if id(entry) in unreadable:
+            if unreadable and id(entry) in unreadable:
                 paths.append(None)
                 continue
             try:
-                parts = safe_parts(archive.extraction_name(entry))
+                key = tuple(safe_parts(extraction_name(entry)))
             except UnsafePathError as exc:
                 self.problems.append(f"{archive.filename}: not shown: {exc}")
                 paths.append(None)
                 continue
-            paths.append(parts)
-            key = tuple(parts)
+            paths.append(key)
             # The copy the game loads owns the name; `extract` names the others NAME.dupN too.
-            if archive.duplicate_wins == "last" or key not in owners:
+            if last_wins or key not in owners:
                 owners[key] = entry
         top = Node(is_dir=True, mtime=pack_mtime)
         folders: dict[str, Node] = {"": top}  # folder path -> plain folder, made once
-        for entry, maybe_parts in zip(entries, paths):
-            if maybe_parts is None:
+        for entry, key in zip(entries, paths):
+            if key is None:
                 continue
-            parts = maybe_parts
-            if owners[tuple(parts)] is not entry:
+            parts = list(key)
+            if owners[key] is not entry:
                 parts[-1] = f"{parts[-1]}.dup{entry.index}"
-            folder = folders.get("/".join(parts[:-1]))
+            folder = top if len(parts) == 1 else folders.get("/".join(parts[:-1]))
             if folder is None:
                 folder = self._make_folders(folders, top, parts, entry, archive)
                 if folder is None:
                     continue
-            assert folder._children is not None
+            children = folder._children
+            assert children is not None
             name = parts[-1]
-            if name in folder._children:
+            if name in children:
                 self.problems.append(f"{archive.filename}: not shown: member {entry.name!r} has the name of a folder")
                 continue
-            mtime = archive.member_mtime(entry)
-            if mtime is None:
-                mtime = pack_mtime
-            node = Node(is_dir=False, mtime=mtime, archive=archive, entry=entry, size=entry.size)
-            folder._children[name] = node
+            mtime = member_mtime(entry)
+            node = Node(
+                is_dir=False, mtime=pack_mtime if mtime is None else mtime, archive=archive, entry=entry, size=entry.size
+            )
+            children[name] = node
             if self.nested:
                 if folder._unclassified is None:
                     folder._unclassified = []
@@ -298,6 +340,10 @@ class PackTree:
 
     def _classify(self, members: list[Node]) -> None:
         """Turn the members that are packs into folders (one pass over the pack's data)."""
+        if not members:
+            return
+        for node in members:
+            node.checked = True
         archive = members[0].archive
         assert archive is not None
         formats = nested_formats(archive, [node.entry for node in members if node.entry is not None])

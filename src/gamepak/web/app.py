@@ -168,15 +168,19 @@ class Viewer:
 
             matches = _matcher(text_filter)
             rows = [row for row in rows if matches(row.name)]
+        if sort == "type" and place.node is not None:
+            rows = self.site.classify(place, rows)  # the type column holds what members are
         rows.sort(key=_sort_key(sort), reverse=order == "desc")
         if sort == "name" and order == "asc":
-            rows.sort(key=lambda row: not row.is_folder)  # folders first, as file managers show them
+            # Folders first, as file managers show them; a nested pack counts once it has been
+            # looked at, which pages must not depend on, so only plain folders are put first.
+            rows.sort(key=lambda row: not row.is_folder or (row.node is not None and row.node.entry is not None))
         pages = max(1, math.ceil(len(rows) / PAGE_ROWS))
         try:
             page = min(max(1, int(params.get("page", "1"))), pages)
         except ValueError:
             page = 1
-        shown = rows[(page - 1) * PAGE_ROWS : page * PAGE_ROWS]
+        shown = self.site.classify(place, rows[(page - 1) * PAGE_ROWS : page * PAGE_ROWS])
 
         def query(**changes: Any) -> str:
             values = {"sort": sort, "order": order, "filter": text_filter, "page": page} | changes

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import fnmatch
+import functools
 import os
 import re
 import stat
@@ -118,15 +119,35 @@ class Place:
     _pack_depth: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Row:
-    """One line of a listing."""
+    """One line of a listing (`node`: the member's, inside a pack)."""
 
     name: str
     is_folder: bool
     size: int | None
     stored_size: int | None
     type: str
+    node: Node | None = None
+
+
+def _member_row(name: str, node: Node) -> Row:
+    entry = node.entry
+    if node.is_pack:
+        format_name = node._contents[2] if node._contents is not None else None
+        kind = f"pack: {format_name}" if format_name else "pack"
+    elif node.is_dir:
+        kind = "folder"
+    else:
+        kind = type_by_name(name)
+    return Row(
+        name,
+        node.is_dir,
+        entry.size if entry is not None else None,
+        entry.stored_size if entry is not None else None,
+        kind,
+        node,
+    )
 
 
 def check_segment(segment: str) -> None:
@@ -137,13 +158,18 @@ def check_segment(segment: str) -> None:
 
 def type_by_name(name: str) -> str:
     """A listing's type column for a file not yet looked into: from its extension."""
+    dot = name.rfind(".")
+    return _type_of_extension(name[dot:].lower() if dot > 0 else "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _type_of_extension(extension: str) -> str:
     from ..catalog.kinds import EXTENSIONS
     from ..core.registry import format_for_path
 
-    spec = format_for_path(name)
+    spec = format_for_path("x" + extension) if extension else None
     if spec is not None:
         return f"pack: {spec.name}" if spec.kind == "archive" else f"model/{spec.name}"
-    extension = os.path.splitext(name)[1].lower()
     if extension in (".cpeg_pc", ".cvbm_pc"):
         return "texture/peg"
     return EXTENSIONS.get(extension, "")
@@ -277,29 +303,12 @@ class Site:
 
     # -- listings --------------------------------------------------------------------------------
     def rows(self, place: Place) -> list[Row]:
-        """The entries of a folder place, in the order found (the caller sorts and pages)."""
+        """The entries of a folder place, in the order found (the caller sorts and pages). Inside
+        a pack, members not yet looked at for being packs show by their names: `classify` the
+        rows a page shows (a folder of 100,000 members is listed without reading them all)."""
         if place.node is not None:
             assert place.tree is not None
-            rows = []
-            for name, child in place.tree.children(place.node).items():
-                entry = child.entry
-                if child.is_pack:
-                    fmt = child._contents[2] if child._contents is not None else None
-                    kind = f"pack: {fmt}" if fmt else "pack"
-                elif child.is_dir:
-                    kind = "folder"
-                else:
-                    kind = type_by_name(name)
-                rows.append(
-                    Row(
-                        name,
-                        child.is_dir,
-                        entry.size if entry is not None else None,
-                        entry.stored_size if entry is not None and entry.stored_size is not None else None,
-                        kind,
-                    )
-                )
-            return rows
+            return [_member_row(name, child) for name, child in place.tree.entries(place.node).items()]
         assert place.disk_path is not None
         rows = []
         with os.scandir(place.disk_path) as found:
@@ -319,6 +328,16 @@ class Site:
                     )
                 )
         return rows
+
+    def classify(self, place: Place, rows: list[Row]) -> list[Row]:
+        """`rows` of a folder inside a pack with the members that are packs shown as packs."""
+        if place.tree is None:
+            return rows
+        nodes = [row.node for row in rows if row.node is not None and not row.node.checked]
+        if not nodes:
+            return rows
+        place.tree.classify(nodes)
+        return [_member_row(row.name, row.node) if row.node is not None else row for row in rows]
 
     # -- search ----------------------------------------------------------------------------------
     def search(self, pattern: str, *, limit: int = 1000, seconds: float = 5.0) -> tuple[list[tuple[str, Row]], str]:
