@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 import gamepak
+
 from _common import GAMEPAK, compile_bytecode, run, scratch
 
 MEMBERS = 100_000

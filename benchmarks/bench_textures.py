@@ -57,9 +57,11 @@ def bench_encode(rounds: int) -> None:
             peg.add_texture("t", image, PixelFormat.DXT5, mips=9)
             times.append(time.perf_counter() - start)
         back = peg.read_image("t")
-        print(f"DXT5 {label:<9} RGB {_psnr(back[..., :3], image[..., :3]):5.1f} dB  "
-              f"alpha {_psnr(back[..., 3], image[..., 3]):5.1f} dB  "
-              f"encode 9 mips {statistics.median(times) * 1000:6.1f} ms")
+        print(
+            f"DXT5 {label:<9} RGB {_psnr(back[..., :3], image[..., :3]):5.1f} dB  "
+            f"alpha {_psnr(back[..., 3], image[..., 3]):5.1f} dB  "
+            f"encode 9 mips {statistics.median(times) * 1000:6.1f} ms"
+        )
 
 
 def bench_export(rounds: int) -> None:
@@ -79,8 +81,9 @@ def _synthetic_pack() -> Path:
     peg = Peg.new("big.cpeg_pc")
     for index in range(8):
         image = images["render" if "render" in images else "gradient"][::2, ::2]
-        peg.add_texture(f"t{index}", np.roll(image, index * 17, axis=1),
-                        PixelFormat.DXT5 if index % 2 else PixelFormat.DXT1)
+        peg.add_texture(
+            f"t{index}", np.roll(image, index * 17, axis=1), PixelFormat.DXT5 if index % 2 else PixelFormat.DXT1
+        )
     cpu, gpu = peg.to_bytes()
     with gamepak.create(path, "vpp", overwrite=True) as writer:
         writer.add("big.cpeg_pc", cpu)
@@ -103,8 +106,7 @@ def _bench_export_one(pack: Path, rounds: int) -> None:
     def decode_only() -> None:
         for _, peg in pegs:
             for t in peg.textures:
-                Image.fromarray(decode(t.format, peg.mip_data(t.name), t.width, t.height)).save(
-                    io.BytesIO(), "PNG")
+                Image.fromarray(decode(t.format, peg.mip_data(t.name), t.width, t.height)).save(io.BytesIO(), "PNG")
 
     export_times, decode_times = [], []
     for _ in range(rounds):
@@ -116,8 +118,10 @@ def _bench_export_one(pack: Path, rounds: int) -> None:
         decode_only()
         decode_times.append(time.perf_counter() - start)
     ratio = statistics.median(export_times) / statistics.median(decode_times)
-    print(f"export {pack.name}: {statistics.median(export_times) * 1000:.1f} ms, decode+PNG alone "
-          f"{statistics.median(decode_times) * 1000:.1f} ms: ratio {ratio:.2f}x (target <= 1.5x)")
+    print(
+        f"export {pack.name}: {statistics.median(export_times) * 1000:.1f} ms, decode+PNG alone "
+        f"{statistics.median(decode_times) * 1000:.1f} ms: ratio {ratio:.2f}x (target <= 1.5x)"
+    )
 
 
 if __name__ == "__main__":

@@ -26,9 +26,8 @@ def safe_parts(name: str) -> list[str]:
     if not parts:
         raise UnsafePathError(name, "name has no file part")
     for part in parts:
-        if part.isascii():  # most names: one byte per character, nothing to encode
-            if len(part) <= NAME_MAX:
-                continue
+        if part.isascii() and len(part) <= NAME_MAX:  # most names: one byte per character
+            continue
         try:
             length = len(os.fsencode(part))
         except UnicodeError:

@@ -269,11 +269,11 @@ class PackTree:
                 owners[key] = entry
         top = Node(is_dir=True, mtime=pack_mtime)
         folders: dict[str, Node] = {"": top}  # folder path -> plain folder, made once
-        for entry, key in zip(entries, paths):
-            if key is None:
+        for entry, path in zip(entries, paths):
+            if path is None:
                 continue
-            parts = list(key)
-            if owners[key] is not entry:
+            parts = list(path)
+            if owners[path] is not entry:
                 parts[-1] = f"{parts[-1]}.dup{entry.index}"
             folder = top if len(parts) == 1 else folders.get("/".join(parts[:-1]))
             if folder is None:
@@ -288,7 +288,11 @@ class PackTree:
                 continue
             mtime = member_mtime(entry)
             node = Node(
-                is_dir=False, mtime=pack_mtime if mtime is None else mtime, archive=archive, entry=entry, size=entry.size
+                is_dir=False,
+                mtime=pack_mtime if mtime is None else mtime,
+                archive=archive,
+                entry=entry,
+                size=entry.size,
             )
             children[name] = node
             if self.nested:
