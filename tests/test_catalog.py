@@ -660,15 +660,15 @@ def test_catalog_diff(collection: Path, tmp_path: Path) -> None:
     assert [(m["pack"], m["name"]) for m in result.changed] == [("id1.pak", "gfx/a.lmp")]
     assert [(m["from"], m["to"], m["name"]) for m in result.moved] == [("id1.pak", "cars.jpk", "maps/e1m1.bsp")]
     code, out, _ = in_process_cli("catalog-diff", str(old), str(new), "--json")
-    assert code == 1
+    assert code == 3
     report = json.loads(out)
     assert not report["equal"] and report["moved"][0]["name"] == "maps/e1m1.bsp"
     code, out, _ = in_process_cli("catalog-diff", str(old), str(new))
-    assert code == 1 and "+ id1.pak/new.txt" in out and "> id1.pak/maps/e1m1.bsp -> cars.jpk/maps/e1m1.bsp" in out
+    assert code == 3 and "+ id1.pak/new.txt" in out and "> id1.pak/maps/e1m1.bsp -> cars.jpk/maps/e1m1.bsp" in out
     code, out, err = in_process_cli("catalog-diff", str(old), str(old))
     assert code == 0 and out == "" and "same members" in err
     code, _, err = in_process_cli("catalog-diff", str(old), str(tmp_path))
-    assert code == 2 and "not a gamepak catalog" in err
+    assert code == 1 and "not a gamepak catalog" in err
 
 
 def test_readme_queries(reference: Path) -> None:

@@ -36,7 +36,7 @@ def test_equal_packs_of_different_formats_and_folders_exit_0(tmp_path: Path) -> 
         assert gamepak.diff(pak, other).equal
 
 
-def test_every_kind_of_difference_exit_1_and_json(tmp_path: Path) -> None:
+def test_every_kind_of_difference_exit_3_and_json(tmp_path: Path) -> None:
     a = make(tmp_path / "a.pak", [*BASE, ("old.txt", b"moved bytes"), ("gone.txt", b"only in a")])
     b = make(
         tmp_path / "b.zip",
@@ -49,7 +49,7 @@ def test_every_kind_of_difference_exit_1_and_json(tmp_path: Path) -> None:
         ],
     )
     code, out, _ = in_process_cli("diff", "--json", str(a), str(b))
-    assert code == 1
+    assert code == 3
     report = json.loads(out)
     assert report["equal"] is False
     assert (report["format_a"], report["format_b"]) == ("pak", "zip")
@@ -62,7 +62,7 @@ def test_every_kind_of_difference_exit_1_and_json(tmp_path: Path) -> None:
     assert report["renamed"] == [{"a": "old.txt", "b": "new.txt", "size": 11, "sha256": report["renamed"][0]["sha256"]}]
     assert report["header"] == []  # different formats: members only
     code, out, _ = in_process_cli("diff", str(a), str(b))
-    assert code == 1
+    assert code == 3
     assert out.splitlines() == [
         "- gone.txt",
         "+ added.txt",
@@ -79,7 +79,7 @@ def test_header_fields_differ_between_packs_of_one_format(tmp_path: Path) -> Non
     assert not result.equal and not result.changed
     assert "directory_offset" in [field["field"] for field in result.header]
     code, out, _ = in_process_cli("diff", str(a), str(b))
-    assert code == 1 and "! header directory_offset" in out
+    assert code == 3 and "! header directory_offset" in out
 
 
 def test_the_loaded_copy_of_a_duplicate_is_compared(tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_the_loaded_copy_of_a_duplicate_is_compared(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bad", ["corrupt", "missing", "unknown"])
-def test_errors_exit_2(tmp_path: Path, bad: str) -> None:
+def test_errors_exit_1(tmp_path: Path, bad: str) -> None:
     good = make(tmp_path / "a.pak", BASE)
     other = tmp_path / "other.pak"
     if bad == "corrupt":
@@ -98,7 +98,7 @@ def test_errors_exit_2(tmp_path: Path, bad: str) -> None:
         other = tmp_path / "other.bin"
         other.write_bytes(b"\x01\x02\x03")
     result = run_cli("diff", str(good), str(other))
-    assert result.returncode == 2
+    assert result.returncode == 1
     assert b"Traceback" not in result.stderr and result.stderr.strip()
 
 

@@ -74,7 +74,7 @@ def test_a_handler_exit_code_reaches_the_caller(tmp_path: Path) -> None:
         with gamepak.create(tmp_path / name) as writer:
             writer.add("x.txt", data)
     assert main(["diff", str(tmp_path / "a.pak"), str(tmp_path / "a.pak")]) == 0
-    assert main(["diff", str(tmp_path / "a.pak"), str(tmp_path / "b.pak")]) == 1
+    assert main(["diff", str(tmp_path / "a.pak"), str(tmp_path / "b.pak")]) == 3
 
 
 def test_verify_checks_a_joe_model_as_a_model(tmp_path: Path) -> None:

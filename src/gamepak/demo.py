@@ -68,7 +68,7 @@ def editing(workdir: str) -> None:
     step("add", pak, notes, "--name", "docs/notes.txt")
     step("mv", pak, "readme.txt", "README.txt")
     step("rm", pak, "textures/wall4.lmp")
-    step("diff", os.path.join(workdir, "rebuilt-mod.pak"), pak, expect=1)
+    step("diff", os.path.join(workdir, "rebuilt-mod.pak"), pak, expect=3)
     extracted = os.path.join(workdir, "mod.pak.edited")
     step("extract", pak, "-o", extracted)
     with open(os.path.join(extracted, "default.cfg"), "ab") as handle:

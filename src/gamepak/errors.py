@@ -93,6 +93,10 @@ class NotAnArchiveError(UnsupportedFeatureError):
     """A format that holds one thing (a model), asked to act as an archive."""
 
 
+class UnnamedFormatError(UnknownFormatError):
+    """An output whose format its name does not tell, and none was named (exit code 2)."""
+
+
 class FormatLimitError(GamepakError):
     """A writer was asked for something its format cannot hold (too many members, too long a
     name, too large a member)."""
@@ -107,23 +111,26 @@ class OutputExistsError(GamepakError, FileExistsError):
 
 
 # The exit codes of the `gamepak` command, one table for every command (`gamepak --help` and the
-# README print it). `diff`, `catalog-diff` and `patch check` also answer "different"/"would not
-# apply" with EXIT_BAD_INPUT's 1, as `diff(1)` and `cmp(1)` do.
+# README print it). Each code means one thing everywhere: `diff` and `catalog-diff` answer
+# "different" with their own code, so a script tells a difference from a missing file.
 EXIT_OK = 0
 EXIT_BAD_INPUT = 1
 EXIT_USAGE = 2
+EXIT_DIFFERENT = 3
 EXIT_INTERRUPTED = 130
 EXIT_CODES = (
-    (EXIT_OK, "success (diff: the inputs are equal)"),
+    (EXIT_OK, "success (diff, catalog-diff: the inputs are equal)"),
     (
         EXIT_BAD_INPUT,
-        "bad, missing or unreadable input, or a refused request; one line on stderr names the "
-        "file, the offset or member, and the problem (diff, catalog-diff, patch check: the inputs differ)",
+        "bad, missing or unreadable input, a failed check (verify, patch check) or a refused request; "
+        "one line on stderr names the file, the offset or member, and the problem",
     ),
     (
         EXIT_USAGE,
-        "usage error: an unknown command or option, a missing argument, an option value the format cannot take",
+        "usage error: an unknown command or option, a missing argument, an option value the format "
+        "cannot take, an output whose format cannot be told from its name",
     ),
+    (EXIT_DIFFERENT, "diff, catalog-diff: the inputs differ"),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 
@@ -134,6 +141,6 @@ class UsageError(GamepakError):
 
 def exit_code_for(error: BaseException) -> int:
     """The exit code the CLI gives for `error` (see EXIT_CODES)."""
-    if isinstance(error, (UsageError, InvalidOptionError, NotAnArchiveError)):
+    if isinstance(error, (UsageError, InvalidOptionError, NotAnArchiveError, UnnamedFormatError)):
         return EXIT_USAGE
     return EXIT_BAD_INPUT

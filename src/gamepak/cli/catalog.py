@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import GamepakError
+from ..errors import EXIT_DIFFERENT, EXIT_OK, GamepakError
 from .common import add_command, add_json_option, note, print_json, write_text
 
 TYPE_CHECKING = False
@@ -148,8 +148,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "Compare two catalogs.",
         "Compare two catalogs: members added, removed, changed (by hash) and moved between packs.\n\n"
         "Members are matched by pack path (relative to the folder cataloged) and name, so two\n"
-        "releases installed in different folders compare. Exit 0 when equal, 1 when different,\n"
-        "2 on trouble (a missing catalog, different --hash choices), as diff(1) does.",
+        "releases installed in different folders compare. Exit 0 when equal, 3 when different,\n"
+        "1 when a catalog cannot be read or the two used different --hash choices.",
     )
     diff.add_argument("old", metavar="OLD")
     diff.add_argument("new", metavar="NEW")
@@ -160,6 +160,11 @@ def run_catalog(args: argparse.Namespace) -> None:
     paths, out, resume = args.paths, args.out, args.resume
     hash_algorithm, nested, guess, verify = args.hash_algorithm, args.nested, args.guess, args.verify
     scheduler, workers, overwrite, split_size = args.scheduler, args.workers, args.overwrite, args.split_size
+    import os
+
+    missing = [path for path in paths if "://" not in path and not os.path.exists(path)]
+    if missing:
+        raise GamepakError(f"{missing[0]}: no such file or folder")
     library = _library()
     options = library.ScanOptions(hash_algorithm=hash_algorithm, nested=nested, guess=guess, verify=verify)
     bar = _Bar()
@@ -186,11 +191,7 @@ def run_catalog(args: argparse.Namespace) -> None:
 
 def run_catalog_diff(args: argparse.Namespace) -> int:
     old, new, as_json = args.old, args.new, args.as_json
-    try:
-        result = _library().diff_catalogs(old, new)
-    except GamepakError as exc:
-        note(f"error: {exc}")
-        return 2
+    result = _library().diff_catalogs(old, new)
     if as_json:
         print_json({"equal": result.equal, **result.to_dict()})
     else:
@@ -204,4 +205,4 @@ def run_catalog_diff(args: argparse.Namespace) -> int:
             write_text(f"> {member['from']}/{member['name']} -> {member['to']}/{member['name']}\n")
         if result.equal:
             note("the catalogs hold the same members")
-    return 0 if result.equal else 1
+    return EXIT_OK if result.equal else EXIT_DIFFERENT

@@ -45,7 +45,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "Compare packs or folders A and B, member by member.\n\n"
         "Lists members only in A (-), only in B (+), changed in size or sha256 (~), renamed with\n"
         "the same bytes (>), and header fields that differ when both are packs of one format (!).\n"
-        "Exit codes, as diff's: 0 equal, 1 different, 2 error (unreadable input, bad usage).\n"
+        "Exit codes: 0 equal, 3 different, 1 an input cannot be read, 2 bad usage (the table in gamepak --help).\n"
         "--format names the format of both sides instead of detecting it.",
     )
     diff.add_argument("a", metavar="A")
@@ -81,14 +81,10 @@ def run_convert(args: argparse.Namespace) -> None:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from ..errors import GamepakError
+    from ..errors import EXIT_DIFFERENT, EXIT_OK
     from ..ops.diff import diff
 
-    try:
-        result = diff(args.a, args.b, format_a=args.format_name, format_b=args.format_name)
-    except GamepakError as exc:
-        note(f"error: {exc}")
-        return 2
+    result = diff(args.a, args.b, format_a=args.format_name, format_b=args.format_name)
     if args.as_json:
         import json
 
@@ -97,4 +93,4 @@ def run_diff(args: argparse.Namespace) -> int:
         lines = result.lines()
         if lines:
             write_text("\n".join(lines) + "\n")
-    return 0 if result.equal else 1
+    return EXIT_OK if result.equal else EXIT_DIFFERENT

@@ -52,14 +52,13 @@ def run_mount(args: argparse.Namespace) -> int | None:
         raise UsageError("give one or more archives, then the mount point")
     *archive_paths, mountpoint = args.paths
     if not os.path.isdir(mountpoint):
-        raise UsageError(f"MOUNTPOINT: {mountpoint}: not an existing folder")
+        raise GamepakError(f"{mountpoint}: the mount point is not an existing folder")
     if os.path.ismount(mountpoint):
         raise GamepakError(f"{mountpoint}: something is already mounted there")
     try:
         load_fuse()
     except FuseUnavailableError as exc:
-        note(f"error: {exc}")
-        return 2
+        raise GamepakError(str(exc)) from None
     archives = []
     try:
         for path in archive_paths:

@@ -116,10 +116,7 @@ def run_create(args: argparse.Namespace) -> None:
 
     out, inputs = args.out, args.inputs
     for item in inputs:
-        try:
-            split_input(item)
-        except GamepakError as exc:
-            raise UsageError(f"INPUTS: {exc}") from None
+        split_input(item)  # a missing input (exit 1) or an empty NAME after '=' (exit 2), before any work
     if args.member_name is not None and (
         len(inputs) != 1 or os.path.isdir(inputs[0]) or not os.path.lexists(inputs[0])
     ):

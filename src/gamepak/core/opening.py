@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import os
 
-from ..errors import AmbiguousFormatError, NotAnArchiveError, UnknownFormatError, UnsupportedFeatureError
+from ..errors import (
+    AmbiguousFormatError,
+    NotAnArchiveError,
+    UnknownFormatError,
+    UnnamedFormatError,
+    UnsupportedFeatureError,
+)
 from .registry import FORMATS, format_for_path, get_format
 from .source import Source
 
@@ -152,7 +158,9 @@ def create(
     if format is None:
         spec = format_for_path(os.fspath(path))
         if spec is None:
-            raise UnknownFormatError(f"{os.fspath(path)}: cannot tell the format from the name; name one")
+            raise UnnamedFormatError(
+                f"{os.fspath(path)}: cannot tell the format from the name; name one (format=..., or --format)"
+            )
     else:
         spec = get_format(format)
     if spec.kind == "model":

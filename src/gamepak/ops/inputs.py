@@ -16,7 +16,7 @@ import os
 import stat
 
 from ..core.atomic import is_temporary_name
-from ..errors import GamepakError, NotAnArchiveError, UnknownFormatError
+from ..errors import GamepakError, NotAnArchiveError, UnnamedFormatError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def split_input(item: str) -> tuple[str, str | None]:
         if item[cut] == "=" and os.path.lexists(item[:cut]):
             name = item[cut + 1 :].strip("/")
             if not name:
-                raise GamepakError(f"{item!r}: the name after '=' is empty")
+                raise UsageError(f"{item!r}: the name after '=' is empty")
             return item[:cut], name
     raise GamepakError(f"{item}: no such file or folder")
 
@@ -174,7 +174,7 @@ def plan_create(
     if spec is None and manifest is not None:
         spec = get_format(manifest["format"])
     if spec is None:
-        raise UnknownFormatError(f"{out}: cannot tell the format from the name; name one with --format")
+        raise UnnamedFormatError(f"{out}: cannot tell the format from the name; name one with --format")
     if spec.kind == "model":
         raise NotAnArchiveError(
             f"{out}: a {spec.description} is a single model, not an archive of members; "
