@@ -529,3 +529,18 @@ def test_text_test_agrees_with_its_definition(data: bytes) -> None:
         and all((byte >= 0x20 and not 0x7F <= byte < 0xA0) or byte in allowed for byte in data)
     )
     assert _looks_like_text(data) == expected
+
+
+@given(st.binary(min_size=0, max_size=200))
+@settings(max_examples=60, deadline=None)
+def test_one_member_tables_that_also_read_as_sized_open_as_tables(payload: bytes) -> None:
+    """Diamond Rush's single-member .f files fit the table and the sized layout equally; the
+    game reads every .f as a table, and so does gamepak (detect lists the table first)."""
+    from gamepak.core.opening import choose_format, detect
+
+    data = bytes([1]) + (0).to_bytes(4, "little") + (len(payload) + 2).to_bytes(4, "little") + payload + b"\0\0"
+    found = detect(io.BytesIO(data), name="b1.f")
+    assert found[0].format == "j2me-table"
+    assert choose_format(io.BytesIO(data), name="b1.f").format == "j2me-table"
+    with gamepak.open(io.BytesIO(data), name="b1.f") as pack:
+        assert pack.format_name == "j2me-table" and pack.read(pack.infolist()[0]) == payload + b"\0\0"

@@ -273,9 +273,21 @@ def sniff_table(source: Source) -> float:
     return _sniffer(lambda s: parse_table(s, SNIFF_MAX_HEADER), 2)(source)
 
 
+# How much less a sized fit rates than an equally good table fit of the same bytes.
+TABLE_WINS_TIES = 0.01
+
+
 def sniff_sized(source: Source) -> float:
-    """A confidence in (0, 0.9) when the file is a consistent `j2me-sized` pack, else 0."""
-    return _sniffer(lambda s: parse_sized(s, SNIFF_MAX_SIZED_MEMBERS), 2)(source)
+    """A confidence in (0, 0.9) when the file is a consistent `j2me-sized` pack, else 0.
+
+    A file that fits the table layout exactly as well (a one-member table whose data ends in
+    two zero bytes reads as a chain of sizes too: Diamond Rush's `b1.f`, `demoui.f`,
+    `lang_IGA.f`) rates a little lower: the game loads every `.f` file through one loader that
+    reads a count byte and (offset, size) pairs (`cGame.loadPackedFile`), the table layout."""
+    confidence = _sniffer(lambda s: parse_sized(s, SNIFF_MAX_SIZED_MEMBERS), 2)(source)
+    if confidence > 0 and sniff_table(source) >= confidence:
+        return round(confidence - TABLE_WINS_TIES, 3)
+    return confidence
 
 
 def _looks_like_text(data: bytes) -> bool:
