@@ -142,6 +142,19 @@ class Reader(FixedRecordNames, Archive):
         }
 
 
+def _kept_name_field(member: PendingMember, name_length: int) -> bytes | None:
+    """The name field of a member copied from a JoePack with the same name and field size, as
+    it was: the bytes after the name's NUL (0xFF in some tools' packs) survive a rebuild or a
+    `compact`, so a pack that was never edited compacts to its own bytes."""
+    if member.origin is None:
+        return None
+    archive, entry = member.origin
+    if not isinstance(archive, Reader) or archive.name_length != name_length:
+        return None
+    raw: bytes = archive._records[entry.index][2]
+    return raw if raw.partition(b"\0")[0] == encode_name(member.name) else None
+
+
 class Writer(ArchiveWriter):
     """Writes a JoePack as VDrift's packer does: the name field as long as the longest name
     (or `name_field_size`), data contiguous after the FAT in the order added."""
@@ -181,7 +194,7 @@ class Writer(ArchiveWriter):
         out.write(HEADER.pack(MAGIC, len(members), name_length))
         for index, (member, offset) in enumerate(zip(members, offsets, strict=False)):
             field = name_fields.get(str(index))
-            raw = decode_blob(field) if field else encode_name(member.name)
+            raw = decode_blob(field) if field else _kept_name_field(member, name_length) or encode_name(member.name)
             out.write(record.pack(offset, member.size, raw))
         for member, offset in zip(members, offsets, strict=False):
             out.seek(offset)

@@ -44,6 +44,9 @@ class EditResult:
         self.method = "unchanged"  # "in place", "rebuilt" or "unchanged"
         self.old_size = 0
         self.new_size = 0
+        # Bytes after the last member's data that an in-place edit wrote over or cut off (a
+        # JoePack's stale tail): the members are all kept, but the file is not what it was.
+        self.dropped_tail = 0
 
     @property
     def changed(self) -> bool:
@@ -64,7 +67,8 @@ class EditResult:
         ]
         what = ", ".join(counts) or "no member changed"
         size = f"{self.old_size} -> {self.new_size} bytes"
-        return f"{self.path}: {what} ({self.method}, {size})"
+        dropped = f"; {self.dropped_tail} bytes after the data dropped" if self.dropped_tail else ""
+        return f"{self.path}: {what} ({self.method}, {size}{dropped})"
 
     def __repr__(self) -> str:
         return f"<EditResult {self.summary()}>"
@@ -446,16 +450,36 @@ class Editor:
         scratch = _Scratch()
         try:
             members = self._root.final_members(scratch)
+            tail = self._tail()
             in_place = not self.compact and self.archive.append_edit(self.path, members)
+
             if not in_place:
                 mode = os.stat(self.path).st_mode & 0o7777
                 self._root.writer(self.path, members).close()
                 if os.stat(self.path).st_mode & 0o7777 != mode:
                     os.chmod(self.path, mode)  # the rebuilt pack keeps the old one's permissions
+            if tail is not None and not self._tail_kept(*tail):
+                self.result.dropped_tail = tail[1]
         finally:
             scratch.remove()
         self.result.method = "in place" if in_place else "compacted" if self.compact else "rebuilt"
         self.result.new_size = os.path.getsize(self.path)
+
+    def _tail(self) -> tuple[int, int, bytes] | None:
+        """(where the bytes after the members' data start, how many, their digest) when a pack
+        whose members are plain byte ranges has any."""
+        if not self.archive._plain_ranges():
+            return None
+        entries = self.archive.infolist()
+        end = max((entry.offset + entry.size for entry in entries), default=0)
+        count = self.archive.size - end
+        if count <= 0:
+            return None
+        return end, count, _digest(self.path, end, count)
+
+    def _tail_kept(self, end: int, count: int, digest: bytes) -> bool:
+        """Whether the bytes `_tail` saw are still where they were."""
+        return os.path.getsize(self.path) >= end + count and _digest(self.path, end, count) == digest
 
     def abort(self) -> None:
         """Drop the changes; the pack stays as it was."""
@@ -478,6 +502,18 @@ class Editor:
             self.commit()
         else:
             self.abort()
+
+
+def _digest(path: str, offset: int, size: int) -> bytes:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        while size > 0 and (chunk := handle.read(min(size, 1 << 20))):
+            digest.update(chunk)
+            size -= len(chunk)
+    return digest.digest()
 
 
 def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None:
