@@ -258,3 +258,29 @@ def test_folders_are_refused_by_flat_rfg_packfiles_all_at_once(tmp_path: Path) -
     message = str(caught.value)
     assert "maps/e1m1.bsp" in message and "sound/a.wav" in message and "progs.dat" not in message
     assert not (tmp_path / "mod.vpp_pc").exists()
+
+
+@given(
+    copies=st.lists(st.sampled_from(["a.txt", "b.txt", "c.txt"]), min_size=1, max_size=8),
+    source=st.sampled_from(["zip", "pak", "jpk", "vpp"]),
+    target=st.sampled_from(["zip", "pak", "jpk", "vpp"]),
+)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_convert_keeps_the_copy_the_game_loads(tmp_path: Path, copies: list[str], source: str, target: str) -> None:
+    """Duplicated names (with --allow-duplicates): the copy the source's readers use is the one
+    the target's readers use, whichever of first or last each format loads (issue 19 class 12)."""
+    import warnings
+
+    extensions = {"zip": ".zip", "pak": ".pak", "jpk": ".jpk", "vpp": ".vpp_pc"}
+    source_path = tmp_path / f"source{len(copies)}{extensions[source]}"
+    target_path = tmp_path / f"target{len(copies)}{extensions[target]}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns about duplicate names
+        with gamepak.create(source_path, allow_duplicates=True, overwrite=True) as writer:
+            for index, name in enumerate(copies):
+                writer.add(name, f"{name} copy {index}".encode())
+        gamepak.convert(source_path, target_path, allow_duplicates=True, overwrite=True)
+        with gamepak.open(source_path) as before, gamepak.open(target_path) as after:
+            for name in set(copies):
+                assert after.read(name) == before.read(name)
+            assert sorted(after.namelist()) == sorted(before.namelist())

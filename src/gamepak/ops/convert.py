@@ -98,6 +98,27 @@ def offer_members(writer: ArchiveWriter, members: list[tuple[str, Archive, Entry
         )
 
 
+def _live_copies_kept(
+    members: list[tuple[str, Archive, Any]], source_wins: str, target_format: str
+) -> list[tuple[str, Archive, Any]]:
+    """The members in an order where the copy of a duplicated name that the source's game
+    loads is the one the target's game loads: when one loads the first copy and the other the
+    last, each name's copies are written in reverse (in the places they had)."""
+    from ..core.registry import get_format
+
+    if get_format(target_format).reader_class().duplicate_wins == source_wins:
+        return members
+    places: dict[str, list[int]] = {}
+    for index, (name, _, _) in enumerate(members):
+        places.setdefault(name, []).append(index)
+    ordered = list(members)
+    for indices in places.values():
+        if len(indices) > 1:
+            for place, index in zip(indices, reversed(indices)):
+                ordered[place] = members[index]
+    return ordered
+
+
 def convert(
     source: str | os.PathLike[str],
     target: str | os.PathLike[str],
@@ -157,6 +178,7 @@ def convert(
                 f"flattened {len(opened)} nested pack{'s' if len(opened) != 1 else ''}: "
                 "their members are named OUTER/INNER"
             )
+        members = _live_copies_kept(members, archive.duplicate_wins, writer.format_name)
         offer_members(writer, members, f"{source_path} -> {target_path}")
         writer.close()
         result.member_count = len(members)
