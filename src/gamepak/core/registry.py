@@ -106,10 +106,10 @@ FORMATS: tuple[FormatSpec, ...] = (
     FormatSpec("zip", "ZIP archive", "gamepak.formats.zip", (".zip",), magic=((0, b"PK\x03\x04"), (0, b"PK\x05\x06"))),
     FormatSpec(
         "tar",
-        "tar archive (gzip-compressed when .tar.gz/.tgz)",
+        "tar archive (plain, or gzip, bzip2, xz or zstd compressed)",
         "gamepak.formats.tar",
-        (".tar", ".tar.gz", ".tgz"),
-        magic=((257, b"ustar"), (0, b"\x1f\x8b")),
+        (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz", ".tar.zst", ".tzst"),
+        magic=((257, b"ustar"), (0, b"\x1f\x8b"), (0, b"BZh"), (0, b"\xfd7zXZ\x00"), (0, b"\x28\xb5\x2f\xfd")),
     ),
     FormatSpec("joe", "VDrift JOE v3 model", "gamepak.models.joe", (".joe",), has_magic=False, kind="model"),
     # The J2ME layouts have no signature: only a full structural check can tell them apart.

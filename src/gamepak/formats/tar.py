@@ -8,11 +8,12 @@
 | end        | 1024       | two zero blocks                                                    |
 
 Only regular files are members; folders, links and devices are skipped (`header_fields` counts
-them). In an uncompressed tar, members are plain byte ranges of the file. A gzip-compressed tar
-(`.tar.gz`, `.tgz`) is read as a stream: cheap in archive order, costly to seek backwards in. A
-later duplicate wins, as with `tarfile.TarFile.getmember`. The writer stores pax headers with
-mode 0644, owner 0 and date 0, so the same members give the same bytes; it compresses with gzip
-when OUT ends in `.gz` or `.tgz`.
+them). In an uncompressed tar, members are plain byte ranges of the file. A compressed tar
+(gzip `.tar.gz`/`.tgz`, bzip2 `.tar.bz2`/`.tbz2`, xz `.tar.xz`/`.txz`, zstd `.tar.zst`/`.tzst`,
+told by its signature, not its name) is read as a stream: cheap in archive order, costly to seek
+backwards in. A later duplicate wins, as with `tarfile.TarFile.getmember`. The writer stores pax
+headers with mode 0644, owner 0 and date 0, so the same members give the same bytes; it
+compresses as OUT's extension says.
 """
 
 from __future__ import annotations
@@ -37,6 +38,132 @@ RECORD = 20 * BLOCK  # tar pads the archive to whole records
 USTAR_MAGIC = b"ustar"
 USTAR_OFFSET = 257
 GZIP_MAGIC = b"\x1f\x8b"
+# Compression by signature, and by the output's extension for the writer, with each one's
+# levels (the default is the compressor's usual one: gzip 9 as `tar czf`, zstd 3).
+COMPRESSIONS: dict[str, tuple[bytes, tuple[str, ...], int, int, int]] = {
+    # name: (signature, extensions, lowest level, highest level, default level)
+    "gzip": (GZIP_MAGIC, (".tar.gz", ".tgz"), 0, 9, 9),
+    "bzip2": (b"BZh", (".tar.bz2", ".tbz2", ".tbz"), 1, 9, 9),
+    "xz": (b"\xfd7zXZ\x00", (".tar.xz", ".txz"), 0, 9, 6),
+    "zstd": (b"\x28\xb5\x2f\xfd", (".tar.zst", ".tzst"), 1, 22, 3),
+}
+
+
+def compression_of_name(path: str) -> str | None:
+    """The compression an output name asks for (`.tar.xz` -> "xz"), or None for a plain tar."""
+    lowered = path.lower()
+    for name, (_, extensions, _, _, _) in COMPRESSIONS.items():
+        if lowered.endswith(extensions):
+            return name
+    return None
+
+
+def compression_of_data(head: bytes) -> str | None:
+    """The compression whose signature `head` starts with, or None."""
+    for name, (signature, _, _, _, _) in COMPRESSIONS.items():
+        if head.startswith(signature):
+            return name
+    return None
+
+
+def _decompressing(kind: str, stream: Any) -> Any:
+    """A readable, seekable file object over the decompressed bytes of `stream`."""
+    if kind == "gzip":
+        import gzip
+
+        return gzip.GzipFile(fileobj=stream, mode="rb")
+    if kind == "bzip2":
+        import bz2
+
+        return bz2.BZ2File(stream, "rb")
+    if kind == "xz":
+        import lzma
+
+        return lzma.LZMAFile(stream, "rb")
+    return _ZstdReader(stream)
+
+
+def _compressing(kind: str, handle: Any, level: int) -> Any:
+    """A writable file object compressing into `handle` (closing it leaves `handle` open)."""
+    if kind == "gzip":
+        import gzip
+
+        # mtime 0 and no file name: the same members give the same bytes.
+        return gzip.GzipFile(filename="", mode="wb", fileobj=handle, mtime=0, compresslevel=level)
+    if kind == "bzip2":
+        import bz2
+
+        return bz2.BZ2File(handle, "wb", compresslevel=level)
+    if kind == "xz":
+        import lzma
+
+        return lzma.LZMAFile(handle, "wb", preset=level)
+    import zstandard
+
+    return zstandard.ZstdCompressor(level=level).stream_writer(handle, closefd=False)
+
+
+class _ZstdReader:
+    """zstandard's stream reader made seekable as `tarfile` needs: a seek backwards starts the
+    decompression again from the beginning (as `gzip.GzipFile` does)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._position = 0
+        self._reader: Any = None
+        self._restart()
+
+    def _restart(self) -> None:
+        import zstandard
+
+        self._stream.seek(0)
+        self._reader = zstandard.ZstdDecompressor().stream_reader(self._stream, read_across_frames=True, closefd=False)
+        self._position = 0
+
+    def read(self, size: int = -1) -> bytes:
+        import zstandard
+
+        try:
+            if size is None or size < 0:
+                chunks = []
+                while chunk := self._reader.read(1 << 20):
+                    chunks.append(chunk)
+                data = b"".join(chunks)
+            else:
+                data = self._reader.read(size)
+        except zstandard.ZstdError as exc:
+            raise OSError(f"zstd data is damaged: {exc}") from None
+        self._position += len(data)
+        return data
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        target = offset if whence == 0 else self._position + offset
+        if whence == 2:
+            raise OSError("cannot seek from the end of a zstd stream")
+        if target < self._position:
+            self._restart()
+        while self._position < target:
+            if not self.read(min(target - self._position, 1 << 20)):
+                break
+        return self._position
+
+    def tell(self) -> int:
+        return self._position
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._reader.close()
+
+    def __enter__(self) -> _ZstdReader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def _ustar_at(head: bytes) -> bool:
@@ -53,25 +180,41 @@ def _rate(head: bytes, whole_blocks: bool) -> float:
 
 
 def sniff(source: Source) -> float:
-    """1.0 for a ustar header at the start, or a gzip stream that starts with one; 0.5 for an
-    empty archive (zero blocks only)."""
+    """1.0 for a ustar header at the start, or a gzip, bzip2, xz or zstd stream that starts
+    with one; 0.5 for an empty archive (zero blocks only)."""
     head = source.pread(2 * BLOCK, 0)
-    if head.startswith(GZIP_MAGIC):
-        import zlib
-
+    kind = compression_of_data(head)
+    if kind is not None:
+        failures = _read_errors()
         try:
-            plain = zlib.decompressobj(31).decompress(source.pread(64 << 10, 0), 2 * BLOCK)
-        except zlib.error:
+            with _decompressing(kind, MemberStream(source, 0, source.size, source.name)) as stream:
+                plain = stream.read(2 * BLOCK)
+        except failures:
             return 0.0
         return _rate(plain, True)
     return _rate(head, source.size % BLOCK == 0)
 
 
 def _read_errors() -> tuple[type[BaseException], ...]:
+    import lzma
     import tarfile
     import zlib
 
-    return (tarfile.TarError, zlib.error, EOFError, OSError, ValueError)
+    errors: tuple[type[BaseException], ...] = (
+        tarfile.TarError,
+        zlib.error,
+        lzma.LZMAError,
+        EOFError,
+        OSError,
+        ValueError,
+    )
+    try:
+        import zstandard
+
+        errors += (zstandard.ZstdError,)
+    except ImportError:
+        pass
+    return errors
 
 
 def _kind(info: tarfile.TarInfo) -> str:
@@ -85,7 +228,7 @@ def _kind(info: tarfile.TarInfo) -> str:
 
 
 class Reader(Archive):
-    """A tar archive (plain or gzip-compressed) opened for reading."""
+    """A tar archive (plain, or compressed with gzip, bzip2, xz or zstd) opened for reading."""
 
     format_name = "tar"
     duplicate_wins = "last"
@@ -94,12 +237,11 @@ class Reader(Archive):
         import tarfile
 
         self._stream: Any = MemberStream(self._source, 0, self._source.size, self.filename)
-        self.compressed = self._source.pread(2, 0) == GZIP_MAGIC
+        self.compression = compression_of_data(self._source.pread(8, 0))
+        self.compressed = self.compression is not None
         try:
-            if self.compressed:
-                import gzip
-
-                self._stream = gzip.GzipFile(fileobj=self._stream, mode="rb")
+            if self.compression is not None:
+                self._stream = _decompressing(self.compression, self._stream)
             self._tar = tarfile.open(fileobj=self._stream, mode="r:")  # noqa: SIM115 (closed in close())
             infos = self._tar.getmembers()
         except _read_errors() as exc:
@@ -146,7 +288,8 @@ class Reader(Archive):
     def header_fields(self) -> dict[str, Any]:
         return {
             "entry_count": len(self._infos),
-            "gzip": self.compressed,
+            "gzip": self.compression == "gzip",
+            "compression": self.compression or "none",
             "skipped_members": dict(self.skipped),
         }
 
@@ -172,22 +315,35 @@ class Reader(Archive):
 
 
 class Writer(ArchiveWriter):
-    """Writes a pax tar archive; gzip-compressed (at `level`, 9 by default) when OUT ends in
-    `.gz` or `.tgz`."""
+    """Writes a pax tar archive, compressed as OUT's extension says (`.tar.gz`/`.tgz`,
+    `.tar.bz2`, `.tar.xz`, `.tar.zst`) at `level` (gzip and bzip2 9, xz 6, zstd 3 by default)."""
 
     format_name = "tar"
     option_defaults: ClassVar[dict[str, Any]] = {"level": None}
-    option_validators: ClassVar[dict[str, Any]] = {"level": whole_number(0, 9, allow_none=True)}
+    option_validators: ClassVar[dict[str, Any]] = {"level": whole_number(0, 22, allow_none=True)}
 
     def _unused_options(self) -> dict[str, str]:
-        if not self.path.lower().endswith((".gz", ".tgz")):
-            return {"level": "a plain tar is not compressed (name the output .tar.gz or .tgz)"}
+        kind = compression_of_name(self.path)
+        if kind is None:
+            return {"level": "a plain tar is not compressed (name the output .tar.gz, .tar.bz2, .tar.xz or .tar.zst)"}
         return {}
+
+    def _level(self, kind: str) -> int:
+        from ..errors import InvalidOptionError
+
+        _, _, lowest, highest, default = COMPRESSIONS[kind]
+        level = self.options["level"]
+        if level is None:
+            return default
+        if not lowest <= level <= highest:
+            raise InvalidOptionError(f"level={level}: {kind} levels are {lowest} to {highest}", "level")
+        return int(level)
 
     def _write(self, out: Output, members: list[PendingMember]) -> None:
         import tarfile
 
-        if not self.path.lower().endswith((".gz", ".tgz")):
+        kind = compression_of_name(self.path)
+        if kind is None:
             # Headers from tarfile, data copied by the kernel where the member allows.
             for member in members:
                 out.write(_header(tarfile, member))
@@ -196,14 +352,11 @@ class Writer(ArchiveWriter):
             out.write(bytes(2 * BLOCK))
             out.pad_to(align_up(out.tell(), RECORD))
             return
-        import gzip
-
+        level = self._level(kind)
         out.flush()
-        level = 9 if self.options["level"] is None else self.options["level"]
         with open(out.fd, "wb", closefd=False) as handle:
             handle.seek(out.tell())
-            # mtime 0 and no file name: the same members give the same bytes.
-            with gzip.GzipFile(filename="", mode="wb", fileobj=handle, mtime=0, compresslevel=level) as target:
+            with _compressing(kind, handle, level) as target:
                 position = 0
                 for member in members:
                     header = _header(tarfile, member)
