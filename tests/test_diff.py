@@ -127,3 +127,32 @@ def test_random_changes_are_found(tmp_path: Path, names: list[str], data: st.Dat
     assert {change["name"] for change in result.changed} == changed
     assert result.renamed == []
     assert result.equal == (not removed and not changed and not added)
+
+
+def test_recursive_diff_looks_inside_nested_packs(tmp_path: Path) -> None:
+    """-r compares packs inside packs member by member, and a pack with its own extraction
+    (nested packs left as files) is equal (issue 19 classes 2 and 14)."""
+    inner = make(tmp_path / "zone.str2_pc", [("a.txt", b"alpha"), ("b.txt", b"beta")])
+    outer = make(tmp_path / "outer.vpp_pc", [("zone.str2_pc", inner.read_bytes()), ("c.txt", b"gamma")])
+    changed_inner = make(tmp_path / "zone2.str2_pc", [("a.txt", b"ALPHA"), ("b.txt", b"beta")])
+    changed = make(tmp_path / "changed.vpp_pc", [("zone.str2_pc", changed_inner.read_bytes()), ("c.txt", b"gamma")])
+    plain = gamepak.diff(outer, changed)
+    assert [item["name"] for item in plain.changed] == ["zone.str2_pc"]
+    deep = gamepak.diff(outer, changed, recursive=True)
+    assert [item["name"] for item in deep.changed] == ["zone.str2_pc/a.txt"]
+    folder = tmp_path / "extracted"
+    gamepak.open(outer).extractall(folder)
+    assert gamepak.diff(outer, folder).equal
+    assert gamepak.diff(outer, folder, recursive=True).equal
+    code, out, _ = in_process_cli("diff", "-r", str(outer), str(changed))
+    assert code == 3 and "zone.str2_pc/a.txt" in out
+
+
+def test_a_format_per_side(tmp_path: Path) -> None:
+    a = make(tmp_path / "a.pak", BASE)
+    b = tmp_path / "b.bin"
+    b.write_bytes(make(tmp_path / "b.jpk", BASE).read_bytes())
+    code, _, _ = in_process_cli("diff", str(a), str(b), "--format-b", "jpk")
+    assert code == 0
+    code, _, err = in_process_cli("diff", str(a), str(b), "--format", "jpk")
+    assert code == 1 and "a.pak" in err

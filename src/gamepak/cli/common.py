@@ -68,10 +68,12 @@ def add_group(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParser
     return parser.add_subparsers(dest=dest, metavar="COMMAND", required=True)
 
 
-def add_format_option(parser: argparse.ArgumentParser, what: str = "ARCHIVE", dest: str = "format_name") -> None:
-    """`--format NAME`: read the input as this format instead of detecting it."""
+def add_format_option(
+    parser: argparse.ArgumentParser, what: str = "ARCHIVE", dest: str = "format_name", flag: str = "--format"
+) -> None:
+    """`--format NAME` (or `flag`): read the input as this format instead of detecting it."""
     parser.add_argument(
-        "--format",
+        flag,
         dest=dest,
         choices=FORMAT_NAMES,
         type=str.lower,

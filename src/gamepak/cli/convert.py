@@ -46,12 +46,18 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "Lists members only in A (-), only in B (+), changed in size or sha256 (~), renamed with\n"
         "the same bytes (>), and header fields that differ when both are packs of one format (!).\n"
         "Exit codes: 0 equal, 3 different, 1 an input cannot be read, 2 bad usage (the table in gamepak --help).\n"
-        "--format names the format of both sides instead of detecting it.",
+        "--format names the format of both sides instead of detecting it; --format-a and --format-b\n"
+        "name one side's. -r compares packs inside packs (and pack files in a folder) member by member.",
     )
     diff.add_argument("a", metavar="A")
     diff.add_argument("b", metavar="B")
     add_json_option(diff, "the differences as one JSON object")
     add_format_option(diff, "A and B")
+    add_format_option(diff, "A", dest="format_a", flag="--format-a")
+    add_format_option(diff, "B", dest="format_b", flag="--format-b")
+    diff.add_argument(
+        "-r", "--recursive", action="store_true", help="compare nested packs member by member (OUTER/INNER)"
+    )
 
 
 def run_convert(args: argparse.Namespace) -> None:
@@ -84,7 +90,13 @@ def run_diff(args: argparse.Namespace) -> int:
     from ..errors import EXIT_DIFFERENT, EXIT_OK
     from ..ops.diff import diff
 
-    result = diff(args.a, args.b, format_a=args.format_name, format_b=args.format_name)
+    result = diff(
+        args.a,
+        args.b,
+        format_a=args.format_a or args.format_name,
+        format_b=args.format_b or args.format_name,
+        recursive=args.recursive,
+    )
     if args.as_json:
         import json
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from ..core.archive import Archive
+
 
 class DiffResult:
     """The differences between side A and side B."""
@@ -109,12 +111,14 @@ class _Side:
             close()
 
 
-def _open_side(path: str, format_name: str | None) -> _Side:
+def _open_side(path: str, format_name: str | None, recursive: bool = False) -> _Side:
     side = _Side(path)
     if os.path.isdir(path):
         from .inputs import scan_folder
 
         for name, file_path in scan_folder(path).members:
+            if recursive and _add_nested_file(side, name, file_path):
+                continue
             side.sizes[name] = os.path.getsize(file_path)
             side._openers[name] = lambda file_path=file_path: open(file_path, "rb")  # type: ignore[misc]  # noqa: SIM115
         return side
@@ -124,12 +128,45 @@ def _open_side(path: str, format_name: str | None) -> _Side:
     side.closers.append(archive.close)
     side.format_name = archive.format_name
     side.header = archive.header_fields()
-    winners = {id(entry) for name, entry in archive._lookup().items() if name == entry.name}
-    for entry in archive.infolist():  # archive order, keeping the copy the game loads
-        if id(entry) in winners:
-            side.sizes[entry.name] = entry.size
-            side._openers[entry.name] = lambda entry=entry: archive.open(entry)  # type: ignore[misc]
+    _add_members(side, archive, "", recursive)
     return side
+
+
+def _add_members(side: _Side, archive: Archive, prefix: str, recursive: bool) -> None:
+    """The members of `archive` as `prefix + name`, keeping the copy the game loads; with
+    `recursive`, a member that is a pack is replaced by its members (OUTER/INNER)."""
+    from ..core.nested import nested_format
+
+    winners = {id(entry) for name, entry in archive._lookup().items() if name == entry.name}
+    for entry in archive.infolist():  # archive order
+        if id(entry) not in winners:
+            continue
+        name = prefix + entry.name
+        if recursive:
+            format_name = nested_format(archive, entry)
+            if format_name is not None:
+                inner = archive.open_archive(entry, format_name)
+                side.closers.append(inner.close)
+                _add_members(side, inner, name + "/", True)
+                continue
+        side.sizes[name] = entry.size
+        side._openers[name] = lambda archive=archive, entry=entry: archive.open(entry)  # type: ignore[misc]
+
+
+def _add_nested_file(side: _Side, name: str, file_path: str) -> bool:
+    """With `recursive`, a file of a folder side that is a pack (by its signature) shows as its
+    members, as the pack it was extracted from shows it; False when it is not a pack."""
+    from ..core.nested import signature_format
+    from ..core.opening import open as open_archive
+
+    with open(file_path, "rb") as handle:
+        format_name = signature_format(handle, file_path)
+    if format_name is None:
+        return False
+    archive = open_archive(file_path, format_name)
+    side.closers.append(archive.close)
+    _add_members(side, archive, name + "/", True)
+    return True
 
 
 def diff(
@@ -138,14 +175,16 @@ def diff(
     *,
     format_a: str | None = None,
     format_b: str | None = None,
+    recursive: bool = False,
 ) -> DiffResult:
     """Compare packs or folders `a` and `b` (see the module's docstring for what counts).
 
-    `format_a`/`format_b` name a side's format instead of detecting it. Raises the errors of
-    `gamepak.open` when a side cannot be read."""
-    side_a = _open_side(os.fspath(a), format_a)
+    `format_a`/`format_b` name a side's format instead of detecting it. With `recursive`, packs
+    inside packs (and pack files inside folders) are compared member by member, as OUTER/INNER.
+    Raises the errors of `gamepak.open` when a side cannot be read."""
+    side_a = _open_side(os.fspath(a), format_a, recursive)
     try:
-        side_b = _open_side(os.fspath(b), format_b)
+        side_b = _open_side(os.fspath(b), format_b, recursive)
         try:
             return _compare(side_a, side_b)
         finally:
