@@ -668,3 +668,28 @@ def test_add_and_update_import_nothing_heavy_and_match_in_process(tmp_path: Path
             "readme.txt": b"changed",
             "docs/new.txt": b"brand new",
         }
+
+
+def test_rm_globs_reach_nested_packs_as_extract_patterns_do(tmp_path: Path) -> None:
+    """`rm PACK 'OUTER/GLOB'` removes what `extract PACK 'OUTER/GLOB'` extracts (issue 19 class 14)."""
+    from conftest import in_process_cli
+
+    inner = tmp_path / "zone.str2_pc"
+    with gamepak.create(inner) as writer:
+        for name in ("wall0.lmp", "wall1.lmp", "keep.txt"):
+            writer.add(name, name.encode())
+    outer = tmp_path / "outer.vpp_pc"
+    with gamepak.create(outer) as writer:
+        writer.add("zone.str2_pc", inner)
+        writer.add("wall9.lmp", b"top level, not inside")
+    code, _, _ = in_process_cli("extract", str(outer), "zone.str2_pc/wall*", "-o", str(tmp_path / "out"))
+    extracted = sorted(p.name for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert code == 0 and extracted == ["wall0.lmp", "wall1.lmp"]
+    code, _, err = in_process_cli("rm", str(outer), "zone.str2_pc/wall*")
+    assert code == 0, err
+    with gamepak.open(outer) as pack:
+        assert pack.namelist() == ["zone.str2_pc", "wall9.lmp"]
+        with pack.open_archive("zone.str2_pc") as nested:
+            assert nested.namelist() == ["keep.txt"]
+    code, _, err = in_process_cli("rm", str(outer), "zone.str2_pc/nothing*")
+    assert code == 1 and "no member matches" in err

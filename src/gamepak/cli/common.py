@@ -225,17 +225,6 @@ class progress_bar:
             self._bar.stop()
 
 
-def member_matches(name: str, pattern: str) -> bool:
-    """Whether a member name matches a glob; a leading './' (common in PAKs) is optional on
-    either side, so 'maps/*' matches './maps/e1m1.bsp'."""
-    import fnmatch  # imports `re`: only when patterns are given
-
-    if fnmatch.fnmatchcase(name, pattern):
-        return True
-    bare_name, bare_pattern = name.removeprefix("./"), pattern.removeprefix("./")
-    return (bare_name, bare_pattern) != (name, pattern) and fnmatch.fnmatchcase(bare_name, bare_pattern)
-
-
 def windows_path(archive: Any, name: str) -> str:
     """A member name or pattern typed with Windows' backslashes (`maps\\e1m1.bsp`, as cmd and
     PowerShell complete paths) in the pack's own '/' form, unless the pack holds that very name
@@ -252,6 +241,8 @@ def select_members(archive: Any, patterns: list[str] | tuple[str, ...]) -> Itera
     if not patterns:
         yield archive, archive.infolist(), ""
         return
+    from ..core.names import member_matches
+
     entries = archive.infolist()
     for pattern in patterns:
         pattern = windows_path(archive, pattern)

@@ -177,9 +177,7 @@ def run_rm(args: argparse.Namespace) -> None:
                 continue
             if not any(character in pattern for character in "*?["):
                 raise GamepakError(f"{args.archive}: no member named {pattern!r}")
-            import fnmatch
-
-            matched = [member for member in editor.namelist() if fnmatch.fnmatchcase(member, pattern)]
+            matched = editor.glob(pattern)
             if not matched:
                 raise GamepakError(f"{args.archive}: no member matches {pattern!r}")
             for member in matched:

@@ -10,6 +10,17 @@ from ..errors import UnsafePathError
 from .atomic import NAME_MAX
 
 
+def member_matches(name: str, pattern: str) -> bool:
+    """Whether a member name matches a glob (`extract`'s and `rm`'s patterns); a leading './'
+    (common in PAKs) is optional on either side, so 'maps/*' matches './maps/e1m1.bsp'."""
+    import fnmatch  # imports `re`: only when patterns are given
+
+    if fnmatch.fnmatchcase(name, pattern):
+        return True
+    bare_name, bare_pattern = name.removeprefix("./"), pattern.removeprefix("./")
+    return (bare_name, bare_pattern) != (name, pattern) and fnmatch.fnmatchcase(bare_name, bare_pattern)
+
+
 def safe_parts(name: str) -> list[str]:
     """The path components a member name stands for, or `UnsafePathError`."""
     if not name:

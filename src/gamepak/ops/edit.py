@@ -142,6 +142,24 @@ class _PackEdit:
                 return child.route("/".join(parts[cut:]))
         return self, name
 
+    def glob(self, pattern: str) -> list[str]:
+        """Full names (OUTER/INNER inside nested packs) of the members `pattern` matches: a glob
+        on this pack's names, else OUTER/GLOB inside a member that is a pack, as `extract`'s."""
+        from ..core.names import member_matches
+
+        matched = [self.prefix + member.name for member in self.members if member_matches(member.name, pattern)]
+        if matched:
+            return matched
+        parts = pattern.split("/")
+        for cut in range(len(parts) - 1, 0, -1):
+            index = self.find("/".join(parts[:cut]))
+            if index is None:
+                continue
+            child = self._child(index)
+            if child is not None:
+                return child.glob("/".join(parts[cut:]))
+        return []
+
     def _child(self, index: int) -> _PackEdit | None:
         """The edit of the pack member `index` holds, or None when it is not a pack."""
         member = self.members[index]
@@ -358,6 +376,11 @@ class Editor:
     def namelist(self) -> list[str]:
         """The top pack's member names as they stand with the changes so far."""
         return [member.name for member in self._root.members]
+
+    def glob(self, pattern: str) -> list[str]:
+        """The names (nested ones as OUTER/INNER) a glob matches, as `extract` matches them."""
+        self._open()
+        return self._root.glob(pattern)
 
     def plan(self) -> list[str]:
         """The changes so far, one line each (what `--dry-run` prints)."""

@@ -364,7 +364,7 @@ class Site:
             segments = stack.pop()
             try:
                 place = self.resolve(segments)
-                rows = self.rows(place)
+                rows = self.classify(place, self.rows(place))  # nested packs are searched too
             except GamepakError:
                 continue
             for row in sorted(rows, key=lambda r: r.name):
