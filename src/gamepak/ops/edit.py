@@ -19,9 +19,11 @@ in a scratch folder, then the outer pack is edited to hold it.
 from __future__ import annotations
 
 import os
+import stat
 
 from ..core.archive import Archive, ArchiveWriter, PendingMember
 from ..core.registry import get_format
+from ..core.snapshot import file_identity
 from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
 
 TYPE_CHECKING = False
@@ -81,8 +83,11 @@ class _PackEdit:
         result: EditResult,
         prefix: str = "",
         options: dict[str, Any] | None = None,
+        pack_file: tuple[int, int] | None = None,
     ) -> None:
         self.archive = archive
+        # The identity (device, inode) of the file being edited, which no member may come from.
+        self.pack_file = pack_file
         self.label = label
         self.prefix = prefix  # the nested path of this pack inside the top pack, with "/"
         self.writer_name = writer_name  # a file name with the pack's extension (format defaults)
@@ -160,7 +165,12 @@ class _PackEdit:
             return None
         self._streams.append(inner)
         child = _PackEdit(
-            inner, label, os.path.basename(member.name) or "member", self.result, f"{self.prefix}{member.name}/"
+            inner,
+            label,
+            os.path.basename(member.name) or "member",
+            self.result,
+            f"{self.prefix}{member.name}/",
+            pack_file=self.pack_file,
         )
         self.children[id(member)] = child
         return child
@@ -184,12 +194,15 @@ class _PackEdit:
             return PendingMember(name, data, None, len(data))
         path = os.fspath(data_or_path)
         try:
-            size = os.stat(path).st_size
+            info = os.stat(path)
         except OSError as exc:
             raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
-        if not os.path.isfile(path):
+        if not stat.S_ISREG(info.st_mode):
             raise GamepakError(f"{path}: not a file")
-        return PendingMember(name, None, path, size)
+        if file_identity(info) == self.pack_file:
+            # An in-place edit would read the pack while it appends to it.
+            raise GamepakError(f"{path}: is the pack being edited; a pack cannot be added to itself")
+        return PendingMember(name, None, path, info.st_size)
 
     def replace_at(self, index: int, data_or_path: Any) -> None:
         old = self.members[index]
@@ -332,11 +345,14 @@ class Editor:
             os.close(self._lock_fd)
             raise
         try:
-            if os.stat(self.path).st_ino != os.fstat(self._lock_fd).st_ino:
+            pack_file = file_identity(os.fstat(self._lock_fd))
+            if file_identity(os.stat(self.path)) != pack_file:
                 raise GamepakError(f"{self.path}: was replaced while being opened; try again")
             self.result = EditResult(self.path, self.archive.format_name)
             self.result.old_size = self.result.new_size = self.archive.size
-            self._root = _PackEdit(self.archive, self.path, os.path.basename(self.path), self.result, options=options)
+            self._root = _PackEdit(
+                self.archive, self.path, os.path.basename(self.path), self.result, options=options, pack_file=pack_file
+            )
         except BaseException:
             self.archive.close()
             os.close(self._lock_fd)
