@@ -25,6 +25,45 @@ if TYPE_CHECKING:
 
 # Ranges at least this large are mapped rather than read by `Source.view`.
 _MAP_THRESHOLD = 1 << 20
+# `read_whole`: reads up to this size are plain `read()` calls; larger ones fill one buffer in
+# place, which is first made at most `_FIRST_BUFFER` bytes (then doubled as data arrives, so a
+# hostile declared size costs memory only for data that exists), `_READ_STEP` bytes at a time
+# (what a stream that reads into a temporary holds at once).
+_DIRECT_READ = 1 << 20
+_FIRST_BUFFER = 64 << 20
+_READ_STEP = 8 << 20
+
+
+def read_whole(stream: Any, size: int) -> bytes:
+    """Up to `size` bytes of a binary stream, fewer only where it ends, costing about `size`
+    bytes of memory once: the stream fills one buffer with `readinto`, and that buffer becomes
+    the bytes returned (no chunks joined, no copy at the end)."""
+    if size <= _DIRECT_READ:
+        parts = []
+        remaining = size
+        while remaining:
+            part = stream.read(remaining)
+            if not part:
+                break
+            parts.append(part)
+            remaining -= len(part)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    # A BytesIO hands its internal bytes object over from `getvalue()` without copying when it
+    # is exactly full and no view of it is held (CPython): the one buffer becomes the result.
+    buffer = io.BytesIO()
+    filled = capacity = 0
+    while filled < size:
+        if filled == capacity:
+            capacity = min(size, max(_FIRST_BUFFER, 2 * capacity))
+            buffer.seek(capacity - 1)
+            buffer.write(b"\0")  # grows the buffer to `capacity` bytes
+        with buffer.getbuffer() as whole, whole[filled : min(capacity, filled + _READ_STEP)] as free:
+            count = stream.readinto(free)
+        if not count:
+            break
+        filled += count
+    buffer.truncate(filled)
+    return buffer.getvalue()
 
 
 class Source:

@@ -19,7 +19,6 @@ in a scratch folder, then the outer pack is edited to hold it.
 from __future__ import annotations
 
 import os
-import stat
 
 from ..core.archive import Archive, ArchiveWriter, PendingMember
 from ..core.registry import get_format
@@ -176,15 +175,11 @@ class _PackEdit:
         return child
 
     def _member_stream(self, member: PendingMember) -> BinaryIO:
-        if member.origin is not None:
-            archive, entry = member.origin
-            return archive.open(entry)
         if member.data is not None:
             import io
 
             return io.BytesIO(member.data)
-        assert member.path is not None
-        return open(member.path, "rb")
+        return member._open()
 
     # -- changes -----------------------------------------------------------------------------
     def _new_member(self, name: str, data_or_path: Any) -> PendingMember:
@@ -197,12 +192,10 @@ class _PackEdit:
             info = os.stat(path)
         except OSError as exc:
             raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
-        if not stat.S_ISREG(info.st_mode):
-            raise GamepakError(f"{path}: not a file")
         if file_identity(info) == self.pack_file:
             # An in-place edit would read the pack while it appends to it.
             raise GamepakError(f"{path}: is the pack being edited; a pack cannot be added to itself")
-        return PendingMember(name, None, path, info.st_size)
+        return PendingMember.from_file(name, path, info)
 
     def replace_at(self, index: int, data_or_path: Any) -> None:
         old = self.members[index]
@@ -244,7 +237,7 @@ class _PackEdit:
             if child is not None and child.any_change():
                 built = scratch.path_for(child.writer_name)
                 child.writer(built, child.final_members(scratch)).close()
-                members.append(PendingMember(member.name, None, built, os.path.getsize(built)))
+                members.append(PendingMember.from_file(member.name, built))
             else:
                 members.append(member)
         return members
@@ -255,14 +248,7 @@ class _PackEdit:
         # The editor decides which members exist; duplicates the pack already held stay.
         writer: ArchiveWriter = self.spec.writer_class()(target, overwrite=True, allow_duplicates=True, **self.options)
         for member in members:
-            if member.origin is not None:
-                archive, entry = member.origin
-                writer.add_member(member.name, archive, entry)
-            elif member.data is not None:
-                writer.add(member.name, member.data)
-            else:
-                assert member.path is not None
-                writer.add(member.name, member.path)
+            writer.add_pending(member)
         return writer
 
     def close(self) -> None:
