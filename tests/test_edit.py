@@ -329,6 +329,80 @@ def test_edit_refuses_a_file_changed_meanwhile(tmp_path: Path) -> None:
         editor.commit()
 
 
+# -- a refused edit writes nothing -----------------------------------------------------------------
+# In place (PAK, JoePack) and rebuilt; each pack ends with bytes an interrupted edit left behind,
+# which an in-place edit reuses: a refused one must not have touched them either.
+REFUSED = ["pak", "pak-dir-start", "jpk", "vpp1", "vpp3", "j2me-offsets"]
+
+
+def refusable_pack(tmp_path: Path, pack_id: str) -> tuple[Path, str, list[Path]]:
+    """A pack with a stale tail, and a folder extracted from it plus three new files."""
+    _, format_name, suffix, options = next(pack for pack in PACKS if pack[0] == pack_id)
+    names = names_for(format_name, 3)
+    path = build(tmp_path, format_name, suffix, options, [(name, payload(index)) for index, name in enumerate(names)])
+    with open(path, "ab") as handle:
+        handle.write(b"\xee" * 3000)  # what a killed in-place edit leaves past the end
+    folder = tmp_path / "folder"
+    assert in_process_cli("extract", str(path), "-o", str(folder), "--format", format_name)[0] == 0
+    new_files = []
+    for index in range(3):
+        new = folder / f"{len(names) + index}.new" if format_name in POSITIONAL else folder / f"new{index}.txt"
+        new.write_bytes(payload(10 + index, 5000))
+        new_files.append(new)
+    return path, format_name, new_files
+
+
+@pytest.mark.parametrize("pack_id", REFUSED)
+def test_an_update_refused_for_a_file_gone_since_planning_writes_nothing(tmp_path: Path, pack_id: str) -> None:
+    from gamepak.ops.edit import folder_changes
+
+    path, format_name, new_files = refusable_pack(tmp_path, pack_id)
+    before = path.read_bytes()
+    editor = gamepak.edit(path, format_name)
+    folder_changes(editor, str(new_files[0].parent))
+    assert len(editor.plan()) == 3
+    new_files[-1].unlink()  # listed by the scan, gone when the edit reads it
+    with pytest.raises(GamepakError, match="new.*cannot read"):
+        editor.commit()
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("pack_id", REFUSED)
+def test_an_add_refused_for_a_file_that_cannot_be_read_writes_nothing(
+    tmp_path: Path, pack_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gamepak.core.snapshot import InputFile
+
+    path, format_name, new_files = refusable_pack(tmp_path, pack_id)
+    before = path.read_bytes()
+
+    def failing_read(self: InputFile, *args: Any) -> Any:
+        if self.path == str(new_files[-1]):
+            raise OSError(5, "Input/output error")
+        return original_read(self, *args)
+
+    original_read = InputFile.read
+    monkeypatch.setattr(InputFile, "read", failing_read)
+    code, _, err = in_process_cli("add", str(path), *map(str, new_files), "--format", format_name)
+    assert code == 1
+    assert err.strip().splitlines() == [f"gamepak: error: {new_files[-1]}: cannot read: Input/output error"]
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("pack_id", REFUSED)
+def test_an_edit_refused_for_a_file_changed_since_planning_writes_nothing(tmp_path: Path, pack_id: str) -> None:
+    path, format_name, new_files = refusable_pack(tmp_path, pack_id)
+    before = path.read_bytes()
+    editor = gamepak.edit(path, format_name)
+    for new in new_files:
+        editor.add(new.name, new)
+    with open(new_files[-1], "ab") as handle:
+        handle.write(b"grown after it was queued")
+    with pytest.raises(gamepak.errors.InputChangedError, match="5000 -> 5025 bytes"):
+        editor.commit()
+    assert path.read_bytes() == before
+
+
 # -- random edit sequences -----------------------------------------------------------------------
 RANDOMIZED = [
     "pak",
