@@ -703,6 +703,45 @@ def test_an_edit_removes_temporaries_that_killed_runs_left(tmp_path: Path, monke
     assert contents(path, "pak") == [("a.txt", b"a"), ("b.txt", b"b")]
 
 
+def test_nested_edit_scratch_folders_carry_the_pid_and_killed_runs_leave_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    import gamepak.core.atomic
+    from gamepak.ops.edit import _Scratch
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setattr(gamepak.core.atomic, "_scanned", {})  # a new process: the folder not scanned yet
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = temp / f".gamepak-edit.gamepak-{int(dead.stdout)}-0.tmp"
+    (stale / "1").mkdir(parents=True)
+    (stale / "1" / "zone.str2_pc").write_bytes(b"half a nested pack")
+    alive = temp / f".gamepak-edit.gamepak-{os.getppid()}-0.tmp"  # another gamepak still running
+    alive.mkdir()
+    inner = build(tmp_path, "vpp", ".str2_pc", {}, [("a.cpeg_pc", b"a")])
+    path = tmp_path / "outer.vpp_pc"
+    with gamepak.create(path) as writer:
+        writer.add("zone.str2_pc", inner)
+    made = []
+    original = _Scratch.path_for
+
+    def path_for(self: _Scratch, file_name: str) -> str:
+        built = original(self, file_name)
+        made.append(self.folder)
+        return built
+
+    monkeypatch.setattr(_Scratch, "path_for", path_for)
+    with gamepak.edit(path) as editor:
+        editor.add("zone.str2_pc/b.cpeg_pc", b"b")
+    assert made and os.path.basename(made[0]).startswith(f".gamepak-edit.gamepak-{os.getpid()}-")
+    assert sorted(os.listdir(temp)) == [alive.name]  # its own folder removed, the dead run's too
+    with gamepak.open(path) as outer, outer.open_archive("zone.str2_pc") as nested:
+        assert nested.namelist() == ["a.cpeg_pc", "b.cpeg_pc"]
+
+
 # -- plain `add` and `update` skip click ---------------------------------------------------------
 
 

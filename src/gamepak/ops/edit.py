@@ -268,10 +268,11 @@ class _Scratch:
 
     def path_for(self, file_name: str) -> str:
         """A fresh path ending in `file_name` (the extension picks a writer's defaults)."""
-        import tempfile
-
         if self.folder is None:
-            self.folder = tempfile.mkdtemp(prefix="gamepak-edit-")
+            from ..core.atomic import temporary_folder
+
+            # Named with this process's id: what a killed edit leaves, the next edit removes.
+            self.folder = temporary_folder("gamepak-edit")
         self._count += 1
         folder = os.path.join(self.folder, str(self._count))
         os.mkdir(folder)
