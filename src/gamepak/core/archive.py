@@ -23,7 +23,7 @@ from ..errors import (
 )
 from .portable import pread, pwrite
 from .snapshot import InputFile
-from .source import MemberStream, Source
+from .source import MemberStream, Source, read_whole
 
 # `typing` and `collections.abc` cost milliseconds at import; annotations are strings here
 # (PEP 563), so they are needed only by type checkers.
@@ -421,9 +421,15 @@ class Archive:
         return member if isinstance(member, Entry) else self.getinfo(member)
 
     def read(self, member: str | Entry) -> bytes:
-        """A member's whole content."""
-        with self.open(member) as stream:
-            return stream.read()
+        """A member's whole content. Memory: about its size, once (the stream fills one buffer
+        that becomes the result); no more than the archive's size is allocated before the
+        member's bytes arrive, whatever size its header declares."""
+        entry = self._entry(member)
+        with self.open(entry) as stream:
+            data = read_whole(stream, entry.size, first_buffer=self.size)
+        if len(data) != entry.size:
+            raise self.corrupt(f"member ends after {len(data)} of its {entry.size} bytes", member=entry.name)
+        return data
 
     def open(self, member: str | Entry) -> BinaryIO:
         """A seekable binary stream over one member, reading on demand."""
