@@ -367,6 +367,33 @@ def test_an_update_refused_for_a_file_gone_since_planning_writes_nothing(tmp_pat
     assert path.read_bytes() == before
 
 
+def test_an_update_refused_for_a_file_it_cannot_compare_raises_gamepak_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import builtins
+
+    import gamepak.ops.edit
+    from gamepak.ops.edit import folder_changes
+
+    path, _, new_files = refusable_pack(tmp_path, "pak")
+    before = path.read_bytes()
+    unreadable = new_files[0].parent / "dir" / "member1.txt"  # the same size as its member
+
+    def guarded_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(file) == str(unreadable):
+            raise PermissionError(13, "Permission denied")  # what chmod 000 gives (but not to root)
+        return builtins.open(file, *args, **kwargs)
+
+    monkeypatch.setattr(gamepak.ops.edit, "open", guarded_open, raising=False)
+    editor = gamepak.edit(path)
+    with pytest.raises(GamepakError, match="member1.txt: cannot read: Permission denied"):
+        folder_changes(editor, str(new_files[0].parent))
+    editor.abort()
+    code, _, err = in_process_cli("update", str(path), str(new_files[0].parent))
+    assert code == 1 and err.strip().splitlines() == [f"gamepak: error: {unreadable}: cannot read: Permission denied"]
+    assert path.read_bytes() == before
+
+
 @pytest.mark.parametrize("pack_id", REFUSED)
 def test_an_add_refused_for_a_file_that_cannot_be_read_writes_nothing(
     tmp_path: Path, pack_id: str, monkeypatch: pytest.MonkeyPatch

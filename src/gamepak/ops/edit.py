@@ -551,12 +551,15 @@ def _differing(archive: Archive, candidates: list[tuple[PendingMember, str]]) ->
 def _same_chunks(chunks: Iterable[bytes], path: str) -> bool:
     """Whether the chunks hold exactly the file's bytes (the chunks are always consumed)."""
     same = True
-    with open(path, "rb") as handle:
-        for chunk in chunks:
-            if same and handle.read(len(chunk)) != chunk:
+    try:
+        with open(path, "rb") as handle:
+            for chunk in chunks:
+                if same and handle.read(len(chunk)) != chunk:
+                    same = False
+            if same and handle.read(1):
                 same = False
-        if same and handle.read(1):
-            same = False
+    except OSError as exc:
+        raise GamepakError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     return same
 
 
