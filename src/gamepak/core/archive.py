@@ -842,7 +842,8 @@ class ArchiveWriter:
         raise NotImplementedError
 
     def add(self, name: str, data_or_path: bytes | bytearray | memoryview | str | os.PathLike[str]) -> None:
-        """Queue a member: its bytes, or the path of a file read when the archive is written."""
+        """Queue a member: its bytes, or the path of a regular file read when the archive is
+        written (it must still have the size and modification time it has now)."""
         if self._closed:
             raise GamepakError("the writer is closed")
         self._check_any_name(name)
