@@ -169,3 +169,63 @@ def test_namelist_is_a_lazy_list_like_sequence(tmp_path: Path, suffix: str) -> N
         assert "dir1/file1.txt" in listed and listed.index("dir1/file1.txt") == 1
         assert listed.count(names[0]) == 1 and listed + ["x"] == [*names, "x"]
         assert json.loads(json.dumps(list(listed))) == names
+
+
+# -- reading a member whole costs its size once (issue 20, finding 9) --------------------------
+@pytest.mark.parametrize(
+    ("format_name", "suffix", "options"),
+    [
+        ("pak", ".pak", {}),
+        ("vpp", ".vpp_pc", {"flags": 1, "level": 1}),
+        ("vpp", ".vpp_pc", {"flags": 3, "level": 1}),
+        ("zip", ".zip", {"level": 1}),
+        ("tar", ".tar.gz", {"level": 1}),
+    ],
+    ids=["pak", "vpp1", "vpp3", "zip", "tgz"],
+)
+def test_read_of_a_large_member_allocates_its_size_once(
+    tmp_path: Path, format_name: str, suffix: str, options: dict[str, object]
+) -> None:
+    import tracemalloc
+
+    size = 24 << 20
+    data = bytes(range(256)) * (size // 256)
+    path = tmp_path / f"big{suffix}"
+    with gamepak.create(path, format_name, **options) as writer:
+        writer.add("small.txt", b"small")
+        writer.add("big.bin", data)
+    with gamepak.open(path) as archive:
+        tracemalloc.start()
+        try:
+            read = archive.read("big.bin")
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert type(read) is bytes and read == data
+    # The member once, plus the decoder's own buffers and seek points (a few MiB, whatever the
+    # size); chunks joined at the end would need the member twice.
+    assert peak < size + (6 << 20)
+
+
+def test_read_allocates_no_more_than_the_file_before_a_declared_size_arrives(tmp_path: Path) -> None:
+    import struct
+    import tracemalloc
+
+    from gamepak.errors import CorruptArchiveError
+
+    path = tmp_path / "liar.zip"
+    with gamepak.create(path) as writer:
+        writer.add("a.bin", b"hello" * 100)
+    raw = bytearray(path.read_bytes())
+    struct.pack_into("<I", raw, raw.find(b"PK\x01\x02") + 24, 0xF0000000)  # says 3.75 GiB
+    path.write_bytes(bytes(raw))
+    with gamepak.open(path) as archive:
+        assert archive.getinfo("a.bin").size == 0xF0000000
+        tracemalloc.start()
+        try:
+            with pytest.raises(CorruptArchiveError, match="member ends after 500 of its 4026531840 bytes"):
+                archive.read("a.bin")
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 4 << 20

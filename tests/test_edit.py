@@ -329,6 +329,107 @@ def test_edit_refuses_a_file_changed_meanwhile(tmp_path: Path) -> None:
         editor.commit()
 
 
+# -- a refused edit writes nothing -----------------------------------------------------------------
+# In place (PAK, JoePack) and rebuilt; each pack ends with bytes an interrupted edit left behind,
+# which an in-place edit reuses: a refused one must not have touched them either.
+REFUSED = ["pak", "pak-dir-start", "jpk", "vpp1", "vpp3", "j2me-offsets"]
+
+
+def refusable_pack(tmp_path: Path, pack_id: str) -> tuple[Path, str, list[Path]]:
+    """A pack with a stale tail, and a folder extracted from it plus three new files."""
+    _, format_name, suffix, options = next(pack for pack in PACKS if pack[0] == pack_id)
+    names = names_for(format_name, 3)
+    path = build(tmp_path, format_name, suffix, options, [(name, payload(index)) for index, name in enumerate(names)])
+    with open(path, "ab") as handle:
+        handle.write(b"\xee" * 3000)  # what a killed in-place edit leaves past the end
+    folder = tmp_path / "folder"
+    assert in_process_cli("extract", str(path), "-o", str(folder), "--format", format_name)[0] == 0
+    new_files = []
+    for index in range(3):
+        new = folder / f"{len(names) + index}.new" if format_name in POSITIONAL else folder / f"new{index}.txt"
+        new.write_bytes(payload(10 + index, 5000))
+        new_files.append(new)
+    return path, format_name, new_files
+
+
+@pytest.mark.parametrize("pack_id", REFUSED)
+def test_an_update_refused_for_a_file_gone_since_planning_writes_nothing(tmp_path: Path, pack_id: str) -> None:
+    from gamepak.ops.edit import folder_changes
+
+    path, format_name, new_files = refusable_pack(tmp_path, pack_id)
+    before = path.read_bytes()
+    editor = gamepak.edit(path, format_name)
+    folder_changes(editor, str(new_files[0].parent))
+    assert len(editor.plan()) == 3
+    new_files[-1].unlink()  # listed by the scan, gone when the edit reads it
+    with pytest.raises(GamepakError, match="new.*cannot read"):
+        editor.commit()
+    assert path.read_bytes() == before
+
+
+def test_an_update_refused_for_a_file_it_cannot_compare_raises_gamepak_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import builtins
+
+    import gamepak.ops.edit
+    from gamepak.ops.edit import folder_changes
+
+    path, _, new_files = refusable_pack(tmp_path, "pak")
+    before = path.read_bytes()
+    unreadable = new_files[0].parent / "dir" / "member1.txt"  # the same size as its member
+
+    def guarded_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(file) == str(unreadable):
+            raise PermissionError(13, "Permission denied")  # what chmod 000 gives (but not to root)
+        return builtins.open(file, *args, **kwargs)
+
+    monkeypatch.setattr(gamepak.ops.edit, "open", guarded_open, raising=False)
+    editor = gamepak.edit(path)
+    with pytest.raises(GamepakError, match="member1.txt: cannot read: Permission denied"):
+        folder_changes(editor, str(new_files[0].parent))
+    editor.abort()
+    code, _, err = in_process_cli("update", str(path), str(new_files[0].parent))
+    assert code == 1 and err.strip().splitlines() == [f"gamepak: error: {unreadable}: cannot read: Permission denied"]
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("pack_id", REFUSED)
+def test_an_add_refused_for_a_file_that_cannot_be_read_writes_nothing(
+    tmp_path: Path, pack_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gamepak.core.snapshot import InputFile
+
+    path, format_name, new_files = refusable_pack(tmp_path, pack_id)
+    before = path.read_bytes()
+
+    def failing_read(self: InputFile, *args: Any) -> Any:
+        if self.path == str(new_files[-1]):
+            raise OSError(5, "Input/output error")
+        return original_read(self, *args)
+
+    original_read = InputFile.read
+    monkeypatch.setattr(InputFile, "read", failing_read)
+    code, _, err = in_process_cli("add", str(path), *map(str, new_files), "--format", format_name)
+    assert code == 1
+    assert err.strip().splitlines() == [f"gamepak: error: {new_files[-1]}: cannot read: Input/output error"]
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("pack_id", REFUSED)
+def test_an_edit_refused_for_a_file_changed_since_planning_writes_nothing(tmp_path: Path, pack_id: str) -> None:
+    path, format_name, new_files = refusable_pack(tmp_path, pack_id)
+    before = path.read_bytes()
+    editor = gamepak.edit(path, format_name)
+    for new in new_files:
+        editor.add(new.name, new)
+    with open(new_files[-1], "ab") as handle:
+        handle.write(b"grown after it was queued")
+    with pytest.raises(gamepak.errors.InputChangedError, match="5000 -> 5025 bytes"):
+        editor.commit()
+    assert path.read_bytes() == before
+
+
 # -- random edit sequences -----------------------------------------------------------------------
 RANDOMIZED = [
     "pak",
@@ -627,6 +728,45 @@ def test_an_edit_removes_temporaries_that_killed_runs_left(tmp_path: Path, monke
         editor.add("b.txt", b"b")
     assert not stale.exists()
     assert contents(path, "pak") == [("a.txt", b"a"), ("b.txt", b"b")]
+
+
+def test_nested_edit_scratch_folders_carry_the_pid_and_killed_runs_leave_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    import gamepak.core.atomic
+    from gamepak.ops.edit import _Scratch
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setattr(gamepak.core.atomic, "_scanned", {})  # a new process: the folder not scanned yet
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = temp / f".gamepak-edit.gamepak-{int(dead.stdout)}-0.tmp"
+    (stale / "1").mkdir(parents=True)
+    (stale / "1" / "zone.str2_pc").write_bytes(b"half a nested pack")
+    alive = temp / f".gamepak-edit.gamepak-{os.getppid()}-0.tmp"  # another gamepak still running
+    alive.mkdir()
+    inner = build(tmp_path, "vpp", ".str2_pc", {}, [("a.cpeg_pc", b"a")])
+    path = tmp_path / "outer.vpp_pc"
+    with gamepak.create(path) as writer:
+        writer.add("zone.str2_pc", inner)
+    made = []
+    original = _Scratch.path_for
+
+    def path_for(self: _Scratch, file_name: str) -> str:
+        built = original(self, file_name)
+        made.append(self.folder)
+        return built
+
+    monkeypatch.setattr(_Scratch, "path_for", path_for)
+    with gamepak.edit(path) as editor:
+        editor.add("zone.str2_pc/b.cpeg_pc", b"b")
+    assert made and os.path.basename(made[0]).startswith(f".gamepak-edit.gamepak-{os.getpid()}-")
+    assert sorted(os.listdir(temp)) == [alive.name]  # its own folder removed, the dead run's too
+    with gamepak.open(path) as outer, outer.open_archive("zone.str2_pc") as nested:
+        assert nested.namelist() == ["a.cpeg_pc", "b.cpeg_pc"]
 
 
 # -- plain `add` and `update` skip click ---------------------------------------------------------

@@ -102,6 +102,16 @@ class FormatLimitError(GamepakError):
     name, too large a member)."""
 
 
+class InputChangedError(GamepakError):
+    """An input file changed (its size or modification time) between being queued and being
+    read whole by a writer; what was being written is dropped. Carries the file's path."""
+
+    def __init__(self, path: str, change: str) -> None:
+        self.path = path
+        self.change = change
+        super().__init__(f"{path}: changed while being read ({change}); nothing was written")
+
+
 class OutputExistsError(GamepakError, FileExistsError):
     """An output file exists and overwriting was not allowed."""
 

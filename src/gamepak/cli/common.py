@@ -168,12 +168,13 @@ def open_input(path: str, format_name: str | None) -> Any:
     return archive
 
 
-def folder_members(folder: str) -> list[tuple[str, str]]:
+def folder_members(folder: str, exclude: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """(name, path) for the files of `folder` as `create` packs them (gamepak.ops.inputs.scan_folder:
-    sorted, symlinks leaving the folder refused), saying what was skipped."""
+    sorted, symlinks leaving the folder refused, the files in `exclude` left out), saying what
+    was skipped."""
     from ..ops.inputs import scan_folder
 
-    scan = scan_folder(folder)
+    scan = scan_folder(folder, exclude=exclude)
     for line in scan.skipped:
         note(f"skipped {os.path.join(folder, '')}{line}")
     return scan.members

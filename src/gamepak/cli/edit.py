@@ -155,7 +155,7 @@ def run_add(args: argparse.Namespace) -> None:
         if not os.path.lexists(item):
             raise GamepakError(f"{item}: no such file or folder")
         if os.path.isdir(item):
-            members.extend(folder_members(item))
+            members.extend(folder_members(item, exclude=(args.archive,)))  # never the pack itself
         else:
             members.append((args.name or os.path.basename(item), item))
     editor = _editor(args, args.compact)

@@ -9,6 +9,7 @@ manifests, nested archives, atomic output) lives here and in `extract.py`, once 
 from __future__ import annotations
 
 import os
+import stat
 import struct
 
 from ..errors import (
@@ -21,7 +22,8 @@ from ..errors import (
     UnsafePathError,
 )
 from .portable import pread, pwrite
-from .source import MemberStream, Source
+from .snapshot import InputFile
+from .source import MemberStream, Source, read_whole
 
 # `typing` and `collections.abc` cost milliseconds at import; annotations are strings here
 # (PEP 563), so they are needed only by type checkers.
@@ -419,9 +421,15 @@ class Archive:
         return member if isinstance(member, Entry) else self.getinfo(member)
 
     def read(self, member: str | Entry) -> bytes:
-        """A member's whole content."""
-        with self.open(member) as stream:
-            return stream.read()
+        """A member's whole content. Memory: about its size, once (the stream fills one buffer
+        that becomes the result); no more than the archive's size is allocated before the
+        member's bytes arrive, whatever size its header declares."""
+        entry = self._entry(member)
+        with self.open(entry) as stream:
+            data = read_whole(stream, entry.size, first_buffer=self.size)
+        if len(data) != entry.size:
+            raise self.corrupt(f"member ends after {len(data)} of its {entry.size} bytes", member=entry.name)
+        return data
 
     def open(self, member: str | Entry) -> BinaryIO:
         """A seekable binary stream over one member, reading on demand."""
@@ -569,9 +577,11 @@ class PendingMember:
     member of an open archive: `origin`).
 
     `origin` is `(archive, entry)` when the data is an existing member (edits, conversions);
-    a writer of the same format may then copy the member's stored bytes unchanged."""
+    a writer of the same format may then copy the member's stored bytes unchanged. A file is
+    read as a snapshot (`core.snapshot`): it must still have the `size` and `mtime_ns` it was
+    queued with, else reading it raises InputChangedError."""
 
-    __slots__ = ("data", "name", "on_written", "origin", "path", "size")
+    __slots__ = ("data", "mtime_ns", "name", "on_written", "origin", "path", "size")
 
     def __init__(
         self,
@@ -580,14 +590,29 @@ class PendingMember:
         path: str | None,
         size: int,
         origin: tuple[Archive, Entry] | None = None,
+        mtime_ns: int | None = None,
     ) -> None:
         self.name = name
         self.data = data
         self.path = path
         self.size = size
         self.origin = origin
+        self.mtime_ns = mtime_ns
         # Called once when a writer has consumed the member (drives progress bars).
         self.on_written: Callable[[PendingMember], object] | None = None
+
+    @classmethod
+    def from_file(cls, name: str, path: str, info: os.stat_result | None = None) -> PendingMember:
+        """A member whose data is the regular file at `path`, as it is now (or as `info`, its
+        `os.stat`, says it is)."""
+        if info is None:
+            try:
+                info = os.stat(path)
+            except OSError as exc:
+                raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+        if not stat.S_ISREG(info.st_mode):
+            raise GamepakError(f"{path}: not a file")
+        return cls(name, None, path, info.st_size, mtime_ns=info.st_mtime_ns)
 
     def consumed(self) -> None:
         """Tell the progress callback, once, that this member's data has been used."""
@@ -599,27 +624,39 @@ class PendingMember:
         """The whole content (for writers that must transform it)."""
         if self.data is not None:
             data = self.data
+        elif self.origin is not None:
+            archive, entry = self.origin
+            data = archive.read(entry)
         else:
-            with self._open() as handle:
-                data = handle.read()
+            with self.input_file() as source:
+                data = source.read_all()
         self.consumed()
         return data
+
+    def input_file(self) -> InputFile:
+        """The queued file, opened to be read as a snapshot."""
+        assert self.path is not None
+        return InputFile(self.path, self.size, self.mtime_ns)
 
     def _open(self) -> BinaryIO:
         if self.origin is not None:
             archive, entry = self.origin
             return archive.open(entry)
-        assert self.path is not None
-        return open(self.path, "rb")
+        return self.input_file()  # type: ignore[return-value]
 
     def chunks(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
-        """The content in chunks, without holding a large file in memory."""
+        """The content in chunks, without holding a large file in memory (a file is checked
+        to be unchanged before the last chunk's iteration ends)."""
         if self.data is not None:
             yield self.data
-        else:
-            with self._open() as handle:
+        elif self.origin is not None:
+            archive, entry = self.origin
+            with archive.open(entry) as handle:
                 while chunk := handle.read(chunk_size):
                     yield chunk
+        else:
+            with self.input_file() as source:
+                yield from source.chunks(chunk_size)
         self.consumed()
 
 
@@ -673,10 +710,10 @@ class Output:
         disk, is copied by the kernel where possible."""
         if member.data is None and member.size >= (64 << 10):
             if member.origin is None:
-                assert member.path is not None
                 self.flush()
-                with open(member.path, "rb") as handle:
-                    copy_range(handle.fileno(), 0, self.fd, self._position, member.size)
+                with member.input_file() as input_file:
+                    copy_range(input_file.fileno(), 0, self.fd, self._position, member.size)
+                    input_file.finish(member.size)
                 self._position += member.size
                 member.consumed()
                 return
@@ -805,21 +842,28 @@ class ArchiveWriter:
         raise NotImplementedError
 
     def add(self, name: str, data_or_path: bytes | bytearray | memoryview | str | os.PathLike[str]) -> None:
-        """Queue a member: its bytes, or the path of a file read when the archive is written."""
+        """Queue a member: its bytes, or the path of a regular file read when the archive is
+        written (it must still have the size and modification time it has now)."""
         if self._closed:
             raise GamepakError("the writer is closed")
         self._check_any_name(name)
         if isinstance(data_or_path, (bytes, bytearray, memoryview)):
             data = bytes(data_or_path)
-            self.members.append(PendingMember(name, data, None, len(data)))
+            self._queue(PendingMember(name, data, None, len(data)))
         else:
-            path = os.fspath(data_or_path)
-            try:
-                size = os.stat(path).st_size
-            except OSError as exc:
-                raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
-            self.members.append(PendingMember(name, None, path, size))
-        self._names_taken.add(name)
+            self._queue(PendingMember.from_file(name, os.fspath(data_or_path)))
+
+    def add_pending(self, member: PendingMember) -> None:
+        """Queue a member prepared elsewhere (an editor's): its name is checked as `add` checks
+        it, and a file keeps the size and time it was queued with."""
+        if self._closed:
+            raise GamepakError("the writer is closed")
+        self._check_any_name(member.name)
+        self._queue(member)
+
+    def _queue(self, member: PendingMember) -> None:
+        self.members.append(member)
+        self._names_taken.add(member.name)
 
     def add_member(self, name: str, archive: Archive, member: str | Entry) -> None:
         """Queue a member of an open archive under `name`; a writer of the same format may copy
@@ -828,8 +872,7 @@ class ArchiveWriter:
             raise GamepakError("the writer is closed")
         self._check_any_name(name)
         entry = archive._entry(member)
-        self.members.append(PendingMember(name, None, None, entry.size, origin=(archive, entry)))
-        self._names_taken.add(name)
+        self._queue(PendingMember(name, None, None, entry.size, origin=(archive, entry)))
 
     def _check_any_name(self, name: str) -> None:
         """`check_name`, then refuse a name taken twice (unless allowed and possible)."""

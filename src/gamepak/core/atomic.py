@@ -6,7 +6,8 @@ hard link, which fails if the target appeared meanwhile: no check-then-write rac
 
 Temporary names are `.NAME.gamepak-PID-N.tmp` (NAME shortened so that the whole stays within
 the file system's 255-byte limit). A process killed mid-write leaves its temporaries behind; the
-next gamepak command that writes in that folder removes those whose process is gone.
+next gamepak command that writes in that folder removes those whose process is gone. Scratch
+folders in the system's temp folder (`temporary_folder`) are named and cleaned the same way.
 """
 
 from __future__ import annotations
@@ -110,6 +111,25 @@ def remove_stale_temporaries(folder: str, *, dir_fd: int | None = None) -> list[
             shutil.rmtree(path, ignore_errors=True, dir_fd=dir_fd)
         removed.append(name)
     return removed
+
+
+def temporary_folder(base: str) -> str:
+    """A new, private folder in the system's temp folder, named as the temporaries beside an
+    output are (`.BASE.gamepak-PID-N.tmp`), after removing the ones dead processes left there.
+    The caller removes it when done; if this process is killed first, the next one does."""
+    import tempfile
+
+    parent = tempfile.gettempdir()
+    remove_stale_temporaries(parent)
+    while True:
+        path = os.path.join(parent, temporary_name(base))
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue  # left by a live process that had this PID before: take the next number
+        except OSError as exc:
+            raise GamepakError(f"{parent}: cannot make a temporary folder: {exc.strerror}") from exc
+        return path
 
 
 def write_via_temporary(path: str | os.PathLike[str], fill: Callable[[int], object], *, overwrite: bool) -> None:

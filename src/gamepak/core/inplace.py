@@ -6,6 +6,10 @@ then changes the few bytes that decide what the pack holds (a header's directory
 count, a directory slot) with one write that stays inside one memory page. The kernel copies
 such a write into the page cache without checking for signals, so a kill -9 at any moment leaves
 either the old pack (plus unreferenced bytes at the end) or the new one.
+
+An edit that is refused leaves the pack byte for byte as it was: every check is made, and every
+new member's bytes are read (`InPlaceFile.write_members`), before the first byte of the pack is
+written; what can still fail after that is writing the pack itself.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from .portable import pwrite
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import BinaryIO
 
     from .archive import Archive
 
@@ -49,12 +54,26 @@ class InPlaceFile:
             raise GamepakError(f"{path}: changed since it was opened ({expected_size} -> {size} bytes)")
         self.size = size
 
-    def write_member(self, member: PendingMember, offset: int) -> None:
-        """Write a member's bytes at `offset` (files are copied by the kernel where possible)."""
-        out = Output(self.fd)
-        out.seek(offset)
-        out.write_member(member)
-        out.flush()
+    def write_members(self, placed: list[tuple[PendingMember, int]]) -> None:
+        """Write new members, each at its offset (ascending, past everything the pack refers to).
+
+        Their bytes are read first, all of them, into a scratch file laid out as they will lie
+        in the pack: a member that cannot be read, or that changes while it is read, stops the
+        edit before the pack changes (bytes past its live end are unreferenced but still its
+        own). The block is then copied into the pack in one go, by the kernel where possible."""
+        placed = [(member, offset) for member, offset in placed if member.size]
+        if not placed:
+            return
+        start = placed[0][1]
+        end = max(offset + member.size for member, offset in placed)
+        with _scratch_file(self.path) as scratch:
+            out = Output(scratch.fileno())
+            for member, offset in placed:
+                out.seek(offset - start)  # alignment gaps stay holes: they read as zeros
+                out.write_member(member)
+            out.flush()
+            os.ftruncate(scratch.fileno(), end - start)
+            copy_range(scratch.fileno(), 0, self.fd, start, end - start)
 
     def write(self, data: bytes, offset: int) -> None:
         """Write bytes the current pack does not refer to."""
@@ -90,6 +109,18 @@ class InPlaceFile:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _scratch_file(path: str) -> BinaryIO:
+    """A nameless temporary file, beside `path` where its folder can hold one (a kernel copy
+    from the same file system may share blocks instead of copying), else in the temp folder.
+    It has no name to leave behind, whatever happens to this process."""
+    import tempfile
+
+    try:
+        return tempfile.TemporaryFile(dir=os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return tempfile.TemporaryFile()
 
 
 class FixedTable:
@@ -178,10 +209,9 @@ class FixedTable:
         if not all(within_one_page(self._slot(index) + self.offset_at, field_size) for index in moved):
             return False
         with InPlaceFile(path, archive.size) as target:
+            target.write_members(appended)
             for index, offset in moved.items():
                 target.copy(entries[index].offset, entries[index].size, offset)
-            for member, offset in appended:
-                target.write_member(member, offset)
             target.truncate(position)
             target.sync()
             for index, offset in moved.items():

@@ -187,8 +187,7 @@ class Reader(FixedRecordNames, Archive):
         from ..core.inplace import InPlaceFile
 
         with InPlaceFile(path, self.size) as target:
-            for member, offset in appended:
-                target.write_member(member, offset)
+            target.write_members(appended)
             target.write(directory, position)
             target.truncate(end)
             target.sync()

@@ -138,13 +138,16 @@ def convert(
     Duplicate names are kept only with `allow_duplicates` (where the target can hold them).
 
     Raises FormatLimitError listing every member the target cannot hold (nothing is written),
-    NotAnArchiveError for a model format, OutputExistsError unless `overwrite`, and the errors
-    of `gamepak.open` for the source.
+    NotAnArchiveError for a model format, OutputExistsError unless `overwrite`, GamepakError
+    when `target` is the source file itself, and the errors of `gamepak.open` for the source.
     """
     from ..core.opening import create
     from ..core.opening import open as open_archive
+    from ..core.snapshot import same_file
 
     source_path, target_path = os.fspath(source), os.fspath(target)
+    if same_file(source_path, target_path):
+        raise GamepakError(f"{target_path}: is the source pack itself; convert into another file")
     opened: list[Archive] = []
     archive = open_archive(source_path, source_format)
     try:

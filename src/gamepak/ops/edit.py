@@ -22,6 +22,7 @@ import os
 
 from ..core.archive import Archive, ArchiveWriter, PendingMember
 from ..core.registry import get_format
+from ..core.snapshot import file_identity
 from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
 
 TYPE_CHECKING = False
@@ -85,8 +86,11 @@ class _PackEdit:
         result: EditResult,
         prefix: str = "",
         options: dict[str, Any] | None = None,
+        pack_file: tuple[int, int] | None = None,
     ) -> None:
         self.archive = archive
+        # The identity (device, inode) of the file being edited, which no member may come from.
+        self.pack_file = pack_file
         self.label = label
         self.prefix = prefix  # the nested path of this pack inside the top pack, with "/"
         self.writer_name = writer_name  # a file name with the pack's extension (format defaults)
@@ -182,21 +186,22 @@ class _PackEdit:
             return None
         self._streams.append(inner)
         child = _PackEdit(
-            inner, label, os.path.basename(member.name) or "member", self.result, f"{self.prefix}{member.name}/"
+            inner,
+            label,
+            os.path.basename(member.name) or "member",
+            self.result,
+            f"{self.prefix}{member.name}/",
+            pack_file=self.pack_file,
         )
         self.children[id(member)] = child
         return child
 
     def _member_stream(self, member: PendingMember) -> BinaryIO:
-        if member.origin is not None:
-            archive, entry = member.origin
-            return archive.open(entry)
         if member.data is not None:
             import io
 
             return io.BytesIO(member.data)
-        assert member.path is not None
-        return open(member.path, "rb")
+        return member._open()
 
     # -- changes -----------------------------------------------------------------------------
     def _new_member(self, name: str, data_or_path: Any) -> PendingMember:
@@ -206,12 +211,13 @@ class _PackEdit:
             return PendingMember(name, data, None, len(data))
         path = os.fspath(data_or_path)
         try:
-            size = os.stat(path).st_size
+            info = os.stat(path)
         except OSError as exc:
             raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
-        if not os.path.isfile(path):
-            raise GamepakError(f"{path}: not a file")
-        return PendingMember(name, None, path, size)
+        if file_identity(info) == self.pack_file:
+            # An in-place edit would read the pack while it appends to it.
+            raise GamepakError(f"{path}: is the pack being edited; a pack cannot be added to itself")
+        return PendingMember.from_file(name, path, info)
 
     def replace_at(self, index: int, data_or_path: Any) -> None:
         old = self.members[index]
@@ -253,7 +259,7 @@ class _PackEdit:
             if child is not None and child.any_change():
                 built = scratch.path_for(child.writer_name)
                 child.writer(built, child.final_members(scratch)).close()
-                members.append(PendingMember(member.name, None, built, os.path.getsize(built)))
+                members.append(PendingMember.from_file(member.name, built))
             else:
                 members.append(member)
         return members
@@ -264,14 +270,7 @@ class _PackEdit:
         # The editor decides which members exist; duplicates the pack already held stay.
         writer: ArchiveWriter = self.spec.writer_class()(target, overwrite=True, allow_duplicates=True, **self.options)
         for member in members:
-            if member.origin is not None:
-                archive, entry = member.origin
-                writer.add_member(member.name, archive, entry)
-            elif member.data is not None:
-                writer.add(member.name, member.data)
-            else:
-                assert member.path is not None
-                writer.add(member.name, member.path)
+            writer.add_pending(member)
         return writer
 
     def close(self) -> None:
@@ -291,10 +290,11 @@ class _Scratch:
 
     def path_for(self, file_name: str) -> str:
         """A fresh path ending in `file_name` (the extension picks a writer's defaults)."""
-        import tempfile
-
         if self.folder is None:
-            self.folder = tempfile.mkdtemp(prefix="gamepak-edit-")
+            from ..core.atomic import temporary_folder
+
+            # Named with this process's id: what a killed edit leaves, the next edit removes.
+            self.folder = temporary_folder("gamepak-edit")
         self._count += 1
         folder = os.path.join(self.folder, str(self._count))
         os.mkdir(folder)
@@ -354,11 +354,14 @@ class Editor:
             os.close(self._lock_fd)
             raise
         try:
-            if os.stat(self.path).st_ino != os.fstat(self._lock_fd).st_ino:
+            pack_file = file_identity(os.fstat(self._lock_fd))
+            if file_identity(os.stat(self.path)) != pack_file:
                 raise GamepakError(f"{self.path}: was replaced while being opened; try again")
             self.result = EditResult(self.path, self.archive.format_name)
             self.result.old_size = self.result.new_size = self.archive.size
-            self._root = _PackEdit(self.archive, self.path, os.path.basename(self.path), self.result, options=options)
+            self._root = _PackEdit(
+                self.archive, self.path, os.path.basename(self.path), self.result, options=options, pack_file=pack_file
+            )
         except BaseException:
             self.archive.close()
             os.close(self._lock_fd)
@@ -607,12 +610,15 @@ def _differing(archive: Archive, candidates: list[tuple[PendingMember, str]]) ->
 def _same_chunks(chunks: Iterable[bytes], path: str) -> bool:
     """Whether the chunks hold exactly the file's bytes (the chunks are always consumed)."""
     same = True
-    with open(path, "rb") as handle:
-        for chunk in chunks:
-            if same and handle.read(len(chunk)) != chunk:
+    try:
+        with open(path, "rb") as handle:
+            for chunk in chunks:
+                if same and handle.read(len(chunk)) != chunk:
+                    same = False
+            if same and handle.read(1):
                 same = False
-        if same and handle.read(1):
-            same = False
+    except OSError as exc:
+        raise GamepakError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     return same
 
 

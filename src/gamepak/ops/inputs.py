@@ -16,6 +16,7 @@ import os
 import stat
 
 from ..core.atomic import is_temporary_name
+from ..core.snapshot import file_identity, same_file
 from ..errors import GamepakError, NotAnArchiveError, UnnamedFormatError, UsageError
 
 TYPE_CHECKING = False
@@ -42,7 +43,13 @@ def scan_folder(folder: str, *, follow: bool = False, exclude: tuple[str, ...] =
 
     scan = FolderScan()
     root = os.path.realpath(folder)
-    excluded = {os.path.realpath(path) for path in exclude}
+    # Compared as files (device, inode), not paths: a hard link to the output is the output.
+    excluded = set()
+    for path in exclude:
+        try:
+            excluded.add(file_identity(os.stat(path)))
+        except OSError:
+            continue  # not there (yet): nothing in the folder can be it
     refused: list[str] = []
     visited = {root}
     for current, folders, files in os.walk(folder, followlinks=follow):
@@ -61,12 +68,9 @@ def scan_folder(folder: str, *, follow: bool = False, exclude: tuple[str, ...] =
                 visited.add(real)
             kept_folders.append(folder_name)
         folders[:] = kept_folders
-        # Per folder, not per file (a folder of thousands of files pays for these once): the
-        # names' prefix, and the folder's real path (a file that is not a symlink is really
-        # there, under the name it has).
+        # Per folder, not per file (a folder of thousands of files pays for it once).
         relative_folder = os.path.relpath(current, folder).replace(os.sep, "/")
         prefix = "" if relative_folder == "." else relative_folder + "/"
-        real_current = os.path.realpath(current)
         for file_name in files:
             path = os.path.join(current, file_name)
             name = prefix + file_name
@@ -76,26 +80,24 @@ def scan_folder(folder: str, *, follow: bool = False, exclude: tuple[str, ...] =
                 scan.skipped.append(f"{name}: a gamepak temporary file")
                 continue
             try:
-                mode = os.lstat(path).st_mode
+                info = os.lstat(path)
+                link = stat.S_ISLNK(info.st_mode)
+                if link and os.path.exists(path):
+                    info = os.stat(path)  # what the link points to
             except OSError as exc:
                 raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
-            link = stat.S_ISLNK(mode)
-            real = os.path.realpath(path) if link else os.path.join(real_current, file_name)
-            if real in excluded:
+            if file_identity(info) in excluded:
                 scan.skipped.append(f"{name}: the output being written")
                 continue
             if link:
-                if not os.path.exists(path):
+                if stat.S_ISLNK(info.st_mode):
                     refused.append(f"{name}: a broken symlink")
                     continue
+                real = os.path.realpath(path)
                 if not follow and not _inside(real, root):
                     refused.append(f"{name}: a symlink to {real}, outside the folder (--follow to pack it anyway)")
                     continue
-                try:
-                    mode = os.stat(path).st_mode
-                except OSError as exc:
-                    raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
-            if not stat.S_ISREG(mode):
+            if not stat.S_ISREG(info.st_mode):
                 scan.skipped.append(f"{name}: not a regular file")
                 continue
             scan.members.append((name, path))
@@ -181,7 +183,6 @@ def plan_create(
             "make one with 'gamepak model import MODEL OUT.joe'"
         )
     plan = CreatePlan(spec.name)
-    out_real = os.path.realpath(out)
     added: list[str] = []
     folder_changed = False
     for path, stored in parsed:
@@ -196,8 +197,8 @@ def plan_create(
             prefix = f"{stored}/" if stored else ""
             members = [(prefix + member_name, file_path) for member_name, file_path in scan.members]
         else:
-            if os.path.realpath(path) == out_real:
-                raise GamepakError(f"{path}: OUT cannot also be an INPUT")
+            if same_file(path, out):
+                raise GamepakError(f"{path}: is OUT itself; OUT cannot also be an INPUT")
             members = [(stored or os.path.basename(path), path)]
         plan.members += members
         if manifest is not None:
