@@ -427,3 +427,26 @@ def test_a_name_one_pack_refuses_stops_every_pack(tmp_path: Path) -> None:
     (tmp_path / "mod" / "data" / "b.vpp_pc" / "sub" / "z.xtbl").write_bytes(b"z")
     assert main(["patch", "apply", str(game), str(tmp_path / "mod")]) == 1
     assert {name: sha(game / "data" / name) for name in before} == before
+
+
+def test_a_revert_killed_before_removing_its_empty_record_finishes_next_time(tmp_path: Path) -> None:
+    base = build(tmp_path / "base.pak", MEMBERS)
+    mod = build(tmp_path / "mod.pak", modded(MEMBERS))
+    patch = tmp_path / "p.gpatch"
+    gamepak.patch.make(base, mod, patch)
+    target = tmp_path / "target.pak"
+    shutil.copy(base, target)
+    gamepak.patch.apply(target, [patch])
+    folder = Path(str(target) + ".gamepak-undo")
+    gamepak.patch.revert(target)
+    # What a kill between the last record write and the folder's removal leaves behind.
+    folder.mkdir()
+    from gamepak.ops.patch.undo import RECORD_FORMAT, RECORD_VERSION
+
+    (folder / "record.json").write_text(
+        json.dumps({"format": RECORD_FORMAT, "version": RECORD_VERSION, "applications": []})
+    )
+    assert gamepak.patch.revert(target) == []
+    assert not folder.exists() and contents(target) == MEMBERS
+    with pytest.raises(gamepak.errors.GamepakError, match="no patches applied"):
+        gamepak.patch.revert(target)

@@ -248,6 +248,13 @@ def revert(target: str | os.PathLike[str], patch: str | os.PathLike[str] | None 
     folder = record_folder(target)
     record = _read_record(folder)
     if not record["applications"]:
+        if os.path.isdir(folder):
+            # A revert killed after taking back its last patch, before removing the record:
+            # finish its clean-up; nothing is left to take back.
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+            return []
         raise PatchError(f"{target}: no patches applied by gamepak (no undo record at {folder})")
     wanted: str | None = None
     if patch is not None:
