@@ -273,8 +273,10 @@ class Archive:
     # Whether the game looks names up ignoring case (getinfo falls back to that).
     case_insensitive: ClassVar[bool] = False
     # Whether members are known by position only (named "0", "1", ...): an editor renumbers
-    # the members after a removed one, and cannot rename.
+    # the members after a removed one, and cannot rename. Such a member also answers to the
+    # name `extract` gives it ("0.png": the number and the type its bytes show), in every verb.
     positional_names: ClassVar[bool] = False
+    _by_extracted: dict[str, Entry] | None = None
 
     def __init__(self, file: PathOrFile, *, name: str | None = None) -> None:
         self._source = Source.open(file, name)
@@ -407,12 +409,34 @@ class Archive:
             self._by_name = table
         return self._by_name
 
+    def _extracted_names(self) -> dict[str, Entry]:
+        """Entries by the path `extract` gives them (only names that differ from the stored ones;
+        built on the first lookup that misses)."""
+        if self._by_extracted is None:
+            from .names import safe_parts
+
+            table: dict[str, Entry] = {}
+            entries = self.infolist()
+            for entry in entries[::-1] if self.duplicate_wins == "first" else entries:
+                try:
+                    path = "/".join(safe_parts(self.extraction_name(entry)))
+                except GamepakError:
+                    continue
+                if path != entry.name:
+                    table[path] = entry
+            self._by_extracted = table
+        return self._by_extracted
+
     def getinfo(self, name: str) -> Entry:
         """The entry the game would load for `name`; `MemberNotFoundError` (a KeyError) if none."""
         table = self._lookup()
         entry = table.get(name)
         if entry is None and self.case_insensitive:
             entry = table.get(name.lower())
+        if entry is None:
+            # The name `extract` writes the member under (a J2ME member "0" as "0.png", a
+            # PAK's "./maps/x" as "maps/x"): every verb takes it too.
+            entry = self._extracted_names().get(name.replace("\\", "/"))
         if entry is None:
             raise MemberNotFoundError(name, self.filename)
         return entry

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 
+from ..errors import GamepakError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -111,7 +113,7 @@ class _Side:
             close()
 
 
-def _open_side(path: str, format_name: str | None, recursive: bool = False) -> _Side:
+def _open_side(path: str, format_name: str | None, recursive: bool = False, as_extracted: bool = False) -> _Side:
     side = _Side(path)
     if os.path.isdir(path):
         from .inputs import scan_folder
@@ -128,29 +130,40 @@ def _open_side(path: str, format_name: str | None, recursive: bool = False) -> _
     side.closers.append(archive.close)
     side.format_name = archive.format_name
     side.header = archive.header_fields()
-    _add_members(side, archive, "", recursive)
+    _add_members(side, archive, "", recursive, as_extracted)
     return side
 
 
-def _add_members(side: _Side, archive: Archive, prefix: str, recursive: bool) -> None:
+def _add_members(side: _Side, archive: Archive, prefix: str, recursive: bool, as_extracted: bool = False) -> None:
     """The members of `archive` as `prefix + name`, keeping the copy the game loads; with
-    `recursive`, a member that is a pack is replaced by its members (OUTER/INNER)."""
+    `recursive`, a member that is a pack is replaced by its members (OUTER/INNER); with
+    `as_extracted`, named as `extract` writes them (`0.png` for a J2ME member `0`, `x` for a
+    PAK's `./x`), to compare with a folder."""
     from ..core.nested import nested_format
 
     winners = {id(entry) for name, entry in archive._lookup().items() if name == entry.name}
     for entry in archive.infolist():  # archive order
         if id(entry) not in winners:
             continue
-        name = prefix + entry.name
+        name = prefix + (_extracted_name(archive, entry) if as_extracted else entry.name)
         if recursive:
             format_name = nested_format(archive, entry)
             if format_name is not None:
                 inner = archive.open_archive(entry, format_name)
                 side.closers.append(inner.close)
-                _add_members(side, inner, name + "/", True)
+                _add_members(side, inner, name + "/", True, as_extracted)
                 continue
         side.sizes[name] = entry.size
         side._openers[name] = lambda archive=archive, entry=entry: archive.open(entry)  # type: ignore[misc]
+
+
+def _extracted_name(archive: Archive, entry: Any) -> str:
+    from ..core.names import safe_parts
+
+    try:
+        return "/".join(safe_parts(archive.extraction_name(entry)))
+    except GamepakError:
+        return entry.name  # a name extraction refuses: compared as stored
 
 
 def _add_nested_file(side: _Side, name: str, file_path: str) -> bool:
@@ -182,9 +195,12 @@ def diff(
     `format_a`/`format_b` name a side's format instead of detecting it. With `recursive`, packs
     inside packs (and pack files inside folders) are compared member by member, as OUTER/INNER.
     Raises the errors of `gamepak.open` when a side cannot be read."""
-    side_a = _open_side(os.fspath(a), format_a, recursive)
+    a, b = os.fspath(a), os.fspath(b)
+    # A pack against a folder: the pack's members named as `extract` would write them.
+    a_folder, b_folder = os.path.isdir(a), os.path.isdir(b)
+    side_a = _open_side(a, format_a, recursive, as_extracted=b_folder and not a_folder)
     try:
-        side_b = _open_side(os.fspath(b), format_b, recursive)
+        side_b = _open_side(b, format_b, recursive, as_extracted=a_folder and not b_folder)
         try:
             return _compare(side_a, side_b)
         finally:

@@ -114,7 +114,8 @@ class _PackEdit:
         if self.archive.positional_names:
             return member.name.partition(".")[0] == name.partition(".")[0]
         if member.origin is not None and member.origin[0] is self.archive:
-            return self.archive.extraction_name(member.origin[1]) == name
+            # The name `extract` wrote it under ("maps/x" for a PAK's "./maps/x").
+            return self.archive._extracted_names().get(name) is member.origin[1]
         return False
 
     def find(self, name: str) -> int | None:
