@@ -517,11 +517,42 @@ class Archive:
         return [problem.message for problem in self.check() if problem.severity == "error"]
 
     def check(self) -> list[Problem]:
-        """Every error and warning found, with where it is. Formats override `_check()`."""
+        """Every error and warning found, with where it is. Formats override `_check()`; what
+        other verbs care about is added here for every format: names `extract` refuses, and
+        bytes no member or directory holds."""
         try:
-            return self._check()
+            problems = self._check()
         except GamepakError as exc:
             return [Problem(str(exc), offset=getattr(exc, "offset", None), member=getattr(exc, "member", None))]
+        from .names import safe_parts
+
+        for entry in self.infolist():
+            try:
+                safe_parts(self.extraction_name(entry))
+            except UnsafePathError as exc:
+                problems.append(
+                    Problem(
+                        f"member {entry.name!r}: extract refuses this name: {exc.reason}",
+                        severity="warning",
+                        member=entry.name,
+                    )
+                )
+        extra = self.unheld_bytes()
+        if extra:
+            problems.append(
+                Problem(
+                    f"{extra} bytes after the last member's data that nothing in the pack points to "
+                    "(left by an edit, or data hidden from the game; compact drops them)",
+                    severity="warning",
+                    offset=self.size - extra,
+                )
+            )
+        return problems
+
+    def unheld_bytes(self) -> int:
+        """How many bytes at the end of the file no member, header or directory holds (formats
+        that can tell say; 0 by default)."""
+        return 0
 
     def _check(self) -> list[Problem]:
         """Format-specific errors and warnings; the default turns `_verify()`'s sentences into errors."""

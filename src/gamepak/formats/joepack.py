@@ -85,6 +85,10 @@ class Reader(FixedRecordNames, Archive):
             "trailing_bytes": max(0, self.size - data_end),
         }
 
+    def unheld_bytes(self) -> int:
+        """The stale tail after the last member's data (`header_fields()["trailing_bytes"]`)."""
+        return int(self.header_fields()["trailing_bytes"])
+
     def layout_options(self) -> dict[str, Any]:
         longest = max((len(encode_name(name)) for name in self._names), default=0)
         return {"name_field_size": self.name_length if self.name_length != longest else None}

@@ -107,6 +107,14 @@ class Reader(FixedRecordNames, Archive):
             "directory_remainder": self.directory_length % ENTRY.size,
         }
 
+    def unheld_bytes(self) -> int:
+        """Bytes after the directory and every member's data (the directory may sit anywhere)."""
+        end = max(
+            [HEADER.size, self.directory_offset + self.directory_length]
+            + [entry.offset + entry.size for entry in self.infolist()]
+        )
+        return max(0, self.size - end)
+
     def _verify(self) -> list[str]:
         problems = super()._verify()
         if self.directory_length % ENTRY.size:

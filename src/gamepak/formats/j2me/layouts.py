@@ -383,6 +383,12 @@ class _PackReader(Archive):
             self._extensions[entry.index] = extension
         return entry.name + extension
 
+    def unheld_bytes(self) -> int:
+        """Payload bytes after the last member's end that no member covers."""
+        structure = self.structure
+        end = max([structure.payload_start] + [offset + size for offset, size in structure.spans])
+        return max(0, structure.file_size - end)
+
     def header_fields(self) -> dict[str, Any]:
         structure = self.structure
         return {

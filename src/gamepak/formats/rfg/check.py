@@ -25,7 +25,10 @@ if TYPE_CHECKING:
 def check_packfile(reader: Reader) -> list[Problem]:
     """Every error and warning found in a packfile."""
     problems: list[Problem] = []
-    writer = conventions.likely_writer(reader)
+    # A file shorter than its header says is cut short, whoever wrote it: no writer's
+    # convention explains what is missing (a cut stream also looks like SyncFaction's).
+    truncated = reader.size < reader.file_size_field <= U32 and reader.size <= U32
+    writer = None if truncated else conventions.likely_writer(reader)
     note = conventions.writer_note(writer)
 
     def error(message: str, offset: int | None = None, member: str | None = None) -> None:
@@ -190,7 +193,13 @@ def _check_size_fields(
 
     file_size = reader.file_size_field
     file_size_ok = file_size == reader.size or (reader.size > U32 and file_size in (U32, reader.size & U32))
-    if not file_size_ok:
+    if reader.size < file_size <= U32:
+        error(
+            f"the file is truncated: its header says {file_size} bytes, the file has {reader.size} "
+            f"({file_size - reader.size} missing)",
+            FIELD_OFFSETS["file_size"],
+        )
+    elif not file_size_ok:
         warning(f"header file_size is {file_size}, the file has {reader.size} bytes" + note, FIELD_OFFSETS["file_size"])
     end = reader.data_end()
     if end > reader.size:
