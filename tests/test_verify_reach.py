@@ -9,9 +9,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import in_process_cli
 
 import gamepak
+
+from conftest import in_process_cli
 
 
 def test_a_name_extract_refuses_is_a_warning(tmp_path: Path) -> None:
