@@ -671,6 +671,24 @@ def test_catalog_diff(collection: Path, tmp_path: Path) -> None:
     assert code == 1 and "not a gamepak catalog" in err
 
 
+def test_catalog_diff_reports_packs_changed_outside_their_members(collection: Path, tmp_path: Path) -> None:
+    """Same members, other bytes (a stale tail, a header field): not "the same members"."""
+    old_games, new_games = tmp_path / "v1", tmp_path / "v2"
+    shutil.copytree(collection, old_games)
+    shutil.copytree(collection, new_games)
+    pack = new_games / "id1.pak"
+    pack.write_bytes(pack.read_bytes() + b"stale tail of an edit")
+    old, new = tmp_path / "old.catalog", tmp_path / "new.catalog"
+    build_catalog([str(old_games)], str(old), scheduler="synchronous")
+    build_catalog([str(new_games)], str(new), scheduler="synchronous")
+    result = diff_catalogs(str(old), str(new))
+    assert not (result.added or result.removed or result.changed or result.moved)
+    assert [(p["pack"], p["new_size"] - p["old_size"]) for p in result.repacked] == [("id1.pak", 21)]
+    assert not result.equal
+    code, out, _ = in_process_cli("catalog-diff", str(old), str(new))
+    assert code == 3 and "! id1.pak: bytes changed outside its members" in out
+
+
 def test_readme_queries(reference: Path) -> None:
     """The three queries of the README run as written, with pandas and DuckDB."""
     duckdb = pytest.importorskip("duckdb")

@@ -28,13 +28,22 @@ class CatalogDiff:
     removed: list[dict[str, Any]] = field(default_factory=list)
     changed: list[dict[str, Any]] = field(default_factory=list)
     moved: list[dict[str, Any]] = field(default_factory=list)
+    # Packs whose bytes changed while their members did not (trailing bytes, header fields,
+    # another layout): `{"pack", "old_size", "new_size", "fields"}`.
+    repacked: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def equal(self) -> bool:
-        return not (self.added or self.removed or self.changed or self.moved)
+        return not (self.added or self.removed or self.changed or self.moved or self.repacked)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"added": self.added, "removed": self.removed, "changed": self.changed, "moved": self.moved}
+        return {
+            "added": self.added,
+            "removed": self.removed,
+            "changed": self.changed,
+            "moved": self.moved,
+            "repacked": self.repacked,
+        }
 
 
 def _load(catalog: str) -> tuple[dict[tuple[str, str], list[tuple[int, str | None]]], str | None]:
@@ -112,4 +121,48 @@ def diff_catalogs(old: str, new: str) -> CatalogDiff:
             result.added.append(member)
     result.removed = [member for group in waiting.values() for member in group]
     result.removed.sort(key=lambda m: (m["pack"], m["name"]))
+    touched = {m["pack"] for m in result.added + result.removed + result.changed}
+    touched |= {m["from"] for m in result.moved} | {m["to"] for m in result.moved}
+    result.repacked = _repacked(_archives(old), _archives(new), touched)
     return result
+
+
+def _archives(catalog: str) -> dict[str, tuple[int, str | None, str | None]]:
+    """Each pack's (size, sha256, header JSON) by its nested path."""
+    from .schema import read_table
+
+    folder = catalog
+    if os.path.basename(os.path.normpath(catalog)) == "members":
+        folder = os.path.dirname(os.path.normpath(catalog))
+    table = read_table(folder, "archives", ["nested_path", "size", "sha256", "header"])
+    return {
+        path: (size, digest, header)
+        for path, size, digest, header in zip(
+            table.column("nested_path").to_pylist(),
+            table.column("size").to_pylist(),
+            table.column("sha256").to_pylist(),
+            table.column("header").to_pylist(),
+        )
+    }
+
+
+def _repacked(
+    old: dict[str, tuple[int, str | None, str | None]],
+    new: dict[str, tuple[int, str | None, str | None]],
+    touched: set[str],
+) -> list[dict[str, Any]]:
+    """Packs in both catalogs whose size, hash or header fields differ although none of their
+    members was added, removed, changed or moved."""
+    import json
+
+    found = []
+    for path in sorted(set(old) & set(new) - touched):
+        (old_size, old_hash, old_header), (new_size, new_hash, new_header) = old[path], new[path]
+        hashes_differ = old_hash is not None and new_hash is not None and old_hash != new_hash
+        if old_size == new_size and not hashes_differ and old_header == new_header:
+            continue
+        before = json.loads(old_header) if old_header else {}
+        after = json.loads(new_header) if new_header else {}
+        fields = sorted(key for key in set(before) | set(after) if before.get(key) != after.get(key))
+        found.append({"pack": path, "old_size": old_size, "new_size": new_size, "fields": fields})
+    return found

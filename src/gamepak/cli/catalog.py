@@ -203,6 +203,12 @@ def run_catalog_diff(args: argparse.Namespace) -> int:
             write_text(f"M {member['pack']}/{member['name']} ({member['old_size']} -> {member['new_size']} bytes)\n")
         for member in result.moved:
             write_text(f"> {member['from']}/{member['name']} -> {member['to']}/{member['name']}\n")
+        for pack in result.repacked:
+            fields = f"; header {', '.join(pack['fields'])}" if pack["fields"] else ""
+            write_text(
+                f"! {pack['pack']}: bytes changed outside its members ({pack['old_size']} -> "
+                f"{pack['new_size']} bytes{fields})\n"
+            )
         if result.equal:
             note("the catalogs hold the same members")
     return EXIT_OK if result.equal else EXIT_DIFFERENT
