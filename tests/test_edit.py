@@ -833,3 +833,35 @@ def test_rm_globs_reach_nested_packs_as_extract_patterns_do(tmp_path: Path) -> N
             assert nested.namelist() == ["keep.txt"]
     code, _, err = in_process_cli("rm", str(outer), "zone.str2_pc/nothing*")
     assert code == 1 and "no member matches" in err
+
+
+def test_update_takes_back_a_nested_extraction(tmp_path: Path) -> None:
+    """What `extract PACK 'OUTER.str2_pc/*'` writes, `update PACK DIR` takes back into the nested
+    pack (issue 19 class 2), with --delete inside it too."""
+    from conftest import in_process_cli
+
+    inner = tmp_path / "zone.str2_pc"
+    with gamepak.create(inner) as writer:
+        for name in ("a.txt", "b.txt", "c.txt"):
+            writer.add(name, name.encode() * 10)
+    outer = tmp_path / "outer.vpp_pc"
+    with gamepak.create(outer) as writer:
+        writer.add("zone.str2_pc", inner)
+        writer.add("top.txt", b"top")
+    folder = tmp_path / "work"
+    assert in_process_cli("extract", str(outer), "zone.str2_pc/*", "-o", str(folder))[0] == 0
+    (folder / "zone.str2_pc" / "a.txt").write_bytes(b"changed")
+    (folder / "zone.str2_pc" / "new.txt").write_bytes(b"new")
+    (folder / "zone.str2_pc" / "c.txt").unlink()
+    code, _, err = in_process_cli("update", str(outer), str(folder))
+    assert code == 0, err
+    with gamepak.open(outer) as pack, pack.open_archive("zone.str2_pc") as nested:
+        assert pack.namelist() == ["zone.str2_pc", "top.txt"]
+        assert nested.read("a.txt") == b"changed" and nested.read("new.txt") == b"new"
+        assert "c.txt" in nested.namelist()  # kept without --delete
+    code, _, err = in_process_cli("update", "--delete", str(outer), str(folder))
+    assert code == 0, err
+    with gamepak.open(outer) as pack, pack.open_archive("zone.str2_pc") as nested:
+        assert sorted(nested.namelist()) == ["a.txt", "b.txt", "new.txt"]
+        assert pack.namelist() == ["zone.str2_pc"]  # top.txt had no file: --delete removes it
+    assert gamepak.diff(outer, folder, recursive=True).equal

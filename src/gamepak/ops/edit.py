@@ -546,10 +546,22 @@ def _digest(path: str, offset: int, size: int) -> bytes:
 def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None:
     """Plan what makes the pack match an extracted `folder`: files whose size or bytes differ
     replace their member, new files are added, and with `delete` members without a file are
-    removed. The manifest file of `extract --manifest` is ignored."""
+    removed. Files under a folder named like a member that is a pack (what `extract PACK
+    'OUTER.str2_pc/*'` writes) go into that nested pack. The manifest file of `extract
+    --manifest` is ignored."""
+    from .inputs import scan_folder
+
+    # The same files `create` would pack: no links out of the folder, no gamepak temporaries,
+    # never the pack itself.
+    scan = scan_folder(folder, exclude=(editor.path,))
+    editor.skipped.extend(scan.skipped)
+    _pack_changes(editor, editor._root, list(scan.members), delete)
+
+
+def _pack_changes(editor: Editor, pack: _PackEdit, files: list[tuple[str, str]], delete: bool) -> None:
+    """`folder_changes` for one pack: `files` are (path relative to the pack, file)."""
     from ..core.names import safe_parts
 
-    pack = editor._root
     by_path: dict[str, PendingMember] = {}
     for member in pack.members:
         assert member.origin is not None
@@ -559,29 +571,49 @@ def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None
         except GamepakError:
             continue  # a name no extraction could have written: left alone
         by_path[key] = member
-    from .inputs import scan_folder
-
     seen: set[str] = set()
     same_size: list[tuple[PendingMember, str]] = []
-    # The same files `create` would pack: no links out of the folder, no gamepak temporaries,
-    # never the pack itself.
-    scan = scan_folder(folder, exclude=(editor.path,))
-    editor.skipped.extend(scan.skipped)
-    for relative, path in scan.members:
-        seen.add(relative)
+    nested: dict[str, list[tuple[str, str]]] = {}
+    for relative, path in files:
         existing = by_path.get(relative)
         if existing is None:
-            editor.add(relative, path)
-        elif os.path.getsize(path) != existing.size:
+            holder = _nested_holder(pack, by_path, relative)
+            if holder is not None:
+                key, inner = holder
+                nested.setdefault(key, []).append((inner, path))
+                seen.add(key)
+                continue
+            seen.add(relative)
+            editor.add(pack.prefix + relative, path)
+            continue
+        seen.add(relative)
+        if os.path.getsize(path) != existing.size:
             editor._replace(pack, pack.members.index(existing), path)
         else:
             same_size.append((existing, path))
     for member, path in _differing(pack.archive, same_size):
         editor._replace(pack, pack.members.index(member), path)
+    for key, inner_files in nested.items():
+        child = pack._child(pack.members.index(by_path[key]))
+        assert child is not None
+        _pack_changes(editor, child, inner_files, delete)
     if delete:
         for key, member in by_path.items():
             if key not in seen:
-                editor.remove(member.name)
+                editor.remove(pack.prefix + member.name)
+
+
+def _nested_holder(pack: _PackEdit, by_path: dict[str, PendingMember], relative: str) -> tuple[str, str] | None:
+    """(the member key, the path inside it) when `relative` lies under a member that is a pack."""
+    parts = relative.split("/")
+    for cut in range(len(parts) - 1, 0, -1):
+        key = "/".join(parts[:cut])
+        member = by_path.get(key)
+        if member is not None:
+            if pack._child(pack.members.index(member)) is None:
+                return None
+            return key, "/".join(parts[cut:])
+    return None
 
 
 def _differing(archive: Archive, candidates: list[tuple[PendingMember, str]]) -> list[tuple[PendingMember, str]]:
