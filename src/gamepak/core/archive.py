@@ -850,6 +850,9 @@ class ArchiveWriter:
                 sorted(unknown)[0],
             )
         self.options: dict[str, Any] = {**self.option_defaults, **self._validated(options)}
+        # The options the caller named (not defaults): a writer copying stored bytes as they are
+        # must not do so when the caller asked for another compression.
+        self.named_options = set(options) - {"layout"}
         self._refuse_unused(options)
         self.layout: dict[str, Any] = options.get("layout") or {}
         self.members: list[PendingMember] = []

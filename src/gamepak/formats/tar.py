@@ -345,6 +345,7 @@ class Writer(ArchiveWriter):
         kind = compression_of_name(self.path)
         if kind is None:
             # Headers from tarfile, data copied by the kernel where the member allows.
+            out.write(_other_entries(tarfile, members))
             for member in members:
                 out.write(_header(tarfile, member))
                 out.write_member(member)
@@ -357,7 +358,9 @@ class Writer(ArchiveWriter):
         with open(out.fd, "wb", closefd=False) as handle:
             handle.seek(out.tell())
             with _compressing(kind, handle, level) as target:
-                position = 0
+                others = _other_entries(tarfile, members)
+                target.write(others)
+                position = len(others)
                 for member in members:
                     header = _header(tarfile, member)
                     target.write(header)
@@ -371,10 +374,35 @@ class Writer(ArchiveWriter):
 
 
 def _header(tarfile: Any, member: PendingMember) -> bytes:
-    """The header blocks of one member: pax, mode 0644, owner 0, date 0."""
-    info = tarfile.TarInfo(member.name)
+    """The header blocks of one member: a member of a tar keeps its mode, date, owner and pax
+    fields (an edit's rebuild, tar -> tar); others get mode 0644, owner 0 and date 0."""
+    if member.origin is not None and isinstance(member.origin[0], Reader):
+        import copy
+
+        reader, entry = member.origin[0], member.origin[1]
+        info = copy.copy(reader._infos[entry.index])
+        info.pax_headers = dict(info.pax_headers)
+        info.pax_headers.pop("path", None)
+        info.pax_headers.pop("size", None)
+        info.name = member.name
+    else:
+        info = tarfile.TarInfo(member.name)
+        info.mode = 0o644
+        info.mtime = 0
     info.size = member.size
-    info.mode = 0o644
-    info.mtime = 0
     header: bytes = info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
     return header
+
+
+def _other_entries(tarfile: Any, members: list[PendingMember]) -> bytes:
+    """The folders, links and other entries that are not members, of the tar the members come
+    from: an edit keeps them (they take no data blocks)."""
+    for member in members:
+        if member.origin is not None and isinstance(member.origin[0], Reader):
+            reader = member.origin[0]
+            return b"".join(
+                info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
+                for info in reader._tar.getmembers()
+                if not info.isreg() and (info.isdir() or info.issym() or info.islnk())
+            )
+    return b""

@@ -183,11 +183,27 @@ class Writer(ArchiveWriter):
         import zipfile
 
         method = COMPRESSION_NAMES[self.options["compression"]]
+        # Members of a zip (an edit's rebuild, zip -> zip) are copied as stored, with their dates,
+        # comments, attributes and compression, unless another compression was asked for; the
+        # archive comment and folder entries of the source come along.
+        keep = not self.named_options & {"compression", "level"}
+        sources = [m.origin[0] for m in members if keep and m.origin is not None and isinstance(m.origin[0], Reader)]
         out.flush()
         with open(out.fd, "wb", closefd=False) as handle:
             handle.seek(out.tell())
             with zipfile.ZipFile(handle, "w", compression=method, compresslevel=self.options["level"]) as archive:
+                if sources:
+                    archive.comment = sources[0]._zip.comment
+                    for folder in sources[0]._zip.infolist():
+                        if folder.is_dir():
+                            _copy_stored(archive, folder.filename, sources[0], folder, None)
                 for member in members:
+                    if keep and member.origin is not None and isinstance(member.origin[0], Reader):
+                        reader, entry = member.origin[0], member.origin[1]
+                        with warnings.catch_warnings():
+                            warnings.filterwarnings("ignore", "Duplicate name", UserWarning)
+                            _copy_stored(archive, member.name, reader, reader._info(entry), entry)
+                        continue
                     info = zipfile.ZipInfo(member.name, date_time=FIXED_DATE)
                     info.compress_type = method
                     info.external_attr = 0o100644 << 16
@@ -199,3 +215,40 @@ class Writer(ArchiveWriter):
                     with target:
                         for chunk in member.chunks():
                             target.write(chunk)
+
+
+def _copy_stored(
+    archive: zipfile.ZipFile, name: str, reader: Reader, info: zipfile.ZipInfo, entry: Entry | None
+) -> None:
+    """Write a member of another zip into `archive` as it is stored: its compressed bytes
+    copied, its ZipInfo (date, comment, attributes, method, CRC) kept with the new name.
+    zipfile has no public call for this; the steps are those of `ZipFile.write` for a member
+    whose data is already compressed (header at the current position, then the bytes, then the
+    entry in the central directory's list)."""
+    import copy
+    import zipfile
+
+    copied = copy.copy(info)
+    copied.filename = copied.orig_filename = name
+    copied.flag_bits &= ~0x08  # sizes and CRC go in the local header: no data descriptor after
+    if not name.isascii():
+        copied.flag_bits |= 0x800
+    archive._writecheck(copied)  # type: ignore[attr-defined]
+    copied.header_offset = archive.fp.tell()  # type: ignore[union-attr]
+    zip64 = copied.file_size > zipfile.ZIP64_LIMIT or copied.compress_size > zipfile.ZIP64_LIMIT
+    archive.fp.write(copied.FileHeader(zip64))  # type: ignore[union-attr]
+    if entry is not None:
+        remaining = copied.compress_size
+        reader._check_range(Entry(entry.name, remaining, entry.offset, None, entry.index))
+        position = entry.offset
+        while remaining > 0:
+            chunk = reader._source.pread(min(remaining, 1 << 20), position)
+            if not chunk:
+                raise reader.corrupt(f"member {entry.name!r}: stored bytes end early", position)
+            archive.fp.write(chunk)  # type: ignore[union-attr]
+            position += len(chunk)
+            remaining -= len(chunk)
+    archive.filelist.append(copied)
+    archive.NameToInfo[copied.filename] = copied
+    archive._didModify = True  # type: ignore[attr-defined]
+    archive.start_dir = archive.fp.tell()  # type: ignore[union-attr]
