@@ -544,3 +544,28 @@ def test_one_member_tables_that_also_read_as_sized_open_as_tables(payload: bytes
     assert choose_format(io.BytesIO(data), name="b1.f").format == "j2me-table"
     with gamepak.open(io.BytesIO(data), name="b1.f") as pack:
         assert pack.format_name == "j2me-table" and pack.read(pack.infolist()[0]) == payload + b"\0\0"
+
+
+def test_text_import_with_a_kind_goes_through_the_packs_member(tmp_path: Path) -> None:
+    """`text import --kind blob PACK` (no MEMBER) rewrites the member holding the strings, never
+    the pack's header taken for strings (issue 19 class 7)."""
+    from conftest import in_process_cli
+
+    pack = tmp_path / "lang.f"
+    with gamepak.create(pack, "j2me-table") as writer:
+        writer.add("0", b"\x01\x02\x03 binary")
+        writer.add("1", b"Hello\0World\0Third string\0")
+    export = tmp_path / "lang.json"
+    code, _, err = in_process_cli("text", "export", "--kind", "blob", str(pack), "-o", str(export))
+    assert code == 0, err
+    rows = json.loads(export.read_text())
+    assert [row["text"] for row in rows] == ["Hello", "World", "Third string"]
+    rows[1]["text"] = "Welt und mehr"
+    export.write_text(json.dumps(rows))
+    out = tmp_path / "lang-de.f"
+    code, _, err = in_process_cli("text", "import", "--kind", "blob", str(pack), str(export), "-o", str(out))
+    assert code == 0, err
+    with gamepak.open(out, "j2me-table") as result:
+        assert result.read("0") == b"\x01\x02\x03 binary"
+        assert result.read("1") == b"Hello\0Welt und mehr\0Third string\0"
+        assert result.check() == []

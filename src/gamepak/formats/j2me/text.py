@@ -501,7 +501,14 @@ def locate_strings(
     if member is None and format is None:
         data = _read_file(file)
         if kind != "auto":
-            return TextMember(None, StringTable.parse(data, kind, label))
+            # A pack's header would be taken for strings too (and rewritten as such on import):
+            # a file that is a pack is read through its member.
+            # (A text pack is itself a two-member j2me-sized pack: --kind pack means the file.)
+            whole = kind == "pack" or looks_like_text_pack(data)
+            pack_format, _ = (None, None) if whole else _detect_pack(file)
+            if pack_format is None:
+                return TextMember(None, StringTable.parse(data, kind, label))
+            format = pack_format
         if looks_like_text_pack(data) or find_offset_table(data) is not None:
             return TextMember(None, StringTable.parse(data, kind, label))
         # A pack's header split at its NUL bytes looks like strings: packs first, then blobs.
