@@ -507,3 +507,23 @@ def test_asm_flag_updates_a_separate_table_on_create_and_on_edits(tmp_path: Path
     _, compressed, sizes = str2_header(edited)
     found = read_asm_sizes(table_path.read_bytes())["crate"]
     assert found[1:3] == (compressed, sizes) and found[3][1] == ("crate.cpeg_pc", 25, 1000)
+
+
+def test_rm_of_a_str2_removes_its_container(tmp_path: Path) -> None:
+    """`rm` of a .str2_pc whose container is in the pack's .asm_pc takes the container away too,
+    never leaving a dangling one (issue 19 class 6)."""
+    str2 = build_str2(tmp_path, STR2_MEMBERS)
+    other = build_str2(tmp_path, STR2_MEMBERS, "other.str2_pc")
+    table = AsmFile.parse(table_for(str2, STR2_MEMBERS))
+    table.containers += AsmFile.parse(table_for(other, STR2_MEMBERS, "other")).containers
+    pack = tmp_path / "level.vpp_pc"
+    with gamepak.create(pack) as writer:
+        writer.add("crate.str2_pc", str2)
+        writer.add("other.str2_pc", other)
+        writer.add("level.asm_pc", table.to_bytes())
+    assert gamepak.open(pack).check() == []
+    code, _, err = in_process_cli("rm", str(pack), "other.str2_pc")
+    assert code == 0 and "container 'other' removed with its .str2_pc" in err
+    with gamepak.open(pack) as archive:
+        assert [c.name for c in AsmFile.parse(archive.read("level.asm_pc")).containers] == ["crate"]
+        assert archive.check() == []

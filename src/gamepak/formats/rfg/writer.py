@@ -250,7 +250,9 @@ class Writer(ArchiveWriter):
         str2 = [member for member in members if member.name.lower().endswith(".str2_pc")]
         table_indexes = [index for index, member in enumerate(members) if member.name.lower().endswith(".asm_pc")]
         external = self.options["asm"]
-        if not str2 or (not table_indexes and not external):
+        if not table_indexes and not external:
+            return members
+        if not str2 and not any(members[index].origin is not None for index in table_indexes):
             return members
         from .asm import AsmFile, AsmMismatchError, container_name, summarize_str2, update_container
 
@@ -263,6 +265,23 @@ class Writer(ArchiveWriter):
             with open(external, "rb") as handle:
                 tables.append((os.path.basename(external), AsmFile.parse(handle.read(), external)))
         changed: set[int] = set()
+        # A .str2_pc the table's own pack held that is not written now was removed by an edit:
+        # its container goes too (the game would look for a .str2_pc that is not there).
+        written = {container_name(member.name).lower() for member in str2}
+        for number, index in enumerate(table_indexes):
+            origin = members[index].origin
+            if origin is None:
+                continue
+            held = {container_name(name).lower() for name in origin[0].namelist() if name.lower().endswith(".str2_pc")}
+            table = tables[number][1]
+            for container in list(table.containers):
+                key = container.name.lower()
+                if key in held and key not in written:
+                    table.containers.remove(container)
+                    changed.add(number)
+                    self.asm_updates.append(
+                        f"{tables[number][0]}: container {container.name!r} removed with its .str2_pc"
+                    )
         for member in str2:
             wanted = container_name(member.name)
             found: tuple[int, AsmContainer] | None = None
