@@ -274,14 +274,10 @@ class Writer(ArchiveWriter):
                 continue
             held = {container_name(name).lower() for name in origin[0].namelist() if name.lower().endswith(".str2_pc")}
             table = tables[number][1]
-            for container in list(table.containers):
-                key = container.name.lower()
-                if key in held and key not in written:
-                    table.containers.remove(container)
-                    changed.add(number)
-                    self.asm_updates.append(
-                        f"{tables[number][0]}: container {container.name!r} removed with its .str2_pc"
-                    )
+            for gone in [c for c in table.containers if c.name.lower() in held - written]:
+                table.containers.remove(gone)
+                changed.add(number)
+                self.asm_updates.append(f"{tables[number][0]}: container {gone.name!r} removed with its .str2_pc")
         for member in str2:
             wanted = container_name(member.name)
             found: tuple[int, AsmContainer] | None = None
