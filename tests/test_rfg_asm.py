@@ -527,3 +527,29 @@ def test_rm_of_a_str2_removes_its_container(tmp_path: Path) -> None:
     with gamepak.open(pack) as archive:
         assert [c.name for c in AsmFile.parse(archive.read("level.asm_pc")).containers] == ["crate"]
         assert archive.check() == []
+
+
+def test_verify_checks_a_separate_table_and_edits_without_it_warn(tmp_path: Path) -> None:
+    """`verify --asm FILE` holds a separate .asm_pc to the pack's .str2_pc members; an edit of a
+    pack whose table is elsewhere, without --asm, says the table is left as it was (class 6)."""
+    str2 = build_str2(tmp_path, STR2_MEMBERS)
+    table_path = tmp_path / "level.asm_pc"
+    table_path.write_bytes(table_for(str2, STR2_MEMBERS))
+    pack = tmp_path / "p.vpp_pc"
+    with gamepak.create(pack) as writer:
+        writer.add("crate.str2_pc", str2)
+    assert in_process_cli("verify", str(pack), "--asm", str(table_path))[0] == 0
+    changed = build_str2(tmp_path, [STR2_MEMBERS[0], ("crate.cpeg_pc", b"c" * 10), STR2_MEMBERS[2]], "n.str2_pc")
+    replacement = tmp_path / "crate.str2_pc"
+    replacement.write_bytes(changed)
+    code, _, err = in_process_cli("add", str(pack), str(replacement), "--replace")
+    assert code == 0 and "pass --asm FILE" in err
+    code, _, err = in_process_cli("verify", str(pack), "--asm", str(table_path))
+    assert code == 1 and "level.asm_pc is stale: container 'crate'" in err
+    code, _, err = in_process_cli("add", str(pack), str(replacement), "--replace", "--asm", str(table_path))
+    assert code == 0
+    assert in_process_cli("verify", str(pack), "--asm", str(table_path))[0] == 0
+    other = tmp_path / "other.pak"
+    with gamepak.create(other) as writer:
+        writer.add("x", b"x")
+    assert in_process_cli("verify", str(other), "--asm", str(table_path))[0] == 2

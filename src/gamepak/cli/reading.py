@@ -71,6 +71,11 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     verify.add_argument("archive", metavar="ARCHIVE")
     verify.add_argument("--strict", action="store_true", help="exit 1 on warnings too, not only on errors")
+    verify.add_argument(
+        "--asm",
+        metavar="FILE",
+        help="RFG: also check a separate .asm_pc file's containers against ARCHIVE's .str2_pc members",
+    )
     add_json_option(verify, "a JSON object: ok, member count, errors and warnings with offsets")
     add_format_option(verify)
 
@@ -247,6 +252,16 @@ def run_verify(args: argparse.Namespace) -> int:
     else:
         with open_input(archive, args.format_name) as opened:
             problems = opened.check()
+            if args.asm is not None:
+                if opened.format_name != "vpp":
+                    from ..errors import UsageError
+
+                    raise UsageError(
+                        f"--asm: {archive} is a {opened.format_name} pack; .asm_pc tables describe RFG packs"
+                    )
+                from ..formats.rfg.check import check_separate_asm
+
+                problems += check_separate_asm(opened, args.asm)
             member_count = len(opened)
             filename = opened.filename
         what = "member"

@@ -853,6 +853,8 @@ class ArchiveWriter:
         # The options the caller named (not defaults): a writer copying stored bytes as they are
         # must not do so when the caller asked for another compression.
         self.named_options = set(options) - {"layout"}
+        # The pack an editor is rebuilding with this writer (None for a new pack).
+        self.edit_of: Archive | None = None
         self._refuse_unused(options)
         self.layout: dict[str, Any] = options.get("layout") or {}
         self.members: list[PendingMember] = []

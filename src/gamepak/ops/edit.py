@@ -270,6 +270,7 @@ class _PackEdit:
         format's limits); nothing is written before it is closed."""
         # The editor decides which members exist; duplicates the pack already held stay.
         writer: ArchiveWriter = self.spec.writer_class()(target, overwrite=True, allow_duplicates=True, **self.options)
+        writer.edit_of = self.archive
         for member in members:
             writer.add_pending(member)
         return writer

@@ -4,7 +4,8 @@ filled in another writer's way; nothing is lost)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Any
 
 from ...core.archive import Problem
 from ...core.layout import align_up
@@ -227,17 +228,12 @@ def _message(exc: GamepakError) -> str:
 
 def check_asm_members(reader: Reader) -> list[Problem]:
     """Each `.asm_pc` member against the `.str2_pc` members its containers describe."""
-    from .asm import AsmFile, container_name, stale_fields, summarize_str2
+    from .asm import AsmFile
 
     problems: list[Problem] = []
     tables = [entry for entry in reader.infolist() if entry.name.lower().endswith(".asm_pc")]
     if not tables:
         return problems
-    str2 = {
-        container_name(entry.name).lower(): entry
-        for entry in reader.infolist()
-        if entry.name.lower().endswith(".str2_pc")
-    }
     for table_entry in tables:
         label = f"{reader.filename}/{table_entry.name}"
         try:
@@ -245,30 +241,64 @@ def check_asm_members(reader: Reader) -> list[Problem]:
         except CorruptArchiveError as exc:
             problems.append(Problem(f"{table_entry.name}: {_message(exc)}", offset=exc.offset, member=table_entry.name))
             continue
-        for container in table.containers:
-            entry = str2.get(container.name.lower())
-            if entry is None:
+        problems.extend(_check_table(reader, table, table_entry.name, inside=True))
+    return problems
+
+
+def check_separate_asm(reader: Reader, path: str) -> list[Problem]:
+    """A separate `.asm_pc` file (`verify --asm FILE`) against this pack's `.str2_pc` members:
+    a stale container is an error, a `.str2_pc` it has no container for a warning (containers
+    of other packs are none of this pack's business)."""
+    from .asm import AsmFile
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+    return _check_table(reader, AsmFile.parse(data, path), os.path.basename(path), inside=False)
+
+
+def _check_table(reader: Reader, table: Any, table_name: str, *, inside: bool) -> list[Problem]:
+    from .asm import container_name, stale_fields, summarize_str2
+
+    problems: list[Problem] = []
+    str2 = {
+        container_name(entry.name).lower(): entry
+        for entry in reader.infolist()
+        if entry.name.lower().endswith(".str2_pc")
+    }
+    member = table_name if inside else None
+    described = {container.name.lower() for container in table.containers}
+    if not inside:
+        for key, undescribed in str2.items():
+            if key not in described:
                 problems.append(
                     Problem(
-                        f"{table_entry.name}: container {container.name!r} has no "
-                        f"{container.name}.str2_pc in this pack",
+                        f"{undescribed.name}: no container {key!r} in {table_name}",
                         severity="warning",
-                        member=table_entry.name,
+                        member=undescribed.name,
                     )
                 )
-                continue
-            try:
-                with reader.open(entry) as stream, type(reader)(stream, name=entry.name) as inner:
-                    summary = summarize_str2(inner, entry.name)
-            except GamepakError as exc:
-                problems.append(Problem(f"{entry.name}: {_message(exc)}", member=entry.name))
-                continue
-            for finding in stale_fields(container, summary):
-                # The game takes the container's contents from these tables.
+    for container in table.containers:
+        entry = str2.get(container.name.lower())
+        if entry is None:
+            if inside:
                 problems.append(
                     Problem(
-                        f"{table_entry.name} is stale: container {container.name!r}: {finding}",
-                        member=table_entry.name,
+                        f"{table_name}: container {container.name!r} has no {container.name}.str2_pc in this pack",
+                        severity="warning",
+                        member=member,
                     )
                 )
+            continue
+        try:
+            with reader.open(entry) as stream, type(reader)(stream, name=entry.name) as inner:
+                summary = summarize_str2(inner, entry.name)
+        except GamepakError as exc:
+            problems.append(Problem(f"{entry.name}: {_message(exc)}", member=entry.name))
+            continue
+        for finding in stale_fields(container, summary):
+            # The game takes the container's contents from these tables.
+            problems.append(Problem(f"{table_name} is stale: container {container.name!r}: {finding}", member=member))
     return problems

@@ -251,6 +251,17 @@ class Writer(ArchiveWriter):
         table_indexes = [index for index, member in enumerate(members) if member.name.lower().endswith(".asm_pc")]
         external = self.options["asm"]
         if not table_indexes and not external:
+            changed_str2 = [member.name for member in str2 if member.origin is None]
+            editing = self.edit_of is not None or any(member.origin is not None for member in members)
+            if changed_str2 and editing:
+                # The game finds a .str2_pc through a container of an .asm_pc; none is in this
+                # pack, so it lives in another file that this write leaves as it was.
+                warnings.warn(
+                    f"{', '.join(changed_str2[:3])}: no .asm_pc in this pack describes the changed .str2_pc; "
+                    "its table is in another file: pass --asm FILE (writer option asm) to keep it current",
+                    AsmUpdated,
+                    stacklevel=2,
+                )
             return members
         if not str2 and not any(members[index].origin is not None for index in table_indexes):
             return members
