@@ -553,3 +553,66 @@ def test_verify_checks_a_separate_table_and_edits_without_it_warn(tmp_path: Path
     with gamepak.create(other) as writer:
         writer.add("x", b"x")
     assert in_process_cli("verify", str(other), "--asm", str(table_path))[0] == 2
+
+
+def test_texture_add_and_rm_inside_a_pack_keep_its_table_current(tmp_path: Path) -> None:
+    """`texture add PACK IMAGE --name N` (and rm) change the peg inside the pack's .str2_pc and
+    bring the .asm_pc container up to date: verify passes (issue 21)."""
+    import numpy as np
+    from PIL import Image
+
+    from gamepak.formats.rfg.peg import Peg, PixelFormat
+
+    peg = Peg.new("crate.cpeg_pc")
+    peg.add_texture("crate", np.full((32, 32, 4), 200, dtype=np.uint8), PixelFormat.DXT5)
+    cpu, gpu = peg.to_bytes()
+    members = [("crate.cpeg_pc", cpu), ("crate.gpeg_pc", gpu)]
+    str2 = build_str2(tmp_path, members)
+    data_start, compressed, sizes = str2_header(str2)
+    table = asm_bytes(
+        [
+            {
+                "name": "crate",
+                "type": 6,
+                "flags": 0x80,
+                "data_offset": data_start,
+                "compressed_size": compressed,
+                "sizes": sizes,
+                "primitives": [prim("crate.cpeg_pc", sizes[0], sizes[1])],
+            }
+        ]
+    )
+    pack = tmp_path / "level.vpp_pc"
+    with gamepak.create(pack) as writer:
+        writer.add("crate.str2_pc", str2)
+        writer.add("level.asm_pc", table)
+    assert in_process_cli("verify", str(pack))[0] == 0
+    image = tmp_path / "new.png"
+    Image.fromarray(np.full((64, 64, 4), 90, dtype=np.uint8), "RGBA").save(image)
+    code, _, err = in_process_cli("texture", "add", str(pack), str(image), "--name", "second", "--format", "DXT1")
+    assert code == 0, err
+    code, out, _ = in_process_cli("texture", "ls", str(pack))
+    assert "crate.tga" in out and "second.tga" in out
+    code, _, err = in_process_cli("verify", str(pack))
+    assert code == 0, err
+    with gamepak.open(pack) as archive, archive.open_archive("crate.str2_pc") as inner:
+        new_gpu = inner.read("crate.gpeg_pc")
+        found = read_asm_sizes(archive.read("level.asm_pc"))["crate"]
+    assert found[3][0][0] == "crate.cpeg_pc" and found[3][0][2] == len(new_gpu)  # the primitive's GPU size
+    code, _, err = in_process_cli("texture", "rm", str(pack), "crate")
+    assert code == 0, err
+    code, out, _ = in_process_cli("texture", "ls", str(pack))
+    assert "crate.tga" not in out and "second.tga" in out
+    assert in_process_cli("verify", str(pack))[0] == 0
+    # An edited, larger PNG imported back: the peg, the .str2_pc and the container all change.
+    exported = tmp_path / "textures"
+    assert in_process_cli("texture", "export", str(pack), "-o", str(exported))[0] == 0
+    (png,) = exported.rglob("second.png")
+    Image.fromarray(np.full((128, 128, 4), 30, dtype=np.uint8), "RGBA").save(png)
+    code, _, err = in_process_cli("texture", "import", str(pack), str(exported))
+    assert code == 0, err
+    code, _, err = in_process_cli("verify", str(pack))
+    assert code == 0, err
+    with gamepak.open(pack) as archive, archive.open_archive("crate.str2_pc") as inner:
+        assert read_asm_sizes(archive.read("level.asm_pc"))["crate"][3][0][2] == len(inner.read("crate.gpeg_pc"))
+    assert "128x128" in in_process_cli("texture", "ls", str(pack))[1]

@@ -57,8 +57,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     imp.add_argument("folder", metavar="DIR", help="the folder export wrote")
     _order(imp)
 
-    add = add_command(sub, "add", run_add, "Add a new texture to a peg.")
-    add.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file")
+    add = add_command(sub, "add", run_add, "Add a new texture to a peg (a file, or one inside a pack).")
+    add.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file, or a pack holding pegs")
     add.add_argument("image", metavar="IMAGE", help="a PNG (or any image Pillow reads)")
     add.add_argument("--name", required=True, help="the texture's name (.tga added if missing)")
     add.add_argument(
@@ -67,11 +67,22 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         default="DXT5",
         help="pixel format: DXT1, DXT3, DXT5, 8888, 888, 565, 1555, 4444, A8",
     )
+    _peg_option(add)
     _order(add)
 
-    rm = add_command(sub, "rm", run_rm, "Remove textures from a peg.")
-    rm.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file")
+    rm = add_command(sub, "rm", run_rm, "Remove textures from a peg (a file, or one inside a pack).")
+    rm.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file, or a pack holding pegs")
     rm.add_argument("names", metavar="NAME", nargs="+", help="textures to remove")
+    _peg_option(rm)
+
+
+def _peg_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--peg",
+        metavar="MEMBER",
+        help="when TARGET is a pack: the peg's member path (zone.str2_pc/crate.cpeg_pc), needed if it holds several; "
+        "the .str2_pc holding it and its .asm_pc container are rewritten",
+    )
 
 
 def _order(parser: argparse.ArgumentParser) -> None:
@@ -214,6 +225,34 @@ def _import_folder(peg, folder: str) -> list[str]:  # type: ignore[no-untyped-de
     return changed
 
 
+def _change_peg(target: str, member: str | None, order: str, change) -> None:  # type: ignore[no-untyped-def]
+    """Apply `change(peg)` to a peg file, or to the peg `member` of the pack `target` (its only
+    one when not named) through one crash-safe edit, which rebuilds the .str2_pc holding the
+    pair and updates the .asm_pc container."""
+    from ..errors import GamepakError
+    from ..formats.rfg.peg.sources import is_cpu_name, iter_pegs, partner_name
+
+    if is_cpu_name(target):
+        peg = _load(target, order)
+        change(peg)
+        _save(target, peg)
+        return
+    pegs = [(path, peg) for path, peg in iter_pegs(target, order) if member is None or path.lower() == member.lower()]
+    if not pegs:
+        raise GamepakError(f"{target}: no peg {member!r} in this pack" if member else f"{target}: holds no peg")
+    if len(pegs) > 1:
+        listed = ", ".join(path for path, _ in pegs[:5])
+        raise GamepakError(f"{target}: holds {len(pegs)} pegs ({listed}...); name one with --peg")
+    peg_path, peg = pegs[0]
+    change(peg)
+    cpu, gpu = peg.to_bytes()
+    from ..ops.edit import edit
+
+    with edit(target) as pack:
+        pack.replace(peg_path, cpu)
+        pack.replace(partner_name(peg_path), gpu)
+
+
 def run_import(args: argparse.Namespace) -> int | None:
     import os
 
@@ -256,23 +295,26 @@ def run_add(args: argparse.Namespace) -> int | None:
         pixel_format = format_by_label(args.pixel_format)
     except ValueError as exc:
         raise GamepakError(str(exc)) from None
-    peg = _load(args.target, args.order)
     try:
         with Image.open(args.image) as image:
             rgba = image.convert("RGBA")
     except OSError as exc:
         raise GamepakError(f"{args.image}: not an image Pillow reads ({exc})") from None
-    try:
-        peg.add_texture(args.name, rgba, pixel_format)
-    except GamepakError as exc:
-        raise GamepakError(f"{args.image}: {exc}") from None
-    _save(args.target, peg)
+
+    def add(peg) -> None:  # type: ignore[no-untyped-def]
+        try:
+            peg.add_texture(args.name, rgba, pixel_format)
+        except GamepakError as exc:
+            raise GamepakError(f"{args.image}: {exc}") from None
+
+    _change_peg(args.target, args.peg, args.order, add)
     return None
 
 
 def run_rm(args: argparse.Namespace) -> int | None:
-    peg = _load(args.target)
-    for name in args.names:
-        peg.remove_texture(name)
-    _save(args.target, peg)
+    def remove(peg) -> None:  # type: ignore[no-untyped-def]
+        for name in args.names:
+            peg.remove_texture(name)
+
+    _change_peg(args.target, args.peg, "BGRA", remove)
     return None
