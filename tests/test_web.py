@@ -199,6 +199,11 @@ def test_search_uses_a_catalog(tmp_path: Path) -> None:
     assert "in the catalog" in found.text
     assert "/browse/game.vpp_pc/zone.str2_pc/crate.cpeg_pc" in found.text
     assert client.get("/browse/game.vpp_pc/zone.str2_pc/crate.cpeg_pc").status_code == 200
+    # A catalog kept inside ROOT is found without --catalog.
+    inside = root / "root.catalog"
+    build_catalog([str(root)], str(inside), scheduler="synchronous")
+    found = TestClient(create_app(root), base_url="http://127.0.0.1:8000").get("/search?q=*.cpeg_pc")
+    assert "in the catalog root.catalog" in found.text
 
 
 def test_a_single_pack_can_be_the_root(served) -> None:

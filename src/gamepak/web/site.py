@@ -184,7 +184,7 @@ class Site:
             raise NotFound(f"{root}: no such file or folder")
         self.root = real
         self.label = os.path.basename(real.rstrip(os.sep)) or real
-        self.catalog = catalog
+        self.catalog = catalog if catalog is not None else _catalog_in(real)
         self._lock = threading.Lock()
         self._packs: collections.OrderedDict[str, tuple[tuple[int, int], PackTree | None, str | None]] = (
             collections.OrderedDict()
@@ -407,6 +407,22 @@ class Site:
             if len(found) >= limit:
                 return found, f"the first {limit} matches in the catalog"
         return found, f"every member in the catalog {os.path.basename(self.catalog)}"
+
+
+def _catalog_in(root: str) -> str | None:
+    """A catalog made of ROOT and kept in it (`gamepak catalog ROOT -o ROOT/NAME.catalog`), if any:
+    search then reads it instead of walking."""
+    if not os.path.isdir(root):
+        return None
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return None
+    for name in names:
+        candidate = os.path.join(root, name)
+        if name.endswith(".catalog") and os.path.isdir(os.path.join(candidate, "members")):
+            return candidate
+    return None
 
 
 _Matcher = Callable[[str], bool]
