@@ -285,3 +285,35 @@ def test_convert_keeps_the_copy_the_game_loads(tmp_path: Path, copies: list[str]
             for name in set(copies):
                 assert after.read(name) == before.read(name)
             assert sorted(after.namelist()) == sorted(before.namelist())
+
+
+def test_nest_is_the_way_back_from_flatten_nested(tmp_path: Path) -> None:
+    """convert --flatten-nested, then --nest, gives the nested packs back (issue 19 class 2)."""
+    inner = tmp_path / "zone.str2_pc"
+    with gamepak.create(inner) as writer:
+        writer.add("a.txt", b"alpha")
+        writer.add("b.txt", b"beta")
+    deeper = tmp_path / "deep.str2_pc"
+    with gamepak.create(deeper) as writer:
+        writer.add("c.txt", b"gamma")
+    outer = tmp_path / "outer.vpp_pc"
+    with gamepak.create(outer) as writer:
+        writer.add("readme.txt", b"top")
+        writer.add("zone.str2_pc", inner)
+        writer.add("deep.str2_pc", deeper)
+    flat = tmp_path / "flat.zip"
+    gamepak.convert(outer, flat, flatten_nested=True)
+    assert sorted(gamepak.open(flat).namelist()) == [
+        "deep.str2_pc/c.txt",
+        "readme.txt",
+        "zone.str2_pc/a.txt",
+        "zone.str2_pc/b.txt",
+    ]
+    back = tmp_path / "back.vpp_pc"
+    code, _, err = in_process_cli("convert", str(flat), str(back), "--nest")
+    assert code == 0 and "packed 2 nested packs" in err
+    with gamepak.open(back) as pack:
+        assert pack.namelist() == ["readme.txt", "zone.str2_pc", "deep.str2_pc"]
+        with pack.open_archive("zone.str2_pc") as zone:
+            assert zone.namelist() == ["a.txt", "b.txt"] and zone.read("b.txt") == b"beta"
+    assert gamepak.diff(outer, back, recursive=True).equal

@@ -33,6 +33,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="replace each member that is itself a pack by its members, named OUTER/INNER",
     )
     convert.add_argument(
+        "--nest",
+        action="store_true",
+        help="the way back from --flatten-nested: members named OUTER/INNER, where OUTER's extension names a pack "
+        "format (zone.str2_pc/), are packed into a nested pack of that format",
+    )
+    convert.add_argument(
         "--allow-duplicates", action="store_true", help="keep duplicated member names where OUT's format can"
     )
     convert.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
@@ -70,6 +76,7 @@ def run_convert(args: argparse.Namespace) -> None:
         source_format=args.format_name or getattr(args, "global_format", None),
         overwrite=args.overwrite,
         flatten_nested=args.flatten_nested,
+        nest=args.nest,
         allow_duplicates=args.allow_duplicates,
         **parse_options(args.options),
     )

@@ -78,13 +78,60 @@ def _numbered_name(index: int, name: str) -> str:
     return f"{index}{extension if plain else ''}"
 
 
-def offer_members(writer: ArchiveWriter, members: list[tuple[str, Archive, Entry]], what: str) -> None:
-    """Queue every member in `writer`; if the target refuses any, abort the writer (nothing is
-    written) and raise one FormatLimitError listing every refused member."""
+def _nested_packs(members: list[Any], scratch: str) -> tuple[list[Any], int]:
+    """`members` with each group named PACK/... (PACK's extension naming a pack format) packed
+    into a nested pack in `scratch` (recursively), placed where its first member was; and how
+    many packs were made. A nested pack is a (name, None, file path) item."""
+    from ..core.opening import create
+    from ..core.registry import format_for_path
+
+    groups: dict[str, list[Any]] = {}
+    order: list[Any] = []
+    for name, holder, entry in members:
+        parts = name.split("/")
+        cut = next(
+            (
+                i
+                for i in range(1, len(parts))
+                if (spec := format_for_path(parts[i - 1])) is not None and spec.kind == "archive"
+            ),
+            None,
+        )
+        if cut is None:
+            order.append((name, holder, entry))
+            continue
+        outer = "/".join(parts[:cut])
+        if outer not in groups:
+            groups[outer] = []
+            order.append(outer)
+        groups[outer].append(("/".join(parts[cut:]), holder, entry))
+    made = 0
+    result: list[Any] = []
+    for item in order:
+        if not isinstance(item, str):
+            result.append(item)
+            continue
+        inner_members, inner_made = _nested_packs(groups[item], scratch)
+        path = os.path.join(scratch, f"{len(os.listdir(scratch))}-{os.path.basename(item)}")  # never reused
+        writer = create(path)
+        offer_members(writer, inner_members, item)
+        writer.close()
+        made += 1 + inner_made
+        result.append((item, None, path))
+    return result, made
+
+
+def offer_members(writer: ArchiveWriter, members: list[tuple[str, Any, Any]], what: str) -> None:
+    """Queue every member in `writer` (a (name, None, file path) item is a file); if the target
+    refuses any, abort the writer (nothing is written) and raise one FormatLimitError listing
+    every refused member."""
     refused = []
     for name, holder, entry in members:
         try:
-            writer.add_member(name, holder, entry)
+            if holder is None:
+                writer.add(name, entry)
+            else:
+                writer.add_member(name, holder, entry)
         except GamepakError as exc:
             refused.append(str(exc))
     if refused:
@@ -127,6 +174,7 @@ def convert(
     source_format: str | None = None,
     overwrite: bool = False,
     flatten_nested: bool = False,
+    nest: bool = False,
     allow_duplicates: bool = False,
     **options: Any,
 ) -> ConvertResult:
@@ -134,7 +182,9 @@ def convert(
 
     The target's format is `format`, else the one `target`'s extension names; `options` are
     its writer options. `source_format` names the source's format instead of detecting it.
-    With `flatten_nested`, members of nested packs become members named OUTER/INNER.
+    With `flatten_nested`, members of nested packs become members named OUTER/INNER; `nest` is
+    the way back: members named OUTER/INNER, where OUTER's extension names a pack format
+    (`zone.str2_pc/`), are packed into a nested pack of that format.
     Duplicate names are kept only with `allow_duplicates` (where the target can hold them).
 
     Raises FormatLimitError listing every member the target cannot hold (nothing is written),
@@ -182,8 +232,22 @@ def convert(
                 "their members are named OUTER/INNER"
             )
         members = _live_copies_kept(members, archive.duplicate_wins, writer.format_name)
-        offer_members(writer, members, f"{source_path} -> {target_path}")
-        writer.close()
+        scratch = None
+        try:
+            if nest:
+                from ..core.atomic import temporary_folder
+
+                scratch = temporary_folder("convert-nest")
+                members, made = _nested_packs(members, scratch)
+                if made:
+                    result.notes.append(f"packed {made} nested pack{'s' if made != 1 else ''} from OUTER/INNER names")
+            offer_members(writer, members, f"{source_path} -> {target_path}")
+            writer.close()
+        finally:
+            if scratch is not None:
+                import shutil
+
+                shutil.rmtree(scratch, ignore_errors=True)
         result.member_count = len(members)
         return result
     finally:

@@ -252,7 +252,7 @@ class Writer(ArchiveWriter):
         external = self.options["asm"]
         if not table_indexes and not external:
             changed_str2 = [member.name for member in str2 if member.origin is None]
-            editing = self.edit_of is not None or any(member.origin is not None for member in members)
+            editing = self.edit_of is not None  # an edit of an existing pack, not a new one
             if changed_str2 and editing:
                 # The game finds a .str2_pc through a container of an .asm_pc; none is in this
                 # pack, so it lives in another file that this write leaves as it was.
