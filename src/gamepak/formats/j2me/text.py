@@ -463,9 +463,10 @@ def _locate(archive: Any, label: str, member: str | None, kind: str) -> tuple[An
     listed = "; ".join(f"{name}: {why}" for name, why in skipped[:5])
     more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
     if not found:
+        hint = "; a member of bare NUL-terminated strings reads with --kind blob" if kind == "auto" else ""
         raise TextShapeError(
             f"{label}: a {archive.format_name} pack with no member that holds strings "
-            f"({len(skipped)} skipped: {listed}{more})"
+            f"({len(skipped)} skipped: {listed}{more}){hint}"
         )
     names = ", ".join(f"{entry.name} ({len(table)} strings)" for entry, table in found)
     raise TextShapeError(
