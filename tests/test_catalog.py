@@ -418,6 +418,8 @@ def test_declared_magic_agrees_with_the_sniffer(spec: Any, tmp_path: Path) -> No
 def _values_of(field_type: Any) -> Any:
     if pa.types.is_string(field_type):
         return st.none() | st.text(max_size=5)
+    if pa.types.is_binary(field_type):
+        return st.none() | st.binary(max_size=5)
     if pa.types.is_list(field_type):
         return st.none() | st.lists(_values_of(field_type.value_type), max_size=3)
     if pa.types.is_struct(field_type):

@@ -45,6 +45,15 @@ MAX_MODEL_BYTES = 256 << 20
 MAX_CONSECUTIVE_FAILURES = 3
 
 
+def raw_name(name: str) -> bytes | None:
+    """The stored bytes of a member name that is not UTF-8 text (the catalog's `raw_name`), else None."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape")
+    return None
+
+
 @dataclass(frozen=True)
 class FileRef:
     """A file to catalog: where it is, its path relative to the folder scanned, and the size and
@@ -642,6 +651,7 @@ class ArchiveScanner:
             len(entries),
             {
                 "name": [entry.name for entry in entries],
+                "raw_name": [raw_name(entry.name) for entry in entries],
                 "index": [entry.index for entry in entries],
                 "size": [entry.size for entry in entries],
                 "stored_size": [entry.size if entry.stored_size is None else entry.stored_size for entry in entries],

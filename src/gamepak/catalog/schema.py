@@ -32,6 +32,9 @@ MEMBERS = pa.schema(
         pa.field("depth", pa.int16(), nullable=False),
         pa.field("format", pa.string(), nullable=False),
         pa.field("name", pa.string(), nullable=False),
+        # The stored bytes of a name that is not UTF-8 (a PAK's `caf\xe9.txt`); `name` then holds
+        # it with those bytes escaped (`caf\\xe9.txt`). Null for every other name.
+        pa.field("raw_name", pa.binary()),
         pa.field("index", pa.int64(), nullable=False),
         pa.field("size", pa.int64(), nullable=False),
         pa.field("stored_size", pa.int64(), nullable=False),
@@ -98,6 +101,17 @@ ROW_GROUP_ROWS = 16_384
 _counter = itertools.count()
 
 
+def escaped_text(value: str | None) -> str | None:
+    """`value` as valid UTF-8 text: bytes that were not UTF-8 (kept as surrogates) as `\\xNN`."""
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return value
+
+
 def to_arrow(values: list[Any], type: pa.DataType) -> pa.Array:
     """An Arrow array of `values` (None for null) of one of the catalog's column types, built
     from buffers rather than with `pa.array`: its first call in a process imports pandas when
@@ -108,10 +122,20 @@ def to_arrow(values: list[Any], type: pa.DataType) -> pa.Array:
     count = len(values)
     if pa.types.is_string(type):
         builder = pa.lib.StringBuilder()
-        builder.append_values(values)
+        try:
+            builder.append_values(values)
+        except UnicodeEncodeError:
+            # Undecodable bytes kept as surrogates (names, paths): stored escaped, as text.
+            builder = pa.lib.StringBuilder()
+            builder.append_values([escaped_text(value) for value in values])
         return builder.finish()
     present = [value is not None for value in values]
     mask = None if all(present) else pa.py_buffer(np.packbits(np.array(present, np.bool_), bitorder="little"))
+    if pa.types.is_binary(type):
+        offsets = np.zeros(count + 1, np.int32)
+        np.cumsum([len(value) if value is not None else 0 for value in values], out=offsets[1:])
+        joined = b"".join(value for value in values if value is not None)
+        return pa.Array.from_buffers(type, count, [mask, pa.py_buffer(offsets), pa.py_buffer(joined)])
     if pa.types.is_list(type):
         offsets = np.zeros(count + 1, np.int32)
         np.cumsum([len(value) if value is not None else 0 for value in values], out=offsets[1:])

@@ -95,7 +95,13 @@ def note(message: str) -> None:
 def write_text(text: str) -> None:
     """Text to stdout as UTF-8 whatever the console's encoding (undecodable names escaped)."""
     sys.stdout.flush()
-    sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A name's bytes that are not UTF-8 (kept as surrogates) are shown as \xNN, as the
+        # catalog and the errors show them, not as \udcNN.
+        data = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace").encode("utf-8")
+    sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
 
 

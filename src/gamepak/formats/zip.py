@@ -172,6 +172,18 @@ class Writer(ArchiveWriter):
         "level": whole_number(0, 9, allow_none=True),
     }
 
+    def _check_name(self, name: str) -> None:
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            from ..errors import FormatLimitError
+
+            shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise FormatLimitError(
+                f"member name {shown!r} holds bytes that are not UTF-8 text; a zip stores names as UTF-8 "
+                "(rename it, or convert to a format that keeps names as bytes: pak, jpk, vpp, tar)"
+            ) from None
+
     def _unused_options(self) -> dict[str, str]:
         # zipfile takes no level for stored or lzma members.
         if self.options["compression"] in ("store", "lzma"):
