@@ -223,3 +223,22 @@ def test_hand_made_aligned_pak_lists_and_rebuilds_byte_exact(tmp_path: Path) -> 
         assert pak.read("default.cfg") == b"bind x +attack\n"
         assert all(entry.offset % 4 == 0 for entry in pak.infolist())
         assert pak.header_fields()["directory_offset"] > 12
+
+
+def test_fields_are_shown_unsigned(tmp_path: Path) -> None:
+    """A PAK entry with offset 0xFFFFFF00 and size 0xFFFFFFFF shows those numbers, never -256
+    and -1, in ls -l, --json and errors (issue 20 finding 6)."""
+    import json as json_module
+
+    from conftest import in_process_cli
+
+    record = struct.pack("<56sII", b"huge.bin", 0xFFFFFF00, 0xFFFFFFFF)
+    path = tmp_path / "neg.pak"
+    path.write_bytes(struct.pack("<4sII", b"PACK", 12, len(record)) + record)
+    code, out, _ = in_process_cli("ls", "-l", str(path))
+    assert code == 0 and "4294967295" in out and "4294967040" in out and "-1" not in out
+    code, out, _ = in_process_cli("ls", "--json", str(path))
+    (row,) = json_module.loads(out)
+    assert (row["size"], row["offset"]) == (0xFFFFFFFF, 0xFFFFFF00)
+    code, _, err = in_process_cli("verify", str(path))
+    assert code == 1 and "4294967040" in err and "-256" not in err

@@ -27,10 +27,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-HEADER = struct.Struct("<4sii")
-ENTRY = struct.Struct("<56sii")
+HEADER = struct.Struct("<4sII")
+ENTRY = struct.Struct("<56sII")
 NAME_FIELDS = struct.Struct("<56s8x")  # ENTRY's name field alone
-POSITION_FIELDS = struct.Struct("<56xii")  # ENTRY's offset and size alone
+POSITION_FIELDS = struct.Struct("<56xII")  # ENTRY's offset and size alone
 MAGIC = b"PACK"
 NAME_FIELD = 56
 MAX_NAME_BYTES = NAME_FIELD - 1
@@ -46,7 +46,7 @@ def sniff(source: Source) -> float:
     _, directory_offset, directory_length = HEADER.unpack(head)
     if directory_offset < HEADER.size and directory_length > 0:
         return 0.5
-    if directory_offset < 0 or directory_length < 0 or directory_offset + directory_length > source.size:
+    if directory_offset + directory_length > source.size:
         return 0.5
     return 1.0
 
@@ -62,9 +62,11 @@ class Reader(FixedRecordNames, Archive):
         magic, self.directory_offset, self.directory_length = HEADER.unpack(header)
         if magic != MAGIC:
             raise self.corrupt(f"not a PAK file (magic {magic!r}, expected b'PACK')", 0)
-        if self.directory_offset < 0 or self.directory_length < 0:
+        if self.directory_offset > 0x7FFFFFFF or self.directory_length > 0x7FFFFFFF:
             raise self.corrupt(
-                f"negative directory offset {self.directory_offset} or length {self.directory_length}", 4
+                f"directory offset {self.directory_offset} or length {self.directory_length} is 2 GiB or more: "
+                "Quake reads these fields as signed and sees a negative value",
+                4,
             )
         count = self.directory_length // ENTRY.size
         # The raw directory is kept as one bytes object (read_exact checks it against the file
@@ -220,7 +222,7 @@ class Reader(FixedRecordNames, Archive):
             header=lambda count: HEADER.pack(MAGIC, HEADER.size, count * ENTRY.size),
             record_size=ENTRY.size,
             records=[directory[start : start + ENTRY.size] for start in range(0, len(directory), ENTRY.size)],
-            offset_field=struct.Struct("<i"),
+            offset_field=struct.Struct("<I"),
             offset_at=NAME_FIELD,
             record=record,
             align=align,
