@@ -39,15 +39,13 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 COMMAND_MODULES = tuple(COMMANDS)
 
 
-def _import_argparse() -> Any:
+def _import_argparse() -> None:
     """argparse, imported without gettext and locale (about 2 ms of a 15 ms start-up): argparse
     binds gettext's two functions when imported, to translate its messages, and no translation
     of them is installed with CPython. A stand-in with the two functions as the identity is in
     place only while argparse is imported, so a later `import gettext` gets the real module."""
     if "argparse" in sys.modules or "gettext" in sys.modules:
-        import argparse
-
-        return argparse
+        return
     import types
 
     stand_in = types.ModuleType("gettext")
@@ -55,10 +53,9 @@ def _import_argparse() -> Any:
     stand_in.ngettext = lambda singular, plural, count: singular if count == 1 else plural  # type: ignore[attr-defined]
     sys.modules["gettext"] = stand_in
     try:
-        import argparse
+        import argparse  # noqa: F401 - imported here for its side of sys.modules
     finally:
         del sys.modules["gettext"]
-    return argparse
 
 
 def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
@@ -67,7 +64,8 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     which is all `gamepak --help` shows of them. argparse spends about half a millisecond on
     each parser it makes (translations looked up, help formats checked): building thirty of
     them for one command would double the start-up time."""
-    argparse = _import_argparse()
+    _import_argparse()
+    import argparse
 
     class Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
         def add_parser(self, name: str, **kwargs: Any) -> Any:
