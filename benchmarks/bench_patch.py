@@ -134,6 +134,10 @@ def main() -> None:
             with gamepak.create(path, overwrite=True) as writer:
                 writer.add("data/0000.bin", data)
         gamepak.patch.make(small_base, small_mod, folder / "big.gpatch")
+        # The apply's own cost, in this process (imports done, as for create); then the same
+        # apply again in a child process for its peak memory, after a revert.
+        applied = timed(lambda: gamepak.patch.apply(pak, [folder / "big.gpatch"]))
+        gamepak.patch.revert(pak)
         start = time.perf_counter()
         output = subprocess.run(
             [sys.executable, __file__, "--child-apply", str(pak), str(folder / "big.gpatch")],
@@ -141,12 +145,12 @@ def main() -> None:
             text=True,
             check=True,
         ).stdout
-        applied = time.perf_counter() - start
+        in_child = time.perf_counter() - start
         peak = int(output.split()[-1])
         size_mib = pak.stat().st_size >> 20
         print(
-            f"apply of a one-member patch to a {size_mib} MiB PAK {applied:.3f} s (child process, imports "
-            f"included) vs full create {created:.3f} s: {100 * applied / created:.1f}% (goal <= 5%)"
+            f"apply of a one-member patch to a {size_mib} MiB PAK {applied:.3f} s vs full create {created:.3f} s: "
+            f"{100 * applied / created:.1f}% (goal <= 5%); {in_child:.3f} s in a new process, imports included"
         )
         print(f"peak RSS of that apply: {peak} MiB (goal < 100)")
 

@@ -359,3 +359,16 @@ def test_serve_warns_when_listening_beyond_this_machine(monkeypatch, capsys, tmp
     assert calls and calls[0]["host"] == "0.0.0.0"
     assert main(["serve", str(tmp_path / "missing")]) == 1
     assert main(["serve", str(tmp_path), "--port", "70000"]) == 2
+
+
+def test_pages_never_show_where_root_is_on_the_server(tmp_path: Path) -> None:
+    root = tmp_path / "secret-place"
+    root.mkdir()
+    header = b"PACK" + (64).to_bytes(4, "little") + (64 * 1000).to_bytes(4, "little")
+    (root / "broken.pak").write_bytes(header + bytes(52))
+    with create(root / "ok.pak") as pak:
+        pak.add("a.txt", b"a")
+    client = TestClient(create_app(root), base_url="http://127.0.0.1:8000")
+    for url in ("/browse/broken.pak", "/browse/ok.pak?check=1", "/browse/nothing", "/raw/ok.pak/none"):
+        page = client.get(url)
+        assert str(root) not in page.text and str(tmp_path) not in page.text, url

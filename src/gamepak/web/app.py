@@ -125,6 +125,13 @@ class Viewer:
         self.previews = anyio.CapacityLimiter(PREVIEW_WORKERS)
 
     # -- helpers ---------------------------------------------------------------------------------
+    def public(self, text: str) -> str:
+        """`text` without the served folder's place on the server's disk (messages name packs by
+        their path inside ROOT, as the URLs do)."""
+        root = self.site.root
+        prefix = root if self.site.root_is_pack else root.rstrip(os.sep) + os.sep
+        return text.replace(prefix, "" if not self.site.root_is_pack else self.site.label)
+
     def page(self, template: str, status: int = 200, **values: Any) -> HTMLResponse:
         segments: list[str] = values.pop("segments", [])
         crumbs = [{"name": name, "url": segment_url("browse", segments[: i + 1])} for i, name in enumerate(segments)]
@@ -198,7 +205,7 @@ class Viewer:
             info = info_details(place.path, archive)
             header = [(name, _field_text(value)) for name, value in info.pop("header").items()]
             if params.get("check"):
-                check = _check_summary(archive)
+                check = _check_summary(archive, self.public)
             if archive.format_name.startswith("j2me"):  # a text pack: its strings, decoded
                 strings = previews.j2me_strings(self.site.resolve(place.segments, as_file=True))
         heading = place.path or self.site.label
@@ -212,7 +219,7 @@ class Viewer:
             check=check,
             strings=strings,
             check_url=query(check=1) + "#check",
-            problems=place.problems,
+            problems=[self.public(problem) for problem in place.problems],
             rows=[_row_values(row, place.segments) for row in shown],
             columns=COLUMNS,
             sort=sort,
@@ -255,7 +262,7 @@ class Viewer:
             size=place.size,
             fields=fields,
             preview=preview,
-            problems=place.problems,
+            problems=[self.public(problem) for problem in place.problems],
             raw_url=segment_url("raw", place.segments),
             image_url=segment_url("image", place.segments),
             model_url=segment_url("model", place.segments),
@@ -313,17 +320,18 @@ class Viewer:
 
     # -- errors ----------------------------------------------------------------------------------
     async def refused(self, request: Request, exc: Exception) -> Response:
-        return self.page("error.html", 403, title="refused", heading="Refused", message=str(exc))
+        return self.page("error.html", 403, title="refused", heading="Refused", message=self.public(str(exc)))
 
     async def not_found(self, request: Request, exc: Exception) -> Response:
-        return self.page("error.html", 404, title="not found", heading="Not found", message=str(exc))
+        return self.page("error.html", 404, title="not found", heading="Not found", message=self.public(str(exc)))
 
     async def unreadable(self, request: Request, exc: Exception) -> Response:
         raw_url = None
         if request.url.path.startswith("/browse/") and request.query_params.get("view") != "file":
             raw_url = request.url.path + "?view=file"
+        message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return self.page(
-            "error.html", 422, title="cannot read", heading="Cannot read", message=str(exc), raw_url=raw_url
+            "error.html", 422, title="cannot read", heading="Cannot read", message=self.public(message), raw_url=raw_url
         )
 
     async def http_error(self, request: Request, exc: Exception) -> Response:
@@ -339,7 +347,11 @@ class Viewer:
         # One line on the server's console; the page names the error, never a traceback.
         sys.stderr.write(f"gamepak serve: {request.url.path}: internal error: {type(exc).__name__}: {exc}\n")
         return self.page(
-            "error.html", 500, title="error", heading="Internal error", message=f"{type(exc).__name__}: {exc}"
+            "error.html",
+            500,
+            title="error",
+            heading="Internal error",
+            message=self.public(f"{type(exc).__name__}: {exc}"),
         )
 
 
@@ -372,7 +384,7 @@ def _field_text(value: Any) -> str:
     return text if len(text) <= 400 else text[:400] + "…"
 
 
-def _check_summary(archive: Any) -> dict[str, Any]:
+def _check_summary(archive: Any, public: Callable[[str], str]) -> dict[str, Any]:
     from ..ops.inspect import split_problems
 
     problems = archive.check()
@@ -381,7 +393,7 @@ def _check_summary(archive: Any) -> dict[str, Any]:
     return {
         "ok": not errors,
         "summary": ("OK: " if not errors else "FAILED: ") + summary,
-        "problems": [{"severity": p.severity, "message": p.message} for p in problems[:200]],
+        "problems": [{"severity": p.severity, "message": public(p.message)} for p in problems[:200]],
     }
 
 
@@ -432,6 +444,7 @@ def create_app(
         MemberNotFoundError: viewer.not_found,
         TextureNotFoundError: viewer.not_found,
         GamepakError: viewer.unreadable,
+        OSError: viewer.unreadable,  # a file the server may not read (permissions, vanished)
         HTTPException: viewer.http_error,
         Exception: viewer.internal_error,
     }
