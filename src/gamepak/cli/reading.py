@@ -227,6 +227,11 @@ def _model_check(format_name: str | None, path: str) -> tuple[list[Problem], int
         if get_format(format_name).kind != "model":
             return None
     else:
+        from ..core.registry import format_for_path
+
+        named = format_for_path(path)
+        if named is not None and named.kind != "model":
+            return None  # a pack by its name: the model layer (numpy, dataclasses) is not loaded
         from ..models import format_for_file
 
         try:

@@ -7,13 +7,16 @@ A member counts as a nested archive when a format with a signature recognises it
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
-from typing import BinaryIO
 
 from ..errors import GamepakError, MemberNotFoundError
 from .archive import Archive, Entry
 from .registry import FORMATS
 from .source import Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
+    from collections.abc import Callable, Iterator
+    from typing import BinaryIO
 
 # How much of each member `nested_formats` reads up front; sniffers that look further read on.
 _HEAD_SIZE = 512

@@ -212,7 +212,9 @@ def diff(
 def _hash_both(side_a: _Side, names_a: list[str], side_b: _Side, names_b: list[str]) -> None:
     """Hash members of both sides, each side in its own archive order, on two threads (sha256
     and the reads release the GIL, so both cores work)."""
-    if not names_a or not names_b:
+    small = sum(side_a.sizes[name] for name in names_a) + sum(side_b.sizes[name] for name in names_b) < (8 << 20)
+    if not names_a or not names_b or small:
+        # Threads pay off only on megabytes: importing them costs milliseconds of start-up.
         side_a.hash_all(names_a)
         side_b.hash_all(names_b)
         return

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
+    from typing import Any
 
-if TYPE_CHECKING:
     from ..core.archive import Archive, Problem
 
 
