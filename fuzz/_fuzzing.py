@@ -109,7 +109,7 @@ def exercise_archive(data: bytes, format_name: str) -> list[tuple[str, bytes]] |
     return None
 
 
-def _scratch_folder() -> str:
+def scratch_folder() -> str:
     """One folder per process for the rebuilt packs: GAMEPAK_FUZZ_SCRATCH (run.py makes one per
     run and removes it, since a crashing harness exits without clean-up), else a new one, on
     tmpfs when there is one."""
@@ -126,22 +126,34 @@ def _scratch_folder() -> str:
 _SCRATCH: str | None = None
 
 
-def _write_pack(path: str, format_name: str, members: list[tuple[str, bytes]], options: dict[str, Any]) -> bool:
-    """Write `members` with the format's writer; False when the writer refused them (a name or a
-    size the format cannot hold): refusing is allowed, writing something else is not."""
+def _write_pack(
+    path: str, format_name: str, members: list[tuple[str, bytes]], options: dict[str, Any]
+) -> set[str] | None:
+    """Write `members` with the format's writer. Returns the members the writer changed on
+    purpose (an RFG pack's `.asm_pc` tables, brought up to date with the `.str2_pc` members
+    written beside them), or None when it refused the members (a name or a size the format
+    cannot hold): refusing is allowed, writing something else is not."""
     import gamepak
     from gamepak.errors import GamepakError
 
     names = [name for name, _ in members]
     try:
-        with gamepak.create(
-            path, format_name, overwrite=True, allow_duplicates=len(set(names)) != len(names), **options
-        ) as writer:
+        with (
+            quiet(),
+            gamepak.create(
+                path, format_name, overwrite=True, allow_duplicates=len(set(names)) != len(names), **options
+            ) as writer,
+        ):
             for name, data in members:
                 writer.add(name, data)
     except GamepakError:
-        return False
-    return True
+        return None
+    return {change.split(":", 1)[0] for change in getattr(writer, "asm_updates", [])}
+
+
+def pack_suffix(data: bytes, format_name: str) -> str:
+    """The extension a rebuilt copy of `data` needs: the tar writer compresses by the name."""
+    return ".tar.gz" if format_name == "tar" and data.startswith(GZIP_MAGIC) else f".{format_name}"
 
 
 def _read_for_rebuild(data: bytes, format_name: str) -> tuple[list[tuple[str, bytes]], dict[str, Any], Any] | None:
@@ -163,8 +175,7 @@ def rebuild_archive(data: bytes, format_name: str) -> None:
     if read is None:
         return
     members, options, layout = read
-    suffix = ".tar.gz" if format_name == "tar" and data.startswith(GZIP_MAGIC) else f".{format_name}"
-    path = os.path.join(_scratch_folder(), f"rebuilt{suffix}")
+    path = os.path.join(scratch_folder(), f"rebuilt{pack_suffix(data, format_name)}")
     attempts = {
         "layout options": options,
         "byte-exact layout": {**layout.get("options", {}), "layout": layout.get("exact", {})},
@@ -172,10 +183,14 @@ def rebuild_archive(data: bytes, format_name: str) -> None:
     import gamepak
 
     for how, writer_options in attempts.items():
-        if not _write_pack(path, format_name, members, writer_options):
+        updated = _write_pack(path, format_name, members, writer_options)
+        if updated is None:
             continue
         with gamepak.open(path, format_name) as again:
-            assert read_members(again) == members, f"rebuilt with the {how}, the pack reads back other members"
+            back = read_members(again)
+        assert [name for name, _ in back] == [name for name, _ in members], f"rebuilt with the {how}: other names"
+        for (name, data), (_, data_back) in zip(members, back, strict=True):
+            assert data_back == data or name in updated, f"rebuilt with the {how}: {name!r} reads back other bytes"
 
 
 def split_peg_pair(data: bytes) -> tuple[bytes, bytes]:

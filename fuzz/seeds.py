@@ -154,7 +154,8 @@ def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
 
 
 def harness_kinds() -> dict[str, str]:
-    """Each harness's name and the format its seeds are: fuzz_read_pak -> pak."""
+    """Each harness's name and the format its seeds are: fuzz_read_pak -> pak (`all`: every
+    archive format)."""
     return {path.stem: path.stem.split("_", 2)[2] for path in sorted(HERE.glob("fuzz_*.py"))}
 
 
@@ -167,6 +168,8 @@ def write_seeds(out: Path, samples: Path | None) -> dict[str, int]:
     if samples is not None and samples.is_dir():
         for kind, name, data in sample_seeds(samples):
             by_kind[kind].append((f"sample-{name}", data))
+    # Harnesses over every archive format (detection, extraction) take all their seeds.
+    by_kind["all"] = [(f"{kind}-{name}", data) for kind in PACKS for name, data in by_kind[kind]]
     counts = {}
     for harness, kind in harness_kinds().items():
         folder = out / harness
