@@ -496,6 +496,10 @@ class Writer(ArchiveWriter):
             end = target + member.size
             if index + 1 < len(members) and targets[index + 1] > end:
                 out.write(compressor.compress(bytes(targets[index + 1] - end)))
+            # zlib skips a sync flush that directly follows another (an empty member read from
+            # a file gives no chunk to compress): a call with no input first makes every chunk
+            # end with its own sync mark, whether the member came as bytes or as a path.
+            out.write(compressor.compress(b""))
             out.write(compressor.flush(zlib.Z_SYNC_FLUSH))
             stored_sizes.append(out.tell() - before)
             compressed_total += stored_sizes[-1]
