@@ -282,6 +282,20 @@ def test_hostile_manifest_names_the_field(tmp_path: Path, extracted: Path, chang
     assert not (tmp_path / "out.jpk").exists()
 
 
+def test_empty_joepack_with_a_name_field_size_rebuilds_exactly(tmp_path: Path) -> None:
+    # Found by fuzz/fuzz_manifest_all.py: with no members the name field takes no bytes, and the
+    # manifest check bounded it by the file's 16 bytes, refusing gamepak's own pack.
+    pack = make(tmp_path / "empty.jpk", [], name_field_size=32)
+    with gamepak.open(pack) as archive:
+        archive.extractall(tmp_path / "out", manifest=True)
+    code, _, err = in_process_cli("create", str(tmp_path / "again.jpk"), str(tmp_path / "out"))
+    assert code == 0, err
+    assert (tmp_path / "again.jpk").read_bytes() == pack.read_bytes()
+    hostile(tmp_path / "out", lambda d: d["exact"].update(name_field_size=1 << 20))
+    code, _, err = in_process_cli("create", str(tmp_path / "huge.jpk"), str(tmp_path / "out"))
+    assert code == 1 and "manifest field exact.name_field_size:" in err
+
+
 def test_manifest_option_values_are_validated(tmp_path: Path, extracted: Path) -> None:
     hostile(extracted, lambda d: d["options"].update(name_field_size="wide"))
     code, _, err = in_process_cli("create", str(tmp_path / "out.jpk"), str(extracted))
