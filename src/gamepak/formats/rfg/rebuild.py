@@ -171,9 +171,10 @@ def packfile_layout(reader: Reader) -> dict[str, Any]:
         options["align"] = alignment or 1
         if alignment is None:
             exact["offsets"] = [entry.offset - (0 if reader.flags == 3 else reader.data_start) for entry in entries]
-    if reader.flags == 3 and not reader.solid_stream()[1]:
+    if reader.flags == 3 and entries and not reader.solid_stream()[1]:
         # Another tool's stream (its chunk sizes do not add up): gamepak cannot reproduce its
-        # compressed bytes, so a rebuild is a clean pack in the game's convention.
+        # compressed bytes, so a rebuild is a clean pack in the game's convention. (An empty
+        # pack has no stream to distrust: its header fields and trailing bytes are kept.)
         options.update(level=9, strategy=0, mem_level=8, window_bits=15)
         return {"options": options, "exact": {}}
     if reader.compressed:
@@ -214,7 +215,13 @@ def packfile_layout(reader: Reader) -> dict[str, Any]:
         covered.append((reader.names_start, reader.name_block_size))
     else:
         exact["name_offsets"] = [record[0] for record in reader.records]
-    covered.append((reader.data_start, max(0, min(reader.data_end(), reader.size) - reader.data_start)))
+    if reader.flags == 3:
+        covered.append((reader.data_start, max(0, min(reader.data_end(), reader.size) - reader.data_start)))
+    else:
+        # Each member's own bytes: the padding between them is the writer's zeros, so junk
+        # there goes to `fill` too.
+        for entry in entries:
+            covered.append((entry.offset, (entry.stored_size or 0) if reader.compressed else entry.size))
     exact["fill"] = fill_bytes(reader._source, covered)
     return {"options": options, "exact": exact}
 
