@@ -19,6 +19,8 @@ import _fuzzing  # noqa: E402
 import seeds  # noqa: E402
 
 HARNESSES = sorted(path.stem for path in FUZZ.glob("fuzz_*.py"))
+# Inputs the harnesses once crashed on, under the harness that found each (README.md there).
+FINDINGS = sorted((Path(__file__).resolve().parent / "data" / "fuzz").glob("fuzz_*/*"))
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +53,12 @@ def test_harness_imports_without_atheris_and_survives_its_seeds(
     module = importlib.import_module(harness)
     assert callable(module.main)
     assert _fuzzing.run_on_seeds(module.TestOneInput, str(corpus / harness)) >= 2
+
+
+@pytest.mark.parametrize("finding", FINDINGS, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_fuzz_findings_stay_fixed(finding: Path) -> None:
+    harness = importlib.import_module(finding.parent.name)
+    harness.TestOneInput(finding.read_bytes())
 
 
 @pytest.mark.parametrize("kind", ["pak", "jpk", "vpp", "zip", "tar"])
