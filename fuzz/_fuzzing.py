@@ -148,7 +148,22 @@ def _write_pack(
                 writer.add(name, data)
     except GamepakError:
         return None
+    return updated_on_purpose(writer)
+
+
+def updated_on_purpose(writer: Any) -> set[str]:
+    """The members a writer changed on purpose: an RFG writer's `.asm_pc` tables brought up to
+    date with the `.str2_pc` members written beside them."""
     return {change.split(":", 1)[0] for change in getattr(writer, "asm_updates", [])}
+
+
+def assert_same_members(
+    before: list[tuple[str, bytes]], after: list[tuple[str, bytes]], updated: set[str], how: str
+) -> None:
+    """The same names in the same order, each with the same bytes unless `updated` names it."""
+    assert [name for name, _ in after] == [name for name, _ in before], f"{how}: other names"
+    for (name, data), (_, data_after) in zip(before, after, strict=True):
+        assert data_after == data or name in updated, f"{how}: {name!r} reads back other bytes"
 
 
 def pack_suffix(data: bytes, format_name: str) -> str:
@@ -187,10 +202,7 @@ def rebuild_archive(data: bytes, format_name: str) -> None:
         if updated is None:
             continue
         with gamepak.open(path, format_name) as again:
-            back = read_members(again)
-        assert [name for name, _ in back] == [name for name, _ in members], f"rebuilt with the {how}: other names"
-        for (name, data), (_, data_back) in zip(members, back, strict=True):
-            assert data_back == data or name in updated, f"rebuilt with the {how}: {name!r} reads back other bytes"
+            assert_same_members(members, read_members(again), updated, f"rebuilt with the {how}")
 
 
 def split_peg_pair(data: bytes) -> tuple[bytes, bytes]:
