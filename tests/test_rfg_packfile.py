@@ -837,6 +837,19 @@ def test_overlapping_members_rebuild_as_a_clean_pack_with_the_same_members(tmp_p
         assert rebuilt.verify() == []
 
 
+def test_junk_in_the_entry_fields_the_writer_leaves_zero_is_kept(tmp_path: Path) -> None:
+    # The second and last uint32 of an entry are zero in the game's files; other values were
+    # neither reproduced nor kept in the manifest (fuzz_manifest_all).
+    data = bytearray(hand_made([(b"a.bin", b"A" * 10), (b"b.bin", b"B" * 3)]))
+    struct.pack_into("<I", data, 2048 + 4, 0x1234)
+    struct.pack_into("<I", data, 2048 + 28 + 24, 0x400000)
+    original = tmp_path / "fields.vpp_pc"
+    original.write_bytes(bytes(data))
+    with gamepak.open(original) as archive:
+        assert archive.verify() == []
+    assert _rebuild_with_library(original, tmp_path).read_bytes() == bytes(data)
+
+
 def test_cli_options_for_the_header(tmp_path: Path) -> None:
     member = tmp_path / "one.txt"
     member.write_bytes(b"1")

@@ -203,7 +203,13 @@ def packfile_layout(reader: Reader) -> dict[str, Any]:
     # Header bytes the options reproduce are covered; anything else non-zero (text after a
     # name's NUL, junk in the padding) goes to `fill`.
     covered = [(0, 8), (332, 4), (340, 24), (RUNTIME_OFFSET, len(reader.runtime))]
-    covered.append((reader.entries_start, ENTRY.size * len(entries)))
+    if any(record[1] or record[6] for record in reader.records):
+        # Non-zero bytes in the two entry fields the writer leaves zero go to `fill`.
+        for index in range(len(entries)):
+            at = reader.entries_start + ENTRY.size * index
+            covered += [(at, 4), (at + 8, 16)]
+    else:
+        covered.append((reader.entries_start, ENTRY.size * len(entries)))
     for start, raw in ((8, reader.short_name_field), (73, reader.path_name_field)):
         text = raw.partition(b"\0")[0]
         if raw == text.ljust(len(raw), b"\0"):
