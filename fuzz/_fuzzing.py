@@ -109,6 +109,9 @@ def exercise_archive(data: bytes, format_name: str) -> list[tuple[str, bytes]] |
     return None
 
 
+_SCRATCH: str | None = None
+
+
 def scratch_folder() -> str:
     """One folder per process for the rebuilt packs: GAMEPAK_FUZZ_SCRATCH (run.py makes one per
     run and removes it, since a crashing harness exits without clean-up), else a new one, on
@@ -121,9 +124,6 @@ def scratch_folder() -> str:
         _SCRATCH = tempfile.mkdtemp(prefix="gamepak-fuzz-", dir=base)
         atexit.register(shutil.rmtree, _SCRATCH, True)
     return _SCRATCH
-
-
-_SCRATCH: str | None = None
 
 
 def _write_pack(
@@ -185,7 +185,9 @@ def rebuild_archive(data: bytes, format_name: str) -> None:
     """If `data` reads as `format_name`, write its members again with the format's writer twice
     (with the pack's own layout options, as an edit does; and with its byte-exact layout, as a
     manifest rebuild does) and read each result: it must hold the same members, in the same
-    order, with the same bytes."""
+    order, with the same bytes (an RFG pack's `.asm_pc` tables may be brought up to date)."""
+    import gamepak
+
     read = _read_for_rebuild(data, format_name)
     if read is None:
         return
@@ -195,8 +197,6 @@ def rebuild_archive(data: bytes, format_name: str) -> None:
         "layout options": options,
         "byte-exact layout": {**layout.get("options", {}), "layout": layout.get("exact", {})},
     }
-    import gamepak
-
     for how, writer_options in attempts.items():
         updated = _write_pack(path, format_name, members, writer_options)
         if updated is None:
