@@ -7,7 +7,7 @@ BLENDER_VENV := .venv-blender
 BLENDER_PY := $(BLENDER_VENV)/bin/python
 DEMO := build/demo
 
-.PHONY: run test fuzz bench lint clean venv
+.PHONY: run test fuzz fuzz-long bench lint clean venv
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,13 +37,21 @@ fuzz: $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
 	GAMEPAK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -n 2 -p no:cacheprovider tests/test_fuzz*.py
 
+# Coverage-guided fuzzing: every atheris harness in fuzz/ (one per reader, one per writer round
+# trip) for its share of FUZZ_MINUTES. The corpus grows in build/fuzz-corpus/<harness> from run
+# to run; crash inputs land in build/fuzz-crashes; the end is executions per minute per harness.
+FUZZ_MINUTES ?= 10
+fuzz-long: $(PY)
+	$(PY) -m pip install --quiet -e '.[fuzz]'
+	$(PY) fuzz/run.py --minutes $(FUZZ_MINUTES) --corpus build/fuzz-corpus --crashes build/fuzz-crashes
+
 bench: $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
 	for script in benchmarks/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 lint: $(PY)
 	$(PY) -m pip install --quiet -e '.[dev]'
-	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m ruff check src tests benchmarks fuzz
 	$(PY) -m mypy src
 
 clean:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 from pathlib import Path
 
 import pytest
@@ -280,6 +281,34 @@ def test_hostile_manifest_names_the_field(tmp_path: Path, extracted: Path, chang
     assert f"manifest field {field}:" in err
     assert "internal error" not in err
     assert not (tmp_path / "out.jpk").exists()
+
+
+def test_empty_joepack_with_a_name_field_size_rebuilds_exactly(tmp_path: Path) -> None:
+    # Found by fuzz/fuzz_manifest_all.py: with no members the name field takes no bytes, and the
+    # manifest check bounded it by the file's 16 bytes, refusing gamepak's own pack.
+    pack = make(tmp_path / "empty.jpk", [], name_field_size=32)
+    with gamepak.open(pack) as archive:
+        archive.extractall(tmp_path / "out", manifest=True)
+    code, _, err = in_process_cli("create", str(tmp_path / "again.jpk"), str(tmp_path / "out"))
+    assert code == 0, err
+    assert (tmp_path / "again.jpk").read_bytes() == pack.read_bytes()
+    hostile(tmp_path / "out", lambda d: d["exact"].update(name_field_size=1 << 32))
+    code, _, err = in_process_cli("create", str(tmp_path / "huge.jpk"), str(tmp_path / "out"))
+    assert code == 1 and "manifest field exact.name_field_size:" in err
+
+
+def test_empty_joepack_with_a_name_field_wider_than_the_option_rebuilds_exactly(tmp_path: Path) -> None:
+    # The header's uint32 name field size of an empty pack (fuzz_manifest_all): too wide for the
+    # writer's option, it is kept by the byte-exact layout alone.
+    pack = tmp_path / "wide.jpk"
+    pack.write_bytes(b"JPK01.00" + struct.pack("<II", 0, 0xFFFFFFFF))
+    with gamepak.open(pack) as archive:
+        assert archive.verify() == []
+        assert archive.layout_options() == {"name_field_size": None}
+        archive.extractall(tmp_path / "out", manifest=True)
+    code, _, err = in_process_cli("create", str(tmp_path / "again.jpk"), str(tmp_path / "out"))
+    assert code == 0, err
+    assert (tmp_path / "again.jpk").read_bytes() == pack.read_bytes()
 
 
 def test_manifest_option_values_are_validated(tmp_path: Path, extracted: Path) -> None:

@@ -242,3 +242,22 @@ def test_fields_are_shown_unsigned(tmp_path: Path) -> None:
     assert (row["size"], row["offset"]) == (0xFFFFFFFF, 0xFFFFFF00)
     code, _, err = in_process_cli("verify", str(path))
     assert code == 1 and "4294967040" in err and "-256" not in err
+
+
+def test_in_place_edit_leaves_a_member_that_holds_the_header_alone(tmp_path: Path) -> None:
+    # A member whose bytes start at offset 0 holds the 12-byte header, which an in-place edit
+    # rewrites: the member then read other bytes (found by fuzz/fuzz_edit_all.py). Such a pack is
+    # rebuilt instead.
+    data = bytearray(pak_bytes([(b"a.txt", b"hello"), (b"whole.bin", b"")]))
+    directory_at = struct.unpack_from("<i", data, 4)[0]
+    struct.pack_into("<ii", data, directory_at + 64 + 56, 0, 12)  # whole.bin: the header itself
+    pack = tmp_path / "odd.pak"
+    pack.write_bytes(bytes(data))
+    with gamepak.open(pack) as archive:
+        header = archive.read("whole.bin")
+        assert header == bytes(data[:12])
+    with gamepak.edit(pack) as editor:
+        editor.add("new.txt", b"new")
+    assert editor.result.method == "rebuilt"
+    with gamepak.open(pack) as archive:
+        assert [archive.read(name) for name in ("a.txt", "whole.bin", "new.txt")] == [b"hello", header, b"new"]

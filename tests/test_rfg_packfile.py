@@ -287,6 +287,26 @@ def test_solid_stream_is_never_finished(tmp_path: Path) -> None:
     assert zlib.decompressobj().decompress(block) == b"abc" * 100 + b"xyz" * 100
 
 
+def test_empty_member_chunk_is_a_sync_mark_from_bytes_or_from_a_file(tmp_path: Path) -> None:
+    # Found by fuzz/fuzz_manifest_all.py: an empty last member read from a file got no chunk (zlib
+    # skips a second sync flush in a row), from bytes a 5-byte one; so `extract --manifest` then
+    # `create DIR` did not give back a flags-3 pack gamepak itself had written.
+    members = [("a.txt", b"hello " * 10), ("empty.bin", b""), ("also_empty.bin", b"")]
+    for name, data in members:
+        (tmp_path / name).write_bytes(data)
+    for source in ("bytes", "files"):
+        with gamepak.create(tmp_path / f"{source}.vpp_pc", flags=3) as writer:
+            for name, data in members:
+                writer.add(name, data if source == "bytes" else tmp_path / name)
+    from_bytes = (tmp_path / "bytes.vpp_pc").read_bytes()
+    assert (tmp_path / "files.vpp_pc").read_bytes() == from_bytes
+    with gamepak.open(tmp_path / "files.vpp_pc") as pack:
+        assert [entry.stored_size for entry in pack.infolist()][1:] == [5, 5]
+        pack.extractall(tmp_path / "out", manifest=True)
+    assert in_process_cli("create", str(tmp_path / "rebuilt.vpp_pc"), str(tmp_path / "out"))[0] == 0
+    assert (tmp_path / "rebuilt.vpp_pc").read_bytes() == from_bytes
+
+
 def test_writer_refusals(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedFeatureError):
         with gamepak.create(tmp_path / "a.vpp_pc", flags=0, align=16) as writer:
@@ -749,6 +769,83 @@ def test_rebuild_keeps_irregular_offsets_and_header_junk(tmp_path: Path) -> None
     original.write_bytes(bytes(data))
     with gamepak.open(original) as archive:
         assert [archive.read(name.decode()) for name, _ in members] == [d for _, d in members]
+        assert archive.verify() == []
+    assert _rebuild_with_library(original, tmp_path).read_bytes() == bytes(data)
+
+
+# -- found by the fuzz harnesses (fuzz/): exact rebuilds of odd but readable packs ---------------
+
+
+def test_empty_solid_pack_with_trailing_bytes_rebuilds_exactly(tmp_path: Path) -> None:
+    # An empty flags-3 pack was taken for another tool's stream, so its header fields and
+    # trailing bytes were dropped from the manifest (fuzz_manifest_all).
+    data = bytearray(hand_made([], flags=3)) + b"trailing junk"
+    struct.pack_into("<I", data, 344, 2048)  # the FileSize field, as the bytes were appended
+    original = tmp_path / "empty.str2_pc"
+    original.write_bytes(bytes(data))
+    with gamepak.open(original) as archive:
+        assert archive.verify() == []
+    assert _rebuild_with_library(original, tmp_path).read_bytes() == bytes(data)
+
+
+def test_junk_in_the_padding_between_compressed_members_is_kept(tmp_path: Path) -> None:
+    # Flags 1 pads every member's stream to 2048 bytes; non-zero bytes there were taken for
+    # data and lost by the exact rebuild (fuzz_manifest_all).
+    data = bytearray(_write_twin(tmp_path / "clean.vpp_pc", [("a.bin", b"A" * 300), ("b.bin", b"B" * 10)], flags=1))
+    with gamepak.open(io.BytesIO(bytes(data)), "vpp") as archive:
+        first = archive.infolist()[0]
+        junk_at = first.offset + (first.stored_size or 0) + 100
+    data[junk_at : junk_at + 4] = b"junk"
+    original = tmp_path / "padded.vpp_pc"
+    original.write_bytes(bytes(data))
+    with gamepak.open(original) as archive:
+        assert archive.verify() == []
+    assert _rebuild_with_library(original, tmp_path).read_bytes() == bytes(data)
+
+
+def test_names_that_share_bytes_rebuild_where_they_were(tmp_path: Path) -> None:
+    # 'b.wav' starts inside the longer first name: the writer put the names one after another
+    # while the entries kept the recorded offsets, so the rebuilt pack's last name ran into
+    # other bytes and did not read (fuzz_rebuild_vpp).
+    data = bytearray(hand_made([(b"readme.txt", b"R" * 60), (b"b.wav", b"W" * 8)], flags=2))
+    names_at = 4096
+    assert data[names_at : names_at + 17] == b"readme.txt\0b.wav\0"
+    data[names_at + 10] = ord("x")  # name 0 is now 'readme.txtxb.wav'; name 1 still starts at 11
+    struct.pack_into("<I", data, 2048 + 12, name_hash(b"readme.txtxb.wav"))
+    original = tmp_path / "shared.vpp_pc"
+    original.write_bytes(bytes(data))
+    with gamepak.open(original) as archive:
+        assert archive.namelist() == ["readme.txtxb.wav", "b.wav"]
+        assert archive.verify() == []
+    rebuilt = _rebuild_with_library(original, tmp_path)
+    assert rebuilt.read_bytes() == bytes(data)
+
+
+def test_overlapping_members_rebuild_as_a_clean_pack_with_the_same_members(tmp_path: Path) -> None:
+    # Both members start at the same offset (a damaged pack): the exact layout wrote the second
+    # after the first instead, so it read back other bytes (fuzz_rebuild_vpp).
+    data = bytearray(hand_made([(b"a.bin", b"A"), (b"b.bin", b"AB" * 4)], flags=2))
+    struct.pack_into("<I", data, 2048 + 28 + 8, 0)  # b.bin's DataOffset: where a.bin is
+    data[6144:6152] = b"AB" * 4
+    original = tmp_path / "overlap.vpp_pc"
+    original.write_bytes(bytes(data))
+    with gamepak.open(original) as archive:
+        before = [archive.read(entry) for entry in archive.infolist()]
+        assert before == [b"A", b"AB" * 4]
+    with gamepak.open(_rebuild_with_library(original, tmp_path)) as rebuilt:
+        assert [rebuilt.read(entry) for entry in rebuilt.infolist()] == before
+        assert rebuilt.verify() == []
+
+
+def test_junk_in_the_entry_fields_the_writer_leaves_zero_is_kept(tmp_path: Path) -> None:
+    # The second and last uint32 of an entry are zero in the game's files; other values were
+    # neither reproduced nor kept in the manifest (fuzz_manifest_all).
+    data = bytearray(hand_made([(b"a.bin", b"A" * 10), (b"b.bin", b"B" * 3)]))
+    struct.pack_into("<I", data, 2048 + 4, 0x1234)
+    struct.pack_into("<I", data, 2048 + 28 + 24, 0x400000)
+    original = tmp_path / "fields.vpp_pc"
+    original.write_bytes(bytes(data))
+    with gamepak.open(original) as archive:
         assert archive.verify() == []
     assert _rebuild_with_library(original, tmp_path).read_bytes() == bytes(data)
 

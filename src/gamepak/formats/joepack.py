@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 HEADER = struct.Struct("<8sII")
+# The widest name field the writer's option takes (the header field is a uint32).
+MAX_NAME_FIELD_OPTION = 0xFFFF
 FAT_FIXED = struct.Struct("<II")
 MAGIC = b"JPK01.00"
 
@@ -91,7 +93,10 @@ class Reader(FixedRecordNames, Archive):
 
     def layout_options(self) -> dict[str, Any]:
         longest = max((len(encode_name(name)) for name in self._names), default=0)
-        return {"name_field_size": self.name_length if self.name_length != longest else None}
+        # A field wider than the writer's option takes (only an empty pack can have one; the
+        # FAT would hold it per member) is kept by the byte-exact layout alone.
+        keep = self.name_length != longest and self.name_length <= MAX_NAME_FIELD_OPTION
+        return {"name_field_size": self.name_length if keep else None}
 
     def append_edit(self, path: str, members: list[PendingMember]) -> bool:
         """The FAT must directly follow the header, so it grows in place (`FixedTable`): new
@@ -165,7 +170,7 @@ class Writer(ArchiveWriter):
 
     format_name = "jpk"
     option_defaults = {"name_field_size": None}
-    option_validators = {"name_field_size": whole_number(1, 0xFFFF, allow_none=True)}
+    option_validators = {"name_field_size": whole_number(1, MAX_NAME_FIELD_OPTION, allow_none=True)}
 
     def _check_name(self, name: str) -> None:
         raw = encode_name(name)

@@ -174,6 +174,8 @@ class Reader(FixedRecordNames, Archive):
             if self.directory_offset != HEADER.size or self.directory_length % ENTRY.size:
                 return False  # a directory amid the data: rebuilt
             return self._edit_directory_at_start(path, members, align, raw_names)
+        if any(entry.size and entry.offset < HEADER.size for entry in self.infolist()):
+            return False  # data overlapping the header, which the switch rewrites: rebuilt
         live_end = max(self._data_end(), self.directory_offset + self.directory_length, HEADER.size)
         position = live_end
         records = []

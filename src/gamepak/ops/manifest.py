@@ -45,6 +45,7 @@ SLACK_PER_MEMBER = 8 << 10
 SLACK_FIXED = 1 << 20
 # exact keys that are byte positions or sizes in the output file (each must lie inside it).
 POSITION_KEYS = ("directory_offset", "directory_length", "name_field_size")
+NAME_FIELD_LIMIT = 0xFFFFFFFF  # a JoePack header's uint32
 POSITION_LISTS = ("offsets", "name_offsets")
 INDEXED_MAPS = ("name_fields", "data_offsets")
 
@@ -139,7 +140,10 @@ def validate_manifest(document: Any, path: str | os.PathLike[str]) -> dict[str, 
             raise ManifestError(where, f"exact.fill[{index}]", f"ends at {offset + length}, past the file ({limit})")
     for key in POSITION_KEYS:
         if key in exact and exact[key] is not None:
-            _count(where, f"exact.{key}", exact[key], limit)
+            # A name field takes bytes only per member: without members, a JoePack's field size
+            # is just a header number.
+            bound = limit if sizes or key != "name_field_size" else NAME_FIELD_LIMIT
+            _count(where, f"exact.{key}", exact[key], bound)
     for key in POSITION_LISTS:
         values = exact.get(key)
         if values is None:

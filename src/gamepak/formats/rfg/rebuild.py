@@ -171,9 +171,10 @@ def packfile_layout(reader: Reader) -> dict[str, Any]:
         options["align"] = alignment or 1
         if alignment is None:
             exact["offsets"] = [entry.offset - (0 if reader.flags == 3 else reader.data_start) for entry in entries]
-    if reader.flags == 3 and not reader.solid_stream()[1]:
+    if reader.flags == 3 and entries and not reader.solid_stream()[1]:
         # Another tool's stream (its chunk sizes do not add up): gamepak cannot reproduce its
-        # compressed bytes, so a rebuild is a clean pack in the game's convention.
+        # compressed bytes, so a rebuild is a clean pack in the game's convention. (An empty
+        # pack has no stream to distrust: its header fields and trailing bytes are kept.)
         options.update(level=9, strategy=0, mem_level=8, window_bits=15)
         return {"options": options, "exact": {}}
     if reader.compressed:
@@ -202,7 +203,13 @@ def packfile_layout(reader: Reader) -> dict[str, Any]:
     # Header bytes the options reproduce are covered; anything else non-zero (text after a
     # name's NUL, junk in the padding) goes to `fill`.
     covered = [(0, 8), (332, 4), (340, 24), (RUNTIME_OFFSET, len(reader.runtime))]
-    covered.append((reader.entries_start, ENTRY.size * len(entries)))
+    if any(record[1] or record[6] for record in reader.records):
+        # Non-zero bytes in the two entry fields the writer leaves zero go to `fill`.
+        for index in range(len(entries)):
+            at = reader.entries_start + ENTRY.size * index
+            covered += [(at, 4), (at + 8, 16)]
+    else:
+        covered.append((reader.entries_start, ENTRY.size * len(entries)))
     for start, raw in ((8, reader.short_name_field), (73, reader.path_name_field)):
         text = raw.partition(b"\0")[0]
         if raw == text.ljust(len(raw), b"\0"):
@@ -214,7 +221,13 @@ def packfile_layout(reader: Reader) -> dict[str, Any]:
         covered.append((reader.names_start, reader.name_block_size))
     else:
         exact["name_offsets"] = [record[0] for record in reader.records]
-    covered.append((reader.data_start, max(0, min(reader.data_end(), reader.size) - reader.data_start)))
+    if reader.flags == 3:
+        covered.append((reader.data_start, max(0, min(reader.data_end(), reader.size) - reader.data_start)))
+    else:
+        # Each member's own bytes: the padding between them is the writer's zeros, so junk
+        # there goes to `fill` too.
+        for entry in entries:
+            covered.append((entry.offset, (entry.stored_size or 0) if reader.compressed else entry.size))
     exact["fill"] = fill_bytes(reader._source, covered)
     return {"options": options, "exact": exact}
 

@@ -73,3 +73,18 @@ def name_offsets(raw_names: list[bytes]) -> list[int]:
         offsets.append(position)
         position += len(raw) + 1
     return offsets
+
+
+def name_block(raw_names: list[bytes], recorded: list[int] | None = None) -> tuple[bytes, list[int]]:
+    """The name block and where each name starts in it: at the `recorded` offsets (an exact
+    rebuild of a pack whose names share or overlap bytes) while every name still reads back
+    from its offset, else one after another."""
+    if recorded is not None and len(recorded) == len(raw_names):
+        block = bytearray()
+        for raw, offset in zip(raw_names, recorded, strict=True):
+            end = offset + len(raw) + 1
+            block.extend(bytes(max(0, end - len(block))))
+            block[offset:end] = raw + b"\0"
+        if all(block[offset : offset + len(raw) + 1] == raw + b"\0" for raw, offset in zip(raw_names, recorded)):
+            return bytes(block), [int(offset) for offset in recorded]
+    return b"".join(raw + b"\0" for raw in raw_names), name_offsets(raw_names)

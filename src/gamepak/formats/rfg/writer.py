@@ -50,8 +50,8 @@ from .records import (
     NO_SIZE,
     U32,
     VERSION,
+    name_block,
     name_hash,
-    name_offsets,
 )
 
 # `typing` costs milliseconds at import, and the `.asm_pc` module (with `dataclasses`) more: an
@@ -344,6 +344,10 @@ class Writer(ArchiveWriter):
         members = self._update_asm_tables(members)
         flags, level, align = self._settings()
         exact = self.layout if self.layout and self.layout.get("sizes") == [m.size for m in members] else {}
+        if exact.get("offsets") and not _one_after_another(exact["offsets"], [m.size for m in members]):
+            # Members that overlap in the source (a damaged pack) cannot each be written where
+            # it had them: a clean pack holds the same members.
+            exact = {}
         if exact and flags & FLAG_COMPRESSED:
             if exact.get("zlib_unmatched"):
                 raise UnsupportedFeatureError(
@@ -363,8 +367,18 @@ class Writer(ArchiveWriter):
         raw_names = [encode_name(member.name) for member in members]
         count = len(members)
         names_start = HEADER_BLOCK + align_up(ENTRY.size * count, BLOCK_ALIGN)
-        offsets_of_names = exact.get("name_offsets") or name_offsets(raw_names)
-        name_block_size = sum(len(raw) + 1 for raw in raw_names)
+        recorded = exact.get("name_offsets")
+        names, offsets_of_names = name_block(raw_names, recorded)
+        header_overrides = {key: int(value) for key, value in exact.get("header", {}).items()}
+        # The data starts where the header's name block size puts it (readers go by the field):
+        # an exact rebuild keeps the source's field while its names still sit where recorded.
+        kept_size = header_overrides.get("name_block_size")
+        if kept_size is not None and (
+            (recorded is not None and offsets_of_names != recorded)
+            or not len(names) <= kept_size <= int(exact.get("file_size", 0))
+        ):
+            del header_overrides["name_block_size"]
+        name_block_size = header_overrides.get("name_block_size", len(names))
         data_start = names_start + align_up(name_block_size, BLOCK_ALIGN)
         fixed_offsets = exact.get("offsets")
 
@@ -436,7 +450,7 @@ class Writer(ArchiveWriter):
             "data_size": min(data_size, U32),
             "compressed_data_size": min(compressed_size, U32),
         }
-        header_values.update({key: int(value) for key, value in exact.get("header", {}).items()})
+        header_values.update(header_overrides)
         runtime = self.options["runtime"]
         runtime_bytes = bytes.fromhex(_runtime(runtime) or "") if runtime else bytes(12)
         header = HEADER.pack(
@@ -459,7 +473,6 @@ class Writer(ArchiveWriter):
         out.pwrite(header.ljust(HEADER_BLOCK, b"\0"), 0)
         if entries:
             out.pwrite(entries, HEADER_BLOCK)
-        names = b"".join(raw + b"\0" for raw in raw_names)
         if names:
             out.pwrite(names, names_start)
         if exact:
@@ -522,6 +535,10 @@ class Writer(ArchiveWriter):
             end = target + member.size
             if index + 1 < len(members) and targets[index + 1] > end:
                 out.write(compressor.compress(bytes(targets[index + 1] - end)))
+            # zlib skips a sync flush that directly follows another (an empty member read from
+            # a file gives no chunk to compress): a call with no input first makes every chunk
+            # end with its own sync mark, whether the member came as bytes or as a path.
+            out.write(compressor.compress(b""))
             out.write(compressor.flush(zlib.Z_SYNC_FLUSH))
             stored_sizes.append(out.tell() - before)
             compressed_total += stored_sizes[-1]
@@ -568,6 +585,16 @@ def _source_window_bits(source: Reader) -> int:
     """The window a flags-3 source's zlib header declares (15 when it says nothing usable)."""
     header = source._source.pread(2, source.data_start)
     return (header[0] >> 4) + 8 if len(header) == 2 and header[0] & 0x0F == 8 else 15
+
+
+def _one_after_another(offsets: list[int], sizes: list[int]) -> bool:
+    """Whether members of these sizes fit at these offsets in order, none overlapping the last."""
+    end = 0
+    for offset, size in zip(offsets, sizes, strict=False):
+        if int(offset) < end:
+            return False
+        end = int(offset) + size
+    return True
 
 
 # The end of a sync flush: an empty stored block's lengths, after which the stream is

@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""Fuzz the four Gameloft J2ME layout readers: they have no signature, so each input is opened
+with every layout (`_fuzzing.J2ME_LAYOUTS`); each may only refuse it with a gamepak error, and
+whatever opens must read the same bytes by every path.
+
+    python fuzz/fuzz_read_j2me.py CORPUS_FOLDER [libFuzzer options]
+"""
+
+from __future__ import annotations
+
+import sys
+
+from _fuzzing import J2ME_LAYOUTS, exercise_archive, import_all
+
+
+def TestOneInput(data: bytes) -> None:
+    for layout in J2ME_LAYOUTS:
+        exercise_archive(data, layout)
+
+
+def main() -> None:
+    import atheris
+
+    with atheris.instrument_imports(include=["gamepak"]):
+        import_all("gamepak.core", "gamepak.formats.j2me")
+    atheris.Setup(sys.argv, TestOneInput)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

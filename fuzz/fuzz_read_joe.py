@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Fuzz the VDrift JOE model reader (`gamepak.models.loads`): any input may only be refused with
+a gamepak error; on what it accepts, every frame is built and the summary computed.
+
+    python fuzz/fuzz_read_joe.py CORPUS_FOLDER [libFuzzer options]
+"""
+
+from __future__ import annotations
+
+import sys
+
+from _fuzzing import expected_errors, import_all
+
+
+def TestOneInput(data: bytes) -> None:
+    from gamepak import models
+
+    with expected_errors():
+        mesh = models.loads(data, "joe", name="fuzz.joe")
+        for frame in mesh.frames:
+            assert len(frame.corners) == mesh.face_count, "a frame has another face count than the model"
+        mesh.summary()
+
+
+def main() -> None:
+    import atheris
+
+    with atheris.instrument_imports(include=["gamepak"]):
+        import_all("gamepak.core", "gamepak.models.joe", "gamepak.models.mesh")
+    atheris.Setup(sys.argv, TestOneInput)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

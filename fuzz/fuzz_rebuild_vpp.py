@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""Fuzz the RFG packfile writer by round trip (`_fuzzing.rebuild_archive`): an input the reader
+accepts is written again, with the pack's layout options and with its byte-exact layout, and
+must read back as the same members. Reader and writer may refuse only with a gamepak error.
+
+    python fuzz/fuzz_rebuild_vpp.py CORPUS_FOLDER [libFuzzer options]
+"""
+
+from __future__ import annotations
+
+import sys
+
+from _fuzzing import import_all, rebuild_archive
+
+
+def TestOneInput(data: bytes) -> None:
+    rebuild_archive(data, "vpp")
+
+
+def main() -> None:
+    import atheris
+
+    with atheris.instrument_imports(include=["gamepak"]):
+        import_all("gamepak.core", "gamepak.formats.rfg")
+    atheris.Setup(sys.argv, TestOneInput)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

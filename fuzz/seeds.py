@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Write the seed corpus of every fuzz harness: small files made by gamepak's own writers, plus
+the real samples (and the packs, models and textures inside them) when ../shared/samples exists.
+
+    python fuzz/seeds.py OUT_FOLDER [--samples FOLDER]
+
+Each harness `fuzz_read_X.py` / `fuzz_rebuild_X.py` gets OUT_FOLDER/<harness>/ with the seeds of
+format X. Existing files are kept (a corpus grows across runs); seeds are rewritten. The samples
+are read from where they are and copied only into OUT_FOLDER, never into the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_SAMPLES = HERE.parent.parent / "shared" / "samples"
+# Larger samples make every execution slow (table.vpp_pc inflates 22 MB): the writers' small
+# packs cover the same code paths.
+MAX_SAMPLE_BYTES = 1 << 20
+
+MEMBERS = [
+    ("maps/e1m1.bsp", b"IBSP" + bytes(range(60))),
+    ("readme.txt", b"hello world\n" * 5),
+    ("sound/b.wav", b"RIFF\x02\x00\x00\x00"),
+    ("empty.bin", b""),
+]
+# (format, writer options, member names flat?) of each seed pack.
+PACKS = {
+    "pak": [("pak", {}), ("pak", {"align": 16}), ("pak", {"directory": "start"})],
+    "jpk": [("jpk", {}), ("jpk", {"name_field_size": 32})],
+    "vpp": [("vpp", {"flags": flags}) for flags in range(4)] + [("vpp", {"flags": 3, "align": 16, "level": 9})],
+    "zip": [("zip", {"compression": name}) for name in ("store", "deflate", "bzip2", "lzma")],
+    "tar": [("tar", {}), ("tar.gz", {})],
+    "j2me": [("j2me-table", {}), ("j2me-offsets", {}), ("j2me-end-offsets", {}), ("j2me-sized", {})],
+}
+
+
+def _members_for(format_name: str) -> list[tuple[str, bytes]]:
+    if format_name.startswith("j2me"):
+        return [(str(index), data) for index, (_, data) in enumerate(MEMBERS)]
+    if format_name == "vpp":  # RFG names hold no folders
+        return [(name.rsplit("/", 1)[-1], data) for name, data in MEMBERS]
+    return MEMBERS
+
+
+def _pack(format_name: str, options: dict[str, object], members: list[tuple[str, bytes]]) -> bytes:
+    import gamepak
+
+    extension = {"tar.gz": ".tar.gz"}.get(format_name, f".{format_name}")
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, f"seed{extension}")
+        with gamepak.create(path, format_name.removesuffix(".gz"), **options) as writer:
+            for name, data in members:
+                writer.add(name, data)
+        return Path(path).read_bytes()
+
+
+def pack_seeds(kind: str) -> Iterator[tuple[str, bytes]]:
+    """Seeds for one archive format: each writer option set, with the usual members, one
+    member and none."""
+    for format_name, options in PACKS[kind]:
+        label = "-".join([format_name, *(f"{key}{value}" for key, value in options.items())])
+        members = _members_for(format_name.removesuffix(".gz"))
+        yield f"{label}.bin", _pack(format_name, options, members)
+        yield f"{label}-one.bin", _pack(format_name, options, members[:1])
+        if not format_name.startswith("j2me-sized"):
+            yield f"{label}-empty.bin", _pack(format_name, options, [])
+
+
+def joe_seeds() -> Iterator[tuple[str, bytes]]:
+    """A quad and a triangle with normals and texture coordinates, in one and in two frames."""
+    import numpy as np
+
+    from gamepak.models import joe
+    from gamepak.models.mesh import Mesh
+
+    positions = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0.5, 0.5, 1]], np.float32)
+    normals = np.array([[0, 0, 1], [0, 0, -1]], np.float32)
+    texcoords = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    # (vertex, normal, texcoord) index per corner of each face
+    corners = np.array(
+        [[[0, 0, 0], [1, 0, 1], [2, 0, 2]], [[0, 0, 0], [2, 0, 2], [3, 0, 3]], [[1, 1, 1], [4, 1, 2], [2, 1, 3]]]
+    )
+    mesh = Mesh(positions, normals, texcoords, corners)
+    yield "one-frame.joe", joe.write(mesh)
+    mesh.extra_frames = [Mesh(positions * 2, normals, texcoords, corners)]
+    yield "two-frames.joe", joe.write(mesh)
+
+
+def peg_seeds() -> Iterator[tuple[str, bytes]]:
+    """Texture pairs (CPU file, then GPU file) in every pixel format the writer encodes."""
+    import numpy as np
+
+    from gamepak.errors import GamepakError
+    from gamepak.formats.rfg.peg import Peg, PixelFormat
+
+    pixels = np.random.default_rng(0).integers(0, 256, (8, 8, 4), dtype=np.uint8)
+    for fmt in PixelFormat:
+        peg = Peg.new("seed.cpeg_pc")
+        try:
+            peg.add_texture("first", pixels, fmt)
+            peg.add_texture("second", pixels[:4, :4], fmt, mips=1)
+        except GamepakError:
+            continue  # a format the writer cannot encode
+        cpu, gpu = peg.to_bytes()
+        yield f"{fmt.label}.peg", cpu + gpu
+
+
+def asm_seeds() -> Iterator[tuple[str, bytes]]:
+    """A container table of two containers, one with a CPU+GPU primitive pair."""
+    from gamepak.formats.rfg.asm import AsmContainer, AsmFile, AsmPrimitive
+
+    textures = AsmContainer("effects", 2, 1, 6144, 900, [100, 800], [AsmPrimitive("fx.cpeg_pc", 1, 0, 0, 1, 100, 800)])
+    empty = AsmContainer("empty", 0, 0, 2048, 0)
+    yield "two-containers.asm_pc", AsmFile([textures, empty]).to_bytes()
+    yield "none.asm_pc", AsmFile([]).to_bytes()
+
+
+def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
+    """(kind, name, bytes) of the real samples and of the packs, models and texture pairs they
+    hold (one level deep)."""
+    import gamepak
+    from gamepak.errors import GamepakError
+
+    kinds = {".pak": "pak", ".jpk": "jpk", ".vpp_pc": "vpp", ".str2_pc": "vpp", ".joe": "joe", ".asm_pc": "asm"}
+    for path in sorted(samples.rglob("*")):
+        kind = kinds.get(path.suffix.lower())
+        if kind is None or path.stat().st_size > MAX_SAMPLE_BYTES:
+            continue
+        data = path.read_bytes()
+        yield kind, path.name, data
+        if kind not in ("pak", "jpk", "vpp"):
+            continue
+        try:
+            with gamepak.open(path) as archive:
+                members = {entry.name: entry for entry in archive.infolist() if entry.size <= MAX_SAMPLE_BYTES}
+                for name, entry in members.items():
+                    inner = kinds.get(os.path.splitext(name)[1].lower())
+                    if inner is not None:
+                        yield inner, f"{path.name}-{name.replace('/', '_')}", archive.read(entry)
+                for name, entry in members.items():
+                    if name.lower().endswith(".cpeg_pc") and name[:-8] + ".gpeg_pc" in members:
+                        gpu = archive.read(members[name[:-8] + ".gpeg_pc"])
+                        yield "peg", f"{path.name}-{name}", archive.read(entry) + gpu
+        except GamepakError as exc:
+            print(f"seeds: skipping what {path} holds: {exc}", file=sys.stderr)
+
+
+def harness_kinds() -> dict[str, str]:
+    """Each harness's name and the format its seeds are: fuzz_read_pak -> pak (`all`: every
+    archive format)."""
+    return {path.stem: path.stem.split("_", 2)[2] for path in sorted(HERE.glob("fuzz_*.py"))}
+
+
+def write_seeds(out: Path, samples: Path | None) -> dict[str, int]:
+    """Write every harness's seeds under `out`; returns how many each got."""
+    by_kind: dict[str, list[tuple[str, bytes]]] = {kind: list(pack_seeds(kind)) for kind in PACKS}
+    by_kind["joe"] = list(joe_seeds())
+    by_kind["peg"] = list(peg_seeds())
+    by_kind["asm"] = list(asm_seeds())
+    if samples is not None and samples.is_dir():
+        for kind, name, data in sample_seeds(samples):
+            by_kind[kind].append((f"sample-{name}", data))
+    # Harnesses over every archive format (detection, extraction) take all their seeds.
+    by_kind["all"] = [(f"{kind}-{name}", data) for kind in PACKS for name, data in by_kind[kind]]
+    counts = {}
+    for harness, kind in harness_kinds().items():
+        folder = out / harness
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in by_kind[kind]:
+            # The content's hash keeps two seeds of one name apart.
+            digest = hashlib.sha1(data).hexdigest()[:8]
+            (folder / f"seed-{name}-{digest}").write_bytes(data)
+        counts[harness] = len(by_kind[kind])
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("out", type=Path, help="the corpus folder (one subfolder per harness)")
+    parser.add_argument("--samples", type=Path, default=DEFAULT_SAMPLES, help="the real samples (default: %(default)s)")
+    args = parser.parse_args(argv)
+    samples = args.samples if args.samples.is_dir() else None
+    if samples is None:
+        print(f"seeds: {args.samples} is absent: seeds from gamepak's writers only", file=sys.stderr)
+    counts = write_seeds(args.out, samples)
+    print(f"seeds: {sum(counts.values())} seed files for {len(counts)} harnesses in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
