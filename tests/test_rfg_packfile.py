@@ -930,3 +930,23 @@ def test_names_are_decoded_on_first_use(tmp_path: Path) -> None:
         assert names[7] == "n7.txt" and names[-1] == "caf\u00e9.txt" and archive._decoded is None
         assert list(names) == [f"n{index}.txt" for index in range(50)] + ["caf\u00e9.txt"]
         assert archive.read("CAF\u00c9.txt".lower()) == b"y"
+
+
+def test_case_only_duplicates_are_duplicates_in_rfg_packs(tmp_path: Path) -> None:
+    """The game looks RFG members up ignoring case: `A.TXT` and `a.txt` are one name, refused
+    as a duplicate by create and convert as add refuses it (issue 20 finding 6)."""
+    from conftest import in_process_cli
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "A.TXT").write_bytes(b"upper")
+    (folder / "a.txt").write_bytes(b"lower")
+    code, _, err = in_process_cli("create", str(tmp_path / "p.vpp_pc"), str(folder))
+    assert code == 1 and "ignoring case" in err and not (tmp_path / "p.vpp_pc").exists()
+    assert in_process_cli("create", str(tmp_path / "p.pak"), str(folder))[0] == 0  # Quake: case matters
+    code, _, err = in_process_cli("convert", str(tmp_path / "p.pak"), str(tmp_path / "c.vpp_pc"))
+    assert code == 1 and "ignoring case" in err
+    with pytest.raises(gamepak.errors.FormatLimitError, match="ignoring case"):
+        with gamepak.create(tmp_path / "lib.vpp_pc") as writer:
+            writer.add("Zone.txt", b"1")
+            writer.add("ZONE.TXT", b"2")

@@ -833,6 +833,9 @@ class ArchiveWriter:
     allows_duplicates: ClassVar[bool] = True
     # False for formats whose members have no names (they are numbered: `0.png`, `1`...).
     stores_names: ClassVar[bool] = True
+    # True where the game looks member names up ignoring case: `A.TXT` and `a.txt` are then one
+    # name, a duplicate.
+    case_insensitive_names: ClassVar[bool] = False
     # True for formats whose names hold no folders (no '/').
     flat_names: ClassVar[bool] = False
 
@@ -858,7 +861,7 @@ class ArchiveWriter:
         self._refuse_unused(options)
         self.layout: dict[str, Any] = options.get("layout") or {}
         self.members: list[PendingMember] = []
-        self._names_taken: set[str] = set()
+        self._names_taken: dict[str, str] = {}  # name key -> the first name queued under it
         # Called with each member as the archive is written (the CLI's progress bar).
         self.progress: Callable[[PendingMember], object] | None = None
         self._closed = False
@@ -923,7 +926,12 @@ class ArchiveWriter:
 
     def _queue(self, member: PendingMember) -> None:
         self.members.append(member)
-        self._names_taken.add(member.name)
+        self._names_taken.setdefault(self._name_key(member.name), member.name)
+
+    def _name_key(self, name: str) -> str:
+        """What makes two names the same member for the format's readers (case ignored where
+        the game looks names up ignoring it)."""
+        return name.lower() if self.case_insensitive_names else name
 
     def add_member(self, name: str, archive: Archive, member: str | Entry) -> None:
         """Queue a member of an open archive under `name`; a writer of the same format may copy
@@ -937,12 +945,15 @@ class ArchiveWriter:
     def _check_any_name(self, name: str) -> None:
         """`check_name`, then refuse a name taken twice (unless allowed and possible)."""
         self.check_name(name)
-        if name in self._names_taken:
+        taken = self._names_taken.get(self._name_key(name))
+        if taken is not None:
+            same = "" if taken == name else f" (as {taken!r}: {self.format_name}'s game looks names up ignoring case)"
             if not self.allows_duplicates:
-                raise FormatLimitError(f"member name {name!r} is taken: {self.format_name} cannot hold two")
+                raise FormatLimitError(f"member name {name!r} is taken{same}: {self.format_name} cannot hold two")
             if not self.allow_duplicates:
                 raise FormatLimitError(
-                    f"member name {name!r} is added twice (allow_duplicates=True / --allow-duplicates to keep both)"
+                    f"member name {name!r} is added twice{same} "
+                    "(allow_duplicates=True / --allow-duplicates to keep both)"
                 )
 
     def check_name(self, name: str) -> None:

@@ -430,7 +430,7 @@ class _PackWriter(ArchiveWriter):
             self._check_counts(len(self.members), total)
         except FormatLimitError:
             self.members.pop()  # a refused member is not queued
-            self._names_taken.discard(name)
+            self._names_taken.pop(self._name_key(name), None)
             raise
         self._added_size = total
 

@@ -160,6 +160,7 @@ class Writer(ArchiveWriter):
     format_name = "vpp"
     # The game keys members by their bare file names: a packfile has no folders.
     flat_names = True
+    case_insensitive_names = True  # the game finds members by a hash of the lowercased name
     option_defaults: ClassVar[dict[str, Any]] = {
         "flags": None,
         "level": None,
