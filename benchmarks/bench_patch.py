@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -58,7 +57,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.child_apply:
         gamepak.patch.apply(args.child_apply[0], [args.child_apply[1]])
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+        # VmHWM, not ru_maxrss: Linux carries a process's maxrss across exec, so a child would
+        # report the benchmark's own peak (the 1 GiB it wrote) instead of the apply's.
+        with open("/proc/self/status") as status:
+            print(next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) // 1024)
         return
     root = "/dev/shm" if os.path.isdir("/dev/shm") else None
     with tempfile.TemporaryDirectory(prefix="bench-patch-", dir=root) as temporary:

@@ -66,6 +66,14 @@ class InPlaceFile:
             return
         start = placed[0][1]
         end = max(offset + member.size for member, offset in placed)
+        if all(member.data is not None for member, _ in placed):
+            # Bytes already in memory cannot fail to be read: written where they go, once.
+            out = Output(self.fd)
+            for member, offset in placed:
+                out.seek(offset)
+                out.write_member(member)
+            out.flush()
+            return
         with _scratch_file(self.path) as scratch:
             out = Output(scratch.fileno())
             for member, offset in placed:

@@ -78,15 +78,26 @@ class Plan:
         }
 
 
-class _Target:
-    """Reads the current state of the target: member and file hashes, opened packs cached."""
+# Members up to this size read during planning are kept for the undo record and the delta
+# (one read and one hash per member for a whole apply); larger ones are read again when needed.
+KEPT_BYTES = 64 << 20
 
-    def __init__(self, target: str) -> None:
+
+class _Target:
+    """Reads the current state of the target: member and file hashes, opened packs cached.
+    With `keep`, the bytes and hashes it reads are kept for the rest of one apply (plan, undo
+    record, writing), and so are the new bytes each operation computes."""
+
+    def __init__(self, target: str, *, keep: bool = False) -> None:
         self.target = target
         self.is_pack = os.path.isfile(target)
         if not self.is_pack and not os.path.isdir(target):
             raise PatchError(f"{target}: no such pack or folder")
         self._archives: dict[str, Archive] = {}
+        self.keep = keep
+        self._bytes: dict[tuple[str, str | None], bytes | None] = {}
+        self._hashes: dict[tuple[str, str | None], str | None] = {}
+        self.new_bytes: dict[int, bytes] = {}  # id(operation) -> what it writes
 
     def path_of(self, operation: Operation) -> str:
         if self.is_pack:
@@ -119,6 +130,15 @@ class _Target:
         return entry.index
 
     def member_bytes(self, operation: Operation, member: str | None = None) -> bytes | None:
+        key = (self.path_of(operation), operation.member if member is None else member)
+        if key in self._bytes:
+            return self._bytes[key]
+        data = self._read(operation, member)
+        if self.keep and (data is None or len(data) <= KEPT_BYTES):
+            self._bytes[key] = data
+        return data
+
+    def _read(self, operation: Operation, member: str | None = None) -> bytes | None:
         from ...core.nested import resolve
         from ...errors import MemberNotFoundError
 
@@ -136,6 +156,19 @@ class _Target:
         return archive.read(entry)
 
     def sha256(self, operation: Operation, member: str | None = None) -> str | None:
+        key = (self.path_of(operation), operation.member if member is None else member)
+        if key not in self._hashes:
+            if self.keep and operation.op in ("replace", "remove") and member is None:
+                # Its bytes are needed again (the undo record, the delta's base): read them once.
+                import hashlib
+
+                data = self.member_bytes(operation)
+                self._hashes[key] = None if data is None else hashlib.sha256(data).hexdigest()
+            else:
+                self._hashes[key] = self._sha256(operation, member)
+        return self._hashes[key]
+
+    def _sha256(self, operation: Operation, member: str | None = None) -> str | None:
         from ...core.nested import resolve
         from ...errors import MemberNotFoundError
         from .make import file_sha256, member_sha256
@@ -150,10 +183,17 @@ class _Target:
             return None
         return member_sha256(archive, entry)
 
-    def close(self) -> None:
+    def close_archives(self) -> None:
+        """Close the packs read (before they are rewritten); kept bytes stay."""
         for archive in self._archives.values():
             archive.close()
         self._archives.clear()
+
+    def close(self) -> None:
+        self.close_archives()
+        self._bytes.clear()
+        self._hashes.clear()
+        self.new_bytes.clear()
 
 
 def _judge(target: _Target, operation: Operation) -> tuple[str, str]:
@@ -192,8 +232,13 @@ def _effect(operation: Operation) -> tuple[str, str | None]:
     return (operation.op, None if operation.op == "remove" else operation.target_sha256)
 
 
-def plan(target: str | os.PathLike[str], patches: Sequence[Patch], *, later_wins: bool = False) -> Plan:
-    """Check every operation of `patches` against `target` (nothing is written)."""
+def plan(
+    target: str | os.PathLike[str], patches: Sequence[Patch], *, later_wins: bool = False, state: _Target | None = None
+) -> Plan:
+    """Check every operation of `patches` against `target` (nothing is written). `state`: the
+    apply's shared reader (kept open by the caller)."""
+    if state is not None:
+        return _plan(state, patches, later_wins)
     state = _Target(os.fspath(target))
     try:
         return _plan(state, patches, later_wins)
@@ -242,10 +287,11 @@ def _plan(state: _Target, patches: Sequence[Patch], later_wins: bool) -> Plan:
     return result
 
 
-def execute(target: str, steps: list[Step], keeper: Any = None) -> None:
+def execute(target: str, steps: list[Step], keeper: Any = None, shared: _Target | None = None) -> None:
     """Write the applying steps: each pack once, plain files atomically. `keeper` (the undo
-    record) is told before and after each pack is rewritten."""
-    state = _Target(target)
+    record) is told before and after each pack is rewritten; `shared`: the apply's reader, whose
+    kept bytes are used (the caller closes it)."""
+    state = shared if shared is not None else _Target(target)
     groups: dict[str, list[Step]] = {}
     for step in steps:
         groups.setdefault(state.path_of(step.operation), []).append(step)
@@ -254,7 +300,10 @@ def execute(target: str, steps: list[Step], keeper: Any = None) -> None:
         for path, group in groups.items():
             prepared[path] = [(step, _new_bytes(state, step)) for step in group]
     finally:
-        state.close()
+        if shared is None:
+            state.close()
+        else:
+            shared.close_archives()
     # Every pack's changes are queued before any pack is written: a name a format refuses stops
     # the whole apply with nothing changed.
     from ..edit import Editor
@@ -299,6 +348,9 @@ def _new_bytes(state: _Target, step: Step) -> bytes | None:
     operation = step.operation
     if operation.op not in ("add", "replace"):
         return None
+    kept = state.new_bytes.pop(id(operation), None)
+    if kept is not None:
+        return kept
     base = state.member_bytes(operation) if operation.encoding == "zstd-delta" else None
     return step.patch.target_bytes(operation, base)
 

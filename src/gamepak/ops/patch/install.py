@@ -55,16 +55,22 @@ def apply(
     """Apply patch files to `target` (a pack or a game folder) in one pass: every operation is
     checked first; a conflict or refusal raises `PatchError` listing them and writes nothing.
     An undo record is written beside the target before any pack changes (`revert`)."""
+    from .apply import _Target
+
     opened = open_patches(target, patches)
+    # One reader for the whole apply: each changed member is read and hashed once, for the
+    # check, the undo record and the new bytes.
+    state = _Target(os.fspath(target), keep=True)
     try:
-        result = plan(target, opened, later_wins=later_wins)
+        result = plan(target, opened, later_wins=later_wins, state=state)
         if not result.ok:
             raise PatchError(f"{os.fspath(target)}: not applied, nothing written:\n  " + "\n  ".join(result.problems()))
         if dry_run or not result.to_apply:
             return result
-        with record_application(os.fspath(target), result) as (steps, keeper):
-            execute(os.fspath(target), steps, keeper)
+        with record_application(os.fspath(target), result, state) as (steps, keeper):
+            execute(os.fspath(target), steps, keeper, state)
         return result
     finally:
+        state.close()
         for patch in opened:
             patch.close()

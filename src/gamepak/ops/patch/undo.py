@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-    from .apply import Plan, Step
+    from .apply import Plan, Step, _Target
 
 RECORD_FORMAT = "gamepak-undo"
 RECORD_VERSION = 1
@@ -74,13 +74,13 @@ def _sync_folder(folder: str) -> None:
             os.close(fd)
 
 
-def _reverse(steps: list[Step], target: str) -> tuple[list[Operation], dict[str, bytes]]:
+def _reverse(steps: list[Step], target: str, shared: _Target | None = None) -> tuple[list[Operation], dict[str, bytes]]:
     """The operations that take `steps` back, with the old bytes they need (read now, before
-    anything changes)."""
+    anything changes; from `shared`, the apply's reader, when given)."""
     from .apply import _Target
     from .delta import FAST_LEVEL, make_delta
 
-    state = _Target(target)
+    state = shared if shared is not None else _Target(target)
     operations: list[Operation] = []
     blobs: dict[str, bytes] = {}
     try:
@@ -124,7 +124,12 @@ def _reverse(steps: list[Step], target: str) -> tuple[list[Operation], dict[str,
                 else:
                     # Large members are kept whole: a delta would hold both in memory with zstd's tables.
                     small = (operation.size or 0) <= (1 << 20)
-                    delta = make_delta(step.patch.target_bytes(operation, old), old, FAST_LEVEL) if small else None
+                    delta = None
+                    if small:
+                        new = step.patch.target_bytes(operation, old)
+                        if state.keep:
+                            state.new_bytes[id(operation)] = new  # written later: computed once
+                        delta = make_delta(new, old, FAST_LEVEL)
                     use_delta = delta is not None and len(delta) < len(old)
                     blobs[name] = delta if use_delta and delta is not None else old
                     operations.append(
@@ -133,14 +138,15 @@ def _reverse(steps: list[Step], target: str) -> tuple[list[Operation], dict[str,
                             operation.file,
                             operation.member,
                             base_sha256=operation.target_sha256,
-                            target_sha256=hashlib.sha256(old).hexdigest(),
+                            target_sha256=state.sha256(operation) or hashlib.sha256(old).hexdigest(),
                             size=len(old),
                             blob=name,
                             encoding="zstd-delta" if use_delta else "raw",
                         )
                     )
     finally:
-        state.close()
+        if shared is None:
+            state.close()
     return operations, blobs
 
 
@@ -199,9 +205,11 @@ def _restore_originals(target: str, folder: str, application: dict[str, Any]) ->
 
 
 @contextlib.contextmanager
-def record_application(target: str, plan: Plan) -> Iterator[tuple[list[Step], _Originals]]:
+def record_application(
+    target: str, plan: Plan, shared: _Target | None = None
+) -> Iterator[tuple[list[Step], _Originals]]:
     """Write the undo record of `plan` (pending), let the caller apply its steps, then mark it
-    done."""
+    done. `shared`: the apply's reader, whose kept bytes the record is made from."""
     steps = plan.to_apply
     folder = record_folder(target)
     os.makedirs(folder, exist_ok=True)
@@ -215,7 +223,7 @@ def record_application(target: str, plan: Plan) -> Iterator[tuple[list[Step], _O
             order.append(step.patch)
         by_patch.setdefault(id(step.patch), []).append(step)
     for index, patch in enumerate(order, 1):
-        operations, blobs = _reverse(by_patch[id(patch)], target)
+        operations, blobs = _reverse(by_patch[id(patch)], target, shared)
         undo_name = f"{number}-{index}.gpatch"
         write_patch(
             os.path.join(folder, undo_name),
