@@ -140,6 +140,10 @@ def test_the_command_table_matches_what_the_modules_declare() -> None:
     parser = build_parser("*")
     declared = list(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     assert declared == [name for names in COMMANDS.values() for name in names]
+    summaries = {action.dest: action.help for action in parser._subparsers._group_actions[0]._choices_actions}  # type: ignore[union-attr]
+    assert summaries == {name: summary for names in COMMANDS.values() for name, summary in names.items()}
+    # `gamepak --help` lists every command, importing none of their modules.
+    assert [a.dest for a in build_parser(None)._subparsers._group_actions[0]._choices_actions] == declared  # type: ignore[union-attr]
     for module, names in COMMANDS.items():
         for name in names:
             only = build_parser(name)

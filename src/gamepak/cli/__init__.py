@@ -19,22 +19,57 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
-# The command modules, in the order `gamepak --help` lists their commands.
-# The command modules and the commands each declares, in the order `gamepak --help` lists them.
-# A run imports only the module of the command it runs (`--help` imports them all);
-# tests/test_cli.py checks this table against what the modules declare.
-COMMANDS: dict[str, tuple[str, ...]] = {
-    "gamepak.cli.reading": ("ls", "info", "cat", "detect", "verify", "formats"),
-    "gamepak.cli.packing": ("extract", "create"),
-    "gamepak.cli.edit": ("add", "rm", "mv", "update", "compact"),
-    "gamepak.cli.convert": ("convert", "diff"),
-    "gamepak.cli.model": ("model",),
-    "gamepak.cli.text": ("text",),
-    "gamepak.cli.texture": ("texture",),
-    "gamepak.cli.patch": ("patch",),
-    "gamepak.cli.mount": ("mount", "unmount"),
-    "gamepak.cli.catalog": ("catalog", "catalog-diff"),
-    "gamepak.cli.serve": ("serve",),
+# The command modules, the commands each declares and their one-line summaries, in the order
+# `gamepak --help` lists them. A run imports only the module of the command it runs, and
+# `gamepak --help` none: it lists the commands from here. tests/test_cli.py holds this table
+# to what the modules declare (names and summaries).
+COMMANDS: dict[str, dict[str, str]] = {
+    "gamepak.cli.reading": {
+        "ls": "List the members of a pack, one name per line, in archive order.",
+        "info": "Show a pack's format, member count, sizes and header fields.",
+        "cat": "Write a member's bytes (or OUTER/INNER's, in a nested archive) to stdout.",
+        "detect": "Say which formats each file fits, most plausible first, with a confidence.",
+        "verify": "Check a pack's structure and every member (or a JOE model as a model).",
+        "formats": "List the formats, their extensions and their writer options.",
+    },
+    "gamepak.cli.packing": {
+        "extract": "Extract members (all, names, globs or OUTER/INNER paths) safely into a folder.",
+        "create": "Create a pack from files and folders (or rebuild one from an extracted folder).",
+    },
+    "gamepak.cli.edit": {
+        "add": "Add files to a pack (in place where the format allows).",
+        "rm": "Remove members (names or globs) from a pack.",
+        "mv": "Rename a member of a pack.",
+        "update": "Sync an extracted folder back into its pack.",
+        "compact": "Rebuild a pack without the space edits left.",
+    },
+    "gamepak.cli.convert": {
+        "convert": "Convert a pack to another format.",
+        "diff": "Compare two packs or folders member by member.",
+    },
+    "gamepak.cli.model": {
+        "model": "Inspect, convert and preview JOE models.",
+    },
+    "gamepak.cli.text": {
+        "text": "Export and import the strings of J2ME text packs.",
+    },
+    "gamepak.cli.texture": {
+        "texture": "RFG textures: list, export, import, add, rm",
+    },
+    "gamepak.cli.patch": {
+        "patch": "Make, check, apply and revert mod patches",
+    },
+    "gamepak.cli.mount": {
+        "mount": "Mount packs read-only as folders (FUSE).",
+        "unmount": "Unmount a folder mounted with 'gamepak mount'.",
+    },
+    "gamepak.cli.catalog": {
+        "catalog": "Catalog collections of archives into Parquet (Dask).",
+        "catalog-diff": "Compare two catalogs.",
+    },
+    "gamepak.cli.serve": {
+        "serve": "Browse packs, textures and models in a web page.",
+    },
 }
 COMMAND_MODULES = tuple(COMMANDS)
 
@@ -91,7 +126,16 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gamepak {__version__}")
     add_format_option(parser, "the input (also accepted after the command)", dest="global_format")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, action=Commands)
-    modules = [module for module, names in COMMANDS.items() if command in names] or COMMAND_MODULES
+    if command == "*":
+        modules = list(COMMAND_MODULES)
+    else:
+        # Only the running command's module is imported; `gamepak --help` (and --version)
+        # imports none: every other command is listed by its line in COMMANDS.
+        modules = [module for module, names in COMMANDS.items() if command in names]
+        for module, names in COMMANDS.items():
+            if module not in modules:
+                for name, summary in names.items():
+                    commands.add_parser(name, help=summary)
     for module_name in modules:
         __import__(module_name, fromlist=["register"]).register(commands)
     return parser
