@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import os
-import tempfile
 import warnings
 from collections.abc import Sequence
 
@@ -131,19 +130,25 @@ def _rows_from_csv(text: str, where: str) -> list[Row]:
 
 
 def _rows_from_po(text: str, where: str, originals: Sequence[str] | None) -> list[Row]:
-    import polib
-
     # polib splits a string argument with str.splitlines(), which also breaks at U+0085, U+001C..E
     # (characters Latin-1 strings can hold); reading a file splits at line ends only.
-    fd, temporary = tempfile.mkstemp(suffix=".po")
+    # The scratch folder carries this process's id: one a killed run leaves is removed by the next.
+    import shutil
+
+    import polib
+
+    from ...core.atomic import temporary_folder
+
+    folder = temporary_folder("po")
+    temporary = os.path.join(folder, "translation.po")
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with open(temporary, "wb") as handle:
             handle.write(text.encode("utf-8"))
         po = polib.pofile(temporary, encoding="utf-8")
     except (OSError, ValueError) as exc:
         raise GamepakError(f"{where}: malformed PO file: {exc}") from None
     finally:
-        os.unlink(temporary)
+        shutil.rmtree(folder, ignore_errors=True)
     rows: list[Row] = []
     for entry in po:
         if entry.obsolete:
