@@ -868,3 +868,42 @@ def test_frames_of_different_sizes_are_checked_each() -> None:
         match=rf"frame 2: 1 of the 3 positions are NaN or infinite \(first: position 1 at byte {nan_at - 4}\)",
     ):
         joe.read(bytes(broken))
+
+
+def test_model_info_of_a_large_joe_costs_about_twice_its_size(tmp_path: Path) -> None:
+    """A 16 MB, 40-frame JOE: `model info` peaks well under 2x the file plus Python itself
+    (it took ~7x: every float's running count for the NaN check, and the file read twice)."""
+    import dataclasses
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from gamepak.models import Mesh, dumps
+    from gamepak.models.joe import read
+
+    rng = np.random.default_rng(0)
+    mesh = Mesh.from_vertices(
+        rng.random((20000, 3)).astype(np.float32).tolist(), rng.integers(0, 20000, (20000, 3)).tolist()
+    )
+    one = read(dumps(mesh, "joe"))
+    path = tmp_path / "big.joe"
+    path.write_bytes(dumps(dataclasses.replace(one, extra_frames=[one] * 39), "joe"))
+    size_mib = path.stat().st_size / (1 << 20)
+    script = (
+        "import sys; from gamepak.cli import main; main(['model', 'info', sys.argv[1]]); "
+        "print(next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM')) // 1024)"
+    )
+    baseline = (
+        "import gamepak.models, gamepak.models.joe, numpy; "
+        "print(next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM')) // 1024)"
+    )
+    peak = int(
+        subprocess.run(
+            [sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True
+        ).stdout.split()[-1]
+    )
+    floor = int(
+        subprocess.run([sys.executable, "-c", baseline], capture_output=True, text=True, check=True).stdout.split()[-1]
+    )
+    assert peak - floor < 2 * size_mib + 8, (peak, floor, size_mib)

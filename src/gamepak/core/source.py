@@ -68,6 +68,11 @@ def read_whole(stream: Any, size: int, first_buffer: int | None = None) -> bytes
     return buffer.getvalue()
 
 
+class OwnedBuffer(bytearray):
+    """A file's bytes read for one reader alone, which may keep them (its arrays are views into
+    them) instead of copying them first."""
+
+
 class Source:
     """Positioned reads over a file path, a file descriptor or a seekable file object."""
 

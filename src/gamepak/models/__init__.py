@@ -158,13 +158,18 @@ def load(source: str | os.PathLike[str] | bytes, format: str | None = None, *, u
     """Read a model from a path or from bytes (`up`: the file's up axis, see `loads`)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return loads(bytes(source), format, up=up)
+    from ..core.source import OwnedBuffer
+
     path = os.fspath(source)
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            # Read into the buffer the JOE reader keeps (its arrays are views into it): the file
+            # costs its size once, not once as bytes and again as the reader's copy.
+            data = OwnedBuffer(os.fstat(handle.fileno()).st_size)
+            del data[handle.readinto(data) :]
     except OSError as exc:
         raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
-    return loads(data, format, name=_model_name(path), path=path, up=up)
+    return loads(data, format, name=_model_name(path), path=path, up=up)  # type: ignore[arg-type]  # a bytearray
 
 
 def load_member(
