@@ -43,6 +43,15 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     make.add_argument("--game", help="the game it is for")
     make.add_argument("--link", action="append", default=[], metavar="URL", help="a web link (repeatable)")
     make.add_argument("--overwrite", action="store_true", help="replace PATCH if it exists")
+    make.add_argument(
+        "--as",
+        dest="kind",
+        choices=("gamepak", "pak", "syncfaction"),
+        default="gamepak",
+        help="what to write: a gamepak patch file (default); pak: a Quake override pakN.pak of the added and "
+        "changed files (removals are reported: an override cannot delete); syncfaction: a SyncFaction "
+        "loose-archive mod folder (data/<pack>.vpp_pc/ with .delete.json)",
+    )
 
     info = add_command(sub, "info", run_info, "Show a patch file's metadata and operations.")
     info.add_argument("patch", metavar="PATCH", help="a patch file")
@@ -88,6 +97,15 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def run_make(args: argparse.Namespace) -> int | None:
     from ..ops.patch import make
+
+    if args.kind != "gamepak":
+        from ..ops.patch.export import export
+
+        result = export(args.base, args.modded, args.output, args.kind, overwrite=args.overwrite)
+        for sentence in result.not_expressed:
+            note(f"warning: {sentence}")
+        note(f"{args.output}: {len(result.written)} {'members' if args.kind == 'pak' else 'files'} ({args.kind})")
+        return None
 
     metadata = {
         "name": args.name,

@@ -1,0 +1,137 @@
+"""`patch make --as`: the differences between a base and a modded copy written as the mods a game
+already understands, instead of a gamepak patch file.
+
+- `pak` (Quake, Quake II): an override pack, `pakN.pak`, holding every added and changed member
+  and loose file. The engine reads the paks in order and a later one wins, so it needs no
+  tool; it cannot delete, so removals (and the old names of renames) are reported, not dropped.
+- `syncfaction` (Red Faction Guerrilla): a SyncFaction loose-archive mod folder,
+  `data/<pack>.vpp_pc/` holding the added and changed members and a `.delete.json` of the
+  removed ones; a changed member of a nested `.str2_pc` ships its whole `.str2_pc`. Plain files
+  are copied under their paths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from .container import PatchError
+from .make import differences
+
+KINDS = ("gamepak", "pak", "syncfaction")
+
+
+class Export:
+    """What an export wrote, and what it could not express (one sentence each)."""
+
+    def __init__(self, output: str, kind: str) -> None:
+        self.output = output
+        self.kind = kind
+        self.written: list[str] = []
+        self.not_expressed: list[str] = []
+
+
+def _modded_bytes(modded: str, file: str, member: str | None) -> bytes:
+    """The bytes the modded copy holds for a file or a (nested) member."""
+    from ...core.nested import resolve
+    from ...core.opening import open as open_archive
+
+    path = modded if file == "" else os.path.join(modded, *file.split("/"))
+    if member is None:
+        with open(path, "rb") as handle:
+            return handle.read()
+    with open_archive(path) as archive:
+        holder, entry = resolve(archive, member)
+        return holder.read(entry)
+
+
+def export(
+    base: str | os.PathLike[str],
+    modded: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    kind: str,
+    *,
+    overwrite: bool = False,
+) -> Export:
+    """Write the changes from `base` to `modded` (two packs or two folders) as `kind` ("pak"
+    or "syncfaction") at `output`."""
+    if kind not in ("pak", "syncfaction"):
+        raise PatchError(f"cannot write a mod as {kind!r}; as: {', '.join(KINDS)}")
+    base, modded, output = os.fspath(base), os.fspath(modded), os.fspath(output)
+    operations, _ = differences(base, modded)
+    result = Export(output, kind)
+    if kind == "pak":
+        _as_pak(modded, operations, result, overwrite)
+    else:
+        _as_syncfaction(base, modded, operations, result, overwrite)
+    return result
+
+
+def _as_pak(modded: str, operations: list, result: Export, overwrite: bool) -> None:
+    from ...core.opening import create
+
+    members: dict[str, bytes] = {}
+    for operation in operations:
+        where = operation.where
+        if operation.op in ("add", "replace"):
+            name = operation.member if operation.member is not None else operation.file
+            members[name] = _modded_bytes(modded, operation.file, operation.member)
+        elif operation.op == "rename":
+            assert operation.new_member is not None
+            members[operation.new_member] = _modded_bytes(modded, operation.file, operation.new_member)
+            result.not_expressed.append(f"{where}: renamed, but an override pak cannot remove the old name")
+        else:
+            result.not_expressed.append(f"{where}: removed, but an override pak cannot delete (the old copy stays)")
+    if not members:
+        raise PatchError(f"{result.output}: nothing was added or changed: an override pak would be empty")
+    with create(result.output, "pak", overwrite=overwrite) as writer:
+        for name, data in members.items():
+            writer.add(name, data)
+    result.written = list(members)
+
+
+def _as_syncfaction(base: str, modded: str, operations: list, result: Export, overwrite: bool) -> None:
+    from ...core.atomic import write_bytes
+
+    if not os.path.isdir(base):
+        raise PatchError(f"{base}: a SyncFaction mod is made from two game folders (or their data folders)")
+    if os.path.exists(result.output) and not overwrite:
+        from ...errors import OutputExistsError
+
+        raise OutputExistsError(result.output)
+    # Paths in the mod start at the game's root: data/<pack>.vpp_pc/...
+    prefix = "" if os.path.isdir(os.path.join(base, "data")) else "data/"
+    files: dict[str, bytes] = {}
+    deletions: dict[str, list[str]] = {}
+    for operation in operations:
+        file = prefix + operation.file
+        if operation.member is None:
+            if operation.op in ("add", "replace"):
+                files[file] = _modded_bytes(modded, operation.file, None)
+            else:
+                result.not_expressed.append(
+                    f"{operation.where}: a plain file removed (SyncFaction cannot delete files)"
+                )
+            continue
+        # A member of a nested pack: SyncFaction replaces members of the top pack only, so the
+        # whole nested pack it lies in goes in.
+        top, _, rest = operation.member.partition("/")
+        member = top if rest else operation.member
+        folder = f"{file}/"
+        if operation.op in ("add", "replace") or rest:
+            files[folder + member] = _modded_bytes(modded, operation.file, member)
+        elif operation.op == "rename":
+            assert operation.new_member is not None
+            files[folder + operation.new_member] = _modded_bytes(modded, operation.file, operation.new_member)
+            deletions.setdefault(file, []).append(operation.member)
+        else:
+            deletions.setdefault(file, []).append(operation.member)
+    for file, names in deletions.items():
+        files[f"{file}/.delete.json"] = json.dumps(sorted(names), indent=1).encode()
+    if not files:
+        raise PatchError(f"{result.output}: nothing was added, changed or removed: the mod would be empty")
+    for relative, data in files.items():
+        target = os.path.join(result.output, *relative.split("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        write_bytes(target, data, overwrite=True)
+    result.written = sorted(files)

@@ -1,0 +1,77 @@
+"""`patch make --as pak|syncfaction`: the changes written as the mods the games already read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import gamepak
+
+from conftest import in_process_cli
+
+
+def pack(path: Path, members: dict[str, bytes]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gamepak.create(path, overwrite=True) as writer:
+        for name, data in members.items():
+            writer.add(name, data)
+    return path
+
+
+def contents(path: Path) -> dict[str, bytes]:
+    with gamepak.open(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def test_an_override_pak_gives_the_modded_files_and_reports_deletions(tmp_path: Path) -> None:
+    base = pack(tmp_path / "base" / "pak0.pak", {"maps/e1m1.bsp": b"map", "gfx/a.lmp": b"A", "old.cfg": b"x"})
+    modded = pack(tmp_path / "mod" / "pak0.pak", {"maps/e1m1.bsp": b"MAP2", "gfx/a.lmp": b"A", "new.cfg": b"y"})
+    out = tmp_path / "pak1.pak"
+    code, _, err = in_process_cli("patch", "make", str(base), str(modded), "--as", "pak", "-o", str(out))
+    assert code == 0 and "old.cfg: removed, but an override pak cannot delete" in err
+    override = contents(out)
+    assert override == {"maps/e1m1.bsp": b"MAP2", "new.cfg": b"y"}
+    # Quake reads pak0, then pak1: the later one wins.
+    seen = {**contents(base), **override}
+    assert {k: v for k, v in seen.items() if k != "old.cfg"} == contents(modded)
+    # Two Quake folders work the same way (files of the packs by their member names).
+    shutil.copytree(tmp_path / "base", tmp_path / "game-a")
+    shutil.copytree(tmp_path / "mod", tmp_path / "game-b")
+    (tmp_path / "game-b" / "autoexec.cfg").write_bytes(b"bind x")
+    folder_out = tmp_path / "pak2.pak"
+    code, _, _ = in_process_cli(
+        "patch", "make", str(tmp_path / "game-a"), str(tmp_path / "game-b"), "--as", "pak", "-o", str(folder_out)
+    )
+    assert code == 0 and contents(folder_out) == {"maps/e1m1.bsp": b"MAP2", "new.cfg": b"y", "autoexec.cfg": b"bind x"}
+
+
+def test_a_syncfaction_mod_folder_applies_back_to_the_modded_members(tmp_path: Path) -> None:
+    zone = pack(tmp_path / "zone.str2_pc", {"crate.cpeg_pc": b"cpu", "crate.gpeg_pc": b"gpu"})
+    base_members = {"camera.xtbl": b"<root>1</root>", "old.xtbl": b"gone", "zone.str2_pc": zone.read_bytes()}
+    base = tmp_path / "base"
+    pack(base / "data" / "misc.vpp_pc", base_members)
+    changed_zone = pack(tmp_path / "zone2.str2_pc", {"crate.cpeg_pc": b"CPU2", "crate.gpeg_pc": b"gpu"})
+    modded_members = {"camera.xtbl": b"<root>2</root>", "zone.str2_pc": changed_zone.read_bytes(), "new.xtbl": b"n"}
+    modded = tmp_path / "modded"
+    pack(modded / "data" / "misc.vpp_pc", modded_members)
+    out = tmp_path / "mymod"
+    code, _, err = in_process_cli("patch", "make", str(base), str(modded), "--as", "syncfaction", "-o", str(out))
+    assert code == 0, err
+    folder = out / "data" / "misc.vpp_pc"
+    assert json.loads((folder / ".delete.json").read_text()) == ["old.xtbl"]
+    assert (folder / "zone.str2_pc").exists()  # a nested change ships the whole .str2_pc
+    game = tmp_path / "game"
+    shutil.copytree(base, game)
+    code, _, err = in_process_cli("patch", "apply", str(game), str(out))
+    assert code == 0, err
+    with gamepak.open(game / "data" / "misc.vpp_pc") as result, gamepak.open(modded / "data" / "misc.vpp_pc") as want:
+        assert sorted(result.namelist()) == sorted(want.namelist())
+        for name in want.namelist():
+            if name.endswith(".str2_pc"):
+                with result.open_archive(name) as a, want.open_archive(name) as b:
+                    assert {n: a.read(n) for n in a.namelist()} == {n: b.read(n) for n in b.namelist()}
+            else:
+                assert result.read(name) == want.read(name)
+    code, _, err = in_process_cli("patch", "make", str(base), str(modded), "--as", "syncfaction", "-o", str(out))
+    assert code == 1 and "already exists" in err
