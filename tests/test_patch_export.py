@@ -75,3 +75,35 @@ def test_a_syncfaction_mod_folder_applies_back_to_the_modded_members(tmp_path: P
                 assert result.read(name) == want.read(name)
     code, _, err = in_process_cli("patch", "make", str(base), str(modded), "--as", "syncfaction", "-o", str(out))
     assert code == 1 and "already exists" in err
+
+
+def _xdelta(source: Path, target: Path, out: Path) -> None:
+    import pyxdelta
+
+    assert pyxdelta.run(str(source), str(target), str(out))
+
+
+def test_a_syncfaction_xdelta_and_a_whole_pack_apply_and_revert(tmp_path: Path) -> None:
+    """`data/misc.xdelta` patches `data/misc.vpp_pc` (checked against the game's bytes first);
+    `data/table.vpp_pc` replaces the game's; revert gives the original bytes back."""
+    game = tmp_path / "game"
+    misc = pack(game / "data" / "misc.vpp_pc", {"a.xtbl": b"<root>a</root>" * 50})
+    table = pack(game / "data" / "table.vpp_pc", {"t.xtbl": b"<root>t</root>"})
+    original = {path.name: path.read_bytes() for path in (misc, table)}
+    modded_misc = pack(tmp_path / "modded-misc.vpp_pc", {"a.xtbl": b"<root>A</root>" * 50, "b.xtbl": b"b"})
+    mod = tmp_path / "mod" / "data"
+    mod.mkdir(parents=True)
+    _xdelta(misc, modded_misc, mod / "misc.xdelta")
+    pack(mod / "table.vpp_pc", {"t.xtbl": b"<root>T</root>"})
+    code, _, err = in_process_cli("patch", "apply", str(game), str(tmp_path / "mod"))
+    assert code == 0, err
+    assert misc.read_bytes() == modded_misc.read_bytes()
+    assert contents(table) == {"t.xtbl": b"<root>T</root>"}
+    assert in_process_cli("patch", "revert", str(game))[0] == 0
+    assert {path.name: path.read_bytes() for path in (misc, table)} == original
+    # A delta made for other bytes is refused, nothing written.
+    pack(game / "data" / "misc.vpp_pc", {"a.xtbl": b"something else"})
+    before = misc.read_bytes()
+    code, _, err = in_process_cli("patch", "apply", str(game), str(tmp_path / "mod"))
+    assert code == 1 and "does not apply" in err and "xdelta3:" not in err
+    assert misc.read_bytes() == before and contents(table) == {"t.xtbl": b"<root>t</root>"}

@@ -25,11 +25,10 @@ _MAX_DELETE_JSON = 1 << 20
 
 
 def is_mod_folder(path: str) -> bool:
-    """Whether `path` is a folder holding loose archives (`data/<pack>.vpp_pc/`)."""
+    """Whether `path` is a SyncFaction mod folder: loose archives (`data/<pack>.vpp_pc/`), whole
+    packs (`data/<pack>.vpp_pc` files) or whole-file deltas (`data/<name>.xdelta`)."""
     data = _child(path, "data")
-    return data is not None and any(
-        _pack_name(name) for name in os.listdir(data) if os.path.isdir(os.path.join(data, name))
-    )
+    return data is not None and any(_pack_name(name) or name.lower().endswith(".xdelta") for name in os.listdir(data))
 
 
 def _child(folder: str, name: str) -> str | None:
@@ -53,10 +52,18 @@ def _pack_name(name: str) -> str | None:
 class FolderPatch(Patch):
     """A patch whose blobs are files of a mod folder."""
 
-    def __init__(self, path: str, operations: list[Operation], files: dict[str, str], notes: list[str]) -> None:
+    def __init__(
+        self,
+        path: str,
+        operations: list[Operation],
+        files: dict[str, str],
+        notes: list[str],
+        scratch: str | None = None,
+    ) -> None:
         super().__init__(path, {"name": os.path.basename(os.path.normpath(path)), "version": None}, operations, None)
         self._files = files
         self.notes = notes
+        self._scratch = scratch  # decoded .xdelta results, removed on close
 
     def blob(self, operation: Operation) -> bytes:
         assert operation.blob is not None
@@ -67,7 +74,11 @@ class FolderPatch(Patch):
         return data
 
     def close(self) -> None:
-        pass
+        if self._scratch is not None:
+            import shutil
+
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
 
 def loose_archive_patch(mod: str, target: str) -> FolderPatch:
@@ -83,6 +94,7 @@ def loose_archive_patch(mod: str, target: str) -> FolderPatch:
     files: dict[str, str] = {}
     notes: list[str] = []
     packs_in_target = {entry.lower(): entry for entry in os.listdir(target_data)}
+    scratch = _whole_files(data, target_data, operations, files)
     for folder_name in sorted(os.listdir(data)):
         folder = os.path.join(data, folder_name)
         pack = _pack_name(folder_name)
@@ -120,7 +132,83 @@ def loose_archive_patch(mod: str, target: str) -> FolderPatch:
                     encoding="raw",
                 )
             )
-    return FolderPatch(mod, operations, files, notes)
+    return FolderPatch(mod, operations, files, notes, scratch)
+
+
+def _whole_files(data: str, target_data: str, operations: list[Operation], files: dict[str, str]) -> str | None:
+    """Whole-file changes of a mod's data folder: a pack file replaces the game's outright, and
+    `<name>.xdelta` (VCDIFF, xdelta3) patches the game's file of that name with another last
+    extension (`misc.xdelta` -> `misc.vpp_pc`). A delta is decoded now, against the file the
+    game has: one made for other bytes is refused before anything is written. Returns the
+    scratch folder holding the decoded files (the patch removes it when closed)."""
+    scratch = None
+    in_target = {entry.lower(): entry for entry in os.listdir(target_data)}
+    for name in sorted(os.listdir(data)):
+        path = os.path.join(data, name)
+        if not os.path.isfile(path):
+            continue
+        lowered = name.lower()
+        if _pack_name(name) is not None:
+            target_name = in_target.get(_pack_name(name) or lowered, name)
+            new_path = path
+        elif lowered.endswith(".xdelta"):
+            stem = lowered[: -len(".xdelta")]
+            matches = sorted(entry for key, entry in in_target.items() if os.path.splitext(key)[0] == stem)
+            if not matches:
+                raise PatchError(f"{path}: the game has no data/{stem}.* for this delta to patch")
+            target_name = next((m for m in matches if m.lower().endswith(".vpp_pc")), matches[0])
+            if scratch is None:
+                from ...core.atomic import temporary_folder
+
+                scratch = temporary_folder("xdelta")
+            new_path = os.path.join(scratch, f"{len(files)}-{target_name}")
+            _decode_xdelta(os.path.join(target_data, target_name), path, new_path)
+        else:
+            continue
+        file = check_relative(f"{os.path.basename(target_data)}/{target_name}", path)
+        old = os.path.join(target_data, target_name)
+        blob = f"blobs/{len(files)}"
+        files[blob] = new_path
+        operations.append(
+            Operation(
+                "replace" if os.path.exists(old) else "add",
+                file,
+                None,
+                base_sha256=_file_sha256(old) if name.lower().endswith(".xdelta") else None,
+                target_sha256=_file_sha256(new_path),
+                size=os.path.getsize(new_path),
+                blob=blob,
+                encoding="raw",
+            )
+        )
+    return scratch
+
+
+def _file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _decode_xdelta(source: str, delta: str, output: str) -> None:
+    """Decode a VCDIFF delta with xdelta3 (pyxdelta); xdelta3's own complaints on stderr are
+    silenced: the error raised says what failed."""
+    import pyxdelta
+
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            decoded = pyxdelta.decode(source, delta, output)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    if not decoded or not os.path.isfile(output):
+        raise PatchError(
+            f"{delta}: this xdelta does not apply to {source} (made for other bytes, or damaged); nothing written"
+        )
 
 
 def _delete_list(path: str) -> list[str]:
