@@ -212,6 +212,12 @@ def test_a_document_on_one_line_stays_on_one_line() -> None:
     assert result == b"<root><Table><Zone><Name>a</Name></Zone><Zone><Name>b</Name></Zone></Table></root>"
 
 
+def test_an_attribute_is_rewritten_in_place_and_inline_lists_stay_inline() -> None:
+    document = b"<root>\n\t<Table>\n\t\t<A k=\"x id='1'\" id='2'/>\n\t\t<L><I>1</I><I>2</I></L>\n\t</Table>\n</root>"
+    result = apply_edit_text(document, '<A id="3&amp;"/><L LIST_ACTION="REPLACE"><I>3</I></L>', "ADD_NEW")
+    assert result == document.replace(b"id='2'", b'id="3&amp;"').replace(b"<I>1</I><I>2</I>", b"<I>3</I>")
+
+
 def test_latin1_tables_keep_their_encoding() -> None:
     credits = b"<root>\r\n\t<Table>\r\n\t\t<Name>Kim Schl\xfcter</Name>\r\n\t</Table>\r\n</root>"
     result = apply_edit_text(credits, "<Extra>G\u00fcnther</Extra>")

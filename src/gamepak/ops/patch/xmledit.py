@@ -49,6 +49,7 @@ LIST_ACTION = "list_action"  # attribute names are matched without case, as Sync
 # A start tag's rest after `<`: quoted attribute values may hold `>`.
 _TAG_REST = re.compile(rb"""(?:[^"'>]|"[^"]*"|'[^']*')*>""")
 _FIRST_INDENT = re.compile(rb"\n([ \t]+)<")
+_ATTRIBUTE = re.compile(rb"""\s([^\s=/>]+)\s*=\s*("[^"]*"|'[^']*')""")
 _DECLARED_ENCODING = re.compile(rb"""(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 
 
@@ -118,13 +119,6 @@ class Node:
 
     def inner_text(self) -> str:
         return "".join(child if isinstance(child, str) else child.inner_text() for child in self.children)
-
-    def copy(self) -> Node:
-        return Node(
-            self.name,
-            dict(self.attributes),
-            [child if isinstance(child, str) else child.copy() for child in self.children],
-        )
 
 
 def parse_tree(data: bytes, where: str, *, max_bytes: int = MAX_XML_BYTES) -> Node:
@@ -327,10 +321,14 @@ class XmlDocument:
         if old == value:
             return
         quoted = b'"' + self.encode(value, quote=True) + b'"'
-        encoded_name = re.escape(name.encode(self.encoding))
+        encoded_name = name.encode(self.encoding)
         if old is not None:
-            pattern = re.compile(rb"(\s" + encoded_name + rb"""\s*=\s*)("[^"]*"|'[^']*')""")
-            element.start_tag = pattern.sub(lambda match: match.group(1) + quoted, element.start_tag, count=1)
+            # Attributes in order, so that a value holding `name=` is never taken for one.
+            for match in _ATTRIBUTE.finditer(element.start_tag):
+                if match.group(1) == encoded_name:
+                    tag = element.start_tag
+                    element.start_tag = tag[: match.start(2)] + quoted + tag[match.end(2) :]
+                    break
         else:
             tail = re.search(rb"\s*/?>$", element.start_tag)
             assert tail is not None
@@ -340,16 +338,18 @@ class XmlDocument:
             )
         element.attributes[name] = value
 
-    def clear(self, element: Element) -> bytes | None:
-        """Drop every child (REPLACE); returns the indent the children had."""
-        indent = self._child_indent(element)
+    def clear(self, element: Element) -> tuple[bytes | None] | None:
+        """Drop every child (REPLACE); returns how the children were laid out, for `append`:
+        (their indent,), (None,) when they shared a line, None when there were none."""
+        layout = (self._child_indent(element),) if element.elements() else None
         self._open(element)
         element.children = []
         element.text = ""
-        return indent
+        return layout
 
-    def append(self, parent: Element, name: str, indent_hint: bytes | None = None) -> Element:
-        """A new empty `<name></name>` after `parent`'s last child, laid out like its siblings."""
+    def append(self, parent: Element, name: str, layout: tuple[bytes | None] | None = None) -> Element:
+        """A new empty `<name></name>` after `parent`'s last child, laid out like its siblings
+        (or as `layout`, from `clear`, says they were)."""
         encoded = name.encode(self.encoding)
         element = Element(name, {}, b"<" + encoded + b">", parent)
         element.end_tag = b"</" + encoded + b">"
@@ -368,8 +368,11 @@ class XmlDocument:
             return element
         # No element children yet: keep what is there (a comment, text), drop its trailing blank.
         head = b"".join(child for child in parent.children if isinstance(child, bytes)).rstrip(b" \t\r\n")
-        inline = not self.newline or (parent.generated and parent.indent is None)
-        element.indent = None if inline else (indent_hint if indent_hint is not None else self._child_indent(parent))
+        if layout is not None:
+            element.indent = layout[0]
+        else:
+            inline = not self.newline or (parent.generated and parent.indent is None)
+            element.indent = None if inline else self._child_indent(parent)
         if element.indent is None:
             parent.children = [*([head] if head else []), element]
         else:
@@ -446,7 +449,7 @@ class _Merge:
             own = source.attribute(LIST_ACTION)
             action = own if own and own.strip() else "add_new"
         kind, fields = parse_action(action, f"{self.document.where}: {target.path()}")
-        hint = self.document.clear(target) if kind == "replace" else None
+        layout = self.document.clear(target) if kind == "replace" else None
         claimed: set[int] = set()  # ADD: game children already standing for an edit child
         for child in source.children:
             if isinstance(child, str):
@@ -469,10 +472,10 @@ class _Merge:
                     if same is not None:
                         claimed.add(id(same))
                         continue
-                claimed.add(id(self.add(child, target, hint)))
+                claimed.add(id(self.add(child, target, layout)))
 
-    def add(self, source: Node, target: Element, hint: bytes | None = None) -> Element:
-        element = self.document.append(target, source.name, hint)
+    def add(self, source: Node, target: Element, layout: tuple[bytes | None] | None = None) -> Element:
+        element = self.document.append(target, source.name, layout)
         self.copy_attributes(source, element)
         for child in source.children:
             if isinstance(child, str):
