@@ -280,7 +280,7 @@ def test_edits_apply_in_order_mirror_to_table_and_revert(game: Path, tmp_path: P
   </Changes>
 </Mod>""",
     )
-    plan = gamepak.patch.apply(game, [mod])
+    plan = gamepak.patch.apply(game, [f"{mod}/"])  # a trailing slash names the same mod
     assert sorted(step.operation.where for step in plan.to_apply) == [
         "data/misc.vpp_pc: weapons.xtbl",
         "data/table.vpp_pc: weapons.xtbl",

@@ -332,7 +332,7 @@ class LoadedMod:
     """A modinfo.xml mod opened and parsed, not yet read against a target."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
+        self.path = os.path.normpath(os.fspath(path))  # "mod/" is named "mod" in the undo record
         self.files = open_mod_files(self.path)
         try:
             candidates = self.files.named(MODINFO_NAME)
