@@ -239,6 +239,14 @@ def test_every_action_is_a_fixed_point_on_its_own_result() -> None:
         assert apply_edit_text(once, edit, action) == once, action
 
 
+def test_add_counts_identical_children() -> None:
+    twins = "<Weapon><Name>twin</Name></Weapon><Weapon><Name>twin</Name></Weapon>"
+    once = apply_edit_text(WEAPONS, twins)
+    assert once.count(b"<Name>twin</Name>") == 2
+    assert apply_edit_text(once, twins) == once
+    assert apply_edit_text(once, twins + twins).count(b"<Name>twin</Name>") == 4
+
+
 # -- applying mods to a game folder --------------------------------------------------------------
 
 

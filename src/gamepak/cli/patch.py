@@ -101,7 +101,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "patch file or its name), keeping the others.",
     )
     revert.add_argument("target", metavar="TARGET", help="the pack or folder patches were applied to")
-    revert.add_argument("patch", metavar="PATCH", nargs="?", help="one patch to take back")
+    revert.add_argument(
+        "patch",
+        metavar="PATCH",
+        nargs="?",
+        help="one patch to take back: a patch file, a mod folder or zip, or its name",
+    )
 
 
 def _add_choose_option(command: argparse.ArgumentParser) -> None:

@@ -355,9 +355,11 @@ class XmlDocument:
         element.end_tag = b"</" + encoded + b">"
         element.generated = True
         self._open(parent)
-        elements = [index for index, child in enumerate(parent.children) if isinstance(child, Element)]
-        if elements:
-            last = elements[-1]
+        last = next(
+            (index for index in range(len(parent.children) - 1, -1, -1) if isinstance(parent.children[index], Element)),
+            -1,
+        )
+        if last >= 0:
             sibling = parent.children[last]
             assert isinstance(sibling, Element)
             element.indent = sibling.indent if self.newline else None
@@ -450,29 +452,29 @@ class _Merge:
             action = own if own and own.strip() else "add_new"
         kind, fields = parse_action(action, f"{self.document.where}: {target.path()}")
         layout = self.document.clear(target) if kind == "replace" else None
-        claimed: set[int] = set()  # ADD: game children already standing for an edit child
+        # Indexes over the game node's children, built once per node: an edit may hold
+        # thousands of children for a table of thousands.
+        present = _present(target, source) if kind == "add" else {}
+        combine = _CombineIndex(target, fields) if kind == "combine_by_field" else None
         for child in source.children:
             if isinstance(child, str):
                 self.document.set_text(target, child)
             elif kind == "add_new":
                 existing = target.first(child.name) or self.document.append(target, child.name)
                 self.merge(child, existing, None, True)
-            elif kind == "combine_by_field":
-                match = _combine_match(child, target, fields)
+            elif combine is not None:
+                match = combine.match(child)
                 if match is not None:
                     self.merge(child, match, None, True)
+                    combine.changed(match)
                 else:
-                    self.add(child, target)
+                    combine.added(self.add(child, target))
             else:
-                if kind == "add":
-                    same = next(
-                        (old for old in target.elements() if id(old) not in claimed and _same(old, child)),
-                        None,
-                    )
-                    if same is not None:
-                        claimed.add(id(same))
-                        continue
-                claimed.add(id(self.add(child, target, layout)))
+                same = present.get(_canonical(child))
+                if same:
+                    same.pop(0)  # the game node holds it already: it stands for this child
+                    continue
+                self.add(child, target, layout)
 
     def add(self, source: Node, target: Element, layout: tuple[bytes | None] | None = None) -> Element:
         element = self.document.append(target, source.name, layout)
@@ -490,16 +492,57 @@ class _Merge:
                 self.document.set_attribute(target, name, value)
 
 
-def _same(element: Element, node: Node) -> bool:
-    """Whether a game element holds what an edit node would add (whitespace aside)."""
-    if element.name != node.name:
-        return False
-    if element.attributes != {key: value for key, value in node.attributes.items() if key.lower() != LIST_ACTION}:
-        return False
-    children, wanted = element.elements(), node.elements()
-    if len(children) != len(wanted) or element.text.strip() != node.text().strip():
-        return False
-    return all(_same(child, other) for child, other in zip(children, wanted, strict=True))
+def _canonical(item: Element | Node) -> tuple[Any, ...]:
+    """What an element holds, whitespace aside: tag, attributes (LIST_ACTION aside), text and
+    children; equal for a game element and the edit node it was added from."""
+    if isinstance(item, Element):
+        attributes = item.attributes
+        text = item.text
+    else:
+        attributes = {key: value for key, value in item.attributes.items() if key.lower() != LIST_ACTION}
+        text = item.text()
+    children = tuple(_canonical(child) for child in item.elements())
+    return (item.name, tuple(sorted(attributes.items())), text.strip(), children)
+
+
+def _present(target: Element, source: Node) -> dict[tuple[Any, ...], list[Element]]:
+    """ADD: the game node's children that an edit child could stand for, by what they hold."""
+    names = {child.name for child in source.elements()}
+    present: dict[tuple[Any, ...], list[Element]] = {}
+    for child in target.elements():
+        if child.name in names:
+            present.setdefault(_canonical(child), []).append(child)
+    return present
+
+
+class _CombineIndex:
+    """COMBINE_BY_FIELD: the game node's first child for each tag and field values."""
+
+    def __init__(self, target: Element, fields: list[list[str]]) -> None:
+        self.target = target
+        self.fields = fields
+        self._index: dict[tuple[str, tuple[str, ...]], Element] | None = None
+
+    def key(self, item: Node | Element) -> tuple[str, tuple[str, ...]]:
+        return item.name, tuple(_field_value(item, field) or "" for field in self.fields)
+
+    def match(self, source: Node) -> Element | None:
+        key = self.key(source)
+        if not key[1][0]:
+            return None  # SyncFaction: no value for the first field matches nothing
+        if self._index is None:
+            self._index = {}
+            for child in self.target.elements():
+                self._index.setdefault(self.key(child), child)
+        return self._index.get(key)
+
+    def added(self, element: Element) -> None:
+        if self._index is not None:
+            self._index.setdefault(self.key(element), element)
+
+    def changed(self, element: Element) -> None:
+        if self._index is not None and self._index.get(self.key(element)) is not element:
+            self._index = None  # a merge changed what a field holds: index again when asked
 
 
 def _field_value(item: Node | Element, field: list[str]) -> str | None:
@@ -520,15 +563,3 @@ def _descendants_first_self(item: Node | Element) -> Iterator[Node | Element]:
     yield item
     for child in item.elements():
         yield from _descendants_first_self(child)
-
-
-def _combine_match(source: Node, target: Element, fields: list[list[str]]) -> Element | None:
-    wanted = [_field_value(source, field) for field in fields]
-    if not wanted[0]:
-        return None  # SyncFaction: no value for the first field matches nothing
-    for candidate in target.elements():
-        if candidate.name == source.name and all(
-            (_field_value(candidate, field) or "") == (value or "") for field, value in zip(fields, wanted, strict=True)
-        ):
-            return candidate
-    return None
