@@ -7,6 +7,7 @@ from .common import add_command, add_group, add_json_option, note, print_json, w
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 _DESCRIPTION = """\
 Mods as small patches: the member-level changes between two packs or two game folders, in one
@@ -17,6 +18,11 @@ file that applies to any copy, combines with other patches, detects conflicts an
   gamepak patch apply data/ fix.gpatch other.gpatch
   gamepak patch revert data/ other.gpatch      (take back one patch, keep the others)
   gamepak patch revert data/                   (back to the original bytes)
+
+SyncFaction mods apply the same way: loose-archive folders, and modinfo.xml mods (a folder or
+a zip; --choose NAME=OPTION picks a user input's option, else the first is used):
+  gamepak patch info mod.zip
+  gamepak patch apply game/ mod.zip --choose fov=110
 """
 
 
@@ -53,8 +59,14 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "loose-archive mod folder (data/<pack>.vpp_pc/ with .delete.json)",
     )
 
-    info = add_command(sub, "info", run_info, "Show a patch file's metadata and operations.")
-    info.add_argument("patch", metavar="PATCH", help="a patch file")
+    info = add_command(
+        sub,
+        "info",
+        run_info,
+        "Show a patch file's metadata and operations, or a modinfo.xml mod's inputs and changes.",
+    )
+    info.add_argument("patch", metavar="PATCH", help="a patch file, or a modinfo.xml mod (folder or zip)")
+    _add_choose_option(info)
     add_json_option(info)
 
     for name, handler, summary in (
@@ -72,12 +84,18 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
             "written, unless --later-wins (the patch given later on the command line wins).",
         )
         command.add_argument("target", metavar="TARGET", help="a pack, or a game folder")
-        command.add_argument("patches", metavar="PATCH", nargs="+", help="patch files, in order")
+        command.add_argument(
+            "patches",
+            metavar="PATCH",
+            nargs="+",
+            help="patch files, or SyncFaction mods (folders; modinfo.xml folders and zips), in order",
+        )
         command.add_argument(
             "--later-wins",
             action="store_true",
             help="on a conflict, the patch given later wins instead of refusing",
         )
+        _add_choose_option(command)
         if name == "apply":
             command.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
         add_json_option(command, "the plan")
@@ -92,7 +110,34 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "patch file or its name), keeping the others.",
     )
     revert.add_argument("target", metavar="TARGET", help="the pack or folder patches were applied to")
-    revert.add_argument("patch", metavar="PATCH", nargs="?", help="one patch to take back")
+    revert.add_argument(
+        "patch",
+        metavar="PATCH",
+        nargs="?",
+        help="one patch to take back: a patch file, a mod folder or zip, or its name",
+    )
+
+
+def _add_choose_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--choose",
+        action="append",
+        default=[],
+        metavar="NAME=OPTION",
+        help="a modinfo.xml mod's user input NAME takes OPTION (repeatable; default: its first option)",
+    )
+
+
+def _choices(args: argparse.Namespace) -> dict[str, str]:
+    from ..errors import UsageError
+
+    choices: dict[str, str] = {}
+    for text in args.choose:
+        name, equals, option = text.partition("=")
+        if not equals or not name.strip():
+            raise UsageError(f"--choose {text!r}: expected NAME=OPTION")
+        choices[name.strip()] = option
+    return choices
 
 
 def run_make(args: argparse.Namespace) -> int | None:
@@ -124,7 +169,16 @@ def run_make(args: argparse.Namespace) -> int | None:
 
 def run_info(args: argparse.Namespace) -> int | None:
     from ..ops.patch import Patch
+    from ..ops.patch.modinfo import LoadedMod, is_modinfo_mod
 
+    if is_modinfo_mod(args.patch):
+        with LoadedMod(args.patch) as mod:
+            _print_modinfo(mod.info(_choices(args)), args.as_json)
+        return None
+    if args.choose:
+        from ..errors import UsageError
+
+        raise UsageError(f"{args.patch}: --choose applies to modinfo.xml mods; this is a patch file")
     with Patch.open(args.patch) as patch:
         document = patch.info()
         if args.as_json:
@@ -143,10 +197,32 @@ def run_info(args: argparse.Namespace) -> int | None:
     return None
 
 
+def _print_modinfo(document: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(document)
+        return
+    lines = [f"{field}: {document[field]}" for field in ("name", "author", "description") if document[field]]
+    lines += [f"link: {link}" for link in document["links"]]
+    lines.append(f"format: SyncFaction modinfo.xml ({document['modinfo']})")
+    lines.append(f"inputs: {len(document['inputs'])}" + ("  (--choose NAME=OPTION)" if document["inputs"] else ""))
+    for box in document["inputs"]:
+        lines.append(f"  {box['name']}: {box['display_name']}")
+        lines += [f"    {'*' if option == box['chosen'] else ' '} {option}" for option in box["options"]]
+    lines.append(f"changes: {len(document['changes'])}")
+    for change in document["changes"]:
+        if change["op"] == "replace":
+            what = f"with {change['new_file']}"
+        else:
+            count = change["elements"]
+            what = f"({change['list_action']}, {count} element{'' if count == 1 else 's'})"
+        lines.append(f"  {change['op']} {change['file']}: {change['member']} {what}")
+    write_text("\n".join(lines) + "\n")
+
+
 def run_check(args: argparse.Namespace) -> int | None:
     from ..ops.patch import check
 
-    plan = check(args.target, args.patches, later_wins=args.later_wins)
+    plan = check(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args))
     if args.as_json:
         print_json(plan.to_dict())
     else:
@@ -157,14 +233,15 @@ def run_check(args: argparse.Namespace) -> int | None:
 def run_apply(args: argparse.Namespace) -> int | None:
     from ..ops.patch import apply, check
 
+    choices = _choices(args)
     if args.dry_run:
-        plan = check(args.target, args.patches, later_wins=args.later_wins)
+        plan = check(args.target, args.patches, later_wins=args.later_wins, choices=choices)
         if args.as_json:
             print_json(plan.to_dict())
         else:
             write_text("".join(line + "\n" for line in plan.lines()))
         return 0 if plan.ok else 1
-    plan = apply(args.target, args.patches, later_wins=args.later_wins)
+    plan = apply(args.target, args.patches, later_wins=args.later_wins, choices=choices)
     if args.as_json:
         print_json(plan.to_dict())
     else:

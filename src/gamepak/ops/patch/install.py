@@ -10,34 +10,54 @@ from .undo import record_application
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
 
-def open_patches(target: str | os.PathLike[str], patches: Sequence[str | os.PathLike[str]]) -> list[Patch]:
-    """Patch files, and SyncFaction mod folders (read as patches for `target`)."""
+def open_patches(
+    target: str | os.PathLike[str],
+    patches: Sequence[str | os.PathLike[str]],
+    choices: Mapping[str, str] | None = None,
+) -> list[Patch]:
+    """Patch files, and SyncFaction mods (loose-archive folders; modinfo.xml folders and zips,
+    with `choices` naming their user inputs' options), read as patches for `target`."""
+    from .modinfo import LoadedMod, is_modinfo_mod, refuse_unknown_choices
     from .syncfaction import is_mod_folder, loose_archive_patch
 
     opened: list[Patch] = []
+    paths = [os.fspath(path) for path in patches]
+    mods: dict[int, LoadedMod] = {}
     try:
-        for path in patches:
-            path = os.fspath(path)
-            if os.path.isdir(path) and is_mod_folder(path):
-                opened.append(loose_archive_patch(path, os.fspath(target)))
-            else:
+        for index, path in enumerate(paths):
+            if is_modinfo_mod(path):
+                mods[index] = LoadedMod(path)
+        refuse_unknown_choices(choices or {}, list(mods.values()))
+        for index, path in enumerate(paths):
+            loose = os.path.isdir(path) and is_mod_folder(path)
+            if index in mods:
+                opened.append(mods.pop(index).patch(target, choices))
+            elif not loose:
                 opened.append(Patch.open(path))
+            if loose:  # loose archives, alone or beside modinfo.xml
+                opened.append(loose_archive_patch(path, os.fspath(target)))
     except BaseException:
         for patch in opened:
             patch.close()
+        for mod in mods.values():
+            mod.close()
         raise
     return opened
 
 
 def check(
-    target: str | os.PathLike[str], patches: Sequence[str | os.PathLike[str]], *, later_wins: bool = False
+    target: str | os.PathLike[str],
+    patches: Sequence[str | os.PathLike[str]],
+    *,
+    later_wins: bool = False,
+    choices: Mapping[str, str] | None = None,
 ) -> Plan:
-    """Whether `patches` (patch files or SyncFaction mod folders) apply cleanly to `target`;
-    writes nothing."""
-    opened = open_patches(target, patches)
+    """Whether `patches` (patch files, SyncFaction mod folders and zips) apply cleanly to
+    `target`; writes nothing. `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"})."""
+    opened = open_patches(target, patches, choices)
     try:
         return plan(target, opened, later_wins=later_wins)
     finally:
@@ -51,13 +71,15 @@ def apply(
     *,
     later_wins: bool = False,
     dry_run: bool = False,
+    choices: Mapping[str, str] | None = None,
 ) -> Plan:
     """Apply patch files to `target` (a pack or a game folder) in one pass: every operation is
     checked first; a conflict or refusal raises `PatchError` listing them and writes nothing.
-    An undo record is written beside the target before any pack changes (`revert`)."""
+    An undo record is written beside the target before any pack changes (`revert`).
+    `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"}; default: each first)."""
     from .apply import _Target
 
-    opened = open_patches(target, patches)
+    opened = open_patches(target, patches, choices)
     # One reader for the whole apply: each changed member is read and hashed once, for the
     # check, the undo record and the new bytes.
     state = _Target(os.fspath(target), keep=True)

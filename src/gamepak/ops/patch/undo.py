@@ -267,9 +267,13 @@ def revert(target: str | os.PathLike[str], patch: str | os.PathLike[str] | None 
     wanted: str | None = None
     if patch is not None:
         wanted = os.fspath(patch)
-        if os.path.isfile(wanted):
-            with Patch.open(wanted) as opened:
-                names = {opened.name, os.path.basename(wanted)}
+        if os.path.exists(wanted):
+            # A patch file (by its name or file name), or a mod folder or zip (by its file name:
+            # the undo record keeps it as the patch's path).
+            names = {os.path.basename(os.path.normpath(wanted))}
+            if os.path.isfile(wanted):
+                with contextlib.suppress(PatchError), Patch.open(wanted) as opened:
+                    names.add(opened.name)
             wanted = next(
                 (
                     name
