@@ -107,3 +107,31 @@ def test_a_syncfaction_xdelta_and_a_whole_pack_apply_and_revert(tmp_path: Path) 
     code, _, err = in_process_cli("patch", "apply", str(game), str(tmp_path / "mod"))
     assert code == 1 and "does not apply" in err and "xdelta3:" not in err
     assert misc.read_bytes() == before and contents(table) == {"t.xtbl": b"<root>t</root>"}
+
+
+def test_mod_hashes_are_checked_and_a_mismatch_keeps_nothing(tmp_path: Path) -> None:
+    """`.mod.hashes.json` lists the files a SyncFaction mod must produce: a mismatch takes the
+    apply back (nothing kept, no undo record left); a match applies."""
+    import hashlib
+
+    game = tmp_path / "game"
+    misc = pack(game / "data" / "misc.vpp_pc", {"a.xtbl": b"<root>a</root>"})
+    before = misc.read_bytes()
+    mod = tmp_path / "mod"
+    (mod / "data" / "misc.vpp_pc").mkdir(parents=True)
+    (mod / "data" / "misc.vpp_pc" / "a.xtbl").write_bytes(b"<root>modded</root>")
+    (mod / ".mod.hashes.json").write_text(json.dumps({"data/misc.vpp_pc": "AB" * 32}))
+    code, _, err = in_process_cli("patch", "apply", str(game), str(mod))
+    assert code == 1 and ".mod.hashes.json" in err and "nothing kept" in err
+    assert misc.read_bytes() == before
+    assert not list(tmp_path.rglob("*gamepak-undo*"))  # the undo record went with the change
+    # The right hash: what applying gives.
+    scratch = tmp_path / "scratch"
+    shutil.copytree(game, scratch)
+    (mod / ".mod.hashes.json").unlink()
+    assert in_process_cli("patch", "apply", str(scratch), str(mod))[0] == 0
+    right = hashlib.sha256((scratch / "data" / "misc.vpp_pc").read_bytes()).hexdigest().upper()
+    (mod / ".mod.hashes.json").write_text(json.dumps({"data/misc.vpp_pc": right}))
+    code, _, err = in_process_cli("patch", "apply", str(game), str(mod))
+    assert code == 0, err
+    assert contents(misc) == {"a.xtbl": b"<root>modded</root>"}

@@ -91,8 +91,60 @@ def apply(
             return result
         with record_application(os.fspath(target), result, state) as (steps, keeper):
             execute(os.fspath(target), steps, keeper, state)
+        _check_mod_hashes(os.fspath(target), [os.fspath(path) for path in patches], opened)
         return result
     finally:
         state.close()
         for patch in opened:
             patch.close()
+
+
+def _check_mod_hashes(target: str, paths: list[str], opened: list[Patch]) -> None:
+    """SyncFaction's `.mod.hashes.json` (`{"data/misc.vpp_pc": "<SHA256>"}`, at a mod folder's
+    root): the files the mod must produce. Checked once this apply is written; a mismatch takes
+    the whole apply back (its undo record) before the error is raised, so nothing is kept."""
+    import hashlib
+    import json
+
+    expected: dict[str, tuple[str, str]] = {}
+    for path in paths:
+        listing = os.path.join(path, ".mod.hashes.json")
+        if not os.path.isfile(listing):
+            continue
+        try:
+            with open(listing, "rb") as handle:
+                hashes = json.loads(handle.read(1 << 20))
+        except ValueError as exc:
+            raise PatchError(f"{listing}: not JSON ({exc})") from None
+        if not isinstance(hashes, dict) or not all(isinstance(v, str) for v in hashes.values()):
+            raise PatchError(f"{listing}: must map file paths to SHA-256 hex digests")
+        for file, digest in hashes.items():
+            expected[file.replace("\\", "/")] = (digest.lower(), listing)
+    if not expected:
+        return
+    root = (
+        os.path.dirname(os.path.normpath(target))
+        if os.path.basename(os.path.normpath(target)).lower() == "data"
+        else target
+    )
+    wrong = []
+    for file, (digest, listing) in expected.items():
+        path = os.path.join(root, *file.split("/"))
+        actual = None
+        if os.path.isfile(path):
+            hasher = hashlib.sha256()
+            with open(path, "rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    hasher.update(chunk)
+            actual = hasher.hexdigest()
+        if actual != digest:
+            wrong.append(f"{file}: {'missing' if actual is None else 'other bytes'} (listed in {listing})")
+    if wrong:
+        from .undo import revert
+
+        for patch in reversed(opened):
+            revert(target, os.path.basename(os.path.normpath(patch.path)))
+        raise PatchError(
+            f"{target}: the result is not what the mod's .mod.hashes.json lists; taken back, nothing kept:\n  "
+            + "\n  ".join(wrong)
+        )
