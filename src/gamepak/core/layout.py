@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import binascii
-
 from ..errors import GamepakError
 
 TYPE_CHECKING = False
@@ -17,12 +15,17 @@ MAX_FILL_BYTES = 16 << 20
 
 
 def encode_blob(data: bytes) -> str:
-    """Bytes as base64 text for a manifest (binascii: `base64` would import `re`, ~6 ms)."""
+    """Bytes as base64 text for a manifest (binascii: `base64` would import `re`, ~6 ms; imported
+    here, since every format imports this module and only manifests need it)."""
+    import binascii
+
     return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 def decode_blob(text: str) -> bytes:
     """The bytes `encode_blob` encoded; a malformed manifest gives a GamepakError."""
+    import binascii
+
     try:
         return binascii.a2b_base64(text)
     except (binascii.Error, ValueError) as exc:
