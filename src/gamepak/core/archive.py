@@ -22,7 +22,6 @@ from ..errors import (
     UnsafePathError,
 )
 from .portable import pread, pwrite
-from .snapshot import InputFile
 from .source import MemberStream, Source, read_whole
 
 # `typing` and `collections.abc` cost milliseconds at import; annotations are strings here
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any, BinaryIO, ClassVar, TypeAlias
 
+    from .snapshot import InputFile
     from .source import PathOrFile
 
 # What a malformed file can make the standard library raise while a reader parses it; `_load`
@@ -690,6 +690,8 @@ class PendingMember:
 
     def input_file(self) -> InputFile:
         """The queued file, opened to be read as a snapshot."""
+        from .snapshot import InputFile  # writers only: reading a pack never needs it
+
         assert self.path is not None
         return InputFile(self.path, self.size, self.mtime_ns)
 
