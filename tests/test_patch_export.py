@@ -135,3 +135,16 @@ def test_mod_hashes_are_checked_and_a_mismatch_keeps_nothing(tmp_path: Path) -> 
     code, _, err = in_process_cli("patch", "apply", str(game), str(mod))
     assert code == 0, err
     assert contents(misc) == {"a.xtbl": b"<root>modded</root>"}
+
+
+def test_what_a_mod_says_is_printed(tmp_path: Path) -> None:
+    """A loose-archive mod's `.options.json` asks for a data mode the pack does not take: the
+    CLI says so (the mod patches' notes used to be dropped)."""
+    game = tmp_path / "game"
+    pack(game / "data" / "misc.vpp_pc", {"a.xtbl": b"<root>a</root>"})
+    mod = tmp_path / "mod" / "data" / "misc.vpp_pc"
+    mod.mkdir(parents=True)
+    (mod / "a.xtbl").write_bytes(b"<root>b</root>")
+    (mod / ".options.json").write_text(json.dumps({"Mode": "Compressed"}))
+    code, _, err = in_process_cli("patch", "apply", str(game), str(tmp_path / "mod"))
+    assert code == 0 and "note:" in err and "keeps its own data mode (Compressed asked)" in err

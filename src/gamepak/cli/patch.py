@@ -236,12 +236,16 @@ def run_apply(args: argparse.Namespace) -> int | None:
     choices = _choices(args)
     if args.dry_run:
         plan = check(args.target, args.patches, later_wins=args.later_wins, choices=choices)
+        for line in plan.notes():
+            note(f"note: {line}")
         if args.as_json:
             print_json(plan.to_dict())
         else:
             write_text("".join(line + "\n" for line in plan.lines()))
         return 0 if plan.ok else 1
     plan = apply(args.target, args.patches, later_wins=args.later_wins, choices=choices)
+    for line in plan.notes():
+        note(f"note: {line}")
     if args.as_json:
         print_json(plan.to_dict())
     else:

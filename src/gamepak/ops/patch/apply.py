@@ -66,6 +66,14 @@ class Plan:
     def lines(self) -> list[str]:
         return [step.line() for step in self.steps] + self.problems()
 
+    def notes(self) -> list[str]:
+        """What the mods said while being read (a data mode kept, a mirrored change skipped),
+        once each, in patch order."""
+        seen: dict[int, list[str]] = {}
+        for step in self.steps:
+            seen.setdefault(id(step.patch), list(getattr(step.patch, "notes", []) or []))
+        return [note for notes in seen.values() for note in notes]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "target": self.target,
