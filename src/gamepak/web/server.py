@@ -27,7 +27,8 @@ def bind(host: str, port: int) -> socket.socket:
     """A listening TCP socket on host:port (port 0: a free one)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if os.name != "nt":  # on Windows it would let another program take the port as well
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host.strip("[]"), port))
     sock.listen(128)
     sock.set_inheritable(True)
