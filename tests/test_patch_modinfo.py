@@ -487,11 +487,16 @@ def test_a_conflict_with_another_patch_is_reported(
     assert main(["patch", "apply", str(game), str(tmp_path / "other.gpatch"), str(mod)]) == 1
     assert "data/misc.vpp_pc: weapons.xtbl is changed differently by other, edit test" in capsys.readouterr().err
     assert snapshot(game) == before
-    # Two modinfo mods editing one table conflict too; --later-wins keeps the later one's.
+    # Two modinfo mods editing one table stack, as SyncFaction applies them in order: the
+    # second's edits apply on top of the first's, in one change, and revert takes both back.
     second = edit_mod(tmp_path / "second", "<Weapon><Name>laser</Name></Weapon>")
-    assert not gamepak.patch.check(game, [mod, second]).ok
-    gamepak.patch.apply(game, [mod, second], later_wins=True)
-    assert b"laser" in member(game / "data" / "misc.vpp_pc", "weapons.xtbl")
+    assert gamepak.patch.check(game, [mod, second]).ok
+    code = main(["patch", "apply", str(game), str(mod), str(second)])
+    assert code == 0 and "its edits apply on top of" in capsys.readouterr().err
+    table = member(game / "data" / "misc.vpp_pc", "weapons.xtbl")
+    assert b"cannon" in table and b"laser" in table
+    gamepak.patch.revert(game)
+    assert snapshot(game) == before
 
 
 # -- hostile and broken mods: one clear error, nothing written -------------------------------------

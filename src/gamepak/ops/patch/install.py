@@ -31,10 +31,28 @@ def open_patches(
             if is_modinfo_mod(path):
                 mods[index] = LoadedMod(path)
         refuse_unknown_choices(choices or {}, list(mods.values()))
+        # modinfo.xml mods that edit one member stack, as SyncFaction applies them in order:
+        # each one's edits apply to the member as the earlier ones left it, and the later
+        # operation, which holds them all, replaces the earlier one.
+        stacked: dict[tuple[str, str], bytes] = {}
+        producers: dict[tuple[str, str], tuple[Patch, object]] = {}
         for index, path in enumerate(paths):
             loose = os.path.isdir(path) and is_mod_folder(path)
             if index in mods:
-                opened.append(mods.pop(index).patch(target, choices))
+                before = dict(stacked)
+                made = mods.pop(index).patch(target, choices, stacked)
+                for operation in made.operations:
+                    key = (operation.file, operation.member or "")
+                    if key not in stacked or stacked[key] is before.get(key):
+                        continue  # not an edit of this mod's
+                    earlier = producers.get(key)
+                    if earlier is not None:
+                        earlier[0].operations.remove(earlier[1])  # type: ignore[arg-type]
+                        made.notes.append(
+                            f"{operation.where}: its edits apply on top of {earlier[0].name}'s, in one change"
+                        )
+                    producers[key] = (made, operation)
+                opened.append(made)
             elif not loose:
                 opened.append(Patch.open(path))
             if loose:  # loose archives, alone or beside modinfo.xml

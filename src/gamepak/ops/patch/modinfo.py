@@ -376,11 +376,18 @@ class LoadedMod:
             "changes": [change.to_dict() for change in mod.changes(choices or {})],
         }
 
-    def patch(self, target: str | os.PathLike[str], choices: Mapping[str, str] | None = None) -> ModInfoPatch:
+    def patch(
+        self,
+        target: str | os.PathLike[str],
+        choices: Mapping[str, str] | None = None,
+        stacked: dict[tuple[str, str], bytes] | None = None,
+    ) -> ModInfoPatch:
         """The mod's operations for the game folder `target` (this object's files pass to the
-        patch, which closes them)."""
+        patch, which closes them). `stacked`: members as earlier mods' edits left them
+        ((file, member) -> bytes); this mod's edits apply on top of them, and its own results are
+        added."""
         try:
-            return _Reader(self, os.fspath(target)).patch(self.mod.changes(choices or {}))
+            return _Reader(self, os.fspath(target), stacked).patch(self.mod.changes(choices or {}))
         except BaseException:
             self.close()
             raise
@@ -409,9 +416,10 @@ def refuse_unknown_choices(choices: Mapping[str, str], mods: list[LoadedMod]) ->
 class _Reader:
     """Reads the target's members a mod changes and computes their new bytes."""
 
-    def __init__(self, loaded: LoadedMod, target: str) -> None:
+    def __init__(self, loaded: LoadedMod, target: str, stacked: dict[tuple[str, str], bytes] | None = None) -> None:
         self.loaded = loaded
         self.target = target
+        self.stacked = stacked
         self.where = loaded.mod.where
         if not os.path.isdir(target):
             raise PatchError(f"{target}: a modinfo.xml mod applies to a game folder (the one holding data/)")
@@ -450,7 +458,11 @@ class _Reader:
                     continue
                 file, real_member, archive, entry = found
                 blob = f"blobs/{len(blobs)}"
-                blobs[blob], digest, size = self._new_bytes(group, file, real_member, archive, entry)
+                start = self.stacked.get((file, real_member)) if self.stacked is not None else None
+                blobs[blob], digest, size = self._new_bytes(group, file, real_member, archive, entry, start)
+                new = blobs[blob]
+                if self.stacked is not None and isinstance(new, bytes):  # edited: later mods edit this
+                    self.stacked[(file, real_member)] = new
                 operations.append(
                     Operation("replace", file, real_member, target_sha256=digest, size=size, blob=blob, encoding="raw")
                 )
@@ -483,9 +495,10 @@ class _Reader:
         return (real, *found)
 
     def _new_bytes(
-        self, group: list[Change], file: str, member: str, archive: Archive, entry: Entry
+        self, group: list[Change], file: str, member: str, archive: Archive, entry: Entry, start: bytes | None = None
     ) -> tuple[bytes | str, str, int]:
-        """(the blob: bytes, or the key of a mod file; its sha256; its size)."""
+        """(the blob: bytes, or the key of a mod file; its sha256; its size). `start`: the
+        member as an earlier mod's edits left it, for this mod's edits to apply to."""
         replacement: str | None = None
         for change in group:
             if change.kind == "replace":
@@ -502,6 +515,8 @@ class _Reader:
             raise PatchError(f"{first}: edits {where}; only {', '.join(XML_EXTENSIONS)} members hold XML")
         if replacement is not None:
             base = self.loaded.files.read(replacement, MAX_XML_BYTES)
+        elif start is not None:
+            base = start
         else:
             if entry.size > MAX_XML_BYTES:
                 raise PatchError(f"{first}: {where}: {entry.size} bytes, more than the {MAX_XML_BYTES} an edit reads")
