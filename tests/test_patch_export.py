@@ -148,3 +148,77 @@ def test_what_a_mod_says_is_printed(tmp_path: Path) -> None:
     (mod / ".options.json").write_text(json.dumps({"Mode": "Compressed"}))
     code, _, err = in_process_cli("patch", "apply", str(game), str(tmp_path / "mod"))
     assert code == 0 and "note:" in err and "keeps its own data mode (Compressed asked)" in err
+
+
+def _hashes_mod(tmp_path: Path, hashes: object) -> tuple[Path, Path, bytes]:
+    """A game with data/misc.vpp_pc and a loose-archive mod changing it, listing `hashes`."""
+    game = tmp_path / "game"
+    misc = pack(game / "data" / "misc.vpp_pc", {"a.xtbl": b"<root>a</root>"})
+    mod = tmp_path / "mod"
+    (mod / "data" / "misc.vpp_pc").mkdir(parents=True)
+    (mod / "data" / "misc.vpp_pc" / "a.xtbl").write_bytes(b"<root>modded</root>")
+    listing = mod / ".mod.hashes.json"
+    listing.write_text(hashes if isinstance(hashes, str) else json.dumps(hashes))
+    return game, mod, misc.read_bytes()
+
+
+def _modded_sha256(tmp_path: Path, game: Path, mod: Path) -> str:
+    """The sha256 of misc.vpp_pc once `mod` is applied (on a copy, without the listing)."""
+    import hashlib
+
+    scratch = tmp_path / "scratch"
+    shutil.copytree(game, scratch)
+    listing = mod / ".mod.hashes.json"
+    saved = listing.read_bytes()
+    listing.unlink()
+    assert in_process_cli("patch", "apply", str(scratch), str(mod))[0] == 0
+    listing.write_bytes(saved)
+    return hashlib.sha256((scratch / "data" / "misc.vpp_pc").read_bytes()).hexdigest()
+
+
+def test_a_malformed_mod_hashes_listing_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """The listing is read before the apply: a bad one used to fail after the write, exit 1
+    with the change kept."""
+    for hashes, said in (
+        ("{not json", "not JSON"),
+        (["data/misc.vpp_pc"], "must map file paths"),
+        ({"data/misc.vpp_pc": "not a digest"}, "is not a SHA-256 hex digest"),
+        ({"../outside.bin": "AB" * 32}, "'../outside.bin'"),
+    ):
+        game, mod, before = _hashes_mod(tmp_path / said.replace(" ", "-").strip("'./"), hashes)
+        for command in ("check", "apply"):
+            code, _, err = in_process_cli("patch", command, str(game), str(mod))
+            assert code == 1 and ".mod.hashes.json" in err and said in err, (hashes, err)
+        assert (game / "data" / "misc.vpp_pc").read_bytes() == before
+        assert not list(game.parent.glob("*gamepak-undo*"))
+
+
+def test_mod_hashes_paths_match_as_the_game_finds_them(tmp_path: Path) -> None:
+    """SyncFaction runs on Windows: a listed `Data\\MISC.vpp_pc` is the game's data/misc.vpp_pc
+    (it used to be 'missing', and the apply taken back)."""
+    game, mod, _ = _hashes_mod(tmp_path, {})
+    right = _modded_sha256(tmp_path, game, mod)
+    (mod / ".mod.hashes.json").write_text(json.dumps({"Data\\MISC.vpp_pc": right.upper()}))
+    code, _, err = in_process_cli("patch", "apply", str(game), str(mod))
+    assert code == 0, err
+    assert contents(game / "data" / "misc.vpp_pc") == {"a.xtbl": b"<root>modded</root>"}
+
+
+def test_mod_hashes_are_checked_when_every_change_is_already_there(tmp_path: Path) -> None:
+    """The mod's member is already in place but another mod changed the pack too: the file is
+    not what the listing says, so check and apply refuse (nothing to take back, nothing written)
+    instead of reporting success."""
+    game, mod, _ = _hashes_mod(tmp_path, {})
+    right = _modded_sha256(tmp_path, game, mod)
+    (mod / ".mod.hashes.json").write_text(json.dumps({"data/misc.vpp_pc": right}))
+    assert in_process_cli("patch", "apply", str(game), str(mod))[0] == 0
+    assert in_process_cli("patch", "apply", str(game), str(mod))[0] == 0  # applying twice changes nothing
+    other = tmp_path / "other"
+    (other / "data" / "misc.vpp_pc").mkdir(parents=True)
+    (other / "data" / "misc.vpp_pc" / "b.xtbl").write_bytes(b"other mod")
+    assert in_process_cli("patch", "apply", str(game), str(other))[0] == 0
+    after_other = (game / "data" / "misc.vpp_pc").read_bytes()
+    for command in ("check", "apply"):
+        code, _, err = in_process_cli("patch", command, str(game), str(mod))
+        assert code == 1 and "already holds every change" in err and "data/misc.vpp_pc: other bytes" in err, err
+    assert (game / "data" / "misc.vpp_pc").read_bytes() == after_other

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from .apply import Plan, execute, plan
-from .container import Patch, PatchError
+from .container import Patch, PatchError, check_relative
 from .undo import record_application
 
 TYPE_CHECKING = False
@@ -75,9 +75,13 @@ def check(
 ) -> Plan:
     """Whether `patches` (patch files, SyncFaction mod folders and zips) apply cleanly to
     `target`; writes nothing. `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"})."""
+    expected = _listed_hashes([os.fspath(path) for path in patches])
     opened = open_patches(target, patches, choices)
     try:
-        return plan(target, opened, later_wins=later_wins)
+        result = plan(target, opened, later_wins=later_wins)
+        if result.ok and not result.to_apply:
+            _refuse_already_wrong(os.fspath(target), expected)
+        return result
     finally:
         for patch in opened:
             patch.close()
@@ -97,6 +101,7 @@ def apply(
     `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"}; default: each first)."""
     from .apply import _Target
 
+    expected = _listed_hashes([os.fspath(path) for path in patches])
     opened = open_patches(target, patches, choices)
     # One reader for the whole apply: each changed member is read and hashed once, for the
     # check, the undo record and the new bytes.
@@ -105,11 +110,14 @@ def apply(
         result = plan(target, opened, later_wins=later_wins, state=state)
         if not result.ok:
             raise PatchError(f"{os.fspath(target)}: not applied, nothing written:\n  " + "\n  ".join(result.problems()))
-        if dry_run or not result.to_apply:
+        if dry_run:
+            return result
+        if not result.to_apply:
+            _refuse_already_wrong(os.fspath(target), expected)
             return result
         with record_application(os.fspath(target), result, state) as (steps, keeper):
             execute(os.fspath(target), steps, keeper, state)
-        _check_mod_hashes(os.fspath(target), [os.fspath(path) for path in patches], opened)
+        _check_mod_hashes(os.fspath(target), expected, opened)
         return result
     finally:
         state.close()
@@ -117,11 +125,13 @@ def apply(
             patch.close()
 
 
-def _check_mod_hashes(target: str, paths: list[str], opened: list[Patch]) -> None:
-    """SyncFaction's `.mod.hashes.json` (`{"data/misc.vpp_pc": "<SHA256>"}`, at a mod folder's
-    root): the files the mod must produce. Checked once this apply is written; a mismatch takes
-    the whole apply back (its undo record) before the error is raised, so nothing is kept."""
-    import hashlib
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
+def _listed_hashes(paths: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """SyncFaction's `.mod.hashes.json` at each mod folder's root (`{"data/misc.vpp_pc":
+    "<SHA256 HEX>"}`): the files the mods must produce, as {path: (sha256, listing)}. Read before
+    anything is written, so a malformed listing refuses the apply instead of failing after it."""
     import json
 
     expected: dict[str, tuple[str, str]] = {}
@@ -134,29 +144,56 @@ def _check_mod_hashes(target: str, paths: list[str], opened: list[Patch]) -> Non
                 hashes = json.loads(handle.read(1 << 20))
         except ValueError as exc:
             raise PatchError(f"{listing}: not JSON ({exc})") from None
-        if not isinstance(hashes, dict) or not all(isinstance(v, str) for v in hashes.values()):
+        if not isinstance(hashes, dict):
             raise PatchError(f"{listing}: must map file paths to SHA-256 hex digests")
         for file, digest in hashes.items():
-            expected[file.replace("\\", "/")] = (digest.lower(), listing)
-    if not expected:
-        return
-    root = (
-        os.path.dirname(os.path.normpath(target))
-        if os.path.basename(os.path.normpath(target)).lower() == "data"
-        else target
-    )
+            if not isinstance(digest, str) or len(digest) != 64 or not set(digest.lower()) <= _HEX_DIGITS:
+                raise PatchError(f"{listing}: {file}: {digest!r} is not a SHA-256 hex digest")
+            # SyncFaction runs on Windows: either slash, any case.
+            relative = check_relative(file.replace("\\", "/"), f"{listing}: {file!r}")
+            expected[relative] = (digest.lower(), listing)
+    return expected
+
+
+def _wrong_hashes(target: str, expected: dict[str, tuple[str, str]]) -> list[str]:
+    """The listed files that are missing or hold other bytes, one line each."""
+    import hashlib
+
+    from .modfiles import real_path
+
+    # Listed paths start at the game's root (data/...); TARGET may be the game or its data folder.
+    normalized = os.path.normpath(target)
+    root = os.path.dirname(normalized) if os.path.basename(normalized).lower() == "data" else target
     wrong = []
     for file, (digest, listing) in expected.items():
-        path = os.path.join(root, *file.split("/"))
+        real = real_path(root, file.split("/"))
         actual = None
-        if os.path.isfile(path):
+        if real is not None:
             hasher = hashlib.sha256()
-            with open(path, "rb") as handle:
+            with open(os.path.join(root, *real.split("/")), "rb") as handle:
                 while chunk := handle.read(1 << 20):
                     hasher.update(chunk)
             actual = hasher.hexdigest()
         if actual != digest:
             wrong.append(f"{file}: {'missing' if actual is None else 'other bytes'} (listed in {listing})")
+    return wrong
+
+
+def _refuse_already_wrong(target: str, expected: dict[str, tuple[str, str]]) -> None:
+    """Every operation already holds its target, so the files are the result: a mod whose
+    `.mod.hashes.json` lists other bytes does not hold (another mod changed the file)."""
+    wrong = _wrong_hashes(target, expected)
+    if wrong:
+        raise PatchError(
+            f"{target}: already holds every change, but not what the mod's .mod.hashes.json lists; nothing "
+            "written:\n  " + "\n  ".join(wrong)
+        )
+
+
+def _check_mod_hashes(target: str, expected: dict[str, tuple[str, str]], opened: list[Patch]) -> None:
+    """Checked once this apply is written; a mismatch takes the whole apply back (its undo
+    record) before the error is raised, so nothing is kept."""
+    wrong = _wrong_hashes(target, expected)
     if wrong:
         from .undo import revert
 

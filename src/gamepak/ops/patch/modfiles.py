@@ -107,6 +107,20 @@ def entry_named(folder: str, name: str) -> str | None:
     return next((entry for entry in entries if entry.lower() == name.lower()), None)
 
 
+def real_path(root: str, parts: list[str]) -> str | None:
+    """The file `parts` names under `root`, matched without case (as the game, on Windows, finds
+    it), as its real relative path; None when there is no such file."""
+    real: list[str] = []
+    current = root
+    for part in parts:
+        name = entry_named(current, part)
+        if name is None:
+            return None
+        real.append(name)
+        current = os.path.join(current, name)
+    return "/".join(real) if os.path.isfile(current) else None
+
+
 def listdir(path: str) -> list[str]:
     try:
         return os.listdir(path)

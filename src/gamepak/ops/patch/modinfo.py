@@ -39,7 +39,7 @@ import os
 
 from ...errors import UsageError
 from .container import MAX_OPERATIONS, Operation, Patch, PatchError, check_relative
-from .modfiles import FolderFiles, ModFiles, entry_named, open_mod_files
+from .modfiles import FolderFiles, ModFiles, entry_named, open_mod_files, real_path
 from .xmledit import LIST_ACTION, MAX_XML_BYTES, Node, XmlDocument, apply_edit, parse_action, parse_tree
 
 TYPE_CHECKING = False
@@ -479,7 +479,7 @@ class _Reader:
             if parts[0].lower() != "data":
                 raise PatchError(f"{where}: {pack} is outside data/; give the game's folder")
             parts = parts[1:]
-        real = _real_path(self.target, parts)
+        real = real_path(self.target, parts)
         if real is None:
             if optional:
                 return None
@@ -549,19 +549,6 @@ class _Reader:
 def _child(folder: str, name: str) -> str | None:
     found = entry_named(folder, name)
     return None if found is None or not os.path.isdir(os.path.join(folder, found)) else os.path.join(folder, found)
-
-
-def _real_path(root: str, parts: list[str]) -> str | None:
-    """`parts` under `root` matched without case, as the file's real relative path."""
-    real: list[str] = []
-    current = root
-    for part in parts:
-        name = entry_named(current, part)
-        if name is None:
-            return None
-        real.append(name)
-        current = os.path.join(current, name)
-    return "/".join(real) if os.path.isfile(current) else None
 
 
 def _locate(archive: Archive, member: str, opened: list[Archive]) -> tuple[str, Archive, Entry] | None:
