@@ -222,3 +222,24 @@ def test_mod_hashes_are_checked_when_every_change_is_already_there(tmp_path: Pat
         code, _, err = in_process_cli("patch", command, str(game), str(mod))
         assert code == 1 and "already holds every change" in err and "data/misc.vpp_pc: other bytes" in err, err
     assert (game / "data" / "misc.vpp_pc").read_bytes() == after_other
+
+
+def test_a_zipped_loose_archive_mod_is_refused_saying_what_it_is(tmp_path: Path) -> None:
+    """A SyncFaction mod zip without modinfo.xml is not read yet: the error says so and how to
+    go on (it used to say "not a gamepak patch (no patch.json)"); nothing written."""
+    import zipfile
+
+    game = tmp_path / "game"
+    misc = pack(game / "data" / "misc.vpp_pc", {"a.xtbl": b"<root>a</root>"})
+    before = misc.read_bytes()
+    mod = tmp_path / "mod.zip"
+    with zipfile.ZipFile(mod, "w") as archive:
+        archive.writestr("data/misc.vpp_pc/a.xtbl", b"<root>b</root>")
+    code, _, err = in_process_cli("patch", "apply", str(game), str(mod))
+    assert code == 1 and "zipped SyncFaction mod without modinfo.xml" in err and "unzip it" in err, err
+    assert misc.read_bytes() == before
+    # Any other zip is still "not a gamepak patch".
+    with zipfile.ZipFile(tmp_path / "other.zip", "w") as archive:
+        archive.writestr("readme.txt", b"hello")
+    code, _, err = in_process_cli("patch", "apply", str(game), str(tmp_path / "other.zip"))
+    assert code == 1 and "no patch.json" in err

@@ -54,7 +54,7 @@ def open_patches(
                     producers[key] = (made, operation)
                 opened.append(made)
             elif not loose:
-                opened.append(Patch.open(path))
+                opened.append(_open_patch_file(path))
             if loose:  # loose archives, alone or beside modinfo.xml
                 opened.append(loose_archive_patch(path, os.fspath(target)))
     except BaseException:
@@ -64,6 +64,33 @@ def open_patches(
             mod.close()
         raise
     return opened
+
+
+def _open_patch_file(path: str) -> Patch:
+    """A patch file; a zip that is instead a SyncFaction mod without modinfo.xml (its files under
+    data/) is refused saying so, not as "no patch.json"."""
+    try:
+        return Patch.open(path)
+    except PatchError:
+        if not _zipped_mod(path):
+            raise
+    raise PatchError(
+        f"{path}: a zipped SyncFaction mod without modinfo.xml (files under data/) is not read yet; "
+        "unzip it and give the folder"
+    )
+
+
+def _zipped_mod(path: str) -> bool:
+    from .modfiles import ZipFiles
+
+    try:
+        files = ZipFiles(path)
+    except PatchError:
+        return False
+    try:
+        return any(name.startswith("data/") for name in files.entries)
+    finally:
+        files.close()
 
 
 def check(
