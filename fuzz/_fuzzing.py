@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import struct
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -47,6 +48,17 @@ def import_all(*names: str) -> None:
         module = importlib.import_module(name)
         for info in pkgutil.walk_packages(getattr(module, "__path__", []), f"{name}."):
             importlib.import_module(info.name)
+
+
+def fuzz(test_one_input: Callable[[bytes], None], *modules: str) -> None:
+    """A harness's `main()`: instrument gamepak (`modules` imported whole, lazily loaded parts
+    included), then hand `test_one_input` to atheris with the command line's options."""
+    import atheris
+
+    with atheris.instrument_imports(include=["gamepak"]):
+        import_all(*modules)
+    atheris.Setup(sys.argv, test_one_input)
+    atheris.Fuzz()
 
 
 @contextmanager

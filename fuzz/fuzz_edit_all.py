@@ -14,17 +14,8 @@ from __future__ import annotations
 
 import io
 import os
-import sys
 
-from _fuzzing import (
-    assert_same_members,
-    expected_errors,
-    import_all,
-    pack_suffix,
-    quiet,
-    read_members,
-    scratch_folder,
-)
+from _fuzzing import assert_same_members, expected_errors, fuzz, pack_suffix, quiet, read_members, scratch_folder
 
 REPLACED = b"replaced by fuzz_edit_all"
 ADDED = b"added by fuzz_edit_all"
@@ -74,12 +65,7 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    import atheris
-
-    with atheris.instrument_imports(include=["gamepak"]):
-        import_all("gamepak.core", "gamepak.formats", "gamepak.ops.edit")
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, "gamepak.core", "gamepak.formats", "gamepak.ops.edit")
 
 
 if __name__ == "__main__":

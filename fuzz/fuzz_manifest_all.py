@@ -15,12 +15,11 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import sys
 
 from _fuzzing import (
     assert_same_members,
     expected_errors,
-    import_all,
+    fuzz,
     pack_suffix,
     quiet,
     read_members,
@@ -88,12 +87,7 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    import atheris
-
-    with atheris.instrument_imports(include=["gamepak"]):
-        import_all("gamepak.core", "gamepak.formats", "gamepak.ops.extract", "gamepak.ops.inputs")
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, "gamepak.core", "gamepak.formats", "gamepak.ops.extract", "gamepak.ops.inputs")
 
 
 if __name__ == "__main__":

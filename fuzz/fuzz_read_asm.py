@@ -7,9 +7,7 @@ gamepak format over it (info fields and check) may only refuse an input with a g
 
 from __future__ import annotations
 
-import sys
-
-from _fuzzing import expected_errors, import_all, open_archive
+from _fuzzing import expected_errors, fuzz, open_archive
 
 
 def TestOneInput(data: bytes) -> None:
@@ -26,12 +24,7 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    import atheris
-
-    with atheris.instrument_imports(include=["gamepak"]):
-        import_all("gamepak.core", "gamepak.formats.rfg.asm")
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, "gamepak.core", "gamepak.formats.rfg.asm")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,7 @@ a gamepak error; on what it accepts, every frame is built and the summary comput
 
 from __future__ import annotations
 
-import sys
-
-from _fuzzing import expected_errors, import_all
+from _fuzzing import expected_errors, fuzz
 
 
 def TestOneInput(data: bytes) -> None:
@@ -23,12 +21,7 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    import atheris
-
-    with atheris.instrument_imports(include=["gamepak"]):
-        import_all("gamepak.core", "gamepak.models.joe", "gamepak.models.mesh")
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, "gamepak.core", "gamepak.models.joe", "gamepak.models.mesh")
 
 
 if __name__ == "__main__":

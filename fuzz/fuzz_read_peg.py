@@ -11,9 +11,7 @@ size, so the mutator moves the boundary by changing that field.
 
 from __future__ import annotations
 
-import sys
-
-from _fuzzing import expected_errors, import_all, split_peg_pair
+from _fuzzing import expected_errors, fuzz, split_peg_pair
 
 
 def TestOneInput(data: bytes) -> None:
@@ -30,12 +28,7 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    import atheris
-
-    with atheris.instrument_imports(include=["gamepak"]):
-        import_all("gamepak.core", "gamepak.formats.rfg.peg")
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, "gamepak.core", "gamepak.formats.rfg.peg")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,7 @@ read the same bytes by every path (`_fuzzing.exercise_archive`).
 
 from __future__ import annotations
 
-import sys
-
-from _fuzzing import exercise_archive, import_all
+from _fuzzing import exercise_archive, fuzz
 
 
 def TestOneInput(data: bytes) -> None:
@@ -17,12 +15,7 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    import atheris
-
-    with atheris.instrument_imports(include=["gamepak"]):
-        import_all("gamepak.core", "gamepak.formats.zip")
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, "gamepak.core", "gamepak.formats.zip")
 
 
 if __name__ == "__main__":

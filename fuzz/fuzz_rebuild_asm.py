@@ -8,9 +8,7 @@ gamepak error.
 
 from __future__ import annotations
 
-import sys
-
-from _fuzzing import expected_errors, import_all
+from _fuzzing import expected_errors, fuzz
 
 
 def TestOneInput(data: bytes) -> None:
@@ -24,12 +22,7 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    import atheris
-
-    with atheris.instrument_imports(include=["gamepak"]):
-        import_all("gamepak.core", "gamepak.formats.rfg.asm")
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, "gamepak.core", "gamepak.formats.rfg.asm")
 
 
 if __name__ == "__main__":

@@ -8,9 +8,7 @@ layout options and with its byte-exact layout, and the result must read back as 
 
 from __future__ import annotations
 
-import sys
-
-from _fuzzing import J2ME_LAYOUTS, import_all, rebuild_archive
+from _fuzzing import J2ME_LAYOUTS, fuzz, rebuild_archive
 
 
 def TestOneInput(data: bytes) -> None:
@@ -19,12 +17,7 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    import atheris
-
-    with atheris.instrument_imports(include=["gamepak"]):
-        import_all("gamepak.core", "gamepak.formats.j2me")
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, "gamepak.core", "gamepak.formats.j2me")
 
 
 if __name__ == "__main__":

@@ -8,9 +8,7 @@ OBJ, PLY) writes it or refuses it with a gamepak error, and what it writes reads
 
 from __future__ import annotations
 
-import sys
-
-from _fuzzing import expected_errors, import_all, quiet
+from _fuzzing import expected_errors, fuzz, quiet
 
 # Exporters that keep every face (glTF and PLY may merge or drop degenerate ones).
 KEEP_FACES = ("joe", "obj")
@@ -47,12 +45,7 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    import atheris
-
-    with atheris.instrument_imports(include=["gamepak"]):
-        import_all("gamepak.core", "gamepak.models")
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, "gamepak.core", "gamepak.models")
 
 
 if __name__ == "__main__":

@@ -9,9 +9,7 @@ An input is a CPU file followed by its GPU file, split where the CPU header says
 
 from __future__ import annotations
 
-import sys
-
-from _fuzzing import expected_errors, import_all, split_peg_pair
+from _fuzzing import expected_errors, fuzz, split_peg_pair
 
 
 def TestOneInput(data: bytes) -> None:
@@ -26,12 +24,7 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    import atheris
-
-    with atheris.instrument_imports(include=["gamepak"]):
-        import_all("gamepak.core", "gamepak.formats.rfg.peg")
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, "gamepak.core", "gamepak.formats.rfg.peg")
 
 
 if __name__ == "__main__":

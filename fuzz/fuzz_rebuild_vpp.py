@@ -8,9 +8,7 @@ must read back as the same members. Reader and writer may refuse only with a gam
 
 from __future__ import annotations
 
-import sys
-
-from _fuzzing import import_all, rebuild_archive
+from _fuzzing import fuzz, rebuild_archive
 
 
 def TestOneInput(data: bytes) -> None:
@@ -18,12 +16,7 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    import atheris
-
-    with atheris.instrument_imports(include=["gamepak"]):
-        import_all("gamepak.core", "gamepak.formats.rfg")
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, "gamepak.core", "gamepak.formats.rfg")
 
 
 if __name__ == "__main__":
