@@ -137,15 +137,8 @@ class _PackEdit:
         """The pack a (possibly nested) name belongs to, and the name inside it."""
         if self.find(name) is not None:
             return self, name
-        parts = name.split("/")
-        for cut in range(len(parts) - 1, 0, -1):
-            index = self.find("/".join(parts[:cut]))
-            if index is None:
-                continue
-            child = self._child(index)
-            if child is not None:
-                return child.route("/".join(parts[cut:]))
-        return self, name
+        inside = self._inside_nested(name)
+        return inside[0].route(inside[1]) if inside is not None else (self, name)
 
     def glob(self, pattern: str) -> list[str]:
         """Full names (OUTER/INNER inside nested packs) of the members `pattern` matches: a glob
@@ -155,15 +148,21 @@ class _PackEdit:
         matched = [self.prefix + member.name for member in self.members if member_matches(member.name, pattern)]
         if matched:
             return matched
-        parts = pattern.split("/")
+        inside = self._inside_nested(pattern)
+        return inside[0].glob(inside[1]) if inside is not None else []
+
+    def _inside_nested(self, path: str) -> tuple[_PackEdit, str] | None:
+        """(the edit of the nested pack `path` goes into, the rest of the path) for the longest
+        leading part of `path` that names a member which is a pack; None when none does."""
+        parts = path.split("/")
         for cut in range(len(parts) - 1, 0, -1):
             index = self.find("/".join(parts[:cut]))
             if index is None:
                 continue
             child = self._child(index)
             if child is not None:
-                return child.glob("/".join(parts[cut:]))
-        return []
+                return child, "/".join(parts[cut:])
+        return None
 
     def _child(self, index: int) -> _PackEdit | None:
         """The edit of the pack member `index` holds, or None when it is not a pack."""
