@@ -223,6 +223,7 @@ def run_check(args: argparse.Namespace) -> int | None:
     from ..ops.patch import check
 
     plan = check(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args))
+    _say_notes(plan)
     if args.as_json:
         print_json(plan.to_dict())
     else:
@@ -231,27 +232,24 @@ def run_check(args: argparse.Namespace) -> int | None:
 
 
 def run_apply(args: argparse.Namespace) -> int | None:
-    from ..ops.patch import apply, check
+    from ..ops.patch import apply
 
-    choices = _choices(args)
     if args.dry_run:
-        plan = check(args.target, args.patches, later_wins=args.later_wins, choices=choices)
-        for line in plan.notes():
-            note(f"note: {line}")
-        if args.as_json:
-            print_json(plan.to_dict())
-        else:
-            write_text("".join(line + "\n" for line in plan.lines()))
-        return 0 if plan.ok else 1
-    plan = apply(args.target, args.patches, later_wins=args.later_wins, choices=choices)
-    for line in plan.notes():
-        note(f"note: {line}")
+        return run_check(args)  # the same questions, nothing written
+    plan = apply(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args))
+    _say_notes(plan)
     if args.as_json:
         print_json(plan.to_dict())
     else:
         skipped = len(plan.steps) - len(plan.to_apply)
         note(f"{args.target}: {len(plan.to_apply)} operations applied, {skipped} skipped")
     return None
+
+
+def _say_notes(plan: Any) -> None:
+    """What the mods said while being read, one `note:` line each."""
+    for line in plan.notes():
+        note(f"note: {line}")
 
 
 def run_revert(args: argparse.Namespace) -> int | None:
