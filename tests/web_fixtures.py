@@ -22,7 +22,7 @@ from PIL import Image
 from gamepak import create
 from gamepak.formats.j2me.text import build_text_pack, encode_string
 from gamepak.formats.rfg.peg import Peg, PixelFormat
-from gamepak.models import Mesh, dumps
+from gamepak.models import dumps
 
 HOSTILE_NAME = "<img src=x onerror=alert(1)>.txt"
 STRINGS = ["New game", "Caf\u00e9 cr\u00e8me", "<b>bold</b>"]
@@ -49,22 +49,9 @@ def image_bytes(format: str, rgba: np.ndarray) -> bytes:
 
 
 def cube_joe() -> bytes:
-    corners = [(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
-    faces = [
-        (0, 1, 3),
-        (0, 3, 2),
-        (4, 6, 7),
-        (4, 7, 5),
-        (0, 4, 5),
-        (0, 5, 1),
-        (2, 3, 7),
-        (2, 7, 6),
-        (0, 2, 6),
-        (0, 6, 4),
-        (1, 5, 7),
-        (1, 7, 3),
-    ]
-    return dumps(Mesh.from_vertices(corners, faces), "joe")
+    from gamepak.demo import crate_mesh
+
+    return dumps(crate_mesh(), "joe")
 
 
 def wav_bytes() -> bytes:

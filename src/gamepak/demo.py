@@ -16,6 +16,7 @@ import filecmp
 import os
 import shutil
 import sys
+from typing import Any
 
 from .cli import main as gamepak_main
 
@@ -120,28 +121,23 @@ def j2me_packs(workdir: str) -> None:
     step("extract", "--format", "j2me-table", resources, "-o", os.path.join(workdir, "resources.extracted"))
 
 
-def models(workdir: str) -> None:
-    """A JOE model made here: information, conversion to glTF and back, a preview image."""
-    from .models import Mesh, save
+def crate_mesh() -> Any:
+    """A 2-unit cube, 12 triangles, with corner normals (the demo's crate; the tests' model too)."""
+    from .models import Mesh
 
     corners = [(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
-    faces = [
-        (0, 1, 3),
-        (0, 3, 2),
-        (4, 6, 7),
-        (4, 7, 5),
-        (0, 4, 5),
-        (0, 5, 1),
-        (2, 3, 7),
-        (2, 7, 6),
-        (0, 2, 6),
-        (0, 6, 4),
-        (1, 5, 7),
-        (1, 7, 3),
-    ]
-    crate = os.path.join(workdir, "crate.joe")
+    faces = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1),
+             (2, 3, 7), (2, 7, 6), (0, 2, 6), (0, 6, 4), (1, 5, 7), (1, 7, 3)]  # fmt: skip
     normals = [(x / 3**0.5, y / 3**0.5, z / 3**0.5) for x, y, z in corners]
-    save(Mesh.from_vertices(corners, faces, normals=normals), crate)
+    return Mesh.from_vertices(corners, faces, normals=normals)
+
+
+def models(workdir: str) -> None:
+    """A JOE model made here: information, conversion to glTF and back, a preview image."""
+    from .models import save
+
+    crate = os.path.join(workdir, "crate.joe")
+    save(crate_mesh(), crate)
     step("model", "info", crate)
     step("model", "export", crate, "-o", os.path.join(workdir, "crate.glb"))
     step("model", "import", os.path.join(workdir, "crate.glb"), "-o", os.path.join(workdir, "crate-from-glb.joe"))
