@@ -255,8 +255,7 @@ def select_members(archive: Any, patterns: list[str] | tuple[str, ...]) -> Itera
         pattern = windows_path(archive, pattern)
         matched = [e for e in entries if member_matches(e.name, pattern)]
         if not matched:  # the names `extract` writes ("*.png" for J2ME members "0", "1", ...)
-            extracted = {id(entry): path for path, entry in archive._extracted_names().items()}
-            matched = [e for e in entries if id(e) in extracted and member_matches(extracted[id(e)], pattern)]
+            matched = [e for e in entries if member_matches(archive.extracted_path(e) or e.name, pattern)]
         if not matched and pattern in archive:
             matched = [archive.getinfo(pattern)]  # the format's own lookup (e.g. ignoring case)
         if matched:

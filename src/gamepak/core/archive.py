@@ -409,20 +409,25 @@ class Archive:
             self._by_name = table
         return self._by_name
 
+    def extracted_path(self, entry: Entry) -> str | None:
+        """The path `extract` writes `entry` under, '/'-separated (`maps/x` for a PAK's
+        `./maps/x`, `0.png` for a J2ME member `0`); None for a name extraction refuses."""
+        from .names import safe_parts
+
+        try:
+            return "/".join(safe_parts(self.extraction_name(entry)))
+        except GamepakError:
+            return None
+
     def _extracted_names(self) -> dict[str, Entry]:
         """Entries by the path `extract` gives them (only names that differ from the stored ones;
         built on the first lookup that misses)."""
         if self._by_extracted is None:
-            from .names import safe_parts
-
             table: dict[str, Entry] = {}
             entries = self.infolist()
             for entry in entries[::-1] if self.duplicate_wins == "first" else entries:
-                try:
-                    path = "/".join(safe_parts(self.extraction_name(entry)))
-                except GamepakError:
-                    continue
-                if path != entry.name:
+                path = self.extracted_path(entry)
+                if path is not None and path != entry.name:
                     table[path] = entry
             self._by_extracted = table
         return self._by_extracted

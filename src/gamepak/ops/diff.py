@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 
-from ..errors import GamepakError
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -145,7 +143,8 @@ def _add_members(side: _Side, archive: Archive, prefix: str, recursive: bool, as
     for entry in archive.infolist():  # archive order
         if id(entry) not in winners:
             continue
-        name = prefix + (_extracted_name(archive, entry) if as_extracted else entry.name)
+        # A name extraction refuses is compared as stored.
+        name = prefix + ((archive.extracted_path(entry) or entry.name) if as_extracted else entry.name)
         if recursive:
             format_name = nested_format(archive, entry)
             if format_name is not None:
@@ -155,15 +154,6 @@ def _add_members(side: _Side, archive: Archive, prefix: str, recursive: bool, as
                 continue
         side.sizes[name] = entry.size
         side._openers[name] = lambda archive=archive, entry=entry: archive.open(entry)  # type: ignore[misc]
-
-
-def _extracted_name(archive: Archive, entry: Any) -> str:
-    from ..core.names import safe_parts
-
-    try:
-        return "/".join(safe_parts(archive.extraction_name(entry)))
-    except GamepakError:
-        return entry.name  # a name extraction refuses: compared as stored
 
 
 def _add_nested_file(side: _Side, name: str, file_path: str) -> bool:
