@@ -36,7 +36,7 @@ from ..errors import GamepakError, MemberNotFoundError
 from ..formats.rfg.peg.reader import TextureNotFoundError
 from ..version import __version__
 from . import previews
-from .site import NotFound, Place, Refused, Row, Site
+from .site import NotFound, Place, Refused, Row, Site, name_matcher
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -171,9 +171,7 @@ class Viewer:
         rows = self.site.rows(place)
         total = len(rows)
         if text_filter:
-            from .site import _matcher
-
-            matches = _matcher(text_filter)
+            matches = name_matcher(text_filter)
             rows = [row for row in rows if matches(row.name)]
         if sort == "type" and place.node is not None:
             rows = self.site.classify(place, rows)  # the type column holds what members are

@@ -344,7 +344,7 @@ class Site:
         """(path, row) for names matching the glob `pattern` (case ignored) anywhere under ROOT,
         nested packs included, and a note on how the search was made. Uses the catalog when one
         was given; otherwise walks, stopping after `limit` hits or `seconds`."""
-        matcher = _matcher(pattern)
+        matcher = name_matcher(pattern)
         if self.catalog is not None:
             return self._search_catalog(matcher, limit)
         found: list[tuple[str, Row]] = []
@@ -425,10 +425,10 @@ def _catalog_in(root: str) -> str | None:
     return None
 
 
-_Matcher = Callable[[str], bool]
+Matcher = Callable[[str], bool]
 
 
-def _matcher(pattern: str) -> _Matcher:
+def name_matcher(pattern: str) -> Matcher:
     """A case-blind glob; a pattern without wildcards matches names containing it."""
     lowered = pattern.lower()
     if not any(c in lowered for c in "*?["):
