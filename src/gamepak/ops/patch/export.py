@@ -130,8 +130,27 @@ def _as_syncfaction(base: str, modded: str, operations: list, result: Export, ov
         files[f"{file}/.delete.json"] = json.dumps(sorted(names), indent=1).encode()
     if not files:
         raise PatchError(f"{result.output}: nothing was added, changed or removed: the mod would be empty")
-    for relative, data in files.items():
-        target = os.path.join(result.output, *relative.split("/"))
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        write_bytes(target, data, overwrite=True)
+    # Built in a temporary folder beside OUT and renamed into place: a failure leaves no half
+    # mod (the next run removes a temporary a killed one left).
+    import shutil
+
+    from ...core.atomic import remove_stale_temporaries, temporary_name
+
+    parent, base = os.path.split(os.path.abspath(result.output))
+    remove_stale_temporaries(parent)
+    building = os.path.join(parent, temporary_name(base))
+    try:
+        for relative, data in files.items():
+            target = os.path.join(building, *relative.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            write_bytes(target, data, overwrite=True)
+        if os.path.exists(result.output):  # --overwrite: the old mod goes once the new one is in place
+            old = os.path.join(parent, temporary_name(base))
+            os.replace(result.output, old)
+            os.replace(building, result.output)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(building, result.output)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
     result.written = sorted(files)
