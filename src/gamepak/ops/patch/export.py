@@ -38,8 +38,11 @@ def _modded_bytes(modded: str, file: str, member: str | None) -> bytes:
 
     path = modded if file == "" else os.path.join(modded, *file.split("/"))
     if member is None:
-        with open(path, "rb") as handle:
-            return handle.read()
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise PatchError(f"{path}: cannot read: {exc.strerror}") from None
     with open_archive(path) as archive:
         holder, entry = resolve(archive, member)
         return holder.read(entry)
