@@ -156,3 +156,34 @@ def test_a_format_per_side(tmp_path: Path) -> None:
     assert code == 0
     code, _, err = in_process_cli("diff", str(a), str(b), "--format", "jpk")
     assert code == 1 and "a.pak" in err
+
+
+@pytest.mark.parametrize("order", ["same", "reversed"])
+def test_byte_comparison_and_hashing_find_the_same_changes(tmp_path: Path, order: str) -> None:
+    # Small packs listed in the same order are compared byte for byte; another order is hashed
+    # side by side. Both must report the same changes, with the sha256 of what changed.
+    import hashlib
+
+    members = [(f"m{index}.bin", bytes([index]) * (300 + index)) for index in range(6)]
+    changed = [(name, data if name != "m3.bin" else b"X" + data[1:]) for name, data in members]
+    a = make(tmp_path / "a.pak", members)
+    b = make(tmp_path / "b.pak", changed if order == "same" else changed[::-1])
+    result = gamepak.diff(a, b)
+    assert [change["name"] for change in result.changed] == ["m3.bin"]
+    change = result.changed[0]
+    assert change["sha256_a"] == hashlib.sha256(members[3][1]).hexdigest()
+    assert change["sha256_b"] == hashlib.sha256(changed[3][1]).hexdigest()
+    assert not result.only_in_a and not result.only_in_b and not result.renamed
+
+
+def test_a_small_equal_diff_does_not_load_hashlib(tmp_path: Path) -> None:
+    # Start-up (issue 17): loading OpenSSL through hashlib is a fifth of Python's start-up, and
+    # two equal small packs need no hash.
+    import subprocess
+    import sys
+
+    a = make(tmp_path / "a.pak", BASE)
+    b = make(tmp_path / "b.pak", BASE)
+    probe = "import sys, gamepak; assert gamepak.diff(sys.argv[1], sys.argv[2]).equal; print('hashlib' in sys.modules)"
+    output = subprocess.run([sys.executable, "-c", probe, str(a), str(b)], capture_output=True, text=True, check=True)
+    assert output.stdout.strip() == "False"
