@@ -16,13 +16,12 @@ import itertools
 import os
 
 from ..errors import GamepakError, OutputExistsError
+from .names import NAME_MAX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-# The longest file name (in bytes) that Linux, macOS and Windows file systems accept.
-NAME_MAX = 255
 _counter = itertools.count()
 # When each folder was last scanned for stale temporaries (a process writing many files into
 # one folder scans it once every few seconds, not once per file).

@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 
 from ..errors import UnsafePathError
-from .atomic import NAME_MAX
+
+# The longest file name (in bytes) that Linux, macOS and Windows file systems accept.
+NAME_MAX = 255
 
 
 def member_matches(name: str, pattern: str) -> bool:

@@ -30,8 +30,8 @@ import sys
 from itertools import repeat
 
 from ..core.archive import Archive, RawRange, copy_range
-from ..core.atomic import NAME_MAX, remove_stale_temporaries, temporary_name, write_all
-from ..core.names import check_windows_names, safe_parts
+from ..core.atomic import remove_stale_temporaries, temporary_name, write_all
+from ..core.names import NAME_MAX, check_windows_names, safe_parts
 from ..core.portable import flag, has_folder_descriptors
 from ..errors import CorruptArchiveError, GamepakError, OutputExistsError, UnsafePathError
 from .manifest import MANIFEST_NAME, manifest_bytes
