@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -149,3 +152,21 @@ def test_the_command_table_matches_what_the_modules_declare() -> None:
             only = build_parser(name)
             built = only._subparsers._group_actions[0]._name_parser_map  # type: ignore[union-attr]
             assert isinstance(built[name], argparse.ArgumentParser), (module, name)
+
+
+def test_help_wraps_to_the_terminal_without_textwrap() -> None:
+    # argparse wraps help through textwrap, whose regular expressions cost more than the rest of
+    # `--help` (issue 17): gamepak's formatter wraps at spaces itself, within $COLUMNS.
+    probe = (
+        "import sys; from gamepak.cli import main; code = main(['extract', '--help']); "
+        "print('textwrap imported' if 'textwrap' in sys.modules else 'no textwrap')"
+    )
+    env = {**os.environ, "COLUMNS": "60"}
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "no textwrap"
+    options = lines[lines.index("options:") + 1 : -1]
+    assert options and all(len(line) <= 58 for line in options), [line for line in options if len(line) > 58]
+    # Each option's help is whole: its words in order, spread over the lines that follow it.
+    words = " ".join(line[24:].strip() for line in options if line.startswith(" " * 24)).split()
+    assert "so that 'gamepak create' rebuilds the archive byte for byte" in " ".join(words)

@@ -27,6 +27,20 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
             width = terminal_columns() - 2
         super().__init__(prog, indent_increment, max_help_position, width)
 
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        """An option's help as lines of at most `width`, broken at spaces: what argparse does
+        through `textwrap`, whose regular expressions take longer to compile than the rest of
+        `--help` (a word longer than the line keeps its own line instead of being cut)."""
+        lines: list[str] = []
+        line = ""
+        for word in text.split():
+            if line and len(line) + 1 + len(word) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        return [*lines, line] if line else lines
+
 
 def terminal_columns() -> int:
     """The width of the terminal stdout is on ($COLUMNS first), else 80."""
