@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
+
+import pytest
 
 import gamepak
 
@@ -224,22 +227,73 @@ def test_mod_hashes_are_checked_when_every_change_is_already_there(tmp_path: Pat
     assert (game / "data" / "misc.vpp_pc").read_bytes() == after_other
 
 
-def test_a_zipped_loose_archive_mod_is_refused_saying_what_it_is(tmp_path: Path) -> None:
-    """A SyncFaction mod zip without modinfo.xml is not read yet: the error says so and how to
-    go on (it used to say "not a gamepak patch (no patch.json)"); nothing written."""
+def _zipped(path: Path, entries: dict[str, bytes]) -> Path:
     import zipfile
 
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return path
+
+
+def _leftover_mod_folders() -> list[str]:
+    import tempfile
+
+    return [name for name in os.listdir(tempfile.gettempdir()) if name.startswith(".mods.gamepak-")]
+
+
+@pytest.mark.parametrize("root", ["", "Better Tables/"])
+def test_a_zipped_loose_archive_mod_applies_and_reverts_by_the_zips_name(tmp_path: Path, root: str) -> None:
+    """SyncFaction mods are shared as zips: data/ at the top or one folder down, with loose
+    archives, .delete.json and .mod.hashes.json, read as the unzipped folder would be."""
+    import hashlib
+
+    game = tmp_path / "game"
+    misc = pack(game / "data" / "misc.vpp_pc", {"a.xtbl": b"<root>a</root>", "old.xtbl": b"old"})
+    before = misc.read_bytes()
+    expected = {"a.xtbl": b"<root>b</root>", "new.xtbl": b"new"}
+    probe = tmp_path / "probe.vpp_pc"
+    pack(probe, expected)
+    mod = _zipped(
+        tmp_path / "tables.zip",
+        {
+            f"{root}data/misc.vpp_pc/a.xtbl": b"<root>b</root>",
+            f"{root}data/misc.vpp_pc/new.xtbl": b"new",
+            f"{root}data/misc.vpp_pc/.delete.json": b'["old.xtbl"]',
+            f"{root}.mod.hashes.json": json.dumps(
+                {"data/misc.vpp_pc": hashlib.sha256(probe.read_bytes()).hexdigest()}
+            ).encode(),
+            "readme.txt": b"not part of the mod",
+        },
+    )
+    leftovers = _leftover_mod_folders()
+    code, _, err = in_process_cli("patch", "check", str(game), str(mod))
+    assert code == 0, err
+    assert misc.read_bytes() == before
+    code, _, err = in_process_cli("patch", "apply", str(game), str(mod))
+    assert code == 0, err
+    assert contents(misc) == expected
+    assert _leftover_mod_folders() == leftovers  # the unpacked copy is gone
+    code, _, err = in_process_cli("patch", "revert", str(game), str(mod))
+    assert code == 0, err
+    assert misc.read_bytes() == before
+
+
+def test_a_hostile_zipped_mod_is_refused_before_anything_is_written(tmp_path: Path) -> None:
     game = tmp_path / "game"
     misc = pack(game / "data" / "misc.vpp_pc", {"a.xtbl": b"<root>a</root>"})
     before = misc.read_bytes()
-    mod = tmp_path / "mod.zip"
-    with zipfile.ZipFile(mod, "w") as archive:
-        archive.writestr("data/misc.vpp_pc/a.xtbl", b"<root>b</root>")
-    code, _, err = in_process_cli("patch", "apply", str(game), str(mod))
-    assert code == 1 and "zipped SyncFaction mod without modinfo.xml" in err and "unzip it" in err, err
+    climbing = _zipped(tmp_path / "climb.zip", {"data/misc.vpp_pc/a.xtbl": b"x", "../escape.txt": b"x"})
+    code, _, err = in_process_cli("patch", "apply", str(game), str(climbing))
+    assert code == 1 and "escape.txt" in err, err
+    assert misc.read_bytes() == before and not (tmp_path / "escape.txt").exists()
+    # A game that lacks the pack the mod names: refused by name, nothing kept.
+    missing = _zipped(tmp_path / "missing.zip", {"data/other.vpp_pc/a.xtbl": b"x"})
+    code, _, err = in_process_cli("patch", "apply", str(game), str(missing))
+    assert code == 1 and "other.vpp_pc" in err, err
     assert misc.read_bytes() == before
+    assert not _leftover_mod_folders()
     # Any other zip is still "not a gamepak patch".
-    with zipfile.ZipFile(tmp_path / "other.zip", "w") as archive:
-        archive.writestr("readme.txt", b"hello")
-    code, _, err = in_process_cli("patch", "apply", str(game), str(tmp_path / "other.zip"))
+    other = _zipped(tmp_path / "other.zip", {"readme.txt": b"hello"})
+    code, _, err = in_process_cli("patch", "apply", str(game), str(other))
     assert code == 1 and "no patch.json" in err

@@ -19,7 +19,8 @@ def open_patches(
     choices: Mapping[str, str] | None = None,
 ) -> list[Patch]:
     """Patch files, and SyncFaction mods (loose-archive folders; modinfo.xml folders and zips,
-    with `choices` naming their user inputs' options), read as patches for `target`."""
+    with `choices` naming their user inputs' options), read as patches for `target`. Zipped
+    loose-archive mods are read once `_UnzippedMods` has unpacked them."""
     from .modinfo import LoadedMod, is_modinfo_mod, refuse_unknown_choices
     from .syncfaction import is_mod_folder, loose_archive_patch
 
@@ -54,7 +55,7 @@ def open_patches(
                     producers[key] = (made, operation)
                 opened.append(made)
             elif not loose:
-                opened.append(_open_patch_file(path))
+                opened.append(Patch.open(path))
             if loose:  # loose archives, alone or beside modinfo.xml
                 opened.append(loose_archive_patch(path, os.fspath(target)))
     except BaseException:
@@ -66,31 +67,64 @@ def open_patches(
     return opened
 
 
-def _open_patch_file(path: str) -> Patch:
-    """A patch file; a zip that is instead a SyncFaction mod without modinfo.xml (its files under
-    data/) is refused saying so, not as "no patch.json"."""
-    try:
-        return Patch.open(path)
-    except PatchError:
-        if not _zipped_mod(path):
+class _UnzippedMods:
+    """The mods as `open_patches` reads them: a zipped SyncFaction mod with loose archives, whole
+    packs or .xdelta files (its data/ at the top or one folder down) is unpacked, defensively
+    (`ZipFiles`), into a private temporary folder named as the zip, so that it reads, applies and
+    reverts (by the zip's name) as the folder would; the folder is removed on exit."""
+
+    def __init__(self, paths: Sequence[str | os.PathLike[str]]) -> None:
+        self.paths = [os.fspath(path) for path in paths]
+        self.scratch: str | None = None
+
+    def __enter__(self) -> list[str]:
+        try:
+            return [self._unzipped(path) for path in self.paths]
+        except BaseException:
+            self.__exit__()
             raise
-    raise PatchError(
-        f"{path}: a zipped SyncFaction mod without modinfo.xml (files under data/) is not read yet; "
-        "unzip it and give the folder"
-    )
+
+    def _unzipped(self, path: str) -> str:
+        from .modfiles import ZipFiles
+        from .syncfaction import zipped_mod_root
+
+        if not os.path.isfile(path) or _is_patch_file(path) is not False:
+            return path  # a folder, a patch file, or not a zip (reading it as a patch says why)
+        files = ZipFiles(path)  # names and sizes checked: a hostile zip is refused here
+        try:
+            root = zipped_mod_root(files.entries)
+            if root is None:
+                return path
+            if self.scratch is None:
+                from ...core.atomic import temporary_folder
+
+                self.scratch = temporary_folder("mods")
+            folder = os.path.join(self.scratch, str(len(os.listdir(self.scratch))), os.path.basename(path))
+            os.makedirs(folder)
+            files.unpack(folder, root)
+            return folder
+        finally:
+            files.close()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.scratch is not None:
+            import shutil
+
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
 
-def _zipped_mod(path: str) -> bool:
-    from .modfiles import ZipFiles
+def _is_patch_file(path: str) -> bool | None:
+    """Whether the zip `path` holds a gamepak patch's manifest; None when it is not a zip."""
+    import zipfile
+
+    from .container import MANIFEST_NAME
 
     try:
-        files = ZipFiles(path)
-    except PatchError:
-        return False
-    try:
-        return any(name.startswith("data/") for name in files.entries)
-    finally:
-        files.close()
+        with zipfile.ZipFile(path) as archive:
+            return MANIFEST_NAME in archive.NameToInfo
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return None
 
 
 def check(
@@ -102,16 +136,17 @@ def check(
 ) -> Plan:
     """Whether `patches` (patch files, SyncFaction mod folders and zips) apply cleanly to
     `target`; writes nothing. `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"})."""
-    expected = _listed_hashes([os.fspath(path) for path in patches])
-    opened = open_patches(target, patches, choices)
-    try:
-        result = plan(target, opened, later_wins=later_wins)
-        if result.ok and not result.to_apply:
-            _refuse_already_wrong(os.fspath(target), expected)
-        return result
-    finally:
-        for patch in opened:
-            patch.close()
+    with _UnzippedMods(patches) as paths:
+        expected = _listed_hashes(paths)
+        opened = open_patches(target, paths, choices)
+        try:
+            result = plan(target, opened, later_wins=later_wins)
+            if result.ok and not result.to_apply:
+                _refuse_already_wrong(os.fspath(target), expected)
+            return result
+        finally:
+            for patch in opened:
+                patch.close()
 
 
 def apply(
@@ -128,28 +163,31 @@ def apply(
     `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"}; default: each first)."""
     from .apply import _Target
 
-    expected = _listed_hashes([os.fspath(path) for path in patches])
-    opened = open_patches(target, patches, choices)
-    # One reader for the whole apply: each changed member is read and hashed once, for the
-    # check, the undo record and the new bytes.
-    state = _Target(os.fspath(target), keep=True)
-    try:
-        result = plan(target, opened, later_wins=later_wins, state=state)
-        if not result.ok:
-            raise PatchError(f"{os.fspath(target)}: not applied, nothing written:\n  " + "\n  ".join(result.problems()))
-        if dry_run:
+    with _UnzippedMods(patches) as paths:
+        expected = _listed_hashes(paths)
+        opened = open_patches(target, paths, choices)
+        # One reader for the whole apply: each changed member is read and hashed once, for the
+        # check, the undo record and the new bytes.
+        state = _Target(os.fspath(target), keep=True)
+        try:
+            result = plan(target, opened, later_wins=later_wins, state=state)
+            if not result.ok:
+                raise PatchError(
+                    f"{os.fspath(target)}: not applied, nothing written:\n  " + "\n  ".join(result.problems())
+                )
+            if dry_run:
+                return result
+            if not result.to_apply:
+                _refuse_already_wrong(os.fspath(target), expected)
+                return result
+            with record_application(os.fspath(target), result, state) as (steps, keeper):
+                execute(os.fspath(target), steps, keeper, state)
+            _check_mod_hashes(os.fspath(target), expected, opened)
             return result
-        if not result.to_apply:
-            _refuse_already_wrong(os.fspath(target), expected)
-            return result
-        with record_application(os.fspath(target), result, state) as (steps, keeper):
-            execute(os.fspath(target), steps, keeper, state)
-        _check_mod_hashes(os.fspath(target), expected, opened)
-        return result
-    finally:
-        state.close()
-        for patch in opened:
-            patch.close()
+        finally:
+            state.close()
+            for patch in opened:
+                patch.close()
 
 
 _HEX_DIGITS = frozenset("0123456789abcdef")

@@ -196,14 +196,24 @@ class ZipFiles(ModFiles):
         found = [key for key in self.entries if key.rsplit("/", 1)[-1] == name.lower() and key.count("/") <= 1]
         return [self.names[key] for key in sorted(found, key=lambda key: (key.count("/"), key))]
 
-    def loose_archives(self) -> list[str]:
-        """The `data/<pack>.vpp_pc/` folders of a loose-archive mod."""
-        folders = set()
-        for key in self.entries:
-            parts = key.split("/")
-            if len(parts) >= 3 and parts[0] == "data" and parts[1].endswith((".vpp", ".vpp_pc", ".str2_pc")):
-                folders.add(parts[1])
-        return sorted(folders)
+    def unpack(self, folder: str, prefix: str = "") -> None:
+        """Write the files under `prefix` (a folder of the zip ending in "/", or "" for all) into
+        `folder`, new and empty, without the prefix. Names were checked when the zip was opened;
+        the declared sizes together must fit in the free space of `folder`'s file system before
+        anything is written, and each file is checked against its declared size as it inflates."""
+        import shutil
+
+        wanted = {key: name[len(prefix) :] for key, name in self.names.items() if key.startswith(prefix.lower())}
+        declared = sum(int(self.entries[key].file_size) for key in wanted)
+        free = shutil.disk_usage(folder).free
+        if declared > free:
+            raise PatchError(f"{self.path}: declares {declared} bytes of files; {folder} has {free} free")
+        for key, name in wanted.items():
+            path = os.path.join(folder, *name.split("/"))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "xb") as handle:
+                for chunk in self.chunks(key, MAX_MEMBER_BYTES):
+                    handle.write(chunk)
 
     def close(self) -> None:
         self.zip.close()
@@ -214,9 +224,4 @@ def open_mod_files(path: str) -> ModFiles:
         return FolderFiles(path)
     if not os.path.isfile(path):
         raise PatchError(f"{path}: no such mod folder or zip")
-    files = ZipFiles(path)
-    loose = files.loose_archives()
-    if loose:
-        files.close()
-        raise PatchError(f"{path}: loose archives in a zip ({', '.join(loose)}) are not read yet; unzip it first")
-    return files
+    return ZipFiles(path)

@@ -19,6 +19,7 @@ from .container import Operation, Patch, PatchError, check_relative
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 _MAX_DELETE_JSON = 1 << 20
@@ -29,6 +30,21 @@ def is_mod_folder(path: str) -> bool:
     packs (`data/<pack>.vpp_pc` files) or whole-file deltas (`data/<name>.xdelta`)."""
     data = _child(path, "data")
     return data is not None and any(_pack_name(name) or name.lower().endswith(".xdelta") for name in os.listdir(data))
+
+
+def zipped_mod_root(keys: Iterable[str]) -> str | None:
+    """Where a zipped mod's `data/` folder sits ("" at the top, "folder/" one folder down) when it
+    holds what `is_mod_folder` looks for; None when it holds none. `keys`: the zip's file names,
+    lowercase."""
+    roots = set()
+    for key in keys:
+        parts = key.split("/")
+        for depth in (0, 1):
+            if len(parts) >= depth + 2 and parts[depth] == "data":
+                held = parts[depth + 1]
+                if _pack_name(held) or (len(parts) == depth + 2 and held.endswith(".xdelta")):
+                    roots.add("".join(f"{part}/" for part in parts[:depth]))
+    return min(roots, key=lambda root: (root.count("/"), root)) if roots else None
 
 
 def _child(folder: str, name: str) -> str | None:
