@@ -297,3 +297,29 @@ def test_a_hostile_zipped_mod_is_refused_before_anything_is_written(tmp_path: Pa
     other = _zipped(tmp_path / "other.zip", {"readme.txt": b"hello"})
     code, _, err = in_process_cli("patch", "apply", str(game), str(other))
     assert code == 1 and "no patch.json" in err
+
+
+def test_patch_info_lists_what_a_loose_archive_mod_changes(tmp_path: Path) -> None:
+    entries = {
+        "data/misc.vpp_pc/a.xtbl": b"<root>b</root>",
+        "data/misc.vpp_pc/.delete.json": b'["old.xtbl"]',
+        "data/misc.vpp_pc/.options.json": b'{"Mode": "Compressed"}',
+        "data/table.vpp_pc": b"a whole pack",
+    }
+    folder = tmp_path / "mod"
+    for name, data in entries.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    for mod in (folder, _zipped(tmp_path / "mod.zip", {f"Mod/{name}": data for name, data in entries.items()})):
+        code, out, err = in_process_cli("patch", "info", "--json", str(mod))
+        assert code == 0, err
+        document = json.loads(out)
+        assert document["name"] == mod.name
+        assert document["changes"] == [
+            {"action": "remove", "file": "data/misc.vpp_pc", "member": "old.xtbl"},
+            {"action": "put", "file": "data/misc.vpp_pc", "member": "a.xtbl", "size": 14},
+            {"action": "replace file", "file": "data/table.vpp_pc", "size": 12},
+        ]
+        assert document["data_modes"] == {"data/misc.vpp_pc": "Compressed"}
+        code, out, _ = in_process_cli("patch", "info", str(mod))
+        assert code == 0 and "put data/misc.vpp_pc/a.xtbl (14 bytes)" in out and "SyncFaction loose archives" in out

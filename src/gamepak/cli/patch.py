@@ -178,7 +178,13 @@ def run_info(args: argparse.Namespace) -> int | None:
     if args.choose:
         from ..errors import UsageError
 
-        raise UsageError(f"{args.patch}: --choose applies to modinfo.xml mods; this is a patch file")
+        raise UsageError(f"{args.patch}: --choose applies to modinfo.xml mods; this is not one")
+    from ..ops.patch.install import loose_mod_info
+
+    loose = loose_mod_info(args.patch)
+    if loose is not None:
+        _print_loose_mod(loose, args.as_json)
+        return None
     with Patch.open(args.patch) as patch:
         document = patch.info()
         if args.as_json:
@@ -195,6 +201,21 @@ def run_info(args: argparse.Namespace) -> int | None:
         lines += [f"  {operation.describe()}" for operation in patch.operations]
         write_text("\n".join(lines) + "\n")
     return None
+
+
+def _print_loose_mod(document: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(document)
+        return
+    lines = [f"name: {document['name']}", "format: SyncFaction loose archives", f"changes: {len(document['changes'])}"]
+    for change in document["changes"]:
+        where = f"{change['file']}/{change['member']}" if "member" in change else change["file"]
+        size = f" ({change['size']} bytes)" if "size" in change else ""
+        lines.append(f"  {change['action']} {where}{size}")
+    lines += [
+        f"data mode asked for {file}: {mode} (the pack keeps its own)" for file, mode in document["data_modes"].items()
+    ]
+    write_text("\n".join(lines) + "\n")
 
 
 def _print_modinfo(document: dict[str, Any], as_json: bool) -> None:

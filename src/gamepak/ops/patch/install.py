@@ -11,6 +11,7 @@ from .undo import record_application
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import Any
 
 
 def open_patches(
@@ -125,6 +126,17 @@ def _is_patch_file(path: str) -> bool | None:
             return MANIFEST_NAME in archive.NameToInfo
     except (zipfile.BadZipFile, OSError, ValueError):
         return None
+
+
+def loose_mod_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """What `gamepak patch info` shows of a SyncFaction loose-archive mod (a folder or a zip):
+    `syncfaction.describe_loose_mod`'s fields and `path`; None when `path` is not one."""
+    from .syncfaction import describe_loose_mod, is_mod_folder
+
+    with _UnzippedMods([path]) as (folder,):
+        if not (os.path.isdir(folder) and is_mod_folder(folder)):
+            return None
+        return {"path": os.fspath(path), **describe_loose_mod(folder)}
 
 
 def check(

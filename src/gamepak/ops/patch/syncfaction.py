@@ -151,6 +151,39 @@ def loose_archive_patch(mod: str, target: str) -> FolderPatch:
     return FolderPatch(mod, operations, files, notes, scratch)
 
 
+def describe_loose_mod(mod: str) -> dict[str, Any]:
+    """What a loose-archive mod folder changes, without a game to apply it to (`patch info`):
+    each member it puts (replacing or adding, which the game's pack decides) or removes, each
+    whole file it replaces or patches with an .xdelta, the data modes it asks for."""
+    data = _child(mod, "data") or os.path.join(mod, "data")  # is_mod_folder(mod) found it
+    changes: list[dict[str, Any]] = []
+    options: dict[str, str] = {}
+    for name in sorted(os.listdir(data)):
+        path = os.path.join(data, name)
+        pack = _pack_name(name)
+        if os.path.isfile(path):
+            if pack is not None:
+                changes.append({"action": "replace file", "file": f"data/{pack}", "size": os.path.getsize(path)})
+            elif name.lower().endswith(".xdelta"):
+                changes.append({"action": "xdelta", "file": f"data/{name[: -len('.xdelta')]}.*"})
+            continue
+        if pack is None or not os.path.isdir(path):
+            continue
+        from ..inputs import scan_folder
+
+        for relative, member_path in scan_folder(path).members:
+            if relative.lower() == ".delete.json":
+                changes += [
+                    {"action": "remove", "file": f"data/{pack}", "member": n} for n in _delete_list(member_path)
+                ]
+            elif relative.lower() == ".options.json":
+                options[f"data/{pack}"] = _options(member_path)
+            else:
+                size = os.path.getsize(member_path)
+                changes.append({"action": "put", "file": f"data/{pack}", "member": relative, "size": size})
+    return {"name": os.path.basename(os.path.normpath(mod)), "changes": changes, "data_modes": options}
+
+
 def _whole_files(data: str, target_data: str, operations: list[Operation], files: dict[str, str]) -> str | None:
     """Whole-file changes of a mod's data folder: a pack file replaces the game's outright, and
     `<name>.xdelta` (VCDIFF, xdelta3) patches the game's file of that name with another last
