@@ -240,13 +240,13 @@ def test_plain_members_are_copied_by_the_kernel(tmp_path: Path, monkeypatch: pyt
     big = os.urandom(200_000)
     source = make(tmp_path / "a.pak", [("big.bin", big), ("small.txt", b"s")])
     copies = []
-    real_copy = gamepak.core.archive.copy_range
+    real_copy = gamepak.core.writer.copy_range
 
     def counting_copy(*arguments: int) -> None:
         copies.append(arguments[-1])
         real_copy(*arguments)
 
-    monkeypatch.setattr(gamepak.core.archive, "copy_range", counting_copy)
+    monkeypatch.setattr(gamepak.core.writer, "copy_range", counting_copy)
     gamepak.convert(source, tmp_path / target)
     assert copies == [len(big)]
     assert members_of(tmp_path / target) == [("big.bin", big), ("small.txt", b"s")]

@@ -31,16 +31,17 @@ from .version import __version__ as __version__
 # `gamepak.patch`...): every command starts with this module, and `--help` needs none of them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .core.archive import Archive, ArchiveWriter, Entry
+    from .core.archive import Archive, Entry
     from .core.opening import Detection, choose_format, create, detect, open, open_stream
     from .core.source import Source
+    from .core.writer import ArchiveWriter
     from .ops import patch as patch
     from .ops.convert import convert
     from .ops.diff import diff
     from .ops.edit import edit
 _LAZY = {
     "Archive": ".core.archive",
-    "ArchiveWriter": ".core.archive",
+    "ArchiveWriter": ".core.writer",
     "Entry": ".core.archive",
     "Detection": ".core.opening",
     "choose_format": ".core.opening",

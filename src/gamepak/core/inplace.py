@@ -18,9 +18,9 @@ import os
 import struct
 
 from ..errors import FormatLimitError, GamepakError
-from .archive import Output, PendingMember, _pwrite_all, copy_range
 from .layout import align_up
 from .portable import pwrite
+from .writer import Output, PendingMember, _pwrite_all, copy_range
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ from ..errors import GamepakError
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from .archive import Output
     from .source import Source
+    from .writer import Output
 
 # Filler kept in a manifest is inlined; past this, a rebuild gets zeros instead (and says so).
 MAX_FILL_BYTES = 16 << 20

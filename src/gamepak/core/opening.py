@@ -20,8 +20,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
-    from .archive import Archive, ArchiveWriter
+    from .archive import Archive
     from .source import PathOrFile
+    from .writer import ArchiveWriter
 
 
 class Detection(tuple):  # type: ignore[type-arg]

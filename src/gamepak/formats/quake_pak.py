@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import struct
 
-from ..core.archive import Archive, ArchiveWriter, Entry, FixedRecordNames, Output, PendingMember, encode_name
+from ..core.archive import Archive, Entry, FixedRecordNames, encode_name
 from ..core.layout import align_up, decode_blob, detect_alignment, encode_blob, fill_bytes, restore_fill
 from ..core.options import one_of, whole_number
 from ..core.source import Source
+from ..core.writer import ArchiveWriter, Output, PendingMember
 from ..errors import FormatLimitError
 
 TYPE_CHECKING = False

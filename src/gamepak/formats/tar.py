@@ -18,10 +18,11 @@ compresses as OUT's extension says.
 
 from __future__ import annotations
 
-from ..core.archive import Archive, ArchiveWriter, Entry, Output, PendingMember, RawRange
+from ..core.archive import Archive, Entry, RawRange
 from ..core.layout import align_up
 from ..core.options import whole_number
 from ..core.source import MemberStream, Source
+from ..core.writer import ArchiveWriter, Output, PendingMember
 from ..errors import CorruptArchiveError
 from ._stdlib import GuardedStream
 

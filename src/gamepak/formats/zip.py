@@ -19,9 +19,10 @@ from __future__ import annotations
 import functools
 import struct
 
-from ..core.archive import Archive, ArchiveWriter, Entry, Output, PendingMember, RawRange
+from ..core.archive import Archive, Entry, RawRange
 from ..core.options import one_of, whole_number
 from ..core.source import MemberStream, Source
+from ..core.writer import ArchiveWriter, Output, PendingMember
 from ..errors import CorruptArchiveError, UnsupportedFeatureError
 from ._stdlib import GuardedStream
 

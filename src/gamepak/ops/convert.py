@@ -18,7 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..core.archive import Archive, ArchiveWriter, Entry
+    from ..core.archive import Archive, Entry
+    from ..core.writer import ArchiveWriter
 
 # How many refused members an error lists by name before it summarises the rest.
 MAX_LISTED = 20

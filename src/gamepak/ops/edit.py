@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import os
 
-from ..core.archive import Archive, ArchiveWriter, PendingMember
+from ..core.archive import Archive
 from ..core.registry import get_format
 from ..core.snapshot import file_identity
+from ..core.writer import ArchiveWriter, PendingMember
 from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
 
 TYPE_CHECKING = False

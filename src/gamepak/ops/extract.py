@@ -29,10 +29,11 @@ import struct
 import sys
 from itertools import repeat
 
-from ..core.archive import Archive, RawRange, copy_range
+from ..core.archive import Archive, RawRange
 from ..core.atomic import remove_stale_temporaries, temporary_name, write_all
 from ..core.names import NAME_MAX, check_windows_names, safe_parts
 from ..core.portable import flag, has_folder_descriptors
+from ..core.writer import copy_range
 from ..errors import CorruptArchiveError, GamepakError, OutputExistsError, UnsafePathError
 from .manifest import MANIFEST_NAME, manifest_bytes
 

@@ -48,10 +48,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ...core.archive import PARSE_ERRORS, Archive, ArchiveWriter, Entry, Output, PendingMember
+from ...core.archive import PARSE_ERRORS, Archive, Entry
 from ...core.layout import fill_bytes, restore_fill
 from ...core.options import whole_number
 from ...core.source import Source
+from ...core.writer import ArchiveWriter, Output, PendingMember
 from ...errors import CorruptArchiveError, FormatLimitError, GamepakError
 
 OFFSETS_HEADER = struct.Struct("<h")

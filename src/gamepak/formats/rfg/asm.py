@@ -38,8 +38,9 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ...core.archive import Archive, ArchiveWriter, Entry, Output, PendingMember, Problem, decode_name, encode_name
+from ...core.archive import Archive, Entry, Problem, decode_name, encode_name
 from ...core.source import Source
+from ...core.writer import ArchiveWriter, Output, PendingMember
 from ...errors import CorruptArchiveError, FormatLimitError
 
 SIGNATURE = 0xBEEFFEED

@@ -33,8 +33,9 @@ import os
 import warnings
 import zlib
 
-from ...core.archive import ArchiveWriter, Entry, Output, PendingMember, copy_range, encode_name
+from ...core.archive import Entry, encode_name
 from ...core.layout import align_up, restore_fill
+from ...core.writer import ArchiveWriter, Output, PendingMember, copy_range
 from ...errors import CorruptArchiveError, FormatLimitError, GamepakError, UnsupportedFeatureError
 from .packfile import Reader
 from .rebuild import classic_zlib

@@ -1,0 +1,404 @@
+"""The `ArchiveWriter` base every format's writer subclasses, the `PendingMember`s it queues and
+the `Output` it fills.
+
+A writer implements `_check_name()` and `_write()`. Everything else (options, duplicate and
+name checks, inputs read as snapshots, atomic output, in-place appends) lives here once for all
+formats; the reading side is `core.archive`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from ..errors import (
+    FormatLimitError,
+    GamepakError,
+    InvalidOptionError,
+    OutputExistsError,
+    UnsafePathError,
+)
+from .archive import Archive, Entry, unsafe_name_reason
+from .portable import pread, pwrite
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any, BinaryIO, ClassVar
+
+    from .snapshot import InputFile
+
+
+class PendingMember:
+    """A member queued in a writer: its name and its data (bytes, a path read at close, or a
+    member of an open archive: `origin`).
+
+    `origin` is `(archive, entry)` when the data is an existing member (edits, conversions);
+    a writer of the same format may then copy the member's stored bytes unchanged. A file is
+    read as a snapshot (`core.snapshot`): it must still have the `size` and `mtime_ns` it was
+    queued with, else reading it raises InputChangedError."""
+
+    __slots__ = ("data", "mtime_ns", "name", "on_written", "origin", "path", "size")
+
+    def __init__(
+        self,
+        name: str,
+        data: bytes | None,
+        path: str | None,
+        size: int,
+        origin: tuple[Archive, Entry] | None = None,
+        mtime_ns: int | None = None,
+    ) -> None:
+        self.name = name
+        self.data = data
+        self.path = path
+        self.size = size
+        self.origin = origin
+        self.mtime_ns = mtime_ns
+        # Called once when a writer has consumed the member (drives progress bars).
+        self.on_written: Callable[[PendingMember], object] | None = None
+
+    @classmethod
+    def from_file(cls, name: str, path: str, info: os.stat_result | None = None) -> PendingMember:
+        """A member whose data is the regular file at `path`, as it is now (or as `info`, its
+        `os.stat`, says it is)."""
+        if info is None:
+            try:
+                info = os.stat(path)
+            except OSError as exc:
+                raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+        if not stat.S_ISREG(info.st_mode):
+            raise GamepakError(f"{path}: not a file")
+        return cls(name, None, path, info.st_size, mtime_ns=info.st_mtime_ns)
+
+    def consumed(self) -> None:
+        """Tell the progress callback, once, that this member's data has been used."""
+        if self.on_written is not None:
+            callback, self.on_written = self.on_written, None
+            callback(self)
+
+    def read(self) -> bytes:
+        """The whole content (for writers that must transform it)."""
+        if self.data is not None:
+            data = self.data
+        elif self.origin is not None:
+            archive, entry = self.origin
+            data = archive.read(entry)
+        else:
+            with self.input_file() as source:
+                data = source.read_all()
+        self.consumed()
+        return data
+
+    def input_file(self) -> InputFile:
+        """The queued file, opened to be read as a snapshot."""
+        from .snapshot import InputFile  # writers only: reading a pack never needs it
+
+        assert self.path is not None
+        return InputFile(self.path, self.size, self.mtime_ns)
+
+    def _open(self) -> BinaryIO:
+        if self.origin is not None:
+            archive, entry = self.origin
+            return archive.open(entry)
+        return self.input_file()  # type: ignore[return-value]
+
+    def chunks(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        """The content in chunks, without holding a large file in memory (a file is checked
+        to be unchanged before the last chunk's iteration ends)."""
+        if self.data is not None:
+            yield self.data
+        elif self.origin is not None:
+            archive, entry = self.origin
+            with archive.open(entry) as handle:
+                while chunk := handle.read(chunk_size):
+                    yield chunk
+        else:
+            with self.input_file() as source:
+                yield from source.chunks(chunk_size)
+        self.consumed()
+
+
+class Output:
+    """The file a writer fills: sequential buffered writes, positioned patches, and kernel-side
+    copies from member files."""
+
+    _BUFFER_LIMIT = 1 << 20
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = bytearray()
+        self._position = 0  # where the next write lands
+
+    def tell(self) -> int:
+        return self._position
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self._buffer += data
+        self._position += len(data)
+        if len(self._buffer) >= self._BUFFER_LIMIT:
+            self.flush()
+
+    def pad_to(self, position: int, fill: bytes = b"\0") -> None:
+        """Write filler bytes up to `position` (a no-op if already there)."""
+        if position > self._position:
+            self.write(fill * (position - self._position) if len(fill) == 1 else fill[: position - self._position])
+
+    def seek(self, position: int) -> None:
+        """Continue writing at `position` (which may leave a hole, read back as zeros)."""
+        self.flush()
+        self._position = position
+
+    def pwrite(self, data: bytes, position: int) -> None:
+        """Write at `position` without moving the sequential write position."""
+        self.flush()
+        _pwrite_all(self.fd, data, position)
+
+    def truncate(self, size: int) -> None:
+        """Make the file exactly `size` bytes long (zero-extended or cut)."""
+        self.flush()
+        os.ftruncate(self.fd, size)
+
+    def flush(self) -> None:
+        if self._buffer:
+            _pwrite_all(self.fd, self._buffer, self._position - len(self._buffer))
+            self._buffer.clear()
+
+    def write_member(self, member: PendingMember) -> None:
+        """Append a member's bytes; a file on disk, or a member stored plainly in an archive on
+        disk, is copied by the kernel where possible."""
+        if member.data is None and member.size >= (64 << 10):
+            if member.origin is None:
+                self.flush()
+                with member.input_file() as input_file:
+                    copy_range(input_file.fileno(), 0, self.fd, self._position, member.size)
+                    input_file.finish(member.size)
+                self._position += member.size
+                member.consumed()
+                return
+            archive, entry = member.origin
+            raw = archive._raw_range(entry)
+            source = archive._source
+            if raw is not None and source.fd is not None and raw.size == member.size:
+                archive._check_range(entry)
+                self.flush()
+                copy_range(source.fd, source.base + raw.offset, self.fd, self._position, raw.size)
+                self._position += raw.size
+                member.consumed()
+                return
+        for chunk in member.chunks():
+            self.write(chunk)
+
+
+def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, position: int) -> None:
+    view = memoryview(data)
+    while view:
+        written = pwrite(fd, view, position)
+        view = view[written:]
+        position += written
+
+
+def copy_range(src_fd: int, src_offset: int, dst_fd: int, dst_offset: int, size: int) -> None:
+    """Copy `size` bytes between files by offset: copy_file_range, else pread/pwrite."""
+    remaining = size
+    use_kernel = hasattr(os, "copy_file_range")
+    while remaining:
+        copied = 0
+        if use_kernel:
+            try:
+                copied = os.copy_file_range(src_fd, dst_fd, min(remaining, 1 << 30), src_offset, dst_offset)
+            except OSError:
+                use_kernel = False  # EXDEV across filesystems, ENOSYS, EINVAL on special files
+        if not use_kernel:
+            chunk = pread(src_fd, min(remaining, 1 << 20), src_offset)
+            copied = len(chunk)
+            _pwrite_all(dst_fd, chunk, dst_offset)
+        if copied == 0:
+            raise GamepakError(f"source ended {remaining} bytes early while copying")
+        remaining -= copied
+        src_offset += copied
+        dst_offset += copied
+
+
+class ArchiveWriter:
+    """Builds an archive. Create one with `gamepak.create()`; `add()` members, then `close()`.
+
+    The output is written to a temporary file beside the target and renamed into place only
+    when complete; an exception inside a `with` block leaves nothing behind.
+    """
+
+    format_name: ClassVar[str] = ""
+    # Writer options this format accepts, with their defaults (documented by `gamepak formats`).
+    option_defaults: ClassVar[dict[str, Any]] = {}
+    # Per option, a function that returns the normalised value or raises ValueError("why");
+    # every value given is checked when the writer is made, before anything is read or written.
+    option_validators: ClassVar[dict[str, Callable[[Any], Any]]] = {}
+    # Whether the format can hold two members of one name (added only with allow_duplicates).
+    allows_duplicates: ClassVar[bool] = True
+    # False for formats whose members have no names (they are numbered: `0.png`, `1`...).
+    stores_names: ClassVar[bool] = True
+    # True where the game looks member names up ignoring case: `A.TXT` and `a.txt` are then one
+    # name, a duplicate.
+    case_insensitive_names: ClassVar[bool] = False
+    # True for formats whose names hold no folders (no '/').
+    flat_names: ClassVar[bool] = False
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, overwrite: bool = False, allow_duplicates: bool = False, **options: Any
+    ) -> None:
+        self.path = os.fspath(path)
+        self.overwrite = overwrite
+        self.allow_duplicates = allow_duplicates
+        unknown = set(options) - set(self.option_defaults) - {"layout"}
+        if unknown:
+            raise InvalidOptionError(
+                f"format {self.format_name!r} has no option {', '.join(sorted(unknown))}; "
+                f"it takes: {', '.join(sorted(self.option_defaults)) or 'none'}",
+                sorted(unknown)[0],
+            )
+        self.options: dict[str, Any] = {**self.option_defaults, **self._validated(options)}
+        # The options the caller named (not defaults): a writer copying stored bytes as they are
+        # must not do so when the caller asked for another compression.
+        self.named_options = set(options) - {"layout"}
+        # The pack an editor is rebuilding with this writer (None for a new pack).
+        self.edit_of: Archive | None = None
+        self._refuse_unused(options)
+        self.layout: dict[str, Any] = options.get("layout") or {}
+        self.members: list[PendingMember] = []
+        self._names_taken: dict[str, str] = {}  # name key -> the first name queued under it
+        # Called with each member as the archive is written (the CLI's progress bar).
+        self.progress: Callable[[PendingMember], object] | None = None
+        self._closed = False
+        if not overwrite and os.path.lexists(self.path):
+            raise OutputExistsError(self.path)
+
+    def _validated(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The options with each value checked (and normalised) by its validator."""
+        checked = {}
+        for key, value in options.items():
+            validator = self.option_validators.get(key)
+            if key == "layout" or validator is None:
+                checked[key] = value
+                continue
+            try:
+                checked[key] = validator(value)
+            except (ValueError, TypeError) as exc:
+                given = "" if value is None else value
+                raise InvalidOptionError(f"{self.format_name} option {key}={given}: {exc}", key) from None
+        return checked
+
+    def _unused_options(self) -> dict[str, str]:
+        """Options (of `self.options`, defaults filled in) that would have no effect on this
+        output, each with the reason; formats whose options depend on each other override it."""
+        return {}
+
+    def _refuse_unused(self, given: dict[str, Any]) -> None:
+        """Refuse an option the caller set (to a value, not empty) that the output would ignore:
+        an option is never accepted and then silently dropped."""
+        unused = self._unused_options()
+        for key in sorted(given):
+            if key in unused and given[key] is not None:
+                why = f"{self.format_name} option {key}={given[key]} has no effect: {unused[key]}"
+                raise InvalidOptionError(why, key)
+
+    def _check_name(self, name: str) -> None:
+        """Refuse a name the format cannot store (raise FormatLimitError)."""
+
+    def _write(self, out: Output, members: list[PendingMember]) -> None:
+        """Write the whole archive."""
+        raise NotImplementedError
+
+    def add(self, name: str, data_or_path: bytes | bytearray | memoryview | str | os.PathLike[str]) -> None:
+        """Queue a member: its bytes, or the path of a regular file read when the archive is
+        written (it must still have the size and modification time it has now)."""
+        if self._closed:
+            raise GamepakError("the writer is closed")
+        self._check_any_name(name)
+        if isinstance(data_or_path, (bytes, bytearray, memoryview)):
+            data = bytes(data_or_path)
+            self._queue(PendingMember(name, data, None, len(data)))
+        else:
+            self._queue(PendingMember.from_file(name, os.fspath(data_or_path)))
+
+    def add_pending(self, member: PendingMember) -> None:
+        """Queue a member prepared elsewhere (an editor's): its name is checked as `add` checks
+        it, and a file keeps the size and time it was queued with."""
+        if self._closed:
+            raise GamepakError("the writer is closed")
+        self._check_any_name(member.name)
+        self._queue(member)
+
+    def _queue(self, member: PendingMember) -> None:
+        self.members.append(member)
+        self._names_taken.setdefault(self._name_key(member.name), member.name)
+
+    def _name_key(self, name: str) -> str:
+        """What makes two names the same member for the format's readers (case ignored where
+        the game looks names up ignoring it)."""
+        return name.lower() if self.case_insensitive_names else name
+
+    def add_member(self, name: str, archive: Archive, member: str | Entry) -> None:
+        """Queue a member of an open archive under `name`; a writer of the same format may copy
+        its stored bytes unchanged. The archive must stay open until the writer is closed."""
+        if self._closed:
+            raise GamepakError("the writer is closed")
+        self._check_any_name(name)
+        entry = archive._entry(member)
+        self._queue(PendingMember(name, None, None, entry.size, origin=(archive, entry)))
+
+    def _check_any_name(self, name: str) -> None:
+        """`check_name`, then refuse a name taken twice (unless allowed and possible)."""
+        self.check_name(name)
+        taken = self._names_taken.get(self._name_key(name))
+        if taken is not None:
+            same = "" if taken == name else f" (as {taken!r}: {self.format_name}'s game looks names up ignoring case)"
+            if not self.allows_duplicates:
+                raise FormatLimitError(f"member name {name!r} is taken{same}: {self.format_name} cannot hold two")
+            if not self.allow_duplicates:
+                raise FormatLimitError(
+                    f"member name {name!r} is added twice{same} "
+                    "(allow_duplicates=True / --allow-duplicates to keep both)"
+                )
+
+    def check_name(self, name: str) -> None:
+        """Refuse a name any writer refuses (empty, NUL, '..' parts, absolute, backslash; '/' in
+        a flat format) or this format cannot store (`_check_name`), without queueing anything."""
+        if not isinstance(name, str):
+            raise GamepakError(f"member name {name!r} is not a string")
+        if not name or "\0" in name:
+            raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+        reason = unsafe_name_reason(name)
+        if reason is not None:
+            raise UnsafePathError(name, reason)
+        if self.flat_names and "/" in name:
+            raise FormatLimitError(f"member name {name!r}: {self.format_name} names hold no folders ('/')")
+        self._check_name(name)
+
+    def close(self) -> None:
+        """Write the archive and move it into place."""
+        if self._closed:
+            return
+        self._closed = True
+        from .atomic import write_via_temporary
+
+        def fill(fd: int) -> None:
+            out = Output(fd)
+            for member in self.members:
+                member.on_written = self.progress
+            self._write(out, self.members)
+            out.flush()
+
+        write_via_temporary(self.path, fill, overwrite=self.overwrite)
+
+    def abort(self) -> None:
+        """Give up: nothing is written."""
+        self._closed = True
+
+    def __enter__(self) -> ArchiveWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
