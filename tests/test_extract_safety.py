@@ -145,9 +145,9 @@ def test_many_members_take_the_threaded_path(tmp_path: Path) -> None:
 
 
 def test_few_large_members_are_split_across_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gamepak.ops.extract
+    import gamepak.ops.copier
 
-    monkeypatch.setattr(gamepak.ops.extract, "_THREAD_BYTES", 1000)
+    monkeypatch.setattr(gamepak.ops.copier, "_THREAD_BYTES", 1000)
     contents = {f"big{index}.bin": os.urandom(5000 + index) for index in range(3)}
     with gamepak.create(tmp_path / "x.pak") as writer:
         for name, data in contents.items():
@@ -361,7 +361,7 @@ def test_truncated_pack_is_refused_before_anything_is_written(tmp_path: Path) ->
 
 WORKER_FAILS = """
 import os, sys, time
-import gamepak, gamepak.ops.extract
+import gamepak, gamepak.ops.copier
 
 real_pread = os.pread
 def pread(fd, size, offset):
@@ -372,12 +372,12 @@ def pread(fd, size, offset):
 
 parent = os.getpid()
 os.pread = pread
-real_take = gamepak.ops.extract._take
+real_take = gamepak.ops.copier._take
 def take(queue):
     if os.getpid() == parent:
         time.sleep(0.05)  # let the forked worker take batches too
     return real_take(queue)
-gamepak.ops.extract._take = take
+gamepak.ops.copier._take = take
 seen = []
 try:
     gamepak.open(sys.argv[1]).extractall(sys.argv[2], progress=seen.append)

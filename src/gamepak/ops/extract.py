@@ -10,7 +10,8 @@
    one, each new file in an existing folder, each file replaced with `overwrite`. Folders are
    made once and opened with `O_DIRECTORY|O_NOFOLLOW`; files are created relative to their
    folder (`O_EXCL|O_NOFOLLOW`) with one `pread` and one `write` each (`copy_file_range` for
-   large ones), split by bytes over one forked process per core when there are many.
+   large ones), split by bytes over one forked process per core when there are many
+   (`ops.copier`).
 3. Publish: only when every member was written are the temporaries renamed into place (one
    rename for a fresh destination). A failure removes everything written; a killed run leaves
    only temporaries, which the next command writing in that folder removes.
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import os
 import stat
-import struct
 import sys
 from itertools import repeat
 
@@ -33,23 +33,17 @@ from ..core.archive import Archive, RawRange
 from ..core.atomic import remove_stale_temporaries, temporary_name, write_all
 from ..core.names import NAME_MAX, check_windows_names, safe_parts
 from ..core.portable import flag, has_folder_descriptors
-from ..core.writer import copy_range
-from ..errors import CorruptArchiveError, GamepakError, OutputExistsError, UnsafePathError
+from ..errors import GamepakError, OutputExistsError, UnsafePathError
+from .copier import chunk_writer, copy_members, write_file
 from .manifest import MANIFEST_NAME, manifest_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
     from typing import Any
 
     from ..core.archive import Entry
 
-# Below this many members or bytes, a second worker costs more than it saves.
-_THREAD_THRESHOLD = 256
-_THREAD_BYTES = 64 << 20
-# Members larger than this are copied by the kernel (copy_file_range) instead of pread+write.
-_SMALL_COPY = 8 << 20
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | flag("O_CLOEXEC") | flag("O_NOFOLLOW") | flag("O_BINARY")
 _FOLDER = os.O_RDONLY | flag("O_CLOEXEC") | flag("O_DIRECTORY") | flag("O_NOFOLLOW")
 # Folder states in a plan.
 _EXISTS, _NEW_ROOT, _NEW = 0, 1, 2
@@ -430,7 +424,7 @@ def extract_members(
         if manifest:
             folder_fd, create_name = writer.file_slot(MANIFEST_NAME, plan.modes[-1])
             encoded = manifest_bytes(archive, entries, [key.split("/") for key in keys])
-            _write_file(folder_fd, create_name, MANIFEST_NAME, lambda fd: write_all(fd, encoded))
+            write_file(folder_fd, create_name, MANIFEST_NAME, lambda fd: write_all(fd, encoded))
         writer.publish()
     except OSError as exc:
         writer.discard()
@@ -535,7 +529,6 @@ def _write_members(
 ) -> None:
     """Write every member into its slot: decoded ones here, plain byte ranges split by bytes
     over the workers."""
-    source = archive._source
     jobs: list[tuple[int, str, int, int, int]] = []  # folder fd, name, offset, size, position
     if archive._plain_ranges():
         # Plain ranges, all checked against the file size by _check_data: no generator needed.
@@ -551,305 +544,8 @@ def _write_members(
             if isinstance(data, RawRange):
                 jobs.append((dir_fd, name, data.offset, data.size, position))
                 continue
-            _write_file(dir_fd, name, entry.name, _chunk_writer(data))
+            write_file(dir_fd, name, entry.name, chunk_writer(data))
             if progress is not None:
                 progress(entry)
-    if not jobs:
-        return
-    copier = _Copier(archive, entries, progress)
-    total_bytes = sum(job[3] for job in jobs)
-    workers = _worker_count() if len(jobs) >= _THREAD_THRESHOLD or total_bytes >= _THREAD_BYTES else 1
-    if workers > 1 and len(jobs) > 1 and source.fd is not None:
-        copier.run_split(jobs, workers)
-    else:
-        copier.run(jobs)
-
-
-def _worker_count() -> int:
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, 4))
-
-
-class _Copier:
-    """Copies plain byte ranges of the archive into created files."""
-
-    def __init__(self, archive: Archive, entries: list[Entry], progress: Callable[[Entry], Any] | None) -> None:
-        self.archive = archive
-        self.entries = entries
-        self.progress = progress
-
-    def run(self, jobs: list[tuple[int, str, int, int, int]], report: Callable[[int], object] | None = None) -> None:
-        """Copy each job's range; `report(position)` after each (default: the progress callback)."""
-        source = self.archive._source
-        fd_source = source.fd
-        base = source.base
-        # Positioned reads straight from the descriptor when there is one (no lock, no seek).
-        if fd_source is not None:
-            from ..core.portable import pread as portable_pread
-
-            pread = getattr(os, "pread", None) or portable_pread
-        else:
-            pread = lambda _, size, offset: source.pread(size, offset - base)  # noqa: E731
-        source_fd = fd_source if fd_source is not None else -1
-        if report is None and self.progress is not None:
-            entries, progress = self.entries, self.progress
-
-            def report(position: int) -> None:
-                progress(entries[position])
-
-        create, write, close, open_file = _CREATE, os.write, os.close, os.open
-        position = -1
-        try:
-            for dir_fd, name, offset, size, position in jobs:
-                fd = open_file(name, create, 0o644, dir_fd=dir_fd)
-                try:
-                    if not size:
-                        pass
-                    elif size > _SMALL_COPY and fd_source is not None:
-                        copy_range(fd_source, base + offset, fd, 0, size)
-                    else:
-                        data = pread(source_fd, size, base + offset)
-                        if len(data) != size:
-                            data = self._read_rest(data, offset, size, position)
-                        written = write(fd, data)
-                        if written != size:
-                            write_all(fd, memoryview(data)[written:])
-                finally:
-                    close(fd)
-                if report is not None:
-                    report(position)
-        except OSError as exc:
-            raise self._write_error(exc, position) from exc
-
-    def _read_rest(self, data: bytes, offset: int, size: int, position: int) -> bytes:
-        """Large members come back from pread in pieces; a short read at the end is corruption."""
-        source = self.archive._source
-        chunks = [data]
-        got = len(data)
-        while got < size:
-            chunk = source.pread(min(size - got, _SMALL_COPY), offset + got)
-            if not chunk:
-                raise CorruptArchiveError(
-                    "member data is truncated",
-                    path=self.archive.filename,
-                    offset=offset + got,
-                    member=self.entries[position].name,
-                )
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks)
-
-    def _write_error(self, exc: OSError, position: int) -> GamepakError:
-        member = self.entries[position].name if position >= 0 else "?"
-        return GamepakError(f"cannot write member {member!r}: {exc.strerror or exc}")
-
-    def run_split(self, jobs: list[tuple[int, str, int, int, int]], workers: int) -> None:
-        """Copy the jobs on `workers` processes (this one and forked ones), or threads when
-        forking is not safe (other threads are running, or no fork on this system)."""
-        # No `threading` module loaded means no Python thread besides this one (and importing
-        # it just to ask costs start-up time).
-        threading = sys.modules.get("threading")
-        if hasattr(os, "fork") and (threading is None or threading.active_count() == 1):
-            self._run_forked(jobs, workers)
-            return
-        shares: list[list[tuple[int, str, int, int, int]]] = [[] for _ in range(workers)]
-        loads = [0] * workers
-        for job in sorted(jobs, key=lambda job: job[3], reverse=True) if len(jobs) < 64 else jobs:
-            lightest = loads.index(min(loads))
-            shares[lightest].append(job)
-            loads[lightest] += job[3] + 4096  # a file costs something even when empty
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for future in [pool.submit(self.run, share) for share in shares]:
-                future.result()
-
-    def _run_forked(self, jobs: list[tuple[int, str, int, int, int]], workers: int) -> None:
-        """Workers take batches from a shared queue (a pipe of batch numbers), so a process
-        that gets more CPU time does more of the work: on a busy machine a second core is not
-        always there to take a fixed half."""
-        batches = _batches(jobs, workers)
-        queue, queue_end = os.pipe()
-        try:
-            write_all(queue_end, b"".join(_BATCH.pack(number) for number in range(len(batches))))
-        finally:
-            os.close(queue_end)  # an empty queue then reads as the end
-        children: dict[int, _WorkerPipe] = {}
-        try:
-            for _ in range(workers - 1):
-                reader, writer_end = os.pipe()
-                pid = os.fork()
-                if pid == 0:  # pragma: no cover - runs in the child (measured by the tests' results)
-                    os.close(reader)
-                    _child_main(self, batches, queue, writer_end)
-                os.close(writer_end)
-                children[pid] = _WorkerPipe(reader)
-            while (number := _take(queue)) is not None:
-                self.run(batches[number])
-                for pipe in children.values():
-                    self._report(batches, pipe.finished(wait=False))
-            failures = []
-            for pid, pipe in list(children.items()):
-                _, status = os.waitpid(pid, 0)
-                del children[pid]
-                self._report(batches, pipe.finished(wait=True))
-                pipe.close()
-                if status != 0:
-                    failures.append(pipe.message or f"the extraction worker ended with status {status}")
-            if failures:
-                raise _rebuild_error(failures[0])
-        finally:
-            os.close(queue)
-            for pid, pipe in children.items():  # interrupted: stop the workers before cleaning up
-                try:
-                    os.kill(pid, 9)
-                    os.waitpid(pid, 0)
-                except OSError:
-                    pass
-                pipe.close()
-
-    def _report(self, batches: list[list[tuple[int, str, int, int, int]]], numbers: list[int]) -> None:
-        if self.progress is not None:
-            for number in numbers:
-                for job in batches[number]:
-                    self.progress(self.entries[job[4]])
-
-
-class _WorkerPipe:
-    """What a forked worker reports: the number of each batch it finished, then, if it failed,
-    a failure mark and the error."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buffer = b""
-        self.message = ""
-        os.set_blocking(fd, False)
-
-    def finished(self, *, wait: bool) -> list[int]:
-        """Batches finished since the last call; with `wait`, everything up to the worker's end."""
-        if self.fd < 0:
-            return []
-        if wait:
-            os.set_blocking(self.fd, True)
-            while chunk := os.read(self.fd, 65536):
-                self.buffer += chunk
-        else:
-            try:  # noqa: SIM105 - contextlib costs start-up time
-                self.buffer += os.read(self.fd, 65536)
-            except BlockingIOError:
-                pass  # nothing new
-        numbers: list[int] = []
-        whole = len(self.buffer) // _BATCH.size * _BATCH.size
-        for position in range(0, whole, _BATCH.size):
-            (number,) = _BATCH.unpack_from(self.buffer, position)
-            if number == _FAILED:
-                if wait:
-                    self.message = self.buffer[position + _BATCH.size :].decode("utf-8", "replace")
-                self.buffer = self.buffer[position:]
-                return numbers
-            numbers.append(number)
-        self.buffer = self.buffer[whole:]
-        return numbers
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-
-_BATCH = struct.Struct("<I")
-_FAILED = 0xFFFFFFFF
-
-
-def _batches(jobs: list[tuple[int, str, int, int, int]], workers: int) -> list[list[tuple[int, str, int, int, int]]]:
-    """Jobs cut into batches of about equal bytes: about 16 per worker, few enough for the
-    queue pipe's buffer."""
-    count = min(workers * 16, len(jobs), 1024)
-    target = (sum(job[3] for job in jobs) + 4096 * len(jobs)) / count
-    batches: list[list[tuple[int, str, int, int, int]]] = [[]]
-    load = 0
-    for job in jobs:
-        if load >= target and len(batches) < 1024:
-            batches.append([])
-            load = 0
-        batches[-1].append(job)
-        load += job[3] + 4096  # a file costs something even when empty
-    return batches
-
-
-def _take(queue: int) -> int | None:
-    """The next batch number from the queue, or None when it is empty (reads of one record are
-    atomic between processes)."""
-    data = os.read(queue, _BATCH.size)
-    return _BATCH.unpack(data)[0] if data else None
-
-
-def _child_main(copier: _Copier, batches: list[list[tuple[int, str, int, int, int]]], queue: int, pipe: int) -> None:
-    """A forked worker: copy batches from the queue, report each one done, and exit without
-    running any of the parent's clean-up (atexit handlers, buffered output)."""
-    status = 0
-    try:
-        parent = _die_with_parent()
-        while (number := _take(queue)) is not None:
-            if os.getppid() != parent:
-                break  # the parent was killed: its temporaries are stale, stop adding to them
-            copier.run(batches[number], _ignore)
-            write_all(pipe, _BATCH.pack(number))
-    except BaseException as exc:
-        status = 1
-        kind = type(exc).__name__ if isinstance(exc, GamepakError) else "GamepakError"
-        try:  # noqa: SIM105 - contextlib costs start-up time
-            write_all(pipe, _BATCH.pack(_FAILED) + f"{kind}\n{exc}".encode("utf-8", "replace"))
-        except BaseException:
-            pass  # the exit status still says it failed
-    finally:
-        os._exit(status)
-
-
-def _die_with_parent() -> int:
-    """Ask Linux to kill this worker when its parent dies (a killed extraction must not go on
-    writing into the temporaries the next command removes); returns the parent's PID."""
-    parent = os.getppid()
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
-        except (ImportError, OSError, AttributeError):
-            pass  # the check between batches still stops it
-    return parent
-
-
-def _ignore(position: int) -> None:
-    """Progress in a forked worker: the parent reports whole batches."""
-
-
-def _rebuild_error(message: str) -> GamepakError:
-    kind, _, text = message.partition("\n")
-    if not text:
-        return GamepakError(kind)
-    if kind == "CorruptArchiveError":
-        return CorruptArchiveError(text)
-    return GamepakError(text)
-
-
-def _write_file(dir_fd: int, create_name: str, member: str, fill: Callable[[int], object]) -> None:
-    try:
-        fd = os.open(create_name, _CREATE, 0o644, dir_fd=dir_fd)
-        try:
-            fill(fd)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise GamepakError(f"cannot write member {member!r}: {exc.strerror or exc}") from exc
-
-
-def _chunk_writer(chunks: Iterable[bytes]) -> Callable[[int], None]:
-    def write_chunks(fd: int) -> None:
-        for chunk in chunks:
-            write_all(fd, chunk)
-
-    return write_chunks
+    if jobs:
+        copy_members(archive, entries, jobs, progress)
