@@ -87,6 +87,9 @@ class Plan:
         }
 
 
+# Replaced members up to this size get a reverse delta in the undo record, which computes
+# their new bytes then; larger ones keep their old bytes whole there.
+UNDO_DELTA_BYTES = 1 << 20
 # Members up to this size read during planning are kept for the undo record and the delta
 # (one read and one hash per member for a whole apply); larger ones are read again when needed.
 KEPT_BYTES = 64 << 20
@@ -111,6 +114,7 @@ class _Target:
         self._bytes: dict[tuple[str, str | None], bytes | None] = {}
         self._hashes: dict[tuple[str, str | None], str | None] = {}
         self.new_bytes: dict[int, bytes] = {}  # id(operation) -> what it writes
+        self._ahead: Any = None  # the worker thread of `new_bytes_ahead`
 
     def path_of(self, operation: Operation) -> str:
         if self.is_pack:
@@ -214,6 +218,53 @@ class _Target:
             return None
         return member_sha256(archive, entry)
 
+    def new_bytes_ahead(self, steps: list[Step]) -> None:
+        """Start computing the new bytes of large adds and replaces (a delta decoded against
+        the kept base, then the sha256 check: work that releases the GIL) in a worker thread,
+        while the caller writes the undo record; `finish_ahead` waits for them. Smaller ones
+        are computed by the undo record (their reverse delta needs them); members whose base
+        is not kept are computed when written, as before."""
+        jobs = []
+        for step in steps:
+            operation = step.operation
+            if operation.op not in ("add", "replace") or (operation.size or 0) <= UNDO_DELTA_BYTES:
+                continue
+            base = None
+            if operation.encoding == "zstd-delta":
+                key = (self.path_of(operation), operation.member)
+                base = self._bytes.get(key)
+                if base is None:
+                    continue
+            jobs.append((operation, step.patch, step.patch.blob(operation), base))
+        if not jobs:
+            return
+        import threading
+
+        results: dict[int, bytes] = {}
+        failures: list[BaseException] = []
+
+        def work() -> None:
+            try:
+                for operation, patch, blob, base in jobs:
+                    results[id(operation)] = patch.decode(operation, blob, base)
+            except BaseException as exc:  # raised in the caller by `finish_ahead`
+                failures.append(exc)
+
+        thread = threading.Thread(target=work, name="gamepak-patch-decode", daemon=True)
+        thread.start()
+        self._ahead = (thread, results, failures)
+
+    def finish_ahead(self) -> None:
+        """Wait for `new_bytes_ahead`'s worker; keep its bytes, or raise what it raised."""
+        if self._ahead is None:
+            return
+        thread, results, failures = self._ahead
+        self._ahead = None
+        thread.join()
+        if failures:
+            raise failures[0]
+        self.new_bytes.update(results)
+
     def close_archives(self) -> None:
         """Close the packs read and drop the editors not handed over; kept bytes stay."""
         for path, archive in self._archives.items():
@@ -225,6 +276,9 @@ class _Target:
         self._editors.clear()
 
     def close(self) -> None:
+        if self._ahead is not None:
+            self._ahead[0].join()  # nothing it computed is used any more
+            self._ahead = None
         self.close_archives()
         self._bytes.clear()
         self._hashes.clear()
