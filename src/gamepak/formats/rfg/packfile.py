@@ -386,10 +386,14 @@ class Reader(Archive):
         # the first changed member); separate streams are copied whole, untrusted ones rewritten.
         if not (self._checkpointed_passes and self.condensed and self.solid_stream()[1]):
             return self.new_inflater(entry)
-        # Window checkpoints where chunks start: the pass keeps isal's speed. It resumes only
-        # from a window checkpoint, whose window its own later ones continue.
+        return self._window_inflater(entry, entry.offset)
+
+    def _window_inflater(self, entry: Entry, target: int) -> Inflater:
+        """A decompressor of the shared stream (trusted chunks) that can reach output `target`,
+        leaving window checkpoints where chunks start: it keeps isal's speed. It resumes only
+        from a window checkpoint, whose window its own later ones continue."""
         checkpoints = self._checkpoints_for(entry)
-        point = checkpoints.before(entry.offset)
+        point = checkpoints.before(target)
         if point is not None and point.decompressor is not None:
             point = None
         return Inflater(self, self._segments(entry), 0, checkpoints, point, list(self._offsets))
@@ -418,7 +422,12 @@ class Reader(Archive):
                 # the previous pass over the shared stream instead of starting over each time.
                 inflater, self._cursor = self._cursor, None
             if inflater is None or not self.condensed or inflater.position > entry.offset:
-                inflater = self.inflater_at(entry, entry.offset)
+                if self._checkpointed_passes and self.condensed and self.solid_stream()[1]:
+                    # Parts will be read again (`keep_seek_points`): the fast pass's window
+                    # checkpoints serve those reads.
+                    inflater = self._window_inflater(entry, entry.offset)
+                else:
+                    inflater = self.inflater_at(entry, entry.offset)
             data = b"".join(inflater.read_range(entry))
             with self._cursor_lock:
                 self._cursor = inflater
@@ -429,7 +438,12 @@ class Reader(Archive):
         """Bytes `start..end` of the decompressed shared stream (flags 3)."""
         assert self.condensed and self.compressed and self._placed()
         entry = self.entry_at(start, self._placed()[0])
-        inflater = self.inflater_at(entry, start)
+        if self.solid_stream()[1]:
+            # A rebuild reads the window before a changed member: from the start of the stream
+            # unless a checkpoint is near, so with the fastest decompressor.
+            inflater = self._window_inflater(entry, start)
+        else:
+            inflater = self.inflater_at(entry, start)
         probe = Entry(entry.name, end - start, start, None, entry.index)
         return b"".join(inflater.read_range(probe))
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ...core.archive import Archive
+    from ..edit import Editor
 
 
 class Step:
@@ -86,6 +87,9 @@ class Plan:
         }
 
 
+# Replaced members up to this size get a reverse delta in the undo record, which computes
+# their new bytes then; larger ones keep their old bytes whole there.
+UNDO_DELTA_BYTES = 1 << 20
 # Members up to this size read during planning are kept for the undo record and the delta
 # (one read and one hash per member for a whole apply); larger ones are read again when needed.
 KEPT_BYTES = 64 << 20
@@ -94,7 +98,10 @@ KEPT_BYTES = 64 << 20
 class _Target:
     """Reads the current state of the target: member and file hashes, opened packs cached.
     With `keep`, the bytes and hashes it reads are kept for the rest of one apply (plan, undo
-    record, writing), and so are the new bytes each operation computes."""
+    record, writing), and so are the new bytes each operation computes; and each pack is opened
+    by the editor that will rewrite it: locked from the plan to the commit, so the pack that
+    was checked is the one written, and read through one reader (what the plan decoded, e.g.
+    an RFG stream's resume points, serves the rewrite)."""
 
     def __init__(self, target: str, *, keep: bool = False) -> None:
         self.target = target
@@ -102,10 +109,12 @@ class _Target:
         if not self.is_pack and not os.path.isdir(target):
             raise PatchError(f"{target}: no such pack or folder")
         self._archives: dict[str, Archive] = {}
+        self._editors: dict[str, Editor] = {}
         self.keep = keep
         self._bytes: dict[tuple[str, str | None], bytes | None] = {}
         self._hashes: dict[tuple[str, str | None], str | None] = {}
         self.new_bytes: dict[int, bytes] = {}  # id(operation) -> what it writes
+        self._ahead: Any = None  # the worker thread of `new_bytes_ahead`
 
     def path_of(self, operation: Operation) -> str:
         if self.is_pack:
@@ -125,8 +134,22 @@ class _Target:
 
             if not os.path.isfile(path):
                 raise PatchError(f"{path}: missing (the patch changes members of it)")
-            archive = self._archives[path] = open_archive(path)
+            if self.keep:
+                from ..edit import Editor
+
+                editor = self._editors[path] = Editor(path)
+                archive = editor.archive
+            else:
+                archive = open_archive(path)
+            self._archives[path] = archive
         return archive
+
+    def take_editor(self, path: str) -> Editor | None:
+        """The editor the plan opened `path` with, handed over to write it (None if none)."""
+        editor = self._editors.pop(path, None)
+        if editor is not None:
+            del self._archives[path]
+        return editor
 
     def member_index(self, operation: Operation) -> int | None:
         """The member's index in the pack holding it."""
@@ -161,6 +184,10 @@ class _Target:
             archive, entry = resolve(self.archive(path), member)
         except MemberNotFoundError:
             return None
+        if self.keep:
+            # The rewrite reads parts of the pack again (an RFG stream's window before the
+            # changed member): the read leaves resume points.
+            archive.keep_seek_points()
         return archive.read(entry)
 
     def sha256(self, operation: Operation, member: str | None = None) -> str | None:
@@ -191,13 +218,67 @@ class _Target:
             return None
         return member_sha256(archive, entry)
 
+    def new_bytes_ahead(self, steps: list[Step]) -> None:
+        """Start computing the new bytes of large adds and replaces (a delta decoded against
+        the kept base, then the sha256 check: work that releases the GIL) in a worker thread,
+        while the caller writes the undo record; `finish_ahead` waits for them. Smaller ones
+        are computed by the undo record (their reverse delta needs them); members whose base
+        is not kept are computed when written, as before."""
+        jobs = []
+        for step in steps:
+            operation = step.operation
+            if operation.op not in ("add", "replace") or (operation.size or 0) <= UNDO_DELTA_BYTES:
+                continue
+            base = None
+            if operation.encoding == "zstd-delta":
+                key = (self.path_of(operation), operation.member)
+                base = self._bytes.get(key)
+                if base is None:
+                    continue
+            jobs.append((operation, step.patch, step.patch.blob(operation), base))
+        if not jobs:
+            return
+        import threading
+
+        results: dict[int, bytes] = {}
+        failures: list[BaseException] = []
+
+        def work() -> None:
+            try:
+                for operation, patch, blob, base in jobs:
+                    results[id(operation)] = patch.decode(operation, blob, base)
+            except BaseException as exc:  # raised in the caller by `finish_ahead`
+                failures.append(exc)
+
+        thread = threading.Thread(target=work, name="gamepak-patch-decode", daemon=True)
+        thread.start()
+        self._ahead = (thread, results, failures)
+
+    def finish_ahead(self) -> None:
+        """Wait for `new_bytes_ahead`'s worker; keep its bytes, or raise what it raised."""
+        if self._ahead is None:
+            return
+        thread, results, failures = self._ahead
+        self._ahead = None
+        thread.join()
+        if failures:
+            raise failures[0]
+        self.new_bytes.update(results)
+
     def close_archives(self) -> None:
-        """Close the packs read (before they are rewritten); kept bytes stay."""
-        for archive in self._archives.values():
-            archive.close()
+        """Close the packs read and drop the editors not handed over; kept bytes stay."""
+        for path, archive in self._archives.items():
+            if path not in self._editors:
+                archive.close()
+        for editor in self._editors.values():
+            editor.abort()
         self._archives.clear()
+        self._editors.clear()
 
     def close(self) -> None:
+        if self._ahead is not None:
+            self._ahead[0].join()  # nothing it computed is used any more
+            self._ahead = None
         self.close_archives()
         self._bytes.clear()
         self._hashes.clear()
@@ -307,11 +388,12 @@ def execute(target: str, steps: list[Step], keeper: Any = None, shared: _Target 
         prepared: dict[str, list[tuple[Step, bytes | None]]] = {}
         for path, group in groups.items():
             prepared[path] = [(step, _new_bytes(state, step)) for step in group]
-    finally:
+    except BaseException:
         if shared is None:
             state.close()
-        else:
-            shared.close_archives()
+        raise
+    if shared is None:
+        state.close()
     # Every pack's changes are queued before any pack is written: a name a format refuses stops
     # the whole apply with nothing changed.
     from ..edit import Editor
@@ -321,7 +403,8 @@ def execute(target: str, steps: list[Step], keeper: Any = None, shared: _Target 
         for path, items in prepared.items():
             if items[0][0].operation.member is None:
                 continue
-            editor = editors[path] = Editor(path)
+            # The shared reader's editor (opened and locked by the plan), else a new one.
+            editor = editors[path] = (shared.take_editor(path) if shared is not None else None) or Editor(path)
             for step, data in items:
                 _queue(editor, step.operation, data)
         for path, items in prepared.items():
@@ -337,6 +420,8 @@ def execute(target: str, steps: list[Step], keeper: Any = None, shared: _Target 
     finally:
         for editor in editors.values():
             editor.abort()
+        if shared is not None:
+            shared.close_archives()  # packs the plan read but nothing changes
 
 
 def _queue(editor: Any, operation: Operation, data: bytes | None) -> None:

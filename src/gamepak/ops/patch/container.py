@@ -284,9 +284,13 @@ class Patch:
     def target_bytes(self, operation: Operation, base: bytes | None) -> bytes:
         """The bytes an add or replace writes (a delta is applied to `base`), checked against
         the operation's size and sha256."""
+        return self.decode(operation, self.blob(operation), base)
+
+    def decode(self, operation: Operation, blob: bytes, base: bytes | None) -> bytes:
+        """`target_bytes` from the operation's `blob` as read: reads no file, so it may run in
+        another thread."""
         import hashlib
 
-        blob = self.blob(operation)
         if operation.encoding == "zstd-delta":
             from .delta import apply_delta
 

@@ -192,7 +192,11 @@ def apply(
             if not result.to_apply:
                 _refuse_already_wrong(os.fspath(target), expected)
                 return result
+            # Large members' new bytes are decoded and checked in a worker thread meanwhile the
+            # undo record is written (both are needed before the first pack is touched).
+            state.new_bytes_ahead(result.to_apply)
             with record_application(os.fspath(target), result, state) as (steps, keeper):
+                state.finish_ahead()
                 execute(os.fspath(target), steps, keeper, state)
             _check_mod_hashes(os.fspath(target), expected, opened)
             return result

@@ -77,7 +77,7 @@ def _sync_folder(folder: str) -> None:
 def _reverse(steps: list[Step], target: str, shared: _Target | None = None) -> tuple[list[Operation], dict[str, bytes]]:
     """The operations that take `steps` back, with the old bytes they need (read now, before
     anything changes; from `shared`, the apply's reader, when given)."""
-    from .apply import _Target
+    from .apply import UNDO_DELTA_BYTES, _Target
     from .delta import FAST_LEVEL, make_delta
 
     state = shared if shared is not None else _Target(target)
@@ -123,7 +123,7 @@ def _reverse(steps: list[Step], target: str, shared: _Target | None = None) -> t
                     )
                 else:
                     # Large members are kept whole: a delta would hold both in memory with zstd's tables.
-                    small = (operation.size or 0) <= (1 << 20)
+                    small = (operation.size or 0) <= UNDO_DELTA_BYTES
                     delta = None
                     if small:
                         new = step.patch.target_bytes(operation, old)
