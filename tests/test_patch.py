@@ -287,14 +287,18 @@ def test_a_blob_bigger_than_declared_is_refused(tmp_path: Path) -> None:
         Patch.open(path)
 
 
-def test_bad_bytes_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [3, 2 << 20])  # small: checked in the plan; large: on the worker
+def test_bad_bytes_are_refused_before_anything_is_written(tmp_path: Path, size: int) -> None:
     target = build(tmp_path / "x.pak", MEMBERS)
     before = sha(target)
-    path = hostile(tmp_path, manifest_with({**ADD, "file": ""}), {"blobs/0": b"abc"})
+    blob = b"abc" * (size // 3) + b"abc"[: size % 3]
+    path = hostile(tmp_path, manifest_with({**ADD, "file": "", "size": size}), {"blobs/0": blob})
     with pytest.raises(PatchError, match="target sha256"):
         gamepak.patch.apply(target, [path])
     assert sha(target) == before
     assert main(["patch", "apply", str(target), str(path)]) == 1
+    # Nothing was applied, so nothing is recorded as applied (or pending).
+    assert not Path(str(target) + ".gamepak-undo").exists()
 
 
 def test_import_gamepak_stays_light() -> None:

@@ -407,6 +407,8 @@ def execute(target: str, steps: list[Step], keeper: Any = None, shared: _Target 
             editor = editors[path] = (shared.take_editor(path) if shared is not None else None) or Editor(path)
             for step, data in items:
                 _queue(editor, step.operation, data)
+        if keeper is not None:
+            keeper.start_writing()
         for path, items in prepared.items():
             if path not in editors:
                 for step, data in items:

@@ -161,6 +161,10 @@ class _Originals:
         self.target = target
         self.number = number
         self.saved: dict[str, dict[str, Any]] = {}
+        self.writing = False  # set by `execute` before it touches the first file
+
+    def start_writing(self) -> None:
+        self.writing = True
 
     def _key(self, path: str) -> str:
         return "" if os.path.isfile(self.target) else os.path.relpath(path, self.target).replace(os.sep, "/")
@@ -237,10 +241,32 @@ def record_application(
     record["applications"].append(entry)
     _write_record(folder, record)
     keeper = _Originals(folder, target, number)
-    yield steps, keeper
+    try:
+        yield steps, keeper
+    except BaseException:
+        if not keeper.writing:
+            # Refused before any file was touched: the entry would stand for an apply that
+            # never happened. (Once writing has begun, the pending entry is what reverts it.)
+            _forget(folder, record, entry)
+        raise
     entry["originals"] = keeper.saved
     entry["state"] = "done"
     _write_record(folder, record)
+
+
+def _forget(folder: str, record: dict[str, Any], entry: dict[str, Any]) -> None:
+    """Drop an application from the record, with its undo patches (the whole record folder when
+    it was the only one)."""
+    record["applications"].remove(entry)
+    if not record["applications"]:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    _write_record(folder, record)
+    for item in entry["patches"]:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(folder, item["undo"]))
 
 
 def _matches(patch_entry: dict[str, Any], wanted: str) -> bool:
