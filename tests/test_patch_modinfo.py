@@ -499,6 +499,38 @@ def test_a_conflict_with_another_patch_is_reported(
     assert snapshot(game) == before
 
 
+def test_stacked_mods_revert_one_at_a_time_latest_first(game: Path, tmp_path: Path) -> None:
+    """Two mods whose edits of one table went into one change revert as SyncFaction's order
+    implies: the later one alone gives back the table with only the earlier one's edits; the
+    earlier one cannot go first (its edits are inside the later change) and says so."""
+
+    def named_mod(name: str, weapon: str) -> Path:
+        edit = f'<Edit File="data\\misc.vpp_pc\\weapons.xtbl"><Weapon><Name>{weapon}</Name></Weapon></Edit>'
+        return write_mod(tmp_path / name, f'<Mod Name="{name}"><Changes>{edit}</Changes></Mod>')
+
+    first, second = named_mod("first", "cannon"), named_mod("second", "laser")
+    alone = tmp_path / "alone"
+    shutil.copytree(game, alone)
+    gamepak.patch.apply(alone, [first])
+    only_first = member(alone / "data" / "misc.vpp_pc", "weapons.xtbl")
+    before = snapshot(game)
+    plan = gamepak.patch.apply(game, [first, second])
+    # (weapons.xtbl of misc.vpp_pc and its mirror in table.vpp_pc)
+    assert [(step.patch.path, step.action) for step in plan.steps] == [(str(first), "stacked")] * 2 + [
+        (str(second), "apply")
+    ] * 2
+    both = member(game / "data" / "misc.vpp_pc", "weapons.xtbl")
+    assert b"cannon" in both and b"laser" in both
+    with pytest.raises(PatchError, match="first's edits were applied inside second's change"):
+        gamepak.patch.revert(game, first)
+    assert member(game / "data" / "misc.vpp_pc", "weapons.xtbl") == both
+    assert gamepak.patch.revert(game, second) == ["second"]
+    assert member(game / "data" / "misc.vpp_pc", "weapons.xtbl") == only_first
+    gamepak.patch.revert(game, first)
+    assert snapshot(game) == before
+    assert not Path(str(game) + ".gamepak-undo").exists()
+
+
 # -- hostile and broken mods: one clear error, nothing written -------------------------------------
 
 

@@ -30,7 +30,7 @@ class Step:
     def __init__(self, patch: Patch, operation: Operation, action: str, reason: str = "") -> None:
         self.patch = patch
         self.operation = operation
-        self.action = action  # "apply", "skip", "refuse" or "overridden"
+        self.action = action  # "apply", "skip", "refuse", "overridden" or "stacked" (carried by a later patch)
         self.reason = reason
 
     def line(self) -> str:
@@ -58,6 +58,17 @@ class Plan:
     @property
     def to_apply(self) -> list[Step]:
         return [step for step in self.steps if step.action == "apply"]
+
+    @property
+    def to_record(self) -> list[Step]:
+        """The steps the undo record takes back, in patch order: those applied, and those
+        stacked into a change that is applied."""
+        applied = {step.operation.key for step in self.to_apply}
+        return [
+            step
+            for step in self.steps
+            if step.action == "apply" or (step.action == "stacked" and step.operation.key in applied)
+        ]
 
     def problems(self) -> list[str]:
         lines = [f"conflict: {member} is changed differently by {', '.join(names)}" for member, names in self.conflicts]
@@ -347,6 +358,10 @@ def _plan(state: _Target, patches: Sequence[Patch], later_wins: bool) -> Plan:
     owners: dict[tuple[str, str | None], list[Step]] = {}
     for patch in patches:
         for operation in patch.operations:
+            carrier = patch.carried_by.get(id(operation))
+            if carrier is not None:  # written by the later change; taken back in its own step
+                result.steps.append(Step(patch, operation, "stacked", f"its edits are in {carrier}'s change"))
+                continue
             step = Step(patch, operation, "apply")
             result.steps.append(step)
             for key in _keys(operation):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from .apply import Plan, execute, plan
-from .container import Patch, PatchError, check_relative
+from .container import Operation, Patch, PatchError, check_relative
 from .undo import record_application
 
 TYPE_CHECKING = False
@@ -37,7 +37,7 @@ def open_patches(
         # each one's edits apply to the member as the earlier ones left it, and the later
         # operation, which holds them all, replaces the earlier one.
         stacked: dict[tuple[str, str], bytes] = {}
-        producers: dict[tuple[str, str], tuple[Patch, object]] = {}
+        producers: dict[tuple[str, str], tuple[Patch, Operation]] = {}
         for index, path in enumerate(paths):
             loose = os.path.isdir(path) and is_mod_folder(path)
             if index in mods:
@@ -49,7 +49,11 @@ def open_patches(
                         continue  # not an edit of this mod's
                     earlier = producers.get(key)
                     if earlier is not None:
-                        earlier[0].operations.remove(earlier[1])  # type: ignore[arg-type]
+                        # The earlier operation stays in its patch, carried by this one: the
+                        # undo record then takes this one back to the member as the earlier
+                        # mods left it (`stacked_start`), and the earlier one from there.
+                        earlier[0].carried_by[id(earlier[1])] = made.name
+                        made.stacked_start[id(operation)] = before[key]
                         made.notes.append(
                             f"{operation.where}: its edits apply on top of {earlier[0].name}'s, in one change"
                         )

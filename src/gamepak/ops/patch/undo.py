@@ -103,7 +103,12 @@ def _reverse(steps: list[Step], target: str, shared: _Target | None = None) -> t
                     )
                 )
             else:
-                old = state.member_bytes(operation)
+                # A change that carries earlier mods' edits goes back to the member as they
+                # left it; their own (stacked) steps take it back from there.
+                old = step.patch.stacked_start.get(id(operation))
+                stacked = old is not None
+                if old is None:
+                    old = state.member_bytes(operation)
                 if old is None:
                     raise PatchError(f"{target}: {operation.where}: vanished while planning")
                 name = f"blobs/{len(blobs)}"
@@ -127,7 +132,7 @@ def _reverse(steps: list[Step], target: str, shared: _Target | None = None) -> t
                     delta = None
                     if small:
                         new = step.patch.target_bytes(operation, old)
-                        if state.keep:
+                        if state.keep and not stacked and step.action == "apply":
                             state.new_bytes[id(operation)] = new  # written later: computed once
                         delta = make_delta(new, old, FAST_LEVEL)
                     use_delta = delta is not None and len(delta) < len(old)
@@ -138,7 +143,8 @@ def _reverse(steps: list[Step], target: str, shared: _Target | None = None) -> t
                             operation.file,
                             operation.member,
                             base_sha256=operation.target_sha256,
-                            target_sha256=state.sha256(operation) or hashlib.sha256(old).hexdigest(),
+                            target_sha256=(None if stacked else state.sha256(operation))
+                            or hashlib.sha256(old).hexdigest(),
                             size=len(old),
                             blob=name,
                             encoding="zstd-delta" if use_delta else "raw",
@@ -190,11 +196,13 @@ class _Originals:
         entry["identity"] = [now.st_ino, now.st_size, now.st_mtime_ns]
 
 
-def _restore_originals(target: str, folder: str, application: dict[str, Any]) -> None:
-    """Rename kept original packs back where the pack is still what the apply left."""
+def _restore_originals(target: str, folder: str, application: dict[str, Any]) -> set[str]:
+    """Rename kept original packs back where the pack is still what the apply left; returns
+    their paths (their members need no taking back)."""
+    restored: set[str] = set()
     originals = application.get("originals")
     if not isinstance(originals, dict):
-        return
+        return restored
     for key, entry in originals.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("identity"), list):
             continue
@@ -206,6 +214,8 @@ def _restore_originals(target: str, folder: str, application: dict[str, Any]) ->
             continue
         if [now.st_ino, now.st_size, now.st_mtime_ns] == entry["identity"] and os.path.isfile(kept):
             os.replace(kept, path)
+            restored.add(path)
+    return restored
 
 
 @contextlib.contextmanager
@@ -215,6 +225,7 @@ def record_application(
     """Write the undo record of `plan` (pending), let the caller apply its steps, then mark it
     done. `shared`: the apply's reader, whose kept bytes the record is made from."""
     steps = plan.to_apply
+    recorded = plan.to_record
     folder = record_folder(target)
     os.makedirs(folder, exist_ok=True)
     record = _read_record(folder)
@@ -222,7 +233,7 @@ def record_application(
     entry: dict[str, Any] = {"number": number, "state": "pending", "patches": []}
     by_patch: dict[int, list[Step]] = {}
     order: list[Patch] = []
-    for step in steps:
+    for step in recorded:
         if id(step.patch) not in by_patch:
             order.append(step.patch)
         by_patch.setdefault(id(step.patch), []).append(step)
@@ -237,7 +248,13 @@ def record_application(
             overwrite=True,
             deflate=False,
         )
-        entry["patches"].append({"name": patch.name, "path": os.path.basename(patch.path), "undo": undo_name})
+        item: dict[str, Any] = {"name": patch.name, "path": os.path.basename(patch.path), "undo": undo_name}
+        carriers = sorted(
+            {patch.carried_by[id(step.operation)] for step in by_patch[id(patch)] if step.action == "stacked"}
+        )
+        if carriers:
+            item["carried_by"] = carriers  # its edits are inside these patches' changes
+        entry["patches"].append(item)
     record["applications"].append(entry)
     _write_record(folder, record)
     keeper = _Originals(folder, target, number)
@@ -267,6 +284,28 @@ def _forget(folder: str, record: dict[str, Any], entry: dict[str, Any]) -> None:
     for item in entry["patches"]:
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(folder, item["undo"]))
+
+
+def _file_of(target: str, operation: Operation) -> str:
+    """The file of `target` an undo operation changes."""
+    return target if os.path.isfile(target) else os.path.join(target, *operation.file.split("/"))
+
+
+def _refuse_carried(target: str, record: dict[str, Any], item: dict[str, Any]) -> None:
+    """A patch whose edits went into a later patch's change (stacked modinfo.xml mods) comes
+    back only once that later one has: until then its edits are part of the later change."""
+    carriers = set(item.get("carried_by") or [])
+    still = [
+        other["name"]
+        for application in record["applications"]
+        for other in application["patches"]
+        if other is not item and other.get("name") in carriers
+    ]
+    if still:
+        raise PatchError(
+            f"{target}: {item.get('name')}'s edits were applied inside {', '.join(dict.fromkeys(still))}'s change "
+            "of the same members; take that back first (or revert everything)"
+        )
 
 
 def _matches(patch_entry: dict[str, Any], wanted: str) -> bool:
@@ -312,13 +351,17 @@ def revert(target: str | os.PathLike[str], patch: str | os.PathLike[str] | None 
             )
     taken_back: list[str] = []
     for application in reversed(list(record["applications"])):
+        restored: set[str] = set()
         if wanted is None and application.get("state") == "done":
-            _restore_originals(target, folder, application)
+            restored = _restore_originals(target, folder, application)
         for item in reversed(list(application["patches"])):
             if wanted is not None and not _matches(item, wanted):
                 continue
+            _refuse_carried(target, record, item)
             undo_path = os.path.join(folder, os.path.basename(str(item.get("undo"))))
             with Patch.open(undo_path) as undo:
+                if restored:  # those packs are back whole: nothing of them to take back
+                    undo.operations = [op for op in undo.operations if _file_of(target, op) not in restored]
                 result = plan(target, [undo])
                 if not result.ok:
                     raise PatchError(
