@@ -16,7 +16,7 @@ import gamepak
 from gamepak.errors import CorruptArchiveError, GamepakError
 from gamepak.formats.rfg.peg import Peg, PixelFormat
 from gamepak.formats.rfg.peg.layout import ENTRY, HEADER, chain_size, format_by_label
-from gamepak.formats.rfg.peg.pixels import decode, encode
+from gamepak.formats.rfg.peg.pixels import decode, encode, mip_chain
 
 from conftest import sample
 
@@ -110,6 +110,18 @@ def test_block_formats_compress_a_gradient_well(fmt: PixelFormat) -> None:
         image[..., 3] = 255
     back = decode(fmt, encode(fmt, image), 64, 64)
     assert _psnr(back[..., :3], image[..., :3]) > 35
+
+
+def test_mip_chain_halves_each_level_with_a_box_filter() -> None:
+    image = np.zeros((4, 8, 4), np.uint8)
+    image[..., 0] = np.arange(8)[None, :] * 30
+    image[..., 3] = 255
+    levels = mip_chain(image, 4)
+    assert [level.shape[:2] for level in levels] == [(4, 8), (2, 4), (1, 2), (1, 1)]
+    assert levels[1][0, :, 0].tolist() == [15, 75, 135, 195]
+    assert levels[3][0, 0].tolist() == [105, 0, 0, 255]
+    odd = mip_chain(_image(12, 20), 3)
+    assert [level.shape[:2] for level in odd] == [(20, 12), (10, 6), (5, 3)]
 
 
 def test_block_formats_refuse_sizes_that_are_not_multiples_of_4() -> None:

@@ -140,15 +140,24 @@ def _quicktex_encoder(fmt: PixelFormat) -> Any:
 
 
 def mip_chain(rgba: np.ndarray, mips: int) -> list[np.ndarray]:
-    """The top level and `mips - 1` smaller ones, each half the last (box filter via Pillow)."""
+    """The top level and `mips - 1` smaller ones, each half the last (box filter on
+    premultiplied alpha, via Pillow). Each level is made from the one before it (a 2x2 box of a
+    2x2 box is the 4x4 box, up to rounding): from the top, every level re-read the whole image."""
     from PIL import Image
 
     levels = [np.asarray(rgba, dtype=np.uint8)]
-    image = Image.fromarray(levels[0], "RGBA")
+    if mips < 2:
+        return levels
     height, width = levels[0].shape[:2]
+    image = Image.fromarray(levels[0], "RGBA").convert("RGBa")
     for level in range(1, mips):
         size = (max(1, width >> level), max(1, height >> level))
-        levels.append(np.asarray(image.resize(size, Image.Resampling.BOX), dtype=np.uint8))
+        factor = (image.width // size[0], image.height // size[1])
+        if (size[0] * factor[0], size[1] * factor[1]) == image.size:
+            image = image.reduce(factor)  # a whole factor: reduce is the box filter, faster
+        else:
+            image = image.resize(size, Image.Resampling.BOX)
+        levels.append(np.asarray(image.convert("RGBA"), dtype=np.uint8))
     return levels
 
 
