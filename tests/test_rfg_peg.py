@@ -16,7 +16,7 @@ import gamepak
 from gamepak.errors import CorruptArchiveError, GamepakError
 from gamepak.formats.rfg.peg import Peg, PixelFormat
 from gamepak.formats.rfg.peg.layout import ENTRY, HEADER, chain_size, format_by_label, level_size
-from gamepak.formats.rfg.peg.pixels import decode, encode, encode_chain, mip_chain
+from gamepak.formats.rfg.peg.pixels import _noise_like, decode, encode, encode_chain, mip_chain
 
 from conftest import sample
 
@@ -131,6 +131,17 @@ def test_block_chain_decodes_level_by_level_as_its_mips(fmt: PixelFormat) -> Non
         if width >= 16:  # a level read from another one's offset scores 8-10 dB
             assert _psnr(back[..., :3], level[..., :3]) > 25, (width, height)
             assert _psnr(back[..., 3], level[..., 3]) > 35, (width, height)
+
+
+def test_dxt5_of_a_gradient_keeps_quality_and_noise_takes_the_fast_path() -> None:
+    gradient = _gradient(256)
+    back = decode(PixelFormat.DXT5, encode(PixelFormat.DXT5, gradient), 256, 256)
+    assert _psnr(back[..., :3], gradient[..., :3]) > 40  # 1024 wide (the benchmark's): 45.7 dB
+    assert _psnr(back[..., 3], gradient[..., 3]) > 50
+    noise = _image(256, 256)
+    assert not _noise_like(gradient) and _noise_like(noise)
+    back = decode(PixelFormat.DXT5, encode(PixelFormat.DXT5, noise), 256, 256)
+    assert _psnr(back[..., :3], noise[..., :3]) > 12  # what any 4-colour block can hold of noise
 
 
 def test_mip_chain_halves_each_level_with_a_box_filter() -> None:
