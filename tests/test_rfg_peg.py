@@ -281,3 +281,28 @@ def test_verify_reports_a_broken_peg_inside_a_pack(tmp_path, broken: bool) -> No
         assert len(problems) == 1 and "mip levels" in problems[0] and "xray.cpeg_pc" in problems[0]
     else:
         assert problems == []
+
+
+# -- finding pegs in packs ---------------------------------------------------------------------
+def test_pegs_of_a_pack_come_in_archive_order_nested_ones_where_their_pack_stands(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from gamepak.formats.rfg.peg.sources import iter_pegs
+
+    cpu, gpu = _hand_made()
+    inner = tmp_path / "inner.str2_pc"
+    with gamepak.create(inner, "vpp") as writer:
+        writer.add("b.cpeg_pc", cpu)
+        writer.add("b.gpeg_pc", gpu)
+    outer = tmp_path / "outer.vpp_pc"
+    with gamepak.create(outer, "vpp", flags=3) as writer:  # compressed + condensed: one stream
+        writer.add("a.cpeg_pc", cpu)
+        writer.add("inner.str2_pc", inner.read_bytes())
+        writer.add("alone.cpeg_pc", cpu)  # no GPU partner: not a peg to show
+        writer.add("a.gpeg_pc", gpu)
+        writer.add("c.cvbm_pc", cpu)
+        writer.add("c.gvbm_pc", gpu)
+    found = [(path, peg.name, [t.name for t in peg.textures]) for path, peg in iter_pegs(outer)]
+    assert found == [
+        ("a.cpeg_pc", f"{outer}/a.cpeg_pc", ["heat_map_enemy.tga"]),
+        ("inner.str2_pc/b.cpeg_pc", f"{outer}/inner.str2_pc/b.cpeg_pc", ["heat_map_enemy.tga"]),
+        ("c.cvbm_pc", f"{outer}/c.cvbm_pc", ["heat_map_enemy.tga"]),
+    ]

@@ -27,26 +27,47 @@ def partner_name(cpu_name: str) -> str:
 
 def iter_pegs(source: str | os.PathLike[str], order: str = "BGRA") -> Iterator[tuple[str, Peg]]:
     """(path, Peg) for a CPU file (path: its file name) or for every pair in a pack (path: the
-    CPU member's path inside the pack, `zone.str2_pc/xray_effect.cpeg_pc`)."""
+    CPU member's path inside the pack, `zone.str2_pc/xray_effect.cpeg_pc`), in archive order,
+    a nested pack's pairs where the nested pack stands."""
     path = Path(source)
     if is_cpu_name(path.name):
         yield path.name, Peg.open(path, order)
         return
-    from ....core.nested import walk
     from ....core.opening import open as open_archive
 
     with open_archive(path) as pack:
-        for member_path, entry, holder in walk(pack):
-            if not is_cpu_name(entry.name):
-                continue
-            gpu_name = partner_name(entry.name)
-            if gpu_name not in holder.namelist():
-                continue
-            cpu = holder.read(entry.name)
-            if cpu[:4] != b"GEKV":
-                continue  # not a PC peg: verify says the same
-            peg = Peg.parse(cpu, holder.read(gpu_name), name=f"{path}/{member_path}", order=order)
-            yield member_path, peg
+        yield from _pegs_in(pack, "", str(path), order)
+
+
+def _pegs_in(archive: Archive, prefix: str, pack_name: str, order: str) -> Iterator[tuple[str, Peg]]:
+    """The pairs of one archive and of the packs nested in it. Two passes over the members'
+    data, whatever their number: one reads the pairs, one reads the other members' heads to find
+    nested packs (a shared compressed stream is decoded once per pass, not once per member)."""
+    from ....core.nested import nested_formats
+
+    entries = archive.infolist()
+    by_name = {entry.name: entry for entry in entries}
+    partners = {
+        entry.index: by_name[partner_name(entry.name)]
+        for entry in entries
+        if is_cpu_name(entry.name) and partner_name(entry.name) in by_name
+    }
+    wanted = [entry for entry in entries if entry.index in partners]
+    wanted += [partners[entry.index] for entry in wanted]
+    wanted.sort(key=lambda entry: entry.index)  # archive order: one pass over a shared stream
+    data = {entry.index: b"".join(chunks) for entry, chunks in archive.iter_data(wanted)}
+    peg_members = {entry.index for entry in wanted}
+    nested = nested_formats(archive, [entry for entry in entries if entry.index not in peg_members])
+    for entry in entries:
+        member_path = prefix + entry.name
+        if entry.index in partners:
+            cpu = data[entry.index]
+            if cpu[:4] == b"GEKV":  # else not a PC peg: verify says the same
+                gpu = data[partners[entry.index].index]
+                yield member_path, Peg.parse(cpu, gpu, name=f"{pack_name}/{member_path}", order=order)
+        if entry.index in nested:
+            inner = archive.open_archive(entry, nested[entry.index])
+            yield from _pegs_in(inner, member_path + "/", pack_name, order)
 
 
 def check_pegs(archive: Archive) -> list[Problem]:
