@@ -1,9 +1,16 @@
 """Pixel codecs: stored bytes of one mip level <-> RGBA uint8 arrays.
 
 Block formats (DXT1/3/5) decode through Pillow's BCn decoder and encode through quicktex
-(DXT3: Pillow); the uncompressed ones are
-numpy bit arithmetic. The 16-bit DuDv and dot3 formats have no agreed meaning and are read
-as raw bytes only (decode refuses them).
+(DXT3, which quicktex lacks: Pillow); the uncompressed ones are numpy bit arithmetic. The
+16-bit DuDv and dot3 formats have no agreed meaning and are read as raw bytes only (decode
+refuses them).
+
+Encoding a 1024x1024 DXT5 texture with 9 mips (benchmarks/bench_textures.py, 2 cores shared
+with other work; same-run ratios are the steady figures): a model render 50.8 dB RGB in ~35 ms,
+a smooth gradient 45.7 dB in ~125 ms, noise 13.4 dB in ~95 ms, 0.25-0.5x the time of quicktex's
+own BC3 encoder with mips made from the top level. What is left is quicktex's BC1 search on
+many-colour blocks (~70% of the gradient's time): its cheaper settings give 40.0 dB there, and
+the faster encoders measured (etcpak, Pillow) ~38 dB on every image.
 """
 
 from __future__ import annotations
