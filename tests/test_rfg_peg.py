@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -284,8 +285,14 @@ def test_verify_reports_a_broken_peg_inside_a_pack(tmp_path, broken: bool) -> No
 
 
 # -- finding pegs in packs ---------------------------------------------------------------------
-def test_pegs_of_a_pack_come_in_archive_order_nested_ones_where_their_pack_stands(tmp_path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("batch_bytes", [64 << 20, 1])
+def test_pegs_of_a_pack_come_in_archive_order_nested_ones_where_their_pack_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_bytes: int
+) -> None:
+    from gamepak.formats.rfg.peg import sources
     from gamepak.formats.rfg.peg.sources import iter_pegs
+
+    monkeypatch.setattr(sources, "BATCH_BYTES", batch_bytes)  # 1: every pair read on its own
 
     cpu, gpu = _hand_made()
     inner = tmp_path / "inner.str2_pc"

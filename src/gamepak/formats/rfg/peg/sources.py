@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .reader import GPU_PARTNERS, Peg
 
 if TYPE_CHECKING:
-    from ....core.archive import Archive, Problem
+    from ....core.archive import Archive, Entry, Problem
 
 
 def is_cpu_name(name: str) -> bool:
@@ -39,10 +39,15 @@ def iter_pegs(source: str | os.PathLike[str], order: str = "BGRA") -> Iterator[t
         yield from _pegs_in(pack, "", str(path), order)
 
 
+# Pairs read in one pass over a pack's data hold at most about this much memory at once.
+BATCH_BYTES = 64 << 20
+
+
 def _pegs_in(archive: Archive, prefix: str, pack_name: str, order: str) -> Iterator[tuple[str, Peg]]:
-    """The pairs of one archive and of the packs nested in it. Two passes over the members'
-    data, whatever their number: one reads the pairs, one reads the other members' heads to find
-    nested packs (a shared compressed stream is decoded once per pass, not once per member)."""
+    """The pairs of one archive and of the packs nested in it. The pairs are read in one pass
+    over the members' data per BATCH_BYTES of pairs, and nested packs found from the other
+    members' heads in one more (a shared compressed stream is decoded once per pass; it was
+    once per member)."""
     from ....core.nested import nested_formats
 
     entries = archive.infolist()
@@ -52,22 +57,34 @@ def _pegs_in(archive: Archive, prefix: str, pack_name: str, order: str) -> Itera
         for entry in entries
         if is_cpu_name(entry.name) and partner_name(entry.name) in by_name
     }
-    wanted = [entry for entry in entries if entry.index in partners]
-    wanted += [partners[entry.index] for entry in wanted]
-    wanted.sort(key=lambda entry: entry.index)  # archive order: one pass over a shared stream
-    data = {entry.index: b"".join(chunks) for entry, chunks in archive.iter_data(wanted)}
-    peg_members = {entry.index for entry in wanted}
+    peg_members = set(partners) | {gpu.index for gpu in partners.values()}
     nested = nested_formats(archive, [entry for entry in entries if entry.index not in peg_members])
+    batch: list[Entry] = []
+    batch_size = 0
     for entry in entries:
-        member_path = prefix + entry.name
         if entry.index in partners:
-            cpu = data[entry.index]
-            if cpu[:4] == b"GEKV":  # else not a PC peg: verify says the same
-                gpu = data[partners[entry.index].index]
-                yield member_path, Peg.parse(cpu, gpu, name=f"{pack_name}/{member_path}", order=order)
+            batch.append(entry)
+            batch_size += entry.size + partners[entry.index].size
+        if batch and (batch_size >= BATCH_BYTES or entry.index in nested):
+            yield from _read_pairs(archive, batch, partners, prefix, pack_name, order)
+            batch, batch_size = [], 0
         if entry.index in nested:
             inner = archive.open_archive(entry, nested[entry.index])
-            yield from _pegs_in(inner, member_path + "/", pack_name, order)
+            yield from _pegs_in(inner, prefix + entry.name + "/", pack_name, order)
+    yield from _read_pairs(archive, batch, partners, prefix, pack_name, order)
+
+
+def _read_pairs(
+    archive: Archive, cpus: list[Entry], partners: dict[int, Entry], prefix: str, pack_name: str, order: str
+) -> Iterator[tuple[str, Peg]]:
+    """The pairs of `cpus`, their members read in archive order (one pass), in `cpus`' order."""
+    members = sorted({*cpus, *(partners[cpu.index] for cpu in cpus)}, key=lambda entry: entry.index)
+    data = {entry.index: b"".join(chunks) for entry, chunks in archive.iter_data(members)}
+    for cpu in cpus:
+        if data[cpu.index][:4] == b"GEKV":  # else not a PC peg: verify says the same
+            member_path = prefix + cpu.name
+            gpu = data[partners[cpu.index].index]
+            yield member_path, Peg.parse(data[cpu.index], gpu, name=f"{pack_name}/{member_path}", order=order)
 
 
 def check_pegs(archive: Archive) -> list[Problem]:
