@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,8 +16,8 @@ from PIL import Image
 import gamepak
 from gamepak.errors import CorruptArchiveError, GamepakError
 from gamepak.formats.rfg.peg import Peg, PixelFormat
-from gamepak.formats.rfg.peg.layout import ENTRY, HEADER, chain_size, format_by_label
-from gamepak.formats.rfg.peg.pixels import decode, encode
+from gamepak.formats.rfg.peg.layout import ENTRY, HEADER, chain_size, format_by_label, level_size
+from gamepak.formats.rfg.peg.pixels import _noise_like, decode, encode, encode_chain, mip_chain
 
 from conftest import sample
 
@@ -110,6 +111,50 @@ def test_block_formats_compress_a_gradient_well(fmt: PixelFormat) -> None:
         image[..., 3] = 255
     back = decode(fmt, encode(fmt, image), 64, 64)
     assert _psnr(back[..., :3], image[..., :3]) > 35
+
+
+@pytest.mark.parametrize("fmt", [PixelFormat.DXT1, PixelFormat.DXT5], ids=lambda f: f.label)
+def test_block_chain_decodes_level_by_level_as_its_mips(fmt: PixelFormat) -> None:
+    """encode_chain gathers the small levels into one strip for the encoder: every level must
+    still land at its own offset, alpha half and colour half of each DXT5 block in place."""
+    image = _gradient(128)
+    if fmt == PixelFormat.DXT1:
+        image[..., 3] = 255
+    chain = encode_chain(fmt, image, 8)
+    assert len(chain) == chain_size(fmt, 128, 128, 8)
+    assert chain == b"".join(encode(fmt, level) for level in mip_chain(image, 8))
+    offset = 0
+    for level in mip_chain(image, 8):
+        height, width = level.shape[:2]
+        size = level_size(fmt, width, height)
+        back = decode(fmt, chain[offset : offset + size], width, height)
+        offset += size
+        if width >= 16:  # a level read from another one's offset scores 8-10 dB
+            assert _psnr(back[..., :3], level[..., :3]) > 25, (width, height)
+            assert _psnr(back[..., 3], level[..., 3]) > 35, (width, height)
+
+
+def test_dxt5_of_a_gradient_keeps_quality_and_noise_takes_the_fast_path() -> None:
+    gradient = _gradient(256)
+    back = decode(PixelFormat.DXT5, encode(PixelFormat.DXT5, gradient), 256, 256)
+    assert _psnr(back[..., :3], gradient[..., :3]) > 40  # 1024 wide (the benchmark's): 45.7 dB
+    assert _psnr(back[..., 3], gradient[..., 3]) > 50
+    noise = _image(256, 256)
+    assert not _noise_like(gradient) and _noise_like(noise)
+    back = decode(PixelFormat.DXT5, encode(PixelFormat.DXT5, noise), 256, 256)
+    assert _psnr(back[..., :3], noise[..., :3]) > 12  # what any 4-colour block can hold of noise
+
+
+def test_mip_chain_halves_each_level_with_a_box_filter() -> None:
+    image = np.zeros((4, 8, 4), np.uint8)
+    image[..., 0] = np.arange(8)[None, :] * 30
+    image[..., 3] = 255
+    levels = mip_chain(image, 4)
+    assert [level.shape[:2] for level in levels] == [(4, 8), (2, 4), (1, 2), (1, 1)]
+    assert levels[1][0, :, 0].tolist() == [15, 75, 135, 195]
+    assert levels[3][0, 0].tolist() == [105, 0, 0, 255]
+    odd = mip_chain(_image(12, 20), 3)
+    assert [level.shape[:2] for level in odd] == [(20, 12), (10, 6), (5, 3)]
 
 
 def test_block_formats_refuse_sizes_that_are_not_multiples_of_4() -> None:
@@ -237,3 +282,34 @@ def test_verify_reports_a_broken_peg_inside_a_pack(tmp_path, broken: bool) -> No
         assert len(problems) == 1 and "mip levels" in problems[0] and "xray.cpeg_pc" in problems[0]
     else:
         assert problems == []
+
+
+# -- finding pegs in packs ---------------------------------------------------------------------
+@pytest.mark.parametrize("batch_bytes", [64 << 20, 1])
+def test_pegs_of_a_pack_come_in_archive_order_nested_ones_where_their_pack_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_bytes: int
+) -> None:
+    from gamepak.formats.rfg.peg import sources
+    from gamepak.formats.rfg.peg.sources import iter_pegs
+
+    monkeypatch.setattr(sources, "BATCH_BYTES", batch_bytes)  # 1: every pair read on its own
+
+    cpu, gpu = _hand_made()
+    inner = tmp_path / "inner.str2_pc"
+    with gamepak.create(inner, "vpp") as writer:
+        writer.add("b.cpeg_pc", cpu)
+        writer.add("b.gpeg_pc", gpu)
+    outer = tmp_path / "outer.vpp_pc"
+    with gamepak.create(outer, "vpp", flags=3) as writer:  # compressed + condensed: one stream
+        writer.add("a.cpeg_pc", cpu)
+        writer.add("inner.str2_pc", inner.read_bytes())
+        writer.add("alone.cpeg_pc", cpu)  # no GPU partner: not a peg to show
+        writer.add("a.gpeg_pc", gpu)
+        writer.add("c.cvbm_pc", cpu)
+        writer.add("c.gvbm_pc", gpu)
+    found = [(path, peg.name, [t.name for t in peg.textures]) for path, peg in iter_pegs(outer)]
+    assert found == [
+        ("a.cpeg_pc", f"{outer}/a.cpeg_pc", ["heat_map_enemy.tga"]),
+        ("inner.str2_pc/b.cpeg_pc", f"{outer}/inner.str2_pc/b.cpeg_pc", ["heat_map_enemy.tga"]),
+        ("c.cvbm_pc", f"{outer}/c.cvbm_pc", ["heat_map_enemy.tga"]),
+    ]

@@ -93,27 +93,31 @@ def _import_argparse() -> None:
         del sys.modules["gettext"]
 
 
-def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
+def build_parser(command: str | None = "*", subcommand: str | None = None) -> argparse.ArgumentParser:
     """The command line: every command module's declarations under one parser. Only `command`'s
     own parser is built in full ("*": every one); the others are listed by name and summary,
     which is all `gamepak --help` shows of them. argparse spends about half a millisecond on
     each parser it makes (translations looked up, help formats checked): building thirty of
-    them for one command would double the start-up time."""
+    them for one command would double the start-up time. `subcommand` does the same inside a
+    command group (`texture export`: the group's other four sub-commands are only listed)."""
     _import_argparse()
     import argparse
+
+    from ..errors import EXIT_CODES
+    from ..version import __version__
+    from .common import NOT_BUILT, ONLY_SUBCOMMAND, HelpFormatter, add_format_option
 
     class Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
         def add_parser(self, name: str, **kwargs: Any) -> Any:
             if command in ("*", name):
-                return super().add_parser(name, **kwargs)
+                parser = super().add_parser(name, **kwargs)
+                if command == name and subcommand is not None:
+                    setattr(parser, ONLY_SUBCOMMAND, subcommand)  # read by common.add_group
+                return parser
             if kwargs.get("help") is not None:
                 self._choices_actions.append(self._ChoicesPseudoAction(name, (), kwargs["help"]))
-            self._name_parser_map[name] = _NOT_BUILT  # type: ignore[assignment]
-            return _NOT_BUILT
-
-    from ..errors import EXIT_CODES
-    from ..version import __version__
-    from .common import HelpFormatter, add_format_option
+            self._name_parser_map[name] = NOT_BUILT  # type: ignore[assignment]
+            return NOT_BUILT
 
     epilog = "exit codes:\n" + "\n".join(f"  {code:<4}{meaning}" for code, meaning in EXIT_CODES)
     parser = argparse.ArgumentParser(
@@ -141,9 +145,11 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     return parser
 
 
-def _command_of(arguments: list[str]) -> str | None:
-    """The command word of a command line (the first word that is not a global option), or
-    None when there is none (`gamepak`, `gamepak --help`)."""
+def _words_of(arguments: list[str]) -> tuple[str | None, str | None]:
+    """The command word of a command line (the first word that is not a global option) and the
+    word after it (a group's sub-command: group parsers take no options with values), or None
+    when there is none (`gamepak`, `gamepak --help`)."""
+    words: list[str | None] = []
     skip = False
     for word in arguments:
         if skip:
@@ -151,28 +157,17 @@ def _command_of(arguments: list[str]) -> str | None:
         elif word == "--format":
             skip = True
         elif not word.startswith("-"):
-            return word
-    return None
-
-
-class _NotBuilt:
-    """Stands for the parser of a command that this run does not parse: takes every
-    declaration and keeps none."""
-
-    def __getattr__(self, name: str) -> Any:
-        return self._ignore
-
-    def _ignore(self, *args: object, **kwargs: object) -> _NotBuilt:
-        return self
-
-
-_NOT_BUILT = _NotBuilt()
+            words.append(word)
+            if len(words) == 2:
+                break
+    words += [None, None]
+    return words[0], words[1]
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (`gamepak.errors.EXIT_CODES`)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(_command_of(arguments))
+    parser = build_parser(*_words_of(arguments))
     try:
         args = parser.parse_args(arguments)
     except SystemExit as exc:  # --help, --version, or a usage error (argparse printed it)

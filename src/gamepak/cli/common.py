@@ -77,9 +77,45 @@ def add_command(
     return parser
 
 
+class _NotBuilt:
+    """Stands for the parser of a command that this run does not parse: takes every
+    declaration and keeps none."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self._ignore
+
+    def _ignore(self, *args: object, **kwargs: object) -> _NotBuilt:
+        return self
+
+
+NOT_BUILT: Any = _NotBuilt()
+# Set by `build_parser` on the running command's parser: the sub-command its command line names.
+ONLY_SUBCOMMAND = "_gamepak_only_subcommand"
+
+
+class _SubCommands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """A group's sub-commands: with `only`, the others are listed by name and summary (all the
+    group's `--help` shows of them) and not built, as `build_parser` does for commands."""
+
+    def __init__(self, *args: Any, only: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.only = only
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if self.only in (None, name):
+            return super().add_parser(name, **kwargs)
+        if kwargs.get("help") is not None:
+            self._choices_actions.append(self._ChoicesPseudoAction(name, (), kwargs["help"]))
+        self._name_parser_map[name] = NOT_BUILT
+        return NOT_BUILT
+
+
 def add_group(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]
     """The sub-commands of a command group (`gamepak model export`, `gamepak texture ls`)."""
-    return parser.add_subparsers(dest=dest, metavar="COMMAND", required=True)
+    only = getattr(parser, ONLY_SUBCOMMAND, None)
+    return parser.add_subparsers(  # type: ignore[call-overload]
+        dest=dest, metavar="COMMAND", required=True, action=_SubCommands, only=only
+    )
 
 
 def add_format_option(

@@ -18,8 +18,10 @@ if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
     from collections.abc import Callable, Iterator
     from typing import BinaryIO
 
-# How much of each member `nested_formats` reads up front; sniffers that look further read on.
-_HEAD_SIZE = 512
+# How much of each member `nested_formats` reads up front; sniffers that look further read on
+# (opening the member: in a compressed pack, another pass over the stream). Two tar blocks: the
+# tar sniffer reads 1024 bytes, and with 512 every member longer than that was opened again.
+_HEAD_SIZE = 1024
 
 
 def nested_format(archive: Archive, entry: Entry) -> str | None:

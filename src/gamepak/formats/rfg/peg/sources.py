@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .reader import GPU_PARTNERS, Peg
 
 if TYPE_CHECKING:
-    from ....core.archive import Archive, Problem
+    from ....core.archive import Archive, Entry, Problem
 
 
 def is_cpu_name(name: str) -> bool:
@@ -27,26 +27,64 @@ def partner_name(cpu_name: str) -> str:
 
 def iter_pegs(source: str | os.PathLike[str], order: str = "BGRA") -> Iterator[tuple[str, Peg]]:
     """(path, Peg) for a CPU file (path: its file name) or for every pair in a pack (path: the
-    CPU member's path inside the pack, `zone.str2_pc/xray_effect.cpeg_pc`)."""
+    CPU member's path inside the pack, `zone.str2_pc/xray_effect.cpeg_pc`), in archive order,
+    a nested pack's pairs where the nested pack stands."""
     path = Path(source)
     if is_cpu_name(path.name):
         yield path.name, Peg.open(path, order)
         return
-    from ....core.nested import walk
     from ....core.opening import open as open_archive
 
     with open_archive(path) as pack:
-        for member_path, entry, holder in walk(pack):
-            if not is_cpu_name(entry.name):
-                continue
-            gpu_name = partner_name(entry.name)
-            if gpu_name not in holder.namelist():
-                continue
-            cpu = holder.read(entry.name)
-            if cpu[:4] != b"GEKV":
-                continue  # not a PC peg: verify says the same
-            peg = Peg.parse(cpu, holder.read(gpu_name), name=f"{path}/{member_path}", order=order)
-            yield member_path, peg
+        yield from _pegs_in(pack, "", str(path), order)
+
+
+# Pairs read in one pass over a pack's data hold at most about this much memory at once.
+BATCH_BYTES = 64 << 20
+
+
+def _pegs_in(archive: Archive, prefix: str, pack_name: str, order: str) -> Iterator[tuple[str, Peg]]:
+    """The pairs of one archive and of the packs nested in it. The pairs are read in one pass
+    over the members' data per BATCH_BYTES of pairs, and nested packs found from the other
+    members' heads in one more (a shared compressed stream is decoded once per pass; it was
+    once per member)."""
+    from ....core.nested import nested_formats
+
+    entries = archive.infolist()
+    by_name = {entry.name: entry for entry in entries}
+    partners = {
+        entry.index: by_name[partner_name(entry.name)]
+        for entry in entries
+        if is_cpu_name(entry.name) and partner_name(entry.name) in by_name
+    }
+    peg_members = set(partners) | {gpu.index for gpu in partners.values()}
+    nested = nested_formats(archive, [entry for entry in entries if entry.index not in peg_members])
+    batch: list[Entry] = []
+    batch_size = 0
+    for entry in entries:
+        if entry.index in partners:
+            batch.append(entry)
+            batch_size += entry.size + partners[entry.index].size
+        if batch and (batch_size >= BATCH_BYTES or entry.index in nested):
+            yield from _read_pairs(archive, batch, partners, prefix, pack_name, order)
+            batch, batch_size = [], 0
+        if entry.index in nested:
+            inner = archive.open_archive(entry, nested[entry.index])
+            yield from _pegs_in(inner, prefix + entry.name + "/", pack_name, order)
+    yield from _read_pairs(archive, batch, partners, prefix, pack_name, order)
+
+
+def _read_pairs(
+    archive: Archive, cpus: list[Entry], partners: dict[int, Entry], prefix: str, pack_name: str, order: str
+) -> Iterator[tuple[str, Peg]]:
+    """The pairs of `cpus`, their members read in archive order (one pass), in `cpus`' order."""
+    members = sorted({*cpus, *(partners[cpu.index] for cpu in cpus)}, key=lambda entry: entry.index)
+    data = {entry.index: b"".join(chunks) for entry, chunks in archive.iter_data(members)}
+    for cpu in cpus:
+        if data[cpu.index][:4] == b"GEKV":  # else not a PC peg: verify says the same
+            member_path = prefix + cpu.name
+            gpu = data[partners[cpu.index].index]
+            yield member_path, Peg.parse(data[cpu.index], gpu, name=f"{pack_name}/{member_path}", order=order)
 
 
 def check_pegs(archive: Archive) -> list[Problem]:
