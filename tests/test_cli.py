@@ -170,3 +170,26 @@ def test_help_wraps_to_the_terminal_without_textwrap() -> None:
     # Each option's help is whole: its words in order, spread over the lines that follow it.
     words = " ".join(line[24:].strip() for line in options if line.startswith(" " * 24)).split()
     assert "so that 'gamepak create' rebuilds the archive byte for byte" in " ".join(words)
+
+
+def test_the_console_script_exits_through_run(tmp_path: Path) -> None:
+    """`gamepak` (and `python -m gamepak`) end through `cli.run`, which freezes the run's objects
+    out of the last garbage collection (issue 17: a seventh of a short command's time) and
+    otherwise exits as usual: output flushed, atexit handlers run, the exit code kept."""
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"]["gamepak"] == "gamepak.cli:run"
+    pak = tmp_path / "a.pak"
+    with gamepak.create(pak) as writer:
+        writer.add("maps/e1m1.bsp", b"x")
+    probe = (
+        "import atexit, sys; atexit.register(lambda: print('atexit ran', file=sys.stderr)); "
+        "from gamepak.cli import run; sys.argv[1:] = sys.argv[2:]; run()"
+    )
+    listed = subprocess.run([sys.executable, "-c", probe, "-", "ls", str(pak)], capture_output=True, text=True)
+    assert (listed.returncode, listed.stdout, listed.stderr) == (0, "maps/e1m1.bsp\n", "atexit ran\n")
+    missing = subprocess.run(
+        [sys.executable, "-m", "gamepak", "ls", str(tmp_path / "none.pak")], capture_output=True, text=True
+    )
+    assert missing.returncode == 1 and missing.stderr.count("\n") == 1 and "none.pak" in missing.stderr

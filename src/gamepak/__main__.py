@@ -1,7 +1,5 @@
 """`python -m gamepak` runs the CLI."""
 
-import sys
+from .cli import run
 
-from .cli import main
-
-sys.exit(main())
+run()

@@ -164,6 +164,23 @@ def _words_of(arguments: list[str]) -> tuple[str | None, str | None]:
     return words[0], words[1]
 
 
+def run() -> None:
+    """The `gamepak` command (the console script and `python -m gamepak`): `main`, then exit
+    with its code.
+
+    Everything the run made is frozen out of the cyclic garbage collector first (`gc.freeze`):
+    the interpreter's last collection would otherwise walk every object every import made, about
+    a seventh of a short command's time (`gamepak ls` of a small pack: 1.49x -> 1.28x the time
+    of `python -c "import re"`), only to free memory the process is handing back anyway. The
+    rest of the exit is as usual: atexit handlers and thread joins run, files are flushed and
+    closed, objects are released by reference counting as the modules are torn down."""
+    code = main()
+    import gc
+
+    gc.freeze()
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (`gamepak.errors.EXIT_CODES`)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
