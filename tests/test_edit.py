@@ -354,7 +354,7 @@ def refusable_pack(tmp_path: Path, pack_id: str) -> tuple[Path, str, list[Path]]
 
 @pytest.mark.parametrize("pack_id", REFUSED)
 def test_an_update_refused_for_a_file_gone_since_planning_writes_nothing(tmp_path: Path, pack_id: str) -> None:
-    from gamepak.ops.edit import folder_changes
+    from gamepak.ops.sync import folder_changes
 
     path, format_name, new_files = refusable_pack(tmp_path, pack_id)
     before = path.read_bytes()
@@ -372,8 +372,8 @@ def test_an_update_refused_for_a_file_it_cannot_compare_raises_gamepak_error(
 ) -> None:
     import builtins
 
-    import gamepak.ops.edit
-    from gamepak.ops.edit import folder_changes
+    import gamepak.ops.sync
+    from gamepak.ops.sync import folder_changes
 
     path, _, new_files = refusable_pack(tmp_path, "pak")
     before = path.read_bytes()
@@ -384,7 +384,7 @@ def test_an_update_refused_for_a_file_it_cannot_compare_raises_gamepak_error(
             raise PermissionError(13, "Permission denied")  # what chmod 000 gives (but not to root)
         return builtins.open(file, *args, **kwargs)
 
-    monkeypatch.setattr(gamepak.ops.edit, "open", guarded_open, raising=False)
+    monkeypatch.setattr(gamepak.ops.sync, "open", guarded_open, raising=False)
     editor = gamepak.edit(path)
     with pytest.raises(GamepakError, match="member1.txt: cannot read: Permission denied"):
         folder_changes(editor, str(new_files[0].parent))

@@ -194,7 +194,7 @@ def run_mv(args: argparse.Namespace) -> None:
 
 def run_update(args: argparse.Namespace) -> None:
     from ..errors import GamepakError
-    from ..ops.edit import folder_changes
+    from ..ops.sync import folder_changes
 
     if not os.path.isdir(args.folder):
         raise GamepakError(f"{args.folder}: no such folder")
