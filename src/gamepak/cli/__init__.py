@@ -17,7 +17,6 @@ import warnings
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from typing import Any
 
 # The command modules, the commands each declares and their one-line summaries, in the order
 # `gamepak --help` lists them. A run imports only the module of the command it runs, and
@@ -105,19 +104,7 @@ def build_parser(command: str | None = "*", subcommand: str | None = None) -> ar
 
     from ..errors import EXIT_CODES
     from ..version import __version__
-    from .common import NOT_BUILT, ONLY_SUBCOMMAND, HelpFormatter, add_format_option
-
-    class Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
-        def add_parser(self, name: str, **kwargs: Any) -> Any:
-            if command in ("*", name):
-                parser = super().add_parser(name, **kwargs)
-                if command == name and subcommand is not None:
-                    setattr(parser, ONLY_SUBCOMMAND, subcommand)  # read by common.add_group
-                return parser
-            if kwargs.get("help") is not None:
-                self._choices_actions.append(self._ChoicesPseudoAction(name, (), kwargs["help"]))
-            self._name_parser_map[name] = NOT_BUILT  # type: ignore[assignment]
-            return NOT_BUILT
+    from .common import HelpFormatter, OnlyOneBuilt, add_format_option
 
     epilog = "exit codes:\n" + "\n".join(f"  {code:<4}{meaning}" for code, meaning in EXIT_CODES)
     parser = argparse.ArgumentParser(
@@ -129,7 +116,14 @@ def build_parser(command: str | None = "*", subcommand: str | None = None) -> ar
     )
     parser.add_argument("--version", action="version", version=f"gamepak {__version__}")
     add_format_option(parser, "the input (also accepted after the command)", dest="global_format")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, action=Commands)
+    commands = parser.add_subparsers(  # type: ignore[call-overload]
+        dest="command",
+        metavar="COMMAND",
+        required=True,
+        action=OnlyOneBuilt,
+        only=None if command == "*" else (command or ""),  # None: build every one; "": none
+        inner=subcommand,
+    )
     if command == "*":
         modules = list(COMMAND_MODULES)
     else:
