@@ -69,8 +69,8 @@ def _pegs_in(archive: Archive, prefix: str, pack_name: str, order: str) -> Itera
             yield from _read_pairs(archive, batch, partners, prefix, pack_name, order)
             batch, batch_size = [], 0
         if entry.index in nested:
-            inner = archive.open_archive(entry, nested[entry.index])
-            yield from _pegs_in(inner, prefix + entry.name + "/", pack_name, order)
+            with archive.open_archive(entry, nested[entry.index]) as inner:
+                yield from _pegs_in(inner, prefix + entry.name + "/", pack_name, order)
     yield from _read_pairs(archive, batch, partners, prefix, pack_name, order)
 
 
