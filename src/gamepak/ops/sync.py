@@ -94,8 +94,6 @@ def _nested_holder(pack: _PackEdit, by_path: dict[str, PendingMember], relative:
 def _differing(archive: Archive, candidates: list[tuple[PendingMember, str]]) -> list[tuple[PendingMember, str]]:
     """The (member, file) pairs whose bytes differ, read in one pass in archive order (a
     compressed stream is decoded once, not once per member)."""
-    from ..core.archive import RawRange
-
     by_entry = {id(member.origin[1]): (member, path) for member, path in candidates if member.origin is not None}
     differing = []
     entries = [member.origin[1] for member, _ in candidates if member.origin is not None]
@@ -103,14 +101,9 @@ def _differing(archive: Archive, candidates: list[tuple[PendingMember, str]]) ->
     # A rebuild after this pass reads parts of the old pack again (the RFG writer: the window
     # before the first changed member).
     archive.keep_seek_points()
-    for entry, data in archive.iter_data(entries):
+    for entry, chunks in archive.iter_data(entries):
         member, path = by_entry[id(entry)]
-        if isinstance(data, RawRange):
-            with archive.open(entry) as stream:
-                same = _same_chunks(iter(lambda: stream.read(1 << 20), b""), path)
-        else:
-            same = _same_chunks(data, path)
-        if not same:
+        if not _same_chunks(chunks, path):
             differing.append((member, path))
     return differing
 
