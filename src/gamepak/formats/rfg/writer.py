@@ -348,7 +348,13 @@ class Writer(ArchiveWriter):
         exact = self.layout if self.layout and self.layout.get("sizes") == [m.size for m in members] else {}
         if exact.get("offsets") and not _one_after_another(exact["offsets"], [m.size for m in members]):
             # Members that overlap in the source (a damaged pack) cannot each be written where
-            # it had them: a clean pack holds the same members.
+            # it had them: a clean pack holds the same members, and the user hears why the
+            # result differs from the source.
+            warnings.warn(
+                f"{os.path.basename(self.path)}: members overlap in the source (a damaged pack); written "
+                "as a clean pack with the same members, not byte for byte",
+                stacklevel=2,
+            )
             exact = {}
         if exact and flags & FLAG_COMPRESSED:
             if exact.get("zlib_unmatched"):
