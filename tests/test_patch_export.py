@@ -86,6 +86,44 @@ def _xdelta(source: Path, target: Path, out: Path) -> None:
     assert pyxdelta.run(str(source), str(target), str(out))
 
 
+def _vcdiff_without_checksum(target: bytes) -> bytes:
+    """A VCDIFF delta by RFC 3284's byte layout, with no source and no checksum (as `xdelta3 -n`
+    writes them): one window, one ADD of the whole target (default code table, instruction 1:
+    ADD, size as a varint)."""
+
+    def varint(value: int) -> bytes:
+        groups = [value & 0x7F]
+        while value := value >> 7:
+            groups.append(0x80 | (value & 0x7F))
+        return bytes(reversed(groups))
+
+    instructions = b"\x01" + varint(len(target))
+    encoding = varint(len(target)) + b"\x00" + varint(len(target)) + varint(len(instructions)) + varint(0)
+    encoding += target + instructions
+    return b"\xd6\xc3\xc4\x00" + b"\x00" + b"\x00" + varint(len(encoding)) + encoding
+
+
+def test_an_xdelta_without_checksum_is_applied_with_a_note(tmp_path: Path) -> None:
+    """A delta without checksum decodes against any file: gamepak cannot refuse a wrong base,
+    so it says so (and .mod.hashes.json, when the mod has one, still checks the result)."""
+    game = tmp_path / "game"
+    misc = pack(game / "data" / "misc.vpp_pc", {"a.xtbl": b"<root>a</root>"})
+    modded = pack(tmp_path / "modded.vpp_pc", {"a.xtbl": b"<root>b</root>"}).read_bytes()
+    mod = tmp_path / "mod" / "data"
+    mod.mkdir(parents=True)
+    (mod / "misc.xdelta").write_bytes(_vcdiff_without_checksum(modded))
+    code, _, err = in_process_cli("patch", "apply", str(game), str(tmp_path / "mod"))
+    assert code == 0, err
+    assert "carries no checksum" in err and "misc.vpp_pc" in err
+    assert misc.read_bytes() == modded
+    # A delta xdelta3 wrote with its checksum gives no such note.
+    other = tmp_path / "other" / "data"
+    other.mkdir(parents=True)
+    _xdelta(misc, pack(tmp_path / "again.vpp_pc", {"a.xtbl": b"<root>c</root>"}), other / "misc.xdelta")
+    code, _, err = in_process_cli("patch", "apply", str(game), str(tmp_path / "other"))
+    assert code == 0 and "checksum" not in err, err
+
+
 def test_a_syncfaction_xdelta_and_a_whole_pack_apply_and_revert(tmp_path: Path) -> None:
     """`data/misc.xdelta` patches `data/misc.vpp_pc` (checked against the game's bytes first);
     `data/table.vpp_pc` replaces the game's; revert gives the original bytes back."""

@@ -110,7 +110,7 @@ def loose_archive_patch(mod: str, target: str) -> FolderPatch:
     files: dict[str, str] = {}
     notes: list[str] = []
     packs_in_target = {entry.lower(): entry for entry in os.listdir(target_data)}
-    scratch = _whole_files(data, target_data, operations, files)
+    scratch = _whole_files(data, target_data, operations, files, notes)
     for folder_name in sorted(os.listdir(data)):
         folder = os.path.join(data, folder_name)
         pack = _pack_name(folder_name)
@@ -184,11 +184,14 @@ def describe_loose_mod(mod: str) -> dict[str, Any]:
     return {"name": os.path.basename(os.path.normpath(mod)), "changes": changes, "data_modes": options}
 
 
-def _whole_files(data: str, target_data: str, operations: list[Operation], files: dict[str, str]) -> str | None:
+def _whole_files(
+    data: str, target_data: str, operations: list[Operation], files: dict[str, str], notes: list[str]
+) -> str | None:
     """Whole-file changes of a mod's data folder: a pack file replaces the game's outright, and
     `<name>.xdelta` (VCDIFF, xdelta3) patches the game's file of that name with another last
     extension (`misc.xdelta` -> `misc.vpp_pc`). A delta is decoded now, against the file the
-    game has: one made for other bytes is refused before anything is written. Returns the
+    game has: one made for other bytes is refused before anything is written (by the checksum
+    xdelta3 stores; a delta without one gets a note). Returns the
     scratch folder holding the decoded files (the patch removes it when closed)."""
     scratch = None
     in_target = {entry.lower(): entry for entry in os.listdir(target_data)}
@@ -212,6 +215,11 @@ def _whole_files(data: str, target_data: str, operations: list[Operation], files
                 scratch = temporary_folder("xdelta")
             new_path = os.path.join(scratch, f"{len(files)}-{target_name}")
             _decode_xdelta(os.path.join(target_data, target_name), path, new_path)
+            if not _vcdiff_has_checksum(path):
+                notes.append(
+                    f"{path}: the delta carries no checksum (xdelta3 -n): whether it was made for this game's "
+                    f"{target_name} cannot be checked; a wrong base gives wrong bytes"
+                )
         else:
             continue
         file = check_relative(f"{os.path.basename(target_data)}/{target_name}", path)
@@ -258,6 +266,39 @@ def _decode_xdelta(source: str, delta: str, output: str) -> None:
         raise PatchError(
             f"{delta}: this xdelta does not apply to {source} (made for other bytes, or damaged); nothing written"
         )
+
+
+def _vcdiff_has_checksum(path: str) -> bool:
+    """Whether a VCDIFF delta's first window carries xdelta3's Adler-32 of its target (the
+    VCD_ADLER32 bit of Win_Indicator), which is what makes a delta made for other bytes fail
+    to decode. RFC 3284 header: the magic, Hdr_Indicator, then the secondary compressor's id
+    (VCD_DECOMPRESS), a code table (VCD_CODETABLE) and xdelta3's application header
+    (VCD_APPHEADER, bit 2), the last two as a varint length and the bytes."""
+    with open(path, "rb") as handle:
+        head = handle.read(1 << 16)
+    if head[:3] != b"\xd6\xc3\xc4" or len(head) < 6:
+        return False
+    indicator = head[4]
+    position = 5 + (indicator & 1)
+    for bit in (2, 4):
+        if indicator & bit:
+            length, position = _varint(head, position)
+            position += length
+    return position < len(head) and bool(head[position] & 4)
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    """A VCDIFF integer (7 bits a byte, most significant first) and the position after it."""
+    value = 0
+    for _ in range(10):
+        if position >= len(data):
+            break
+        byte = data[position]
+        position += 1
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return value, position
 
 
 def _delete_list(path: str) -> list[str]:
