@@ -123,6 +123,39 @@ def asm_seeds() -> Iterator[tuple[str, bytes]]:
     yield "none.asm_pc", AsmFile([]).to_bytes()
 
 
+def gpatch_seeds() -> Iterator[tuple[str, bytes]]:
+    """Patch files made against fuzz_read_gpatch's base pack: a replace (a delta or the bytes),
+    an add, a remove, a rename, and all of them in one patch."""
+    from fuzz_read_gpatch import BASE_MEMBERS, base_pack
+
+    import gamepak
+
+    base = dict(BASE_MEMBERS)
+    variants = {
+        "replace": {**base, "readme.txt": b"hello there\n" * 20},
+        "add": {**base, "maps/e1m2.bsp": b"IBSP new"},
+        "remove": {name: data for name, data in base.items() if name != "sound/b.wav"},
+        "rename": {("maps/start.bsp" if name == "maps/e1m1.bsp" else name): data for name, data in base.items()},
+    }
+    variants["all"] = {
+        "maps/start.bsp": base["maps/e1m1.bsp"],
+        "readme.txt": b"hello there\n" * 20,
+        "maps/e1m2.bsp": b"IBSP new",
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        base_path = os.path.join(folder, "base.pak")
+        base_pack(base_path)
+        for label, members in variants.items():
+            modded = os.path.join(folder, f"{label}.pak")
+            with gamepak.create(modded, "pak") as writer:
+                for name, data in members.items():
+                    writer.add(name, data)
+            out = os.path.join(folder, f"{label}.gpatch")
+            gamepak.patch.make(base_path, modded, out, name=label)
+            with open(out, "rb") as handle:
+                yield f"{label}.gpatch", handle.read()
+
+
 def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
     """(kind, name, bytes) of the real samples and of the packs, models and texture pairs they
     hold (one level deep)."""
@@ -165,6 +198,7 @@ def write_seeds(out: Path, samples: Path | None) -> dict[str, int]:
     by_kind["joe"] = list(joe_seeds())
     by_kind["peg"] = list(peg_seeds())
     by_kind["asm"] = list(asm_seeds())
+    by_kind["gpatch"] = list(gpatch_seeds())
     if samples is not None and samples.is_dir():
         for kind, name, data in sample_seeds(samples):
             by_kind[kind].append((f"sample-{name}", data))

@@ -182,12 +182,15 @@ def test_folders_with_packs_and_plain_files(tmp_path: Path) -> None:
     assert main(["patch", "make", str(tmp_path / "base"), str(tmp_path / "mod"), "-o", str(patch)]) == 0
     game = tmp_path / "game"
     shutil.copytree(tmp_path / "base", game)
+    original_pak = (game / "id1" / "pak0.pak").read_bytes()
     assert main(["patch", "apply", str(game), str(patch)]) == 0
     assert contents(game / "id1" / "pak0.pak") == modded(MEMBERS)
     assert (game / "id1" / "config.cfg").read_bytes() == (tmp_path / "mod" / "id1" / "config.cfg").read_bytes()
     assert (game / "id1" / "autoexec.cfg").read_bytes() == b"exec x\n"
     assert main(["patch", "revert", str(game)]) == 0
-    assert contents(game / "id1" / "pak0.pak") == MEMBERS  # changed in place: reverted member by member
+    # Changed in place: its journal (the header and directory bytes written over, its old
+    # size) gives it back byte for byte.
+    assert (game / "id1" / "pak0.pak").read_bytes() == original_pak
     assert (game / "id1" / "config.cfg").read_bytes() == b"bind w +forward\n"
     assert not (game / "id1" / "autoexec.cfg").exists()
 
@@ -331,6 +334,37 @@ def test_real_table_one_byte_patch_is_small_and_reverts_exactly(tmp_path: Path) 
     assert contents(target) == contents(mod)
     gamepak.patch.revert(target)
     assert sha(target) == sha(base)
+
+
+@pytest.mark.parametrize("directory", ["end", "start"])
+def test_a_full_revert_gives_a_pack_changed_in_place_back_byte_for_byte(tmp_path: Path, directory: str) -> None:
+    """Two applies in place (PAK with its directory at the end: appended; at the start: the
+    table grows over moved members), then `revert`: the original bytes and modification time,
+    from each apply's journal, latest first. A pack changed since an apply is taken back member
+    by member instead (its journal no longer describes it)."""
+    base = tmp_path / "base.pak"
+    with gamepak.create(base, directory=directory) as writer:
+        for name, data in MEMBERS.items():
+            writer.add(name, data)
+    target, one, two = tmp_path / "target.pak", tmp_path / "one.gpatch", tmp_path / "two.gpatch"
+    shutil.copy(base, target)
+    gamepak.patch.make(base, build(tmp_path / "one.pak", {**MEMBERS, "hit.wav": b"RIFF one"}), one, name="one")
+    gamepak.patch.make(base, build(tmp_path / "two.pak", {**MEMBERS, "gfx.wad": b"WAD2 two"}), two, name="two")
+    os.utime(target, ns=(1_000_000_000, 1_000_000_000))
+    original, inode = target.read_bytes(), target.stat().st_ino
+    gamepak.patch.apply(target, [one])
+    gamepak.patch.apply(target, [two])
+    assert target.stat().st_ino == inode  # both changed it in place
+    assert contents(target) == {**MEMBERS, "hit.wav": b"RIFF one", "gfx.wad": b"WAD2 two"}
+    assert gamepak.patch.revert(target) == ["two", "one"]
+    assert target.read_bytes() == original
+    assert target.stat().st_mtime_ns == 1_000_000_000
+    # Changed by something else after the apply: member by member, the same members.
+    gamepak.patch.apply(target, [one])
+    with open(target, "ab") as handle:
+        handle.write(b"junk another tool left")
+    gamepak.patch.revert(target)
+    assert contents(target) == MEMBERS
 
 
 # -- kill -9 during apply and revert -----------------------------------------------------------

@@ -19,7 +19,7 @@ import struct
 
 from ..errors import FormatLimitError, GamepakError
 from .layout import align_up
-from .portable import pwrite
+from .portable import pread, pwrite
 from .writer import Output, PendingMember, _pwrite_all, copy_range
 
 TYPE_CHECKING = False
@@ -31,6 +31,93 @@ if TYPE_CHECKING:
 
 # Switch-over writes stay inside one page of this size (the smallest page Linux uses).
 ATOMIC_UNIT = 4096
+
+
+class Journal:
+    """What in-place edits of one file overwrote of it as it was: its size and modification
+    time, and the old bytes of every range written or cut inside that size (in the order they
+    were overwritten). Enough to give the file back byte for byte (`restore`) while it is still
+    what the edits left; `gamepak.patch` keeps one per pack it changes in place."""
+
+    _HEAD = struct.Struct("<4sQqI")
+    _REGION = struct.Struct("<QI")
+    MAGIC = b"GPJ1"
+
+    def __init__(self, size: int | None = None, mtime_ns: int = 0, regions: list[tuple[int, bytes]] | None = None):
+        self.size = size  # None until the first in-place write
+        self.mtime_ns = mtime_ns
+        self.regions = regions if regions is not None else []
+
+    def keep(self, fd: int, offset: int, size: int) -> None:
+        """Save the file's bytes at `offset` (those inside its original size) before they change."""
+        assert self.size is not None
+        end = min(offset + size, self.size)
+        if offset < end:
+            self.regions.append((offset, pread(fd, end - offset, offset)))
+
+    def to_bytes(self) -> bytes:
+        assert self.size is not None
+        parts = [self._HEAD.pack(self.MAGIC, self.size, self.mtime_ns, len(self.regions))]
+        for offset, data in self.regions:
+            parts += [self._REGION.pack(offset, len(data)), data]
+        return b"".join(parts)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, where: str) -> Journal:
+        try:
+            magic, size, mtime_ns, count = cls._HEAD.unpack_from(data)
+            if magic != cls.MAGIC:
+                raise ValueError("not a journal")
+            regions, position = [], cls._HEAD.size
+            for _ in range(count):
+                offset, length = cls._REGION.unpack_from(data, position)
+                position += cls._REGION.size
+                if position + length > len(data):
+                    raise ValueError("cut short")
+                regions.append((offset, data[position : position + length]))
+                position += length
+        except (struct.error, ValueError) as exc:
+            raise GamepakError(f"{where}: damaged in-place journal ({exc})") from None
+        return cls(size, mtime_ns, regions)
+
+    def restore(self, path: str) -> None:
+        """Give `path` back its overwritten bytes, its size and its modification time.
+
+        The edits' own steps are undone in reverse: their switch-over writes first (each inside
+        one page, so atomic), which make the file read as the old pack again, since in-place
+        edits never overwrite bytes the old pack refers to; then the bytes the old pack did not
+        refer to, and the size. A kill -9 at any moment leaves the new pack or the old one
+        (plus unreferenced bytes). Written in reverse, the earliest saved bytes win."""
+        assert self.size is not None
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+        try:
+            for offset, data in reversed(self.regions):
+                _pwrite_all(fd, data, offset)
+            os.ftruncate(fd, self.size)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.utime(path, ns=(self.mtime_ns, self.mtime_ns))
+
+
+# Journals being kept, by absolute path (`journaled`): every InPlaceFile of that path records
+# into it.
+_JOURNALS: dict[str, Journal] = {}
+
+
+class journaled:
+    """While active, in-place edits of `path` record what they overwrite in `self.journal`."""
+
+    def __init__(self, path: str) -> None:
+        self.key = os.path.abspath(path)
+        self.journal = Journal()
+
+    def __enter__(self) -> Journal:
+        _JOURNALS[self.key] = self.journal
+        return self.journal
+
+    def __exit__(self, *exc_info: object) -> None:
+        _JOURNALS.pop(self.key, None)
 
 
 def within_one_page(offset: int, size: int) -> bool:
@@ -48,11 +135,19 @@ class InPlaceFile:
             self.fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
             raise GamepakError(f"{path}: cannot open for writing: {exc.strerror}") from exc
-        size = os.fstat(self.fd).st_size
+        info = os.fstat(self.fd)
+        size = info.st_size
         if size != expected_size:
             os.close(self.fd)
             raise GamepakError(f"{path}: changed since it was opened ({expected_size} -> {size} bytes)")
         self.size = size
+        self.journal = _JOURNALS.get(os.path.abspath(path))
+        if self.journal is not None and self.journal.size is None:
+            self.journal.size, self.journal.mtime_ns = size, info.st_mtime_ns
+
+    def _keep(self, offset: int, size: int) -> None:
+        if self.journal is not None:
+            self.journal.keep(self.fd, offset, size)
 
     def write_members(self, placed: list[tuple[PendingMember, int]]) -> None:
         """Write new members, each at its offset (ascending, past everything the pack refers to).
@@ -66,6 +161,7 @@ class InPlaceFile:
             return
         start = placed[0][1]
         end = max(offset + member.size for member, offset in placed)
+        self._keep(start, end - start)
         if all(member.data is not None for member, _ in placed):
             # Bytes already in memory cannot fail to be read: written where they go, once.
             out = Output(self.fd)
@@ -85,15 +181,18 @@ class InPlaceFile:
 
     def write(self, data: bytes, offset: int) -> None:
         """Write bytes the current pack does not refer to."""
+        self._keep(offset, len(data))
         _pwrite_all(self.fd, data, offset)
 
     def copy(self, source_offset: int, size: int, target_offset: int) -> None:
         """Copy a range of the file to a place the current pack does not refer to."""
+        self._keep(target_offset, size)
         copy_range(self.fd, source_offset, self.fd, target_offset, size)
 
     def truncate(self, size: int) -> None:
         """Cut unreferenced bytes off the end."""
         if self.size > size:
+            self._keep(size, self.size - size)
             os.ftruncate(self.fd, size)
             self.size = size
 
@@ -105,6 +204,7 @@ class InPlaceFile:
         """The one write that changes what the pack holds: inside one page, then made durable."""
         if not within_one_page(offset, len(data)):
             raise GamepakError(f"{self.path}: internal error: switch-over write of {len(data)} bytes spans pages")
+        self._keep(offset, len(data))
         if pwrite(self.fd, data, offset) != len(data):
             raise GamepakError(f"{self.path}: short write at offset {offset}")
         os.fsync(self.fd)

@@ -157,10 +157,11 @@ def _reverse(steps: list[Step], target: str, shared: _Target | None = None) -> t
 
 
 class _Originals:
-    """Packs rebuilt into a new file keep their old file as a hard link in the record (no bytes
-    copied): a full revert renames it back when the pack is still what the apply left, which is
-    the original byte for byte whatever tool wrote it. Packs changed in place share the inode,
-    so they have none and are reverted member by member."""
+    """What gives each changed pack back byte for byte on a full revert, while the pack is
+    still what the apply left. A pack rebuilt into a new file keeps its old file as a hard link
+    in the record (no bytes copied), renamed back. A pack changed in place keeps the journal of
+    what its in-place edits overwrote (`core.inplace.Journal`: its old size and modification
+    time, and the few old bytes written over: a header, a directory slot), written back."""
 
     def __init__(self, folder: str, target: str, number: int) -> None:
         self.folder = folder
@@ -168,6 +169,7 @@ class _Originals:
         self.number = number
         self.saved: dict[str, dict[str, Any]] = {}
         self.writing = False  # set by `execute` before it touches the first file
+        self._journal: Any = None
 
     def start_writing(self) -> None:
         self.writing = True
@@ -176,6 +178,10 @@ class _Originals:
         return "" if os.path.isfile(self.target) else os.path.relpath(path, self.target).replace(os.sep, "/")
 
     def before(self, path: str) -> None:
+        from ...core.inplace import journaled
+
+        self._journal = journaled(path)
+        self._journal.__enter__()
         name = f"{self.number}-original-{len(self.saved)}"
         try:
             os.link(path, os.path.join(self.folder, name))
@@ -184,16 +190,27 @@ class _Originals:
         self.saved[self._key(path)] = {"original": name}
 
     def after(self, path: str) -> None:
+        journal = self._journal.journal if self._journal is not None else None
+        if self._journal is not None:
+            self._journal.__exit__()
+            self._journal = None
         entry = self.saved.get(self._key(path))
         if entry is None:
             return
         kept = os.path.join(self.folder, entry["original"])
         now = os.stat(path)
+        identity = [now.st_ino, now.st_size, now.st_mtime_ns]
         if now.st_ino == os.stat(kept).st_ino:  # changed in place: the link holds nothing old
             os.unlink(kept)
             del self.saved[self._key(path)]
+            if journal is not None and journal.size is not None:
+                name = f"{self.number}-journal-{len(self.saved)}"
+                from ...core.atomic import write_bytes
+
+                write_bytes(os.path.join(self.folder, name), journal.to_bytes(), overwrite=True)
+                self.saved[self._key(path)] = {"journal": name, "identity": identity}
             return
-        entry["identity"] = [now.st_ino, now.st_size, now.st_mtime_ns]
+        entry["identity"] = identity
 
 
 def _restore_originals(target: str, folder: str, application: dict[str, Any]) -> set[str]:
@@ -207,12 +224,23 @@ def _restore_originals(target: str, folder: str, application: dict[str, Any]) ->
         if not isinstance(entry, dict) or not isinstance(entry.get("identity"), list):
             continue
         path = target if key == "" else os.path.join(target, *check_relative(key, f"{folder}: record").split("/"))
-        kept = os.path.join(folder, os.path.basename(str(entry.get("original"))))
         try:
             now = os.stat(path)
         except OSError:
             continue
-        if [now.st_ino, now.st_size, now.st_mtime_ns] == entry["identity"] and os.path.isfile(kept):
+        if [now.st_ino, now.st_size, now.st_mtime_ns] != entry["identity"]:
+            continue  # changed since: taken back member by member
+        if "journal" in entry:
+            from ...core.inplace import Journal
+
+            kept = os.path.join(folder, os.path.basename(str(entry["journal"])))
+            if os.path.isfile(kept):
+                with open(kept, "rb") as handle:
+                    Journal.from_bytes(handle.read(), kept).restore(path)
+                restored.add(path)
+            continue
+        kept = os.path.join(folder, os.path.basename(str(entry.get("original"))))
+        if os.path.isfile(kept):
             os.replace(kept, path)
             restored.add(path)
     return restored
@@ -378,8 +406,10 @@ def revert(target: str | os.PathLike[str], patch: str | os.PathLike[str] | None 
             record["applications"].remove(application)
             _write_record(folder, record)
             for entry in (application.get("originals") or {}).values():
-                with contextlib.suppress(OSError, TypeError):
-                    os.unlink(os.path.join(folder, os.path.basename(str(entry.get("original")))))
+                for kind in ("original", "journal"):
+                    if isinstance(entry, dict) and kind in entry:
+                        with contextlib.suppress(OSError):
+                            os.unlink(os.path.join(folder, os.path.basename(str(entry[kind]))))
     if wanted is not None and not taken_back:
         raise PatchError(f"{target}: no applied patch named {wanted!r}")
     if not record["applications"]:
