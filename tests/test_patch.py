@@ -275,6 +275,26 @@ def test_hostile_operations_are_refused(tmp_path: Path, change: dict, message: s
         Patch.open(path)
 
 
+def test_a_damaged_manifest_or_blob_is_a_patch_error(tmp_path: Path) -> None:
+    # A flipped bit in patch.json's stored bytes: zipfile's own "Bad CRC-32" (fuzz_read_gpatch).
+    path = hostile(tmp_path, manifest_with(ADD), {"blobs/0": b"abc"})
+    data = bytearray(path.read_bytes())
+    data[data.index(b'"format"') + 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(PatchError, match="patch.json cannot be read"):
+        Patch.open(path)
+    # The same in a blob, found when it is read.
+    path = hostile(tmp_path, manifest_with({**ADD, "file": "", "size": 300}), {"blobs/0": b"abc" * 100})
+    with Patch.open(path) as opened:
+        stored = opened._zip.getinfo("blobs/0")
+        raw = bytearray(path.read_bytes())
+    offset = stored.header_offset + 30 + len(stored.filename) + len(stored.extra) + 2
+    raw[offset] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with Patch.open(path) as opened, pytest.raises(PatchError, match="blobs/0 cannot be read"):
+        opened.blob(opened.operations[0])
+
+
 def test_unknown_version_and_not_a_patch(tmp_path: Path) -> None:
     with pytest.raises(PatchError, match="version 2"):
         Patch.open(hostile(tmp_path, manifest_with(ADD, version=2)))

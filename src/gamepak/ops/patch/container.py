@@ -237,8 +237,11 @@ class Patch:
                 raise PatchError(
                     f"{path}: {MANIFEST_NAME} declares {info.file_size} bytes (limit {MAX_MANIFEST_BYTES})"
                 )
-            with zip_file.open(info) as stream:
-                text = stream.read(MAX_MANIFEST_BYTES + 1)
+            try:
+                with zip_file.open(info) as stream:
+                    text = stream.read(MAX_MANIFEST_BYTES + 1)
+            except _zip_read_errors() as exc:
+                raise PatchError(f"{path}: {MANIFEST_NAME} cannot be read ({exc})") from None
             if len(text) > MAX_MANIFEST_BYTES:
                 raise PatchError(f"{path}: {MANIFEST_NAME} inflates past {MAX_MANIFEST_BYTES} bytes")
             try:
@@ -279,9 +282,12 @@ class Patch:
     def blob(self, operation: Operation) -> bytes:
         """An operation's blob as stored (at most its declared size is read)."""
         assert operation.blob is not None
-        info = self._zip.getinfo(operation.blob)
-        with self._zip.open(info) as stream:
-            data: bytes = stream.read(info.file_size + 1)
+        try:
+            info = self._zip.getinfo(operation.blob)
+            with self._zip.open(info) as stream:
+                data: bytes = stream.read(info.file_size + 1)
+        except _zip_read_errors(KeyError) as exc:
+            raise PatchError(f"{self.path}: {operation.blob} cannot be read ({exc})") from None
         if len(data) != info.file_size:
             raise PatchError(f"{self.path}: {operation.blob} is not the size the zip declares")
         return data
@@ -331,6 +337,15 @@ class Patch:
 
     def __repr__(self) -> str:
         return f"<Patch {self.path!r} {len(self.operations)} operations>"
+
+
+def _zip_read_errors(*more: type[Exception]) -> tuple[type[Exception], ...]:
+    """What zipfile raises on a damaged entry (a bad CRC, a cut or garbled deflate stream, a
+    compression method or an encryption it does not read), and `more`."""
+    import zipfile
+    import zlib
+
+    return (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError, *more)
 
 
 def write_patch(
