@@ -293,6 +293,13 @@ def test_a_damaged_manifest_or_blob_is_a_patch_error(tmp_path: Path) -> None:
     path.write_bytes(bytes(raw))
     with Patch.open(path) as opened, pytest.raises(PatchError, match="blobs/0 cannot be read"):
         opened.blob(opened.operations[0])
+    # A central directory asking for a zip version zipfile does not read (NotImplementedError).
+    path = hostile(tmp_path, manifest_with(ADD), {"blobs/0": b"abc"})
+    data = bytearray(path.read_bytes())
+    data[data.index(b"PK\x01\x02") + 6] = 249
+    path.write_bytes(bytes(data))
+    with pytest.raises(PatchError, match="not a gamepak patch .*version"):
+        Patch.open(path)
 
 
 def test_unknown_version_and_not_a_patch(tmp_path: Path) -> None:

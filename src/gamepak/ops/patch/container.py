@@ -226,7 +226,7 @@ class Patch:
             zip_file = zipfile.ZipFile(path)
         except FileNotFoundError:
             raise PatchError(f"{path}: no such file") from None
-        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        except zip_read_errors(ValueError) as exc:
             raise PatchError(f"{path}: not a gamepak patch ({exc})") from None
         try:
             try:
@@ -240,7 +240,7 @@ class Patch:
             try:
                 with zip_file.open(info) as stream:
                     text = stream.read(MAX_MANIFEST_BYTES + 1)
-            except _zip_read_errors() as exc:
+            except zip_read_errors() as exc:
                 raise PatchError(f"{path}: {MANIFEST_NAME} cannot be read ({exc})") from None
             if len(text) > MAX_MANIFEST_BYTES:
                 raise PatchError(f"{path}: {MANIFEST_NAME} inflates past {MAX_MANIFEST_BYTES} bytes")
@@ -286,7 +286,7 @@ class Patch:
             info = self._zip.getinfo(operation.blob)
             with self._zip.open(info) as stream:
                 data: bytes = stream.read(info.file_size + 1)
-        except _zip_read_errors(KeyError) as exc:
+        except zip_read_errors(KeyError) as exc:
             raise PatchError(f"{self.path}: {operation.blob} cannot be read ({exc})") from None
         if len(data) != info.file_size:
             raise PatchError(f"{self.path}: {operation.blob} is not the size the zip declares")
@@ -339,7 +339,7 @@ class Patch:
         return f"<Patch {self.path!r} {len(self.operations)} operations>"
 
 
-def _zip_read_errors(*more: type[Exception]) -> tuple[type[Exception], ...]:
+def zip_read_errors(*more: type[Exception]) -> tuple[type[Exception], ...]:
     """What zipfile raises on a damaged entry (a bad CRC, a cut or garbled deflate stream, a
     compression method or an encryption it does not read), and `more`."""
     import zipfile

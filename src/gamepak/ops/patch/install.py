@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from .apply import Plan, execute, plan
-from .container import Operation, Patch, PatchError, check_relative
+from .container import Operation, Patch, PatchError, check_relative, zip_read_errors
 from .undo import record_application
 
 TYPE_CHECKING = False
@@ -128,7 +128,7 @@ def _is_patch_file(path: str) -> bool | None:
     try:
         with zipfile.ZipFile(path) as archive:
             return MANIFEST_NAME in archive.NameToInfo
-    except (zipfile.BadZipFile, OSError, ValueError):
+    except zip_read_errors(ValueError):
         return None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from .container import MAX_MEMBER_BYTES, PatchError, check_relative
+from .container import MAX_MEMBER_BYTES, PatchError, check_relative, zip_read_errors
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ class ZipFiles(ModFiles):
         super().__init__(path)
         try:
             self.zip = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        except zip_read_errors(ValueError) as exc:
             raise PatchError(f"{path}: not a readable zip ({exc})") from None
         try:
             infos = self.zip.infolist()
@@ -172,9 +172,6 @@ class ZipFiles(ModFiles):
         return int(self.entries[key].file_size)
 
     def chunks(self, key: str, limit: int) -> Iterable[bytes]:
-        import zipfile
-        import zlib
-
         info = self.entries[key]
         where = f"{self.path}: {info.filename}"
         if info.file_size > limit:
@@ -187,7 +184,7 @@ class ZipFiles(ModFiles):
                     if total > info.file_size:
                         raise PatchError(f"{where}: inflates past the {info.file_size} bytes it declares")
                     yield chunk
-        except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError, zlib.error) as exc:
+        except zip_read_errors() as exc:
             raise PatchError(f"{where}: cannot be read ({exc})") from None
         if total != info.file_size:
             raise PatchError(f"{where}: holds {total} bytes, not the {info.file_size} it declares")

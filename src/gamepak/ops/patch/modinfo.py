@@ -38,7 +38,7 @@ import hashlib
 import os
 
 from ...errors import UsageError
-from .container import MAX_OPERATIONS, Operation, Patch, PatchError, check_relative
+from .container import MAX_OPERATIONS, Operation, Patch, PatchError, check_relative, zip_read_errors
 from .modfiles import FolderFiles, ModFiles, entry_named, open_mod_files, real_path
 from .xmledit import LIST_ACTION, MAX_XML_BYTES, Node, XmlDocument, apply_edit, parse_action, parse_tree
 
@@ -69,7 +69,7 @@ def is_modinfo_mod(path: str | os.PathLike[str]) -> bool:
     try:
         with zipfile.ZipFile(path) as zip_file:
             names = [name.replace("\\", "/").strip("/").lower() for name in zip_file.namelist()]
-    except (zipfile.BadZipFile, OSError, ValueError):
+    except zip_read_errors(ValueError):
         return False
     if "patch.json" in names:
         return False
