@@ -300,6 +300,14 @@ def test_a_damaged_manifest_or_blob_is_a_patch_error(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(PatchError, match="not a gamepak patch .*version"):
         Patch.open(path)
+    # A local header flagged UTF-8 whose name is not (UnicodeDecodeError).
+    path = hostile(tmp_path, manifest_with(ADD), {"blobs/0": b"abc"})
+    data = bytearray(path.read_bytes())
+    data[7] |= 0x08  # general purpose flags, bit 11 (0x800): the name is UTF-8
+    data[30:32] = b"\xc2("
+    path.write_bytes(bytes(data))
+    with pytest.raises(PatchError):
+        Patch.open(path)
 
 
 def test_unknown_version_and_not_a_patch(tmp_path: Path) -> None:

@@ -226,7 +226,7 @@ class Patch:
             zip_file = zipfile.ZipFile(path)
         except FileNotFoundError:
             raise PatchError(f"{path}: no such file") from None
-        except zip_read_errors(ValueError) as exc:
+        except zip_read_errors() as exc:
             raise PatchError(f"{path}: not a gamepak patch ({exc})") from None
         try:
             try:
@@ -340,12 +340,13 @@ class Patch:
 
 
 def zip_read_errors(*more: type[Exception]) -> tuple[type[Exception], ...]:
-    """What zipfile raises on a damaged entry (a bad CRC, a cut or garbled deflate stream, a
-    compression method or an encryption it does not read), and `more`."""
+    """What zipfile raises on a damaged zip or entry (a bad CRC, a cut or garbled deflate
+    stream, a name that is not the UTF-8 its flag says, a version, compression method or
+    encryption it does not read), and `more`."""
     import zipfile
     import zlib
 
-    return (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError, *more)
+    return (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError, RuntimeError, *more)
 
 
 def write_patch(

@@ -128,7 +128,7 @@ def _is_patch_file(path: str) -> bool | None:
     try:
         with zipfile.ZipFile(path) as archive:
             return MANIFEST_NAME in archive.NameToInfo
-    except zip_read_errors(ValueError):
+    except zip_read_errors():
         return None
 
 

@@ -143,7 +143,7 @@ class ZipFiles(ModFiles):
         super().__init__(path)
         try:
             self.zip = zipfile.ZipFile(path)
-        except zip_read_errors(ValueError) as exc:
+        except zip_read_errors() as exc:
             raise PatchError(f"{path}: not a readable zip ({exc})") from None
         try:
             infos = self.zip.infolist()

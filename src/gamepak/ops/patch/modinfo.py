@@ -69,7 +69,7 @@ def is_modinfo_mod(path: str | os.PathLike[str]) -> bool:
     try:
         with zipfile.ZipFile(path) as zip_file:
             names = [name.replace("\\", "/").strip("/").lower() for name in zip_file.namelist()]
-    except zip_read_errors(ValueError):
+    except zip_read_errors():
         return False
     if "patch.json" in names:
         return False
