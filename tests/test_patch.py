@@ -402,6 +402,23 @@ def test_a_full_revert_gives_a_pack_changed_in_place_back_byte_for_byte(tmp_path
     assert contents(target) == MEMBERS
 
 
+def test_a_journal_over_its_limit_is_dropped_and_the_revert_goes_member_by_member(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gamepak.core.inplace import Journal
+
+    monkeypatch.setattr(Journal, "LIMIT", 4)  # the PAK header switch alone is 12 bytes
+    base = build(tmp_path / "base.pak", MEMBERS)
+    target = tmp_path / "target.pak"
+    shutil.copy(base, target)
+    gamepak.patch.make(base, build(tmp_path / "one.pak", {**MEMBERS, "hit.wav": b"RIFF one"}), tmp_path / "p.gpatch")
+    gamepak.patch.apply(target, [tmp_path / "p.gpatch"])
+    record = Path(str(target) + ".gamepak-undo")
+    assert not list(record.glob("*-journal-*"))
+    gamepak.patch.revert(target)
+    assert contents(target) == MEMBERS
+
+
 # -- kill -9 during apply and revert -----------------------------------------------------------
 
 

@@ -43,17 +43,26 @@ class Journal:
     _REGION = struct.Struct("<QI")
     MAGIC = b"GPJ1"
 
+    # Beyond this many saved bytes (a long unreferenced tail cut off, say) the journal gives up
+    # rather than hold them in memory: the file is then reverted member by member.
+    LIMIT = 64 << 20
+
     def __init__(self, size: int | None = None, mtime_ns: int = 0, regions: list[tuple[int, bytes]] | None = None):
         self.size = size  # None until the first in-place write
         self.mtime_ns = mtime_ns
         self.regions = regions if regions is not None else []
+        self.complete = True  # False once it gave up (LIMIT)
 
     def keep(self, fd: int, offset: int, size: int) -> None:
         """Save the file's bytes at `offset` (those inside its original size) before they change."""
         assert self.size is not None
         end = min(offset + size, self.size)
-        if offset < end:
-            self.regions.append((offset, pread(fd, end - offset, offset)))
+        if offset >= end or not self.complete:
+            return
+        if sum(len(data) for _, data in self.regions) + end - offset > self.LIMIT:
+            self.complete, self.regions = False, []
+            return
+        self.regions.append((offset, pread(fd, end - offset, offset)))
 
     def to_bytes(self) -> bytes:
         assert self.size is not None

@@ -203,7 +203,7 @@ class _Originals:
         if now.st_ino == os.stat(kept).st_ino:  # changed in place: the link holds nothing old
             os.unlink(kept)
             del self.saved[self._key(path)]
-            if journal is not None and journal.size is not None:
+            if journal is not None and journal.size is not None and journal.complete:
                 name = f"{self.number}-journal-{len(self.saved)}"
                 from ...core.atomic import write_bytes
 
