@@ -242,8 +242,7 @@ def _listed_hashes(paths: Sequence[str]) -> dict[str, tuple[str, str]]:
 
 def _wrong_hashes(target: str, expected: dict[str, tuple[str, str]]) -> list[str]:
     """The listed files that are missing or hold other bytes, one line each."""
-    import hashlib
-
+    from .make import file_sha256
     from .modfiles import real_path
 
     # Listed paths start at the game's root (data/...); TARGET may be the game or its data folder.
@@ -252,13 +251,7 @@ def _wrong_hashes(target: str, expected: dict[str, tuple[str, str]]) -> list[str
     wrong = []
     for file, (digest, listing) in expected.items():
         real = real_path(root, file.split("/"))
-        actual = None
-        if real is not None:
-            hasher = hashlib.sha256()
-            with open(os.path.join(root, *real.split("/")), "rb") as handle:
-                while chunk := handle.read(1 << 20):
-                    hasher.update(chunk)
-            actual = hasher.hexdigest()
+        actual = None if real is None else file_sha256(os.path.join(root, *real.split("/")))
         if actual != digest:
             wrong.append(f"{file}: {'missing' if actual is None else 'other bytes'} (listed in {listing})")
     return wrong

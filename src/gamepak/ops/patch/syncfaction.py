@@ -11,11 +11,11 @@ record keeps the old bytes as for any patch.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 
 from .container import Operation, Patch, PatchError, check_relative
+from .make import file_sha256
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -133,8 +133,7 @@ def loose_archive_patch(mod: str, target: str) -> FolderPatch:
                 notes.append(f"{path}: the pack keeps its own data mode ({_options(path)} asked)")
                 continue
             member = existing.get(lowered, relative)
-            with open(path, "rb") as handle:
-                digest = hashlib.sha256(handle.read()).hexdigest()
+            digest = file_sha256(path)
             blob = f"blobs/{len(files)}"
             files[blob] = path
             operations.append(
@@ -231,22 +230,14 @@ def _whole_files(
                 "replace" if os.path.exists(old) else "add",
                 file,
                 None,
-                base_sha256=_file_sha256(old) if name.lower().endswith(".xdelta") else None,
-                target_sha256=_file_sha256(new_path),
+                base_sha256=file_sha256(old) if name.lower().endswith(".xdelta") else None,
+                target_sha256=file_sha256(new_path),
                 size=os.path.getsize(new_path),
                 blob=blob,
                 encoding="raw",
             )
         )
     return scratch
-
-
-def _file_sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _decode_xdelta(source: str, delta: str, output: str) -> None:
