@@ -46,6 +46,21 @@ def storable_name(name: str) -> bool:
     return unsafe_name_reason(name) is None
 
 
+def write_pack(path: Path, members: dict[str, bytes], format_name: str | None = None) -> Path:
+    """A pack of `members` at `path` (folders made), in `format_name` or its extension's."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gamepak.create(path, format_name, overwrite=True) as writer:
+        for name, data in members.items():
+            writer.add(name, data)
+    return path
+
+
+def pack_members(path: Path) -> dict[str, bytes]:
+    """A pack's members, name -> bytes."""
+    with gamepak.open(path) as archive:
+        return {entry.name: archive.read(entry) for entry in archive.infolist()}
+
+
 def run_cli(*arguments: str, cwd: Path | None = None, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run `gamepak` in a subprocess (exit codes and stderr as a user sees them)."""
     return subprocess.run(

@@ -15,6 +15,9 @@ import gamepak
 from gamepak.cli import main
 from gamepak.ops.patch import Patch, PatchError
 
+from conftest import pack_members as contents
+from conftest import write_pack as build
+
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 
 MEMBERS = {
@@ -23,18 +26,6 @@ MEMBERS = {
     "hit.wav": b"RIFF" + b"\x02" * 500,
     "gfx.wad": b"WAD2" + b"\x03" * 700,
 }
-
-
-def build(path: Path, members: dict[str, bytes], format_name: str | None = None) -> Path:
-    with gamepak.create(path, format_name, overwrite=True) as writer:
-        for name, data in members.items():
-            writer.add(name, data)
-    return path
-
-
-def contents(path: Path) -> dict[str, bytes]:
-    with gamepak.open(path) as archive:
-        return {entry.name: archive.read(entry) for entry in archive.infolist()}
 
 
 def sha(path: Path) -> str:

@@ -12,19 +12,8 @@ import pytest
 import gamepak
 
 from conftest import in_process_cli
-
-
-def pack(path: Path, members: dict[str, bytes]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with gamepak.create(path, overwrite=True) as writer:
-        for name, data in members.items():
-            writer.add(name, data)
-    return path
-
-
-def contents(path: Path) -> dict[str, bytes]:
-    with gamepak.open(path) as archive:
-        return {name: archive.read(name) for name in archive.namelist()}
+from conftest import pack_members as contents
+from conftest import write_pack as pack
 
 
 def test_an_override_pak_gives_the_modded_files_and_reports_deletions(tmp_path: Path) -> None:

@@ -18,6 +18,9 @@ from gamepak.cli import main
 from gamepak.ops.patch import PatchError
 from gamepak.ops.patch.xmledit import XmlDocument, apply_edit, parse_tree
 
+from conftest import pack_members as contents
+from conftest import write_pack as build
+
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 
 
@@ -65,18 +68,6 @@ TWEAKS = crlf(
 )
 CAMERA = crlf("<root>\n\t<Table>\n\t\t<Camera>\n\t\t\t<Distance>5</Distance>\n\t\t</Camera>\n\t</Table>\n</root>\n")
 ZONE_TABLE = b"<root><Table><Zone><Name>a</Name></Zone></Table></root>"
-
-
-def build(path: Path, members: dict[str, bytes]) -> Path:
-    with gamepak.create(path, overwrite=True) as writer:
-        for name, data in members.items():
-            writer.add(name, data)
-    return path
-
-
-def contents(path: Path) -> dict[str, bytes]:
-    with gamepak.open(path) as archive:
-        return {entry.name: archive.read(entry) for entry in archive.infolist()}
 
 
 def member(path: Path, name: str) -> bytes:
