@@ -14,6 +14,7 @@ written; what can still fail after that is writing the pack itself.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 
@@ -24,7 +25,7 @@ from .writer import Output, PendingMember, _pwrite_all, copy_range
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import BinaryIO
 
     from .archive import Archive
@@ -109,24 +110,20 @@ class Journal:
         os.utime(path, ns=(self.mtime_ns, self.mtime_ns))
 
 
-# Journals being kept, by absolute path (`journaled`): every InPlaceFile of that path records
+# Journals being kept, by absolute path (`journaling`): every InPlaceFile of that path records
 # into it.
 _JOURNALS: dict[str, Journal] = {}
 
 
-class journaled:
-    """While active, in-place edits of `path` record what they overwrite in `self.journal`."""
-
-    def __init__(self, path: str) -> None:
-        self.key = os.path.abspath(path)
-        self.journal = Journal()
-
-    def __enter__(self) -> Journal:
-        _JOURNALS[self.key] = self.journal
-        return self.journal
-
-    def __exit__(self, *exc_info: object) -> None:
-        _JOURNALS.pop(self.key, None)
+@contextlib.contextmanager
+def journaling(path: str) -> Iterator[Journal]:
+    """While active, in-place edits of `path` record what they overwrite in the journal given."""
+    key = os.path.abspath(path)
+    journal = _JOURNALS[key] = Journal()
+    try:
+        yield journal
+    finally:
+        _JOURNALS.pop(key, None)
 
 
 def within_one_page(offset: int, size: int) -> bool:

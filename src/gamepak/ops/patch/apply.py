@@ -393,7 +393,7 @@ def _plan(state: _Target, patches: Sequence[Patch], later_wins: bool) -> Plan:
 
 def execute(target: str, steps: list[Step], keeper: Any = None, shared: _Target | None = None) -> None:
     """Write the applying steps: each pack once, plain files atomically. `keeper` (the undo
-    record) is told before and after each pack is rewritten; `shared`: the apply's reader, whose
+    record) is around each pack's rewrite (`rewriting`); `shared`: the apply's reader, whose
     kept bytes are used (the caller closes it)."""
     state = shared if shared is not None else _Target(target)
     groups: dict[str, list[Step]] = {}
@@ -429,11 +429,11 @@ def execute(target: str, steps: list[Step], keeper: Any = None, shared: _Target 
                 for step, data in items:
                     _write_plain(path, step.operation, data)
                 continue
-            if keeper is not None:
-                keeper.before(path)
-            editors.pop(path).commit()
-            if keeper is not None:
-                keeper.after(path)
+            if keeper is None:
+                editors.pop(path).commit()
+                continue
+            with keeper.rewriting(path):
+                editors.pop(path).commit()
     finally:
         for editor in editors.values():
             editor.abort()

@@ -169,7 +169,6 @@ class _Originals:
         self.number = number
         self.saved: dict[str, dict[str, Any]] = {}
         self.writing = False  # set by `execute` before it touches the first file
-        self._journal: Any = None
 
     def start_writing(self) -> None:
         self.writing = True
@@ -177,45 +176,48 @@ class _Originals:
     def _key(self, path: str) -> str:
         return "" if os.path.isfile(self.target) else os.path.relpath(path, self.target).replace(os.sep, "/")
 
-    def before(self, path: str) -> None:
-        from ...core.inplace import journaled
+    @contextlib.contextmanager
+    def rewriting(self, path: str) -> Iterator[None]:
+        """Around one pack's rewrite: before it, its old file is linked into the record and its
+        in-place edits are journaled; after it (if it succeeds), the link is kept for a pack
+        rebuilt into a new file, the journal for one changed in place."""
+        from ...core.inplace import journaling
 
-        self._journal = journaled(path)
-        self._journal.__enter__()
+        key = self._key(path)
+        inode = os.stat(path).st_ino
         name = f"{self.number}-original-{len(self.saved)}"
+        kept = os.path.join(self.folder, name)
         try:
-            os.link(path, os.path.join(self.folder, name))
+            os.link(path, kept)
         except OSError:
-            return  # a file system without hard links: member-level revert only
-        self.saved[self._key(path)] = {"original": name}
-
-    def after(self, path: str) -> None:
-        journal = self._journal.journal if self._journal is not None else None
-        if self._journal is not None:
-            self._journal.__exit__()
-            self._journal = None
-        entry = self.saved.get(self._key(path))
-        if entry is None:
-            return
-        kept = os.path.join(self.folder, entry["original"])
+            name = ""  # a file system without hard links: a rebuilt pack reverts member by member
+        try:
+            with journaling(path) as journal:
+                yield
+        except BaseException:
+            if name:  # the pack is still the old one: the link is not needed
+                with contextlib.suppress(OSError):
+                    os.unlink(kept)
+            raise
         now = os.stat(path)
         identity = [now.st_ino, now.st_size, now.st_mtime_ns]
-        if now.st_ino == os.stat(kept).st_ino:  # changed in place: the link holds nothing old
-            os.unlink(kept)
-            del self.saved[self._key(path)]
-            if journal is not None and journal.size is not None and journal.complete:
-                name = f"{self.number}-journal-{len(self.saved)}"
-                from ...core.atomic import write_bytes
-
-                write_bytes(os.path.join(self.folder, name), journal.to_bytes(), overwrite=True)
-                self.saved[self._key(path)] = {"journal": name, "identity": identity}
+        if now.st_ino != inode:  # rebuilt into a new file: the link holds the old one
+            if name:
+                self.saved[key] = {"original": name, "identity": identity}
             return
-        entry["identity"] = identity
+        if name:
+            os.unlink(kept)  # changed in place: the link holds nothing old
+        if journal.size is not None and journal.complete:
+            from ...core.atomic import write_bytes
+
+            name = f"{self.number}-journal-{len(self.saved)}"
+            write_bytes(os.path.join(self.folder, name), journal.to_bytes(), overwrite=True)
+            self.saved[key] = {"journal": name, "identity": identity}
 
 
 def _restore_originals(target: str, folder: str, application: dict[str, Any]) -> set[str]:
-    """Rename kept original packs back where the pack is still what the apply left; returns
-    their paths (their members need no taking back)."""
+    """Give packs back whole where they are still what the apply left (a kept old file renamed
+    back, or a journal written back); returns their paths (their members need no taking back)."""
     restored: set[str] = set()
     originals = application.get("originals")
     if not isinstance(originals, dict):
