@@ -84,12 +84,12 @@ class _UnzippedMods:
 
     def __enter__(self) -> list[str]:
         try:
-            return [self._unzipped(path) for path in self.paths]
+            return [self._unzipped(index, path) for index, path in enumerate(self.paths)]
         except BaseException:
             self.__exit__()
             raise
 
-    def _unzipped(self, path: str) -> str:
+    def _unzipped(self, index: int, path: str) -> str:
         from .modfiles import ZipFiles
         from .syncfaction import zipped_mod_root
 
@@ -104,7 +104,7 @@ class _UnzippedMods:
                 from ...core.atomic import temporary_folder
 
                 self.scratch = temporary_folder("mods")
-            folder = os.path.join(self.scratch, str(len(os.listdir(self.scratch))), os.path.basename(path))
+            folder = os.path.join(self.scratch, str(index), os.path.basename(path))
             os.makedirs(folder)
             files.unpack(folder, root)
             return folder

@@ -29,7 +29,13 @@ def is_mod_folder(path: str) -> bool:
     """Whether `path` is a SyncFaction mod folder: loose archives (`data/<pack>.vpp_pc/`), whole
     packs (`data/<pack>.vpp_pc` files) or whole-file deltas (`data/<name>.xdelta`)."""
     data = _child(path, "data")
-    return data is not None and any(_pack_name(name) or name.lower().endswith(".xdelta") for name in os.listdir(data))
+    return data is not None and any(_is_mod_data(name) for name in os.listdir(data))
+
+
+def _is_mod_data(name: str) -> bool:
+    """Whether an entry of a mod's data/ is something the mod changes the game with: a pack, a
+    loose archive (a folder named as a pack) or a delta."""
+    return _pack_name(name) is not None or name.lower().endswith(".xdelta")
 
 
 def zipped_mod_root(keys: Iterable[str]) -> str | None:
@@ -40,10 +46,8 @@ def zipped_mod_root(keys: Iterable[str]) -> str | None:
     for key in keys:
         parts = key.split("/")
         for depth in (0, 1):
-            if len(parts) >= depth + 2 and parts[depth] == "data":
-                held = parts[depth + 1]
-                if _pack_name(held) or (len(parts) == depth + 2 and held.endswith(".xdelta")):
-                    roots.add("".join(f"{part}/" for part in parts[:depth]))
+            if len(parts) >= depth + 2 and parts[depth] == "data" and _is_mod_data(parts[depth + 1]):
+                roots.add("".join(f"{part}/" for part in parts[:depth]))
     return min(roots, key=lambda root: (root.count("/"), root)) if roots else None
 
 
@@ -154,6 +158,8 @@ def describe_loose_mod(mod: str) -> dict[str, Any]:
     """What a loose-archive mod folder changes, without a game to apply it to (`patch info`):
     each member it puts (replacing or adding, which the game's pack decides) or removes, each
     whole file it replaces or patches with an .xdelta, the data modes it asks for."""
+    from ..inputs import scan_folder
+
     data = _child(mod, "data") or os.path.join(mod, "data")  # is_mod_folder(mod) found it
     changes: list[dict[str, Any]] = []
     options: dict[str, str] = {}
@@ -168,8 +174,6 @@ def describe_loose_mod(mod: str) -> dict[str, Any]:
             continue
         if pack is None or not os.path.isdir(path):
             continue
-        from ..inputs import scan_folder
-
         for relative, member_path in scan_folder(path).members:
             if relative.lower() == ".delete.json":
                 changes += [
