@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 from gamepak.cli import main
+from gamepak.errors import GamepakError, OutputExistsError
 from gamepak.formats.rfg.peg import Peg, PixelFormat
 
 from conftest import sample
@@ -117,3 +118,28 @@ def test_an_edited_png_imported_into_a_pack_passes_verify(tmp_path: Path) -> Non
         gpu = holder.read("t.gpeg_pc")
     peg = Peg.parse(cpu, gpu)
     assert (peg.texture("wall").width, peg.texture("wall").height) == (32, 16)
+
+
+def test_the_library_functions_behind_the_command(tmp_path: Path) -> None:
+    """`gamepak.ops.textures`, which the command is a thin layer over, used directly."""
+    from gamepak.ops.textures import add_texture, export_textures, import_textures, remove_textures
+
+    target = _write_peg(tmp_path)
+    written = export_textures(target, tmp_path / "out", names=["wall.tga"])
+    assert written == [str(tmp_path / "out" / "wall.png")]
+    with pytest.raises(OutputExistsError):
+        export_textures(target, tmp_path / "out", names=["wall"])
+    assert import_textures(target, tmp_path / "out") == []  # unchanged: nothing re-encoded
+    Image.new("RGBA", (8, 8), (0, 0, 255, 255)).save(tmp_path / "out" / "wall.png")
+    assert import_textures(target, tmp_path / "out") == ["wall.tga"]
+    add_texture(target, np.full((4, 4, 4), 7, np.uint8), "dot", PixelFormat.A8)
+    assert [t.name for t in Peg.open(target).textures] == ["wall.tga", "glow.tga", "dot.tga"]
+    remove_textures(target, ["glow.tga"])
+    assert [(t.name, t.format) for t in Peg.open(target).textures] == [
+        ("wall.tga", PixelFormat.DXT5),
+        ("dot.tga", PixelFormat.A8),
+    ]
+    with pytest.raises(GamepakError, match="no texture named nothing"):
+        export_textures(target, tmp_path / "again", names=["nothing"])
+    with pytest.raises(GamepakError, match="unknown image kind"):
+        export_textures(target, tmp_path / "again", kind="gif")

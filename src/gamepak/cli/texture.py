@@ -114,207 +114,33 @@ def run_ls(args: argparse.Namespace) -> int | None:
     return None
 
 
-def _stem(name: str) -> str:
-    return name.rsplit(".", 1)[0]
-
-
 def run_export(args: argparse.Namespace) -> int | None:
-    import io
-    import os
+    from ..ops.textures import export_textures
 
-    from ..core.atomic import write_bytes
-    from ..core.names import safe_parts
-    from ..errors import GamepakError
-    from ..formats.rfg.peg.sources import is_cpu_name, iter_pegs
-
-    wanted = {_stem(n) for n in args.names}
-    found: set[str] = set()
-    single = is_cpu_name(os.path.basename(args.source))
-    count = 0
-    for peg_path, peg in iter_pegs(args.source, args.order):
-        folder = args.output if single else os.path.join(args.output, *safe_parts(peg_path))
-        for texture in peg.textures:
-            stem = _stem(texture.name)
-            if wanted and stem not in wanted:
-                continue
-            found.add(stem)
-            target = os.path.join(folder, *safe_parts(f"{stem}.{args.kind}"))
-            if args.kind == "dds":
-                data = peg.to_dds(texture.name)
-            else:
-                buffer = io.BytesIO()
-                peg.read_pil(texture.name).save(buffer, "PNG")
-                data = buffer.getvalue()
-            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-            write_bytes(target, data, overwrite=args.overwrite)
-            count += 1
-    missing = wanted - found
-    if missing:
-        raise GamepakError(f"{args.source}: no texture named {', '.join(sorted(missing))}")
-    note(f"exported {count} texture(s) to {args.output}")
+    written = export_textures(
+        args.source, args.output, kind=args.kind, names=args.names, overwrite=args.overwrite, order=args.order
+    )
+    note(f"exported {len(written)} texture(s) to {args.output}")
     return None
 
 
-def _load(target: str, order: str = "BGRA"):  # type: ignore[no-untyped-def]
-    from ..errors import GamepakError
-    from ..formats.rfg.peg import Peg
-    from ..formats.rfg.peg.sources import is_cpu_name
-
-    if not is_cpu_name(target):
-        raise GamepakError(
-            f"{target}: texture import/add/rm take a .cpeg_pc or .cvbm_pc file "
-            "(packs: export works; importing into a pack is not wired yet)"
-        )
-    return Peg.open(target, order)
-
-
-def _save(target: str, peg) -> None:  # type: ignore[no-untyped-def]
-    from ..core.atomic import write_bytes
-    from ..formats.rfg.peg.sources import partner_name
-
-    cpu, gpu = peg.to_bytes()
-    # GPU first: a crash between the two leaves a GPU file the old CPU file still rejects
-    # loudly (size field) rather than a silent mix.
-    write_bytes(partner_name(target), gpu, overwrite=True)
-    write_bytes(target, cpu, overwrite=True)
-
-
-def _import_folder(peg, folder: str) -> list[str]:  # type: ignore[no-untyped-def]
-    """Apply a folder laid out as export wrote it to one peg; the names of changed textures."""
-    import os
-
-    import numpy as np
-    from PIL import Image
-
-    from ..errors import GamepakError
-    from ..formats.rfg.peg.dds import dds_data
-
-    changed = []
-    for texture in list(peg.textures):
-        stem = _stem(texture.name)
-        dds_path = os.path.join(folder, stem + ".dds")
-        png_path = os.path.join(folder, stem + ".png")
-        if os.path.exists(dds_path):
-            with open(dds_path, "rb") as handle:
-                width, height, mips, fourcc, data = dds_data(handle.read(), dds_path)
-            if fourcc and fourcc.decode("ascii", "replace") != texture.format.label:
-                raise GamepakError(f"{dds_path}: {fourcc!r} data, the texture is {texture.format.label}")
-            if (width, height, mips) == (texture.width, texture.height, texture.mips) and data == peg.mip_data(
-                texture.name
-            ):
-                continue
-            try:
-                peg.replace_data(texture.name, data, width, height, mips)
-            except GamepakError as exc:
-                raise GamepakError(f"{dds_path}: {exc}") from None
-            changed.append(texture.name)
-        elif os.path.exists(png_path):
-            try:
-                with Image.open(png_path) as image:
-                    pixels = np.asarray(image.convert("RGBA"))
-            except OSError as exc:
-                raise GamepakError(f"{png_path}: not an image Pillow reads ({exc})") from None
-            stored = peg.read_image(texture.name)
-            if pixels.shape == stored.shape and np.array_equal(pixels, stored):
-                continue  # unchanged: never re-encoded
-            try:
-                peg.replace_image(texture.name, pixels)
-            except GamepakError as exc:
-                raise GamepakError(f"{png_path}: {exc}") from None
-            changed.append(texture.name)
-    return changed
-
-
-def _change_peg(target: str, member: str | None, order: str, change) -> None:  # type: ignore[no-untyped-def]
-    """Apply `change(peg)` to a peg file, or to the peg `member` of the pack `target` (its only
-    one when not named) through one crash-safe edit, which rebuilds the .str2_pc holding the
-    pair and updates the .asm_pc container."""
-    from ..errors import GamepakError
-    from ..formats.rfg.peg.sources import is_cpu_name, iter_pegs, partner_name
-
-    if is_cpu_name(target):
-        peg = _load(target, order)
-        change(peg)
-        _save(target, peg)
-        return
-    pegs = [(path, peg) for path, peg in iter_pegs(target, order) if member is None or path.lower() == member.lower()]
-    if not pegs:
-        raise GamepakError(f"{target}: no peg {member!r} in this pack" if member else f"{target}: holds no peg")
-    if len(pegs) > 1:
-        listed = ", ".join(path for path, _ in pegs[:5])
-        raise GamepakError(f"{target}: holds {len(pegs)} pegs ({listed}...); name one with --peg")
-    peg_path, peg = pegs[0]
-    change(peg)
-    cpu, gpu = peg.to_bytes()
-    from ..ops.edit import edit
-
-    with edit(target) as pack:
-        pack.replace(peg_path, cpu)
-        pack.replace(partner_name(peg_path), gpu)
-
-
 def run_import(args: argparse.Namespace) -> int | None:
-    import os
+    from ..ops.textures import import_textures
 
-    from ..formats.rfg.peg.sources import is_cpu_name, iter_pegs, partner_name
-
-    if is_cpu_name(args.target):
-        peg = _load(args.target, args.order)
-        changed = _import_folder(peg, args.folder)
-        if changed:
-            _save(args.target, peg)
-    else:
-        # A pack: every peg's folder is DIR/<member path>; all changes go through one
-        # crash-safe edit, which also rebuilds the .str2_pc holding a pair and its .asm_pc.
-        from ..ops.edit import edit
-
-        replacements: dict[str, bytes] = {}
-        changed = []
-        for peg_path, peg in iter_pegs(args.target, args.order):
-            names = _import_folder(peg, os.path.join(args.folder, *peg_path.split("/")))
-            if names:
-                cpu, gpu = peg.to_bytes()
-                replacements[peg_path] = cpu
-                replacements[partner_name(peg_path)] = gpu
-                changed += [f"{peg_path}/{name}" for name in names]
-        if replacements:
-            with edit(args.target) as pack:
-                for member, data in replacements.items():
-                    pack.replace(member, data)
+    changed = import_textures(args.target, args.folder, order=args.order)
     note(f"{len(changed)} texture(s) changed" + (f": {', '.join(changed)}" if changed else ""))
     return None
 
 
 def run_add(args: argparse.Namespace) -> int | None:
-    from PIL import Image
+    from ..ops.textures import add_texture
 
-    from ..errors import GamepakError
-    from ..formats.rfg.peg.layout import format_by_label
-
-    try:
-        pixel_format = format_by_label(args.pixel_format)
-    except ValueError as exc:
-        raise GamepakError(str(exc)) from None
-    try:
-        with Image.open(args.image) as image:
-            rgba = image.convert("RGBA")
-    except OSError as exc:
-        raise GamepakError(f"{args.image}: not an image Pillow reads ({exc})") from None
-
-    def add(peg) -> None:  # type: ignore[no-untyped-def]
-        try:
-            peg.add_texture(args.name, rgba, pixel_format)
-        except GamepakError as exc:
-            raise GamepakError(f"{args.image}: {exc}") from None
-
-    _change_peg(args.target, args.peg, args.order, add)
+    add_texture(args.target, args.image, args.name, args.pixel_format, peg=args.peg, order=args.order)
     return None
 
 
 def run_rm(args: argparse.Namespace) -> int | None:
-    def remove(peg) -> None:  # type: ignore[no-untyped-def]
-        for name in args.names:
-            peg.remove_texture(name)
+    from ..ops.textures import remove_textures
 
-    _change_peg(args.target, args.peg, "BGRA", remove)
+    remove_textures(args.target, args.names, peg=args.peg)
     return None
