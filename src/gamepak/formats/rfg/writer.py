@@ -37,6 +37,7 @@ from ...core.archive import Entry, encode_name
 from ...core.layout import align_up, restore_fill
 from ...core.writer import ArchiveWriter, Output, PendingMember, copy_range
 from ...errors import CorruptArchiveError, FormatLimitError, GamepakError, UnsupportedFeatureError
+from .options import asm_file, header_text, optional_int, runtime_hex, true_or_false
 from .packfile import Reader
 from .rebuild import classic_zlib
 from .records import (
@@ -70,72 +71,7 @@ class AsmUpdated(UserWarning):
     """An `.asm_pc` container was brought up to date with the `.str2_pc` written beside it."""
 
 
-# -- option validators: each returns the normalised value or raises ValueError("why") ----------
-def _optional_int(low: int, high: int) -> Any:
-    def check(value: Any) -> int | None:
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise ValueError(f"must be a whole number from {low} to {high}")
-        try:
-            number = int(value, 0) if isinstance(value, str) else value
-        except ValueError:
-            raise ValueError(f"must be a whole number from {low} to {high}") from None
-        if not low <= number <= high:
-            raise ValueError(f"must be from {low} to {high}")
-        return number
-
-    return check
-
-
-def _align(value: Any) -> int | None:
-    number = _optional_int(1, 1 << 20)(value)
-    return number
-
-
-def _finish(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("must be true or false")
-
-
-def _header_text(size: int) -> Any:
-    def check(value: Any) -> str:
-        text = "" if value is None else str(value)
-        if len(encode_name(text)) >= size:
-            raise ValueError(f"holds at most {size - 1} bytes")
-        return text
-
-    return check
-
-
-def _runtime(value: Any) -> str | None:
-    if value is None or value == "" or value == 0:
-        return None
-    try:
-        raw = value.to_bytes(12, "big") if isinstance(value, int) else bytes.fromhex(str(value).removeprefix("0x"))
-    except (ValueError, OverflowError):
-        raise ValueError("must be 24 hex digits (12 bytes)") from None
-    if len(raw) != 12:
-        raise ValueError(f"must be 24 hex digits (12 bytes), not {2 * len(raw)}")
-    return raw.hex()
-
-
-def _asm_path(value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    path = os.fspath(value)
-    if not os.path.isfile(path):
-        raise ValueError(f"{path} is not an existing .asm_pc file")
-    return path
-
-
-def _field(text: Any, size: int, what: str) -> bytes:
+def _header_field(text: Any, size: int, what: str) -> bytes:
     raw = encode_name("" if text is None else str(text))
     if len(raw) >= size:
         raise FormatLimitError(f"{what} {text!r} is {len(raw)} bytes; the header holds at most {size - 1}")
@@ -176,17 +112,17 @@ class Writer(ArchiveWriter):
         "asm": None,
     }
     option_validators: ClassVar[dict[str, Any]] = {
-        "flags": _optional_int(0, 3),
-        "level": _optional_int(-1, 9),
-        "align": _align,
-        "strategy": _optional_int(0, 4),
-        "mem_level": _optional_int(1, 9),
-        "window_bits": _optional_int(9, 15),
-        "finish": _finish,
-        "short_name": _header_text(65),
-        "path_name": _header_text(256),
-        "runtime": _runtime,
-        "asm": _asm_path,
+        "flags": optional_int(0, 3),
+        "level": optional_int(-1, 9),
+        "align": optional_int(1, 1 << 20),
+        "strategy": optional_int(0, 4),
+        "mem_level": optional_int(1, 9),
+        "window_bits": optional_int(9, 15),
+        "finish": true_or_false,
+        "short_name": header_text(65),
+        "path_name": header_text(256),
+        "runtime": runtime_hex,
+        "asm": asm_file,
     }
 
     def __init__(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
@@ -460,12 +396,12 @@ class Writer(ArchiveWriter):
         }
         header_values.update(header_overrides)
         runtime = self.options["runtime"]
-        runtime_bytes = bytes.fromhex(_runtime(runtime) or "") if runtime else bytes(12)
+        runtime_bytes = bytes.fromhex(runtime_hex(runtime) or "") if runtime else bytes(12)
         header = HEADER.pack(
             MAGIC,
             VERSION,
-            _field(self.options["short_name"], 65, "short_name"),
-            _field(self.options["path_name"], 256, "path_name"),
+            _header_field(self.options["short_name"], 65, "short_name"),
+            _header_field(self.options["path_name"], 256, "path_name"),
             b"\0" * 3,
             flags,
             b"\0" * 4,
