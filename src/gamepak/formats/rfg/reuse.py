@@ -55,9 +55,30 @@ def write_solid_stream(
     """Write the flags-3 stream of `members` (at `targets` in the plain data, each followed by
     a sync flush): chunks copied from their source where that is safe, the rest compressed.
     Appends each member's chunk size to `stored_sizes`; returns their total."""
-    reused, compressor = _reuse_solid_prefix(out, members, targets, stored_sizes, new_compressor, window_option)
+    compressor: Any = None
+    reused = 0
+    window_bits = window_option
+    prefix = _solid_prefix(members, targets)
+    if prefix is None:
+        compressor = new_compressor(None, b"")
+    else:
+        # The unchanged members at the start keep their chunks, consecutive in the source: one
+        # copy. The stream's header is then the source's: what follows may refer back only as
+        # far as the window it declares.
+        source, reused = prefix
+        entries = source.infolist()[:reused]
+        sizes = [entry.stored_size or 0 for entry in entries]
+        stored_sizes.extend(sizes)
+        copy_stored(out, source, source.chunk_start(entries[0]), sum(sizes), entries[0].name)
+        for member in members[:reused]:
+            member.consumed()
+        window_bits = min(_source_window_bits(source), window_option)
+        if reused < len(members):
+            end = targets[reused]
+            start = max(0, end - (1 << window_bits))
+            compressor = new_compressor(window_bits, source.plain_range(start, end) if end > start else b"")
     compressed_total = sum(stored_sizes)
-    in_step = _InStep.find(members, targets, _stream_window_bits(members, reused, window_option))
+    in_step = _InStep.find(members, targets, window_bits)
     run: list[Entry] = []  # source chunks to copy, consecutive: copied in one go
     for index in range(reused, len(members)):
         member = members[index]
@@ -102,45 +123,6 @@ def write_solid_stream(
         assert in_step is not None
         in_step.copy(out, run)
     return compressed_total
-
-
-def _stream_window_bits(members: list[PendingMember], reused: int, window_option: int) -> int:
-    """The window the new stream's header declares: the source's where its prefix was
-    reused, else the writer's option."""
-    first = members[0].origin if members else None
-    if reused and first is not None and isinstance(first[0], Reader):
-        return min(_source_window_bits(first[0]), window_option)
-    return window_option
-
-
-def _reuse_solid_prefix(
-    out: Output,
-    members: list[PendingMember],
-    targets: list[int],
-    stored_sizes: list[int],
-    new_compressor: NewCompressor,
-    window_option: int,
-) -> tuple[int, Any]:
-    """Copy the compressed chunks of the unchanged members at the start (see the module's
-    docstring); returns how many were copied and the compressor that continues the stream."""
-    prefix = _solid_prefix(members, targets)
-    if prefix is None:
-        return 0, new_compressor(None, b"")
-    source, count = prefix
-    entries = source.infolist()[:count]
-    # The chunks are consecutive in the source: one copy.
-    sizes = [entry.stored_size or 0 for entry in entries]
-    stored_sizes.extend(sizes)
-    copy_stored(out, source, source.chunk_start(entries[0]), sum(sizes), entries[0].name)
-    for index in range(count):
-        members[index].consumed()
-    if count == len(members):
-        return count, None
-    window_bits = min(_source_window_bits(source), window_option)
-    end = targets[count]
-    start = max(0, end - (1 << window_bits))
-    history = source.plain_range(start, end) if end > start else b""
-    return count, new_compressor(window_bits, history)
 
 
 def _source_window_bits(source: Reader) -> int:
