@@ -2,7 +2,9 @@
 
 - `packfile`: the packfile's byte layout and its reader.
 - `inflate`: bounded, checkpointed decompression of the packfile's zlib streams.
-- `writer`: the packfile writer (reuses stored bytes, keeps `.asm_pc` tables up to date).
+- `writer`: the packfile writer (keeps `.asm_pc` tables up to date).
+- `reuse`: the writer's copies of stored compressed bytes (flags 1, and flags 3's one stream).
+- `options`: the writer's option checkers.
 - `conventions`: what the game and other tools (Gibbed's, SyncFaction) write in each field.
 - `check`: `verify`'s errors and warnings.
 - `rebuild`: what a byte-exact rebuild needs (zlib settings, alignment, header values).
