@@ -1,21 +1,23 @@
 """Pixel codecs: stored bytes of one mip level <-> RGBA uint8 arrays.
 
-Block formats (DXT1/3/5) decode through Pillow's BCn decoder and encode through quicktex
-(DXT3, which quicktex lacks: Pillow); the uncompressed ones are numpy bit arithmetic. The
-16-bit DuDv and dot3 formats have no agreed meaning and are read as raw bytes only (decode
-refuses them).
+Block formats (DXT1/3/5) decode through Pillow's BCn decoder. DXT1 and DXT5 encode through
+rgbcx as bc7enc-py builds it (wheels for Linux x86-64 and Windows x64, where modders are) and
+through quicktex elsewhere; DXT3, which neither has, through Pillow. The uncompressed formats
+are numpy bit arithmetic. The 16-bit DuDv and dot3 formats have no agreed meaning and are read
+as raw bytes only (decode refuses them).
 
-Encoding a 1024x1024 DXT5 texture with 9 mips (benchmarks/bench_textures.py, 2 cores shared
-with other work; same-run ratios are the steady figures): a model render 50.8 dB RGB in ~35 ms,
-a smooth gradient 45.7 dB in ~125 ms, noise 13.4 dB in ~95 ms, 0.25-0.5x the time of quicktex's
-own BC3 encoder with mips made from the top level. What is left is quicktex's BC1 search on
-many-colour blocks (~70% of the gradient's time): its cheaper settings give 40.0 dB there, and
-the faster encoders measured (etcpak, Pillow) ~38 dB on every image.
+Encoding a 1024x1024 DXT5 texture with 9 mips (benchmarks/bench_textures.py, 2 cores; the
+machine's speed swings, so compare within one run): rgbcx takes 0.6-0.7x quicktex's time on a
+smooth gradient (50.4 dB against 45.7) and on 1/f noise, the spectrum of natural textures (43.6
+dB against 44.0), and 1.1-1.3x on a model render (50.4 dB against 50.8) and on white noise (the
+worst case, 13.5 dB): quicktex skips work on flat and on hopeless blocks that rgbcx does. The
+faster encoders measured (etcpak, Pillow, Intel's ISPC compressor) give 38-41 dB.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 import numpy as np
@@ -116,24 +118,27 @@ def _encode_block(fmt: PixelFormat, rgba: np.ndarray) -> bytes:
 
 
 def _encode_block_chain(fmt: PixelFormat, levels: list[np.ndarray]) -> bytes:
-    """DXT levels, concatenated. DXT1 and DXT5 go through quicktex, DXT3 (which quicktex
-    lacks) through Pillow's DDS writer, one level at a time.
-
-    DXT5 is quicktex's BC4 encoder for the alpha half of each block and its BC1 encoder for the
-    colour half, interleaved: the same bytes as its BC3 encoder, but BC1 spreads over every core
-    (OpenMP) where BC3 runs on one. The top level is encoded as it is; the smaller levels are
-    gathered into one strip of blocks, so the encoder starts its threads twice per chain, not
-    once per level (a start costs ~8 ms when the other core is busy). Levels under 4 pixels are
-    padded to a whole block by repeating the edge, as the GPU samples only the real texels."""
+    """DXT levels, concatenated. DXT1 and DXT5 go through rgbcx (bc7enc-py) where it has a
+    wheel, else quicktex; DXT3 (which neither has) through Pillow's DDS writer, one level at a
+    time. The top level is encoded as it is; the smaller levels are gathered into one strip of
+    blocks (`_block_strip`), so an encoder is called twice per chain, not once per level.
+    Levels under 4 pixels are padded to a whole block by repeating the edge, as the GPU samples
+    only the real texels."""
     levels = [_padded(level) for level in levels]
     if fmt not in (PixelFormat.DXT1, PixelFormat.DXT5):
         return b"".join(_pillow_level(fmt, level) for level in levels)
-    colour = _colour_encoder(_noise_like(levels[0]))
-    parts = [_quicktex_blocks(fmt, levels[0], colour)]
+    images, count = [levels[0]], levels[0].shape[0] * levels[0].shape[1] // 16
     if len(levels) > 1:
-        strip, count = _block_strip(levels[1:])
-        parts.append(_quicktex_blocks(fmt, strip, colour)[: count * (8 if fmt == PixelFormat.DXT1 else 16)])
-    return b"".join(parts)
+        strip, strip_count = _block_strip(levels[1:])
+        images.append(strip)
+        count += strip_count
+    library = _rgbcx()
+    if library is not None:
+        encoded = _rgbcx_blocks(library, fmt, images)
+    else:
+        colour = _colour_encoder(_noise_like(levels[0]))
+        encoded = b"".join(_quicktex_blocks(fmt, image, colour) for image in images)
+    return encoded[: count * (8 if fmt == PixelFormat.DXT1 else 16)]  # the strip's padding cut
 
 
 def _padded(rgba: np.ndarray) -> np.ndarray:
@@ -163,7 +168,82 @@ def _block_strip(levels: list[np.ndarray]) -> tuple[np.ndarray, int]:
     return strip.reshape(rows, STRIP_BLOCKS, 4, 4, 4).swapaxes(1, 2).reshape(rows * 4, STRIP_BLOCKS * 4, 4), count
 
 
+# rgbcx's level 1: 50.4 dB on the benchmark's gradient where level 0 gives 46.1 and 2-5 give
+# 44.7, the same on the render and on 1/f noise (43.6-43.9 dB), in about the same time.
+RGBCX_LEVEL = 1
+# An image of fewer blocks than this is encoded in one call: threads would cost more than they save.
+BAND_BLOCKS = 4096
+
+
+@functools.cache
+def _rgbcx() -> Any:
+    """bc7enc-py's build of rgbcx (a ctypes library), or None where it has no wheel."""
+    try:
+        import bc7enc  # type: ignore[import-not-found]
+    except (ImportError, OSError):
+        return None
+    return bc7enc.bc7
+
+
+def _rgbcx_blocks(library: Any, fmt: PixelFormat, images: list[np.ndarray]) -> bytes:
+    """The blocks of `images` (whole blocks each), one after the other, through rgbcx: DXT1 in
+    4-colour mode, DXT5 as rgbcx's BC3 (its BC1 colour half is 4-colour too). Each image is cut
+    into bands of block rows spread over a thread per core: a ctypes call releases the GIL, so
+    the bands run at once (1.9x on 2 cores), and blocks are independent, so the bytes do not
+    depend on the cut."""
+    import ctypes
+
+    block_bytes = 8 if fmt == PixelFormat.DXT1 else 16
+    level = ctypes.c_uint32(RGBCX_LEVEL)
+    no = ctypes.c_bool(False)
+
+    def encode_band(band: np.ndarray) -> bytes:
+        height, width = band.shape[:2]
+        out = np.empty(height * width // 16 * block_bytes, np.uint8)
+        source, target = ctypes.c_void_p(band.ctypes.data), ctypes.c_void_p(out.ctypes.data)
+        size = ctypes.c_int(width), ctypes.c_int(height)
+        if fmt == PixelFormat.DXT1:  # no 3-colour blocks, no transparent texels for black
+            library.compress_image_bc1(source, *size, target, level, no, no)
+        else:
+            library.compress_image_bc3(source, *size, target, level)
+        return out.tobytes()
+
+    bands = [band for image in images for band in _bands(image)]
+    if len(bands) == 1:
+        return encode_band(bands[0])
+    return b"".join(_band_pool(os.getpid()).map(encode_band, bands))
+
+
+@functools.cache
+def _band_pool(pid: int) -> Any:
+    """The encoding threads, made once per process (`pid`): a forked child has none of its
+    parent's threads, so it gets a pool of its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(_cores(), thread_name_prefix="gamepak-encode")
+
+
+def _cores() -> int:
+    try:
+        return max(1, min(8, len(os.sched_getaffinity(0))))
+    except AttributeError:  # no affinity masks (Windows, macOS)
+        return max(1, min(8, os.cpu_count() or 1))
+
+
+def _bands(image: np.ndarray) -> list[np.ndarray]:
+    """`image` cut into bands of whole block rows: two per core (uneven content then balances
+    better), fewer for a small image. Row slices of a C-contiguous array stay contiguous."""
+    block_rows = image.shape[0] // 4
+    count = max(1, min(2 * _cores(), block_rows * (image.shape[1] // 4) // BAND_BLOCKS))
+    step = -(-block_rows // count) * 4
+    return [image[top : top + step] for top in range(0, image.shape[0], step)]
+
+
 def _quicktex_blocks(fmt: PixelFormat, rgba: np.ndarray, colour: Any) -> bytes:
+    """The blocks of one image through quicktex, where rgbcx has no wheel. DXT5 is quicktex's
+    BC4 encoder for the alpha half of each block and its BC1 encoder for the colour half,
+    interleaved: the same bytes as its BC3 encoder, but BC1 spreads over every core (OpenMP)
+    where BC3 runs on one."""
     from quicktex import RawTexture  # type: ignore[attr-defined]
 
     height, width = rgba.shape[:2]
@@ -194,8 +274,11 @@ def _noise_like(rgba: np.ndarray) -> bool:
     """True when most blocks span more than half the scale in some colour channel (a sample of
     one block in 16): content no 4-colour block can hold (noise), where quicktex's endpoint
     refinement gains ~0.1 dB at twice the time. Real textures sit far below (the xray sample's
-    block ranges have medians of 16-54)."""
+    block ranges have medians of 16-54). Images under 64x64 never are: their time does not
+    matter, and a mip chain's small levels then get the settings they would get alone."""
     height, width = rgba.shape[:2]
+    if height * width < 64 * 64:
+        return False
     rows = rgba.reshape(height // 4, 4, width, 4)[::4, :, :, :3]  # every 4th row of blocks
     # texel (dy, dx) of every 4th block of those rows; 16 whole-array maxima beat a max over
     # each block's 16 texels by ~4x in numpy
