@@ -952,3 +952,17 @@ def test_case_only_duplicates_are_duplicates_in_rfg_packs(tmp_path: Path) -> Non
         with gamepak.create(tmp_path / "lib.vpp_pc") as writer:
             writer.add("Zone.txt", b"1")
             writer.add("ZONE.TXT", b"2")
+
+
+def test_zlib_settings_given_as_none_take_zlibs_defaults(tmp_path: Path) -> None:
+    """`window_bits=None` (and `mem_level`, `strategy`) means the default, as for every other
+    option: it once reached zlib as None and escaped as a TypeError."""
+    written = []
+    for name, options in (
+        ("given.str2_pc", dict.fromkeys(("window_bits", "mem_level", "strategy"))),
+        ("plain.str2_pc", {}),
+    ):
+        with gamepak.create(tmp_path / name, "vpp", **options) as writer:
+            writer.add("one.txt", b"one " * 100)
+        written.append((tmp_path / name).read_bytes())
+    assert written[0] == written[1]

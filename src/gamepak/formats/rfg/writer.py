@@ -156,16 +156,18 @@ class Writer(ArchiveWriter):
             align = BLOCK_ALIGN
         return flags, level, align
 
+    def _zlib_setting(self, key: str) -> int:
+        """`strategy`, `mem_level` or `window_bits`; given as None (`-o window_bits=`), zlib's default."""
+        value = self.options[key]
+        return int(self.option_defaults[key] if value is None else value)
+
     def _compressor(self, level: int, raw_window: int | None = None, zdict: bytes = b"") -> Any:
-        window = int(self.options["window_bits"]) if raw_window is None else -raw_window
+        window = self._zlib_setting("window_bits") if raw_window is None else -raw_window
+        settings = (self._zlib_setting("mem_level"), self._zlib_setting("strategy"))
         try:
             if zdict:
-                return zlib.compressobj(
-                    level, zlib.DEFLATED, window, int(self.options["mem_level"]), int(self.options["strategy"]), zdict
-                )
-            return zlib.compressobj(
-                level, zlib.DEFLATED, window, int(self.options["mem_level"]), int(self.options["strategy"])
-            )
+                return zlib.compressobj(level, zlib.DEFLATED, window, *settings, zdict)
+            return zlib.compressobj(level, zlib.DEFLATED, window, *settings)
         except (ValueError, zlib.error) as exc:
             raise UnsupportedFeatureError(f"bad zlib settings: {exc}") from exc
 
@@ -434,7 +436,7 @@ class Writer(ArchiveWriter):
         def compressor(raw_window: int | None, history: bytes) -> Any:
             return self._compressor(level, raw_window=raw_window, zdict=history)
 
-        window_option = int(self.options["window_bits"])
+        window_option = self._zlib_setting("window_bits")
         return position, write_solid_stream(out, members, targets, stored_sizes, compressor, window_option)
 
 
