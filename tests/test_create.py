@@ -495,3 +495,31 @@ def test_edits_keep_the_duplicates_a_pack_had(tmp_path: Path, suffix: str) -> No
         editor.remove("y")
     with gamepak.open(pack) as archive:
         assert [(entry.name, archive.read(entry)) for entry in archive.infolist()] == [("x", b"1"), ("x", b"2")]
+
+
+@pytest.mark.parametrize(
+    ("format_name", "name", "option", "given", "kept"),
+    [
+        ("pak", "a.pak", "align", "0x10", 16),
+        ("zip", "a.zip", "level", " 9", 9),
+        ("vpp", "a.str2_pc", "level", "4", 4),
+        ("vpp", "a.str2_pc", "finish", "off", False),
+        ("vpp", "a.str2_pc", "finish", 1, True),
+    ],
+)
+def test_every_format_takes_the_same_spellings(
+    tmp_path: Path, format_name: str, name: str, option: str, given: object, kept: object
+) -> None:
+    """Numbers as text and booleans as yes/no, on/off or 1/0 mean the same to every writer
+    (the packfile writer once had checkers of its own, with other spellings and wordings)."""
+    writer = gamepak.create(tmp_path / name, format_name, **{option: given})
+    assert writer.options[option] == kept
+    writer.abort()
+
+
+@pytest.mark.parametrize(("format_name", "name"), [("pak", "a.pak"), ("vpp", "a.vpp_pc")])
+def test_every_format_words_a_bad_number_alike(tmp_path: Path, format_name: str, name: str) -> None:
+    with pytest.raises(
+        InvalidOptionError, match=r"option align=many: takes a whole number from 1 to 1048576.*, not 'many'"
+    ):
+        gamepak.create(tmp_path / name, format_name, align="many")

@@ -3,7 +3,9 @@
 Each builder returns a validator: a function that takes the value a user gave (from Python, a
 manifest, or the CLI's `-O KEY=VALUE`, where numbers arrive as ints, `yes`/`no` as booleans and
 an empty value as None) and returns the normalised value, or raises ValueError saying what the
-option takes. The writer turns that into an InvalidOptionError naming the option.
+option takes. The writer turns that into an InvalidOptionError naming the option. Every format
+takes the same spellings: numbers as text too (`"9"`, `"0x10"`), booleans as yes/no,
+true/false, on/off or 1/0.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ def whole_number(minimum: int | None = None, maximum: int | None = None, *, allo
     def validate(value: Any) -> Any:
         if value is None and allow_none:
             return None
+        if isinstance(value, str):
+            try:
+                value = int(value.strip(), 0)
+            except ValueError:
+                raise ValueError(f"takes {wanted}, not {_shown(value)}") from None
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"takes {wanted}, not {_shown(value)}")
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
@@ -55,16 +62,23 @@ def one_of(*choices: Any) -> Validator:
 
 
 def boolean(*, allow_none: bool = False) -> Validator:
-    """True or False (yes/no/true/false on the command line)."""
+    """True or False (yes/no, true/false, on/off or 1/0)."""
 
     def validate(value: Any) -> Any:
         if value is None and allow_none:
             return None
         if isinstance(value, bool):
             return value
+        if value in (0, 1) and isinstance(value, int):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in _SPELLED:
+            return _SPELLED[value.strip().lower()]
         raise ValueError(f"takes yes or no (true/false), not {_shown(value)}")
 
     return validate
+
+
+_SPELLED = {"yes": True, "true": True, "on": True, "1": True, "no": False, "false": False, "off": False, "0": False}
 
 
 def _shown(value: Any) -> str:

@@ -1,8 +1,9 @@
-"""The packfile writer's option checkers (`Writer.option_validators`).
+"""The packfile writer's own option checkers (`Writer.option_validators`): the header's text
+fields, the runtime bytes and the external `.asm_pc`. Numbers and booleans use `core.options`'
+builders, as every format's writer does.
 
 Each returns the normalised value or raises ValueError("why"), as `core.options`' builders do;
-these take more spellings than those: numbers as text too (`0x10`), `finish` as yes/no/on/off
-or 1/0, `runtime` as an int or hex, and an empty value as the extension's default.
+`runtime` takes an int or hex, and an empty value means the default.
 """
 
 from __future__ import annotations
@@ -15,34 +16,6 @@ from ...core.archive import encode_name
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-
-def optional_int(low: int, high: int) -> Any:
-    def check(value: Any) -> int | None:
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise ValueError(f"must be a whole number from {low} to {high}")
-        try:
-            number = int(value, 0) if isinstance(value, str) else value
-        except ValueError:
-            raise ValueError(f"must be a whole number from {low} to {high}") from None
-        if not low <= number <= high:
-            raise ValueError(f"must be from {low} to {high}")
-        return number
-
-    return check
-
-
-def true_or_false(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("must be true or false")
 
 
 def header_text(size: int) -> Any:

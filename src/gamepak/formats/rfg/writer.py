@@ -23,9 +23,10 @@ import zlib
 
 from ...core.archive import encode_name
 from ...core.layout import align_up, restore_fill
+from ...core.options import boolean, whole_number
 from ...core.writer import ArchiveWriter, Output, PendingMember
 from ...errors import FormatLimitError, GamepakError, UnsupportedFeatureError
-from .options import asm_file, header_text, optional_int, runtime_hex, true_or_false
+from .options import asm_file, header_text, runtime_hex
 from .packfile import Reader
 from .rebuild import classic_zlib
 from .records import (
@@ -99,13 +100,13 @@ class Writer(ArchiveWriter):
         "asm": None,
     }
     option_validators: ClassVar[dict[str, Any]] = {
-        "flags": optional_int(0, 3),
-        "level": optional_int(-1, 9),
-        "align": optional_int(1, 1 << 20),
-        "strategy": optional_int(0, 4),
-        "mem_level": optional_int(1, 9),
-        "window_bits": optional_int(9, 15),
-        "finish": true_or_false,
+        "flags": whole_number(0, 3, allow_none=True),
+        "level": whole_number(-1, 9, allow_none=True),
+        "align": whole_number(1, 1 << 20, allow_none=True),
+        "strategy": whole_number(0, 4, allow_none=True),
+        "mem_level": whole_number(1, 9, allow_none=True),
+        "window_bits": whole_number(9, 15, allow_none=True),
+        "finish": boolean(),
         "short_name": header_text(65),
         "path_name": header_text(256),
         "runtime": runtime_hex,
