@@ -238,12 +238,13 @@ class _InStep:
         return self.source.plain_range(max(0, end - window), end)
 
 
-def stored_stream(member: PendingMember, flags: int) -> tuple[Reader, int, int, str] | None:
-    """(source, offset, length, name) of a member's stored bytes that a pack of `flags` can copy."""
+def stored_stream(member: PendingMember) -> tuple[Reader, int, int, str] | None:
+    """(source, offset, length, name) of a member's own zlib stream in a flags-1 source, which a
+    flags-1 pack copies unchanged (flags-3 streams are shared: `write_solid_stream`)."""
     if member.origin is None:
         return None
     source, entry = member.origin
-    if not isinstance(source, Reader) or source.flags != flags or flags != 1:
+    if not isinstance(source, Reader) or source.flags != 1:
         return None
     source.check_ratio(entry)
     return source, entry.offset, entry.stored_size or 0, entry.name

@@ -343,7 +343,7 @@ class Writer(ArchiveWriter):
                     stored_sizes.append(NO_SIZE)
                 else:
                     before = out.tell()
-                    source = stored_stream(member, 1)
+                    source = stored_stream(member)
                     if source is not None:
                         copy_stored(out, *source)
                         member.consumed()
@@ -386,7 +386,7 @@ class Writer(ArchiveWriter):
         }
         header_values.update(header_overrides)
         runtime = self.options["runtime"]
-        runtime_bytes = bytes.fromhex(runtime_hex(runtime) or "") if runtime else bytes(12)
+        runtime_bytes = bytes.fromhex(runtime) if runtime else bytes(12)  # runtime_hex normalised it
         header = HEADER.pack(
             MAGIC,
             VERSION,
