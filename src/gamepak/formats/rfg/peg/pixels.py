@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -117,28 +118,35 @@ def _encode_block(fmt: PixelFormat, rgba: np.ndarray) -> bytes:
     return _encode_block_chain(fmt, [rgba])
 
 
-def _encode_block_chain(fmt: PixelFormat, levels: list[np.ndarray]) -> bytes:
+def _encode_block_chain(fmt: PixelFormat, levels: Iterable[np.ndarray]) -> bytes:
     """DXT levels, concatenated. DXT1 and DXT5 go through rgbcx (bc7enc-py) where it has a
     wheel, else quicktex; DXT3 (which neither has) through Pillow's DDS writer, one level at a
     time. The top level is encoded as it is; the smaller levels are gathered into one strip of
-    blocks (`_block_strip`), so an encoder is called twice per chain, not once per level.
-    Levels under 4 pixels are padded to a whole block by repeating the edge, as the GPU samples
-    only the real texels."""
-    levels = [_padded(level) for level in levels]
+    blocks (`_block_strip`), so an encoder is called twice per chain, not once per level. Levels
+    under 4 pixels are padded to a whole block by repeating the edge, as the GPU samples only
+    the real texels. `levels` may be lazy (`iter_mip_chain`): rgbcx encodes the top level on
+    its threads while the smaller ones are made."""
+    padded = map(_padded, levels)
     if fmt not in (PixelFormat.DXT1, PixelFormat.DXT5):
-        return b"".join(_pillow_level(fmt, level) for level in levels)
-    images, count = [levels[0]], levels[0].shape[0] * levels[0].shape[1] // 16
-    if len(levels) > 1:
-        strip, strip_count = _block_strip(levels[1:])
-        images.append(strip)
-        count += strip_count
+        return b"".join(_pillow_level(fmt, level) for level in padded)
+    top = next(padded)
+    blocks = [top.shape[0] * top.shape[1] // 16]
+
+    def images() -> Iterator[np.ndarray]:
+        yield top
+        smaller = list(padded)  # made while the top level's bands are encoded (rgbcx)
+        if smaller:
+            strip, count = _block_strip(smaller)
+            blocks.append(count)
+            yield strip
+
     library = _rgbcx()
     if library is not None:
-        encoded = _rgbcx_blocks(library, fmt, images)
+        encoded = _rgbcx_blocks(library, fmt, images())
     else:
-        colour = _colour_encoder(_noise_like(levels[0]))
-        encoded = b"".join(_quicktex_blocks(fmt, image, colour) for image in images)
-    return encoded[: count * (8 if fmt == PixelFormat.DXT1 else 16)]  # the strip's padding cut
+        colour = _colour_encoder(_noise_like(top))
+        encoded = b"".join(_quicktex_blocks(fmt, image, colour) for image in images())
+    return encoded[: sum(blocks) * (8 if fmt == PixelFormat.DXT1 else 16)]  # the strip's padding cut
 
 
 def _padded(rgba: np.ndarray) -> np.ndarray:
@@ -185,12 +193,12 @@ def _rgbcx() -> Any:
     return bc7enc.bc7
 
 
-def _rgbcx_blocks(library: Any, fmt: PixelFormat, images: list[np.ndarray]) -> bytes:
+def _rgbcx_blocks(library: Any, fmt: PixelFormat, images: Iterable[np.ndarray]) -> bytes:
     """The blocks of `images` (whole blocks each), one after the other, through rgbcx: DXT1 in
     4-colour mode, DXT5 as rgbcx's BC3 (its BC1 colour half is 4-colour too). Each image is cut
     into bands of block rows spread over a thread per core: a ctypes call releases the GIL, so
-    the bands run at once (1.9x on 2 cores), and blocks are independent, so the bytes do not
-    depend on the cut."""
+    the bands run at once (about 2x on 2 cores), and blocks are independent, so the bytes do not
+    depend on the cut. An image's bands start before the next image is asked for."""
     import ctypes
 
     block_bytes = 8 if fmt == PixelFormat.DXT1 else 16
@@ -208,10 +216,14 @@ def _rgbcx_blocks(library: Any, fmt: PixelFormat, images: list[np.ndarray]) -> b
             library.compress_image_bc3(source, *size, target, level)
         return out.tobytes()
 
-    bands = [band for image in images for band in _bands(image)]
-    if len(bands) == 1:
-        return encode_band(bands[0])
-    return b"".join(_band_pool(os.getpid()).map(encode_band, bands))
+    parts: list[Any] = []
+    for image in images:
+        bands = _bands(image)
+        if len(bands) == 1:
+            parts.append(encode_band(bands[0]))  # small: threads would cost more than they save
+        else:
+            parts += [_band_pool(os.getpid()).submit(encode_band, band) for band in bands]
+    return b"".join(part if isinstance(part, bytes) else part.result() for part in parts)
 
 
 @functools.cache
@@ -313,13 +325,19 @@ def mip_chain(rgba: np.ndarray, mips: int) -> list[np.ndarray]:
     """The top level and `mips - 1` smaller ones, each half the last (box filter on
     premultiplied alpha, via Pillow). Each level is made from the one before it (a 2x2 box of a
     2x2 box is the 4x4 box, up to rounding): from the top, every level re-read the whole image."""
+    return list(iter_mip_chain(rgba, mips))
+
+
+def iter_mip_chain(rgba: np.ndarray, mips: int) -> Iterator[np.ndarray]:
+    """`mip_chain` level by level: the top at once, each smaller one when asked for."""
     from PIL import Image
 
-    levels = [np.asarray(rgba, dtype=np.uint8)]
+    top = np.asarray(rgba, dtype=np.uint8)
+    yield top
     if mips < 2:
-        return levels
-    height, width = levels[0].shape[:2]
-    image = Image.fromarray(levels[0], "RGBA").convert("RGBa")
+        return
+    height, width = top.shape[:2]
+    image = Image.fromarray(top, "RGBA").convert("RGBa")
     for level in range(1, mips):
         size = (max(1, width >> level), max(1, height >> level))
         factor = (image.width // size[0], image.height // size[1])
@@ -327,13 +345,11 @@ def mip_chain(rgba: np.ndarray, mips: int) -> list[np.ndarray]:
             image = image.reduce(factor)  # a whole factor: reduce is the box filter, faster
         else:
             image = image.resize(size, Image.Resampling.BOX)
-        levels.append(np.asarray(image.convert("RGBA"), dtype=np.uint8))
-    return levels
+        yield np.asarray(image.convert("RGBA"), dtype=np.uint8)
 
 
 def encode_chain(fmt: PixelFormat, rgba: np.ndarray, mips: int, order: str = "BGRA") -> bytes:
     """A whole mip chain of `fmt`, regenerated from the top level."""
-    levels = mip_chain(rgba, mips)
     if fmt in _BCN:
-        return _encode_block_chain(fmt, levels)
-    return b"".join(encode(fmt, level, order) for level in levels)
+        return _encode_block_chain(fmt, iter_mip_chain(rgba, mips))
+    return b"".join(encode(fmt, level, order) for level in iter_mip_chain(rgba, mips))
