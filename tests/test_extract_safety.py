@@ -505,3 +505,34 @@ def test_kill_at_any_moment_leaves_all_or_nothing(tmp_path: Path) -> None:
         # The next command (a new process) writing in that folder removes the temporaries.
         subprocess.run([sys.executable, "-m", "gamepak", "extract", str(pak), "-o", str(work / f"again{trial}")])
         assert not [path for path in work.iterdir() if ".gamepak-" in path.name]
+
+
+def test_write_files_is_extractions_safe_path(tmp_path: Path) -> None:
+    """What gamepak makes from members (texture images, converted models) goes through the same
+    checks as extraction: hostile names refused, no folder on the way a link, existing files
+    kept, and the set written all at once or not at all."""
+    from gamepak.ops.extract import write_files
+
+    out = tmp_path / "out"
+    written = write_files(out, [("a/b.png", b"one"), ("c.png", b"two")])
+    assert sorted(written) == [str(out / "a" / "b.png"), str(out / "c.png")]
+    assert (out / "a" / "b.png").read_bytes() == b"one"
+    for name in ("../evil.png", "/etc/evil.png", "a/../../evil.png"):
+        with pytest.raises(UnsafePathError):
+            write_files(out, [("fine.png", b"x"), (name, b"x")])
+    assert not (tmp_path / "evil.png").exists() and not (out / "fine.png").exists()
+    # One file already there: nothing of the set is written; with overwrite, all of it.
+    with pytest.raises(OutputExistsError):
+        write_files(out, [("new.png", b"x"), ("c.png", b"changed")])
+    assert not (out / "new.png").exists() and (out / "c.png").read_bytes() == b"two"
+    write_files(out, [("new.png", b"x"), ("c.png", b"changed")], overwrite=True)
+    assert (out / "c.png").read_bytes() == b"changed"
+    with pytest.raises(gamepak.GamepakError, match="two outputs"):
+        write_files(out, [("d.png", b"1"), ("./d.png", b"2")])
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (out / "link").symlink_to(outside)
+    with pytest.raises(UnsafePathError):
+        write_files(out, [("link/x.png", b"x")])
+    assert list(outside.iterdir()) == []
+    assert [path.name for path in out.rglob("*") if "gamepak-" in path.name] == []

@@ -450,27 +450,55 @@ def _extract_by_path(
     manifest: bytes | None,
     progress: Callable[[Entry], Any] | None,
 ) -> list[str]:
-    """The same plan written by path, where folder descriptors are missing (Windows). The
-    guarantees stay: every name was checked by the plan (no `..`, no absolute or drive paths);
-    each folder on the way is checked with `lstat` to be a real folder, not a link or junction,
-    before anything is created in it; each file is written under a temporary name and renamed
-    into place, and existing files are replaced only where the plan allows it."""
+    """The same plan written by path, where folder descriptors are missing (Windows); see
+    `_PathTree` for how the guarantees stay."""
     import shutil
 
-    from ..core.atomic import temporary_name
-    from ..core.portable import replace
+    tree = _PathTree(plan)
+    modes = plan.modes or [None] * len(keys)
+    try:
+        tree.start()
+        for position, entry in enumerate(entries):
+            with archive.open(entry) as stream:
 
-    root = plan.root
-    created_root = not os.path.isdir(root)
-    made: list[str] = []
-    written: list[str] = []
+                def copy(handle: Any, stream: Any = stream) -> None:
+                    shutil.copyfileobj(stream, handle, 1 << 20)
 
-    def real_folder(path: str) -> None:
+                tree.write(keys[position], modes[position], copy)
+            if progress is not None:
+                progress(entry)
+        if manifest is not None:
+            mode = modes[len(entries)] if len(modes) > len(entries) else None
+            tree.write(MANIFEST_NAME, mode, lambda handle: handle.write(manifest))
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise GamepakError(f"{plan.root}: cannot extract there: {exc.strerror or exc}{where}") from exc
+    if manifest is not None:
+        keys = [*keys, MANIFEST_NAME]
+    return [os.path.join(plan.root, *key.split("/")) for key in keys]
+
+
+class _PathTree:
+    """A plan written by path, where folder descriptors are missing (Windows). The guarantees
+    stay: every name was checked by the plan (no `..`, no absolute or drive paths); each folder
+    on the way is checked with `lstat` to be a real folder, not a link or junction, before
+    anything is created in it; each file is written under a temporary name and renamed into
+    place, and existing files are replaced only where the plan allows it."""
+
+    def __init__(self, plan: _Plan) -> None:
+        self.plan = plan
+        self.created_root = not os.path.isdir(plan.root)
+
+    def start(self) -> None:
+        if self.created_root:
+            os.makedirs(self.plan.root)
+        self.real_folder(self.plan.root)
+
+    def real_folder(self, path: str) -> None:
         try:
             info = os.lstat(path)
         except FileNotFoundError:
             os.mkdir(path)
-            made.append(path)
             return
         reparse = getattr(info, "st_file_attributes", 0) & 0x400  # FILE_ATTRIBUTE_REPARSE_POINT
         if stat.S_ISLNK(info.st_mode) or reparse:
@@ -478,12 +506,14 @@ def _extract_by_path(
         if not stat.S_ISDIR(info.st_mode):
             raise GamepakError(f"{path}: a file is in the way of a folder members need")
 
-    def write(key: str, mode: str | None, fill: Callable[[Any], object]) -> None:
+    def write(self, key: str, mode: str | None, fill: Callable[[Any], object]) -> None:
+        from ..core.portable import replace
+
         parts = key.split("/")
-        folder = root
+        folder = self.plan.root
         for part in parts[:-1]:
             folder = os.path.join(folder, part)
-            real_folder(folder)
+            self.real_folder(folder)
         final = os.path.join(folder, parts[-1])
         if mode is None and os.path.lexists(final):
             raise OutputExistsError(final)
@@ -494,30 +524,63 @@ def _extract_by_path(
             os.rename(temporary, final)
         else:
             replace(temporary, final)
-        written.append(final)
 
+
+def write_files(
+    path: str | os.PathLike[str],
+    files: list[tuple[str, bytes]],
+    *,
+    overwrite: bool = False,
+    windows_names: bool | None = None,
+) -> list[str]:
+    """Write `files` (`/`-separated name, bytes) under `path` the way members are extracted:
+    names checked as member names are, no folder on the way may be a link, existing files
+    refused unless `overwrite`, and (with folder descriptors) the whole set appearing at once or
+    not at all. For what gamepak makes from members: texture images, converted models.
+    Returns the files written."""
+    root = os.path.realpath(path)
+    names = [name for name, _ in files]
+    keys = [_plain_key(name) for name in names]
+    if len(set(keys)) != len(keys):
+        seen: set[str] = set()
+        twice = sorted({key for key in keys if key in seen or seen.add(key)})  # type: ignore[func-returns-value]
+        raise GamepakError(f"{root}: two outputs would be written as {', '.join(twice[:5])}")
+    if windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin"))):
+        check_windows_names(names, keys)
+    plan = _Plan(root, keys, names, overwrite)
     modes = plan.modes or [None] * len(keys)
+    if not has_folder_descriptors():
+        tree = _PathTree(plan)
+        try:
+            tree.start()
+            for key, mode, (_, data) in zip(keys, modes, files, strict=True):
+
+                def fill_handle(handle: Any, data: bytes = data) -> None:
+                    handle.write(data)
+
+                tree.write(key, mode, fill_handle)
+        except OSError as exc:
+            raise GamepakError(f"{root}: cannot write there: {exc.strerror or exc}") from exc
+        return [os.path.join(root, *key.split("/")) for key in keys]
+    writer = _Writer(plan)
     try:
-        if created_root:
-            os.makedirs(root)
-        real_folder(root)
-        for position, entry in enumerate(entries):
-            with archive.open(entry) as stream:
+        writer.make_folders()
+        for (folder_fd, create_name), key, (_, data) in zip(writer.file_slots(keys, modes), keys, files, strict=True):
 
-                def copy(handle: Any, stream: Any = stream) -> None:
-                    shutil.copyfileobj(stream, handle, 1 << 20)
+            def fill_fd(fd: int, data: bytes = data) -> None:
+                write_all(fd, data)
 
-                write(keys[position], modes[position], copy)
-            if progress is not None:
-                progress(entry)
-        if manifest is not None:
-            mode = modes[len(entries)] if len(modes) > len(entries) else None
-            write(MANIFEST_NAME, mode, lambda handle: handle.write(manifest))
+            write_file(folder_fd, create_name, key, fill_fd)
+        writer.publish()
     except OSError as exc:
+        writer.discard()
         where = f" ({exc.filename})" if exc.filename else ""
-        raise GamepakError(f"{root}: cannot extract there: {exc.strerror or exc}{where}") from exc
-    if manifest is not None:
-        keys = [*keys, MANIFEST_NAME]
+        raise GamepakError(f"{root}: cannot write there: {exc.strerror or exc}{where}") from exc
+    except BaseException:
+        writer.discard()
+        raise
+    finally:
+        writer.close()
     return [os.path.join(root, *key.split("/")) for key in keys]
 
 

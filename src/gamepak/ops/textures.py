@@ -42,8 +42,8 @@ def export_textures(
     `names` (with or without `.tga`) picks textures; one not found is an error."""
     import io
 
-    from ..core.atomic import write_bytes
     from ..core.names import safe_parts
+    from .extract import write_files
 
     if kind not in IMAGE_KINDS:
         raise GamepakError(f"unknown image kind {kind!r} (png or dds)")
@@ -52,27 +52,25 @@ def export_textures(
     found: set[str] = set()
     loose = is_cpu_name(os.path.basename(source))
     written: list[str] = []
-    made: set[str] = set()
     for peg_path, peg in iter_pegs(source, order):
-        folder = output if loose else os.path.join(output, *safe_parts(peg_path))
+        # One peg's images are written together, through extraction's safe path: names
+        # checked, no folder on the way a link, the set appearing at once or not at all.
+        folder = [] if loose else safe_parts(peg_path)
+        images: list[tuple[str, bytes]] = []
         for texture in peg.textures:
             stem = _stem(texture.name)
             if wanted and stem not in wanted:
                 continue
             found.add(stem)
-            target = os.path.join(folder, *safe_parts(f"{stem}.{kind}"))
             if kind == "dds":
                 data = peg.to_dds(texture.name)
             else:
                 buffer = io.BytesIO()
                 peg.read_pil(texture.name).save(buffer, "PNG")
                 data = buffer.getvalue()
-            parent = os.path.dirname(target) or "."
-            if parent not in made:  # one makedirs per folder, not per texture
-                os.makedirs(parent, exist_ok=True)
-                made.add(parent)
-            write_bytes(target, data, overwrite=overwrite)
-            written.append(target)
+            images.append(("/".join([*folder, *safe_parts(f"{stem}.{kind}")]), data))
+        if images:
+            written += write_files(output, images, overwrite=overwrite)
     missing = wanted - found
     if missing:
         raise GamepakError(f"{source}: no texture named {', '.join(sorted(missing))}")
