@@ -507,11 +507,16 @@ def test_kill_at_any_moment_leaves_all_or_nothing(tmp_path: Path) -> None:
         assert not [path for path in work.iterdir() if ".gamepak-" in path.name]
 
 
-def test_write_files_is_extractions_safe_path(tmp_path: Path) -> None:
+@pytest.mark.parametrize("by_path", [False, True], ids=["folder descriptors", "by path (Windows)"])
+def test_write_files_is_extractions_safe_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_path: bool) -> None:
     """What gamepak makes from members (texture images, converted models) goes through the same
     checks as extraction: hostile names refused, no folder on the way a link, existing files
     kept, and the set written all at once or not at all."""
+    from gamepak.ops import extract
     from gamepak.ops.extract import write_files
+
+    if by_path:
+        monkeypatch.setattr(extract, "has_folder_descriptors", lambda: False)
 
     out = tmp_path / "out"
     written = write_files(out, [("a/b.png", b"one"), ("c.png", b"two")])
@@ -535,4 +540,17 @@ def test_write_files_is_extractions_safe_path(tmp_path: Path) -> None:
     with pytest.raises(UnsafePathError):
         write_files(out, [("link/x.png", b"x")])
     assert list(outside.iterdir()) == []
+    if not by_path:  # a failure half-way through leaves nothing of the set
+        calls = []
+
+        def full_disk(fd: int, data: bytes) -> None:
+            calls.append(fd)
+            if len(calls) == 2:
+                raise OSError(28, "No space left on device")
+            os.write(fd, data)
+
+        monkeypatch.setattr(extract, "write_all", full_disk)
+        with pytest.raises(gamepak.GamepakError, match="No space left"):
+            write_files(out, [("e/1.png", b"1"), ("e/2.png", b"2"), ("3.png", b"3")])
+        assert not (out / "e").exists() and not (out / "3.png").exists()
     assert [path.name for path in out.rglob("*") if "gamepak-" in path.name] == []

@@ -291,21 +291,3 @@ def test_member_names_typed_with_backslashes(tmp_path: Path) -> None:
     with gamepak.open(pak) as archive:
         assert archive.namelist() == ["maps/start.bsp", "readme.txt"]
 
-
-def test_write_files_by_path(windows_os: None, tmp_path: Path) -> None:
-    from gamepak.errors import OutputExistsError, UnsafePathError
-    from gamepak.ops.extract import write_files
-
-    out = tmp_path / "out"
-    write_files(out, [("a/b.png", b"one"), ("c.png", b"two")])
-    assert (out / "a" / "b.png").read_bytes() == b"one" and (out / "c.png").read_bytes() == b"two"
-    with pytest.raises(OutputExistsError):
-        write_files(out, [("c.png", b"changed")])
-    write_files(out, [("c.png", b"changed")], overwrite=True)
-    assert (out / "c.png").read_bytes() == b"changed"
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (out / "link").symlink_to(outside)
-    with pytest.raises(UnsafePathError):
-        write_files(out, [("link/x.png", b"x")])
-    assert list(outside.iterdir()) == []

@@ -416,26 +416,14 @@ def extract_members(
         encoded = manifest_bytes(archive, entries, [key.split("/") for key in keys]) if manifest else None
         return _extract_by_path(archive, entries, keys, plan, encoded, progress)
 
-    writer = _Writer(plan)
-    try:
-        writer.make_folders()
-        slots = writer.file_slots(keys, plan.modes)
-        _write_members(archive, entries, slots, progress)
+    def fill(writer: _Writer) -> None:
+        _write_members(archive, entries, writer.file_slots(keys, plan.modes), progress)
         if manifest:
             folder_fd, create_name = writer.file_slot(MANIFEST_NAME, plan.modes[-1])
             encoded = manifest_bytes(archive, entries, [key.split("/") for key in keys])
             write_file(folder_fd, create_name, MANIFEST_NAME, lambda fd: write_all(fd, encoded))
-        writer.publish()
-    except OSError as exc:
-        writer.discard()
-        # Relative to a folder descriptor, the error's file name alone would not say where.
-        where = f" ({exc.filename})" if exc.filename else ""
-        raise GamepakError(f"{root}: cannot extract there: {exc.strerror or exc}{where}") from exc
-    except BaseException:
-        writer.discard()
-        raise
-    finally:
-        writer.close()
+
+    _write_plan(plan, "extract", fill)
     prefix = root + os.sep
     if os.sep != "/":
         return [prefix + key.replace("/", os.sep) for key in keys]
@@ -562,26 +550,38 @@ def write_files(
         except OSError as exc:
             raise GamepakError(f"{root}: cannot write there: {exc.strerror or exc}") from exc
         return [os.path.join(root, *key.split("/")) for key in keys]
-    writer = _Writer(plan)
-    try:
-        writer.make_folders()
+
+    def fill(writer: _Writer) -> None:
         for (folder_fd, create_name), key, (_, data) in zip(writer.file_slots(keys, modes), keys, files, strict=True):
 
             def fill_fd(fd: int, data: bytes = data) -> None:
                 write_all(fd, data)
 
             write_file(folder_fd, create_name, key, fill_fd)
+
+    _write_plan(plan, "write", fill)
+    return [os.path.join(root, *key.split("/")) for key in keys]
+
+
+def _write_plan(plan: _Plan, verb: str, fill: Callable[[_Writer], None]) -> None:
+    """Make the plan's folders, let `fill` write the files into their slots and publish it
+    all; on any failure remove everything written. An OSError becomes a GamepakError naming
+    the destination (relative to a folder descriptor, the error's file name alone would not
+    say where)."""
+    writer = _Writer(plan)
+    try:
+        writer.make_folders()
+        fill(writer)
         writer.publish()
     except OSError as exc:
         writer.discard()
         where = f" ({exc.filename})" if exc.filename else ""
-        raise GamepakError(f"{root}: cannot write there: {exc.strerror or exc}{where}") from exc
+        raise GamepakError(f"{plan.root}: cannot {verb} there: {exc.strerror or exc}{where}") from exc
     except BaseException:
         writer.discard()
         raise
     finally:
         writer.close()
-    return [os.path.join(root, *key.split("/")) for key in keys]
 
 
 def _write_members(
