@@ -290,4 +290,3 @@ def test_member_names_typed_with_backslashes(tmp_path: Path) -> None:
     assert in_process_cli("rm", str(pak), "sound\\a.wav")[0] == 0
     with gamepak.open(pak) as archive:
         assert archive.namelist() == ["maps/start.bsp", "readme.txt"]
-
