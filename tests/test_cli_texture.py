@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -143,3 +144,60 @@ def test_the_library_functions_behind_the_command(tmp_path: Path) -> None:
         export_textures(target, tmp_path / "again", names=["nothing"])
     with pytest.raises(GamepakError, match="unknown image kind"):
         export_textures(target, tmp_path / "again", kind="gif")
+
+
+def _as_dx10(dds: bytes, dxgi: int) -> bytes:
+    """A legacy DDS rewritten with the DX10 header texconv and paint.net write: FourCC `DX10` at
+    offset 84, then DDS_HEADER_DXT10 (DXGI format, TEXTURE2D, no flags, array size 1)."""
+    return dds[:84] + b"DX10" + dds[88:128] + struct.pack("<5I", dxgi, 3, 0, 1, 0) + dds[128:]
+
+
+def test_a_dds_from_an_editor_is_copied_when_in_the_entrys_format_else_encoded(tmp_path: Path) -> None:
+    target = _write_peg(tmp_path)
+    other = Peg.new("o.cpeg_pc")
+    other.add_texture("wall", np.random.default_rng(9).integers(0, 256, (16, 16, 4), dtype=np.uint8))
+    (tmp_path / "in").mkdir()
+    # DX10 BC3_UNORM_SRGB holds DXT5 bytes: copied as they are, never re-encoded.
+    (tmp_path / "in" / "wall.dds").write_bytes(_as_dx10(other.to_dds("wall"), 78))
+    assert main(["texture", "import", str(target), str(tmp_path / "in")]) == 0
+    assert Peg.open(target).mip_data("wall") == other.mip_data("wall")
+    # A DXT1 DDS for the DXT5 texture: decoded and encoded into DXT5, the entry's format.
+    dxt1 = Peg.new("d.cpeg_pc")
+    dxt1.add_texture("wall", np.full((8, 8, 4), (40, 80, 160, 255), np.uint8), PixelFormat.DXT1)
+    (tmp_path / "in" / "wall.dds").write_bytes(dxt1.to_dds("wall"))
+    assert main(["texture", "import", str(target), str(tmp_path / "in")]) == 0
+    peg = Peg.open(target)
+    assert (peg.texture("wall").format, peg.texture("wall").width) == (PixelFormat.DXT5, 8)
+    assert np.abs(peg.read_image("wall").astype(int) - dxt1.read_image("wall").astype(int)).max() <= 4
+
+
+def test_tga_is_imported_and_two_changed_images_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = _write_peg(tmp_path)
+    main(["texture", "export", str(target), "-o", str(tmp_path / "out")])
+    Image.new("RGBA", (8, 8), (0, 255, 0, 255)).save(tmp_path / "out" / "wall.tga")
+    assert main(["texture", "import", str(target), str(tmp_path / "out")]) == 0
+    assert np.abs(Peg.open(target).read_image("wall").astype(int) - [0, 255, 0, 255]).max() <= 4
+    # The exported PNG now differs from what is stored too: which one is meant is unclear.
+    before = target.read_bytes()
+    Image.new("RGBA", (8, 8), (255, 0, 0, 255)).save(tmp_path / "out" / "wall.tga")
+    assert main(["texture", "import", str(target), str(tmp_path / "out")]) == 1
+    assert "wall.png and wall.tga both differ from wall.tga" in capsys.readouterr().err
+    assert target.read_bytes() == before
+
+
+def test_dry_run_writes_nothing_and_unmatched_images_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = _write_peg(tmp_path)
+    main(["texture", "export", str(target), "-o", str(tmp_path / "out")])
+    (tmp_path / "out" / "wall.png").rename(tmp_path / "out" / "wal.png")  # a typo: no such texture
+    Image.new("RGBA", (8, 8), (1, 2, 3, 4)).save(tmp_path / "out" / "glow.png")
+    capsys.readouterr()
+    before = target.read_bytes(), (tmp_path / "t.gpeg_pc").read_bytes()
+    assert main(["texture", "import", str(target), str(tmp_path / "out"), "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert "1 texture(s) would change: glow.tga" in err
+    assert "warning:" in err and "1 image(s) match no texture and were left alone: wal.png" in err
+    assert (target.read_bytes(), (tmp_path / "t.gpeg_pc").read_bytes()) == before
+    assert main(["texture", "import", str(target), str(tmp_path / "missing")]) == 1
+    assert "not a folder" in capsys.readouterr().err

@@ -236,6 +236,85 @@ def test_dds_export_is_read_by_pillow_as_the_same_image(fmt: PixelFormat) -> Non
     assert np.abs(pillow - peg.read_image("t").astype(int)).max() <= 1
 
 
+def _dds_header(
+    pf_flags: int,
+    fourcc: bytes = b"\0\0\0\0",
+    bits: int = 0,
+    masks: tuple[int, int, int, int] = (0, 0, 0, 0),
+    dxgi: int | None = None,
+    array_size: int = 1,
+    size: int = 124,
+) -> bytes:
+    """A DDS header by Microsoft's layout (DDS_HEADER, DDS_PIXELFORMAT, DDS_HEADER_DXT10),
+    8x8 with one mip; written here field by field, not by gamepak."""
+    header = b"DDS " + struct.pack("<7I", size, 0x1007, 8, 8, 0, 0, 1) + bytes(44)
+    header += struct.pack("<2I4s5I", 32, pf_flags, fourcc, bits, *masks) + struct.pack("<5I", 0x1000, 0, 0, 0, 0)
+    if dxgi is not None:
+        header += struct.pack("<5I", dxgi, 3, 0, array_size, 0)  # dimension 3: TEXTURE2D
+    return header
+
+
+DDPF_FOURCC, DDPF_RGB, DDPF_ALPHAPIXELS = 0x4, 0x40, 0x1
+DDS_HEADERS = [
+    ("DXT1", _dds_header(DDPF_FOURCC, b"DXT1"), "BGRA", PixelFormat.DXT1),
+    ("DXT5", _dds_header(DDPF_FOURCC, b"DXT5"), "BGRA", PixelFormat.DXT5),
+    ("DXT2 (premultiplied)", _dds_header(DDPF_FOURCC, b"DXT2"), "BGRA", None),
+    ("DX10 BC1_UNORM_SRGB", _dds_header(DDPF_FOURCC, b"DX10", dxgi=72), "BGRA", PixelFormat.DXT1),
+    ("DX10 BC2_UNORM", _dds_header(DDPF_FOURCC, b"DX10", dxgi=74), "BGRA", PixelFormat.DXT3),
+    ("DX10 BC3_UNORM", _dds_header(DDPF_FOURCC, b"DX10", dxgi=77), "BGRA", PixelFormat.DXT5),
+    ("DX10 BC7_UNORM", _dds_header(DDPF_FOURCC, b"DX10", dxgi=98), "BGRA", None),
+    ("DX10 B8G8R8A8_UNORM_SRGB", _dds_header(DDPF_FOURCC, b"DX10", dxgi=91), "BGRA", PixelFormat.A8R8G8B8),
+    ("DX10 R8G8B8A8_UNORM, BGRA peg", _dds_header(DDPF_FOURCC, b"DX10", dxgi=28), "BGRA", None),
+    ("DX10 R8G8B8A8_UNORM, RGBA peg", _dds_header(DDPF_FOURCC, b"DX10", dxgi=28), "RGBA", PixelFormat.A8R8G8B8),
+    ("DX10 array of 2", _dds_header(DDPF_FOURCC, b"DX10", dxgi=77, array_size=2), "BGRA", None),
+    (
+        "BGRA masks",
+        _dds_header(DDPF_RGB | DDPF_ALPHAPIXELS, bits=32, masks=(0xFF0000, 0xFF00, 0xFF, 0xFF000000)),
+        "BGRA",
+        PixelFormat.A8R8G8B8,
+    ),
+    (
+        "RGBA masks, BGRA peg",
+        _dds_header(DDPF_RGB | DDPF_ALPHAPIXELS, bits=32, masks=(0xFF, 0xFF00, 0xFF0000, 0xFF000000)),
+        "BGRA",
+        None,
+    ),
+    ("565 masks", _dds_header(DDPF_RGB, bits=16, masks=(0xF800, 0x07E0, 0x001F, 0)), "BGRA", PixelFormat.R5G6B5),
+    (
+        "4444 masks",
+        _dds_header(DDPF_RGB | DDPF_ALPHAPIXELS, bits=16, masks=(0xF00, 0xF0, 0xF, 0xF000)),
+        "BGRA",
+        PixelFormat.A4R4G4B4,
+    ),
+    ("X8R8G8B8 (no alpha)", _dds_header(DDPF_RGB, bits=32, masks=(0xFF0000, 0xFF00, 0xFF, 0)), "BGRA", None),
+]
+
+
+@pytest.mark.parametrize(("header", "order", "expected"), [c[1:] for c in DDS_HEADERS], ids=[c[0] for c in DDS_HEADERS])
+def test_dds_headers_editors_write_map_to_the_peg_format_of_their_bytes(
+    header: bytes, order: str, expected: PixelFormat | None
+) -> None:
+    from gamepak.formats.rfg.peg.dds import read_dds
+
+    dds = read_dds(header + b"data", "x.dds", order)
+    assert (dds.width, dds.height, dds.mips, dds.format, dds.data) == (8, 8, 1, expected, b"data")
+
+
+@pytest.mark.parametrize(
+    ("blob", "problem"),
+    [
+        (b"DDS " + bytes(50), "not a DDS file"),
+        (_dds_header(DDPF_FOURCC, b"DXT5", size=100), "offset 4: a DDS header is 124 bytes"),
+        (_dds_header(DDPF_FOURCC, b"DX10", dxgi=77)[:130], "offset 128: the DX10 header is cut short"),
+    ],
+)
+def test_broken_dds_headers_are_named(blob: bytes, problem: str) -> None:
+    from gamepak.formats.rfg.peg.dds import read_dds
+
+    with pytest.raises(GamepakError, match=f"x.dds: {problem}"):
+        read_dds(blob, "x.dds")
+
+
 def test_format_labels() -> None:
     assert format_by_label("dxt5") is PixelFormat.DXT5 and format_by_label("8888") is PixelFormat.A8R8G8B8
     with pytest.raises(ValueError):

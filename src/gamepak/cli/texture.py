@@ -50,11 +50,14 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         sub,
         "import",
         run_import,
-        "Import a folder laid out as export wrote it into "
-        "a peg: only images that differ from what is stored are changed.",
+        "Import a folder laid out as export wrote it into a peg or a pack: only images that differ from what "
+        "is stored are changed. For texture NAME.tga it takes NAME.dds (the data copied as is when it is "
+        "in the texture's format) or NAME.png/.tga/.bmp/.tif (encoded into the texture's format, mips made "
+        "again); a new size or mip count updates the entry, the .str2_pc and its .asm_pc.",
     )
     imp.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file or a pack")
     imp.add_argument("folder", metavar="DIR", help="the folder export wrote")
+    imp.add_argument("--dry-run", action="store_true", help="check every image and say what would change")
     _order(imp)
 
     add = add_command(sub, "add", run_add, "Add a new texture to a peg (a file, or one inside a pack).")
@@ -127,8 +130,9 @@ def run_export(args: argparse.Namespace) -> int | None:
 def run_import(args: argparse.Namespace) -> int | None:
     from ..ops.textures import import_textures
 
-    changed = import_textures(args.target, args.folder, order=args.order)
-    note(f"{len(changed)} texture(s) changed" + (f": {', '.join(changed)}" if changed else ""))
+    changed = import_textures(args.target, args.folder, order=args.order, dry_run=args.dry_run)
+    verb = "would change" if args.dry_run else "changed"
+    note(f"{len(changed)} texture(s) {verb}" + (f": {', '.join(changed)}" if changed else ""))
     return None
 
 

@@ -17,9 +17,11 @@ from ..errors import GamepakError
 from ..formats.rfg.peg.sources import is_cpu_name, iter_pegs, partner_name
 
 if TYPE_CHECKING:
-    from ..formats.rfg.peg import Peg, PixelFormat
+    from ..formats.rfg.peg import Peg, PegTexture, PixelFormat
 
 IMAGE_KINDS = ("png", "dds")
+# What import takes for a texture STEM: STEM.dds first, then images Pillow reads.
+IMPORT_SUFFIXES = (".dds", ".png", ".tga", ".bmp", ".tif", ".tiff")
 
 
 def _stem(name: str) -> str:
@@ -78,33 +80,39 @@ def export_textures(
 
 
 def import_textures(
-    target: str | os.PathLike[str], folder: str | os.PathLike[str], *, order: str = "BGRA"
+    target: str | os.PathLike[str], folder: str | os.PathLike[str], *, order: str = "BGRA", dry_run: bool = False
 ) -> list[str]:
     """Import a folder laid out as `export_textures` wrote it into `target` (a CPU file or a
     pack); returns the changed textures (their names; `peg path/name` in a pack). Only images
-    that differ from what is stored change anything: an unchanged PNG is never re-encoded, a
-    DDS of the entry's format is copied as is."""
+    that differ from what is stored change anything: an unchanged image is never re-encoded, a
+    DDS of the entry's format is copied as is, any other image (PNG, TGA, BMP, TIFF, a DDS of
+    another format) is encoded into the entry's format with its mips made again. Image files
+    that match no texture are named in a warning. `dry_run` checks and reports, writing nothing."""
     target, folder = os.fspath(target), os.fspath(folder)
+    if not os.path.isdir(folder):
+        raise GamepakError(f"{folder}: not a folder (export writes one to import from)")
+    used: set[str] = set()
     if is_cpu_name(target):
         peg = _open_loose(target, order)
-        changed = _import_folder(peg, folder)
-        if changed:
+        changed = _import_folder(peg, folder, used)
+        if changed and not dry_run:
             _save_pair(target, peg)
-        return changed
-    # Each peg's folder is FOLDER/<member path>; all changes go through one edit of the pack.
-    replacements: dict[str, bytes] = {}
-    changed = []
-    for peg_path, peg in iter_pegs(target, order):
-        names = _import_folder(peg, os.path.join(folder, *peg_path.split("/")))
-        if names:
-            replacements[peg_path], replacements[partner_name(peg_path)] = peg.to_bytes()
-            changed += [f"{peg_path}/{name}" for name in names]
-    if replacements:
-        from .edit import edit
+    else:
+        # Each peg's folder is FOLDER/<member path>; all changes go through one edit of the pack.
+        replacements: dict[str, bytes] = {}
+        changed = []
+        for peg_path, peg in iter_pegs(target, order):
+            names = _import_folder(peg, os.path.join(folder, *peg_path.split("/")), used)
+            if names:
+                replacements[peg_path], replacements[partner_name(peg_path)] = peg.to_bytes()
+                changed += [f"{peg_path}/{name}" for name in names]
+        if replacements and not dry_run:
+            from .edit import edit
 
-        with edit(target) as pack:
-            for member, data in replacements.items():
-                pack.replace(member, data)
+            with edit(target) as pack:
+                for member, data in replacements.items():
+                    pack.replace(member, data)
+    _warn_unused(folder, used)
     return changed
 
 
@@ -129,14 +137,8 @@ def add_texture(
             raise GamepakError(str(exc)) from None
     where = ""
     if isinstance(image, (str, os.PathLike)):
-        from PIL import Image
-
         where = os.fspath(image)
-        try:
-            with Image.open(where) as opened:
-                image = opened.convert("RGBA")
-        except OSError as exc:
-            raise GamepakError(f"{where}: not an image Pillow reads ({exc})") from None
+        image = read_rgba(where)
 
     def add(peg_file: Peg) -> None:
         try:
@@ -202,44 +204,87 @@ def _save_pair(target: str, peg: Peg) -> None:
     write_bytes(target, cpu, overwrite=True)
 
 
-def _import_folder(peg: Peg, folder: str) -> list[str]:
-    """Apply a folder laid out as export wrote it to one peg; the names of changed textures."""
-    import numpy as np
-    from PIL import Image
-
-    from ..formats.rfg.peg.dds import dds_data
-
+def _import_folder(peg: Peg, folder: str, used: set[str]) -> list[str]:
+    """Apply a folder laid out as export wrote it to one peg; the names of changed textures.
+    `used` gathers the image files that belong to a texture."""
+    try:
+        present = set(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return []  # no folder for this peg: nothing of it was exported or edited
     changed = []
     for texture in list(peg.textures):
         stem = _stem(texture.name)
-        dds_path = os.path.join(folder, stem + ".dds")
-        png_path = os.path.join(folder, stem + ".png")
-        if os.path.exists(dds_path):
-            with open(dds_path, "rb") as handle:
-                width, height, mips, fourcc, data = dds_data(handle.read(), dds_path)
-            if fourcc and fourcc.decode("ascii", "replace") != texture.format.label:
-                raise GamepakError(f"{dds_path}: {fourcc!r} data, the texture is {texture.format.label}")
-            if (width, height, mips) == (texture.width, texture.height, texture.mips) and data == peg.mip_data(
-                texture.name
-            ):
-                continue
+        images = [os.path.join(folder, stem + suffix) for suffix in IMPORT_SUFFIXES if stem + suffix in present]
+        images = [path for path in images if os.path.isfile(path)]
+        used.update(images)
+        changes = [(path, change) for path in images if (change := _image_change(peg, texture, path)) is not None]
+        if len(changes) > 1:
+            listed = " and ".join(os.path.basename(path) for path, _ in changes)
+            raise GamepakError(f"{folder}: {listed} both differ from {texture.name}: keep the one to import")
+        if changes:
+            path, change = changes[0]
             try:
-                peg.replace_data(texture.name, data, width, height, mips)
+                change()
             except GamepakError as exc:
-                raise GamepakError(f"{dds_path}: {exc}") from None
-            changed.append(texture.name)
-        elif os.path.exists(png_path):
-            try:
-                with Image.open(png_path) as image:
-                    pixels = np.asarray(image.convert("RGBA"))
-            except OSError as exc:
-                raise GamepakError(f"{png_path}: not an image Pillow reads ({exc})") from None
-            stored = peg.read_image(texture.name)
-            if pixels.shape == stored.shape and np.array_equal(pixels, stored):
-                continue  # unchanged: never re-encoded
-            try:
-                peg.replace_image(texture.name, pixels)
-            except GamepakError as exc:
-                raise GamepakError(f"{png_path}: {exc}") from None
+                raise GamepakError(f"{path}: {exc}") from None
             changed.append(texture.name)
     return changed
+
+
+def _image_change(peg: Peg, texture: PegTexture, path: str) -> Callable[[], None] | None:
+    """What importing the image at `path` would do to `texture`, or None when it holds what is
+    stored already."""
+    import numpy as np
+
+    from ..formats.rfg.peg.dds import read_dds
+
+    name = texture.name
+    if path.lower().endswith(".dds"):
+        with open(path, "rb") as handle:
+            dds = read_dds(handle.read(), path, peg.order)
+        if dds.format == texture.format:  # the stored bytes themselves: copied, never re-encoded
+            if (dds.width, dds.height, dds.mips) == (texture.width, texture.height, texture.mips) and (
+                dds.data == peg.mip_data(name)
+            ):
+                return None
+            return lambda: peg.replace_data(name, dds.data, dds.width, dds.height, dds.mips)
+    pixels = read_rgba(path)
+    stored = peg.read_image(name)
+    if pixels.shape == stored.shape and np.array_equal(pixels, stored):
+        return None  # unchanged: never re-encoded
+    return lambda: peg.replace_image(name, pixels)
+
+
+def read_rgba(path: str) -> Any:
+    """An image file Pillow reads, as an RGBA array; a GamepakError naming the file when it
+    cannot be read."""
+    import numpy as np
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            return np.asarray(image.convert("RGBA"))
+    except (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError) as exc:
+        raise GamepakError(f"{path}: not an image Pillow reads ({exc})") from None
+
+
+def _warn_unused(folder: str, used: set[str]) -> None:
+    """Name the image files under `folder` that no texture took (a typo in a file name would
+    otherwise be a silent no-op)."""
+    unused = []
+    for parent, _, files in os.walk(folder):
+        unused += [
+            os.path.relpath(os.path.join(parent, file), folder)
+            for file in files
+            if file.lower().endswith(IMPORT_SUFFIXES) and os.path.join(parent, file) not in used
+        ]
+    if unused:
+        import warnings
+
+        unused.sort()
+        listed = ", ".join(unused[:5]) + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")
+        warnings.warn(
+            f"{folder}: {len(unused)} image(s) match no texture and were left alone: {listed} "
+            "(`gamepak texture add` adds a texture)",
+            stacklevel=3,
+        )
