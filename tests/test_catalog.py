@@ -35,7 +35,25 @@ from gamepak.core.registry import FORMATS  # noqa: E402
 from gamepak.core.source import Source  # noqa: E402
 from gamepak.formats.rfg.asm import AsmContainer, AsmFile, AsmPrimitive  # noqa: E402
 
-INNER_MEMBERS = [("a.xtbl", b"<root>hi</root>" * 50), ("b.dat", bytes(range(256)) * 12)]
+
+def _peg_pair(name: str, sizes: list[tuple[int, int]]) -> list[tuple[str, bytes]]:
+    """A peg pair (CPU, GPU members) of DXT1 textures `t0`, `t1`, ... of the given sizes."""
+    import numpy as np
+
+    from gamepak.formats.rfg.peg import Peg, PixelFormat
+
+    peg = Peg.new(f"{name}.cpeg_pc")
+    for index, (width, height) in enumerate(sizes):
+        peg.add_texture(f"t{index}", np.full((height, width, 4), 90 + index, np.uint8), PixelFormat.DXT1)
+    cpu, gpu = peg.to_bytes()
+    return [(f"{name}.cpeg_pc", cpu), (f"{name}.gpeg_pc", gpu)]
+
+
+INNER_MEMBERS = [
+    ("a.xtbl", b"<root>hi</root>" * 50),
+    ("b.dat", bytes(range(256)) * 12),
+    *_peg_pair("crate", [(8, 4), (16, 16)]),
+]
 
 
 def _write(path: Path, format_name: str, members: list[tuple[str, bytes]], **options: Any) -> None:
@@ -67,6 +85,7 @@ def build_collection(root: Path) -> Path:
             ("x.txt", b"text %d " % flags * 100),
             ("inner.str2_pc", inner),
             ("y.bin", bytes(range(256)) * (20 + flags)),
+            *_peg_pair("sky", [(32, 32)]),  # read from every data mode: plain, compressed, condensed
         ]
         _write(root / "rfg" / f"mode{flags}.vpp_pc", "vpp", members, flags=flags)
     table = AsmFile([AsmContainer("mode0", sizes=[5], primitives=[AsmPrimitive("a.mat_pc", header_size=5)])])
@@ -120,7 +139,7 @@ def test_tables_have_the_typed_schema(reference: Path) -> None:
 
 def test_every_member_is_listed_with_the_hash_of_its_bytes(reference: Path, collection: Path) -> None:
     rows = members(reference)
-    assert len(rows) == 3 + 2 + 2 + 4 * (3 + 2)
+    assert len(rows) == 3 + 2 + 2 + 4 * (5 + 4)
     for row in rows:
         own_path = Path(row["archive_path"]).relative_to(collection).as_posix()
         inside = row["nested_path"][len(own_path) :].lstrip("/")
@@ -164,6 +183,46 @@ def test_member_columns(reference: Path) -> None:
     assert rows[("cars.jpk", "body.joe")]["member_type"] == "model/joe"
 
 
+def test_textures_rows_describe_every_peg_texture(reference: Path, collection: Path) -> None:
+    rows = read_table(str(reference), "textures").to_pylist()
+    found = sorted(
+        (r["nested_path"], r["peg"], r["name"], r["width"], r["height"], r["format"], r["mips"]) for r in rows
+    )
+    expected = []
+    for flags in range(4):
+        pack = f"rfg/mode{flags}.vpp_pc"
+        expected.append((pack, "sky.cpeg_pc", "t0.tga", 32, 32, "DXT1", 6))
+        expected.append((f"{pack}/inner.str2_pc", "crate.cpeg_pc", "t0.tga", 8, 4, "DXT1", 4))
+        expected.append((f"{pack}/inner.str2_pc", "crate.cpeg_pc", "t1.tga", 16, 16, "DXT1", 5))
+    assert found == sorted(expected)
+    assert {r["archive_path"] for r in rows} == {str(collection / "rfg" / f"mode{flags}.vpp_pc") for flags in range(4)}
+    assert all(r["flags"] == 0 for r in rows)
+    # What `gamepak texture ls --json` says of the same pack (peg: the member path in it).
+    code, out, _ = in_process_cli("texture", "ls", str(collection / "rfg" / "mode3.vpp_pc"), "--json")
+    listed = sorted((r["peg"], r["name"], r["width"], r["height"], r["format"], r["mips"]) for r in json.loads(out))
+    cataloged = sorted(
+        (f"{r['nested_path']}/{r['peg']}".removeprefix("rfg/mode3.vpp_pc/"), r["name"], r["width"], r["height"])
+        + (r["format"], r["mips"])
+        for r in rows
+        if r["archive_path"].endswith("mode3.vpp_pc")
+    )
+    assert code == 0 and listed == cataloged
+
+
+def test_a_broken_peg_is_an_errors_row_and_the_pack_goes_on(tmp_path: Path) -> None:
+    good = _peg_pair("good", [(4, 4)])
+    bad_cpu = bytearray(good[0][1])
+    bad_cpu[4:6] = (9).to_bytes(2, "little")  # version 9
+    (tmp_path / "in").mkdir()
+    _write(tmp_path / "in" / "z.str2_pc", "vpp", [*good, ("bad.cpeg_pc", bytes(bad_cpu)), ("bad.gpeg_pc", good[1][1])])
+    build_catalog([str(tmp_path / "in")], str(tmp_path / "out"), scheduler="synchronous")
+    assert [r["name"] for r in read_table(str(tmp_path / "out"), "textures").to_pylist()] == ["t0.tga"]
+    errors = read_table(str(tmp_path / "out"), "errors").to_pylist()
+    assert [(e["stage"], e["member"]) for e in errors] == [("textures", "bad.cpeg_pc")]
+    assert "version: 9, only peg v10 is known" in errors[0]["message"] and "offset 4" in errors[0]["message"]
+    assert len(members(tmp_path / "out")) == 4
+
+
 def test_archives_rows(reference: Path, collection: Path) -> None:
     archives = {r["nested_path"]: r for r in read_table(str(reference), "archives").to_pylist()}
     assert set(archives) == {
@@ -181,7 +240,7 @@ def test_archives_rows(reference: Path, collection: Path) -> None:
     table = archives["rfg/mode0.asm_pc"]
     assert (table["kind"], table["format"], table["member_count"], table["status"]) == ("table", "asm", 0, "ok")
     inner = archives["rfg/mode1.vpp_pc/inner.str2_pc"]
-    assert (inner["depth"], inner["member_count"], inner["format"]) == (1, 2, "vpp")
+    assert (inner["depth"], inner["member_count"], inner["format"]) == (1, 4, "vpp")
 
 
 def test_broken_files_are_error_rows_and_the_rest_is_cataloged(reference: Path) -> None:
@@ -630,7 +689,7 @@ def test_cli_catalog_and_existing_output(collection: Path, tmp_path: Path) -> No
     out = tmp_path / "out"
     code, _, err = in_process_cli("catalog", str(collection), "-o", str(out), "--scheduler", "synchronous")
     assert code == 0, err
-    assert "15 archives, 27 members, 2 errors" in err
+    assert "15 archives, 43 members, 12 textures, 2 errors" in err
     code, _, err = in_process_cli("catalog", str(collection), "-o", str(out), "--scheduler", "synchronous")
     assert code == 1 and "already exists" in err and "Traceback" not in err
     code, _, err = in_process_cli(
@@ -692,13 +751,13 @@ def test_catalog_diff_reports_packs_changed_outside_their_members(collection: Pa
 
 
 def test_readme_queries(reference: Path) -> None:
-    """The three queries of the README run as written, with pandas and DuckDB."""
+    """The queries of the README run as written, with pandas and DuckDB."""
     duckdb = pytest.importorskip("duckdb")
     pd = pytest.importorskip("pandas")
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Catalog a collection", 1)[1].split("\n## ", 1)[0]
     blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     cwd = os.getcwd()
     os.chdir(reference.parent)
     try:

@@ -438,3 +438,20 @@ def test_pegs_of_a_pack_come_in_archive_order_nested_ones_where_their_pack_stand
         ("inner.str2_pc/b.cpeg_pc", f"{outer}/inner.str2_pc/b.cpeg_pc", ["heat_map_enemy.tga"]),
         ("c.cvbm_pc", f"{outer}/c.cvbm_pc", ["heat_map_enemy.tga"]),
     ]
+
+
+def test_the_cpu_file_alone_lists_the_textures_the_pair_holds() -> None:
+    """`read_entries` (what the catalog uses) checks what it can without the GPU file: the
+    entries against the GPU size the header gives."""
+    from gamepak.formats.rfg.peg.reader import read_entries
+
+    peg = Peg.new("x.cpeg_pc")
+    peg.add_texture("a", _image(16, 8), PixelFormat.DXT5)
+    peg.add_texture("b", _image(4, 4), PixelFormat.A8R8G8B8)
+    cpu, gpu = peg.to_bytes()
+    header, textures = read_entries(cpu, "x.cpeg_pc")
+    assert textures == Peg.parse(cpu, gpu).textures and header["alignment"] == 16
+    short = bytearray(cpu)
+    short[12:16] = (len(gpu) - 16).to_bytes(4, "little")  # the header's GPU size: one frame too small
+    with pytest.raises(CorruptArchiveError, match="entry 1 data offset: .* runs past the GPU file"):
+        read_entries(bytes(short), "x.cpeg_pc")

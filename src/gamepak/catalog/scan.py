@@ -87,12 +87,13 @@ class ScanOptions:
 
 class RowSink:
     """Where rows go: per table, anything with `add(row)` and `extend(count, columns, constants)`
-    (schema.TableSink)."""
+    (schema.TableSink); no `textures` sink: no textures rows."""
 
-    def __init__(self, members: Any, archives: Any, errors: Any) -> None:
+    def __init__(self, members: Any, archives: Any, errors: Any, textures: Any = None) -> None:
         self.members = members
         self.archives = archives
         self.errors = errors
+        self.textures = textures
 
 
 class Stats:
@@ -104,6 +105,7 @@ class Stats:
         self.errors = 0
         self.member_bytes = 0
         self.skipped = 0
+        self.textures = 0
 
     def to_dict(self) -> dict[str, int]:
         return dict(vars(self))
@@ -545,6 +547,8 @@ class ArchiveScanner:
             done = self._hash_plain_members(archive, found, nested_path, file_hasher)
             file_sha = file_hasher.hexdigest() if file_hasher is not None and done else None
         self._member_rows(archive, entries, nested_path, depth, file_sha if hash_file else archive_sha, found)
+        if self.sinks.textures is not None:
+            self._texture_rows(archive, entries, nested_path)
         if self.options.nested:
             for position, format_name in found.nested.items():
                 self._descend(archive, entries[position], format_name, nested_path, depth, found.digests[position])
@@ -670,6 +674,19 @@ class ArchiveScanner:
             },
         )
         self.stats.members += len(entries)
+
+    def _texture_rows(self, archive: Archive, entries: list[Entry], nested_path: str) -> None:
+        """The textures rows of the pegs among `entries` (catalog.textures)."""
+        from .textures import texture_columns
+
+        def error(problem: BaseException | str, member: str) -> None:
+            self.error("textures", problem, nested_path, member or None)
+
+        count, columns = texture_columns(archive, entries, nested_path, error)
+        if count:
+            constants = {"archive_path": self.ref.path, "nested_path": nested_path}
+            self.sinks.textures.extend(count, columns, constants)
+            self.stats.textures += count
 
     def _descend(
         self, archive: Archive, entry: Entry, format_name: str, nested_path: str, depth: int, digest: str | None

@@ -1,9 +1,10 @@
-"""The catalog's three tables (typed pyarrow schemas) and the writer that streams rows into one
+"""The catalog's four tables (typed pyarrow schemas) and the writer that streams rows into one
 part file of each.
 
 A catalog is a folder with one sub-folder per table, each a Parquet dataset of part files:
 
     OUT/members/part-<id>.parquet   OUT/archives/part-<id>.parquet   OUT/errors/part-<id>.parquet
+    OUT/textures/part-<id>.parquet  (RFG peg textures; parts only where pegs were found)
 
 Every unit of work writes its own parts (straight from the worker); a part appears under its
 final name only when complete, and the `archives` part is written last: it is the unit's commit
@@ -92,7 +93,22 @@ ERRORS = pa.schema(
     metadata={"gamepak.table": "errors"},
 )
 
-SCHEMAS: dict[str, pa.Schema] = {"members": MEMBERS, "archives": ARCHIVES, "errors": ERRORS}
+TEXTURES = pa.schema(
+    [
+        pa.field("archive_path", pa.string(), nullable=False),
+        pa.field("nested_path", pa.string(), nullable=False),
+        pa.field("peg", pa.string(), nullable=False),
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("width", pa.int32(), nullable=False),
+        pa.field("height", pa.int32(), nullable=False),
+        pa.field("format", pa.string(), nullable=False),
+        pa.field("mips", pa.int16(), nullable=False),
+        pa.field("flags", pa.int32(), nullable=False),
+    ],
+    metadata={"gamepak.table": "textures"},
+)
+
+SCHEMAS: dict[str, pa.Schema] = {"members": MEMBERS, "archives": ARCHIVES, "errors": ERRORS, "textures": TEXTURES}
 assert tuple(SCHEMAS) == TABLES
 
 # Rows kept in memory before they are written as one row group.

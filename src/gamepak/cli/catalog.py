@@ -78,10 +78,11 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         run_catalog,
         "Catalog collections of archives into Parquet (Dask).",
         "Catalog every archive under PATHS (folders, files or fsspec URLs) into a Parquet dataset.\n\n"
-        "OUT gets three tables, each a folder of Parquet parts: members (every member, nested packs\n"
+        "OUT gets four tables, each a folder of Parquet parts: members (every member, nested packs\n"
         "included, with size, offset, compression, type and content hash), archives (every pack: size,\n"
-        "mtime, format, header fields as JSON, check() status with its errors and warnings) and\n"
-        "errors (every file or member that could not be read: path, stage, message). A broken file\n"
+        "mtime, format, header fields as JSON, check() status with its errors and warnings), textures\n"
+        "(every RFG peg texture: name, width, height, format, mips, flags) and errors (every file or\n"
+        "member that could not be read: path, stage, message). A broken file\n"
         "never stops the scan. Exit 0 once the catalog is written, also when it holds errors rows.",
     )
     catalog.add_argument("paths", nargs="+", metavar="PATHS")
@@ -183,8 +184,9 @@ def run_catalog(args: argparse.Namespace) -> None:
     finally:
         bar.close()
     resumed = f", {summary.resumed} already cataloged" if resume else ""
+    textures = f", {summary.textures} textures" if summary.textures else ""
     note(
-        f"cataloged {summary.archives} archives, {summary.members} members, {summary.errors} errors "
+        f"cataloged {summary.archives} archives, {summary.members} members{textures}, {summary.errors} errors "
         f"({summary.skipped} files not archives{resumed}) into {out}"
     )
 

@@ -62,108 +62,15 @@ class Peg:
         """Parse a pair; every inconsistent field raises CorruptArchiveError naming it."""
         if order not in ("BGRA", "RGBA"):
             raise GamepakError(f"channel order must be BGRA or RGBA, not {order!r}")
-
-        def bad(field: str, problem: str, offset: int | None = None) -> CorruptArchiveError:
-            return CorruptArchiveError(f"{field}: {problem}", path=name, offset=offset)
-
-        if len(cpu) < HEADER.size:
-            raise bad("header", f"file is {len(cpu)} bytes, the header needs {HEADER.size}", 0)
-        sig, version, platform, cpu_size, gpu_size, bitmaps, flags, count, alignment = HEADER.unpack_from(cpu)
-        if sig != SIGNATURE:
-            hint = " (byte-swapped: a console file)" if sig == SIGNATURE[::-1] else ""
-            raise bad("signature", f"{sig!r} is not {SIGNATURE!r}{hint}", 0)
-        if version != VERSION:
-            raise bad("version", f"{version}, only peg v10 is known", 4)
-        if cpu_size != len(cpu):
-            raise bad("CPU file size", f"header says {cpu_size}, the file has {len(cpu)}", 8)
-        if gpu_size != len(gpu):
-            raise bad("GPU file size", f"header says {gpu_size}, the GPU file has {len(gpu)}", 12)
-        if alignment == 0 or alignment & (alignment - 1):
-            raise bad("alignment", f"{alignment} is not a power of two", 22)
-        if bitmaps != count:
-            raise bad("entry count", f"{count} entries but {bitmaps} bitmaps (animation frames are not supported)", 20)
-        names_start = HEADER.size + ENTRY.size * count
-        if names_start > len(cpu):
-            raise bad("entry count", f"{count} entries need {names_start} bytes, the file has {len(cpu)}", 20)
-        names = cpu[names_start:].split(b"\0")
-        if len(names) != count + 1 or names[-1]:
-            raise bad("names", f"expected {count} NUL-terminated names and nothing after them", names_start)
-        textures: list[PegTexture] = []
-        frames: list[bytes] = []
-        for index in range(count):
-            at = HEADER.size + ENTRY.size * index
-            (
-                offset,
-                width,
-                height,
-                fmt,
-                source_width,
-                tiles_w,
-                tiles_h,
-                frame_count,
-                tflags,
-                name_offset,
-                source_height,
-                fps,
-                mips,
-                frame_size,
-                runtime,
-            ) = ENTRY.unpack_from(cpu, at)
-            label = f"entry {index}"
-            try:
-                pixel_format = PixelFormat(fmt)
-            except ValueError:
-                raise bad(f"{label} pixel format", f"unknown format {fmt}", at + 8) from None
-            if width == 0 or height == 0:
-                raise bad(f"{label} size", f"{width}x{height}", at + 4)
-            if not 1 <= mips <= max_mips(width, height):
-                raise bad(
-                    f"{label} mip levels", f"{mips} for {width}x{height} (at most {max_mips(width, height)})", at + 0x1B
-                )
-            need = chain_size(pixel_format, width, height, mips)
-            if frame_size < need:
-                raise bad(
-                    f"{label} frame size", f"{frame_size} is less than the {need} bytes of the mip chain", at + 0x1C
-                )
-            if offset + frame_size > len(gpu):
-                raise bad(
-                    f"{label} data offset",
-                    f"{offset} + frame size {frame_size} runs past the GPU file ({len(gpu)} bytes)",
-                    at,
-                )
-            try:
-                text = names[index].decode("ascii")
-            except UnicodeDecodeError:
-                raise bad(f"{label} name", "not ASCII", names_start) from None
-            textures.append(
-                PegTexture(
-                    text,
-                    width,
-                    height,
-                    pixel_format,
-                    mips,
-                    tflags,
-                    offset,
-                    frame_size,
-                    source_width,
-                    source_height,
-                    tiles_w,
-                    tiles_h,
-                    frame_count,
-                    name_offset,
-                    fps,
-                    runtime,
-                )
-            )
-            frames.append(gpu[offset : offset + frame_size])
-        header = {"platform": platform, "flags": flags, "alignment": alignment}
+        header, textures = read_entries(cpu, name, len(gpu))
+        frames = [gpu[texture.data_offset : texture.data_offset + texture.frame_size] for texture in textures]
         peg = cls(name, header, textures, frames, order)
         expected = peg._gpu_layout()[1]
         if expected != len(gpu) or [t.data_offset for t in textures] != peg._gpu_layout()[0]:
-            raise bad(
-                "data offsets",
-                "textures are not laid out one after another at the "
+            raise CorruptArchiveError(
+                "data offsets: textures are not laid out one after another at the "
                 f"alignment ({expected} bytes expected, the GPU file has {len(gpu)})",
+                path=name,
             )
         return peg
 
@@ -338,3 +245,102 @@ class Peg:
                 t.runtime,
             )
         return bytes(out + names), bytes(gpu)
+
+
+def read_entries(
+    cpu: bytes, name: str = "<cpeg_pc>", gpu_file_size: int | None = None
+) -> tuple[dict[str, int], list[PegTexture]]:
+    """The header fields and textures a CPU file describes, every field checked (the GPU file's
+    size against the header's when `gpu_file_size` is given, else offsets against the header's
+    GPU size). Enough to list textures without the GPU file (the catalog does)."""
+
+    def bad(field: str, problem: str, offset: int | None = None) -> CorruptArchiveError:
+        return CorruptArchiveError(f"{field}: {problem}", path=name, offset=offset)
+
+    if len(cpu) < HEADER.size:
+        raise bad("header", f"file is {len(cpu)} bytes, the header needs {HEADER.size}", 0)
+    sig, version, platform, cpu_size, gpu_size, bitmaps, flags, count, alignment = HEADER.unpack_from(cpu)
+    if sig != SIGNATURE:
+        hint = " (byte-swapped: a console file)" if sig == SIGNATURE[::-1] else ""
+        raise bad("signature", f"{sig!r} is not {SIGNATURE!r}{hint}", 0)
+    if version != VERSION:
+        raise bad("version", f"{version}, only peg v10 is known", 4)
+    if cpu_size != len(cpu):
+        raise bad("CPU file size", f"header says {cpu_size}, the file has {len(cpu)}", 8)
+    if gpu_file_size is not None and gpu_size != gpu_file_size:
+        raise bad("GPU file size", f"header says {gpu_size}, the GPU file has {gpu_file_size}", 12)
+    if alignment == 0 or alignment & (alignment - 1):
+        raise bad("alignment", f"{alignment} is not a power of two", 22)
+    if bitmaps != count:
+        raise bad("entry count", f"{count} entries but {bitmaps} bitmaps (animation frames are not supported)", 20)
+    names_start = HEADER.size + ENTRY.size * count
+    if names_start > len(cpu):
+        raise bad("entry count", f"{count} entries need {names_start} bytes, the file has {len(cpu)}", 20)
+    names = cpu[names_start:].split(b"\0")
+    if len(names) != count + 1 or names[-1]:
+        raise bad("names", f"expected {count} NUL-terminated names and nothing after them", names_start)
+    textures: list[PegTexture] = []
+    for index in range(count):
+        at = HEADER.size + ENTRY.size * index
+        (
+            offset,
+            width,
+            height,
+            fmt,
+            source_width,
+            tiles_w,
+            tiles_h,
+            frame_count,
+            tflags,
+            name_offset,
+            source_height,
+            fps,
+            mips,
+            frame_size,
+            runtime,
+        ) = ENTRY.unpack_from(cpu, at)
+        label = f"entry {index}"
+        try:
+            pixel_format = PixelFormat(fmt)
+        except ValueError:
+            raise bad(f"{label} pixel format", f"unknown format {fmt}", at + 8) from None
+        if width == 0 or height == 0:
+            raise bad(f"{label} size", f"{width}x{height}", at + 4)
+        if not 1 <= mips <= max_mips(width, height):
+            raise bad(
+                f"{label} mip levels", f"{mips} for {width}x{height} (at most {max_mips(width, height)})", at + 0x1B
+            )
+        need = chain_size(pixel_format, width, height, mips)
+        if frame_size < need:
+            raise bad(f"{label} frame size", f"{frame_size} is less than the {need} bytes of the mip chain", at + 0x1C)
+        if offset + frame_size > gpu_size:
+            raise bad(
+                f"{label} data offset",
+                f"{offset} + frame size {frame_size} runs past the GPU file ({gpu_size} bytes)",
+                at,
+            )
+        try:
+            text = names[index].decode("ascii")
+        except UnicodeDecodeError:
+            raise bad(f"{label} name", "not ASCII", names_start) from None
+        textures.append(
+            PegTexture(
+                text,
+                width,
+                height,
+                pixel_format,
+                mips,
+                tflags,
+                offset,
+                frame_size,
+                source_width,
+                source_height,
+                tiles_w,
+                tiles_h,
+                frame_count,
+                name_offset,
+                fps,
+                runtime,
+            )
+        )
+    return {"platform": platform, "flags": flags, "alignment": alignment}, textures
