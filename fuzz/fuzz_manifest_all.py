@@ -87,7 +87,14 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    fuzz(TestOneInput, "gamepak.core", "gamepak.formats", "gamepak.ops.extract", "gamepak.ops.inputs")
+    fuzz(
+        TestOneInput,
+        "gamepak.core",
+        "gamepak.formats",
+        "gamepak.ops.extract",
+        "gamepak.ops.safe_tree",
+        "gamepak.ops.inputs",
+    )
 
 
 if __name__ == "__main__":

@@ -311,12 +311,12 @@ def test_stale_temporaries_of_dead_processes_are_removed(tmp_path: Path) -> None
 
 KILLED_RUN = """
 import os, sys
-import gamepak, gamepak.ops.extract
+import gamepak, gamepak.ops.safe_tree
 
 def killed(self):
     os.kill(os.getpid(), 9)  # every member written, nothing published yet
 
-gamepak.ops.extract._Writer.publish = killed
+gamepak.ops.safe_tree.TreeWriter.publish = killed
 gamepak.open(sys.argv[1]).extractall(sys.argv[2])
 """
 
@@ -411,16 +411,16 @@ def test_forked_workers_report_progress_and_failures(tmp_path: Path, fail: bool)
 
 @given(st.lists(st.text(alphabet="ab/.\\:\0é", max_size=8), min_size=1, max_size=6))
 def test_bulk_name_check_agrees_with_the_per_name_check(names: list[str]) -> None:
-    from gamepak.ops.extract import _all_plain
+    from gamepak.ops.safe_tree import all_plain
 
-    if _all_plain(names):
+    if all_plain(names):
         assert all("/".join(safe_parts(name)) == name for name in names)
     for name in names:
         try:
             expected = "/".join(safe_parts(name))
         except UnsafePathError:
             continue
-        if _all_plain([name]):
+        if all_plain([name]):
             assert expected == name
 
 
@@ -509,14 +509,14 @@ def test_kill_at_any_moment_leaves_all_or_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("by_path", [False, True], ids=["folder descriptors", "by path (Windows)"])
 def test_write_files_is_extractions_safe_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_path: bool) -> None:
-    """What gamepak makes from members (texture images, converted models) goes through the same
+    """What gamepak makes from members (texture images) goes through the same
     checks as extraction: hostile names refused, no folder on the way a link, existing files
     kept, and the set written all at once or not at all."""
-    from gamepak.ops import extract
-    from gamepak.ops.extract import write_files
+    from gamepak.ops import safe_tree
+    from gamepak.ops.safe_tree import write_files
 
     if by_path:
-        monkeypatch.setattr(extract, "has_folder_descriptors", lambda: False)
+        monkeypatch.setattr(safe_tree, "has_folder_descriptors", lambda: False)
 
     out = tmp_path / "out"
     written = write_files(out, [("a/b.png", b"one"), ("c.png", b"two")])
@@ -549,7 +549,7 @@ def test_write_files_is_extractions_safe_path(tmp_path: Path, monkeypatch: pytes
                 raise OSError(28, "No space left on device")
             os.write(fd, data)
 
-        monkeypatch.setattr(extract, "write_all", full_disk)
+        monkeypatch.setattr(safe_tree, "write_all", full_disk)
         with pytest.raises(gamepak.GamepakError, match="No space left"):
             write_files(out, [("e/1.png", b"1"), ("e/2.png", b"2"), ("3.png", b"3")])
         assert not (out / "e").exists() and not (out / "3.png").exists()

@@ -45,7 +45,7 @@ def export_textures(
     import io
 
     from ..core.names import safe_parts
-    from .extract import write_files
+    from .safe_tree import write_files
 
     if kind not in IMAGE_KINDS:
         raise GamepakError(f"unknown image kind {kind!r} (png or dds)")
