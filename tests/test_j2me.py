@@ -23,16 +23,16 @@ from gamepak.errors import (
     GamepakError,
     InvalidOptionError,
 )
-from gamepak.formats.j2me import layouts
+from gamepak.formats.j2me import structure
 
 from conftest import SAMPLES, in_process_cli
 
 LAYOUTS = ["j2me-offsets", "j2me-end-offsets", "j2me-table", "j2me-sized"]
 SNIFFERS = {
-    "j2me-offsets": layouts.sniff_offsets,
-    "j2me-end-offsets": layouts.sniff_end_offsets,
-    "j2me-table": layouts.sniff_table,
-    "j2me-sized": layouts.sniff_sized,
+    "j2me-offsets": structure.sniff_offsets,
+    "j2me-end-offsets": structure.sniff_end_offsets,
+    "j2me-table": structure.sniff_table,
+    "j2me-sized": structure.sniff_sized,
 }
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0\0\0\rIHDR"
 TEXT = b"Hello\0It\x92s caf\xe9\0"
@@ -498,10 +498,10 @@ def test_empty_packs_rate_low_and_zero_floods_are_refused(tmp_path: Path) -> Non
     for layout in LAYOUTS:
         data = BUILDERS[layout]([])
         if len(data) >= 2:
-            assert sniff(data, layout) < layouts.EXACT_BAND[0]
+            assert sniff(data, layout) < structure.EXACT_BAND[0]
     # 300 KB of zeros would be 150,000 empty sized members: not a plausible pack.
     assert sniff(b"\0" * 300_000, "j2me-sized") == 0
-    assert sniff(b"\0" * 300, "j2me-sized") < layouts.EXACT_BAND[0]
+    assert sniff(b"\0" * 300, "j2me-sized") < structure.EXACT_BAND[0]
 
 
 def test_refused_member_is_not_queued(tmp_path: Path) -> None:
@@ -520,7 +520,7 @@ def test_refused_member_is_not_queued(tmp_path: Path) -> None:
     | st.text(alphabet="ab \n\x00\x92\x85\x7f\x1b\u00e9", max_size=64).map(lambda t: t.encode("latin-1"))
 )
 def test_text_test_agrees_with_its_definition(data: bytes) -> None:
-    from gamepak.formats.j2me.layouts import _looks_like_text
+    from gamepak.formats.j2me.members import _looks_like_text
 
     allowed = {0, 0x09, 0x0A, 0x0D, 0x92}
     expected = (

@@ -1,5 +1,7 @@
-"""Gameloft J2ME games: asset packs in four layouts without a signature (`layouts`), and the
-string tables inside them (`text`), exported for translators and imported back (`translations`).
+"""Gameloft J2ME games: asset packs in four layouts without a signature (their bytes parsed and
+detected in `structure`, read and written in `packs`, their nameless members named in `members`),
+and the string tables inside them (`text`), exported for translators and imported back
+(`translations`).
 
 The registry reads the layouts' readers, writers and sniffers from here; the text functions
 (`export_strings`, `import_strings`, `read_strings`, ...) load their module on first use.
@@ -9,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .layouts import (
+from .members import content_extension, member_index
+from .packs import (
     EndOffsetsReader,
     EndOffsetsWriter,
     OffsetsReader,
@@ -18,13 +21,8 @@ from .layouts import (
     SizedWriter,
     TableReader,
     TableWriter,
-    content_extension,
-    member_index,
-    sniff_end_offsets,
-    sniff_offsets,
-    sniff_sized,
-    sniff_table,
 )
+from .structure import sniff_end_offsets, sniff_offsets, sniff_sized, sniff_table
 
 # Names of `text` offered here; `text` imports csv/json/polib helpers only when used.
 TEXT_NAMES = (

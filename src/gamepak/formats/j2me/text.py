@@ -49,7 +49,7 @@ from typing import Any
 
 from ...core.atomic import write_bytes as write_atomic
 from ...errors import GamepakError, MemberNotFoundError
-from .layouts import CONTENT_PROBE, content_extension
+from .members import CONTENT_PROBE, content_extension
 from .translations import dump_translation, load_translation, translation_format
 
 APOSTROPHE_BYTE = b"\x92"
