@@ -455,3 +455,24 @@ def test_the_cpu_file_alone_lists_the_textures_the_pair_holds() -> None:
     short[12:16] = (len(gpu) - 16).to_bytes(4, "little")  # the header's GPU size: one frame too small
     with pytest.raises(CorruptArchiveError, match="entry 1 data offset: .* runs past the GPU file"):
         read_entries(bytes(short), "x.cpeg_pc")
+
+
+def test_a_texture_with_data_after_its_chain_is_not_replaced() -> None:
+    """A frame larger than its mip chain (cube map faces, animation frames) would lose that data
+    to a new chain: refused, naming the texture; zero padding is not data and is replaced."""
+    peg = Peg.new("x.cpeg_pc")
+    peg.add_texture("sky", _image(8, 8), PixelFormat.DXT1)
+    texture = peg.textures[0]
+    chain = peg.mip_data("sky")
+    texture.frame_size = 6 * len(chain)  # six faces
+    peg._frames[0] = chain * 6
+    again = Peg.parse(*peg.to_bytes())
+    with pytest.raises(GamepakError, match="sky.tga: its frame holds 272 bytes after the mip chain"):
+        again.replace_image("sky", _image(8, 8, seed=5))
+    assert again.to_bytes() == peg.to_bytes()
+    padded = Peg.new("y.cpeg_pc")
+    padded.add_texture("t", _image(8, 8), PixelFormat.DXT1)
+    padded.textures[0].frame_size += 32
+    padded._frames[0] += bytes(32)
+    padded = Peg.parse(*padded.to_bytes())
+    padded.replace_image("t", _image(8, 8, seed=5))

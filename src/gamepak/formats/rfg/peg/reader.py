@@ -121,6 +121,14 @@ class Peg:
         texture = self.texture(name)
         width, height = width or texture.width, height or texture.height
         mips = mips or texture.mips
+        beyond = texture.frame_size - align(texture.chain_size, self.header["alignment"])
+        if beyond > 0 and any(self._frames[self.textures.index(texture)][-beyond:]):
+            # Cube map faces or animation frames after the chain: a new chain would drop them.
+            raise GamepakError(
+                f"{self.name}: {texture.name}: its frame holds {beyond} bytes after the mip chain "
+                f"(flags 0x{texture.flags:04x}: cube map faces or animation frames?); gamepak does not "
+                "write those, and replacing the texture would drop them"
+            )
         self._check_size(texture.format, width, height, f"{self.name}: {texture.name}")
         need = chain_size(texture.format, width, height, mips)
         if len(chain) != need or mips > max_mips(width, height):
