@@ -28,8 +28,9 @@ pytest.importorskip("dask")
 
 from gamepak.catalog import ScanOptions, build_catalog, diff_catalogs, hashing, kinds  # noqa: E402
 from gamepak.catalog import run as catalog_run  # noqa: E402
+from gamepak.catalog.detect import nested_signature  # noqa: E402
 from gamepak.catalog.kinds import member_type  # noqa: E402
-from gamepak.catalog.scan import ArchiveScanner, nested_signature  # noqa: E402
+from gamepak.catalog.scan import ArchiveScanner  # noqa: E402
 from gamepak.catalog.schema import SCHEMAS, TABLES, read_table, to_arrow  # noqa: E402
 from gamepak.core.registry import FORMATS  # noqa: E402
 from gamepak.core.source import Source  # noqa: E402

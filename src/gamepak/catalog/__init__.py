@@ -12,10 +12,11 @@ pyarrow and Dask are imported by this package only, never by `import gamepak`.
 
 from __future__ import annotations
 
+from .detect import GUESS_POLICIES
 from .diff import CatalogDiff, diff_catalogs
 from .hashing import ALGORITHMS
 from .run import SCHEDULERS, Summary, build_catalog
-from .scan import GUESS_POLICIES, ScanOptions
+from .scan import ScanOptions
 
 __all__ = [
     "ALGORITHMS",

@@ -23,19 +23,10 @@ from typing import TYPE_CHECKING, Any
 from ..core.opening import Detection
 from ..core.registry import get_format
 from ..errors import GamepakError, OutputExistsError
+from .detect import choose
+from .discovery import FileRef, iter_files, open_file
 from .parts import TABLES, part_path
-from .scan import (
-    ArchiveScanner,
-    FileRef,
-    RowSink,
-    ScanOptions,
-    Stats,
-    archive_row,
-    choose,
-    error_row,
-    iter_files,
-    open_file,
-)
+from .scan import ArchiveScanner, RowSink, ScanOptions, Stats, archive_row, error_row
 
 if TYPE_CHECKING:
     from .schema import TableSink

@@ -1,18 +1,6 @@
-"""Finding archives and turning one archive into catalog rows (no Dask here: this runs inside a
-worker, one unit of work at a time).
-
-Which files are archives:
-1. a format with a signature that recognises the bytes (magic + a header that fits) wins;
-2. a file whose extension names a format (`.pak`, `.jpk`, `.vpp_pc`, `.str2_pc`, `.joe`), or whose
-   magic matches with an inconsistent header, is read as that format; when that fails the file is
-   an `errors` row: this is how truncated and corrupt packs are caught;
-3. files with neither are tried by the structural checks (J2ME packs, JOE models: no magic).
-   `guess="strict"` (the default) takes a structural fit only when it is convincing (confidence
-   >= 0.45: a JOE whose counts add up to the file size, a J2ME pack whose members tile its
-   payload exactly) and unambiguous; `"loose"` takes any consistent fit (many small unrelated
-   files fit some J2ME layout by chance); `"off"` takes none. Everything else is not an archive
-   and is skipped silently (counted).
-Nested packs are recognised by signature only, as everywhere in gamepak (see gamepak.core.nested).
+"""Turning one file into catalog rows (no Dask here: this runs inside a worker, one unit of work at
+a time): its archives row(s), its members (nested packs included, hashed and typed) and its
+errors. Finding the files is discovery.py's; what a file or member is, detect.py's.
 """
 
 from __future__ import annotations
@@ -21,22 +9,21 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.archive import Archive, Entry, Problem, RawRange
-from ..core.opening import Detection, detect
+from ..core.opening import Detection
 from ..core.portable import pread
-from ..core.registry import FORMATS, format_for_path, get_format
+from ..core.registry import get_format
 from ..core.source import Source
-from ..errors import AmbiguousFormatError, GamepakError
+from ..errors import GamepakError
+from .detect import choose, nested_signature
+from .discovery import FileRef, open_file
 from .hashing import Hasher, HashingSource, RangeHashes, file_sha256, hasher_factory
 from .kinds import member_type
 
-# Structural fits at or above this confidence are convincing (see the module docstring).
-STRICT_CONFIDENCE = 0.45
-GUESS_POLICIES = ("strict", "loose", "off")
 # Bytes of a member kept to guess its type and whether it is a nested pack.
 HEAD_BYTES = 4096
 # A model is read whole to be checked; larger files are reported rather than loaded.
@@ -52,27 +39,6 @@ def raw_name(name: str) -> bytes | None:
     except UnicodeEncodeError:
         return name.encode("utf-8", "surrogateescape")
     return None
-
-
-@dataclass(frozen=True)
-class FileRef:
-    """A file to catalog: where it is, its path relative to the folder scanned, and the size and
-    modification time seen when the scan was planned."""
-
-    path: str
-    relative: str
-    size: int
-    mtime_ns: int | None
-    url: bool = False
-
-    @property
-    def key(self) -> str:
-        """A short stable id of this file in this state (names its part files)."""
-        import hashlib
-
-        return hashlib.sha1(
-            f"{self.path}\0{self.size}\0{self.mtime_ns}".encode("utf-8", "surrogateescape")
-        ).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -109,141 +75,6 @@ class Stats:
 
     def to_dict(self) -> dict[str, int]:
         return dict(vars(self))
-
-
-# -- discovery --------------------------------------------------------------------------------
-def _is_url(path: str) -> bool:
-    return "://" in path and not path.startswith("file://")
-
-
-def iter_files(roots: list[str], exclude: str | None = None) -> Iterator[FileRef | tuple[str, str]]:
-    """Every file under `roots` (folders walked in sorted order), as FileRefs; a problem walking
-    yields `(path, message)` instead. `exclude` (the output folder) is never entered."""
-    excluded = os.path.realpath(exclude) if exclude else None
-    for root in roots:
-        if _is_url(root):
-            yield from _iter_url(root)
-            continue
-        local = root[len("file://") :] if root.startswith("file://") else root
-        if os.path.isdir(local):
-            yield from _iter_folder(local, excluded)
-        else:
-            try:
-                stat = os.stat(local)
-            except OSError as exc:
-                yield local, f"cannot read: {exc.strerror}"
-                continue
-            yield FileRef(local, os.path.basename(local), stat.st_size, stat.st_mtime_ns)
-
-
-def _iter_folder(root: str, excluded: str | None) -> Iterator[FileRef | tuple[str, str]]:
-    problems: list[OSError] = []
-    for folder, folders, files in os.walk(root, onerror=problems.append):
-        while problems:
-            error = problems.pop()
-            yield str(error.filename or folder), f"cannot list: {error.strerror}"
-        folders[:] = sorted(f for f in folders if os.path.realpath(os.path.join(folder, f)) != excluded)
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            try:
-                stat = os.stat(path)
-            except OSError as exc:
-                yield path, f"cannot read: {exc.strerror}"
-                continue
-            if not os.path.isfile(path):
-                continue
-            relative = os.path.relpath(path, root).replace(os.sep, "/")
-            yield FileRef(path, relative, stat.st_size, stat.st_mtime_ns)
-    while problems:
-        error = problems.pop()
-        yield str(error.filename or root), f"cannot list: {error.strerror}"
-
-
-def _fsspec_mtime(info: dict[str, Any]) -> int | None:
-    import datetime
-
-    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
-        value = info.get(key)
-        if value is None:
-            continue
-        if isinstance(value, (int, float)):
-            return int(value * 1_000_000_000)
-        if isinstance(value, datetime.datetime):
-            return int(value.timestamp() * 1_000_000_000)
-        if isinstance(value, str):
-            try:
-                return int(datetime.datetime.fromisoformat(value).timestamp() * 1_000_000_000)
-            except ValueError:
-                continue
-    return None
-
-
-def _iter_url(root: str) -> Iterator[FileRef | tuple[str, str]]:
-    try:
-        import fsspec
-        from fsspec.core import url_to_fs
-    except ImportError:
-        yield root, "URLs need fsspec: pip install 'gamepak[catalog]'"
-        return
-    try:
-        fs, base = url_to_fs(root)
-        if fs.isdir(base):
-            listing = fs.find(base, detail=True)
-        else:
-            listing = {base: fs.info(base)}
-    except (OSError, ValueError) as exc:
-        yield root, f"cannot list: {exc}"
-        return
-    protocol = root.split("://", 1)[0]
-    del fsspec
-    for path in sorted(listing):
-        info = listing[path]
-        if info.get("type") != "file":
-            continue
-        relative = path[len(base) :].lstrip("/") if path != base else path.rsplit("/", 1)[-1]
-        yield FileRef(f"{protocol}://{path}", relative, int(info.get("size") or 0), _fsspec_mtime(info), url=True)
-
-
-def open_file(ref: FileRef) -> Any:
-    """A seekable binary file object for `ref` (a real file, or an fsspec file for URLs)."""
-    if ref.url:
-        import fsspec
-
-        return fsspec.open(ref.path, "rb").open()
-    local = ref.path[len("file://") :] if ref.path.startswith("file://") else ref.path
-    return open(local, "rb")
-
-
-# -- detection ---------------------------------------------------------------------------------
-def choose(handle: Any, label: str, guess: str) -> tuple[Detection, str] | None:
-    """(the format to read the file as, how it was chosen) or None when it is not an archive.
-    Raises AmbiguousFormatError when structural fits tie."""
-    by_extension = format_for_path(label)
-    source = Source.open(handle, label)
-    try:
-        signed = sorted((s for s in FORMATS if s.has_magic), key=lambda s: s is not by_extension)
-        for spec in signed:
-            confidence = float(spec.sniffer()(source))
-            if confidence >= 0.9:
-                return Detection(spec.name, confidence, True), "signature"
-    finally:
-        source.close()
-    found = detect(handle, name=label)
-    if by_extension is not None:
-        named = next((d for d in found if d.format == by_extension.name), None)
-        return named or Detection(by_extension.name, 0.0, by_extension.has_magic), "extension"
-    magic = [d for d in found if d.has_magic]
-    if magic:
-        return magic[0], "signature"
-    if guess == "off":
-        return None
-    fits = [d for d in found if guess == "loose" or d.confidence >= STRICT_CONFIDENCE]
-    if not fits:
-        return None
-    if len(fits) > 1 and fits[1].confidence == fits[0].confidence:
-        tied = [d.format for d in fits if d.confidence == fits[0].confidence]
-        raise AmbiguousFormatError(f"{label}: fits several layouts equally well ({', '.join(tied)})", tied)
-    return fits[0], "structure"
 
 
 class _MemberHashes:
@@ -717,72 +548,6 @@ class ArchiveScanner:
             return
         with inner:
             self.catalog_archive(inner, inner_path, depth + 1, sha, detection, "signature", size=entry.size)
-
-
-# The formats a nested pack can be, in the registry's order: (name, sniffer); their signatures
-# by offset, then by the signature's first `width` bytes: offset -> (width, prefix -> [(signature,
-# position in that list)]); and the formats that declare none (asked always).
-_archive_sniffers: list[tuple[str, Callable[[Source], float]]] = []
-_archive_magic: dict[int, tuple[int, dict[bytes, list[tuple[bytes, int]]]]] = {}
-_always_asked: list[int] = []
-
-
-def _load_archive_sniffers() -> None:
-    by_offset: dict[int, list[tuple[bytes, int]]] = {}
-    for spec in FORMATS:
-        if spec.has_magic and spec.kind == "archive":
-            position = len(_archive_sniffers)
-            _archive_sniffers.append((spec.name, spec.sniffer()))
-            for offset, signature in spec.magic:
-                by_offset.setdefault(offset, []).append((signature, position))
-            if not spec.magic:
-                _always_asked.append(position)
-    for offset, signatures in by_offset.items():
-        width = min(len(signature) for signature, _ in signatures)
-        table: dict[bytes, list[tuple[bytes, int]]] = {}
-        for signature, position in signatures:
-            table.setdefault(signature[:width], []).append((signature, position))
-        _archive_magic[offset] = (width, table)
-
-
-class _HeadSource(Source):
-    """The first bytes of a member, seen as a source of the member's full size: enough for the
-    signature sniffers, which read only a header (a slice here, no lock or file object)."""
-
-    def __init__(self, head: bytes, size: int, label: str) -> None:
-        super().__init__(name=label, size=size)
-        self._head = head
-
-    def pread(self, size: int, offset: int) -> bytes:
-        if offset < 0 or size < 0:
-            raise GamepakError(f"{self.name}: negative offset or size")
-        return self._head[offset : offset + max(0, min(size, self.size - offset))]
-
-
-def nested_signature(head: bytes, size: int, label: str) -> str | None:
-    """The signature format whose sniffer accepts a member from its first bytes and size. Only
-    formats whose declared magic (FormatSpec.magic) the head holds are asked: most members
-    hold none, and asking every sniffer cost more than hashing a small member."""
-    if size < 4 or not head:
-        return None
-    if not _archive_sniffers:
-        _load_archive_sniffers()
-    candidates = []
-    for offset, (width, table) in _archive_magic.items():
-        for signature, position in table.get(head[offset : offset + width], ()):
-            if head.startswith(signature, offset):
-                candidates.append(position)
-    if not candidates and not _always_asked:
-        return None
-    probe = _HeadSource(head, size, label)
-    for position in sorted({*candidates, *_always_asked}):
-        name, sniff = _archive_sniffers[position]
-        try:
-            if sniff(probe) >= 0.9:
-                return name
-        except GamepakError:
-            continue
-    return None
 
 
 def _reader_into(source: Source) -> Callable[[memoryview, int], int]:

@@ -279,7 +279,7 @@ class Site:
         return tree, problem
 
     def _open_tree(self, path: str, label: str) -> tuple[PackTree | None, str | None]:
-        from ..catalog.scan import choose
+        from ..catalog.detect import choose
         from ..core.opening import open as open_archive
         from ..errors import AmbiguousFormatError
         from ..fs.tree import PackTree

@@ -1,0 +1,134 @@
+"""Finding the files to catalog: local files and folders (walked in sorted order, never into the
+output folder) and fsspec URLs, each as a FileRef with the size and modification time seen, and
+opening one of them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """A file to catalog: where it is, its path relative to the folder scanned, and the size and
+    modification time seen when the scan was planned."""
+
+    path: str
+    relative: str
+    size: int
+    mtime_ns: int | None
+    url: bool = False
+
+    @property
+    def key(self) -> str:
+        """A short stable id of this file in this state (names its part files)."""
+        import hashlib
+
+        return hashlib.sha1(
+            f"{self.path}\0{self.size}\0{self.mtime_ns}".encode("utf-8", "surrogateescape")
+        ).hexdigest()[:16]
+
+
+def _is_url(path: str) -> bool:
+    return "://" in path and not path.startswith("file://")
+
+
+def iter_files(roots: list[str], exclude: str | None = None) -> Iterator[FileRef | tuple[str, str]]:
+    """Every file under `roots` (folders walked in sorted order), as FileRefs; a problem walking
+    yields `(path, message)` instead. `exclude` (the output folder) is never entered."""
+    excluded = os.path.realpath(exclude) if exclude else None
+    for root in roots:
+        if _is_url(root):
+            yield from _iter_url(root)
+            continue
+        local = root[len("file://") :] if root.startswith("file://") else root
+        if os.path.isdir(local):
+            yield from _iter_folder(local, excluded)
+        else:
+            try:
+                stat = os.stat(local)
+            except OSError as exc:
+                yield local, f"cannot read: {exc.strerror}"
+                continue
+            yield FileRef(local, os.path.basename(local), stat.st_size, stat.st_mtime_ns)
+
+
+def _iter_folder(root: str, excluded: str | None) -> Iterator[FileRef | tuple[str, str]]:
+    problems: list[OSError] = []
+    for folder, folders, files in os.walk(root, onerror=problems.append):
+        while problems:
+            error = problems.pop()
+            yield str(error.filename or folder), f"cannot list: {error.strerror}"
+        folders[:] = sorted(f for f in folders if os.path.realpath(os.path.join(folder, f)) != excluded)
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            try:
+                stat = os.stat(path)
+            except OSError as exc:
+                yield path, f"cannot read: {exc.strerror}"
+                continue
+            if not os.path.isfile(path):
+                continue
+            relative = os.path.relpath(path, root).replace(os.sep, "/")
+            yield FileRef(path, relative, stat.st_size, stat.st_mtime_ns)
+    while problems:
+        error = problems.pop()
+        yield str(error.filename or root), f"cannot list: {error.strerror}"
+
+
+def _fsspec_mtime(info: dict[str, Any]) -> int | None:
+    import datetime
+
+    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
+        value = info.get(key)
+        if value is None:
+            continue
+        if isinstance(value, (int, float)):
+            return int(value * 1_000_000_000)
+        if isinstance(value, datetime.datetime):
+            return int(value.timestamp() * 1_000_000_000)
+        if isinstance(value, str):
+            try:
+                return int(datetime.datetime.fromisoformat(value).timestamp() * 1_000_000_000)
+            except ValueError:
+                continue
+    return None
+
+
+def _iter_url(root: str) -> Iterator[FileRef | tuple[str, str]]:
+    try:
+        import fsspec
+        from fsspec.core import url_to_fs
+    except ImportError:
+        yield root, "URLs need fsspec: pip install 'gamepak[catalog]'"
+        return
+    try:
+        fs, base = url_to_fs(root)
+        if fs.isdir(base):
+            listing = fs.find(base, detail=True)
+        else:
+            listing = {base: fs.info(base)}
+    except (OSError, ValueError) as exc:
+        yield root, f"cannot list: {exc}"
+        return
+    protocol = root.split("://", 1)[0]
+    del fsspec
+    for path in sorted(listing):
+        info = listing[path]
+        if info.get("type") != "file":
+            continue
+        relative = path[len(base) :].lstrip("/") if path != base else path.rsplit("/", 1)[-1]
+        yield FileRef(f"{protocol}://{path}", relative, int(info.get("size") or 0), _fsspec_mtime(info), url=True)
+
+
+def open_file(ref: FileRef) -> Any:
+    """A seekable binary file object for `ref` (a real file, or an fsspec file for URLs)."""
+    if ref.url:
+        import fsspec
+
+        return fsspec.open(ref.path, "rb").open()
+    local = ref.path[len("file://") :] if ref.path.startswith("file://") else ref.path
+    return open(local, "rb")
