@@ -210,6 +210,25 @@ def test_textures_rows_describe_every_peg_texture(reference: Path, collection: P
     assert code == 0 and listed == cataloged
 
 
+def test_pegs_of_a_compressed_pack_are_not_decoded_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CPU files hashing decoded are kept for the textures table: no second pass over a
+    compressed stream (`iter_data` is only for plain members)."""
+    (tmp_path / "in").mkdir()
+    for flags in (1, 3):  # compressed; compressed and condensed (a .str2_pc's modes)
+        _write(
+            tmp_path / "in" / f"m{flags}.vpp_pc", "vpp", [("a.txt", b"a" * 999), *_peg_pair("p", [(8, 8)])], flags=flags
+        )
+
+    def no_second_pass(self: Any, entries: Any) -> Any:
+        raise AssertionError(f"a second pass over {[entry.name for entry in entries]}")
+
+    monkeypatch.setattr(gamepak.core.archive.Archive, "iter_data", no_second_pass)
+    build_catalog([str(tmp_path / "in")], str(tmp_path / "out"), scheduler="synchronous")
+    assert read_table(str(tmp_path / "out"), "errors").num_rows == 0
+    rows = read_table(str(tmp_path / "out"), "textures").to_pylist()
+    assert sorted((r["nested_path"], r["name"]) for r in rows) == [("m1.vpp_pc", "t0.tga"), ("m3.vpp_pc", "t0.tga")]
+
+
 def test_a_broken_peg_is_an_errors_row_and_the_pack_goes_on(tmp_path: Path) -> None:
     good = _peg_pair("good", [(4, 4)])
     bad_cpu = bytearray(good[0][1])

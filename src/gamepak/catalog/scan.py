@@ -79,12 +79,15 @@ class Stats:
 
 class _MemberHashes:
     """What hashing one pack's members found: each member's digest and type (None until it is
-    read, and for one that cannot be), the nested packs among them, and where the members that
-    are plain byte ranges lie (hashed together in one pass)."""
+    read, and for one that cannot be), the nested packs among them, where the members that
+    are plain byte ranges lie (hashed together in one pass), and the bytes of the decoded
+    members at the positions in `keep` (peg CPU files: `kept`)."""
 
-    def __init__(self, entries: list[Entry], label: str) -> None:
+    def __init__(self, entries: list[Entry], label: str, keep: set[int] | frozenset[int] = frozenset()) -> None:
         self.entries = entries
         self.label = label
+        self.keep = keep
+        self.kept: dict[int, bytes] = {}
         self.digests: list[str | None] = [None] * len(entries)
         self.kinds: list[str | None] = [None] * len(entries)
         self.nested: dict[int, str] = {}
@@ -360,7 +363,12 @@ class ArchiveScanner:
         the file's sha256 comes from the same reads (returned, and in `archive_sha256`; else
         `archive_sha` is): the plain-range pass reads the whole file, or, when the format decoded
         members, their stored bytes fed the file's hash as it read them (`HashingSource`)."""
-        found = _MemberHashes(entries, archive.filename)
+        if self.sinks.textures is not None:
+            from .textures import wanted_positions
+
+            found = _MemberHashes(entries, archive.filename, wanted_positions(entries))
+        else:
+            found = _MemberHashes(entries, archive.filename)
         own_source = archive._source
         tee = HashingSource(own_source, hashlib.sha256()) if hash_file else None
         if tee is not None:
@@ -379,7 +387,7 @@ class ArchiveScanner:
             file_sha = file_hasher.hexdigest() if file_hasher is not None and done else None
         self._member_rows(archive, entries, nested_path, depth, file_sha if hash_file else archive_sha, found)
         if self.sinks.textures is not None:
-            self._texture_rows(archive, entries, nested_path)
+            self._texture_rows(archive, entries, nested_path, found.kept)
         if self.options.nested:
             for position, format_name in found.nested.items():
                 self._descend(archive, entries[position], format_name, nested_path, depth, found.digests[position])
@@ -457,11 +465,14 @@ class ArchiveScanner:
         hasher: Hasher | None = self.new_hasher() if self.new_hasher is not None else None
         head = b""
         total = 0
+        kept: list[bytes] | None = [] if position in found.keep else None
         for chunk in data:
             if len(head) < HEAD_BYTES:
                 head += bytes(chunk[: HEAD_BYTES - len(head)])
             if hasher is not None:
                 hasher.update(chunk)
+            if kept is not None:
+                kept.append(bytes(chunk))
             total += len(chunk)
         if total != entry.size:
             raise archive.corrupt(
@@ -470,6 +481,8 @@ class ArchiveScanner:
         self.stats.member_bytes += total
         found.digests[position] = hasher.hexdigest() if hasher is not None else None
         found.kinds[position] = found.describe(position, head)
+        if kept is not None:
+            found.kept[position] = b"".join(kept)
 
     def _member_rows(
         self,
@@ -506,14 +519,15 @@ class ArchiveScanner:
         )
         self.stats.members += len(entries)
 
-    def _texture_rows(self, archive: Archive, entries: list[Entry], nested_path: str) -> None:
-        """The textures rows of the pegs among `entries` (catalog.textures)."""
+    def _texture_rows(self, archive: Archive, entries: list[Entry], nested_path: str, kept: dict[int, bytes]) -> None:
+        """The textures rows of the pegs among `entries` (catalog.textures); `kept`: the CPU
+        files hashing decoded, by position."""
         from .textures import texture_columns
 
         def error(problem: BaseException | str, member: str) -> None:
             self.error("textures", problem, nested_path, member or None)
 
-        count, columns = texture_columns(archive, entries, nested_path, error)
+        count, columns = texture_columns(archive, entries, nested_path, error, kept)
         if count:
             constants = {"archive_path": self.ref.path, "nested_path": nested_path}
             self.sinks.textures.extend(count, columns, constants)

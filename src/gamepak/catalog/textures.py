@@ -2,8 +2,10 @@
 read from the CPU file alone: its header and entries say all of that, the GPU file holds only
 the pixels and is not read.
 
-A pack's CPU files are read in one pass over its data (`Archive.iter_data`), after its members
-were hashed; they are small (the game's largest is about 100 KB).
+CPU files are small (the game's largest is about 100 KB). Those the format had to decode
+(compressed packs: `.str2_pc` files are compressed and condensed) are kept as the scanner hashes
+them (`wanted_positions`), so a solid stream is not decoded a second time; plain ones are read
+afterwards in one pass (`Archive.iter_data`: reads of byte ranges).
 """
 
 from __future__ import annotations
@@ -12,52 +14,79 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError
-from ..formats.rfg.peg.sources import is_cpu_name
+from ..formats.rfg.peg.reader import GPU_PARTNERS
 
 if TYPE_CHECKING:
     from ..core.archive import Archive, Entry
 
+CPU_SUFFIXES = frozenset(GPU_PARTNERS)  # `.cpeg_pc`, `.cvbm_pc`
 # A CPU file larger than this is not read (a hostile or mislabelled member): an errors row.
 MAX_CPU_BYTES = 16 << 20
 
 
+def wanted_positions(entries: list[Entry]) -> set[int]:
+    """Positions in `entries` of the peg CPU files whose textures are listed (the bytes the
+    scanner keeps when it decodes them)."""
+    # The suffix test first: this runs over every member of every pack cataloged.
+    return {
+        position
+        for position, entry in enumerate(entries)
+        if entry.name[-8:].lower() in CPU_SUFFIXES and entry.size <= MAX_CPU_BYTES
+    }
+
+
 def texture_columns(
-    archive: Archive, entries: list[Entry], nested_path: str, error: Callable[[BaseException | str, str], None]
+    archive: Archive,
+    entries: list[Entry],
+    nested_path: str,
+    error: Callable[[BaseException | str, str], None],
+    kept: dict[int, bytes] | None = None,
 ) -> tuple[int, dict[str, list[Any]]]:
-    """(row count, columns) of the textures of the peg CPU files among `entries`; a CPU file
+    """(row count, columns) of the textures of the peg CPU files among `entries`; `kept` holds
+    CPU files already read (by position in `entries`), the others are read here. A CPU file
     that cannot be read or parsed is reported through `error(problem, member name)` and
     skipped. Files that are not PC pegs (no `GEKV` signature) are skipped as `iter_pegs` does."""
+    columns: dict[str, list[Any]] = {key: [] for key in ("peg", "name", "width", "height", "format", "mips", "flags")}
+    kept = kept or {}
+    wanted = wanted_positions(entries)
+    for entry in entries:
+        if entry.size > MAX_CPU_BYTES and entry.name[-8:].lower() in CPU_SUFFIXES:
+            error(f"{entry.size} bytes is too large for a peg CPU file (at most {MAX_CPU_BYTES} are read)", entry.name)
+    to_read = [entries[position] for position in sorted(wanted) if position not in kept]
+    found = {entries[position].index: data for position, data in kept.items() if position in wanted}
+    if to_read:
+        try:
+            for entry, chunks in archive.iter_data(to_read):
+                found[entry.index] = b"".join(chunks)
+        except (OSError, GamepakError) as exc:
+            error(exc, to_read[0].name if len(to_read) == 1 else "")
+    for position in sorted(wanted):
+        entry = entries[position]
+        cpu = found.get(entry.index)
+        if cpu is not None and cpu[:4] == b"GEKV":
+            _add_textures(columns, cpu, entry.name, nested_path, error)
+    return len(columns["name"]), columns
+
+
+def _add_textures(
+    columns: dict[str, list[Any]],
+    cpu: bytes,
+    peg: str,
+    nested_path: str,
+    error: Callable[[BaseException | str, str], None],
+) -> None:
     from ..formats.rfg.peg.reader import read_entries
 
-    columns: dict[str, list[Any]] = {key: [] for key in ("peg", "name", "width", "height", "format", "mips", "flags")}
-    wanted = []
-    for entry in entries:
-        if not is_cpu_name(entry.name):
-            continue
-        if entry.size > MAX_CPU_BYTES:
-            error(f"{entry.size} bytes is too large for a peg CPU file (at most {MAX_CPU_BYTES} are read)", entry.name)
-        else:
-            wanted.append(entry)
-    if not wanted:
-        return 0, columns
     try:
-        for entry, chunks in archive.iter_data(wanted):
-            cpu = b"".join(chunks)
-            if cpu[:4] != b"GEKV":
-                continue
-            try:
-                _, textures = read_entries(cpu, f"{nested_path}/{entry.name}")
-            except GamepakError as exc:
-                error(exc, entry.name)
-                continue
-            for texture in textures:
-                columns["peg"].append(entry.name)
-                columns["name"].append(texture.name)
-                columns["width"].append(texture.width)
-                columns["height"].append(texture.height)
-                columns["format"].append(texture.format.label)
-                columns["mips"].append(texture.mips)
-                columns["flags"].append(texture.flags)
-    except (OSError, GamepakError) as exc:
-        error(exc, wanted[0].name if len(wanted) == 1 else "")
-    return len(columns["name"]), columns
+        _, textures = read_entries(cpu, f"{nested_path}/{peg}")
+    except GamepakError as exc:
+        error(exc, peg)
+        return
+    for texture in textures:
+        columns["peg"].append(peg)
+        columns["name"].append(texture.name)
+        columns["width"].append(texture.width)
+        columns["height"].append(texture.height)
+        columns["format"].append(texture.format.label)
+        columns["mips"].append(texture.mips)
+        columns["flags"].append(texture.flags)
