@@ -19,7 +19,11 @@ three data modes with nested .str2_pc packs, J2ME packs, JOE models), about 100,
   members *and* the archives (the same bytes hashed), and with hashlib alone over both (what
   is left is parsing, Parquet and imports). coreutils' sha256sum may not use the CPU's SHA
   instructions where OpenSSL (hashlib) does: the hashlib line shows how much that weighs;
-- peak RSS of every worker process (target < 200 MiB).
+- peak RSS of every worker process (target < 200 MiB);
+- the textures table: a pack dense with pegs (150 pairs of 4 textures beside 150 other members,
+  plain and compressed+condensed as a `.str2_pc` is) cataloged vs the same pack with its CPU
+  files renamed so no textures are read (the same members, bytes and hashing); `--textures-only`
+  runs just this.
 """
 
 from __future__ import annotations
@@ -235,8 +239,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the 2,000-archive collection")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (medians are reported)")
+    parser.add_argument("--textures-only", action="store_true", help="only the textures table's cost")
     arguments = parser.parse_args()
     compile_bytecode()
+    if arguments.textures_only:
+        bench_textures_table(max(arguments.rounds, 7))
+        return
     base = scratch("catalog")
     collection = base / "collection"
     started = time.perf_counter()
@@ -351,6 +359,57 @@ def main() -> None:
     print(
         f"peak RSS per worker: processes {process_peak:.0f} MiB, LocalCluster {cluster_peak:.0f} MiB (target < 200 MiB)"
     )
+    shutil.rmtree(base, ignore_errors=True)
+    bench_textures_table(max(arguments.rounds, 7))
+
+
+def bench_textures_table(rounds: int) -> None:
+    """The catalog of peg-dense packs with the textures table vs without (CPU files renamed)."""
+    import numpy as np
+
+    from gamepak.catalog import ScanOptions, build_catalog
+    from gamepak.formats.rfg.peg import Peg, PixelFormat
+
+    base = scratch("catalog-textures")
+    rng = np.random.default_rng(1)
+    members: list[tuple[str, bytes]] = []
+    for index in range(150):
+        peg = Peg.new(f"p{index}.cpeg_pc")
+        for texture in range(4):
+            peg.add_texture(f"t{texture}", rng.integers(0, 256, (64, 64, 4), dtype=np.uint8), PixelFormat.DXT1)
+        cpu, gpu = peg.to_bytes()
+        members += [(f"p{index}.cpeg_pc", cpu), (f"p{index}.gpeg_pc", gpu), (f"m{index}.bin", rng.bytes(20000))]
+    renamed = [(name.replace(".cpeg_pc", ".cpeg_px"), data) for name, data in members]
+    for folder, listed in (("pegs", members), ("renamed", renamed)):
+        (base / folder).mkdir()
+        for flags in (0, 3):
+            _pack(base / folder / f"mode{flags}.vpp_pc", "vpp", listed, flags=flags)
+
+    def catalog(folder: str, verify: bool) -> float:
+        shutil.rmtree(base / "out", ignore_errors=True)
+        start = time.perf_counter()
+        build_catalog(
+            [str(base / folder)], str(base / "out"), options=ScanOptions(verify=verify), scheduler="synchronous"
+        )
+        return time.perf_counter() - start
+
+    from gamepak.catalog.schema import read_table
+
+    # The table alone (--no-verify on both sides), then with verify (which parses every peg
+    # with its GPU file, as `gamepak verify` does).
+    for verify in (False, True):
+        catalog("pegs", verify), catalog("renamed", verify)
+        with_table, without = [], []
+        for _ in range(rounds):
+            with_table.append(catalog("pegs", verify))
+            without.append(catalog("renamed", verify))
+        catalog("pegs", verify)  # the last round cataloged the renamed packs
+        rows = read_table(str(base / "out"), "textures").num_rows
+        a, b = statistics.median(with_table), statistics.median(without)
+        print(
+            f"textures table{' and peg verify' if verify else ''}: {rows} textures of 300 pegs in 2 packs: "
+            f"{a * 1000:.0f} ms vs {b * 1000:.0f} ms without pegs ({a / b:.2f}x), {rounds} alternating rounds"
+        )
     shutil.rmtree(base, ignore_errors=True)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import lru_cache
 
 HEADER = struct.Struct("<4sHHIIHHHH")
 ENTRY = struct.Struct("<IHHHHHHHHIHBBI16s")
@@ -107,6 +108,7 @@ def level_dims(width: int, height: int, mips: int) -> list[tuple[int, int]]:
     return [(max(1, width >> i), max(1, height >> i)) for i in range(mips)]
 
 
+@lru_cache(maxsize=4096)  # a pack's textures share few sizes; listing one is then a lookup
 def chain_size(fmt: PixelFormat, width: int, height: int, mips: int) -> int:
     """Bytes of a whole mip chain, without alignment padding."""
     return sum(level_size(fmt, w, h) for w, h in level_dims(width, height, mips))
