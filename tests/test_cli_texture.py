@@ -201,3 +201,37 @@ def test_dry_run_writes_nothing_and_unmatched_images_are_named(
     assert (target.read_bytes(), (tmp_path / "t.gpeg_pc").read_bytes()) == before
     assert main(["texture", "import", str(target), str(tmp_path / "missing")]) == 1
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_peg_picks_one_peg_of_a_pack_for_ls_export_and_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gamepak
+
+    loose = _write_peg(tmp_path)
+    pair = [("t.cpeg_pc", loose.read_bytes()), ("t.gpeg_pc", (tmp_path / "t.gpeg_pc").read_bytes())]
+    pack = tmp_path / "zone.vpp_pc"
+    with gamepak.create(pack, "vpp") as writer:
+        for zone in ("a", "b"):
+            inner = tmp_path / f"{zone}.str2_pc"
+            with gamepak.create(inner, "vpp") as inner_writer:
+                for name, data in pair:
+                    inner_writer.add(name, data)
+            writer.add(inner.name, inner.read_bytes())
+    capsys.readouterr()
+    assert main(["texture", "ls", str(pack), "--json", "--peg", "B.str2_pc/t.cpeg_pc"]) == 0
+    assert {row["peg"] for row in json.loads(capsys.readouterr().out)} == {"b.str2_pc/t.cpeg_pc"}
+    assert main(["texture", "export", str(pack), "-o", str(tmp_path / "out")]) == 0
+    for zone in ("a", "b"):
+        Image.new("RGBA", (8, 8), (9, 9, 9, 255)).save(tmp_path / "out" / f"{zone}.str2_pc" / "t.cpeg_pc" / "wall.png")
+    capsys.readouterr()
+    assert main(["texture", "import", str(pack), str(tmp_path / "out"), "--peg", "a.str2_pc/t.cpeg_pc"]) == 0
+    err = capsys.readouterr().err
+    assert "1 texture(s) changed: a.str2_pc/t.cpeg_pc/wall.tga" in err and "match no texture" not in err
+    assert main(["texture", "export", str(pack), "-o", str(tmp_path / "b"), "--peg", "b.str2_pc/t.cpeg_pc"]) == 0
+    assert sorted(p.relative_to(tmp_path / "b").as_posix() for p in (tmp_path / "b").rglob("*.png")) == [
+        "b.str2_pc/t.cpeg_pc/glow.png",
+        "b.str2_pc/t.cpeg_pc/wall.png",
+    ]
+    assert main(["texture", "ls", str(pack), "--peg", "c.str2_pc/t.cpeg_pc"]) == 1
+    assert "no peg 'c.str2_pc/t.cpeg_pc' in this pack" in capsys.readouterr().err

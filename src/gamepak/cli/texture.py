@@ -32,6 +32,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     ls = add_command(sub, "ls", run_ls, "List the textures of a peg or of every peg in a pack.")
     ls.add_argument("source", metavar="SOURCE", help="a .cpeg_pc/.cvbm_pc file or a pack")
     add_json_option(ls, "a list of {peg, name, width, height, format, mips, flags}")
+    _peg_option(ls, "only that peg")
     _order(ls)
 
     export = add_command(
@@ -44,6 +45,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     export.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write to")
     export.add_argument("--as", dest="kind", choices=("png", "dds"), default="png", help="image kind (default png)")
     export.add_argument("--overwrite", action="store_true", help="replace existing files")
+    _peg_option(export, "only that peg")
     _order(export)
 
     imp = add_command(
@@ -58,6 +60,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     imp.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file or a pack")
     imp.add_argument("folder", metavar="DIR", help="the folder export wrote")
     imp.add_argument("--dry-run", action="store_true", help="check every image and say what would change")
+    _peg_option(imp, "only into that peg (its folder under DIR)")
     _order(imp)
 
     add = add_command(sub, "add", run_add, "Add a new texture to a peg (a file, or one inside a pack).")
@@ -79,11 +82,13 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     _peg_option(rm)
 
 
-def _peg_option(parser: argparse.ArgumentParser) -> None:
+def _peg_option(parser: argparse.ArgumentParser, what: str | None = None) -> None:
     parser.add_argument(
         "--peg",
         metavar="MEMBER",
-        help="when TARGET is a pack: the peg's member path (zone.str2_pc/crate.cpeg_pc), needed if it holds several; "
+        help=f"when the pack holds several pegs: {what}, by member path (zone.str2_pc/crate.cpeg_pc)"
+        if what
+        else "when TARGET is a pack: the peg's member path (zone.str2_pc/crate.cpeg_pc), needed if it holds several; "
         "the .str2_pc holding it and its .asm_pc container are rewritten",
     )
 
@@ -99,12 +104,9 @@ def _order(parser: argparse.ArgumentParser) -> None:
 
 
 def run_ls(args: argparse.Namespace) -> int | None:
-    from ..formats.rfg.peg.sources import iter_pegs
+    from ..ops.textures import list_textures
 
-    rows = []
-    for peg_path, peg in iter_pegs(args.source, args.order):
-        for texture in peg.textures:
-            rows.append({"peg": peg_path, **texture.summary()})
+    rows = list_textures(args.source, peg=args.peg, order=args.order)
     if args.as_json:
         print_json(rows)
         return None
@@ -121,7 +123,13 @@ def run_export(args: argparse.Namespace) -> int | None:
     from ..ops.textures import export_textures
 
     written = export_textures(
-        args.source, args.output, kind=args.kind, names=args.names, overwrite=args.overwrite, order=args.order
+        args.source,
+        args.output,
+        kind=args.kind,
+        names=args.names,
+        overwrite=args.overwrite,
+        order=args.order,
+        peg=args.peg,
     )
     note(f"exported {len(written)} texture(s) to {args.output}")
     return None
@@ -130,7 +138,7 @@ def run_export(args: argparse.Namespace) -> int | None:
 def run_import(args: argparse.Namespace) -> int | None:
     from ..ops.textures import import_textures
 
-    changed = import_textures(args.target, args.folder, order=args.order, dry_run=args.dry_run)
+    changed = import_textures(args.target, args.folder, order=args.order, dry_run=args.dry_run, peg=args.peg)
     verb = "would change" if args.dry_run else "changed"
     note(f"{len(changed)} texture(s) {verb}" + (f": {', '.join(changed)}" if changed else ""))
     return None

@@ -10,7 +10,7 @@ crash-safe `edit` of the pack, which rebuilds the `.str2_pc` holding the pair an
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError
@@ -29,6 +29,33 @@ def _stem(name: str) -> str:
     return name.rsplit(".", 1)[0]
 
 
+def list_textures(
+    source: str | os.PathLike[str], *, peg: str | None = None, order: str = "BGRA"
+) -> list[dict[str, object]]:
+    """Each texture of `source` (a CPU file, or every peg in a pack; `peg`: only that member
+    path) as {peg, name, width, height, format, mips, flags}: what `texture ls --json` prints."""
+    return [
+        {"peg": peg_path, **texture.summary()}
+        for peg_path, found in _pegs(os.fspath(source), order, peg)
+        for texture in found.textures
+    ]
+
+
+def _pegs(source: str, order: str, only: str | None) -> Iterator[tuple[str, Peg]]:
+    """`iter_pegs`, or with `only` the one peg of that member path (case-insensitive); a
+    GamepakError when the pack holds none of that path."""
+    if only is None or is_cpu_name(os.path.basename(source)):
+        yield from iter_pegs(source, order)
+        return
+    seen = False
+    for peg_path, found in iter_pegs(source, order):
+        if peg_path.lower() == only.lower():
+            seen = True
+            yield peg_path, found
+    if not seen:
+        raise GamepakError(f"{source}: no peg {only!r} in this pack")
+
+
 def export_textures(
     source: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -37,11 +64,13 @@ def export_textures(
     names: Iterable[str] = (),
     overwrite: bool = False,
     order: str = "BGRA",
+    peg: str | None = None,
 ) -> list[str]:
-    """Write each texture of `source` (a CPU file, or every peg in a pack) under `output` as a
-    PNG (top mip, RGBA) or a DDS (every mip, the stored bytes); returns the files written.
-    A pack's textures are laid out by member path (`OUT/zone.str2_pc/x.cpeg_pc/name.png`).
-    `names` (with or without `.tga`) picks textures; one not found is an error."""
+    """Write each texture of `source` (a CPU file, or every peg in a pack; `peg`: only that
+    member path) under `output` as a PNG (top mip, RGBA) or a DDS (every mip, the stored
+    bytes); returns the files written. A pack's textures are laid out by member path
+    (`OUT/zone.str2_pc/x.cpeg_pc/name.png`). `names` (with or without `.tga`) picks textures;
+    one not found is an error."""
     import io
 
     from ..core.names import safe_parts
@@ -51,60 +80,67 @@ def export_textures(
         raise GamepakError(f"unknown image kind {kind!r} (png or dds)")
     source, output = os.fspath(source), os.fspath(output)
     wanted = {_stem(name) for name in names}
-    found: set[str] = set()
+    exported: set[str] = set()
     loose = is_cpu_name(os.path.basename(source))
     written: list[str] = []
-    for peg_path, peg in iter_pegs(source, order):
+    for peg_path, holder in _pegs(source, order, peg):
         # One peg's images are written together, through extraction's safe path: names
         # checked, no folder on the way a link, the set appearing at once or not at all.
         folder = [] if loose else safe_parts(peg_path)
         images: list[tuple[str, bytes]] = []
-        for texture in peg.textures:
+        for texture in holder.textures:
             stem = _stem(texture.name)
             if wanted and stem not in wanted:
                 continue
-            found.add(stem)
+            exported.add(stem)
             if kind == "dds":
-                data = peg.to_dds(texture.name)
+                data = holder.to_dds(texture.name)
             else:
                 buffer = io.BytesIO()
-                peg.read_pil(texture.name).save(buffer, "PNG")
+                holder.read_pil(texture.name).save(buffer, "PNG")
                 data = buffer.getvalue()
             images.append(("/".join([*folder, *safe_parts(f"{stem}.{kind}")]), data))
         if images:
             written += write_files(output, images, overwrite=overwrite)
-    missing = wanted - found
+    missing = wanted - exported
     if missing:
         raise GamepakError(f"{source}: no texture named {', '.join(sorted(missing))}")
     return written
 
 
 def import_textures(
-    target: str | os.PathLike[str], folder: str | os.PathLike[str], *, order: str = "BGRA", dry_run: bool = False
+    target: str | os.PathLike[str],
+    folder: str | os.PathLike[str],
+    *,
+    order: str = "BGRA",
+    dry_run: bool = False,
+    peg: str | None = None,
 ) -> list[str]:
     """Import a folder laid out as `export_textures` wrote it into `target` (a CPU file or a
     pack); returns the changed textures (their names; `peg path/name` in a pack). Only images
     that differ from what is stored change anything: an unchanged image is never re-encoded, a
     DDS of the entry's format is copied as is, any other image (PNG, TGA, BMP, TIFF, a DDS of
     another format) is encoded into the entry's format with its mips made again. Image files
-    that match no texture are named in a warning. `dry_run` checks and reports, writing nothing."""
+    that match no texture are named in a warning. `dry_run` checks and reports, writing nothing;
+    `peg` imports into that member path only."""
     target, folder = os.fspath(target), os.fspath(folder)
     if not os.path.isdir(folder):
         raise GamepakError(f"{folder}: not a folder (export writes one to import from)")
     used: set[str] = set()
     if is_cpu_name(target):
-        peg = _open_loose(target, order)
-        changed = _import_folder(peg, folder, used)
+        loose = _open_loose(target, order)
+        changed = _import_folder(loose, folder, used)
         if changed and not dry_run:
-            _save_pair(target, peg)
+            _save_pair(target, loose)
     else:
         # Each peg's folder is FOLDER/<member path>; all changes go through one edit of the pack.
         replacements: dict[str, bytes] = {}
         changed = []
-        for peg_path, peg in iter_pegs(target, order):
-            names = _import_folder(peg, os.path.join(folder, *peg_path.split("/")), used)
+        for peg_path, holder in _pegs(target, order, peg):
+            peg_folder = os.path.join(folder, *peg_path.split("/"))
+            names = _import_folder(holder, peg_folder, used)
             if names:
-                replacements[peg_path], replacements[partner_name(peg_path)] = peg.to_bytes()
+                replacements[peg_path], replacements[partner_name(peg_path)] = holder.to_bytes()
                 changed += [f"{peg_path}/{name}" for name in names]
         if replacements and not dry_run:
             from .edit import edit
@@ -112,6 +148,8 @@ def import_textures(
             with edit(target) as pack:
                 for member, data in replacements.items():
                     pack.replace(member, data)
+        if peg is not None:  # the other pegs' folders were not meant
+            folder = peg_folder
     _warn_unused(folder, used)
     return changed
 
