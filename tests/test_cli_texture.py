@@ -235,3 +235,12 @@ def test_peg_picks_one_peg_of_a_pack_for_ls_export_and_import(
     ]
     assert main(["texture", "ls", str(pack), "--peg", "c.str2_pc/t.cpeg_pc"]) == 1
     assert "no peg 'c.str2_pc/t.cpeg_pc' in this pack" in capsys.readouterr().err
+
+
+def test_pack_commands_point_a_peg_to_the_texture_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = _write_peg(tmp_path)
+    for command in ("ls", "info", "verify"):
+        assert main([command, str(target)]) == 1
+        assert "an RFG texture set (peg), not a pack: `gamepak texture ls` lists it" in capsys.readouterr().err
+    assert main(["ls", str(tmp_path / "t.gpeg_pc")]) == 1
+    assert "give its CPU file (.cpeg_pc) to `gamepak texture`" in capsys.readouterr().err

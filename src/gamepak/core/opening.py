@@ -13,7 +13,7 @@ from ..errors import (
     UnnamedFormatError,
     UnsupportedFeatureError,
 )
-from .registry import FORMATS, format_for_path, get_format
+from .registry import FORMATS, format_for_path, get_format, other_command_for
 from .source import Source
 
 TYPE_CHECKING = False
@@ -102,8 +102,11 @@ def choose_format(file: PathOrFile, *, name: str | None = None) -> Detection:
         source.close()
     found = detect(file, name=name)
     if not found:
+        other = other_command_for(label)
         raise UnknownFormatError(
-            f"{label}: not a format gamepak knows (pass format=..., or --format on the command line)"
+            f"{label}: {other}"
+            if other
+            else f"{label}: not a format gamepak knows (pass format=..., or --format on the command line)"
         )
     best = found[0]
     if not best.has_magic and len(found) > 1 and found[1].confidence == best.confidence:

@@ -6,6 +6,7 @@ Adding a format means adding its module and one row here.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ..errors import UnknownFormatError
@@ -157,6 +158,22 @@ FORMATS: tuple[FormatSpec, ...] = (
         has_magic=False,
     ),
 )
+
+
+# Files gamepak reads with a command of their own, not as packs: extension -> what to run (the
+# "not a format gamepak knows" error says it instead).
+_PEG_CPU = "an RFG texture set (peg), not a pack: `gamepak texture ls` lists it, `texture export` writes its images"
+OTHER_COMMANDS = {
+    ".cpeg_pc": _PEG_CPU,
+    ".cvbm_pc": _PEG_CPU,
+    ".gpeg_pc": "the pixels of an RFG texture set: give its CPU file (.cpeg_pc) to `gamepak texture`",
+    ".gvbm_pc": "the pixels of an RFG texture set: give its CPU file (.cvbm_pc) to `gamepak texture`",
+}
+
+
+def other_command_for(path: str) -> str | None:
+    """What to run for a file gamepak reads with another command (a texture set), if it is one."""
+    return OTHER_COMMANDS.get(os.path.splitext(path)[1].lower())
 
 
 def get_format(name: str) -> FormatSpec:
