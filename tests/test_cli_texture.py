@@ -244,3 +244,35 @@ def test_pack_commands_point_a_peg_to_the_texture_command(tmp_path: Path, capsys
         assert "an RFG texture set (peg), not a pack: `gamepak texture ls` lists it" in capsys.readouterr().err
     assert main(["ls", str(tmp_path / "t.gpeg_pc")]) == 1
     assert "give its CPU file (.cpeg_pc) to `gamepak texture`" in capsys.readouterr().err
+
+
+def test_progress_is_reported_per_texture_and_drawn_only_on_a_terminal_after_a_delay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from gamepak.cli.common import counting_bar
+    from gamepak.ops.textures import export_textures, import_textures
+
+    target = _write_peg(tmp_path)
+    seen: list[str] = []
+    export_textures(target, tmp_path / "out", progress=seen.append)
+    assert seen == ["wall.png", "glow.png"]
+    seen.clear()
+    import_textures(target, tmp_path / "out", progress=seen.append)
+    assert seen == ["wall.tga", "glow.tga"]
+    with counting_bar("working") as advance:  # not a terminal: no bar at all
+        assert advance is None
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    quick = counting_bar("quick", delay=60)
+    with quick as advance:
+        assert advance is not None
+        advance("a")
+    assert quick.done == 1 and quick._bar is None and "quick" not in capsys.readouterr().err
+    slow = counting_bar("slow work", delay=0)
+    with slow as advance:
+        assert advance is not None
+        for item in "abc":
+            advance(item)
+    assert slow.done == 3 and slow._bar is not None
+    assert "slow work: 1" in capsys.readouterr().err

@@ -288,6 +288,52 @@ class progress_bar:
             self._bar.stop()
 
 
+class counting_bar:
+    """A rich progress line on stderr (a terminal only) for work whose size is not known ahead:
+    a count of items done, shown only once the work has taken `delay` seconds, so quick runs
+    neither import rich nor draw anything. Yields the per-item callback (None: no terminal)."""
+
+    def __init__(self, label: str, delay: float = 0.5) -> None:
+        self.label = label
+        self.delay = delay
+        self.done = 0
+        self._next_draw = 0.0
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> Callable[..., None] | None:
+        if not sys.stderr.isatty():
+            return None
+        import time
+
+        self._next_draw = time.monotonic() + self.delay
+        return self.advance
+
+    def advance(self, *_: object) -> None:
+        """One more item done (the arguments, what was done, are not shown)."""
+        import time
+
+        self.done += 1
+        now = time.monotonic()
+        if now < self._next_draw:
+            return
+        self._next_draw = now + 0.1
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            columns = (SpinnerColumn(), TextColumn("{task.description}: {task.completed}"), TimeElapsedColumn())
+            self._bar = Progress(*columns, transient=True, console=Console(stderr=True), auto_refresh=False)
+            self._bar.start()
+            self._task = self._bar.add_task(self.label, total=None)
+        self._bar.update(self._task, completed=self.done)
+        self._bar.refresh()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
 def windows_path(archive: Any, name: str) -> str:
     """A member name or pattern typed with Windows' backslashes (`maps\\e1m1.bsp`, as cmd and
     PowerShell complete paths) in the pack's own '/' form, unless the pack holds that very name

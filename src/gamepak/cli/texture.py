@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import add_command, add_group, add_json_option, note, print_json, write_text
+from .common import add_command, add_group, add_json_option, counting_bar, note, print_json, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -122,15 +122,17 @@ def run_ls(args: argparse.Namespace) -> int | None:
 def run_export(args: argparse.Namespace) -> int | None:
     from ..ops.textures import export_textures
 
-    written = export_textures(
-        args.source,
-        args.output,
-        kind=args.kind,
-        names=args.names,
-        overwrite=args.overwrite,
-        order=args.order,
-        peg=args.peg,
-    )
+    with counting_bar("exporting textures") as advance:
+        written = export_textures(
+            args.source,
+            args.output,
+            kind=args.kind,
+            names=args.names,
+            overwrite=args.overwrite,
+            order=args.order,
+            peg=args.peg,
+            progress=advance,
+        )
     note(f"exported {len(written)} texture(s) to {args.output}")
     return None
 
@@ -138,7 +140,10 @@ def run_export(args: argparse.Namespace) -> int | None:
 def run_import(args: argparse.Namespace) -> int | None:
     from ..ops.textures import import_textures
 
-    changed = import_textures(args.target, args.folder, order=args.order, dry_run=args.dry_run, peg=args.peg)
+    with counting_bar("checking textures") as advance:
+        changed = import_textures(
+            args.target, args.folder, order=args.order, dry_run=args.dry_run, peg=args.peg, progress=advance
+        )
     verb = "would change" if args.dry_run else "changed"
     note(f"{len(changed)} texture(s) {verb}" + (f": {', '.join(changed)}" if changed else ""))
     return None

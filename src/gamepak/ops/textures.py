@@ -65,12 +65,13 @@ def export_textures(
     overwrite: bool = False,
     order: str = "BGRA",
     peg: str | None = None,
+    progress: Callable[[str], object] | None = None,
 ) -> list[str]:
     """Write each texture of `source` (a CPU file, or every peg in a pack; `peg`: only that
     member path) under `output` as a PNG (top mip, RGBA) or a DDS (every mip, the stored
     bytes); returns the files written. A pack's textures are laid out by member path
     (`OUT/zone.str2_pc/x.cpeg_pc/name.png`). `names` (with or without `.tga`) picks textures;
-    one not found is an error."""
+    one not found is an error. `progress(path)` is called as each image is made."""
     import io
 
     from ..core.names import safe_parts
@@ -100,6 +101,8 @@ def export_textures(
                 holder.read_pil(texture.name).save(buffer, "PNG")
                 data = buffer.getvalue()
             images.append(("/".join([*folder, *safe_parts(f"{stem}.{kind}")]), data))
+            if progress is not None:
+                progress(images[-1][0])
         if images:
             written += write_files(output, images, overwrite=overwrite)
     missing = wanted - exported
@@ -115,6 +118,7 @@ def import_textures(
     order: str = "BGRA",
     dry_run: bool = False,
     peg: str | None = None,
+    progress: Callable[[str], object] | None = None,
 ) -> list[str]:
     """Import a folder laid out as `export_textures` wrote it into `target` (a CPU file or a
     pack); returns the changed textures (their names; `peg path/name` in a pack). Only images
@@ -122,14 +126,15 @@ def import_textures(
     DDS of the entry's format is copied as is, any other image (PNG, TGA, BMP, TIFF, a DDS of
     another format) is encoded into the entry's format with its mips made again. Image files
     that match no texture are named in a warning. `dry_run` checks and reports, writing nothing;
-    `peg` imports into that member path only."""
+    `peg` imports into that member path only; `progress(name)` is called as each texture is
+    checked."""
     target, folder = os.fspath(target), os.fspath(folder)
     if not os.path.isdir(folder):
         raise GamepakError(f"{folder}: not a folder (export writes one to import from)")
     used: set[str] = set()
     if is_cpu_name(target):
         loose = _open_loose(target, order)
-        changed = _import_folder(loose, folder, used)
+        changed = _import_folder(loose, folder, used, progress)
         if changed and not dry_run:
             _save_pair(target, loose)
     else:
@@ -138,7 +143,7 @@ def import_textures(
         changed = []
         for peg_path, holder in _pegs(target, order, peg):
             peg_folder = os.path.join(folder, *peg_path.split("/"))
-            names = _import_folder(holder, peg_folder, used)
+            names = _import_folder(holder, peg_folder, used, progress)
             if names:
                 replacements[peg_path], replacements[partner_name(peg_path)] = holder.to_bytes()
                 changed += [f"{peg_path}/{name}" for name in names]
@@ -242,7 +247,7 @@ def _save_pair(target: str, peg: Peg) -> None:
     write_bytes(target, cpu, overwrite=True)
 
 
-def _import_folder(peg: Peg, folder: str, used: set[str]) -> list[str]:
+def _import_folder(peg: Peg, folder: str, used: set[str], progress: Callable[[str], object] | None = None) -> list[str]:
     """Apply a folder laid out as export wrote it to one peg; the names of changed textures.
     `used` gathers the image files that belong to a texture."""
     try:
@@ -251,6 +256,8 @@ def _import_folder(peg: Peg, folder: str, used: set[str]) -> list[str]:
         return []  # no folder for this peg: nothing of it was exported or edited
     changed = []
     for texture in list(peg.textures):
+        if progress is not None:
+            progress(texture.name)
         stem = _stem(texture.name)
         images = [os.path.join(folder, stem + suffix) for suffix in IMPORT_SUFFIXES if stem + suffix in present]
         images = [path for path in images if os.path.isfile(path)]
