@@ -363,10 +363,12 @@ class ArchiveScanner:
         the file's sha256 comes from the same reads (returned, and in `archive_sha256`; else
         `archive_sha` is): the plain-range pass reads the whole file, or, when the format decoded
         members, their stored bytes fed the file's hash as it read them (`HashingSource`)."""
+        pegs: list[int] = []
         if self.sinks.textures is not None:
-            from .textures import wanted_positions
+            from .textures import cpu_positions, readable
 
-            found = _MemberHashes(entries, archive.filename, wanted_positions(entries))
+            pegs = cpu_positions(entries)
+            found = _MemberHashes(entries, archive.filename, readable(entries, pegs))
         else:
             found = _MemberHashes(entries, archive.filename)
         own_source = archive._source
@@ -387,7 +389,7 @@ class ArchiveScanner:
             file_sha = file_hasher.hexdigest() if file_hasher is not None and done else None
         self._member_rows(archive, entries, nested_path, depth, file_sha if hash_file else archive_sha, found)
         if self.sinks.textures is not None:
-            self._texture_rows(archive, entries, nested_path, found.kept)
+            self._texture_rows(archive, entries, pegs, nested_path, found.kept)
         if self.options.nested:
             for position, format_name in found.nested.items():
                 self._descend(archive, entries[position], format_name, nested_path, depth, found.digests[position])
@@ -519,15 +521,17 @@ class ArchiveScanner:
         )
         self.stats.members += len(entries)
 
-    def _texture_rows(self, archive: Archive, entries: list[Entry], nested_path: str, kept: dict[int, bytes]) -> None:
-        """The textures rows of the pegs among `entries` (catalog.textures); `kept`: the CPU
-        files hashing decoded, by position."""
+    def _texture_rows(
+        self, archive: Archive, entries: list[Entry], pegs: list[int], nested_path: str, kept: dict[int, bytes]
+    ) -> None:
+        """The textures rows of the pegs at positions `pegs` of `entries` (catalog.textures);
+        `kept`: the CPU files hashing decoded, by position."""
         from .textures import texture_columns
 
         def error(problem: BaseException | str, member: str) -> None:
             self.error("textures", problem, nested_path, member or None)
 
-        count, columns = texture_columns(archive, entries, nested_path, error, kept)
+        count, columns = texture_columns(archive, entries, pegs, nested_path, error, kept)
         if count:
             constants = {"archive_path": self.ref.path, "nested_path": nested_path}
             self.sinks.textures.extend(count, columns, constants)

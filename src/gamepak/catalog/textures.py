@@ -4,7 +4,7 @@ the pixels and is not read.
 
 CPU files are small (the game's largest is about 100 KB). Those the format had to decode
 (compressed packs: `.str2_pc` files are compressed and condensed) are kept as the scanner hashes
-them (`wanted_positions`), so a solid stream is not decoded a second time; plain ones are read
+them (`readable`), so a solid stream is not decoded a second time; plain ones are read
 afterwards in one pass (`Archive.iter_data`: reads of byte ranges).
 """
 
@@ -14,53 +14,55 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError
-from ..formats.rfg.peg.reader import GPU_PARTNERS
+from ..formats.rfg.peg.sources import is_cpu_name
 
 if TYPE_CHECKING:
     from ..core.archive import Archive, Entry
 
-CPU_SUFFIXES = frozenset(GPU_PARTNERS)  # `.cpeg_pc`, `.cvbm_pc`
 # A CPU file larger than this is not read (a hostile or mislabelled member): an errors row.
 MAX_CPU_BYTES = 16 << 20
 
 
-def wanted_positions(entries: list[Entry]) -> set[int]:
-    """Positions in `entries` of the peg CPU files whose textures are listed (the bytes the
-    scanner keeps when it decodes them)."""
-    # The suffix test first: this runs over every member of every pack cataloged.
-    return {
-        position
-        for position, entry in enumerate(entries)
-        if entry.name[-8:].lower() in CPU_SUFFIXES and entry.size <= MAX_CPU_BYTES
-    }
+def cpu_positions(entries: list[Entry]) -> list[int]:
+    """Positions in `entries` of the peg CPU files (`.cpeg_pc`, `.cvbm_pc`)."""
+    return [position for position, entry in enumerate(entries) if is_cpu_name(entry.name)]
+
+
+def readable(entries: list[Entry], positions: list[int]) -> set[int]:
+    """The CPU files among `positions` small enough to be read (the bytes the scanner keeps
+    when it decodes them)."""
+    return {position for position in positions if entries[position].size <= MAX_CPU_BYTES}
 
 
 def texture_columns(
     archive: Archive,
     entries: list[Entry],
+    positions: list[int],
     nested_path: str,
     error: Callable[[BaseException | str, str], None],
     kept: dict[int, bytes] | None = None,
 ) -> tuple[int, dict[str, list[Any]]]:
-    """(row count, columns) of the textures of the peg CPU files among `entries`; `kept` holds
-    CPU files already read (by position in `entries`), the others are read here. A CPU file
-    that cannot be read or parsed is reported through `error(problem, member name)` and
-    skipped. Files that are not PC pegs (no `GEKV` signature) are skipped as `iter_pegs` does."""
+    """(row count, columns) of the textures of the peg CPU files at `positions` in `entries`
+    (`cpu_positions`); `kept` holds CPU files already read (by position), the others are read
+    here. A CPU file that cannot be read or parsed is reported through `error(problem, member
+    name)` and skipped. Files that are not PC pegs (no `GEKV` signature) are skipped as
+    `iter_pegs` does."""
     columns: dict[str, list[Any]] = {key: [] for key in ("peg", "name", "width", "height", "format", "mips", "flags")}
     kept = kept or {}
-    wanted = wanted_positions(entries)
-    for entry in entries:
-        if entry.size > MAX_CPU_BYTES and entry.name[-8:].lower() in CPU_SUFFIXES:
+    wanted = sorted(readable(entries, positions))
+    for position in positions:
+        entry = entries[position]
+        if entry.size > MAX_CPU_BYTES:
             error(f"{entry.size} bytes is too large for a peg CPU file (at most {MAX_CPU_BYTES} are read)", entry.name)
-    to_read = [entries[position] for position in sorted(wanted) if position not in kept]
-    found = {entries[position].index: data for position, data in kept.items() if position in wanted}
+    to_read = [entries[position] for position in wanted if position not in kept]
+    found = {entries[position].index: kept[position] for position in wanted if position in kept}
     if to_read:
         try:
             for entry, chunks in archive.iter_data(to_read):
                 found[entry.index] = b"".join(chunks)
         except (OSError, GamepakError) as exc:
             error(exc, to_read[0].name if len(to_read) == 1 else "")
-    for position in sorted(wanted):
+    for position in wanted:
         entry = entries[position]
         cpu = found.get(entry.index)
         if cpu is not None and cpu[:4] == b"GEKV":

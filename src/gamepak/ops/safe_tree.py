@@ -388,8 +388,9 @@ def write_files(
     names = [name for name, _ in files]
     keys = [plain_key(name) for name in names]
     if len(set(keys)) != len(keys):
-        seen: set[str] = set()
-        twice = sorted({key for key in keys if key in seen or seen.add(key)})  # type: ignore[func-returns-value]
+        from collections import Counter
+
+        twice = sorted(key for key, count in Counter(keys).items() if count > 1)
         raise GamepakError(f"{root}: two outputs would be written as {', '.join(twice[:5])}")
     if windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin"))):
         check_windows_names(names, keys)

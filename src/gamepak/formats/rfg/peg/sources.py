@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 
 
 def is_cpu_name(name: str) -> bool:
-    """True for `.cpeg_pc` / `.cvbm_pc` names."""
-    return os.path.splitext(name)[1].lower() in GPU_PARTNERS
+    """True for `.cpeg_pc` / `.cvbm_pc` names (both suffixes are 8 characters: a slice, not
+    `splitext`, as the catalog asks this of every member)."""
+    return name[-8:].lower() in GPU_PARTNERS
 
 
 def partner_name(cpu_name: str) -> str:
