@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +132,60 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         needs[what] = needs.get(what, 0) + 1
     parts = [f"{count} need {what}" for what, count in sorted(needs.items(), key=lambda item: -item[1])]
     terminalreporter.write_line(f"gamepak: {len(skipped)} test(s) skipped: " + "; ".join(parts))
+
+
+# The Khronos glTF-Validator judges every glTF gamepak writes (models, scenes).
+VALIDATE_SCRIPT = r"""
+const validator = require(process.argv[2]);
+const fs = require('fs');
+const path = require('path');
+(async () => {
+  const results = {};
+  for (const file of process.argv.slice(3)) {
+    const report = await validator.validateBytes(new Uint8Array(fs.readFileSync(file)), {
+      uri: path.basename(file),
+      externalResourceFunction: (uri) => new Promise((resolve, reject) => {
+        fs.readFile(path.join(path.dirname(file), decodeURIComponent(uri)),
+                    (error, data) => error ? reject(error.toString()) : resolve(new Uint8Array(data)));
+      }),
+    });
+    results[path.basename(file)] = {
+      errors: report.issues.numErrors,
+      messages: report.issues.messages.filter((m) => m.severity === 0),
+    };
+  }
+  console.log(JSON.stringify(results));
+})();
+"""
+
+
+@pytest.fixture(scope="session")
+def gltf_validator(request: pytest.FixtureRequest) -> Path:
+    """The Khronos glTF-Validator (npm `gltf-validator`), installed once into pytest's cache."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node/npm not available: cannot run the Khronos glTF-Validator")
+    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
+    if cache is not None:
+        folder = Path(cache.mkdir("gltf-validator"))
+    else:
+        import tempfile
+
+        folder = Path(tempfile.gettempdir()) / "gamepak-gltf-validator"
+        folder.mkdir(exist_ok=True)
+    package = folder / "node_modules" / "gltf-validator"
+    if not (package / "package.json").exists():
+        try:
+            subprocess.run(
+                [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", "gltf-validator"],
+                capture_output=True,
+                timeout=180,
+                check=True,
+            )
+        except (subprocess.SubprocessError, OSError) as exc:
+            pytest.skip(f"could not install the gltf-validator npm package: {exc}")
+    if not (package / "package.json").exists():
+        pytest.skip("the gltf-validator npm package did not install")
+    script = folder / "validate.cjs"
+    script.write_text(VALIDATE_SCRIPT)
+    return package

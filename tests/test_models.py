@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import struct
 import subprocess
 import sys
@@ -441,54 +440,6 @@ end_header
 
 
 # ------------------------------------------------------------------------- glTF-Validator
-
-VALIDATE_SCRIPT = r"""
-const validator = require(process.argv[2]);
-const fs = require('fs');
-const path = require('path');
-(async () => {
-  const results = {};
-  for (const file of process.argv.slice(3)) {
-    const report = await validator.validateBytes(new Uint8Array(fs.readFileSync(file)), {
-      uri: path.basename(file),
-      externalResourceFunction: (uri) => new Promise((resolve, reject) => {
-        fs.readFile(path.join(path.dirname(file), decodeURIComponent(uri)),
-                    (error, data) => error ? reject(error.toString()) : resolve(new Uint8Array(data)));
-      }),
-    });
-    results[path.basename(file)] = {
-      errors: report.issues.numErrors,
-      messages: report.issues.messages.filter((m) => m.severity === 0),
-    };
-  }
-  console.log(JSON.stringify(results));
-})();
-"""
-
-
-@pytest.fixture(scope="session")
-def gltf_validator(request: pytest.FixtureRequest) -> Path:
-    """The Khronos glTF-Validator (npm `gltf-validator`), installed once into pytest's cache."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node/npm not available: cannot run the Khronos glTF-Validator")
-    folder = Path(request.config.cache.mkdir("gltf-validator"))
-    package = folder / "node_modules" / "gltf-validator"
-    if not (package / "package.json").exists():
-        try:
-            subprocess.run(
-                [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", "gltf-validator"],
-                capture_output=True,
-                timeout=180,
-                check=True,
-            )
-        except (subprocess.SubprocessError, OSError) as exc:
-            pytest.skip(f"could not install the gltf-validator npm package: {exc}")
-    if not (package / "package.json").exists():
-        pytest.skip("the gltf-validator npm package did not install")
-    script = folder / "validate.cjs"
-    script.write_text(VALIDATE_SCRIPT)
-    return package
 
 
 def test_exported_gltf_passes_the_khronos_validator(gltf_validator: Path, tmp_path: Path) -> None:

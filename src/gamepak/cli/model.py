@@ -28,8 +28,13 @@ UP_HELP = (
 NOT_A_MODEL = "not a model"
 
 
-def _model_arguments(parser: argparse.ArgumentParser, up: str | None) -> None:
-    parser.add_argument("model_path", metavar="MODEL", help="a model file, or an archive holding MEMBER")
+def _model_arguments(parser: argparse.ArgumentParser, up: str | None, scenes: bool = False) -> None:
+    parser.add_argument(
+        "model_path",
+        metavar="MODEL",
+        help="a model file, or an archive holding MEMBER"
+        + (", or a VDrift track or car folder (the whole scene)" if scenes else ""),
+    )
     parser.add_argument("member", nargs="?", metavar="MEMBER", help="the model's name inside the archive MODEL")
     if up is not None:
         parser.add_argument("--up", choices=("y", "z"), help=UP_HELP.format(what=up))
@@ -50,21 +55,27 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     info = add_command(
         sub, "info", run_info, "Show a model's counts, bounding box (Z up), texture coordinate range and any issues."
     )
-    _model_arguments(info, "model")
+    _model_arguments(info, "model", scenes=True)
     add_json_option(info, "the information as a JSON object")
+    _scene_options(info)
 
     export = add_command(
         sub,
         "export",
         run_export,
-        "Convert a model to glTF 2.0, OBJ or PLY (frame 0).",
+        "Convert a model (or a VDrift track or car folder) to glTF 2.0, OBJ or PLY (frame 0).",
         "Convert a model to glTF 2.0, OBJ or PLY (frame 0).\n\n"
+        "MODEL may also be a VDrift track folder (objects/list.txt + objects.jpk + textures) or car\n"
+        "folder (its .car file): the whole scene is written as one .glb (textures inside) or .gltf\n"
+        "(textures copied beside it), one node per object, one material per texture and flags.\n"
+        "Missing models and textures are warnings, not failures.\n\n"
         "JOE models are Z up; .glb/.gltf and .obj files are written Y up and .ply files Z up (what\n"
         "Blender expects by default), so the model stands upright after import. --up changes the\n"
         "output's axis. A model holding NaN or infinite coordinates is refused, naming the value.",
     )
-    _model_arguments(export, "output")
+    _model_arguments(export, "output", scenes=True)
     export.add_argument("-o", "--output", required=True, help="file to write: .glb, .gltf, .obj, .ply (or .joe)")
+    _scene_options(export)
     export.add_argument("--format", dest="format_name", choices=OUTPUT_FORMATS, help="output format (default: from -o)")
     export.add_argument(
         "--texture",
@@ -115,6 +126,41 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     export_all_parser.add_argument("--up", choices=("y", "z"), help=UP_HELP.format(what="output"))
 
 
+def _scene_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--search",
+        action="append",
+        metavar="DIR",
+        help="scenes: another folder to look for shared parts and textures in (repeatable; the data "
+        "folder's carparts/ and trackparts/ are tried by default)",
+    )
+    parser.add_argument(
+        "--paint",
+        type=_colour,
+        metavar="R,G,B",
+        help="cars: the body colour where its texture's alpha lets it show, 0-1 each (default VDrift's 0,0.5,0.5)",
+    )
+
+
+def _colour(value: str) -> tuple[float, float, float]:
+    try:
+        parts = tuple(float(part) for part in value.split(","))
+    except ValueError:
+        parts = ()
+    if len(parts) != 3 or not all(0 <= part <= 1 for part in parts):
+        raise argparse.ArgumentTypeError(f"{value!r} is not three numbers from 0 to 1 (R,G,B)")
+    return parts  # type: ignore[return-value]
+
+
+def _scene(args: argparse.Namespace) -> Any:
+    """The scene of the folder MODEL, or None when MODEL is not a folder."""
+    if args.member is not None or not os.path.isdir(args.model_path):
+        return None
+    from ..models import scene
+
+    return scene.load(args.model_path, search=args.search, paint=args.paint)
+
+
 def _image_size(value: str) -> int:
     number = int(value)
     if not 16 <= number <= 8192:
@@ -156,6 +202,18 @@ def _output_format(output: str, format_name: str | None) -> str:
 def run_info(args: argparse.Namespace) -> None:
     import warnings
 
+    found = _scene(args)
+    if found is not None:
+        summary = found.summary()
+        if args.as_json:
+            print_json(summary)
+            return
+        lines = [f"{key}: {value}" for key, value in summary.items() if key != "warnings"]
+        lines.append(f"warnings: {len(summary['warnings']) or 'none'}")
+        lines.extend(f"  - {warning}" for warning in summary["warnings"])
+        write_text("\n".join(lines) + "\n")
+        return
+
     with warnings.catch_warnings(record=True):
         # Issues are part of the report; no need to say them twice.
         warnings.simplefilter("always")
@@ -188,12 +246,36 @@ def _vector(values: Any) -> str:
 def run_export(args: argparse.Namespace) -> None:
     from .. import models
 
+    found = _scene(args)
+    if found is not None:
+        _export_scene(found, args)
+        return
     chosen = _output_format(args.output, args.format_name)
     mesh = _load(args.model_path, args.member)
     if mesh.frame_count > 1 and chosen != "joe":
         note(f"{_label(args.model_path, args.member)}: {mesh.frame_count} frames; exporting frame 0")
     written = models.save(mesh, args.output, chosen, overwrite=args.overwrite, texture=args.texture, up=args.up)
     note(f"wrote {', '.join(written)} ({_faces(mesh.face_count)})")
+
+
+def _export_scene(found: Any, args: argparse.Namespace) -> None:
+    from ..models import scene
+
+    chosen = args.format_name or _output_format(args.output, None)
+    if chosen not in scene.SCENE_FORMATS:
+        raise UsageError(f"a scene is written as .glb or .gltf, not {chosen}")
+    for warning in found.warnings:
+        note(f"warning: {warning}")
+    written = scene.save(found, args.output, overwrite=args.overwrite)
+    summary = found.summary()
+    left_out = summary.get("objects_left_out", 0)
+    note(
+        f"wrote {', '.join(written) if len(written) <= 3 else f'{args.output} and {len(written) - 1} images'} "
+        f"({summary['objects']} objects, {summary['textures']} textures, {_faces(summary['triangles'])}"
+        + (f"; {left_out} left out" if left_out else "")
+        + (f"; {len(found.warnings)} warnings" if found.warnings else "")
+        + ")"
+    )
 
 
 def _faces(number: int) -> str:

@@ -49,19 +49,43 @@ def _pad4(data: bytes) -> bytes:
     return data + b"\0" * (-len(data) % 4)
 
 
-def build(mesh: Mesh, *, texture: str | None = None, texture_data: bytes | None = None, z_up: bool = True) -> Any:
-    """A pygltflib `GLTF2` for frame 0 of `mesh`, with its binary blob set. `texture` names the
-    image (a URI relative to the model); with `texture_data` (PNG or JPEG bytes) the image is
-    stored in the buffer instead (for .glb)."""
+def vertex_arrays(
+    mesh: Mesh, *, z_up: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Frame 0 of `mesh` as glTF vertices: (indices, positions, normals or None, texcoords or
+    None). Every distinct (position, normal, texcoord) corner is one vertex; indices are uint16
+    below 65,535 vertices (65535 is uint16's primitive-restart value), else uint32; normals are
+    unit length (a zero one takes the normal of a face using the vertex); with `z_up` the
+    positions and normals are turned to glTF's +Y up."""
     import numpy as np
-    import pygltflib
 
-    mesh.require_finite("glTF")
     unique, inverse = mesh.unique_vertices()
     vertex_count = len(unique)
     positions = mesh.positions[unique[:, 0]]
     if z_up:
         positions = z_up_to_y_up(positions)
+    indices = inverse.astype("<u2" if vertex_count < 65535 else "<u4")
+    normals = None
+    if len(mesh.normals) and vertex_count:
+        first_corner = np.empty(vertex_count, dtype=np.int64)
+        first_corner[inverse] = np.arange(len(inverse))
+        fallback = mesh.face_normals()[first_corner // 3]
+        normals = normalised(mesh.normals[unique[:, 1]], fallback)
+        if z_up:
+            normals = z_up_to_y_up(normals)
+    texcoords = mesh.texcoords[unique[:, 2]] if len(mesh.texcoords) else None
+    return indices, positions, normals, texcoords
+
+
+def build(mesh: Mesh, *, texture: str | None = None, texture_data: bytes | None = None, z_up: bool = True) -> Any:
+    """A pygltflib `GLTF2` for frame 0 of `mesh`, with its binary blob set. `texture` names the
+    image (a URI relative to the model); with `texture_data` (PNG or JPEG bytes) the image is
+    stored in the buffer instead (for .glb)."""
+    import pygltflib
+
+    mesh.require_finite("glTF")
+    indices, positions, normals, texcoords = vertex_arrays(mesh, z_up=z_up)
+    vertex_count = len(positions)
     gltf = pygltflib.GLTF2(asset=pygltflib.Asset(version="2.0", generator="gamepak"))
     node = pygltflib.Node(name=mesh.name or None)
     gltf.scenes = [pygltflib.Scene(nodes=[0])]
@@ -84,9 +108,7 @@ def build(mesh: Mesh, *, texture: str | None = None, texture_data: bytes | None 
         offset += len(padded)
         return len(gltf.bufferViews) - 1
 
-    # 65535 is the primitive-restart value for uint16 indices: keep it out of the index data.
-    index_dtype, index_type = ("<u2", UNSIGNED_SHORT) if vertex_count < 65535 else ("<u4", UNSIGNED_INT)
-    indices = inverse.astype(index_dtype)
+    index_type = UNSIGNED_SHORT if indices.dtype.itemsize == 2 else UNSIGNED_INT
     view = add_view(indices.tobytes(), ELEMENT_ARRAY_BUFFER, None)
     gltf.accessors.append(
         pygltflib.Accessor(
@@ -111,19 +133,11 @@ def build(mesh: Mesh, *, texture: str | None = None, texture_data: bytes | None 
         )
     )
     attributes.POSITION = len(gltf.accessors) - 1
-    if len(mesh.normals):
-        # A zero normal takes the normal of a face that uses the vertex.
-        first_corner = np.empty(vertex_count, dtype=np.int64)
-        first_corner[inverse] = np.arange(len(inverse))
-        fallback = mesh.face_normals()[first_corner // 3]
-        normals = normalised(mesh.normals[unique[:, 1]], fallback)
-        if z_up:
-            normals = z_up_to_y_up(normals)
+    if normals is not None:
         view = add_view(normals.astype("<f4").tobytes(), ARRAY_BUFFER, 12)
         gltf.accessors.append(pygltflib.Accessor(bufferView=view, componentType=FLOAT, count=vertex_count, type="VEC3"))
         attributes.NORMAL = len(gltf.accessors) - 1
-    if len(mesh.texcoords):
-        texcoords = mesh.texcoords[unique[:, 2]]
+    if texcoords is not None:
         view = add_view(texcoords.astype("<f4").tobytes(), ARRAY_BUFFER, 8)
         gltf.accessors.append(pygltflib.Accessor(bufferView=view, componentType=FLOAT, count=vertex_count, type="VEC2"))
         attributes.TEXCOORD_0 = len(gltf.accessors) - 1

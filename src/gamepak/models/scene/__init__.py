@@ -1,0 +1,86 @@
+"""Whole VDrift tracks and cars as scenes: every object of a track's `list.txt` (or every part
+of a car) with its model, texture and flags, written as one glTF scene.
+
+    >>> from gamepak.models import scene
+    >>> track = scene.load("data/tracks/garage")            # a track folder or its objects/
+    >>> track.summary()["objects"], track.warnings
+    >>> scene.save(track, "garage.glb")                      # .glb, or .gltf with images beside
+
+Readers: `track` (list.txt + objects.jpk + textures) and `car` (the `.car` definition). Both build
+a `Scene` (common.py); `gltf` writes it. Missing models and textures are warnings in
+`Scene.warnings`, never a failed scene.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .common import Scene, SceneError, SceneImage, SceneMaterial, SceneNode
+
+__all__ = ["Scene", "SceneError", "SceneImage", "SceneMaterial", "SceneNode", "is_scene", "load", "save"]
+
+SCENE_FORMATS = ("glb", "gltf")
+
+
+def is_scene(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is a folder gamepak reads as a scene (a VDrift track or car)."""
+    from .car import find_car_file
+    from .track import find_track_folder
+
+    folder = os.fspath(path)
+    return os.path.isdir(folder) and (find_track_folder(folder) is not None or find_car_file(folder) is not None)
+
+
+def load(
+    path: str | os.PathLike[str], *, search: list[str] | None = None, paint: tuple[float, float, float] | None = None
+) -> Scene:
+    """The scene of the VDrift track or car folder `path`. `search`: more folders to look for
+    shared parts and textures in (after the folder itself; VDrift's `carparts/` and
+    `trackparts/` are tried by default). `paint`: a car's body colour (RGB 0-1)."""
+    from .car import find_car_file, read_car
+    from .track import find_track_folder, read_track
+
+    folder = os.fspath(path)
+    if not os.path.isdir(folder):
+        raise SceneError(f"{folder}: not a folder")
+    if find_track_folder(folder) is not None:
+        return read_track(folder, search=search)
+    if find_car_file(folder) is not None:
+        return read_car(folder, search=search, paint=paint)
+    raise SceneError(f"{folder}: neither a VDrift track (objects/list.txt) nor a car (a .car file)")
+
+
+def save(scene: Scene, path: str | os.PathLike[str], *, overwrite: bool = False) -> list[str]:
+    """Write `scene` to `path` (.glb with the images inside; .gltf with its images copied beside
+    it), each file atomically, after checking that none exists (unless `overwrite`). Returns the
+    files written."""
+    from ...core.atomic import write_bytes
+    from ...errors import OutputExistsError
+    from . import gltf
+
+    target = os.fspath(path)
+    extension = os.path.splitext(target)[1].lower()
+    if extension not in (".glb", ".gltf"):
+        raise SceneError(f"{target}: a scene is written as .glb or .gltf")
+    folder = os.path.dirname(target) or "."
+    if extension == ".glb":
+        planned = {target: lambda: gltf.write(scene, binary=True)}
+    else:
+        names = gltf.image_file_names(scene)
+        planned = {os.path.join(folder, names[key]): (lambda key=key: scene.images[key].data) for key in names}
+        planned[target] = lambda: gltf.write(scene, binary=False, image_uris={k: _uri(v) for k, v in names.items()})
+    if not overwrite:
+        for name in planned:
+            if os.path.lexists(name):
+                raise OutputExistsError(name)
+    written = []
+    for name, make in planned.items():
+        write_bytes(name, make(), overwrite=overwrite)
+        written.append(name)
+    return written
+
+
+def _uri(name: str) -> str:
+    from urllib.parse import quote
+
+    return quote(name)

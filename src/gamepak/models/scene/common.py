@@ -1,0 +1,203 @@
+"""What a scene is once read: nodes (named, placed, holding a mesh and a material), the images
+the materials use, and the warnings met on the way. Track and car readers build it; the glTF and
+OBJ writers, `model info` and the viewer read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ...errors import GamepakError
+
+if TYPE_CHECKING:
+    from ..mesh import Mesh
+
+# glTF sampler values, the vocabulary the materials speak.
+REPEAT = 10497
+CLAMP_TO_EDGE = 33071
+LINEAR = 9729
+LINEAR_MIPMAP_LINEAR = 9987
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+JPEG_SIGNATURE = b"\xff\xd8\xff"
+
+
+class SceneError(GamepakError):
+    """A track or car folder gamepak cannot turn into a scene (no object list, a file that
+    cannot be read, a definition it does not support)."""
+
+
+@dataclass
+class SceneImage:
+    """One image file as the scene embeds it: PNG or JPEG bytes (other formats are converted)."""
+
+    name: str  # the file name the scene gave (`timber.png`, `tire/touring.png`)
+    path: str  # where it was read
+    data: bytes
+    mime_type: str
+    has_alpha: bool
+
+
+@dataclass(frozen=True)
+class SceneMaterial:
+    """A material: its image (a key of `Scene.images`, or None), how alpha is drawn and how the
+    image is sampled. Equal materials are written once."""
+
+    image: str | None
+    alpha_mode: str = "OPAQUE"  # OPAQUE, MASK (cut-off 0.5) or BLEND
+    double_sided: bool = False
+    unlit: bool = False
+    wrap_s: int = REPEAT
+    wrap_t: int = REPEAT
+    mipmap: bool = True
+
+
+@dataclass
+class SceneNode:
+    """A node of the scene tree: its own transform (glTF axes: +Y up), an optional mesh (Z up,
+    as every gamepak `Mesh`) with its material, and children."""
+
+    name: str
+    mesh: Mesh | None = None
+    material: SceneMaterial | None = None
+    translation: tuple[float, float, float] | None = None
+    rotation: tuple[float, float, float, float] | None = None  # x, y, z, w
+    scale: tuple[float, float, float] | None = None
+    children: list[SceneNode] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def walk(self) -> list[SceneNode]:
+        """This node and every node below it, depth first."""
+        found = [self]
+        for child in self.children:
+            found.extend(child.walk())
+        return found
+
+
+@dataclass
+class Scene:
+    """A whole track or car."""
+
+    kind: str  # "track" or "car"
+    source: str  # the folder read
+    root: SceneNode
+    images: dict[str, SceneImage] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    # Counts a reader gathers on the way (texcoords repaired, normal swaps, objects left out).
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """What `model info DIR` prints."""
+        nodes = [node for node in self.root.walk() if node.mesh is not None]
+        meshes = {id(node.mesh): node.mesh for node in nodes}
+        return {
+            "kind": self.kind,
+            "source": self.source,
+            "name": self.root.name,
+            "objects": len(nodes),
+            "models": len(meshes),
+            "textures": len(self.images),
+            "materials": len({node.material for node in nodes if node.material is not None}),
+            "triangles": sum(node.mesh.face_count for node in nodes if node.mesh is not None),
+            **self.counts,
+            "warnings": list(self.warnings),
+        }
+
+
+def sniff_image(data: bytes) -> str | None:
+    """The glTF mime type of image bytes gamepak can embed as they are, else None."""
+    if data.startswith(PNG_SIGNATURE):
+        return "image/png"
+    if data.startswith(JPEG_SIGNATURE):
+        return "image/jpeg"
+    return None
+
+
+def png_has_alpha(data: bytes) -> bool:
+    """Whether a PNG carries alpha: colour type 4 or 6, or a tRNS chunk (read from the chunk
+    headers, without decoding the image)."""
+    import struct
+
+    if len(data) < 26:
+        return False
+    if data[25] in (4, 6):
+        return True
+    offset = 8
+    while offset + 8 <= len(data):
+        length, kind = struct.unpack_from(">I4s", data, offset)
+        if kind == b"tRNS":
+            return True
+        if kind in (b"IDAT", b"IEND"):
+            return False
+        offset += 12 + length
+    return False
+
+
+def load_image(name: str, path: str, warnings: list[str]) -> SceneImage | None:
+    """The image file at `path` as the scene embeds it: PNG and JPEG as they are, anything else
+    Pillow reads (DDS, TGA, BMP) re-encoded as PNG; None with a warning when unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        warnings.append(f"{path}: texture {name!r} cannot be read ({exc.strerror}): drawn without it")
+        return None
+    mime = sniff_image(data)
+    if mime is None:
+        import io
+
+        try:
+            from PIL import Image
+
+            with Image.open(io.BytesIO(data)) as image:
+                converted = io.BytesIO()
+                image.save(converted, "PNG")
+        except Exception as exc:  # Pillow raises many kinds on files it cannot read
+            warnings.append(f"{path}: texture {name!r} is not an image gamepak can read ({exc}): drawn without it")
+            return None
+        data, mime = converted.getvalue(), "image/png"
+    has_alpha = mime == "image/png" and png_has_alpha(data)
+    return SceneImage(name=name, path=path, data=data, mime_type=mime, has_alpha=has_alpha)
+
+
+def repair_mesh(mesh: Mesh, label: str, warnings: list[str], counts: dict[str, int]) -> Mesh | None:
+    """Frame 0 of `mesh` as VDrift draws it: non-finite texture coordinates replaced by 0
+    (VDrift draws such models; one warning per model), normals swapped back where VDrift swaps
+    them (an old converter stored them as (x, z, y): VDrift turns every normal of a model to
+    (x, -z, y) when more than a quarter of its faces have normals that are nearly at right
+    angles to the face). None, with a warning, when positions or normals are not finite."""
+    import numpy as np
+
+    from ..mesh import Mesh
+
+    positions, normals, texcoords = mesh.positions, mesh.normals, mesh.texcoords
+    if not np.isfinite(positions).all() or (len(normals) and not np.isfinite(normals).all()):
+        warnings.append(f"{label}: positions or normals that are NaN or infinite: left out")
+        counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
+        return None
+    if len(texcoords):
+        bad = ~np.isfinite(texcoords)
+        if bad.any():
+            texcoords = np.where(bad, np.float32(0), texcoords)
+            replaced = int(bad.any(axis=1).sum())
+            warnings.append(f"{label}: {replaced} of {len(texcoords)} texture coordinates NaN or infinite: set to 0")
+            counts["texcoords_replaced"] = counts.get("texcoords_replaced", 0) + replaced
+    if len(normals) and mesh.face_count and _vdrift_swaps_normals(mesh):
+        normals = np.stack([normals[:, 0], -normals[:, 2], normals[:, 1]], axis=1)
+        counts["normal_swaps"] = counts.get("normal_swaps", 0) + 1
+    if normals is mesh.normals and texcoords is mesh.texcoords:
+        return mesh
+    return Mesh(positions, normals, texcoords, mesh.corners, name=mesh.name, source=mesh.source)
+
+
+def _vdrift_swaps_normals(mesh: Mesh) -> bool:
+    import numpy as np
+
+    corners = mesh.positions[mesh.corners[:, :, 0]].astype(np.float64)
+    geometric = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    summed = mesh.normals[mesh.corners[:, :, 1]].astype(np.float64).sum(axis=1)
+    geometric_length = np.linalg.norm(geometric, axis=1)
+    summed_length = np.linalg.norm(summed, axis=1)
+    usable = (geometric_length > 1e-12) & (summed_length > 1e-12)
+    dots = np.abs((geometric[usable] * summed[usable]).sum(axis=1)) / (geometric_length[usable] * summed_length[usable])
+    return int((dots < 0.5).sum()) > mesh.face_count // 4

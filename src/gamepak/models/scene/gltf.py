@@ -1,0 +1,251 @@
+"""A scene as one glTF 2.0 file: the node tree as read, one mesh per (model, material), one
+material per distinct `SceneMaterial`, one texture per (image, sampler), one image per file.
+
+With ~2,000 objects a buffer view per accessor would bloat the JSON, so the buffer holds four
+views shared by every object and each accessor addresses its object by byte offset:
+
+| view | target               | holds                                          |
+|------|----------------------|------------------------------------------------|
+| 0    | ELEMENT_ARRAY_BUFFER | every object's indices (uint16, or uint32 past 65,534 vertices), 4-byte aligned |
+| 1    | ARRAY_BUFFER         | POSITION, float VEC3 (turned to +Y up)         |
+| 2    | ARRAY_BUFFER         | NORMAL, float VEC3, unit length                |
+| 3    | ARRAY_BUFFER         | TEXCOORD_0, float VEC2 (kept as stored: VDrift's v = 0 is the image's top, as glTF's) |
+| 4..  | (none)               | the embedded images (.glb)                     |
+
+Unlit materials use `KHR_materials_unlit`, listed in `extensionsUsed` only, so viewers without
+it still draw the texture.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import TYPE_CHECKING, Any
+
+from ..gltf import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, TRIANGLES, UNSIGNED_INT, UNSIGNED_SHORT, vertex_arrays
+from .common import LINEAR, LINEAR_MIPMAP_LINEAR, Scene, SceneMaterial, SceneNode
+
+if TYPE_CHECKING:
+    import numpy as np
+
+UNLIT = "KHR_materials_unlit"
+
+
+class _Buffer:
+    """The four shared views, filled object by object."""
+
+    def __init__(self) -> None:
+        self.parts: list[list[bytes]] = [[], [], [], []]
+        self.sizes = [0, 0, 0, 0]
+
+    def append(self, view: int, data: bytes) -> int:
+        offset = self.sizes[view]
+        padded = data + b"\0" * (-len(data) % 4)
+        self.parts[view].append(padded)
+        self.sizes[view] += len(padded)
+        return offset
+
+
+def build(scene: Scene, *, embed_images: bool = True, image_uris: dict[str, str] | None = None) -> Any:
+    """A pygltflib `GLTF2` of `scene` with its binary blob set. Images are embedded in the
+    buffer (`embed_images`), else referenced by the URI `image_uris` gives each image key."""
+    import pygltflib
+
+    gltf = pygltflib.GLTF2(asset=pygltflib.Asset(version="2.0", generator="gamepak"))
+    buffer = _Buffer()
+    accessors: list[Any] = []
+    meshes: list[Any] = []
+    mesh_numbers: dict[tuple[int, SceneMaterial | None], int] = {}
+    materials: dict[SceneMaterial, int] = {}
+    samplers: dict[tuple[int, int, int], int] = {}
+    textures: dict[tuple[str, int], int] = {}
+    image_numbers: dict[str, int] = {}
+    image_blobs: list[tuple[int, bytes]] = []
+    gltf.samplers, gltf.textures, gltf.images, gltf.materials = [], [], [], []
+
+    def image_number(key: str) -> int:
+        if key not in image_numbers:
+            image = scene.images[key]
+            entry = pygltflib.Image(name=image.name, mimeType=image.mime_type)
+            if embed_images:
+                image_blobs.append((len(gltf.images), image.data))
+            else:
+                entry.uri = (image_uris or {})[key]
+                entry.mimeType = None
+            image_numbers[key] = len(gltf.images)
+            gltf.images.append(entry)
+        return image_numbers[key]
+
+    def material_number(material: SceneMaterial) -> int:
+        if material in materials:
+            return materials[material]
+        pbr = pygltflib.PbrMetallicRoughness(metallicFactor=0.0, roughnessFactor=1.0)
+        if material.image is not None:
+            sampler_key = (material.wrap_s, material.wrap_t, LINEAR_MIPMAP_LINEAR if material.mipmap else LINEAR)
+            if sampler_key not in samplers:
+                samplers[sampler_key] = len(gltf.samplers)
+                gltf.samplers.append(
+                    pygltflib.Sampler(
+                        wrapS=sampler_key[0], wrapT=sampler_key[1], minFilter=sampler_key[2], magFilter=LINEAR
+                    )
+                )
+            texture_key = (material.image, samplers[sampler_key])
+            if texture_key not in textures:
+                textures[texture_key] = len(gltf.textures)
+                gltf.textures.append(pygltflib.Texture(source=image_number(material.image), sampler=texture_key[1]))
+            pbr.baseColorTexture = pygltflib.TextureInfo(index=textures[texture_key])
+        entry = pygltflib.Material(
+            name=scene.images[material.image].name if material.image else "untextured",
+            pbrMetallicRoughness=pbr,
+            alphaMode=material.alpha_mode,
+            alphaCutoff=0.5 if material.alpha_mode == "MASK" else None,
+            doubleSided=material.double_sided,
+        )
+        if material.unlit:
+            entry.extensions = {UNLIT: {}}
+        materials[material] = len(gltf.materials)
+        gltf.materials.append(entry)
+        return materials[material]
+
+    def mesh_number(node: SceneNode) -> int | None:
+        assert node.mesh is not None
+        key = (id(node.mesh), node.material)
+        if key in mesh_numbers:
+            return mesh_numbers[key]
+        indices, positions, normals, texcoords = vertex_arrays(node.mesh)
+        if not len(positions):
+            return None
+        attributes = pygltflib.Attributes(POSITION=_accessor(accessors, buffer, 1, positions, "VEC3", bounds=True))
+        if normals is not None:
+            attributes.NORMAL = _accessor(accessors, buffer, 2, normals, "VEC3")
+        if texcoords is not None:
+            attributes.TEXCOORD_0 = _accessor(accessors, buffer, 3, texcoords, "VEC2")
+        index_accessor = _accessor(accessors, buffer, 0, indices, "SCALAR")
+        primitive = pygltflib.Primitive(attributes=attributes, indices=index_accessor, mode=TRIANGLES)
+        if node.material is not None:
+            primitive.material = material_number(node.material)
+        mesh_numbers[key] = len(meshes)
+        meshes.append(pygltflib.Mesh(name=node.mesh.name or node.name, primitives=[primitive]))
+        return mesh_numbers[key]
+
+    nodes: list[Any] = []
+
+    def add_node(node: SceneNode) -> int:
+        number = len(nodes)
+        entry = pygltflib.Node(name=node.name)
+        nodes.append(entry)
+        if node.translation is not None:
+            entry.translation = list(node.translation)
+        if node.rotation is not None:
+            entry.rotation = list(node.rotation)
+        if node.scale is not None:
+            entry.scale = list(node.scale)
+        if node.extras:
+            entry.extras = node.extras
+        if node.mesh is not None:
+            entry.mesh = mesh_number(node)
+        if node.children:
+            entry.children = [add_node(child) for child in node.children]
+        return number
+
+    root = add_node(scene.root)
+    gltf.nodes = nodes
+    gltf.scenes = [pygltflib.Scene(name=scene.root.name, nodes=[root])]
+    gltf.scene = 0
+    gltf.meshes = meshes
+
+    # The shared views, then one view per embedded image.
+    blob_parts: list[bytes] = []
+    offset = 0
+    targets = (ELEMENT_ARRAY_BUFFER, ARRAY_BUFFER, ARRAY_BUFFER, ARRAY_BUFFER)
+    strides = (None, 12, 12, 8)
+    view_numbers: dict[int, int] = {}
+    for view, parts in enumerate(buffer.parts):
+        if not parts:
+            continue
+        data = b"".join(parts)
+        view_numbers[view] = len(gltf.bufferViews)
+        gltf.bufferViews.append(
+            pygltflib.BufferView(
+                buffer=0, byteOffset=offset, byteLength=len(data), target=targets[view], byteStride=strides[view]
+            )
+        )
+        blob_parts.append(data)
+        offset += len(data)
+    for accessor in accessors:
+        accessor.bufferView = view_numbers[accessor.bufferView]
+    for image_index, data in image_blobs:
+        gltf.images[image_index].bufferView = len(gltf.bufferViews)
+        gltf.bufferViews.append(pygltflib.BufferView(buffer=0, byteOffset=offset, byteLength=len(data)))
+        padded = data + b"\0" * (-len(data) % 4)
+        blob_parts.append(padded)
+        offset += len(padded)
+    gltf.accessors = accessors
+    for name in ("samplers", "textures", "images", "materials"):
+        if not getattr(gltf, name):
+            setattr(gltf, name, [])
+    if any(material.unlit for material in materials):
+        gltf.extensionsUsed = [UNLIT]
+    if blob_parts:
+        blob = b"".join(blob_parts)
+        gltf.buffers = [pygltflib.Buffer(byteLength=len(blob))]
+        gltf.set_binary_blob(blob)
+    return gltf
+
+
+def _accessor(
+    accessors: list[Any], buffer: _Buffer, view: int, values: np.ndarray, kind: str, bounds: bool = False
+) -> int:
+    import pygltflib
+
+    if kind == "SCALAR":
+        component = UNSIGNED_SHORT if values.dtype.itemsize == 2 else UNSIGNED_INT
+        data = values.tobytes()
+        extra: dict[str, Any] = {"min": [int(values.min())], "max": [int(values.max())]}
+    else:
+        component = FLOAT
+        data = values.astype("<f4").tobytes()
+        extra = {"min": values.min(axis=0).tolist(), "max": values.max(axis=0).tolist()} if bounds else {}
+    offset = buffer.append(view, data)
+    # bufferView holds the shared view's slot (0-3) until the views are numbered.
+    accessors.append(
+        pygltflib.Accessor(
+            bufferView=view, byteOffset=offset, componentType=component, count=len(values), type=kind, **extra
+        )
+    )
+    return len(accessors) - 1
+
+
+def write(scene: Scene, *, binary: bool = True, image_uris: dict[str, str] | None = None) -> bytes:
+    """The `.glb` bytes of `scene` (images embedded), or with `binary=False` the `.gltf` JSON
+    (buffer embedded as a data URI; images referenced by `image_uris`, image key -> URI)."""
+    from ..gltf import _glb
+
+    gltf = build(scene, embed_images=binary, image_uris=image_uris)
+    blob = gltf.binary_blob()
+    if binary:
+        text = gltf.gltf_to_json(separators=(",", ":"), indent=None).encode("utf-8")
+        return _glb(text, blob)
+    if blob is not None:
+        gltf.buffers[0].uri = "data:application/octet-stream;base64," + base64.b64encode(blob).decode("ascii")
+    return (gltf.gltf_to_json(indent=1) + "\n").encode("utf-8")
+
+
+def image_file_names(scene: Scene) -> dict[str, str]:
+    """A file name beside a `.gltf` for each image of `scene` (the name VDrift used, its
+    folders flattened, made unique; `.png` added to images re-encoded as PNG)."""
+    names: dict[str, str] = {}
+    taken: set[str] = set()
+    for key, image in scene.images.items():
+        base = image.name.replace("\\", "/").replace("/", "_") or "texture"
+        wanted = (".png",) if image.mime_type == "image/png" else (".jpg", ".jpeg")
+        if not base.lower().endswith(wanted):
+            base += wanted[0]
+        candidate, number = base, 1
+        while candidate.lower() in taken:
+            number += 1
+            stem, extension = os.path.splitext(base)
+            candidate = f"{stem}-{number}{extension}"
+        taken.add(candidate.lower())
+        names[key] = candidate
+    return names

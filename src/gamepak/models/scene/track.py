@@ -1,0 +1,460 @@
+"""A VDrift track folder read as a scene: `objects/list.txt` names each object's JOE model (a
+member of `objects/objects.jpk`, else a loose file) and texture; the JOE vertices are already in
+world coordinates, so every object is one node with no transform.
+
+    objects/list.txt   tokens separated by blanks; a token starting with `#` ends its line
+                       HEADER                  values per object (17; 14 to 16 in older files)
+                       then per object HEADER values, in this order:
+    | #  | field              | type  | #  | field              | type  |
+    |----|--------------------|-------|----|--------------------|-------|
+    | 0  | model              | name  | 9  | collideable        | 0/1   |
+    | 1  | texture            | name  | 10 | friction_nontread  | float |
+    | 2  | mipmap             | 0/1   | 11 | friction_tread     | float |
+    | 3  | nolighting         | 0/1   | 12 | rolling_resistance | float |
+    | 4  | skybox             | 0/1   | 13 | rolling_drag       | float |
+    | 5  | transparent_blend  | 0/1/2 | 14 | isashadow          | 0/1   |
+    | 6  | bump_wavelength    | float | 15 | clamptexture       | 0..3  |
+    | 7  | bump_amplitude     | float | 16 | surface            | int   |
+    | 8  | driveable          | 0/1   |    |                    |       |
+    track.txt          ini: `cull faces` (default on), `start position N` / `start orientation N`
+    surfaces.txt       ini: `[surface-NN]` sections, indexed in sorted order by `surface`
+    about.txt          first line: the track's name
+
+Textures are file names used literally (`objects/<name>`, then the data folder's `carparts/` and
+`trackparts/`); VDrift runs on case-sensitive systems, so a name that matches a file only
+ignoring case is used with a warning naming both. Missing models and textures are warnings,
+never a failed scene.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from . import ini
+from .common import (
+    CLAMP_TO_EDGE,
+    REPEAT,
+    Scene,
+    SceneError,
+    SceneImage,
+    SceneMaterial,
+    SceneNode,
+    load_image,
+    repair_mesh,
+)
+
+FIELDS = (
+    "model",
+    "texture",
+    "mipmap",
+    "nolighting",
+    "skybox",
+    "transparent_blend",
+    "bump_wavelength",
+    "bump_amplitude",
+    "driveable",
+    "collideable",
+    "friction_nontread",
+    "friction_tread",
+    "rolling_resistance",
+    "rolling_drag",
+    "isashadow",
+    "clamptexture",
+    "surface",
+)
+# Field -> the values VDrift gives a meaning (None: any integer).
+INTEGER_FIELDS: dict[str, tuple[int, ...] | None] = {
+    "mipmap": (0, 1),
+    "nolighting": (0, 1),
+    "skybox": (0, 1),
+    "transparent_blend": (0, 1, 2),
+    "driveable": (0, 1),
+    "collideable": (0, 1),
+    "isashadow": (0, 1),
+    "clamptexture": (0, 1, 2, 3),
+    "surface": None,
+}
+VALUES_PER_OBJECT = 17
+FEWEST_VALUES = 14
+LIST_FILE = "list.txt"
+PACK_FILE = "objects.jpk"
+
+
+@dataclass
+class ListEntry:
+    """One object of list.txt: where it starts, its model and texture names, and its values."""
+
+    line: int
+    model: str
+    texture: str
+    values: dict[str, float | int]
+
+
+def _tokens(text: str) -> list[tuple[str, int]]:
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        for token in line.split():
+            if token.startswith("#"):
+                break
+            found.append((token, number))
+    return found
+
+
+def parse_list(text: str, path: str, warnings: list[str]) -> list[ListEntry]:
+    """The objects of a list.txt, as VDrift reads them; objects it would not draw as written are
+    dropped or corrected with a warning naming the file and line."""
+    tokens = _tokens(text)
+    if not tokens:
+        raise SceneError(f"{path}: empty: no header (the number of values per object)")
+    header_token, header_line = tokens[0]
+    try:
+        header = int(header_token)
+    except ValueError:
+        raise SceneError(
+            f"{path}:{header_line}: header {header_token!r} is not a number of values per object"
+        ) from None
+    if not FEWEST_VALUES <= header <= 64:
+        raise SceneError(
+            f"{path}:{header_line}: header says {header} values per object; VDrift reads "
+            f"{FEWEST_VALUES} to {VALUES_PER_OBJECT}"
+        )
+    if header != VALUES_PER_OBJECT:
+        warnings.append(
+            f"{path}:{header_line}: header says {header} values per object; VDrift since 2011 needs "
+            f"{VALUES_PER_OBJECT} (read anyway{', missing ones as 0' if header < VALUES_PER_OBJECT else ''})"
+        )
+    entries = []
+    position = 1
+    while position < len(tokens):
+        chunk = tokens[position : position + header]
+        position += header
+        first_line = chunk[0][1]
+        if len(chunk) < header:
+            warnings.append(
+                f"{path}:{first_line}: the last object ({chunk[0][0]}) stops after {len(chunk)} of {header} "
+                "values: left out"
+            )
+            break
+        entry = _entry(chunk, path, warnings)
+        if entry is not None:
+            entries.append(entry)
+    return entries
+
+
+def _entry(chunk: list[tuple[str, int]], path: str, warnings: list[str]) -> ListEntry | None:
+    values: dict[str, float | int] = {}
+    model, texture = chunk[0][0], chunk[1][0]
+    for field_name, (token, line) in zip(FIELDS[2:], chunk[2:]):
+        try:
+            number = float(token)
+        except ValueError:
+            warnings.append(f"{path}:{line}: {model}: {field_name} {token!r} is not a number: object left out")
+            return None
+        if field_name in INTEGER_FIELDS:
+            meaningful = INTEGER_FIELDS[field_name]
+            if not math.isfinite(number) or number != int(number) or (meaningful and int(number) not in meaningful):
+                shown = "/".join(map(str, meaningful)) if meaningful else "an integer"
+                warnings.append(f"{path}:{line}: {model}: {field_name} {token} is not {shown}: read as 0")
+                number = 0
+            values[field_name] = int(number)
+        else:
+            values[field_name] = number
+    for field_name in FIELDS[2:]:
+        values.setdefault(field_name, 0)
+    return ListEntry(line=chunk[0][1], model=model, texture=texture, values=values)
+
+
+def find_track_folder(path: str) -> str | None:
+    """The track folder `path` is, or the track whose `objects/` folder it is; None if neither."""
+    if os.path.isfile(os.path.join(path, "objects", LIST_FILE)):
+        return path
+    if os.path.basename(os.path.normpath(path)).lower() == "objects" and os.path.isfile(os.path.join(path, LIST_FILE)):
+        return os.path.dirname(os.path.normpath(path)) or "."
+    return None
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(1 << 26)
+    except OSError as exc:
+        raise SceneError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+class FileFinder:
+    """Looks names up in folders in order, as VDrift does (exact name first); a name found only
+    ignoring case is returned with a warning, since VDrift on Linux would not find it."""
+
+    def __init__(self, folders: list[str], warnings: list[str]) -> None:
+        self.folders = [folder for folder in folders if os.path.isdir(folder)]
+        self.warnings = warnings
+        self._listings: dict[str, dict[str, str]] = {}
+
+    def find(self, name: str, what: str) -> str | None:
+        for folder in self.folders:
+            candidate = os.path.join(folder, *name.replace("\\", "/").split("/"))
+            if os.path.isfile(candidate):
+                return candidate
+        for folder in self.folders:
+            sub, _, leaf = name.replace("\\", "/").rpartition("/")
+            where = os.path.join(folder, *sub.split("/")) if sub else folder
+            listing = self._listing(where)
+            actual = listing.get(leaf.lower())
+            if actual is not None:
+                found = os.path.join(where, actual)
+                self.warnings.append(
+                    f"{what} {name!r} is not in {folder}, but {actual!r} is (names differ in case; VDrift on a "
+                    f"case-sensitive system would not find it): used {found}"
+                )
+                return found
+        return None
+
+    def _listing(self, folder: str) -> dict[str, str]:
+        if folder not in self._listings:
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                names = []
+            self._listings[folder] = {name.lower(): name for name in reversed(names)}
+        return self._listings[folder]
+
+
+def shared_folders(folder: str, extra: list[str] | None) -> list[str]:
+    """Where VDrift looks after a track's or car's own folder: the data folder's `carparts/`
+    and `trackparts/` (two levels up), plus the folders the caller names."""
+    data = os.path.dirname(os.path.dirname(os.path.abspath(folder)))
+    beside = os.path.dirname(os.path.abspath(folder))
+    found = list(extra or [])
+    for candidate in (
+        os.path.join(data, "carparts"),
+        os.path.join(data, "trackparts"),
+        os.path.join(beside, "carparts"),
+        os.path.join(beside, "trackparts"),
+    ):
+        if candidate not in found:
+            found.append(candidate)
+    return found
+
+
+def read_track(folder: str, *, search: list[str] | None = None) -> Scene:
+    """The scene of the track in `folder` (or its `objects/` folder). `search`: more folders to
+    look for textures in after the track's own."""
+    from ...core.opening import open as open_archive
+    from .. import loads
+
+    track = find_track_folder(folder)
+    if track is None:
+        raise SceneError(f"{folder}: not a VDrift track (no objects/{LIST_FILE})")
+    objects = os.path.join(track, "objects")
+    list_path = os.path.join(objects, LIST_FILE)
+    warnings: list[str] = []
+    counts: dict[str, int] = {}
+    entries = parse_list(_read_text(list_path), list_path, warnings)
+
+    settings = ini.read(os.path.join(track, "track.txt")) if os.path.isfile(os.path.join(track, "track.txt")) else None
+    cull_faces = settings.flag("", "cull faces", True) if settings else True
+    surface_types = _surface_types(os.path.join(track, "surfaces.txt"))
+
+    pack_path = os.path.join(objects, PACK_FILE)
+    pack = open_archive(pack_path) if os.path.isfile(pack_path) else None
+    try:
+        members = {entry.name: entry for entry in pack.infolist()} if pack else {}
+        folded = {name.lower(): name for name in reversed(list(members))}
+        loose = FileFinder([objects], warnings)
+        textures = FileFinder([objects, *shared_folders(track, search)], warnings)
+        images: dict[str, SceneImage] = {}
+        image_for: dict[str, str | None] = {}
+        meshes: dict[str, object] = {}
+        root = SceneNode(_about_name(track), extras={"vdrift": {"track": os.path.basename(os.path.abspath(track))}})
+        if settings:
+            root.extras["vdrift"]["track.txt"] = dict(settings.sections.get("", {}))
+        skybox = SceneNode("skybox")
+        taken: dict[str, int] = {}
+        for entry in entries:
+            label = f"{list_path}:{entry.line}: {entry.model}"
+            if entry.model not in meshes:
+                meshes[entry.model] = _model(entry, label, pack, members, folded, loose, warnings, counts, loads)
+            mesh = meshes[entry.model]
+            if mesh is None:
+                continue
+            if entry.texture not in image_for:
+                image_for[entry.texture] = _image(entry.texture, label, textures, images, warnings)
+            image_key = image_for[entry.texture]
+            values = entry.values
+            node = SceneNode(
+                _unique_name(entry.model, taken),
+                mesh=mesh,  # type: ignore[arg-type]
+                material=_material(values, images.get(image_key) if image_key else None, image_key, cull_faces),
+                extras={"vdrift": {"texture": entry.texture, **values}},
+            )
+            surface = surface_types.get(int(values["surface"]))
+            if surface is not None:
+                node.extras["vdrift"]["surface_type"] = surface
+            (skybox.children if values["skybox"] else root.children).append(node)
+        if skybox.children:
+            root.children.append(skybox)
+        starts = _start_positions(settings)
+        if starts:
+            root.children.append(SceneNode("start positions", children=starts))
+    finally:
+        if pack is not None:
+            pack.close()
+    counts["objects_listed"] = len(entries)
+    return Scene(kind="track", source=track, root=root, images=images, warnings=warnings, counts=counts)
+
+
+def _model(entry, label, pack, members, folded, loose, warnings, counts, loads):  # type: ignore[no-untyped-def]
+    import warnings as python_warnings
+
+    from ...errors import GamepakError
+
+    name = entry.model
+    data = None
+    if pack is not None:
+        member = members.get(name)
+        if member is None and name.lower() in folded:
+            actual = folded[name.lower()]
+            warnings.append(
+                f"{label}: not in {PACK_FILE}, but {actual!r} is (names differ in case; VDrift would not "
+                "find it): used it"
+            )
+            member = members[actual]
+        if member is not None:
+            data = pack.read(member)
+    if data is None:
+        found = loose.find(name, f"{label}: model")
+        if found is not None:
+            with open(found, "rb") as handle:
+                data = handle.read()
+    if data is None:
+        warnings.append(f"{label}: model not in {PACK_FILE} nor a file in objects/: left out")
+        counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
+        return None
+    try:
+        with python_warnings.catch_warnings():
+            python_warnings.simplefilter("ignore")
+            mesh = loads(data, "joe", name=name, path=label)
+    except GamepakError as exc:
+        warnings.append(f"{exc}: left out")
+        counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
+        return None
+    return repair_mesh(mesh, label, warnings, counts)
+
+
+def _image(name: str, label: str, finder: FileFinder, images: dict[str, SceneImage], warnings: list[str]) -> str | None:
+    path = finder.find(name, f"{label}: texture")
+    if path is None:
+        warnings.append(f"{label}: texture {name!r} not found in objects/, carparts/ or trackparts/: drawn without it")
+        return None
+    key = os.path.normcase(os.path.abspath(path))
+    if key not in images:
+        image = load_image(name, path, warnings)
+        if image is None:
+            return None
+        images[key] = image
+    return key
+
+
+def _material(
+    values: dict[str, float | int], image: SceneImage | None, image_key: str | None, cull_faces: bool
+) -> SceneMaterial:
+    blend = values["transparent_blend"]
+    clamp = values["clamptexture"]
+    if blend == 1:
+        alpha_mode = "BLEND"
+    elif image is not None and image.has_alpha:
+        # VDrift alpha-tests its opaque pass at 0.5 (fences, trees).
+        alpha_mode = "MASK"
+    else:
+        alpha_mode = "OPAQUE"
+    return SceneMaterial(
+        image=image_key,
+        alpha_mode=alpha_mode,
+        double_sided=blend == 2 or not cull_faces,
+        unlit=bool(values["nolighting"] or values["skybox"]),
+        wrap_s=CLAMP_TO_EDGE if clamp in (1, 2) else REPEAT,
+        wrap_t=CLAMP_TO_EDGE if clamp in (1, 3) else REPEAT,
+        mipmap=bool(values["mipmap"]),
+    )
+
+
+def _unique_name(name: str, taken: dict[str, int]) -> str:
+    taken[name] = taken.get(name, 0) + 1
+    return name if taken[name] == 1 else f"{name} #{taken[name]}"
+
+
+def _about_name(folder: str) -> str:
+    path = os.path.join(folder, "about.txt")
+    if os.path.isfile(path):
+        lines = _read_text(path).splitlines()
+        if lines and lines[0].strip():
+            return lines[0].strip()
+    return os.path.basename(os.path.abspath(folder))
+
+
+def _surface_types(path: str) -> dict[int, str]:
+    if not os.path.isfile(path):
+        return {}
+    surfaces = ini.read(path)
+    names = sorted(name for name in surfaces.sections if name.startswith("surface"))
+    return {index: surfaces.sections[name].get("Type", name) for index, name in enumerate(names)}
+
+
+def quaternion_multiply(
+    a: tuple[float, float, float, float], b: tuple[float, float, float, float]
+) -> tuple[float, float, float, float]:
+    """The Hamilton product a * b of (x, y, z, w) quaternions."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return (
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    )
+
+
+def euler_zyx(x_degrees: float, y_degrees: float, z_degrees: float) -> tuple[float, float, float, float]:
+    """VDrift's rotation from Euler angles: q = qz * qy * qx, as (x, y, z, w)."""
+    half = [math.radians(value) / 2 for value in (x_degrees, y_degrees, z_degrees)]
+    qx = (math.sin(half[0]), 0.0, 0.0, math.cos(half[0]))
+    qy = (0.0, math.sin(half[1]), 0.0, math.cos(half[1]))
+    qz = (0.0, 0.0, math.sin(half[2]), math.cos(half[2]))
+    return quaternion_multiply(quaternion_multiply(qz, qy), qx)
+
+
+def vdrift_to_gltf_rotation(q: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+    """A VDrift (Z up) rotation as glTF's (+Y up): the vector part turned like a vector."""
+    x, y, z, w = q
+    return (x, z, -y, w)
+
+
+def _start_positions(settings: ini.Ini | None) -> list[SceneNode]:
+    """`start position N` / `start orientation N` as empty marker nodes. The text files keep an
+    older axis order: (a, b, c) is VDrift's (c, a, b), glTF's (c, b, -a)."""
+    if settings is None:
+        return []
+    nodes = []
+    number = 0
+    while True:
+        position = settings.floats("", f"start position {number}", 3)
+        if position is None:
+            break
+        a, b, c = position
+        node = SceneNode(f"start position {number}", translation=(c, b, -a))
+        angles = settings.floats("", f"start orientation {number}", 3)
+        if angles is not None:
+            x, y, z, w = euler_zyx(*angles)
+            # The vector part moves to VDrift's axes as points do, then VDrift turns it a
+            # quarter about +Z ("historical reasons", its code says).
+            turned = quaternion_multiply((0.0, 0.0, math.sqrt(0.5), math.sqrt(0.5)), (z, x, y, w))
+            node.rotation = vdrift_to_gltf_rotation(turned)
+        nodes.append(node)
+        number += 1
+    return nodes

@@ -1,0 +1,386 @@
+"""VDrift tracks and cars as whole scenes (gamepak.models.scene, `model info/export DIR`).
+
+Tracks and cars are built here from the spec (vdrift-scenes.md): JOE models from the writer,
+list.txt lines, tiny PNGs; the real garage track and MCS car are an extra layer."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gamepak import models
+from gamepak.models import scene
+from gamepak.models.mesh import Mesh
+from gamepak.models.scene import track as track_module
+
+from conftest import in_process_cli, sample, write_pack
+
+
+def quad(x: float, y: float, z: float = 0.0, size: float = 1.0, *, texcoords: bool = True) -> Mesh:
+    """A flat square at (x, y, z) (VDrift's Z up), counter-clockwise seen from above."""
+    positions = np.array([[x, y, z], [x + size, y, z], [x + size, y + size, z], [x, y + size, z]], dtype=np.float32)
+    normals = np.tile(np.array([[0, 0, 1]], np.float32), (4, 1))
+    uv = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32) if texcoords else None
+    return Mesh.from_vertices(positions, [[0, 1, 2], [0, 2, 3]], normals, uv)
+
+
+def png(colour: tuple[int, ...], mode: str = "RGB") -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new(mode, (4, 4), colour).save(out, "PNG")
+    return out.getvalue()
+
+
+def list_line(model: str, texture: str, **values: float) -> str:
+    fields = dict.fromkeys(track_module.FIELDS[2:], 0)
+    fields.update(values)
+    return " ".join([model, texture, *(str(fields[name]) for name in track_module.FIELDS[2:])])
+
+
+def make_track(
+    folder: Path,
+    objects: list[str],
+    models_in_pack: dict[str, Mesh],
+    textures: dict[str, bytes],
+    *,
+    header: int = 17,
+    track_txt: str = "cull faces = on\nstart position 0 = 0.0,0.5,-1.5\nstart orientation 0 = 0,270,0\n",
+    about: str = "Test Track\nby the tests\n",
+) -> Path:
+    objects_folder = folder / "objects"
+    objects_folder.mkdir(parents=True)
+    (objects_folder / "list.txt").write_text(f"{header}\n\n" + "\n\n".join(objects) + "\n")
+    write_pack(
+        objects_folder / "objects.jpk", {name: models.dumps(mesh, "joe") for name, mesh in models_in_pack.items()}
+    )
+    for name, data in textures.items():
+        (objects_folder / name).write_bytes(data)
+    (folder / "track.txt").write_text(track_txt)
+    (folder / "about.txt").write_text(about)
+    return folder
+
+
+@pytest.fixture
+def small_track(tmp_path: Path) -> Path:
+    return make_track(
+        tmp_path / "tracks" / "small",
+        [
+            "#entry 0\n" + list_line("road.joe", "asphalt.png", mipmap=1, collideable=1, surface=1),
+            list_line("fence.joe", "fence.png", transparent_blend=2, clamptexture=1),
+            list_line("decal.joe", "asphalt.png", transparent_blend=1, clamptexture=3),
+            list_line("sky.joe", "sky.png", skybox=1),
+            list_line("tree.joe", "tree.png", nolighting=1),
+            list_line("road.joe", "asphalt.png", mipmap=1),
+        ],
+        {
+            "road.joe": quad(0, 0),
+            "fence.joe": quad(2, 0, 1),
+            "decal.joe": quad(0, 0, 0.01),
+            "sky.joe": quad(-50, -50, 50, 100),
+            "tree.joe": quad(5, 5),
+        },
+        {
+            "asphalt.png": png((80, 80, 80)),
+            "fence.png": png((200, 200, 200, 100), "RGBA"),
+            "sky.png": png((40, 90, 250)),
+            "tree.png": png((10, 200, 10, 255), "RGBA"),
+        },
+    )
+
+
+def gltf_json(data: bytes) -> dict:
+    length, kind = struct.unpack_from("<I4s", data, 12)
+    assert kind == b"JSON"
+    return json.loads(data[20 : 20 + length])
+
+
+def nodes_by_name(document: dict) -> dict[str, dict]:
+    return {node["name"]: node for node in document["nodes"]}
+
+
+# ------------------------------------------------------------------------------- list.txt
+
+
+def test_list_txt_is_read_as_a_token_stream_with_hash_comments() -> None:
+    text = "# made by listedit\n17\n#entry 0\nroad.joe asphalt.png 1 0 0 0 1.0 0.0 0 1\n1.0 0.9 1.0 0.0 0 2 1 #x y\n"
+    warnings: list[str] = []
+    [entry] = track_module.parse_list(text, "list.txt", warnings)
+    assert (entry.model, entry.texture, entry.line) == ("road.joe", "asphalt.png", 4)
+    assert entry.values["mipmap"] == 1 and entry.values["clamptexture"] == 2 and entry.values["surface"] == 1
+    assert entry.values["friction_tread"] == pytest.approx(0.9)
+    assert warnings == []
+
+
+def test_an_older_14_value_header_reads_with_zeros_and_a_warning() -> None:
+    warnings: list[str] = []
+    entries = track_module.parse_list("14\na.joe a.png 1 0 0 0 1 0 0 1 1 1 1 0\n", "list.txt", warnings)
+    assert entries[0].values["isashadow"] == 0 and entries[0].values["surface"] == 0
+    assert len(warnings) == 1 and "14 values" in warnings[0]
+
+
+def test_a_truncated_last_object_is_dropped_with_a_warning() -> None:
+    warnings: list[str] = []
+    text = "17\n" + list_line("a.joe", "a.png") + "\nb.joe b.png 0 0\n"
+    entries = track_module.parse_list(text, "objects/list.txt", warnings)
+    assert [entry.model for entry in entries] == ["a.joe"]
+    assert "objects/list.txt:3" in warnings[0] and "b.joe" in warnings[0]
+
+
+def test_unknown_flag_values_and_words_are_warned_about_naming_the_line() -> None:
+    warnings: list[str] = []
+    text = (
+        "17\r\n"
+        + list_line("a.joe", "a.png", transparent_blend=7)
+        + "\r\n"
+        + list_line("b.joe", "b.png").replace(" 0 0 0 0 ", " zero 0 0 0 ", 1)
+    )
+    entries = track_module.parse_list(text, "list.txt", warnings)
+    assert [entry.model for entry in entries] == ["a.joe"]
+    assert entries[0].values["transparent_blend"] == 0
+    assert any("list.txt:2" in warning and "transparent_blend 7" in warning for warning in warnings)
+    assert any("list.txt:3" in warning and "'zero'" in warning for warning in warnings)
+
+
+@pytest.mark.parametrize("text", ["", "seventeen\n", "3\na b c\n"])
+def test_a_list_without_a_usable_header_is_one_clear_error(text: str) -> None:
+    with pytest.raises(scene.SceneError, match="list.txt"):
+        track_module.parse_list(text, "list.txt", [])
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["a.joe", "b c", "#x", "1", "ü.joe"]), st.integers(0, 3)), max_size=40))
+def test_any_token_stream_reads_or_fails_cleanly(tokens: list[tuple[str, int]]) -> None:
+    text = "17\n" + "\n".join(f"{name} {value}" for name, value in tokens)
+    warnings: list[str] = []
+    entries = track_module.parse_list(text, "list.txt", warnings)
+    for entry in entries:
+        assert set(entry.values) == set(track_module.FIELDS[2:])
+
+
+# ------------------------------------------------------------------------------- tracks
+
+
+def test_a_track_becomes_one_node_per_object_with_materials_from_its_flags(small_track: Path, tmp_path: Path) -> None:
+    found = scene.load(small_track)
+    assert found.warnings == []
+    summary = found.summary()
+    assert (summary["objects"], summary["textures"], summary["name"]) == (6, 4, "Test Track")
+    output = tmp_path / "small.glb"
+    scene.save(found, output)
+    document = gltf_json(output.read_bytes())
+    nodes = nodes_by_name(document)
+    # One node per object in list order; a repeated model name gets " #2"; skybox in its group.
+    root = document["nodes"][document["scenes"][0]["nodes"][0]]
+    children = [document["nodes"][number]["name"] for number in root["children"]]
+    assert children == ["road.joe", "fence.joe", "decal.joe", "tree.joe", "road.joe #2", "skybox", "start positions"]
+    assert [document["nodes"][n]["name"] for n in nodes["skybox"]["children"]] == ["sky.joe"]
+    for name in ("road.joe", "fence.joe", "sky.joe"):
+        assert "translation" not in nodes[name] and "rotation" not in nodes[name]
+    materials = document["materials"]
+
+    def material(node_name: str) -> dict:
+        mesh = document["meshes"][nodes[node_name]["mesh"]]
+        return materials[mesh["primitives"][0]["material"]]
+
+    assert material("road.joe")["alphaMode"] == "OPAQUE" and not material("road.joe")["doubleSided"]
+    assert material("fence.joe")["alphaMode"] == "MASK" and material("fence.joe")["alphaCutoff"] == 0.5
+    assert material("fence.joe")["doubleSided"] is True
+    assert material("decal.joe")["alphaMode"] == "BLEND"
+    assert "KHR_materials_unlit" in material("sky.joe")["extensions"]
+    assert "KHR_materials_unlit" in material("tree.joe")["extensions"]
+    assert "extensions" not in material("road.joe")
+    assert document["extensionsUsed"] == ["KHR_materials_unlit"] and "extensionsRequired" not in document
+
+    def sampler(node_name: str) -> dict:
+        texture = document["textures"][material(node_name)["pbrMetallicRoughness"]["baseColorTexture"]["index"]]
+        return document["samplers"][texture["sampler"]]
+
+    assert sampler("road.joe") == {"wrapS": 10497, "wrapT": 10497, "minFilter": 9987, "magFilter": 9729}
+    assert sampler("fence.joe")["wrapS"] == 33071 and sampler("fence.joe")["wrapT"] == 33071
+    assert sampler("decal.joe")["wrapS"] == 10497 and sampler("decal.joe")["wrapT"] == 33071
+    # One image per file, shared by the road and the decal; a mesh shared by the two roads.
+    assert len(document["images"]) == 4
+    assert nodes["road.joe"]["mesh"] == nodes["road.joe #2"]["mesh"]
+    # list.txt's values travel in extras.
+    assert nodes["road.joe"]["extras"]["vdrift"]["collideable"] == 1
+    assert nodes["road.joe"]["extras"]["vdrift"]["texture"] == "asphalt.png"
+
+
+def test_positions_turn_to_y_up_and_start_positions_follow_the_text_file_axes(
+    small_track: Path, tmp_path: Path
+) -> None:
+    output = tmp_path / "small.glb"
+    scene.save(scene.load(small_track), output)
+    document = gltf_json(output.read_bytes())
+    nodes = nodes_by_name(document)
+    position_accessor = document["accessors"][
+        document["meshes"][nodes["fence.joe"]["mesh"]]["primitives"][0]["attributes"]["POSITION"]
+    ]
+    # fence: x 2..3, y 0..1 at z 1 (Z up) -> glTF x 2..3, y 1, z -1..0.
+    assert position_accessor["min"] == pytest.approx([2, 1, -1]) and position_accessor["max"] == pytest.approx(
+        [3, 1, 0]
+    )
+    start = nodes["start position 0"]
+    # (a, b, c) = (0, 0.5, -1.5) -> glTF (c, b, -a).
+    assert start["translation"] == pytest.approx([-1.5, 0.5, 0])
+    # Orientation (0, 270, 0): a turn about VDrift's Z by 270 + 90 degrees: facing +Y again.
+    assert abs(start["rotation"][3]) == pytest.approx(1, abs=1e-6)
+
+
+def test_the_monaco_start_rotation_matches_the_spec() -> None:
+    settings_ini = scene.track.ini.parse(
+        "start position 0 = -103.0935, -8.6245, 14.0480\nstart orientation 0 = 0, -80.27, 0\n", "track.txt"
+    )
+    [node] = track_module._start_positions(settings_ini)
+    assert node.translation == pytest.approx((14.048, -8.6245, 103.0935))
+    assert node.rotation == pytest.approx((0, 0.0848, 0, 0.9964), abs=1e-4)
+
+
+def test_missing_models_and_textures_are_warnings_not_failures(tmp_path: Path) -> None:
+    folder = make_track(
+        tmp_path / "t",
+        [list_line("here.joe", "gone.png"), list_line("gone.joe", "a.png"), list_line("Case.joe", "A.PNG")],
+        {"here.joe": quad(0, 0), "case.joe": quad(1, 1)},
+        {"a.png": png((1, 2, 3))},
+    )
+    found = scene.load(folder)
+    assert found.summary()["objects"] == 2
+    text = "\n".join(found.warnings)
+    assert "gone.png" in text and "not found" in text
+    assert "gone.joe" in text and "left out" in text
+    # Names that match only ignoring case: used, saying which file was meant.
+    assert "'case.joe'" in text and "'a.png'" in text and "differ in case" in text
+    assert found.counts["objects_left_out"] == 1
+
+
+def test_non_finite_texcoords_are_set_to_0_and_non_finite_positions_leave_the_object_out(tmp_path: Path) -> None:
+    bad_uv = quad(0, 0)
+    bad_uv.texcoords[1] = np.nan
+    bad_position = quad(1, 1)
+    bad_position.positions[0] = np.inf
+    folder = make_track(
+        tmp_path / "t",
+        [list_line("uv.joe", "a.png"), list_line("pos.joe", "a.png")],
+        {"uv.joe": bad_uv, "pos.joe": bad_position},
+        {"a.png": png((1, 2, 3))},
+    )
+    found = scene.load(folder)
+    assert found.summary()["objects"] == 1
+    assert found.counts["texcoords_replaced"] == 1
+    scene.save(found, tmp_path / "out.glb")  # would refuse NaN
+    assert any("uv.joe" in warning and "set to 0" in warning for warning in found.warnings)
+    assert any("pos.joe" in warning and "left out" in warning for warning in found.warnings)
+
+
+def test_normals_stored_by_the_old_converter_are_swapped_back_as_vdrift_does(tmp_path: Path) -> None:
+    swapped = quad(0, 0)
+    swapped.normals[:] = [0, 1, 0]  # (x, z, y) of an up normal: at right angles to the face
+    folder = make_track(tmp_path / "t", [list_line("s.joe", "a.png")], {"s.joe": swapped}, {"a.png": png((1, 2, 3))})
+    found = scene.load(folder)
+    [node] = [node for node in found.root.walk() if node.mesh is not None]
+    assert node.mesh.normals[0].tolist() == pytest.approx([0, -0.0, 1])
+    assert found.counts["normal_swaps"] == 1
+
+
+def test_cull_faces_off_makes_every_material_double_sided(tmp_path: Path) -> None:
+    folder = make_track(
+        tmp_path / "t",
+        [list_line("a.joe", "a.png")],
+        {"a.joe": quad(0, 0)},
+        {"a.png": png((1, 2, 3))},
+        track_txt="cull faces = off\n",
+    )
+    found = scene.load(folder)
+    assert all(node.material.double_sided for node in found.root.walk() if node.material is not None)
+
+
+def test_a_gltf_gets_its_images_beside_it_and_nothing_is_overwritten(small_track: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    written = scene.save(scene.load(small_track), out / "small.gltf")
+    assert sorted(Path(name).name for name in written) == [
+        "asphalt.png",
+        "fence.png",
+        "sky.png",
+        "small.gltf",
+        "tree.png",
+    ]
+    document = json.loads((out / "small.gltf").read_text())
+    assert sorted(image["uri"] for image in document["images"]) == ["asphalt.png", "fence.png", "sky.png", "tree.png"]
+    before = (out / "small.gltf").read_bytes()
+    with pytest.raises(Exception, match="exists"):
+        scene.save(scene.load(small_track), out / "small.gltf")
+    assert (out / "small.gltf").read_bytes() == before
+
+
+def test_scene_cli_info_and_export(small_track: Path, tmp_path: Path) -> None:
+    code, out, err = in_process_cli("model", "info", str(small_track / "objects"), "--json")
+    assert code == 0, err
+    info = json.loads(out)
+    assert (info["kind"], info["objects"], info["textures"], info["triangles"]) == ("track", 6, 4, 12)
+    code, _, err = in_process_cli("model", "export", str(small_track), "-o", str(tmp_path / "s.glb"))
+    assert code == 0, err
+    assert "6 objects" in err and (tmp_path / "s.glb").exists()
+    code, _, err = in_process_cli("model", "export", str(small_track), "-o", str(tmp_path / "s.obj"))
+    assert code == 2 and "glb or .gltf" in err
+    code, _, err = in_process_cli("model", "info", str(tmp_path))
+    assert code == 1 and "neither a VDrift track" in err and len(err.strip().splitlines()) == 1
+
+
+def test_exported_scenes_pass_the_khronos_validator(small_track: Path, tmp_path: Path, gltf_validator: Path) -> None:
+    import subprocess
+
+    files = scene.save(scene.load(small_track), tmp_path / "small.glb")
+    out = tmp_path / "gltf"
+    out.mkdir()
+    files += scene.save(scene.load(small_track), out / "small.gltf")[-1:]
+    garage = sample("vdrift/garage")
+    files += scene.save(scene.load(garage), tmp_path / "garage.glb")
+    result = subprocess.run(
+        ["node", str(gltf_validator.parent.parent / "validate.cjs"), str(gltf_validator), *map(str, files)],
+        capture_output=True,
+        timeout=120,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    reports = json.loads(result.stdout)
+    assert not {name: report["messages"] for name, report in reports.items() if report["errors"]}
+
+
+# ------------------------------------------------------------------------------- real samples
+
+
+def test_the_real_garage_track_matches_the_spec(tmp_path: Path) -> None:
+    garage = sample("vdrift/garage")
+    found = scene.load(garage)
+    summary = found.summary()
+    assert (summary["objects"], summary["textures"], summary["name"]) == (35, 11, "Garage")
+    assert found.warnings == []
+    output = tmp_path / "garage.glb"
+    scene.save(found, output)
+    document = gltf_json(output.read_bytes())
+    nodes = nodes_by_name(document)
+    assert [document["nodes"][n]["name"] for n in nodes["skybox"]["children"]] == ["Cube.002.joe", "Cube.joe"]
+    assert not any(material["alphaMode"] == "BLEND" for material in document["materials"])
+    assert not any(material["doubleSided"] for material in document["materials"])
+    assert len(document["images"]) == 11
+    # Scene bounds of the non-skybox objects, in glTF axes.
+    skybox = set(nodes["skybox"]["children"])
+    lows, highs = [], []
+    for number, node in enumerate(document["nodes"]):
+        if "mesh" in node and number not in skybox:
+            accessor = document["accessors"][
+                document["meshes"][node["mesh"]]["primitives"][0]["attributes"]["POSITION"]
+            ]
+            lows.append(accessor["min"])
+            highs.append(accessor["max"])
+    assert np.min(lows, axis=0) == pytest.approx([-40.46, -0.18, -44.22], abs=0.01)
+    assert np.max(highs, axis=0) == pytest.approx([21.20, 4.97, 20.00], abs=0.01)
