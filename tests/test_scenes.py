@@ -20,7 +20,7 @@ from gamepak.models import scene
 from gamepak.models.mesh import Mesh
 from gamepak.models.scene import track as track_module
 
-from conftest import in_process_cli, sample, write_pack
+from conftest import SAMPLES, in_process_cli, sample, write_pack
 
 
 def quad(x: float, y: float, z: float = 0.0, size: float = 1.0, *, texcoords: bool = True) -> Mesh:
@@ -342,8 +342,10 @@ def test_exported_scenes_pass_the_khronos_validator(small_track: Path, tmp_path:
     out = tmp_path / "gltf"
     out.mkdir()
     files += scene.save(scene.load(small_track), out / "small.gltf")[-1:]
-    garage = sample("vdrift/garage")
-    files += scene.save(scene.load(garage), tmp_path / "garage.glb")
+    files += scene.save(scene.load(make_car(tmp_path / "cars" / "TC", CAR)), tmp_path / "car.glb")
+    if (SAMPLES / "vdrift" / "garage").is_dir():  # the real track too, when the samples are here
+        files += scene.save(scene.load(SAMPLES / "vdrift" / "garage"), tmp_path / "garage.glb")
+        files += scene.save(scene.load(SAMPLES / "vdrift" / "MCS"), tmp_path / "mcs.glb")
     result = subprocess.run(
         ["node", str(gltf_validator.parent.parent / "validate.cjs"), str(gltf_validator), *map(str, files)],
         capture_output=True,
@@ -384,3 +386,167 @@ def test_the_real_garage_track_matches_the_spec(tmp_path: Path) -> None:
             highs.append(accessor["max"])
     assert np.min(lows, axis=0) == pytest.approx([-40.46, -0.18, -44.22], abs=0.01)
     assert np.max(highs, axis=0) == pytest.approx([21.20, 4.97, 20.00], abs=0.01)
+
+
+# ------------------------------------------------------------------------------- cars
+
+
+def make_car(folder: Path, car_text: str, *, body_alpha: int = 0) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "about.txt").write_text("Test Car\n")
+    (folder / f"{folder.name}.car").write_text(car_text)
+    body = quad(-1, -2, 0, 2)
+    body.corners = body.corners[:, ::-1].copy()  # stored clockwise, as the MCS body is
+    body.normals[:] = [0, 0, 1]
+    (folder / "body.joe").write_bytes(models.dumps(body, "joe"))
+    (folder / "glass.joe").write_bytes(models.dumps(quad(-0.5, -0.5, 1), "joe"))
+    (folder / "wheel.joe").write_bytes(models.dumps(quad(0.0, -0.5, -0.5, 1), "joe"))
+    (folder / "body00.png").write_bytes(png((255, 255, 255, body_alpha), "RGBA"))
+    (folder / "glass.png").write_bytes(png((100, 100, 255, 136), "RGBA"))
+    (folder / "wheel.png").write_bytes(png((128, 128, 128)))
+    parts = folder.parent / "carparts"
+    (parts / "tire").mkdir(parents=True, exist_ok=True)
+    (parts / "tire" / "touring.png").write_bytes(png((20, 20, 20)))
+    (parts / "driver.joe").write_bytes(models.dumps(quad(0, 0, 0.5, 0.3), "joe"))
+    (parts / "driver.png").write_bytes(png((200, 150, 100)))
+    return folder
+
+
+CAR = """# a test car
+[body]
+mesh = body.joe
+texture = body00.png, body-misc1.png   ; misc maps are not used
+[glass]
+mesh = glass.joe
+texture = glass.png
+draw = transparent
+[driver]
+mesh = driver.joe
+texture = driver.png
+position = -0.35, -0.10, 0.15
+rotation = 87.5, 0, 0
+[engine]
+position = 0, 1, 0
+[wheel.fl]
+mesh = wheel.joe
+texture = wheel.png
+position = -0.75, 1.25, -0.49
+[wheel.fr]
+mesh = wheel.joe
+texture = wheel.png
+scale = -1, 1, 1
+position = 0.75, 1.25, -0.49
+[wheel.fl.tire]
+texture = tire/touring.png
+size = 175, 65, 15
+type = &tire/touring
+[wheel.fr.tire]
+texture = tire/touring.png
+size = 175, 65, 15
+[wheel.fl.brake]
+radius = 0.14
+"""
+
+
+def test_a_car_places_its_parts_and_wheels_as_the_definition_says(tmp_path: Path) -> None:
+    folder = make_car(tmp_path / "cars" / "TC", CAR)
+    found = scene.load(folder)
+    assert found.warnings == [], found.warnings
+    output = tmp_path / "car.glb"
+    scene.save(found, output)
+    document = gltf_json(output.read_bytes())
+    nodes = nodes_by_name(document)
+    assert nodes["wheel fl"]["translation"] == pytest.approx([-0.75, -0.49, -1.25])
+    assert nodes["wheel fr"]["translation"] == pytest.approx([0.75, -0.49, -1.25])
+    assert nodes["wheel fr rim"]["scale"] == [-1, 1, 1] and "scale" not in nodes["wheel fl rim"]
+    # The mirror lives on the node: both rims share one mesh, both tyres another.
+    assert nodes["wheel fl rim"]["mesh"] == nodes["wheel fr rim"]["mesh"]
+    assert nodes["wheel fl tire"]["mesh"] == nodes["wheel fr tire"]["mesh"]
+    # A brake disc without a texture is not drawn; the driver comes from carparts/.
+    assert "wheel fl brake" not in nodes
+    assert nodes["driver"]["translation"] == pytest.approx([-0.35, 0.15, 0.10])
+    assert nodes["driver"]["rotation"] == pytest.approx([0.6915, 0, 0, 0.7224], abs=1e-4)
+    # Tyre: 175/65 R15 -> tread radius 0.1905 + 0.175 * 0.65.
+    tire = document["accessors"][
+        document["meshes"][nodes["wheel fl tire"]["mesh"]]["primitives"][0]["attributes"]["POSITION"]
+    ]
+    assert max(tire["max"][1], -tire["min"][1]) == pytest.approx(0.30425, abs=1e-3)
+    assert document["nodes"][0]["extras"]["vdrift"]["ground_height"] == pytest.approx(-0.79425, abs=1e-4)
+
+    def material(name: str) -> dict:
+        return document["materials"][document["meshes"][nodes[name]["mesh"]]["primitives"][0]["material"]]
+
+    assert material("glass")["alphaMode"] == "BLEND"
+    assert material("body")["alphaMode"] == "OPAQUE"
+    assert all(entry["doubleSided"] for entry in document["materials"])
+
+
+def test_a_car_body_texture_alpha_is_baked_as_paint_and_its_winding_turned_outward(tmp_path: Path) -> None:
+    from PIL import Image
+
+    folder = make_car(tmp_path / "cars" / "TC", CAR, body_alpha=0)
+    found = scene.load(folder, paint=(1.0, 0.0, 0.0))
+    body = next(node for node in found.root.walk() if node.name == "body")
+    image = found.images[body.material.image]
+    assert not image.has_alpha
+    with Image.open(io.BytesIO(image.data)) as opened:
+        assert opened.mode == "RGB" and opened.getpixel((0, 0)) == (255, 0, 0)
+    # The body was stored clockwise with up normals: now every face agrees with its normals.
+    assert (body.mesh.face_normals() @ np.array([0, 0, 1]) > 0).all()
+
+
+def test_a_car_without_wheel_sections_says_which_layout_it_is(tmp_path: Path) -> None:
+    folder = make_car(
+        tmp_path / "cars" / "OLD", "[body]\nmesh = body.joe\ntexture = body00.png\n[wheel-0]\nmodel = oem\n"
+    )
+    found = scene.load(folder)
+    assert any("[wheel-N] layout" in warning for warning in found.warnings)
+    assert [node.name for node in found.root.children] == ["body"]
+
+
+def test_a_car_value_that_is_not_numbers_is_one_error_naming_the_line(tmp_path: Path) -> None:
+    folder = make_car(tmp_path / "cars" / "BAD", CAR.replace("position = -0.75, 1.25, -0.49", "position = left"))
+    with pytest.raises(scene.SceneError, match=r"BAD\.car:\d+: \[wheel\.fl\] position"):
+        scene.load(folder)
+    code, _, err = in_process_cli("model", "export", str(folder), "-o", str(tmp_path / "bad.glb"))
+    assert code == 1 and len(err.strip().splitlines()) == 1 and not (tmp_path / "bad.glb").exists()
+
+
+def test_ini_dialect_comments_lists_sections_and_sorted_children() -> None:
+    parsed = scene.track.ini.parse(
+        "top = 1\n[ wheel.rr ]\nposition = 1, 2 ,3 # c\n[wheel.fl]\nscale = -1,1,1 ; c\n[wheel.fl.tire]\nx = on\n",
+        "x.car",
+    )
+    assert parsed.get("", "top") == "1"
+    assert parsed.floats("wheel.rr", "position", 3) == [1, 2, 3]
+    assert parsed.children("wheel") == ["fl", "rr"]
+    assert parsed.flag("wheel.fl.tire", "x") and not parsed.flag("wheel.fl.tire", "y")
+    assert parsed.where("wheel.fl", "scale") == "x.car:5"
+
+
+def test_the_real_mcs_car_matches_the_spec(tmp_path: Path) -> None:
+    folder = sample("vdrift/MCS")
+    found = scene.load(folder)
+    assert found.warnings == []
+    output = tmp_path / "mcs.glb"
+    scene.save(found, output)
+    document = gltf_json(output.read_bytes())
+    nodes = nodes_by_name(document)
+    expected = {
+        "fl": [-0.75, -0.49, -1.25],
+        "fr": [0.75, -0.49, -1.25],
+        "rl": [-0.75, -0.49, 1.29],
+        "rr": [0.75, -0.49, 1.29],
+    }
+    for wheel, translation in expected.items():
+        assert nodes[f"wheel {wheel}"]["translation"] == pytest.approx(translation)
+    assert nodes["wheel fr rim"]["scale"] == [-1, 1, 1] and nodes["wheel rr rim"]["scale"] == [-1, 1, 1]
+    assert nodes["steering"]["rotation"] == pytest.approx([0.6915, 0, 0, 0.7224], abs=1e-4)
+    assert document["nodes"][0]["extras"]["vdrift"]["ground_height"] == pytest.approx(-0.794, abs=1e-3)
+    body = next(node for node in found.root.walk() if node.name == "body")
+    summed = body.mesh.normals[body.mesh.corners[:, :, 1]].sum(axis=1)
+    assert ((body.mesh.face_normals() * summed).sum(axis=1) >= 0).all()
+    assert not found.images[body.material.image].has_alpha
+    glass = next(node for node in found.root.walk() if node.name == "glass")
+    assert glass.material.alpha_mode == "BLEND"
+    assert any("carparts" in image.path for image in found.images.values())

@@ -4,6 +4,7 @@ OBJ writers, `model info` and the viewer read it."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -201,3 +202,58 @@ def _vdrift_swaps_normals(mesh: Mesh) -> bool:
     usable = (geometric_length > 1e-12) & (summed_length > 1e-12)
     dots = np.abs((geometric[usable] * summed[usable]).sum(axis=1)) / (geometric_length[usable] * summed_length[usable])
     return int((dots < 0.5).sum()) > mesh.face_count // 4
+
+
+class FileFinder:
+    """Looks names up in folders in order, as VDrift does (exact name first); a name found only
+    ignoring case is returned with a warning, since VDrift on Linux would not find it."""
+
+    def __init__(self, folders: list[str], warnings: list[str]) -> None:
+        self.folders = [folder for folder in folders if os.path.isdir(folder)]
+        self.warnings = warnings
+        self._listings: dict[str, dict[str, str]] = {}
+
+    def find(self, name: str, what: str) -> str | None:
+        for folder in self.folders:
+            candidate = os.path.join(folder, *name.replace("\\", "/").split("/"))
+            if os.path.isfile(candidate):
+                return candidate
+        for folder in self.folders:
+            sub, _, leaf = name.replace("\\", "/").rpartition("/")
+            where = os.path.join(folder, *sub.split("/")) if sub else folder
+            listing = self._listing(where)
+            actual = listing.get(leaf.lower())
+            if actual is not None:
+                found = os.path.join(where, actual)
+                self.warnings.append(
+                    f"{what} {name!r} is not in {folder}, but {actual!r} is (names differ in case; VDrift on a "
+                    f"case-sensitive system would not find it): used {found}"
+                )
+                return found
+        return None
+
+    def _listing(self, folder: str) -> dict[str, str]:
+        if folder not in self._listings:
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                names = []
+            self._listings[folder] = {name.lower(): name for name in reversed(names)}
+        return self._listings[folder]
+
+
+def shared_folders(folder: str, extra: list[str] | None) -> list[str]:
+    """Where VDrift looks after a track's or car's own folder: the data folder's `carparts/`
+    and `trackparts/` (two levels up), plus the folders the caller names."""
+    data = os.path.dirname(os.path.dirname(os.path.abspath(folder)))
+    beside = os.path.dirname(os.path.abspath(folder))
+    found = list(extra or [])
+    for candidate in (
+        os.path.join(data, "carparts"),
+        os.path.join(data, "trackparts"),
+        os.path.join(beside, "carparts"),
+        os.path.join(beside, "trackparts"),
+    ):
+        if candidate not in found:
+            found.append(candidate)
+    return found

@@ -36,6 +36,7 @@ from . import ini
 from .common import (
     CLAMP_TO_EDGE,
     REPEAT,
+    FileFinder,
     Scene,
     SceneError,
     SceneImage,
@@ -43,6 +44,7 @@ from .common import (
     SceneNode,
     load_image,
     repair_mesh,
+    shared_folders,
 )
 
 FIELDS = (
@@ -185,61 +187,6 @@ def _read_text(path: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return data.decode("latin-1")
-
-
-class FileFinder:
-    """Looks names up in folders in order, as VDrift does (exact name first); a name found only
-    ignoring case is returned with a warning, since VDrift on Linux would not find it."""
-
-    def __init__(self, folders: list[str], warnings: list[str]) -> None:
-        self.folders = [folder for folder in folders if os.path.isdir(folder)]
-        self.warnings = warnings
-        self._listings: dict[str, dict[str, str]] = {}
-
-    def find(self, name: str, what: str) -> str | None:
-        for folder in self.folders:
-            candidate = os.path.join(folder, *name.replace("\\", "/").split("/"))
-            if os.path.isfile(candidate):
-                return candidate
-        for folder in self.folders:
-            sub, _, leaf = name.replace("\\", "/").rpartition("/")
-            where = os.path.join(folder, *sub.split("/")) if sub else folder
-            listing = self._listing(where)
-            actual = listing.get(leaf.lower())
-            if actual is not None:
-                found = os.path.join(where, actual)
-                self.warnings.append(
-                    f"{what} {name!r} is not in {folder}, but {actual!r} is (names differ in case; VDrift on a "
-                    f"case-sensitive system would not find it): used {found}"
-                )
-                return found
-        return None
-
-    def _listing(self, folder: str) -> dict[str, str]:
-        if folder not in self._listings:
-            try:
-                names = sorted(os.listdir(folder))
-            except OSError:
-                names = []
-            self._listings[folder] = {name.lower(): name for name in reversed(names)}
-        return self._listings[folder]
-
-
-def shared_folders(folder: str, extra: list[str] | None) -> list[str]:
-    """Where VDrift looks after a track's or car's own folder: the data folder's `carparts/`
-    and `trackparts/` (two levels up), plus the folders the caller names."""
-    data = os.path.dirname(os.path.dirname(os.path.abspath(folder)))
-    beside = os.path.dirname(os.path.abspath(folder))
-    found = list(extra or [])
-    for candidate in (
-        os.path.join(data, "carparts"),
-        os.path.join(data, "trackparts"),
-        os.path.join(beside, "carparts"),
-        os.path.join(beside, "trackparts"),
-    ):
-        if candidate not in found:
-            found.append(candidate)
-    return found
 
 
 def read_track(folder: str, *, search: list[str] | None = None) -> Scene:
