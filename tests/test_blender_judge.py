@@ -108,3 +108,59 @@ def test_gamepak_imports_blender_exports_upright(tmp_path: Path) -> None:
         np.testing.assert_allclose(positions[:, 2].min(), 0.0, atol=1e-5, err_msg=str(path))
         np.testing.assert_allclose(positions[:, 2].max(), 3.0, atol=1e-5, err_msg=str(path))
         np.testing.assert_allclose(np.abs(positions[:, :2]).max(), 1.0, atol=1e-5, err_msg=str(path))
+
+
+# Imports a scene, counts its mesh objects and images, optionally lifts one object by 1 (Blender's
+# Z), and exports it again with Blender's defaults.
+SCENE_ROUND_TRIP_SCRIPT = """
+import json, sys
+import bpy
+bpy.ops.wm.read_factory_settings(use_empty=True)
+bpy.ops.import_scene.gltf(filepath=sys.argv[1])
+meshes = [thing for thing in bpy.context.scene.objects if thing.type == "MESH"]
+images = [image for image in bpy.data.images if image.size[0] > 0]
+lifted = bpy.data.objects.get(sys.argv[3]) if len(sys.argv) > 3 else None
+if lifted is not None:
+    lifted.data = lifted.data.copy()
+    for vertex in lifted.data.vertices:
+        vertex.co.z += 1.0
+bpy.ops.export_scene.gltf(filepath=sys.argv[2], export_format="GLB")
+print("RESULT " + json.dumps({"objects": len(meshes), "images": len(images), "names": sorted(m.name for m in meshes)}))
+"""
+
+
+def test_blender_imports_a_whole_track_and_its_edit_comes_back(tmp_path: Path) -> None:
+    from test_scenes import CAR, list_line, make_car, make_track, png, quad
+
+    track = make_track(
+        tmp_path / "tracks" / "t",
+        [list_line("a.joe", "a.png"), list_line("b.joe", "b.png", transparent_blend=1), list_line("a.joe", "a.png")],
+        {"a.joe": quad(0, 0), "b.joe": quad(3, 3, 1)},
+        {"a.png": png((10, 20, 30)), "b.png": png((200, 10, 10, 128), "RGBA")},
+    )
+    exported = tmp_path / "t.glb"
+    code, _, err = in_process_cli("model", "export", str(track), "-o", str(exported))
+    assert code == 0, err
+    before = (track / "objects" / "objects.jpk").read_bytes()
+    unchanged, edited = tmp_path / "unchanged.glb", tmp_path / "edited.glb"
+    result = json.loads(_blender(SCENE_ROUND_TRIP_SCRIPT, str(exported), str(unchanged)).split("RESULT ", 1)[1])
+    assert result["objects"] == 3 and result["images"] == 2
+    assert result["names"] == ["a.joe", "a.joe #2", "b.joe"]
+    # What Blender exports untouched comes back without changing a byte of the track.
+    code, _, err = in_process_cli("model", "import", str(unchanged), "--into", str(track))
+    assert code == 0 and "0 changed" in err and "3 unchanged" in err, err
+    assert (track / "objects" / "objects.jpk").read_bytes() == before
+    _blender(SCENE_ROUND_TRIP_SCRIPT, str(exported), str(edited), "b.joe")
+    code, _, err = in_process_cli("model", "import", str(edited), "--into", str(track))
+    assert code == 0 and "1 changed" in err, err
+    lifted = models.load_member(track / "objects" / "objects.jpk", "b.joe")
+    np.testing.assert_allclose(lifted.positions[:, 2].min(), 2.0, atol=1e-5)
+    # A car: every part and texture arrives.
+    car = make_car(tmp_path / "cars" / "TC", CAR)
+    car_file = tmp_path / "car.glb"
+    code, _, err = in_process_cli("model", "export", str(car), "-o", str(car_file))
+    assert code == 0, err
+    result = json.loads(
+        _blender(SCENE_ROUND_TRIP_SCRIPT, str(car_file), str(tmp_path / "car2.glb")).split("RESULT ", 1)[1]
+    )
+    assert result["objects"] == 7 and result["images"] == 5, result  # no brake: it has no texture

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gamepak import models
+from gamepak import open as gamepak_open
 from gamepak.models import scene
 from gamepak.models.mesh import Mesh
 from gamepak.models.scene import track as track_module
@@ -550,3 +551,102 @@ def test_the_real_mcs_car_matches_the_spec(tmp_path: Path) -> None:
     glass = next(node for node in found.root.walk() if node.name == "glass")
     assert glass.material.alpha_mode == "BLEND"
     assert any("carparts" in image.path for image in found.images.values())
+
+
+# ------------------------------------------------------------------------------- the way back
+
+
+def _file_bytes(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in (folder / "objects").iterdir()}
+
+
+def test_an_unchanged_scene_imports_back_without_changing_a_byte(small_track: Path, tmp_path: Path) -> None:
+    before = _file_bytes(small_track)
+    scene.save(scene.load(small_track), tmp_path / "s.glb")
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "s.glb"), "--into", str(small_track))
+    assert code == 0, err
+    assert "0 changed, 0 added, 0 removed, 6 unchanged" in err
+    assert _file_bytes(small_track) == before
+
+
+def test_an_edited_scene_changes_only_the_edited_model_and_adds_new_objects(small_track: Path, tmp_path: Path) -> None:
+    from gamepak.models.scene.common import SceneMaterial, SceneNode
+
+    with gamepak_open(small_track / "objects" / "objects.jpk") as pack:
+        before = {entry.name: pack.read(entry) for entry in pack.infolist()}
+    found = scene.load(small_track)
+    nodes = {node.name: node for node in found.root.walk()}
+    moved = nodes["fence.joe"].mesh
+    moved.positions = moved.positions + np.float32(2.0)
+    found.root.children.append(
+        SceneNode("barrel.joe", mesh=quad(9, 9), material=SceneMaterial(image=nodes["road.joe"].material.image))
+    )
+    found.root.children.remove(nodes["tree.joe"])
+    scene.save(found, tmp_path / "edited.glb")
+    # --dry-run says what would change and writes nothing.
+    untouched = _file_bytes(small_track)
+    code, _, err = in_process_cli(
+        "model", "import", str(tmp_path / "edited.glb"), "--into", str(small_track), "--dry-run"
+    )
+    assert code == 0 and "1 changed, 1 added, 0 removed" in err and "1 not in the scene kept" in err
+    assert _file_bytes(small_track) == untouched
+
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "edited.glb"), "--into", str(small_track))
+    assert code == 0, err
+    with gamepak_open(small_track / "objects" / "objects.jpk") as pack:
+        after = {entry.name: pack.read(entry) for entry in pack.infolist()}
+    assert set(after) == set(before) | {"barrel.joe"}
+    assert [name for name in before if after[name] != before[name]] == ["fence.joe"]
+    warnings: list[str] = []
+    entries = track_module.parse_list((small_track / "objects" / "list.txt").read_text(), "list.txt", warnings)
+    assert [entry.model for entry in entries] == [
+        "road.joe",
+        "fence.joe",
+        "decal.joe",
+        "sky.joe",
+        "tree.joe",
+        "road.joe",
+        "barrel.joe",
+    ]
+    # The new object: its texture from the material, list.txt's values from extras or defaults.
+    assert entries[-1].texture == "asphalt.png" and entries[-1].values["collideable"] == 1
+    # The list's own values travelled through extras unchanged.
+    assert (
+        entries[0].values
+        == track_module.parse_list(
+            "17\n" + list_line("road.joe", "asphalt.png", mipmap=1, collideable=1, surface=1), "x", []
+        )[0].values
+    )
+    assert scene.load(small_track).summary()["objects"] == 7
+
+    # --delete takes out the objects the scene lacks, and their models no other object names.
+    code, _, err = in_process_cli(
+        "model", "import", str(tmp_path / "edited.glb"), "--into", str(small_track), "--delete"
+    )
+    assert code == 0 and "1 removed" in err, err
+    with gamepak_open(small_track / "objects" / "objects.jpk") as pack:
+        assert "tree.joe" not in pack.namelist()
+    assert scene.load(small_track).summary()["objects"] == 6
+
+
+def test_import_into_something_that_is_not_a_track_is_one_line(tmp_path: Path) -> None:
+    scene_file = tmp_path / "x.glb"
+    scene_file.write_bytes(models.dumps(quad(0, 0), "glb"))
+    code, _, err = in_process_cli("model", "import", str(scene_file), "--into", str(tmp_path))
+    assert code == 1 and "not a VDrift track" in err and len(err.strip().splitlines()) == 1
+    code, _, err = in_process_cli("model", "import", str(scene_file))
+    assert code == 2 and "-o" in err
+
+
+def test_the_same_faces_from_another_corner_and_order_are_the_same_geometry() -> None:
+    from gamepak.ops.scenes import _same_geometry
+
+    original = quad(0, 0)
+    turned = quad(0, 0)
+    turned.corners = np.roll(turned.corners[::-1], 1, axis=1).copy()
+    assert _same_geometry(original, turned)
+    mirrored = quad(0, 0)
+    mirrored.corners = mirrored.corners[:, ::-1].copy()  # the other winding is another face
+    assert not _same_geometry(original, mirrored)
+    moved = quad(0, 0.01)
+    assert not _same_geometry(original, moved)

@@ -87,15 +87,26 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         sub,
         "import",
         run_import,
-        "Convert an OBJ, glTF (.glb/.gltf) or PLY model to a JOE model (-o FILE.joe is required).",
+        "Convert an OBJ, glTF (.glb/.gltf) or PLY model to a JOE model (-o FILE.joe), or a scene back into a track"
+        " (--into DIR).",
         "Convert an OBJ, glTF (.glb/.gltf) or PLY model to a JOE model, written to -o FILE.joe.\n\n"
         "Polygons are cut into triangles in their own winding (concave ones too), values repeated\n"
         "in the file are merged, and faces without normals get flat ones. OBJ and glTF files are\n"
         "read as Y up, PLY as Z up (Blender's defaults), and turned to JOE's Z up; --up names the\n"
-        "input's axis instead. Coordinates that are NaN or infinite are refused.",
+        "input's axis instead. Coordinates that are NaN or infinite are refused.\n\n"
+        "With --into TRACK_DIR, a glTF scene (as `model export TRACK_DIR` wrote it, then edited, e.g.\n"
+        "in Blender) goes back into the VDrift track: objects are matched by node name, unchanged ones\n"
+        "keep their JOE bytes, changed ones replace their model in objects/objects.jpk, new nodes\n"
+        "become new objects (list.txt values from the node's extras.vdrift, else defaults); objects\n"
+        "missing from the scene stay unless --delete.",
     )
     _model_arguments(imported, "input")
-    imported.add_argument("-o", "--output", required=True, help="the .joe file to write (required)")
+    imported.add_argument("-o", "--output", help="the .joe file to write (required without --into)")
+    imported.add_argument("--into", metavar="TRACK_DIR", help="write a glTF scene back into this VDrift track")
+    imported.add_argument(
+        "--delete", action="store_true", help="with --into: remove the objects the scene no longer has"
+    )
+    imported.add_argument("--dry-run", action="store_true", help="with --into: say what would change, write nothing")
     imported.add_argument("--overwrite", action="store_true", help="replace the output file if it exists")
 
     render = add_command(
@@ -284,6 +295,21 @@ def _faces(number: int) -> str:
 
 def run_import(args: argparse.Namespace) -> None:
     from .. import models
+
+    if args.into is not None:
+        if args.member is not None or args.output is not None:
+            raise UsageError("--into takes a scene file alone (no MEMBER, no -o)")
+        from ..ops.scenes import import_scene
+
+        report = import_scene(args.model_path, args.into, delete=args.delete, dry_run=args.dry_run)
+        for warning in report.warnings:
+            note(f"warning: {warning}")
+        note(("would change " if args.dry_run else "") + report.summary())
+        return
+    if args.output is None:
+        raise UsageError("model import needs -o FILE.joe (or --into TRACK_DIR for a scene)")
+    if args.delete or args.dry_run:
+        raise UsageError("--delete and --dry-run go with --into")
 
     chosen = _output_format(args.output, None)
     mesh = _load(args.model_path, args.member, args.up)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedFeatureError
@@ -336,8 +337,22 @@ def _triangles(indices: np.ndarray, mode: int) -> np.ndarray:
     return triangles
 
 
-def read(data: bytes, *, name: str = "", path: str | None = None, z_up: bool = True) -> Mesh:
-    """Parse a `.glb` or `.gltf` model into one mesh (all triangle primitives of the scene)."""
+@dataclass
+class NodeMeshes:
+    """The triangle primitives of one glTF node, in world coordinates (node transforms applied,
+    glTF's Y up): what `read` merges, and what a scene import reads object by object."""
+
+    number: int
+    name: str
+    extras: Any
+    pieces: list[Mesh]
+    # The names (else URIs) of the images its materials' base colour textures show.
+    images: list[str]
+
+
+def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple[list[NodeMeshes], list[str]]:
+    """Every node of the default scene that draws triangles, with its pieces (see `NodeMeshes`),
+    and the issues met (primitives that are not triangles)."""
     import numpy as np
 
     from .mesh import Mesh
@@ -352,7 +367,7 @@ def read(data: bytes, *, name: str = "", path: str | None = None, z_up: bool = T
     else:
         children = {child for node in nodes for child in (node.children or [])}
         roots = [number for number in range(len(nodes)) if number not in children]
-    pieces: list[Mesh] = []
+    found: list[NodeMeshes] = []
     issues: list[str] = []
     stack = [(root, np.eye(4), 0) for root in roots]
     while stack:
@@ -364,8 +379,9 @@ def read(data: bytes, *, name: str = "", path: str | None = None, z_up: bool = T
         stack.extend((child, world, depth + 1) for child in (node.children or []))
         if node.mesh is None:
             continue
-        if not 0 <= node.mesh < len(gltf.meshes):
+        if not isinstance(node.mesh, int) or not 0 <= node.mesh < len(gltf.meshes):
             raise ModelError(f"{label}: node {number} names a missing mesh")
+        pieces: list[Mesh] = []
         for primitive in gltf.meshes[node.mesh].primitives:
             mode = TRIANGLES if primitive.mode is None else primitive.mode
             if mode not in (TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN):
@@ -396,6 +412,33 @@ def read(data: bytes, *, name: str = "", path: str | None = None, z_up: bool = T
                     normals = normalised(normals)
             piece = Mesh.from_vertices(positions, _triangles(indices, mode), normals, texcoords)
             pieces.append(piece)
+        if pieces:
+            found.append(NodeMeshes(number, node.name or "", node.extras, pieces, _image_names(gltf, node.mesh)))
+    return found, issues
+
+
+def _image_names(gltf: Any, mesh_number: int) -> list[str]:
+    names = []
+    for primitive in gltf.meshes[mesh_number].primitives:
+        try:
+            material = gltf.materials[primitive.material]
+            texture = gltf.textures[material.pbrMetallicRoughness.baseColorTexture.index]
+            image = gltf.images[texture.source]
+        except (TypeError, IndexError, AttributeError):
+            continue
+        label = image.name or image.uri
+        if isinstance(label, str) and not label.startswith("data:"):
+            from urllib.parse import unquote
+
+            names.append(unquote(label.rsplit("/", 1)[-1]))
+    return names
+
+
+def read(data: bytes, *, name: str = "", path: str | None = None, z_up: bool = True) -> Mesh:
+    """Parse a `.glb` or `.gltf` model into one mesh (all triangle primitives of the scene)."""
+    label = path or name or "<bytes>"
+    nodes, issues = read_nodes(data, name=name, path=path)
+    pieces = [piece for node in nodes for piece in node.pieces]
     merged = merge(pieces, name=name)
     if z_up:
         merged.positions = y_up_to_z_up(merged.positions)

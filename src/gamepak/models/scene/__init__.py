@@ -13,7 +13,9 @@ a `Scene` (common.py); `gltf` writes it. Missing models and textures are warning
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 
 from .common import Scene, SceneError, SceneImage, SceneMaterial, SceneNode
 
@@ -63,11 +65,14 @@ def save(scene: Scene, path: str | os.PathLike[str], *, overwrite: bool = False)
     if extension not in (".glb", ".gltf"):
         raise SceneError(f"{target}: a scene is written as .glb or .gltf")
     folder = os.path.dirname(target) or "."
+    # Every file to write and how to make its bytes, checked before the first is written.
+    planned: dict[str, Callable[[], bytes]] = {}
     if extension == ".glb":
-        planned = {target: lambda: gltf.write(scene, binary=True)}
+        planned[target] = lambda: gltf.write(scene, binary=True)
     else:
         names = gltf.image_file_names(scene)
-        planned = {os.path.join(folder, names[key]): (lambda key=key: scene.images[key].data) for key in names}
+        for key, name in names.items():
+            planned[os.path.join(folder, name)] = functools.partial(lambda key: scene.images[key].data, key)
         planned[target] = lambda: gltf.write(scene, binary=False, image_uris={k: _uri(v) for k, v in names.items()})
     if not overwrite:
         for name in planned:
