@@ -303,6 +303,38 @@ def test_cull_faces_off_makes_every_material_double_sided(tmp_path: Path) -> Non
     assert all(node.material.double_sided for node in found.root.walk() if node.material is not None)
 
 
+def test_an_obj_scene_has_one_group_per_object_and_a_material_per_texture(small_track: Path, tmp_path: Path) -> None:
+    written = scene.save(scene.load(small_track), tmp_path / "small.obj")
+    assert sorted(Path(name).name for name in written) == [
+        "asphalt.png",
+        "fence.png",
+        "sky.png",
+        "small.mtl",
+        "small.obj",
+        "tree.png",
+    ]
+    text = (tmp_path / "small.obj").read_text()
+    assert text.count("\no ") == 6 and "mtllib small.mtl" in text
+    library = (tmp_path / "small.mtl").read_text()
+    assert "map_Kd fence.png" in library and "d 0.5" in library
+    # Read back as one mesh: every face, Y up as gamepak's OBJ files are.
+    mesh = models.load(tmp_path / "small.obj")
+    assert mesh.face_count == 12
+    assert mesh.bounds()[1][2] == pytest.approx(50)  # the sky's height, back to Z up
+
+
+def test_obj_and_glb_of_a_car_draw_the_same_corners(tmp_path: Path) -> None:
+    found = scene.load(make_car(tmp_path / "cars" / "TC", CAR))
+    scene.save(found, tmp_path / "car.obj")
+    scene.save(found, tmp_path / "car.glb")
+    from_obj, from_glb = models.load(tmp_path / "car.obj"), models.load(tmp_path / "car.glb")
+
+    from gamepak.ops.scenes import _canonical, _corner_table
+
+    assert from_obj.face_count == from_glb.face_count
+    np.testing.assert_allclose(_canonical(_corner_table(from_obj)), _canonical(_corner_table(from_glb)), atol=1e-4)
+
+
 def test_a_gltf_gets_its_images_beside_it_and_nothing_is_overwritten(small_track: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
@@ -330,8 +362,8 @@ def test_scene_cli_info_and_export(small_track: Path, tmp_path: Path) -> None:
     code, _, err = in_process_cli("model", "export", str(small_track), "-o", str(tmp_path / "s.glb"))
     assert code == 0, err
     assert "6 objects" in err and (tmp_path / "s.glb").exists()
-    code, _, err = in_process_cli("model", "export", str(small_track), "-o", str(tmp_path / "s.obj"))
-    assert code == 2 and "glb or .gltf" in err
+    code, _, err = in_process_cli("model", "export", str(small_track), "-o", str(tmp_path / "s.ply"))
+    assert code == 2 and ".glb, .gltf or .obj" in err
     code, _, err = in_process_cli("model", "info", str(tmp_path))
     assert code == 1 and "neither a VDrift track" in err and len(err.strip().splitlines()) == 1
 

@@ -66,8 +66,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "Convert a model (or a VDrift track or car folder) to glTF 2.0, OBJ or PLY (frame 0).",
         "Convert a model to glTF 2.0, OBJ or PLY (frame 0).\n\n"
         "MODEL may also be a VDrift track folder (objects/list.txt + objects.jpk + textures) or car\n"
-        "folder (its .car file): the whole scene is written as one .glb (textures inside) or .gltf\n"
-        "(textures copied beside it), one node per object, one material per texture and flags.\n"
+        "folder (its .car file): the whole scene is written as one .glb (textures inside), or .gltf\n"
+        "or .obj (textures copied beside it), one node per object, one material per texture and flags.\n"
         "Missing models and textures are warnings, not failures.\n\n"
         "JOE models are Z up; .glb/.gltf and .obj files are written Y up and .ply files Z up (what\n"
         "Blender expects by default), so the model stands upright after import. --up changes the\n"
@@ -274,7 +274,7 @@ def _export_scene(found: Any, args: argparse.Namespace) -> None:
 
     chosen = args.format_name or _output_format(args.output, None)
     if chosen not in scene.SCENE_FORMATS:
-        raise UsageError(f"a scene is written as .glb or .gltf, not {chosen}")
+        raise UsageError(f"a scene is written as .glb, .gltf or .obj, not {chosen}")
     for warning in found.warnings:
         note(f"warning: {warning}")
     written = scene.save(found, args.output, overwrite=args.overwrite)

@@ -410,7 +410,11 @@ def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple
                 if normals is not None:
                     normals = normals @ np.linalg.inv(world[:3, :3])
                     normals = normalised(normals)
-            piece = Mesh.from_vertices(positions, _triangles(indices, mode), normals, texcoords)
+            triangles = _triangles(indices, mode)
+            if np.linalg.det(world[:3, :3]) < 0:
+                # A mirroring transform turns faces over: glTF then takes the other winding as front.
+                triangles = triangles[:, ::-1]
+            piece = Mesh.from_vertices(positions, triangles, normals, texcoords)
             pieces.append(piece)
         if pieces:
             found.append(NodeMeshes(number, node.name or "", node.extras, pieces, _image_names(gltf, node.mesh)))

@@ -21,7 +21,7 @@ from .common import Scene, SceneError, SceneImage, SceneMaterial, SceneNode
 
 __all__ = ["Scene", "SceneError", "SceneImage", "SceneMaterial", "SceneNode", "is_scene", "load", "save"]
 
-SCENE_FORMATS = ("glb", "gltf")
+SCENE_FORMATS = ("glb", "gltf", "obj")
 
 
 def is_scene(path: str | os.PathLike[str]) -> bool:
@@ -53,17 +53,17 @@ def load(
 
 
 def save(scene: Scene, path: str | os.PathLike[str], *, overwrite: bool = False) -> list[str]:
-    """Write `scene` to `path` (.glb with the images inside; .gltf with its images copied beside
-    it), each file atomically, after checking that none exists (unless `overwrite`). Returns the
-    files written."""
+    """Write `scene` to `path` (.glb with the images inside; .gltf, or .obj with its .mtl, with
+    the images copied beside it), each file atomically, after checking that none exists (unless
+    `overwrite`). Returns the files written."""
     from ...core.atomic import write_bytes
     from ...errors import OutputExistsError
     from . import gltf
 
     target = os.fspath(path)
     extension = os.path.splitext(target)[1].lower()
-    if extension not in (".glb", ".gltf"):
-        raise SceneError(f"{target}: a scene is written as .glb or .gltf")
+    if extension not in (".glb", ".gltf", ".obj"):
+        raise SceneError(f"{target}: a scene is written as .glb, .gltf or .obj")
     folder = os.path.dirname(target) or "."
     # Every file to write and how to make its bytes, checked before the first is written.
     planned: dict[str, Callable[[], bytes]] = {}
@@ -73,7 +73,17 @@ def save(scene: Scene, path: str | os.PathLike[str], *, overwrite: bool = False)
         names = gltf.image_file_names(scene)
         for key, name in names.items():
             planned[os.path.join(folder, name)] = functools.partial(lambda key: scene.images[key].data, key)
-        planned[target] = lambda: gltf.write(scene, binary=False, image_uris={k: _uri(v) for k, v in names.items()})
+        if extension == ".gltf":
+            planned[target] = lambda: gltf.write(scene, binary=False, image_uris={k: _uri(v) for k, v in names.items()})
+        else:
+            from . import obj
+
+            library = os.path.splitext(target)[0] + ".mtl"
+            made = functools.cache(
+                lambda: obj.write(scene, material_library=os.path.basename(library), image_files=names)
+            )
+            planned[library] = lambda: made()[1]
+            planned[target] = lambda: made()[0]
     if not overwrite:
         for name in planned:
             if os.path.lexists(name):
