@@ -162,6 +162,17 @@ class Frame:
             triples[:, 2] = 0
         if not len(triples):
             return np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64)
+        spans = triples.max(axis=0) + 1
+        if triples.min() >= 0 and int(spans[0]) * int(spans[1]) * int(spans[2]) < 1 << 62:
+            # One integer per triple sorts as the rows do, and np.unique of a 1-D array is
+            # several times faster than its row-wise form (which a 2,000-object scene feels).
+            keys = (triples[:, 0] * spans[1] + triples[:, 1]) * spans[2] + triples[:, 2]
+            unique_keys, inverse = np.unique(keys, return_inverse=True)
+            unique = np.stack(
+                [unique_keys // (spans[1] * spans[2]), unique_keys // spans[2] % spans[1], unique_keys % spans[2]],
+                axis=1,
+            )
+            return unique, inverse.reshape(-1)
         unique, inverse = np.unique(triples, axis=0, return_inverse=True)
         return unique, inverse.reshape(-1)
 
