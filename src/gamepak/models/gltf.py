@@ -78,6 +78,80 @@ def vertex_arrays(
     return indices, positions, normals, texcoords
 
 
+def vertex_arrays_many(
+    meshes: list[Mesh], *, z_up: bool = True
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]]:
+    """`vertex_arrays` of many meshes at once (the same values): one pass of numpy over all of
+    them instead of some forty small calls per mesh, which is most of a 2,000-object scene's
+    time. Falls back to one mesh at a time when the combined index key would not fit 63 bits."""
+    import numpy as np
+
+    if not meshes:
+        return []
+    counts = np.array([(len(m.positions), len(m.normals), len(m.texcoords), m.face_count) for m in meshes], np.int64)
+    totals = np.maximum(counts.sum(axis=0), 1)
+    if int(totals[0]) * int(totals[1]) * int(totals[2]) >= 1 << 62:
+        return [vertex_arrays(mesh, z_up=z_up) for mesh in meshes]
+    starts = np.zeros_like(counts)
+    starts[1:] = np.cumsum(counts, axis=0)[:-1]
+    positions = np.concatenate([m.positions for m in meshes]).astype(np.float32, copy=False)
+    normals = np.concatenate([m.normals for m in meshes] + [np.zeros((1, 3), np.float32)])
+    texcoords = np.concatenate([m.texcoords for m in meshes] + [np.zeros((1, 2), np.float32)])
+    corners = np.concatenate([m.corners for m in meshes]).reshape(-1, 3)
+    corner_mesh = np.repeat(np.arange(len(meshes)), counts[:, 3] * 3)
+    has_normals, has_texcoords = counts[:, 1] > 0, counts[:, 2] > 0
+    p = corners[:, 0] + starts[corner_mesh, 0]
+    n = np.where(has_normals[corner_mesh], corners[:, 1] + starts[corner_mesh, 1], 0)
+    t = np.where(has_texcoords[corner_mesh], corners[:, 2] + starts[corner_mesh, 2], 0)
+    span_n, span_t = int(totals[1]), int(totals[2])
+    unique_keys, inverse = np.unique((p * span_n + n) * span_t + t, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    unique_p, unique_n, unique_t = (
+        unique_keys // (span_n * span_t),
+        unique_keys // span_t % span_n,
+        unique_keys % span_t,
+    )
+    # Position indices are disjoint per mesh, so the sorted vertices come mesh by mesh.
+    vertex_starts = np.searchsorted(unique_p, starts[:, 0])
+    vertex_ends = np.append(vertex_starts[1:], len(unique_keys))
+    all_positions = positions[unique_p]
+    all_normals = None
+    if has_normals.any():
+        first_corner = np.empty(len(unique_keys), dtype=np.int64)
+        first_corner[inverse] = np.arange(len(inverse))
+        corner_positions = positions[p].reshape(-1, 3, 3).astype(np.float64)
+        cross = np.cross(
+            corner_positions[:, 1] - corner_positions[:, 0], corner_positions[:, 2] - corner_positions[:, 0]
+        )
+        length = np.linalg.norm(cross, axis=1)
+        face_normals = np.zeros_like(cross)
+        face_normals[:, 2] = 1.0
+        good = np.isfinite(length) & (length > 0)
+        face_normals[good] = cross[good] / length[good, None]
+        all_normals = normalised(normals[unique_n], face_normals[first_corner // 3])
+        if z_up:
+            all_normals = z_up_to_y_up(all_normals)
+    if z_up:
+        all_positions = z_up_to_y_up(all_positions)
+    all_texcoords = texcoords[unique_t]
+    corner_starts = starts[:, 3] * 3
+    results = []
+    for number in range(len(meshes)):
+        low, high = int(vertex_starts[number]), int(vertex_ends[number])
+        first, last = int(corner_starts[number]), int(corner_starts[number] + counts[number, 3] * 3)
+        local = inverse[first:last] - low
+        indices = local.astype("<u2" if high - low < 65535 else "<u4")
+        results.append(
+            (
+                indices,
+                all_positions[low:high],
+                all_normals[low:high] if all_normals is not None and has_normals[number] else None,
+                all_texcoords[low:high] if has_texcoords[number] else None,
+            )
+        )
+    return results
+
+
 def build(mesh: Mesh, *, texture: str | None = None, texture_data: bytes | None = None, z_up: bool = True) -> Any:
     """A pygltflib `GLTF2` for frame 0 of `mesh`, with its binary blob set. `texture` names the
     image (a URI relative to the model); with `texture_data` (PNG or JPEG bytes) the image is

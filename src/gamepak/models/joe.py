@@ -218,6 +218,8 @@ def _uniform_frame_table(data: bytes, face_count: int, frame_count: int) -> tupl
     end = HEADER.size + frame_count * frame_size
     if end > len(data):
         return None
+    if frame_count == 1:
+        return np.array([[HEADER.size, vertex_count, texcoord_count, normal_count]], dtype=np.int64), end
     starts = HEADER.size + frame_size * np.arange(frame_count, dtype=np.int64)
     whole = np.frombuffer(data, np.uint8, end)
     # Every frame header, seen through one strided view of the file (nothing gathered).
@@ -238,6 +240,16 @@ def _first_bad_index_frame(buffer: bytearray, face_count: int, table: Any) -> in
     import numpy as np
 
     if not face_count:
+        return None
+    if len(table) == 1:
+        # One frame (nearly every model): its faces are one array already; a scene reads
+        # thousands of such models, where the general path's set-up is most of the cost.
+        faces = np.frombuffer(buffer, "<u2", face_count * 9, int(table[0, FACES_AT])).reshape(face_count, 3, 3)
+        largest = faces.max(axis=(0, 2))
+        for kind, column in enumerate((VERTICES, NORMALS, TEXCOORDS)):
+            count = int(table[0, column])
+            if largest[kind] >= count and (count > 0 or kind == 0):
+                return 0
         return None
     whole = np.frombuffer(buffer, np.uint8)
     face_bytes = np.arange(face_count * FACE_SIZE)
@@ -265,6 +277,13 @@ def _non_finite_frames(buffer: bytearray, face_count: int, table: Any) -> Any:
 
     floats_at = table[:, FACES_AT] + face_count * FACE_SIZE + FRAME_HEADER.size
     float_counts = 3 * table[:, VERTICES] + 3 * table[:, NORMALS] + 2 * table[:, TEXCOORDS]
+    if len(table) == 1 and float_counts[0] <= CHECK_FLOATS:
+        start, count = int(floats_at[0]), int(float_counts[0])
+        if start % 4 == 0:
+            values = np.frombuffer(buffer, "<f4", count, start)
+        else:
+            values = np.frombuffer(bytes(buffer[start : start + 4 * count]), "<f4")
+        return np.zeros(0, np.int64) if np.isfinite(values).all() else np.zeros(1, np.int64)
     bad_frames = np.zeros(len(table), dtype=bool)
     # A frame's floats are 4-byte aligned to its own start: one view of the file per alignment.
     for alignment in range(4):

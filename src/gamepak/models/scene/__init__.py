@@ -56,7 +56,7 @@ def save(scene: Scene, path: str | os.PathLike[str], *, overwrite: bool = False)
     """Write `scene` to `path` (.glb with the images inside; .gltf, or .obj with its .mtl, with
     the images copied beside it), each file atomically, after checking that none exists (unless
     `overwrite`). Returns the files written."""
-    from ...core.atomic import write_bytes
+    from ...core.atomic import write_via_temporary
     from ...errors import OutputExistsError
     from . import gltf
 
@@ -65,16 +65,17 @@ def save(scene: Scene, path: str | os.PathLike[str], *, overwrite: bool = False)
     if extension not in (".glb", ".gltf", ".obj"):
         raise SceneError(f"{target}: a scene is written as .glb, .gltf or .obj")
     folder = os.path.dirname(target) or "."
-    # Every file to write and how to make its bytes, checked before the first is written.
-    planned: dict[str, Callable[[], bytes]] = {}
+    # Every file to write and how to make its bytes (in parts), checked before the first is written.
+    planned: dict[str, Callable[[], list[bytes]]] = {}
     if extension == ".glb":
-        planned[target] = lambda: gltf.write(scene, binary=True)
+        planned[target] = lambda: gltf.glb_parts(scene)
     else:
         names = gltf.image_file_names(scene)
         for key, name in names.items():
-            planned[os.path.join(folder, name)] = functools.partial(lambda key: scene.images[key].data, key)
+            planned[os.path.join(folder, name)] = functools.partial(lambda key: [scene.images[key].data], key)
         if extension == ".gltf":
-            planned[target] = lambda: gltf.write(scene, binary=False, image_uris={k: _uri(v) for k, v in names.items()})
+            uris = {key: _uri(name) for key, name in names.items()}
+            planned[target] = lambda: [gltf.write(scene, binary=False, image_uris=uris)]
         else:
             from . import obj
 
@@ -82,17 +83,24 @@ def save(scene: Scene, path: str | os.PathLike[str], *, overwrite: bool = False)
             made = functools.cache(
                 lambda: obj.write(scene, material_library=os.path.basename(library), image_files=names)
             )
-            planned[library] = lambda: made()[1]
-            planned[target] = lambda: made()[0]
+            planned[library] = lambda: [made()[1]]
+            planned[target] = lambda: [made()[0]]
     if not overwrite:
         for name in planned:
             if os.path.lexists(name):
                 raise OutputExistsError(name)
     written = []
     for name, make in planned.items():
-        write_bytes(name, make(), overwrite=overwrite)
+        write_via_temporary(name, functools.partial(_write_parts, make()), overwrite=overwrite)
         written.append(name)
     return written
+
+
+def _write_parts(parts: list[bytes], fd: int) -> None:
+    from ...core.atomic import write_all
+
+    for part in parts:
+        write_all(fd, part)
 
 
 def _uri(name: str) -> str:

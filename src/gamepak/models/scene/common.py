@@ -161,47 +161,98 @@ def load_image(name: str, path: str, warnings: list[str]) -> SceneImage | None:
     return SceneImage(name=name, path=path, data=data, mime_type=mime, has_alpha=has_alpha)
 
 
-def repair_mesh(mesh: Mesh, label: str, warnings: list[str], counts: dict[str, int]) -> Mesh | None:
-    """Frame 0 of `mesh` as VDrift draws it: non-finite texture coordinates replaced by 0
-    (VDrift draws such models; one warning per model), normals swapped back where VDrift swaps
-    them (an old converter stored them as (x, z, y): VDrift turns every normal of a model to
-    (x, -z, y) when more than a quarter of its faces have normals that are nearly at right
-    angles to the face). None, with a warning, when positions or normals are not finite."""
+def repair_meshes(items: list[tuple[Mesh, str]], warnings: list[str], counts: dict[str, int]) -> list[Mesh | None]:
+    """Frame 0 of each (mesh, label) as VDrift draws it: non-finite texture coordinates replaced
+    by 0 (VDrift draws such models; one warning per model), normals swapped back where VDrift
+    swaps them (an old converter stored them as (x, z, y): VDrift turns every normal of a model
+    to (x, -z, y) when more than a quarter of its faces have normals nearly at right angles to
+    the face). None, with a warning, for a mesh whose positions or normals are not finite. All
+    meshes are tested at once: a track has thousands of small ones."""
     import numpy as np
 
     from ..mesh import Mesh
 
-    positions, normals, texcoords = mesh.positions, mesh.normals, mesh.texcoords
-    if not np.isfinite(positions).all() or (len(normals) and not np.isfinite(normals).all()):
-        warnings.append(f"{label}: positions or normals that are NaN or infinite: left out")
-        counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
-        return None
-    if len(texcoords):
-        bad = ~np.isfinite(texcoords)
-        if bad.any():
-            texcoords = np.where(bad, np.float32(0), texcoords)
-            replaced = int(bad.any(axis=1).sum())
-            warnings.append(f"{label}: {replaced} of {len(texcoords)} texture coordinates NaN or infinite: set to 0")
-            counts["texcoords_replaced"] = counts.get("texcoords_replaced", 0) + replaced
-    if len(normals) and mesh.face_count and _vdrift_swaps_normals(mesh):
-        normals = np.stack([normals[:, 0], -normals[:, 2], normals[:, 1]], axis=1)
-        counts["normal_swaps"] = counts.get("normal_swaps", 0) + 1
-    if normals is mesh.normals and texcoords is mesh.texcoords:
-        return mesh
-    return Mesh(positions, normals, texcoords, mesh.corners, name=mesh.name, source=mesh.source)
+    kept: list[tuple[int, Mesh]] = []
+    results: list[Mesh | None] = [None] * len(items)
+    for number, (mesh, label) in enumerate(items):
+        if not np.isfinite(mesh.positions).all() or (len(mesh.normals) and not np.isfinite(mesh.normals).all()):
+            warnings.append(f"{label}: positions or normals that are NaN or infinite: left out")
+            counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
+            continue
+        kept.append((number, mesh))
+    swapped = _vdrift_swaps_normals([mesh for _, mesh in kept])
+    for (number, mesh), swap in zip(kept, swapped):
+        label = items[number][1]
+        normals, texcoords = mesh.normals, mesh.texcoords
+        if len(texcoords):
+            bad = ~np.isfinite(texcoords)
+            if bad.any():
+                texcoords = np.where(bad, np.float32(0), texcoords)
+                replaced = int(bad.any(axis=1).sum())
+                warnings.append(
+                    f"{label}: {replaced} of {len(texcoords)} texture coordinates NaN or infinite: set to 0"
+                )
+                counts["texcoords_replaced"] = counts.get("texcoords_replaced", 0) + replaced
+        if swap:
+            normals = np.stack([normals[:, 0], -normals[:, 2], normals[:, 1]], axis=1)
+            counts["normal_swaps"] = counts.get("normal_swaps", 0) + 1
+        if normals is mesh.normals and texcoords is mesh.texcoords:
+            results[number] = mesh
+        else:
+            results[number] = Mesh(
+                positions=mesh.positions,
+                normals=normals,
+                texcoords=texcoords,
+                corners=mesh.corners,
+                name=mesh.name,
+                source=mesh.source,
+            )
+    return results
 
 
-def _vdrift_swaps_normals(mesh: Mesh) -> bool:
+def repair_mesh(mesh: Mesh, label: str, warnings: list[str], counts: dict[str, int]) -> Mesh | None:
+    """`repair_meshes` of one mesh."""
+    return repair_meshes([(mesh, label)], warnings, counts)[0]
+
+
+def _vdrift_swaps_normals(meshes: list[Mesh]) -> list[bool]:
+    """Whether VDrift swaps each mesh's normals (see `repair_meshes`), tested on every face of
+    every mesh in one pass."""
     import numpy as np
 
-    corners = mesh.positions[mesh.corners[:, :, 0]].astype(np.float64)
-    geometric = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-    summed = mesh.normals[mesh.corners[:, :, 1]].astype(np.float64).sum(axis=1)
+    if not meshes:
+        return []
+    face_counts = np.array([m.face_count if len(m.normals) else 0 for m in meshes], np.int64)
+    if not face_counts.any():
+        return [False] * len(meshes)
+    with_normals = [m for m in meshes if len(m.normals) and m.face_count]
+    position_starts = np.cumsum([0] + [len(m.positions) for m in with_normals[:-1]])
+    normal_starts = np.cumsum([0] + [len(m.normals) for m in with_normals[:-1]])
+    faces = np.array([m.face_count for m in with_normals])
+    corners = np.concatenate([m.corners for m in with_normals])
+    corners = (
+        corners[:, :, :2]
+        + np.stack([np.repeat(position_starts, faces), np.repeat(normal_starts, faces)], axis=1)[:, None, :]
+    )
+    positions = np.concatenate([m.positions for m in with_normals]).astype(np.float64)
+    normals = np.concatenate([m.normals for m in with_normals]).astype(np.float64)
+    corner_positions = positions[corners[:, :, 0]]
+    geometric = np.cross(
+        corner_positions[:, 1] - corner_positions[:, 0], corner_positions[:, 2] - corner_positions[:, 0]
+    )
+    summed = normals[corners[:, :, 1]].sum(axis=1)
     geometric_length = np.linalg.norm(geometric, axis=1)
     summed_length = np.linalg.norm(summed, axis=1)
     usable = (geometric_length > 1e-12) & (summed_length > 1e-12)
-    dots = np.abs((geometric[usable] * summed[usable]).sum(axis=1)) / (geometric_length[usable] * summed_length[usable])
-    return int((dots < 0.5).sum()) > mesh.face_count // 4
+    dots = np.ones(len(corners))
+    dots[usable] = np.abs((geometric[usable] * summed[usable]).sum(axis=1)) / (
+        geometric_length[usable] * summed_length[usable]
+    )
+    far_off = np.bincount(
+        np.repeat(np.arange(len(with_normals)), faces), weights=(dots < 0.5), minlength=len(with_normals)
+    )
+    verdicts = iter((far_off > faces // 4).tolist())
+    return [bool(next(verdicts)) if len(m.normals) and m.face_count else False for m in meshes]
 
 
 class FileFinder:

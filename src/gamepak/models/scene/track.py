@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import ini
 from .common import (
@@ -43,9 +44,12 @@ from .common import (
     SceneMaterial,
     SceneNode,
     load_image,
-    repair_mesh,
+    repair_meshes,
     shared_folders,
 )
+
+if TYPE_CHECKING:
+    from ..mesh import Mesh
 
 FIELDS = (
     "model",
@@ -217,26 +221,35 @@ def read_track(folder: str, *, search: list[str] | None = None) -> Scene:
         textures = FileFinder([objects, *shared_folders(track, search)], warnings)
         images: dict[str, SceneImage] = {}
         image_for: dict[str, str | None] = {}
-        meshes: dict[str, object] = {}
+        meshes: dict[str, Mesh | None] = {}
         root = SceneNode(_about_name(track), extras={"vdrift": {"track": os.path.basename(os.path.abspath(track))}})
         if settings:
             root.extras["vdrift"]["track.txt"] = dict(settings.sections.get("", {}))
         skybox = SceneNode("skybox")
         taken: dict[str, int] = {}
+        # Every model once, then all repaired in one pass (thousands of small meshes).
+        read: list[tuple[str, Mesh, str]] = []
         for entry in entries:
-            label = f"{list_path}:{entry.line}: {entry.model}"
             if entry.model not in meshes:
-                meshes[entry.model] = _model(entry, label, pack, members, folded, loose, warnings, counts, loads)
+                label = f"{list_path}:{entry.line}: {entry.model}"
+                meshes[entry.model] = None
+                mesh = _model(entry, label, pack, members, folded, loose, warnings, counts, loads)
+                if mesh is not None:
+                    read.append((entry.model, mesh, label))
+        repaired = repair_meshes([(mesh, label) for _, mesh, label in read], warnings, counts)
+        meshes.update((name, fixed) for (name, _, _), fixed in zip(read, repaired))
+        for entry in entries:
             mesh = meshes[entry.model]
             if mesh is None:
                 continue
+            label = f"{list_path}:{entry.line}: {entry.model}"
             if entry.texture not in image_for:
                 image_for[entry.texture] = _image(entry.texture, label, textures, images, warnings)
             image_key = image_for[entry.texture]
             values = entry.values
             node = SceneNode(
                 _unique_name(entry.model, taken),
-                mesh=mesh,  # type: ignore[arg-type]
+                mesh=mesh,
                 material=_material(values, images.get(image_key) if image_key else None, image_key, cull_faces),
                 extras={"vdrift": {"texture": entry.texture, **values}},
             )
@@ -291,7 +304,7 @@ def _model(entry, label, pack, members, folded, loose, warnings, counts, loads):
         warnings.append(f"{exc}: left out")
         counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
         return None
-    return repair_mesh(mesh, label, warnings, counts)
+    return mesh
 
 
 def _image(name: str, label: str, finder: FileFinder, images: dict[str, SceneImage], warnings: list[str]) -> str | None:
