@@ -32,7 +32,7 @@ def test_equal_packs_of_different_formats_and_folders_exit_0(tmp_path: Path) -> 
         (tmp_path / "folder" / name).write_bytes(data)
     for other in (zipped, tmp_path / "folder", make(tmp_path / "same.pak", BASE)):
         code, out, err = in_process_cli("diff", str(pak), str(other))
-        assert (code, out) == (0, ""), err
+        assert (code, out) == (0, "equal\n"), err
         assert gamepak.diff(pak, other).equal
 
 

@@ -112,6 +112,11 @@ class InputChangedError(GamepakError):
         super().__init__(f"{path}: changed while being read ({change}); nothing was written")
 
 
+class MissingDependencyError(GamepakError):
+    """An optional dependency a command needs is not installed (exit code 1, the same in every
+    command). The message names what is missing and the command that installs it."""
+
+
 class OutputExistsError(GamepakError, FileExistsError):
     """An output file exists and overwriting was not allowed."""
 
@@ -132,8 +137,9 @@ EXIT_CODES = (
     (EXIT_OK, "success (diff, catalog-diff: the inputs are equal)"),
     (
         EXIT_BAD_INPUT,
-        "bad, missing or unreadable input, a failed check (verify, patch check) or a refused request; "
-        "one line on stderr names the file, the offset or member, and the problem",
+        "bad, missing or unreadable input, a failed check (verify, patch check), a refused request or a "
+        "missing optional dependency; one line on stderr names the file, the offset or member, and the "
+        "problem (for a dependency: the command that installs it)",
     ),
     (
         EXIT_USAGE,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..core.source import Source
-from ..errors import GamepakError
+from ..errors import GamepakError, MissingDependencyError
 
 ALGORITHMS = ("sha256", "blake2b", "xxh3", "none")
 # Bytes read per step when a member or a file is hashed from a plain byte range.
@@ -35,7 +35,9 @@ def hasher_factory(algorithm: str) -> Callable[..., Hasher] | None:
         try:
             import xxhash
         except ImportError:
-            raise GamepakError("--hash xxh3 needs the xxhash package: pip install 'gamepak[catalog]'") from None
+            raise MissingDependencyError(
+                "--hash xxh3 needs the xxhash package: pip install 'gamepak[catalog]'"
+            ) from None
         return xxhash.xxh3_128  # type: ignore[no-any-return]
     if algorithm == "none":
         return None

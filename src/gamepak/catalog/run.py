@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.opening import Detection
 from ..core.registry import get_format
-from ..errors import GamepakError, OutputExistsError
+from ..errors import GamepakError, MissingDependencyError, OutputExistsError
 from .detect import choose
 from .discovery import FileRef, iter_files, open_file
 from .parts import TABLES, part_path
@@ -405,7 +405,7 @@ def _compute_distributed(
     try:
         from distributed import Client, as_completed
     except ImportError:
-        raise GamepakError("a dask.distributed scheduler needs: pip install 'gamepak[catalog]'") from None
+        raise MissingDependencyError("a dask.distributed scheduler needs: pip install 'gamepak[catalog]'") from None
     try:
         client = Client(address, timeout="20s")
     except OSError as exc:

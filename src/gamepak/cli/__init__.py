@@ -104,7 +104,7 @@ def build_parser(command: str | None = "*", subcommand: str | None = None) -> ar
 
     from ..errors import EXIT_CODES
     from ..version import __version__
-    from .common import HelpFormatter, OnlyOneBuilt, add_format_option
+    from .common import HelpFormatter, OnlyOneBuilt, add_format_option, add_quiet_option
 
     epilog = "exit codes:\n" + "\n".join(f"  {code:<4}{meaning}" for code, meaning in EXIT_CODES)
     parser = argparse.ArgumentParser(
@@ -116,6 +116,7 @@ def build_parser(command: str | None = "*", subcommand: str | None = None) -> ar
     )
     parser.add_argument("--version", action="version", version=f"gamepak {__version__}")
     add_format_option(parser, "the input (also accepted after the command)", dest="global_format")
+    add_quiet_option(parser, dest="global_quiet")
     commands = parser.add_subparsers(  # type: ignore[call-overload]
         dest="command",
         metavar="COMMAND",
@@ -158,6 +159,21 @@ def _words_of(arguments: list[str]) -> tuple[str | None, str | None]:
     return words[0], words[1]
 
 
+def _innermost_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the deepest (sub-)command `args` ran (`texture add`: the `add` parser)."""
+    import argparse
+
+    while True:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(args, action.dest, None) or "")  # type: ignore[union-attr]
+                if isinstance(chosen, argparse.ArgumentParser):
+                    parser = chosen
+                    break
+        else:
+            return parser
+
+
 def run() -> None:
     """The `gamepak` command (the console script and `python -m gamepak`): `main`, then exit
     with its code.
@@ -180,11 +196,18 @@ def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(*_words_of(arguments))
     try:
-        args = parser.parse_args(arguments)
+        args, unknown = parser.parse_known_args(arguments)
+        if unknown:
+            # argparse reports unknown words with the top-level usage; the (sub-)command's
+            # own usage tells the user what that command takes.
+            _innermost_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exc:  # --help, --version, or a usage error (argparse printed it)
         return exc.code if isinstance(exc.code, int) else 0
     if getattr(args, "format_name", None) is None and args.global_format is not None:
         args.format_name = args.global_format
+    from . import common
+
+    args.quiet = common.QUIET = bool(getattr(args, "quiet", False) or args.global_quiet)
     warnings.showwarning = _show_warning
     return run_handler(args)
 

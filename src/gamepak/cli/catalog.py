@@ -6,10 +6,9 @@ Dask and pyarrow are imported when a command runs, never for `--help` or other c
 from __future__ import annotations
 
 import argparse
-import sys
 
-from ..errors import EXIT_DIFFERENT, EXIT_OK, GamepakError
-from .common import add_command, add_json_option, note, print_json, write_text
+from ..errors import EXIT_DIFFERENT, EXIT_OK, GamepakError, MissingDependencyError
+from .common import add_command, add_json_option, note, print_json, shows_progress, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,7 +25,7 @@ def _library() -> Any:
 
     for needed in ("dask", "pyarrow"):
         if importlib.util.find_spec(needed) is None:
-            raise GamepakError(f"gamepak catalog needs {needed}: {INSTALL_HINT}")
+            raise MissingDependencyError(f"gamepak catalog needs {needed}, which is not installed: {INSTALL_HINT}")
     from .. import catalog
 
     return catalog
@@ -55,7 +54,7 @@ class _Bar:
         self._task: Any = None
 
     def __call__(self, done: int, total: int) -> None:
-        if not sys.stderr.isatty():
+        if not shows_progress():
             return
         if self._bar is None:
             from rich.console import Console

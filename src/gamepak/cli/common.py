@@ -70,11 +70,30 @@ def add_command(
         help=summary,
         description=description or summary,
         formatter_class=HelpFormatter,
+        # A command may declare its own -q/--quiet (with its own help) over the shared one.
+        conflict_handler="resolve",
         **kwargs,
     )
     if handler is not None:
         parser.set_defaults(handler=handler)
+        add_quiet_option(parser)
     return parser
+
+
+def add_quiet_option(parser: argparse.ArgumentParser, dest: str = "quiet") -> None:
+    """`-q/--quiet`, which every command takes: no progress and no summary lines (errors and
+    warnings are still printed; the exit code still answers)."""
+    parser.add_argument("-q", "--quiet", dest=dest, action="store_true", help="no progress, no summary lines")
+
+
+# Set by `gamepak.cli.main` from -q/--quiet: progress bars and summary lines stay silent.
+QUIET = False
+
+
+def summary(message: str) -> None:
+    """What a command did, as one line on stderr (`gamepak: ...`), unless --quiet."""
+    if not QUIET:
+        note(message)
 
 
 class _NotBuilt:
@@ -242,6 +261,17 @@ def folder_members(folder: str, exclude: tuple[str, ...] = ()) -> list[tuple[str
     return scan.members
 
 
+def shows_progress() -> bool:
+    """The one progress rule: progress is drawn on stderr when it is a terminal and the run is
+    not --quiet (never into a pipe or a file). Every bar of the CLI asks here."""
+    if QUIET:
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # closed or replaced by an object without a terminal
+        return False
+
+
 # Above this many members or bytes a long operation shows a progress bar (on a terminal).
 PROGRESS_MEMBERS = 500
 PROGRESS_BYTES = 64 << 20
@@ -256,7 +286,7 @@ class progress_bar:
         self.total = total
         self.label = label
         big = total >= PROGRESS_MEMBERS or total_bytes >= PROGRESS_BYTES
-        self.enabled = big and sys.stderr.isatty()
+        self.enabled = big and shows_progress()
         self._bar: Any = None
 
     def __enter__(self) -> Any:
@@ -302,7 +332,7 @@ class counting_bar:
         self._task: Any = None
 
     def __enter__(self) -> Callable[..., None] | None:
-        if not sys.stderr.isatty():
+        if not shows_progress():
             return None
         import time
 

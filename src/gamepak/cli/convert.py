@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_command, add_format_option, add_json_option, add_writer_options, note, parse_options, write_text
+from .common import (
+    add_command,
+    add_format_option,
+    add_json_option,
+    add_writer_options,
+    note,
+    parse_options,
+    print_json,
+    write_text,
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -51,6 +60,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "Compare packs or folders A and B, member by member.\n\n"
         "Lists members only in A (-), only in B (+), changed in size or sha256 (~), renamed with\n"
         "the same bytes (>), and header fields that differ when both are packs of one format (!).\n"
+        "Equal inputs print 'equal' (nothing with --quiet: the exit code answers).\n"
         "Exit codes: 0 equal, 3 different, 1 an input cannot be read, 2 bad usage (the table in gamepak --help).\n"
         "--format names the format of both sides instead of detecting it; --format-a and --format-b\n"
         "name one side's. -r compares packs inside packs (and pack files in a folder) member by member.",
@@ -105,11 +115,8 @@ def run_diff(args: argparse.Namespace) -> int:
         recursive=args.recursive,
     )
     if args.as_json:
-        import json
-
-        write_text(json.dumps(result.to_dict(), indent=1) + "\n")
-    else:
-        lines = result.lines()
-        if lines:
-            write_text("\n".join(lines) + "\n")
+        print_json(result.to_dict())
+    elif not args.quiet:
+        # Equal inputs say so: silence would look like a command that did nothing.
+        write_text("\n".join(result.lines() or ["equal"]) + "\n")
     return EXIT_OK if result.equal else EXIT_DIFFERENT

@@ -19,7 +19,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "Several archives are shown as one folder each, named after the archive. Runs in the\n"
         "foreground until Ctrl-C, SIGTERM, `gamepak unmount MOUNTPOINT` or `fusermount3 -u\n"
         "MOUNTPOINT`; --background returns once the mount is up. Needs libfuse 3 (the `fuse3`\n"
-        "package) and /dev/fuse; without them it says what to install and exits with status 2.",
+        "package) and /dev/fuse; without them it says what to install and exits with status 1.",
     )
     mount.add_argument("paths", nargs="+", metavar="ARCHIVE... MOUNTPOINT")
     mount.add_argument(
@@ -45,7 +45,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def run_mount(args: argparse.Namespace) -> int | None:
     from ..errors import GamepakError, UsageError
-    from ..fs.fuse import FuseUnavailableError, load_fuse, mount
+    from ..fs.fuse import load_fuse, mount
     from ..fs.tree import PackTree
 
     if len(args.paths) < 2:
@@ -55,14 +55,12 @@ def run_mount(args: argparse.Namespace) -> int | None:
         raise GamepakError(f"{mountpoint}: the mount point is not an existing folder")
     if os.path.ismount(mountpoint):
         raise GamepakError(f"{mountpoint}: something is already mounted there")
-    try:
-        load_fuse()
-    except FuseUnavailableError as exc:
-        raise GamepakError(str(exc)) from None
     archives = []
     try:
+        # The inputs first: a missing pack is the user's to fix whatever this machine lacks.
         for path in archive_paths:
             archives.append(open_input(path, args.format_name))
+        load_fuse()  # FuseUnavailableError (a MissingDependencyError) names what to install
         packs = [
             (os.path.basename(path), archive, os.stat(path).st_mtime)
             for path, archive in zip(archive_paths, archives, strict=True)

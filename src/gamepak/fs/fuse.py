@@ -16,7 +16,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..errors import GamepakError
+from ..errors import GamepakError, MissingDependencyError
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -37,7 +37,7 @@ LOOP_ENDED_BY_SIGNAL = 8
 INSTALL_HINT = "install the 'fuse3' package (Debian/Ubuntu: apt-get install fuse3; Fedora: dnf install fuse3)"
 
 
-class FuseUnavailableError(GamepakError):
+class FuseUnavailableError(MissingDependencyError):
     """This machine cannot mount: libfuse, its Python binding or /dev/fuse is missing."""
 
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import GamepakError
+from ..errors import GamepakError, InvalidOptionError
 from ..formats.rfg.peg.sources import is_cpu_name, iter_pegs, partner_name
 
 if TYPE_CHECKING:
@@ -177,7 +177,8 @@ def add_texture(
         try:
             pixel_format = format_by_label(pixel_format)
         except ValueError as exc:
-            raise GamepakError(str(exc)) from None
+            known = ", ".join(fmt.label for fmt in PixelFormat)
+            raise InvalidOptionError(f"--format: {exc}; known: {known}", option="format") from None
     where = ""
     if isinstance(image, (str, os.PathLike)):
         where = os.fspath(image)
