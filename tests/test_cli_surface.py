@@ -4,6 +4,7 @@ install command for every missing optional dependency, "equal" from diff, progre
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
@@ -119,5 +120,87 @@ def test_diff_quiet_says_nothing(tmp_path: Path) -> None:
     assert code == 3 and out == "" and err == ""
 
 
-if sys.platform == "win32":  # pragma: no cover
-    pytest.skip("terminal emulation needs a pty", allow_module_level=True)
+# --- item 6: one progress rule ---------------------------------------------------------------
+
+
+class _Terminal(io.StringIO):
+    """stderr as a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _cli_on_a_terminal(monkeypatch: pytest.MonkeyPatch, *arguments: str) -> tuple[int, list[str]]:
+    """Run the CLI with stderr a terminal: (exit code, labels of the progress lines it started)."""
+    from gamepak.cli import common, main
+
+    started: list[str] = []
+    real_enter = common.counting_bar.__enter__
+
+    def enter(self: common.counting_bar) -> object:
+        advance = real_enter(self)
+        if advance is not None:
+            started.append(self.label)
+        return advance
+
+    monkeypatch.setattr(common.counting_bar, "__enter__", enter)
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
+    return main(list(arguments)), started
+
+
+def _progress_cases(tmp_path: Path) -> list[tuple[list[str], str]]:
+    a = _pack(tmp_path / "a.pak", {"a.txt": b"a" * 100, "b.txt": b"b"})
+    b = _pack(tmp_path / "b.pak", {"a.txt": b"A" * 100, "c.txt": b"c"})
+    game = _pack(tmp_path / "game.pak", {"a.txt": b"a" * 100, "b.txt": b"b"})
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(b"changed")
+    patch = tmp_path / "p.gpatch"
+    assert in_process_cli("patch", "make", str(a), str(b), "-o", str(patch))[0] == 0
+    return [
+        (["convert", str(a), str(tmp_path / "a.zip")], "converting"),
+        (["diff", str(a), str(b)], "comparing"),
+        (["verify", str(a)], "verifying"),
+        (["update", str(b), str(folder)], "writing"),
+        (["patch", "apply", str(game), str(patch)], "applying"),
+        (["patch", "revert", str(game)], "reverting"),
+    ]
+
+
+def test_every_long_command_shows_progress_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for arguments, label in _progress_cases(tmp_path):
+        code, started = _cli_on_a_terminal(monkeypatch, *arguments)
+        assert code in (0, 3) and label in started, (arguments, code, started)
+
+
+def test_no_progress_with_quiet_or_into_a_pipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for arguments, _ in _progress_cases(tmp_path):
+        code, started = _cli_on_a_terminal(monkeypatch, "--quiet", *arguments)
+        assert code in (0, 3) and started == [], (arguments, started)
+    from gamepak.cli import common
+
+    common.QUIET = False
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # a pipe
+    assert not common.shows_progress()
+
+
+def test_a_ticking_line_moves_without_items(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from gamepak.cli import common
+
+    common.QUIET = False
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    bar = common.counting_bar("applying", delay=0, ticking=True)
+    with bar as advance:
+        assert advance is not None
+        deadline = time.monotonic() + 10
+        while bar._bar is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert bar._bar is not None and bar.done == 0  # drawn by the ticking thread alone
+    quick = common.counting_bar("quick", delay=60, ticking=True)
+    with quick:
+        time.sleep(0.2)
+    assert quick._bar is None

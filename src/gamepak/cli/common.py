@@ -319,17 +319,25 @@ class progress_bar:
 
 
 class counting_bar:
-    """A rich progress line on stderr (a terminal only) for work whose size is not known ahead:
-    a count of items done, shown only once the work has taken `delay` seconds, so quick runs
-    neither import rich nor draw anything. Yields the per-item callback (None: no terminal)."""
+    """The CLI's progress line on stderr for work whose size is not known ahead: a spinner, a
+    count of items done and the time taken, shown only once the work has taken `delay` seconds
+    (so quick runs neither import rich nor draw anything), and only where `shows_progress()`
+    (a terminal, not --quiet). Yields the per-item callback (None: no progress shown).
 
-    def __init__(self, label: str, delay: float = 0.5) -> None:
+    `ticking`: for work that reports few or no items (a patch apply, a verify), a background
+    thread keeps the line moving (spinner and time) between items. Not for work that forks
+    (extract's copier forks only while no other thread runs)."""
+
+    def __init__(self, label: str, delay: float = 0.5, *, ticking: bool = False) -> None:
         self.label = label
         self.delay = delay
+        self.ticking = ticking
         self.done = 0
         self._next_draw = 0.0
         self._bar: Any = None
         self._task: Any = None
+        self._lock: Any = None
+        self._stop: Any = None
 
     def __enter__(self) -> Callable[..., None] | None:
         if not shows_progress():
@@ -337,7 +345,22 @@ class counting_bar:
         import time
 
         self._next_draw = time.monotonic() + self.delay
+        if self.ticking:
+            import threading
+
+            self._lock = threading.Lock()
+            self._stop = threading.Event()
+            threading.Thread(target=self._tick, name="gamepak-progress", daemon=True).start()
         return self.advance
+
+    def _tick(self) -> None:
+        """The ticking thread: draw every tenth of a second once `delay` has passed."""
+        if self._stop.wait(self.delay):
+            return
+        while not self._stop.wait(0.1):
+            with self._lock:
+                if not self._stop.is_set():
+                    self._draw()
 
     def advance(self, *_: object) -> None:
         """One more item done (the arguments, what was done, are not shown)."""
@@ -348,18 +371,30 @@ class counting_bar:
         if now < self._next_draw:
             return
         self._next_draw = now + 0.1
+        if self._lock is None:
+            self._draw()
+        else:
+            with self._lock:
+                self._draw()
+
+    def _draw(self) -> None:
         if self._bar is None:
             from rich.console import Console
             from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            columns = (SpinnerColumn(), TextColumn("{task.description}: {task.completed}"), TimeElapsedColumn())
+            columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
             self._bar = Progress(*columns, transient=True, console=Console(stderr=True), auto_refresh=False)
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=None)
-        self._bar.update(self._task, completed=self.done)
+        # A ticking line that has counted nothing yet shows its label alone.
+        counted = self.done or not self.ticking
+        self._bar.update(self._task, description=f"{self.label}: {self.done}" if counted else self.label)
         self._bar.refresh()
 
     def __exit__(self, *exc_info: object) -> None:
+        if self._stop is not None:
+            with self._lock:
+                self._stop.set()
         if self._bar is not None:
             self._bar.stop()
 

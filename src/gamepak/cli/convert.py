@@ -9,6 +9,7 @@ from .common import (
     add_format_option,
     add_json_option,
     add_writer_options,
+    counting_bar,
     note,
     parse_options,
     print_json,
@@ -79,17 +80,19 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 def run_convert(args: argparse.Namespace) -> None:
     from ..ops.convert import convert
 
-    result = convert(
-        args.source,
-        args.target,
-        args.target_format,
-        source_format=args.format_name or getattr(args, "global_format", None),
-        overwrite=args.overwrite,
-        flatten_nested=args.flatten_nested,
-        nest=args.nest,
-        allow_duplicates=args.allow_duplicates,
-        **parse_options(args.options),
-    )
+    with counting_bar("converting", ticking=True) as advance:
+        result = convert(
+            args.source,
+            args.target,
+            args.target_format,
+            source_format=args.format_name or getattr(args, "global_format", None),
+            overwrite=args.overwrite,
+            flatten_nested=args.flatten_nested,
+            nest=args.nest,
+            allow_duplicates=args.allow_duplicates,
+            progress=advance,
+            **parse_options(args.options),
+        )
     for line in result.notes:
         note(line)
     for old, new in result.renamed[:10]:
@@ -107,13 +110,15 @@ def run_diff(args: argparse.Namespace) -> int:
     from ..errors import EXIT_DIFFERENT, EXIT_OK
     from ..ops.diff import diff
 
-    result = diff(
-        args.a,
-        args.b,
-        format_a=args.format_a or args.format_name,
-        format_b=args.format_b or args.format_name,
-        recursive=args.recursive,
-    )
+    with counting_bar("comparing", ticking=True) as advance:
+        result = diff(
+            args.a,
+            args.b,
+            format_a=args.format_a or args.format_name,
+            format_b=args.format_b or args.format_name,
+            recursive=args.recursive,
+            progress=advance,
+        )
     if args.as_json:
         print_json(result.to_dict())
     elif not args.quiet:

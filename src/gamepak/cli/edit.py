@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import add_command, add_format_option, folder_members, note, windows_path, write_text
+from .common import add_command, add_format_option, counting_bar, folder_members, note, windows_path, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -127,7 +127,9 @@ def _finish(editor: Editor, dry_run: bool, list_changes: bool = False) -> None:
         return
     if list_changes:
         write_text("".join(f"{line}\n" for line in editor.plan()))
-    write_text(editor.commit().summary() + "\n")
+    with counting_bar("writing", ticking=True):
+        result = editor.commit()
+    write_text(result.summary() + "\n")
 
 
 class _aborting:
@@ -199,7 +201,7 @@ def run_update(args: argparse.Namespace) -> None:
     if not os.path.isdir(args.folder):
         raise GamepakError(f"{args.folder}: no such folder")
     editor = _editor(args, args.compact)
-    with _aborting(editor):
+    with counting_bar("comparing", ticking=True), _aborting(editor):
         folder_changes(editor, args.folder, delete=args.delete)
     for skipped in editor.skipped:
         note(f"skipped {skipped}")
@@ -212,4 +214,6 @@ def run_compact(args: argparse.Namespace) -> None:
         editor.abort()
         write_text(f"{args.archive}: dry run, would rebuild it without the space edits left; nothing written\n")
         return
-    write_text(editor.commit().summary() + "\n")
+    with counting_bar("compacting", ticking=True):
+        result = editor.commit()
+    write_text(result.summary() + "\n")

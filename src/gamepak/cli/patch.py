@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import add_command, add_group, add_json_option, note, print_json, write_text
+from .common import add_command, add_group, add_json_option, counting_bar, note, print_json, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -257,7 +257,8 @@ def run_apply(args: argparse.Namespace) -> int | None:
 
     if args.dry_run:
         return run_check(args)  # the same questions, nothing written
-    plan = apply(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args))
+    with counting_bar("applying", ticking=True):
+        plan = apply(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args))
     _say_notes(plan)
     if args.as_json:
         print_json(plan.to_dict())
@@ -276,6 +277,7 @@ def _say_notes(plan: Any) -> None:
 def run_revert(args: argparse.Namespace) -> int | None:
     from ..ops.patch import revert
 
-    names = revert(args.target, args.patch)
+    with counting_bar("reverting", ticking=True):
+        names = revert(args.target, args.patch)
     note(f"{args.target}: took back {', '.join(names)}")
     return None

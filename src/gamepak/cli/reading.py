@@ -11,6 +11,7 @@ from .common import (
     add_format_option,
     add_json_option,
     count,
+    counting_bar,
     note,
     open_input,
     print_json,
@@ -255,7 +256,7 @@ def run_verify(args: argparse.Namespace) -> int:
         filename = archive
         what = "face"
     else:
-        with open_input(archive, args.format_name) as opened:
+        with counting_bar("verifying", ticking=True), open_input(archive, args.format_name) as opened:
             problems = opened.check()
             if args.asm is not None:
                 if opened.format_name != "vpp":

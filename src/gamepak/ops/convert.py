@@ -16,6 +16,7 @@ from ..errors import FormatLimitError, GamepakError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from ..core.archive import Archive, Entry
@@ -177,6 +178,7 @@ def convert(
     flatten_nested: bool = False,
     nest: bool = False,
     allow_duplicates: bool = False,
+    progress: Callable[[Any], object] | None = None,
     **options: Any,
 ) -> ConvertResult:
     """Write the members of the pack at `source` into a new pack at `target`.
@@ -187,6 +189,7 @@ def convert(
     the way back: members named OUTER/INNER, where OUTER's extension names a pack format
     (`zone.str2_pc/`), are packed into a nested pack of that format.
     Duplicate names are kept only with `allow_duplicates` (where the target can hold them).
+    `progress(member)` is called as each member is written.
 
     Raises FormatLimitError listing every member the target cannot hold (nothing is written),
     NotAnArchiveError for a model format, OutputExistsError unless `overwrite`, GamepakError
@@ -203,6 +206,7 @@ def convert(
     archive = open_archive(source_path, source_format)
     try:
         writer = create(target_path, format, overwrite=overwrite, allow_duplicates=allow_duplicates, **options)
+        writer.progress = progress
         result = ConvertResult(source_path, target_path, archive.format_name, writer.format_name)
         members = collect_members(archive, flatten_nested, opened)
         result.flattened = [inner.filename for inner in opened]

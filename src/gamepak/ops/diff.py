@@ -92,6 +92,8 @@ class _Side:
         self._openers: dict[str, Callable[[], Any]] = {}
         self._hashes: dict[str, str] = {}
         self.closers: list[Callable[[], object]] = []
+        # Called with each member's name once its bytes were read (the CLI's progress line).
+        self.progress: Callable[[str], object] | None = None
 
     def hash_all(self, names: list[str]) -> None:
         """Hash `names` in the order they were listed (archive order): packs whose members
@@ -111,6 +113,8 @@ class _Side:
                 while chunk := stream.read(1 << 20):
                     hasher.update(chunk)
             digest = self._hashes[name] = hasher.hexdigest()
+            if self.progress is not None:
+                self.progress(name)
         return digest
 
     def close(self) -> None:
@@ -186,11 +190,14 @@ def diff(
     format_a: str | None = None,
     format_b: str | None = None,
     recursive: bool = False,
+    progress: Callable[[str], object] | None = None,
 ) -> DiffResult:
     """Compare packs or folders `a` and `b` (see the module's docstring for what counts).
 
     `format_a`/`format_b` name a side's format instead of detecting it. With `recursive`, packs
     inside packs (and pack files inside folders) are compared member by member, as OUTER/INNER.
+    `progress(name)` is called as each member's bytes have been read, from either side (and
+    from two threads when both sides are hashed at once).
     Raises the errors of `gamepak.open` when a side cannot be read."""
     a, b = os.fspath(a), os.fspath(b)
     # A pack against a folder: the pack's members named as `extract` would write them.
@@ -198,6 +205,7 @@ def diff(
     side_a = _open_side(a, format_a, recursive, as_extracted=b_folder and not a_folder)
     try:
         side_b = _open_side(b, format_b, recursive, as_extracted=a_folder and not b_folder)
+        side_a.progress = side_b.progress = progress
         try:
             return _compare(side_a, side_b)
         finally:
@@ -239,9 +247,14 @@ def _same_bytes(side_a: _Side, side_b: _Side, name: str) -> bool:
         while True:
             chunk = stream_a.read(1 << 20)
             if chunk != stream_b.read(1 << 20):
-                return False
+                break
             if not chunk:
+                if side_a.progress is not None:
+                    side_a.progress(name)
                 return True
+    if side_a.progress is not None:
+        side_a.progress(name)
+    return False
 
 
 def _compare(side_a: _Side, side_b: _Side) -> DiffResult:
