@@ -210,6 +210,45 @@ def test_textures_rows_describe_every_peg_texture(reference: Path, collection: P
     assert code == 0 and listed == cataloged
 
 
+def test_loose_pegs_in_a_folder_are_in_the_textures_table(tmp_path: Path) -> None:
+    """A .cpeg_pc/.gpeg_pc (or .cvbm_pc/.gvbm_pc) pair lying in a folder is listed like a pair
+    in a pack (archive_path: the CPU file), partners matched ignoring case; a CPU file without
+    its GPU file is an errors row; --resume does not list them twice."""
+    root = tmp_path / "in"
+    (root / "textures").mkdir(parents=True)
+    for name, data in _peg_pair("big", [(64, 32)]):
+        (root / "textures" / name).write_bytes(data)
+    cpu, gpu = (data for _, data in _peg_pair("crate", [(8, 8), (4, 4)]))
+    (root / "Crate.cvbm_pc").write_bytes(cpu)
+    (root / "crate.GVBM_PC").write_bytes(gpu)
+    (root / "lonely.cpeg_pc").write_bytes(cpu)
+    out = tmp_path / "out"
+    build_catalog([str(root)], str(out), scheduler="synchronous")
+    rows = read_table(str(out), "textures").to_pylist()
+    found = sorted((r["archive_path"], r["nested_path"], r["peg"], r["name"], r["width"], r["height"]) for r in rows)
+    assert found == [
+        (str(root / "Crate.cvbm_pc"), ".", "Crate.cvbm_pc", "t0.tga", 8, 8),
+        (str(root / "Crate.cvbm_pc"), ".", "Crate.cvbm_pc", "t1.tga", 4, 4),
+        (str(root / "textures" / "big.cpeg_pc"), "textures", "big.cpeg_pc", "t0.tga", 64, 32),
+    ]
+    errors = read_table(str(out), "errors").to_pylist()
+    assert [(e["stage"], e["member"]) for e in errors] == [("textures", "lonely.cpeg_pc")]
+    assert "no GPU file beside it (lonely.gpeg_pc)" in errors[0]["message"]
+    archives = {r["nested_path"]: r for r in read_table(str(out), "archives").to_pylist()}
+    assert archives["textures/big.cpeg_pc"]["kind"] == "texture" and archives["lonely.cpeg_pc"]["status"] == "errors"
+    # The README's query: the largest texture first, named by where it lies.
+    largest = duckdb_or_skip().sql(
+        f"SELECT nested_path || '/' || peg AS peg, name FROM '{out}/textures/*.parquet' ORDER BY width * height DESC"
+    ).fetchall()[0]
+    assert largest == ("textures/big.cpeg_pc", "t0.tga")
+    build_catalog([str(root)], str(out), scheduler="synchronous", resume=True)
+    assert len(read_table(str(out), "textures").to_pylist()) == 3
+
+
+def duckdb_or_skip() -> Any:
+    return pytest.importorskip("duckdb")
+
+
 def test_pegs_of_a_compressed_pack_are_not_decoded_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The CPU files hashing decoded are kept for the textures table: no second pass over a
     compressed stream (`iter_data` is only for plain members)."""

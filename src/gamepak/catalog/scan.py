@@ -19,6 +19,7 @@ from ..core.portable import pread
 from ..core.registry import get_format
 from ..core.source import Source
 from ..errors import GamepakError
+from ..formats.rfg.peg.sources import is_cpu_name, partner_name
 from .detect import choose, nested_signature
 from .discovery import FileRef, open_file
 from .hashing import Hasher, HashingSource, RangeHashes, file_sha256, hasher_factory
@@ -186,6 +187,9 @@ class ArchiveScanner:
             self._unreadable(root_name, None, None)
             return
         with handle:
+            if self.sinks.textures is not None and is_cpu_name(ref.path) and not ref.url:
+                self._loose_peg(handle)
+                return
             try:
                 chosen = choose(handle, ref.path, self.options.guess)
             except GamepakError as exc:
@@ -216,6 +220,51 @@ class ArchiveScanner:
                 self._unreadable(root_name, detection, how)
                 return
             self._model(handle, detection, how, sha)
+
+    def _loose_peg(self, handle: Any) -> None:
+        """A peg's CPU file lying in a folder (`textures/crate.cpeg_pc` beside its `.gpeg_pc`):
+        its textures rows (archive_path: the CPU file; nested_path: its folder, `.` at the top)
+        and an archives row (format `peg`, kind `texture`: what --resume counts as done). The
+        GPU file holds only pixels and is not read; a CPU file without one is an errors row."""
+        from .textures import MAX_CPU_BYTES, loose_partner, loose_texture_columns
+
+        ref = self.ref
+        folder, peg = os.path.split(ref.relative)
+        nested_path = folder or "."
+        fields: dict[str, Any] = {"format": "peg", "kind": "texture", "detected_by": "extension"}
+        fields["sha256"] = self._handle_sha256(handle, ref.relative)
+        errors_before = self.stats.errors
+
+        def error(problem: BaseException | str, member: str) -> None:
+            self.error("textures", problem, ref.relative, member or None)
+
+        count = 0
+        if loose_partner(ref.path) is None:
+            error(f"no GPU file beside it ({partner_name(peg)}): not a peg pair", peg)
+        elif ref.size > MAX_CPU_BYTES:
+            error(f"{ref.size} bytes is too large for a peg CPU file (at most {MAX_CPU_BYTES} are read)", peg)
+        else:
+            try:
+                cpu = read_at(handle, ref.size, 0)
+            except (OSError, ValueError) as exc:
+                error(exc, peg)
+            else:
+                if cpu[:4] == b"GEKV":
+                    count, columns = loose_texture_columns(cpu, peg, ref.relative, error)
+                else:
+                    error("not a PC peg (no GEKV signature at offset 0)", peg)
+                if count:
+                    constants = {"archive_path": ref.path, "nested_path": nested_path}
+                    self.sinks.textures.extend(count, columns, constants)
+                    self.stats.textures += count
+        failed = self.stats.errors - errors_before
+        fields.update(
+            header=json.dumps({"textures": count}),
+            status="errors" if failed else "ok",
+            error_count=failed,
+        )
+        self.sinks.archives.add(archive_row(ref, ref.relative, 0, **fields))
+        self.stats.archives += 1
 
     def _handle_sha256(self, handle: Any, nested_path: str) -> str | None:
         size = self.ref.size

@@ -70,6 +70,37 @@ def texture_columns(
     return len(columns["name"]), columns
 
 
+def loose_partner(cpu_path: str) -> str | None:
+    """The GPU file lying beside a loose CPU file (`crate.cpeg_pc` -> `crate.gpeg_pc`), found
+    by the peg partner rule (`peg.sources.partner_name`, names compared ignoring case as the
+    game does), or None when there is none."""
+    import os
+
+    from ..formats.rfg.peg.sources import partner_name
+
+    folder, name = os.path.split(cpu_path)
+    wanted = partner_name(name)
+    exact = os.path.join(folder, wanted)
+    if os.path.isfile(exact):
+        return exact
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return None
+    folded = wanted.casefold()
+    return next((os.path.join(folder, n) for n in sorted(names) if n.casefold() == folded), None)
+
+
+def loose_texture_columns(
+    cpu: bytes, peg: str, nested_path: str, error: Callable[[BaseException | str, str], None]
+) -> tuple[int, dict[str, list[Any]]]:
+    """(row count, columns) of the textures of one loose CPU file's bytes `cpu` (`peg`: its
+    file name); a CPU file that does not parse is reported through `error` and gives none."""
+    columns: dict[str, list[Any]] = {key: [] for key in ("peg", "name", "width", "height", "format", "mips", "flags")}
+    _add_textures(columns, cpu, peg, nested_path, error)
+    return len(columns["name"]), columns
+
+
 def _add_textures(
     columns: dict[str, list[Any]],
     cpu: bytes,
