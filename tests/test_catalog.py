@@ -237,9 +237,14 @@ def test_loose_pegs_in_a_folder_are_in_the_textures_table(tmp_path: Path) -> Non
     archives = {r["nested_path"]: r for r in read_table(str(out), "archives").to_pylist()}
     assert archives["textures/big.cpeg_pc"]["kind"] == "texture" and archives["lonely.cpeg_pc"]["status"] == "errors"
     # The README's query: the largest texture first, named by where it lies.
-    largest = duckdb_or_skip().sql(
-        f"SELECT nested_path || '/' || peg AS peg, name FROM '{out}/textures/*.parquet' ORDER BY width * height DESC"
-    ).fetchall()[0]
+    largest = (
+        duckdb_or_skip()
+        .sql(
+            f"SELECT nested_path || '/' || peg AS peg, name FROM '{out}/textures/*.parquet' "
+            "ORDER BY width * height DESC"
+        )
+        .fetchall()[0]
+    )
     assert largest == ("textures/big.cpeg_pc", "t0.tga")
     build_catalog([str(root)], str(out), scheduler="synchronous", resume=True)
     assert len(read_table(str(out), "textures").to_pylist()) == 3

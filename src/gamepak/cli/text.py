@@ -16,6 +16,7 @@ FORMAT_NAMES = [spec.name for spec in FORMATS if spec.kind == "archive"]
 KIND_HELP = (
     "what holds the strings: 'pack' (a j2me-sized text pack: string table + index table), "
     "'indexed' (a count and one int16/int32 offset per string, then the strings), "
+    "'records' (a count byte, int16 offsets, records of layout codes around a text: Diamond Rush's tips), "
     "'blob' (NUL-terminated strings back to back, taken as they are), or 'auto' (the shape the "
     "data has; binary data is refused) (default: auto)"
 )
@@ -69,7 +70,9 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
         metavar="FORMAT",
         help="format of the pack holding the strings (default: detected)",
     )
-    parser.add_argument("--kind", choices=("auto", "pack", "indexed", "blob"), default="auto", help=KIND_HELP)
+    parser.add_argument(
+        "--kind", choices=("auto", "pack", "indexed", "records", "blob"), default="auto", help=KIND_HELP
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
 
 
@@ -178,6 +181,7 @@ def _report(file: str, member: str | None, chosen: str | None, result: Any) -> N
 
     if chosen is None and not get_format(result.format).has_magic:
         note(f"{file}: read as {result.format} (no signature; --format to choose another)")
-    note(f"{file}: the strings are member {result.member}; skipped {len(result.skipped)}:")
+    skipped = f"; skipped {len(result.skipped)}:" if result.skipped else ""
+    note(f"{file}: the strings are member {result.member}{skipped}")
     for name, why in result.skipped:
         note(f"  skipped {name}: {why}")

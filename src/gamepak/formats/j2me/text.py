@@ -11,6 +11,9 @@ Three shapes hold strings (`kind`):
   data; optionally a last offset pointing at the end), then the strings, NUL-terminated. The
   table is recognised only when its offsets are exactly the strings' starts, and it is rebuilt
   when a string's length changes (an offset past the field's range is refused).
+- `records`, **text records**: a count byte, one int16 offset per record, then records of
+  layout codes around a text, e.g. Diamond Rush's tips (`tips.f`, `tipst.f`); the codes are kept
+  byte for byte and only the text is exported (layout in `records.py`).
 - `blob`, a **string blob**: NUL-terminated strings back to back, e.g. Diamond Rush's language
   file (one `j2me-table` member of 115 strings).
 
@@ -50,6 +53,7 @@ from typing import Any
 from ...core.atomic import write_bytes as write_atomic
 from ...errors import GamepakError, MemberNotFoundError
 from .members import CONTENT_PROBE, content_extension
+from .records import INNER_CONTROLS, Record, RecordTable, find_records, is_text_byte
 from .translations import dump_translation, load_translation, translation_format
 
 APOSTROPHE_BYTE = b"\x92"
@@ -59,7 +63,7 @@ INDEX = struct.Struct("<h")
 SIZE_PREFIX = struct.Struct("<H")
 INT16_MAX = 0x7FFF
 SIZED_MEMBER_MAX = 0xFFFF
-KINDS = ("auto", "pack", "indexed", "blob")
+KINDS = ("auto", "pack", "indexed", "records", "blob")
 # Offset tables: (struct per field, largest value the signed field holds).
 OFFSET_FIELDS = {2: (struct.Struct("<h"), INT16_MAX), 4: (struct.Struct("<i"), 0x7FFFFFFF)}
 # A blob reads as text when at most this share of its bytes are control characters (games use a
@@ -156,9 +160,20 @@ def binary_reason(data: bytes) -> str | None:
             f"binary data: {len(controls)} of its {len(data)} bytes are control characters "
             f"(the first, 0x{data[first]:02x}, at byte {first})"
         )
-    if strings > 4 and empty * 2 > strings:
+    if strings > 4 and empty * 2 > strings and not _wordy(data):
+        # Zero-filled binary tables split into empty pieces; a language file with many unused
+        # (empty) strings, such as Diamond Rush's lang_IGA.f, has words in the others.
         return f"binary data: {empty} of its {strings} NUL-separated pieces are empty"
     return None
+
+
+def _wordy(data: bytes) -> bool:
+    """Whether most non-empty NUL-separated pieces of `data` hold a word (three letters in a row)."""
+    import re
+
+    pieces = [piece for piece in data.split(b"\0") if piece]
+    word = re.compile(rb"[A-Za-z\xc0-\xff]{3}")
+    return bool(pieces) and sum(1 for piece in pieces if word.search(piece)) * 2 > len(pieces)
 
 
 @dataclass(frozen=True)
@@ -323,12 +338,14 @@ class StringTable:
         original: bytes,
         sentinel: bool = False,
         offset_table: OffsetTable | None = None,
+        records: tuple[RecordTable, list[Record]] | None = None,
     ) -> None:
         self.kind = kind
         self.raw_strings = raw_strings
         self.original = original
         self.sentinel = sentinel
         self.offset_table = offset_table
+        self.records = records
 
     @classmethod
     def parse(cls, data: bytes, kind: str = "auto", where: str = "text") -> StringTable:
@@ -349,6 +366,16 @@ class StringTable:
             if kind == "indexed":
                 no_table = "no offset table fits: a count and one offset per string (int16 or int32), then the strings"
                 raise TextShapeError(f"{where}: {no_table}", no_table)
+        if kind in ("auto", "records"):
+            records = find_records(data)
+            if records is not None:
+                return cls("records", [record.text for record in records[1]], data, records=records)
+            if kind == "records":
+                no_records = (
+                    "no record table fits: a count byte, one int16 offset per record, then records of "
+                    "layout codes around a text"
+                )
+                raise TextShapeError(f"{where}: {no_records}", no_records)
             binary = binary_reason(data)
             if binary is not None:
                 raise TextShapeError(f"{where}: not a string table: {binary}", binary)
@@ -378,6 +405,16 @@ class StringTable:
             return build_text_pack(raw_strings, self.sentinel)
         if self.offset_table is not None:
             return self.offset_table.build(raw_strings)
+        if self.records is not None:
+            layout, records = self.records
+            for index, raw in enumerate(raw_strings):
+                bad = next((byte for byte in raw if not is_text_byte(byte) and byte not in INNER_CONTROLS), None)
+                if bad is not None:
+                    raise GamepakError(
+                        f"string {index}: control character 0x{bad:02x} would be read as a layout code "
+                        "(a record's text holds letters, tabs and line breaks only)"
+                    )
+            return layout.build([Record(old.prefix, raw, old.suffix) for old, raw in zip(records, raw_strings)])
         return build_string_blob(raw_strings)
 
 
@@ -510,7 +547,7 @@ def locate_strings(
             if pack_format is None:
                 return TextMember(None, StringTable.parse(data, kind, label))
             format = pack_format
-        if looks_like_text_pack(data) or find_offset_table(data) is not None:
+        if looks_like_text_pack(data) or find_offset_table(data) is not None or find_records(data) is not None:
             return TextMember(None, StringTable.parse(data, kind, label))
         # A pack's header split at its NUL bytes looks like strings: packs first, then blobs.
         format, ambiguity = _detect_pack(file)
