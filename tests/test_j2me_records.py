@@ -77,7 +77,7 @@ def test_tips_file_and_tips_member_export_and_import(tmp_path: Path) -> None:
     code, out, err = in_process_cli("text", "export", str(tips))
     assert code == 0, err
     rows = json.loads(out)
-    assert [row["text"] for row in rows][0] == "Push boulders to open the way."
+    assert rows[0]["text"] == "Push boulders to open the way."
     rows[3]["text"] = "C'est un piège !"
     (tmp_path / "fr.json").write_text(json.dumps(rows), "utf-8")
     code, _, err = in_process_cli("text", "import", str(tips), str(tmp_path / "fr.json"), "-o", str(tmp_path / "fr.f"))
@@ -120,7 +120,8 @@ def test_what_is_not_a_record_table(data: bytes) -> None:
 
 def test_split_record_keeps_codes_around_the_text() -> None:
     record = split_record(b"\x01\x02 Hi there \x00\x1f")
-    assert record is not None and (record.prefix, record.text, record.suffix) == (b"\x01\x02", b" Hi there ", b"\x00\x1f")
+    assert record is not None
+    assert (record.prefix, record.text, record.suffix) == (b"\x01\x02", b" Hi there ", b"\x00\x1f")
 
 
 @settings(max_examples=60, deadline=None)
