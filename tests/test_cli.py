@@ -34,13 +34,13 @@ def test_ls_plain_long_and_json(pak: Path) -> None:
     code, out, _ = in_process_cli("ls", "--json", str(pak))
     rows = json.loads(out)
     assert [row["name"] for row in rows] == ["maps/e1m1.bsp", "sound/a.wav", "progs.dat"]
-    assert rows[0]["size"] == 104 and rows[0]["offset"] == 12 and rows[0]["stored_size"] is None
+    assert rows[0]["size"] == 104 and rows[0]["offset"] == 12 and rows[0]["stored_size"] == 104
 
 
 def test_info_json(pak: Path) -> None:
     code, out, _ = in_process_cli("info", "--json", str(pak))
     info = json.loads(out)
-    assert code == 0 and info["format"] == "pak" and info["member_count"] == 3
+    assert code == 0 and info["format"] == "pak" and info["members"] == 3
     assert info["header"]["directory_offset"] == 12 + 104 + 4 + 2
 
 

@@ -234,7 +234,7 @@ def test_info_shows_containers_and_primitives(tmp_path: Path) -> None:
     code, out, _ = in_process_cli("info", "--json", str(path))
     assert code == 0
     details = json.loads(out)
-    assert details["format"] == "asm" and details["member_count"] == 0
+    assert details["format"] == "asm" and details["members"] == 0
     container = details["header"]["containers"][0]
     assert (container["name"], container["primitive_count"], container["sizes"]) == ("ctr", 2, [5, 7, 9])
     assert container["primitives"][1]["data_size"] == 9

@@ -25,7 +25,7 @@ def dotted_pak(tmp_path: Path) -> Path:
 def test_info_reports_a_stored_total_for_uncompressed_packs(dotted_pak: Path) -> None:
     code, out, _ = in_process_cli("info", "--json", str(dotted_pak))
     info = json.loads(out)
-    assert code == 0 and info["total_stored_size"] == info["total_size"] == 4
+    assert code == 0 and info["stored_size"] == info["size"] == 4
     code, out, _ = in_process_cli("info", str(dotted_pak))
     assert "None" not in out
 

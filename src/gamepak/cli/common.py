@@ -180,11 +180,22 @@ def write_text(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
-def print_json(document: object) -> None:
-    """`document` as indented JSON on stdout."""
+# Every --json of the CLI: one shape (README "JSON output"): two-space indent, UTF-8 text, and
+# the same key for the same thing in every verb: `file` the input, `members` a member count,
+# `size` bytes of content, `stored_size` bytes as the pack stores them.
+JSON_INDENT = 2
+
+
+def json_text(document: object) -> str:
+    """`document` as the CLI's JSON text (one shape for every --json), newline-terminated."""
     import json
 
-    write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    return json.dumps(document, indent=JSON_INDENT, ensure_ascii=False) + "\n"
+
+
+def print_json(document: object) -> None:
+    """`document` as the CLI's JSON on stdout."""
+    write_text(json_text(document))
 
 
 def add_writer_options(parser: argparse.ArgumentParser) -> None:

@@ -8,13 +8,20 @@ import os
 from .common import (
     add_command,
     add_format_option,
+    add_json_option,
     add_writer_options,
     note,
     open_input,
     parse_options,
+    print_json,
     progress_bar,
     select_members,
+    summary,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -48,6 +55,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "in case (on by itself on Windows and macOS)",
     )
     add_format_option(extract)
+    add_json_option(extract, "what was written where: {file, output, members, size, written: [{name, path, size}]}")
 
     create = add_command(
         commands,
@@ -92,6 +100,7 @@ def run_extract(args: argparse.Namespace) -> None:
 
     if args.manifest and args.members:
         raise UsageError("--manifest describes the whole archive: give no MEMBERS with it")
+    rows: list[dict[str, Any]] = []
     with open_input(args.archive, args.format_name) as opened:
         extracted = 0
         for holder, entries, prefix in select_members(opened, args.members):
@@ -106,7 +115,20 @@ def run_extract(args: argparse.Namespace) -> None:
                     windows_names=args.windows_names,
                 )
             extracted += len(written)
-    note(f"extracted {extracted} member{'s' if extracted != 1 else ''} to {args.output}")
+            # extractall writes each entry once, in order: one path per distinct entry.
+            for entry, path in zip(dict.fromkeys(entries), written, strict=True):
+                rows.append({"name": prefix + entry.name, "path": path, "size": entry.size})
+    if args.as_json:
+        print_json(
+            {
+                "file": args.archive,
+                "output": args.output,
+                "members": len(rows),
+                "size": sum(row["size"] for row in rows),
+                "written": rows,
+            }
+        )
+    summary(f"extracted {extracted} member{'s' if extracted != 1 else ''} to {args.output}")
 
 
 def run_create(args: argparse.Namespace) -> None:

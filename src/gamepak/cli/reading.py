@@ -12,6 +12,7 @@ from .common import (
     add_json_option,
     count,
     counting_bar,
+    json_text,
     note,
     open_input,
     print_json,
@@ -80,7 +81,10 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     add_json_option(verify, "a JSON object: ok, member count, errors and warnings with offsets")
     add_format_option(verify)
 
-    add_command(commands, "formats", run_formats, "List the formats, their extensions and their writer options.")
+    formats = add_command(
+        commands, "formats", run_formats, "List the formats, their extensions and their writer options."
+    )
+    add_json_option(formats, "a list of {name, description, kind, extensions, signature, options}")
 
 
 def run_ls(args: argparse.Namespace) -> None:
@@ -114,9 +118,7 @@ def ls_text(opened: Archive, *, as_json: bool, long_format: bool, recursive: boo
         return "\n".join(names) + "\n" if names else ""
     rows = _rows(opened, recursive)
     if as_json:
-        import json
-
-        return json.dumps(rows, indent=1) + "\n"
+        return json_text(rows)
     lines = []
     for row in rows:
         if long_format:
@@ -139,9 +141,7 @@ def run_info(args: argparse.Namespace) -> None:
 def info_text(details: dict[str, Any], as_json: bool) -> str:
     """What `gamepak info` prints."""
     if as_json:
-        import json
-
-        return json.dumps(details, indent=1) + "\n"
+        return json_text(details)
     lines: list[str] = []
     for key, value in details.items():
         if key == "header":
@@ -205,9 +205,7 @@ def run_detect(args: argparse.Namespace) -> int:
             }
         )
     if args.as_json:
-        import json
-
-        write_text(json.dumps(results, indent=1) + "\n")
+        print_json(results)
     else:
         for result in results:
             if "error" in result:
@@ -306,12 +304,26 @@ def run_formats(args: argparse.Namespace) -> None:
     from ..core.registry import FORMATS
 
     lines = []
+    rows = []
     for spec in FORMATS:
         try:
             defaults = spec.writer_class().option_defaults if spec.kind == "archive" else {}
         except (ImportError, AttributeError):
             defaults = {}
+        rows.append(
+            {
+                "name": spec.name,
+                "description": spec.description,
+                "kind": spec.kind,
+                "extensions": list(spec.extensions),
+                "signature": spec.has_magic,
+                "options": dict(defaults),
+            }
+        )
         options = ", ".join(f"{k}={v}" for k, v in defaults.items()) or "none"
         extensions = " ".join(spec.extensions) or "(no extension)"
         lines.append(f"{spec.name:18} {spec.description}  [{extensions}]  options: {options}\n")
-    write_text("".join(lines))
+    if args.as_json:
+        print_json(rows)
+    else:
+        write_text("".join(lines))

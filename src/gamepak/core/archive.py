@@ -204,12 +204,13 @@ class Entry:
         self.index = index
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields `gamepak ls --json` prints."""
+        """The fields `gamepak ls --json` prints: `stored_size` is the bytes the pack holds for
+        the member (its `size` where it is stored as it is), as `info`'s total."""
         return {
             "name": self.name,
             "size": self.size,
             "offset": self.offset,
-            "stored_size": self.stored_size,
+            "stored_size": self.size if self.stored_size is None else self.stored_size,
             "index": self.index,
         }
 

@@ -19,10 +19,11 @@ def info_details(path: str, opened: Archive) -> dict[str, Any]:
         "format": opened.format_name,
         "description": get_format(opened.format_name).description,
         "file_size": opened.size,
-        "member_count": len(entries),
-        "total_size": sum(e.size for e in entries),
+        # The keys every --json shares: `members` a count, `size` and `stored_size` bytes.
+        "members": len(entries),
+        "size": sum(e.size for e in entries),
         # Members without a separate stored size are stored as they are.
-        "total_stored_size": sum(e.size if e.stored_size is None else e.stored_size for e in entries),
+        "stored_size": sum(e.size if e.stored_size is None else e.stored_size for e in entries),
         "header": opened.header_fields(),
     }
 

@@ -73,7 +73,7 @@ class _PackReader(Archive):
     def header_fields(self) -> dict[str, Any]:
         structure = self.structure
         return {
-            "member_count": len(structure.spans),
+            "members": len(structure.spans),
             "payload_start": structure.payload_start,
             "payload_size": structure.payload_size,
             "members_tile_payload": structure.tiles_payload(),
