@@ -224,15 +224,20 @@ def run_info(args: argparse.Namespace) -> None:
         lines.extend(f"  - {warning}" for warning in summary["warnings"])
         write_text("\n".join(lines) + "\n")
         return
+    from .. import models
 
     with warnings.catch_warnings(record=True):
         # Issues are part of the report; no need to say them twice.
         warnings.simplefilter("always")
-        mesh = _load(args.model_path, args.member, args.up)
+        if args.member is None and os.path.isfile(args.model_path) and models.format_for_file(args.model_path) == "joe":
+            # Checked a window at a time: what info prints never needs the whole model held.
+            summary = models.summarize(args.model_path, "joe", up=args.up)
+        else:
+            summary = _load(args.model_path, args.member, args.up).summary()
     details: dict[str, Any] = {"file": args.model_path}
     if args.member is not None:
         details["member"] = args.member
-    details.update(mesh.summary())
+    details.update(summary)
     if args.as_json:
         print_json(details)
         return

@@ -20,6 +20,7 @@ OBJ, PLY and glTF cannot hold NaN or infinite coordinates: writing a mesh that h
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from ..core.atomic import write_bytes as write_atomic
 from ..errors import GamepakError, OutputExistsError
@@ -170,6 +171,24 @@ def load(source: str | os.PathLike[str] | bytes, format: str | None = None, *, u
     except OSError as exc:
         raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
     return loads(data, format, name=_model_name(path), path=path, up=up)  # type: ignore[arg-type]  # a bytearray
+
+
+def summarize(source: str | os.PathLike[str], format: str | None = None, *, up: str | None = None) -> dict[str, Any]:
+    """What `gamepak model info` shows of the model file at `source` (`Mesh.summary()`: counts,
+    bounds of frame 0, issues of every frame). A JOE file is checked a window at a time
+    without being held (`joe.scan_file`: memory about the window, not the file); other formats
+    are loaded."""
+    path = os.fspath(source)
+    format_name = format or format_for_file(path)
+    if format_name != "joe":
+        return load(path, format_name, up=up).summary()
+    from . import joe
+
+    try:
+        mesh = joe.scan_file(path, name=_model_name(path))
+    except OSError as exc:
+        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+    return mesh.from_up_axis(_up_axis("joe", up)).summary()
 
 
 def load_member(

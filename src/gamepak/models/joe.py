@@ -26,6 +26,7 @@ VDrift's data, so a model is recognised by its version and an exact size match, 
 
 from __future__ import annotations
 
+import os
 import struct
 import warnings
 from collections.abc import Callable
@@ -382,6 +383,153 @@ def read(data: bytes, *, path: str | None = None, name: str = "") -> Mesh:
         issues=issues,
         source=label,
     )
+
+
+# Bytes of a JOE file looked at at once by `scan_file` (a frame larger than this is read whole).
+SCAN_WINDOW = 8 << 20
+
+
+class UnreadFrames(FrameSequence):
+    """Frames 1.. of a model scanned by `scan_file`: counted and checked, not kept."""
+
+    def __init__(self, count: int, label: str) -> None:
+        self._count = count
+        self._label = label
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _frame(self, index: int) -> Frame:
+        from ..errors import GamepakError
+
+        raise GamepakError(f"{self._label}: frame {index + 1} was checked, not kept (load the model to use it)")
+
+
+def scan_file(path: str, *, name: str = "") -> Mesh:
+    """The model at `path` as `read` gives it, frame 0 only (later frames are counted as
+    `extra_frames` but not kept): every frame is checked as `read` checks it (the same errors
+    and issues), a window of SCAN_WINDOW bytes at a time, so that what `gamepak model info`
+    prints costs about the window, not the file."""
+    import numpy as np
+
+    def corrupt(message: str, offset: int) -> CorruptArchiveError:
+        return CorruptArchiveError(message, path=path, offset=offset)
+
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        head = handle.read(HEADER.size)
+        if len(head) < HEADER.size or HEADER.unpack_from(head, 0)[1] != VERSION:
+            return read(head + handle.read(SNIFF_WINDOW), path=path, name=name)  # read's own error
+        magic, _, face_count, frame_count = HEADER.unpack_from(head, 0)
+        if face_count < 0 or face_count > MAX_FACES or frame_count < 1:
+            return read(head, path=path, name=name)  # read's own error for these fields
+        faces_size = face_count * FACE_SIZE
+        if HEADER.size + frame_count * (faces_size + FRAME_HEADER.size) > size:
+            raise corrupt(f"{frame_count} frames of {face_count} faces need more than the file's {size} bytes", 12)
+
+        def frame_end(position: int, counts: tuple[int, int, int], frame_number: int) -> int:
+            header_offset = position + faces_size
+            vertex_count, texcoord_count, normal_count = counts
+            if min(counts) < 0:
+                names = ("vertex", "texcoord", "normal")
+                field_number = next(n for n, count in enumerate(counts) if count < 0)
+                raise corrupt(
+                    f"frame {frame_number}: negative {names[field_number]} count {counts[field_number]}",
+                    header_offset + 4 * field_number,
+                )
+            arrays_size = 12 * vertex_count + 12 * normal_count + 8 * texcoord_count
+            end = header_offset + FRAME_HEADER.size + arrays_size
+            if end > size:
+                raise corrupt(
+                    f"frame {frame_number}: {vertex_count} vertices, {normal_count} normals and "
+                    f"{texcoord_count} texcoords ({arrays_size} bytes) run past the end of the file "
+                    f"({size} bytes)",
+                    header_offset,
+                )
+            return end
+
+        def read_at(offset: int, count: int) -> bytearray:
+            handle.seek(offset)
+            data = bytearray(count)
+            del data[handle.readinto(data) :]
+            return data
+
+        first_frame = b""
+        non_finite: list[tuple[int, list[str]]] = []
+        non_finite_count = 0
+        position = HEADER.size
+        done = 0
+        want = SCAN_WINDOW
+        while done < frame_count:
+            window = read_at(position, want)
+            rows: list[tuple[int, int, int, int]] = []
+            cursor = position
+            while done + len(rows) < frame_count:
+                header_offset = cursor + faces_size
+                if header_offset + FRAME_HEADER.size > size:
+                    raise corrupt(
+                        f"frame {done + len(rows)}: faces and frame header run past the end of the file", cursor
+                    )
+                if header_offset + FRAME_HEADER.size > position + len(window):
+                    break
+                counts = FRAME_HEADER.unpack_from(window, header_offset - position)
+                end = frame_end(cursor, counts, done + len(rows))
+                if end > position + len(window):
+                    break
+                rows.append((cursor - position, counts[0], counts[1], counts[2]))
+                cursor = end
+            if not rows:
+                # One frame larger than the window: read it whole.
+                counts = FRAME_HEADER.unpack(read_at(position + faces_size, FRAME_HEADER.size))
+                want = frame_end(position, counts, done) - position
+                continue
+            want = SCAN_WINDOW
+            table = np.array(rows, dtype=np.int64).reshape(-1, 4)
+            bad_frame = _first_bad_index_frame(window, face_count, table)
+            if bad_frame is not None:
+                frame = _frame_at(window, face_count, table[bad_frame])
+                face, corner, kind, index = frame.bad_indices()[0]
+                what = ("vertex", "normal", "texcoord")[kind]
+                count = len((frame.positions, frame.normals, frame.texcoords)[kind])
+                plural = "vertices" if what == "vertex" else f"{what}s"
+                raise corrupt(
+                    f"frame {done + bad_frame} face {face} corner {corner}: {what} index {index} is past the "
+                    f"{count} {plural}",
+                    position + int(table[bad_frame, FACES_AT]) + face * FACE_SIZE + kind * 6 + corner * 2,
+                )
+            for frame_number in _non_finite_frames(window, face_count, table).tolist():
+                non_finite_count += 1
+                if len(non_finite) < REPORTED_FRAMES:
+                    frame = _frame_at(window, face_count, table[frame_number])
+                    if frame.offsets is not None:  # the file's byte offsets, not the window's
+                        frame.offsets = (
+                            frame.offsets[0] + position,
+                            frame.offsets[1] + position,
+                            frame.offsets[2] + position,
+                        )
+                    problems = frame.non_finite()
+                    non_finite.append((done + frame_number, problems))
+            if done == 0:
+                first_frame = bytes(window[: rows[1][0] if len(rows) > 1 else cursor - position])
+            done += len(rows)
+            position = cursor
+            del window
+    issues = [
+        f"frame {number}: {problem}" if number else problem for number, problems in non_finite for problem in problems
+    ]
+    if non_finite_count > REPORTED_FRAMES:
+        issues.append(f"{non_finite_count - REPORTED_FRAMES} more frames hold NaN or infinite values")
+    if position != size:
+        issues.append(f"{size - position} bytes after the last frame are ignored")
+    # Frame 0 alone, read as a one-frame file: its arrays as `read` makes them.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mesh = read(HEADER.pack(magic, VERSION, face_count, 1) + first_frame, path=path, name=name)
+    for issue in issues:
+        warnings.warn(f"{path}: {issue}", stacklevel=2)
+    mesh.issues = issues
+    mesh.extra_frames = UnreadFrames(frame_count - 1, path)
+    return mesh
 
 
 def write(mesh: Mesh) -> bytes:
