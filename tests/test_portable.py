@@ -3,7 +3,8 @@
 No machine here runs Windows, so these tests reduce CPython's `os` surface to what it has on
 Windows (no pread/pwrite, no O_CLOEXEC/O_NOFOLLOW/O_DIRECTORY, no dir_fd, no fork, no
 copy_file_range; `fcntl`, `resource` and `pwd` unimportable; a stand-in `msvcrt` whose locks
-are real `flock` locks) and run the library and the CLI there: the portable fallbacks of
+are mandatory byte ranges as on Windows: reads and writes of a locked range through another
+handle are refused) and run the library and the CLI there: the portable fallbacks of
 `gamepak.core.portable` must give the same results as the Linux fast paths. Real Windows runs
 are the CI workflow's job (.github/workflows/ci.yml, once the project is hosted).
 """
@@ -47,29 +48,86 @@ REDUCE_OS = (
 )
 
 
-def _stand_in_msvcrt() -> types.ModuleType:
+class MandatoryLocks:
+    """`msvcrt.locking` as Windows has it: a MANDATORY byte-range lock, from the handle's current
+    position. While a range is locked, every other handle's reads and writes of it are refused
+    (ERROR_LOCK_VIOLATION, which CPython raises as PermissionError), in this process too; the
+    lock goes when its handle is closed. Other processes are kept out by a real `flock` on the
+    handle (the emulation's tests need no byte ranges across processes)."""
+
+    LOCK_VIOLATION = "The process cannot access the file because another process has locked a portion of the file"
+
+    def __init__(self) -> None:
+        self.held: dict[tuple[int, int], list[tuple[int, int, int]]] = {}  # file -> (fd, start, end)
+
+    @staticmethod
+    def _file(fd: int) -> tuple[int, int]:
+        status = real_fstat(fd)
+        return status.st_dev, status.st_ino
+
+    def locking(self, fd: int, mode: int, nbytes: int) -> None:
+        start = real_lseek(fd, 0, os.SEEK_CUR)
+        ranges = self.held.setdefault(self._file(fd), [])
+        if mode == 0:  # LK_UNLCK
+            ranges[:] = [held for held in ranges if held != (fd, start, start + nbytes)]
+            real_fcntl.flock(fd, real_fcntl.LOCK_UN)
+            return
+        if any(start < end and held_start < start + nbytes for _, held_start, end in ranges):
+            raise PermissionError(13, "Permission denied")
+        try:
+            real_fcntl.flock(fd, real_fcntl.LOCK_EX | real_fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise PermissionError(13, "Permission denied") from None
+        ranges.append((fd, start, start + nbytes))
+
+    def refuse(self, fd: int, start: int, size: int) -> None:
+        """PermissionError when another handle holds a lock on bytes [start, start + size)."""
+        if not size or not self.held:
+            return
+        for holder, held_start, end in self.held.get(self._file(fd), ()):
+            if holder != fd and start < end and held_start < start + size:
+                raise PermissionError(13, self.LOCK_VIOLATION)
+
+    def read(self, fd: int, size: int) -> bytes:
+        self.refuse(fd, real_lseek(fd, 0, os.SEEK_CUR), size)
+        return real_read(fd, size)
+
+    def write(self, fd: int, data: bytes) -> int:
+        self.refuse(fd, real_lseek(fd, 0, os.SEEK_CUR), len(data))
+        return real_write(fd, data)
+
+    def close(self, fd: int) -> None:
+        for ranges in self.held.values():
+            ranges[:] = [held for held in ranges if held[0] != fd]
+        real_close(fd)
+
+
+real_fstat, real_lseek, real_read, real_write, real_close = os.fstat, os.lseek, os.read, os.write, os.close
+
+
+def _stand_in_msvcrt(locks: MandatoryLocks) -> types.ModuleType:
     module = types.ModuleType("msvcrt")
     module.LK_NBLCK = 2  # type: ignore[attr-defined]
     module.LK_UNLCK = 0  # type: ignore[attr-defined]
-
-    def locking(fd: int, mode: int, nbytes: int) -> None:
-        try:
-            real_fcntl.flock(fd, real_fcntl.LOCK_UN if mode == 0 else real_fcntl.LOCK_EX | real_fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise PermissionError(13, "Permission denied") from None
-
-    module.locking = locking  # type: ignore[attr-defined]
+    module.locking = locks.locking  # type: ignore[attr-defined]
     return module
 
 
-def reduce_os_to_windows(patch: pytest.MonkeyPatch) -> None:
-    """Remove from `os` (until `patch` is undone) what CPython lacks on Windows."""
+def reduce_os_to_windows(patch: pytest.MonkeyPatch) -> MandatoryLocks:
+    """Remove from `os` (until `patch` is undone) what CPython lacks on Windows, and make its
+    file locks mandatory as Windows' are (reads and writes through `os` of a range another
+    handle locked are refused)."""
     for name in MISSING_ON_WINDOWS:
         patch.delattr(os, name, raising=False)
     patch.setattr(os, "supports_dir_fd", set())
     for name in ("fcntl", "resource", "pwd"):
         patch.setitem(sys.modules, name, None)
-    patch.setitem(sys.modules, "msvcrt", _stand_in_msvcrt())
+    locks = MandatoryLocks()
+    patch.setitem(sys.modules, "msvcrt", _stand_in_msvcrt(locks))
+    patch.setattr(os, "read", locks.read)
+    patch.setattr(os, "write", locks.write)
+    patch.setattr(os, "close", locks.close)
+    return locks
 
 
 @pytest.fixture
@@ -160,6 +218,46 @@ def test_the_editor_lock_uses_msvcrt(windows_os: None, tmp_path: Path) -> None:
     with gamepak.edit(pak):
         with pytest.raises(gamepak.GamepakError, match="another gamepak process"):
             gamepak.edit(pak)
+
+
+def test_the_emulated_lock_is_mandatory_as_on_windows(windows_os: None, tmp_path: Path) -> None:
+    """A range one handle locked cannot be read or written through another (in this process
+    too), as Windows' msvcrt.locking behaves; the lock ends with its handle."""
+    import msvcrt
+
+    path = make_pak(tmp_path / "pak0.pak", MEMBERS)
+    holder = os.open(path, os.O_RDONLY)
+    other = os.open(path, os.O_RDWR)
+    try:
+        os.lseek(holder, 0, os.SEEK_SET)
+        msvcrt.locking(holder, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        os.lseek(other, 0, os.SEEK_SET)
+        with pytest.raises(PermissionError):
+            os.read(other, 16)
+        with pytest.raises(PermissionError):
+            os.write(other, b"x")
+        os.lseek(other, 1, os.SEEK_SET)
+        assert len(os.read(other, 4)) == 4  # outside the locked byte
+        with pytest.raises(PermissionError):
+            msvcrt.locking(other, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+    finally:
+        os.close(holder)
+    os.lseek(other, 0, os.SEEK_SET)
+    assert os.read(other, 4) == b"PACK"
+    os.close(other)
+
+
+def test_an_edit_reads_and_writes_its_pack_under_the_mandatory_lock(windows_os: None, tmp_path: Path) -> None:
+    """The editor's lock lies past the end of the pack: its own reads, in-place writes and
+    other readers meanwhile are not refused (a lock on byte 0 refused them all on Windows)."""
+    pak = make_pak(tmp_path / "pak0.pak", MEMBERS)
+    with gamepak.edit(pak) as editor:
+        with gamepak.open(pak) as reader:  # another handle, while the lock is held
+            assert reader.read("readme.txt") == b"hello"
+        editor.add("new.txt", b"appended in place")
+        editor.add("readme.txt", b"replaced", replace=True)
+    with gamepak.open(pak) as archive:
+        assert archive.read("new.txt") == b"appended in place" and archive.read("readme.txt") == b"replaced"
 
 
 def test_catalog_runs_without_fork(windows_os: None, tmp_path: Path) -> None:

@@ -20,6 +20,12 @@ from ..errors import GamepakError
 # Without pread/pwrite, a position and a read are two calls: one lock keeps them together for
 # every descriptor (the fallback is for correctness, not speed).
 _SEEK_LOCK = allocate_lock()
+# Where the editor's lock lies on Windows. `msvcrt.locking` locks are mandatory: a locked byte
+# range refuses every other handle's reads and writes, the editor's own readers included. So the
+# lock is on one byte no reader or writer ever touches, far past the end of any pack (Windows
+# allows locking past the end of a file), and well inside the largest file size of the file
+# systems (8 TiB).
+WINDOWS_LOCK_OFFSET = 1 << 43
 # How long a replace waits for another program (an antivirus scanner, an editor) to let go of
 # the target on Windows, where a file open elsewhere cannot be replaced.
 REPLACE_RETRY_SECONDS = 2.0
@@ -65,7 +71,8 @@ def can_fork() -> bool:
 def lock_exclusive(fd: int) -> bool:
     """Take an exclusive lock on an open file without waiting: True if taken (or the system has
     no locks), False if another process holds it. `fcntl.flock` on POSIX, `msvcrt.locking` on
-    Windows (a lock on the first byte, which every gamepak edit takes)."""
+    Windows: a mandatory lock, on the byte at WINDOWS_LOCK_OFFSET, past the end of the pack,
+    which every gamepak edit takes and no read or write of the pack touches."""
     try:
         import fcntl
     except ImportError:
@@ -83,7 +90,7 @@ def lock_exclusive(fd: int) -> bool:
     except ImportError:
         return True  # no advisory locks on this system
     try:
-        os.lseek(fd, 0, os.SEEK_SET)
+        os.lseek(fd, WINDOWS_LOCK_OFFSET, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
     except PermissionError:
         return False
