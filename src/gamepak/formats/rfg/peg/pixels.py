@@ -127,7 +127,9 @@ def _encode_block_chain(fmt: PixelFormat, levels: Iterable[np.ndarray]) -> bytes
     the real texels. `levels` may be lazy (`iter_mip_chain`): rgbcx encodes the top level on
     its threads while the smaller ones are made."""
     padded = map(_padded, levels)
-    if fmt not in (PixelFormat.DXT1, PixelFormat.DXT5):
+    library = _rgbcx()
+    if fmt not in (PixelFormat.DXT1, PixelFormat.DXT5) or (library is None and not _has_quicktex()):
+        # DXT3; or a platform with neither encoder's wheel: Pillow's BCn encoder (wheels everywhere).
         return b"".join(_pillow_level(fmt, level) for level in padded)
     top = next(padded)
     blocks = [top.shape[0] * top.shape[1] // 16]
@@ -140,7 +142,6 @@ def _encode_block_chain(fmt: PixelFormat, levels: Iterable[np.ndarray]) -> bytes
             blocks.append(count)
             yield strip
 
-    library = _rgbcx()
     if library is not None:
         encoded = _rgbcx_blocks(library, fmt, images())
     else:
@@ -249,6 +250,14 @@ def _bands(image: np.ndarray) -> list[np.ndarray]:
     count = max(1, min(2 * _cores(), block_rows * (image.shape[1] // 4) // BAND_BLOCKS))
     step = -(-block_rows // count) * 4
     return [image[top : top + step] for top in range(0, image.shape[0], step)]
+
+
+def _has_quicktex() -> bool:
+    """Whether quicktex can be imported (it has wheels for the platforms gamepak targets; where
+    it has none, Pillow encodes)."""
+    import importlib.util
+
+    return importlib.util.find_spec("quicktex") is not None
 
 
 def _quicktex_blocks(fmt: PixelFormat, rgba: np.ndarray, colour: Any) -> bytes:
