@@ -274,7 +274,7 @@ def test_kill_at_any_moment_then_revert_gives_the_original_bytes(tmp_path: Path,
                 gamepak.patch.revert(target)
 
         pid = run_child(work, trial)
-        time.sleep(chooser.uniform(0, 0.08))
+        time.sleep(chooser.uniform(0, 0.04))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         record = record_of(target) / "record.json"

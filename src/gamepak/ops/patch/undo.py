@@ -486,8 +486,14 @@ def recover(record: Record) -> None:
     if not record.exists:
         return
     roll_back(record)
-    for key in [key for key, entry in record.files.items() if entry.get("restore")]:
-        if _still_valid(record, key) or record.files[key].get("original", {}) == {"absent": True}:
+    touched = record.touched()
+    for key in list(record.files):
+        entry = record.files[key]
+        if not entry.get("restore") and key in touched:
+            continue
+        # Marked for restoring by a revert that was killed (or, in a damaged record, no longer
+        # needed by any patch): given its original when still what gamepak left.
+        if _still_valid(record, key):
             _restore(record, key)
         else:
             del record.files[key]
@@ -714,11 +720,7 @@ def revert(
     recover(record)
     if not record.applications:
         # A revert or an apply killed: finished or rolled back; nothing is left to take back.
-        record.data["files"] = {}
         record.sweep()
-        import shutil
-
-        shutil.rmtree(record.folder, ignore_errors=True)
         return []
     wanted = None if patch is None else _wanted_name(record, os.fspath(patch))
     leaving = [
@@ -733,7 +735,9 @@ def revert(
         _refuse_carried(target, record, item, leaving if wanted is None else [item])
     still_touched = record.touched(skip=leaving)
     freed = {key for item in leaving for key in item.get("files", [])} - still_touched
-    _forget_changed(record, freed, warn, "taken back")
+    # Every file this revert may write: one changed by another program since keeps no
+    # original (the chain of ways back would skip that program's change).
+    _forget_changed(record, {key for item in leaving for key in item.get("files", [])}, warn, "taken back")
     restoring = {key for key in freed if key in record.files and _still_valid(record, key)}
 
     session = Session(record, "revert", None)
