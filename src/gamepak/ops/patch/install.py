@@ -298,6 +298,6 @@ def _check_mod_hashes(target: str, expected: dict[str, tuple[str, str]]) -> None
     wrong = _wrong_hashes(target, expected)
     if wrong:
         raise PatchError(
-            f"{target}: the result is not what the mod's .mod.hashes.json lists; taken back, nothing kept:\n  "
-            + "\n  ".join(wrong)
+            f"{target}: not applied, every file taken back (nothing kept): the result is not what the "
+            f"mod's .mod.hashes.json lists: {'; '.join(wrong)}"
         )
