@@ -265,6 +265,7 @@ class Session:
         self.record = record
         self.data: dict[str, Any] = {"kind": kind, "number": number, "undo": [], "files": {}}
         self._count = 0
+        self._fresh: dict[str, str] = {}  # file key -> a journal named in the record, not yet used
 
     @property
     def steps(self) -> dict[str, dict[str, Any]]:
@@ -295,6 +296,9 @@ class Session:
                 name = self._name()
                 _keep_old_file(path, self.record.kept(name))
                 step["link"] = name
+            # The journal of its first write is named now: that write needs no record write.
+            self._fresh[key] = self._name()
+            step["journals"].append(self._fresh[key])
             self.steps[key] = step
         self.record.data["session"] = self.data
         self.record.save()
@@ -305,13 +309,16 @@ class Session:
         before each overwrite."""
         from ...core.inplace import journaling
 
-        step = self.steps[self.record.key(path)]
-        name = self._name()
+        key = self.record.key(path)
+        step = self.steps[key]
+        name = self._fresh.pop(key, None)
+        if name is None:
+            name = self._name()
+            step["journals"].append(name)
+            self.record.save()
         kept = self.record.kept(name)
         fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:
-            step["journals"].append(name)
-            self.record.save()
             with journaling(path, spill=fd):
                 yield
         finally:
