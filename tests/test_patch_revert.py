@@ -371,3 +371,32 @@ def test_real_table_reverted_by_name_gives_the_original_bytes(tmp_path: Path) ->
     assert sha(target) != sha(base)
     assert gamepak.patch.revert(target, "p") == ["p"]
     assert sha(target) == sha(base)
+
+
+@pytest.mark.parametrize("flags", [0, 1, 2, 3])
+def test_every_rfg_mode_with_a_nested_pack_and_an_asm_file_reverts_by_name_exactly(tmp_path: Path, flags: int) -> None:
+    """All four packfile modes (none, compressed, condensed, both), a change inside a nested
+    .str2_pc and a plain .asm_pc beside the pack: reverted by name, sha256-equal."""
+
+    def game_with(folder: Path, inner: dict[str, bytes], asm: bytes) -> Path:
+        zone = build(folder / "zone.str2_pc", inner)
+        (folder / "data").mkdir(parents=True)
+        with gamepak.create(folder / "data" / "terr.vpp_pc", flags=flags) as writer:
+            writer.add("zone.str2_pc", zone.read_bytes())
+            writer.add("x.xtbl", b"<root>" + b"x" * 3000 + b"</root>")
+        zone.unlink()
+        (folder / "data" / "terr.asm_pc").write_bytes(asm)
+        return folder
+
+    inner = {"a.xtbl": b"<root>a</root>" * 40, "m.cpeg_pc": b"\x01" * 300}
+    base = game_with(tmp_path / "base", inner, b"asm old")
+    modded = game_with(tmp_path / "modded", {**inner, "a.xtbl": b"<root>A</root>" * 40}, b"asm new")
+    patch = tmp_path / "p.gpatch"
+    gamepak.patch.make(base, modded, patch, name="p")
+    game = tmp_path / "game"
+    shutil.copytree(base, game)
+    before = snapshot(game)
+    gamepak.patch.apply(game, [patch])
+    assert snapshot(game) != before
+    assert gamepak.patch.revert(game, "p") == ["p"]
+    assert snapshot(game) == before
