@@ -400,3 +400,43 @@ def test_every_rfg_mode_with_a_nested_pack_and_an_asm_file_reverts_by_name_exact
     assert snapshot(game) != before
     assert gamepak.patch.revert(game, "p") == ["p"]
     assert snapshot(game) == before
+
+
+@pytest.mark.parametrize("extension", [".pak", ".vpp_pc"])
+def test_apply_and_revert_again_and_again_keeps_the_original(tmp_path: Path, extension: str) -> None:
+    """Application numbers are reused by later runs: nothing the record keeps for a later
+    revert is ever written over (a kept file named in the record keeps its bytes)."""
+    from gamepak.ops.patch.undo import Record
+
+    base, target, one, two = two_patches(tmp_path, extension)
+    seen: dict[str, bytes] = {}
+
+    def kept_files_unchanged() -> None:
+        record = Record(str(target))
+        names = record.referenced() - {"record.json"} if record.exists else set()
+        for name in set(seen) - names:
+            del seen[name]  # no longer kept: the name may be used again
+        for name in names:
+            if os.path.exists(record.kept(name)):  # (a journal of a write that changed nothing)
+                data = Path(record.kept(name)).read_bytes()
+                assert seen.setdefault(name, data) == data, name
+
+    steps = [
+        (gamepak.patch.apply, one),
+        (gamepak.patch.apply, two),
+        (gamepak.patch.revert, two),
+        (gamepak.patch.revert, one),
+        (gamepak.patch.apply, one),
+        (gamepak.patch.apply, two),
+        (gamepak.patch.revert, two),
+        (gamepak.patch.apply, two),  # number 2 again
+        (gamepak.patch.revert, one),
+        (gamepak.patch.apply, one),
+        (gamepak.patch.revert, two),
+    ]
+    for action, patch in steps:
+        action(target, [patch]) if action is gamepak.patch.apply else action(target, patch)
+        kept_files_unchanged()
+    gamepak.patch.revert(target)
+    assert sha(target) == sha(base)
+    assert not record_of(target).exists()

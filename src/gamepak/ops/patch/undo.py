@@ -7,11 +7,12 @@
                        "files": {FILE: {"original": ORIGINAL | null, "identity": [inode, size,
                            mtime_ns] | null, "folders": [..], "restore": true (being restored)}},
                        "session": null | {"kind": "apply" | "revert", "number": N,
-                           "undo": [..], "files": {FILE: STEP}}}
+                           "undo": [..], "files": {FILE: STEP}},
+                       "serial": N (the last kept file's number: names are never reused)}
         N-K.gpatch    the member-level reverse of patch K of application N (a patch file: the
                       replaced and removed members' old bytes, a delta where smaller, removals
                       of what it added, reverse renames)
-        s-*           a file's state before a session wrote it: a hard link of its old inode
+        sN-*          a file's state before a session wrote it: a hard link of its old inode
                       (a copy where the file system has none), and journals of in-place edits
                       (`core.inplace.Journal`, written to disk before each overwrite)
 
@@ -122,6 +123,16 @@ class Record:
     def kept(self, name: str) -> str:
         """A file of the record folder (only its base name is taken from the record)."""
         return os.path.join(self.folder, os.path.basename(str(name)))
+
+    def fresh_name(self, what: str) -> str:
+        """A name for a new kept file that no file the record names, or holds, has: application
+        numbers come back once taken back, so names count on in the record itself."""
+        taken = self.referenced()
+        while True:
+            self.data["serial"] = serial = int(self.data.get("serial", 0)) + 1
+            name = f"s{serial}-{what}"
+            if name not in taken and not os.path.lexists(self.kept(name)):
+                return name
 
     def next_number(self) -> int:
         return 1 + max((int(entry.get("number", 0)) for entry in self.applications), default=0)
@@ -264,16 +275,15 @@ class Session:
     def __init__(self, record: Record, kind: str, number: int | None = None) -> None:
         self.record = record
         self.data: dict[str, Any] = {"kind": kind, "number": number, "undo": [], "files": {}}
-        self._count = 0
         self._fresh: dict[str, str] = {}  # file key -> a journal named in the record, not yet used
+        self.items: list[dict[str, Any]] = []  # an apply's patches, for the record once committed
 
     @property
     def steps(self) -> dict[str, dict[str, Any]]:
         return self.data["files"]  # type: ignore[no-any-return]
 
     def _name(self) -> str:
-        self._count += 1
-        return f"s{self.data['number'] or 0}-{self.data['kind']}-{self._count}"
+        return self.record.fresh_name(self.data["kind"])
 
     def prepare(self, paths: Iterable[str], undo: Iterable[str] = ()) -> None:
         """Keep the state before of each file in `paths` not yet kept; then the record names the
@@ -386,8 +396,10 @@ def _extend(record: Record, key: str, step: dict[str, Any], may_begin: bool) -> 
     original = entry.get("original")
     if original is None or original.get("absent") or original.get("link"):
         return  # the original is whole already: nothing newer is needed
-    if replaced:
+    if replaced and step.get("link"):
         original["link"] = step["link"]  # the journals kept so far apply to this file
+    elif replaced:
+        entry["original"] = None  # (a file the chain cannot reach)
     elif complete:
         original["journals"] += journals
     else:
@@ -645,14 +657,14 @@ def begin_apply(record: Record, plan: Plan, state: _Target, warn: Callable[[str]
         else:
             record.sweep()
         raise
-    session.items = items  # type: ignore[attr-defined]
+    session.items = items
     return session
 
 
 def finish_apply(session: Session) -> None:
-    number = session.data["number"]
-    items = session.items  # type: ignore[attr-defined]
-    session.commit(lambda data: data["applications"].append({"number": number, "patches": items}))
+    """The apply is done: its application (number and patches) enters the record."""
+    entry = {"number": session.data["number"], "patches": session.items}
+    session.commit(lambda data: data["applications"].append(entry))
 
 
 # -- revert -------------------------------------------------------------------------------------------
