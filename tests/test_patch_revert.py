@@ -440,3 +440,31 @@ def test_apply_and_revert_again_and_again_keeps_the_original(tmp_path: Path, ext
     gamepak.patch.revert(target)
     assert sha(target) == sha(base)
     assert not record_of(target).exists()
+
+
+def test_a_pak_with_its_directory_at_the_start_comes_back_exactly_after_reverts_by_name(tmp_path: Path) -> None:
+    """Its in-place edits write over directory slots (moved members): the chain of journals
+    through applies and member-level reverts gives the original back byte for byte."""
+
+    def pak(path: Path, members: dict[str, bytes]) -> Path:
+        with gamepak.create(path, directory="start", overwrite=True) as writer:
+            for name, data in members.items():
+                writer.add(name, data)
+        return path
+
+    base = pak(tmp_path / "base.pak", MEMBERS)
+    one = pak(tmp_path / "one.pak", {**MEMBERS, "hit.wav": b"RIFF one" * 30, "new.txt": b"added"})
+    two = pak(tmp_path / "two.pak", {**MEMBERS, "x/y.txt": b"two", "z.txt": b"zz"})
+    gamepak.patch.make(base, one, tmp_path / "one.gpatch", name="one")
+    gamepak.patch.make(base, two, tmp_path / "two.gpatch", name="two")
+    target = tmp_path / "target.pak"
+    shutil.copy(base, target)
+    inode = target.stat().st_ino
+    gamepak.patch.apply(target, [tmp_path / "one.gpatch"])
+    gamepak.patch.apply(target, [tmp_path / "two.gpatch"])
+    gamepak.patch.revert(target, "one")
+    gamepak.patch.apply(target, [tmp_path / "one.gpatch"])
+    assert target.stat().st_ino == inode  # every change in place
+    gamepak.patch.revert(target, "two")
+    gamepak.patch.revert(target, "one")
+    assert sha(target) == sha(base)
