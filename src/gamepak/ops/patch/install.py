@@ -150,7 +150,8 @@ def check(
     choices: Mapping[str, str] | None = None,
 ) -> Plan:
     """Whether `patches` (patch files, SyncFaction mod folders and zips) apply cleanly to
-    `target`; writes nothing. `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"})."""
+    `target`; writes nothing of theirs (an apply or revert a kill interrupted is first rolled
+    back or finished). `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"})."""
     _recover(os.fspath(target))
     with _UnzippedMods(patches) as paths:
         expected = _listed_hashes(paths)
