@@ -18,10 +18,9 @@ from gamepak.cli import main
 from gamepak.ops.patch import PatchError
 from gamepak.ops.patch.xmledit import XmlDocument, apply_edit, parse_tree
 
+from conftest import SAMPLES
 from conftest import pack_members as contents
 from conftest import write_pack as build
-
-SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 
 
 def crlf(text: str) -> bytes:

@@ -106,8 +106,11 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         run_revert,
         "Take back patches applied to TARGET: all of them, or only PATCH.",
         description="Take back what `gamepak patch apply` did, from the undo record beside TARGET "
-        "(TARGET.gamepak-undo/): every patch (packs back to their original bytes), or only PATCH (a "
-        "patch file or its name), keeping the others.",
+        "(TARGET.gamepak-undo/): every patch, or only PATCH (a patch file or its name), keeping the "
+        "others. A file no applied patch changes any more gets its original bytes back (sha256-equal) "
+        "when nothing else changed it since; one another program changed is taken back member by "
+        "member, with a warning naming it. An apply or revert interrupted by a kill is rolled back "
+        "or finished first.",
     )
     revert.add_argument("target", metavar="TARGET", help="the pack or folder patches were applied to")
     revert.add_argument(
@@ -258,7 +261,7 @@ def run_apply(args: argparse.Namespace) -> int | None:
     if args.dry_run:
         return run_check(args)  # the same questions, nothing written
     with counting_bar("applying", ticking=True):
-        plan = apply(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args))
+        plan = apply(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args), warn=_warning)
     _say_notes(plan)
     if args.as_json:
         print_json(plan.to_dict())
@@ -266,6 +269,10 @@ def run_apply(args: argparse.Namespace) -> int | None:
         skipped = len(plan.steps) - len(plan.to_apply)
         note(f"{args.target}: {len(plan.to_apply)} operations applied, {skipped} skipped")
     return None
+
+
+def _warning(line: str) -> None:
+    note(f"warning: {line}")
 
 
 def _say_notes(plan: Any) -> None:
@@ -278,6 +285,6 @@ def run_revert(args: argparse.Namespace) -> int | None:
     from ..ops.patch import revert
 
     with counting_bar("reverting", ticking=True):
-        names = revert(args.target, args.patch)
-    note(f"{args.target}: took back {', '.join(names)}")
+        names = revert(args.target, args.patch, warn=_warning)
+    note(f"{args.target}: took back {', '.join(names) or 'nothing (an interrupted apply was rolled back)'}")
     return None

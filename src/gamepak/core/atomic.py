@@ -78,15 +78,16 @@ def _process_gone(pid: int) -> bool:
     return False
 
 
-def remove_stale_temporaries(folder: str, *, dir_fd: int | None = None) -> list[str]:
+def remove_stale_temporaries(folder: str, *, dir_fd: int | None = None, force: bool = False) -> list[str]:
     """Remove the temporaries that killed gamepak processes left in `folder` (files, or folders
     of an interrupted extraction); returns their names. A folder is scanned at most once every
-    few seconds. With `dir_fd`, `folder` only names the folder for bookkeeping and the fd is used."""
+    few seconds (always with `force`: a recovery after a kill). With `dir_fd`, `folder` only
+    names the folder for bookkeeping and the fd is used."""
     import time
 
     key = os.path.abspath(folder)
     now = time.monotonic()
-    if now - _scanned.get(key, -_RESCAN_SECONDS) < _RESCAN_SECONDS:
+    if not force and now - _scanned.get(key, -_RESCAN_SECONDS) < _RESCAN_SECONDS:
         return []
     _scanned[key] = now
     try:

@@ -43,27 +43,50 @@ class Journal:
     _HEAD = struct.Struct("<4sQqI")
     _REGION = struct.Struct("<QI")
     MAGIC = b"GPJ1"
+    GAVE_UP = b"GPJ-"  # what a spilled journal holds once it gave up (LIMIT)
 
     # Beyond this many saved bytes (a long unreferenced tail cut off, say) the journal gives up
     # rather than hold them in memory: the file is then reverted member by member.
     LIMIT = 64 << 20
+
+    # `count` of a spilled journal: its regions run to the end of the file.
+    _OPEN_COUNT = 0xFFFFFFFF
 
     def __init__(self, size: int | None = None, mtime_ns: int = 0, regions: list[tuple[int, bytes]] | None = None):
         self.size = size  # None until the first in-place write
         self.mtime_ns = mtime_ns
         self.regions = regions if regions is not None else []
         self.complete = True  # False once it gave up (LIMIT)
+        self.spill: int | None = None  # an fd each region is also written to, durably
+
+    def start(self, size: int, mtime_ns: int) -> None:
+        """The file as it was before the first in-place write (its header goes to `spill`)."""
+        self.size, self.mtime_ns = size, mtime_ns
+        if self.spill is not None:
+            _pwrite_all(self.spill, self._HEAD.pack(self.MAGIC, size, mtime_ns, self._OPEN_COUNT), 0)
+            os.fsync(self.spill)
 
     def keep(self, fd: int, offset: int, size: int) -> None:
-        """Save the file's bytes at `offset` (those inside its original size) before they change."""
+        """Save the file's bytes at `offset` (those inside its original size) before they change.
+        With `spill`, they are on disk (fsync) before this returns, so a kill -9 during the edit
+        leaves a journal holding every range the edit has begun to overwrite."""
         assert self.size is not None
         end = min(offset + size, self.size)
         if offset >= end or not self.complete:
             return
         if sum(len(data) for _, data in self.regions) + end - offset > self.LIMIT:
             self.complete, self.regions = False, []
+            if self.spill is not None:
+                os.ftruncate(self.spill, 0)
+                _pwrite_all(self.spill, self.GAVE_UP, 0)  # reads as a damaged journal
+                os.fsync(self.spill)
             return
-        self.regions.append((offset, pread(fd, end - offset, offset)))
+        data = pread(fd, end - offset, offset)
+        self.regions.append((offset, data))
+        if self.spill is not None:
+            at = os.fstat(self.spill).st_size
+            _pwrite_all(self.spill, self._REGION.pack(offset, len(data)) + data, at)
+            os.fsync(self.spill)
 
     def to_bytes(self) -> bytes:
         assert self.size is not None
@@ -78,11 +101,17 @@ class Journal:
             magic, size, mtime_ns, count = cls._HEAD.unpack_from(data)
             if magic != cls.MAGIC:
                 raise ValueError("not a journal")
-            regions, position = [], cls._HEAD.size
-            for _ in range(count):
+            regions: list[tuple[int, bytes]] = []
+            position = cls._HEAD.size
+            spilled = count == cls._OPEN_COUNT
+            while spilled or len(regions) < count:
+                if spilled and position + cls._REGION.size > len(data):
+                    break  # a spilled journal ends where its writer stopped
                 offset, length = cls._REGION.unpack_from(data, position)
                 position += cls._REGION.size
                 if position + length > len(data):
+                    if spilled:
+                        break  # cut by a kill before that range was written over
                     raise ValueError("cut short")
                 regions.append((offset, data[position : position + length]))
                 position += length
@@ -116,10 +145,12 @@ _JOURNALS: dict[str, Journal] = {}
 
 
 @contextlib.contextmanager
-def journaling(path: str) -> Iterator[Journal]:
-    """While active, in-place edits of `path` record what they overwrite in the journal given."""
+def journaling(path: str, spill: int | None = None) -> Iterator[Journal]:
+    """While active, in-place edits of `path` record what they overwrite in the journal given
+    (and, with `spill`, an fd open for writing, durably in that file as they go: `Journal.spill`)."""
     key = os.path.abspath(path)
     journal = _JOURNALS[key] = Journal()
+    journal.spill = spill
     try:
         yield journal
     finally:
@@ -149,7 +180,7 @@ class InPlaceFile:
         self.size = size
         self.journal = _JOURNALS.get(os.path.abspath(path))
         if self.journal is not None and self.journal.size is None:
-            self.journal.size, self.journal.mtime_ns = size, info.st_mtime_ns
+            self.journal.start(size, info.st_mtime_ns)
 
     def _keep(self, offset: int, size: int) -> None:
         if self.journal is not None:

@@ -5,7 +5,8 @@
     >>> gamepak.patch.revert("game/data")
 
 container: the patch file format; make: comparing packs and folders; apply: the plan (checks,
-conflicts) and the per-pack rewrite; undo: the revert record; install: `apply` over all three.
+conflicts) and the per-pack rewrite; undo: the undo record (per-file originals), the session
+every write runs in, and revert; install: `apply` over all three.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ compressed data).
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from .container import Operation, Patch, PatchError
@@ -22,16 +23,33 @@ if TYPE_CHECKING:
 
     from ...core.archive import Archive
     from ..edit import Editor
+    from .undo import Session
 
 
 class Step:
     """One operation of one patch, and what the plan does with it."""
 
-    def __init__(self, patch: Patch, operation: Operation, action: str, reason: str = "") -> None:
+    def __init__(
+        self,
+        patch: Patch,
+        operation: Operation,
+        action: str,
+        reason: str = "",
+        *,
+        carried_by: str | None = None,
+        stacked_start: bytes | None = None,
+    ) -> None:
         self.patch = patch
         self.operation = operation
         self.action = action  # "apply", "skip", "refuse", "overridden" or "stacked" (carried by a later patch)
         self.reason = reason
+        # Stacked modinfo.xml edits: the later patch whose change of this member carries this
+        # step's edits too; and, on that later step, the member as the earlier edits left it.
+        self.carried_by = carried_by
+        self.stacked_start = stacked_start
+        # What an add or replace writes, once computed (`_Target.new_bytes_ahead`): computed once for
+        # the undo record's reverse delta and for the write.
+        self.new_bytes: bytes | None = None
 
     def line(self) -> str:
         why = f": {self.reason}" if self.reason else ""
@@ -124,7 +142,6 @@ class _Target:
         self.keep = keep
         self._bytes: dict[tuple[str, str | None], bytes | None] = {}
         self._hashes: dict[tuple[str, str | None], str | None] = {}
-        self.new_bytes: dict[int, bytes] = {}  # id(operation) -> what it writes
         self._ahead: Any = None  # the worker thread of `new_bytes_ahead`
 
     def path_of(self, operation: Operation) -> str:
@@ -230,15 +247,19 @@ class _Target:
         return member_sha256(archive, entry)
 
     def new_bytes_ahead(self, steps: list[Step]) -> None:
-        """Start computing the new bytes of large adds and replaces (a delta decoded against
-        the kept base, then the sha256 check: work that releases the GIL) in a worker thread,
-        while the caller writes the undo record; `finish_ahead` waits for them. Smaller ones
-        are computed by the undo record (their reverse delta needs them); members whose base
-        is not kept are computed when written, as before."""
+        """Compute each add's and replace's new bytes (`step.new_bytes`): small ones now (the
+        undo record's reverse delta needs them), large ones (a delta decoded against the kept
+        base, then the sha256 check: work that releases the GIL) in a worker thread while the
+        caller writes the undo record; `finish_ahead` waits for them. Members whose base is not
+        kept are computed when written."""
         jobs = []
         for step in steps:
             operation = step.operation
-            if operation.op not in ("add", "replace") or (operation.size or 0) <= UNDO_DELTA_BYTES:
+            if operation.op not in ("add", "replace"):
+                continue
+            if (operation.size or 0) <= UNDO_DELTA_BYTES:
+                base = self.member_bytes(operation) if operation.encoding == "zstd-delta" else None
+                step.new_bytes = step.patch.target_bytes(operation, base)
                 continue
             base = None
             if operation.encoding == "zstd-delta":
@@ -246,18 +267,18 @@ class _Target:
                 base = self._bytes.get(key)
                 if base is None:
                     continue
-            jobs.append((operation, step.patch, step.patch.blob(operation), base))
+            jobs.append((step, step.patch.blob(operation), base))
         if not jobs:
             return
         import threading
 
-        results: dict[int, bytes] = {}
+        results: list[tuple[Step, bytes]] = []
         failures: list[BaseException] = []
 
         def work() -> None:
             try:
-                for operation, patch, blob, base in jobs:
-                    results[id(operation)] = patch.decode(operation, blob, base)
+                for step, blob, base in jobs:
+                    results.append((step, step.patch.decode(step.operation, blob, base)))
             except BaseException as exc:  # raised in the caller by `finish_ahead`
                 failures.append(exc)
 
@@ -274,7 +295,8 @@ class _Target:
         thread.join()
         if failures:
             raise failures[0]
-        self.new_bytes.update(results)
+        for step, data in results:
+            step.new_bytes = data
 
     def close_archives(self) -> None:
         """Close the packs read and drop the editors not handed over; kept bytes stay."""
@@ -293,7 +315,6 @@ class _Target:
         self.close_archives()
         self._bytes.clear()
         self._hashes.clear()
-        self.new_bytes.clear()
 
 
 def _judge(target: _Target, operation: Operation) -> tuple[str, str]:
@@ -357,12 +378,13 @@ def _plan(state: _Target, patches: Sequence[Patch], later_wins: bool) -> Plan:
     result = Plan(state.target)
     owners: dict[tuple[str, str | None], list[Step]] = {}
     for patch in patches:
-        for operation in patch.operations:
-            carrier = patch.carried_by.get(id(operation))
+        for index, operation in enumerate(patch.operations):
+            carrier = patch.carried_by.get(index)
             if carrier is not None:  # written by the later change; taken back in its own step
-                result.steps.append(Step(patch, operation, "stacked", f"its edits are in {carrier}'s change"))
+                reason = f"its edits are in {carrier}'s change"
+                result.steps.append(Step(patch, operation, "stacked", reason, carried_by=carrier))
                 continue
-            step = Step(patch, operation, "apply")
+            step = Step(patch, operation, "apply", stacked_start=patch.stacked_start.get(index))
             result.steps.append(step)
             for key in _keys(operation):
                 owners.setdefault(key, []).append(step)
@@ -391,10 +413,10 @@ def _plan(state: _Target, patches: Sequence[Patch], later_wins: bool) -> Plan:
     return result
 
 
-def execute(target: str, steps: list[Step], keeper: Any = None, shared: _Target | None = None) -> None:
-    """Write the applying steps: each pack once, plain files atomically. `keeper` (the undo
-    record) is around each pack's rewrite (`rewriting`); `shared`: the apply's reader, whose
-    kept bytes are used (the caller closes it)."""
+def execute(target: str, steps: list[Step], *, session: Session | None = None, shared: _Target | None = None) -> None:
+    """Write the applying steps: each pack once, plain files atomically. `session` (the undo
+    record's) keeps each file's state before it is written and is around each write;
+    `shared`: the apply's reader, whose kept bytes are used (the caller closes it)."""
     state = shared if shared is not None else _Target(target)
     groups: dict[str, list[Step]] = {}
     for step in steps:
@@ -422,18 +444,15 @@ def execute(target: str, steps: list[Step], keeper: Any = None, shared: _Target 
             editor = editors[path] = (shared.take_editor(path) if shared is not None else None) or Editor(path)
             for step, data in items:
                 _queue(editor, step.operation, data)
-        if keeper is not None:
-            keeper.start_writing()
+        if session is not None:
+            session.prepare(prepared)
         for path, items in prepared.items():
-            if path not in editors:
-                for step, data in items:
-                    _write_plain(path, step.operation, data)
-                continue
-            if keeper is None:
-                editors.pop(path).commit()
-                continue
-            with keeper.rewriting(path):
-                editors.pop(path).commit()
+            with session.writing(path) if session is not None else contextlib.nullcontext():
+                if path not in editors:
+                    for step, data in items:
+                        _write_plain(path, step.operation, data)
+                else:
+                    editors.pop(path).commit()
     finally:
         for editor in editors.values():
             editor.abort()
@@ -458,9 +477,8 @@ def _new_bytes(state: _Target, step: Step) -> bytes | None:
     operation = step.operation
     if operation.op not in ("add", "replace"):
         return None
-    kept = state.new_bytes.pop(id(operation), None)
-    if kept is not None:
-        return kept
+    if step.new_bytes is not None:
+        return step.new_bytes
     base = state.member_bytes(operation) if operation.encoding == "zstd-delta" else None
     return step.patch.target_bytes(operation, base)
 

@@ -205,9 +205,10 @@ class Patch:
         self.manifest = manifest
         self.operations = operations
         self._zip = zip_file
-        # Stacked modinfo.xml edits (`install.open_patches`): id(operation) -> the later patch
-        # whose change of the same member carries this operation's edits too; and, on that later
-        # operation, id(operation) -> the member's bytes as the earlier mods' edits left them.
+        # Stacked modinfo.xml edits (`install.open_patches`), by the operation's index in
+        # `operations`: the later patch whose change of the same member carries this
+        # operation's edits too; and, on that later operation, the member's bytes as the earlier
+        # mods' edits left them. The plan copies them onto its steps.
         self.carried_by: dict[int, str] = {}
         self.stacked_start: dict[int, bytes] = {}
 

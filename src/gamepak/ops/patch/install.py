@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 
 from .apply import Plan, execute, plan
-from .container import Operation, Patch, PatchError, check_relative, zip_read_errors
-from .undo import record_application
+from .container import Patch, PatchError, check_relative, zip_read_errors
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
 
@@ -37,13 +36,13 @@ def open_patches(
         # each one's edits apply to the member as the earlier ones left it, and the later
         # operation, which holds them all, replaces the earlier one.
         stacked: dict[tuple[str, str], bytes] = {}
-        producers: dict[tuple[str, str], tuple[Patch, Operation]] = {}
+        producers: dict[tuple[str, str], tuple[Patch, int]] = {}
         for index, path in enumerate(paths):
             loose = os.path.isdir(path) and is_mod_folder(path)
             if index in mods:
                 before = dict(stacked)
                 made = mods.pop(index).patch(target, choices, stacked)
-                for operation in made.operations:
+                for index_in_patch, operation in enumerate(made.operations):
                     key = (operation.file, operation.member or "")
                     if key not in stacked or stacked[key] is before.get(key):
                         continue  # not an edit of this mod's
@@ -52,12 +51,12 @@ def open_patches(
                         # The earlier operation stays in its patch, carried by this one: the
                         # undo record then takes this one back to the member as the earlier
                         # mods left it (`stacked_start`), and the earlier one from there.
-                        earlier[0].carried_by[id(earlier[1])] = made.name
-                        made.stacked_start[id(operation)] = before[key]
+                        earlier[0].carried_by[earlier[1]] = made.name
+                        made.stacked_start[index_in_patch] = before[key]
                         made.notes.append(
                             f"{operation.where}: its edits apply on top of {earlier[0].name}'s, in one change"
                         )
-                    producers[key] = (made, operation)
+                    producers[key] = (made, index_in_patch)
                 opened.append(made)
             elif not loose:
                 opened.append(Patch.open(path))
@@ -151,7 +150,9 @@ def check(
     choices: Mapping[str, str] | None = None,
 ) -> Plan:
     """Whether `patches` (patch files, SyncFaction mod folders and zips) apply cleanly to
-    `target`; writes nothing. `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"})."""
+    `target`; writes nothing of theirs (an apply or revert a kill interrupted is first rolled
+    back or finished). `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"})."""
+    _recover(os.fspath(target))
     with _UnzippedMods(patches) as paths:
         expected = _listed_hashes(paths)
         opened = open_patches(target, paths, choices)
@@ -172,13 +173,20 @@ def apply(
     later_wins: bool = False,
     dry_run: bool = False,
     choices: Mapping[str, str] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> Plan:
     """Apply patch files to `target` (a pack or a game folder) in one pass: every operation is
     checked first; a conflict or refusal raises `PatchError` listing them and writes nothing.
-    An undo record is written beside the target before any pack changes (`revert`).
-    `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"}; default: each first)."""
+    An undo record is written beside the target before any pack changes (`revert`); whatever
+    fails once writing has begun (a `.mod.hashes.json` mismatch, a full disk, a kill) gives
+    every file back its bytes before. `choices` picks modinfo.xml inputs' options ({"NAME":
+    "OPTION"}; default: each first). `warn` (default: `warnings`) hears of files another program
+    changed since gamepak wrote them."""
     from .apply import _Target
+    from .undo import Record, _warn, begin_apply, finish_apply
 
+    if not dry_run:
+        _recover(os.fspath(target))
     with _UnzippedMods(patches) as paths:
         expected = _listed_hashes(paths)
         opened = open_patches(target, paths, choices)
@@ -199,10 +207,17 @@ def apply(
             # Large members' new bytes are decoded and checked in a worker thread meanwhile the
             # undo record is written (both are needed before the first pack is touched).
             state.new_bytes_ahead(result.to_apply)
-            with record_application(os.fspath(target), result, state) as (steps, keeper):
+            session = begin_apply(Record(os.fspath(target)), result, state, warn or _warn)
+            try:
                 state.finish_ahead()
-                execute(os.fspath(target), steps, keeper, state)
-            _check_mod_hashes(os.fspath(target), expected, opened)
+                execute(os.fspath(target), result.to_apply, session=session, shared=state)
+                _check_mod_hashes(os.fspath(target), expected)
+                finish_apply(session)
+            except BaseException:
+                # Taken back by this run's own session (its application number), never by name:
+                # earlier applications of the same patches stay.
+                session.rollback()
+                raise
             return result
         finally:
             state.close()
@@ -240,8 +255,17 @@ def _listed_hashes(paths: Sequence[str]) -> dict[str, tuple[str, str]]:
     return expected
 
 
+def _recover(target: str) -> None:
+    """What a kill -9 during an apply or a revert left on `target`: rolled back or finished."""
+    from .undo import Record, recover
+
+    if os.path.exists(target):
+        recover(Record(target))
+
+
 def _wrong_hashes(target: str, expected: dict[str, tuple[str, str]]) -> list[str]:
-    """The listed files that are missing or hold other bytes, one line each."""
+    """The listed files that are missing or hold other bytes, one line each: the file, the
+    SHA-256 listed and the one found."""
     from .make import file_sha256
     from .modfiles import real_path
 
@@ -253,7 +277,8 @@ def _wrong_hashes(target: str, expected: dict[str, tuple[str, str]]) -> list[str
         real = real_path(root, file.split("/"))
         actual = None if real is None else file_sha256(os.path.join(root, *real.split("/")))
         if actual != digest:
-            wrong.append(f"{file}: {'missing' if actual is None else 'other bytes'} (listed in {listing})")
+            found = "the file is missing" if actual is None else f"found {actual}"
+            wrong.append(f"{file}: expected SHA-256 {digest}, {found} (listed in {listing})")
     return wrong
 
 
@@ -268,16 +293,12 @@ def _refuse_already_wrong(target: str, expected: dict[str, tuple[str, str]]) -> 
         )
 
 
-def _check_mod_hashes(target: str, expected: dict[str, tuple[str, str]], opened: list[Patch]) -> None:
-    """Checked once this apply is written; a mismatch takes the whole apply back (its undo
-    record) before the error is raised, so nothing is kept."""
+def _check_mod_hashes(target: str, expected: dict[str, tuple[str, str]]) -> None:
+    """Checked once this apply is written, before it is recorded as done: a mismatch raises,
+    and the apply's session takes every file back."""
     wrong = _wrong_hashes(target, expected)
     if wrong:
-        from .undo import revert
-
-        for patch in reversed(opened):
-            revert(target, os.path.basename(os.path.normpath(patch.path)))
         raise PatchError(
-            f"{target}: the result is not what the mod's .mod.hashes.json lists; taken back, nothing kept:\n  "
-            + "\n  ".join(wrong)
+            f"{target}: not applied, every file taken back (nothing kept): the result is not what the "
+            f"mod's .mod.hashes.json lists: {'; '.join(wrong)}"
         )

@@ -82,19 +82,15 @@ def _sha256(data: bytes) -> str:
 
 def member_sha256(archive: Archive, entry: Entry) -> str:
     """A member's sha256, read as a stream."""
-    hasher = hashlib.sha256()
     with archive.open(entry) as stream:
-        while chunk := stream.read(1 << 20):
-            hasher.update(chunk)
-    return hasher.hexdigest()
+        # Member streams are io.RawIOBase with readinto (core.source.SeekableStream).
+        return hashlib.file_digest(stream, "sha256").hexdigest()  # type: ignore[arg-type]
 
 
 def file_sha256(path: str) -> str:
-    hasher = hashlib.sha256()
+    """A file's sha256, read as a stream."""
     with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            hasher.update(chunk)
-    return hasher.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def loaded_members(archive: Archive) -> dict[str, Entry]:
