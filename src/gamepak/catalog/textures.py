@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError
-from ..formats.rfg.peg.sources import is_cpu_name
+from ..formats.rfg.peg.sources import is_cpu_name, name_key, partner_name, partners_by_key
 
 if TYPE_CHECKING:
     from ..core.archive import Archive, Entry
@@ -24,8 +24,13 @@ MAX_CPU_BYTES = 16 << 20
 
 
 def cpu_positions(entries: list[Entry]) -> list[int]:
-    """Positions in `entries` of the peg CPU files (`.cpeg_pc`, `.cvbm_pc`)."""
-    return [position for position, entry in enumerate(entries) if is_cpu_name(entry.name)]
+    """Positions in `entries` of the peg CPU files (`.cpeg_pc`, `.cvbm_pc`) that have their GPU
+    partner among them, by the partner rule `texture` and `verify` use (case ignored)."""
+    positions = [position for position, entry in enumerate(entries) if is_cpu_name(entry.name)]
+    if not positions:
+        return positions
+    by_key = partners_by_key(entry.name for entry in entries)
+    return [position for position in positions if name_key(partner_name(entries[position].name)) in by_key]
 
 
 def readable(entries: list[Entry], positions: list[int]) -> set[int]:

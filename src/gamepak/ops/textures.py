@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError
-from ..formats.rfg.peg.sources import is_cpu_name, iter_pegs, partner_name
+from ..formats.rfg.peg.sources import is_cpu_name, iter_pegs, partner_name, same_name
 
 if TYPE_CHECKING:
     from ..formats.rfg.peg import Peg, PegTexture, PixelFormat
@@ -49,7 +49,7 @@ def _pegs(source: str, order: str, only: str | None) -> Iterator[tuple[str, Peg]
         return
     seen = False
     for peg_path, found in iter_pegs(source, order):
-        if peg_path.lower() == only.lower():
+        if same_name(peg_path, only):
             seen = True
             yield peg_path, found
     if not seen:
@@ -145,7 +145,7 @@ def import_textures(
             peg_folder = os.path.join(folder, *peg_path.split("/"))
             names = _import_folder(holder, peg_folder, used, progress)
             if names:
-                replacements[peg_path], replacements[partner_name(peg_path)] = holder.to_bytes()
+                replacements[peg_path], replacements[holder.gpu_name or partner_name(peg_path)] = holder.to_bytes()
                 changed += [f"{peg_path}/{name}" for name in names]
         if replacements and not dry_run:
             from .edit import edit
@@ -215,7 +215,7 @@ def change_peg(
         change(loose)
         _save_pair(target, loose)
         return
-    pegs = [(path, found) for path, found in iter_pegs(target, order) if peg is None or path.lower() == peg.lower()]
+    pegs = [(path, found) for path, found in iter_pegs(target, order) if peg is None or same_name(path, peg)]
     if not pegs:
         raise GamepakError(f"{target}: no peg {peg!r} in this pack" if peg else f"{target}: holds no peg")
     if len(pegs) > 1:
@@ -228,7 +228,7 @@ def change_peg(
 
     with edit(target) as pack:
         pack.replace(peg_path, cpu)
-        pack.replace(partner_name(peg_path), gpu)
+        pack.replace(found.gpu_name or partner_name(peg_path), gpu)
 
 
 def _open_loose(target: str, order: str) -> Peg:
@@ -243,7 +243,7 @@ def _save_pair(target: str, peg: Peg) -> None:
     cpu, gpu = peg.to_bytes()
     # GPU first: a crash between the two leaves a GPU file the old CPU file still rejects
     # loudly (size field) rather than a silent mix.
-    write_bytes(partner_name(target), gpu, overwrite=True)
+    write_bytes(peg.gpu_name or partner_name(target), gpu, overwrite=True)
     write_bytes(target, cpu, overwrite=True)
 
 

@@ -43,19 +43,26 @@ class Peg:
         self.textures = textures
         self._frames = frames  # each texture's frame bytes (chain + what the frame size adds)
         self.order = order
+        # The GPU partner's path (`open`) or member path (`sources.iter_pegs`), as found by the
+        # partner rule (case ignored): where the GPU bytes go back to. "" when not known.
+        self.gpu_name = ""
 
     # -- reading -------------------------------------------------------------------------
     @classmethod
     def open(cls, cpu_path: str | os.PathLike[str], order: str = "BGRA") -> Peg:
         """Open a CPU file and its GPU partner (same stem, `.gpeg_pc`/`.gvbm_pc`) beside it."""
+        from .sources import partner_path
+
         cpu = Path(cpu_path)
         partner = GPU_PARTNERS.get(cpu.suffix.lower())
         if partner is None:
             raise CorruptArchiveError("not a peg CPU file (.cpeg_pc or .cvbm_pc)", path=cpu)
-        gpu = cpu.with_suffix(partner)
-        if not gpu.exists():
-            raise CorruptArchiveError(f"GPU partner {gpu.name} not found beside it", path=cpu)
-        return cls.parse(cpu.read_bytes(), gpu.read_bytes(), name=str(cpu), order=order)
+        gpu = partner_path(cpu)
+        if gpu is None:
+            raise CorruptArchiveError(f"GPU partner {cpu.with_suffix(partner).name} not found beside it", path=cpu)
+        peg = cls.parse(cpu.read_bytes(), gpu.read_bytes(), name=str(cpu), order=order)
+        peg.gpu_name = str(gpu)
+        return peg
 
     @classmethod
     def parse(cls, cpu: bytes, gpu: bytes, name: str = "<cpeg_pc>", order: str = "BGRA") -> Peg:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,62 @@ def partner_name(cpu_name: str) -> str:
     """The GPU file's name for a CPU file's name (same stem)."""
     stem, suffix = os.path.splitext(cpu_name)
     return stem + GPU_PARTNERS[suffix.lower()]
+
+
+# -- the partner rule -----------------------------------------------------------------------
+# The game looks files up by a hash of the lowercased name, so `Crate.cpeg_pc` and
+# `crate.gpeg_pc` are a pair. Every layer that pairs a CPU file with its GPU file (`verify`,
+# `texture`, `Peg.open`, the catalog, the viewer) asks these two functions, so one pack never
+# holds a pair for one command and none for another.
+def name_key(name: str) -> str:
+    """What the game compares of a file name: the name with case ignored."""
+    return name.lower()
+
+
+def same_name(first: str, second: str) -> bool:
+    """Whether two file names are the same file to the game (`name_key`)."""
+    return name_key(first) == name_key(second)
+
+
+def partners_by_key(names: Iterable[str]) -> dict[str, str]:
+    """`name_key(name) -> name` for `names`, the first of a key winning as in `find_named`:
+    for finding many partners in one pack without a scan per CPU file."""
+    found: dict[str, str] = {}
+    for name in names:
+        found.setdefault(name_key(name), name)
+    return found
+
+
+def find_named(wanted: str, names: Iterable[str]) -> str | None:
+    """The first of `names` that is `wanted` to the game (`same_name`), or None."""
+    for name in names:
+        if same_name(name, wanted):
+            return name
+    return None
+
+
+def find_partner(cpu_name: str, names: Iterable[str]) -> str | None:
+    """The GPU partner of the CPU file `cpu_name` among `names` (file or member names of one
+    folder), matched as the game matches names; None when it has none."""
+    return find_named(partner_name(cpu_name), names)
+
+
+def partner_path(cpu_path: str | os.PathLike[str]) -> Path | None:
+    """The GPU partner beside a CPU file on disk (a regular file, not a link), by the same
+    rule; None when there is none."""
+    cpu = Path(cpu_path)
+    exact = cpu.with_name(partner_name(cpu.name))
+    if exact.is_file() and not exact.is_symlink():
+        return exact  # the common case: no listing of a large folder
+    try:
+        siblings = sorted(os.listdir(cpu.parent))
+    except OSError:
+        return None
+    for name in siblings:
+        candidate = cpu.parent / name
+        if same_name(name, exact.name) and candidate.is_file() and not candidate.is_symlink():
+            return candidate
+    return None
 
 
 def iter_pegs(source: str | os.PathLike[str], order: str = "BGRA") -> Iterator[tuple[str, Peg]]:
@@ -52,11 +108,12 @@ def _pegs_in(archive: Archive, prefix: str, pack_name: str, order: str) -> Itera
     from ....core.nested import nested_formats
 
     entries = archive.infolist()
-    by_name = {entry.name: entry for entry in entries}
+    by_key = partners_by_key(entry.name for entry in entries)
+    by_name = {entry.name: entry for entry in reversed(entries)}  # the first of a name wins
     partners = {
-        entry.index: by_name[partner_name(entry.name)]
+        entry.index: by_name[by_key[name_key(partner_name(entry.name))]]
         for entry in entries
-        if is_cpu_name(entry.name) and partner_name(entry.name) in by_name
+        if is_cpu_name(entry.name) and name_key(partner_name(entry.name)) in by_key
     }
     peg_members = set(partners) | {gpu.index for gpu in partners.values()}
     nested = nested_formats(archive, [entry for entry in entries if entry.index not in peg_members])
@@ -85,7 +142,9 @@ def _read_pairs(
         if data[cpu.index][:4] == b"GEKV":  # else not a PC peg: verify says the same
             member_path = prefix + cpu.name
             gpu = data[partners[cpu.index].index]
-            yield member_path, Peg.parse(data[cpu.index], gpu, name=f"{pack_name}/{member_path}", order=order)
+            peg = Peg.parse(data[cpu.index], gpu, name=f"{pack_name}/{member_path}", order=order)
+            peg.gpu_name = prefix + partners[cpu.index].name
+            yield member_path, peg
 
 
 def check_pegs(archive: Archive) -> list[Problem]:
@@ -95,14 +154,15 @@ def check_pegs(archive: Archive) -> list[Problem]:
     from ....errors import GamepakError
 
     problems: list[Problem] = []
-    names = {name.lower(): name for name in archive.namelist()}
-    for name in archive.namelist():
+    names = archive.namelist()
+    by_key = partners_by_key(names)
+    for name in names:
         if not is_cpu_name(name):
             continue
         cpu = archive.read(name)
         if cpu[:4] != b"GEKV":
             continue  # not a PC peg (a console file, a stand-in): no layout to hold it to
-        gpu_name = names.get(partner_name(name).lower())
+        gpu_name = by_key.get(name_key(partner_name(name)))
         if gpu_name is None:
             problems.append(
                 Problem(f"{name}: no GPU partner {partner_name(name)} in this pack", severity="warning", member=name)
