@@ -258,7 +258,6 @@ DDPF_FOURCC, DDPF_RGB, DDPF_ALPHAPIXELS = 0x4, 0x40, 0x1
 DDS_HEADERS = [
     ("DXT1", _dds_header(DDPF_FOURCC, b"DXT1"), "BGRA", PixelFormat.DXT1),
     ("DXT5", _dds_header(DDPF_FOURCC, b"DXT5"), "BGRA", PixelFormat.DXT5),
-    ("DXT2 (premultiplied)", _dds_header(DDPF_FOURCC, b"DXT2"), "BGRA", None),
     ("DX10 BC1_UNORM_SRGB", _dds_header(DDPF_FOURCC, b"DX10", dxgi=72), "BGRA", PixelFormat.DXT1),
     ("DX10 BC2_UNORM", _dds_header(DDPF_FOURCC, b"DX10", dxgi=74), "BGRA", PixelFormat.DXT3),
     ("DX10 BC3_UNORM", _dds_header(DDPF_FOURCC, b"DX10", dxgi=77), "BGRA", PixelFormat.DXT5),
@@ -306,6 +305,10 @@ def test_dds_headers_editors_write_map_to_the_peg_format_of_their_bytes(
         (b"DDS " + bytes(50), "not a DDS file"),
         (_dds_header(DDPF_FOURCC, b"DXT5", size=100), "offset 4: a DDS header is 124 bytes"),
         (_dds_header(DDPF_FOURCC, b"DX10", dxgi=77)[:130], "offset 128: the DX10 header is cut short"),
+        # Formats no peg format stores and Pillow does not decode: named, never NotImplementedError.
+        (_dds_header(DDPF_FOURCC, b"DX10", dxgi=2), r"offset 128: DXGI format 2 \(R32G32B32A32_FLOAT\) is not one"),
+        (_dds_header(DDPF_FOURCC, b"DX10", dxgi=999), "offset 128: DXGI format 999 is not one gamepak reads"),
+        (_dds_header(DDPF_FOURCC, b"DXT2"), "offset 84: FourCC 'DXT2' is not one gamepak reads"),
     ],
 )
 def test_broken_dds_headers_are_named(blob: bytes, problem: str) -> None:
