@@ -341,6 +341,7 @@ def _rfgm_names(present: Iterable[str]) -> dict[str, list[str]]:
 # (an add); with it, up to MAX_SIDE on a side and MAX_PIXELS in all (Pillow's own bomb limit
 # is above that; an 8192x8192 image takes about 0.6 GiB to decode and encode).
 MAX_SIDE = 16384
+DDS_HEADERS_MAX = 148  # "DDS ", the 124-byte header and the 20-byte DX10 one
 MAX_PIXELS = 8192 * 8192
 AREA_FACTOR = 4
 DEFAULT_ADD_SIDE = 4096
@@ -378,8 +379,12 @@ def _image_change(peg: Peg, texture: PegTexture, path: str, resize: bool = False
     pixels = None
     if path.lower().endswith(".dds"):
         with open(path, "rb") as handle:
-            dds = read_dds(handle.read(), path, peg.order)
-        check_image_size(dds.width, dds.height, path, texture=texture, resize=resize)
+            # Sized from the header first: then no more is read than the largest chain of
+            # that size takes (4 bytes a pixel, every mip: under twice the top level).
+            head = handle.read(DDS_HEADERS_MAX)
+            sized = read_dds(head, path, peg.order)
+            check_image_size(sized.width, sized.height, path, texture=texture, resize=resize)
+            dds = read_dds(head + handle.read(8 * max(4, sized.width) * max(4, sized.height)), path, peg.order)
         if dds.format == texture.format:  # the stored bytes themselves: copied, never re-encoded
             same_size = (dds.width, dds.height) == (texture.width, texture.height)
             mips = texture.mips if same_size else min(texture.mips, max_mips(dds.width, dds.height))
@@ -414,7 +419,11 @@ def read_rgba(path: str, *, texture: PegTexture | None = None, resize: bool = Tr
     try:
         with Image.open(path) as image:
             check_image_size(*image.size, path, texture=texture, resize=resize)
-            return np.asarray(image.convert("RGBA"))
+            if image.mode == "RGBA":  # not copied once more by convert
+                image.load()
+                return np.asarray(image)
+            with image.convert("RGBA") as converted:
+                return np.asarray(converted)
     except (OSError, ValueError, SyntaxError, EOFError, NotImplementedError, Image.DecompressionBombError) as exc:
         raise GamepakError(f"{path}: not an image Pillow reads ({exc})") from None
 
