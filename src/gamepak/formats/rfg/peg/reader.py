@@ -18,11 +18,10 @@ from .layout import (
     chain_size,
     max_mips,
 )
+from .partners import GPU_PARTNERS, partner_path
 
 if TYPE_CHECKING:
     import numpy as np
-
-GPU_PARTNERS = {".cpeg_pc": ".gpeg_pc", ".cvbm_pc": ".gvbm_pc"}
 
 
 class TextureNotFoundError(GamepakError, KeyError):
@@ -51,8 +50,6 @@ class Peg:
     @classmethod
     def open(cls, cpu_path: str | os.PathLike[str], order: str = "BGRA") -> Peg:
         """Open a CPU file and its GPU partner (same stem, `.gpeg_pc`/`.gvbm_pc`) beside it."""
-        from .sources import partner_path
-
         cpu = Path(cpu_path)
         partner = GPU_PARTNERS.get(cpu.suffix.lower())
         if partner is None:
