@@ -557,3 +557,31 @@ def test_names_that_differ_in_case_are_one_pair_everywhere(tmp_path: Path) -> No
     import_textures(loose / "Crate.cpeg_pc", tmp_path / "Crate.cpeg_pc")
     assert sorted(p.name for p in loose.iterdir()) == ["Crate.cpeg_pc", "crate.gpeg_pc"]  # written back there
     assert (loose / "crate.gpeg_pc").read_bytes() != gpu
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fuzzed_dds_files_raise_only_gamepak_errors(data: st.DataObject) -> None:
+    """Any DDS header field or data length: `read_dds` and the chain it gives an entry
+    (`fit_chain`, which decodes and encodes missing mips) raise GamepakError or work."""
+    from gamepak.formats.rfg.peg.dds import decode_top, fit_chain, read_dds
+
+    peg = Peg.new("d.cpeg_pc")
+    fmt = data.draw(st.sampled_from([PixelFormat.DXT1, PixelFormat.DXT5, PixelFormat.A8R8G8B8, PixelFormat.R5G6B5]))
+    peg.add_texture("t", _image(8, 8), fmt)
+    blob = bytearray(peg.to_dds("t"))
+    for _ in range(data.draw(st.integers(0, 4))):
+        at = data.draw(st.integers(0, 127))
+        blob[at] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        blob[84:88] = b"DX10"
+        blob[128:128] = struct.pack("<5I", data.draw(st.integers(0, 140)), 3, 0, data.draw(st.integers(0, 3)), 0)
+    blob = blob[: data.draw(st.integers(0, len(blob)))]
+    try:
+        dds = read_dds(bytes(blob), "f.dds")
+        if max(dds.width, dds.height) <= 64:
+            decode_top(dds)
+            if dds.format is not None:
+                fit_chain(dds, dds.format, data.draw(st.integers(1, 4)), "f.dds")
+    except GamepakError:
+        pass
