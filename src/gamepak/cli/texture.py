@@ -32,7 +32,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     add_json_option(ls, "a list of {peg, name, width, height, format, mips, flags}")
     _peg_option(ls, "only that peg")
     _order(ls)
-    _quiet(ls, "the 'no textures' line when there are none")
+    _quiet(ls, "'no textures' line when there are none")
 
     export = add_command(
         sub, "export", run_export, "Write each texture as a PNG (top mip, RGBA) or a DDS (every mip, the stored data)."
@@ -111,7 +111,7 @@ def _asm_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _quiet(parser: argparse.ArgumentParser, what: str = "the summary line") -> None:
+def _quiet(parser: argparse.ArgumentParser, what: str = "summary line") -> None:
     # SUPPRESS: no value unless given here, so a global --quiet (if the top parser has one) is kept.
     parser.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=f"print no {what}")
 
