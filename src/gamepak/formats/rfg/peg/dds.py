@@ -4,8 +4,21 @@ DXT1/3/5 use the legacy FourCC even when the entry's sRGB flag is set, because P
 read DX10 sRGB BCn files. Uncompressed formats use the matching RGB bit masks.
 
 Reading takes what editors write too: legacy FourCCs, RGB bit masks, and DX10 headers (texconv,
-paint.net and Photoshop's plugin write those for sRGB and for BGRA), each mapped to the peg
-format whose stored bytes are the same.
+paint.net and Photoshop's plugin write those for sRGB and for BGRA; RFGM.Archiver for sRGB and
+8888), each mapped to the peg format (and 8888 memory order) whose stored bytes are the same. A
+pixel format neither a peg format nor Pillow's DDS reader knows is refused naming it.
+
+| off | size | what                                                                      |
+|-----|------|---------------------------------------------------------------------------|
+| 0   | 4    | "DDS "                                                                    |
+| 4   | 124  | DDS_HEADER: size 124, flags, height, width, pitch, depth, mip count,      |
+|     |      | 44 reserved, DDS_PIXELFORMAT (32: size, flags, FourCC, bits, RGBA masks), |
+|     |      | caps, caps2-4, reserved                                                   |
+| 128 | 20   | DDS_HEADER_DXT10 when FourCC is "DX10": DXGI format, dimension, misc      |
+|     |      | flags, array size, misc flags 2                                           |
+| 128 or 148 | | the data: each mip level, largest first (what a peg frame stores); tools |
+|     |      | add the frame's padding (RFGM) or more mips (`fit_chain` takes what the   |
+|     |      | entry needs)                                                              |
 """
 
 from __future__ import annotations
