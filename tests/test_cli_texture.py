@@ -681,3 +681,29 @@ def test_add_refuses_a_name_extraction_would_refuse(
         assert "255" in capsys.readouterr().err
         assert pack.read_bytes() == before
     assert main(["extract", str(pack), "-o", str(tmp_path / "x")]) == 0
+
+
+def test_rfgm_8888_exports_import_back_exactly_whatever_the_order(tmp_path: Path) -> None:
+    """RFGM.Archiver labels 8888 R8G8B8A8 (DX10 format 28) and writes the stored bytes: a file
+    with its name is copied as the entry's bytes under either --order; the same file under
+    export's name is taken at its label (red and blue swapped under the default BGRA reading)."""
+    (tmp_path / "game").mkdir()
+    game = _write_peg(tmp_path / "game")
+    stored = Peg.open(game)
+    glow = stored.texture("glow")
+    header = b"DDS " + struct.pack("<7I", 124, 0x1007 | 0x20000 | 0x8, 8, 8, 8 * 4, 1, glow.mips) + bytes(44)
+    header += struct.pack("<2I4s5I", 32, 0x4, b"DX10", 0, 0, 0, 0, 0) + struct.pack("<5I", 0x401008, 0, 0, 0, 0)
+    header += struct.pack("<5I", 28, 3, 0, 1, 0)
+    frame = stored._frames[1]
+    (tmp_path / "rfgm").mkdir()
+    (tmp_path / "rfgm" / f"00001 glow.tga Pc8888 {glow.mips}.dds").write_bytes(header + frame)
+    for order in ("BGRA", "RGBA"):
+        other = _write_other_peg(tmp_path / f"other-{order}")
+        assert main(["texture", "import", str(other), str(tmp_path / "rfgm"), "--order", order]) == 0
+        assert Peg.open(other).mip_data("glow") == stored.mip_data("glow")
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "glow.dds").write_bytes(header + frame)
+    other = _write_other_peg(tmp_path / "plain-other")
+    assert main(["texture", "import", str(other), str(tmp_path / "plain")]) == 0
+    swapped = Peg.open(other).read_image("glow")
+    assert np.array_equal(swapped, stored.read_image("glow")[..., [2, 1, 0, 3]])

@@ -302,12 +302,14 @@ def _import_folder(
         if progress is not None:
             progress(texture.name)
         stem = _stem(texture.name)
-        names = [stem + suffix for suffix in IMPORT_SUFFIXES if stem + suffix in present]
-        names += rfgm.get(texture.name.lower(), [])
-        images = [path for path in (os.path.join(folder, name) for name in names) if os.path.isfile(path)]
-        used.update(images)
+        names = [(stem + suffix, False) for suffix in IMPORT_SUFFIXES if stem + suffix in present]
+        names += [(name, True) for name in rfgm.get(texture.name.lower(), [])]
+        images = [(path, by_rfgm) for name, by_rfgm in names if os.path.isfile(path := os.path.join(folder, name))]
+        used.update(path for path, _ in images)
         changes = [
-            (path, change) for path in images if (change := _image_change(peg, texture, path, resize)) is not None
+            (path, change)
+            for path, by_rfgm in images
+            if (change := _image_change(peg, texture, path, resize, by_rfgm)) is not None
         ]
         if len(changes) > 1:
             listed = " and ".join(os.path.basename(path) for path, _ in changes)
@@ -367,13 +369,20 @@ def check_image_size(width: int, height: int, what: str, *, texture: PegTexture 
         raise GamepakError(f"{what}: {width}x{height} is more than {allowed}; --resize allows a larger image")
 
 
-def _image_change(peg: Peg, texture: PegTexture, path: str, resize: bool = False) -> Callable[[], None] | None:
+def _image_change(
+    peg: Peg, texture: PegTexture, path: str, resize: bool = False, by_rfgm: bool = False
+) -> Callable[[], None] | None:
     """What importing the image at `path` would do to `texture`, or None when it holds what is
-    stored already."""
+    stored already. `by_rfgm`: the file has RFGM.Archiver's name, so its 8888 data is the
+    entry's stored bytes whatever `--order` says (RFGM writes the frame as it is and labels
+    8888 R8G8B8A8; taken at its label, an untouched export would come back with red and blue
+    swapped under the BGRA reading)."""
+    from dataclasses import replace
+
     import numpy as np
 
     from ..formats.rfg.peg.dds import decode_top, fit_chain, read_dds
-    from ..formats.rfg.peg.layout import max_mips
+    from ..formats.rfg.peg.layout import PixelFormat, max_mips
 
     name = texture.name
     pixels = None
@@ -385,6 +394,8 @@ def _image_change(peg: Peg, texture: PegTexture, path: str, resize: bool = False
             sized = read_dds(head, path, peg.order)
             check_image_size(sized.width, sized.height, path, texture=texture, resize=resize)
             dds = read_dds(head + handle.read(8 * max(4, sized.width) * max(4, sized.height)), path, peg.order)
+        if by_rfgm and dds.stored == (PixelFormat.A8R8G8B8, "RGBA"):
+            dds = replace(dds, order="RGBA")  # read as stored: `format` is then the entry's 8888
         if dds.format == texture.format:  # the stored bytes themselves: copied, never re-encoded
             same_size = (dds.width, dds.height) == (texture.width, texture.height)
             mips = texture.mips if same_size else min(texture.mips, max_mips(dds.width, dds.height))
