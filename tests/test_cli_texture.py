@@ -701,6 +701,13 @@ def test_rfgm_8888_exports_import_back_exactly_whatever_the_order(tmp_path: Path
         other = _write_other_peg(tmp_path / f"other-{order}")
         assert main(["texture", "import", str(other), str(tmp_path / "rfgm"), "--order", order]) == 0
         assert Peg.open(other).mip_data("glow") == stored.mip_data("glow")
+    # RFGM's PNG of it: the stored bytes read as R, G, B, A.
+    (tmp_path / "rfgm-png").mkdir()
+    raw = np.frombuffer(stored.mip_data("glow")[: 8 * 8 * 4], np.uint8).reshape(8, 8, 4)
+    Image.fromarray(raw, "RGBA").save(tmp_path / "rfgm-png" / f"00001 glow.tga Pc8888 {glow.mips}.png")
+    other = _write_other_peg(tmp_path / "other-png")
+    assert main(["texture", "import", str(other), str(tmp_path / "rfgm-png")]) == 0
+    assert Peg.open(other).mip_data("glow") == stored.mip_data("glow")
     (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "glow.dds").write_bytes(header + frame)
     other = _write_other_peg(tmp_path / "plain-other")

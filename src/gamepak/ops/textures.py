@@ -376,7 +376,8 @@ def _image_change(
     stored already. `by_rfgm`: the file has RFGM.Archiver's name, so its 8888 data is the
     entry's stored bytes whatever `--order` says (RFGM writes the frame as it is and labels
     8888 R8G8B8A8; taken at its label, an untouched export would come back with red and blue
-    swapped under the BGRA reading)."""
+    swapped under the BGRA reading), and its PNG of an 8888 texture shows those bytes read as
+    R, G, B, A."""
     from dataclasses import replace
 
     import numpy as np
@@ -414,6 +415,8 @@ def _image_change(
         pixels = decode_top(dds)
     if pixels is None:
         pixels = read_rgba(path, texture=texture, resize=resize)
+        if by_rfgm and texture.format == PixelFormat.A8R8G8B8 and peg.order == "BGRA":
+            pixels = pixels[..., [2, 1, 0, 3]]  # RFGM's PNG shows 8888 bytes read as R, G, B, A
     stored = peg.read_image(name)
     if pixels.shape == stored.shape and np.array_equal(pixels, stored):
         return None  # unchanged: never re-encoded
