@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError
-from ..formats.rfg.peg.sources import is_cpu_name
+from ..formats.rfg.peg.sources import is_cpu_name, name_key, partner_name, partners_by_key
 
 if TYPE_CHECKING:
     from ..core.archive import Archive, Entry
@@ -24,8 +24,13 @@ MAX_CPU_BYTES = 16 << 20
 
 
 def cpu_positions(entries: list[Entry]) -> list[int]:
-    """Positions in `entries` of the peg CPU files (`.cpeg_pc`, `.cvbm_pc`)."""
-    return [position for position, entry in enumerate(entries) if is_cpu_name(entry.name)]
+    """Positions in `entries` of the peg CPU files (`.cpeg_pc`, `.cvbm_pc`) that have their GPU
+    partner among them, by the partner rule `texture` and `verify` use (case ignored)."""
+    positions = [position for position, entry in enumerate(entries) if is_cpu_name(entry.name)]
+    if not positions:
+        return positions
+    by_key = partners_by_key(entry.name for entry in entries)
+    return [position for position in positions if name_key(partner_name(entries[position].name)) in by_key]
 
 
 def readable(entries: list[Entry], positions: list[int]) -> set[int]:
@@ -72,23 +77,12 @@ def texture_columns(
 
 def loose_partner(cpu_path: str) -> str | None:
     """The GPU file lying beside a loose CPU file (`crate.cpeg_pc` -> `crate.gpeg_pc`), found
-    by the peg partner rule (`peg.sources.partner_name`, names compared ignoring case as the
-    game does), or None when there is none."""
-    import os
+    by the one peg partner rule (`peg.partners.partner_path`: names compared ignoring case, as
+    the game does), or None when there is none."""
+    from ..formats.rfg.peg.partners import partner_path
 
-    from ..formats.rfg.peg.sources import partner_name
-
-    folder, name = os.path.split(cpu_path)
-    wanted = partner_name(name)
-    exact = os.path.join(folder, wanted)
-    if os.path.isfile(exact):
-        return exact
-    try:
-        names = os.listdir(folder or ".")
-    except OSError:
-        return None
-    folded = wanted.casefold()
-    return next((os.path.join(folder, n) for n in sorted(names) if n.casefold() == folded), None)
+    found = partner_path(cpu_path)
+    return None if found is None else str(found)
 
 
 def loose_texture_columns(

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from .common import add_command, add_group, add_json_option, counting_bar, note, print_json, write_text
+import argparse
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
+from .common import add_command, add_group, add_json_option, counting_bar, note, print_json, write_text
 
 DESCRIPTION = """\
 Red Faction Guerrilla textures (peg v10: .cpeg_pc + .gpeg_pc, .cvbm_pc + .gvbm_pc).
@@ -34,6 +32,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     add_json_option(ls, "a list of {peg, name, width, height, format, mips, flags}")
     _peg_option(ls, "only that peg")
     _order(ls)
+    _quiet(ls, "'no textures' line when there are none")
 
     export = add_command(
         sub, "export", run_export, "Write each texture as a PNG (top mip, RGBA) or a DDS (every mip, the stored data)."
@@ -47,6 +46,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     export.add_argument("--overwrite", action="store_true", help="replace existing files")
     _peg_option(export, "only that peg")
     _order(export)
+    _quiet(export)
 
     imp = add_command(
         sub,
@@ -54,14 +54,20 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         run_import,
         "Import a folder laid out as export wrote it into a peg or a pack: only images that differ from what "
         "is stored are changed. For texture NAME.tga it takes NAME.dds (the data copied as is when it is "
-        "in the texture's format) or NAME.png/.tga/.bmp/.tif (encoded into the texture's format, mips made "
-        "again); a new size or mip count updates the entry, the .str2_pc and its .asm_pc.",
+        "in the texture's format: the entry's mips taken, padding or further mips after them left, missing "
+        "ones made from the smallest given) or NAME.png/.tga/.bmp/.tif (encoded into the texture's format, "
+        "mips made again), and the names RFGM.Archiver writes ('00000 NAME.tga PcDxt1 4.dds'); a new size "
+        "updates the entry, the .str2_pc and its .asm_pc. An image may be at most 4x the texture's area "
+        "unless --resize is given.",
     )
     imp.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file or a pack")
     imp.add_argument("folder", metavar="DIR", help="the folder export wrote")
     imp.add_argument("--dry-run", action="store_true", help="check every image and say what would change")
     _peg_option(imp, "only into that peg (its folder under DIR)")
     _order(imp)
+    _resize(imp, "more than 4x the texture's area")
+    _asm_option(imp)
+    _quiet(imp)
 
     add = add_command(sub, "add", run_add, "Add a new texture to a peg (a file, or one inside a pack).")
     add.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file, or a pack holding pegs")
@@ -75,11 +81,39 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     _peg_option(add)
     _order(add)
+    _resize(add, "larger than 4096x4096")
+    _asm_option(add)
+    _quiet(add)
 
     rm = add_command(sub, "rm", run_rm, "Remove textures from a peg (a file, or one inside a pack).")
     rm.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file, or a pack holding pegs")
     rm.add_argument("names", metavar="NAME", nargs="+", help="textures to remove")
     _peg_option(rm)
+    _asm_option(rm)
+    _quiet(rm)
+
+
+def _resize(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument(
+        "--resize",
+        action="store_true",
+        help=f"take an image {default} (up to 16384 on a side, 67 million pixels; images are sized from "
+        "their header before they are decoded)",
+    )
+
+
+def _asm_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--asm",
+        metavar="FILE",
+        help="when TARGET is a pack: a separate .asm_pc file whose entries for the changed .str2_pc are "
+        "updated too (a .asm_pc inside TARGET always is), as the edit commands' --asm",
+    )
+
+
+def _quiet(parser: argparse.ArgumentParser, what: str = "summary line") -> None:
+    # SUPPRESS: no value unless given here, so a global --quiet (if the top parser has one) is kept.
+    parser.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=f"print no {what}")
 
 
 def _peg_option(parser: argparse.ArgumentParser, what: str | None = None) -> None:
@@ -103,12 +137,20 @@ def _order(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _quiet_run(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "quiet", False))
+
+
 def run_ls(args: argparse.Namespace) -> int | None:
     from ..ops.textures import list_textures
 
     rows = list_textures(args.source, peg=args.peg, order=args.order)
     if args.as_json:
         print_json(rows)
+        return None
+    if not rows:
+        if not _quiet_run(args):
+            note(f"{args.source}: no textures" + (f" in {args.peg}" if args.peg else ""))
         return None
     lines = [
         f"{r['width']:>5}x{r['height']:<5} {r['format']:<5} {r['mips']:>2} mips "
@@ -133,7 +175,8 @@ def run_export(args: argparse.Namespace) -> int | None:
             peg=args.peg,
             progress=advance,
         )
-    note(f"exported {len(written)} texture(s) to {args.output}")
+    if not _quiet_run(args):
+        note(f"exported {len(written)} texture(s) to {args.output}")
     return None
 
 
@@ -142,22 +185,48 @@ def run_import(args: argparse.Namespace) -> int | None:
 
     with counting_bar("checking textures") as advance:
         changed = import_textures(
-            args.target, args.folder, order=args.order, dry_run=args.dry_run, peg=args.peg, progress=advance
+            args.target,
+            args.folder,
+            order=args.order,
+            dry_run=args.dry_run,
+            peg=args.peg,
+            progress=advance,
+            resize=args.resize,
+            asm=args.asm,
         )
     verb = "would change" if args.dry_run else "changed"
-    note(f"{len(changed)} texture(s) {verb}" + (f": {', '.join(changed)}" if changed else ""))
+    if not _quiet_run(args):
+        note(f"{len(changed)} texture(s) {verb}" + (f": {', '.join(changed)}" if changed else ""))
     return None
 
 
 def run_add(args: argparse.Namespace) -> int | None:
     from ..ops.textures import add_texture
 
-    add_texture(args.target, args.image, args.name, args.pixel_format, peg=args.peg, order=args.order)
+    texture = add_texture(
+        args.target,
+        args.image,
+        args.name,
+        args.pixel_format,
+        peg=args.peg,
+        order=args.order,
+        resize=args.resize,
+        asm=args.asm,
+    )
+    if not _quiet_run(args):
+        where = f"{args.target}/{args.peg}" if args.peg else args.target
+        note(
+            f"added {texture.name} ({texture.width}x{texture.height} {texture.format.label}, "
+            f"{texture.mips} mips) to {where}"
+        )
     return None
 
 
 def run_rm(args: argparse.Namespace) -> int | None:
     from ..ops.textures import remove_textures
 
-    remove_textures(args.target, args.names, peg=args.peg)
+    removed = remove_textures(args.target, args.names, peg=args.peg, asm=args.asm)
+    if not _quiet_run(args):
+        where = f"{args.target}/{args.peg}" if args.peg else args.target
+        note(f"removed {len(removed)} texture(s) from {where}: {', '.join(removed)}")
     return None

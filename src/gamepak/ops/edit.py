@@ -225,8 +225,16 @@ class _PackEdit:
         self.children.pop(id(old), None)
         self.changed = True
 
+    def _check_new_name(self, name: str) -> None:
+        """The rule every writer of names applies (`core.names.check_new_name`): a name that
+        extraction could not take out again is not stored."""
+        from ..core.names import check_new_name
+
+        check_new_name(name, flat=self.checker.flat_names)
+
     def append(self, name: str, data_or_path: Any, position: int | None = None) -> int:
         index = len(self.members) if position is None else max(0, min(position, len(self.members)))
+        self._check_new_name(name)
         self.members.insert(index, self._new_member(name, data_or_path))
         self.changed = True
         return index
@@ -242,6 +250,7 @@ class _PackEdit:
         self.changed = True
 
     def rename_at(self, index: int, new_name: str) -> None:
+        self._check_new_name(new_name)
         self.checker.check_name(new_name)
         member = self.members[index]
         member.name = new_name

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError, InvalidOptionError
-from ..formats.rfg.peg.sources import is_cpu_name, iter_pegs, partner_name
+from ..formats.rfg.peg.sources import is_cpu_name, iter_pegs, partner_name, same_name
 
 if TYPE_CHECKING:
     from ..formats.rfg.peg import Peg, PegTexture, PixelFormat
@@ -49,7 +49,7 @@ def _pegs(source: str, order: str, only: str | None) -> Iterator[tuple[str, Peg]
         return
     seen = False
     for peg_path, found in iter_pegs(source, order):
-        if peg_path.lower() == only.lower():
+        if same_name(peg_path, only):
             seen = True
             yield peg_path, found
     if not seen:
@@ -119,22 +119,27 @@ def import_textures(
     dry_run: bool = False,
     peg: str | None = None,
     progress: Callable[[str], object] | None = None,
+    resize: bool = False,
+    asm: str | os.PathLike[str] | None = None,
 ) -> list[str]:
-    """Import a folder laid out as `export_textures` wrote it into `target` (a CPU file or a
-    pack); returns the changed textures (their names; `peg path/name` in a pack). Only images
-    that differ from what is stored change anything: an unchanged image is never re-encoded, a
-    DDS of the entry's format is copied as is, any other image (PNG, TGA, BMP, TIFF, a DDS of
-    another format) is encoded into the entry's format with its mips made again. Image files
-    that match no texture are named in a warning. `dry_run` checks and reports, writing nothing;
+    """Import a folder laid out as `export_textures` wrote it (or as RFGM.Archiver writes it)
+    into `target` (a CPU file or a pack); returns the changed textures (their names; `peg
+    path/name` in a pack). Only images that differ from what is stored change anything: an
+    unchanged image is never re-encoded, a DDS of the entry's format is copied as is (the
+    entry's mip chain taken from it: padding or further mips after it are left, missing mips
+    made from the smallest given), any other image (PNG, TGA, BMP, TIFF, a DDS of another
+    format) is encoded into the entry's format with its mips made again. Images are sized from
+    their headers first (`check_image_size`; `resize` allows larger ones). Image files that
+    match no texture are named in a warning. `dry_run` checks and reports, writing nothing;
     `peg` imports into that member path only; `progress(name)` is called as each texture is
-    checked."""
+    checked; `asm` is a separate `.asm_pc` kept up to date with a changed `.str2_pc`."""
     target, folder = os.fspath(target), os.fspath(folder)
     if not os.path.isdir(folder):
         raise GamepakError(f"{folder}: not a folder (export writes one to import from)")
     used: set[str] = set()
     if is_cpu_name(target):
         loose = _open_loose(target, order)
-        changed = _import_folder(loose, folder, used, progress)
+        changed = _import_folder(loose, folder, used, progress, resize)
         if changed and not dry_run:
             _save_pair(target, loose)
     else:
@@ -143,19 +148,17 @@ def import_textures(
         changed = []
         for peg_path, holder in _pegs(target, order, peg):
             peg_folder = os.path.join(folder, *peg_path.split("/"))
-            names = _import_folder(holder, peg_folder, used, progress)
+            names = _import_folder(holder, peg_folder, used, progress, resize)
             if names:
-                replacements[peg_path], replacements[partner_name(peg_path)] = holder.to_bytes()
+                replacements[peg_path], replacements[holder.gpu_name or partner_name(peg_path)] = holder.to_bytes()
                 changed += [f"{peg_path}/{name}" for name in names]
         if replacements and not dry_run:
-            from .edit import edit
-
-            with edit(target) as pack:
+            with _edit(target, asm) as pack:
                 for member, data in replacements.items():
                     pack.replace(member, data)
         if peg is not None:  # the other pegs' folders were not meant
             folder = peg_folder
-    _warn_unused(folder, used)
+    _warn_unused(target, folder, used, peg)
     return changed
 
 
@@ -167,10 +170,14 @@ def add_texture(
     *,
     peg: str | None = None,
     order: str = "BGRA",
-) -> None:
+    resize: bool = False,
+    asm: str | os.PathLike[str] | None = None,
+) -> PegTexture:
     """Add a texture to a peg file, or to the peg `peg` (member path) of a pack: `image` is a
-    path Pillow reads, a Pillow image or an RGBA array; `pixel_format` a `PixelFormat` or a
-    label (`DXT5`, `8888`, ...). The name block and, in a pack, the `.asm_pc` are updated."""
+    path Pillow reads (sized from its header first: `check_image_size`, `resize`), a Pillow
+    image or an RGBA array; `pixel_format` a `PixelFormat` or a label (`DXT5`, `8888`, ...).
+    `name` must be one export can write back out (`Peg.add_texture`). The name block and, in a
+    pack, the `.asm_pc` are updated (`asm`: a separate one). Returns the new texture."""
     from ..formats.rfg.peg.layout import PixelFormat, format_by_label
 
     if not isinstance(pixel_format, PixelFormat):
@@ -182,41 +189,57 @@ def add_texture(
     where = ""
     if isinstance(image, (str, os.PathLike)):
         where = os.fspath(image)
-        image = read_rgba(where)
+        image = read_rgba(where, resize=resize)
+    added: list[PegTexture] = []
 
     def add(peg_file: Peg) -> None:
         try:
-            peg_file.add_texture(name, image, pixel_format)
+            added.append(peg_file.add_texture(name, image, pixel_format))
         except GamepakError as exc:
             raise GamepakError(f"{where}: {exc}" if where else str(exc)) from None
 
-    change_peg(target, add, peg=peg, order=order)
+    change_peg(target, add, peg=peg, order=order, asm=asm)
+    return added[0]
 
 
-def remove_textures(target: str | os.PathLike[str], names: Iterable[str], *, peg: str | None = None) -> None:
+def remove_textures(
+    target: str | os.PathLike[str],
+    names: Iterable[str],
+    *,
+    peg: str | None = None,
+    asm: str | os.PathLike[str] | None = None,
+) -> list[str]:
     """Remove textures from a peg file, or from the peg `peg` (member path) of a pack; later
-    textures move down."""
+    textures move down. Returns the names removed, as stored."""
     names = list(names)
+    removed: list[str] = []
 
     def remove(peg_file: Peg) -> None:
         for name in names:
+            removed.append(peg_file.texture(name).name)
             peg_file.remove_texture(name)
 
-    change_peg(target, remove, peg=peg)
+    change_peg(target, remove, peg=peg, asm=asm)
+    return removed
 
 
 def change_peg(
-    target: str | os.PathLike[str], change: Callable[[Peg], object], *, peg: str | None = None, order: str = "BGRA"
+    target: str | os.PathLike[str],
+    change: Callable[[Peg], object],
+    *,
+    peg: str | None = None,
+    order: str = "BGRA",
+    asm: str | os.PathLike[str] | None = None,
 ) -> None:
     """Apply `change(peg)` to a peg file, or to the peg `peg` of the pack `target` (its only one
-    when not named), and write the result back."""
+    when not named), and write the result back (`asm`: a separate `.asm_pc` kept current)."""
     target = os.fspath(target)
     if is_cpu_name(target):
         loose = _open_loose(target, order)
         change(loose)
         _save_pair(target, loose)
         return
-    pegs = [(path, found) for path, found in iter_pegs(target, order) if peg is None or path.lower() == peg.lower()]
+    pegs = [(path, found) for path, found in iter_pegs(target, order) if peg is None or same_name(path, peg)]
     if not pegs:
         raise GamepakError(f"{target}: no peg {peg!r} in this pack" if peg else f"{target}: holds no peg")
     if len(pegs) > 1:
@@ -225,11 +248,22 @@ def change_peg(
     peg_path, found = pegs[0]
     change(found)
     cpu, gpu = found.to_bytes()
+    with _edit(target, asm) as pack:
+        pack.replace(peg_path, cpu)
+        pack.replace(found.gpu_name or partner_name(peg_path), gpu)
+
+
+def _edit(target: str, asm: str | os.PathLike[str] | None) -> Any:
+    """The crash-safe edit of a pack that texture changes go through; `asm`, a separate
+    `.asm_pc` file, is brought up to date with the changed `.str2_pc` members too."""
     from .edit import edit
 
-    with edit(target) as pack:
-        pack.replace(peg_path, cpu)
-        pack.replace(partner_name(peg_path), gpu)
+    if asm is None:
+        return edit(target)
+    asm = os.fspath(asm)
+    if not os.path.isfile(asm):
+        raise GamepakError(f"{asm}: no such file (--asm)")
+    return edit(target, options={"asm": asm})
 
 
 def _open_loose(target: str, order: str) -> Peg:
@@ -244,26 +278,40 @@ def _save_pair(target: str, peg: Peg) -> None:
     cpu, gpu = peg.to_bytes()
     # GPU first: a crash between the two leaves a GPU file the old CPU file still rejects
     # loudly (size field) rather than a silent mix.
-    write_bytes(partner_name(target), gpu, overwrite=True)
+    write_bytes(peg.gpu_name or partner_name(target), gpu, overwrite=True)
     write_bytes(target, cpu, overwrite=True)
 
 
-def _import_folder(peg: Peg, folder: str, used: set[str], progress: Callable[[str], object] | None = None) -> list[str]:
+def _import_folder(
+    peg: Peg,
+    folder: str,
+    used: set[str],
+    progress: Callable[[str], object] | None = None,
+    resize: bool = False,
+) -> list[str]:
     """Apply a folder laid out as export wrote it to one peg; the names of changed textures.
-    `used` gathers the image files that belong to a texture."""
+    `used` gathers the image files that belong to a texture. Besides export's names
+    (`STEM.dds`, `STEM.png`, ...) the names RFGM.Archiver writes are taken
+    (`00000 NAME.tga PcDxt1 4.dds`: order, texture name, format, mips)."""
     try:
         present = set(os.listdir(folder))
     except (FileNotFoundError, NotADirectoryError):
         return []  # no folder for this peg: nothing of it was exported or edited
+    rfgm = _rfgm_names(present)
     changed = []
     for texture in list(peg.textures):
         if progress is not None:
             progress(texture.name)
         stem = _stem(texture.name)
-        images = [os.path.join(folder, stem + suffix) for suffix in IMPORT_SUFFIXES if stem + suffix in present]
-        images = [path for path in images if os.path.isfile(path)]
-        used.update(images)
-        changes = [(path, change) for path in images if (change := _image_change(peg, texture, path)) is not None]
+        names = [(stem + suffix, False) for suffix in IMPORT_SUFFIXES if stem + suffix in present]
+        names += [(name, True) for name in rfgm.get(texture.name.lower(), [])]
+        images = [(path, by_rfgm) for name, by_rfgm in names if os.path.isfile(path := os.path.join(folder, name))]
+        used.update(path for path, _ in images)
+        changes = [
+            (path, change)
+            for path, by_rfgm in images
+            if (change := _image_change(peg, texture, path, resize, by_rfgm)) is not None
+        ]
         if len(changes) > 1:
             listed = " and ".join(os.path.basename(path) for path, _ in changes)
             raise GamepakError(f"{folder}: {listed} both differ from {texture.name}: keep the one to import")
@@ -277,46 +325,127 @@ def _import_folder(peg: Peg, folder: str, used: set[str], progress: Callable[[st
     return changed
 
 
-def _image_change(peg: Peg, texture: PegTexture, path: str) -> Callable[[], None] | None:
+def _rfgm_names(present: Iterable[str]) -> dict[str, list[str]]:
+    """The files of a folder named as RFGM.Archiver names exported textures
+    (`{order:05} {name} {format} {mips}.{dds|png}`), by their texture name in lower case."""
+    import re
+
+    pattern = re.compile(r"\d+ (?P<name>.+) \w+ \d+\.(?:dds|png)", re.IGNORECASE)
+    found: dict[str, list[str]] = {}
+    for file_name in sorted(present):
+        match = pattern.fullmatch(file_name)
+        if match is not None:
+            found.setdefault(match["name"].lower(), []).append(file_name)
+    return found
+
+
+# Images are sized from their header before anything is decoded. Without `resize`, an image
+# may be at most AREA_FACTOR times the texture's area (an import) or DEFAULT_ADD_SIDE squared
+# (an add); with it, up to MAX_SIDE on a side and MAX_PIXELS in all (Pillow's own bomb limit
+# is above that; an 8192x8192 image takes about 0.6 GiB to decode and encode).
+MAX_SIDE = 16384
+DDS_HEADERS_MAX = 148  # "DDS ", the 124-byte header and the 20-byte DX10 one
+MAX_PIXELS = 8192 * 8192
+AREA_FACTOR = 4
+DEFAULT_ADD_SIDE = 4096
+
+
+def check_image_size(width: int, height: int, what: str, *, texture: PegTexture | None, resize: bool) -> None:
+    """Refuse an image size before it is decoded: larger than MAX_SIDE on a side, or without
+    `resize` more than AREA_FACTOR times `texture`'s area (DEFAULT_ADD_SIDE squared for a new
+    texture, `texture` None)."""
+    if width > MAX_SIDE or height > MAX_SIDE or width * height > MAX_PIXELS:
+        raise GamepakError(
+            f"{what}: {width}x{height} is larger than gamepak takes for a texture "
+            f"(at most {MAX_SIDE} on a side and {MAX_PIXELS // 1_000_000} million pixels)"
+        )
+    if resize:
+        return
+    if texture is None:
+        limit, allowed = DEFAULT_ADD_SIDE * DEFAULT_ADD_SIDE, f"{DEFAULT_ADD_SIDE}x{DEFAULT_ADD_SIDE}"
+    else:
+        limit = AREA_FACTOR * texture.width * texture.height
+        allowed = f"{AREA_FACTOR}x the area of {texture.name} ({texture.width}x{texture.height})"
+    if width * height > limit:
+        raise GamepakError(f"{what}: {width}x{height} is more than {allowed}; --resize allows a larger image")
+
+
+def _image_change(
+    peg: Peg, texture: PegTexture, path: str, resize: bool = False, by_rfgm: bool = False
+) -> Callable[[], None] | None:
     """What importing the image at `path` would do to `texture`, or None when it holds what is
-    stored already."""
+    stored already. `by_rfgm`: the file has RFGM.Archiver's name, so its 8888 data is the
+    entry's stored bytes whatever `--order` says (RFGM writes the frame as it is and labels
+    8888 R8G8B8A8; taken at its label, an untouched export would come back with red and blue
+    swapped under the BGRA reading), and its PNG of an 8888 texture shows those bytes read as
+    R, G, B, A."""
+    from dataclasses import replace
+
     import numpy as np
 
-    from ..formats.rfg.peg.dds import read_dds
+    from ..formats.rfg.peg.dds import decode_top, fit_chain, read_dds
+    from ..formats.rfg.peg.layout import PixelFormat, max_mips
 
     name = texture.name
+    pixels = None
     if path.lower().endswith(".dds"):
         with open(path, "rb") as handle:
-            dds = read_dds(handle.read(), path, peg.order)
+            # Sized from the header first: then no more is read than the largest chain of
+            # that size takes (4 bytes a pixel, every mip: under twice the top level).
+            head = handle.read(DDS_HEADERS_MAX)
+            sized = read_dds(head, path, peg.order)
+            check_image_size(sized.width, sized.height, path, texture=texture, resize=resize)
+            dds = read_dds(head + handle.read(8 * max(4, sized.width) * max(4, sized.height)), path, peg.order)
+        if by_rfgm and dds.stored == (PixelFormat.A8R8G8B8, "RGBA"):
+            dds = replace(dds, order="RGBA")  # read as stored: `format` is then the entry's 8888
         if dds.format == texture.format:  # the stored bytes themselves: copied, never re-encoded
-            if (dds.width, dds.height, dds.mips) == (texture.width, texture.height, texture.mips) and (
-                dds.data == peg.mip_data(name)
-            ):
+            same_size = (dds.width, dds.height) == (texture.width, texture.height)
+            mips = texture.mips if same_size else min(texture.mips, max_mips(dds.width, dds.height))
+            chain, given = fit_chain(dds, texture.format, mips, path)
+            if same_size and chain == peg.mip_data(name):
                 return None
-            return lambda: peg.replace_data(name, dds.data, dds.width, dds.height, dds.mips)
-    pixels = read_rgba(path)
+            if given < mips:
+                import warnings
+
+                warnings.warn(
+                    f"{path}: {given} of the {mips} mips {name} has; the other {mips - given} made "
+                    "from the smallest given",
+                    stacklevel=2,
+                )
+            return lambda: peg.replace_data(name, chain, dds.width, dds.height, mips)
+        pixels = decode_top(dds)
+    if pixels is None:
+        pixels = read_rgba(path, texture=texture, resize=resize)
+        if by_rfgm and texture.format == PixelFormat.A8R8G8B8 and peg.order == "BGRA":
+            pixels = pixels[..., [2, 1, 0, 3]]  # RFGM's PNG shows 8888 bytes read as R, G, B, A
     stored = peg.read_image(name)
     if pixels.shape == stored.shape and np.array_equal(pixels, stored):
         return None  # unchanged: never re-encoded
     return lambda: peg.replace_image(name, pixels)
 
 
-def read_rgba(path: str) -> Any:
+def read_rgba(path: str, *, texture: PegTexture | None = None, resize: bool = True) -> Any:
     """An image file Pillow reads, as an RGBA array; a GamepakError naming the file when it
-    cannot be read."""
+    cannot be read or is larger than `check_image_size` allows (sized from its header, before
+    its pixels are decoded)."""
     import numpy as np
     from PIL import Image
 
     try:
         with Image.open(path) as image:
-            return np.asarray(image.convert("RGBA"))
-    except (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError) as exc:
+            check_image_size(*image.size, path, texture=texture, resize=resize)
+            if image.mode == "RGBA":  # not copied once more by convert
+                image.load()
+                return np.asarray(image)
+            with image.convert("RGBA") as converted:
+                return np.asarray(converted)
+    except (OSError, ValueError, SyntaxError, EOFError, NotImplementedError, Image.DecompressionBombError) as exc:
         raise GamepakError(f"{path}: not an image Pillow reads ({exc})") from None
 
 
-def _warn_unused(folder: str, used: set[str]) -> None:
+def _warn_unused(target: str, folder: str, used: set[str], peg: str | None = None) -> None:
     """Name the image files under `folder` that no texture took (a typo in a file name would
-    otherwise be a silent no-op)."""
+    otherwise be a silent no-op), with the command that adds the first as a texture."""
     unused = []
     for parent, _, files in os.walk(folder):
         unused += [
@@ -325,12 +454,28 @@ def _warn_unused(folder: str, used: set[str]) -> None:
             if file.lower().endswith(IMPORT_SUFFIXES) and os.path.join(parent, file) not in used
         ]
     if unused:
+        import shlex
         import warnings
 
         unused.sort()
         listed = ", ".join(unused[:5]) + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")
+        first = unused[0]
+        words = [
+            "gamepak",
+            "texture",
+            "add",
+            target,
+            os.path.join(folder, first),
+            "--name",
+            _stem(os.path.basename(first)),
+        ]
+        if not is_cpu_name(target):
+            # The peg the image's folder stands for (FOLDER/<member path>/image), or --peg's.
+            holder = peg if peg is not None else os.path.dirname(first).replace(os.sep, "/")
+            if holder:
+                words += ["--peg", holder]
         warnings.warn(
             f"{folder}: {len(unused)} image(s) match no texture and were left alone: {listed} "
-            "(`gamepak texture add` adds a texture)",
+            f"(`{shlex.join(words)}` adds the first as a new texture)",
             stacklevel=3,
         )

@@ -93,19 +93,21 @@ class Place:
         return open(self.disk_path, "rb")
 
     def sibling(self, name: str) -> Place | None:
-        """The file `name` beside this one (a peg's GPU partner), matched ignoring case."""
+        """The file `name` beside this one (a peg's GPU partner), matched by the peg partner
+        rule (`same_name`: case ignored, as the game does)."""
+        from ..formats.rfg.peg.sources import same_name
+
         if self.node is not None:
             assert self.tree is not None
             parent = self.tree.lookup("/".join(self.segments[self._pack_depth : -1]))
-            wanted = name.lower()
             for child_name, child in self.tree.children(parent).items():
-                if child_name.lower() == wanted and not child.is_dir:
+                if same_name(child_name, name) and not child.is_dir:
                     return Place(self.segments[:-1] + [child_name], "file", tree=self.tree, node=child)
             return None
         assert self.disk_path is not None
         folder = os.path.dirname(self.disk_path)
         for child_name in os.listdir(folder):
-            if child_name.lower() == name.lower():
+            if same_name(child_name, name):
                 candidate = os.path.join(folder, child_name)
                 if os.path.isfile(candidate) and not os.path.islink(candidate):
                     return Place(self.segments[:-1] + [child_name], "file", disk_path=candidate)

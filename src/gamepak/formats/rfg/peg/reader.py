@@ -18,11 +18,10 @@ from .layout import (
     chain_size,
     max_mips,
 )
+from .partners import GPU_PARTNERS, partner_path
 
 if TYPE_CHECKING:
     import numpy as np
-
-GPU_PARTNERS = {".cpeg_pc": ".gpeg_pc", ".cvbm_pc": ".gvbm_pc"}
 
 
 class TextureNotFoundError(GamepakError, KeyError):
@@ -43,6 +42,9 @@ class Peg:
         self.textures = textures
         self._frames = frames  # each texture's frame bytes (chain + what the frame size adds)
         self.order = order
+        # The GPU partner's path (`open`) or member path (`sources.iter_pegs`), as found by the
+        # partner rule (case ignored): where the GPU bytes go back to. "" when not known.
+        self.gpu_name = ""
 
     # -- reading -------------------------------------------------------------------------
     @classmethod
@@ -52,10 +54,12 @@ class Peg:
         partner = GPU_PARTNERS.get(cpu.suffix.lower())
         if partner is None:
             raise CorruptArchiveError("not a peg CPU file (.cpeg_pc or .cvbm_pc)", path=cpu)
-        gpu = cpu.with_suffix(partner)
-        if not gpu.exists():
-            raise CorruptArchiveError(f"GPU partner {gpu.name} not found beside it", path=cpu)
-        return cls.parse(cpu.read_bytes(), gpu.read_bytes(), name=str(cpu), order=order)
+        gpu = partner_path(cpu)
+        if gpu is None:
+            raise CorruptArchiveError(f"GPU partner {cpu.with_suffix(partner).name} not found beside it", path=cpu)
+        peg = cls.parse(cpu.read_bytes(), gpu.read_bytes(), name=str(cpu), order=order)
+        peg.gpu_name = str(gpu)
+        return peg
 
     @classmethod
     def parse(cls, cpu: bytes, gpu: bytes, name: str = "<cpeg_pc>", order: str = "BGRA") -> Peg:
@@ -168,12 +172,7 @@ class Peg:
         """Append a new texture (name gets `.tga` if it has no extension)."""
         import numpy as np
 
-        if "." not in name:
-            name += ".tga"
-        if any(t.name == name for t in self.textures):
-            raise GamepakError(f"{self.name}: a texture named {name!r} exists already")
-        if not name.isascii() or "\0" in name:
-            raise GamepakError(f"{self.name}: texture name {name!r} must be ASCII without NUL")
+        name = self.new_texture_name(name)
         pixels = np.asarray(rgba.convert("RGBA") if hasattr(rgba, "convert") else rgba, dtype=np.uint8)
         height, width = pixels.shape[:2]
         self._check_size(fmt, width, height, f"{self.name}: {name}")
@@ -187,6 +186,38 @@ class Peg:
             self._frames.pop()
             raise
         return texture
+
+    def new_texture_name(self, name: str) -> str:
+        """`name` as a new texture would store it (`.tga` added when it has no extension), or a
+        GamepakError: the name rule every writer of names applies (`core.names.check_new_name`:
+        no separators, no traversal, not empty, not too long for export's file name, no
+        case-only duplicate: the game ignores case), ASCII as the name block is, a name Windows
+        can hold as a file, and no other texture exporting to the same file (`wall.tga` and
+        `wall.dds` are both `wall.png`)."""
+        from ....core.names import NAME_MAX, check_new_name, windows_name_problem
+        from ....errors import UnsafePathError
+
+        if isinstance(name, str) and name and "." not in name:
+            name += ".tga"
+        what = f"{self.name}: texture name {name!r}"
+        try:
+            check_new_name(name, [t.name for t in self.textures], flat=True, ignore_case=True)
+            # export writes STEM.png / STEM.dds: that file name must fit the file systems' too
+            check_new_name(name.rsplit(".", 1)[0] + ".png", flat=True, max_bytes=NAME_MAX)
+        except UnsafePathError as exc:
+            raise GamepakError(f"{what}: {exc.reason}") from None
+        problem = windows_name_problem(name)
+        if problem is not None:
+            raise GamepakError(f"{what}: {problem}")
+        if not name.isascii():
+            raise GamepakError(f"{what}: the name block holds ASCII only")
+        stem = name.rsplit(".", 1)[0].lower()
+        if not stem:
+            raise GamepakError(f"{what}: nothing before the extension (export names files by it)")
+        for texture in self.textures:
+            if texture.name.rsplit(".", 1)[0].lower() == stem:
+                raise GamepakError(f"{what}: exports to the same file as {texture.name!r}")
+        return name
 
     def remove_texture(self, name: str) -> None:
         """Drop a texture; later ones move down (offsets are recomputed on writing)."""

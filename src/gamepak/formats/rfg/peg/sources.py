@@ -8,22 +8,37 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .reader import GPU_PARTNERS, Peg
+# The partner rule lives in `partners` (which `Peg.open` uses too: `reader` cannot import this
+# module, which imports it); it is re-exported here, where the pack-level finding is.
+from .partners import (
+    GPU_PARTNERS,
+    find_named,
+    find_partner,
+    is_cpu_name,
+    name_key,
+    partner_name,
+    partner_path,
+    partners_by_key,
+    same_name,
+)
+from .reader import Peg
+
+__all__ = [
+    "GPU_PARTNERS",
+    "check_pegs",
+    "find_named",
+    "find_partner",
+    "is_cpu_name",
+    "iter_pegs",
+    "name_key",
+    "partner_name",
+    "partner_path",
+    "partners_by_key",
+    "same_name",
+]
 
 if TYPE_CHECKING:
     from ....core.archive import Archive, Entry, Problem
-
-
-def is_cpu_name(name: str) -> bool:
-    """True for `.cpeg_pc` / `.cvbm_pc` names (both suffixes are 8 characters: a slice, not
-    `splitext`, as the catalog asks this of every member)."""
-    return name[-8:].lower() in GPU_PARTNERS
-
-
-def partner_name(cpu_name: str) -> str:
-    """The GPU file's name for a CPU file's name (same stem)."""
-    stem, suffix = os.path.splitext(cpu_name)
-    return stem + GPU_PARTNERS[suffix.lower()]
 
 
 def iter_pegs(source: str | os.PathLike[str], order: str = "BGRA") -> Iterator[tuple[str, Peg]]:
@@ -52,11 +67,12 @@ def _pegs_in(archive: Archive, prefix: str, pack_name: str, order: str) -> Itera
     from ....core.nested import nested_formats
 
     entries = archive.infolist()
-    by_name = {entry.name: entry for entry in entries}
+    by_key = partners_by_key(entry.name for entry in entries)
+    by_name = {entry.name: entry for entry in reversed(entries)}  # the first of a name wins
     partners = {
-        entry.index: by_name[partner_name(entry.name)]
+        entry.index: by_name[by_key[name_key(partner_name(entry.name))]]
         for entry in entries
-        if is_cpu_name(entry.name) and partner_name(entry.name) in by_name
+        if is_cpu_name(entry.name) and name_key(partner_name(entry.name)) in by_key
     }
     peg_members = set(partners) | {gpu.index for gpu in partners.values()}
     nested = nested_formats(archive, [entry for entry in entries if entry.index not in peg_members])
@@ -85,7 +101,9 @@ def _read_pairs(
         if data[cpu.index][:4] == b"GEKV":  # else not a PC peg: verify says the same
             member_path = prefix + cpu.name
             gpu = data[partners[cpu.index].index]
-            yield member_path, Peg.parse(data[cpu.index], gpu, name=f"{pack_name}/{member_path}", order=order)
+            peg = Peg.parse(data[cpu.index], gpu, name=f"{pack_name}/{member_path}", order=order)
+            peg.gpu_name = prefix + partners[cpu.index].name
+            yield member_path, peg
 
 
 def check_pegs(archive: Archive) -> list[Problem]:
@@ -95,14 +113,15 @@ def check_pegs(archive: Archive) -> list[Problem]:
     from ....errors import GamepakError
 
     problems: list[Problem] = []
-    names = {name.lower(): name for name in archive.namelist()}
-    for name in archive.namelist():
+    names = archive.namelist()
+    by_key = partners_by_key(names)
+    for name in names:
         if not is_cpu_name(name):
             continue
         cpu = archive.read(name)
         if cpu[:4] != b"GEKV":
             continue  # not a PC peg (a console file, a stand-in): no layout to hold it to
-        gpu_name = names.get(partner_name(name).lower())
+        gpu_name = by_key.get(name_key(partner_name(name)))
         if gpu_name is None:
             problems.append(
                 Problem(f"{name}: no GPU partner {partner_name(name)} in this pack", severity="warning", member=name)
