@@ -8,8 +8,10 @@ costs no more than its limit whatever its declared size.
 
 from __future__ import annotations
 
+import collections
 import io
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -217,6 +219,14 @@ def image_bytes(place: Place) -> tuple[bytes, str]:
         raise GamepakError(f"{place.path}: not an image Pillow can read: {exc}") from None
 
 
+# Parsed pegs kept for the next /texture/ request of the same page, by the files' identities
+# (path, size, modification time): a peg pair is read once, not once per texture.
+PEG_CACHE_BYTES = 160 << 20
+PEG_CACHE_COUNT = 8
+_pegs: collections.OrderedDict[tuple[object, ...], tuple[Any, int]] = collections.OrderedDict()
+_pegs_lock = threading.Lock()
+
+
 def _peg(place: Place) -> Any:
     from ..formats.rfg.peg import Peg
     from ..formats.rfg.peg.sources import partner_name
@@ -224,7 +234,21 @@ def _peg(place: Place) -> Any:
     gpu = place.sibling(partner_name(place.name))
     if gpu is None:
         raise GamepakError(f"{place.path}: its GPU partner {partner_name(place.name)} is not beside it")
-    return Peg.parse(_read_all(place, MAX_IMAGE_BYTES), _read_all(gpu, MAX_IMAGE_BYTES * 4), name=place.path)
+    key = (place.identity, gpu.identity)
+    with _pegs_lock:
+        if key in _pegs:
+            _pegs.move_to_end(key)
+            return _pegs[key][0]
+    cpu_data = _read_all(place, MAX_IMAGE_BYTES)
+    gpu_data = _read_all(gpu, MAX_IMAGE_BYTES * 4)
+    peg = Peg.parse(cpu_data, gpu_data, name=place.path)
+    cost = len(cpu_data) + len(gpu_data)
+    if cost <= PEG_CACHE_BYTES:
+        with _pegs_lock:
+            _pegs[key] = (peg, cost)
+            while len(_pegs) > PEG_CACHE_COUNT or sum(size for _, size in _pegs.values()) > PEG_CACHE_BYTES:
+                _pegs.popitem(last=False)
+    return peg
 
 
 def peg_textures(place: Place) -> list[dict[str, Any]]:
