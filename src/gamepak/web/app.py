@@ -102,7 +102,7 @@ class Guard:
 
         try:
             await self.app(scope, receive, send_with_headers)
-        except Exception as exc:  # noqa: BLE001 - the last line of defence: a page, never a traceback
+        except Exception as exc:  # the last line of defence: a page, never a traceback
             if started:
                 return
             sys.stderr.write(f"gamepak serve: internal error: {type(exc).__name__}: {exc}\n")
@@ -249,7 +249,8 @@ class Viewer:
     def page(self, template: str, status: int = 200, **values: Any) -> HTMLResponse:
         segments: list[str] = values.pop("segments", [])
         crumbs = [
-            {"name": shown_name(name), "url": segment_url("browse", segments[: i + 1])} for i, name in enumerate(segments)
+            {"name": shown_name(name), "url": segment_url("browse", segments[: i + 1])}
+            for i, name in enumerate(segments)
         ]
         html = self.templates.get_template(template).render(
             site_label=shown_name(self.site.label), crumbs=crumbs, version=__version__, **values

@@ -229,8 +229,10 @@ _pegs_lock = threading.Lock()
 
 def _peg(place: Place) -> Any:
     from ..formats.rfg.peg import Peg
-    from ..formats.rfg.peg.sources import partner_name
+    from ..formats.rfg.peg.sources import is_cpu_name, partner_name
 
+    if not is_cpu_name(place.name):
+        raise GamepakError(f"{place.path}: not a peg's CPU file (.cpeg_pc, .cvbm_pc)")
     gpu = place.sibling(partner_name(place.name))
     if gpu is None:
         raise GamepakError(f"{place.path}: its GPU partner {partner_name(place.name)} is not beside it")

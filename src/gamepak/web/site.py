@@ -50,7 +50,9 @@ class Busy(GamepakError):
 OPEN_PACKS = 32
 # OS errors that say the server, not the file, is short of something: never remembered.
 TRANSIENT_ERRNOS = frozenset(
-    getattr(errno, name) for name in ("EMFILE", "ENFILE", "ENOMEM", "EAGAIN", "EINTR", "ENOBUFS") if hasattr(errno, name)
+    getattr(errno, name)
+    for name in ("EMFILE", "ENFILE", "ENOMEM", "EAGAIN", "EINTR", "ENOBUFS")
+    if hasattr(errno, name)
 )
 
 
