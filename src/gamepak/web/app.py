@@ -213,10 +213,33 @@ def request_segments(request: Request, prefix: str) -> list[str]:
 
 
 def _check_offset(value: str | None) -> int:
+    return _check_number(value, "offset")
+
+
+def _check_number(value: str | None, what: str) -> int:
     try:
         return max(0, int(value or 0))
     except ValueError:
-        raise HTTPException(400, "offset must be a number") from None
+        raise HTTPException(400, f"{what} must be a number") from None
+
+
+# The box a picture is fitted in, and the size up to which a small one is enlarged (by whole
+# pixels, drawn sharp by the style).
+FIT_PIXELS = 512
+ENLARGE_TO = 256
+
+
+def shown_size(width: int, height: int) -> tuple[int, int]:
+    """The size a picture of width x height is drawn at on its page, at its own aspect ratio:
+    small ones enlarged by a whole factor, large ones fitted in FIT_PIXELS x FIT_PIXELS (the
+    style shrinks them further on a narrow page, keeping the ratio)."""
+    longest = max(width, height, 1)
+    if longest <= ENLARGE_TO:
+        scale = max(1, ENLARGE_TO // longest)
+        return width * scale, height * scale
+    if longest <= FIT_PIXELS:
+        return width, height
+    return max(1, round(width * FIT_PIXELS / longest)), max(1, round(height * FIT_PIXELS / longest))
 
 
 class Viewer:
@@ -361,16 +384,34 @@ class Viewer:
         )
 
     async def file_page(self, request: Request, place: Place) -> Response:
-        offset = _check_offset(request.query_params.get("offset"))
+        params = request.query_params
+        offset = _check_offset(params.get("offset"))
+        zoom = params.get("zoom") == "1"
+        mip = _check_number(params.get("mip"), "mip")
         preview = await self.bounded(previews.preview, place, offset)
+        most_mips = 1
         if preview.kind == "textures":
             for texture in preview.textures:
-                # Small textures are shown enlarged (whole pixels, drawn sharp by the style).
-                scale = max(1, 256 // max(texture["width"], texture["height"], 1))
-                texture["shown_width"], texture["shown_height"] = texture["width"] * scale, texture["height"] * scale
-                query = urlencode({"name": shown_name(texture["name"])})
-                texture["url"] = segment_url("texture", place.segments) + "?" + query
+                level = min(mip, texture["mips"] - 1)
+                width, height = max(1, texture["width"] >> level), max(1, texture["height"] >> level)
+                texture["mip"], texture["mip_width"], texture["mip_height"] = level, width, height
+                shown = (width, height) if zoom else shown_size(texture["width"], texture["height"])
+                texture["shown_width"], texture["shown_height"] = shown
+                query = {"name": shown_name(texture["name"])} | ({"mip": level} if level else {})
+                texture["url"] = segment_url("texture", place.segments) + "?" + urlencode(query)
                 texture["name"] = shown_name(texture["name"])
+                most_mips = max(most_mips, texture["mips"])
+        if preview.kind == "image" and "width" in preview.data:
+            width, height = preview.data["width"], preview.data["height"]
+            preview.data["shown_width"], preview.data["shown_height"] = (
+                (width, height) if zoom else shown_size(width, height)
+            )
+
+        def view_url(**changes: int) -> str:
+            values = {"zoom": int(zoom), "mip": mip} | changes
+            query = urlencode({key: value for key, value in values.items() if value})
+            return "?" + query if query else "?"
+
         fields: list[tuple[str, Any]] = []
         entry = place.entry
         if entry is not None and place.node is not None and place.node.archive is not None:
@@ -395,6 +436,10 @@ class Viewer:
             raw_url=segment_url("raw", place.segments),
             image_url=segment_url("image", place.segments),
             model_url=segment_url("model", place.segments),
+            zoom=zoom,
+            mip=mip,
+            most_mips=most_mips,
+            view_url=view_url,
         )
 
     async def search(self, request: Request) -> Response:
@@ -447,7 +492,8 @@ class Viewer:
             name = name_of_shown(request.query_params.get("name", ""))
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
-        data = await self.bounded(previews.texture_png, place, name)
+        mip = _check_number(request.query_params.get("mip"), "mip")
+        data = await self.bounded(previews.texture_png, place, name, mip)
         return Response(data, media_type="image/png")
 
     async def model(self, request: Request) -> Response:

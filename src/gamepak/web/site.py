@@ -397,6 +397,7 @@ class Site:
         """(tree, archive, problem, whether to remember the answer) for the file at `path`."""
         from ..catalog.detect import choose
         from ..core.opening import open as open_archive
+        from ..core.registry import get_format
         from ..errors import AmbiguousFormatError
         from ..fs.tree import PackTree
 
@@ -411,6 +412,8 @@ class Site:
         if chosen is None:
             return None, None, None, True
         detection, _ = chosen
+        if get_format(detection.format).kind == "model":  # a file with a preview, not a pack
+            return None, None, None, True
         try:
             archive = open_archive(path, detection.format)
         except GamepakError as exc:
