@@ -171,7 +171,8 @@ def _model_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     shown = Preview("model", kind, data={"vertices": summary["positions"], "faces": summary["faces"]})
     bounds = summary["bounds"]
     if bounds is not None:
-        shown.data["size"] = " × ".join(f"{high - low:.3g}" for low, high in zip(bounds["min"], bounds["max"]))
+        extents = (f"{high - low:.3g}" for low, high in zip(bounds["min"], bounds["max"]))
+        shown.data["size"] = " \u00d7 ".join(extents)
     return shown
 
 
@@ -283,12 +284,18 @@ def _png(image: Any) -> bytes:
     return out.getvalue()
 
 
+# Bytes of an image read to find its size (a JPEG's size may follow its EXIF data).
+IMAGE_HEAD_BYTES = 256 << 10
+
+
 def image_size(place: Place) -> tuple[int, int] | None:
-    """An image file's (width, height) from its header, or None when Pillow cannot tell."""
+    """An image file's (width, height) from its first bytes, or None when Pillow cannot tell."""
     from PIL import Image
 
+    with place.open() as stream:
+        head = stream.read(IMAGE_HEAD_BYTES)
     try:
-        with place.open() as stream, Image.open(stream) as image:
+        with Image.open(io.BytesIO(head)) as image:
             return image.size
     except (OSError, ValueError, Image.DecompressionBombError, SyntaxError):
         return None
