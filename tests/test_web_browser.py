@@ -2,7 +2,7 @@
 command (`python -m gamepak serve`), WebGL through SwiftShader.
 
 Skips, saying why, only where Chromium is not installed (`.ci/run` installs it as root).
-GAMEPAK_UPDATE_SCREENSHOT=1 also saves the README's screenshot (docs/serve.png).
+GAMEPAK_UPDATE_SCREENSHOT=1 also saves the README's screenshots (docs/serve.png, docs/serve-model.png).
 """
 
 from __future__ import annotations
@@ -340,18 +340,31 @@ def test_hostile_names_run_no_script(server, watched: Watched) -> None:
     assert watched.dialogs == []
 
 
-def test_screenshot_for_the_readme(server, watched: Watched, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("picture_file", "path", "height"),
+    [
+        ("serve.png", "/browse/game.vpp_pc/zone.str2_pc/crate.cpeg_pc", 560),
+        ("serve-model.png", "/browse/mod.pak/model.joe", 960),
+    ],
+)
+def test_screenshots_for_the_readme(
+    server, watched: Watched, tmp_path: Path, picture_file: str, path: str, height: int
+) -> None:
     base, _, _ = server
     page = watched.page
-    page.set_viewport_size({"width": 900, "height": 560})
-    page.goto(f"{base}/browse/game.vpp_pc/zone.str2_pc/crate.cpeg_pc")
+    page.set_viewport_size({"width": 900, "height": height})
+    page.goto(base + path)
     page.wait_for_load_state("networkidle")
-    shot = tmp_path / "serve.png"
+    if "model" in picture_file:
+        page.wait_for_selector("[data-state=shown]", timeout=30_000)
+        page.wait_for_timeout(300)
+    shot = tmp_path / picture_file
     page.screenshot(path=str(shot))
     picture = Image.open(shot)
-    assert picture.size == (900, 560)
+    assert picture.size == (900, height)
+    target = SCREENSHOT.parent / picture_file
     if os.environ.get("GAMEPAK_UPDATE_SCREENSHOT"):
-        SCREENSHOT.parent.mkdir(exist_ok=True)
-        picture.convert("P", palette=Image.Palette.ADAPTIVE, colors=128).save(SCREENSHOT, optimize=True)
-    assert SCREENSHOT.exists(), "run with GAMEPAK_UPDATE_SCREENSHOT=1 to make docs/serve.png"
-    assert SCREENSHOT.stat().st_size < 150_000
+        target.parent.mkdir(exist_ok=True)
+        picture.convert("P", palette=Image.Palette.ADAPTIVE, colors=128).save(target, optimize=True)
+    assert target.exists(), f"run with GAMEPAK_UPDATE_SCREENSHOT=1 to make docs/{picture_file}"
+    assert target.stat().st_size < 150_000
