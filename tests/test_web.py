@@ -432,7 +432,9 @@ def test_previews_are_a_table_other_modules_extend(served, monkeypatch) -> None:
     monkeypatch.setattr(previews, "PREVIEWERS", list(previews.PREVIEWERS))
 
     def shout(place, head, kind):  # type: ignore[no-untyped-def]
-        return previews.Preview("text", "text/shout", text=head.decode().upper()) if place.name == "readme.txt" else None
+        if place.name != "readme.txt":
+            return None
+        return previews.Preview("text", "text/shout", text=head.decode().upper())
 
     previews.add_previewer("shout", shout, before="text")
     assert [name for name, _ in previews.PREVIEWERS][-2:] == ["shout", "text"]

@@ -368,3 +368,27 @@ def test_slow_and_idle_clients_are_dropped(tmp_path: Path) -> None:
     finally:
         err = stop(process)
     assert "Traceback" not in err
+
+
+def test_a_preview_given_up_on_keeps_its_pack_open(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(web_app, "PREVIEW_SECONDS", 0.1)
+    monkeypatch.setattr(web_site, "OPEN_PACKS", 1)
+    make_packs(tmp_path, 2)
+    viewer = web_app.Viewer(web_site.Site(str(tmp_path)))
+    read: list[bytes] = []
+
+    def slow_read(place: web_site.Place) -> None:
+        time.sleep(0.4)  # the request has ended, and its pack has left the cache, by now
+        with place.open() as stream:
+            read.append(stream.read())
+
+    async def request() -> None:
+        with viewer.site.session():
+            place = viewer.site.resolve(["p000.pak", "a.txt"])
+            viewer.site.resolve(["p001.pak"])  # p000.pak leaves the cache
+            with pytest.raises(web_site.Busy):
+                await viewer.bounded(slow_read, place)
+
+    anyio.run(request)
+    time.sleep(0.6)
+    assert read == [b"a"]

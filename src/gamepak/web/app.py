@@ -292,7 +292,8 @@ class Viewer:
 
         def run() -> Any:
             try:
-                return work(*args)
+                with self.site.keep():  # the packs stay open while the thread reads them
+                    return work(*args)
             finally:
                 slots.release()
 

@@ -264,12 +264,28 @@ class Site:
             yield
         finally:
             _HELD.reset(token)
-            with self._lock:
-                for pack in held:
-                    pack.users -= 1
-                done = [pack for pack in held if pack.retired and pack.users == 0]
-            for pack in dict.fromkeys(done):
-                pack.close()
+            self._release(held)
+
+    @contextlib.contextmanager
+    def keep(self) -> Iterator[None]:
+        """Hold the packs the current session holds for the block too (a preview thread the
+        request gave up on keeps reading them after the request ended)."""
+        with self._lock:
+            kept = list(_HELD.get() or [])
+            for pack in kept:
+                pack.users += 1
+        try:
+            yield
+        finally:
+            self._release(kept)
+
+    def _release(self, held: list[_OpenPack]) -> None:
+        with self._lock:
+            for pack in held:
+                pack.users -= 1
+            done = [pack for pack in held if pack.retired and pack.users == 0]
+        for pack in dict.fromkeys(done):
+            pack.close()
 
     def open_packs(self) -> int:
         """How many pack files the cache holds open."""
