@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import os
-import weakref
 from _thread import allocate_lock
 
 from ..errors import CorruptArchiveError, GamepakError
@@ -77,7 +76,7 @@ class OwnedBuffer(bytearray):
 class Source:
     """Positioned reads over a file path, a file descriptor or a seekable file object."""
 
-    _closer: weakref.finalize | None = None  # set when the source opened its own descriptor
+    _closer: Any = None  # a weakref.finalize, when the source opened its own descriptor
 
     def __init__(
         self,
@@ -98,7 +97,10 @@ class Source:
         self._parent: Source | None = None
         # A descriptor this source opened is closed by `close()`, or when the source is dropped
         # unclosed (a pack a long-running server forgot must not keep its descriptor).
-        self._closer = weakref.finalize(self, os.close, fd) if owns_fd and fd is not None else None
+        if owns_fd and fd is not None:
+            import weakref  # here: `import gamepak` stays light
+
+            self._closer = weakref.finalize(self, os.close, fd)
 
     @classmethod
     def open(cls, target: PathOrFile, name: str | None = None) -> Source:
