@@ -224,7 +224,14 @@ def test_models_fill_the_first_frame(server, watched: Watched, model: str, least
 
 
 @pytest.mark.parametrize(
-    ("model", "least"), [("MCS/oem_wheel.joe", 0.15), ("MCS/glass.joe", 0.15), ("MCS/body.joe", 0.2)]
+    ("model", "least"),
+    [
+        ("MCS/oem_wheel.joe", 0.15),
+        ("MCS/glass.joe", 0.15),
+        ("MCS/body.joe", 0.2),
+        ("garage/objects/objects.jpk/Floor.001.joe", 0.2),  # a floor, 44 x 64 x 0.18: from above
+        ("garage/objects/objects.jpk/Wall.joe", 0.2),  # one quad standing: face on
+    ],
 )
 def test_real_models_fill_the_first_frame(samples_server: str, watched: Watched, model: str, least: float) -> None:
     share = first_frame_share(watched.page, f"{samples_server}/browse/{model}")

@@ -392,3 +392,20 @@ def test_a_preview_given_up_on_keeps_its_pack_open(tmp_path: Path, monkeypatch) 
     anyio.run(request)
     time.sleep(0.6)
     assert read == [b"a"]
+
+
+def test_a_preview_given_up_before_it_starts_frees_its_place(tmp_path: Path, monkeypatch) -> None:
+    viewer = web_app.Viewer(web_site.Site(str(tmp_path)))
+    ran: list[int] = []
+
+    async def attempts() -> object:
+        monkeypatch.setattr(web_app, "PREVIEW_SECONDS", 0)  # given up at once, before any thread
+        for _ in range(web_app.PREVIEW_WORKERS + 3):
+            with pytest.raises(web_site.Busy):
+                await viewer.bounded(ran.append, 1)
+        monkeypatch.setattr(web_app, "PREVIEW_SECONDS", 5.0)
+        return await viewer.bounded(lambda: "done")
+
+    assert anyio.run(attempts) == "done"
+    time.sleep(0.1)
+    assert ran == []

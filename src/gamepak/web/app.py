@@ -232,8 +232,13 @@ class Viewer:
         """`work(*args)` once one of the PREVIEW_WORKERS places is free, given up on (not
         stopped: a thread cannot be) after PREVIEW_SECONDS in all."""
         slots = self.previews
+        # Whoever takes this first frees the place: the thread, once it ends, or the page, if
+        # it gives up before the thread has started (the thread then does nothing).
+        claim = threading.Lock()
 
         def run() -> Any:
+            if not claim.acquire(blocking=False):
+                return None
             try:
                 with self.site.keep():  # the packs stay open while the thread reads them
                     return work(*args)
@@ -243,7 +248,12 @@ class Viewer:
         with anyio.move_on_after(PREVIEW_SECONDS):
             while not slots.acquire(blocking=False):
                 await anyio.sleep(PREVIEW_POLL_SECONDS)
-            return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+            try:
+                return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+            except BaseException:
+                if claim.acquire(blocking=False):
+                    slots.release()
+                raise
         raise Busy(f"the preview was given up after {PREVIEW_SECONDS:g} s ({PREVIEW_WORKERS} previews run at once)")
 
     # -- pages -----------------------------------------------------------------------------------
