@@ -378,3 +378,64 @@ def test_pages_never_show_where_root_is_on_the_server(tmp_path: Path) -> None:
     for url in ("/browse/broken.pak", "/browse/ok.pak?check=1", "/browse/nothing", "/raw/ok.pak/none"):
         page = client.get(url)
         assert str(root) not in page.text and str(tmp_path) not in page.text, url
+
+
+# -- previews (issue 31) ---------------------------------------------------------------------------
+def test_loose_models_have_a_caption_and_no_error(served) -> None:
+    _, _, client = served
+    page = client.get("/browse/models/wheel.joe")
+    assert page.status_code == 200 and 'class="warning"' not in page.text
+    assert "66 vertices, 128 faces, size 0.07 \u00d7 1.08 \u00d7 1.08" in text_of(page.text)
+    assert 'data-model="/model/models/wheel.joe"' in page.text
+
+
+def test_j2me_strings_are_listed_one_per_row_with_their_index(served) -> None:
+    import html
+
+    from web_fixtures import LANG_STRINGS
+
+    _, _, client = served
+    page = client.get("/browse/lang.f/0.txt")
+    rows = re.findall(r'<td class="number">(\d+)</td><td class="string">([^<]*)</td>', page.text)
+    assert [(int(index), html.unescape(text)) for index, text in rows] == list(enumerate(LANG_STRINGS))
+    # Binary members stay hex; plain text stays text.
+    assert "00 01 02 03" in client.get("/browse/lang.f/1.bin").text
+    assert '<pre class="text">plain file' in client.get("/browse/plain/readme.txt").text
+
+
+def test_pictures_are_sized_at_their_ratio_with_zoom_and_mips(served) -> None:
+    from gamepak.formats.rfg.peg.pixels import mip_chain
+
+    from web_fixtures import picture
+
+    _, _, client = served
+    fitted = client.get("/browse/big.cpeg_pc").text
+    assert re.search(r'name=square\.tga" alt="square\.tga" width="512" height="512"', fitted)
+    assert re.search(r'name=wide\.tga" alt="wide\.tga" width="256" height="64"', fitted)
+    assert 'class="mip">3</a>' in fitted
+    actual = client.get("/browse/big.cpeg_pc?zoom=1&mip=2").text
+    assert re.search(r'name=square\.tga" alt="square\.tga" width="1024" height="1024"', actual)
+    assert re.search(r'name=wide\.tga&amp;mip=2" alt="wide\.tga" width="64" height="16"', actual)
+    level = client.get("/texture/big.cpeg_pc?name=wide.tga&mip=2")
+    expected = mip_chain(picture(256, 64), 3)[2]
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(level.content)).convert("RGBA")), expected)
+    assert client.get("/texture/big.cpeg_pc?name=wide.tga&mip=99").status_code == 422
+    assert client.get("/texture/big.cpeg_pc?name=wide.tga&mip=x").status_code == 400
+    image = client.get("/browse/mod.pak/pics/a.png").text
+    assert 'width="256" height="192"' in image and "64\u00d748" in image
+
+
+def test_previews_are_a_table_other_modules_extend(served, monkeypatch) -> None:
+    from gamepak.web import previews
+
+    _, _, client = served
+    monkeypatch.setattr(previews, "PREVIEWERS", list(previews.PREVIEWERS))
+
+    def shout(place, head, kind):  # type: ignore[no-untyped-def]
+        if place.name != "readme.txt":
+            return None
+        return previews.Preview("text", "text/shout", text=head.decode().upper())
+
+    previews.add_previewer("shout", shout, before="text")
+    assert [name for name, _ in previews.PREVIEWERS][-2:] == ["shout", "text"]
+    assert "PLAIN FILE" in client.get("/browse/plain/readme.txt").text

@@ -2,7 +2,7 @@
 command (`python -m gamepak serve`), WebGL through SwiftShader.
 
 Skips, saying why, only where Chromium is not installed (`.ci/run` installs it as root).
-GAMEPAK_UPDATE_SCREENSHOT=1 also saves the README's screenshot (docs/serve.png).
+GAMEPAK_UPDATE_SCREENSHOT=1 also saves the README's screenshots (docs/serve.png, docs/serve-model.png).
 """
 
 from __future__ import annotations
@@ -32,11 +32,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, np.ndarray], Path]]:
-    root = tmp_path_factory.mktemp("browser-root")
-    pixels = build_root(root)
-    shutil.copytree(root, root / "copy", ignore=shutil.ignore_patterns("copy"))
+def serving(root: Path) -> Iterator[str]:
+    """`gamepak serve ROOT` in a subprocess while the caller runs: its base URL."""
     process = subprocess.Popen(
         [sys.executable, "-m", "gamepak", "serve", str(root), "--port", "0"],
         stdout=subprocess.PIPE,
@@ -47,9 +44,25 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
     line = process.stdout.readline()
     match = re.search(r"(http://127\.0\.0\.1:\d+)/browse/", line)
     assert match, f"no URL in {line!r}: {process.stderr.read() if process.stderr else ''}"
-    yield match.group(1), pixels, root
+    yield match.group(1)
     process.terminate()
     assert process.wait(timeout=15) == 0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, np.ndarray], Path]]:
+    root = tmp_path_factory.mktemp("browser-root")
+    pixels = build_root(root)
+    shutil.copytree(root, root / "copy", ignore=shutil.ignore_patterns("copy"))
+    for base in serving(root):
+        yield base, pixels, root
+
+
+@pytest.fixture(scope="module")
+def samples_server() -> Iterator[str]:
+    from conftest import sample
+
+    yield from serving(sample("vdrift"))
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +188,121 @@ def test_the_model_viewer_draws_a_shaded_object(server, watched: Watched) -> Non
     assert watched.errors == []
 
 
+BACKGROUND = np.array([0x20, 0x24, 0x2C])
+
+
+def first_frame_share(page: Any, url: str) -> float:
+    """The share of the model canvas the model covers in its first frame (no orbiting); and
+    checks that what covers it is lit (faces seen from either side are not left dark)."""
+    page.goto(url)
+    page.wait_for_selector("[data-state=shown]", timeout=30_000)
+    page.wait_for_timeout(200)
+    shot = np.asarray(Image.open(io.BytesIO(page.locator(".model canvas").screenshot())).convert("RGB")).astype(int)
+    covered = np.abs(shot - BACKGROUND).sum(axis=2) > 24
+    if covered.any():
+        brightness = float(np.median(shot[covered].mean(axis=1)))
+        assert brightness > 100, f"{url}: the model is drawn dark (median {brightness:.0f} of 255)"
+    return float(covered.mean())
+
+
+@pytest.mark.parametrize(
+    ("model", "least"),
+    # wheel: a disc seen face on; glass: a thin shell; road: a flat strip seen from above.
+    [("wheel", 0.25), ("glass", 0.2), ("road", 0.15)],
+)
+def test_models_fill_the_first_frame(server, watched: Watched, model: str, least: float) -> None:
+    base, _, _ = server
+    page = watched.page
+    share = first_frame_share(page, f"{base}/browse/models/{model}.joe")
+    assert share >= least, f"{model}: the first frame shows it on {share:.1%} of the canvas"
+    assert share < 0.9, f"{model}: {share:.1%}: not framed, filled"
+    # No error box on a page whose preview works; a caption with counts and size.
+    assert page.locator(".warning, .error").count() == 0, page.inner_text("main")
+    caption = page.inner_text(".model figcaption")
+    assert re.search(r"\d+ vertices, \d+ faces, size [\d.]+ \u00d7 [\d.]+ \u00d7 [\d.]+", caption), caption
+    assert watched.errors == []
+
+
+@pytest.mark.parametrize(
+    ("model", "least"),
+    [
+        ("MCS/oem_wheel.joe", 0.15),
+        ("MCS/glass.joe", 0.15),
+        ("MCS/body.joe", 0.2),
+        ("garage/objects/objects.jpk/Floor.001.joe", 0.2),  # a floor, 44 x 64 x 0.18: from above
+        ("garage/objects/objects.jpk/Wall.joe", 0.2),  # one quad standing: face on
+    ],
+)
+def test_real_models_fill_the_first_frame(samples_server: str, watched: Watched, model: str, least: float) -> None:
+    share = first_frame_share(watched.page, f"{samples_server}/browse/{model}")
+    assert least <= share < 0.9, f"{model}: the first frame shows it on {share:.1%} of the canvas"
+    assert watched.page.locator(".warning, .error").count() == 0
+    assert watched.errors == []
+
+
+def _drawn_sizes(page: Any, selector: str) -> list[tuple[float, float, int, int]]:
+    """(drawn width, drawn height, natural width, natural height) of each matching image."""
+    page.wait_for_function(f"[...document.querySelectorAll({selector!r})].every(i => i.complete && i.naturalWidth > 0)")
+    return [
+        tuple(size)
+        for size in page.evaluate(
+            f"""[...document.querySelectorAll({selector!r})].map(image => {{
+                const box = image.getBoundingClientRect();
+                return [box.width, box.height, image.naturalWidth, image.naturalHeight];
+            }})"""
+        )
+    ]
+
+
+def test_images_keep_their_aspect_ratio_zoom_and_mips(server, watched: Watched) -> None:
+    base, _, _ = server
+    page = watched.page
+    page.goto(f"{base}/browse/big.cpeg_pc")
+    square, wide = _drawn_sizes(page, "figure img")
+    assert square[2:] == (1024, 1024) and wide[2:] == (256, 64)
+    for width, height, natural_width, natural_height in (square, wide):
+        assert abs(width / height - natural_width / natural_height) < 0.01, (width, height)
+    assert square[:2] == (512, 512)
+    # A narrow window shrinks the picture, keeping its ratio.
+    page.set_viewport_size({"width": 400, "height": 800})
+    narrow = _drawn_sizes(page, "figure img")[0]
+    assert narrow[0] < 400 and abs(narrow[0] - narrow[1]) < 1
+    page.set_viewport_size({"width": 1100, "height": 820})
+    # 1:1.
+    page.click("text=1:1")
+    page.wait_for_url("**zoom=1**")
+    square, wide = _drawn_sizes(page, "figure img")
+    assert square[:2] == (1024, 1024) and wide[:2] == (256, 64)
+    # The mip selector: level 2 of the texture with mips, the top of the one without.
+    page.click("a.mip:text-is('2')")
+    page.wait_for_url("**mip=2**")
+    square, wide = _drawn_sizes(page, "figure img")
+    assert wide[2:] == (64, 16) and wide[:2] == (64, 16)
+    assert square[2:] == (1024, 1024)
+    assert "mip 2: 64\u00d716" in page.inner_text("main")
+    # Transparent pixels show on a checkerboard.
+    background = page.evaluate("getComputedStyle(document.querySelector('figure img')).backgroundImage")
+    assert "conic-gradient" in background
+    # A loose image, enlarged by whole pixels at its own ratio.
+    page.goto(f"{base}/browse/mod.pak/pics/a.png")
+    ((width, height, natural_width, natural_height),) = _drawn_sizes(page, ".preview img")
+    assert (natural_width, natural_height) == (64, 48) and (width, height) == (256, 192)
+    assert watched.errors == []
+
+
+def test_j2me_strings_one_per_line_with_their_index(server, watched: Watched) -> None:
+    from web_fixtures import LANG_STRINGS
+
+    base, _, _ = server
+    page = watched.page
+    page.goto(f"{base}/browse/lang.f/0.txt")
+    rows = page.locator("table.strings tbody tr")
+    assert rows.count() == len(LANG_STRINGS)
+    for index, text in enumerate(LANG_STRINGS):
+        assert rows.nth(index).inner_text().split("\t") == [str(index), text]
+    assert watched.errors == []
+
+
 def test_no_javascript_errors_on_any_page(server, watched: Watched) -> None:
     base, _, _ = server
     page = watched.page
@@ -191,6 +319,9 @@ def test_no_javascript_errors_on_any_page(server, watched: Watched) -> None:
         "/browse/game.vpp_pc?check=1",
         "/browse/game.vpp_pc/notes.xtbl",
         "/browse/strings.bin",
+        "/browse/lang.f/0.txt",
+        "/browse/models/road.joe",
+        "/browse/big.cpeg_pc?zoom=1&mip=1",
         "/search?q=*.tga",
     ]
     for path in paths:
@@ -216,18 +347,31 @@ def test_hostile_names_run_no_script(server, watched: Watched) -> None:
     assert watched.dialogs == []
 
 
-def test_screenshot_for_the_readme(server, watched: Watched, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("picture_file", "path", "height"),
+    [
+        ("serve.png", "/browse/game.vpp_pc/zone.str2_pc/crate.cpeg_pc", 560),
+        ("serve-model.png", "/browse/mod.pak/model.joe", 960),
+    ],
+)
+def test_screenshots_for_the_readme(
+    server, watched: Watched, tmp_path: Path, picture_file: str, path: str, height: int
+) -> None:
     base, _, _ = server
     page = watched.page
-    page.set_viewport_size({"width": 900, "height": 560})
-    page.goto(f"{base}/browse/game.vpp_pc/zone.str2_pc/crate.cpeg_pc")
+    page.set_viewport_size({"width": 900, "height": height})
+    page.goto(base + path)
     page.wait_for_load_state("networkidle")
-    shot = tmp_path / "serve.png"
+    if "model" in picture_file:
+        page.wait_for_selector("[data-state=shown]", timeout=30_000)
+        page.wait_for_timeout(300)
+    shot = tmp_path / picture_file
     page.screenshot(path=str(shot))
     picture = Image.open(shot)
-    assert picture.size == (900, 560)
+    assert picture.size == (900, height)
+    target = SCREENSHOT.parent / picture_file
     if os.environ.get("GAMEPAK_UPDATE_SCREENSHOT"):
-        SCREENSHOT.parent.mkdir(exist_ok=True)
-        picture.convert("P", palette=Image.Palette.ADAPTIVE, colors=128).save(SCREENSHOT, optimize=True)
-    assert SCREENSHOT.exists(), "run with GAMEPAK_UPDATE_SCREENSHOT=1 to make docs/serve.png"
-    assert SCREENSHOT.stat().st_size < 150_000
+        target.parent.mkdir(exist_ok=True)
+        picture.convert("P", palette=Image.Palette.ADAPTIVE, colors=128).save(target, optimize=True)
+    assert target.exists(), f"run with GAMEPAK_UPDATE_SCREENSHOT=1 to make docs/{picture_file}"
+    assert target.stat().st_size < 150_000

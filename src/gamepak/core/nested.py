@@ -61,7 +61,6 @@ class _HeadSource(Source):
         # Not Source.__init__: this runs once per member, and needs no descriptor or lock.
         self.name = entry.name
         self.size = entry.size
-        self._owns_fd = False
         self.fd = None
         self._archive = archive
         self._entry = entry

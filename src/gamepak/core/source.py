@@ -76,6 +76,8 @@ class OwnedBuffer(bytearray):
 class Source:
     """Positioned reads over a file path, a file descriptor or a seekable file object."""
 
+    _closer: Any = None  # a weakref.finalize, when the source opened its own descriptor
+
     def __init__(
         self,
         *,
@@ -91,9 +93,14 @@ class Source:
         self.fd = fd
         self.base = base
         self._fileobj = fileobj
-        self._owns_fd = owns_fd
         self._lock = allocate_lock()
         self._parent: Source | None = None
+        # A descriptor this source opened is closed by `close()`, or when the source is dropped
+        # unclosed (a pack a long-running server forgot must not keep its descriptor).
+        if owns_fd and fd is not None:
+            import weakref  # here: `import gamepak` stays light
+
+            self._closer = weakref.finalize(self, os.close, fd)
 
     @classmethod
     def open(cls, target: PathOrFile, name: str | None = None) -> Source:
@@ -181,10 +188,22 @@ class Source:
         large range of a real file (no copy), else the bytes read."""
         return _View(self, size, offset, what)
 
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` has let go of the descriptor this source opened."""
+        return self._closer is not None and not self._closer.alive
+
     def close(self) -> None:
-        if self._owns_fd and self.fd is not None:
-            os.close(self.fd)
+        """Close the descriptor this source opened (again: nothing); reads then fail."""
+        if self._closer is not None and self._closer.alive:
             self.fd = None
+            self._closer()
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 class _View:

@@ -18,6 +18,7 @@ import contextlib
 import math
 import os
 import sys
+import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote_to_bytes, urlencode
 
@@ -36,7 +37,8 @@ from ..errors import GamepakError, MemberNotFoundError
 from ..formats.rfg.peg.reader import TextureNotFoundError
 from ..version import __version__
 from . import previews
-from .site import NotFound, Place, Refused, Row, Site, name_matcher
+from .names import name_of_shown, shown_name, shown_path, visible
+from .site import Busy, NotFound, Place, Refused, Row, Site, name_matcher, transient_os_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -50,6 +52,8 @@ PAGE_ROWS = 500
 PREVIEW_SECONDS = 20.0
 # Previews decoding at once: more requests wait rather than fill the memory.
 PREVIEW_WORKERS = 2
+# How often a waiting preview looks for a free place.
+PREVIEW_POLL_SECONDS = 0.02
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
@@ -63,38 +67,71 @@ SECURITY_HEADERS = [
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
 ]
+SECURITY_HEADER_NAMES = {name for name, _ in SECURITY_HEADERS}
 COLUMNS = [("name", "name"), ("size", "size"), ("stored", "stored"), ("type", "type")]
 LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
 
 
-class SecurityHeaders:
-    """ASGI middleware adding `SECURITY_HEADERS` to every response."""
+class Guard:
+    """The outermost ASGI layer: `SECURITY_HEADERS` on every response, errors included (Starlette
+    sends its 500 page from outside the middleware list), and no exception past it: the 500 page
+    has been sent and its one line written (`Viewer.internal_error`), so the server has nothing
+    to print; if even that page could not be made, a fixed one is sent."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, session: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
         self.app = app
+        self.session = session
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        with self.session():  # the packs a request uses stay open until its last byte is sent
+            await self._guarded(scope, receive, send)
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
 
         async def send_with_headers(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message.get("headers", []) if k not in dict(SECURITY_HEADERS)]
+                started = True
+                headers = [(k, v) for k, v in message.get("headers", []) if k not in SECURITY_HEADER_NAMES]
                 message["headers"] = headers + SECURITY_HEADERS
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception as exc:  # the last line of defence: a page, never a traceback
+            if started:
+                return
+            sys.stderr.write(f"gamepak serve: internal error: {type(exc).__name__}: {exc}\n")
+            body = b"<!doctype html><title>error</title><h1>Internal error</h1><p>The page could not be made.</p>"
+            headers = [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 500, "headers": headers + SECURITY_HEADERS})
+            await send({"type": "http.response.body", "body": body})
+
+
+class ViewerApp(Starlette):
+    """Starlette with `Guard` around everything, its own error handling included."""
+
+    def __init__(self, site: Site, **options: Any) -> None:
+        self.site = site
+        super().__init__(**options)
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return Guard(super().build_middleware_stack(), self.site.session)
 
 
 def segment_url(kind: str, segments: list[str]) -> str:
-    """`/<kind>/` followed by each segment percent-encoded (names that are not UTF-8 keep their
-    bytes through surrogate escapes)."""
-    return f"/{kind}/" + "/".join(quote(segment, safe="", errors="surrogateescape") for segment in segments)
+    """`/<kind>/` followed by each segment as `shown_name` writes it, percent-encoded: URLs are
+    UTF-8, and a name that is not is carried by its visible escapes."""
+    return f"/{kind}/" + "/".join(quote(shown_name(segment), safe="") for segment in segments)
 
 
 def request_segments(request: Request, prefix: str) -> list[str]:
-    """The decoded segments after `/<prefix>` in the raw request path (one trailing `/` allowed)."""
+    """The names of the segments after `/<prefix>` in the raw request path (one trailing `/`
+    allowed); a percent-escape that is not UTF-8, or a backslash that escapes nothing, is 400."""
     raw = request.scope.get("raw_path") or request.url.path.encode()
     raw = raw.split(b"?", 1)[0]
     rest = raw[len(prefix) + 1 :]
@@ -104,14 +141,48 @@ def request_segments(request: Request, prefix: str) -> list[str]:
         rest = rest[:-1]
     if not rest:
         return []
-    return [unquote_to_bytes(part).decode("utf-8", "surrogateescape") for part in rest.split(b"/")]
+    segments = []
+    for part in rest.split(b"/"):
+        try:
+            segments.append(name_of_shown(unquote_to_bytes(part).decode("utf-8")))
+        except UnicodeDecodeError:
+            shown = part.decode("ascii", "backslashreplace")
+            raise HTTPException(
+                400, f"{shown}: a percent-escape that is not UTF-8 (a name that is not UTF-8 is written \\xNN)"
+            ) from None
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
+    return segments
 
 
 def _check_offset(value: str | None) -> int:
+    return _check_number(value, "offset")
+
+
+def _check_number(value: str | None, what: str) -> int:
     try:
         return max(0, int(value or 0))
     except ValueError:
-        raise HTTPException(400, "offset must be a number") from None
+        raise HTTPException(400, f"{what} must be a number") from None
+
+
+# The box a picture is fitted in, and the size up to which a small one is enlarged (by whole
+# pixels, drawn sharp by the style).
+FIT_PIXELS = 512
+ENLARGE_TO = 256
+
+
+def shown_size(width: int, height: int) -> tuple[int, int]:
+    """The size a picture of width x height is drawn at on its page, at its own aspect ratio:
+    small ones enlarged by a whole factor, large ones fitted in FIT_PIXELS x FIT_PIXELS (the
+    style shrinks them further on a narrow page, keeping the ratio)."""
+    longest = max(width, height, 1)
+    if longest <= ENLARGE_TO:
+        scale = max(1, ENLARGE_TO // longest)
+        return width * scale, height * scale
+    if longest <= FIT_PIXELS:
+        return width, height
+    return max(1, round(width * FIT_PIXELS / longest)), max(1, round(height * FIT_PIXELS / longest))
 
 
 class Viewer:
@@ -119,10 +190,19 @@ class Viewer:
 
     def __init__(self, site: Site) -> None:
         self.site = site
+        # Every value a page shows has its surrogate escapes (bytes that are not UTF-8) shown as
+        # \xNN; the templates are read now, so an error page needs no file when files run out.
         self.templates = Environment(
-            loader=PackageLoader("gamepak.web", "templates"), autoescape=select_autoescape(default=True)
+            loader=PackageLoader("gamepak.web", "templates"),
+            autoescape=select_autoescape(default=True),
+            auto_reload=False,
+            finalize=lambda value: visible(value) if isinstance(value, str) else value,
         )
-        self.previews = anyio.CapacityLimiter(PREVIEW_WORKERS)
+        for template in self.templates.list_templates():
+            self.templates.get_template(template)
+        # Previews running now, counted by the threads themselves: one given up on still runs,
+        # and holds its place until it ends.
+        self.previews = threading.BoundedSemaphore(PREVIEW_WORKERS)
 
     # -- helpers ---------------------------------------------------------------------------------
     def public(self, text: str) -> str:
@@ -134,21 +214,47 @@ class Viewer:
 
     def page(self, template: str, status: int = 200, **values: Any) -> HTMLResponse:
         segments: list[str] = values.pop("segments", [])
-        crumbs = [{"name": name, "url": segment_url("browse", segments[: i + 1])} for i, name in enumerate(segments)]
+        crumbs = [
+            {"name": shown_name(name), "url": segment_url("browse", segments[: i + 1])}
+            for i, name in enumerate(segments)
+        ]
         html = self.templates.get_template(template).render(
-            site_label=self.site.label, crumbs=crumbs, version=__version__, **values
+            site_label=shown_name(self.site.label), crumbs=crumbs, version=__version__, **values
         )
-        return HTMLResponse(html, status_code=status)
+        # backslashreplace: a page is sent whatever text slipped through.
+        return HTMLResponse(html.encode("utf-8", "backslashreplace"), status_code=status)
 
     async def resolve(self, request: Request, prefix: str, *, as_file: bool = False) -> Place:
         segments = request_segments(request, prefix)
         return await anyio.to_thread.run_sync(lambda: self.site.resolve(segments, as_file=as_file))
 
     async def bounded(self, work: Callable[..., Any], *args: Any) -> Any:
-        """`work(*args)` in the preview pool, given up on after PREVIEW_SECONDS."""
+        """`work(*args)` once one of the PREVIEW_WORKERS places is free, given up on (not
+        stopped: a thread cannot be) after PREVIEW_SECONDS in all."""
+        slots = self.previews
+        # Whoever takes this first frees the place: the thread, once it ends, or the page, if
+        # it gives up before the thread has started (the thread then does nothing).
+        claim = threading.Lock()
+
+        def run() -> Any:
+            if not claim.acquire(blocking=False):
+                return None
+            try:
+                with self.site.keep():  # the packs stay open while the thread reads them
+                    return work(*args)
+            finally:
+                slots.release()
+
         with anyio.move_on_after(PREVIEW_SECONDS):
-            return await anyio.to_thread.run_sync(lambda: work(*args), limiter=self.previews, abandon_on_cancel=True)
-        raise GamepakError(f"the preview took more than {PREVIEW_SECONDS:g} s and was given up")
+            while not slots.acquire(blocking=False):
+                await anyio.sleep(PREVIEW_POLL_SECONDS)
+            try:
+                return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+            except BaseException:
+                if claim.acquire(blocking=False):
+                    slots.release()
+                raise
+        raise Busy(f"the preview was given up after {PREVIEW_SECONDS:g} s ({PREVIEW_WORKERS} previews run at once)")
 
     # -- pages -----------------------------------------------------------------------------------
     async def home(self, request: Request) -> Response:
@@ -206,11 +312,11 @@ class Viewer:
                 check = _check_summary(archive, self.public)
             if archive.format_name.startswith("j2me"):  # a text pack: its strings, decoded
                 strings = previews.j2me_strings(self.site.resolve(place.segments, as_file=True))
-        heading = place.path or self.site.label
+        heading = shown_path(place.segments) or shown_name(self.site.label)
         return self.page(
             "listing.html",
             segments=place.segments,
-            title=place.name or self.site.label,
+            title=shown_name(place.name or self.site.label),
             heading=heading + ("" if place.kind == "pack" else "/"),
             info=info,
             header=header,
@@ -232,14 +338,34 @@ class Viewer:
         )
 
     async def file_page(self, request: Request, place: Place) -> Response:
-        offset = _check_offset(request.query_params.get("offset"))
+        params = request.query_params
+        offset = _check_offset(params.get("offset"))
+        zoom = params.get("zoom") == "1"
+        mip = _check_number(params.get("mip"), "mip")
         preview = await self.bounded(previews.preview, place, offset)
+        most_mips = 1
         if preview.kind == "textures":
             for texture in preview.textures:
-                # Small textures are shown enlarged (whole pixels, drawn sharp by the style).
-                scale = max(1, 256 // max(texture["width"], texture["height"], 1))
-                texture["shown_width"], texture["shown_height"] = texture["width"] * scale, texture["height"] * scale
-                texture["url"] = segment_url("texture", place.segments) + "?" + urlencode({"name": texture["name"]})
+                level = min(mip, texture["mips"] - 1)
+                width, height = max(1, texture["width"] >> level), max(1, texture["height"] >> level)
+                texture["mip"], texture["mip_width"], texture["mip_height"] = level, width, height
+                shown = (width, height) if zoom else shown_size(texture["width"], texture["height"])
+                texture["shown_width"], texture["shown_height"] = shown
+                query = {"name": shown_name(texture["name"])} | ({"mip": level} if level else {})
+                texture["url"] = segment_url("texture", place.segments) + "?" + urlencode(query)
+                texture["name"] = shown_name(texture["name"])
+                most_mips = max(most_mips, texture["mips"])
+        if preview.kind == "image" and "width" in preview.data:
+            width, height = preview.data["width"], preview.data["height"]
+            preview.data["shown_width"], preview.data["shown_height"] = (
+                (width, height) if zoom else shown_size(width, height)
+            )
+
+        def view_url(**changes: int) -> str:
+            values = {"zoom": int(zoom), "mip": mip} | changes
+            query = urlencode({key: value for key, value in values.items() if value})
+            return "?" + query if query else "?"
+
         fields: list[tuple[str, Any]] = []
         entry = place.entry
         if entry is not None and place.node is not None and place.node.archive is not None:
@@ -254,9 +380,9 @@ class Viewer:
         return self.page(
             "file.html",
             segments=place.segments,
-            title=place.name,
-            heading=place.path,
-            name=place.name,
+            title=shown_name(place.name),
+            heading=shown_path(place.segments),
+            name=shown_name(place.name),
             size=place.size,
             fields=fields,
             preview=preview,
@@ -264,6 +390,10 @@ class Viewer:
             raw_url=segment_url("raw", place.segments),
             image_url=segment_url("image", place.segments),
             model_url=segment_url("model", place.segments),
+            zoom=zoom,
+            mip=mip,
+            most_mips=most_mips,
+            view_url=view_url,
         )
 
     async def search(self, request: Request) -> Response:
@@ -273,7 +403,12 @@ class Viewer:
         if query:
             found, how = await anyio.to_thread.run_sync(self.site.search, query)
         results = [
-            {"path": path, "url": segment_url("browse", path.split("/")), "size": row.size, "type": row.type}
+            {
+                "path": shown_path(path.split("/")),
+                "url": segment_url("browse", path.split("/")),
+                "size": row.size,
+                "type": row.type,
+            }
             for path, row in found
         ]
         return self.page("search.html", title=f"search {query}", query=query, results=results, how=how)
@@ -307,8 +442,12 @@ class Viewer:
 
     async def texture(self, request: Request) -> Response:
         place = await self.resolve(request, "texture", as_file=True)
-        name = request.query_params.get("name", "")
-        data = await self.bounded(previews.texture_png, place, name)
+        try:
+            name = name_of_shown(request.query_params.get("name", ""))
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
+        mip = _check_number(request.query_params.get("mip"), "mip")
+        data = await self.bounded(previews.texture_png, place, name, mip)
         return Response(data, media_type="image/png")
 
     async def model(self, request: Request) -> Response:
@@ -327,10 +466,23 @@ class Viewer:
         raw_url = None
         if request.url.path.startswith("/browse/") and request.query_params.get("view") != "file":
             raw_url = request.url.path + "?view=file"
-        message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if transient_os_error(exc) is not None:
+            return await self.busy(request, exc)
+        message = str(exc)
+        if isinstance(exc, OSError) and exc.strerror:  # the reason, and the file by its place in ROOT
+            message = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
         return self.page(
             "error.html", 422, title="cannot read", heading="Cannot read", message=self.public(message), raw_url=raw_url
         )
+
+    async def busy(self, request: Request, exc: Exception) -> Response:
+        shortage = transient_os_error(exc)
+        message = str(exc) if shortage is None or isinstance(exc, GamepakError) else shortage.strerror
+        response = self.page(
+            "error.html", 503, title="busy", heading="Busy, try again", message=self.public(str(message))
+        )
+        response.headers["retry-after"] = "2"
+        return response
 
     async def http_error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -365,7 +517,7 @@ def _sort_key(column: str) -> Callable[[Row], Any]:
 
 def _row_values(row: Row, parent: list[str]) -> dict[str, Any]:
     return {
-        "name": row.name,
+        "name": shown_name(row.name),
         "url": segment_url("browse", parent + [row.name]) + ("/" if row.is_folder else ""),
         "is_folder": row.is_folder,
         "size": row.size,
@@ -433,7 +585,6 @@ def create_app(
         Mount("/static", StaticFiles(packages=[("gamepak.web", "static")]), name="static"),
     ]
     middleware = [
-        Middleware(SecurityHeaders),
         Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(host, extra_hosts)),
     ]
     handlers: dict[Any, Any] = {
@@ -441,9 +592,10 @@ def create_app(
         NotFound: viewer.not_found,
         MemberNotFoundError: viewer.not_found,
         TextureNotFoundError: viewer.not_found,
+        Busy: viewer.busy,
         GamepakError: viewer.unreadable,
         OSError: viewer.unreadable,  # a file the server may not read (permissions, vanished)
         HTTPException: viewer.http_error,
         Exception: viewer.internal_error,
     }
-    return Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
+    return ViewerApp(viewer.site, routes=routes, middleware=middleware, exception_handlers=handlers)

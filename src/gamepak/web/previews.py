@@ -1,6 +1,22 @@
 """Previews of one file by what it holds: images and RFG textures as PNG, JOE models as glTF,
 text, J2ME strings, audio, and a hex view for everything else.
 
+Which preview a file gets is the table `PREVIEWERS`: (kind, function) pairs tried in order; the
+first function to return a `Preview` wins, and a file none takes is shown as hex. A preview of
+kind K is drawn by the template `templates/previews/K.html` (given `preview` and the page's
+URLs). To add one (say, for tables):
+
+    def table_preview(place, head, kind):        # (Place, first HEAD_BYTES bytes, catalog type)
+        if not place.name.endswith(".xtbl"):
+            return None                           # not mine: the next previewer is asked
+        rows = ...                                # read at most a bounded number of bytes
+        return Preview("table", "text/xtbl", data={"rows": rows})
+
+    add_previewer("table", table_preview, before="text")
+
+and write `templates/previews/table.html` (it reads `preview.data.rows`). A previewer raising
+GamepakError gives the hex view with the error as a note.
+
 Every preview reads a bounded number of bytes: a member larger than its preview's limit, or an
 image with more pixels than `MAX_PIXELS`, is shown as hex with a note, so a bomb-like member
 costs no more than its limit whatever its declared size.
@@ -8,8 +24,11 @@ costs no more than its limit whatever its declared size.
 
 from __future__ import annotations
 
+import collections
 import io
 import os
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +65,8 @@ SAFE_CONTENT_TYPES = BROWSER_IMAGES | set(AUDIO_TYPES.values())
 
 @dataclass
 class Preview:
-    """What a file's page shows: `kind` is image, textures, model, text, strings, audio or hex."""
+    """What a file's page shows: `kind` names its template (previews/<kind>.html): image,
+    textures, model, text, strings, audio, hex, or one a module added (`add_previewer`)."""
 
     kind: str
     type: str
@@ -58,6 +78,8 @@ class Preview:
     offset: int = 0
     next_offset: int | None = None
     previous_offset: int | None = None
+    # What a preview shows beyond the fields above (a model's counts, an added preview's rows).
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 def _head(place: Place) -> bytes:
@@ -119,29 +141,87 @@ def preview(place: Place, offset: int = 0) -> Preview:
 
 
 def _typed_preview(place: Place, head: bytes, kind: str) -> Preview | None:
-    family = kind.split("/", 1)[0]
-    if _is_peg(place, head):
-        return Preview("textures", "texture/peg", textures=peg_textures(place))
-    if kind in BROWSER_IMAGES or kind in DECODED_IMAGES:
-        return Preview("image", kind)
-    if kind in ("model/joe", "model/glb"):
-        return Preview("model", kind)
-    if kind in AUDIO_TYPES:
-        return Preview("audio", kind)
-    holder = _holder_format(place)
-    # J2ME text packs have no signature: tried inside J2ME packs, and on unrecognised files.
-    if ((holder or "").startswith("j2me") or kind == "binary") and place.size <= MAX_STRINGS_BYTES:
-        strings = j2me_strings(place)
-        if strings is not None:
-            return Preview("strings", "text/j2me-strings", strings=strings)
-    if family == "text":
-        with place.open() as stream:
-            data = stream.read(TEXT_BYTES + 1)
-        shown = Preview("text", kind, text=_decode_text(data[:TEXT_BYTES]))
-        if len(data) > TEXT_BYTES:
-            shown.notes.append(f"the first {TEXT_BYTES >> 10} KiB of {place.size} bytes")
-        return shown
+    for _, previewer in PREVIEWERS:
+        shown = previewer(place, head, kind)
+        if shown is not None:
+            return shown
     return None
+
+
+def _peg_preview(place: Place, head: bytes, kind: str) -> Preview | None:
+    if not _is_peg(place, head):
+        return None
+    return Preview("textures", "texture/peg", textures=peg_textures(place))
+
+
+def _image_preview(place: Place, head: bytes, kind: str) -> Preview | None:
+    if kind not in BROWSER_IMAGES and kind not in DECODED_IMAGES:
+        return None
+    shown = Preview("image", kind)
+    size = image_size(place)
+    if size is not None:
+        shown.data["width"], shown.data["height"] = size
+    return shown
+
+
+def _model_preview(place: Place, head: bytes, kind: str) -> Preview | None:
+    if kind not in ("model/joe", "model/glb"):
+        return None
+    summary = _model(place).summary()
+    shown = Preview("model", kind, data={"vertices": summary["positions"], "faces": summary["faces"]})
+    bounds = summary["bounds"]
+    if bounds is not None:
+        extents = (f"{high - low:.3g}" for low, high in zip(bounds["min"], bounds["max"]))
+        shown.data["size"] = " \u00d7 ".join(extents)
+    return shown
+
+
+def _audio_preview(place: Place, head: bytes, kind: str) -> Preview | None:
+    return Preview("audio", kind) if kind in AUDIO_TYPES else None
+
+
+def _strings_preview(place: Place, head: bytes, kind: str) -> Preview | None:
+    # J2ME strings have no signature: looked for inside J2ME packs, in files nothing else
+    # recognised, and in "text" holding NUL bytes (a string blob named .txt by `extract`).
+    holder = _holder_format(place)
+    if not ((holder or "").startswith("j2me") or kind == "binary" or b"\0" in head):
+        return None
+    if place.size > MAX_STRINGS_BYTES:
+        return None
+    strings = j2me_strings(place, any_shape=True)
+    return None if strings is None else Preview("strings", "text/j2me-strings", strings=strings)
+
+
+def _text_preview(place: Place, head: bytes, kind: str) -> Preview | None:
+    if kind.split("/", 1)[0] != "text":
+        return None
+    with place.open() as stream:
+        data = stream.read(TEXT_BYTES + 1)
+    shown = Preview("text", kind, text=_decode_text(data[:TEXT_BYTES]))
+    if len(data) > TEXT_BYTES:
+        shown.notes.append(f"the first {TEXT_BYTES >> 10} KiB of {place.size} bytes")
+    return shown
+
+
+# A previewer: (place, its first HEAD_BYTES bytes, its catalog type) -> a Preview, or None when
+# the file is not its kind.
+Previewer = Callable[["Place", bytes, str], "Preview | None"]
+PREVIEWERS: list[tuple[str, Previewer]] = [
+    ("textures", _peg_preview),
+    ("image", _image_preview),
+    ("model", _model_preview),
+    ("audio", _audio_preview),
+    ("strings", _strings_preview),
+    ("text", _text_preview),
+]
+
+
+def add_previewer(kind: str, previewer: Previewer, *, before: str | None = None) -> None:
+    """Add a preview of `kind` (drawn by templates/previews/<kind>.html), asked before the one
+    named `before` (default: after all, just before the hex view)."""
+    names = [name for name, _ in PREVIEWERS]
+    position = names.index(before) if before in names else len(PREVIEWERS)
+    PREVIEWERS.insert(position, (kind, previewer))
 
 
 def _decode_text(data: bytes) -> str:
@@ -174,17 +254,24 @@ def hex_view(place: Place, kind: str, offset: int) -> Preview:
     return shown
 
 
-def j2me_strings(place: Place) -> list[str] | None:
-    """The strings of a J2ME text pack (a file or a member), or None when it is not one."""
-    from ..formats.j2me.text import decode_string, looks_like_text_pack, parse_text_pack
+def j2me_strings(place: Place, *, any_shape: bool = False) -> list[str] | None:
+    """The strings of a J2ME text pack (a file or a member), one per index as `text export`
+    gives them, or None when it is not one. `any_shape`: also strings behind an offset table
+    and string blobs (NUL-terminated strings that read as text)."""
+    from ..formats.j2me.text import StringTable, TextShapeError, looks_like_text_pack
 
     if place.size > MAX_STRINGS_BYTES:
         return None
     data = _read_all(place, MAX_STRINGS_BYTES)
-    if not looks_like_text_pack(data):
+    if not any_shape and not looks_like_text_pack(data):
         return None
-    raw_strings, _ = parse_text_pack(data, place.path)
-    return [decode_string(raw) for raw in raw_strings]
+    try:
+        table = StringTable.parse(data, "auto", place.path)
+    except TextShapeError:
+        return None
+    if table.kind == "blob" and (len(table) < 2 or b"\0" not in data):
+        return None  # one string with no separator: plain text, not a string table
+    return table.texts
 
 
 # -- images ----------------------------------------------------------------------------------------
@@ -195,6 +282,23 @@ def _png(image: Any) -> bytes:
     # Level 1: a preview is looked at once; encoding time matters more than bytes on loopback.
     image.save(out, "PNG", compress_level=1)
     return out.getvalue()
+
+
+# Bytes of an image read to find its size (a JPEG's size may follow its EXIF data).
+IMAGE_HEAD_BYTES = 256 << 10
+
+
+def image_size(place: Place) -> tuple[int, int] | None:
+    """An image file's (width, height) from its first bytes, or None when Pillow cannot tell."""
+    from PIL import Image
+
+    with place.open() as stream:
+        head = stream.read(IMAGE_HEAD_BYTES)
+    try:
+        with Image.open(io.BytesIO(head)) as image:
+            return image.size
+    except (OSError, ValueError, Image.DecompressionBombError, SyntaxError):
+        return None
 
 
 def image_bytes(place: Place) -> tuple[bytes, str]:
@@ -217,14 +321,38 @@ def image_bytes(place: Place) -> tuple[bytes, str]:
         raise GamepakError(f"{place.path}: not an image Pillow can read: {exc}") from None
 
 
+# Parsed pegs kept for the next /texture/ request of the same page, by the files' identities
+# (path, size, modification time): a peg pair is read once, not once per texture.
+PEG_CACHE_BYTES = 160 << 20
+PEG_CACHE_COUNT = 8
+_pegs: collections.OrderedDict[tuple[object, ...], tuple[Any, int]] = collections.OrderedDict()
+_pegs_lock = threading.Lock()
+
+
 def _peg(place: Place) -> Any:
     from ..formats.rfg.peg import Peg
-    from ..formats.rfg.peg.sources import partner_name
+    from ..formats.rfg.peg.sources import is_cpu_name, partner_name
 
+    if not is_cpu_name(place.name):
+        raise GamepakError(f"{place.path}: not a peg's CPU file (.cpeg_pc, .cvbm_pc)")
     gpu = place.sibling(partner_name(place.name))
     if gpu is None:
         raise GamepakError(f"{place.path}: its GPU partner {partner_name(place.name)} is not beside it")
-    return Peg.parse(_read_all(place, MAX_IMAGE_BYTES), _read_all(gpu, MAX_IMAGE_BYTES * 4), name=place.path)
+    key = (place.identity, gpu.identity)
+    with _pegs_lock:
+        if key in _pegs:
+            _pegs.move_to_end(key)
+            return _pegs[key][0]
+    cpu_data = _read_all(place, MAX_IMAGE_BYTES)
+    gpu_data = _read_all(gpu, MAX_IMAGE_BYTES * 4)
+    peg = Peg.parse(cpu_data, gpu_data, name=place.path)
+    cost = len(cpu_data) + len(gpu_data)
+    if cost <= PEG_CACHE_BYTES:
+        with _pegs_lock:
+            _pegs[key] = (peg, cost)
+            while len(_pegs) > PEG_CACHE_COUNT or sum(size for _, size in _pegs.values()) > PEG_CACHE_BYTES:
+                _pegs.popitem(last=False)
+    return peg
 
 
 def peg_textures(place: Place) -> list[dict[str, Any]]:
@@ -241,24 +369,48 @@ def peg_textures(place: Place) -> list[dict[str, Any]]:
     ]
 
 
-def texture_png(place: Place, name: str) -> bytes:
-    """One texture of a peg (its top mip) as PNG, from the texture decoder."""
+def texture_png(place: Place, name: str, mip: int = 0) -> bytes:
+    """One mip level of a texture of a peg (0: the top one) as PNG, from the texture decoder."""
+    from PIL import Image
+
+    from ..formats.rfg.peg.layout import level_dims, level_size
+    from ..formats.rfg.peg.pixels import decode
+
     peg = _peg(place)
     texture = peg.texture(name)
     if texture.width * texture.height > MAX_PIXELS:
         raise GamepakError(
             f"{place.path}: {name}: {texture.width}x{texture.height} pixels, more than a preview decodes"
         )
-    return _png(peg.read_pil(name))
+    if mip == 0:
+        return _png(peg.read_pil(name))
+    levels = level_dims(texture.width, texture.height, texture.mips)
+    if not 0 <= mip < len(levels):
+        raise GamepakError(f"{place.path}: {name}: no mip {mip} (it has {len(levels)}: 0 to {len(levels) - 1})")
+    start = sum(level_size(texture.format, width, height) for width, height in levels[:mip])
+    width, height = levels[mip]
+    chain = peg.mip_data(name)
+    pixels = decode(
+        texture.format, chain[start : start + level_size(texture.format, width, height)], width, height, peg.order
+    )
+    return _png(Image.fromarray(pixels, "RGBA"))
 
 
 # -- models ----------------------------------------------------------------------------------------
+def _model(place: Place, data: bytes | None = None) -> Any:
+    from ..models import loads
+
+    if data is None:
+        data = _read_all(place, MAX_MODEL_BYTES)
+    model_format = "glb" if data[:4] == b"glTF" else "joe"
+    return loads(data, model_format, name=os.path.splitext(place.name)[0], path=place.path)
+
+
 def model_glb(place: Place) -> bytes:
     """A model file as binary glTF for the viewer (JOE converted; GLB as stored)."""
-    from ..models import dumps, loads
+    from ..models import dumps
 
     data = _read_all(place, MAX_MODEL_BYTES)
     if data[:4] == b"glTF":
         return data
-    mesh = loads(data, "joe", name=os.path.splitext(place.name)[0], path=place.path)
-    return dumps(mesh, "glb")
+    return dumps(_model(place, data), "glb")

@@ -11,6 +11,9 @@ folders and regular files are opened (a FIFO would block a worker).
 from __future__ import annotations
 
 import collections
+import contextlib
+import contextvars
+import errno
 import fnmatch
 import functools
 import os
@@ -39,8 +42,50 @@ class NotFound(GamepakError):
     """A path that names nothing (404)."""
 
 
+class Busy(GamepakError):
+    """The server ran short of something for a while (file descriptors, memory): try again (503)."""
+
+
 # Open packs kept for the next request (each holds a file descriptor and its directory).
 OPEN_PACKS = 32
+# OS errors that say the server, not the file, is short of something: never remembered.
+TRANSIENT_ERRNOS = frozenset(
+    getattr(errno, name)
+    for name in ("EMFILE", "ENFILE", "ENOMEM", "EAGAIN", "EINTR", "ENOBUFS")
+    if hasattr(errno, name)
+)
+
+
+def transient_os_error(exc: BaseException) -> OSError | None:
+    """The OS error behind `exc` (itself, or what a GamepakError was raised from) when it is a
+    passing shortage, else None."""
+    for cause in (exc, exc.__cause__):
+        if isinstance(cause, OSError) and cause.errno in TRANSIENT_ERRNOS:
+            return cause
+    return None
+
+
+@dataclass(eq=False)
+class _OpenPack:
+    """A pack file opened for the viewer, as the cache keeps it: closed once it has left the
+    cache (evicted, or replaced after its file changed) and no request holds it any more."""
+
+    key: tuple[int, int]
+    tree: PackTree | None
+    archive: Archive | None
+    problem: str | None
+    users: int = 0
+    retired: bool = False
+
+    def close(self) -> None:
+        if self.tree is not None:
+            self.tree.close()  # the nested packs it opened
+        if self.archive is not None:
+            self.archive.close()
+
+
+# The packs the running request holds (see `Site.session`).
+_HELD: contextvars.ContextVar[list[_OpenPack] | None] = contextvars.ContextVar("gamepak_web_held", default=None)
 
 
 @dataclass
@@ -102,7 +147,9 @@ class Place:
             parent = self.tree.lookup("/".join(self.segments[self._pack_depth : -1]))
             for child_name, child in self.tree.children(parent).items():
                 if same_name(child_name, name) and not child.is_dir:
-                    return Place(self.segments[:-1] + [child_name], "file", tree=self.tree, node=child)
+                    found = Place(self.segments[:-1] + [child_name], "file", tree=self.tree, node=child)
+                    found._pack_depth, found._pack_key = self._pack_depth, self._pack_key
+                    return found
             return None
         assert self.disk_path is not None
         folder = os.path.dirname(self.disk_path)
@@ -117,8 +164,20 @@ class Place:
     def path(self) -> str:
         return "/".join(self.segments)
 
-    # How many leading segments lead to the pack the tree shows (set by Site.resolve).
+    # How many leading segments lead to the pack the tree shows, and that pack file's path,
+    # size and modification time (set by Site.resolve).
     _pack_depth: int = 0
+    _pack_key: tuple[str, int, int] | None = None
+
+    @property
+    def identity(self) -> tuple[object, ...]:
+        """What tells this file's bytes apart from any other's, for caches: the file's path, size
+        and modification time, and for a member the path inside its pack."""
+        if self.node is not None and self._pack_key is not None:
+            return (*self._pack_key, "/".join(self.segments[self._pack_depth :]))
+        assert self.disk_path is not None
+        info = os.stat(self.disk_path)
+        return (self.disk_path, info.st_size, info.st_mtime_ns)
 
 
 @dataclass(slots=True)
@@ -188,12 +247,60 @@ class Site:
         self.label = os.path.basename(real.rstrip(os.sep)) or real
         self.catalog = catalog if catalog is not None else _catalog_in(real)
         self._lock = threading.Lock()
-        self._packs: collections.OrderedDict[str, tuple[tuple[int, int], PackTree | None, str | None]] = (
-            collections.OrderedDict()
-        )
+        self._packs: collections.OrderedDict[str, _OpenPack] = collections.OrderedDict()
         self.root_is_pack = os.path.isfile(real)
-        if self.root_is_pack and self._tree(real, os.stat(real), self.label)[0] is None:
-            raise GamepakError(f"{root}: not a pack gamepak can read, and not a folder")
+        if self.root_is_pack:
+            with self.session():
+                if self._tree(real, os.stat(real), self.label)[0] is None:
+                    raise GamepakError(f"{root}: not a pack gamepak can read, and not a folder")
+
+    # -- holding packs ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """Hold every pack opened or found in the cache inside the block (its threads included:
+        they run in a copy of its context), so that one leaving the cache meanwhile is closed
+        when the block ends rather than under a reader. A request runs in one session."""
+        held: list[_OpenPack] = []
+        token = _HELD.set(held)
+        try:
+            yield
+        finally:
+            _HELD.reset(token)
+            self._release(held)
+
+    @contextlib.contextmanager
+    def keep(self) -> Iterator[None]:
+        """Hold the packs the current session holds for the block too (a preview thread the
+        request gave up on keeps reading them after the request ended)."""
+        with self._lock:
+            kept = list(_HELD.get() or [])
+            for pack in kept:
+                pack.users += 1
+        try:
+            yield
+        finally:
+            self._release(kept)
+
+    def _release(self, held: list[_OpenPack]) -> None:
+        with self._lock:
+            for pack in held:
+                pack.users -= 1
+            done = [pack for pack in held if pack.retired and pack.users == 0]
+        for pack in dict.fromkeys(done):
+            pack.close()
+
+    def open_packs(self) -> int:
+        """How many pack files the cache holds open."""
+        with self._lock:
+            return sum(1 for pack in self._packs.values() if pack.archive is not None)
+
+    def close(self) -> None:
+        """Close every pack the cache holds (the server is stopping)."""
+        with self._lock:
+            packs = list(self._packs.values())
+            self._packs.clear()
+        for pack in packs:
+            pack.close()
 
     # -- resolving -------------------------------------------------------------------------------
     def resolve(self, segments: list[str], *, as_file: bool = False) -> Place:
@@ -202,9 +309,10 @@ class Site:
         for segment in segments:
             check_segment(segment)
         if self.root_is_pack:
-            tree, _ = self._tree(self.root, os.stat(self.root), self.label)
+            info = os.stat(self.root)
+            tree, _ = self._tree(self.root, info, self.label)
             assert tree is not None
-            return self._in_tree(tree, segments, 0, as_file)
+            return self._in_tree(tree, segments, 0, as_file, (self.root, info.st_size, info.st_mtime_ns))
         path = self.root
         for depth, segment in enumerate(segments):
             path = os.path.join(path, segment)
@@ -218,7 +326,7 @@ class Site:
                 return Place(list(segments), "file", disk_path=path)
             tree, problem = self._tree(path, info, segment)
             if tree is not None:
-                return self._in_tree(tree, segments, depth + 1, as_file)
+                return self._in_tree(tree, segments, depth + 1, as_file, (path, info.st_size, info.st_mtime_ns))
             if last:
                 place = Place(list(segments), "file", disk_path=path)
                 if problem:
@@ -230,7 +338,7 @@ class Site:
     def _stat_inside(self, path: str) -> os.stat_result:
         try:
             info = os.lstat(path)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
             raise NotFound(f"{os.path.relpath(path, self.root)}: no such file or folder") from None
         if stat.S_ISLNK(info.st_mode):
             target = os.path.realpath(path)
@@ -242,7 +350,9 @@ class Site:
                 raise NotFound(f"{os.path.relpath(path, self.root)}: a broken link") from None
         return info
 
-    def _in_tree(self, tree: PackTree, segments: list[str], depth: int, as_file: bool = False) -> Place:
+    def _in_tree(
+        self, tree: PackTree, segments: list[str], depth: int, as_file: bool, pack_key: tuple[str, int, int]
+    ) -> Place:
         inner = segments[depth:]
         try:
             node = tree.lookup("/".join(inner))
@@ -257,7 +367,7 @@ class Site:
         else:
             kind = "file"
         place = Place(list(segments), kind, tree=tree, node=node)
-        place._pack_depth = depth
+        place._pack_depth, place._pack_key = depth, pack_key
         if kind == "pack":
             place.problems = list(tree.problems)
         return place
@@ -265,24 +375,47 @@ class Site:
     def _tree(self, path: str, info: os.stat_result, label: str) -> tuple[PackTree | None, str | None]:
         """The pack tree of the file at `path` (None when it is not a pack), opened once and kept
         while the file's size and modification time stay the same; and why it is shown as a file
-        when it looks like a pack that cannot be read."""
+        when it looks like a pack that cannot be read. A shortage (no file descriptor left) is
+        `Busy` and not remembered; neither is any other OS error (the file may be fixed)."""
         key = (info.st_size, info.st_mtime_ns)
         with self._lock:
             cached = self._packs.get(path)
-            if cached is not None and cached[0] == key:
+            if cached is not None and cached.key == key:
                 self._packs.move_to_end(path)
-                return cached[1], cached[2]
-        tree, problem = self._open_tree(path, label)
+                self._hold(cached)
+                return cached.tree, cached.problem
+        tree, archive, problem, remember = self._open_tree(path, label)
+        opened = _OpenPack(key, tree, archive, problem)
+        retired = []
         with self._lock:
-            self._packs[path] = (key, tree, problem)
-            while len(self._packs) > OPEN_PACKS:
-                # Not closed here: a request may still be reading it; it closes when unused.
-                self._packs.popitem(last=False)
+            self._hold(opened)
+            if remember:
+                replaced = self._packs.pop(path, None)
+                if replaced is not None:
+                    retired.append(replaced)
+                self._packs[path] = opened
+                while len(self._packs) > OPEN_PACKS:
+                    retired.append(self._packs.popitem(last=False)[1])
+            else:
+                retired.append(opened)
+            for pack in retired:
+                pack.retired = True
+            done = [pack for pack in retired if pack.users == 0]
+        for pack in done:  # the ones a request holds close when it ends (see `session`)
+            pack.close()
         return tree, problem
 
-    def _open_tree(self, path: str, label: str) -> tuple[PackTree | None, str | None]:
+    def _hold(self, pack: _OpenPack) -> None:
+        held = _HELD.get()
+        if held is not None:
+            pack.users += 1
+            held.append(pack)
+
+    def _open_tree(self, path: str, label: str) -> tuple[PackTree | None, Archive | None, str | None, bool]:
+        """(tree, archive, problem, whether to remember the answer) for the file at `path`."""
         from ..catalog.detect import choose
         from ..core.opening import open as open_archive
+        from ..core.registry import get_format
         from ..errors import AmbiguousFormatError
         from ..fs.tree import PackTree
 
@@ -290,18 +423,32 @@ class Site:
             with open(path, "rb") as handle:
                 chosen = choose(handle, label, "strict")
         except AmbiguousFormatError as exc:
-            return None, str(exc)
+            return None, None, str(exc), True
         except (OSError, GamepakError) as exc:
-            return None, f"{label}: cannot be read: {exc}"
+            self._check_shortage(exc, label)
+            return None, None, f"{label}: cannot be read: {_reason(exc)}", not _os_error_in(exc)
         if chosen is None:
-            return None, None
+            return None, None, None, True
         detection, _ = chosen
+        if get_format(detection.format).kind == "model":  # a file with a preview, not a pack
+            return None, None, None, True
         try:
             archive = open_archive(path, detection.format)
-            mtime = os.stat(path).st_mtime
-            return PackTree([(label, archive, mtime)]), None
         except GamepakError as exc:
-            return None, f"{label}: not readable as {detection.format}: {exc}"
+            self._check_shortage(exc, label)
+            return None, None, f"{label}: not readable as {detection.format}: {exc}", not _os_error_in(exc)
+        try:
+            mtime = os.stat(path).st_mtime
+            return PackTree([(label, archive, mtime)]), archive, None, True
+        except BaseException:
+            archive.close()
+            raise
+
+    @staticmethod
+    def _check_shortage(exc: BaseException, label: str) -> None:
+        shortage = transient_os_error(exc)
+        if shortage is not None:
+            raise Busy(f"{label}: cannot be opened now: {shortage.strerror} (try again)") from shortage
 
     # -- listings --------------------------------------------------------------------------------
     def rows(self, place: Place) -> list[Row]:
@@ -365,9 +512,11 @@ class Site:
         while stack:
             segments = stack.pop()
             try:
-                place = self.resolve(segments)
-                rows = self.classify(place, self.rows(place))  # nested packs are searched too
-            except GamepakError:
+                # One pack held at a time: a walk over thousands keeps only the cache's open.
+                with self.session():
+                    place = self.resolve(segments)
+                    rows = self.classify(place, self.rows(place))  # nested packs are searched too
+            except (GamepakError, OSError):
                 continue
             for row in sorted(rows, key=lambda r: r.name):
                 path = segments + [row.name]
@@ -409,6 +558,17 @@ class Site:
             if len(found) >= limit:
                 return found, f"the first {limit} matches in the catalog"
         return found, f"every member in the catalog {os.path.basename(self.catalog)}"
+
+
+def _os_error_in(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) or isinstance(exc.__cause__, OSError)
+
+
+def _reason(exc: BaseException) -> str:
+    """An error as a page says it: an OS error by its own words, others whole."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
 
 
 def _catalog_in(root: str) -> str | None:
