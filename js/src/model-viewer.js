@@ -11,7 +11,9 @@ import {
   MathUtils,
   MeshStandardMaterial,
   PerspectiveCamera,
+  Raycaster,
   Scene,
+  Vector2,
   Vector3,
   WebGLRenderer,
 } from "three";
@@ -161,6 +163,54 @@ function faceNormalsOutward(geometry) {
   }
 }
 
+function sceneControls(holder, root, canvas, camera) {
+  // A whole track or car: toggles for the skybox and the transparent objects, and the name of
+  // the object under the pointer (as list.txt or the .car file names it).
+  const skybox = root.getObjectByName("skybox");
+  const transparent = [];
+  root.traverse((node) => {
+    if (node.isMesh && node.material && node.material.transparent) transparent.push(node);
+  });
+  const section = holder.closest("section") || document;
+  for (const box of section.querySelectorAll("input[data-toggle]")) {
+    const targets = box.dataset.toggle === "skybox" ? (skybox ? [skybox] : []) : transparent;
+    box.disabled = targets.length === 0;
+    box.addEventListener("change", () => {
+      for (const target of targets) target.visible = box.checked;
+    });
+  }
+  const label = holder.querySelector(".scene-hover");
+  const ray = new Raycaster();
+  const pointer = new Vector2();
+  let pending = false;
+  canvas.addEventListener("pointermove", (event) => {
+    if (pending || !label) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      const box = canvas.getBoundingClientRect();
+      pointer.set(((event.clientX - box.left) / box.width) * 2 - 1, -((event.clientY - box.top) / box.height) * 2 + 1);
+      ray.setFromCamera(pointer, camera);
+      const hit = ray.intersectObject(root, true).find((found) => found.object.visible && visibleChain(found.object));
+      label.textContent = hit ? objectName(hit.object) : "";
+    });
+  });
+}
+
+function visibleChain(node) {
+  for (let current = node; current; current = current.parent) if (!current.visible) return false;
+  return true;
+}
+
+function objectName(node) {
+  // three names a mesh after its glTF node, with dots and spaces taken out; the name as
+  // written is kept in userData. A node of several primitives becomes a group of meshes.
+  for (const candidate of [node, node.parent]) {
+    if (candidate && (candidate.userData.name || candidate.name)) return candidate.userData.name || candidate.name;
+  }
+  return "";
+}
+
 function show(holder) {
   const canvas = holder.querySelector("canvas");
   const url = holder.dataset.model;
@@ -223,7 +273,17 @@ function show(holder) {
       scene.add(gltf.scene);
       gltf.scene.updateMatrixWorld(true);
       resize();
+      // A scene is framed on what it shows, not its skybox (a box around the whole world).
+      const skybox = holder.dataset.scene ? gltf.scene.getObjectByName("skybox") : null;
+      const skyboxParent = skybox ? skybox.parent : null;
+      if (skybox) skyboxParent.remove(skybox);
       frame(camera, controls, gltf.scene);
+      if (skybox) {
+        skyboxParent.add(skybox);
+        camera.far = Math.max(camera.far, new Box3().setFromObject(skybox).getSize(new Vector3()).length() * 2);
+        camera.updateProjectionMatrix();
+      }
+      if (holder.dataset.scene) sceneControls(holder, gltf.scene, canvas, camera);
       renderer.render(scene, camera);
       draw();
       say(holder, "shown");

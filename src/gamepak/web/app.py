@@ -55,9 +55,11 @@ PREVIEW_WORKERS = 2
 # How often a waiting preview looks for a free place.
 PREVIEW_POLL_SECONDS = 0.02
 
+# connect-src allows blob: because three.js fetches a glTF's embedded textures (a scene's) from
+# blob URLs the page itself makes of the model it downloaded; nothing from elsewhere.
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
-    "media-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    "media-src 'self'; connect-src 'self' blob:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = [
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
@@ -312,9 +314,19 @@ class Viewer:
                 check = _check_summary(archive, self.public)
             if archive.format_name.startswith("j2me"):  # a text pack: its strings, decoded
                 strings = previews.j2me_strings(self.site.resolve(place.segments, as_file=True))
+        scene = None
+        if place.kind == "folder" and place.disk_path is not None and previews.is_scene(place.disk_path):
+            # A VDrift track or car: the whole scene above its files (its counts now; the
+            # viewer fetches the glTF from /scene/, built once for both).
+            try:
+                summary, _ = previews.scene(place.disk_path, self.site.root)
+                scene = dict(summary, url=segment_url("scene", place.segments), error=None)
+            except GamepakError as exc:
+                scene = {"error": self.public(str(exc))}
         heading = shown_path(place.segments) or shown_name(self.site.label)
         return self.page(
             "listing.html",
+            scene=scene,
             segments=place.segments,
             title=shown_name(place.name or self.site.label),
             heading=heading + ("" if place.kind == "pack" else "/"),
@@ -455,6 +467,13 @@ class Viewer:
         data = await self.bounded(previews.model_glb, place)
         return Response(data, media_type="model/gltf-binary")
 
+    async def scene(self, request: Request) -> Response:
+        place = await self.resolve(request, "scene")
+        if place.kind != "folder" or place.disk_path is None or not previews.is_scene(place.disk_path):
+            raise HTTPException(404, "not a VDrift track or car folder")
+        _, data = await self.bounded(previews.scene, place.disk_path, self.site.root)
+        return Response(data, media_type="model/gltf-binary")
+
     # -- errors ----------------------------------------------------------------------------------
     async def refused(self, request: Request, exc: Exception) -> Response:
         return self.page("error.html", 403, title="refused", heading="Refused", message=self.public(str(exc)))
@@ -581,6 +600,7 @@ def create_app(
         Route("/image/{path:path}", viewer.image, methods=get),
         Route("/texture/{path:path}", viewer.texture, methods=get),
         Route("/model/{path:path}", viewer.model, methods=get),
+        Route("/scene/{path:path}", viewer.scene, methods=get),
         Route("/search", viewer.search, methods=get),
         Mount("/static", StaticFiles(packages=[("gamepak.web", "static")]), name="static"),
     ]

@@ -414,3 +414,62 @@ def model_glb(place: Place) -> bytes:
     if data[:4] == b"glTF":
         return data
     return dumps(_model(place, data), "glb")
+
+
+# -- scenes (VDrift tracks and cars) ----------------------------------------------------------------
+# Scenes kept built: a track's scene is both the page's counts and the viewer's glTF.
+SCENES_KEPT = 4
+_scenes: collections.OrderedDict[tuple[Any, ...], tuple[dict[str, Any], bytes]] = collections.OrderedDict()
+_scenes_lock = threading.Lock()
+
+
+def _scene_signature(folder: str) -> tuple[Any, ...]:
+    """What a scene is read from, by size and modification time: a change to any of them makes
+    it another scene."""
+    from ..models.scene.car import find_car_file
+    from ..models.scene.track import find_track_folder
+
+    track = find_track_folder(folder)
+    if track is not None:
+        names = [os.path.join(track, "objects", name) for name in ("list.txt", "objects.jpk")]
+        names.append(os.path.join(track, "objects"))
+    else:
+        names = [find_car_file(folder) or folder, folder]
+    signature: list[Any] = [folder]
+    for name in names:
+        try:
+            info = os.stat(name)
+            signature.append((name, info.st_size, info.st_mtime_ns))
+        except OSError:
+            signature.append((name, None))
+    return tuple(signature)
+
+
+def is_scene(folder: str) -> bool:
+    """Whether a folder on disk is a VDrift track or car the viewer shows as a scene."""
+    from ..models import scene
+
+    return scene.is_scene(folder)
+
+
+def scene(folder: str, root: str) -> tuple[dict[str, Any], bytes]:
+    """(the counts and warnings `model info` gives, the scene as binary glTF) of the track or car
+    in `folder`, reading nothing outside `root` (links followed); the last few are kept."""
+    from ..models import scene as scenes
+    from ..models.scene import gltf
+
+    key = _scene_signature(folder)
+    with _scenes_lock:
+        if key in _scenes:
+            _scenes.move_to_end(key)
+            return _scenes[key]
+    found = scenes.load(folder, confine=root)
+    summary = found.summary()
+    summary["warnings"] = [warning.replace(root.rstrip(os.sep) + os.sep, "") for warning in summary["warnings"]]
+    summary.pop("source", None)
+    built = (summary, b"".join(gltf.glb_parts(found)))
+    with _scenes_lock:
+        _scenes[key] = built
+        while len(_scenes) > SCENES_KEPT:
+            _scenes.popitem(last=False)
+    return built

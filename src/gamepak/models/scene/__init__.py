@@ -34,11 +34,16 @@ def is_scene(path: str | os.PathLike[str]) -> bool:
 
 
 def load(
-    path: str | os.PathLike[str], *, search: list[str] | None = None, paint: tuple[float, float, float] | None = None
+    path: str | os.PathLike[str],
+    *,
+    search: list[str] | None = None,
+    paint: tuple[float, float, float] | None = None,
+    confine: str | None = None,
 ) -> Scene:
     """The scene of the VDrift track or car folder `path`. `search`: more folders to look for
     shared parts and textures in (after the folder itself; VDrift's `carparts/` and
-    `trackparts/` are tried by default). `paint`: a car's body colour (RGB 0-1)."""
+    `trackparts/` are tried by default). `paint`: a car's body colour (RGB 0-1). `confine`: a
+    real path no file read may leave, links followed (the web viewer's root)."""
     from .car import find_car_file, read_car
     from .track import find_track_folder, read_track
 
@@ -46,9 +51,9 @@ def load(
     if not os.path.isdir(folder):
         raise SceneError(f"{folder}: not a folder")
     if find_track_folder(folder) is not None:
-        return read_track(folder, search=search)
+        return read_track(folder, search=search, confine=confine)
     if find_car_file(folder) is not None:
-        return read_car(folder, search=search, paint=paint)
+        return read_car(folder, search=search, paint=paint, confine=confine)
     raise SceneError(f"{folder}: neither a VDrift track (objects/list.txt) nor a car (a .car file)")
 
 

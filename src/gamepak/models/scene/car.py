@@ -37,6 +37,7 @@ from .common import (
     SceneImage,
     SceneMaterial,
     SceneNode,
+    inside,
     load_image,
     repair_mesh,
     shared_folders,
@@ -73,13 +74,19 @@ def _gltf_vector(values: list[float]) -> tuple[float, float, float]:
 
 class _CarReader:
     def __init__(
-        self, folder: str, car_file: str, search: list[str] | None, paint: tuple[float, float, float] | None
+        self,
+        folder: str,
+        car_file: str,
+        search: list[str] | None,
+        paint: tuple[float, float, float] | None,
+        confine: str | None = None,
     ) -> None:
         self.folder = folder
+        self.confine = confine
         self.definition = ini.read(car_file)
         self.warnings: list[str] = []
         self.counts: dict[str, int] = {}
-        self.files = FileFinder([folder, *shared_folders(folder, search)], self.warnings)
+        self.files = FileFinder([folder, *shared_folders(folder, search)], self.warnings, confine)
         self.paint = paint or DEFAULT_PAINT
         self.images: dict[str, SceneImage] = {}
         self.meshes: dict[str, Mesh | None] = {}
@@ -256,7 +263,9 @@ class _CarReader:
 
     def read(self) -> Scene:
         definition = self.definition
-        root = SceneNode(_about_name(self.folder), extras={"vdrift": {"car": os.path.basename(definition.path)}})
+        root = SceneNode(
+            _about_name(self.folder, self.confine), extras={"vdrift": {"car": os.path.basename(definition.path)}}
+        )
         body = self.drawable("body", on_body=True)
         if body is None:
             self.warnings.append(f"{definition.path}: no [body] with mesh and texture: the car has no body")
@@ -293,19 +302,28 @@ class _CarReader:
         )
 
 
-def read_car(folder: str, *, search: list[str] | None = None, paint: tuple[float, float, float] | None = None) -> Scene:
+def read_car(
+    folder: str,
+    *,
+    search: list[str] | None = None,
+    paint: tuple[float, float, float] | None = None,
+    confine: str | None = None,
+) -> Scene:
     """The scene of the car in `folder` (its `.car` file). `search`: more folders for shared
-    parts; `paint`: the body colour (RGB 0-1, default VDrift's (0, 0.5, 0.5))."""
+    parts; `paint`: the body colour (RGB 0-1, default VDrift's (0, 0.5, 0.5)); `confine`: a
+    real path no file read may leave."""
     car_file = find_car_file(folder)
     if car_file is None:
         raise SceneError(f"{folder}: not a VDrift car (no .car file)")
-    return _CarReader(folder, car_file, search, paint).read()
+    if not inside(car_file, confine):
+        raise SceneError(f"{car_file}: leads outside the served folder")
+    return _CarReader(folder, car_file, search, paint, confine).read()
 
 
-def _about_name(folder: str) -> str:
+def _about_name(folder: str, confine: str | None) -> str:
     from .track import _about_name as about
 
-    return about(folder)
+    return about(folder, confine)
 
 
 # ------------------------------------------------------------------------------- geometry

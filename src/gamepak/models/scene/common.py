@@ -255,23 +255,46 @@ def _vdrift_swaps_normals(meshes: list[Mesh]) -> list[bool]:
     return [bool(next(verdicts)) if len(m.normals) and m.face_count else False for m in meshes]
 
 
+def inside(path: str, confine: str | None) -> bool:
+    """Whether `path`, its links followed, lies in the folder `confine` (a real path; None: no
+    limit). The web viewer reads scenes confined to the folder it serves."""
+    if confine is None:
+        return True
+    real = os.path.realpath(path)
+    return os.path.commonpath([real, confine]) == confine
+
+
 class FileFinder:
     """Looks names up in folders in order, as VDrift does (exact name first); a name found only
-    ignoring case is returned with a warning, since VDrift on Linux would not find it."""
+    ignoring case is returned with a warning, since VDrift on Linux would not find it. A name
+    that climbs out of its folder (`..`, an absolute path) is refused, and with `confine` no file
+    outside that folder is found, whatever the links say."""
 
-    def __init__(self, folders: list[str], warnings: list[str]) -> None:
-        self.folders = [folder for folder in folders if os.path.isdir(folder)]
+    def __init__(self, folders: list[str], warnings: list[str], confine: str | None = None) -> None:
+        self.folders = [folder for folder in folders if os.path.isdir(folder) and inside(folder, confine)]
         self.warnings = warnings
+        self.confine = confine
         self._listings: dict[str, dict[str, str]] = {}
 
     def find(self, name: str, what: str) -> str | None:
+        parts = name.replace("\\", "/").split("/")
+        if name.startswith(("/", "\\")) or any(part in ("", "..") for part in parts) or ":" in name:
+            self.warnings.append(f"{what} {name!r} is not a name inside a folder: refused")
+            return None
+        found = self._find(parts, name, what)
+        if found is not None and not inside(found, self.confine):
+            self.warnings.append(f"{what} {name!r} leads outside the served folder: refused")
+            return None
+        return found
+
+    def _find(self, parts: list[str], name: str, what: str) -> str | None:
         for folder in self.folders:
-            candidate = os.path.join(folder, *name.replace("\\", "/").split("/"))
+            candidate = os.path.join(folder, *parts)
             if os.path.isfile(candidate):
                 return candidate
         for folder in self.folders:
-            sub, _, leaf = name.replace("\\", "/").rpartition("/")
-            where = os.path.join(folder, *sub.split("/")) if sub else folder
+            where = os.path.join(folder, *parts[:-1])
+            leaf = parts[-1]
             listing = self._listing(where)
             actual = listing.get(leaf.lower())
             if actual is not None:

@@ -43,6 +43,7 @@ from .common import (
     SceneImage,
     SceneMaterial,
     SceneNode,
+    inside,
     load_image,
     repair_meshes,
     shared_folders,
@@ -193,9 +194,9 @@ def _read_text(path: str) -> str:
         return data.decode("latin-1")
 
 
-def read_track(folder: str, *, search: list[str] | None = None) -> Scene:
+def read_track(folder: str, *, search: list[str] | None = None, confine: str | None = None) -> Scene:
     """The scene of the track in `folder` (or its `objects/` folder). `search`: more folders to
-    look for textures in after the track's own."""
+    look for textures in after the track's own; `confine`: a real path no file read may leave."""
     from ...core.opening import open as open_archive
     from .. import loads
 
@@ -204,25 +205,31 @@ def read_track(folder: str, *, search: list[str] | None = None) -> Scene:
         raise SceneError(f"{folder}: not a VDrift track (no objects/{LIST_FILE})")
     objects = os.path.join(track, "objects")
     list_path = os.path.join(objects, LIST_FILE)
+    if not inside(list_path, confine):
+        raise SceneError(f"{list_path}: leads outside the served folder")
     warnings: list[str] = []
     counts: dict[str, int] = {}
     entries = parse_list(_read_text(list_path), list_path, warnings)
 
-    settings = ini.read(os.path.join(track, "track.txt")) if os.path.isfile(os.path.join(track, "track.txt")) else None
+    settings_path = os.path.join(track, "track.txt")
+    settings = ini.read(settings_path) if os.path.isfile(settings_path) and inside(settings_path, confine) else None
     cull_faces = settings.flag("", "cull faces", True) if settings else True
-    surface_types = _surface_types(os.path.join(track, "surfaces.txt"))
+    surfaces_path = os.path.join(track, "surfaces.txt")
+    surface_types = _surface_types(surfaces_path) if inside(surfaces_path, confine) else {}
 
     pack_path = os.path.join(objects, PACK_FILE)
-    pack = open_archive(pack_path) if os.path.isfile(pack_path) else None
+    pack = open_archive(pack_path) if os.path.isfile(pack_path) and inside(pack_path, confine) else None
     try:
         members = {entry.name: entry for entry in pack.infolist()} if pack else {}
         folded = {name.lower(): name for name in reversed(list(members))}
-        loose = FileFinder([objects], warnings)
-        textures = FileFinder([objects, *shared_folders(track, search)], warnings)
+        loose = FileFinder([objects], warnings, confine)
+        textures = FileFinder([objects, *shared_folders(track, search)], warnings, confine)
         images: dict[str, SceneImage] = {}
         image_for: dict[str, str | None] = {}
         meshes: dict[str, Mesh | None] = {}
-        root = SceneNode(_about_name(track), extras={"vdrift": {"track": os.path.basename(os.path.abspath(track))}})
+        root = SceneNode(
+            _about_name(track, confine), extras={"vdrift": {"track": os.path.basename(os.path.abspath(track))}}
+        )
         if settings:
             root.extras["vdrift"]["track.txt"] = dict(settings.sections.get("", {}))
         skybox = SceneNode("skybox")
@@ -349,9 +356,9 @@ def _unique_name(name: str, taken: dict[str, int]) -> str:
     return name if taken[name] == 1 else f"{name} #{taken[name]}"
 
 
-def _about_name(folder: str) -> str:
+def _about_name(folder: str, confine: str | None = None) -> str:
     path = os.path.join(folder, "about.txt")
-    if os.path.isfile(path):
+    if os.path.isfile(path) and inside(path, confine):
         lines = _read_text(path).splitlines()
         if lines and lines[0].strip():
             return lines[0].strip()
