@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -156,6 +157,66 @@ def gpatch_seeds() -> Iterator[tuple[str, bytes]]:
                 yield f"{label}.gpatch", handle.read()
 
 
+def _varint(value: int) -> bytes:
+    out = [value & 0x7F]
+    value >>= 7
+    while value:
+        out.append(0x80 | (value & 0x7F))
+        value >>= 7
+    return bytes(reversed(out))
+
+
+def vcdiff_append(source: bytes, added: bytes) -> bytes:
+    """A VCDIFF delta (RFC 3284's layout, xdelta3's Adler-32) turning `source` into `source +
+    added`: one window, a COPY of the whole source and an ADD."""
+    import zlib
+
+    instructions = bytes([19]) + _varint(len(source)) + bytes([1]) + _varint(len(added))  # COPY, ADD
+    addresses = _varint(0)
+    target = source + added
+    sections = _varint(len(added)) + _varint(len(instructions)) + _varint(len(addresses))
+    body = _varint(len(target)) + b"\x00" + sections + zlib.adler32(target).to_bytes(4, "big")
+    body += added + instructions + addresses
+    window = bytes([1 | 4]) + _varint(len(source)) + _varint(0) + _varint(len(body)) + body
+    return b"\xd6\xc3\xc4\x00\x00" + window
+
+
+def mod_seeds() -> Iterator[tuple[str, bytes]]:
+    """SyncFaction mods for fuzz_read_mod's game: loose archives with a delete list and options,
+    a modinfo.xml with an edit, a replace and a user input, a hash list, an `.xdelta` of the
+    game's exe, and one of them zipped."""
+    import hashlib
+    import io
+    import zipfile
+
+    from fuzz_read_mod import EXE, frame
+
+    loose = {
+        "data/misc.vpp_pc/a.xtbl": b"<root><Table><x>2</x></Table></root>",
+        "data/misc.vpp_pc/new.xtbl": b"<root>new</root>",
+        "data/misc.vpp_pc/.delete.json": b'["b.xtbl"]',
+        "data/misc.vpp_pc/.options.json": b'{"Mode": "Compressed"}',
+        "readme.txt": b"a mod",
+    }
+    yield "loose", frame(loose)
+    modinfo = (
+        b'<Mod Name="seed"><Author>me</Author><Changes>'
+        b'<Edit File="data\\misc.vpp\\a.xtbl" LIST_ACTION="REPLACE"><x><USER_INPUT>v</USER_INPUT></x></Edit>'
+        b'<Replace File="data\\misc.vpp_pc\\b.xtbl" NewFile="files\\b.xtbl"/></Changes>'
+        b'<UserInput><ListBox Name="v" DisplayName="V"><Option Name="one">1</Option><Option Name="two">2</Option>'
+        b"</ListBox></UserInput></Mod>"
+    )
+    yield "modinfo", frame({"m/modinfo.xml": modinfo, "m/files/b.xtbl": b"<root>B</root>", "m/unused.txt": b"?"})
+    hashes = {"data/misc.vpp_pc": hashlib.sha256(b"not the result").hexdigest().upper()}
+    yield "hashes", frame({**loose, ".mod.hashes.json": json.dumps(hashes).encode()})
+    yield "xdelta", frame({"rfg.xdelta": vcdiff_append(EXE, b"patched"), "data/rfg.txt": b"whole file"})
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in loose.items():
+            archive.writestr(f"My Mod/{name}", data)
+    yield "zipped.zip", buffer.getvalue()
+
+
 def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
     """(kind, name, bytes) of the real samples and of the packs, models and texture pairs they
     hold (one level deep)."""
@@ -199,6 +260,7 @@ def write_seeds(out: Path, samples: Path | None) -> dict[str, int]:
     by_kind["peg"] = list(peg_seeds())
     by_kind["asm"] = list(asm_seeds())
     by_kind["gpatch"] = list(gpatch_seeds())
+    by_kind["mod"] = list(mod_seeds())
     if samples is not None and samples.is_dir():
         for kind, name, data in sample_seeds(samples):
             by_kind[kind].append((f"sample-{name}", data))

@@ -96,6 +96,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
             help="on a conflict, the patch given later wins instead of refusing",
         )
         _add_choose_option(command)
+        command.add_argument(
+            "--allow-large",
+            action="store_true",
+            help="let a mod's file or member grow past 16 times what it replaces plus 64 MiB, or a new one past "
+            "256 MiB (the 4 GiB member limit stays); see README, Safety",
+        )
         if name == "apply":
             command.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
         add_json_option(command, "the plan")
@@ -210,15 +216,28 @@ def _print_loose_mod(document: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print_json(document)
         return
-    lines = [f"name: {document['name']}", "format: SyncFaction loose archives", f"changes: {len(document['changes'])}"]
-    for change in document["changes"]:
-        where = f"{change['file']}/{change['member']}" if "member" in change else change["file"]
-        size = f" ({change['size']} bytes)" if "size" in change else ""
-        lines.append(f"  {change['action']} {where}{size}")
+    lines = [
+        f"name: {document['name']}",
+        "format: SyncFaction loose archives, whole files and .xdelta files",
+        f"changes: {len(document['changes'])}",
+    ]
+    lines += [f"  {_change_line(change)}" for change in document["changes"]]
     lines += [
         f"data mode asked for {file}: {mode} (the pack keeps its own)" for file, mode in document["data_modes"].items()
     ]
+    lines += _ignored_lines(document)
     write_text("\n".join(lines) + "\n")
+
+
+def _change_line(change: dict[str, Any]) -> str:
+    where = f"{change['file']}/{change['member']}" if "member" in change else change["file"]
+    size = f" ({change['size']} bytes)" if "size" in change else ""
+    return f"{change['action']} {where}{size}"
+
+
+def _ignored_lines(document: dict[str, Any]) -> list[str]:
+    ignored = document.get("ignored") or []
+    return [f"ignored: {len(ignored)}"] + [f"  {item['file']}: {item['reason']}" for item in ignored] if ignored else []
 
 
 def _print_modinfo(document: dict[str, Any], as_json: bool) -> None:
@@ -240,13 +259,26 @@ def _print_modinfo(document: dict[str, Any], as_json: bool) -> None:
             count = change["elements"]
             what = f"({change['list_action']}, {count} element{'' if count == 1 else 's'})"
         lines.append(f"  {change['op']} {change['file']}: {change['member']} {what}")
+    beside = document.get("syncfaction_changes") or []
+    if beside:
+        lines.append(f"beside modinfo.xml: {len(beside)}")
+        lines += [f"  {_change_line(change)}" for change in beside]
+    lines += _ignored_lines(document)
     write_text("\n".join(lines) + "\n")
+
+
+def _limits(args: argparse.Namespace) -> Any:
+    """The decode budgets `--allow-large` asks for (ops/patch/limits.py)."""
+    from ..ops.patch.limits import limits
+
+    return limits(allow_large=bool(getattr(args, "allow_large", False)))
 
 
 def run_check(args: argparse.Namespace) -> int | None:
     from ..ops.patch import check
 
-    plan = check(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args))
+    with _limits(args):
+        plan = check(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args))
     _say_notes(plan)
     if args.as_json:
         print_json(plan.to_dict())
@@ -260,7 +292,7 @@ def run_apply(args: argparse.Namespace) -> int | None:
 
     if args.dry_run:
         return run_check(args)  # the same questions, nothing written
-    with counting_bar("applying", ticking=True):
+    with _limits(args), counting_bar("applying", ticking=True):
         plan = apply(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args), warn=_warning)
     _say_notes(plan)
     if args.as_json:

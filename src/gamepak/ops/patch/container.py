@@ -37,7 +37,9 @@ from ...errors import GamepakError, UnsafePathError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
+else:
+    Protocol = object
 
 FORMAT_NAME = "gamepak-patch"
 FORMAT_VERSION = 1
@@ -56,6 +58,108 @@ _BLOB = re.compile(r"blobs/[0-9]{1,9}")
 
 class PatchError(GamepakError):
     """A patch file that cannot be read, or a patch that does not fit its target."""
+
+
+# JSON a mod or patch holds (patch.json, .delete.json, .options.json, .mod.hashes.json) nests
+# no deeper than this: deeper is refused before Python's recursion limit is reached.
+MAX_JSON_DEPTH = 32
+
+
+def load_json(text: bytes, where: str) -> Any:
+    """JSON from a mod or patch file, or PatchError naming `where`: not JSON, not UTF-8, or
+    nested deeper than MAX_JSON_DEPTH."""
+    import json
+
+    depth = _json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise PatchError(f"{where}: JSON nested {depth} deep (limit {MAX_JSON_DEPTH})")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise PatchError(f"{where}: not JSON ({exc})") from None
+
+
+def _json_depth(text: bytes) -> int:
+    """How deep brackets nest outside strings (an upper bound on the document's depth, found
+    without parsing it: a regular expression drops the strings, then the brackets are counted)."""
+    stripped = _JSON_STRING.sub(b"", text)
+    if stripped.count(b"[") + stripped.count(b"{") <= MAX_JSON_DEPTH:
+        return 0
+    depth = deepest = 0
+    for match in _JSON_BRACKET.finditer(stripped):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > MAX_JSON_DEPTH:
+                return deepest
+        else:
+            depth -= 1
+    return deepest
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+class BlobSource(Protocol):
+    """Where a patch's blobs come from: the patch file's zip, a mod's files, or bytes computed
+    when a mod was read. `read_blob` returns exactly `size` bytes or raises PatchError, and reads
+    no more than `size` + 1 to find out."""
+
+    def read_blob(self, key: str, size: int) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+class ZipBlobs:
+    """A patch file's blobs: its zip's `blobs/N` entries."""
+
+    def __init__(self, path: str, zip_file: Any) -> None:
+        self.path = path
+        self.zip = zip_file
+
+    def stored_size(self, key: str) -> int:
+        return int(self.zip.getinfo(key).file_size)
+
+    def read_blob(self, key: str, size: int) -> bytes:
+        try:
+            info = self.zip.getinfo(key)
+            if info.file_size != size:
+                raise PatchError(f"{self.path}: {key} is not the size the zip declares")
+            with self.zip.open(info) as stream:
+                data: bytes = stream.read(size + 1)
+        except zip_read_errors(KeyError) as exc:
+            raise PatchError(f"{self.path}: {key} cannot be read ({exc})") from None
+        if len(data) != size:
+            raise PatchError(f"{self.path}: {key} is not the size the zip declares")
+        return data
+
+    def close(self) -> None:
+        self.zip.close()
+
+
+class MixedBlobs:
+    """A mod's blobs: bytes computed when it was read (an edited table), or a key in another
+    blob source (the mod's files, a scratch folder of decoded deltas). Closing it closes
+    `owned`."""
+
+    def __init__(self, held: dict[str, bytes | tuple[BlobSource, str]], owned: list[BlobSource]) -> None:
+        self.held = held
+        self.owned = owned
+
+    def read_blob(self, key: str, size: int) -> bytes:
+        value = self.held[key]
+        if isinstance(value, bytes):
+            if len(value) != size:
+                raise PatchError(f"{key}: {len(value)} bytes held, {size} declared")
+            return value
+        source, inner = value
+        return source.read_blob(inner, size)
+
+    def close(self) -> None:
+        for source in self.owned:
+            source.close()
+        self.owned = []
 
 
 def check_relative(path: str, where: str) -> str:
@@ -147,14 +251,16 @@ class Operation:
         file = "" if file == "" else check_relative(file, f"{where}: file")
         member = raw.get("member")
         if member is not None:
-            member = check_relative(member, f"{where}: member")
+            member = check_relative(_not_a_folder(member, f"{where}: member"), f"{where}: member")
         if member is None and file == "":
             raise PatchError(f"{where}: names neither a file nor a member")
         new_member = raw.get("new_member")
         if op == "rename":
             if new_member is None:
                 raise PatchError(f"{where}: a rename needs new_member")
-            new_member = check_relative(new_member, f"{where}: new_member")
+            new_member = check_relative(_not_a_folder(new_member, f"{where}: new_member"), f"{where}: new_member")
+        else:
+            new_member = None  # only a rename reads it
         hashes = {}
         for field in ("base_sha256", "target_sha256"):
             value = raw.get(field)
@@ -193,6 +299,14 @@ class Operation:
         )
 
 
+def _not_a_folder(name: Any, where: str) -> Any:
+    """A member name ending in a separator names a folder, which no pack holds as a member
+    (`gamepak add --name dir/` refuses it too); stored, it would become `dir`."""
+    if isinstance(name, str) and name.endswith(("/", "\\")):
+        raise PatchError(f"{where}: {name!r} ends with a separator: a folder, not a member")
+    return name
+
+
 class Patch:
     """A patch file opened for reading: its metadata, its operations, and their bytes.
 
@@ -200,11 +314,15 @@ class Patch:
     ...     print(patch.name, len(patch.operations))
     """
 
-    def __init__(self, path: str, manifest: dict[str, Any], operations: list[Operation], zip_file: Any) -> None:
+    def __init__(
+        self, path: str, manifest: dict[str, Any], operations: list[Operation], blobs: BlobSource | None
+    ) -> None:
         self.path = path
         self.manifest = manifest
         self.operations = operations
-        self._zip = zip_file
+        self.blobs = blobs
+        self._zip = getattr(blobs, "zip", None)
+        self.notes: list[str] = []  # what reading it found worth saying (files a mod ignores ...)
         # Stacked modinfo.xml edits (`install.open_patches`), by the operation's index in
         # `operations`: the later patch whose change of the same member carries this
         # operation's edits too; and, on that later operation, the member's bytes as the earlier
@@ -219,7 +337,6 @@ class Patch:
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Patch:
         """Read and check a patch file's manifest (the blobs are read when applied)."""
-        import json
         import zipfile
 
         path = os.fspath(path)
@@ -245,12 +362,10 @@ class Patch:
                 raise PatchError(f"{path}: {MANIFEST_NAME} cannot be read ({exc})") from None
             if len(text) > MAX_MANIFEST_BYTES:
                 raise PatchError(f"{path}: {MANIFEST_NAME} inflates past {MAX_MANIFEST_BYTES} bytes")
-            try:
-                manifest = json.loads(text)
-            except ValueError as exc:
-                raise PatchError(f"{path}: {MANIFEST_NAME} is not JSON ({exc})") from None
+            manifest = load_json(text, f"{path}: {MANIFEST_NAME}")
             if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
                 raise PatchError(f"{path}: {MANIFEST_NAME} is not a gamepak patch manifest")
+            check_metadata(manifest, f"{path}: {MANIFEST_NAME}")
             version = manifest.get("version")
             if version != FORMAT_VERSION:
                 raise PatchError(
@@ -268,8 +383,10 @@ class Patch:
                         blob_info = zip_file.getinfo(operation.blob)
                     except KeyError:
                         raise PatchError(f"{path}: operation {number}: {operation.blob} is missing") from None
-                    limit = operation.size if operation.encoding == "raw" else MAX_MEMBER_BYTES
-                    assert limit is not None
+                    assert operation.size is not None
+                    # A zstd frame is never much larger than what it decodes to (its worst case:
+                    # the bytes stored raw, plus a few bytes per 128 KiB block and the header).
+                    limit = operation.size if operation.encoding == "raw" else delta_blob_limit(operation.size)
                     if blob_info.file_size > limit:
                         raise PatchError(
                             f"{path}: operation {number}: {operation.blob} declares {blob_info.file_size} "
@@ -278,20 +395,19 @@ class Patch:
         except BaseException:
             zip_file.close()
             raise
-        return cls(path, manifest, operations, zip_file)
+        return cls(path, manifest, operations, ZipBlobs(path, zip_file))
 
     def blob(self, operation: Operation) -> bytes:
         """An operation's blob as stored (at most its declared size is read)."""
-        assert operation.blob is not None
-        try:
-            info = self._zip.getinfo(operation.blob)
-            with self._zip.open(info) as stream:
-                data: bytes = stream.read(info.file_size + 1)
-        except zip_read_errors(KeyError) as exc:
-            raise PatchError(f"{self.path}: {operation.blob} cannot be read ({exc})") from None
-        if len(data) != info.file_size:
-            raise PatchError(f"{self.path}: {operation.blob} is not the size the zip declares")
-        return data
+        assert operation.blob is not None and self.blobs is not None
+        if isinstance(self.blobs, ZipBlobs):
+            try:
+                size = self.blobs.stored_size(operation.blob)
+            except KeyError:
+                raise PatchError(f"{self.path}: {operation.blob} is missing") from None
+        else:
+            size = operation.size or 0
+        return self.blobs.read_blob(operation.blob, size)
 
     def target_bytes(self, operation: Operation, base: bytes | None) -> bytes:
         """The bytes an add or replace writes (a delta is applied to `base`), checked against
@@ -323,12 +439,14 @@ class Patch:
         document: dict[str, Any] = {"path": self.path, "version": self.manifest.get("version")}
         for field in METADATA_FIELDS:
             document[field] = self.manifest.get(field)
-        document["links"] = self.manifest.get("links") or []
+        links = self.manifest.get("links")
+        document["links"] = links if isinstance(links, list) else []
         document["operations"] = [operation.to_dict() for operation in self.operations]
         return document
 
     def close(self) -> None:
-        self._zip.close()
+        if self.blobs is not None:
+            self.blobs.close()
 
     def __enter__(self) -> Patch:
         return self
@@ -338,6 +456,23 @@ class Patch:
 
     def __repr__(self) -> str:
         return f"<Patch {self.path!r} {len(self.operations)} operations>"
+
+
+def delta_blob_limit(size: int) -> int:
+    """The most bytes a zstd delta blob decoding to `size` bytes may hold."""
+    return size + (size >> 7) + (1 << 16)
+
+
+def check_metadata(manifest: dict[str, Any], where: str) -> None:
+    """The manifest's metadata, one rule for info, check and apply: each field a string or
+    absent, `links` a list of strings."""
+    for field in METADATA_FIELDS:
+        value = manifest.get(field)
+        if value is not None and not isinstance(value, str):
+            raise PatchError(f"{where}: {field} must be a string, not {type(value).__name__}")
+    links = manifest.get("links")
+    if links is not None and not (isinstance(links, list) and all(isinstance(link, str) for link in links)):
+        raise PatchError(f"{where}: links must be a list of strings")
 
 
 def zip_read_errors(*more: type[Exception]) -> tuple[type[Exception], ...]:

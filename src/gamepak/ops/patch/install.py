@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from .apply import Plan, execute, plan
-from .container import Patch, PatchError, check_relative, zip_read_errors
+from .container import Patch, PatchError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -18,11 +18,11 @@ def open_patches(
     patches: Sequence[str | os.PathLike[str]],
     choices: Mapping[str, str] | None = None,
 ) -> list[Patch]:
-    """Patch files, and SyncFaction mods (loose-archive folders; modinfo.xml folders and zips,
-    with `choices` naming their user inputs' options), read as patches for `target`. Zipped
-    loose-archive mods are read once `_UnzippedMods` has unpacked them."""
+    """Patch files, and SyncFaction mods (folders and zips: loose archives, whole files,
+    .xdelta files; modinfo.xml, with `choices` naming their user inputs' options), read as
+    patches for `target`."""
     from .modinfo import LoadedMod, is_modinfo_mod, refuse_unknown_choices
-    from .syncfaction import is_mod_folder, loose_archive_patch
+    from .syncfaction import is_syncfaction_mod, mod_patch
 
     opened: list[Patch] = []
     paths = [os.fspath(path) for path in patches]
@@ -38,9 +38,9 @@ def open_patches(
         stacked: dict[tuple[str, str], bytes] = {}
         producers: dict[tuple[str, str], tuple[Patch, int]] = {}
         for index, path in enumerate(paths):
-            loose = os.path.isdir(path) and is_mod_folder(path)
             if index in mods:
                 before = dict(stacked)
+                modinfo_key = mods[index].files.find(mods[index].modinfo)
                 made = mods.pop(index).patch(target, choices, stacked)
                 for index_in_patch, operation in enumerate(made.operations):
                     key = (operation.file, operation.member or "")
@@ -58,10 +58,20 @@ def open_patches(
                         )
                     producers[key] = (made, index_in_patch)
                 opened.append(made)
-            elif not loose:
+                # The SyncFaction forms beside modinfo.xml (loose archives, deltas ...), and the
+                # files neither applies, said as notes.
+                beside = mod_patch(
+                    path, target, modinfo_key=modinfo_key, used_by_modinfo=made.used_files, required=False
+                )
+                if beside.operations:
+                    opened.append(beside)
+                else:
+                    made.notes += beside.notes
+                    beside.close()
+            elif is_syncfaction_mod(path):
+                opened.append(mod_patch(path, target))
+            else:
                 opened.append(Patch.open(path))
-            if loose:  # loose archives, alone or beside modinfo.xml
-                opened.append(loose_archive_patch(path, os.fspath(target)))
     except BaseException:
         for patch in opened:
             patch.close()
@@ -71,75 +81,14 @@ def open_patches(
     return opened
 
 
-class _UnzippedMods:
-    """The mods as `open_patches` reads them: a zipped SyncFaction mod with loose archives, whole
-    packs or .xdelta files (its data/ at the top or one folder down) is unpacked, defensively
-    (`ZipFiles`), into a private temporary folder named as the zip, so that it reads, applies and
-    reverts (by the zip's name) as the folder would; the folder is removed on exit."""
-
-    def __init__(self, paths: Sequence[str | os.PathLike[str]]) -> None:
-        self.paths = [os.fspath(path) for path in paths]
-        self.scratch: str | None = None
-
-    def __enter__(self) -> list[str]:
-        try:
-            return [self._unzipped(index, path) for index, path in enumerate(self.paths)]
-        except BaseException:
-            self.__exit__()
-            raise
-
-    def _unzipped(self, index: int, path: str) -> str:
-        from .modfiles import ZipFiles
-        from .syncfaction import zipped_mod_root
-
-        if not os.path.isfile(path) or _is_patch_file(path) is not False:
-            return path  # a folder, a patch file, or not a zip (reading it as a patch says why)
-        files = ZipFiles(path)  # names and sizes checked: a hostile zip is refused here
-        try:
-            root = zipped_mod_root(files.entries)
-            if root is None:
-                return path
-            if self.scratch is None:
-                from ...core.atomic import temporary_folder
-
-                self.scratch = temporary_folder("mods")
-            folder = os.path.join(self.scratch, str(index), os.path.basename(path))
-            os.makedirs(folder)
-            files.unpack(folder, root)
-            return folder
-        finally:
-            files.close()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.scratch is not None:
-            import shutil
-
-            shutil.rmtree(self.scratch, ignore_errors=True)
-            self.scratch = None
-
-
-def _is_patch_file(path: str) -> bool | None:
-    """Whether the zip `path` holds a gamepak patch's manifest; None when it is not a zip."""
-    import zipfile
-
-    from .container import MANIFEST_NAME
-
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return MANIFEST_NAME in archive.NameToInfo
-    except zip_read_errors():
-        return None
-
-
 def loose_mod_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """What `gamepak patch info` shows of a SyncFaction loose-archive mod (a folder or a zip):
-    `syncfaction.describe_loose_mod`'s fields and `path`; None when `path` is not one."""
-    from .syncfaction import describe_loose_mod, is_mod_folder
+    """What `gamepak patch info` shows of a SyncFaction mod (a folder or a zip):
+    `syncfaction.describe_mod`'s fields and `path`; None when `path` is not one."""
+    from .syncfaction import describe_mod, is_syncfaction_mod
 
-    with _UnzippedMods([path]) as (folder,):
-        if not (os.path.isdir(folder) and is_mod_folder(folder)):
-            return None
-        return {"path": os.fspath(path), **describe_loose_mod(folder)}
+    if not is_syncfaction_mod(path):
+        return None
+    return {"path": os.fspath(path), **describe_mod(path)}
 
 
 def check(
@@ -152,18 +101,24 @@ def check(
     """Whether `patches` (patch files, SyncFaction mod folders and zips) apply cleanly to
     `target`; writes nothing of theirs (an apply or revert a kill interrupted is first rolled
     back or finished). `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"})."""
+    from .apply import _Target
+    from .limits import refuse_over_budget
+
     _recover(os.fspath(target))
-    with _UnzippedMods(patches) as paths:
-        expected = _listed_hashes(paths)
-        opened = open_patches(target, paths, choices)
-        try:
-            result = plan(target, opened, later_wins=later_wins)
-            if result.ok and not result.to_apply:
-                _refuse_already_wrong(os.fspath(target), expected)
-            return result
-        finally:
-            for patch in opened:
-                patch.close()
+    paths = [os.fspath(path) for path in patches]
+    expected = _listed_hashes(paths)
+    opened = open_patches(target, paths, choices)
+    state = _Target(os.fspath(target))
+    try:
+        result = plan(target, opened, later_wins=later_wins, state=state)
+        refuse_over_budget(result, state)
+        if result.ok and not result.to_apply:
+            _refuse_already_wrong(os.fspath(target), expected)
+        return result
+    finally:
+        state.close()
+        for patch in opened:
+            patch.close()
 
 
 def apply(
@@ -183,75 +138,57 @@ def apply(
     "OPTION"}; default: each first). `warn` (default: `warnings`) hears of files another program
     changed since gamepak wrote them."""
     from .apply import _Target
+    from .limits import refuse_over_budget
     from .undo import Record, _warn, begin_apply, finish_apply
 
     if not dry_run:
         _recover(os.fspath(target))
-    with _UnzippedMods(patches) as paths:
-        expected = _listed_hashes(paths)
-        opened = open_patches(target, paths, choices)
-        # One reader for the whole apply: each changed member is read and hashed once, for the
-        # check, the undo record and the new bytes.
-        state = _Target(os.fspath(target), keep=True)
-        try:
-            result = plan(target, opened, later_wins=later_wins, state=state)
-            if not result.ok:
-                raise PatchError(
-                    f"{os.fspath(target)}: not applied, nothing written:\n  " + "\n  ".join(result.problems())
-                )
-            if dry_run:
-                return result
-            if not result.to_apply:
-                _refuse_already_wrong(os.fspath(target), expected)
-                return result
-            # Large members' new bytes are decoded and checked in a worker thread meanwhile the
-            # undo record is written (both are needed before the first pack is touched).
-            state.new_bytes_ahead(result.to_apply)
-            session = begin_apply(Record(os.fspath(target)), result, state, warn or _warn)
-            try:
-                state.finish_ahead()
-                execute(os.fspath(target), result.to_apply, session=session, shared=state)
-                _check_mod_hashes(os.fspath(target), expected)
-                finish_apply(session)
-            except BaseException:
-                # Taken back by this run's own session (its application number), never by name:
-                # earlier applications of the same patches stay.
-                session.rollback()
-                raise
+    paths = [os.fspath(path) for path in patches]
+    expected = _listed_hashes(paths)
+    opened = open_patches(target, paths, choices)
+    # One reader for the whole apply: each changed member is read and hashed once, for the
+    # check, the undo record and the new bytes.
+    state = _Target(os.fspath(target), keep=True)
+    try:
+        result = plan(target, opened, later_wins=later_wins, state=state)
+        refuse_over_budget(result, state)
+        if not result.ok:
+            raise PatchError(f"{os.fspath(target)}: not applied, nothing written:\n  " + "\n  ".join(result.problems()))
+        if dry_run:
             return result
-        finally:
-            state.close()
-            for patch in opened:
-                patch.close()
-
-
-_HEX_DIGITS = frozenset("0123456789abcdef")
+        if not result.to_apply:
+            _refuse_already_wrong(os.fspath(target), expected)
+            return result
+        # Large members' new bytes are decoded and checked in a worker thread meanwhile the
+        # undo record is written (both are needed before the first pack is touched).
+        state.new_bytes_ahead(result.to_apply)
+        session = begin_apply(Record(os.fspath(target)), result, state, warn or _warn)
+        try:
+            state.finish_ahead()
+            execute(os.fspath(target), result.to_apply, session=session, shared=state)
+            _check_mod_hashes(os.fspath(target), expected)
+            finish_apply(session)
+        except BaseException:
+            # Taken back by this run's own session (its application number), never by name:
+            # earlier applications of the same patches stay.
+            session.rollback()
+            raise
+        return result
+    finally:
+        state.close()
+        for patch in opened:
+            patch.close()
 
 
 def _listed_hashes(paths: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """SyncFaction's `.mod.hashes.json` at each mod folder's root (`{"data/misc.vpp_pc":
-    "<SHA256 HEX>"}`): the files the mods must produce, as {path: (sha256, listing)}. Read before
-    anything is written, so a malformed listing refuses the apply instead of failing after it."""
-    import json
+    """SyncFaction's `.mod.hashes.json` of each mod (`syncfaction.listed_hashes`): the files the
+    mods must produce, as {path: (sha256, listing)}. Read before anything is written, so a
+    malformed listing refuses the apply instead of failing after it."""
+    from .syncfaction import listed_hashes
 
     expected: dict[str, tuple[str, str]] = {}
     for path in paths:
-        listing = os.path.join(path, ".mod.hashes.json")
-        if not os.path.isfile(listing):
-            continue
-        try:
-            with open(listing, "rb") as handle:
-                hashes = json.loads(handle.read(1 << 20))
-        except ValueError as exc:
-            raise PatchError(f"{listing}: not JSON ({exc})") from None
-        if not isinstance(hashes, dict):
-            raise PatchError(f"{listing}: must map file paths to SHA-256 hex digests")
-        for file, digest in hashes.items():
-            if not isinstance(digest, str) or len(digest) != 64 or not set(digest.lower()) <= _HEX_DIGITS:
-                raise PatchError(f"{listing}: {file}: {digest!r} is not a SHA-256 hex digest")
-            # SyncFaction runs on Windows: either slash, any case.
-            relative = check_relative(file.replace("\\", "/"), f"{listing}: {file!r}")
-            expected[relative] = (digest.lower(), listing)
+        expected.update(listed_hashes(path))
     return expected
 
 

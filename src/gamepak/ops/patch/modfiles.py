@@ -1,15 +1,22 @@
 """A mod's files, from a folder or a zip, looked up as mods name them (any case, either slash).
 
-A zip is read defensively: every name is checked when it is opened (no `..`, absolute paths or
-drive letters, no two names equal without case), declared sizes are bounded before anything is
-read, and a file that inflates past its declared size, or stops short of it, is refused. A
-folder's file is not followed through a symlink that leaves the mod.
+Every file of a mod is listed when it is opened, and that list is all that is read: a folder is
+walked without following links, and a symbolic link (to a file or a folder, at any depth) or a
+special file (a FIFO, a device, a socket) is refused, naming it, before anything is read or
+written; a file is then opened without following links and checked to be the regular file of
+the size that was listed. A zip is read defensively: every name is checked when it is opened (no
+`..`, absolute paths or drive letters, no two names equal without case, no link or special
+entries), declared sizes are bounded before anything is read, and a file that inflates past its
+declared size, or stops short of it, is refused at the first byte over.
+
+A `ModFiles` is also a blob source (`container.BlobSource`): a mod's patch reads its blobs from it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 
 from .container import MAX_MEMBER_BYTES, PatchError, check_relative, zip_read_errors
 
@@ -19,17 +26,22 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_ZIP_ENTRIES = 200_000
+MAX_MOD_FILES = MAX_ZIP_ENTRIES
+MAX_MOD_DEPTH = 64
 _CHUNK = 1 << 20
 
 
 class ModFiles:
-    """A mod's files by path relative to the mod, looked up without case."""
+    """A mod's files by path relative to the mod, looked up without case. `files`: every file,
+    {lowercase relative path: the path as the mod spells it}."""
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.files: dict[str, str] = {}
 
     def find(self, relative: str) -> str | None:
-        raise NotImplementedError
+        """The key of the file `relative` names (any case), None when the mod has none."""
+        return relative.lower() if relative.lower() in self.files else None
 
     def size(self, key: str) -> int:
         raise NotImplementedError
@@ -37,13 +49,25 @@ class ModFiles:
     def chunks(self, key: str, limit: int) -> Iterable[bytes]:
         raise NotImplementedError
 
+    def where(self, key: str) -> str:
+        """The file for messages: the mod and the path inside it."""
+        return os.path.join(self.path, *self.files[key].split("/"))
+
     def named(self, name: str) -> list[str]:
         """The files called `name` (without case) at the top or in one folder, shallowest first."""
-        raise NotImplementedError
+        found = [key for key in self.files if key.rsplit("/", 1)[-1] == name.lower() and key.count("/") <= 1]
+        return [self.files[key] for key in sorted(found, key=lambda key: (key.count("/"), key))]
 
     def read(self, key: str, limit: int) -> bytes:
         """A whole file, refused when it holds more than `limit` bytes."""
         return b"".join(self.chunks(key, limit))
+
+    def read_blob(self, key: str, size: int) -> bytes:
+        """`container.BlobSource`: the file, which must hold exactly `size` bytes."""
+        data = self.read(key, size)
+        if len(data) != size:
+            raise PatchError(f"{self.where(key)}: changed while being applied")
+        return data
 
     def digest(self, key: str) -> tuple[str, int]:
         """(sha256, size) of a file, read in chunks."""
@@ -57,46 +81,70 @@ class ModFiles:
     def close(self) -> None:
         pass
 
+    def __enter__(self) -> ModFiles:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 class FolderFiles(ModFiles):
+    """A mod folder, walked once without following links."""
+
     def __init__(self, path: str) -> None:
         super().__init__(path)
-        self.root = os.path.realpath(path)
+        self.sizes: dict[str, int] = {}
+        self._walk(path, "", 0)
 
-    def find(self, relative: str) -> str | None:
-        current = self.path
-        for part in relative.split("/"):
-            if not os.path.isdir(current):
-                return None
-            name = entry_named(current, part)
-            if name is None:
-                return None
-            current = os.path.join(current, name)
-        real = os.path.realpath(current)
-        if not real.startswith(self.root + os.sep) or not os.path.isfile(real):
-            return None  # a symlink out of the mod, or a folder
-        return os.path.relpath(current, self.path).replace(os.sep, "/")
+    def _walk(self, folder: str, prefix: str, depth: int) -> None:
+        if depth > MAX_MOD_DEPTH:
+            raise PatchError(f"{folder}: folders nest deeper than {MAX_MOD_DEPTH} in the mod")
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError as exc:
+            raise PatchError(f"{folder}: cannot be listed ({exc.strerror or exc})") from None
+        for entry in entries:
+            path = os.path.join(folder, entry.name)
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                raise PatchError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+            if stat.S_ISLNK(info.st_mode):
+                raise PatchError(f"{path}: a symbolic link in the mod; mods are read without following links")
+            relative = f"{prefix}{entry.name}"
+            if stat.S_ISDIR(info.st_mode):
+                self._walk(path, f"{relative}/", depth + 1)
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                raise PatchError(f"{path}: not a regular file (a FIFO, device or socket) in the mod")
+            name = check_relative(relative, path)
+            if name.lower() in self.files:
+                raise PatchError(f"{path}: the mod holds {name!r} twice (names are matched without case)")
+            if len(self.files) >= MAX_MOD_FILES:
+                raise PatchError(f"{self.path}: more than {MAX_MOD_FILES} files")
+            self.files[name.lower()] = name
+            self.sizes[name.lower()] = info.st_size
 
     def size(self, key: str) -> int:
-        return os.path.getsize(os.path.join(self.path, key))
+        return self.sizes[key]
 
     def chunks(self, key: str, limit: int) -> Iterable[bytes]:
-        path = os.path.join(self.path, key)
-        total = 0
-        with open(path, "rb") as handle:
+        path = self.where(key)
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+        try:
+            fd = os.open(path, flags)
+        except OSError as exc:
+            raise PatchError(f"{path}: cannot be opened ({exc.strerror or exc}; a link is not followed)") from None
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size != self.sizes[key]:
+                raise PatchError(f"{path}: changed while the mod was read")
+            total = 0
             while chunk := handle.read(_CHUNK):
                 total += len(chunk)
                 if total > limit:
                     raise PatchError(f"{path}: more than the {limit} bytes read")
                 yield chunk
-
-    def named(self, name: str) -> list[str]:
-        found = []
-        for folder in ["", *sorted(entry for entry in listdir(self.path) if _isdir(self.path, entry))]:
-            for entry in sorted(listdir(os.path.join(self.path, folder))):
-                if entry.lower() == name.lower() and os.path.isfile(os.path.join(self.path, folder, entry)):
-                    found.append(f"{folder}/{entry}" if folder else entry)
-        return found
 
 
 def entry_named(folder: str, name: str) -> str | None:
@@ -128,11 +176,6 @@ def listdir(path: str) -> list[str]:
         return []
 
 
-def _isdir(folder: str, entry: str) -> bool:
-    path = os.path.join(folder, entry)
-    return os.path.isdir(path) and not os.path.islink(path)
-
-
 class ZipFiles(ModFiles):
     """A zip mod: every name is checked when it is opened; sizes are checked before reading and
     again while inflating."""
@@ -150,30 +193,33 @@ class ZipFiles(ModFiles):
             if len(infos) > MAX_ZIP_ENTRIES:
                 raise PatchError(f"{path}: {len(infos)} entries, more than {MAX_ZIP_ENTRIES}")
             self.entries: dict[str, Any] = {}
-            self.names: dict[str, str] = {}  # as the zip spells them
             for info in infos:
                 name = check_relative(info.filename, f"{path}: entry {info.filename!r}")
                 if info.is_dir():
                     continue
+                kind = stat.S_IFMT(info.external_attr >> 16)
+                if info.create_system == 3 and kind not in (0, stat.S_IFREG):  # made on Unix: its mode
+                    what = "a symbolic link" if kind == stat.S_IFLNK else "not a regular file"
+                    raise PatchError(f"{path}: entry {name!r} is {what}; mods are read without following links")
                 if name.lower() in self.entries:
                     raise PatchError(f"{path}: holds {name!r} twice (names are matched without case)")
                 if info.file_size > MAX_MEMBER_BYTES:
                     raise PatchError(f"{path}: {name} declares {info.file_size} bytes (limit {MAX_MEMBER_BYTES})")
                 self.entries[name.lower()] = info
-                self.names[name.lower()] = name
+                self.files[name.lower()] = name
         except BaseException:
             self.zip.close()
             raise
 
-    def find(self, relative: str) -> str | None:
-        return relative.lower() if relative.lower() in self.entries else None
-
     def size(self, key: str) -> int:
         return int(self.entries[key].file_size)
 
+    def where(self, key: str) -> str:
+        return f"{self.path}: {self.entries[key].filename}"
+
     def chunks(self, key: str, limit: int) -> Iterable[bytes]:
         info = self.entries[key]
-        where = f"{self.path}: {info.filename}"
+        where = self.where(key)
         if info.file_size > limit:
             raise PatchError(f"{where}: declares {info.file_size} bytes, more than the {limit} read")
         total = 0
@@ -188,29 +234,6 @@ class ZipFiles(ModFiles):
             raise PatchError(f"{where}: cannot be read ({exc})") from None
         if total != info.file_size:
             raise PatchError(f"{where}: holds {total} bytes, not the {info.file_size} it declares")
-
-    def named(self, name: str) -> list[str]:
-        found = [key for key in self.entries if key.rsplit("/", 1)[-1] == name.lower() and key.count("/") <= 1]
-        return [self.names[key] for key in sorted(found, key=lambda key: (key.count("/"), key))]
-
-    def unpack(self, folder: str, prefix: str = "") -> None:
-        """Write the files under `prefix` (a folder of the zip ending in "/", or "" for all) into
-        `folder`, new and empty, without the prefix. Names were checked when the zip was opened;
-        the declared sizes together must fit in the free space of `folder`'s file system before
-        anything is written, and each file is checked against its declared size as it inflates."""
-        import shutil
-
-        wanted = {key: name[len(prefix) :] for key, name in self.names.items() if key.startswith(prefix.lower())}
-        declared = sum(int(self.entries[key].file_size) for key in wanted)
-        free = shutil.disk_usage(folder).free
-        if declared > free:
-            raise PatchError(f"{self.path}: declares {declared} bytes of files; {folder} has {free} free")
-        for key, name in wanted.items():
-            path = os.path.join(folder, *name.split("/"))
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "xb") as handle:
-                for chunk in self.chunks(key, MAX_MEMBER_BYTES):
-                    handle.write(chunk)
 
     def close(self) -> None:
         self.zip.close()

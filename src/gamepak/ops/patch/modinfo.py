@@ -38,7 +38,7 @@ import hashlib
 import os
 
 from ...errors import UsageError
-from .container import MAX_OPERATIONS, Operation, Patch, PatchError, check_relative, zip_read_errors
+from .container import MAX_OPERATIONS, MixedBlobs, Operation, Patch, PatchError, check_relative, zip_read_errors
 from .modfiles import FolderFiles, ModFiles, entry_named, open_mod_files, real_path
 from .xmledit import LIST_ACTION, MAX_XML_BYTES, Node, XmlDocument, apply_edit, parse_action, parse_tree
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ...core.archive import Archive, Entry
+    from .container import BlobSource
 
 MODINFO_NAME = "modinfo.xml"
 MAX_MODINFO_BYTES = 16 << 20
@@ -290,7 +291,8 @@ def game_path(raw: str, where: str) -> tuple[str, str]:
 
 
 class ModInfoPatch(Patch):
-    """A modinfo.xml mod read against one target: a `replace` per member it changes."""
+    """A modinfo.xml mod read against one target: a `replace` per member it changes. Its blobs
+    are the members it edited (bytes) and the mod's files it puts in (`ModFiles` keys)."""
 
     def __init__(
         self,
@@ -308,24 +310,13 @@ class ModInfoPatch(Patch):
             "links": mod.links,
             "version": None,
         }
-        super().__init__(path, manifest, operations, None)
+        held: dict[str, bytes | tuple[BlobSource, str]] = {
+            name: value if isinstance(value, bytes) else (files, value) for name, value in blobs.items()
+        }
+        super().__init__(path, manifest, operations, MixedBlobs(held, [files]))
         self.mod = mod
         self.notes = notes
-        self._blobs = blobs
-        self._files = files
-
-    def blob(self, operation: Operation) -> bytes:
-        assert operation.blob is not None
-        held = self._blobs[operation.blob]
-        if isinstance(held, bytes):
-            return held
-        data = self._files.read(held, operation.size or 0)
-        if len(data) != operation.size:
-            raise PatchError(f"{self.path}: {held}: changed while being applied")
-        return data
-
-    def close(self) -> None:
-        self._files.close()
+        self.used_files = frozenset(value for value in blobs.values() if isinstance(value, str))
 
 
 class LoadedMod:
@@ -349,6 +340,18 @@ class LoadedMod:
         except BaseException:
             self.files.close()
             raise
+
+    def named_files(self, choices: Mapping[str, str] | None = None) -> frozenset[str]:
+        """The keys of the mod's files its changes put in (for the chosen options)."""
+        found = set()
+        folder = self.mod.folder
+        for change in self.mod.changes(choices or {}):
+            if change.kind == "replace" and change.new_file:
+                relative = check_relative(change.new_file, self.mod.where)
+                key = self.files.find(f"{folder}/{relative}" if folder else relative)
+                if key is not None:
+                    found.add(key)
+        return frozenset(found)
 
     def info(self, choices: Mapping[str, str] | None = None) -> dict[str, Any]:
         """What `gamepak patch info MOD --json` prints: metadata, inputs and their options, and
@@ -374,7 +377,16 @@ class LoadedMod:
                 for box in mod.inputs
             ],
             "changes": [change.to_dict() for change in mod.changes(choices or {})],
+            **self._beside(choices),
         }
+
+    def _beside(self, choices: Mapping[str, str] | None) -> dict[str, Any]:
+        """The SyncFaction forms beside modinfo.xml (loose archives, whole files, deltas) and the
+        files neither applies: `syncfaction_changes` and `ignored`."""
+        from .syncfaction import describe_mod
+
+        beside = describe_mod(self.path, self.files, self.files.find(self.modinfo), self.named_files(choices))
+        return {"syncfaction_changes": beside["changes"], "ignored": beside["ignored"]}
 
     def patch(
         self,

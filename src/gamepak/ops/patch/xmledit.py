@@ -78,6 +78,8 @@ def _run(parser: Any, data: bytes, where: str) -> None:
         parser.Parse(data, True)
     except expat.ExpatError as exc:
         raise PatchError(f"{where}: not well-formed XML ({exc})") from None
+    except (LookupError, UnicodeError) as exc:  # an encoding Python does not know, or bytes not in it
+        raise PatchError(f"{where}: its declared encoding cannot be read ({exc})") from None
 
 
 def _source_encoding(data: bytes) -> str | None:
