@@ -94,6 +94,13 @@ class FormatSpec:
 
 FORMATS: tuple[FormatSpec, ...] = (
     FormatSpec("pak", "Quake / Quake II PAK", "gamepak.formats.quake_pak", (".pak",), magic=((0, b"PACK"),)),
+    FormatSpec(
+        "wad",
+        "Quake WAD2 / Half-Life WAD3 texture archive",
+        "gamepak.formats.quake.wad",
+        (".wad",),
+        magic=((0, b"WAD2"), (0, b"WAD3")),
+    ),
     FormatSpec("jpk", "VDrift JoePack v1", "gamepak.formats.joepack", (".jpk",), magic=((0, b"JPK01.00"),)),
     FormatSpec(
         "vpp",
@@ -111,7 +118,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         kind="table",
         magic=((0, b"\xed\xfe\xef\xbe"),),
     ),
-    FormatSpec("zip", "ZIP archive", "gamepak.formats.zip", (".zip",), magic=((0, b"PK\x03\x04"), (0, b"PK\x05\x06"))),
+    FormatSpec("zip", "ZIP archive", "gamepak.formats.zip", (".zip", ".pk3", ".kpf"), magic=((0, b"PK\x03\x04"), (0, b"PK\x05\x06"))),
     FormatSpec(
         "tar",
         "tar archive (plain, or gzip, bzip2, xz or zstd compressed)",
