@@ -101,6 +101,15 @@ FORMATS: tuple[FormatSpec, ...] = (
         (".wad",),
         magic=((0, b"WAD2"), (0, b"WAD3")),
     ),
+    # A map: `info` lists its lumps, textures and entities; `model export` builds its geometry.
+    FormatSpec(
+        "bsp",
+        "Quake BSP29 / BSP2 map",
+        "gamepak.formats.quake.bsp",
+        (".bsp",),
+        kind="table",
+        magic=((0, b"\x1d\x00\x00\x00"), (0, b"BSP2"), (0, b"2PSB")),
+    ),
     FormatSpec("jpk", "VDrift JoePack v1", "gamepak.formats.joepack", (".jpk",), magic=((0, b"JPK01.00"),)),
     FormatSpec(
         "vpp",

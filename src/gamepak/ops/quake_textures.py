@@ -1,0 +1,277 @@
+"""Quake's palette images as PNG files: every image of a WAD, LMP, BSP, SPR, MDL or WAL (loose,
+or each such file inside a PAK, ZIP/PK3 or WAD, nested packs included) listed, exported to RGBA
+PNG and imported back into the 8-bit form.
+
+Layout of an export (the import reads the same layout back):
+
+| source                          | image file                                      |
+|---------------------------------|-------------------------------------------------|
+| a loose one-image file          | `OUT/menuplyr.png`                              |
+| a loose WAD                     | `OUT/CONCHARS.png`, `OUT/wall1.png` (per lump)  |
+| a loose BSP, SPR or MDL         | `OUT/<texture, frame or skin name>.png`         |
+| a member of a pack              | `OUT/gfx/menuplyr.png`, `OUT/gfx.wad/CONCHARS.png`, `OUT/maps/e1m1.bsp/{fence.png` |
+
+Import re-encodes only images whose pixels differ from what is stored (an unchanged export
+gives the file back byte for byte), with mips rebuilt, then writes each changed file once: a
+loose file atomically, a member through one crash-safe `gamepak.edit` of the pack.
+
+The palette: `palette=` (a file) first, then `gfx/palette.lmp` in the same pack or beside the
+file (`palette.lmp`, `gfx/palette.lmp`, `../gfx/palette.lmp`), then the built-in one
+(LibreQuake's, identical to Quake's). WAD3 images use their own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from ..errors import GamepakError
+from ..formats.quake import sources
+from ..formats.quake.images import PaletteImage
+
+PICTURE_SUFFIXES = (".png", ".tga")
+
+
+@dataclass
+class Unit:
+    """One file holding images: where it is, its kind, its bytes and its images."""
+
+    path: str  # member path in the pack; the file's name for a loose file
+    member: bool
+    kind: str
+    data: bytes
+    images: list[PaletteImage]
+    palette: bytes
+    image_paths: list[str] = field(default_factory=list)
+
+
+def _file_name(name: str) -> str:
+    """An image name as a file name (no folders, no NUL)."""
+    cleaned = name.replace("/", "_").replace("\\", "_").replace("\0", "_")
+    return cleaned if cleaned.strip(".") else f"_{cleaned}"
+
+
+def _image_paths(unit_path: str, member: bool, kind: str, found: list[PaletteImage]) -> list[str]:
+    if kind in sources.SINGLE_KINDS:
+        stem, extension = os.path.splitext(unit_path)
+        if extension.lower() in sources.EXTENSION_KINDS:
+            base = stem
+        else:
+            base = unit_path  # a WAD lump (`CONCHARS`, `IBAR.BAK`)
+        if not member:
+            base = os.path.basename(base)
+        return [base + ".png"]
+    prefix = unit_path + "/" if member else ""
+    return [prefix + _file_name(image.name) + ".png" for image in found]
+
+
+def _palette_beside(path: str) -> bytes | None:
+    from ..formats.quake.palette import read_palette_file
+
+    folder = os.path.dirname(os.path.abspath(path))
+    for candidate in ("palette.lmp", os.path.join("gfx", "palette.lmp"), os.path.join("..", "gfx", "palette.lmp")):
+        full = os.path.join(folder, candidate)
+        if os.path.isfile(full):
+            return read_palette_file(full)
+    return None
+
+
+def _palette(source: str, override: str | None, archive: object | None) -> bytes:
+    from ..formats.quake.palette import built_in_palette, palette_from_bytes, read_palette_file
+
+    if override:
+        return read_palette_file(override)
+    if archive is not None:
+        from ..core.archive import Archive
+        from ..errors import MemberNotFoundError
+
+        assert isinstance(archive, Archive)
+        for name in ("gfx/palette.lmp", "palette.lmp"):
+            try:
+                entry = archive.getinfo(name)
+            except MemberNotFoundError:
+                for candidate in archive.infolist():
+                    if candidate.name.lower() == name:
+                        entry = candidate
+                        break
+                else:
+                    continue
+            return palette_from_bytes(archive.read(entry), f"{source}:{entry.name}")
+    return _palette_beside(source) or built_in_palette()
+
+
+def iter_units(source: str | os.PathLike[str], *, palette: str | None = None) -> Iterator[Unit]:
+    """Each file holding palette images in `source`, in order (a pack's nested packs where
+    they stand)."""
+    path = os.fspath(source)
+    kind = sources.kind_of_extension(path)
+    if kind is not None:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+        name = os.path.splitext(os.path.basename(path))[0]
+        found = sources.read_images(kind, data, name, path)
+        base = os.path.basename(path)
+        yield Unit(base, False, kind, data, found, _palette(path, palette, None), _image_paths(base, False, kind, found))
+        return
+    from ..core.nested import walk
+    from ..core.opening import open as open_archive
+    from ..formats.quake.wad import Reader as WadReader
+    from ..formats.quake.wad import WadEntry
+
+    with open_archive(path) as pack:
+        shared = _palette(path, palette, pack)
+        for member_path, entry, holder in walk(pack):
+            wad3 = False
+            if isinstance(holder, WadReader) and isinstance(entry, WadEntry):
+                kind = entry.kind if entry.kind in ("qpic", "miptex", "conchars") else None
+                wad3 = holder.wad3
+            else:
+                kind = sources.kind_of_extension(entry.name)
+            if kind is None:
+                continue
+            data = holder.read(entry)
+            if kind == "qpic" and not isinstance(holder, WadReader):
+                kind = sources.kind_of_file(entry.name, data)
+                if kind is None:
+                    continue
+            label = f"{path}:{member_path}"
+            name = entry.name if isinstance(holder, WadReader) else os.path.splitext(os.path.basename(entry.name))[0]
+            found = sources.read_images(kind, data, name, label, wad3=wad3)
+            yield Unit(member_path, True, kind, data, found, shared, _image_paths(member_path, True, kind, found))
+
+
+def list_textures(source: str | os.PathLike[str], *, palette: str | None = None) -> list[dict[str, object]]:
+    """Each image of `source` as {file, name, kind, width, height, mips, transparent}: what
+    `texture ls --json` prints for Quake files."""
+    return [
+        {
+            "file": unit.path,
+            "name": image.name,
+            "kind": image.kind,
+            "width": image.width,
+            "height": image.height,
+            "mips": len(image.mips),
+            "transparent": image.transparent,
+        }
+        for unit in iter_units(source, palette=palette)
+        for image in unit.images
+    ]
+
+
+def export_textures(
+    source: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    names: Iterable[str] = (),
+    overwrite: bool = False,
+    palette: str | None = None,
+    progress: Callable[[str], object] | None = None,
+) -> list[str]:
+    """Write every image of `source` (only those called `names`, if given) under `output` as an
+    RGBA PNG; returns the files written."""
+    from ..formats.quake.images import png_bytes, to_rgba
+    from .safe_tree import write_files
+
+    wanted = {name.lower() for name in names}
+    files: list[tuple[str, bytes]] = []
+    seen: set[str] = set()
+    for unit in iter_units(source, palette=palette):
+        for image, relative in zip(unit.images, unit.image_paths, strict=True):
+            if wanted and image.name.lower() not in wanted:
+                continue
+            if not image.mips:
+                continue  # a BSP texture kept as its header only (qbsp -notex)
+            seen.add(image.name.lower())
+            files.append((relative, png_bytes(to_rgba(image, unit.palette))))
+            if progress is not None:
+                progress(relative)
+    missing = wanted - seen
+    if missing:
+        raise GamepakError(f"{os.fspath(source)}: no image called {', '.join(sorted(missing))}")
+    return write_files(output, files, overwrite=overwrite)
+
+
+def _picture_for(folder: str, relative: str) -> str | None:
+    stem = os.path.join(folder, *relative[: -len(".png")].split("/"))
+    for suffix in PICTURE_SUFFIXES:
+        if os.path.isfile(stem + suffix):
+            return stem + suffix
+    return None
+
+
+def reencode(image: PaletteImage, rgba: object, palette: bytes) -> PaletteImage:
+    """A new image of the same kind from RGBA pixels: nearest palette colours (fullbrights
+    only where the picture has them exactly), the asset's transparent index for clear pixels,
+    mips rebuilt."""
+    import numpy as np
+
+    from ..formats.quake.images import build_mips, from_rgba
+
+    pixels = np.asarray(rgba)
+    own = image.palette or palette
+    indices = from_rgba(pixels, own, image.transparent, fullbright=False)
+    height, width = indices.shape
+    mips = [indices.tobytes()]
+    if len(image.mips) > 1:
+        if width % 8 or height % 8:
+            raise GamepakError(f"{image.name}: a texture with mips must be a multiple of 8 wide and high, not {width}x{height}")
+        mips += build_mips(indices, own, image.transparent)
+    return PaletteImage(
+        image.name, image.kind, width, height, mips, image.transparent, image.palette, image.header, dict(image.extras)
+    )
+
+
+def import_textures(
+    target: str | os.PathLike[str],
+    folder: str | os.PathLike[str],
+    *,
+    dry_run: bool = False,
+    palette: str | None = None,
+    progress: Callable[[str], object] | None = None,
+) -> list[str]:
+    """Import a folder laid out as `export_textures` writes it into `target`: images whose
+    pixels differ from what is stored are re-encoded; returns the changed images' paths."""
+    import numpy as np
+
+    from ..formats.quake.images import read_picture, to_rgba
+
+    path = os.fspath(target)
+    root = os.fspath(folder)
+    changed_names: list[str] = []
+    replacements: list[tuple[Unit, bytes]] = []
+    for unit in iter_units(path, palette=palette):
+        changed: dict[int, PaletteImage] = {}
+        for index, (image, relative) in enumerate(zip(unit.images, unit.image_paths, strict=True)):
+            picture = _picture_for(root, relative)
+            if picture is None or not image.mips:
+                continue
+            if progress is not None:
+                progress(relative)
+            rgba = read_picture(picture)
+            if rgba.shape[:2] == (image.height, image.width) and np.array_equal(rgba, to_rgba(image, unit.palette)):
+                continue
+            new = reencode(image, rgba, unit.palette)
+            if (new.width, new.height, new.pixels) == (image.width, image.height, image.pixels):
+                continue  # off-palette colours that map back to the stored indices
+            changed[index] = new
+            changed_names.append(relative[: -len(".png")])
+        if changed:
+            label = f"{path}:{unit.path}" if unit.member else path
+            replacements.append((unit, sources.replace_images(unit.kind, unit.data, label, changed)))
+    if dry_run or not replacements:
+        return changed_names
+    if not replacements[0][0].member:
+        from ..core.atomic import write_bytes
+
+        write_bytes(path, replacements[0][1], overwrite=True)
+        return changed_names
+    from .edit import edit
+
+    with edit(path) as pack:
+        for unit, data in replacements:
+            pack.replace(unit.path, data)
+    return changed_names
