@@ -45,8 +45,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         commands,
         "model",
         None,
-        "Inspect, convert and preview JOE models.",
-        "Inspect, convert and preview VDrift JOE models (and OBJ, glTF, PLY).\n\n"
+        "Inspect, convert and preview JOE models (and Quake MDL models and BSP maps).",
+        "Inspect, convert and preview VDrift JOE models (and OBJ, glTF, PLY); Quake MDL models and\n"
+        "BSP maps: `info`, and `export` to glTF (.glb/.gltf).\n\n"
         "MODEL is a model file, or an archive followed by a MEMBER name inside it, e.g.\n"
         "`gamepak model export garage_objects.jpk joist.007.joe -o joist.glb`.",
     )
@@ -82,6 +83,16 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="texture image to name in the material (OBJ: an MTL file beside; .glb embeds it when the file exists)",
     )
     export.add_argument("--overwrite", action="store_true", help="replace output files that exist")
+    export.add_argument(
+        "--frame",
+        type=int,
+        metavar="N",
+        help="MDL: only pose N (default: every pose, the others as glTF morph targets with an animation)",
+    )
+    export.add_argument(
+        "--palette", metavar="FILE", help="MDL/BSP: a Quake palette.lmp (default: found beside, or built in)"
+    )
+    export.add_argument("--scale", type=float, default=1.0, help="MDL/BSP: units per Quake unit (default 1)")
 
     imported = add_command(
         sub,
@@ -210,6 +221,28 @@ def _output_format(output: str, format_name: str | None) -> str:
     return chosen
 
 
+def _quake_model(args: argparse.Namespace) -> tuple[str, bytes, str] | None:
+    """(kind, bytes, label) when MODEL (or MEMBER) is a Quake MDL or BSP (the content
+    registry decides), else None."""
+    from ..core.content import model_kind_for
+
+    name = args.member or args.model_path
+    spec = model_kind_for(name)
+    if spec is None or spec.name not in ("mdl", "bsp"):
+        return None
+    label = _label(args.model_path, args.member)
+    if args.member is None:
+        from ..models.quake import read_file
+
+        return spec.name, read_file(args.model_path), label
+    from ..core.nested import resolve
+    from ..core.opening import open as open_archive
+
+    with open_archive(args.model_path) as opened:
+        holder, entry = resolve(opened, args.member)
+        return spec.name, holder.read(entry), label
+
+
 def run_info(args: argparse.Namespace) -> None:
     import warnings
 
@@ -223,6 +256,16 @@ def run_info(args: argparse.Namespace) -> None:
         lines.append(f"warnings: {len(summary['warnings']) or 'none'}")
         lines.extend(f"  - {warning}" for warning in summary["warnings"])
         write_text("\n".join(lines) + "\n")
+        return
+    quake = _quake_model(args)
+    if quake is not None:
+        from ..models.quake import summary as quake_summary
+
+        shown = {"file": args.model_path, **({"member": args.member} if args.member else {}), **quake_summary(*quake)}
+        if args.as_json:
+            print_json(shown)
+        else:
+            write_text("".join(f"{key}: {value}\n" for key, value in shown.items()))
         return
     from .. import models
 
@@ -265,6 +308,15 @@ def run_export(args: argparse.Namespace) -> None:
     found = _scene(args)
     if found is not None:
         _export_scene(found, args)
+        return
+    quake = _quake_model(args)
+    if quake is not None:
+        from ..models.quake import export_file
+
+        export_file(
+            *quake, args.output, frame=args.frame, palette=args.palette, scale=args.scale, overwrite=args.overwrite
+        )
+        note(f"wrote {args.output}")
         return
     chosen = _output_format(args.output, args.format_name)
     mesh = _load(args.model_path, args.member)

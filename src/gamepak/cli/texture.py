@@ -6,6 +6,10 @@ import argparse
 
 from .common import add_command, add_group, add_json_option, counting_bar, note, print_json, write_text
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 DESCRIPTION = """\
 Red Faction Guerrilla textures (peg v10: .cpeg_pc + .gpeg_pc, .cvbm_pc + .gvbm_pc).
 
@@ -18,6 +22,14 @@ The modder's loop:
   gamepak texture import xray_effect.cpeg_pc textures         # only changed images re-encoded
 
 8888 textures are read as B, G, R, A in memory (D3D's A8R8G8B8); --order RGBA reads RFGM's way.
+
+Quake's 8-bit images too: SOURCE a .wad, .lmp, .bsp (its textures), .spr (frames), .mdl
+(skins), Quake II .wal, or a PAK/PK3 holding them (nested WADs included). Export writes RGBA
+PNGs (index 255 clear in qpics, sprites and `{` textures, 0 in conchars); import maps PNG/TGA
+pixels to the nearest palette colour (fullbrights only where the image has them exactly),
+rebuilds the mips and leaves unchanged images byte for byte. The palette: --palette FILE,
+else gfx/palette.lmp in the pack or beside the file, else the built-in (LibreQuake's = Quake's).
+  gamepak texture export pak0.pak -o textures && gamepak texture import pak0.pak textures
 """
 
 
@@ -33,6 +45,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     _peg_option(ls, "only that peg")
     _order(ls)
     _quiet(ls, "'no textures' line when there are none")
+    _palette_option(ls)
 
     export = add_command(
         sub, "export", run_export, "Write each texture as a PNG (top mip, RGBA) or a DDS (every mip, the stored data)."
@@ -47,6 +60,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     _peg_option(export, "only that peg")
     _order(export)
     _quiet(export)
+    _palette_option(export)
 
     imp = add_command(
         sub,
@@ -68,6 +82,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     _resize(imp, "more than 4x the texture's area")
     _asm_option(imp)
     _quiet(imp)
+    _palette_option(imp)
 
     add = add_command(sub, "add", run_add, "Add a new texture to a peg (a file, or one inside a pack).")
     add.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file, or a pack holding pegs")
@@ -127,6 +142,23 @@ def _peg_option(parser: argparse.ArgumentParser, what: str | None = None) -> Non
     )
 
 
+def _palette_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--palette",
+        metavar="FILE",
+        help="Quake images: a 768-byte palette.lmp (or a PCX) to use instead of the one found beside them",
+    )
+
+
+def _quake_textures(path: str) -> Any:
+    """The Quake image functions when `path` is a Quake texture source (the content registry
+    decides), else None (RFG pegs)."""
+    from ..core.content import texture_source_for
+
+    spec = texture_source_for(path)
+    return spec.load() if spec.name == "quake" else None
+
+
 def _order(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--order",
@@ -142,6 +174,14 @@ def _quiet_run(args: argparse.Namespace) -> bool:
 
 
 def run_ls(args: argparse.Namespace) -> int | None:
+    quake = _quake_textures(args.source)
+    if quake is not None:
+        found = quake.list_textures(args.source, palette=args.palette)
+        if args.as_json:
+            print_json(found)
+        else:
+            write_text("".join(quake.ls_line(row) + "\n" for row in found))
+        return None
     from ..ops.textures import list_textures
 
     rows = list_textures(args.source, peg=args.peg, order=args.order)
@@ -162,6 +202,19 @@ def run_ls(args: argparse.Namespace) -> int | None:
 
 
 def run_export(args: argparse.Namespace) -> int | None:
+    quake = _quake_textures(args.source)
+    if quake is not None:
+        with counting_bar("exporting textures") as advance:
+            written = quake.export_textures(
+                args.source,
+                args.output,
+                names=args.names,
+                overwrite=args.overwrite,
+                palette=args.palette,
+                progress=advance,
+            )
+        note(f"exported {len(written)} texture(s) to {args.output}")
+        return None
     from ..ops.textures import export_textures
 
     with counting_bar("exporting textures") as advance:
@@ -181,6 +234,15 @@ def run_export(args: argparse.Namespace) -> int | None:
 
 
 def run_import(args: argparse.Namespace) -> int | None:
+    quake = _quake_textures(args.target)
+    if quake is not None:
+        with counting_bar("checking textures") as advance:
+            changed = quake.import_textures(
+                args.target, args.folder, dry_run=args.dry_run, palette=args.palette, progress=advance
+            )
+        verb = "would change" if args.dry_run else "changed"
+        note(f"{len(changed)} texture(s) {verb}" + (f": {', '.join(changed)}" if changed else ""))
+        return None
     from ..ops.textures import import_textures
 
     with counting_bar("checking textures") as advance:

@@ -127,7 +127,13 @@ FORMATS: tuple[FormatSpec, ...] = (
         kind="table",
         magic=((0, b"\xed\xfe\xef\xbe"),),
     ),
-    FormatSpec("zip", "ZIP archive", "gamepak.formats.zip", (".zip", ".pk3", ".kpf"), magic=((0, b"PK\x03\x04"), (0, b"PK\x05\x06"))),
+    FormatSpec(
+        "zip",
+        "ZIP archive",
+        "gamepak.formats.zip",
+        (".zip", ".pk3", ".kpf"),
+        magic=((0, b"PK\x03\x04"), (0, b"PK\x05\x06")),
+    ),
     FormatSpec(
         "tar",
         "tar archive (plain, or gzip, bzip2, xz or zstd compressed)",

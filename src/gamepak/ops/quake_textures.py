@@ -66,19 +66,8 @@ def _image_paths(unit_path: str, member: bool, kind: str, found: list[PaletteIma
     return [prefix + _file_name(image.name) + ".png" for image in found]
 
 
-def _palette_beside(path: str) -> bytes | None:
-    from ..formats.quake.palette import read_palette_file
-
-    folder = os.path.dirname(os.path.abspath(path))
-    for candidate in ("palette.lmp", os.path.join("gfx", "palette.lmp"), os.path.join("..", "gfx", "palette.lmp")):
-        full = os.path.join(folder, candidate)
-        if os.path.isfile(full):
-            return read_palette_file(full)
-    return None
-
-
 def _palette(source: str, override: str | None, archive: object | None) -> bytes:
-    from ..formats.quake.palette import built_in_palette, palette_from_bytes, read_palette_file
+    from ..formats.quake.palette import find_palette, palette_from_bytes, read_palette_file
 
     if override:
         return read_palette_file(override)
@@ -98,7 +87,7 @@ def _palette(source: str, override: str | None, archive: object | None) -> bytes
                 else:
                     continue
             return palette_from_bytes(archive.read(entry), f"{source}:{entry.name}")
-    return _palette_beside(source) or built_in_palette()
+    return find_palette(source)
 
 
 def iter_units(source: str | os.PathLike[str], *, palette: str | None = None) -> Iterator[Unit]:
@@ -115,7 +104,9 @@ def iter_units(source: str | os.PathLike[str], *, palette: str | None = None) ->
         name = os.path.splitext(os.path.basename(path))[0]
         found = sources.read_images(kind, data, name, path)
         base = os.path.basename(path)
-        yield Unit(base, False, kind, data, found, _palette(path, palette, None), _image_paths(base, False, kind, found))
+        yield Unit(
+            base, False, kind, data, found, _palette(path, palette, None), _image_paths(base, False, kind, found)
+        )
         return
     from ..core.nested import walk
     from ..core.opening import open as open_archive
@@ -145,11 +136,13 @@ def iter_units(source: str | os.PathLike[str], *, palette: str | None = None) ->
 
 
 def list_textures(source: str | os.PathLike[str], *, palette: str | None = None) -> list[dict[str, object]]:
-    """Each image of `source` as {file, name, kind, width, height, mips, transparent}: what
-    `texture ls --json` prints for Quake files."""
+    """Each image of `source` as {file, name, image, kind, width, height, mips, transparent}
+    (`image`: its path in an export, without `.png`): what `texture ls --json` prints for
+    Quake files."""
     return [
         {
             "file": unit.path,
+            "image": relative[: -len(".png")],
             "name": image.name,
             "kind": image.kind,
             "width": image.width,
@@ -158,8 +151,17 @@ def list_textures(source: str | os.PathLike[str], *, palette: str | None = None)
             "transparent": image.transparent,
         }
         for unit in iter_units(source, palette=palette)
-        for image in unit.images
+        for image, relative in zip(unit.images, unit.image_paths, strict=True)
     ]
+
+
+def ls_line(row: dict[str, object]) -> str:
+    """One line of `texture ls` for a row of `list_textures`."""
+    clear = "-" if row["transparent"] is None else str(row["transparent"])
+    return (
+        f"{row['width']:>5}x{row['height']:<5} {row['kind']:<8} {row['mips']} mip{'s' if row['mips'] != 1 else ' '} "
+        f"clear {clear:>3}  {row['image']}"
+    )
 
 
 def export_textures(
@@ -218,7 +220,9 @@ def reencode(image: PaletteImage, rgba: object, palette: bytes) -> PaletteImage:
     mips = [indices.tobytes()]
     if len(image.mips) > 1:
         if width % 8 or height % 8:
-            raise GamepakError(f"{image.name}: a texture with mips must be a multiple of 8 wide and high, not {width}x{height}")
+            raise GamepakError(
+                f"{image.name}: a texture with mips must be a multiple of 8 wide and high, not {width}x{height}"
+            )
         mips += build_mips(indices, own, image.transparent)
     return PaletteImage(
         image.name, image.kind, width, height, mips, image.transparent, image.palette, image.header, dict(image.extras)

@@ -19,7 +19,7 @@ Header (124 bytes): int32 version (29, or the ASCII `BSP2` / `2PSB`), then 15 lu
 | 11| marksurfaces | 2 (BSP2 4)     |                                                           |
 | 12| edges        | 4 (BSP2 8)     | vertex[2]                                                 |
 | 13| surfedges    | 4              | int32 edge (negative = reversed)                          |
-| 14| models       | 64             | float mins, maxs, origin [3 each], int32 headnode[4], visleafs, first face, face count |
+| 14| models       | 64             | float mins, maxs, origin[3]; int32 headnode[4], visleafs, first face, face count |
 
 Lumps are not stored in index order and empty lumps share offsets; every non-empty lump must
 lie inside the file, not overlap another, and be a whole number of records. Bytes after the
@@ -194,7 +194,9 @@ class MapFile:
         (count,) = struct.unpack_from("<i", data)
         if count < 0 or 4 + 4 * count > len(data):
             raise MapFormatError(
-                f"texture count {count} does not fit the {len(data)}-byte textures lump", path=self.label, offset=lump.offset
+                f"texture count {count} does not fit the {len(data)}-byte textures lump",
+                path=self.label,
+                offset=lump.offset,
             )
         offsets = list(struct.unpack_from(f"<{count}i", data, 4))
         for number, offset in enumerate(offsets):
@@ -301,7 +303,7 @@ def sniff(source: Source) -> float:
     if len(head) < HEADER.size or head[:4] not in VERSIONS:
         return 0.0
     fields = HEADER.unpack(head)
-    inside = all(0 <= fields[1 + 2 * i] and fields[1 + 2 * i] + fields[2 + 2 * i] <= source.size for i in range(15))
+    inside = all(fields[1 + 2 * i] >= 0 and fields[1 + 2 * i] + fields[2 + 2 * i] <= source.size for i in range(15))
     return 1.0 if inside else 0.5
 
 
@@ -334,7 +336,9 @@ class Reader(Archive):
         trailing = len(self.map.data) - self.map.end
         if trailing:
             kind = " (a BSPX block)" if self.map.data[self.map.end : self.map.end + 4] == b"BSPX" else ""
-            problems.append(Problem(f"{trailing} bytes after the last lump{kind}", severity="warning", offset=self.map.end))
+            problems.append(
+                Problem(f"{trailing} bytes after the last lump{kind}", severity="warning", offset=self.map.end)
+            )
         return problems
 
     def _member_data(self, entries: list[Entry]) -> Any:

@@ -200,7 +200,8 @@ def read_conchars(data: bytes, name: str, label: str) -> PaletteImage:
 
 
 def write_conchars(image: PaletteImage) -> bytes:
-    return image.pixels + bytes(image.extras.get("tail", b""))  # type: ignore[arg-type]
+    tail = image.extras.get("tail", b"")
+    return image.pixels + (tail if isinstance(tail, bytes) else b"")
 
 
 # -- Quake II WAL ------------------------------------------------------------------------------
@@ -270,9 +271,7 @@ def _nearest(colours: np.ndarray, palette: np.ndarray, allowed: np.ndarray) -> n
     return result
 
 
-def from_rgba(
-    rgba: np.ndarray, palette: bytes, transparent: int | None, *, fullbright: bool = True
-) -> np.ndarray:
+def from_rgba(rgba: np.ndarray, palette: bytes, transparent: int | None, *, fullbright: bool = True) -> np.ndarray:
     """Palette indices for (h, w, 4) RGBA pixels: alpha < 128 -> the transparent index (when the
     asset has one); a colour equal to a palette entry -> that entry (fullbright ones included,
     so fullbrights stay only where the image has them exactly); others -> the nearest colour
@@ -350,7 +349,12 @@ def png_bytes(rgba: np.ndarray) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
 
     header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows.tobytes(), 6)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows.tobytes(), 6))
+        + chunk(b"IEND", b"")
+    )
 
 
 def read_picture(path: str) -> np.ndarray:

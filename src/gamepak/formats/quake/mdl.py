@@ -107,7 +107,9 @@ class AliasModel:
         """Each skin (group members included) as an opaque palette image."""
         size = self.skin_width * self.skin_height
         return [
-            PaletteImage(skin.name, "skin", self.skin_width, self.skin_height, [bytes(data[skin.offset : skin.offset + size])])
+            PaletteImage(
+                skin.name, "skin", self.skin_width, self.skin_height, [bytes(data[skin.offset : skin.offset + size])]
+            )
             for skin in self.skins
         ]
 
@@ -178,7 +180,9 @@ def read(data: bytes, label: str) -> AliasModel:
             start = position
             count = int_at(f"skin group {slot} count")
             if count < 1 or count > (size - position) // (4 + skin_size):
-                raise ModelFormatError(f"skin group {slot}: count {count} does not fit the file", path=label, offset=start)
+                raise ModelFormatError(
+                    f"skin group {slot}: count {count} does not fit the file", path=label, offset=start
+                )
             intervals = struct.unpack_from(f"<{count}f", data, position)
             position += 4 * count
             for number in range(count):
@@ -212,7 +216,9 @@ def read(data: bytes, label: str) -> AliasModel:
             start = position
             count = int_at(f"frame group {slot} count")
             if count < 1 or count > (size - position) // (single + 4):
-                raise ModelFormatError(f"frame group {slot}: count {count} does not fit the file", path=label, offset=start)
+                raise ModelFormatError(
+                    f"frame group {slot}: count {count} does not fit the file", path=label, offset=start
+                )
             position += 2 * TRIVERTX
             intervals = struct.unpack_from(f"<{count}f", data, position)
             position += 4 * count

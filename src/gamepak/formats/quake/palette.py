@@ -79,6 +79,23 @@ def palette_from_bytes(data: bytes, label: str) -> bytes:
         return bytes(data)
     if data[:1] == b"\x0a" and len(data) > PALETTE_SIZE and data[-PALETTE_SIZE - 1] == 0x0C:
         return bytes(data[-PALETTE_SIZE:])
-    raise GamepakError(
-        f"{label}: offset 0: a palette is 768 bytes (or a 256-colour PCX), not {len(data)} bytes"
-    )
+    raise GamepakError(f"{label}: offset 0: a palette is 768 bytes (or a 256-colour PCX), not {len(data)} bytes")
+
+
+def palette_beside(path: str | os.PathLike[str]) -> bytes | None:
+    """The palette a Quake game folder keeps near `path`: `palette.lmp`, `gfx/palette.lmp` or
+    `../gfx/palette.lmp` from its folder (a map in `id1/maps/` finds `id1/gfx/palette.lmp`)."""
+    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    for candidate in ("palette.lmp", os.path.join("gfx", "palette.lmp"), os.path.join("..", "gfx", "palette.lmp")):
+        full = os.path.join(folder, candidate)
+        if os.path.isfile(full):
+            return read_palette_file(full)
+    return None
+
+
+def find_palette(path: str | os.PathLike[str], override: str | os.PathLike[str] | None = None) -> bytes:
+    """The palette for images read from `path`: `override` (a file) first, then one beside it
+    (`palette_beside`), then the built-in one."""
+    if override:
+        return read_palette_file(override)
+    return palette_beside(path) or built_in_palette()

@@ -92,7 +92,9 @@ def read(data: bytes, label: str) -> Sprite:
         origin_x, origin_y, frame_width, frame_height = FRAME.unpack_from(data, position)
         if frame_width <= 0 or frame_height <= 0 or position + FRAME.size + frame_width * frame_height > len(data):
             raise ImageError(
-                f"frame {name}: size {frame_width}x{frame_height} does not fit the file", path=label, offset=position + 8
+                f"frame {name}: size {frame_width}x{frame_height} does not fit the file",
+                path=label,
+                offset=position + 8,
             )
         sprite.frames.append(
             SpriteFrame(name, (origin_x, origin_y), frame_width, frame_height, position + FRAME.size, group, interval)
@@ -119,5 +121,7 @@ def read(data: bytes, label: str) -> Sprite:
             for number, interval in enumerate(intervals):
                 single(f"frame{slot}_{number}", slot, interval)
         else:
-            raise ImageError(f"frame {slot}: kind {frame_kind} is neither 0 (single) nor 1 (group)", path=label, offset=position - 4)
+            raise ImageError(
+                f"frame {slot}: kind {frame_kind} is neither 0 (single) nor 1 (group)", path=label, offset=position - 4
+            )
     return sprite

@@ -112,9 +112,9 @@ def infer_type(name: str, head: bytes, size: int, wad3: bool = False) -> int:
     if len(head) >= 40:
         width, height, *offsets = struct.unpack_from("<II4I", head, 16)
         pixels = width * height
-        if width and height and width % 8 == 0 and height % 8 == 0 and offsets[0] == 40:
-            if 40 + pixels * 85 // 64 <= size and offsets[3] + pixels // 64 <= size:
-                return miptex_type
+        shaped = width and height and width % 8 == 0 and height % 8 == 0 and offsets[0] == 40
+        if shaped and 40 + pixels * 85 // 64 <= size and offsets[3] + pixels // 64 <= size:
+            return miptex_type
     if len(head) >= 8:
         width, height = struct.unpack_from("<ii", head)
         if width > 0 and height > 0 and 8 + width * height == size:
@@ -149,7 +149,7 @@ class Reader(FixedRecordNames, Archive):
         self.wad3 = self.magic == b"WAD3"
         raw = self._source.read_exact(count * ENTRY.size, self.directory_offset, "WAD directory")
         self._keep_directory(raw, ENTRY.size, NAME_START, NAME_FIELD)
-        for index, (offset, size, full_size, _type, compression, _pad) in enumerate(POSITION_FIELDS.iter_unpack(raw)):
+        for index, (offset, size, _full_size, _type, compression, _pad) in enumerate(POSITION_FIELDS.iter_unpack(raw)):
             where = self.directory_offset + index * ENTRY.size
             if offset < 0 or size < 0 or offset + size > self._source.size:
                 raise self.corrupt(
