@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
+from quake_bytes import bsp_bytes, mdl_bytes, miptex_bytes, qpic_bytes, spr_bytes, wad_bytes, wal_bytes
 
 import gamepak
 from gamepak.errors import CorruptArchiveError, GamepakError
@@ -19,7 +20,6 @@ from gamepak.formats.quake.palette import built_in_palette
 from gamepak.ops import quake_textures
 
 from conftest import in_process_cli, sample
-from quake_bytes import bsp_bytes, mdl_bytes, miptex_bytes, qpic_bytes, spr_bytes, wad_bytes, wal_bytes
 
 PALETTE = np.frombuffer(built_in_palette(), dtype=np.uint8).reshape(256, 3)
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from quake_bytes import miptex_bytes, qpic_bytes, wad_bytes
 
 import gamepak
 from gamepak.errors import CorruptArchiveError, FormatLimitError
 
 from conftest import in_process_cli, sample
-from quake_bytes import miptex_bytes, qpic_bytes, wad_bytes
 
 QPIC = qpic_bytes(2, 2, bytes([1, 2, 255, 3]))
 MIPTEX = miptex_bytes(b"wall1", 16, 16)
