@@ -174,9 +174,9 @@ def _turn(points: np.ndarray) -> np.ndarray:
 
 
 def _image_png(image: PaletteImage, palette: bytes) -> bytes:
-    from ..formats.quake.images import png_bytes, to_rgba
+    from ..formats.quake.images import png_of
 
-    return png_bytes(to_rgba(image, palette))
+    return png_of(image, palette)
 
 
 # -- MDL ---------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import GamepakError
 from ..formats.quake import sources
@@ -108,31 +109,44 @@ def iter_units(source: str | os.PathLike[str], *, palette: str | None = None) ->
             base, False, kind, data, found, _palette(path, palette, None), _image_paths(base, False, kind, found)
         )
         return
-    from ..core.nested import walk
     from ..core.opening import open as open_archive
+
+    with open_archive(path) as pack:
+        yield from _units_in(pack, "", path, _palette(path, palette, pack))
+
+
+# Members opened as packs to look inside (by name: sniffing every member costs more than the rest).
+PACK_SUFFIXES = (".wad", ".pak", ".pk3", ".kpf", ".zip")
+
+
+def _units_in(pack: Any, prefix: str, path: str, shared: bytes) -> Iterator[Unit]:
+    """The units of one pack, and of the packs (WADs, PAKs, PK3s) inside it where they stand."""
     from ..formats.quake.wad import Reader as WadReader
     from ..formats.quake.wad import WadEntry
 
-    with open_archive(path) as pack:
-        shared = _palette(path, palette, pack)
-        for member_path, entry, holder in walk(pack):
-            wad3 = False
-            if isinstance(holder, WadReader) and isinstance(entry, WadEntry):
-                kind = entry.kind if entry.kind in ("qpic", "miptex", "conchars") else None
-                wad3 = holder.wad3
-            else:
-                kind = sources.kind_of_extension(entry.name)
+    in_wad = isinstance(pack, WadReader)
+    for entry in pack.infolist():
+        member_path = prefix + entry.name
+        if in_wad:
+            assert isinstance(entry, WadEntry)
+            kind = entry.kind if entry.kind in ("qpic", "miptex", "conchars") else None
+        else:
+            if entry.name.lower().endswith(PACK_SUFFIXES):
+                with pack.open_archive(entry) as inner:
+                    yield from _units_in(inner, member_path + "/", path, shared)
+                continue
+            kind = sources.kind_of_extension(entry.name)
+        if kind is None:
+            continue
+        data = pack.read(entry)
+        if kind == "qpic" and not in_wad:
+            kind = sources.kind_of_file(entry.name, data)
             if kind is None:
                 continue
-            data = holder.read(entry)
-            if kind == "qpic" and not isinstance(holder, WadReader):
-                kind = sources.kind_of_file(entry.name, data)
-                if kind is None:
-                    continue
-            label = f"{path}:{member_path}"
-            name = entry.name if isinstance(holder, WadReader) else os.path.splitext(os.path.basename(entry.name))[0]
-            found = sources.read_images(kind, data, name, label, wad3=wad3)
-            yield Unit(member_path, True, kind, data, found, shared, _image_paths(member_path, True, kind, found))
+        label = f"{path}:{member_path}"
+        name = entry.name if in_wad else os.path.splitext(os.path.basename(entry.name))[0]
+        found = sources.read_images(kind, data, name, label, wad3=in_wad and pack.wad3)
+        yield Unit(member_path, True, kind, data, found, shared, _image_paths(member_path, True, kind, found))
 
 
 def list_textures(source: str | os.PathLike[str], *, palette: str | None = None) -> list[dict[str, object]]:
@@ -175,7 +189,7 @@ def export_textures(
 ) -> list[str]:
     """Write every image of `source` (only those called `names`, if given) under `output` as an
     RGBA PNG; returns the files written."""
-    from ..formats.quake.images import png_bytes, to_rgba
+    from ..formats.quake.images import png_of
     from .safe_tree import write_files
 
     wanted = {name.lower() for name in names}
@@ -188,7 +202,7 @@ def export_textures(
             if not image.mips:
                 continue  # a BSP texture kept as its header only (qbsp -notex)
             seen.add(image.name.lower())
-            files.append((relative, png_bytes(to_rgba(image, unit.palette))))
+            files.append((relative, png_of(image, unit.palette)))
             if progress is not None:
                 progress(relative)
     missing = wanted - seen

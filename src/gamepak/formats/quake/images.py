@@ -59,6 +59,9 @@ CONCHARS_SIZE = (128, 128)
 MIP_LEVELS = 4
 # No image is wider or taller than this (the largest Quake textures are 1024 wide in ports).
 MAX_SIDE = 1 << 14
+# Deflate level of exported PNGs (isal's 1, or zlib's): several times faster than zlib's 6, the
+# files barely larger (palette art compresses well at any level).
+PNG_LEVEL = 1
 
 
 class ImageError(CorruptArchiveError):
@@ -241,33 +244,47 @@ def write_wal(image: PaletteImage) -> bytes:
 # -- colours -----------------------------------------------------------------------------------
 
 
+def rgba_bytes(image: PaletteImage, palette: bytes, mip: int = 0) -> bytes:
+    """The RGBA bytes (rows top first) of one mip; the transparent index gets alpha 0. Pure
+    Python (`bytes.translate` per channel, interleaved by slice assignment): exporting needs no
+    numpy."""
+    colours = image.palette or palette
+    indices = image.mips[mip]
+    alpha = bytearray(b"\xff" * 256)
+    if image.transparent is not None:
+        alpha[image.transparent] = 0
+    out = bytearray(4 * len(indices))
+    for channel in range(3):
+        out[channel::4] = indices.translate(colours[channel::3])
+    out[3::4] = indices.translate(alpha)
+    return bytes(out)
+
+
 def to_rgba(image: PaletteImage, palette: bytes, mip: int = 0) -> np.ndarray:
     """The (h, w, 4) uint8 RGBA pixels of one mip; the transparent index gets alpha 0."""
     import numpy as np
 
-    colours = np.frombuffer(image.palette or palette, dtype=np.uint8).reshape(256, 3)
-    table = np.empty((256, 4), dtype=np.uint8)
-    table[:, :3] = colours
-    table[:, 3] = 255
-    if image.transparent is not None:
-        table[image.transparent, 3] = 0
     width, height = mip_sizes(image.width, image.height)[mip] if mip else (image.width, image.height)
-    indices = np.frombuffer(image.mips[mip], dtype=np.uint8).reshape(height, width)
-    return table[indices]
+    return np.frombuffer(rgba_bytes(image, palette, mip), dtype=np.uint8).reshape(height, width, 4)
 
 
 def _nearest(colours: np.ndarray, palette: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """For each RGB row of `colours`, the index of the nearest allowed palette colour."""
+    """For each RGB row of `colours`, the index of the nearest allowed palette colour (squared
+    distance; the first entry wins a tie). |c - p|² = |c|² - 2c·p + |p|², and |c|² is the same
+    for every p: one matrix product, exact in float32 for 8-bit values."""
     import numpy as np
 
     candidates = np.flatnonzero(allowed)
-    choices = palette[candidates].astype(np.int32)
+    choices = palette[candidates].astype(np.float32)
+    squares = (choices**2).sum(axis=1)
+    twice = (-2.0 * choices.T).copy()
     result = np.empty(len(colours), dtype=np.uint8)
-    step = max(1, (1 << 20) // max(1, len(candidates)))
-    for start in range(0, len(colours), step):
-        block = colours[start : start + step].astype(np.int32)
-        distance = ((block[:, None, :] - choices[None, :, :]) ** 2).sum(axis=2)
-        result[start : start + step] = candidates[distance.argmin(axis=1)]
+    # Blocks of 256 rows keep the distance table in the CPU cache (measured 10-20x faster than
+    # one big table).
+    for start in range(0, len(colours), 256):
+        distance = colours[start : start + 256].astype(np.float32) @ twice
+        distance += squares
+        result[start : start + 256] = candidates[distance.argmin(axis=1)]
     return result
 
 
@@ -315,46 +332,56 @@ def build_mips(indices: np.ndarray, palette: bytes, transparent: int | None) -> 
     import numpy as np
 
     colours = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3).astype(np.float32)
-    height, width = indices.shape
     allowed = np.ones(256, dtype=bool)
     allowed[FULLBRIGHT_START:] = False
     if transparent is not None:
         allowed[transparent] = False
     result = []
-    for level in range(1, MIP_LEVELS):
-        block = 1 << level
-        mip_h, mip_w = max(1, height >> level), max(1, width >> level)
-        cut = indices[: mip_h * block, : mip_w * block]
-        rgb = colours[cut].reshape(mip_h, block, mip_w, block, 3).mean(axis=(1, 3))
+    # Each level averages 2x2 of the one before, unrounded: the same as averaging the 2^k
+    # block of mip 0, at a quarter of the work per level.
+    rgb = colours[indices]
+    clear = (indices == transparent).astype(np.float32) if transparent is not None else None
+    for _level in range(1, MIP_LEVELS):
+        mip_h, mip_w = max(1, rgb.shape[0] // 2), max(1, rgb.shape[1] // 2)
+        rgb = rgb[: mip_h * 2, : mip_w * 2].reshape(mip_h, 2, mip_w, 2, 3).mean(axis=(1, 3))
         mip = _nearest(np.rint(rgb).reshape(-1, 3), colours.astype(np.uint8), allowed).reshape(mip_h, mip_w)
-        if transparent is not None:
-            clear = (cut == transparent).reshape(mip_h, block, mip_w, block).mean(axis=(1, 3)) >= 0.5
-            mip[clear] = transparent
+        if clear is not None:
+            clear = clear[: mip_h * 2, : mip_w * 2].reshape(mip_h, 2, mip_w, 2).mean(axis=(1, 3))
+            mip[clear >= 0.5] = transparent
         result.append(mip.tobytes())
     return result
 
 
 def png_bytes(rgba: np.ndarray) -> bytes:
-    """An RGBA PNG of (h, w, 4) uint8 pixels (made with zlib: no Pillow import for exports)."""
+    """An RGBA PNG of (h, w, 4) uint8 pixels."""
+    height, width = rgba.shape[:2]
+    return png_from_rgba(width, height, rgba.tobytes())
+
+
+def png_from_rgba(width: int, height: int, rgba: bytes) -> bytes:
+    """An RGBA PNG of `width` x `height` pixels given as RGBA bytes, rows top first (made with
+    zlib: no Pillow or numpy import for exports)."""
     import zlib
 
-    import numpy as np
-
-    height, width = rgba.shape[:2]
-    rows = np.empty((height, width * 4 + 1), dtype=np.uint8)
-    rows[:, 0] = 0
-    rows[:, 1:] = rgba.reshape(height, width * 4)
+    stride = width * 4
+    rows = b"".join(b"\0" + rgba[row : row + stride] for row in range(0, stride * height, stride))
 
     def chunk(kind: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
 
     header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows.tobytes(), 6))
-        + chunk(b"IEND", b"")
-    )
+    try:
+        from isal import isal_zlib  # a dependency; several times faster than zlib at level 1
+
+        compressed = isal_zlib.compress(rows, PNG_LEVEL)
+    except ImportError:  # pragma: no cover - isal has wheels wherever gamepak runs
+        compressed = zlib.compress(rows, PNG_LEVEL)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", compressed) + chunk(b"IEND", b"")
+
+
+def png_of(image: PaletteImage, palette: bytes) -> bytes:
+    """The RGBA PNG of an image's mip 0."""
+    return png_from_rgba(image.width, image.height, rgba_bytes(image, palette))
 
 
 def read_picture(path: str) -> np.ndarray:
