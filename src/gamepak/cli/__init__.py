@@ -47,7 +47,7 @@ COMMANDS: dict[str, dict[str, str]] = {
         "diff": "Compare two packs or folders member by member.",
     },
     "gamepak.cli.model": {
-        "model": "Inspect, convert and preview JOE models.",
+        "model": "Inspect, convert and preview JOE models (and Quake MDL models and BSP maps).",
     },
     "gamepak.cli.text": {
         "text": "Export and import the strings of J2ME text packs.",
