@@ -321,3 +321,15 @@ def test_empty_map_gives_a_valid_empty_scene() -> None:
 def test_export_refuses_other_outputs(tmp_path: Path) -> None:
     with pytest.raises(GamepakError, match="glTF"):
         quake.export_file("mdl", mdl_bytes(**SEAM_MODEL), "m.mdl", str(tmp_path / "m.obj"))
+
+
+def test_nan_coordinates_are_refused() -> None:
+    data = bytearray(bsp_bytes())
+    vertexes = bsp.MapFile(bytes(data), "m").lumps[3]
+    struct.pack_into("<f", data, vertexes.offset, float("nan"))
+    with pytest.raises(GamepakError, match="NaN"):
+        quake.bsp_to_gltf(bytes(data), "m.bsp", palette=PALETTE)
+    data = bytearray(mdl_bytes(**SEAM_MODEL))
+    struct.pack_into("<f", data, 8, float("inf"))
+    with pytest.raises(GamepakError, match="offset 8"):
+        quake.mdl_to_gltf(bytes(data), "m.mdl", palette=PALETTE)

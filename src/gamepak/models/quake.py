@@ -237,6 +237,8 @@ def mdl_to_gltf(
         return normals.astype(np.float32)
 
     first = 0 if frame is None else frame
+    if not np.isfinite([*model.scale, *model.translate]).all():
+        raise GamepakError(f"{label}: offset 8: scale or translate is NaN or infinite")
     base = pose_positions(first)
     builder = GltfBuilder()
     attributes = {
@@ -372,6 +374,11 @@ def bsp_to_gltf(data: bytes, label: str, *, palette: bytes, binary: bool = True,
             plane = np.where((faces["side"][picked] != 0)[:, None], -plane, plane)
             normals = _turn(plane[corner_face]).astype(np.float32)
             positions = (_turn(points) * scale).astype(np.float32)
+            for what, values in (("vertex", positions), ("texinfo", texcoords), ("plane", normals)):
+                if not np.isfinite(values).all():
+                    raise GamepakError(
+                        f"{label}: a {what} of model {model_index} is NaN or infinite (glTF cannot hold it)"
+                    )
             # Fan (0, k+1, k): clockwise Quake faces become counter-clockwise.
             triangle_face = np.repeat(np.arange(len(picked)), counts - 2)
             triangle_k = (
