@@ -3,6 +3,7 @@ spec's layouts, mutated, may only raise GamepakError, from every entry point (im
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 
@@ -79,10 +80,8 @@ def _read_everything(kind: str, data: bytes) -> None:
 )
 def test_mutated_quake_files_raise_only_gamepak_errors(kind: str, edits: list[tuple[int, int]], cut: int) -> None:
     data = _mutate(FILES[kind], edits, cut)
-    try:
+    with contextlib.suppress(GamepakError):
         _read_everything(kind, data)
-    except GamepakError:
-        pass
 
 
 def test_the_unmutated_files_read() -> None:
