@@ -287,3 +287,30 @@ def test_real_qpics_match_the_spec_counts() -> None:
         assert image.pixels.count(255) == clear
     sprite = sources.read_images("spr", sample("quake/s_explod.spr").read_bytes(), "", "s")
     assert len(sprite) == 6 and sprite[0].extras["origin"] == [-32, 32] and sprite[0].pixels.count(255) == 3182
+
+
+def test_catalog_textures_table_lists_quake_images(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("dask")
+    from gamepak.catalog import build_catalog
+    from gamepak.catalog.schema import read_table
+
+    (tmp_path / "in").mkdir()
+    inner = wad_bytes([(b"BOX", 0x42, qpic_bytes(2, 1, b"\1\2")), (b"{fence", 0x44, miptex_bytes(b"{fence", 8, 8))])
+    with gamepak.create(tmp_path / "in" / "pak0.pak") as writer:
+        writer.add("gfx.wad", inner)
+        writer.add("gfx/palette.lmp", built_in_palette())  # not a picture: no row
+        writer.add("gfx/pic.lmp", qpic_bytes(1, 1, b"\1"))
+        writer.add("maps/m.bsp", bsp_bytes())
+        writer.add("progs/broken.mdl", b"IDPO" + bytes(30))
+    build_catalog([str(tmp_path / "in")], str(tmp_path / "out"), scheduler="synchronous")
+    rows = read_table(str(tmp_path / "out"), "textures").to_pylist()
+    found = sorted((r["nested_path"], r["peg"], r["name"], r["width"], r["format"], r["flags"]) for r in rows)
+    assert found == [
+        ("pak0.pak", "gfx/pic.lmp", "pic", 1, "qpic", 255),
+        ("pak0.pak", "maps/m.bsp", "wall", 16, "miptex", -1),
+        ("pak0.pak/gfx.wad", "BOX", "BOX", 2, "qpic", 255),
+        ("pak0.pak/gfx.wad", "{fence", "{fence", 8, "miptex", 255),
+    ]
+    errors = read_table(str(tmp_path / "out"), "errors").to_pylist()
+    assert [(e["stage"], e["member"]) for e in errors] == [("textures", "progs/broken.mdl")]

@@ -1,6 +1,9 @@
 """The catalog's `textures` table: every RFG peg's textures (name, size, format, mips, flags),
 read from the CPU file alone: its header and entries say all of that, the GPU file holds only
-the pixels and is not read.
+the pixels and is not read. Quake's palette images too (the content registry's `quake`
+texture source): qpic LMPs and WAD lumps, BSP textures, sprite frames, MDL skins, WAL; for
+these `peg` is the file holding the image, `format` its kind (qpic, miptex, conchars, sprite,
+skin, wal) and `flags` its transparent index (-1: opaque).
 
 CPU files are small (the game's largest is about 100 KB). Those the format had to decode
 (compressed packs: `.str2_pc` files are compressed and condensed) are kept as the scanner hashes
@@ -25,12 +28,24 @@ MAX_CPU_BYTES = 16 << 20
 
 def cpu_positions(entries: list[Entry]) -> list[int]:
     """Positions in `entries` of the peg CPU files (`.cpeg_pc`, `.cvbm_pc`) that have their GPU
-    partner among them, by the partner rule `texture` and `verify` use (case ignored)."""
+    partner among them, by the partner rule `texture` and `verify` use (case ignored), and of the
+    files holding Quake palette images (by name, or a WAD lump's kind)."""
+    quake = [position for position, entry in enumerate(entries) if _quake_kind(entry)]
     positions = [position for position, entry in enumerate(entries) if is_cpu_name(entry.name)]
-    if not positions:
-        return positions
-    by_key = partners_by_key(entry.name for entry in entries)
-    return [position for position in positions if name_key(partner_name(entries[position].name)) in by_key]
+    if positions:
+        by_key = partners_by_key(entry.name for entry in entries)
+        positions = [position for position in positions if name_key(partner_name(entries[position].name)) in by_key]
+    return sorted(positions + quake)
+
+
+def _quake_kind(entry: Entry) -> str | None:
+    """The Quake image kind of a member, by its WAD lump kind or its name (None: not one)."""
+    kind = getattr(entry, "kind", None)
+    if kind is not None:
+        return kind if kind in ("qpic", "miptex", "conchars") else None
+    from ..formats.quake.sources import kind_of_extension
+
+    return kind_of_extension(entry.name)
 
 
 def readable(entries: list[Entry], positions: list[int]) -> set[int]:
@@ -70,8 +85,12 @@ def texture_columns(
     for position in wanted:
         entry = entries[position]
         cpu = found.get(entry.index)
-        if cpu is not None and cpu[:4] == b"GEKV":
+        if cpu is None:
+            continue
+        if cpu[:4] == b"GEKV" and is_cpu_name(entry.name):
             _add_textures(columns, cpu, entry.name, nested_path, error)
+        elif not is_cpu_name(entry.name):
+            _add_quake_images(columns, cpu, entry, nested_path, error)
     return len(columns["name"]), columns
 
 
@@ -93,6 +112,39 @@ def loose_texture_columns(
     columns: dict[str, list[Any]] = {key: [] for key in ("peg", "name", "width", "height", "format", "mips", "flags")}
     _add_textures(columns, cpu, peg, nested_path, error)
     return len(columns["name"]), columns
+
+
+def _add_quake_images(
+    columns: dict[str, list[Any]],
+    data: bytes,
+    entry: Entry,
+    nested_path: str,
+    error: Callable[[BaseException | str, str], None],
+) -> None:
+    import os
+
+    from ..formats.quake.sources import kind_of_file, read_images
+
+    kind = _quake_kind(entry)
+    if kind == "qpic" and getattr(entry, "kind", None) is None:
+        kind = kind_of_file(entry.name, data)  # palette.lmp, colormap.lmp: no picture
+    if kind is None:
+        return
+    in_wad = getattr(entry, "kind", None) is not None
+    name = entry.name if in_wad else os.path.splitext(os.path.basename(entry.name))[0]
+    try:
+        found = read_images(kind, data, name, f"{nested_path}/{entry.name}")
+    except GamepakError as exc:
+        error(exc, entry.name)
+        return
+    for image in found:
+        columns["peg"].append(entry.name)
+        columns["name"].append(image.name)
+        columns["width"].append(image.width)
+        columns["height"].append(image.height)
+        columns["format"].append(image.kind)
+        columns["mips"].append(len(image.mips))
+        columns["flags"].append(-1 if image.transparent is None else image.transparent)
 
 
 def _add_textures(
