@@ -10,7 +10,6 @@ new kind is one module plus one row.
 from __future__ import annotations
 
 import os
-import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,11 +35,9 @@ class ContentSpec:
         return f"<ContentSpec {self.name}>"
 
     def load(self) -> ModuleType:
-        module = sys.modules.get(self.module)
-        if module is None:
-            __import__(self.module)
-            module = sys.modules[self.module]
-        return module
+        from .registry import load_module
+
+        return load_module(self.module)
 
 
 TEXTURE_SOURCES: tuple[ContentSpec, ...] = (

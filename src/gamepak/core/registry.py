@@ -17,6 +17,19 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+def load_module(name: str) -> ModuleType:
+    """The module called `name`, imported on first use."""
+    # `__import__` returns the top package and leaves the module itself in sys.modules.
+    # `importlib` would cost start-up time (it imports `warnings`); a fromlist such as
+    # ["_"] returns the module too, but looks for a submodule `_` on the disk at every call
+    # (~55 us each; a pack opens through here several times).
+    module = sys.modules.get(name)
+    if module is None:
+        __import__(name)
+        module = sys.modules[name]
+    return module
+
+
 class FormatSpec:
     """One format: its name, what it is, and the names of its pieces in its module.
 
@@ -72,15 +85,7 @@ class FormatSpec:
         return f"<FormatSpec {self.name}>"
 
     def load(self) -> ModuleType:
-        # `__import__` returns the top package and leaves the module itself in sys.modules.
-        # `importlib` would cost start-up time (it imports `warnings`); a fromlist such as
-        # ["_"] returns the module too, but looks for a submodule `_` on the disk at every call
-        # (~55 us each; a pack opens through here several times).
-        module = sys.modules.get(self.module)
-        if module is None:
-            __import__(self.module)
-            module = sys.modules[self.module]
-        return module
+        return load_module(self.module)
 
     def reader_class(self) -> Any:
         return getattr(self.load(), self.reader)

@@ -119,19 +119,15 @@ def replace_images(kind: str, data: bytes, label: str, changed: dict[int, Palett
             for mip, offset in zip(image.mips, offsets, strict=True):
                 result[lump.offset + start + offset : lump.offset + start + offset + len(mip)] = mip
         return bytes(result)
-    if kind == "spr":
-        frames = spr.read(data, label).frames
+    if kind in ("spr", "mdl"):
+        # Frames and skins are plain pixel runs at known offsets.
+        if kind == "spr":
+            starts = [frame.pixel_offset for frame in spr.read(data, label).frames]
+        else:
+            starts = [skin.offset for skin in mdl.read(data, label).skins]
         for index, image in changed.items():
             _same_size(old[index], image, label)
-            offset = frames[index].pixel_offset
-            result[offset : offset + len(image.pixels)] = image.pixels
-        return bytes(result)
-    if kind == "mdl":
-        skins = mdl.read(data, label).skins
-        for index, image in changed.items():
-            _same_size(old[index], image, label)
-            offset = skins[index].offset
-            result[offset : offset + len(image.pixels)] = image.pixels
+            result[starts[index] : starts[index] + len(image.pixels)] = image.pixels
         return bytes(result)
     raise GamepakError(f"{label}: cannot put images back into a file of kind {kind!r}")
 
