@@ -192,3 +192,15 @@ def test_real_gfx_wad_facts_and_byte_exact_rebuild(tmp_path: Path) -> None:
             writer.add(entry.name, tmp_path / "x" / entry.name)
     assert (tmp_path / "plain.wad").read_bytes() == original.read_bytes()
     assert len(_vgio_lumps(tmp_path / "plain.wad")) == 149
+
+
+def test_verify_finds_pictures_that_contradict_their_size() -> None:
+    bad_qpic = struct.pack("<ii", 4, 4) + b"\0" * 3
+    bad_miptex = bytearray(MIPTEX)
+    struct.pack_into("<I", bad_miptex, 36, 99_999)
+    data = wad_bytes([(b"ok", 0x42, QPIC), (b"short", 0x42, bad_qpic), (b"wall", 0x44, bytes(bad_miptex))])
+    with gamepak.open(io.BytesIO(data), "wad") as wad:
+        problems = wad.verify()
+    assert len(problems) == 2
+    assert "'short'" in problems[0] and "needs 24 bytes" in problems[0]
+    assert "'wall'" in problems[1] and "mip 3" in problems[1]

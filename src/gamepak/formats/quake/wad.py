@@ -207,6 +207,27 @@ class Reader(FixedRecordNames, Archive):
                 problems.append(f"lump {index}: name fills all {NAME_FIELD} bytes without a NUL")
             if padding:
                 problems.append(f"lump {index}: padding bytes are {padding:#06x}, not 0")
+        problems += self._picture_problems()
+        return problems
+
+    def _picture_problems(self) -> list[str]:
+        """qpic and miptex lumps whose headers contradict their sizes (the engine would read
+        past them)."""
+        from .images import ImageError, read_miptex, read_qpic
+
+        problems = []
+        for entry in self.infolist():
+            assert isinstance(entry, WadEntry)
+            if entry.kind not in ("qpic", "miptex") or entry.offset + entry.size > self.size:
+                continue
+            data = self._source.read_exact(entry.size, entry.offset, f"lump {entry.name}")
+            try:
+                if entry.kind == "qpic":
+                    read_qpic(data, entry.name, self.filename)
+                else:
+                    read_miptex(data, entry.name, self.filename, wad3=self.wad3, base=entry.offset)
+            except ImageError as exc:
+                problems.append(f"lump {entry.name!r} at {entry.offset}: {exc.reason}")
         return problems
 
     def layout(self) -> dict[str, Any]:
