@@ -314,3 +314,25 @@ def test_catalog_textures_table_lists_quake_images(tmp_path: Path) -> None:
     ]
     errors = read_table(str(tmp_path / "out"), "errors").to_pylist()
     assert [(e["stage"], e["member"]) for e in errors] == [("textures", "progs/broken.mdl")]
+
+
+def test_quake2_palette_from_colormap_pcx_and_wal_export(tmp_path: Path) -> None:
+    pcx = b"\x0a" + bytes(127) + bytes(16 * 16) + b"\x0c" + bytes([0, 0, 200]) * 256
+    with gamepak.create(tmp_path / "pak0.pak") as writer:
+        writer.add("pics/colormap.pcx", pcx)
+        writer.add("textures/e1u1/floor.wal", wal_bytes(16, 16))
+    [row] = quake_textures.list_textures(tmp_path / "pak0.pak")
+    assert (row["image"], row["kind"], row["mips"]) == ("textures/e1u1/floor", "wal", 4)
+    quake_textures.export_textures(tmp_path / "pak0.pak", tmp_path / "out")
+    pixels = np.asarray(Image.open(tmp_path / "out" / "textures" / "e1u1" / "floor.png"))
+    assert tuple(pixels[0, 1]) == (0, 0, 200, 255)
+    assert quake_textures.import_textures(tmp_path / "pak0.pak", tmp_path / "out") == []
+
+
+def test_wad3_images_use_their_own_palette(tmp_path: Path) -> None:
+    own = bytes([10, 20, 30]) * 256
+    lump = miptex_bytes(b"hltest", 8, 8) + struct.pack("<H", 256) + own + b"\0\0"
+    (tmp_path / "hl.wad").write_bytes(wad_bytes([(b"hltest", 0x43, lump)], magic=b"WAD3"))
+    quake_textures.export_textures(tmp_path / "hl.wad", tmp_path / "out")
+    assert tuple(np.asarray(Image.open(tmp_path / "out" / "hltest.png"))[0, 0]) == (10, 20, 30, 255)
+    assert quake_textures.import_textures(tmp_path / "hl.wad", tmp_path / "out") == []

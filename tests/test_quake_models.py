@@ -333,3 +333,16 @@ def test_nan_coordinates_are_refused() -> None:
     struct.pack_into("<f", data, 8, float("inf"))
     with pytest.raises(GamepakError, match="offset 8"):
         quake.mdl_to_gltf(bytes(data), "m.mdl", palette=PALETTE)
+
+
+def test_export_all_converts_quake_models_and_maps(tmp_path: Path) -> None:
+    with gamepak.create(tmp_path / "pak0.pak") as writer:
+        writer.add("progs/seam.mdl", mdl_bytes(**SEAM_MODEL))
+        writer.add("maps/m.bsp", bsp_bytes())
+        writer.add("progs/broken.mdl", b"IDPO" + bytes(40))
+        writer.add("readme.txt", b"hello")
+    code, _, err = in_process_cli("model", "export-all", str(tmp_path / "pak0.pak"), "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    assert (tmp_path / "out" / "progs" / "seam.glb").read_bytes()[:4] == b"glTF"
+    assert (tmp_path / "out" / "maps" / "m.glb").exists()
+    assert "skipped progs/broken.mdl" in err

@@ -418,15 +418,26 @@ def export_all(
     import warnings
 
     from .. import models
-    from ..core.names import safe_parts
+    from ..core.content import model_kind_for
     from ..core.opening import open as open_archive
 
     extension = models.FORMATS[format_name][0]
-    planned: list[tuple[str, Mesh, str]] = []
+    planned: list[tuple[str, Mesh | bytes, str]] = []
     skipped: list[tuple[str, str]] = []
     taken: set[str] = set()
     with open_archive(archive) as opened:
         for entry, data in ((entry, opened.read(entry)) for entry in opened.infolist()):
+            quake = model_kind_for(entry.name, data[:4])
+            if quake is not None and quake.name in ("mdl", "bsp") and format_name in ("glb", "gltf"):
+                try:
+                    built: Mesh | bytes = quake.load().export_bytes(
+                        quake.name, data, f"{archive}:{entry.name}", archive, binary=format_name == "glb"
+                    )
+                except GamepakError as exc:
+                    skipped.append((entry.name, str(exc)))
+                    continue
+                planned.append((entry.name, built, _relative(entry.name, extension, taken)))
+                continue
             source_format = models.format_for_name(entry.name) or models.format_for_data(data)
             if source_format is None:
                 skipped.append((entry.name, NOT_A_MODEL))
@@ -445,20 +456,31 @@ def export_all(
                 continue
             for warning in caught:
                 note(f"warning: {warning.message}")
-            parts = safe_parts(entry.name)
-            stem = parts[-1][: -len(os.path.splitext(parts[-1])[1])] if os.path.splitext(parts[-1])[1] else parts[-1]
-            relative = os.path.join(*parts[:-1], stem + extension)
-            if relative in taken:
-                relative = os.path.join(*parts[:-1], parts[-1] + extension)
-            taken.add(relative)
-            planned.append((entry.name, mesh, relative))
+            planned.append((entry.name, mesh, _relative(entry.name, extension, taken)))
     targets = [os.path.join(output, relative) for _, _, relative in planned]
     if not overwrite:
         for target in targets:
             if os.path.lexists(target):
                 raise OutputExistsError(target)
     written = []
-    for (_, mesh, _), target in zip(planned, targets):
+    for (_, made, _), target in zip(planned, targets):
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        written.extend(models.save(mesh, target, format_name, overwrite=overwrite, up=up))
+        if isinstance(made, bytes):  # a Quake model or map, already glTF
+            models.write_atomic(target, made, overwrite=overwrite)
+            written.append(target)
+        else:
+            written.extend(models.save(made, target, format_name, overwrite=overwrite, up=up))
     return written, skipped
+
+
+def _relative(name: str, extension: str, taken: set[str]) -> str:
+    """The output path of member `name` (its extension replaced; kept when that would clash)."""
+    from ..core.names import safe_parts
+
+    parts = safe_parts(name)
+    stem = parts[-1][: -len(os.path.splitext(parts[-1])[1])] if os.path.splitext(parts[-1])[1] else parts[-1]
+    relative = os.path.join(*parts[:-1], stem + extension)
+    if relative in taken:
+        relative = os.path.join(*parts[:-1], parts[-1] + extension)
+    taken.add(relative)
+    return relative

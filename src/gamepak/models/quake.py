@@ -439,6 +439,32 @@ def read_file(path: str) -> bytes:
         raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
 
 
+def export_bytes(
+    kind: str,
+    data: bytes,
+    label: str,
+    beside: str,
+    *,
+    frame: int | None = None,
+    palette: str | None = None,
+    scale: float = 1.0,
+    binary: bool = True,
+) -> bytes:
+    """The glTF bytes of an MDL (`kind` "mdl") or BSP ("bsp"); the palette is `palette` (a
+    file), else one beside the file `beside`, else the built-in one."""
+    import os
+
+    from ..formats.quake.palette import find_palette
+
+    colours = find_palette(beside, palette)
+    if kind == "mdl":
+        name = os.path.splitext(os.path.basename(label.rsplit(":", 1)[-1]))[0] or "model"
+        return mdl_to_gltf(data, label, palette=colours, frame=frame, binary=binary, scale=scale, name=name)
+    if frame is not None:
+        raise GamepakError(f"{label}: --frame is for MDL models; a map has no frames")
+    return bsp_to_gltf(data, label, palette=colours, binary=binary, scale=scale)
+
+
 def export_file(
     kind: str,
     data: bytes,
@@ -453,7 +479,6 @@ def export_file(
     """Write an MDL (`kind` "mdl") or BSP ("bsp") as `.glb` or `.gltf` (by `output`'s name),
     atomically; the palette is `palette` (a file), else one beside the source, else built in."""
     from ..core.atomic import write_bytes
-    from ..formats.quake.palette import find_palette
 
     lowered = output.lower()
     if not lowered.endswith((".glb", ".gltf")):
@@ -465,15 +490,14 @@ def export_file(
 
         if os.path.lexists(output):
             raise OutputExistsError(output)
-    colours = find_palette(label.split(":", 1)[0], palette)
-    binary = lowered.endswith(".glb")
-    if kind == "mdl":
-        import os
-
-        name = os.path.splitext(os.path.basename(label.rsplit(":", 1)[-1]))[0] or "model"
-        result = mdl_to_gltf(data, label, palette=colours, frame=frame, binary=binary, scale=scale, name=name)
-    else:
-        if frame is not None:
-            raise GamepakError(f"{label}: --frame is for MDL models; a map has no frames")
-        result = bsp_to_gltf(data, label, palette=colours, binary=binary, scale=scale)
+    result = export_bytes(
+        kind,
+        data,
+        label,
+        label.split(":", 1)[0],
+        frame=frame,
+        palette=palette,
+        scale=scale,
+        binary=lowered.endswith(".glb"),
+    )
     write_bytes(output, result, overwrite=overwrite)

@@ -15,8 +15,8 @@ Import re-encodes only images whose pixels differ from what is stored (an unchan
 gives the file back byte for byte), with mips rebuilt, then writes each changed file once: a
 loose file atomically, a member through one crash-safe `gamepak.edit` of the pack.
 
-The palette: `palette=` (a file) first, then `gfx/palette.lmp` in the same pack or beside the
-file (`palette.lmp`, `gfx/palette.lmp`, `../gfx/palette.lmp`), then the built-in one
+The palette: `palette=` (a file) first, then `gfx/palette.lmp` (Quake II: `pics/colormap.pcx`)
+in the same pack or beside the file (`palette.lmp`, `gfx/palette.lmp`, `../gfx/palette.lmp`), then the built-in one
 (LibreQuake's, identical to Quake's). WAD3 images use their own.
 """
 
@@ -77,7 +77,8 @@ def _palette(source: str, override: str | None, archive: object | None) -> bytes
         from ..errors import MemberNotFoundError
 
         assert isinstance(archive, Archive)
-        for name in ("gfx/palette.lmp", "palette.lmp"):
+        # Quake's palette lump; Quake II keeps its palette at the end of pics/colormap.pcx.
+        for name in ("gfx/palette.lmp", "palette.lmp", "pics/colormap.pcx"):
             try:
                 entry = archive.getinfo(name)
             except MemberNotFoundError:
