@@ -132,7 +132,11 @@ def mdl_bytes(
 
 
 def bsp_bytes(
-    texture_name: bytes = b"wall", *, texinfo_miptex: int = 0, lumps: dict[int, tuple[int, int]] | None = None
+    texture_name: bytes = b"wall",
+    *,
+    texinfo_miptex: int = 0,
+    lumps: dict[int, tuple[int, int]] | None = None,
+    bsp2: bool = False,
 ) -> bytes:
     """A BSP29 with one 64x64 square face at z = 0 facing +Z (clockwise seen from above, as the
     compilers write it), one texinfo (s = x, t = y), one 16x16 miptex, one model."""
@@ -142,8 +146,12 @@ def bsp_bytes(
     textures = struct.pack("<ii", 1, 8) + miptex
     vertexes = b"".join(struct.pack("<3f", x, y, 0.0) for x, y in ((0, 0), (0, 64), (64, 64), (64, 0)))
     texinfo = struct.pack("<4f4fii", 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, texinfo_miptex, 0)
-    faces = struct.pack("<HhihhBBBBi", 0, 0, 0, 4, 0, 255, 255, 255, 255, -1)
-    edges = struct.pack("<10H", 0, 0, 0, 1, 1, 2, 2, 3, 0, 3)
+    if bsp2:  # 32-bit faces and edges (ericw-tools' BSP2)
+        faces = struct.pack("<iiiiiBBBBi", 0, 0, 0, 4, 0, 255, 255, 255, 255, -1)
+        edges = struct.pack("<10I", 0, 0, 0, 1, 1, 2, 2, 3, 0, 3)
+    else:
+        faces = struct.pack("<HhihhBBBBi", 0, 0, 0, 4, 0, 255, 255, 255, 255, -1)
+        edges = struct.pack("<10H", 0, 0, 0, 1, 1, 2, 2, 3, 0, 3)
     surfedges = struct.pack("<4i", 1, 2, 3, -4)
     models = struct.pack("<9f4iiii", 0, 0, 0, 64, 64, 0, 0, 0, 0, 0, -1, -1, -1, 0, 0, 1)
     contents = {
@@ -165,4 +173,5 @@ def bsp_bytes(
         body += data + b"\0" * (-len(data) % 4)
     for index, fields in (lumps or {}).items():
         table[index] = fields
-    return struct.pack("<i", 29) + b"".join(struct.pack("<ii", *fields) for fields in table) + body
+    version = b"BSP2" if bsp2 else struct.pack("<i", 29)
+    return version + b"".join(struct.pack("<ii", *fields) for fields in table) + body

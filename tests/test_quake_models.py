@@ -346,3 +346,14 @@ def test_export_all_converts_quake_models_and_maps(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "progs" / "seam.glb").read_bytes()[:4] == b"glTF"
     assert (tmp_path / "out" / "maps" / "m.glb").exists()
     assert "skipped progs/broken.mdl" in err
+
+
+def test_bsp2_reads_like_bsp29() -> None:
+    data = bsp_bytes(bsp2=True)
+    assert bsp.MapFile(data, "m.bsp").variant == "BSP2"
+    assert (
+        glb_parts(quake.bsp_to_gltf(data, "m.bsp", palette=PALETTE))[0]["accessors"]
+        == glb_parts(quake.bsp_to_gltf(bsp_bytes(), "m.bsp", palette=PALETTE))[0]["accessors"]
+    )
+    with pytest.raises(CorruptArchiveError, match="not a multiple of its 28-byte records"):
+        bsp.MapFile(bsp_bytes(bsp2=True, lumps={7: (124, 20)}), "m.bsp")
