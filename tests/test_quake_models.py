@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 from quake_bytes import bsp_bytes, mdl_bytes
 from test_blender_judge import BLENDER_PYTHON, IMPORT_SCRIPT, _blender
-from test_models import gltf_validator  # noqa: F401 - the fixture
 
 import gamepak
 from gamepak.errors import CorruptArchiveError, GamepakError
@@ -271,7 +270,7 @@ def _exports(tmp_path: Path) -> list[str]:
     return files
 
 
-def test_quake_gltf_passes_the_khronos_validator(gltf_validator: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_quake_gltf_passes_the_khronos_validator(gltf_validator: Path, tmp_path: Path) -> None:
     files = _exports(tmp_path)
     result = subprocess.run(
         ["node", str(gltf_validator.parent.parent / "validate.cjs"), str(gltf_validator), *files],

@@ -123,13 +123,13 @@ def _add_quake_images(
 ) -> None:
     import os
 
-    from ..formats.quake.sources import kind_of_file, read_images
+    from ..formats.quake.sources import has_signature, kind_of_file, read_images
 
     kind = _quake_kind(entry)
     if kind == "qpic" and getattr(entry, "kind", None) is None:
         kind = kind_of_file(entry.name, data)  # palette.lmp, colormap.lmp: no picture
-    if kind is None:
-        return
+    if kind is None or not has_signature(kind, data):
+        return  # named like one, but not one (skipped, as a peg without its signature is)
     in_wad = getattr(entry, "kind", None) is not None
     name = entry.name if in_wad else os.path.splitext(os.path.basename(entry.name))[0]
     try:

@@ -4,7 +4,8 @@ The `texture` and `model` verbs (and the viewer and catalog) dispatch through th
 new kind is one module plus one row.
 
     texture sources: peg (RFG), quake (WAD lumps, LMP, BSP textures, SPR, MDL skins, WAL)
-    models:          joe (and OBJ/glTF/PLY, `gamepak.models`), mdl and bsp (`models.quake`)
+    models:          joe (and OBJ/glTF/PLY, `gamepak.models`), mdl and bsp (`models.quake`),
+                     scene (VDrift tracks and cars, `models.scene`)
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ MODELS: tuple[ContentSpec, ...] = (
     ),
     ContentSpec("mdl", "Quake alias model (IDPO v6)", "gamepak.models.quake", (".mdl",)),
     ContentSpec("bsp", "Quake map (BSP29, BSP2)", "gamepak.models.quake", (".bsp",)),
+    # A folder, not a file: `model` tries it first for a folder (cli.model._scene).
+    ContentSpec("scene", "VDrift track or car folder (a scene of JOE models)", "gamepak.models.scene", (".car",)),
 )
 
 

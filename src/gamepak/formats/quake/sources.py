@@ -41,6 +41,25 @@ def kind_of_file(name: str, data: bytes) -> str | None:
     return HEADS.get(bytes(data[:4]))
 
 
+def has_signature(kind: str, data: bytes) -> bool:
+    """Whether `data` starts as a file of `kind` does (magic, or a header that fits the size):
+    a gate for scanners that meet files by name only, as pegs are gated by their `GEKV`."""
+    if kind == "bsp":
+        if len(data) < bsp.HEADER.size or data[:4] not in bsp.VERSIONS:
+            return False
+        fields = bsp.HEADER.unpack_from(data)
+        return all(0 <= fields[1 + 2 * i] <= fields[1 + 2 * i] + fields[2 + 2 * i] <= len(data) for i in range(15))
+    if kind == "mdl":
+        return data[:4] == mdl.MAGIC
+    if kind == "spr":
+        return data[:4] == spr.MAGIC
+    if kind == "qpic":
+        return images.is_qpic(data)
+    if kind == "wal":
+        return len(data) >= images.WAL_HEADER.size
+    return True
+
+
 def kind_of_extension(name: str) -> str | None:
     """The kind a file name suggests (before reading it)."""
     return EXTENSION_KINDS.get(os.path.splitext(name.lower())[1])
