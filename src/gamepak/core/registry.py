@@ -195,6 +195,10 @@ OTHER_COMMANDS = {
     ".cvbm_pc": _PEG_CPU,
     ".gpeg_pc": "the pixels of an RFG texture set: give its CPU file (.cpeg_pc) to `gamepak texture`",
     ".gvbm_pc": "the pixels of an RFG texture set: give its CPU file (.cvbm_pc) to `gamepak texture`",
+    ".lmp": "a Quake picture or palette, not a pack: `gamepak texture export` writes it as PNG",
+    ".wal": "a Quake II texture, not a pack: `gamepak texture export` writes it as PNG",
+    ".spr": "a Quake sprite, not a pack: `gamepak texture export` writes its frames as PNG",
+    ".mdl": "a Quake model, not a pack: `gamepak model info` / `model export` read it",
 }
 
 
