@@ -356,3 +356,16 @@ def test_bsp2_reads_like_bsp29() -> None:
     )
     with pytest.raises(CorruptArchiveError, match="not a multiple of its 28-byte records"):
         bsp.MapFile(bsp_bytes(bsp2=True, lumps={7: (124, 20)}), "m.bsp")
+
+
+def test_hexen2_models_of_80_bytes_read() -> None:
+    data = bytearray(bsp_bytes())
+    table = bsp.MapFile(bytes(data), "m").lumps
+    model = data[table[14].offset : table[14].offset + 64]
+    hexen = model[:36] + model[36:52] + struct.pack("<4i", -1, -1, -1, -1) + model[52:]
+    data += hexen
+    struct.pack_into("<ii", data, 4 + 8 * 14, len(data) - 80, 80)
+    map_file = bsp.MapFile(bytes(data), "h2.bsp")
+    assert map_file.hexen2 and map_file.summary()["version"] == "BSP29 (Hexen II)"
+    document, _ = glb_parts(quake.bsp_to_gltf(bytes(data), "h2.bsp", palette=PALETTE))
+    assert document["accessors"][document["meshes"][0]["primitives"][0]["indices"]]["count"] == 6

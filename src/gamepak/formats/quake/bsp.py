@@ -23,7 +23,8 @@ Header (124 bytes): int32 version (29, or the ASCII `BSP2` / `2PSB`), then 15 lu
 
 Lumps are not stored in index order and empty lumps share offsets; every non-empty lump must
 lie inside the file, not overlap another, and be a whole number of records. Bytes after the
-last lump (a `BSPX` block) are reported and ignored. Opened through the registry, a BSP is a
+last lump (a `BSPX` block) are reported and ignored. Hexen II's version-29 maps have 80-byte
+models (8 head nodes): a models lump of 80-byte records, not 64-byte ones, is read that way. Opened through the registry, a BSP is a
 table with no members: `info` and `verify` read it; the geometry is `models.quake`'s.
 """
 
@@ -82,6 +83,9 @@ FACE_DTYPES = {
 TEXINFO_DTYPE = [("s", "<f4", 4), ("t", "<f4", 4), ("miptex", "<i4"), ("flags", "<i4")]
 MODEL_DTYPE = [("mins", "<f4", 3), ("maxs", "<f4", 3), ("origin", "<f4", 3), ("headnode", "<i4", 4),
                ("visleafs", "<i4"), ("first", "<i4"), ("count", "<i4")]  # fmt: skip
+# Hexen II keeps version 29 with 8 hull head nodes: 80-byte models.
+HEXEN2_MODEL_DTYPE = [("mins", "<f4", 3), ("maxs", "<f4", 3), ("origin", "<f4", 3), ("headnode", "<i4", 8),
+                      ("visleafs", "<i4"), ("first", "<i4"), ("count", "<i4")]  # fmt: skip
 
 
 class MapFormatError(ImageError):
@@ -126,11 +130,18 @@ class MapFile:
             )
         self.variant = variant
         self.lumps = [Lump(name, fields[1 + 2 * i], fields[2 + 2 * i]) for i, name in enumerate(LUMP_NAMES)]
+        self.records = dict(RECORDS[variant])
+        models = self.lumps[14].length
+        # A models lump of 80-byte records and not 64-byte ones is Hexen II's (both: the plausible
+        # one, whose face ranges fit, is chosen in `geometry`).
+        self.hexen2 = models % 64 != 0 and models % 80 == 0
+        if self.hexen2:
+            self.records["models"] = 80
         self._check_lumps()
 
     def _check_lumps(self) -> None:
         size = len(self.data)
-        records = RECORDS[self.variant]
+        records = self.records
         spans = []
         for index, lump in enumerate(self.lumps):
             where = 4 + 8 * index
@@ -167,7 +178,7 @@ class MapFile:
 
     def count(self, name: str) -> int:
         lump = self.lumps[LUMP_NAMES.index(name)]
-        return lump.length // RECORDS[self.variant][name]
+        return lump.length // self.records[name]
 
     def _array(self, name: str, dtype: Any) -> np.ndarray:
         import numpy as np
@@ -240,14 +251,14 @@ class MapFile:
         textures, with every index checked (`MapFormatError` naming the record and field)."""
         import numpy as np
 
-        records = RECORDS[self.variant]
+        records = self.records
         vertexes = self._array("vertexes", "<f4").reshape(-1, 3)
         planes = self._array("planes", [("normal", "<f4", 3), ("dist", "<f4"), ("type", "<i4")])
         faces = self._array("faces", FACE_DTYPES[records["faces"]])
         texinfo = self._array("texinfo", TEXINFO_DTYPE)
         edges = self._array("edges", "<u2" if records["edges"] == 4 else "<u4").reshape(-1, 2).astype(np.int64)
         surfedges = self._array("surfedges", "<i4").astype(np.int64)
-        models = self._array("models", MODEL_DTYPE)
+        models = self._array("models", HEXEN2_MODEL_DTYPE if self.hexen2 else MODEL_DTYPE)
         textures = self.textures()
 
         def fail(lump: str, index: int, field: str, message: str) -> MapFormatError:
@@ -280,10 +291,10 @@ class MapFile:
     def summary(self) -> dict[str, Any]:
         textures = self.textures()
         return {
-            "version": self.variant,
+            "version": self.variant + (" (Hexen II)" if self.hexen2 else ""),
             "lumps": [
                 {"name": lump.name, "offset": lump.offset, "length": lump.length, "records": self.count(lump.name)}
-                if lump.name in RECORDS[self.variant]
+                if lump.name in self.records
                 else {"name": lump.name, "offset": lump.offset, "length": lump.length}
                 for lump in self.lumps
             ],
