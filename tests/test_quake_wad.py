@@ -204,3 +204,24 @@ def test_verify_finds_pictures_that_contradict_their_size() -> None:
     assert len(problems) == 2
     assert "'short'" in problems[0] and "needs 24 bytes" in problems[0]
     assert "'wall'" in problems[1] and "mip 3" in problems[1]
+
+
+def test_kill_during_in_place_wad_edit(tmp_path: Path) -> None:
+    """kill -9 at any moment of a WAD edit leaves the old WAD or the new one (as a PAK edit)."""
+    from test_edit_crash import TRIALS, snapshot, trial_kills
+
+    pack = tmp_path / "crash.wad"
+    with gamepak.create(pack) as writer:
+        for index in range(6):
+            writer.add(f"wall{index}", miptex_bytes(f"wall{index}".encode(), 16, 16))
+    old = snapshot(pack, "wad")
+
+    def edit() -> None:
+        with gamepak.edit(pack) as editor:
+            editor.replace("wall2", miptex_bytes(b"wall2", 64, 64))
+            editor.add("new", qpic_bytes(100, 100, bytes(10000)))
+            editor.rename("wall4", "four")
+        assert editor.result.method == "in place"
+
+    old_count, new_count = trial_kills(tmp_path, "wad", pack, edit, old)
+    assert old_count + new_count == TRIALS
