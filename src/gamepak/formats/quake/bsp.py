@@ -24,8 +24,9 @@ Header (124 bytes): int32 version (29, or the ASCII `BSP2` / `2PSB`), then 15 lu
 Lumps are not stored in index order and empty lumps share offsets; every non-empty lump must
 lie inside the file, not overlap another, and be a whole number of records. Bytes after the
 last lump (a `BSPX` block) are reported and ignored. Hexen II's version-29 maps have 80-byte
-models (8 head nodes): a models lump of 80-byte records, not 64-byte ones, is read that way. Opened through the registry, a BSP is a
-table with no members: `info` and `verify` read it; the geometry is `models.quake`'s.
+models (8 head nodes): a models lump of 80-byte records, not 64-byte ones, is read that way.
+Opened through the registry, a BSP is a table with no members: `info` and `verify` read it;
+the geometry is `models.quake`'s.
 """
 
 from __future__ import annotations
