@@ -336,3 +336,11 @@ def test_wad3_images_use_their_own_palette(tmp_path: Path) -> None:
     quake_textures.export_textures(tmp_path / "hl.wad", tmp_path / "out")
     assert tuple(np.asarray(Image.open(tmp_path / "out" / "hltest.png"))[0, 0]) == (10, 20, 30, 255)
     assert quake_textures.import_textures(tmp_path / "hl.wad", tmp_path / "out") == []
+
+
+def test_texture_add_and_rm_point_to_the_pack_verbs(tmp_path: Path) -> None:
+    path = tmp_path / "t.wad"
+    path.write_bytes(wad_bytes([(b"BOX", 0x42, qpic_bytes(1, 1, b"\1"))]))
+    code, _, err = in_process_cli("texture", "rm", str(path), "BOX")
+    assert code != 0 and "`gamepak rm` removes" in err
+    assert path.read_bytes() == wad_bytes([(b"BOX", 0x42, qpic_bytes(1, 1, b"\1"))])

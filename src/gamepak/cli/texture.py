@@ -262,7 +262,19 @@ def run_import(args: argparse.Namespace) -> int | None:
     return None
 
 
+def _pegs_only(target: str, verb: str) -> None:
+    """`add` and `rm` edit pegs; Quake images are lumps or members: say which command does it."""
+    if _quake_textures(target) is not None:
+        from ..errors import UsageError
+
+        raise UsageError(
+            f"{target}: `texture {verb}` edits RFG pegs; Quake images are WAD lumps or pack members, "
+            f"which `gamepak {verb}` {'adds' if verb == 'add' else 'removes'}"
+        )
+
+
 def run_add(args: argparse.Namespace) -> int | None:
+    _pegs_only(args.target, "add")
     from ..ops.textures import add_texture
 
     texture = add_texture(
@@ -285,6 +297,7 @@ def run_add(args: argparse.Namespace) -> int | None:
 
 
 def run_rm(args: argparse.Namespace) -> int | None:
+    _pegs_only(args.target, "rm")
     from ..ops.textures import remove_textures
 
     removed = remove_textures(args.target, args.names, peg=args.peg, asm=args.asm)
