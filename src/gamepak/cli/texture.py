@@ -179,8 +179,10 @@ def run_ls(args: argparse.Namespace) -> int | None:
         found = quake.list_textures(args.source, palette=args.palette)
         if args.as_json:
             print_json(found)
-        else:
+        elif found:
             write_text("".join(quake.ls_line(row) + "\n" for row in found))
+        elif not _quiet_run(args):
+            note(f"{args.source}: no textures")
         return None
     from ..ops.textures import list_textures
 
@@ -213,7 +215,8 @@ def run_export(args: argparse.Namespace) -> int | None:
                 palette=args.palette,
                 progress=advance,
             )
-        note(f"exported {len(written)} texture(s) to {args.output}")
+        if not _quiet_run(args):
+            note(f"exported {len(written)} texture(s) to {args.output}")
         return None
     from ..ops.textures import export_textures
 
@@ -241,7 +244,8 @@ def run_import(args: argparse.Namespace) -> int | None:
                 args.target, args.folder, dry_run=args.dry_run, palette=args.palette, progress=advance
             )
         verb = "would change" if args.dry_run else "changed"
-        note(f"{len(changed)} texture(s) {verb}" + (f": {', '.join(changed)}" if changed else ""))
+        if not _quiet_run(args):
+            note(f"{len(changed)} texture(s) {verb}" + (f": {', '.join(changed)}" if changed else ""))
         return None
     from ..ops.textures import import_textures
 
