@@ -1,5 +1,6 @@
-"""Previews of one file by what it holds: images and RFG textures as PNG, JOE models as glTF,
-text, J2ME strings, audio, and a hex view for everything else.
+"""Previews of one file by what it holds: images, RFG textures and Quake images as PNG, JOE
+models and Quake models and maps as glTF, text, J2ME strings, audio, and a hex view for
+everything else.
 
 Which preview a file gets is the table `PREVIEWERS`: (kind, function) pairs tried in order; the
 first function to return a `Preview` wins, and a file none takes is shown as hex. A preview of
@@ -208,8 +209,10 @@ def _text_preview(place: Place, head: bytes, kind: str) -> Preview | None:
 Previewer = Callable[["Place", bytes, str], "Preview | None"]
 PREVIEWERS: list[tuple[str, Previewer]] = [
     ("textures", _peg_preview),
+    ("textures", lambda place, head, kind: _quake_images_preview(place)),
     ("image", _image_preview),
     ("model", _model_preview),
+    ("model", lambda place, head, kind: _quake_model_preview(place, kind)),
     ("audio", _audio_preview),
     ("strings", _strings_preview),
     ("text", _text_preview),
@@ -370,7 +373,10 @@ def peg_textures(place: Place) -> list[dict[str, Any]]:
 
 
 def texture_png(place: Place, name: str, mip: int = 0) -> bytes:
-    """One mip level of a texture of a peg (0: the top one) as PNG, from the texture decoder."""
+    """One mip level of a texture of a peg (0: the top one) as PNG, from the texture decoder;
+    of a Quake image file, through its palette."""
+    if _quake_image_kind(place) is not None:
+        return _quake_png(place, name, mip)
     from PIL import Image
 
     from ..formats.rfg.peg.layout import level_dims, level_size
@@ -413,6 +419,11 @@ def model_glb(place: Place) -> bytes:
     data = _read_all(place, MAX_MODEL_BYTES)
     if data[:4] == b"glTF":
         return data
+    quake = _quake_model_kind(place)
+    if quake is not None:
+        from ..models.quake import export_bytes
+
+        return export_bytes(quake, data, place.path, _disk_path(place))
     return dumps(_model(place, data), "glb")
 
 
@@ -473,3 +484,90 @@ def scene(folder: str, root: str) -> tuple[dict[str, Any], bytes]:
         while len(_scenes) > SCENES_KEPT:
             _scenes.popitem(last=False)
     return built
+
+
+# -- Quake: images (qpic, miptex, conchars, WAL, sprite frames) and models (MDL, BSP) --------------
+QUAKE_MODEL_TYPES = {"model/quake-mdl": "mdl", "map/quake-bsp": "bsp"}
+
+
+def _disk_path(place: Place) -> str:
+    """The file on disk a place is (or whose pack holds it): where a palette is looked for."""
+    if place.disk_path is not None:
+        return place.disk_path
+    return place._pack_key[0] if place._pack_key is not None else place.path
+
+
+def _quake_image_kind(place: Place) -> str | None:
+    """The Quake image kind of a file place: a WAD lump's kind, else by name (MDL and BSP are
+    models here)."""
+    from ..formats.quake.sources import kind_of_extension
+
+    lump_kind = getattr(place.entry, "kind", None)
+    if lump_kind is not None:
+        return lump_kind if lump_kind in ("qpic", "miptex", "conchars") else None
+    kind = kind_of_extension(place.name)
+    return kind if kind in ("qpic", "wal", "spr", "miptex") else None
+
+
+def _quake_images(place: Place) -> list[Any] | None:
+    """The palette images of a Quake image file, or None when it is not one (a .lmp that is a
+    palette, or a file without the kind's signature)."""
+    from ..formats.quake.sources import has_signature, read_images
+
+    kind = _quake_image_kind(place)
+    if kind is None:
+        return None
+    data = _read_all(place, MAX_IMAGE_BYTES)
+    if not has_signature(kind, data):
+        return None
+    name = place.name if getattr(place.entry, "kind", None) is not None else os.path.splitext(place.name)[0]
+    return [image for image in read_images(kind, data, name, place.path) if image.mips]
+
+
+def _quake_images_preview(place: Place) -> Preview | None:
+    found = _quake_images(place)
+    if not found:
+        return None
+    textures = [
+        {
+            "name": image.name,
+            "width": image.width,
+            "height": image.height,
+            "format": image.kind,
+            "mips": len(image.mips),
+        }
+        for image in found
+    ]
+    return Preview("textures", "texture/quake", textures=textures)
+
+
+def _quake_png(place: Place, name: str, mip: int) -> bytes:
+    from ..formats.quake.images import mip_sizes, png_from_rgba, rgba_bytes
+    from ..formats.quake.palette import find_palette
+
+    for image in _quake_images(place) or []:
+        if image.name == name:
+            if not 0 <= mip < len(image.mips):
+                raise GamepakError(f"{place.path}: {name}: no mip {mip} (it has {len(image.mips)})")
+            width, height = mip_sizes(image.width, image.height)[mip] if mip else (image.width, image.height)
+            return png_from_rgba(width, height, rgba_bytes(image, find_palette(_disk_path(place)), mip))
+    from ..errors import MemberNotFoundError
+
+    raise MemberNotFoundError(name, place.path)
+
+
+def _quake_model_kind(place: Place) -> str | None:
+    from ..formats.quake.sources import kind_of_extension
+
+    kind = kind_of_extension(place.name)
+    return kind if kind in ("mdl", "bsp") else None
+
+
+def _quake_model_preview(place: Place, kind: str) -> Preview | None:
+    quake = QUAKE_MODEL_TYPES.get(kind)
+    if quake is None or _quake_model_kind(place) != quake:
+        return None
+    from ..models.quake import summary
+
+    counts = summary(quake, _read_all(place, MAX_MODEL_BYTES), place.path)
+    return Preview("model", kind, data={"vertices": counts["vertices"], "faces": counts["triangles"]})
