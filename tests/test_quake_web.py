@@ -10,11 +10,10 @@ from urllib.parse import quote
 import numpy as np
 import pytest
 from PIL import Image
+from quake_bytes import bsp_bytes, mdl_bytes, miptex_bytes, qpic_bytes, spr_bytes, wad_bytes
 
 import gamepak
 from gamepak.formats.quake.palette import built_in_palette
-
-from quake_bytes import bsp_bytes, mdl_bytes, miptex_bytes, qpic_bytes, spr_bytes, wad_bytes
 
 starlette = pytest.importorskip("starlette.testclient")
 
