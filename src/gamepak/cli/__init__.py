@@ -53,7 +53,7 @@ COMMANDS: dict[str, dict[str, str]] = {
         "text": "Export and import the strings of J2ME text packs.",
     },
     "gamepak.cli.texture": {
-        "texture": "RFG textures: list, export, import, add, rm",
+        "texture": "Textures (RFG pegs, Quake images): list, export, import, add, rm",
     },
     "gamepak.cli.patch": {
         "patch": "Make, check, apply and revert mod patches",

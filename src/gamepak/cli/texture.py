@@ -1,4 +1,5 @@
-"""`gamepak texture`: RFG peg textures listed, exported to PNG/DDS and imported back."""
+"""`gamepak texture`: RFG peg textures and Quake palette images listed, exported to PNG (pegs: DDS too) and
+imported back."""
 
 from __future__ import annotations
 
@@ -35,7 +36,11 @@ else gfx/palette.lmp in the pack or beside the file, else the built-in (LibreQua
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     group = add_command(
-        commands, "texture", None, "RFG textures: list, export, import, add, rm", description=DESCRIPTION
+        commands,
+        "texture",
+        None,
+        "Textures (RFG pegs, Quake images): list, export, import, add, rm",
+        description=DESCRIPTION,
     )
     sub = add_group(group, "texture_command")
 
