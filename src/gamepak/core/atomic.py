@@ -177,6 +177,12 @@ def _publish(temporary: str, target: str, overwrite: bool) -> None:
     os.unlink(temporary)
 
 
+def publish_temporary(temporary: str, target: str, overwrite: bool) -> None:
+    """Move a finished temporary file (named by `temporary_name`, beside `target`) into place;
+    without `overwrite` an existing target is refused (and the temporary kept for the caller)."""
+    _publish(temporary, target, overwrite)
+
+
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     """Write every byte of `data` to `fd`."""
     view = memoryview(data)

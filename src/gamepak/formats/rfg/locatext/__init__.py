@@ -165,7 +165,7 @@ def scan(data: bytes, where: str = EXTENSION) -> tuple[list[LocaEntry], list[Pro
         if "\0" in text:
             problems.append(
                 Problem(
-                    f"{name}: its string holds a NUL at character {text.index(chr(0))}: the game shows only what is before it",
+                    f"{name}: its string holds a NUL at character {text.index(chr(0))}: the game stops there",
                     severity="warning",
                     offset=offset,
                 )
