@@ -91,11 +91,12 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     parser.add_argument(
         "--names",
-        nargs="+",
+        nargs="*",
         action="extend",
         metavar="SOURCE",
         help=".rfglocatext: where identifiers come from: packs, .xtbl tables or folders of them (their tables' "
-        "leaf texts), and .txt lists of names, one a line (default: table.vpp_pc and misc.vpp_pc beside FILE)",
+        "leaf texts), and .txt lists of names, one a line (default: table.vpp_pc and misc.vpp_pc beside FILE; "
+        "--names alone: none)",
     )
 
 

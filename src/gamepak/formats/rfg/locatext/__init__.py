@@ -48,7 +48,8 @@ U32_MAX = 0xFFFFFFFF
 
 def identifier_hash(identifier: str) -> int:
     """The hash the game looks an identifier up by: CRC-32 of each character's low byte (of
-    its UTF-16 code unit), with ASCII `A`-`Z` lowered first."""
+    its UTF-16 code unit), a low byte in `A`-`Z` lowered (as RFGM's HashVolitionCRCAlt does:
+    U+0641 counts as `a`)."""
     if identifier.isascii():
         return zlib.crc32(identifier.encode("ascii").lower())
     # bytes.lower() lowers ASCII only, as the game does; [0::2] keeps each code unit's low byte.
