@@ -151,7 +151,7 @@ def test_malformed_files_are_refused_naming_the_entry(tmp_path: Path, damage: ob
         LocaText.parse(data)
     bad = tmp_path / "bad.rfglocatext"
     bad.write_bytes(data)
-    code, out, err = in_process_cli("text", "export", str(bad), "-o", str(tmp_path / "out.json"), "--names")
+    code, _, err = in_process_cli("text", "export", str(bad), "-o", str(tmp_path / "out.json"), "--names")
     assert code != 0 and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out.json").exists()
 
@@ -185,7 +185,10 @@ def test_invalid_utf16_and_inner_nul(tmp_path: Path) -> None:
 
 
 def test_leaf_texts_and_names_from_tables_and_lists(tmp_path: Path) -> None:
-    xml = b"<root>\n <Row><Name>UI_MENU_START</Name><Kids>\n <a>MIS_TALK_01</a></Kids>\n<e></e><q>A &amp; B</q></Row></root>"
+    xml = (
+        b"<root>\n <Row><Name>UI_MENU_START</Name><Kids>\n <a>MIS_TALK_01</a></Kids>\n"
+        b"<e></e><q>A &amp; B</q></Row></root>"
+    )
     assert list(leaf_texts(xml)) == [b"UI_MENU_START", b"MIS_TALK_01", b"A &amp; B"]
     pack = tmp_path / "table.vpp_pc"
     inner = tmp_path / "inner.str2_pc"
@@ -410,7 +413,7 @@ def test_member_of_a_nested_pack_round_trip_and_change(tmp_path: Path) -> None:
         import_locatext(pack, out, new_pack, member, names=[])
     # The pack itself as the output: edited in place (crash-safe edit), with --overwrite.
     import_locatext(pack, out, pack, member, names=[], overwrite=True)
-    assert [e.text for e in locate(pack).table.entries][0] == "Go"
+    assert locate(pack).table.entries[0].text == "Go"
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
@@ -455,9 +458,11 @@ def test_property_round_trip_through_every_form(
     data = build(entries)
     table = LocaText.parse(data)
     if form == "rfgm-xml" and any(
-        ch < " " and ch not in "\t\n\r" or ch in "\ufffe\uffff" for t in strings.values() for ch in t
+        (ch < " " and ch not in "\t\n\r") or ch in "\ufffe\uffff" for t in strings.values() for ch in t
     ):
-        return  # XML cannot hold these characters: refused on export (tested elsewhere)
+        with pytest.raises(GamepakError, match="cannot be written in XML"):
+            dump_translation(table.entries, form)
+        return
     exported = dump_translation(table.entries, form)
     rows = load_translation(exported, form)
     apply_translation(table, rows)
