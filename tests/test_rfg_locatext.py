@@ -520,3 +520,50 @@ def test_real_arabic_file_one_string_change(tmp_path: Path) -> None:
     start = old_entries[100][1]
     assert new[12 + 12 * 7298 : start] == data[12 + 12 * 7298 : start]
     assert new[start + old_entries[100][2] + delta :] == data[start + old_entries[100][2] :]
+
+
+# -- PO reading -------------------------------------------------------------------------------
+
+
+def _rows(rows: list[Row]) -> list[tuple[object, ...]]:
+    return [(row.hash, row.identifier, row.text, row.fallback, row.where) for row in rows]
+
+
+def test_po_fast_reader_agrees_with_the_general_one(tmp_path: Path) -> None:
+    from gamepak.formats.rfg.locatext.translate import _po_entries, _rows_from_po, _simple_po_rows
+
+    path = tmp_path / "p.rfglocatext"
+    path.write_bytes(handmade([(1, 'tab\there "q" back\\slash\r\nnew'), (2, ""), (3, "x")]))
+    table = LocaText.parse(path.read_bytes())
+    table.entries[0].identifier = "NAMED"
+    text = dump_translation(table.entries, "po", sources={1: "source"}).decode()
+    fast = _simple_po_rows(text, "t.po")
+    assert fast is not None
+    general = _rows_from_po(text + '\n#, fuzzy\nmsgctxt "#00000009"\nmsgid "n"\nmsgstr "m"\n', "t.po")
+    assert _rows(general)[:3] == _rows(fast)
+    assert general[3].text is None  # fuzzy: not taken
+    assert [entry.line for entry in _po_entries(text, "t.po")][1:] == [int(row.where.rsplit(" ", 1)[1]) for row in fast]
+    assert fast[0].text == 'tab\there "q" back\\slash\r\nnew' and fast[0].identifier == "NAMED"
+    # polib reads what gamepak writes
+    po = polib.pofile(text)
+    assert [entry.msgstr for entry in po] == [entry.text for entry in table.entries]
+
+
+def test_po_written_by_other_tools(tmp_path: Path) -> None:
+    text = (
+        '# header comment\nmsgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+        '#. a comment\n#: file.c:1\nmsgctxt "UI_MENU_START"\nmsgid ""\n"Sta"\n"rt"\nmsgstr ""\n"Go\\n"\n"on"\n\n'
+        '#~ msgctxt "OLD"\n#~ msgid "old"\n#~ msgstr "gone"\n\n'
+        'msgctxt "#0000000a"\nmsgid "keep"\nmsgstr ""\n'
+    ).replace("\n", "\r\n")
+    rows = load_translation(text.encode(), "po", "t.po")
+    assert [(row.hash, row.identifier, row.text, row.fallback) for row in rows] == [
+        (None, "UI_MENU_START", "Go\non", "Start"),
+        (10, None, None, "keep"),
+    ]
+    with pytest.raises(GamepakError, match="plural forms"):
+        load_translation(b'msgctxt "A"\nmsgid "a"\nmsgid_plural "as"\nmsgstr[0] "b"\n', "po", "t.po")
+    with pytest.raises(GamepakError, match=r"unknown escape \\q"):
+        load_translation(b'msgctxt "A"\nmsgid "a"\nmsgstr "\\q"\n', "po", "t.po")
+    with pytest.raises(GamepakError, match="line 2: expected a quoted string"):
+        load_translation(b'msgctxt "A"\nmsgid a\nmsgstr "b"\n', "po", "t.po")

@@ -115,7 +115,7 @@ FORMATS: tuple[FormatSpec, ...] = (
     FormatSpec(
         "rfglocatext",
         "Red Faction Guerrilla localization strings v3",
-        "gamepak.formats.rfg.locatext",
+        "gamepak.formats.rfg.locatext.view",
         (".rfglocatext",),
         kind="table",
         magic=((0, b"\x73\x7f\x4c\xa8"),),

@@ -16,11 +16,13 @@ from __future__ import annotations
 import os
 import re
 import zlib
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
 from ....errors import GamepakError
 from . import identifier_hash
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only
+    from collections.abc import Iterable, Iterator
 
 # A leaf's text: after a start tag's `>` and before an end tag; texts starting with white space
 # are layout between elements (skipping them makes the scan 2x faster).
@@ -33,16 +35,16 @@ DEFAULT_PACKS = ("table.vpp_pc", "misc.vpp_pc")
 NAME_LIST_EXTENSION = ".txt"
 
 
-@dataclass
 class Names:
-    """Identifiers found for hashes, and where candidates came from."""
+    """Identifiers found for hashes, where candidates came from, how many tables and candidates
+    were read, and the collisions met: (hash, the name kept (the first found), the other)."""
 
-    identifiers: dict[int, str] = field(default_factory=dict)
-    sources: list[str] = field(default_factory=list)
-    tables: int = 0
-    candidates: int = 0
-    # (hash, kept, other): two different names with one hash; the first one found is kept.
-    collisions: list[tuple[int, str, str]] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.identifiers: dict[int, str] = {}
+        self.sources: list[str] = []
+        self.tables = 0
+        self.candidates = 0
+        self.collisions: list[tuple[int, str, str]] = []
 
 
 def leaf_texts(xml: bytes) -> dict[bytes, None]:

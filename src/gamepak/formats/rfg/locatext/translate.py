@@ -25,19 +25,29 @@ entry's, text that is not UTF-8.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import re
 
 from ....errors import GamepakError, MemberNotFoundError
-from . import EXTENSION, LocaEntry, LocaText, describe, encode_text, hash_key, identifier_hash, is_locatext
+from . import (
+    EXTENSION,
+    LocaEntry,
+    LocaText,
+    describe,
+    encode_text,
+    hash_key,
+    identifier_hash,
+    is_locatext,
+    texts_of,
+)
 
 TRANSLATION_FORMATS = ("json", "csv", "po", "rfgm-xml")
 CSV_DELIMITERS = (",", ";", "\t")
 PACK_EXTENSIONS = (".vpp_pc", ".str2_pc")
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
+    from collections.abc import Sequence
 
 
 def translation_format(path: str | os.PathLike[str] | None, explicit: str | None = None) -> str:
@@ -67,6 +77,8 @@ def dump_translation(
     """A translation file holding `entries`; `sources` maps hashes to a reference language's
     strings (shown beside each string)."""
     if format == "json":
+        import json
+
         rows = []
         for entry in entries:
             row: dict[str, object] = {"hash": f"{entry.hash:08x}", "identifier": entry.identifier}
@@ -76,6 +88,9 @@ def dump_translation(
             rows.append(row)
         return (json.dumps(rows, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
     if format == "csv":
+        import csv
+        import io
+
         buffer = io.StringIO(newline="")
         writer = csv.writer(buffer, lineterminator="\r\n")
         with_source = sources is not None
@@ -91,29 +106,50 @@ def dump_translation(
     raise GamepakError(f"unknown translation format {format!r}")
 
 
-def _dump_po(entries: Sequence[LocaEntry], sources: dict[int, str] | None, title: str) -> bytes:
-    import polib
+# PO escapes (gettext's): what a quoted PO string cannot hold as it is.
+PO_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+PO_UNESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
 
-    po = polib.POFile(wrapwidth=0)
-    po.metadata = {
-        "Project-Id-Version": title or "gamepak text export",
-        "MIME-Version": "1.0",
-        "Content-Type": "text/plain; charset=UTF-8",
-        "Content-Transfer-Encoding": "8bit",
-    }
-    for entry in entries:
-        text = entry.text
-        comment = f"hash {entry.hash:08x}" if entry.identifier is not None else ""
+
+PO_TABLE = {ord(character): escaped for character, escaped in PO_ESCAPES.items()}
+
+
+PO_SPECIAL = re.compile('[\\\\"\n\r\t]')
+
+
+def _po_quote(text: str) -> str:
+    if PO_SPECIAL.search(text):
+        text = text.translate(PO_TABLE)
+    return f'"{text}"'
+
+
+def _dump_po(entries: Sequence[LocaEntry], sources: dict[int, str] | None, title: str) -> bytes:
+    # Written directly (polib takes 10x longer for the game's 7,298 strings); one line per
+    # field, as polib writes with wrapwidth=0.
+    header = (
+        f"Project-Id-Version: {title or 'gamepak text export'}\n"
+        "MIME-Version: 1.0\n"
+        "Content-Type: text/plain; charset=UTF-8\n"
+        "Content-Transfer-Encoding: 8bit\n"
+    )
+    lines = ['msgid ""', f"msgstr {_po_quote(header)}", ""]
+    for entry, text in zip(entries, texts_of(entries)):
+        comments = [f"hash {entry.hash:08x}"] if entry.identifier is not None else []
         if sources is None:
-            po.append(polib.POEntry(msgctxt=entry.key, msgid=text, msgstr="", comment=comment))
-            continue
-        source = sources.get(entry.hash)
-        if source is None:
-            comment = "\n".join(filter(None, [comment, "not in the reference file"]))
-        po.append(
-            polib.POEntry(msgctxt=entry.key, msgid=text if source is None else source, msgstr=text, comment=comment)
-        )
-    return str(po).encode("utf-8")
+            msgid, msgstr = text, ""
+        else:
+            source = sources.get(entry.hash)
+            if source is None:
+                comments.append("not in the reference file")
+            msgid, msgstr = (text if source is None else source), text
+        lines += [f"#. {comment}" for comment in comments]
+        lines += [
+            f"msgctxt {_po_quote(entry.key)}",
+            f"msgid {_po_quote(msgid)}",
+            f"msgstr {_po_quote(msgstr)}",
+            "",
+        ]
+    return "\n".join(lines).encode("utf-8")
 
 
 def _xml_text(text: str, where: str) -> str:
@@ -143,16 +179,20 @@ def _dump_rfgm_xml(entries: Sequence[LocaEntry]) -> bytes:
 # -- import ------------------------------------------------------------------------------------
 
 
-@dataclass
 class Row:
     """One translated string: its hash and/or identifier, its text (None: keep the file's),
-    the text to use for a new entry when `text` is None, and where it was read."""
+    where it was read, and the text to use for a new entry when `text` is None."""
 
-    hash: int | None
-    identifier: str | None
-    text: str | None
-    where: str
-    fallback: str | None = None
+    __slots__ = ("fallback", "hash", "identifier", "text", "where")
+
+    def __init__(
+        self, hash: int | None, identifier: str | None, text: str | None, where: str, fallback: str | None = None
+    ) -> None:
+        self.hash = hash
+        self.identifier = identifier
+        self.text = text
+        self.where = where
+        self.fallback = fallback
 
 
 def _parse_hash(value: object, where: str) -> int | None:
@@ -162,8 +202,12 @@ def _parse_hash(value: object, where: str) -> int | None:
         return value
     if isinstance(value, str):
         digits = value.strip().removeprefix("#")
-        if 1 <= len(digits) <= 8 and all(c in "0123456789abcdefABCDEF" for c in digits):
-            return int(digits, 16)
+        # int() also takes signs, underscores and spaces: only plain hexadecimal digits pass.
+        if 1 <= len(digits) <= 8 and digits.isalnum() and digits.isascii():
+            try:
+                return int(digits, 16)
+            except ValueError:
+                pass
     raise GamepakError(f"{where}: hash {value!r} is not 8 hexadecimal digits")
 
 
@@ -186,6 +230,8 @@ def _decode(data: bytes, where: str) -> str:
 
 
 def _rows_from_json(text: str, where: str) -> list[Row]:
+    import json
+
     try:
         document = json.loads(text)
     except ValueError as exc:
@@ -205,6 +251,9 @@ def _rows_from_json(text: str, where: str) -> list[Row]:
 
 
 def _rows_from_csv(text: str, where: str) -> list[Row]:
+    import csv
+    import io
+
     header_line = text.split("\n", 1)[0].rstrip("\r")
     for delimiter in CSV_DELIMITERS:
         header = [cell.strip().strip('"').lower() for cell in header_line.split(delimiter)]
@@ -235,32 +284,143 @@ def _rows_from_csv(text: str, where: str) -> list[Row]:
     return rows
 
 
-def _rows_from_po(text: str, where: str) -> list[Row]:
-    # As for the J2ME strings: polib reads a file (a string would split at U+0085 and U+001C..E).
-    import shutil
+def _po_unquote(text: str, where: str, number: int) -> str:
+    """The string a quoted PO string holds (`where` and line `number` name it in errors)."""
+    body = text[1:-1]
+    if len(text) < 2 or text[0] != '"' or text[-1] != '"':
+        raise GamepakError(f"{where}: line {number}: expected a quoted string, not {text[:40]!r}")
+    if "\\" not in body:
+        if '"' in body:
+            raise GamepakError(f"{where}: line {number}: an unescaped quote inside the string")
+        return body
+    out = []
+    position = 0
+    while True:
+        slash = body.find("\\", position)
+        if slash < 0:
+            out.append(body[position:])
+            break
+        out.append(body[position:slash])
+        escaped = body[slash + 1 : slash + 2]
+        if escaped not in PO_UNESCAPES:
+            raise GamepakError(f"{where}: line {number}: unknown escape \\{escaped} in a string")
+        out.append(PO_UNESCAPES[escaped])
+        position = slash + 2
+    return "".join(out)
 
-    import polib
 
-    from ....core.atomic import temporary_folder
+class _PoEntry:
+    __slots__ = ("fields", "fuzzy", "line", "obsolete")
 
-    folder = temporary_folder("po")
-    temporary = os.path.join(folder, "translation.po")
-    try:
-        with open(temporary, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-        po = polib.pofile(temporary, encoding="utf-8")
-    except (OSError, ValueError) as exc:
-        raise GamepakError(f"{where}: malformed PO file: {exc}") from None
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    rows = []
-    for entry in po:
-        if entry.obsolete:
+    def __init__(self, line: int) -> None:
+        self.fields: dict[str, list[str]] = {}
+        self.fuzzy = False
+        self.obsolete = False
+        self.line = line
+
+
+def _po_entries(text: str, where: str) -> list[_PoEntry]:
+    """The entries of a PO file: msgctxt, msgid and msgstr (continuation lines joined), the fuzzy
+    flag, obsolete (#~) entries marked. Plural forms are refused: game strings have none."""
+    entries: list[_PoEntry] = []
+    current: _PoEntry | None = None
+    field: list[str] | None = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.strip()
+        if not line:
+            current, field = None, None
             continue
-        location = f"{where}: line {entry.linenum}"
-        hash_value, identifier = _key(entry.msgctxt, location)
-        translated = entry.msgstr and "fuzzy" not in entry.flags
-        rows.append(Row(hash_value, identifier, entry.msgstr if translated else None, location, fallback=entry.msgid))
+        first = line[0]
+        if first == "#":
+            if current is not None and current.fields:
+                current, field = None, None  # a comment after a field starts the next entry
+            if current is None:
+                current = _PoEntry(number)
+                entries.append(current)
+            if line.startswith("#~"):
+                current.obsolete = True
+            elif line.startswith("#,") and "fuzzy" in line[2:].replace(",", " ").split():
+                current.fuzzy = True
+            continue
+        if first == '"':
+            if field is None:
+                raise GamepakError(f"{where}: line {number}: a string continues no msgctxt, msgid or msgstr")
+            field.append(_po_unquote(line, where, number))
+            continue
+        keyword, _, rest = line.partition(" ")
+        if keyword != "msgctxt" and keyword != "msgid" and keyword != "msgstr":
+            what = "plural forms" if keyword.startswith(("msgid_plural", "msgstr[")) else f"{keyword!r}"
+            raise GamepakError(f"{where}: line {number}: {what} not expected in a translation of game strings")
+        fields = current.fields if current is not None else None
+        if fields is None or keyword in fields or (keyword != "msgstr" and "msgstr" in fields):
+            current = _PoEntry(number)
+            entries.append(current)
+            fields = current.fields
+        elif keyword == "msgid" or not fields:
+            current.line = number  # type: ignore[union-attr]
+        field = fields[keyword] = [_po_unquote(rest.lstrip(), where, number)]
+    return entries
+
+
+# A quoted PO string on one line (the unrolled form: re matches it without backtracking).
+_QUOTED = r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"'
+# The shape gamepak (and polib with wrapwidth=0) writes: one line per field. A file made only
+# of these is read by one regular expression; any other shape goes through `_po_entries`.
+PO_HEADER = re.compile(
+    r'(?:#[^\n]*\n)*msgid ""\nmsgstr "[^"\\\n]*(?:\\.[^"\\\n]*)*"\n(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"\n)*\n'
+)
+PO_SIMPLE_ENTRY = re.compile(
+    rf"((?:#[^\n]*\n)*)msgctxt {_QUOTED}\nmsgid {_QUOTED}\nmsgstr {_QUOTED}\n(?:\n|(?=#|msgctxt)|$)"
+)
+
+
+def _po_unescape(body: str, where: str, number: int) -> str:
+    return _po_unquote(f'"{body}"', where, number) if "\\" in body else body
+
+
+def _simple_po_rows(text: str, where: str) -> list[Row] | None:
+    """The rows of a PO file in the one-line-per-field shape, or None when it has another."""
+    header = PO_HEADER.match(text)
+    position = header.end() if header else 0
+    line = text.count("\n", 0, position) + 1
+    rows = []
+    for match in PO_SIMPLE_ENTRY.finditer(text, position):
+        if match.start() != position:
+            return None
+        comments, msgctxt, msgid, msgstr = match.groups()
+        number = line + comments.count("\n") + 1  # the msgid's line, as polib numbers entries
+        line += match.group(0).count("\n")
+        position = match.end()
+        if comments and ("#~" in comments or "#," in comments):
+            return None  # flags or obsolete entries: the general reader decides
+        location = f"{where}: line {number}"
+        hash_value, identifier = _key(_po_unescape(msgctxt, where, number), location)
+        translated = _po_unescape(msgstr, where, number + 1) if msgstr else None
+        rows.append(Row(hash_value, identifier, translated, location, fallback=_po_unescape(msgid, where, number)))
+    if position != len(text):
+        return None
+    return rows
+
+
+def _rows_from_po(text: str, where: str) -> list[Row]:
+    simple = _simple_po_rows(text, where)
+    if simple is not None:
+        return simple
+    rows = []
+    for entry in _po_entries(text, where):
+        if entry.obsolete or "msgid" not in entry.fields:
+            continue
+        msgctxt = "".join(entry.fields["msgctxt"]) if "msgctxt" in entry.fields else None
+        msgid = "".join(entry.fields["msgid"])
+        if msgctxt is None and msgid == "":
+            continue  # the header
+        location = f"{where}: line {entry.line}"
+        if "msgstr" not in entry.fields:
+            raise GamepakError(f"{location}: an entry without msgstr")
+        msgstr = "".join(entry.fields["msgstr"])
+        hash_value, identifier = _key(msgctxt, location)
+        translated = msgstr and not entry.fuzzy
+        rows.append(Row(hash_value, identifier, msgstr if translated else None, location, fallback=msgid))
     return rows
 
 
@@ -306,13 +466,14 @@ def load_translation(data: bytes, format: str, where: str = "translation") -> li
     raise GamepakError(f"unknown translation format {format!r}")
 
 
-@dataclass
 class Applied:
-    """What applying a translation changed."""
+    """What applying a translation changed: the indices of changed strings, the keys added and
+    removed."""
 
-    changed: list[int] = field(default_factory=list)
-    added: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.changed: list[int] = []
+        self.added: list[str] = []
+        self.removed: list[str] = []
 
 
 def apply_translation(table: LocaText, rows: Sequence[Row], *, delete: bool = False) -> Applied:
@@ -349,6 +510,7 @@ def apply_translation(table: LocaText, rows: Sequence[Row], *, delete: bool = Fa
                 )
         plan.append((value, row))
     applied = Applied()
+    current = texts_of(table.entries)
     updates: dict[int, bytes] = {}
     new_entries: list[LocaEntry] = []
     for value, row in plan:
@@ -359,7 +521,7 @@ def apply_translation(table: LocaText, rows: Sequence[Row], *, delete: bool = Fa
                 continue
             new_entries.append(LocaEntry(value, encode_text(text, row.where), row.identifier))
             applied.added.append(row.identifier or hash_key(value))
-        elif row.text is not None and row.text != table.entries[index].text:
+        elif row.text is not None and row.text != current[index]:
             updates[index] = encode_text(row.text, row.where)
     for index, raw in updates.items():
         table.entries[index].raw = raw
@@ -379,15 +541,15 @@ def apply_translation(table: LocaText, rows: Sequence[Row], *, delete: bool = Fa
 # -- files and packs ---------------------------------------------------------------------------
 
 
-@dataclass
 class Located:
     """Where a localization file's strings are: `member` of the pack `file` (a nested path, or
-    None for the file itself), and its parsed table."""
+    None for the file itself), its parsed table, and the pack's format."""
 
-    file: str
-    member: str | None
-    table: LocaText
-    format: str | None = None
+    def __init__(self, file: str, member: str | None, table: LocaText, format: str | None = None) -> None:
+        self.file = file
+        self.member = member
+        self.table = table
+        self.format = format
 
     @property
     def label(self) -> str:
@@ -481,21 +643,22 @@ def name_entries(located: Located, sources: Sequence[str] | None, name_lists: Se
     return located.table.name(names.identifiers)
 
 
-@dataclass
 class LocaExport:
-    """What `export_locatext` did."""
+    """What `export_locatext` did: where the strings were, the translation file's bytes, and
+    how many entries were named."""
 
-    located: Located
-    data: bytes
-    named: int
+    def __init__(self, located: Located, data: bytes, named: int) -> None:
+        self.located = located
+        self.data = data
+        self.named = named
 
 
-@dataclass
 class LocaImport:
-    """What `import_locatext` did."""
+    """What `import_locatext` did: where the strings were and what changed."""
 
-    located: Located
-    applied: Applied
+    def __init__(self, located: Located, applied: Applied) -> None:
+        self.located = located
+        self.applied = applied
 
 
 def export_locatext(
