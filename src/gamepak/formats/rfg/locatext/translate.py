@@ -370,12 +370,8 @@ PO_HEADER = re.compile(
     r'(?:#[^\n]*\n)*msgid ""\nmsgstr "[^"\\\n]*(?:\\.[^"\\\n]*)*"\n(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"\n)*\n'
 )
 PO_SIMPLE_ENTRY = re.compile(
-    rf"((?:#[^\n]*\n)*)msgctxt {_QUOTED}\nmsgid {_QUOTED}\nmsgstr {_QUOTED}\n(?:\n|(?=#|msgctxt)|$)"
+    rf"((?:#[^\n]*\n)*)msgctxt {_QUOTED}\nmsgid {_QUOTED}\nmsgstr {_QUOTED}\n(?:(\n)|(?=#|msgctxt)|$)"
 )
-
-
-def _po_unescape(body: str, where: str, number: int) -> str:
-    return _po_unquote(f'"{body}"', where, number) if "\\" in body else body
 
 
 def _simple_po_rows(text: str, where: str) -> list[Row] | None:
@@ -387,16 +383,25 @@ def _simple_po_rows(text: str, where: str) -> list[Row] | None:
     for match in PO_SIMPLE_ENTRY.finditer(text, position):
         if match.start() != position:
             return None
-        comments, msgctxt, msgid, msgstr = match.groups()
-        number = line + comments.count("\n") + 1  # the msgid's line, as polib numbers entries
-        line += match.group(0).count("\n")
+        comments, msgctxt, msgid, msgstr, blank = match.groups()
+        comment_lines = comments.count("\n") if comments else 0
+        number = line + comment_lines + 1  # the msgid's line, as polib numbers entries
+        line = number + 2 + (blank is not None)
         position = match.end()
-        if comments and ("#~" in comments or "#," in comments):
+        if comment_lines and ("#~" in comments or "#," in comments):
             return None  # flags or obsolete entries: the general reader decides
         location = f"{where}: line {number}"
-        hash_value, identifier = _key(_po_unescape(msgctxt, where, number), location)
-        translated = _po_unescape(msgstr, where, number + 1) if msgstr else None
-        rows.append(Row(hash_value, identifier, translated, location, fallback=_po_unescape(msgid, where, number)))
+        if "\\" in msgctxt:
+            msgctxt = _po_unquote(f'"{msgctxt}"', where, number - 1)
+        if msgctxt.startswith("#"):
+            hash_value, identifier = _parse_hash(msgctxt, location), None
+        else:
+            hash_value, identifier = None, msgctxt or _key(msgctxt, location)[1]
+        if "\\" in msgstr:
+            msgstr = _po_unquote(f'"{msgstr}"', where, number + 1)
+        if "\\" in msgid:
+            msgid = _po_unquote(f'"{msgid}"', where, number)
+        rows.append(Row(hash_value, identifier, msgstr or None, location, msgid))
     if position != len(text):
         return None
     return rows
