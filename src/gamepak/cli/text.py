@@ -202,7 +202,6 @@ def run_export(args: argparse.Namespace) -> None:
 
 def run_import(args: argparse.Namespace) -> None:
     from ..errors import UsageError
-    from ..formats.j2me.text import import_strings
 
     arguments = args.arguments
     if len(arguments) not in (2, 3):
@@ -213,6 +212,8 @@ def run_import(args: argparse.Namespace) -> None:
         _import_locatext(args, file, member, translation)
         return
     _rfg_only(args, "--names", "--delete")
+    from ..formats.j2me.text import import_strings
+
     result = import_strings(
         file,
         translation,
