@@ -393,7 +393,10 @@ def _simple_po_rows(text: str, where: str) -> list[Row] | None:
         location = f"{where}: line {number}"
         if "\\" in msgctxt:
             msgctxt = _po_unquote(f'"{msgctxt}"', where, number - 1)
-        if msgctxt.startswith("#"):
+        digits = msgctxt[1:]
+        if msgctxt[:1] == "#" and len(digits) == 8 and digits.isalnum() and digits.isascii():
+            hash_value, identifier = int(digits, 16), None  # gamepak's own `#5a3c91f0`
+        elif msgctxt.startswith("#"):
             hash_value, identifier = _parse_hash(msgctxt, location), None
         else:
             hash_value, identifier = None, msgctxt or _key(msgctxt, location)[1]
