@@ -196,6 +196,11 @@ class Row:
 
 
 def _parse_hash(value: object, where: str) -> int | None:
+    if type(value) is str and len(value) == 9 and value[0] == "#" and value[1:].isalnum() and value.isascii():
+        try:
+            return int(value[1:], 16)  # gamepak's own `#5a3c91f0` (quick path: 7,000 a file)
+        except ValueError:
+            pass
     if value is None or value == "":
         return None
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 0xFFFFFFFF:
@@ -393,10 +398,7 @@ def _simple_po_rows(text: str, where: str) -> list[Row] | None:
         location = f"{where}: line {number}"
         if "\\" in msgctxt:
             msgctxt = _po_unquote(f'"{msgctxt}"', where, number - 1)
-        digits = msgctxt[1:]
-        if msgctxt[:1] == "#" and len(digits) == 8 and digits.isalnum() and digits.isascii():
-            hash_value, identifier = int(digits, 16), None  # gamepak's own `#5a3c91f0`
-        elif msgctxt.startswith("#"):
+        if msgctxt.startswith("#"):
             hash_value, identifier = _parse_hash(msgctxt, location), None
         else:
             hash_value, identifier = None, msgctxt or _key(msgctxt, location)[1]
