@@ -567,3 +567,37 @@ def test_po_written_by_other_tools(tmp_path: Path) -> None:
         load_translation(b'msgctxt "A"\nmsgid "a"\nmsgstr "\\q"\n', "po", "t.po")
     with pytest.raises(GamepakError, match="line 2: expected a quoted string"):
         load_translation(b'msgctxt "A"\nmsgid a\nmsgstr "b"\n', "po", "t.po")
+
+
+# -- catalog ----------------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_catalog_strings_table(tmp_path: Path) -> None:
+    pytest.importorskip("dask")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from gamepak.catalog import build_catalog
+
+    root = tmp_path / "in"
+    root.mkdir()
+    data = sample_file(root, "locatexts_de_de.rfglocatext").read_bytes()
+    nested_pack(root, data)
+    table = b"Hello\0World\0"
+    index = struct.pack("<3h", 2, 0, 6)
+    (root / "strings.bin").write_bytes(struct.pack("<H", len(table)) + table + struct.pack("<H", len(index)) + index)
+    (root / "broken.rfglocatext").write_bytes(_entry_field(data, 0, 2, 3))
+    build_catalog([str(root)], str(tmp_path / "out"), scheduler="synchronous")
+    rows = pq.read_table(tmp_path / "out" / "strings").to_pylist()
+    loose = [row for row in rows if row["archive_path"].endswith("locatexts_de_de.rfglocatext")]
+    assert [row["string"] for row in loose] == TEXTS
+    assert {row["language"] for row in loose} == {"de_de"} and loose[0]["member"] is None
+    assert loose[1]["hash"] == identifier_hash(NAMES[1]) and loose[1]["index"] == 1
+    inner = [row for row in rows if row["member"] == "locatexts_xx_yy.rfglocatext"]
+    assert [row["string"] for row in inner] == TEXTS
+    assert inner[0]["nested_path"].endswith("misc.vpp_pc/inner.str2_pc") and inner[0]["language"] == "xx_yy"
+    j2me = [row["string"] for row in rows if row["archive_path"].endswith("strings.bin")]
+    assert j2me == ["Hello", "World"]
+    assert not [row for row in rows if "broken" in row["archive_path"]]
+    errors = pq.read_table(tmp_path / "out" / "archives").to_pylist()
+    broken = next(row for row in errors if row["path"].endswith("broken.rfglocatext"))
+    assert broken["status"] == "errors" and "odd" in broken["problems"][0]["message"]
