@@ -601,3 +601,25 @@ def test_catalog_strings_table(tmp_path: Path) -> None:
     errors = pq.read_table(tmp_path / "out" / "archives").to_pylist()
     broken = next(row for row in errors if row["path"].endswith("broken.rfglocatext"))
     assert broken["status"] == "errors" and "odd" in broken["problems"][0]["message"]
+
+
+def test_readme_translation_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    pytest.importorskip("dask")
+    pytest.importorskip("pandas")
+    from gamepak.catalog import build_catalog
+
+    root = tmp_path / "in"
+    root.mkdir()
+    english = [(identifier_hash(name), text) for name, text in zip(NAMES, ["Start", "Quit", "Talk", "More"])]
+    (root / "locatexts_us_en.rfglocatext").write_bytes(handmade(english))
+    german = [english[0], (english[1][0], "Beenden"), english[2]]  # one unchanged, one missing
+    (root / "locatexts_de_de.rfglocatext").write_bytes(handmade(german))
+    monkeypatch.chdir(tmp_path)
+    build_catalog([str(root)], "catalog", scheduler="synchronous")
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Translating", 1)[1].split("\n## ", 1)[0]
+    block = next(b.split("```", 1)[0] for b in section.split("```python\n")[1:] if "strings/*.parquet" in b)
+    scope: dict[str, object] = {"duckdb": duckdb}
+    exec(block, scope)
+    assert list(scope["result"]["english"]) == ["Start", "Talk", "More"]  # type: ignore[index]
