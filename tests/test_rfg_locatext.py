@@ -623,3 +623,32 @@ def test_readme_translation_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     scope: dict[str, object] = {"duckdb": duckdb}
     exec(block, scope)
     assert list(scope["result"]["english"]) == ["Start", "Talk", "More"]  # type: ignore[index]
+
+
+# -- viewer -----------------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_viewer_strings_page(tmp_path: Path) -> None:
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from gamepak.web.app import create_app
+
+    root = tmp_path / "root"
+    root.mkdir()
+    data = sample_file(root, "locatexts_ar_eg.rfglocatext").read_bytes()
+    nested_pack(root, data)
+    client = TestClient(create_app(str(root)), base_url="http://127.0.0.1")
+    listing = client.get("/browse/locatexts_ar_eg.rfglocatext")
+    assert 'href="/strings/locatexts_ar_eg.rfglocatext"' in listing.text
+    page = client.get("/strings/locatexts_ar_eg.rfglocatext")
+    assert page.status_code == 200 and page.text.count('<td dir="auto">') == 4
+    assert "مرحبا بالعالم" in page.text and f"#{identifier_hash(NAMES[0]):08x}" in page.text
+    filtered = client.get("/strings/locatexts_ar_eg.rfglocatext", params={"q": "مرحبا"})
+    assert filtered.text.count('<td dir="auto">') == 1 and "1 matching" in filtered.text
+    member = "misc.vpp_pc/inner.str2_pc/locatexts_xx_yy.rfglocatext"
+    assert f'href="/strings/{member}"' in client.get(f"/browse/{member}").text
+    assert client.get(f"/strings/{member}").text.count('<td dir="auto">') == 4
+    refused = client.get("/strings/misc.vpp_pc/inner.str2_pc/other.txt")
+    assert refused.status_code >= 400 and "neither an RFG localization file" in refused.text

@@ -39,6 +39,7 @@ from ..version import __version__
 from . import previews
 from .names import name_of_shown, shown_name, shown_path, visible
 from .site import Busy, NotFound, Place, Refused, Row, Site, name_matcher, transient_os_error
+from .strings import has_strings_page, strings_page
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -334,6 +335,11 @@ class Viewer:
             header=header,
             check=check,
             strings=strings,
+            strings_url=(
+                segment_url("strings", place.segments)
+                if archive is not None and (strings or archive.format_name == "rfglocatext")
+                else None
+            ),
             check_url=query(check=1) + "#check",
             problems=[self.public(problem) for problem in place.problems],
             rows=[_row_values(row, place.segments) for row in shown],
@@ -406,6 +412,7 @@ class Viewer:
             mip=mip,
             most_mips=most_mips,
             view_url=view_url,
+            strings_url=segment_url("strings", place.segments) if has_strings_page(place.name, preview.kind) else None,
         )
 
     async def search(self, request: Request) -> Response:
@@ -424,6 +431,9 @@ class Viewer:
             for path, row in found
         ]
         return self.page("search.html", title=f"search {query}", query=query, results=results, how=how)
+
+    async def strings(self, request: Request) -> Response:
+        return await strings_page(self, request)
 
     # -- bytes -----------------------------------------------------------------------------------
     async def raw(self, request: Request) -> Response:
@@ -602,6 +612,7 @@ def create_app(
         Route("/model/{path:path}", viewer.model, methods=get),
         Route("/scene/{path:path}", viewer.scene, methods=get),
         Route("/search", viewer.search, methods=get),
+        Route("/strings/{path:path}", viewer.strings, methods=get),
         Mount("/static", StaticFiles(packages=[("gamepak.web", "static")]), name="static"),
     ]
     middleware = [
