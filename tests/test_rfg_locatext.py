@@ -652,3 +652,17 @@ def test_viewer_strings_page(tmp_path: Path) -> None:
     assert client.get(f"/strings/{member}").text.count('<td dir="auto">') == 4
     refused = client.get("/strings/misc.vpp_pc/inner.str2_pc/other.txt")
     assert refused.status_code >= 400 and "neither an RFG localization file" in refused.text
+
+
+def test_cli_delete_and_stdout(tmp_path: Path) -> None:
+    path = sample_file(tmp_path)
+    code, out, err = in_process_cli("text", "export", str(path), "--names")
+    assert code == 0 and json.loads(out)[1]["text"] == TEXTS[1] and "0 of 4 strings named" in err
+    kept = tmp_path / "kept.json"
+    kept.write_text(json.dumps(json.loads(out)[:2]), encoding="utf-8")
+    new = tmp_path / "new.rfglocatext"
+    code, _, err = in_process_cli("text", "import", str(path), str(kept), "-o", str(new), "--names", "--delete")
+    assert code == 0 and "2 removed" in err
+    assert [entry.text for entry in LocaText.parse(new.read_bytes()).entries] == TEXTS[:2]
+    code, _, err = in_process_cli("text", "import", str(path), str(kept), "-o", str(new), "--names")
+    assert code != 0 and "already exists" in err
