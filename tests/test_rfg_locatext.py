@@ -25,15 +25,8 @@ from gamepak.formats.rfg.locatext import (
     scan,
 )
 from gamepak.formats.rfg.locatext.names import find_names, leaf_texts
-from gamepak.formats.rfg.locatext.translate import (
-    Row,
-    apply_translation,
-    dump_translation,
-    export_locatext,
-    import_locatext,
-    load_translation,
-    locate,
-)
+from gamepak.formats.rfg.locatext.translate import Row, apply_translation, dump_translation, load_translation
+from gamepak.ops.locatext import export_locatext, import_locatext, locate
 
 from conftest import in_process_cli, pack_members, sample
 

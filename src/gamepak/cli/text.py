@@ -170,7 +170,7 @@ def _rfg_only(args: argparse.Namespace, *options: str) -> None:
 
 
 def _is_locatext(file: str, member: str | None) -> bool:
-    from ..formats.rfg.locatext.translate import is_locatext_target
+    from ..ops.locatext import is_locatext_target
 
     return is_locatext_target(file, member)
 
@@ -231,7 +231,7 @@ def run_import(args: argparse.Namespace) -> None:
 
 
 def _export_locatext(args: argparse.Namespace) -> None:
-    from ..formats.rfg.locatext.translate import export_locatext
+    from ..ops.locatext import export_locatext
 
     result = export_locatext(
         args.file,
@@ -253,7 +253,7 @@ def _export_locatext(args: argparse.Namespace) -> None:
 
 
 def _import_locatext(args: argparse.Namespace, file: str, member: str | None, translation: str) -> None:
-    from ..formats.rfg.locatext.translate import import_locatext
+    from ..ops.locatext import import_locatext
 
     result = import_locatext(
         file,

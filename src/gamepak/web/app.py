@@ -37,9 +37,9 @@ from ..errors import GamepakError, MemberNotFoundError
 from ..formats.rfg.peg.reader import TextureNotFoundError
 from ..version import __version__
 from . import previews
+from . import strings as strings_view
 from .names import name_of_shown, shown_name, shown_path, visible
 from .site import Busy, NotFound, Place, Refused, Row, Site, name_matcher, transient_os_error
-from .strings import has_strings_page, strings_page
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -412,7 +412,9 @@ class Viewer:
             mip=mip,
             most_mips=most_mips,
             view_url=view_url,
-            strings_url=segment_url("strings", place.segments) if has_strings_page(place.name, preview.kind) else None,
+            strings_url=segment_url("strings", place.segments)
+            if strings_view.has_strings_page(place.name, preview.kind)
+            else None,
         )
 
     async def search(self, request: Request) -> Response:
@@ -433,7 +435,34 @@ class Viewer:
         return self.page("search.html", title=f"search {query}", query=query, results=results, how=how)
 
     async def strings(self, request: Request) -> Response:
-        return await strings_page(self, request)
+        """Every string of a localization file or a J2ME text pack (web.strings), `?q=` filtered."""
+        place = await self.resolve(request, "strings", as_file=True)
+        if place.kind != "file":
+            raise HTTPException(404, "a folder has no strings")
+        query = request.query_params.get("q", "").strip()
+        offset = _check_offset(request.query_params.get("offset"))
+        what, rows = await self.bounded(strings_view.read_strings, place)
+        found = strings_view.matching(rows, query)
+
+        def page_url(start: int) -> str:
+            return "?" + urlencode({**({"q": query} if query else {}), "offset": start})
+
+        return self.page(
+            "strings.html",
+            segments=place.segments,
+            title=f"strings of {place.name}",
+            heading=place.path,
+            what=what,
+            rows=found[offset : offset + strings_view.PAGE_ROWS],
+            total=len(rows),
+            matched=len(found),
+            query=query,
+            file_url=segment_url("browse", place.segments),
+            previous_url=page_url(max(0, offset - strings_view.PAGE_ROWS)) if offset > 0 else None,
+            next_url=page_url(offset + strings_view.PAGE_ROWS)
+            if offset + strings_view.PAGE_ROWS < len(found)
+            else None,
+        )
 
     # -- bytes -----------------------------------------------------------------------------------
     async def raw(self, request: Request) -> Response:

@@ -1,5 +1,6 @@
-"""The viewer's strings page (`/strings/PATH`): every string of an RFG localization file or a
-J2ME text pack, one row each (index, identifier or hash, string), filterable with `?q=`.
+"""What the viewer's strings page (`/strings/PATH`, `Viewer.strings`) shows: every string of
+an RFG localization file or a J2ME text pack, one row each (index, identifier or hash, string),
+filterable with `?q=`.
 
 Each string cell is `dir="auto"`: the browser sets Arabic and Hebrew right to left from the
 string's first letter (the files mark no direction). Identifiers are not looked up here (that
@@ -8,15 +9,11 @@ reads the game's tables: `gamepak text export --names`); RFG strings show their 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from typing import TYPE_CHECKING
 
 from ..errors import GamepakError
 
 if TYPE_CHECKING:
-    from starlette.requests import Request
-    from starlette.responses import Response
-
     from .site import Place
 
 # The largest file read for the page, and rows shown per page.
@@ -62,38 +59,3 @@ def matching(rows: list[tuple[int, str, str]], query: str) -> list[tuple[int, st
         return rows
     wanted = query.casefold()
     return [row for row in rows if wanted in row[1].casefold() or wanted in row[2].casefold()]
-
-
-async def strings_page(viewer: Any, request: Request) -> Response:
-    """The strings page of the file PATH."""
-    from starlette.exceptions import HTTPException
-
-    from .app import _check_offset, segment_url
-
-    place = await viewer.resolve(request, "strings", as_file=True)
-    if place.kind != "file":
-        raise HTTPException(404, "a folder has no strings")
-    query = request.query_params.get("q", "").strip()
-    offset = _check_offset(request.query_params.get("offset"))
-    what, rows = await viewer.bounded(read_strings, place)
-    found = matching(rows, query)
-    shown = found[offset : offset + PAGE_ROWS]
-
-    def page_url(start: int) -> str:
-        return "?" + urlencode({**({"q": query} if query else {}), "offset": start})
-
-    return viewer.page(
-        "strings.html",
-        segments=place.segments,
-        title=f"strings of {place.name}",
-        heading=place.path,
-        what=what,
-        rows=shown,
-        total=len(rows),
-        matched=len(found),
-        query=query,
-        first=offset,
-        file_url=segment_url("browse", place.segments),
-        previous_url=page_url(max(0, offset - PAGE_ROWS)) if offset > 0 else None,
-        next_url=page_url(offset + PAGE_ROWS) if offset + PAGE_ROWS < len(found) else None,
-    )
