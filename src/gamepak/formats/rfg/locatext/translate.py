@@ -121,6 +121,18 @@ def _po_quote(text: str) -> str:
     return f'"{text}"'
 
 
+def _po_escape_all(fields: list[str]) -> list[str]:
+    """`fields` escaped for PO strings: one pass of `str.replace` per escape over all of them
+    joined (a call per field takes longer), field by field when one holds the joining NUL."""
+    joined = "\0".join(fields)
+    if joined.count("\0") != len(fields) - 1:
+        return [_po_quote(field)[1:-1] for field in fields]
+    for character, escaped in PO_ESCAPES.items():  # the backslash first: it is in the others' output
+        if character in joined:
+            joined = joined.replace(character, escaped)
+    return joined.split("\0")
+
+
 def _dump_po(entries: Sequence[LocaEntry], sources: dict[int, str] | None, title: str) -> bytes:
     # Written directly (polib takes 10x longer for the game's 7,298 strings); one line per
     # field, as polib writes with wrapwidth=0.
@@ -130,21 +142,26 @@ def _dump_po(entries: Sequence[LocaEntry], sources: dict[int, str] | None, title
         "Content-Type: text/plain; charset=UTF-8\n"
         "Content-Transfer-Encoding: 8bit\n"
     )
+    texts = texts_of(entries)
+    keys = [entry.key for entry in entries]
+    if sources is None:
+        msgids, msgstrs = texts, [""] * len(texts)
+    else:
+        msgids = [sources.get(entry.hash, text) for entry, text in zip(entries, texts)]
+        msgstrs = texts
+    fields = [*keys, *msgids, *msgstrs]
+    escaped = _po_escape_all(fields)
+    count = len(entries)
     lines = ['msgid ""', f"msgstr {_po_quote(header)}", ""]
-    for entry, text in zip(entries, texts_of(entries)):
-        comments = [f"hash {entry.hash:08x}"] if entry.identifier is not None else []
-        if sources is None:
-            msgid, msgstr = text, ""
-        else:
-            source = sources.get(entry.hash)
-            if source is None:
-                comments.append("not in the reference file")
-            msgid, msgstr = (text if source is None else source), text
-        lines += [f"#. {comment}" for comment in comments]
+    for number, entry in enumerate(entries):
+        if entry.identifier is not None:
+            lines.append(f"#. hash {entry.hash:08x}")
+        if sources is not None and entry.hash not in sources:
+            lines.append("#. not in the reference file")
         lines += [
-            f"msgctxt {_po_quote(entry.key)}",
-            f"msgid {_po_quote(msgid)}",
-            f"msgstr {_po_quote(msgstr)}",
+            f'msgctxt "{escaped[number]}"',
+            f'msgid "{escaped[count + number]}"',
+            f'msgstr "{escaped[2 * count + number]}"',
             "",
         ]
     return "\n".join(lines).encode("utf-8")
@@ -489,54 +506,56 @@ def apply_translation(table: LocaText, rows: Sequence[Row], *, delete: bool = Fa
     the identifier), entries the rows lack removed only with `delete`. Everything is checked
     first: on an error `table` is unchanged."""
     index_of = table.index_of()
+    entries = table.entries
     seen: dict[int, Row] = {}
-    plan: list[tuple[int, Row]] = []
+    plan: list[tuple[int, Row, int | None]] = []
     for row in rows:
-        if row.hash is not None:
-            value = row.hash
-            if row.identifier is not None and identifier_hash(row.identifier) != value:
-                actual = hash_key(identifier_hash(row.identifier))
-                raise GamepakError(
-                    f"{row.where}: identifier {row.identifier!r} hashes to {actual}, not the {hash_key(value)} given"
-                )
-        elif row.identifier is not None:
-            value = identifier_hash(row.identifier)
-        else:
-            raise GamepakError(f"{row.where}: neither a hash nor an identifier")
+        value = row.hash
+        identifier = row.identifier
+        if value is None:
+            if identifier is None:
+                raise GamepakError(f"{row.where}: neither a hash nor an identifier")
+            value = identifier_hash(identifier)
+        elif identifier is not None and identifier_hash(identifier) != value:
+            actual = hash_key(identifier_hash(identifier))
+            raise GamepakError(
+                f"{row.where}: identifier {identifier!r} hashes to {actual}, not the {hash_key(value)} given"
+            )
         earlier = seen.get(value)
         if earlier is not None:
-            name = row.identifier or earlier.identifier or hash_key(value)
+            name = identifier or earlier.identifier or hash_key(value)
             raise GamepakError(f"{row.where}: {name} ({hash_key(value)}) is also at {earlier.where}")
         seen[value] = row
         index = index_of.get(value)
-        if index is not None and row.identifier is not None:
-            known = table.entries[index].identifier
-            if known is not None and known.lower() != row.identifier.lower():
+        if index is not None and identifier is not None:
+            known = entries[index].identifier
+            if known is not None and known.lower() != identifier.lower():
                 raise GamepakError(
-                    f"{row.where}: identifier {row.identifier!r} hashes to {hash_key(value)}, the hash of "
+                    f"{row.where}: identifier {identifier!r} hashes to {hash_key(value)}, the hash of "
                     f"{describe(index, value)}, named {known!r}: a collision"
                 )
-        plan.append((value, row))
+        plan.append((value, row, index))
     applied = Applied()
-    current = texts_of(table.entries)
+    current = texts_of(entries)
     updates: dict[int, bytes] = {}
     new_entries: list[LocaEntry] = []
-    for value, row in plan:
-        index = index_of.get(value)
+    for value, row, index in plan:
+        text = row.text
         if index is None:
-            text = row.text if row.text is not None else row.fallback
             if text is None:
-                continue
+                text = row.fallback
+                if text is None:
+                    continue
             new_entries.append(LocaEntry(value, encode_text(text, row.where), row.identifier))
             applied.added.append(row.identifier or hash_key(value))
-        elif row.text is not None and row.text != current[index]:
-            updates[index] = encode_text(row.text, row.where)
+        elif text is not None and text != current[index]:
+            updates[index] = encode_text(text, row.where)
+    # Checked and encoded: only now is the table changed.
     for index, raw in updates.items():
-        table.entries[index].raw = raw
-    for value, row in plan:
-        index = index_of.get(value)
-        if index is not None and row.identifier is not None and table.entries[index].identifier is None:
-            table.entries[index].identifier = row.identifier
+        entries[index].raw = raw
+    for _, row, index in plan:
+        if index is not None and row.identifier is not None and entries[index].identifier is None:
+            entries[index].identifier = row.identifier
     applied.changed = sorted(updates)
     if delete:
         kept = [entry for entry in table.entries if entry.hash in seen]
