@@ -225,7 +225,7 @@ def replace_member(
     """Write `output`: the pack `file` with `member` (a nested path) holding `data`. The copy is
     edited beside `output` under a temporary name and renamed into place; with `output` the
     pack itself, the pack is edited (crash-safe either way)."""
-    from ..core.atomic import publish_temporary, remove_stale_temporaries, temporary_name
+    from ..core.atomic import make_via_temporary
     from ..errors import OutputExistsError
     from .edit import edit
 
@@ -236,19 +236,12 @@ def replace_member(
             with edit(file, format) as editor:
                 editor.replace(member, data)
             return
-    folder, base = os.path.split(os.path.abspath(output))
-    remove_stale_temporaries(folder)
-    temporary = os.path.join(folder, temporary_name(base))
-    import shutil
 
-    try:
+    def make(temporary: str) -> None:
+        import shutil
+
         shutil.copyfile(file, temporary)
         with edit(temporary, format) as editor:
             editor.replace(member, data)
-        publish_temporary(temporary, output, overwrite)
-    except BaseException:
-        try:  # noqa: SIM105 - contextlib costs start-up time
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
+
+    make_via_temporary(output, make, overwrite=overwrite)

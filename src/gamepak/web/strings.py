@@ -32,13 +32,9 @@ def has_strings_page(name: str, preview_kind: str) -> bool:
 def read_strings(place: Place) -> tuple[str, list[tuple[int, str, str]]]:
     """(what the file is, [(index, key, string)]) for an `.rfglocatext` or a J2ME text pack."""
     from ..formats.rfg.locatext import LocaText, is_locatext, language_of, texts_of
+    from .previews import _read_all
 
-    if place.size > MAX_STRINGS_BYTES:
-        raise GamepakError(f"{place.path}: {place.size} bytes, more than the {MAX_STRINGS_BYTES >> 20} MiB read here")
-    with place.open() as stream:
-        data = stream.read(MAX_STRINGS_BYTES + 1)
-    if len(data) > MAX_STRINGS_BYTES:
-        raise GamepakError(f"{place.path}: more than the {MAX_STRINGS_BYTES >> 20} MiB read here")
+    data = _read_all(place, MAX_STRINGS_BYTES)
     if is_locatext(data):
         table = LocaText.parse(data, place.path)
         language = language_of(place.name)
