@@ -659,3 +659,28 @@ def test_cli_delete_and_stdout(tmp_path: Path) -> None:
     assert [entry.text for entry in LocaText.parse(new.read_bytes()).entries] == TEXTS[:2]
     code, _, err = in_process_cli("text", "import", str(path), str(kept), "-o", str(new), "--names")
     assert code != 0 and "already exists" in err
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_pack_output_appears_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pack = nested_pack(tmp_path, sample_file(tmp_path).read_bytes())
+    out = tmp_path / "t.json"
+    export_locatext(pack, out, names=[])
+    rows = json.loads(out.read_text(encoding="utf-8"))
+    rows[0]["text"] = "Go"
+    out.write_text(json.dumps(rows), encoding="utf-8")
+    target = tmp_path / "new" / "misc.vpp_pc"
+    target.parent.mkdir()
+    from gamepak.ops.edit import Editor
+
+    def broken_commit(self: Editor) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Editor, "commit", broken_commit)
+    with pytest.raises(OSError):
+        import_locatext(pack, out, target, names=[])
+    assert list(target.parent.iterdir()) == []  # no output, no temporary left behind
+    before = pack.read_bytes()
+    with pytest.raises(OSError):
+        import_locatext(pack, out, pack, names=[], overwrite=True)
+    assert pack.read_bytes() == before
