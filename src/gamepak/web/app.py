@@ -450,8 +450,8 @@ class Viewer:
         return self.page(
             "strings.html",
             segments=place.segments,
-            title=f"strings of {place.name}",
-            heading=place.path,
+            title=f"strings of {shown_name(place.name)}",
+            heading=shown_path(place.segments),
             what=what,
             rows=found[offset : offset + strings_view.PAGE_ROWS],
             total=len(rows),
