@@ -52,6 +52,7 @@ class Summary:
     errors: int = 0
     member_bytes: int = 0
     textures: int = 0
+    strings: int = 0
     skipped: int = 0
     resumed: int = 0
     files: int = 0
@@ -76,6 +77,7 @@ def _commit(sinks: dict[str, TableSink], record: bool = True) -> None:
     always, else (a member range: nested packs' rows only) like the others."""
     sinks["members"].commit()
     sinks["textures"].commit()
+    sinks["strings"].commit()
     sinks["errors"].commit()
     sinks["archives"].commit(always=record)
 
@@ -100,7 +102,7 @@ def run_batch(out: str, part_id: str, files: FileList, options: ScanOptions) -> 
     refs = files.refs
     sinks = _sinks(out, part_id)
     stats = Stats()
-    rows = RowSink(sinks["members"], sinks["archives"], sinks["errors"], sinks["textures"])
+    rows = RowSink(sinks["members"], sinks["archives"], sinks["errors"], sinks["textures"], sinks["strings"])
     try:
         for ref in refs:
             scanner = ArchiveScanner(ref, options, rows, stats)
@@ -143,7 +145,7 @@ def run_range(
     """Catalog members `start:stop` of a large archive."""
     sinks = _sinks(out, part_id)
     stats = Stats()
-    rows = RowSink(sinks["members"], sinks["archives"], sinks["errors"], sinks["textures"])
+    rows = RowSink(sinks["members"], sinks["archives"], sinks["errors"], sinks["textures"], sinks["strings"])
     scanner = ArchiveScanner(ref, options, rows, stats)
     try:
         try:
@@ -497,7 +499,13 @@ def _drop_files(out: str, stale: dict[str, set[str]]) -> None:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    path_column = {"members": "archive_path", "archives": "path", "errors": "path", "textures": "archive_path"}
+    path_column = {
+        "members": "archive_path",
+        "archives": "path",
+        "errors": "path",
+        "textures": "archive_path",
+        "strings": "archive_path",
+    }
     for table in TABLES:
         for part_id, path in _part_ids(out, table).items():
             paths = stale.get(_RANGE_SUFFIX.sub("", part_id))

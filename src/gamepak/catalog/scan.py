@@ -56,11 +56,12 @@ class RowSink:
     """Where rows go: per table, anything with `add(row)` and `extend(count, columns, constants)`
     (schema.TableSink); no `textures` sink: no textures rows."""
 
-    def __init__(self, members: Any, archives: Any, errors: Any, textures: Any = None) -> None:
+    def __init__(self, members: Any, archives: Any, errors: Any, textures: Any = None, strings: Any = None) -> None:
         self.members = members
         self.archives = archives
         self.errors = errors
         self.textures = textures
+        self.strings = strings
 
 
 class Stats:
@@ -73,6 +74,7 @@ class Stats:
         self.member_bytes = 0
         self.skipped = 0
         self.textures = 0
+        self.strings = 0
 
     def to_dict(self) -> dict[str, int]:
         return dict(vars(self))
@@ -364,6 +366,8 @@ class ArchiveScanner:
         # Members of nested packs have no file of their own: their archive_sha256 is null.
         outer_sha = sha if depth == 0 else None
         file_sha = self.catalog_members(archive, archive.infolist(), nested_path, depth, outer_sha, hash_file=hash_file)
+        if self.sinks.strings is not None and fields["format"] in ("rfglocatext", "j2me-sized"):
+            self._file_string_rows(archive, nested_path)
         self._archive_row(nested_path, depth, size, fields, file_sha if hash_file else sha, detection, how)
 
     def _archive_row(
@@ -439,6 +443,8 @@ class ArchiveScanner:
         self._member_rows(archive, entries, nested_path, depth, file_sha if hash_file else archive_sha, found)
         if self.sinks.textures is not None:
             self._texture_rows(archive, entries, pegs, nested_path, found.kept)
+        if self.sinks.strings is not None:
+            self._string_rows(archive, entries, nested_path)
         if self.options.nested:
             for position, format_name in found.nested.items():
                 self._descend(archive, entries[position], format_name, nested_path, depth, found.digests[position])
@@ -585,6 +591,35 @@ class ArchiveScanner:
             constants = {"archive_path": self.ref.path, "nested_path": nested_path}
             self.sinks.textures.extend(count, columns, constants)
             self.stats.textures += count
+
+    def _string_rows(self, archive: Archive, entries: list[Entry], nested_path: str) -> None:
+        """The strings rows of the localization files among `entries` (catalog.strings)."""
+        from .strings import localization_positions, member_string_columns
+
+        positions = localization_positions(entries)
+        if not positions:
+            return
+
+        def error(problem: BaseException | str, member: str) -> None:
+            self.error("strings", problem, nested_path, member or None)
+
+        self._add_strings(*member_string_columns(archive, entries, positions, error), nested_path)
+
+    def _file_string_rows(self, archive: Archive, nested_path: str) -> None:
+        """The strings rows of a file that is a localization file or a J2ME text pack."""
+        from .strings import file_string_columns
+
+        try:
+            count, columns = file_string_columns(archive)
+        except (OSError, GamepakError) as exc:
+            self.error("strings", exc, nested_path)
+            return
+        self._add_strings(count, columns, nested_path)
+
+    def _add_strings(self, count: int, columns: dict[str, list[Any]], nested_path: str) -> None:
+        if count:
+            self.sinks.strings.extend(count, columns, {"archive_path": self.ref.path, "nested_path": nested_path})
+            self.stats.strings += count
 
     def _descend(
         self, archive: Archive, entry: Entry, format_name: str, nested_path: str, depth: int, digest: str | None

@@ -1,10 +1,11 @@
-"""The catalog's four tables (typed pyarrow schemas) and the writer that streams rows into one
+"""The catalog's tables (typed pyarrow schemas) and the writer that streams rows into one
 part file of each.
 
 A catalog is a folder with one sub-folder per table, each a Parquet dataset of part files:
 
     OUT/members/part-<id>.parquet   OUT/archives/part-<id>.parquet   OUT/errors/part-<id>.parquet
     OUT/textures/part-<id>.parquet  (RFG peg textures; parts only where pegs were found)
+    OUT/strings/part-<id>.parquet   (localization files' and J2ME text packs' strings; likewise)
 
 Every unit of work writes its own parts (straight from the worker); a part appears under its
 final name only when complete, and the `archives` part is written last: it is the unit's commit
@@ -108,7 +109,27 @@ TEXTURES = pa.schema(
     metadata={"gamepak.table": "textures"},
 )
 
-SCHEMAS: dict[str, pa.Schema] = {"members": MEMBERS, "archives": ARCHIVES, "errors": ERRORS, "textures": TEXTURES}
+STRINGS = pa.schema(
+    [
+        pa.field("archive_path", pa.string(), nullable=False),
+        pa.field("nested_path", pa.string(), nullable=False),
+        pa.field("member", pa.string()),
+        pa.field("language", pa.string()),
+        pa.field("hash", pa.int64()),  # u32 (int64: the catalog writes signed integer columns)
+        pa.field("identifier", pa.string()),
+        pa.field("index", pa.int32(), nullable=False),
+        pa.field("string", pa.string(), nullable=False),
+    ],
+    metadata={"gamepak.table": "strings"},
+)
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "members": MEMBERS,
+    "archives": ARCHIVES,
+    "errors": ERRORS,
+    "textures": TEXTURES,
+    "strings": STRINGS,
+}
 assert tuple(SCHEMAS) == TABLES
 
 # Rows kept in memory before they are written as one row group.

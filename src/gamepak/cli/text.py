@@ -1,4 +1,5 @@
-"""`gamepak text`: export the strings of J2ME text packs and string blobs, import translations."""
+"""`gamepak text`: export the strings of J2ME text packs, string blobs and RFG localization
+files (`.rfglocatext`), import translations."""
 
 from __future__ import annotations
 
@@ -37,7 +38,17 @@ byte-order mark so spreadsheets read it right, header index,text; read with or w
 the mark, separated by commas, semicolons or tabs) or PO (msgctxt = index, msgid = original,
 msgstr = translation; import uses msgstr when it is non-empty and not fuzzy, else the
 original; a msgid that is not the original string at its index is reported as stale).
-Outputs are written atomically and never replace a file without --overwrite."""
+Outputs are written atomically and never replace a file without --overwrite.
+
+Red Faction Guerrilla's localization files (.rfglocatext, one language each; loose, or a
+member of a .vpp_pc/.str2_pc, nested too) hold UTF-16 strings by hash. Each string is named
+by its identifier, recovered from the leaf texts of the game's .xtbl tables (--names; by
+default table.vpp_pc and misc.vpp_pc beside the file), else by its hash (#5a3c91f0), which
+is kept as it is. JSON and CSV carry hash, identifier and text; PO has msgctxt = identifier
+or #hash (with --source FILE, msgid = that reference language's string, msgstr = this
+file's); --to rfgm-xml writes RFGM's <root><Entry> XML, which import recognises by content.
+Import changes only the strings that differ, adds entries for new identifiers, removes none
+without --delete; inside a pack the new pack appears whole or not at all."""
 EXPORT_HELP = """Export the strings of FILE (or of FILE's MEMBER) with their indices.
 
 A pack FILE without MEMBER: the strings of its one member that holds strings; the members
@@ -46,7 +57,9 @@ skipped are listed with the reason. Binary data is refused, never exported as st
 examples:
   gamepak text export strings.bin -o strings.po
   gamepak text export lang.bin 0 -o lang.csv
-  gamepak text export lang.bin -o lang.csv"""
+  gamepak text export lang.bin -o lang.csv
+  gamepak text export locatexts_ar_eg.rfglocatext -o ar.po --source locatexts_us_en.rfglocatext
+  gamepak text export misc.vpp_pc locatexts_de_de.rfglocatext -o de.xml --to rfgm-xml"""
 IMPORT_HELP = """Write a copy of FILE (or of the pack FILE with MEMBER rebuilt) holding the strings of
 TRANSLATION. The translation must list every index of the original exactly once. Strings
 left unchanged keep their bytes, so importing an untouched export gives back FILE exactly.
@@ -56,7 +69,9 @@ whose msgid is not the original string at their index are named in a warning.
 
 examples:
   gamepak text import strings.bin strings.po -o strings-fr.bin
-  gamepak text import lang.bin 0 lang.csv -o lang-fr.bin"""
+  gamepak text import lang.bin 0 lang.csv -o lang-fr.bin
+  gamepak text import locatexts_ar_eg.rfglocatext ar.po -o new/locatexts_ar_eg.rfglocatext
+  gamepak text import misc.vpp_pc locatexts_de_de.rfglocatext de.xml -o new/misc.vpp_pc"""
 
 
 def _shared_options(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +89,15 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
         "--kind", choices=("auto", "pack", "indexed", "records", "blob"), default="auto", help=KIND_HELP
     )
     parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+    parser.add_argument(
+        "--names",
+        nargs="*",
+        action="extend",
+        metavar="SOURCE",
+        help=".rfglocatext: where identifiers come from: packs, .xtbl tables or folders of them (their tables' "
+        "leaf texts), and .txt lists of names, one a line (default: table.vpp_pc and misc.vpp_pc beside FILE; "
+        "--names alone: none)",
+    )
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -88,8 +112,14 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     export.add_argument(
         "--to",
         dest="translation",
-        choices=("json", "csv", "po"),
-        help="translation format (default: from --output's extension)",
+        choices=("json", "csv", "po", "rfgm-xml"),
+        help="translation format (default: from --output's extension; .xml is rfgm-xml, .rfglocatext only)",
+    )
+    export.add_argument(
+        "--source",
+        metavar="FILE",
+        help=".rfglocatext: a reference language's file whose strings are shown beside each string "
+        "(PO msgid; a source column in JSON and CSV)",
     )
     _shared_options(export)
     imported = add_command(
@@ -102,8 +132,13 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     imported.add_argument(
         "--from",
         dest="translation_kind",
-        choices=("json", "csv", "po"),
-        help="translation format (default: from TRANSLATION's extension)",
+        choices=("json", "csv", "po", "rfgm-xml"),
+        help="translation format (default: from TRANSLATION's extension; XML is told by its content)",
+    )
+    imported.add_argument(
+        "--delete",
+        action="store_true",
+        help=".rfglocatext: remove the entries TRANSLATION does not list (default: keep them)",
     )
     _shared_options(imported)
 
@@ -122,10 +157,32 @@ def _pack_format(args: argparse.Namespace, file: str, member: str | None) -> str
     return detection.format
 
 
+def _rfg_only(args: argparse.Namespace, *options: str) -> None:
+    """Refuse the .rfglocatext options for J2ME strings."""
+    from ..errors import UsageError
+
+    for option in options:
+        value = getattr(args, option.lstrip("-").replace("-", "_"), None)
+        if value:
+            raise UsageError(f"{option} is for RFG localization files (.rfglocatext) only")
+    if getattr(args, "translation", None) == "rfgm-xml" or getattr(args, "translation_kind", None) == "rfgm-xml":
+        raise UsageError("rfgm-xml is for RFG localization files (.rfglocatext) only")
+
+
+def _is_locatext(file: str, member: str | None) -> bool:
+    from ..ops.locatext import is_locatext_target
+
+    return is_locatext_target(file, member)
+
+
 def run_export(args: argparse.Namespace) -> None:
+    file, member, output = args.file, args.member, args.output
+    if _is_locatext(file, member):
+        _export_locatext(args)
+        return
+    _rfg_only(args, "--names", "--source")
     from ..formats.j2me.text import export_strings
 
-    file, member, output = args.file, args.member, args.output
     result = export_strings(
         file,
         output,
@@ -145,13 +202,18 @@ def run_export(args: argparse.Namespace) -> None:
 
 def run_import(args: argparse.Namespace) -> None:
     from ..errors import UsageError
-    from ..formats.j2me.text import import_strings
 
     arguments = args.arguments
     if len(arguments) not in (2, 3):
         raise UsageError("expected FILE TRANSLATION or FILE MEMBER TRANSLATION")
     file, translation = arguments[0], arguments[-1]
     member = arguments[1] if len(arguments) == 3 else None
+    if _is_locatext(file, member):
+        _import_locatext(args, file, member, translation)
+        return
+    _rfg_only(args, "--names", "--delete")
+    from ..formats.j2me.text import import_strings
+
     result = import_strings(
         file,
         translation,
@@ -166,6 +228,52 @@ def run_import(args: argparse.Namespace) -> None:
     changed = result.changed
     inside = f" in member {result.member}" if result.member is not None else ""
     note(f"wrote {args.output} ({changed} string{'s' if changed != 1 else ''} changed{inside})")
+
+
+def _export_locatext(args: argparse.Namespace) -> None:
+    from ..ops.locatext import export_locatext
+
+    result = export_locatext(
+        args.file,
+        args.output,
+        args.member,
+        format=args.format_name,
+        translation=args.translation,
+        names=args.names,
+        source=args.source,
+        overwrite=args.overwrite,
+    )
+    count = len(result.located.table)
+    if args.output is None:
+        sys.stdout.buffer.write(result.data)
+        sys.stdout.buffer.flush()
+    else:
+        note(f"exported {count} strings of {result.located.label} to {args.output}")
+    note(f"{result.named} of {count} strings named; the others are exported by hash (#xxxxxxxx)")
+
+
+def _import_locatext(args: argparse.Namespace, file: str, member: str | None, translation: str) -> None:
+    from ..ops.locatext import import_locatext
+
+    result = import_locatext(
+        file,
+        translation,
+        args.output,
+        member,
+        format=args.format_name,
+        translation_kind=args.translation_kind,
+        names=args.names,
+        delete=args.delete,
+        overwrite=args.overwrite,
+    )
+    applied = result.applied
+    inside = f" in member {result.located.member}" if result.located.member is not None else ""
+    parts = [f"{len(applied.changed)} string{'s' if len(applied.changed) != 1 else ''} changed"]
+    if applied.added:
+        parts.append(f"{len(applied.added)} added")
+    if applied.removed:
+        parts.append(f"{len(applied.removed)} removed")
+    note(f"wrote {args.output} ({', '.join(parts)}{inside})")
 
 
 def _where(file: str, result: Any) -> str:

@@ -135,24 +135,35 @@ def temporary_folder(base: str) -> str:
 def write_via_temporary(path: str | os.PathLike[str], fill: Callable[[int], object], *, overwrite: bool) -> None:
     """Create `path` from what `fill(fd)` writes into a temporary file beside it."""
     target = os.fspath(path)
+
+    def make(temporary: str) -> None:
+        try:
+            fd = os.open(
+                temporary,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0),
+                0o644,
+            )
+        except OSError as exc:
+            raise GamepakError(f"{target}: cannot write: {exc.strerror}") from exc
+        try:
+            fill(fd)
+        finally:
+            os.close(fd)
+
+    make_via_temporary(target, make, overwrite=overwrite)
+
+
+def make_via_temporary(path: str | os.PathLike[str], make: Callable[[str], object], *, overwrite: bool) -> None:
+    """Create `path` from the file `make(temporary)` makes at a temporary path beside it (a
+    copy edited in place, a pack a writer builds); what it left is removed when it fails."""
+    target = os.fspath(path)
     if not overwrite and os.path.lexists(target):
         raise OutputExistsError(target)
     folder, base = os.path.split(os.path.abspath(target))
     remove_stale_temporaries(folder)
     temporary = os.path.join(folder, temporary_name(base))
     try:
-        fd = os.open(
-            temporary,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0),
-            0o644,
-        )
-    except OSError as exc:
-        raise GamepakError(f"{target}: cannot write: {exc.strerror}") from exc
-    try:
-        try:
-            fill(fd)
-        finally:
-            os.close(fd)
+        make(temporary)
         _publish(temporary, target, overwrite)
     except BaseException:
         try:  # noqa: SIM105 - contextlib costs start-up time

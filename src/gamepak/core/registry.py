@@ -132,6 +132,15 @@ FORMATS: tuple[FormatSpec, ...] = (
         kind="table",
         magic=((0, b"\xed\xfe\xef\xbe"),),
     ),
+    # Strings by hash, one language per file: `info`/`verify` open it; `gamepak text` translates it.
+    FormatSpec(
+        "rfglocatext",
+        "Red Faction Guerrilla localization strings v3",
+        "gamepak.formats.rfg.locatext.view",
+        (".rfglocatext",),
+        kind="table",
+        magic=((0, b"\x73\x7f\x4c\xa8"),),
+    ),
     FormatSpec(
         "zip",
         "ZIP archive",

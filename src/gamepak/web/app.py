@@ -37,6 +37,7 @@ from ..errors import GamepakError, MemberNotFoundError
 from ..formats.rfg.peg.reader import TextureNotFoundError
 from ..version import __version__
 from . import previews
+from . import strings as strings_view
 from .names import name_of_shown, shown_name, shown_path, visible
 from .site import Busy, NotFound, Place, Refused, Row, Site, name_matcher, transient_os_error
 
@@ -334,6 +335,11 @@ class Viewer:
             header=header,
             check=check,
             strings=strings,
+            strings_url=(
+                segment_url("strings", place.segments)
+                if archive is not None and (strings or archive.format_name == "rfglocatext")
+                else None
+            ),
             check_url=query(check=1) + "#check",
             problems=[self.public(problem) for problem in place.problems],
             rows=[_row_values(row, place.segments) for row in shown],
@@ -406,6 +412,9 @@ class Viewer:
             mip=mip,
             most_mips=most_mips,
             view_url=view_url,
+            strings_url=segment_url("strings", place.segments)
+            if strings_view.has_strings_page(place.name, preview.kind)
+            else None,
         )
 
     async def search(self, request: Request) -> Response:
@@ -424,6 +433,36 @@ class Viewer:
             for path, row in found
         ]
         return self.page("search.html", title=f"search {query}", query=query, results=results, how=how)
+
+    async def strings(self, request: Request) -> Response:
+        """Every string of a localization file or a J2ME text pack (web.strings), `?q=` filtered."""
+        place = await self.resolve(request, "strings", as_file=True)
+        if place.kind != "file":
+            raise HTTPException(404, "a folder has no strings")
+        query = request.query_params.get("q", "").strip()
+        offset = _check_offset(request.query_params.get("offset"))
+        what, rows = await self.bounded(strings_view.read_strings, place)
+        found = strings_view.matching(rows, query)
+
+        def page_url(start: int) -> str:
+            return "?" + urlencode({**({"q": query} if query else {}), "offset": start})
+
+        return self.page(
+            "strings.html",
+            segments=place.segments,
+            title=f"strings of {shown_name(place.name)}",
+            heading=shown_path(place.segments),
+            what=what,
+            rows=found[offset : offset + strings_view.PAGE_ROWS],
+            total=len(rows),
+            matched=len(found),
+            query=query,
+            file_url=segment_url("browse", place.segments),
+            previous_url=page_url(max(0, offset - strings_view.PAGE_ROWS)) if offset > 0 else None,
+            next_url=page_url(offset + strings_view.PAGE_ROWS)
+            if offset + strings_view.PAGE_ROWS < len(found)
+            else None,
+        )
 
     # -- bytes -----------------------------------------------------------------------------------
     async def raw(self, request: Request) -> Response:
@@ -602,6 +641,7 @@ def create_app(
         Route("/model/{path:path}", viewer.model, methods=get),
         Route("/scene/{path:path}", viewer.scene, methods=get),
         Route("/search", viewer.search, methods=get),
+        Route("/strings/{path:path}", viewer.strings, methods=get),
         Mount("/static", StaticFiles(packages=[("gamepak.web", "static")]), name="static"),
     ]
     middleware = [

@@ -1,0 +1,103 @@
+"""The catalog's `strings` table: every string of the collection's localization files (RFG
+`.rfglocatext`, loose or members of packs) and J2ME text packs, one row per string, so that a
+translator can ask DuckDB what is left to translate across languages.
+
+Columns: the file (`archive_path`, `nested_path`), the member holding the strings (null: the
+file itself), the language its name carries (`locatexts_ar_eg.rfglocatext` -> `ar_eg`), the
+hash (RFG) or null, the identifier (null: the catalog does not look names up), the string's
+index in its file and the string. RFG identifiers come from `gamepak text export --names`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import GamepakError
+from ..formats.rfg.locatext import EXTENSION, LocaText, language_of, texts_of
+
+if TYPE_CHECKING:
+    from ..core.archive import Archive, Entry
+
+# A localization file larger than this is not read (the game's largest are about 1 MB).
+MAX_STRINGS_BYTES = 64 << 20
+COLUMNS = ("member", "language", "hash", "identifier", "index", "string")
+
+
+def localization_positions(entries: list[Entry]) -> list[int]:
+    """Positions in `entries` of the `.rfglocatext` members."""
+    return [position for position, entry in enumerate(entries) if entry.name.lower().endswith(EXTENSION)]
+
+
+def _empty() -> dict[str, list[Any]]:
+    return {key: [] for key in COLUMNS}
+
+
+def _add_locatext(columns: dict[str, list[Any]], table: LocaText, member: str | None, language: str | None) -> None:
+    count = len(table.entries)
+    columns["member"] += [member] * count
+    columns["language"] += [language] * count
+    columns["hash"] += [entry.hash for entry in table.entries]
+    columns["identifier"] += [entry.identifier for entry in table.entries]
+    columns["index"] += list(range(count))
+    columns["string"] += texts_of(table.entries)
+
+
+def member_string_columns(
+    archive: Archive,
+    entries: list[Entry],
+    positions: list[int],
+    error: Callable[[BaseException | str, str], None],
+) -> tuple[int, dict[str, list[Any]]]:
+    """(row count, columns) of the strings of the localization files at `positions` of
+    `entries`; one that cannot be read or parsed is reported through `error(problem, member)`."""
+    columns = _empty()
+    wanted = []
+    for position in positions:
+        entry = entries[position]
+        if entry.size > MAX_STRINGS_BYTES:
+            error(
+                f"{entry.size} bytes is too large for a localization file (at most {MAX_STRINGS_BYTES} are read)",
+                entry.name,
+            )
+        else:
+            wanted.append(entry)
+    try:
+        for entry, chunks in archive.iter_data(wanted):
+            try:
+                table = LocaText.parse(b"".join(chunks), entry.name)
+            except GamepakError as exc:
+                error(exc, entry.name)
+                continue
+            _add_locatext(columns, table, entry.name, language_of(entry.name))
+    except (OSError, GamepakError) as exc:
+        error(exc, "")
+    return len(columns["index"]), columns
+
+
+def file_string_columns(archive: Archive) -> tuple[int, dict[str, list[Any]]]:
+    """(row count, columns) of the strings of an open file that is itself a localization file
+    (format `rfglocatext`) or a J2ME text pack (a `j2me-sized` pack of a string table and an
+    index table); (0, {}) for any other file."""
+    if archive.format_name == "rfglocatext":
+        columns = _empty()
+        entries = getattr(archive, "entries", [])
+        _add_locatext(columns, LocaText(list(entries)), None, language_of(archive.filename))
+        return len(entries), columns
+    if archive.format_name == "j2me-sized" and archive.size <= MAX_STRINGS_BYTES:
+        from ..formats.j2me.text import StringTable, looks_like_text_pack
+
+        data = archive._source.read_exact(archive.size, 0, "text pack")
+        if not looks_like_text_pack(data):
+            return 0, {}
+        texts = StringTable.parse(data, "pack", archive.filename).texts
+        count = len(texts)
+        return count, {
+            "member": [None] * count,
+            "language": [None] * count,
+            "hash": [None] * count,
+            "identifier": [None] * count,
+            "index": list(range(count)),
+            "string": texts,
+        }
+    return 0, {}

@@ -1,0 +1,351 @@
+"""Red Faction Guerrilla localization files (`.rfglocatext` v3): one language's strings by hash.
+
+Little-endian throughout.
+
+| offset   | type          | field                                                            |
+|----------|---------------|------------------------------------------------------------------|
+| 0        | u32           | signature 0xA84C7F73 (bytes `73 7F 4C A8`)                      |
+| 4        | u32           | version, 3                                                       |
+| 8        | u32           | string count N                                                   |
+| 12       | N x 12 bytes  | entries: u32 hash, u32 offset (from the file's start), u32 length (bytes, with the NUL) |
+| 12 + 12N | ...           | the strings: UTF-16LE, each ending with a 2-byte NUL             |
+
+The game's files store the strings after the table, without gaps, in entry order. Nothing else
+is stored: no identifiers (a hash is the CRC-32 of the identifier's characters taken as bytes,
+ASCII letters lowered: `identifier_hash`), no language code.
+
+An entry keeps its hash and its stored bytes: an unchanged file is written back byte for byte,
+whether its identifiers are known or not (RFGM's writer rehashes every identifier, so entries it
+could not name get the hash of an empty name). A changed file keeps its strings in the order
+they were stored, back to back after the table: one changed string moves only the later offsets.
+
+- `names`: identifiers for hashes (the leaf texts of `.xtbl` tables, a user's list).
+- `translate`: `gamepak text export/import` for these files (JSON, CSV, PO, RFGM's XML).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+from ....errors import CorruptArchiveError, FormatLimitError, GamepakError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
+    from collections.abc import Sequence
+
+    from ....core.source import Source
+
+SIGNATURE = 0xA84C7F73
+VERSION = 3
+HEADER = struct.Struct("<III")  # signature, version, string count
+ENTRY = struct.Struct("<III")  # hash, offset, length
+NUL = b"\0\0"
+EXTENSION = ".rfglocatext"
+# Far above any game file (the largest are ~1 MB): refuse to read more into memory.
+MAX_FILE = 256 << 20
+U32_MAX = 0xFFFFFFFF
+
+
+def identifier_hash(identifier: str) -> int:
+    """The hash the game looks an identifier up by: CRC-32 of each character's low byte (of
+    its UTF-16 code unit), a low byte in `A`-`Z` lowered (as RFGM's HashVolitionCRCAlt does:
+    U+0641 counts as `a`)."""
+    if identifier.isascii():
+        return zlib.crc32(identifier.encode("ascii").lower())
+    # bytes.lower() lowers ASCII only, as the game does; [0::2] keeps each code unit's low byte.
+    return zlib.crc32(identifier.encode("utf-16-le", "surrogatepass")[0::2].lower())
+
+
+def hash_key(value: int) -> str:
+    """How an entry without an identifier is named in translation files: `#5a3c91f0`."""
+    return f"#{value:08x}"
+
+
+def encode_text(text: str, where: str) -> bytes:
+    """A string's stored bytes, with its NUL; `where` names it in errors."""
+    if "\0" in text:
+        raise GamepakError(f"{where}: holds a NUL character, which would cut the string short")
+    try:
+        return text.encode("utf-16-le") + NUL
+    except UnicodeEncodeError as exc:
+        raise GamepakError(
+            f"{where}: character U+{ord(text[exc.start]):04X} at position {exc.start} is a lone surrogate, "
+            "not storable as UTF-16"
+        ) from None
+
+
+class LocaEntry:
+    """One string: its hash, its stored bytes (UTF-16LE with the NUL), its identifier when
+    known (None: only the hash is), and where it was stored in the file read (-1: a new entry;
+    a rebuild keeps that order)."""
+
+    __slots__ = ("hash", "identifier", "raw", "stored_at")
+
+    def __init__(self, hash: int, raw: bytes, identifier: str | None = None, stored_at: int = -1) -> None:
+        self.hash = hash
+        self.raw = raw
+        self.identifier = identifier
+        self.stored_at = stored_at
+
+    def __repr__(self) -> str:
+        return f"<LocaEntry {self.key} {self.text!r}>"
+
+    @property
+    def text(self) -> str:
+        """The string, without its NUL."""
+        return self.raw[:-2].decode("utf-16-le")
+
+    @property
+    def key(self) -> str:
+        """The identifier, or `#hash` when it is unknown."""
+        return self.identifier if self.identifier is not None else hash_key(self.hash)
+
+
+def texts_of(entries: Sequence[LocaEntry]) -> list[str]:
+    """The entries' strings: one UTF-16 decode of them all (7,000 decodes take 5x longer),
+    split at their NULs; entry by entry when a string holds a NUL of its own."""
+    whole = b"".join(entry.raw for entry in entries).decode("utf-16-le")
+    texts = whole.split("\0")
+    if len(texts) == len(entries) + 1:
+        return texts[:-1]
+    return [entry.text for entry in entries]
+
+
+def describe(index: int, hash_value: int) -> str:
+    """How problems name an entry."""
+    return f"entry {index} ({hash_key(hash_value)})"
+
+
+class Finding:
+    """One problem `scan` found: an "error" (the file cannot be read as it is) or a "warning"
+    (bytes no entry holds, strings sharing bytes, a NUL inside a string), and where."""
+
+    __slots__ = ("message", "offset", "severity")
+
+    def __init__(self, message: str, severity: str = "error", offset: int | None = None) -> None:
+        self.message = message
+        self.severity = severity
+        self.offset = offset
+
+    def __repr__(self) -> str:
+        return f"<Finding {self.severity}: {self.message}>"
+
+
+def _game_layout(data: bytes, fields: list[tuple[int, int, int]], table_end: int) -> list[LocaEntry] | None:
+    """The entries when the file has the game's layout and nothing wrong, checked in bulk (the
+    strings tile the rest of the file in entry order, one UTF-16 decode finds one NUL per
+    string, at each end; no hash twice); None sends the file through the entry-by-entry checks."""
+    position = table_end
+    for _, offset, length in fields:
+        if offset != position or length & 1 or length < 2:
+            return None
+        position += length
+    if position != len(data) or len({field[0] for field in fields}) != len(fields):
+        return None
+    try:
+        text = data[table_end:].decode("utf-16-le")
+    except UnicodeDecodeError:
+        return None
+    if text.count("\0") != len(fields):
+        return None
+    if any(data[offset + length - 2 : offset + length] != NUL for _, offset, length in fields):
+        return None
+    return [
+        LocaEntry(hash_value, data[offset : offset + length], None, offset) for hash_value, offset, length in fields
+    ]
+
+
+def scan(data: bytes, where: str = EXTENSION) -> tuple[list[LocaEntry], list[Finding]]:
+    """The entries of a file and every problem found in it (errors and warnings). Entries are
+    returned only when there is no error."""
+    problems: list[Finding] = []
+
+    def error(message: str, offset: int | None = None) -> None:
+        problems.append(Finding(message, "error", offset))
+
+    size = len(data)
+    if size < HEADER.size:
+        error(f"{size} bytes: too short for the {HEADER.size}-byte header", 0)
+        return [], problems
+    signature, version, count = HEADER.unpack_from(data, 0)
+    if signature != SIGNATURE:
+        error(f"signature 0x{signature:08X} is not an .rfglocatext's (0x{SIGNATURE:08X})", 0)
+        return [], problems
+    if version != VERSION:
+        error(f"version {version}: only version {VERSION} is known", 4)
+        return [], problems
+    table_end = HEADER.size + ENTRY.size * count
+    if table_end > size:
+        error(
+            f"string count {count} needs {table_end} bytes of header and entries; the file holds {size}",
+            8,
+        )
+        return [], problems
+    fields = list(struct.iter_unpack("<III", data[HEADER.size : table_end]))
+    quick = _game_layout(data, fields, table_end)
+    if quick is not None:
+        return quick, problems
+    entries: list[LocaEntry] = []
+    first_of_hash: dict[int, int] = {}
+    spans: list[tuple[int, int, int]] = []
+    for index, (hash_value, offset, length) in enumerate(fields):
+        field_at = HEADER.size + ENTRY.size * index
+        name = describe(index, hash_value)
+        earlier = first_of_hash.setdefault(hash_value, index)
+        if earlier != index:
+            error(f"{name}: its hash is also entry {earlier}'s: the game would find only one", field_at)
+        if offset < table_end:
+            error(
+                f"{name}: its string's offset {offset} lies inside the header or entry table (ends at {table_end})",
+                field_at,
+            )
+            continue
+        if offset + length > size:
+            error(
+                f"{name}: its string at offset {offset}, {length} bytes, runs past the end of the file ({size} bytes)",
+                field_at,
+            )
+            continue
+        if length % 2:
+            error(f"{name}: its string's length {length} is odd: UTF-16 strings take 2 bytes a character", field_at)
+            continue
+        raw = data[offset : offset + length]
+        if length < 2 or raw[-2:] != NUL:
+            error(f"{name}: its string at offset {offset} does not end with a 2-byte NUL", offset)
+            continue
+        try:
+            text = raw[:-2].decode("utf-16-le")
+        except UnicodeDecodeError as exc:
+            error(
+                f"{name}: its string at offset {offset} is not UTF-16 (byte {exc.start}: {exc.reason})",
+                offset + exc.start,
+            )
+            continue
+        if "\0" in text:
+            problems.append(
+                Finding(
+                    f"{name}: its string holds a NUL at character {text.index(chr(0))}: the game stops there",
+                    "warning",
+                    offset,
+                )
+            )
+        entries.append(LocaEntry(hash_value, raw, None, offset))
+        spans.append((offset, offset + length, index))
+    spans.sort()
+    position = table_end
+    for start, end, index in spans:
+        if start < position:
+            problems.append(Finding(f"entry {index}: its string overlaps another entry's", "warning", start))
+        elif start > position:
+            problems.append(
+                Finding(
+                    f"{start - position} bytes before entry {index}'s string that no entry holds", "warning", position
+                )
+            )
+        position = max(position, end)
+    if not any(problem.severity == "error" for problem in problems) and position < size:
+        problems.append(
+            Finding(f"{size - position} bytes after the last string that no entry holds", "warning", position)
+        )
+    if any(problem.severity == "error" for problem in problems):
+        return [], problems
+    return entries, problems
+
+
+def build(entries: list[LocaEntry]) -> bytes:
+    """A file holding `entries` in order, their strings back to back after the table in the
+    order they were stored (new entries' last)."""
+    table_end = HEADER.size + ENTRY.size * len(entries)
+    stored = sorted(
+        range(len(entries)), key=lambda index: (entries[index].stored_at < 0, entries[index].stored_at, index)
+    )
+    offsets = [0] * len(entries)
+    position = table_end
+    for index in stored:
+        offsets[index] = position
+        position += len(entries[index].raw)
+    if position > U32_MAX:
+        raise FormatLimitError(f"the strings would end at byte {position}: past the u32 offsets' reach")
+    seen: dict[int, int] = {}
+    for index, entry in enumerate(entries):
+        earlier = seen.setdefault(entry.hash, index)
+        if earlier != index:
+            raise GamepakError(f"{describe(index, entry.hash)}: its hash is also entry {earlier}'s")
+    parts = [HEADER.pack(SIGNATURE, VERSION, len(entries))]
+    parts.extend(ENTRY.pack(entry.hash, offsets[index], len(entry.raw)) for index, entry in enumerate(entries))
+    parts.extend(entries[index].raw for index in stored)
+    return b"".join(parts)
+
+
+class LocaText:
+    """The entries of one `.rfglocatext`, editable, written back byte for byte when unchanged."""
+
+    def __init__(self, entries: list[LocaEntry] | None = None, original: bytes | None = None) -> None:
+        self.entries: list[LocaEntry] = entries if entries is not None else []
+        self.original = original
+        self._original_state = self._state() if original is not None else None
+
+    @classmethod
+    def parse(cls, data: bytes, where: str = EXTENSION) -> LocaText:
+        """The entries of `data`; the first error found is raised (CorruptArchiveError naming
+        `where`, the offset and the entry)."""
+        entries, problems = scan(data, where)
+        for problem in problems:
+            if problem.severity == "error":
+                raise CorruptArchiveError(problem.message, path=where, offset=problem.offset)
+        return cls(entries, data)
+
+    def _state(self) -> list[tuple[int, bytes, int]]:
+        return [(entry.hash, entry.raw, entry.stored_at) for entry in self.entries]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def index_of(self) -> dict[int, int]:
+        """Each hash's entry index."""
+        return {entry.hash: index for index, entry in enumerate(self.entries)}
+
+    def name(self, identifiers: dict[int, str]) -> int:
+        """Give the entries whose hash `identifiers` holds their identifier; returns how many
+        entries have one now."""
+        for entry in self.entries:
+            found = identifiers.get(entry.hash)
+            if found is not None:
+                entry.identifier = found
+        return sum(entry.identifier is not None for entry in self.entries)
+
+    def to_bytes(self) -> bytes:
+        """The file's bytes: the original when no entry changed, else rebuilt."""
+        if self.original is not None and self._state() == self._original_state:
+            return self.original
+        return build(self.entries)
+
+
+def sniff(source: Source) -> float:
+    """1.0 for the .rfglocatext signature with version 3."""
+    head = source.pread(HEADER.size, 0)
+    if len(head) < 8:
+        return 0.0
+    signature, version = struct.unpack_from("<II", head, 0)
+    if signature != SIGNATURE:
+        return 0.0
+    return 1.0 if version == VERSION else 0.5
+
+
+def is_locatext(data: bytes) -> bool:
+    """Whether `data` starts with the .rfglocatext signature."""
+    return len(data) >= 4 and struct.unpack_from("<I", data, 0)[0] == SIGNATURE
+
+
+# Language codes in the game's file names (`locatexts_ar_eg.rfglocatext` -> `ar_eg`).
+def language_of(name: str) -> str | None:
+    """The language code a localization file's name carries, or None."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    if not base.endswith(EXTENSION):
+        return None
+    stem = base[: -len(EXTENSION)]
+    prefix, _, code = stem.partition("_")
+    if not prefix.startswith("locatext") or not code:
+        return None
+    return code
