@@ -53,6 +53,7 @@ class Summary:
     member_bytes: int = 0
     textures: int = 0
     strings: int = 0
+    models: int = 0
     skipped: int = 0
     resumed: int = 0
     files: int = 0
@@ -78,6 +79,7 @@ def _commit(sinks: dict[str, TableSink], record: bool = True) -> None:
     sinks["members"].commit()
     sinks["textures"].commit()
     sinks["strings"].commit()
+    sinks["models"].commit()
     sinks["errors"].commit()
     sinks["archives"].commit(always=record)
 
@@ -102,7 +104,9 @@ def run_batch(out: str, part_id: str, files: FileList, options: ScanOptions) -> 
     refs = files.refs
     sinks = _sinks(out, part_id)
     stats = Stats()
-    rows = RowSink(sinks["members"], sinks["archives"], sinks["errors"], sinks["textures"], sinks["strings"])
+    rows = RowSink(
+        sinks["members"], sinks["archives"], sinks["errors"], sinks["textures"], sinks["strings"], sinks["models"]
+    )
     try:
         for ref in refs:
             scanner = ArchiveScanner(ref, options, rows, stats)
@@ -145,7 +149,9 @@ def run_range(
     """Catalog members `start:stop` of a large archive."""
     sinks = _sinks(out, part_id)
     stats = Stats()
-    rows = RowSink(sinks["members"], sinks["archives"], sinks["errors"], sinks["textures"], sinks["strings"])
+    rows = RowSink(
+        sinks["members"], sinks["archives"], sinks["errors"], sinks["textures"], sinks["strings"], sinks["models"]
+    )
     scanner = ArchiveScanner(ref, options, rows, stats)
     try:
         try:
@@ -505,6 +511,7 @@ def _drop_files(out: str, stale: dict[str, set[str]]) -> None:
         "errors": "path",
         "textures": "archive_path",
         "strings": "archive_path",
+        "models": "archive_path",
     }
     for table in TABLES:
         for part_id, path in _part_ids(out, table).items():

@@ -56,12 +56,21 @@ class RowSink:
     """Where rows go: per table, anything with `add(row)` and `extend(count, columns, constants)`
     (schema.TableSink); no `textures` sink: no textures rows."""
 
-    def __init__(self, members: Any, archives: Any, errors: Any, textures: Any = None, strings: Any = None) -> None:
+    def __init__(
+        self,
+        members: Any,
+        archives: Any,
+        errors: Any,
+        textures: Any = None,
+        strings: Any = None,
+        models: Any = None,
+    ) -> None:
         self.members = members
         self.archives = archives
         self.errors = errors
         self.textures = textures
         self.strings = strings
+        self.models = models
 
 
 class Stats:
@@ -75,6 +84,7 @@ class Stats:
         self.skipped = 0
         self.textures = 0
         self.strings = 0
+        self.models = 0
 
     def to_dict(self) -> dict[str, int]:
         return dict(vars(self))
@@ -204,6 +214,7 @@ class ArchiveScanner:
                 return
             if chosen is None:
                 self.stats.skipped += 1
+                self._loose_model(handle, "mdl")  # a Quake model is no archive, but is a model
                 return
             detection, how = chosen
             spec = get_format(detection.format)
@@ -216,6 +227,7 @@ class ArchiveScanner:
                     return
                 with archive:
                     self.catalog_archive(archive, root_name, 0, None, detection, how, hash_file=True)
+                self._loose_model(handle, "bsp")  # a map is a table of lumps and a model
                 return
             sha = self._handle_sha256(handle, root_name)
             if sha is None:
@@ -317,6 +329,13 @@ class ArchiveScanner:
             return
         header = {"frames": len(mesh.frames), "vertices": len(mesh.positions), "faces": mesh.face_count}
         fields["header"] = json.dumps(header)
+        if self.sinks.models is not None and detection.format == "joe":
+            from .models import file_model_columns
+
+            try:
+                self._add_models(*file_model_columns(ref.path, ref.relative, "joe", data), ".")
+            except GamepakError as exc:
+                self.error("models", exc, ref.relative)
         fields["warning_count"] = len(mesh.issues)
         fields["status"] = "warnings" if mesh.issues else "ok"
         fields["problems"] = [
@@ -445,6 +464,8 @@ class ArchiveScanner:
             self._texture_rows(archive, entries, pegs, nested_path, found.kept)
         if self.sinks.strings is not None:
             self._string_rows(archive, entries, nested_path)
+        if self.sinks.models is not None:
+            self._model_rows(archive, entries, nested_path)
         if self.options.nested:
             for position, format_name in found.nested.items():
                 self._descend(archive, entries[position], format_name, nested_path, depth, found.digests[position])
@@ -615,6 +636,35 @@ class ArchiveScanner:
             self.error("strings", exc, nested_path)
             return
         self._add_strings(count, columns, nested_path)
+
+    def _loose_model(self, handle: Any, kind: str) -> None:
+        """The models row of a loose file of model format `kind` (when its name says so)."""
+        from .models import MAX_MODEL_BYTES, file_model_columns, model_format
+
+        ref = self.ref
+        if self.sinks.models is None or model_format(ref.path) != kind:
+            return
+        if ref.size > MAX_MODEL_BYTES:
+            self.error("models", f"{ref.size} bytes is too large for a model (at most {MAX_MODEL_BYTES} are read)")
+            return
+        try:
+            self._add_models(*file_model_columns(ref.path, ref.relative, kind, read_at(handle, ref.size, 0)), ".")
+        except (GamepakError, OSError, ValueError) as exc:
+            self.error("models", exc, ref.relative)
+
+    def _model_rows(self, archive: Archive, entries: list[Entry], nested_path: str) -> None:
+        """The models rows of the model members among `entries` (catalog.models)."""
+        from .models import member_model_columns
+
+        def error(problem: BaseException | str, member: str) -> None:
+            self.error("models", problem, nested_path, member or None)
+
+        self._add_models(*member_model_columns(archive, entries, error), nested_path)
+
+    def _add_models(self, count: int, columns: dict[str, list[Any]], nested_path: str) -> None:
+        if count and self.sinks.models is not None:
+            self.sinks.models.extend(count, columns, {"archive_path": self.ref.path, "nested_path": nested_path})
+            self.stats.models += count
 
     def _add_strings(self, count: int, columns: dict[str, list[Any]], nested_path: str) -> None:
         if count:

@@ -123,12 +123,30 @@ STRINGS = pa.schema(
     metadata={"gamepak.table": "strings"},
 )
 
+MODELS = pa.schema(
+    [
+        pa.field("archive_path", pa.string(), nullable=False),
+        pa.field("nested_path", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("format", pa.string(), nullable=False),
+        pa.field("vertices", pa.int64(), nullable=False),
+        pa.field("triangles", pa.int64(), nullable=False),
+        pa.field("frames", pa.int64(), nullable=False),
+        # The VDrift track or car the model belongs to, and the texture it names (null: none).
+        pa.field("scene", pa.string()),
+        pa.field("scene_kind", pa.string()),
+        pa.field("texture", pa.string()),
+    ],
+    metadata={"gamepak.table": "models"},
+)
+
 SCHEMAS: dict[str, pa.Schema] = {
     "members": MEMBERS,
     "archives": ARCHIVES,
     "errors": ERRORS,
     "textures": TEXTURES,
     "strings": STRINGS,
+    "models": MODELS,
 }
 assert tuple(SCHEMAS) == TABLES
 
