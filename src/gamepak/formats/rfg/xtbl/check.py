@@ -1,0 +1,218 @@
+"""Checking a table's values against its schema.
+
+Each finding names the table (member), the row (its key), the field (a dotted path), the
+value and the problem, with a severity: "error" for what the game cannot read as the schema
+says (a number that does not parse, a Selection outside its Choices, a Flag not in the list,
+a duplicate row key), "warning" for the rest (a Filename without its extension, a Reference
+to a row the referenced table lacks, an element the schema does not know).
+"""
+
+from __future__ import annotations
+
+import json
+
+from .schema import EDITOR_FIELDS, Field
+from .table import JSON_KINDS, ROW_NUMBER, Table
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+class Finding:
+    """One value that breaks its field's rule."""
+
+    __slots__ = ("field", "member", "problem", "row", "severity", "value")
+
+    def __init__(self, member: str, row: str, field: str, value: str, problem: str, severity: str) -> None:
+        self.member = member
+        self.row = row
+        self.field = field
+        self.value = value
+        self.problem = problem
+        self.severity = severity
+
+    @property
+    def kind(self) -> str:
+        """The problem without its detail (`not a choice`), for counting."""
+        return self.problem.split(":", 1)[0].split(" (", 1)[0]
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "member": self.member,
+            "row": self.row,
+            "field": self.field,
+            "value": self.value,
+            "problem": self.problem,
+            "severity": self.severity,
+        }
+
+    def __str__(self) -> str:
+        return f"{self.member}: row {self.row}: {self.field} = {self.value!r}: {self.problem}"
+
+
+def check_table(table: Table, references: Callable[[str, list[str]], set[str] | None] | None = None) -> list[Finding]:
+    """Every finding of one table; `references(file, path)` gives the values a Reference may
+    name (None: that table is not at hand, the reference is counted as not checked)."""
+    findings: list[Finding] = []
+    member = table.member
+    schema = table.schema
+    rows = table.rows
+    key_column = table.key
+
+    def add(row: str, field: str, value: str, problem: str, severity: str) -> None:
+        findings.append(Finding(member, row, field, value, problem, severity))
+
+    if key_column != ROW_NUMBER:
+        seen: dict[str, int] = {}
+        for row in rows:
+            key = row.get(key_column)
+            if key in seen:
+                add(key, key_column, key, f"duplicate key (also row {seen[key] + 1})", "error")
+            else:
+                seen[key] = row.index
+    elif schema.described and any(row.get("Name") for row in rows):
+        names: dict[str, int] = {}
+        for row in rows:
+            name = row.get("Name")
+            if name and name in names:
+                add(row.key, "Name", name, f"duplicate key (also row {names[name] + 1})", "error")
+            names.setdefault(name, row.index)
+    reference_sets: dict[tuple[str, str], set[str] | None] = {}
+
+    def lookup(field: Field) -> set[str] | None:
+        assert field.reference is not None
+        file, path = field.reference
+        cache_key = (file, ".".join(path))
+        if cache_key not in reference_sets:
+            reference_sets[cache_key] = references(file, path) if references is not None and path else None
+        return reference_sets[cache_key]
+
+    checkers = _column_checks(table, lookup)
+    for row in rows:
+        key = row.key
+        for column, value in row.cells.items():
+            check = checkers.get(column)
+            if check is None:
+                if schema.described and column.split(".", 1)[0] not in EDITOR_FIELDS:
+                    add(key, column, value, "not in the schema", "warning")
+                continue
+            for problem, severity, bad in check(value):
+                add(key, column, bad, problem, severity)
+    return findings
+
+
+def _column_checks(table: Table, lookup: Callable[[Field], set[str] | None]) -> dict[str, Any]:
+    """For each column the schema knows, a function value -> [(problem, severity, value)]."""
+    checks: dict[str, Any] = {}
+    if not table.schema.described:
+        return checks
+    for column in table.columns:
+        field = table.schema.field(column)
+        if field is None:
+            if column.endswith(".Filename"):
+                parent = table.schema.field(column[: -len(".Filename")])
+                if parent is not None and parent.kind == "Filename":
+                    checks[column] = _leaf_check(parent, lookup)
+            continue
+        if table.is_json(column):
+            checks[column] = _json_check(field, lookup)
+        else:
+            checks[column] = _leaf_check(field, lookup)
+    return checks
+
+
+def _leaf_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any:
+    kind = field.kind
+
+    def check(value: str) -> list[tuple[str, str, str]]:
+        text = value.strip()
+        if not text:
+            return []
+        if kind == "Int":
+            try:
+                int(text)
+            except ValueError:
+                try:
+                    if float(text).is_integer():
+                        return []
+                except ValueError:
+                    pass
+                return [("not an integer", "error", value)]
+        elif kind == "Float":
+            try:
+                float(text)
+            except ValueError:
+                return [("not a number", "error", value)]
+        elif kind == "Selection" and field.choices:
+            if text not in field.choices and text.lower() not in {c.lower() for c in field.choices}:
+                shown = ", ".join(field.choices[:8]) + (", ..." if len(field.choices) > 8 else "")
+                return [(f"not a choice (choices: {shown})", "error", value)]
+        elif kind == "Filename" or (field.extension and kind == "String"):
+            if field.extension and not text.lower().endswith("." + field.extension.lower()):
+                return [(f"no .{field.extension} extension", "warning", value)]
+        elif kind == "Reference" and field.reference is not None:
+            known = lookup(field)
+            if known is not None and text not in known:
+                file, path = field.reference
+                return [(f"no such row in {file} ({'.'.join(path)})", "warning", value)]
+        return []
+
+    return check
+
+
+def _json_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any:
+    def check(value: str) -> list[tuple[str, str, str]]:
+        try:
+            items = json.loads(value) if value else []
+        except ValueError:
+            return [("not JSON", "error", value)]
+        if field.kind == "Flags":
+            allowed = set(field.flags)
+            return [
+                ("not a flag", "error", item if isinstance(item, str) else json.dumps(item))
+                for item in items
+                if not isinstance(item, str) or (allowed and item not in allowed)
+            ]
+        if field.kind == "ComboElement":
+            names = {child.name for child in field.children}
+            if isinstance(items, dict):
+                return [("not a choice", "error", name) for name in items if names and name not in names]
+            return []
+        problems: list[tuple[str, str, str]] = []
+        item = field.children[0] if field.children else None
+        if item is None or not isinstance(items, list):
+            return problems
+        leaf = _leaf_check(item, lookup) if item.kind not in JSON_KINDS and not item.children else None
+        for entry in items:
+            if isinstance(entry, dict) and len(entry) == 1 and next(iter(entry)).startswith("<"):
+                problems.append(("not in the schema", "warning", next(iter(entry))))
+            elif leaf is not None and isinstance(entry, str):
+                problems.extend(leaf(entry))
+            elif isinstance(entry, dict) and item.children:
+                for name, inner in entry.items():
+                    sub = item.child(name)
+                    if sub is None:
+                        problems.append(("not in the schema", "warning", name))
+                    elif isinstance(inner, str) and sub.kind not in JSON_KINDS and not sub.children:
+                        problems.extend(_leaf_check(sub, lookup)(inner))
+        return problems
+
+    return check
+
+
+def reference_values(table: Table, path: list[str]) -> set[str]:
+    """The values a Reference `Row.Field[.Sub...]` may name in `table`: the texts of every
+    element at that path below the rows of that tag."""
+    values: set[str] = set()
+    if not path:
+        return values
+    row_tag, rest = path[0], path[1:]
+    for element in table.elements:
+        if element.tag != row_tag and row_tag != table.name:
+            continue
+        found = [element]
+        for part in rest:
+            found = [child for parent in found for child in parent if child.tag == part]
+        values.update((item.text or "").strip() for item in found)
+    return values
