@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+
 class Finding:
     """One value that breaks its field's rule."""
 

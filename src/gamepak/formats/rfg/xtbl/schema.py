@@ -1,23 +1,23 @@
 """A table's schema: the fields its `<TableDescription>` names, or fields inferred from its rows.
 
-    <TableDescription>
-      <Name>Weapon</Name>                       the tag of the table's rows
-      <Type>TableDescription</Type>
-      <Element>                                 one field; nested Elements are its sub-fields
-        <Name>..</Name> <Type>KIND</Type>
-        <Description>..</Description> <Display_Name>..</Display_Name> <Default>..</Default>
-        <Required>true</Required> <Unique>true</Unique> <MinValue>0</MinValue> <MaxValue>9</MaxValue>
-        KIND Selection:  <Choice>a</Choice>...          the values allowed
-        KIND Flags:      <Flag>a</Flag>...              data: <field><Flag>a</Flag>...</field>
-        KIND Reference:  <Reference><File>t.xtbl</File><Type>Row.Field[.Sub]</Type></Reference>
-        KIND Filename:   <Extension>animx</Extension>   data: <field><Filename>x.animx</Filename>
-                                                              [<Preload>..</Preload>]</field>
-        KIND List, Grid: <Element> the item             data: repeated items
-        KIND Element:    <Element>... the sub-fields    data: one child per sub-field
-        KIND ComboElement: <Element>... the choices     data: one of them
-        KIND Vector, Color: <X>/<Y>/<Z>, <R>/<G>/<B> (each a Name and a Type)
-      </Element>
-    </TableDescription>
+<TableDescription>
+  <Name>Weapon</Name>                       the tag of the table's rows
+  <Type>TableDescription</Type>
+  <Element>                                 one field; nested Elements are its sub-fields
+    <Name>..</Name> <Type>KIND</Type>
+    <Description>..</Description> <Display_Name>..</Display_Name> <Default>..</Default>
+    <Required>true</Required> <Unique>true</Unique> <MinValue>0</MinValue> <MaxValue>9</MaxValue>
+    KIND Selection:  <Choice>a</Choice>...          the values allowed
+    KIND Flags:      <Flag>a</Flag>...              data: <field><Flag>a</Flag>...</field>
+    KIND Reference:  <Reference><File>t.xtbl</File><Type>Row.Field[.Sub]</Type></Reference>
+    KIND Filename:   <Extension>animx</Extension>   data: <field><Filename>x.animx</Filename>
+                                                          [<Preload>..</Preload>]</field>
+    KIND List, Grid: <Element> the item             data: repeated items
+    KIND Element:    <Element>... the sub-fields    data: one child per sub-field
+    KIND ComboElement: <Element>... the choices     data: one of them
+    KIND Vector, Color: <X>/<Y>/<Z>, <R>/<G>/<B> (each a Name and a Type)
+  </Element>
+</TableDescription>
 """
 
 from __future__ import annotations

@@ -36,7 +36,9 @@ def to_csv(table: Table) -> bytes:
     writer = csv.writer(buffer)
     writer.writerow(header)
     if key == ROW_NUMBER:
-        writer.writerows([str(index + 1), *(cells.get(c, "") for c in columns)] for index, cells in enumerate(table.cells()))
+        writer.writerows(
+            [str(index + 1), *(cells.get(c, "") for c in columns)] for index, cells in enumerate(table.cells())
+        )
     else:
         writer.writerows([cells.get(c, "") for c in columns] for cells in table.cells())
     return "\ufeff".encode() + buffer.getvalue().encode("utf-8")
@@ -114,7 +116,7 @@ def read_json(data: bytes, where: str, table: Table) -> list[dict[str, str]]:
         raise TableError(f"{where}: not JSON ({exc})") from None
     rows = document.get("rows") if isinstance(document, dict) else document
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-        raise TableError(f"{where}: needs {{\"rows\": [objects...]}}")
+        raise TableError(f'{where}: needs {{"rows": [objects...]}}')
     flat = []
     for row in rows:
         cells: dict[str, str] = {}

@@ -311,7 +311,7 @@ def _flatten(
             continue
         seen.add(tag)
         field = fields.get(tag)
-        if field is not None and field.kind in JSON_KINDS or path in forced:
+        if (field is not None and field.kind in JSON_KINDS) or path in forced:
             cells[path] = json.dumps(_items(child, field), ensure_ascii=False)
         elif len(child):
             if field is not None and not field.children and field.kind != "String" and not field.inferred:
@@ -378,12 +378,12 @@ def _write_items(document: XmlDocument, element: Element, value: Any, field: Fie
 
 def _tagged(item: Any, item_tag: str | None, where: str, element: Element) -> tuple[str, Any]:
     if isinstance(item, dict) and len(item) == 1:
-        (key, inner), = item.items()
+        ((key, inner),) = item.items()
         match = _TAG.fullmatch(key)
         if match:
             return match.group(1), inner
     if item_tag is None:
-        raise TableError(f"{where}: {element.path()}: an item needs its tag, as {{\"<Tag>\": value}}: {item!r}")
+        raise TableError(f'{where}: {element.path()}: an item needs its tag, as {{"<Tag>": value}}: {item!r}')
     return item_tag, item
 
 
@@ -434,8 +434,6 @@ def summarize(data: bytes, member: str) -> dict[str, Any]:
     of tables. The XML is checked well-formed (expat, no handler called per element); rows are
     the row tag's elements directly inside `<Table>` (found from that tag's start and end
     tags alone), columns the schema's top fields (or, without one, the rows' distinct child tags)."""
-    import xml.etree.ElementTree as ET
-
     if len(data) > MAX_XML_BYTES:
         raise TableError(f"{member}: {len(data)} bytes, more than the {MAX_XML_BYTES} a table may hold")
     run_parser(make_parser(member, source_encoding(data), TableError), data, member, TableError)
@@ -446,25 +444,27 @@ def summarize(data: bytes, member: str) -> dict[str, Any]:
         tags = {child.tag for element in table.elements for child in element}
         return {"member": member, "table": table.name, "rows": len(table), "columns": len(tags), "schema": False}
     body = data.find(b"<Table>")
-    end = data.rfind(b"</Table>")
-    if body < 0 or end < body or not re.match(rb"(?:\xef\xbb\xbf)?(?:<\?xml[^>]*>)?\s*<root[\s>]", data):
+    end = _matching_end(data, body, b"Table") if body >= 0 else -1
+    if end < 0 or not re.match(rb"(?:\xef\xbb\xbf)?(?:<\?xml[^>]*>)?\s*<root[\s>]", data):
         Table(data, member)  # raises what is wrong
     row_tag = described.group(1)
     rows = _count_top(data, body + len(b"<Table>"), end, row_tag)
-    close = data.find(b"</TableDescription>", start)
-    try:
-        description = ET.fromstring(data[start : close + len(b"</TableDescription>")])
-    except ET.ParseError:
-        raise TableError(f"{member}: its <TableDescription> is not well-formed on its own") from None
-    columns = sum(1 for child in description if child.tag == "Element")
-    return {"member": member, "table": row_tag.decode("utf-8", "replace"), "rows": rows, "columns": columns, "schema": True}
+    close = _matching_end(data, start, b"TableDescription")
+    columns = _count_top(data, start + len(b"<TableDescription>"), close, b"Element")
+    return {
+        "member": member,
+        "table": row_tag.decode("utf-8", "replace"),
+        "rows": rows,
+        "columns": columns,
+        "schema": True,
+    }
 
 
 def _count_top(data: bytes, start: int, end: int, tag: bytes) -> int:
     """How many `tag` elements lie at the top level of data[start:end], from the start and end
     tags of that name alone (a row holding an element of its own tag counts once)."""
     count = depth = 0
-    for match in re.finditer(rb"<(/?)" + re.escape(tag) + rb"(?:\s[^>]*?)?(/?)>", data[start:end]):
+    for match in _tag_pattern(tag).finditer(data, start, end):
         if match.group(1):
             depth -= 1
         elif match.group(2):
@@ -473,3 +473,21 @@ def _count_top(data: bytes, start: int, end: int, tag: bytes) -> int:
             count += depth == 0
             depth += 1
     return count
+
+
+def _matching_end(data: bytes, start: int, tag: bytes) -> int:
+    """Where the end tag of the `tag` element starting at `start` begins (-1: none)."""
+    depth = 0
+    for match in _tag_pattern(tag).finditer(data, start):
+        if match.group(1):
+            depth -= 1
+            if depth == 0:
+                return match.start()
+        elif not match.group(2):
+            depth += 1
+    return -1
+
+
+def _tag_pattern(tag: bytes) -> re.Pattern[bytes]:
+    """The start, end and empty tags of one name (group 1 `/` for an end, group 2 for `/>`)."""
+    return re.compile(rb"<(/?)" + re.escape(tag) + rb"(?:\s[^>]*?)?(/?)>")

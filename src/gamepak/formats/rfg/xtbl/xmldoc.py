@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 class XmlError(GamepakError):
     """XML that is not well-formed, holds a DTD, or is too large or deep to read."""
 
+
 MAX_XML_BYTES = 32 << 20  # the game's largest table is 1.5 MB
 MAX_ELEMENTS = 500_000
 MAX_DEPTH = 256
@@ -91,7 +92,6 @@ def source_encoding(data: bytes) -> str | None:
     except UnicodeDecodeError:
         return "iso-8859-1"
     return None
-
 
 
 class Element:
@@ -357,4 +357,3 @@ def _emit(element: Element, pieces: list[bytes]) -> None:
         else:
             _emit(child, pieces)
     pieces.append(element.end_tag)
-
