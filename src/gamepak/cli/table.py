@@ -99,7 +99,7 @@ def run_export(args: argparse.Namespace) -> int | None:
     written, failures = export_tables(
         args.source, args.output, kind=args.kind, members=args.members, overwrite=args.overwrite
     )
-    for member, reason in failures.items():
+    for reason in failures.values():
         note(f"skipped {reason}")
     note(f"exported {count(len(written), 'table')} to {args.output}")
     return None

@@ -256,44 +256,26 @@ def check_tables(
 ) -> tuple[list[Finding], dict[str, str], int]:
     """Every table's values against its schema: (findings, {member: why it could not be read},
     how many Reference values were not checked because their table is not in `source`)."""
-    from ..formats.rfg.xtbl.check import check_table
+    from ..formats.rfg.xtbl.check import ReferenceIndex, check_table
 
     source = os.fspath(source)
     if tables is None:
         tables = open(source)
-    lookup = _ReferenceLookup(source, tables)
+    folder = os.path.dirname(source) if is_table_name(source) and not os.path.isdir(source) else None
+
+    def beside(name: str) -> Table | None:
+        """A referenced table beside a loose one."""
+        candidate = os.path.join(folder, name) if folder is not None else ""
+        if not candidate or not os.path.isfile(candidate):
+            return None
+        try:
+            with builtins.open(candidate, "rb") as handle:
+                return Table(handle.read(), name)
+        except (OSError, TableError):
+            return None
+
+    index = ReferenceIndex(tables, beside)
     findings: list[Finding] = []
     for table in tables.values():
-        findings += check_table(table, lookup)
-    return findings, dict(tables.failures), lookup.not_checked
-
-
-class _ReferenceLookup:
-    """The values a Reference may name, from the referenced table when it is in the same pack
-    or folder (or beside a loose table); counts the references it could not check."""
-
-    def __init__(self, source: str, tables: Tables) -> None:
-        self.source = source
-        self.by_name = {member.rsplit("/", 1)[-1].lower(): table for member, table in tables.items()}
-        self.not_checked = 0
-        self.loose_folder = os.path.dirname(source) if is_table_name(source) and not os.path.isdir(source) else None
-
-    def __call__(self, file: str, path: list[str]) -> set[str] | None:
-        from ..formats.rfg.xtbl.check import reference_values
-
-        name = file.replace("\\", "/").rsplit("/", 1)[-1].lower()
-        table = self.by_name.get(name)
-        if table is None and self.loose_folder is not None:
-            candidate = os.path.join(self.loose_folder, name)
-            if os.path.isfile(candidate):
-                try:
-                    with builtins.open(candidate, "rb") as handle:
-                        table = Table(handle.read(), name)
-                except (OSError, TableError):
-                    table = None
-                if table is not None:
-                    self.by_name[name] = table
-        if table is None:
-            self.not_checked += 1
-            return None
-        return reference_values(table, path)
+        findings += check_table(table, index)
+    return findings, dict(tables.failures), index.not_checked

@@ -72,13 +72,17 @@ def check_table(table: Table, references: Callable[[str, list[str]], set[str] | 
                 add(key, key_column, key, f"duplicate key (also row {seen[key] + 1})", "error")
             else:
                 seen[key] = row.index
-    elif schema.described and any(row.get("Name") for row in rows):
-        names: dict[str, int] = {}
-        for row in rows:
-            name = row.get("Name")
-            if name and name in names:
-                add(row.key, "Name", name, f"duplicate key (also row {names[name] + 1})", "error")
-            names.setdefault(name, row.index)
+    else:
+        # Rows matched by position: only the fields the schema marks unique must be.
+        for field in schema.fields:
+            if not field.unique or field.children:
+                continue
+            values: dict[str, int] = {}
+            for row in rows:
+                value = row.get(field.name)
+                if value and value in values:
+                    add(row.key, field.name, value, f"duplicate key (also row {values[value] + 1})", "error")
+                values.setdefault(value, row.index)
     reference_sets: dict[tuple[str, str], set[str] | None] = {}
 
     def lookup(field: Field) -> set[str] | None:
@@ -150,7 +154,10 @@ def _leaf_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
                 shown = ", ".join(field.choices[:8]) + (", ..." if len(field.choices) > 8 else "")
                 return [(f"not a choice (choices: {shown})", "error", value)]
         elif kind == "Filename" or (field.extension and kind == "String"):
-            if field.extension and not text.lower().endswith("." + field.extension.lower()):
+            # The game's compiled files add an x (`.effect` names `x.effectx`).
+            if field.extension and not text.lower().endswith(
+                ("." + field.extension.lower(), "." + field.extension.lower() + "x")
+            ):
                 return [(f"no .{field.extension} extension", "warning", value)]
         elif kind == "Reference" and field.reference is not None:
             known = lookup(field)
@@ -176,9 +183,14 @@ def _json_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
                 if not isinstance(item, str) or (allowed and item not in allowed)
             ]
         if field.kind == "ComboElement":
+            # The editor leaves the other choices' fields behind, empty: only a filled element
+            # that is neither a choice nor a field of one is reported.
             names = {child.name for child in field.children}
+            names |= {sub.name for child in field.children for sub in child.children}
             if isinstance(items, dict):
-                return [("not a choice", "error", name) for name in items if names and name not in names]
+                return [
+                    ("not a choice", "warning", name) for name, inner in items.items() if inner and name not in names
+                ]
             return []
         problems: list[tuple[str, str, str]] = []
         item = field.children[0] if field.children else None
@@ -217,3 +229,64 @@ def reference_values(table: Table, path: list[str]) -> set[str]:
             found = [child for parent in found for child in parent if child.tag == part]
         values.update((item.text or "").strip() for item in found)
     return values
+
+
+class ReferenceIndex:
+    """`references` for `check_table`: the values a Reference may name, from the referenced
+    table when it is at hand (by file name, any case; `load(name)` may find more), cached per
+    table and path; counts the reference fields it could not check."""
+
+    def __init__(self, tables: dict[str, Table], load: Callable[[str], Table | None] | None = None) -> None:
+        self.by_name = {member.replace("\\", "/").rsplit("/", 1)[-1].lower(): table for member, table in tables.items()}
+        self.load = load
+        self.not_checked = 0
+        self._values: dict[tuple[str, str], set[str]] = {}
+
+    def __call__(self, file: str, path: list[str]) -> set[str] | None:
+        name = file.replace("\\", "/").rsplit("/", 1)[-1].lower()
+        if name not in self.by_name and self.load is not None:
+            loaded = self.load(name)
+            if loaded is not None:
+                self.by_name[name] = loaded
+        table = self.by_name.get(name)
+        if table is None:
+            self.not_checked += 1
+            return None
+        key = (name, ".".join(path))
+        if key not in self._values:
+            self._values[key] = reference_values(table, path)
+        return self._values[key]
+
+
+def check_pack_tables(archive: Any) -> list[Any]:
+    """`verify`'s table findings for one pack's own `.xtbl` members, as warnings: one per table
+    that cannot be read, and one per table whose values break its schema (with the counts;
+    `gamepak table check` lists them)."""
+    from ....core.archive import Problem
+    from .table import TableError
+
+    members = [entry for entry in archive.infolist() if entry.name[-5:].lower() == ".xtbl"]
+    if not members:
+        return []
+    problems: list[Problem] = []
+    tables: dict[str, Table] = {}
+    for entry, chunks in archive.iter_data(members):
+        try:
+            tables[entry.name] = Table(b"".join(chunks), entry.name)
+        except TableError as exc:
+            problems.append(Problem(f"table {exc}", severity="warning", member=entry.name))
+    index = ReferenceIndex(tables)
+    for member, table in tables.items():
+        findings = check_table(table, index)
+        if findings:
+            errors = sum(finding.severity == "error" for finding in findings)
+            first = findings[0]
+            problems.append(
+                Problem(
+                    f"table {member}: {errors} value error(s), {len(findings) - errors} warning(s) against its "
+                    f"schema (first: {first}; gamepak table check lists them)",
+                    severity="warning",
+                    member=member,
+                )
+            )
+    return problems

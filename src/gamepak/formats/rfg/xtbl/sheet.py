@@ -86,6 +86,8 @@ def read_csv(data: bytes, where: str) -> list[dict[str, str]]:
     text = _decode(data, where)
     first_line = text.split("\n", 1)[0]
     delimiter = max((",", ";", "\t"), key=first_line.count)
+    # A cell may hold a whole Grid as JSON (anim_files.xtbl: one of 600 kB).
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_SHEET_BYTES))
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         header = next(reader, None)
