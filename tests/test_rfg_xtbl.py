@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import in_process_cli, pack_members, sample, write_pack
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +19,8 @@ from gamepak.errors import GamepakError
 from gamepak.formats.rfg.xtbl import Table, TableError, summarize
 from gamepak.formats.rfg.xtbl.check import ReferenceIndex, check_table
 from gamepak.formats.rfg.xtbl.sheet import apply_rows, read_csv, read_json, to_csv, to_json
+
+from conftest import in_process_cli, pack_members, sample, write_pack
 
 DESCRIPTION = """\
 \t<TableDescription>
@@ -274,7 +275,7 @@ def test_csv_round_trip_changes_nothing_then_only_the_edited_cell() -> None:
 
 def test_csv_from_a_spreadsheet_semicolons_without_bom() -> None:
     table = Table(weapons(), "weapons.xtbl")
-    sheet = "Name;Magazine_Size\npistol;17\ngrenade;1\n".encode()
+    sheet = b"Name;Magazine_Size\npistol;17\ngrenade;1\n"
     assert apply_rows(table, read_csv(sheet, "w.csv"), "w.csv") == [
         "weapons.xtbl: row pistol: Magazine_Size: '16' -> '17'"
     ]
