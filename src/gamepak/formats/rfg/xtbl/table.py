@@ -135,11 +135,15 @@ class Table:
         return column in self._json_paths
 
     def _flatten_all(self) -> None:
-        fields = self.schema.by_name
         forced = {path for path, is_json in _schema_paths(self.schema.fields, "") if is_json}
         for _ in range(3):  # again when a row shows that a path must be JSON
             conflicts: set[str] = set()
-            cells = [_flatten(element, "", fields, forced, conflicts, 0, self.member) for element in self._elements]
+            top = _Level("", self.schema.by_name, forced)
+            cells = []
+            for element in self._elements:
+                row: dict[str, str] = {}
+                _flatten(element, top, row, conflicts, 0, self.member)
+                cells.append(row)
             if not conflicts - forced:
                 break
             forced |= conflicts
@@ -287,42 +291,68 @@ def _under(path: str, json_paths: set[str]) -> bool:
     return False
 
 
+class _Level:
+    """What `_flatten` needs at one depth of the schema: the fields by tag, and which tags take
+    the slow path (JSON cells, structs); built once per table."""
+
+    __slots__ = ("children", "fields", "forced", "json_tags", "prefix", "special")
+
+    def __init__(self, prefix: str, fields: dict[str, Field], forced: set[str]) -> None:
+        self.prefix = prefix
+        self.fields = fields
+        self.forced = forced
+        cut = len(prefix)
+        self.json_tags = {tag for tag, field in fields.items() if field.kind in JSON_KINDS}
+        self.json_tags |= {path[cut:] for path in forced if path.startswith(prefix) and "." not in path[cut:]}
+        self.special = self.json_tags | {tag for tag, field in fields.items() if field.children}
+        self.children: dict[str, _Level] = {}
+
+    def child(self, tag: str) -> _Level:
+        level = self.children.get(tag)
+        if level is None:
+            field = self.fields.get(tag)
+            sub = field.by_name if field is not None else {}
+            level = self.children[tag] = _Level(self.prefix + tag + ".", sub, self.forced)
+        return level
+
+
 def _flatten(
-    element: EtElement,
-    prefix: str,
-    fields: dict[str, Field],
-    forced: set[str],
-    conflicts: set[str],
-    depth: int,
-    where: str,
-) -> dict[str, str]:
-    """One row (or struct) element as {dotted path: text}. The hot loop of reading a table:
-    leaves are handled inline."""
+    element: EtElement, level: _Level, cells: dict[str, str], conflicts: set[str], depth: int, where: str
+) -> None:
+    """One row (or struct) element into `cells` as {dotted path: text}: the hot loop of reading
+    a table, so a leaf the schema has nothing special about takes three dictionary operations."""
     if depth > MAX_DEPTH:
         raise TableError(f"{where}: elements nested more than {MAX_DEPTH} deep")
-    cells: dict[str, str] = {}
-    seen: set[str] = set()
+    prefix = level.prefix
+    special = level.special
+    structs: set[str] | None = None
     for child in element:
         tag = child.tag
         path = prefix + tag
-        if tag in seen:
-            # The tag repeats: its parent holds items, so it is one JSON cell.
-            conflicts.add(prefix[:-1] if prefix else path)
-            continue
-        seen.add(tag)
-        field = fields.get(tag)
-        if (field is not None and field.kind in JSON_KINDS) or path in forced:
-            cells[path] = json.dumps(_items(child, field), ensure_ascii=False)
+        if tag not in special and not len(child):
+            if path in cells:
+                # The tag repeats: its parent holds items, so it is one JSON cell.
+                conflicts.add(prefix[:-1] if prefix else path)
+                continue
+            cells[path] = child.text or ""
+        elif tag in level.json_tags:
+            if path in cells:
+                conflicts.add(prefix[:-1] if prefix else path)
+                continue
+            cells[path] = json.dumps(_items(child, level.fields.get(tag)), ensure_ascii=False)
         elif len(child):
+            if structs is None:
+                structs = set()
+            if tag in structs:
+                conflicts.add(prefix[:-1] if prefix else path)
+                continue
+            structs.add(tag)
+            field = level.fields.get(tag)
             if field is not None and not field.children and field.kind != "String" and not field.inferred:
                 conflicts.add(path)  # the schema says a leaf, the row holds elements
-            sub = field.by_name if field is not None else {}
-            cells.update(_flatten(child, path + ".", sub, forced, conflicts, depth + 1, where))
-        else:
-            text = child.text
-            if text or field is None or not field.children:
-                cells[path] = text or ""
-    return cells
+            _flatten(child, level.child(tag), cells, conflicts, depth + 1, where)
+        elif child.text:
+            cells[path] = child.text  # a struct field holding text only
 
 
 def value_of(element: EtElement, depth: int = 0) -> Any:
