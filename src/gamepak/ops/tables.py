@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable, Iterator
 
 from ..errors import GamepakError
-from ..formats.rfg.xtbl.table import Table, TableError
+from ..formats.rfg.xtbl.table import Table, TableError, collector_paused
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,11 +102,12 @@ def open(source: str | os.PathLike[str], members: Iterable[str] = ()) -> Tables:
     """Every table of `source` (or only `members`: member paths or globs), parsed."""
     source = os.fspath(source)
     tables = Tables(source)
-    for member, data in _selected(source, members):
-        try:
-            tables[member] = Table(data, member)
-        except TableError as exc:
-            tables.failures[member] = str(exc)
+    with collector_paused():
+        for member, data in _selected(source, members):
+            try:
+                tables[member] = Table(data, member)
+            except TableError as exc:
+                tables.failures[member] = str(exc)
     return tables
 
 
@@ -159,11 +160,12 @@ def export_tables(
     convert = to_csv if kind == "csv" else to_json
     files: list[tuple[str, bytes]] = []
     failures: dict[str, str] = {}
-    for member, data in _selected(os.fspath(source), members):
-        try:
-            files.append(("/".join(safe_parts(f"{member}.{kind}")), convert(Table(data, member))))
-        except TableError as exc:
-            failures[member] = str(exc)
+    with collector_paused():
+        for member, data in _selected(os.fspath(source), members):
+            try:
+                files.append(("/".join(safe_parts(f"{member}.{kind}")), convert(Table(data, member))))
+            except TableError as exc:
+                failures[member] = str(exc)
     written = write_files(output, files, overwrite=overwrite) if files else []
     return written, failures
 
@@ -202,7 +204,15 @@ def import_tables(
     files = sheet_files(folder)
     if not files:
         raise GamepakError(f"{folder}: holds no .xtbl.csv or .xtbl.json file")
-    tables = open(target)
+    # Only the tables the folder has files for are parsed.
+    wanted = {member.lower() for member in files} | {member.rsplit("/", 1)[-1].lower() for member in files}
+    tables = Tables(target)
+    for member, data in iter_members(target):
+        if member.lower() in wanted or member.rsplit("/", 1)[-1].lower() in wanted:
+            try:
+                tables[member] = Table(data, member)
+            except TableError as exc:
+                tables.failures[member] = str(exc)
     changes: list[str] = []
     written: dict[str, bytes] = {}
     for member, path in files.items():
@@ -276,6 +286,7 @@ def check_tables(
 
     index = ReferenceIndex(tables, beside)
     findings: list[Finding] = []
-    for table in tables.values():
-        findings += check_table(table, index)
+    with collector_paused():
+        for table in tables.values():
+            findings += check_table(table, index)
     return findings, dict(tables.failures), index.not_checked

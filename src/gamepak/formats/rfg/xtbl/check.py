@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from .schema import EDITOR_FIELDS, Field
-from .table import JSON_KINDS, ROW_NUMBER, Table
+from .table import JSON_KINDS, PENDING, ROW_NUMBER, Table, _items
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -58,31 +58,31 @@ def check_table(table: Table, references: Callable[[str, list[str]], set[str] | 
     findings: list[Finding] = []
     member = table.member
     schema = table.schema
-    rows = table.rows
     key_column = table.key
+    raw = table.raw_cells()  # JSON cells are checked from their elements, never made into text
+    elements = {(id(cells), path): (element, field) for cells, path, element, field in table.pending()}
+    if key_column == ROW_NUMBER:
+        keys = [str(number) for number in range(1, len(raw) + 1)]
+    else:
+        keys = [cells.get(key_column, "") for cells in raw]
 
     def add(row: str, field: str, value: str, problem: str, severity: str) -> None:
         findings.append(Finding(member, row, field, value, problem, severity))
 
+    def duplicates(column: str, values: list[str]) -> None:
+        first: dict[str, int] = {}
+        for index, value in enumerate(values):
+            if value and value in first:
+                add(keys[index], column, value, f"duplicate key (also row {first[value] + 1})", "error")
+            first.setdefault(value, index)
+
     if key_column != ROW_NUMBER:
-        seen: dict[str, int] = {}
-        for row in rows:
-            key = row.get(key_column)
-            if key in seen:
-                add(key, key_column, key, f"duplicate key (also row {seen[key] + 1})", "error")
-            else:
-                seen[key] = row.index
+        duplicates(key_column, keys)
     else:
         # Rows matched by position: only the fields the schema marks unique must be.
         for field in schema.fields:
-            if not field.unique or field.children:
-                continue
-            values: dict[str, int] = {}
-            for row in rows:
-                value = row.get(field.name)
-                if value and value in values:
-                    add(row.key, field.name, value, f"duplicate key (also row {values[value] + 1})", "error")
-                values.setdefault(value, row.index)
+            if field.unique and not field.children:
+                duplicates(field.name, [cells.get(field.name, "") for cells in raw])
     reference_sets: dict[tuple[str, str], set[str] | None] = {}
 
     def lookup(field: Field) -> set[str] | None:
@@ -94,16 +94,25 @@ def check_table(table: Table, references: Callable[[str, list[str]], set[str] | 
         return reference_sets[cache_key]
 
     checkers = _column_checks(table, lookup)
-    for row in rows:
-        key = row.key
-        for column, value in row.cells.items():
-            check = checkers.get(column)
-            if check is None:
-                if schema.described and column.split(".", 1)[0] not in EDITOR_FIELDS:
-                    add(key, column, value, "not in the schema", "warning")
-                continue
-            for problem, severity, bad in check(value):
-                add(key, column, bad, problem, severity)
+    described = schema.described
+    for key, cells in zip(keys, raw):
+        for column, value in cells.items():
+            if column in checkers:
+                check = checkers[column]
+                if check is None:
+                    continue
+                if value == PENDING:
+                    element, json_field = elements[(id(cells), column)]
+                    found = check(_items(element, json_field))
+                else:
+                    found = check(value)
+                for problem, severity, bad in found:
+                    add(key, column, bad, problem, severity)
+            elif described and column.split(".", 1)[0] not in EDITOR_FIELDS:
+                if value == PENDING:
+                    element, json_field = elements[(id(cells), column)]
+                    value = json.dumps(_items(element, json_field), ensure_ascii=False)
+                add(key, column, value, "not in the schema", "warning")
     return findings
 
 
@@ -128,7 +137,14 @@ def _column_checks(table: Table, lookup: Callable[[Field], set[str] | None]) -> 
 
 
 def _leaf_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any:
+    """A function value -> [(problem, severity, value)], or None when the field has no rule."""
     kind = field.kind
+    if kind not in ("Int", "Float", "Selection", "Filename", "Reference") and not field.extension:
+        return None
+    if (kind == "Selection" and not field.choices) or (kind == "Reference" and field.reference is None):
+        return None
+    choices = set(field.choices)
+    lowered = {choice.lower() for choice in field.choices}
 
     def check(value: str) -> list[tuple[str, str, str]]:
         text = value.strip()
@@ -150,7 +166,7 @@ def _leaf_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
             except ValueError:
                 return [("not a number", "error", value)]
         elif kind == "Selection" and field.choices:
-            if text not in field.choices and text.lower() not in {c.lower() for c in field.choices}:
+            if text not in choices and text.lower() not in lowered:
                 shown = ", ".join(field.choices[:8]) + (", ..." if len(field.choices) > 8 else "")
                 return [(f"not a choice (choices: {shown})", "error", value)]
         elif kind == "Filename" or (field.extension and kind == "String"):
@@ -170,11 +186,16 @@ def _leaf_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
 
 
 def _json_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any:
-    def check(value: str) -> list[tuple[str, str, str]]:
-        try:
-            items = json.loads(value) if value else []
-        except ValueError:
-            return [("not JSON", "error", value)]
+    """A function of a JSON cell (its text, or its items) -> [(problem, severity, value)]."""
+
+    def check(value: Any) -> list[tuple[str, str, str]]:
+        if isinstance(value, str):
+            try:
+                items = json.loads(value) if value else []
+            except ValueError:
+                return [("not JSON", "error", value)]
+        else:
+            items = value
         if field.kind == "Flags":
             allowed = set(field.flags)
             return [
@@ -197,6 +218,8 @@ def _json_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
         if item is None or not isinstance(items, list):
             return problems
         leaf = _leaf_check(item, lookup) if item.kind not in JSON_KINDS and not item.children else None
+        if leaf is None and not item.children and all(isinstance(entry, str) for entry in items):
+            return problems  # plain items with no rule to hold them to
         for entry in items:
             if isinstance(entry, dict) and len(entry) == 1 and next(iter(entry)).startswith("<"):
                 problems.append(("not in the schema", "warning", next(iter(entry))))
@@ -208,7 +231,9 @@ def _json_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
                     if sub is None:
                         problems.append(("not in the schema", "warning", name))
                     elif isinstance(inner, str) and sub.kind not in JSON_KINDS and not sub.children:
-                        problems.extend(_leaf_check(sub, lookup)(inner))
+                        sub_check = _leaf_check(sub, lookup)
+                        if sub_check is not None:
+                            problems.extend(sub_check(inner))
         return problems
 
     return check
@@ -263,21 +288,22 @@ def check_pack_tables(archive: Any) -> list[Any]:
     that cannot be read, and one per table whose values break its schema (with the counts;
     `gamepak table check` lists them)."""
     from ....core.archive import Problem
-    from .table import TableError
+    from .table import TableError, collector_paused
 
     members = [entry for entry in archive.infolist() if entry.name[-5:].lower() == ".xtbl"]
     if not members:
         return []
     problems: list[Problem] = []
     tables: dict[str, Table] = {}
-    for entry, chunks in archive.iter_data(members):
-        try:
-            tables[entry.name] = Table(b"".join(chunks), entry.name)
-        except TableError as exc:
-            problems.append(Problem(f"table {exc}", severity="warning", member=entry.name))
-    index = ReferenceIndex(tables)
-    for member, table in tables.items():
-        findings = check_table(table, index)
+    with collector_paused():
+        for entry, chunks in archive.iter_data(members):
+            try:
+                tables[entry.name] = Table(b"".join(chunks), entry.name)
+            except TableError as exc:
+                problems.append(Problem(f"table {exc}", severity="warning", member=entry.name))
+        index = ReferenceIndex(tables)
+        findings_by_member = {member: check_table(table, index) for member, table in tables.items()}
+    for member, findings in findings_by_member.items():
         if findings:
             errors = sum(finding.severity == "error" for finding in findings)
             first = findings[0]

@@ -15,6 +15,7 @@ text, or an object of its children when their tags differ, else a list as above.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 
@@ -28,7 +29,24 @@ if TYPE_CHECKING:
     from xml.etree.ElementTree import Element as EtElement
 
 JSON_KINDS = REPEATED_KINDS | {"ComboElement"}
+PENDING = "\x00"  # a JSON cell not made yet (see Table.raw_cells)
 ROW_NUMBER = "#"  # the key of a table whose rows have no unique field: the row's position (1-based)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused while many tables are parsed and kept: each
+    ElementTree element is a tracked object, and every collection walks all the trees kept so
+    far (keeping table.vpp_pc's 423 trees took three times their parsing). Trees hold no cycles."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class TableError(XmlError):
@@ -77,6 +95,7 @@ class Table:
         self._json_paths: set[str] = set()
         self._key: str | None = None
         self._edits: list[tuple[Any, ...]] = []
+        self._pending: list[tuple[dict[str, str], str, EtElement, Field | None]] = []
         self._rows: list[Row] | None = None
 
     # -- reading ---------------------------------------------------------------------------------
@@ -103,22 +122,37 @@ class Table:
 
     def cells(self) -> list[dict[str, str]]:
         """Each row as {column: text} (see the module's docstring); absent elements left out."""
+        raw = self.raw_cells()
+        if self._pending:
+            for row, path, element, field in self._pending:
+                row[path] = json.dumps(_items(element, field), ensure_ascii=False)
+            self._pending = []
+        return raw
+
+    def raw_cells(self) -> list[dict[str, str]]:
+        """`cells()`, except that a JSON cell not made yet holds PENDING; `pending()` gives its
+        element (checking needs the items, not their JSON text: making it is most of the cost)."""
         if self._cells is None:
             self._flatten_all()
         assert self._cells is not None
         return self._cells
 
+    def pending(self) -> list[tuple[dict[str, str], str, EtElement, Field | None]]:
+        """(row cells, column, element, field) of each JSON cell `raw_cells` has not made yet."""
+        self.raw_cells()
+        return self._pending
+
     @property
     def columns(self) -> list[str]:
         """The columns: every leaf path of the schema, then paths only the rows show."""
-        self.cells()
+        self.raw_cells()
         return self._columns
 
     @property
     def key(self) -> str:
         """The column rows are matched by: `Name` when every row has a unique one, else a field
         the schema marks unique (or the first) whose values are all there and unique, else `#`."""
-        self.cells()
+        self.raw_cells()
         assert self._key is not None
         return self._key
 
@@ -131,14 +165,14 @@ class Table:
 
     def is_json(self, column: str) -> bool:
         """Whether `column`'s cells hold JSON text (repeated items)."""
-        self.cells()
+        self.raw_cells()
         return column in self._json_paths
 
     def _flatten_all(self) -> None:
         forced = {path for path, is_json in _schema_paths(self.schema.fields, "") if is_json}
         for _ in range(3):  # again when a row shows that a path must be JSON
             conflicts: set[str] = set()
-            top = _Level("", self.schema.by_name, forced)
+            top = _Level("", self.schema.by_name, forced, [])
             cells = []
             for element in self._elements:
                 row: dict[str, str] = {}
@@ -158,7 +192,8 @@ class Table:
         self._columns = [path for path in order if not _under(path, forced)]
         self._json_paths = forced
         self._cells = cells
-        self._key = _choose_key(self.schema, cells)
+        self._pending = top.pending
+        self._key = _choose_key(self.schema, cells, forced)
 
     # -- editing ---------------------------------------------------------------------------------
 
@@ -295,9 +330,10 @@ class _Level:
     """What `_flatten` needs at one depth of the schema: the fields by tag, and which tags take
     the slow path (JSON cells, structs); built once per table."""
 
-    __slots__ = ("children", "fields", "forced", "json_tags", "prefix", "special")
+    __slots__ = ("children", "fields", "forced", "json_tags", "pending", "prefix", "special")
 
-    def __init__(self, prefix: str, fields: dict[str, Field], forced: set[str]) -> None:
+    def __init__(self, prefix: str, fields: dict[str, Field], forced: set[str], pending: list[Any]) -> None:
+        self.pending = pending  # the JSON cells to make, shared by every level
         self.prefix = prefix
         self.fields = fields
         self.forced = forced
@@ -312,7 +348,7 @@ class _Level:
         if level is None:
             field = self.fields.get(tag)
             sub = field.by_name if field is not None else {}
-            level = self.children[tag] = _Level(self.prefix + tag + ".", sub, self.forced)
+            level = self.children[tag] = _Level(self.prefix + tag + ".", sub, self.forced, self.pending)
         return level
 
 
@@ -339,7 +375,8 @@ def _flatten(
             if path in cells:
                 conflicts.add(prefix[:-1] if prefix else path)
                 continue
-            cells[path] = json.dumps(_items(child, level.fields.get(tag)), ensure_ascii=False)
+            cells[path] = PENDING
+            level.pending.append((cells, path, child, level.fields.get(tag)))
         elif len(child):
             if structs is None:
                 structs = set()
@@ -433,7 +470,7 @@ def _write_value(document: XmlDocument, element: Element, value: Any, field: Fie
         document.set_text(element, value if isinstance(value, str) else json.dumps(value))
 
 
-def _choose_key(schema: Schema, cells: list[dict[str, str]]) -> str:
+def _choose_key(schema: Schema, cells: list[dict[str, str]], json_paths: set[str]) -> str:
     def unique(column: str) -> bool:
         values = [row.get(column, "") for row in cells]
         return all(values) and len(set(values)) == len(values)
@@ -445,7 +482,7 @@ def _choose_key(schema: Schema, cells: list[dict[str, str]]) -> str:
     candidates += [field.name for field in schema.fields if not field.children and field.kind not in JSON_KINDS]
     candidates += [column for column in cells[0] if "." not in column]
     for column in candidates:
-        if column not in EDITOR_FIELDS and unique(column):
+        if column not in EDITOR_FIELDS and column not in json_paths and unique(column):
             return column
     return ROW_NUMBER
 
