@@ -253,6 +253,12 @@ def test_check_names_each_bad_value() -> None:
     unchecked = ReferenceIndex({})
     assert not [f for f in check_table(table, unchecked) if f.field == "Item"] and unchecked.not_checked == 1
     assert check_table(Table(weapons(), "weapons.xtbl"), index) == []
+    # An edited table is checked from its cells' text.
+    edited = Table(weapons(), "weapons.xtbl")
+    edited.row("pistol")["Flags"] = '["shatter", "glow"]'
+    edited.row("pistol")["Requirements"] = '[{"Stat": "a", "Value": "many"}]'
+    found = {(f.field, f.value, f.kind) for f in check_table(edited, index)}
+    assert found == {("Flags", "glow", "not a flag"), ("Requirements", "many", "not a number")}
 
 
 # -- CSV and JSON ----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
+    from xml.etree.ElementTree import Element as EtElement
 
 
 class Finding:
@@ -102,8 +103,7 @@ def check_table(table: Table, references: Callable[[str, list[str]], set[str] | 
                 if check is None:
                     continue
                 if value == PENDING:
-                    element, json_field = elements[(id(cells), column)]
-                    found = check(_items(element, json_field))
+                    found = check(elements[(id(cells), column)][0])
                 else:
                     found = check(value)
                 for problem, severity, bad in found:
@@ -186,57 +186,84 @@ def _leaf_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
 
 
 def _json_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any:
-    """A function of a JSON cell (its text, or its items) -> [(problem, severity, value)]."""
+    """A function of a JSON cell (its text, or its element) -> [(problem, severity, value)]."""
+    allowed_flags = set(field.flags)
+    # ComboElement: the editor leaves the other choices' fields behind, empty: only a filled
+    # element that is neither a choice nor a field of one is reported.
+    combo_names = {child.name for child in field.children}
+    combo_names |= {sub.name for child in field.children for sub in child.children}
+    item = field.children[0] if field.children and field.kind in ("List", "Grid") else None
+    leaf = None
+    sub_checks: dict[str, Any] = {}
+    if item is not None:
+        if item.kind not in JSON_KINDS and not item.children:
+            leaf = _leaf_check(item, lookup)
+        for sub in item.children:
+            if sub.kind not in JSON_KINDS and not sub.children:
+                sub_checks[sub.name] = _leaf_check(sub, lookup)
 
-    def check(value: Any) -> list[tuple[str, str, str]]:
-        if isinstance(value, str):
-            try:
-                items = json.loads(value) if value else []
-            except ValueError:
-                return [("not JSON", "error", value)]
-        else:
-            items = value
-        if field.kind == "Flags":
-            allowed = set(field.flags)
-            return [
-                ("not a flag", "error", item if isinstance(item, str) else json.dumps(item))
-                for item in items
-                if not isinstance(item, str) or (allowed and item not in allowed)
-            ]
-        if field.kind == "ComboElement":
-            # The editor leaves the other choices' fields behind, empty: only a filled element
-            # that is neither a choice nor a field of one is reported.
-            names = {child.name for child in field.children}
-            names |= {sub.name for child in field.children for sub in child.children}
-            if isinstance(items, dict):
-                return [
-                    ("not a choice", "warning", name) for name, inner in items.items() if inner and name not in names
-                ]
-            return []
+    def check_element(element: EtElement) -> list[tuple[str, str, str]]:
         problems: list[tuple[str, str, str]] = []
-        item = field.children[0] if field.children else None
-        if item is None or not isinstance(items, list):
-            return problems
-        leaf = _leaf_check(item, lookup) if item.kind not in JSON_KINDS and not item.children else None
-        if leaf is None and not item.children and all(isinstance(entry, str) for entry in items):
-            return problems  # plain items with no rule to hold them to
-        for entry in items:
-            if isinstance(entry, dict) and len(entry) == 1 and next(iter(entry)).startswith("<"):
-                problems.append(("not in the schema", "warning", next(iter(entry))))
-            elif leaf is not None and isinstance(entry, str):
-                problems.extend(leaf(entry))
-            elif isinstance(entry, dict) and item.children:
-                for name, inner in entry.items():
-                    sub = item.child(name)
-                    if sub is None:
-                        problems.append(("not in the schema", "warning", name))
-                    elif isinstance(inner, str) and sub.kind not in JSON_KINDS and not sub.children:
-                        sub_check = _leaf_check(sub, lookup)
-                        if sub_check is not None:
-                            problems.extend(sub_check(inner))
+        if field.kind == "Flags":
+            for child in element:
+                text = child.text or ""
+                if child.tag != "Flag" or len(child):
+                    problems.append(("not a flag", "error", f"<{child.tag}>"))
+                elif allowed_flags and text not in allowed_flags:
+                    problems.append(("not a flag", "error", text))
+        elif field.kind == "ComboElement":
+            for child in element:
+                if child.tag not in combo_names and (len(child) or (child.text or "").strip()):
+                    problems.append(("not a choice", "warning", child.tag))
+        elif item is not None:
+            for child in element:
+                if child.tag != item.name:
+                    problems.append(("not in the schema", "warning", child.tag))
+                elif leaf is not None:
+                    if not len(child):
+                        problems.extend(leaf(child.text or ""))
+                elif item.children:
+                    for sub in child:
+                        if sub.tag not in item.by_name:
+                            problems.append(("not in the schema", "warning", f"{item.name}.{sub.tag}"))
+                        else:
+                            sub_check = sub_checks.get(sub.tag)
+                            if sub_check is not None and not len(sub):
+                                problems.extend(sub_check(sub.text or ""))
         return problems
 
+    def check(value: Any) -> list[tuple[str, str, str]]:
+        if not isinstance(value, str):
+            return check_element(value)
+        # A cell made into text (after an edit): read back into an element to check it.
+        import xml.etree.ElementTree as ET
+
+        from .table import TableError, _parse_json_cell, _tagged
+
+        try:
+            items = _parse_json_cell(value, field.name)
+            element = ET.Element(field.name)
+            _build(element, items, field, _tagged)
+        except (TableError, AttributeError, TypeError):
+            return [("not JSON items", "error", value)]
+        return check_element(element)
+
     return check
+
+
+def _build(element: Any, value: Any, field: Field | None, tagged: Any) -> None:
+    """An ElementTree element holding a JSON cell's value (as `Table.write` would)."""
+    import xml.etree.ElementTree as ET
+
+    if isinstance(value, list):
+        for entry in value:
+            tag, inner = tagged(entry, field.item_tag if field is not None else None, "", None)
+            _build(ET.SubElement(element, tag), inner, field.child(tag) if field is not None else None, tagged)
+    elif isinstance(value, dict):
+        for tag, inner in value.items():
+            _build(ET.SubElement(element, tag), inner, field.child(tag) if field is not None else None, tagged)
+    elif value is not None:
+        element.text = value if isinstance(value, str) else json.dumps(value)
 
 
 def reference_values(table: Table, path: list[str]) -> set[str]:
