@@ -114,9 +114,6 @@ def check_packfile(reader: Reader) -> list[Problem]:
         from .peg.sources import check_pegs
 
         problems.extend(check_pegs(reader))
-        from .xtbl.check import check_pack_tables
-
-        problems.extend(check_pack_tables(reader))
     return problems
 
 

@@ -70,7 +70,7 @@ def export(
     elif kind == "modinfo":  # tables as merging <Edit>s: export_modinfo.py
         from .export_modinfo import as_modinfo
 
-        as_modinfo(base, modded, operations, result, overwrite)
+        as_modinfo(base, modded, operations, result, overwrite, _modded_bytes)
     else:
         _as_syncfaction(base, modded, operations, result, overwrite)
     return result

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 from .container import PatchError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ...formats.rfg.xtbl.table import Table
-    from .export import Export
 
 
 def xml_text(text: str) -> str:
@@ -127,10 +128,17 @@ def _item_xml(item: Any, item_tag: str | None) -> str:
     return f"<{item_tag}>{_items_xml(item, None)}</{item_tag}>"
 
 
-def as_modinfo(base: str, modded: str, operations: list, result: Export, overwrite: bool) -> None:
-    """Write the mod folder `result.output`: modinfo.xml and files/ for what needs a <Replace>."""
+def as_modinfo(
+    base: str,
+    modded: str,
+    operations: list,
+    result: Any,
+    overwrite: bool,
+    read: Callable[[str, str, str | None], bytes],
+) -> None:
+    """Write the mod folder `result.output` (an `export.Export`): modinfo.xml, and files/ for
+    what needs a <Replace>; `read(copy, file, member)` gives a file's or member's bytes."""
     from ...formats.rfg.xtbl.table import Table, TableError
-    from .export import _modded_bytes
 
     if os.path.exists(result.output) and not overwrite:
         from ...errors import OutputExistsError
@@ -152,7 +160,7 @@ def as_modinfo(base: str, modded: str, operations: list, result: Export, overwri
     def replace(operation: Any, why: str) -> None:
         path = game_path(operation)
         new_file = "files\\" + path
-        files[new_file.replace("\\", "/")] = _modded_bytes(modded, operation.file, operation.member)
+        files[new_file.replace("\\", "/")] = read(modded, operation.file, operation.member)
         changes.append(f'<Replace File="{xml_attribute(path)}" NewFile="{xml_attribute(new_file)}"/>')
         result.not_expressed.append(f"{operation.where}: shipped whole as <Replace>: {why}")
 
@@ -171,8 +179,8 @@ def as_modinfo(base: str, modded: str, operations: list, result: Export, overwri
         if member is None or not member.lower().endswith(".xtbl"):
             replace(operation, "not a table")
             continue
-        old_bytes = _modded_bytes(base, operation.file, member)
-        new_bytes = _modded_bytes(modded, operation.file, member)
+        old_bytes = read(base, operation.file, member)
+        new_bytes = read(modded, operation.file, member)
         try:
             old_table, new_table = Table(old_bytes, member), Table(new_bytes, member)
         except TableError as exc:

@@ -10,6 +10,7 @@ to a row the referenced table lacks, an element the schema does not know).
 from __future__ import annotations
 
 import json
+import re
 
 from .schema import EDITOR_FIELDS, Field
 from .table import JSON_KINDS, PENDING, ROW_NUMBER, Table, _items
@@ -336,8 +337,12 @@ class ReferenceIndex:
         return self._values[key]
 
 
+_LOOKS_LIKE_A_TABLE = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<root[\s>/]", re.DOTALL)
+
+
 def check_pack_tables(archive: Any) -> list[Any]:
-    """`verify`'s table findings for one pack's own `.xtbl` members, as warnings: one per table
+    """`verify`'s table findings for one pack's own `.xtbl` members that open as the game's
+    tables do (`<root>`), as warnings: one per table
     that cannot be read, and one per table whose values break its schema (with the counts;
     `gamepak table check` lists them)."""
     from ....core.archive import Problem
@@ -350,8 +355,11 @@ def check_pack_tables(archive: Any) -> list[Any]:
     tables: dict[str, Table] = {}
     with collector_paused():
         for entry, chunks in archive.iter_data(members):
+            data = b"".join(chunks)
+            if not _LOOKS_LIKE_A_TABLE.match(data):
+                continue  # not the game's table XML (a stand-in, another format): nothing to hold it to
             try:
-                tables[entry.name] = Table(b"".join(chunks), entry.name)
+                tables[entry.name] = Table(data, entry.name)
             except TableError as exc:
                 problems.append(Problem(f"table {exc}", severity="warning", member=entry.name))
         index = ReferenceIndex(tables)
