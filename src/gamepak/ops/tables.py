@@ -290,3 +290,43 @@ def check_tables(
         for table in tables.values():
             findings += check_table(table, index)
     return findings, dict(tables.failures), index.not_checked
+
+
+def table_view(
+    data: bytes, member: str, *, query: str = "", key: str | None = None, offset: int = 0, limit: int = 100
+) -> dict[str, object]:
+    """One page of a table for the viewer: its columns (name, kind, description, and for a
+    Reference the table it names), the rows matching `query` (any cell holding it, case aside)
+    or `key`, from `offset`, at most `limit`; each row as (key, cells in column order)."""
+    table = Table(data, member)
+    columns = []
+    for column in table.columns:
+        field = table.schema.field(column)
+        reference = field.reference[0].replace("\\", "/").rsplit("/", 1)[-1] if field and field.reference else None
+        columns.append(
+            {
+                "name": column,
+                "kind": field.kind if field is not None else ("JSON" if table.is_json(column) else ""),
+                "description": (field.description or field.display_name) if field is not None else "",
+                "reference": reference,
+            }
+        )
+    wanted = query.casefold()
+    rows = []
+    for row in table.rows:
+        if key is not None and row.key != key:
+            continue
+        if wanted and not any(wanted in value.casefold() for value in row.cells.values()):
+            continue
+        rows.append((row.key, [row.get(column) for column in table.columns]))
+    return {
+        "table": table.name,
+        "key": table.key,
+        "described": table.schema.described,
+        "columns": columns,
+        "rows": rows[offset : offset + limit],
+        "total": len(table),
+        "matching": len(rows),
+        "offset": offset,
+        "limit": limit,
+    }
