@@ -182,6 +182,11 @@ def test_columns_inferred_without_a_schema_and_keys_by_position() -> None:
     assert table.columns == ["A", "B.C", "L"] and table.key == "#"
     assert json.loads(table.rows[1]["L"]) == [{"<I>": "1"}, {"<I>": "2"}]
     assert [row.key for row in table.rows] == ["1", "2"]
+    document = json.loads(to_json(table))  # JSON rows of a keyless table: by position too
+    document["rows"][0]["A"] = "5"
+    assert apply_rows(table, read_json(json.dumps(document).encode(), "t.json", table), "t.json") == [
+        "t.xtbl: row 1: A: '1' -> '5'"
+    ]
     table.set(1, "L", '[{"<I>": "3"}, {"<I>": "4"}]')
     assert Table(table.write(), "t.xtbl").rows[1]["L"] == '[{"<I>": "3"}, {"<I>": "4"}]'
 
@@ -451,6 +456,6 @@ def test_real_table_pack_reads_and_writes_back() -> None:
     for member, table in tables.items():
         summary = next(item for item in listed if item["member"] == member)
         assert summary["rows"] == len(table), member
-        rows = read_csv(to_csv(table), member)
-        assert apply_rows(table, rows, member) == [], member
+        assert apply_rows(table, read_csv(to_csv(table), member), member) == [], member
+        assert apply_rows(table, read_json(to_json(table), member, table), member) == [], member
         assert table.write() is table.data

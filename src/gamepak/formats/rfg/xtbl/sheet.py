@@ -120,8 +120,10 @@ def read_json(data: bytes, where: str, table: Table) -> list[dict[str, str]]:
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise TableError(f'{where}: needs {{"rows": [objects...]}}')
     flat = []
-    for row in rows:
+    for number, row in enumerate(rows, start=1):
         cells: dict[str, str] = {}
+        if table.key == ROW_NUMBER:
+            cells[ROW_NUMBER] = str(number)  # rows without a key: matched by their position
         _spread(row, "", table, cells)
         flat.append(cells)
     return flat
