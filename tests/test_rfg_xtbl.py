@@ -459,3 +459,14 @@ def test_real_table_pack_reads_and_writes_back() -> None:
         assert apply_rows(table, read_csv(to_csv(table), member), member) == [], member
         assert apply_rows(table, read_json(to_json(table), member, table), member) == [], member
         assert table.write() is table.data
+
+
+def test_json_cells_written_directly_match_json_dumps() -> None:
+    from gamepak.formats.rfg.xtbl.table import _items, items_json
+
+    data = weapons(ROWS.replace("<Group>b</Group>", '<Group>"b"\\ é</Group><Other><X>1</X></Other>'))
+    table = Table(data, "weapons.xtbl")
+    pending = table.pending()
+    assert pending
+    for _, _, element, field in pending:
+        assert items_json(element, field) == json.dumps(_items(element, field), ensure_ascii=False)

@@ -13,7 +13,7 @@ import json
 import re
 
 from .schema import EDITOR_FIELDS, Field
-from .table import JSON_KINDS, PENDING, ROW_NUMBER, Table, _items
+from .table import JSON_KINDS, PENDING, ROW_NUMBER, Table, items_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def check_table(table: Table, references: Callable[[str, list[str]], set[str] | 
             elif described and column.split(".", 1)[0] not in EDITOR_FIELDS:
                 if value == PENDING:
                     element, json_field = elements[(id(cells), column)]
-                    value = json.dumps(_items(element, json_field), ensure_ascii=False)
+                    value = items_json(element, json_field)
                 add(key, column, value, "not in the schema", "warning")
     return findings
 
