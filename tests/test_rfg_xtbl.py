@@ -207,6 +207,7 @@ def test_a_schema_that_contradicts_its_rows_gives_json_cells() -> None:
         (b"<level><Table/></level>", "its root is <level>"),
         (b'<!DOCTYPE r [<!ENTITY a "aaaa">]><root><Table>&a;</Table></root>', "DTD"),
         (b"<root><Table>" + b"<a>" * 300 + b"</a>" * 300 + b"</Table></root>", "nested more than"),
+        (b'<?xml version="1.0" encoding="klingon"?><root><Table/></root>', "declared encoding cannot be read"),
     ],
 )
 def test_bad_tables_are_refused_naming_the_member(data: bytes, message: str) -> None:

@@ -74,6 +74,8 @@ def parse_xml(data: bytes, where: str) -> EtElement:
         return parser.close()
     except ET.ParseError as exc:
         raise TableError(f"{where}: not well-formed XML ({exc})") from None
+    except (LookupError, UnicodeError) as exc:  # an encoding Python does not know, or bytes not in it
+        raise TableError(f"{where}: its declared encoding cannot be read ({exc})") from None
 
 
 class Table:
