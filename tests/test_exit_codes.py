@@ -32,6 +32,7 @@ MISSING_INPUT = {
     "model": ["export", "MISSING.joe", "-o", "OUT.glb"],
     "text": ["export", "MISSING", "-o", "OUT.po"],
     "texture": ["ls", "MISSING.cpeg_pc"],
+    "table": ["ls", "MISSING.vpp_pc"],
     "patch": ["info", "MISSING.gpatch"],
     "mount": ["MISSING", "MOUNTPOINT"],
     "unmount": ["MISSING"],

@@ -97,6 +97,10 @@ def _cases(files: dict[str, Path], tmp_path: Path) -> dict[str, list[str]]:
         "patch check": ["patch", "check", str(game), str(files["patch"])],
         "patch apply": ["patch", "apply", str(game), str(files["patch"])],
     }
+    table = tmp_path / "t.xtbl"
+    table.write_bytes(b"<root><Table><Row><Name>a</Name></Row></Table></root>")
+    cases["table ls"] = ["table", "ls", str(table)]
+    cases["table check"] = ["table", "check", str(table)]
     try:
         import dask  # noqa: F401
         import pyarrow  # noqa: F401

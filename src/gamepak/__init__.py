@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .core.source import Source
     from .core.writer import ArchiveWriter
     from .ops import patch as patch
+    from .ops import tables as tables
     from .ops.convert import convert
     from .ops.diff import diff
     from .ops.edit import edit
@@ -57,7 +58,7 @@ _LAZY = {
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, "patch"})
+    return sorted({*globals(), *_LAZY, "patch", "tables"})
 
 
 __all__ = [
@@ -96,6 +97,10 @@ def __getattr__(name: str) -> object:
     if name == "patch":
         module = __import__("gamepak.ops.patch", fromlist=["make"])
         globals()["patch"] = module
+        return module
+    if name == "tables":  # RFG .xtbl tables: gamepak.tables.open(source)
+        module = __import__("gamepak.ops.tables", fromlist=["open"])
+        globals()["tables"] = module
         return module
     if name in _LAZY:
         function = getattr(__import__(f"gamepak{_LAZY[name]}", fromlist=[name]), name)

@@ -52,11 +52,13 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     make.add_argument(
         "--as",
         dest="kind",
-        choices=("gamepak", "pak", "syncfaction"),
+        choices=("gamepak", "pak", "syncfaction", "modinfo"),
         default="gamepak",
         help="what to write: a gamepak patch file (default); pak: a Quake override pakN.pak of the added and "
         "changed files (removals are reported: an override cannot delete); syncfaction: a SyncFaction "
-        "loose-archive mod folder (data/<pack>.vpp_pc/ with .delete.json)",
+        "loose-archive mod folder (data/<pack>.vpp_pc/ with .delete.json); modinfo: a SyncFaction modinfo.xml "
+        "mod folder whose <Edit>s carry only the changed rows and fields of .xtbl tables (so mods merge), "
+        "<Replace> for the rest",
     )
 
     info = add_command(

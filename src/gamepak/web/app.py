@@ -501,6 +501,34 @@ class Viewer:
         data = await self.bounded(previews.texture_png, place, name, mip)
         return Response(data, media_type="image/png")
 
+    async def table(self, request: Request) -> Response:
+        """An RFG `.xtbl` as rows and columns: paged, filtered (`q`), one row by its `key`."""
+        from ..ops.tables import table_view
+
+        place = await self.resolve(request, "table", as_file=True)
+        params = request.query_params
+        offset = _check_offset(params.get("offset"))
+        view = await self.bounded(_table_view, place, table_view, params.get("q", ""), params.get("key"), offset)
+        here = segment_url("table", place.segments)
+        folder = segment_url("table", place.segments[:-1]).rstrip("/")
+
+        def query(**changes: Any) -> str:
+            values = {"q": params.get("q", ""), "key": params.get("key"), "offset": offset, **changes}
+            return here + "?" + urlencode({name: value for name, value in values.items() if value not in (None, "", 0)})
+
+        view["previous_url"] = query(offset=max(0, offset - view["limit"])) if offset else None
+        more = offset + view["limit"] < view["matching"]
+        view["next_url"] = query(offset=offset + view["limit"]) if more else None
+        return self.page(
+            "table.html",
+            title=place.name,
+            heading=place.path,
+            file_url=segment_url("browse", place.segments),
+            folder_url=folder,
+            query_text=params.get("q", ""),
+            **view,
+        )
+
     async def model(self, request: Request) -> Response:
         place = await self.resolve(request, "model", as_file=True)
         data = await self.bounded(previews.model_glb, place)
@@ -561,6 +589,17 @@ class Viewer:
             heading="Internal error",
             message=self.public(f"{type(exc).__name__}: {exc}"),
         )
+
+
+def _table_view(place: Place, view: Callable[..., dict[str, Any]], query: str, key: str | None, offset: int) -> Any:
+    """Read a table member (bounded) and make one page of it."""
+    from ..formats.rfg.xtbl.xmldoc import MAX_XML_BYTES
+
+    if place.size > MAX_XML_BYTES:
+        raise Refused(f"{place.name}: {place.size} bytes, more than a table holds")
+    with place.open() as stream:
+        data = stream.read(MAX_XML_BYTES + 1)
+    return view(data, place.name, query=query, key=key, offset=offset)
 
 
 def _sort_key(column: str) -> Callable[[Row], Any]:
@@ -640,6 +679,7 @@ def create_app(
         Route("/texture/{path:path}", viewer.texture, methods=get),
         Route("/model/{path:path}", viewer.model, methods=get),
         Route("/scene/{path:path}", viewer.scene, methods=get),
+        Route("/table/{path:path}", viewer.table, methods=get),
         Route("/search", viewer.search, methods=get),
         Route("/strings/{path:path}", viewer.strings, methods=get),
         Mount("/static", StaticFiles(packages=[("gamepak.web", "static")]), name="static"),

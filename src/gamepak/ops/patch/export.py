@@ -8,6 +8,8 @@ already understands, instead of a gamepak patch file.
   `data/<pack>.vpp_pc/` holding the added and changed members and a `.delete.json` of the
   removed ones; a changed member of a nested `.str2_pc` ships its whole `.str2_pc`. Plain files
   are copied under their paths.
+- `modinfo` (Red Faction Guerrilla): a SyncFaction modinfo.xml mod whose table edits merge with
+  other mods (export_modinfo.py).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import os
 from .container import PatchError
 from .make import differences
 
-KINDS = ("gamepak", "pak", "syncfaction")
+KINDS = ("gamepak", "pak", "syncfaction", "modinfo")
 
 
 class Export:
@@ -56,15 +58,19 @@ def export(
     *,
     overwrite: bool = False,
 ) -> Export:
-    """Write the changes from `base` to `modded` (two packs or two folders) as `kind` ("pak"
-    or "syncfaction") at `output`."""
-    if kind not in ("pak", "syncfaction"):
+    """Write the changes from `base` to `modded` (two packs or two folders) as `kind` ("pak",
+    "syncfaction" or "modinfo") at `output`."""
+    if kind not in KINDS[1:]:
         raise PatchError(f"cannot write a mod as {kind!r}; as: {', '.join(KINDS)}")
     base, modded, output = os.fspath(base), os.fspath(modded), os.fspath(output)
     operations, _ = differences(base, modded)
     result = Export(output, kind)
     if kind == "pak":
         _as_pak(modded, operations, result, overwrite)
+    elif kind == "modinfo":  # tables as merging <Edit>s: export_modinfo.py
+        from .export_modinfo import as_modinfo
+
+        as_modinfo(base, modded, operations, result, overwrite, _modded_bytes)
     else:
         _as_syncfaction(base, modded, operations, result, overwrite)
     return result

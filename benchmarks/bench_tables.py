@@ -1,0 +1,113 @@
+"""RFG tables (issue 32): `gamepak table ls/check/export` of the real table.vpp_pc (423 tables,
+22 MB of XML) against a minimal reference in the same run, and a one-cell `table import`
+against a one-member `patch apply`.
+
+Reference: a process that decompresses table.vpp_pc (gamepak's reader, one pass over the
+compressed stream) and parses every table with the standard library's ElementTree, nothing
+more. Every contender is a whole process (start-up included), run alternately, medians of
+ROUNDS; export writes into a fresh folder on /dev/shm each round. Targets: ls <= 1.0x,
+check <= 1.5x, export --as csv <= 1.5x; a one-cell import no dearer than a one-member
+`patch apply`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from _common import alternate, compile_bytecode, scratch
+
+SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
+PYTHON = sys.executable
+REFERENCE = """
+import sys, xml.etree.ElementTree as ET
+import gamepak
+with gamepak.open(sys.argv[1]) as pack:
+    for entry, chunks in pack.iter_data():
+        try:
+            ET.fromstring(b"".join(chunks))
+        except ET.ParseError:
+            pass
+"""
+
+
+def _timed(command: list[str], ok: tuple[int, ...] = (0,)) -> float:
+    start = time.perf_counter()
+    result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    elapsed = time.perf_counter() - start
+    if result.returncode not in ok:
+        raise SystemExit(f"{command} failed ({result.returncode})")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    source = SAMPLES / "vpp" / "table.vpp_pc"
+    if not source.exists():
+        raise SystemExit(f"{source} is absent")
+    compile_bytecode()
+    work = scratch("tables")
+    pack = work / "table.vpp_pc"
+    shutil.copyfile(source, pack)
+    gamepak = [PYTHON, "-m", "gamepak"]
+
+    def export(round_number: int) -> float:
+        return _timed([*gamepak, "table", "export", str(pack), "-o", str(work / f"csv{round_number}"), "--as", "csv"])
+
+    figures = alternate(
+        args.rounds,
+        {
+            "reference": lambda _: _timed([PYTHON, "-c", REFERENCE, str(pack)]),
+            "table ls": lambda _: _timed([*gamepak, "table", "ls", str(pack)]),
+            "table check": lambda _: _timed([*gamepak, "table", "check", str(pack)], ok=(0, 1)),
+            "table export --as csv": export,
+        },
+    )
+    reference = figures.pop("reference")
+    print(f"reference (decompress + ElementTree of every table): {reference:.3f} s")
+    targets = {"table ls": 1.0, "table check": 1.5, "table export --as csv": 1.5}
+    for name, seconds in figures.items():
+        ratio = seconds / reference
+        verdict = "ok" if ratio <= targets[name] else "over"
+        print(f"{name:<24} {seconds:.3f} s  {ratio:.2f}x (target <= {targets[name]}x: {verdict})")
+
+    # A one-cell import against a one-member patch apply, each on a fresh copy of the pack.
+    sheets = work / "one_cell"
+    subprocess.run([*gamepak, "table", "export", str(pack), "weapons.xtbl", "-o", str(sheets)], check=True)
+    sheet = sheets / "weapons.xtbl.csv"
+    sheet.write_text(sheet.read_text(encoding="utf-8-sig").replace(",16,", ",17,", 1), encoding="utf-8-sig")
+    modded = work / "modded.vpp_pc"
+    shutil.copyfile(pack, modded)
+    subprocess.run([*gamepak, "table", "import", str(modded), str(sheets)], check=True, capture_output=True)
+    patch = work / "one.gpatch"
+    subprocess.run([*gamepak, "patch", "make", str(pack), str(modded), "-o", str(patch)], check=True)
+
+    def fresh(name: str, round_number: int) -> Path:
+        target = work / f"{name}{round_number}" / "table.vpp_pc"
+        target.parent.mkdir()
+        shutil.copyfile(pack, target)
+        return target
+
+    edits = alternate(
+        args.rounds,
+        {
+            "patch apply": lambda n: _timed([*gamepak, "patch", "apply", str(fresh("apply", n)), str(patch)]),
+            "table import": lambda n: _timed([*gamepak, "table", "import", str(fresh("import", n)), str(sheets)]),
+        },
+    )
+    ratio = edits["table import"] / edits["patch apply"]
+    print(
+        f"one-cell table import {edits['table import']:.3f} s vs one-member patch apply "
+        f"{edits['patch apply']:.3f} s: {ratio:.2f}x (target <= 1.0x)"
+    )
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,379 @@
+"""Checking a table's values against its schema.
+
+Each finding names the table (member), the row (its key), the field (a dotted path), the
+value and the problem, with a severity: "error" for what the game cannot read as the schema
+says (a number that does not parse, a Selection outside its Choices, a Flag not in the list,
+a duplicate row key), "warning" for the rest (a Filename without its extension, a Reference
+to a row the referenced table lacks, an element the schema does not know).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .schema import EDITOR_FIELDS, Field
+from .table import JSON_KINDS, PENDING, ROW_NUMBER, Table, items_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+    from xml.etree.ElementTree import Element as EtElement
+
+
+class Finding:
+    """One value that breaks its field's rule."""
+
+    __slots__ = ("field", "member", "problem", "row", "severity", "value")
+
+    def __init__(self, member: str, row: str, field: str, value: str, problem: str, severity: str) -> None:
+        self.member = member
+        self.row = row
+        self.field = field
+        self.value = value
+        self.problem = problem
+        self.severity = severity
+
+    @property
+    def kind(self) -> str:
+        """The problem without its detail (`not a choice`), for counting."""
+        return self.problem.split(":", 1)[0].split(" (", 1)[0]
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "member": self.member,
+            "row": self.row,
+            "field": self.field,
+            "value": self.value,
+            "problem": self.problem,
+            "severity": self.severity,
+        }
+
+    def __str__(self) -> str:
+        return f"{self.member}: row {self.row}: {self.field} = {self.value!r}: {self.problem}"
+
+
+def check_table(table: Table, references: Callable[[str, list[str]], set[str] | None] | None = None) -> list[Finding]:
+    """Every finding of one table; `references(file, path)` gives the values a Reference may
+    name (None: that table is not at hand, the reference is counted as not checked)."""
+    findings: list[Finding] = []
+    member = table.member
+    schema = table.schema
+    key_column = table.key
+    raw = table.raw_cells()  # JSON cells are checked from their elements, never made into text
+    elements = {(id(cells), path): (element, field) for cells, path, element, field in table.pending()}
+    if key_column == ROW_NUMBER:
+        keys = [str(number) for number in range(1, len(raw) + 1)]
+    else:
+        keys = [cells.get(key_column, "") for cells in raw]
+
+    def add(row: str, field: str, value: str, problem: str, severity: str) -> None:
+        findings.append(Finding(member, row, field, value, problem, severity))
+
+    def duplicates(column: str, values: list[str]) -> None:
+        first: dict[str, int] = {}
+        for index, value in enumerate(values):
+            if value and value in first:
+                add(keys[index], column, value, f"duplicate key (also row {first[value] + 1})", "error")
+            first.setdefault(value, index)
+
+    if key_column != ROW_NUMBER:
+        duplicates(key_column, keys)
+    else:
+        # Rows matched by position: only the fields the schema marks unique must be.
+        for field in schema.fields:
+            if field.unique and not field.children:
+                duplicates(field.name, [cells.get(field.name, "") for cells in raw])
+    reference_sets: dict[tuple[str, str], set[str] | None] = {}
+
+    def lookup(field: Field) -> set[str] | None:
+        assert field.reference is not None
+        file, path = field.reference
+        cache_key = (file, ".".join(path))
+        if cache_key not in reference_sets:
+            reference_sets[cache_key] = references(file, path) if references is not None and path else None
+        return reference_sets[cache_key]
+
+    checkers = _column_checks(table, lookup)
+    described = schema.described
+    for key, cells in zip(keys, raw):
+        for column, value in cells.items():
+            if column in checkers:
+                check = checkers[column]
+                if check is None:
+                    continue
+                if value == PENDING:
+                    found = check(elements[(id(cells), column)][0])
+                else:
+                    found = check(value)
+                if found:
+                    for problem, severity, bad in found:
+                        add(key, column, bad, problem, severity)
+            elif described and column.split(".", 1)[0] not in EDITOR_FIELDS:
+                if value == PENDING:
+                    element, json_field = elements[(id(cells), column)]
+                    value = items_json(element, json_field)
+                add(key, column, value, "not in the schema", "warning")
+    return findings
+
+
+def _column_checks(table: Table, lookup: Callable[[Field], set[str] | None]) -> dict[str, Any]:
+    """For each column the schema knows, a function value -> [(problem, severity, value)]."""
+    checks: dict[str, Any] = {}
+    if not table.schema.described:
+        return checks
+    for column in table.columns:
+        field = table.schema.field(column)
+        if field is None:
+            if column.endswith(".Filename"):
+                parent = table.schema.field(column[: -len(".Filename")])
+                if parent is not None and parent.kind == "Filename":
+                    checks[column] = _leaf_check(parent, lookup)
+            continue
+        if table.is_json(column):
+            checks[column] = _json_check(field, lookup)
+        else:
+            checks[column] = _leaf_check(field, lookup)
+    return checks
+
+
+NO_PROBLEMS: tuple[tuple[str, str, str], ...] = ()
+
+
+def _leaf_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any:
+    """A function value -> [(problem, severity, value)], or None when the field has no rule.
+    One function per kind, the common case (a good value) first: it runs once per cell."""
+    kind = field.kind
+    if kind == "Int":
+
+        def check_int(value: str) -> Any:
+            try:
+                int(value)  # int() and float() take the blanks around a number themselves
+                return NO_PROBLEMS
+            except ValueError:
+                pass
+            try:
+                if float(value).is_integer():
+                    return NO_PROBLEMS
+            except ValueError:
+                if not value.strip():
+                    return NO_PROBLEMS
+            return [("not an integer", "error", value)]
+
+        return check_int
+    if kind == "Float":
+
+        def check_float(value: str) -> Any:
+            try:
+                float(value)
+                return NO_PROBLEMS
+            except ValueError:
+                return NO_PROBLEMS if not value.strip() else [("not a number", "error", value)]
+
+        return check_float
+    if kind == "Selection" and field.choices:
+        choices = set(field.choices)
+        lowered = {choice.lower() for choice in field.choices}
+        shown = ", ".join(field.choices[:8]) + (", ..." if len(field.choices) > 8 else "")
+
+        def check_choice(value: str) -> Any:
+            if value in choices:
+                return NO_PROBLEMS
+            text = value.strip()
+            if not text or text in choices or text.lower() in lowered:
+                return NO_PROBLEMS
+            return [(f"not a choice (choices: {shown})", "error", value)]
+
+        return check_choice
+    if field.extension and kind in ("Filename", "String"):
+        # The game's compiled files add an x (`.effect` names `x.effectx`).
+        endings = ("." + field.extension.lower(), "." + field.extension.lower() + "x")
+
+        def check_extension(value: str) -> Any:
+            text = value.strip().lower()
+            if not text or text.endswith(endings):
+                return NO_PROBLEMS
+            return [(f"no .{field.extension} extension", "warning", value)]
+
+        return check_extension
+    if kind == "Reference" and field.reference is not None:
+        file, path = field.reference
+        problem = f"no such row in {file} ({'.'.join(path)})"
+
+        def check_reference(value: str) -> Any:
+            known = lookup(field)
+            if known is None or value in known:
+                return NO_PROBLEMS
+            text = value.strip()
+            return NO_PROBLEMS if not text or text in known else [(problem, "warning", value)]
+
+        return check_reference
+    return None
+
+
+def _json_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any:
+    """A function of a JSON cell (its text, or its element) -> [(problem, severity, value)]."""
+    allowed_flags = set(field.flags)
+    # ComboElement: the editor leaves the other choices' fields behind, empty: only a filled
+    # element that is neither a choice nor a field of one is reported.
+    combo_names = {child.name for child in field.children}
+    combo_names |= {sub.name for child in field.children for sub in child.children}
+    item = field.children[0] if field.children and field.kind in ("List", "Grid") else None
+    leaf = None
+    sub_checks: dict[str, Any] = {}
+    if item is not None:
+        if item.kind not in JSON_KINDS and not item.children:
+            leaf = _leaf_check(item, lookup)
+        for sub in item.children:
+            if sub.kind not in JSON_KINDS and not sub.children:
+                sub_checks[sub.name] = _leaf_check(sub, lookup)
+
+    def check_element(element: EtElement) -> list[tuple[str, str, str]]:
+        problems: list[tuple[str, str, str]] = []
+        if field.kind == "Flags":
+            for child in element:
+                text = child.text or ""
+                if child.tag != "Flag" or len(child):
+                    problems.append(("not a flag", "error", f"<{child.tag}>"))
+                elif allowed_flags and text not in allowed_flags:
+                    problems.append(("not a flag", "error", text))
+        elif field.kind == "ComboElement":
+            for child in element:
+                if child.tag not in combo_names and (len(child) or (child.text or "").strip()):
+                    problems.append(("not a choice", "warning", child.tag))
+        elif item is not None:
+            for child in element:
+                if child.tag != item.name:
+                    problems.append(("not in the schema", "warning", child.tag))
+                elif leaf is not None:
+                    if not len(child):
+                        problems.extend(leaf(child.text or ""))
+                elif item.children:
+                    for sub in child:
+                        if sub.tag not in item.by_name:
+                            problems.append(("not in the schema", "warning", f"{item.name}.{sub.tag}"))
+                        else:
+                            sub_check = sub_checks.get(sub.tag)
+                            if sub_check is not None and not len(sub):
+                                problems.extend(sub_check(sub.text or ""))
+        return problems
+
+    def check(value: Any) -> list[tuple[str, str, str]]:
+        if not isinstance(value, str):
+            return check_element(value)
+        # A cell made into text (after an edit): read back into an element to check it.
+        import xml.etree.ElementTree as ET
+
+        from .table import TableError, _parse_json_cell, _tagged
+
+        try:
+            items = _parse_json_cell(value, field.name)
+            element = ET.Element(field.name)
+            _build(element, items, field, _tagged)
+        except (TableError, AttributeError, TypeError):
+            return [("not JSON items", "error", value)]
+        return check_element(element)
+
+    return check
+
+
+def _build(element: Any, value: Any, field: Field | None, tagged: Any) -> None:
+    """An ElementTree element holding a JSON cell's value (as `Table.write` would)."""
+    import xml.etree.ElementTree as ET
+
+    if isinstance(value, list):
+        for entry in value:
+            tag, inner = tagged(entry, field.item_tag if field is not None else None, "", None)
+            _build(ET.SubElement(element, tag), inner, field.child(tag) if field is not None else None, tagged)
+    elif isinstance(value, dict):
+        for tag, inner in value.items():
+            _build(ET.SubElement(element, tag), inner, field.child(tag) if field is not None else None, tagged)
+    elif value is not None:
+        element.text = value if isinstance(value, str) else json.dumps(value)
+
+
+def reference_values(table: Table, path: list[str]) -> set[str]:
+    """The values a Reference `Row.Field[.Sub...]` may name in `table`: the texts of every
+    element at that path below the rows of that tag."""
+    values: set[str] = set()
+    if not path:
+        return values
+    row_tag, rest = path[0], path[1:]
+    for element in table.elements:
+        if element.tag != row_tag and row_tag != table.name:
+            continue
+        found = [element]
+        for part in rest:
+            found = [child for parent in found for child in parent if child.tag == part]
+        values.update((item.text or "").strip() for item in found)
+    return values
+
+
+class ReferenceIndex:
+    """`references` for `check_table`: the values a Reference may name, from the referenced
+    table when it is at hand (by file name, any case; `load(name)` may find more), cached per
+    table and path; counts the reference fields it could not check."""
+
+    def __init__(self, tables: dict[str, Table], load: Callable[[str], Table | None] | None = None) -> None:
+        self.by_name = {member.replace("\\", "/").rsplit("/", 1)[-1].lower(): table for member, table in tables.items()}
+        self.load = load
+        self.not_checked = 0
+        self._values: dict[tuple[str, str], set[str]] = {}
+
+    def __call__(self, file: str, path: list[str]) -> set[str] | None:
+        name = file.replace("\\", "/").rsplit("/", 1)[-1].lower()
+        if name not in self.by_name and self.load is not None:
+            loaded = self.load(name)
+            if loaded is not None:
+                self.by_name[name] = loaded
+        table = self.by_name.get(name)
+        if table is None:
+            self.not_checked += 1
+            return None
+        key = (name, ".".join(path))
+        if key not in self._values:
+            self._values[key] = reference_values(table, path)
+        return self._values[key]
+
+
+_LOOKS_LIKE_A_TABLE = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<root[\s>/]", re.DOTALL)
+
+
+def check_pack_tables(archive: Any) -> list[Any]:
+    """`verify`'s table findings for one pack's own `.xtbl` members that open as the game's
+    tables do (`<root>`), as warnings: one per table
+    that cannot be read, and one per table whose values break its schema (with the counts;
+    `gamepak table check` lists them)."""
+    from ....core.archive import Problem
+    from .table import TableError, collector_paused
+
+    members = [entry for entry in archive.infolist() if entry.name[-5:].lower() == ".xtbl"]
+    if not members:
+        return []
+    problems: list[Problem] = []
+    tables: dict[str, Table] = {}
+    with collector_paused():
+        for entry, chunks in archive.iter_data(members):
+            data = b"".join(chunks)
+            if not _LOOKS_LIKE_A_TABLE.match(data):
+                continue  # not the game's table XML (a stand-in, another format): nothing to hold it to
+            try:
+                tables[entry.name] = Table(data, entry.name)
+            except TableError as exc:
+                problems.append(Problem(f"table {exc}", severity="warning", member=entry.name))
+        index = ReferenceIndex(tables)
+        findings_by_member = {member: check_table(table, index) for member, table in tables.items()}
+    for member, findings in findings_by_member.items():
+        if findings:
+            errors = sum(finding.severity == "error" for finding in findings)
+            first = findings[0]
+            problems.append(
+                Problem(
+                    f"table {member}: {errors} value error(s), {len(findings) - errors} warning(s) against its "
+                    f"schema (first: {first}; gamepak table check lists them)",
+                    severity="warning",
+                    member=member,
+                )
+            )
+    return problems

@@ -1,0 +1,198 @@
+"""A table as a spreadsheet (CSV) or as JSON, and either read back into the table's edits.
+
+CSV: UTF-8 with a byte-order mark (so spreadsheets read it as UTF-8), a header of the columns
+(`Table.columns`), one line per row, CRLF line ends, cells quoted as needed (quotes, commas,
+newlines). Read back: with or without the mark, CRLF or LF, comma, semicolon or tab.
+JSON: `{"table": tag, "key": column, "rows": [...]}`, each row an object of its fields, struct
+fields as nested objects, repeated items as lists (as in a JSON cell): lossless.
+
+Importing compares row by row (by the table's key column): a changed cell is set, a row whose
+key the table lacks is added, a table row the file lacks is removed. A column the table does
+not know, a duplicated key or a cell that is not JSON where JSON is needed is refused naming it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+from .table import ROW_NUMBER, Table, TableError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+MAX_SHEET_BYTES = 256 << 20
+
+
+def to_csv(table: Table) -> bytes:
+    """The table as CSV bytes."""
+    import csv
+
+    columns = table.columns
+    key = table.key
+    header = [ROW_NUMBER, *columns] if key == ROW_NUMBER else columns
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(header)
+    if key == ROW_NUMBER:
+        writer.writerows(
+            [str(index + 1), *(cells.get(c, "") for c in columns)] for index, cells in enumerate(table.cells())
+        )
+    else:
+        writer.writerows([cells.get(c, "") for c in columns] for cells in table.cells())
+    return "\ufeff".encode() + buffer.getvalue().encode("utf-8")
+
+
+def to_json(table: Table) -> bytes:
+    """The table as JSON bytes (see the module's docstring)."""
+    rows = []
+    for cells in table.cells():
+        row: dict[str, Any] = {}
+        for column, value in cells.items():
+            _put(row, column.split("."), json.loads(value) if table.is_json(column) and value else value)
+        rows.append(row)
+    document = {"table": table.name, "key": table.key, "rows": rows}
+    return (json.dumps(document, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+
+def _put(row: dict[str, Any], parts: list[str], value: Any) -> None:
+    for part in parts[:-1]:
+        inner = row.get(part)
+        if not isinstance(inner, dict):
+            inner = row[part] = {}
+        row = inner
+    row[parts[-1]] = value
+
+
+def _decode(data: bytes, where: str) -> str:
+    if len(data) > MAX_SHEET_BYTES:
+        raise TableError(f"{where}: {len(data)} bytes, more than the {MAX_SHEET_BYTES} read")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise TableError(f"{where}: UTF-16 text; save it as UTF-8 (CSV UTF-8 in a spreadsheet)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise TableError(
+            f"{where}: line {line}, byte {exc.start}: not UTF-8; save it as UTF-8 (CSV UTF-8 in a spreadsheet)"
+        ) from None
+
+
+def read_csv(data: bytes, where: str) -> list[dict[str, str]]:
+    """The rows of a CSV file as {column: text}."""
+    import csv
+
+    text = _decode(data, where)
+    first_line = text.split("\n", 1)[0]
+    delimiter = max((",", ";", "\t"), key=first_line.count)
+    # A cell may hold a whole Grid as JSON (anim_files.xtbl: one of 600 kB).
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_SHEET_BYTES))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise TableError(f"{where}: empty: a header line of columns is needed")
+        if len(set(header)) != len(header):
+            twice = sorted({name for name in header if header.count(name) > 1})
+            raise TableError(f"{where}: the header names {', '.join(twice)} twice")
+        rows = []
+        for number, values in enumerate(reader, start=2):
+            if not any(values):
+                continue
+            if len(values) > len(header):
+                raise TableError(f"{where}: line {number}: {len(values)} cells, the header has {len(header)}")
+            rows.append(dict(zip(header, values)))
+    except csv.Error as exc:
+        raise TableError(f"{where}: line {reader.line_num}: {exc}") from None
+    return rows
+
+
+def read_json(data: bytes, where: str, table: Table) -> list[dict[str, str]]:
+    """The rows of a JSON export as {column: text}, struct objects spread over dotted columns."""
+    try:
+        document = json.loads(_decode(data, where))
+    except RecursionError:
+        raise TableError(f"{where}: nested too deep") from None
+    except ValueError as exc:
+        raise TableError(f"{where}: not JSON ({exc})") from None
+    rows = document.get("rows") if isinstance(document, dict) else document
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise TableError(f'{where}: needs {{"rows": [objects...]}}')
+    flat = []
+    for number, row in enumerate(rows, start=1):
+        cells: dict[str, str] = {}
+        if table.key == ROW_NUMBER:
+            cells[ROW_NUMBER] = str(number)  # rows without a key: matched by their position
+        _spread(row, "", table, cells)
+        flat.append(cells)
+    return flat
+
+
+def _spread(value: dict[str, Any], prefix: str, table: Table, cells: dict[str, str]) -> None:
+    for name, inner in value.items():
+        column = prefix + name
+        if table.is_json(column) or isinstance(inner, list):
+            cells[column] = json.dumps(inner, ensure_ascii=False)
+        elif isinstance(inner, dict):
+            _spread(inner, column + ".", table, cells)
+        elif inner is None:
+            cells[column] = ""
+        else:
+            cells[column] = inner if isinstance(inner, str) else json.dumps(inner)
+
+
+def apply_rows(table: Table, rows: list[dict[str, str]], where: str) -> list[str]:
+    """Make `table` hold `rows` (as `read_csv`/`read_json` give them): the changes, one line each."""
+    known = set(table.columns)
+    key = table.key
+    columns: list[str] = []
+    for row in rows:
+        for column in row:
+            if column not in known and column != key and column not in columns:
+                columns.append(column)
+    if columns:
+        unknown = ", ".join(columns)
+        raise TableError(f"{where}: column {unknown} is not in {table.member}'s schema or rows")
+    changes: list[str] = []
+    if key == ROW_NUMBER:
+        keyed = {str(index + 1): row for index, row in enumerate(rows)}
+        for row in rows:
+            if ROW_NUMBER not in row:
+                raise TableError(f"{where}: no {ROW_NUMBER} column: {table.member}'s rows are matched by position")
+        keys = [row[ROW_NUMBER] for row in rows]
+    else:
+        keys = [row.get(key, "") for row in rows]
+        keyed = {}
+        for number, (row_key, row) in enumerate(zip(keys, rows), start=1):
+            if not row_key:
+                raise TableError(f"{where}: row {number} has no {key} (the key {table.member}'s rows are matched by)")
+            if row_key in keyed:
+                raise TableError(f"{where}: the key {key} {row_key!r} is on two rows")
+            keyed[row_key] = row
+    present = {row.key: row for row in table.rows}
+    for row_key, new in keyed.items():
+        old = present.get(row_key)
+        if old is None:
+            table.add_row({column: value for column, value in new.items() if column != ROW_NUMBER})
+            changes.append(f"{table.member}: row {row_key} added")
+            continue
+        for column, value in new.items():
+            if column == ROW_NUMBER:
+                continue
+            before = old.get(column)
+            if value != before and not (table.is_json(column) and _same_json(value, before)):
+                table.set(old.index, column, value)
+                changes.append(f"{table.member}: row {row_key}: {column}: {before!r} -> {value!r}")
+    for row_key, old in present.items():
+        if row_key not in keyed:
+            table.remove_row(old.index)
+            changes.append(f"{table.member}: row {row_key} removed")
+    return changes
+
+
+def _same_json(new: str, old: str) -> bool:
+    try:
+        return bool(json.loads(new or "[]") == json.loads(old or "[]"))
+    except ValueError:
+        return False

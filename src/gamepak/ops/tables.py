@@ -1,0 +1,332 @@
+"""RFG tables (`.xtbl`) of a pack, a folder or a loose file: listed, opened, checked, exported
+to CSV/JSON and imported back.
+
+A pack's tables are its `.xtbl` members and those of the packs nested in it, named by member
+path (`zone.str2_pc/x.xtbl`). A table that cannot be read (not well-formed, no `<Table>`) is
+listed with the reason and never stops the others. Changes go back through one crash-safe
+`edit` of the pack (or an atomic rewrite of a loose file), each table rewritten byte-minimally.
+`gamepak table` is a thin layer over these functions; `open` is `gamepak.tables.open`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import fnmatch
+import os
+from collections.abc import Iterable, Iterator
+
+from ..errors import GamepakError
+from ..formats.rfg.xtbl.table import Table, TableError, collector_paused
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..core.archive import Archive
+    from ..formats.rfg.xtbl.check import Finding
+
+SUFFIX = ".xtbl"
+SHEET_KINDS = ("csv", "json")
+
+
+def is_table_name(name: str) -> bool:
+    return name[-5:].lower() == SUFFIX
+
+
+def iter_members(source: str | os.PathLike[str]) -> Iterator[tuple[str, bytes]]:
+    """(member path, bytes) of every table in `source`: a loose `.xtbl`, a folder (its `.xtbl`
+    files, by relative path) or a pack (its members and those of nested packs)."""
+    path = os.fspath(source)
+    if os.path.isdir(path):
+        for folder, folders, files in os.walk(path):
+            folders.sort()
+            for name in sorted(files):
+                if is_table_name(name):
+                    full = os.path.join(folder, name)
+                    with builtins.open(full, "rb") as handle:
+                        yield os.path.relpath(full, path).replace(os.sep, "/"), handle.read()
+        return
+    if is_table_name(path):
+        try:
+            with builtins.open(path, "rb") as handle:
+                yield os.path.basename(path), handle.read()
+        except OSError as exc:
+            raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+        return
+    from ..core.opening import open as open_archive
+
+    with open_archive(path) as pack:
+        yield from _members_in(pack, "")
+
+
+def _members_in(archive: Archive, prefix: str) -> Iterator[tuple[str, bytes]]:
+    """The tables of one archive (read in one pass), then those of the packs nested in it."""
+    from ..core.nested import nested_formats
+
+    entries = archive.infolist()
+    tables = [entry for entry in entries if is_table_name(entry.name)]
+    for entry, chunks in archive.iter_data(tables):
+        yield prefix + entry.name, b"".join(chunks)
+    nested = nested_formats(archive, [entry for entry in entries if not is_table_name(entry.name)])
+    for entry in entries:
+        if entry.index in nested:
+            with archive.open_archive(entry, nested[entry.index]) as inner:
+                yield from _members_in(inner, prefix + entry.name + "/")
+
+
+class Tables(dict[str, Table]):
+    """The tables of a source by member path, those that could not be read in `failures`
+    ({member: reason}), and `save()` to write the changed ones back."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+        self.failures: dict[str, str] = {}
+
+    def find(self, name: str) -> Table | None:
+        """A table by member path (any case), or by file name when only one has it."""
+        lowered = name.lower().replace("\\", "/")
+        for member, table in self.items():
+            if member.lower() == lowered:
+                return table
+        matches = [table for member, table in self.items() if member.rsplit("/", 1)[-1].lower() == lowered]
+        return matches[0] if len(matches) == 1 else None
+
+    def save(self) -> list[str]:
+        """Write every changed table back into the source (one crash-safe edit of a pack, an
+        atomic rewrite of a loose file); returns the members written."""
+        changed = {member: table.write() for member, table in self.items() if table.changed}
+        _store(self.source, changed)
+        return list(changed)
+
+
+def open(source: str | os.PathLike[str], members: Iterable[str] = ()) -> Tables:
+    """Every table of `source` (or only `members`: member paths or globs), parsed."""
+    source = os.fspath(source)
+    tables = Tables(source)
+    with collector_paused():
+        for member, data in _selected(source, members):
+            try:
+                tables[member] = Table(data, member)
+            except TableError as exc:
+                tables.failures[member] = str(exc)
+    return tables
+
+
+def _selected(source: str, members: Iterable[str]) -> Iterator[tuple[str, bytes]]:
+    wanted = [name.replace("\\", "/").lower() for name in members]
+    found: set[str] = set()
+    for member, data in iter_members(source):
+        if wanted:
+            lowered = member.lower()
+            hits = [name for name in wanted if fnmatch.fnmatchcase(lowered, name) or lowered.rsplit("/", 1)[-1] == name]
+            if not hits:
+                continue
+            found.update(hits)
+        yield member, data
+    missing = [name for name in wanted if name not in found]
+    if missing:
+        raise GamepakError(f"{source}: no table {', '.join(missing)}")
+
+
+def list_tables(source: str | os.PathLike[str]) -> list[dict[str, object]]:
+    """What `table ls --json` prints: {member, table, rows, columns, schema} per table; a table
+    that cannot be read as {member, error}."""
+    from ..formats.rfg.xtbl.table import summarize
+
+    listed: list[dict[str, object]] = []
+    for member, data in iter_members(source):
+        try:
+            listed.append(summarize(data, member))
+        except TableError as exc:
+            listed.append({"member": member, "error": str(exc)})
+    return listed
+
+
+def export_tables(
+    source: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    kind: str = "csv",
+    members: Iterable[str] = (),
+    overwrite: bool = False,
+) -> tuple[list[str], dict[str, str]]:
+    """Write each table of `source` (or `members`) under `output` at its member path with
+    `.csv`/`.json` added; returns (files written, {member: why it was skipped})."""
+    from ..core.names import safe_parts
+    from ..formats.rfg.xtbl.sheet import to_csv, to_json
+    from .safe_tree import write_files
+
+    if kind not in SHEET_KINDS:
+        raise GamepakError(f"unknown table file kind {kind!r} (csv or json)")
+    convert = to_csv if kind == "csv" else to_json
+    files: list[tuple[str, bytes]] = []
+    failures: dict[str, str] = {}
+    with collector_paused():
+        for member, data in _selected(os.fspath(source), members):
+            try:
+                files.append(("/".join(safe_parts(f"{member}.{kind}")), convert(Table(data, member))))
+            except TableError as exc:
+                failures[member] = str(exc)
+    written = write_files(output, files, overwrite=overwrite) if files else []
+    return written, failures
+
+
+def sheet_files(folder: str) -> dict[str, str]:
+    """{member path: file} for every `X.xtbl.csv` / `X.xtbl.json` under `folder`; a member
+    with both is refused."""
+    found: dict[str, str] = {}
+    for directory, folders, files in os.walk(folder):
+        folders.sort()
+        for name in sorted(files):
+            lowered = name.lower()
+            kind = next((k for k in SHEET_KINDS if lowered.endswith(f"{SUFFIX}.{k}")), None)
+            if kind is None:
+                continue
+            full = os.path.join(directory, name)
+            member = os.path.relpath(full, folder).replace(os.sep, "/")[: -len(kind) - 1]
+            if member.lower() in {m.lower() for m in found}:
+                raise GamepakError(f"{full}: {member} has both a .csv and a .json file; keep one")
+            found[member] = full
+    return found
+
+
+def import_tables(
+    target: str | os.PathLike[str], folder: str | os.PathLike[str], *, dry_run: bool = False
+) -> list[str]:
+    """Import a folder laid out as `export_tables` wrote it into `target`: changed cells set,
+    rows added and removed, each table rewritten byte-minimally, all in one edit. Returns the
+    changes, one line each. Refused before anything is written: a file for a table the target
+    lacks (or cannot read), a column the table does not know, a duplicated key."""
+    from ..formats.rfg.xtbl.sheet import apply_rows, read_csv, read_json
+
+    target, folder = os.fspath(target), os.fspath(folder)
+    if not os.path.isdir(folder):
+        raise GamepakError(f"{folder}: not a folder (table export writes one to import from)")
+    files = sheet_files(folder)
+    if not files:
+        raise GamepakError(f"{folder}: holds no .xtbl.csv or .xtbl.json file")
+    # Only the tables the folder has files for are parsed.
+    wanted = {member.lower() for member in files} | {member.rsplit("/", 1)[-1].lower() for member in files}
+    tables = Tables(target)
+    for member, data in iter_members(target):
+        if member.lower() in wanted or member.rsplit("/", 1)[-1].lower() in wanted:
+            try:
+                tables[member] = Table(data, member)
+            except TableError as exc:
+                tables.failures[member] = str(exc)
+    changes: list[str] = []
+    written: dict[str, bytes] = {}
+    for member, path in files.items():
+        table = tables.find(member)
+        if table is None:
+            reason = tables.failures.get(member)
+            raise GamepakError(
+                f"{path}: {target} has no table {member}" + (f" that can be read ({reason})" if reason else "")
+            )
+        with builtins.open(path, "rb") as handle:
+            data = handle.read()
+        rows = read_csv(data, path) if path.lower().endswith(".csv") else read_json(data, path, table)
+        table_changes = apply_rows(table, rows, path)
+        if not table_changes:
+            continue
+        new = table.write()
+        # What was written must read back as the file says: else the edit could not be kept
+        # byte-minimal (or lost something) and is refused.
+        again = Table(new, table.member)
+        if apply_rows(again, rows, path):
+            raise GamepakError(f"{path}: {member} would not read back as this file says; nothing was written")
+        changes += table_changes
+        written[table.member] = new
+    if written and not dry_run:
+        _store(target, written)
+    return changes
+
+
+def _store(source: str, changed: dict[str, bytes]) -> None:
+    """Write changed tables back: one edit of a pack, atomic rewrites of loose files."""
+    if not changed:
+        return
+    from ..core.atomic import write_bytes
+
+    if os.path.isdir(source):
+        for member, data in changed.items():
+            write_bytes(os.path.join(source, *member.split("/")), data, overwrite=True)
+    elif is_table_name(source):
+        for data in changed.values():
+            write_bytes(source, data, overwrite=True)
+    else:
+        from .edit import edit
+
+        with edit(source) as pack:
+            for member, data in changed.items():
+                pack.replace(member, data)
+
+
+def check_tables(
+    source: str | os.PathLike[str], tables: Tables | None = None
+) -> tuple[list[Finding], dict[str, str], int]:
+    """Every table's values against its schema: (findings, {member: why it could not be read},
+    how many Reference values were not checked because their table is not in `source`)."""
+    from ..formats.rfg.xtbl.check import ReferenceIndex, check_table
+
+    source = os.fspath(source)
+    if tables is None:
+        tables = open(source)
+    folder = os.path.dirname(source) if is_table_name(source) and not os.path.isdir(source) else None
+
+    def beside(name: str) -> Table | None:
+        """A referenced table beside a loose one."""
+        candidate = os.path.join(folder, name) if folder is not None else ""
+        if not candidate or not os.path.isfile(candidate):
+            return None
+        try:
+            with builtins.open(candidate, "rb") as handle:
+                return Table(handle.read(), name)
+        except (OSError, TableError):
+            return None
+
+    index = ReferenceIndex(tables, beside)
+    findings: list[Finding] = []
+    with collector_paused():
+        for table in tables.values():
+            findings += check_table(table, index)
+    return findings, dict(tables.failures), index.not_checked
+
+
+def table_view(
+    data: bytes, member: str, *, query: str = "", key: str | None = None, offset: int = 0, limit: int = 100
+) -> dict[str, object]:
+    """One page of a table for the viewer: its columns (name, kind, description, and for a
+    Reference the table it names), the rows matching `query` (any cell holding it, case aside)
+    or `key`, from `offset`, at most `limit`; each row as (key, cells in column order)."""
+    table = Table(data, member)
+    columns = []
+    for column in table.columns:
+        field = table.schema.field(column)
+        reference = field.reference[0].replace("\\", "/").rsplit("/", 1)[-1] if field and field.reference else None
+        columns.append(
+            {
+                "name": column,
+                "kind": field.kind if field is not None else ("JSON" if table.is_json(column) else ""),
+                "description": (field.description or field.display_name) if field is not None else "",
+                "reference": reference,
+            }
+        )
+    wanted = query.casefold()
+    rows = []
+    for row in table.rows:
+        if key is not None and row.key != key:
+            continue
+        if wanted and not any(wanted in value.casefold() for value in row.cells.values()):
+            continue
+        rows.append((row.key, [row.get(column) for column in table.columns]))
+    return {
+        "table": table.name,
+        "key": table.key,
+        "described": table.schema.described,
+        "columns": columns,
+        "rows": rows[offset : offset + limit],
+        "total": len(table),
+        "matching": len(rows),
+        "offset": offset,
+        "limit": limit,
+    }

@@ -1,0 +1,473 @@
+"""RFG tables (.xtbl): the model, check, CSV/JSON round trips, `gamepak table`, verify's hook.
+
+Tables are built here from the shapes the schema documents (formats/rfg/xtbl/schema.py); the
+real table.vpp_pc is an extra layer."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gamepak
+from gamepak.errors import GamepakError
+from gamepak.formats.rfg.xtbl import Table, TableError, summarize
+from gamepak.formats.rfg.xtbl.check import ReferenceIndex, check_table
+from gamepak.formats.rfg.xtbl.sheet import apply_rows, read_csv, read_json, to_csv, to_json
+
+from conftest import in_process_cli, pack_members, sample, write_pack
+
+DESCRIPTION = """\
+\t<TableDescription>
+\t\t<Name>Weapon</Name>
+\t\t<Type>TableDescription</Type>
+\t\t<Element><Name>Name</Name><Type>String</Type><Description>Unique name.</Description></Element>
+\t\t<Element><Name>Magazine_Size</Name><Type>Int</Type></Element>
+\t\t<Element><Name>Spread</Name><Type>Float</Type></Element>
+\t\t<Element><Name>Weapon_Class</Name><Type>Selection</Type><Choice>bullet</Choice><Choice>thrown</Choice></Element>
+\t\t<Element><Name>Flags</Name><Type>Flags</Type><Flag>shatter</Flag><Flag>can fine aim</Flag></Element>
+\t\t<Element><Name>Item</Name><Type>Reference</Type>
+\t\t\t<Reference><File>items.xtbl</File><Type>Item.Name</Type></Reference></Element>
+\t\t<Element><Name>Effect</Name><Type>Filename</Type><Extension>effect</Extension></Element>
+\t\t<Element><Name>Groups</Name><Type>List</Type>
+\t\t\t<Element><Name>Group</Name><Type>String</Type></Element></Element>
+\t\t<Element><Name>Requirements</Name><Type>Grid</Type>
+\t\t\t<Element><Name>Requirement</Name><Type>Element</Type>
+\t\t\t\t<Element><Name>Stat</Name><Type>String</Type></Element>
+\t\t\t\t<Element><Name>Value</Name><Type>Float</Type></Element></Element></Element>
+\t\t<Element><Name>Offset</Name><Type>Vector</Type>
+\t\t\t<X><Name>X</Name><Type>Float</Type></X><Y><Name>Y</Name><Type>Float</Type></Y>
+\t\t\t<Z><Name>Z</Name><Type>Float</Type></Z></Element>
+\t\t<Element><Name>Damage</Name><Type>Element</Type>
+\t\t\t<Element><Name>Min</Name><Type>Int</Type></Element>
+\t\t\t<Element><Name>Max</Name><Type>Int</Type></Element></Element>
+\t</TableDescription>
+"""
+ROWS = """\
+\t\t<Weapon>
+\t\t\t<Name>pistol</Name>
+\t\t\t<Magazine_Size>16</Magazine_Size>
+\t\t\t<Spread>1.5</Spread>
+\t\t\t<Weapon_Class>bullet</Weapon_Class>
+\t\t\t<!-- a comment the game's editor left -->
+\t\t\t<Flags>
+\t\t\t\t<Flag>shatter</Flag>
+\t\t\t</Flags>
+\t\t\t<Item>pistol_item</Item>
+\t\t\t<Effect><Filename>muzzle.effect</Filename></Effect>
+\t\t\t<Groups><Group>a</Group><Group>b</Group></Groups>
+\t\t\t<Requirements>
+\t\t\t\t<Requirement><Stat>kills</Stat><Value>3</Value></Requirement>
+\t\t\t</Requirements>
+\t\t\t<Offset><X>0.0</X><Y>1.0</Y><Z>2.0</Z></Offset>
+\t\t\t<Damage><Min>5</Min><Max>9</Max></Damage>
+\t\t\t<_Editor><Category>Entries</Category></_Editor>
+\t\t</Weapon>
+\t\t<Weapon>
+\t\t\t<Name>grenade</Name>
+\t\t\t<Magazine_Size>1</Magazine_Size>
+\t\t\t<Weapon_Class>thrown</Weapon_Class>
+\t\t</Weapon>
+"""
+
+
+def weapons(rows: str = ROWS, newline: str = "\n", description: str = DESCRIPTION) -> bytes:
+    text = f"<root>\n\t<Table>\n{rows}\t</Table>\n\t<TableTemplates></TableTemplates>\n{description}</root>\n"
+    return text.replace("\n", newline).encode("utf-8")
+
+
+ITEMS = b"<root><Table><Item><Name>pistol_item</Name></Item></Table></root>"
+
+
+def changed_lines(old: bytes, new: bytes) -> list[tuple[bytes, bytes]]:
+    old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    assert len(old_lines) == len(new_lines)
+    return [(a, b) for a, b in zip(old_lines, new_lines) if a != b]
+
+
+# -- the model -------------------------------------------------------------------------------------
+
+
+def test_schema_from_the_table_description() -> None:
+    table = Table(weapons(), "weapons.xtbl")
+    schema = table.schema
+    assert schema.described and schema.row_tag == "Weapon" and table.name == "Weapon"
+    kinds = {field.name: field.kind for field in schema.fields}
+    assert kinds["Weapon_Class"] == "Selection" and kinds["Requirements"] == "Grid" and kinds["Offset"] == "Vector"
+    assert schema.field("Weapon_Class").choices == ["bullet", "thrown"]
+    assert schema.field("Flags").flags == ["shatter", "can fine aim"]
+    assert schema.field("Item").reference == ("items.xtbl", ["Item", "Name"])
+    assert schema.field("Effect").extension == "effect"
+    assert schema.field("Groups").item_tag == "Group" and schema.field("Flags").item_tag == "Flag"
+    assert [child.name for child in schema.field("Offset").children] == ["X", "Y", "Z"]
+    assert schema.field("Damage.Max").kind == "Int" and schema.field("Name").description == "Unique name."
+
+
+def test_rows_as_cells_with_dotted_and_json_columns() -> None:
+    table = Table(weapons(), "weapons.xtbl")
+    assert len(table) == 2 and table.key == "Name"
+    pistol = table.row("pistol")
+    assert pistol["Magazine_Size"] == "16" and pistol["Damage.Min"] == "5" and pistol["Offset.Y"] == "1.0"
+    assert pistol["Effect.Filename"] == "muzzle.effect" and pistol["_Editor.Category"] == "Entries"
+    assert json.loads(pistol["Flags"]) == ["shatter"] and json.loads(pistol["Groups"]) == ["a", "b"]
+    assert json.loads(pistol["Requirements"]) == [{"Stat": "kills", "Value": "3"}]
+    assert table.row("grenade")["Spread"] == "" and "Spread" not in table.row("grenade").cells
+    assert table.columns[:4] == ["Name", "Magazine_Size", "Spread", "Weapon_Class"]
+    assert "_Editor.Category" in table.columns and table.is_json("Requirements")
+    with pytest.raises(TableError, match="no row with Name 'rifle'"):
+        table.row("rifle")
+
+
+def test_unchanged_tables_write_their_own_bytes() -> None:
+    for data in (
+        weapons(),
+        weapons(newline="\r\n"),
+        ITEMS,
+        "<root><Table><R><N>é</N></R></Table></root>".encode("latin-1"),
+    ):
+        table = Table(data, "t.xtbl")
+        table.cells()
+        assert table.write() is data
+
+
+def test_a_changed_cell_changes_only_that_element() -> None:
+    for newline in ("\n", "\r\n"):
+        data = weapons(newline=newline)
+        table = Table(data, "weapons.xtbl")
+        table.row("pistol")["Damage.Max"] = "12"
+        table.row("grenade")["Magazine_Size"] = "2 & <3>"
+        new = table.write()
+        assert changed_lines(data, new) == [
+            (
+                f"\t\t\t<Damage><Min>5</Min><Max>9</Max></Damage>{newline}".encode(),
+                f"\t\t\t<Damage><Min>5</Min><Max>12</Max></Damage>{newline}".encode(),
+            ),
+            (
+                f"\t\t\t<Magazine_Size>1</Magazine_Size>{newline}".encode(),
+                f"\t\t\t<Magazine_Size>2 &amp; &lt;3&gt;</Magazine_Size>{newline}".encode(),
+            ),
+        ]
+        again = Table(new, "weapons.xtbl")
+        assert again.row("grenade")["Magazine_Size"] == "2 & <3>" and again.row("pistol")["Damage.Max"] == "12"
+
+
+def test_json_cells_rows_added_and_removed() -> None:
+    data = weapons()
+    table = Table(data, "weapons.xtbl")
+    table.row("pistol")["Flags"] = '["shatter", "can fine aim"]'
+    table.add_row({"Name": "rifle", "Magazine_Size": "30", "Damage.Min": "1", "Groups": '["x"]', "Spread": ""})
+    table.remove_row(table.row("grenade").index)
+    new = table.write()
+    text = new.decode()
+    assert "\t\t\t\t<Flag>shatter</Flag>\n\t\t\t\t<Flag>can fine aim</Flag>\n\t\t\t</Flags>" in text
+    assert "grenade" not in text and "<Spread></Spread>" not in text
+    again = Table(new, "weapons.xtbl")
+    assert [row.key for row in again.rows] == ["pistol", "rifle"]
+    rifle = again.row("rifle")
+    assert rifle.cells == {"Name": "rifle", "Magazine_Size": "30", "Groups": '["x"]', "Damage.Min": "1"}
+    assert "\t\t<Weapon>\n\t\t\t<Name>rifle</Name>\n\t\t\t<Magazine_Size>30</Magazine_Size>\n" in text
+    # Everything before the first changed row is the input's own bytes.
+    assert new[: data.index(b"<Flags>")] == data[: data.index(b"<Flags>")]
+
+
+def test_columns_inferred_without_a_schema_and_keys_by_position() -> None:
+    data = b"<root><Table><Row><A>1</A><B><C>x</C></B></Row><Row><A>1</A><L><I>1</I><I>2</I></L></Row></Table></root>"
+    table = Table(data, "t.xtbl")
+    assert not table.schema.described and table.name == "Row"
+    assert table.columns == ["A", "B.C", "L"] and table.key == "#"
+    assert json.loads(table.rows[1]["L"]) == [{"<I>": "1"}, {"<I>": "2"}]
+    assert [row.key for row in table.rows] == ["1", "2"]
+    document = json.loads(to_json(table))  # JSON rows of a keyless table: by position too
+    document["rows"][0]["A"] = "5"
+    assert apply_rows(table, read_json(json.dumps(document).encode(), "t.json", table), "t.json") == [
+        "t.xtbl: row 1: A: '1' -> '5'"
+    ]
+    table.set(1, "L", '[{"<I>": "3"}, {"<I>": "4"}]')
+    assert Table(table.write(), "t.xtbl").rows[1]["L"] == '[{"<I>": "3"}, {"<I>": "4"}]'
+
+
+def test_a_schema_that_contradicts_its_rows_gives_json_cells() -> None:
+    # The schema says Magazine_Size is an Int; a row holds elements there: kept whole, as JSON.
+    rows = "\t\t<Weapon><Name>odd</Name><Magazine_Size><A>1</A><A>2</A></Magazine_Size></Weapon>\n"
+    table = Table(weapons(rows), "weapons.xtbl")
+    assert table.is_json("Magazine_Size")
+    assert json.loads(table.row("odd")["Magazine_Size"]) == [{"<A>": "1"}, {"<A>": "2"}]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"<root><Table><R>", "not well-formed"),
+        (b"<root><Other/></root>", "no <Table> in its <root>"),
+        (b"<level><Table/></level>", "its root is <level>"),
+        (b'<!DOCTYPE r [<!ENTITY a "aaaa">]><root><Table>&a;</Table></root>', "DTD"),
+        (b"<root><Table>" + b"<a>" * 300 + b"</a>" * 300 + b"</Table></root>", "nested more than"),
+        (b'<?xml version="1.0" encoding="klingon"?><root><Table/></root>', "declared encoding cannot be read"),
+    ],
+)
+def test_bad_tables_are_refused_naming_the_member(data: bytes, message: str) -> None:
+    with pytest.raises(TableError, match=message) as caught:
+        Table(data, "bad.xtbl").cells()
+    assert str(caught.value).startswith("bad.xtbl: ")
+
+
+def test_summary_without_the_tree_matches_the_model() -> None:
+    nested = ROWS.replace("<Damage>", "<Damage><Weapon>inner</Weapon>")
+    for data in (weapons(), weapons(nested), ITEMS):
+        table = Table(data, "t.xtbl")
+        summary = summarize(data, "t.xtbl")
+        assert summary["rows"] == len(table) and summary["table"] == table.name
+        assert summary["schema"] == table.schema.described
+    assert summarize(weapons(), "w.xtbl")["columns"] == 11
+    with pytest.raises(TableError, match="not well-formed"):
+        summarize(weapons()[:-20], "w.xtbl")
+
+
+# -- check -----------------------------------------------------------------------------------------
+
+
+def test_check_names_each_bad_value() -> None:
+    rows = (
+        ROWS.replace("<Magazine_Size>16<", "<Magazine_Size>sixteen<")
+        .replace("<Spread>1.5<", "<Spread>1,5<")
+        .replace("<Weapon_Class>thrown<", "<Weapon_Class>laser<")
+        .replace("<Flag>shatter<", "<Flag>glow<")
+        .replace("<Item>pistol_item<", "<Item>no_item<")
+        .replace("muzzle.effect", "muzzle.png")
+        .replace("<Value>3<", "<Value>x<")
+        .replace("<_Editor>", "<Unknown>1</Unknown><_Editor>")
+    )
+    table = Table(weapons(rows), "weapons.xtbl")
+    index = ReferenceIndex({"items.xtbl": Table(ITEMS, "items.xtbl")})
+    found = {(f.row, f.field, f.value, f.kind, f.severity) for f in check_table(table, index)}
+    assert found == {
+        ("pistol", "Magazine_Size", "sixteen", "not an integer", "error"),
+        ("pistol", "Spread", "1,5", "not a number", "error"),
+        ("grenade", "Weapon_Class", "laser", "not a choice", "error"),
+        ("pistol", "Flags", "glow", "not a flag", "error"),
+        ("pistol", "Item", "no_item", "no such row in items.xtbl", "warning"),
+        ("pistol", "Effect.Filename", "muzzle.png", "no .effect extension", "warning"),
+        ("pistol", "Requirements", "x", "not a number", "error"),
+        ("pistol", "Unknown", "1", "not in the schema", "warning"),
+    }
+    # Without items.xtbl at hand the reference is not checked, and counted.
+    unchecked = ReferenceIndex({})
+    assert not [f for f in check_table(table, unchecked) if f.field == "Item"] and unchecked.not_checked == 1
+    assert check_table(Table(weapons(), "weapons.xtbl"), index) == []
+    # An edited table is checked from its cells' text.
+    edited = Table(weapons(), "weapons.xtbl")
+    edited.row("pistol")["Flags"] = '["shatter", "glow"]'
+    edited.row("pistol")["Requirements"] = '[{"Stat": "a", "Value": "many"}]'
+    found = {(f.field, f.value, f.kind) for f in check_table(edited, index)}
+    assert found == {("Flags", "glow", "not a flag"), ("Requirements", "many", "not a number")}
+
+
+# -- CSV and JSON ----------------------------------------------------------------------------------
+
+
+def test_csv_round_trip_changes_nothing_then_only_the_edited_cell() -> None:
+    data = weapons()
+    table = Table(data, "weapons.xtbl")
+    sheet = to_csv(table)
+    assert sheet.startswith(b"\xef\xbb\xbfName,Magazine_Size,") and b"\r\n" in sheet
+    assert apply_rows(table, read_csv(sheet, "w.csv"), "w.csv") == [] and table.write() is data
+    rows = list(csv.reader(io.StringIO(sheet.decode("utf-8-sig"), newline="")))
+    rows[2][rows[0].index("Spread")] = 'say "hi",\nthen go'
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows(rows)
+    changes = apply_rows(table, read_csv(buffer.getvalue().encode(), "w.csv"), "w.csv")
+    assert changes == ["weapons.xtbl: row grenade: Spread: '' -> 'say \"hi\",\\nthen go'"]
+    assert Table(table.write(), "w.xtbl").row("grenade")["Spread"] == 'say "hi",\nthen go'
+
+
+def test_csv_from_a_spreadsheet_semicolons_without_bom() -> None:
+    table = Table(weapons(), "weapons.xtbl")
+    sheet = b"Name;Magazine_Size\npistol;17\ngrenade;1\n"
+    assert apply_rows(table, read_csv(sheet, "w.csv"), "w.csv") == [
+        "weapons.xtbl: row pistol: Magazine_Size: '16' -> '17'"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sheet", "message"),
+    [
+        ("Name,Magazine_Size\npistol,1\n".encode("utf-16"), "UTF-16"),
+        ("Name,Spread\npistol,caf\xe9\n".encode("latin-1"), "line 2, byte .*not UTF-8"),
+        (b"Name,Colour\npistol,red\n", "column Colour is not in weapons.xtbl"),
+        (b"Name,Magazine_Size\npistol,1\npistol,2\n", "the key Name 'pistol' is on two rows"),
+        (b"Name,Magazine_Size\n,1\n", "row 1 has no Name"),
+        (b"Name,Groups\npistol,[oops\n", "not JSON"),
+        (b'Name,Spread\npistol,"open\n', "line"),
+    ],
+)
+def test_bad_sheets_are_refused(sheet: bytes, message: str) -> None:
+    table = Table(weapons(), "weapons.xtbl")
+    with pytest.raises(TableError, match=message):
+        apply_rows(table, read_csv(sheet, "w.csv"), "w.csv")
+        table.write()
+
+
+def test_json_export_is_lossless() -> None:
+    table = Table(weapons(), "weapons.xtbl")
+    document = json.loads(to_json(table))
+    assert document["key"] == "Name" and document["rows"][0]["Damage"] == {"Min": "5", "Max": "9"}
+    assert document["rows"][0]["Requirements"] == [{"Stat": "kills", "Value": "3"}]
+    document["rows"][0]["Requirements"].append({"Stat": "deaths", "Value": "1"})
+    document["rows"][0]["Damage"]["Min"] = "6"
+    rows = read_json(json.dumps(document).encode(), "w.json", table)
+    assert len(apply_rows(table, rows, "w.json")) == 2
+    again = Table(table.write(), "w.xtbl")
+    assert json.loads(again.row("pistol")["Requirements"])[1] == {"Stat": "deaths", "Value": "1"}
+    assert again.row("pistol")["Damage.Min"] == "6"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=30))
+def test_any_text_set_in_a_cell_reads_back_and_changes_only_that_line(value: str) -> None:
+    data = weapons()
+    table = Table(data, "weapons.xtbl")
+    table.row("pistol")["Name"] = value or "x"
+    new = table.write()
+    assert Table(new, "w.xtbl").rows[0]["Name"] == (value or "x")
+    changed = changed_lines(data, new) if "\n" not in value and "\r" not in value else []
+    assert len(changed) <= 1
+
+
+# -- packs, the CLI, verify --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Path:
+    broken = b"<root><Table><Row>"
+    return write_pack(
+        tmp_path / "table.vpp_pc",
+        {"weapons.xtbl": weapons(), "items.xtbl": ITEMS, "broken.xtbl": broken, "readme.txt": b"hi"},
+    )
+
+
+def test_library_open_lookup_and_save(pack: Path) -> None:
+    tables = gamepak.tables.open(pack)
+    assert sorted(tables) == ["items.xtbl", "weapons.xtbl"] and "not well-formed" in tables.failures["broken.xtbl"]
+    table = tables.find("WEAPONS.xtbl")
+    assert table is not None and table.row("pistol")["Magazine_Size"] == "16"
+    table.row("pistol")["Magazine_Size"] = "20"
+    assert tables.save() == ["weapons.xtbl"]
+    members = pack_members(pack)
+    assert changed_lines(weapons(), members["weapons.xtbl"]) == [
+        (b"\t\t\t<Magazine_Size>16</Magazine_Size>\n", b"\t\t\t<Magazine_Size>20</Magazine_Size>\n")
+    ]
+    assert members["items.xtbl"] == ITEMS and members["readme.txt"] == b"hi"
+
+
+def test_cli_ls_lists_every_table_and_why_one_cannot_be_read(pack: Path) -> None:
+    code, out, _ = in_process_cli("table", "ls", str(pack), "--json")
+    listed = {item["member"]: item for item in json.loads(out)}
+    assert code == 0
+    assert listed["weapons.xtbl"] == {
+        "member": "weapons.xtbl",
+        "table": "Weapon",
+        "rows": 2,
+        "columns": 11,
+        "schema": True,
+    }
+    assert listed["items.xtbl"]["schema"] is False and listed["items.xtbl"]["rows"] == 1
+    assert "not well-formed" in listed["broken.xtbl"]["error"]
+    code, out, _ = in_process_cli("table", "ls", str(pack))
+    assert code == 0 and "weapons.xtbl  <Weapon>" in out and "cannot be read" in out
+
+
+def test_cli_export_edit_import_loop(pack: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sheets"
+    code, _, err = in_process_cli("table", "export", str(pack), "-o", str(out))
+    assert code == 0 and "exported 2 tables" in err and "skipped broken.xtbl" in err
+    sheet = out / "weapons.xtbl.csv"
+    before = pack.read_bytes()
+    code, out_text, err = in_process_cli("table", "import", str(pack), str(out))
+    assert code == 0 and "nothing changed" in err and pack.read_bytes() == before
+    text = sheet.read_text(encoding="utf-8-sig").replace("grenade,1,", "grenade,3,")
+    sheet.write_text(text, encoding="utf-8-sig", newline="")
+    code, out_text, err = in_process_cli("table", "import", str(pack), str(out), "--dry-run")
+    assert code == 0 and "row grenade: Magazine_Size: '1' -> '3'" in out_text and pack.read_bytes() == before
+    code, out_text, err = in_process_cli("table", "import", str(pack), str(out))
+    assert code == 0 and "1 change changed" in err
+    assert changed_lines(weapons(), pack_members(pack)["weapons.xtbl"]) == [
+        (b"\t\t\t<Magazine_Size>1</Magazine_Size>\n", b"\t\t\t<Magazine_Size>3</Magazine_Size>\n")
+    ]
+
+
+def test_cli_import_refuses_before_writing(pack: Path, tmp_path: Path) -> None:
+    sheets = tmp_path / "sheets"
+    sheets.mkdir()
+    before = pack.read_bytes()
+    (sheets / "missing.xtbl.csv").write_bytes(b"Name\nx\n")
+    code, _, err = in_process_cli("table", "import", str(pack), str(sheets))
+    assert code == 1 and "has no table missing.xtbl" in err
+    (sheets / "missing.xtbl.csv").unlink()
+    (sheets / "weapons.xtbl.csv").write_bytes(b"Name,Magazine_Size\npistol,99\n")
+    (sheets / "items.xtbl.csv").write_bytes(b"Name,Price\npistol_item,3\n")
+    code, _, err = in_process_cli("table", "import", str(pack), str(sheets))
+    assert code == 1 and "column Price is not in items.xtbl" in err and pack.read_bytes() == before
+
+
+def test_cli_check_and_verify(pack: Path, tmp_path: Path) -> None:
+    code, out, err = in_process_cli("table", "check", str(pack), "--json")
+    findings = json.loads(out)
+    assert code == 1  # broken.xtbl cannot be read
+    assert {"member", "row", "field", "value", "problem"} <= set(findings[0])
+    good = write_pack(tmp_path / "good.vpp_pc", {"weapons.xtbl": weapons(), "items.xtbl": ITEMS})
+    code, out, err = in_process_cli("table", "check", str(good))
+    assert code == 0 and "0 errors" in err
+    bad = write_pack(tmp_path / "bad.vpp_pc", {"weapons.xtbl": weapons(ROWS.replace(">thrown<", ">laser<"))})
+    code, out, err = in_process_cli("table", "check", str(bad))
+    assert code == 1 and "weapons.xtbl: row grenade: Weapon_Class = 'laser': not a choice" in out
+    assert "1 reference field(s) not checked" in err
+    code, _, err = in_process_cli("verify", str(bad))
+    assert code == 0 and "warning" in err and "weapons.xtbl: 1 value error(s)" in err
+    code, _, err = in_process_cli("verify", str(pack))
+    assert code == 0 and "table broken.xtbl: not well-formed" in err
+
+
+def test_loose_table_and_its_neighbours(tmp_path: Path) -> None:
+    (tmp_path / "weapons.xtbl").write_bytes(weapons(ROWS.replace("pistol_item", "gone")))
+    (tmp_path / "items.xtbl").write_bytes(ITEMS)
+    code, out, _ = in_process_cli("table", "check", str(tmp_path / "weapons.xtbl"))
+    assert code == 0 and "no such row in items.xtbl" in out
+    with pytest.raises(GamepakError, match="no table nothing.xtbl"):
+        gamepak.tables.open(tmp_path, ["nothing.xtbl"])
+
+
+# -- the real tables ---------------------------------------------------------------------------------
+
+
+def test_real_table_pack_reads_and_writes_back() -> None:
+    path = sample("vpp/table.vpp_pc")
+    listed = gamepak.tables.list_tables(path)
+    assert len(listed) == 423
+    failed = {item["member"]: item["error"] for item in listed if "error" in item}
+    assert list(failed) == ["test_suite.xtbl"] and "no <Table>" in failed["test_suite.xtbl"]
+    tables = gamepak.tables.open(path)
+    assert len(tables) == 422
+    weapons_table = tables["weapons.xtbl"]
+    assert weapons_table.name == "Weapon" and weapons_table.schema.field("Weapon_Class").kind == "Selection"
+    for member, table in tables.items():
+        summary = next(item for item in listed if item["member"] == member)
+        assert summary["rows"] == len(table), member
+        assert apply_rows(table, read_csv(to_csv(table), member), member) == [], member
+        assert apply_rows(table, read_json(to_json(table), member, table), member) == [], member
+        assert table.write() is table.data
+
+
+def test_json_cells_written_directly_match_json_dumps() -> None:
+    from gamepak.formats.rfg.xtbl.table import _items, items_json
+
+    data = weapons(ROWS.replace("<Group>b</Group>", '<Group>"b"\\ é</Group><Other><X>1</X></Other>'))
+    table = Table(data, "weapons.xtbl")
+    pending = table.pending()
+    assert pending
+    for _, _, element, field in pending:
+        assert items_json(element, field) == json.dumps(_items(element, field), ensure_ascii=False)
