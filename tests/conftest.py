@@ -189,3 +189,20 @@ def gltf_validator(request: pytest.FixtureRequest) -> Path:
     script = folder / "validate.cjs"
     script.write_text(VALIDATE_SCRIPT)
     return package
+
+
+def gltf_validator_errors(validator: Path, files: list[Any]) -> dict[str, list[Any]]:
+    """The Khronos glTF-Validator's messages for each of `files` that has errors (empty: all
+    valid); `validator` is the `gltf_validator` fixture."""
+    import json
+
+    result = subprocess.run(
+        ["node", str(validator.parent.parent / "validate.cjs"), str(validator), *map(str, files)],
+        capture_output=True,
+        timeout=120,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    reports = json.loads(result.stdout)
+    assert len(reports) == len(files)
+    return {name: report["messages"] for name, report in reports.items() if report["errors"]}

@@ -313,7 +313,11 @@ def test_catalog_textures_table_lists_quake_images(tmp_path: Path) -> None:
         ("pak0.pak/gfx.wad", "{fence", "{fence", 8, "miptex", 255),
     ]
     errors = read_table(str(tmp_path / "out"), "errors").to_pylist()
-    assert [(e["stage"], e["member"]) for e in errors] == [("textures", "progs/broken.mdl")]
+    # The broken model is reported twice: its skin for textures, its geometry for models.
+    assert sorted((e["stage"], e["member"]) for e in errors) == [
+        ("models", "progs/broken.mdl"),
+        ("textures", "progs/broken.mdl"),
+    ]
 
 
 def test_quake2_palette_from_colormap_pcx_and_wal_export(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import struct
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,7 @@ from gamepak.formats.quake import bsp, mdl
 from gamepak.formats.quake.palette import built_in_palette
 from gamepak.models import quake
 
-from conftest import in_process_cli, sample
+from conftest import gltf_validator_errors, in_process_cli, sample
 
 PALETTE = built_in_palette()
 # Four vertices; triangle 0 faces front, triangle 1 faces back and uses vertex 0, which is on
@@ -272,16 +271,7 @@ def _exports(tmp_path: Path) -> list[str]:
 
 def test_quake_gltf_passes_the_khronos_validator(gltf_validator: Path, tmp_path: Path) -> None:
     files = _exports(tmp_path)
-    result = subprocess.run(
-        ["node", str(gltf_validator.parent.parent / "validate.cjs"), str(gltf_validator), *files],
-        capture_output=True,
-        timeout=120,
-        text=True,
-    )
-    assert result.returncode == 0, result.stderr
-    reports = json.loads(result.stdout)
-    assert len(reports) == len(files)
-    assert not {name: report["messages"] for name, report in reports.items() if report["errors"]}
+    assert not gltf_validator_errors(gltf_validator, files)
 
 
 @pytest.mark.skipif(

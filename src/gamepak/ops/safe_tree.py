@@ -441,3 +441,34 @@ def write_plan(plan: Plan, verb: str, fill: Callable[[TreeWriter], None]) -> Non
         raise
     finally:
         writer.close()
+
+
+def replace_folder(output: str, files: dict[str, bytes]) -> None:
+    """A folder holding exactly `files` (relative `/` path -> bytes) at `output`, such as a mod
+    `patch make --as` writes: built in a temporary folder beside it and renamed into place, so a
+    failure leaves no half folder (the next run removes a temporary a killed one left); an
+    existing `output` (the caller's --overwrite) goes only once the new one is in place. Every
+    path is checked by extraction's rule first."""
+    import shutil
+
+    from ..core.atomic import remove_stale_temporaries, temporary_name, write_bytes
+    from ..core.names import safe_parts
+
+    parent, base = os.path.split(os.path.abspath(output))
+    planned = {relative: safe_parts(relative) for relative in files}  # no '..', no absolute path
+    remove_stale_temporaries(parent)
+    building = os.path.join(parent, temporary_name(base))
+    try:
+        for relative, data in files.items():
+            target = os.path.join(building, *planned[relative])
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            write_bytes(target, data, overwrite=True)
+        if os.path.exists(output):
+            old = os.path.join(parent, temporary_name(base))
+            os.replace(output, old)
+            os.replace(building, output)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(building, output)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)

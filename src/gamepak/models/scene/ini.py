@@ -90,15 +90,20 @@ def parse(text: str, path: str) -> Ini:
     return ini
 
 
-def read(path: str) -> Ini:
-    """Read and parse the ini file at `path` (UTF-8, with latin-1 as the fallback)."""
+def read_text(path: str, limit: int = 1 << 24) -> str:
+    """The text of a VDrift data file (UTF-8, with latin-1 as the fallback: old tracks were made
+    on Windows), at most `limit` bytes of it; SceneError naming the file when it cannot be read."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read(1 << 24)
+            data = handle.read(limit)
     except OSError as exc:
         raise SceneError(f"{path}: cannot read: {exc.strerror}") from None
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    return parse(text, path)
+        return data.decode("latin-1")
+
+
+def read(path: str) -> Ini:
+    """Read and parse the ini file at `path`."""
+    return parse(read_text(path), path)

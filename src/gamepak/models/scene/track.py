@@ -182,18 +182,6 @@ def find_track_folder(path: str) -> str | None:
     return None
 
 
-def _read_text(path: str) -> str:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(1 << 26)
-    except OSError as exc:
-        raise SceneError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
-
-
 def read_track(folder: str, *, search: list[str] | None = None, confine: str | None = None) -> Scene:
     """The scene of the track in `folder` (or its `objects/` folder). `search`: more folders to
     look for textures in after the track's own; `confine`: a real path no file read may leave."""
@@ -209,7 +197,7 @@ def read_track(folder: str, *, search: list[str] | None = None, confine: str | N
         raise SceneError(f"{list_path}: leads outside the served folder")
     warnings: list[str] = []
     counts: dict[str, int] = {}
-    entries = parse_list(_read_text(list_path), list_path, warnings)
+    entries = parse_list(ini.read_text(list_path), list_path, warnings)
 
     settings_path = os.path.join(track, "track.txt")
     settings = ini.read(settings_path) if os.path.isfile(settings_path) and inside(settings_path, confine) else None
@@ -359,7 +347,7 @@ def _unique_name(name: str, taken: dict[str, int]) -> str:
 def _about_name(folder: str, confine: str | None = None) -> str:
     path = os.path.join(folder, "about.txt")
     if os.path.isfile(path) and inside(path, confine):
-        lines = _read_text(path).splitlines()
+        lines = ini.read_text(path).splitlines()
         if lines and lines[0].strip():
             return lines[0].strip()
     return os.path.basename(os.path.abspath(folder))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 
+from ..safe_tree import replace_folder
 from .container import PatchError
 from .make import differences
 
@@ -100,7 +101,6 @@ def _as_pak(modded: str, operations: list, result: Export, overwrite: bool) -> N
 
 
 def _as_syncfaction(base: str, modded: str, operations: list, result: Export, overwrite: bool) -> None:
-    from ...core.atomic import write_bytes
 
     if not os.path.isdir(base):
         raise PatchError(f"{base}: a SyncFaction mod is made from two game folders (or their data folders)")
@@ -139,27 +139,5 @@ def _as_syncfaction(base: str, modded: str, operations: list, result: Export, ov
         files[f"{file}/.delete.json"] = json.dumps(sorted(names), indent=1).encode()
     if not files:
         raise PatchError(f"{result.output}: nothing was added, changed or removed: the mod would be empty")
-    # Built in a temporary folder beside OUT and renamed into place: a failure leaves no half
-    # mod (the next run removes a temporary a killed one left).
-    import shutil
-
-    from ...core.atomic import remove_stale_temporaries, temporary_name
-
-    parent, base = os.path.split(os.path.abspath(result.output))
-    remove_stale_temporaries(parent)
-    building = os.path.join(parent, temporary_name(base))
-    try:
-        for relative, data in files.items():
-            target = os.path.join(building, *relative.split("/"))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            write_bytes(target, data, overwrite=True)
-        if os.path.exists(result.output):  # --overwrite: the old mod goes once the new one is in place
-            old = os.path.join(parent, temporary_name(base))
-            os.replace(result.output, old)
-            os.replace(building, result.output)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(building, result.output)
-    finally:
-        shutil.rmtree(building, ignore_errors=True)
+    replace_folder(result.output, files)
     result.written = sorted(files)

@@ -23,6 +23,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from ..safe_tree import replace_folder
 from .container import PatchError
 
 if TYPE_CHECKING:
@@ -209,30 +210,5 @@ def as_modinfo(
         f"\t<Changes>{body}\n\t</Changes>\n</Mod>\n"
     )
     files["modinfo.xml"] = modinfo.encode("utf-8")
-    _write_folder(result.output, files)
+    replace_folder(result.output, files)
     result.written = sorted(files)
-
-
-def _write_folder(output: str, files: dict[str, bytes]) -> None:
-    """Build the mod in a temporary folder beside `output` and rename it into place."""
-    import shutil
-
-    from ...core.atomic import remove_stale_temporaries, temporary_name, write_bytes
-
-    parent, name = os.path.split(os.path.abspath(output))
-    remove_stale_temporaries(parent)
-    building = os.path.join(parent, temporary_name(name))
-    try:
-        for relative, data in files.items():
-            target = os.path.join(building, *relative.split("/"))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            write_bytes(target, data, overwrite=True)
-        if os.path.exists(output):  # --overwrite: the old mod goes once the new one is in place
-            old = os.path.join(parent, temporary_name(name))
-            os.replace(output, old)
-            os.replace(building, output)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(building, output)
-    finally:
-        shutil.rmtree(building, ignore_errors=True)
