@@ -17,28 +17,13 @@ import warnings
 from collections.abc import Sequence
 
 from ...errors import GamepakError
+from ..translation_files import CSV_DELIMITERS, choose_format
 
-TRANSLATION_FORMATS = ("json", "csv", "po")
-CSV_DELIMITERS = (",", ";", "\t")
 
 
 def translation_format(path: str | os.PathLike[str] | None, explicit: str | None = None) -> str:
     """The translation file format: `explicit`, else from the file's extension, else JSON."""
-    if explicit:
-        wanted = explicit.lower().lstrip(".")
-        if wanted not in TRANSLATION_FORMATS:
-            raise GamepakError(f"unknown translation format {explicit!r}; use one of {', '.join(TRANSLATION_FORMATS)}")
-        return wanted
-    if path is None:
-        return "json"
-    extension = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
-    if extension in ("po", "pot"):
-        return "po"
-    if extension in TRANSLATION_FORMATS:
-        return extension
-    raise GamepakError(
-        f"{os.fspath(path)}: cannot tell the translation format from the extension; use .json, .csv or .po"
-    )
+    return choose_format(path, explicit, {"json": "json", "csv": "csv", "po": "po", "pot": "po"})
 
 
 def dump_translation(texts: Sequence[str], format: str = "json", *, source: str = "") -> bytes:

@@ -31,6 +31,7 @@ import os
 import re
 
 from ....errors import GamepakError
+from ...translation_files import CSV_DELIMITERS, choose_format
 from . import (
     LocaEntry,
     LocaText,
@@ -41,8 +42,6 @@ from . import (
     texts_of,
 )
 
-TRANSLATION_FORMATS = ("json", "csv", "po", "rfgm-xml")
-CSV_DELIMITERS = (",", ";", "\t")
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
     from collections.abc import Sequence
@@ -50,20 +49,7 @@ if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
 
 def translation_format(path: str | os.PathLike[str] | None, explicit: str | None = None) -> str:
     """The translation format: `explicit`, else from the extension (`.xml`: RFGM's), else JSON."""
-    if explicit:
-        wanted = explicit.lower().lstrip(".")
-        if wanted not in TRANSLATION_FORMATS:
-            raise GamepakError(f"unknown translation format {explicit!r}; use one of {', '.join(TRANSLATION_FORMATS)}")
-        return wanted
-    if path is None:
-        return "json"
-    extension = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
-    known = {"json": "json", "csv": "csv", "po": "po", "pot": "po", "xml": "rfgm-xml"}
-    if extension in known:
-        return known[extension]
-    raise GamepakError(
-        f"{os.fspath(path)}: cannot tell the translation format from the extension; use .json, .csv, .po or .xml"
-    )
+    return choose_format(path, explicit, {"json": "json", "csv": "csv", "po": "po", "pot": "po", "xml": "rfgm-xml"})
 
 
 # -- export ------------------------------------------------------------------------------------
