@@ -20,7 +20,6 @@ from ...errors import GamepakError
 from ..translation_files import CSV_DELIMITERS, choose_format
 
 
-
 def translation_format(path: str | os.PathLike[str] | None, explicit: str | None = None) -> str:
     """The translation file format: `explicit`, else from the file's extension, else JSON."""
     return choose_format(path, explicit, {"json": "json", "csv": "csv", "po": "po", "pot": "po"})
