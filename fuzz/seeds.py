@@ -247,6 +247,35 @@ def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
             print(f"seeds: skipping what {path} holds: {exc}", file=sys.stderr)
 
 
+def image_seeds() -> Iterator[tuple[str, bytes]]:
+    """Images a modder imports: PNG (RGB and RGBA), an RLE TGA, a BMP, and DDS files gamepak
+    and other tools write (a peg texture's own, one with padding after its chain)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from gamepak.formats.rfg.peg import Peg, PixelFormat
+
+    pixels = np.random.default_rng(1).integers(0, 256, (8, 8, 4), dtype=np.uint8)
+    for name, mode, fmt, options in (
+        ("rgba.png", "RGBA", "PNG", {}),
+        ("rgb.png", "RGB", "PNG", {}),
+        ("rle.tga", "RGBA", "TGA", {"compression": "tga_rle"}),
+        ("plain.bmp", "RGB", "BMP", {}),
+    ):
+        out = io.BytesIO()
+        Image.fromarray(pixels[:, :, : len(mode)], mode).save(out, fmt, **options)
+        yield name, out.getvalue()
+    peg = Peg.new("seed.cpeg_pc")
+    peg.add_texture("dxt", pixels, PixelFormat.DXT1)
+    peg.add_texture("rgba", pixels, PixelFormat.A8R8G8B8, mips=1)
+    dds = peg.to_dds("dxt")
+    yield "dxt1.dds", dds
+    yield "dxt1-padded.dds", dds + bytes(8)
+    yield "8888.dds", peg.to_dds("rgba")
+
+
 def harness_kinds() -> dict[str, str]:
     """Each harness's name and the format its seeds are: fuzz_read_pak -> pak (`all`: every
     archive format)."""
@@ -261,6 +290,7 @@ def write_seeds(out: Path, samples: Path | None) -> dict[str, int]:
     by_kind["asm"] = list(asm_seeds())
     by_kind["gpatch"] = list(gpatch_seeds())
     by_kind["mod"] = list(mod_seeds())
+    by_kind["image"] = list(image_seeds())
     if samples is not None and samples.is_dir():
         for kind, name, data in sample_seeds(samples):
             by_kind[kind].append((f"sample-{name}", data))

@@ -34,7 +34,13 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_every_format_has_a_reader_and_a_round_trip_harness() -> None:
     kinds = {"pak", "jpk", "j2me", "vpp", "zip", "tar", "joe", "peg", "asm"}
     expected = {f"fuzz_{role}_{kind}" for role in ("read", "rebuild") for kind in kinds}
-    assert set(HARNESSES) == expected | {"fuzz_manifest_all", "fuzz_edit_all", "fuzz_read_gpatch", "fuzz_read_mod"}
+    assert set(HARNESSES) == expected | {
+        "fuzz_manifest_all",
+        "fuzz_edit_all",
+        "fuzz_read_gpatch",
+        "fuzz_read_mod",
+        "fuzz_import_image",
+    }
 
 
 @pytest.mark.parametrize("harness", HARNESSES)
