@@ -70,3 +70,13 @@ def test_models_and_maps_open_in_the_3d_view(client: object) -> None:
         assert f'data-model="/model/pak0.pak/{path}"' in page.text
         model = client.get(f"/model/pak0.pak/{path}")  # type: ignore[attr-defined]
         assert model.headers["content-type"] == "model/gltf-binary" and model.content[:4] == b"glTF"
+
+
+def test_a_map_shows_its_textures_under_the_3d_view(client: object) -> None:
+    page = client.get("/browse/pak0.pak/maps/m.bsp")  # type: ignore[attr-defined]
+    assert 'data-model="/model/pak0.pak/maps/m.bsp"' in page.text
+    assert "Textures (1)" in page.text and "wall: 16\u00d716 miptex, 4 mips" in page.text
+    assert _png(client, "/texture/pak0.pak/maps/m.bsp?name=wall").shape == (16, 16, 4)
+    assert _png(client, "/texture/pak0.pak/maps/m.bsp?name=wall&mip=3").shape == (2, 2, 4)
+    # A model keeps its 3D view alone (its skins are a texture page of their own).
+    assert "Textures (" not in client.get("/browse/pak0.pak/progs/m.mdl").text  # type: ignore[attr-defined]

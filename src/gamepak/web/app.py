@@ -362,7 +362,7 @@ class Viewer:
         mip = _check_number(params.get("mip"), "mip")
         preview = await self.bounded(previews.preview, place, offset)
         most_mips = 1
-        if preview.kind == "textures":
+        if preview.textures:  # a peg, a WAD lump, a map's textures under its 3D view
             for texture in preview.textures:
                 level = min(mip, texture["mips"] - 1)
                 width, height = max(1, texture["width"] >> level), max(1, texture["height"] >> level)

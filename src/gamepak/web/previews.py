@@ -375,7 +375,7 @@ def peg_textures(place: Place) -> list[dict[str, Any]]:
 def texture_png(place: Place, name: str, mip: int = 0) -> bytes:
     """One mip level of a texture of a peg (0: the top one) as PNG, from the texture decoder;
     of a Quake image file, through its palette."""
-    if _quake_image_kind(place) is not None:
+    if _quake_image_kind(place, maps=True) is not None:
         return _quake_png(place, name, mip)
     from PIL import Image
 
@@ -497,24 +497,24 @@ def _disk_path(place: Place) -> str:
     return place._pack_key[0] if place._pack_key is not None else place.path
 
 
-def _quake_image_kind(place: Place) -> str | None:
-    """The Quake image kind of a file place: a WAD lump's kind, else by name (MDL and BSP are
-    models here)."""
+def _quake_image_kind(place: Place, *, maps: bool = False) -> str | None:
+    """The Quake image kind of a file place: a WAD lump's kind, else by name. An MDL is a model
+    here; a BSP too, unless `maps` (its textures, shown under the map)."""
     from ..formats.quake.sources import kind_of_extension
 
     lump_kind = getattr(place.entry, "kind", None)
     if lump_kind is not None:
         return lump_kind if lump_kind in ("qpic", "miptex", "conchars") else None
     kind = kind_of_extension(place.name)
-    return kind if kind in ("qpic", "wal", "spr", "miptex") else None
+    return kind if kind in ("qpic", "wal", "spr", "miptex") or (maps and kind == "bsp") else None
 
 
-def _quake_images(place: Place) -> list[Any] | None:
-    """The palette images of a Quake image file, or None when it is not one (a .lmp that is a
-    palette, or a file without the kind's signature)."""
+def _quake_images(place: Place, *, maps: bool = False) -> list[Any] | None:
+    """The palette images of a Quake image file (with `maps`, of a map too), or None when it is
+    not one (a .lmp that is a palette, or a file without the kind's signature)."""
     from ..formats.quake.sources import has_signature, read_images
 
-    kind = _quake_image_kind(place)
+    kind = _quake_image_kind(place, maps=maps)
     if kind is None:
         return None
     data = _read_all(place, MAX_IMAGE_BYTES)
@@ -524,11 +524,8 @@ def _quake_images(place: Place) -> list[Any] | None:
     return [image for image in read_images(kind, data, name, place.path) if image.mips]
 
 
-def _quake_images_preview(place: Place) -> Preview | None:
-    found = _quake_images(place)
-    if not found:
-        return None
-    textures = [
+def _quake_gallery(found: list[Any]) -> list[dict[str, Any]]:
+    return [
         {
             "name": image.name,
             "width": image.width,
@@ -538,14 +535,20 @@ def _quake_images_preview(place: Place) -> Preview | None:
         }
         for image in found
     ]
-    return Preview("textures", "texture/quake", textures=textures)
+
+
+def _quake_images_preview(place: Place) -> Preview | None:
+    found = _quake_images(place)
+    if not found:
+        return None
+    return Preview("textures", "texture/quake", textures=_quake_gallery(found))
 
 
 def _quake_png(place: Place, name: str, mip: int) -> bytes:
     from ..formats.quake.images import mip_sizes, png_from_rgba, rgba_bytes
     from ..formats.quake.palette import find_palette
 
-    for image in _quake_images(place) or []:
+    for image in _quake_images(place, maps=True) or []:
         if image.name == name:
             if not 0 <= mip < len(image.mips):
                 raise GamepakError(f"{place.path}: {name}: no mip {mip} (it has {len(image.mips)})")
@@ -570,4 +573,7 @@ def _quake_model_preview(place: Place, kind: str) -> Preview | None:
     from ..models.quake import summary
 
     counts = summary(quake, _read_all(place, MAX_MODEL_BYTES), place.path)
-    return Preview("model", kind, data={"vertices": counts["vertices"], "faces": counts["triangles"]})
+    preview = Preview("model", kind, data={"vertices": counts["vertices"], "faces": counts["triangles"]})
+    if quake == "bsp":  # a map's own textures, as a gallery under the 3D view
+        preview.textures = _quake_gallery(_quake_images(place, maps=True) or [])
+    return preview
