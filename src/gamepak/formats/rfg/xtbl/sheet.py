@@ -26,22 +26,35 @@ MAX_SHEET_BYTES = 256 << 20
 
 
 def to_csv(table: Table) -> bytes:
-    """The table as CSV bytes."""
-    import csv
-
+    """The table as CSV bytes: what `csv.writer` writes (QUOTE_MINIMAL, CRLF), built a line at
+    a time: a line without a quote, line end or extra comma is the cells joined (most are);
+    only the others are quoted cell by cell (the C writer copies every character one by one,
+    half of an export of table.vpp_pc)."""
     columns = table.columns
-    key = table.key
-    header = [ROW_NUMBER, *columns] if key == ROW_NUMBER else columns
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(header)
-    if key == ROW_NUMBER:
-        writer.writerows(
-            [str(index + 1), *(cells.get(c, "") for c in columns)] for index, cells in enumerate(table.cells())
-        )
+    numbered = table.key == ROW_NUMBER
+    header = [ROW_NUMBER, *columns] if numbered else columns
+    blanks = [""] * len(columns)
+    lines = [_csv_line(header)]
+    if numbered:
+        for index, cells in enumerate(table.cells(), start=1):
+            lines.append(_csv_line([str(index), *map(cells.get, columns, blanks)]))
     else:
-        writer.writerows([cells.get(c, "") for c in columns] for cells in table.cells())
-    return "\ufeff".encode() + buffer.getvalue().encode("utf-8")
+        lines += [_csv_line(list(map(cells.get, columns, blanks))) for cells in table.cells()]
+    lines.append("")
+    return "\ufeff".encode() + "\r\n".join(lines).encode("utf-8")
+
+
+def _csv_line(values: list[str]) -> str:
+    """One CSV line as `csv.writer` writes it (without its line end)."""
+    line = ",".join(values)
+    if line.count(",") == len(values) - 1 and '"' not in line and "\n" not in line and "\r" not in line:
+        return line if line or len(values) != 1 else '""'  # a lone empty cell is quoted, else the line is blank
+    return ",".join(
+        [
+            '"' + value.replace('"', '""') + '"' if '"' in value or "," in value or "\n" in value or "\r" in value else value
+            for value in values
+        ]
+    )
 
 
 def to_json(table: Table) -> bytes:
