@@ -87,6 +87,8 @@ def source_encoding(data: bytes) -> str | None:
     UTF-8; ISO-8859-1 for the game's few undeclared Latin-1 tables (credits.xtbl)."""
     if data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or _DECLARED_ENCODING.match(data):
         return None
+    if data.isascii():  # most tables: answered without decoding them
+        return None
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
