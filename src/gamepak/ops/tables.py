@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import fnmatch
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import GamepakError
 from ..formats.rfg.xtbl.table import Table, TableError, collector_paused
@@ -57,19 +57,26 @@ def iter_members(source: str | os.PathLike[str]) -> Iterator[tuple[str, bytes]]:
         yield from _members_in(pack, "")
 
 
-def _members_in(archive: Archive, prefix: str) -> Iterator[tuple[str, bytes]]:
-    """The tables of one archive (read in one pass), then those of the packs nested in it."""
+def _members_in(
+    archive: Archive, prefix: str, wanted: Callable[[str], bool] | None = None
+) -> Iterator[tuple[str, bytes]]:
+    """The tables of one archive (read in one pass), then those of the packs nested in it;
+    only those whose member path `wanted` accepts, when given (the others are not read: a
+    compressed stream is decoded only as far as the last one wanted)."""
     from ..core.nested import nested_formats
 
     entries = archive.infolist()
     tables = [entry for entry in entries if is_table_name(entry.name)]
-    for entry, chunks in archive.iter_data(tables):
-        yield prefix + entry.name, b"".join(chunks)
+    if wanted is not None:
+        tables = [entry for entry in tables if wanted(prefix + entry.name)]
+    if tables:
+        for entry, chunks in archive.iter_data(tables):
+            yield prefix + entry.name, b"".join(chunks)
     nested = nested_formats(archive, [entry for entry in entries if not is_table_name(entry.name)])
     for entry in entries:
         if entry.index in nested:
             with archive.open_archive(entry, nested[entry.index]) as inner:
-                yield from _members_in(inner, prefix + entry.name + "/")
+                yield from _members_in(inner, prefix + entry.name + "/", wanted)
 
 
 class Tables(dict[str, Table]):
@@ -196,23 +203,65 @@ def import_tables(
     rows added and removed, each table rewritten byte-minimally, all in one edit. Returns the
     changes, one line each. Refused before anything is written: a file for a table the target
     lacks (or cannot read), a column the table does not know, a duplicated key."""
-    from ..formats.rfg.xtbl.sheet import apply_rows, read_csv, read_json
-
     target, folder = os.fspath(target), os.fspath(folder)
     if not os.path.isdir(folder):
         raise GamepakError(f"{folder}: not a folder (table export writes one to import from)")
     files = sheet_files(folder)
     if not files:
         raise GamepakError(f"{folder}: holds no .xtbl.csv or .xtbl.json file")
-    # Only the tables the folder has files for are parsed.
-    wanted = {member.lower() for member in files} | {member.rsplit("/", 1)[-1].lower() for member in files}
+    # Only the tables the folder has files for are read and parsed.
+    names = {member.lower() for member in files} | {member.rsplit("/", 1)[-1].lower() for member in files}
+
+    def wanted(member: str) -> bool:
+        return member.lower() in names or member.rsplit("/", 1)[-1].lower() in names
+
+    if os.path.isdir(target) or is_table_name(target) or dry_run:
+        changes, written = _import_into(target, files, _wanted_members(target, wanted))
+        if written and not dry_run:
+            _store(target, written)
+        return changes
+    # A pack: one editor reads the tables and writes them back, the pack locked in between;
+    # the read leaves resume points, so the rewrite does not decode the stream again.
+    from .edit import Editor
+
+    editor = Editor(target)
+    try:
+        editor.archive.keep_seek_points()
+        changes, written = _import_into(target, files, _members_in(editor.archive, "", wanted))
+        for member, data in written.items():
+            editor.replace(member, data)
+        if written:
+            editor.commit()
+    finally:
+        editor.close()
+    return changes
+
+
+def _wanted_members(source: str, wanted: Callable[[str], bool]) -> Iterator[tuple[str, bytes]]:
+    """`iter_members`, of a pack only the tables `wanted` accepts (read no further)."""
+    if os.path.isdir(source) or is_table_name(source):
+        for member, data in iter_members(source):
+            if wanted(member):
+                yield member, data
+        return
+    from ..core.opening import open as open_archive
+
+    with open_archive(source) as pack:
+        yield from _members_in(pack, "", wanted)
+
+
+def _import_into(
+    target: str, files: dict[str, str], members: Iterable[tuple[str, bytes]]
+) -> tuple[list[str], dict[str, bytes]]:
+    """(the changes, {member: new bytes}) of importing `files` into the tables `members` reads."""
+    from ..formats.rfg.xtbl.sheet import apply_rows, read_csv, read_json
+
     tables = Tables(target)
-    for member, data in iter_members(target):
-        if member.lower() in wanted or member.rsplit("/", 1)[-1].lower() in wanted:
-            try:
-                tables[member] = Table(data, member)
-            except TableError as exc:
-                tables.failures[member] = str(exc)
+    for member, data in members:
+        try:
+            tables[member] = Table(data, member)
+        except TableError as exc:
+            tables.failures[member] = str(exc)
     changes: list[str] = []
     written: dict[str, bytes] = {}
     for member, path in files.items():
@@ -236,9 +285,7 @@ def import_tables(
             raise GamepakError(f"{path}: {member} would not read back as this file says; nothing was written")
         changes += table_changes
         written[table.member] = new
-    if written and not dry_run:
-        _store(target, written)
-    return changes
+    return changes, written
 
 
 def _store(source: str, changed: dict[str, bytes]) -> None:

@@ -51,7 +51,9 @@ def _csv_line(values: list[str]) -> str:
         return line if line or len(values) != 1 else '""'  # a lone empty cell is quoted, else the line is blank
     return ",".join(
         [
-            '"' + value.replace('"', '""') + '"' if '"' in value or "," in value or "\n" in value or "\r" in value else value
+            '"' + value.replace('"', '""') + '"'
+            if '"' in value or "," in value or "\n" in value or "\r" in value
+            else value
             for value in values
         ]
     )
