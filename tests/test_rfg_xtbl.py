@@ -5,6 +5,7 @@ real table.vpp_pc is an extra layer."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -471,3 +472,81 @@ def test_json_cells_written_directly_match_json_dumps() -> None:
     assert pending
     for _, _, element, field in pending:
         assert items_json(element, field) == json.dumps(_items(element, field), ensure_ascii=False)
+
+
+def _written_whole(table: Table, monkeypatch: pytest.MonkeyPatch) -> bytes | str:
+    """What `write()` gives (or the error it raises) when it parses the whole document, with
+    no rows-only shortcut."""
+    with monkeypatch.context() as patched:
+        patched.setattr(Table, "_write_rows", lambda self: None)
+        return _written(table)
+
+
+def _written(table: Table) -> bytes | str:
+    try:
+        return table.write()
+    except TableError as exc:
+        return str(exc)
+
+
+EDITED_SHAPES = [
+    weapons(),
+    weapons(newline="\r\n"),
+    weapons(ROWS.replace("\t\t<Weapon>\n\t\t\t<Name>grenade</Name>", "\t\t<Weapon><Name>grenade</Name>")),
+    weapons(ROWS + "\t\t<Weapon/>\n\t\t<Weapon><Name>knife</Name><Spread/></Weapon><!-- c --><Weapon/>\n"),
+    b"<root><Table><R><N>1</N><M>2</M></R><R><N>2</N></R></Table></root>",  # rows share a line
+    '<?xml version="1.0" encoding="windows-1252"?>\n<root>\n <Table>\n  <R><N>\xe9</N></R>\n </Table>\n</root>'.encode(
+        "cp1252"
+    ),
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.sampled_from(range(len(EDITED_SHAPES))),
+    st.lists(
+        st.tuples(st.integers(0, 10), st.integers(0, 30), st.sampled_from(["7", "", "a & <b>", "é", '["x"]', "[]"])),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_cells_set_rewrite_only_their_rows_as_the_whole_document_would(
+    shape: int, edits: list[tuple[int, int, str]]
+) -> None:
+    # A fresh monkeypatch per example (hypothesis runs the body many times per test).
+    data = EDITED_SHAPES[shape]
+    table = Table(data, "t.xtbl")
+    for row, column, value in edits:
+        with contextlib.suppress(TableError):  # not JSON where JSON is needed
+            table.set(row % len(table), table.columns[column % len(table.columns)], value)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        assert _written(table) == _written_whole(table, monkeypatch)
+
+
+def test_every_cell_of_every_row_set_alone_as_the_whole_document_would() -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for data in EDITED_SHAPES:
+            for row in range(len(Table(data, "t.xtbl"))):
+                for column in Table(data, "t.xtbl").columns:
+                    table = Table(data, "t.xtbl")
+                    table.set(row, column, '["x"]' if table.is_json(column) else "7")
+                    assert _written(table) == _written_whole(table, monkeypatch), (data, row, column)
+
+
+def test_rows_only_rewrite_of_the_real_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    tables = gamepak.tables.open(sample("vpp/table.vpp_pc"))
+    shortcut = 0
+    for member, table in tables.items():
+        if not len(table):
+            continue
+        leaf = next((c for c in table.columns if not table.is_json(c)), None)
+        for index in {0, len(table) // 2, len(table) - 1}:
+            if leaf is not None:
+                table.set(index, leaf, "gamepak & <test>")
+        table.set(len(table) - 1, table.columns[-1], "[]" if table.is_json(table.columns[-1]) else "1")
+        try:
+            shortcut += table._write_rows() is not None
+        except TableError:
+            shortcut += 1  # taken, and refused as the whole document refuses it
+        assert _written(table) == _written_whole(table, monkeypatch), member
+    assert shortcut > 300  # most of the game's rows start their own line

@@ -21,7 +21,18 @@ import re
 from json.encoder import encode_basestring as _quote  # the C encoder json.dumps uses
 
 from .schema import EDITOR_FIELDS, REPEATED_KINDS, Field, Schema, parse_schema
-from .xmldoc import MAX_DEPTH, MAX_XML_BYTES, Element, XmlDocument, XmlError, make_parser, run_parser, source_encoding
+from .xmldoc import (
+    MAX_DEPTH,
+    MAX_XML_BYTES,
+    TAG_REST,
+    Element,
+    XmlDocument,
+    XmlError,
+    indent_before,
+    make_parser,
+    run_parser,
+    source_encoding,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -234,6 +245,10 @@ class Table:
         edited elements rewritten."""
         if not self._edits:
             return self.data
+        if all(edit[0] == "set" for edit in self._edits):
+            rewritten = self._write_rows()
+            if rewritten is not None:
+                return rewritten
         document = _Document(self.data, self.member)
         body = document.table()
         rows = body.elements()
@@ -254,6 +269,71 @@ class Table:
                     if value:
                         self._write_cell(document, element, column, value)
         return document.to_bytes()
+
+    def _write_rows(self) -> bytes | None:
+        """`write()` when every edit sets cells: only the edited rows are parsed keeping their
+        bytes (a one-cell import into weapons.xtbl parses one row, not 8,000 elements), the
+        rest of the input is copied. None when a row does not start its own line: the whole
+        document is parsed then, so that what is appended inside it is laid out as before."""
+        spans = self._row_spans()
+        if len(spans) != len(self._elements):
+            return None
+        cells: dict[int, list[tuple[str, str]]] = {}
+        for _, index, column, value in self._edits:
+            cells.setdefault(index, []).append((column, value))
+        if any(indent_before(self.data, spans[index][0]) is None for index in cells):
+            return None
+        # The rows' parents, only to name them in errors as the whole document would.
+        body = Element("Table", {}, b"<Table>", Element("root", {}, b"<root>", None))
+        pieces = []
+        cursor = 0
+        for index in sorted(cells):
+            start, end = spans[index]
+            document = _Document(self.data, self.member, span=(start, end))
+            document.root.parent = body
+            for column, value in cells[index]:
+                self._write_cell(document, document.root, column, value)
+            pieces += [self.data[cursor:start], document.to_bytes()]
+            cursor = end
+        pieces.append(self.data[cursor:])
+        return b"".join(pieces)
+
+    def _row_spans(self) -> list[tuple[int, int]]:
+        """(start, end) in the input of each row element (the children of the first `<Table>`
+        in `<root>`), found by one pass of expat that only counts depth."""
+        data = self.data
+        parser = make_parser(self.member, source_encoding(data), TableError)
+        spans: list[tuple[int, int]] = []
+        depth = 0
+        body = 0  # 1 inside the first <Table>, 2 after it
+        opened = 0
+
+        def start(name: str, attributes: object) -> None:
+            nonlocal depth, body, opened
+            depth += 1
+            if depth == 3 and body == 1:
+                opened = parser.CurrentByteIndex
+            elif depth == 2 and body == 0 and name == "Table":
+                body = 1
+
+        def end(name: str) -> None:
+            nonlocal depth, body
+            if depth == 3 and body == 1:
+                tag = TAG_REST.match(data, opened + 1)
+                if tag is None:
+                    raise TableError(f"{self.member}: offset {opened}: cannot find the tag expat reported")
+                if tag.group().endswith(b"/>"):
+                    spans.append((opened, tag.end()))
+                else:
+                    spans.append((opened, data.index(b">", parser.CurrentByteIndex) + 1))
+            elif depth == 2 and body == 1:
+                body = 2
+            depth -= 1
+
+        parser.StartElementHandler = start
+        parser.EndElementHandler = end
+        run_parser(parser, data, self.member, TableError)
+        return spans
 
     def _write_cell(self, document: XmlDocument, row: Element, column: str, value: str) -> None:
         element = row

@@ -43,7 +43,7 @@ MAX_DEPTH = 256
 LIST_ACTION = "list_action"  # attribute names are matched without case, as SyncFaction does
 
 # A start tag's rest after `<`: quoted attribute values may hold `>`.
-_TAG_REST = re.compile(rb"""(?:[^"'>]|"[^"]*"|'[^']*')*>""")
+TAG_REST = re.compile(rb"""(?:[^"'>]|"[^"]*"|'[^']*')*>""")
 _FIRST_INDENT = re.compile(rb"\n([ \t]+)<")
 _ATTRIBUTE = re.compile(rb"""\s([^\s=/>]+)\s*=\s*("[^"]*"|'[^']*')""")
 _DECLARED_ENCODING = re.compile(rb"""(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
@@ -136,13 +136,18 @@ class XmlDocument:
 
     error: type[GamepakError] = XmlError  # what this document raises
 
-    def __init__(self, data: bytes, where: str) -> None:
+    def __init__(self, data: bytes, where: str, *, span: tuple[int, int] | None = None) -> None:
+        """Parse `data`, or with `span` (start, end) only the element written there (its
+        encoding, line ends and indent taken from the whole of `data`): `to_bytes()` then gives
+        that element's bytes."""
         if len(data) > MAX_XML_BYTES:
             raise self.error(f"{where}: {len(data)} bytes, more than the {MAX_XML_BYTES} an edit reads")
         self.where = where
         forced = source_encoding(data)
         declared = _DECLARED_ENCODING.match(data)
         self.encoding = forced or (declared.group(1).decode("ascii") if declared else "utf-8")
+        if span is not None:
+            forced = self.encoding  # the element alone has no declaration to say it
         try:
             ascii_compatible = codecs.lookup(self.encoding).encode("<")[0] == b"<"
         except LookupError:
@@ -155,7 +160,14 @@ class XmlDocument:
         self.unit = first_indent.group(1) if first_indent else b"\t"
         self.prolog = b""
         self.epilogue = b""
-        self.root = self._parse(data, forced)
+        if span is None:
+            self.root = self._parse(data, forced)
+            return
+        start, end = span
+        self.root = self._parse(data[start:end], forced)
+        if self.prolog or self.epilogue:
+            raise self.error(f"{where}: offset {start}: not one element")
+        self.root.indent = indent_before(data, start)
 
     def _parse(self, data: bytes, encoding: str | None) -> Element:
         where = self.where
@@ -171,7 +183,7 @@ class XmlDocument:
             if count > MAX_ELEMENTS or len(stack) >= MAX_DEPTH:
                 raise self.error(f"{where}: more than {MAX_ELEMENTS} elements or {MAX_DEPTH} levels deep")
             position = parser.CurrentByteIndex
-            tag = _TAG_REST.match(data, position + 1)
+            tag = TAG_REST.match(data, position + 1)
             if data[position : position + 1] != b"<" or tag is None:
                 raise self.error(f"{where}: offset {position}: cannot find the tag expat reported")
             gap = data[cursor:position]
@@ -182,11 +194,7 @@ class XmlDocument:
             else:
                 self.prolog = gap
             element = Element(name, attributes, data[position : tag.end()], parent)
-            line_start = position
-            while line_start > 0 and data[line_start - 1] in b" \t":
-                line_start -= 1
-            if line_start == 0 or data[line_start - 1] in b"\r\n":
-                element.indent = data[line_start:position]
+            element.indent = indent_before(data, position)
             (parent.children if parent is not None else roots).append(element)
             stack.append(element)
             cursor = tag.end()
@@ -349,6 +357,16 @@ class XmlDocument:
         if children:
             return children[-1].indent
         return self._indent_of(element) + self.unit
+
+
+def indent_before(data: bytes, position: int) -> bytes | None:
+    """The blanks before the tag at `position` on its line; None when something else is."""
+    line_start = position
+    while line_start > 0 and data[line_start - 1] in b" \t":
+        line_start -= 1
+    if line_start == 0 or data[line_start - 1] in b"\r\n":
+        return data[line_start:position]
+    return None
 
 
 def _emit(element: Element, pieces: list[bytes]) -> None:
