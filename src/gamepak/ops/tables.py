@@ -280,7 +280,7 @@ def _import_into(
         new = table.write()
         # What was written must read back as the file says: else the edit could not be kept
         # byte-minimal (or lost something) and is refused.
-        again = Table(new, table.member)
+        again = table.reread(new)
         if apply_rows(again, rows, path):
             raise GamepakError(f"{path}: {member} would not read back as this file says; nothing was written")
         changes += table_changes

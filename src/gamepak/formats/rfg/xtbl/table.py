@@ -69,17 +69,18 @@ class TableError(XmlError):
     """A table that cannot be read, or an edit it cannot take."""
 
 
-def parse_xml(data: bytes, where: str) -> EtElement:
-    """`data` as an ElementTree; TableError when it is not well-formed, declares a DTD or is
-    too large."""
+def parse_xml(data: bytes, where: str, encoding: str | None = None) -> EtElement:
+    """`data` as an ElementTree (in `encoding` when given, else as the document says);
+    TableError when it is not well-formed, declares a DTD or is too large."""
     import xml.etree.ElementTree as ET
 
     if len(data) > MAX_XML_BYTES:
         raise TableError(f"{where}: {len(data)} bytes, more than the {MAX_XML_BYTES} a table may hold")
+    encoding = encoding or source_encoding(data)
     if b"<!DOCTYPE" in data:
         # Refused by expat's DTD handler before any entity is declared or expanded.
-        run_parser(make_parser(where, source_encoding(data), TableError), data, where, TableError)
-    parser = ET.XMLParser(encoding=source_encoding(data))
+        run_parser(make_parser(where, encoding, TableError), data, where, TableError)
+    parser = ET.XMLParser(encoding=encoding)
     try:
         parser.feed(data)
         return parser.close()
@@ -100,14 +101,20 @@ class Table:
         if body is None:
             what = "no <Table> in its <root>" if root.tag == "root" else f"its root is <{root.tag}>, not <root>"
             raise TableError(f"{member}: not a table ({what})")
-        self._elements = list(body)
+        elements = list(body)
         description = root.find("TableDescription")
         if description is not None:
-            self.schema = parse_schema(description)
-            if not self.schema.row_tag and self._elements:
-                self.schema.row_tag = self._elements[0].tag
+            schema = parse_schema(description)
+            if not schema.row_tag and elements:
+                schema.row_tag = elements[0].tag
         else:
-            self.schema = Schema(_most_common(self._elements), [], described=False)
+            schema = Schema(_most_common(elements), [], described=False)
+        self._start(elements, schema)
+
+    def _start(self, elements: list[EtElement], schema: Schema) -> None:
+        self._elements = elements
+        self.schema = schema
+        self._spliced: tuple[bytes, str, dict[int, tuple[int, int]]] | None = None
         self._cells: list[dict[str, str]] | None = None
         self._columns: list[str] = []
         self._json_paths: set[str] = set()
@@ -275,32 +282,58 @@ class Table:
         bytes (a one-cell import into weapons.xtbl parses one row, not 8,000 elements), the
         rest of the input is copied. None when a row does not start its own line: the whole
         document is parsed then, so that what is appended inside it is laid out as before."""
-        spans = self._row_spans()
-        if len(spans) != len(self._elements):
-            return None
         cells: dict[int, list[tuple[str, str]]] = {}
         for _, index, column, value in self._edits:
             cells.setdefault(index, []).append((column, value))
+        spans = self._row_spans(max(cells) + 1)
+        if len(spans) <= max(cells):
+            return None
         if any(indent_before(self.data, spans[index][0]) is None for index in cells):
             return None
         # The rows' parents, only to name them in errors as the whole document would.
         body = Element("Table", {}, b"<Table>", Element("root", {}, b"<root>", None))
         pieces = []
-        cursor = 0
+        cursor = size = 0
+        encoding = "utf-8"
+        placed: dict[int, tuple[int, int]] = {}  # where each rewritten row lies in the output
         for index in sorted(cells):
             start, end = spans[index]
             document = _Document(self.data, self.member, span=(start, end))
             document.root.parent = body
+            encoding = document.encoding
             for column, value in cells[index]:
                 self._write_cell(document, document.root, column, value)
-            pieces += [self.data[cursor:start], document.to_bytes()]
+            row = document.to_bytes()
+            pieces += [self.data[cursor:start], row]
+            size += start - cursor
+            placed[index] = (size, size + len(row))
+            size += len(row)
             cursor = end
         pieces.append(self.data[cursor:])
-        return b"".join(pieces)
+        written = b"".join(pieces)
+        self._spliced = (written, encoding, placed)
+        return written
 
-    def _row_spans(self) -> list[tuple[int, int]]:
-        """(start, end) in the input of each row element (the children of the first `<Table>`
-        in `<root>`), found by one pass of expat that only counts depth."""
+    def reread(self, data: bytes) -> Table:
+        """`Table(data, member)`; when `data` is what `write()` just gave by rewriting rows
+        alone, only those rows are parsed again (the rest of the bytes are this table's, so
+        are the rest of its tree and its schema): an import checks what it wrote this way."""
+        if self._spliced is None or self._spliced[0] is not data:
+            return Table(data, self.member)
+        _, encoding, placed = self._spliced
+        elements = list(self._elements)
+        for index, (start, end) in placed.items():
+            elements[index] = parse_xml(data[start:end], self.member, encoding)
+        again = Table.__new__(Table)
+        again.member = self.member
+        again.data = data
+        again._start(elements, self.schema)
+        return again
+
+    def _row_spans(self, wanted: int) -> list[tuple[int, int]]:
+        """(start, end) in the input of the first `wanted` row elements (the children of the
+        first `<Table>` in `<root>`), found by one pass of expat that only counts depth and
+        stops there (the input was found well-formed when the table was read)."""
         data = self.data
         parser = make_parser(self.member, source_encoding(data), TableError)
         spans: list[tuple[int, int]] = []
@@ -326,13 +359,16 @@ class Table:
                     spans.append((opened, tag.end()))
                 else:
                     spans.append((opened, data.index(b">", parser.CurrentByteIndex) + 1))
+                if len(spans) == wanted:
+                    raise _Found
             elif depth == 2 and body == 1:
-                body = 2
+                raise _Found
             depth -= 1
 
         parser.StartElementHandler = start
         parser.EndElementHandler = end
-        run_parser(parser, data, self.member, TableError)
+        with contextlib.suppress(_Found):
+            run_parser(parser, data, self.member, TableError)
         return spans
 
     def _write_cell(self, document: XmlDocument, row: Element, column: str, value: str) -> None:
@@ -347,6 +383,10 @@ class Table:
             _write_items(document, element, items, field)
         else:
             document.set_text(element, value)
+
+
+class _Found(Exception):
+    """Stops a pass of expat once it found what it looked for."""
 
 
 class _Document(XmlDocument):
