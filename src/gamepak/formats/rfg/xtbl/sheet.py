@@ -162,10 +162,11 @@ def apply_rows(table: Table, rows: list[dict[str, str]], where: str) -> list[str
     known = set(table.columns)
     key = table.key
     columns: list[str] = []
-    for row in rows:
-        for column in row:
-            if column not in known and column != key and column not in columns:
-                columns.append(column)
+    if set().union(*rows) - known - {key}:  # (sets: most files name only known columns)
+        for row in rows:
+            for column in row:
+                if column not in known and column != key and column not in columns:
+                    columns.append(column)
     if columns:
         unknown = ", ".join(columns)
         raise TableError(f"{where}: column {unknown} is not in {table.member}'s schema or rows")
@@ -191,6 +192,12 @@ def apply_rows(table: Table, rows: list[dict[str, str]], where: str) -> list[str
         if old is None:
             table.add_row({column: value for column, value in new.items() if column != ROW_NUMBER})
             changes.append(f"{table.member}: row {row_key} added")
+            continue
+        # Most rows are unchanged: every cell compared at once (absent cells read as empty).
+        expected = {**dict.fromkeys(new, ""), **old.cells}
+        if ROW_NUMBER in new:
+            expected[ROW_NUMBER] = new[ROW_NUMBER]
+        if new.items() <= expected.items():
             continue
         for column, value in new.items():
             if column == ROW_NUMBER:
