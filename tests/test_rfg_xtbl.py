@@ -9,6 +9,8 @@ import contextlib
 import csv
 import io
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -556,3 +558,46 @@ def test_rows_only_rewrite_of_the_real_tables(monkeypatch: pytest.MonkeyPatch) -
             shortcut += 1  # taken, and refused as the whole document refuses it
         assert _written(table) == _written_whole(table, monkeypatch), member
     assert shortcut > 300  # most of the game's rows start their own line
+
+
+def test_export_on_two_processes_writes_what_one_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gamepak.ops.tables as tables_ops
+
+    members = {f"t{number:02}.xtbl": weapons(ROWS.replace("grenade", f"grenade{number}")) for number in range(12)}
+    members["broken.xtbl"] = b"<root><Table><Row>"
+    source = write_pack(tmp_path / "table.vpp_pc", members)
+    alone = tables_ops.export_tables(source, tmp_path / "alone", kind="json")
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counted_fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(tables_ops, "_FORK_BYTES", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1})
+    monkeypatch.setattr(os, "fork", counted_fork)
+    both = tables_ops.export_tables(source, tmp_path / "both", kind="json")
+    assert len(forks) == 1
+    assert [Path(path).relative_to(tmp_path / "both") for path in both[0]] == [
+        Path(path).relative_to(tmp_path / "alone") for path in alone[0]
+    ]
+    assert both[1] == alone[1] and list(both[1]) == ["broken.xtbl"]
+    for path in alone[0]:
+        assert Path(path).read_bytes() == (tmp_path / "both" / Path(path).relative_to(tmp_path / "alone")).read_bytes()
+
+    # A failure in the worker reaches the caller as itself; nothing is written.
+    parent = os.getpid()
+
+    def failing(table: Table) -> bytes:
+        if os.getpid() != parent:
+            raise MemoryError("out of memory in " + table.member)
+        time.sleep(0.05)  # leaves the worker tables to take
+        return b""
+
+    monkeypatch.setattr("gamepak.formats.rfg.xtbl.sheet.to_csv", failing)
+    with pytest.raises(MemoryError, match="out of memory in t"):
+        tables_ops.export_tables(source, tmp_path / "failed", kind="csv")
+    assert not (tmp_path / "failed").exists() and len(forks) == 2

@@ -11,8 +11,10 @@ listed with the reason and never stops the others. Changes go back through one c
 from __future__ import annotations
 
 import builtins
+import contextlib
 import fnmatch
 import os
+import struct
 from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import GamepakError
@@ -164,17 +166,100 @@ def export_tables(
 
     if kind not in SHEET_KINDS:
         raise GamepakError(f"unknown table file kind {kind!r} (csv or json)")
-    convert = to_csv if kind == "csv" else to_json
     files: list[tuple[str, bytes]] = []
     failures: dict[str, str] = {}
     with collector_paused():
-        for member, data in _selected(os.fspath(source), members):
-            try:
-                files.append(("/".join(safe_parts(f"{member}.{kind}")), convert(Table(data, member))))
-            except TableError as exc:
-                failures[member] = str(exc)
+        tables = list(_selected(os.fspath(source), members))
+        for (member, _), converted in zip(tables, _convert_all(tables, to_csv if kind == "csv" else to_json)):
+            if isinstance(converted, bytes):
+                files.append(("/".join(safe_parts(f"{member}.{kind}")), converted))
+            else:
+                failures[member] = converted
     written = write_files(output, files, overwrite=overwrite) if files else []
     return written, failures
+
+
+_FORK_BYTES = 4 << 20  # less XML than this is converted in one process
+_INDEX = struct.Struct("<I")
+
+
+def _convert_all(tables: list[tuple[str, bytes]], convert: Callable[[Table], bytes]) -> list[bytes | str]:
+    """Each (member, bytes) converted by `convert`, or why it cannot be read (str), in order.
+    With much XML and a second core, a forked worker converts part of them: both processes
+    take tables from a shared queue (a pipe of table numbers, largest first), so the one that
+    gets more CPU does more (on a busy machine the second core is not always there)."""
+
+    def one(index: int) -> bytes | str:
+        member, data = tables[index]
+        try:
+            return convert(Table(data, member))
+        except TableError as exc:
+            return str(exc)
+
+    order = sorted(range(len(tables)), key=lambda index: -len(tables[index][1]))
+    if (
+        sum(len(data) for _, data in tables) < _FORK_BYTES
+        or len(tables) < 4
+        or not hasattr(os, "fork")
+        or len(os.sched_getaffinity(0)) < 2
+    ):
+        return [one(index) for index in range(len(tables))]
+    import pickle
+
+    results: dict[int, bytes | str] = {}
+    queue, queue_end = os.pipe()
+    try:
+        os.write(queue_end, b"".join(_INDEX.pack(index) for index in order))  # 4 bytes a table: fits the pipe
+    finally:
+        os.close(queue_end)  # an empty queue then reads as the end
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the worker (the tests see its results)
+        status = 0
+        try:
+            os.close(reader)
+            done = {index: one(index) for index in iter(lambda: _take(queue), None)}
+            payload = pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL)
+        except BaseException as exc:
+            status = 1
+            try:
+                payload = pickle.dumps(exc)  # raised again in the parent
+            except Exception:
+                payload = pickle.dumps(GamepakError(f"table export worker: {type(exc).__name__}: {exc}"))
+        finally:
+            try:
+                with builtins.open(writer, "wb") as sending:
+                    sending.write(payload)
+            finally:
+                os._exit(status)
+    os.close(writer)
+    finished = False
+    try:
+        results = {index: one(index) for index in iter(lambda: _take(queue), None)}
+        with builtins.open(reader, "rb") as receiving:
+            reader = -1
+            theirs = pickle.loads(receiving.read())
+        os.waitpid(pid, 0)
+        finished = True
+    finally:
+        os.close(queue)
+        if reader >= 0:
+            os.close(reader)
+        if not finished:  # interrupted: stop the worker
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+    if isinstance(theirs, BaseException):
+        raise theirs
+    results.update(theirs)
+    return [results[index] for index in range(len(tables))]
+
+
+def _take(queue: int) -> int | None:
+    """The next table number from the queue, None when it is empty (reads of one record are
+    atomic between processes)."""
+    data = os.read(queue, _INDEX.size)
+    return _INDEX.unpack(data)[0] if data else None
 
 
 def sheet_files(folder: str) -> dict[str, str]:
