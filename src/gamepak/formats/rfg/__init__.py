@@ -13,19 +13,27 @@
 
 from __future__ import annotations
 
-from .packfile import Reader, sniff
-from .records import name_hash
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .packfile import Reader, sniff
+    from .records import name_hash
     from .writer import Writer
 
 __all__ = ["Reader", "Writer", "name_hash", "sniff"]
 
 
 def __getattr__(name: str) -> object:
-    # The writer (and the `.asm_pc` and rebuild modules it needs) loads only when something
-    # writes: opening and listing a pack stay light.
+    # The reader loads when a pack is opened, the writer (and the `.asm_pc` and rebuild modules
+    # it needs) only when something writes: the other RFG formats (`.rfglocatext`, `.xtbl`)
+    # live in this package and load without either.
+    if name in ("Reader", "sniff"):
+        from . import packfile
+
+        return getattr(packfile, name)
+    if name == "name_hash":
+        from .records import name_hash
+
+        return name_hash
     if name == "Writer":
         from .writer import Writer
 
