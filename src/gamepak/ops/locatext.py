@@ -204,7 +204,7 @@ def import_locatext(
     rows = load_translation(data, kind, where)
     located = locate(file, member, format=format)
     # Identifiers named in the file guard against collisions; only needed when rows name some.
-    if any(row.identifier is not None for row in rows) and (names is None or names or name_lists):
+    if rows.identifiers.count(None) != len(rows) and (names is None or names or name_lists):
         name_entries(located, names, name_lists)
     applied = apply_translation(located.table, rows, delete=delete)
     rebuilt = located.table.to_bytes()
