@@ -542,6 +542,32 @@ def test_po_fast_reader_agrees_with_the_general_one(tmp_path: Path) -> None:
     assert [entry.msgstr for entry in po] == [entry.text for entry in table.entries]
 
 
+def test_po_column_reader_agrees_with_the_entry_by_entry_one() -> None:
+    from gamepak.formats.rfg.locatext.translate import _simple_po_columns, _simple_po_rows_in_order
+
+    entries = [LocaEntry(number, f"s{number}\\\n\t".encode("utf-16-le") + b"\0\0") for number in range(1, 6)]
+    entries[2].identifier = "NAMED_TWO"
+    exported = dump_translation(entries, "po").decode()
+    translated = exported.replace('msgstr ""\n\n#. hash', 'msgstr "x\\"y"\n\n#. hash')
+    for text in (exported, translated, exported.replace('"#00000001"', '"#0000001"')):
+        columns = _simple_po_columns(text, "t.po")
+        in_order = _simple_po_rows_in_order(text, "t.po")
+        assert in_order is not None
+        if columns is not None:
+            assert _rows(list(columns)) == _rows(in_order)
+    assert _simple_po_columns(exported, "t.po") is not None and _simple_po_columns(translated, "t.po") is not None
+    assert _simple_po_columns(translated, "t.po").texts[1] == 'x"y'  # type: ignore[union-attr]
+    # anything irregular goes entry by entry, which names the first problem and its line
+    for broken, message in (
+        (exported.replace('msgid "s1', 'msgid "\\qs1'), "line 5: unknown escape"),
+        (exported.replace('"#00000002"', '""'), "line 9: no msgctxt"),
+        (exported.replace('"#00000002"', '"#0000000g"'), "line 9: hash"),
+    ):
+        assert _simple_po_columns(broken, "t.po") is None
+        with pytest.raises(GamepakError, match=message):
+            load_translation(broken.encode(), "po", "t.po")
+
+
 def test_po_written_by_other_tools(tmp_path: Path) -> None:
     text = (
         '# header comment\nmsgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
