@@ -848,3 +848,11 @@ def test_model_info_of_a_large_joe_costs_about_twice_its_size(tmp_path: Path) ->
         subprocess.run([sys.executable, "-c", baseline], capture_output=True, text=True, check=True).stdout.split()[-1]
     )
     assert peak - floor < 2 * size_mib + 8, (peak, floor, size_mib)
+
+
+def test_a_ply_property_declared_twice_is_one_clear_error() -> None:
+    # Found by the fuzz tests: numpy refused the record type with its own ValueError.
+    text = b"ply\nformat binary_little_endian 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
+    text += b"property float y\nend_header\n" + bytes(12)
+    with pytest.raises(models.ModelError, match="declares property 'y' twice"):
+        models.loads(text, "ply")

@@ -96,6 +96,8 @@ def _parse_header(data: bytes, label: str) -> tuple[str, list[dict[str, Any]], i
         elif words[0] == "element" and len(words) == 3 and words[2].isdigit():
             elements.append({"name": words[1], "count": int(words[2]), "properties": []})
         elif words[0] == "property" and elements:
+            if words[-1] in {prop[0] for prop in elements[-1]["properties"]}:
+                raise ModelError(f"{label}: PLY element {elements[-1]['name']!r} declares property {words[-1]!r} twice")
             if len(words) == 5 and words[1] == "list" and words[2] in PLY_TYPES and words[3] in PLY_TYPES:
                 elements[-1]["properties"].append((words[4], PLY_TYPES[words[2]], PLY_TYPES[words[3]]))
             elif len(words) == 3 and words[1] in PLY_TYPES:
