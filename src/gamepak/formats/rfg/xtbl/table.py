@@ -259,13 +259,11 @@ class Table:
         document = _Document(self.data, self.member)
         body = document.table()
         rows = body.elements()
-        removed: list[int] = []
-        for edit in self._edits:
-            if edit[0] == "set":
-                _, index, column, value = edit
-                self._write_cell(document, rows[index], column, value)
-            elif edit[0] == "remove":
-                removed.append(edit[1])
+        # Cells in row order (a row's own in the order set), as `_write_rows` writes them: the
+        # bytes do not depend on it, but the first refusal named does.
+        for _, index, column, value in sorted((edit for edit in self._edits if edit[0] == "set"), key=lambda e: e[1]):
+            self._write_cell(document, rows[index], column, value)
+        removed = [edit[1] for edit in self._edits if edit[0] == "remove"]
         for index in sorted(set(removed), reverse=True):
             document.remove(rows[index])
         for edit in self._edits:
