@@ -19,35 +19,16 @@ from _common import scratch
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 TESTS = str(Path(__file__).resolve().parent.parent / "tests")
 
-# The command's own peak in KiB: VmHWM where /proc has it (it starts again at exec), else
-# getrusage (which on Linux also counts the forking parent's pages copied before the exec).
-MEASURE = """
-import resource, sys
-from gamepak.cli import main
-code = main(sys.argv[1:])
-sys.stdout.flush()
-try:
-    with open("/proc/self/status") as status:
-        peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
-except (OSError, StopIteration):
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(peak, file=sys.stderr)
-sys.exit(code)
-"""
+# The measuring and model-building scripts are the memory test's own, so both measure alike.
+sys.path.insert(0, TESTS)
+from test_model_info_memory import BUILD, MEASURE  # noqa: E402
+
 READ_WHOLE = """
 import resource, sys
 import numpy
 data = open(sys.argv[1], "rb").read()
 with open("/proc/self/status") as status:
     print(next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")), file=sys.stderr)
-"""
-BUILD = """
-import sys
-sys.path.insert(0, sys.argv[3])
-from test_model_info_memory import many_frames
-from gamepak.models import joe
-with open(sys.argv[1], "wb") as handle:
-    handle.write(joe.write(many_frames(int(sys.argv[2]), faces=2000, vertices=1000)))
 """
 
 

@@ -157,27 +157,20 @@ def gpatch_seeds() -> Iterator[tuple[str, bytes]]:
                 yield f"{label}.gpatch", handle.read()
 
 
-def _varint(value: int) -> bytes:
-    out = [value & 0x7F]
-    value >>= 7
-    while value:
-        out.append(0x80 | (value & 0x7F))
-        value >>= 7
-    return bytes(reversed(out))
-
-
 def vcdiff_append(source: bytes, added: bytes) -> bytes:
     """A VCDIFF delta (RFC 3284's layout, xdelta3's Adler-32) turning `source` into `source +
     added`: one window, a COPY of the whole source and an ADD."""
     import zlib
 
-    instructions = bytes([19]) + _varint(len(source)) + bytes([1]) + _varint(len(added))  # COPY, ADD
-    addresses = _varint(0)
+    from gamepak.formats.vcdiff import encode_varint
+
+    instructions = bytes([19]) + encode_varint(len(source)) + bytes([1]) + encode_varint(len(added))  # COPY, ADD
+    addresses = encode_varint(0)
     target = source + added
-    sections = _varint(len(added)) + _varint(len(instructions)) + _varint(len(addresses))
-    body = _varint(len(target)) + b"\x00" + sections + zlib.adler32(target).to_bytes(4, "big")
+    sections = encode_varint(len(added)) + encode_varint(len(instructions)) + encode_varint(len(addresses))
+    body = encode_varint(len(target)) + b"\x00" + sections + zlib.adler32(target).to_bytes(4, "big")
     body += added + instructions + addresses
-    window = bytes([1 | 4]) + _varint(len(source)) + _varint(0) + _varint(len(body)) + body
+    window = bytes([1 | 4]) + encode_varint(len(source)) + encode_varint(0) + encode_varint(len(body)) + body
     return b"\xd6\xc3\xc4\x00\x00" + window
 
 

@@ -80,11 +80,7 @@ def _vcdiff_without_checksum(target: bytes) -> bytes:
     writes them): one window, one ADD of the whole target (default code table, instruction 1:
     ADD, size as a varint)."""
 
-    def varint(value: int) -> bytes:
-        groups = [value & 0x7F]
-        while value := value >> 7:
-            groups.append(0x80 | (value & 0x7F))
-        return bytes(reversed(groups))
+    from gamepak.formats.vcdiff import encode_varint as varint
 
     instructions = b"\x01" + varint(len(target))
     encoding = varint(len(target)) + b"\x00" + varint(len(target)) + varint(len(instructions)) + varint(0)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import gamepak
+from gamepak.formats.vcdiff import encode_varint
 from gamepak.ops.patch.limits import limits
 
 from conftest import in_process_cli
@@ -41,25 +42,16 @@ def _xdelta(old: Path, new: Path, out: Path, *options: str) -> Path:
     return out
 
 
-def _varint(value: int) -> bytes:
-    out = [value & 0x7F]
-    value >>= 7
-    while value:
-        out.append(0x80 | (value & 0x7F))
-        value >>= 7
-    return bytes(reversed(out))
-
-
 def _run_windows(count: int, each: int, declared: int | None = None) -> bytes:
     """A VCDIFF delta by RFC 3284's layout: `count` windows, each one RUN of `each` bytes (the
     window declaring `declared` bytes, default `each`): tiny, decoding to count × each."""
     out = bytearray(b"\xd6\xc3\xc4\x00\x00")
     for _ in range(count):
-        instructions = b"\x00" + _varint(each)  # code 0: RUN, size follows
-        target = _varint(each if declared is None else declared)
+        instructions = b"\x00" + encode_varint(each)  # code 0: RUN, size follows
+        target = encode_varint(each if declared is None else declared)
         # Delta_Indicator, the three section lengths, then the data (one byte) and instructions.
-        rest = b"\x00" + _varint(1) + _varint(len(instructions)) + _varint(0) + b"A" + instructions
-        out += b"\x00" + _varint(len(target) + len(rest)) + target + rest
+        rest = b"\x00" + encode_varint(1) + encode_varint(len(instructions)) + encode_varint(0) + b"A" + instructions
+        out += b"\x00" + encode_varint(len(target) + len(rest)) + target + rest
     return bytes(out)
 
 

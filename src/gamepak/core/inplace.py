@@ -237,6 +237,19 @@ class InPlaceFile:
         """Make everything written so far durable before the next switch-over write."""
         os.fsync(self.fd)
 
+    def append_with_directory(
+        self, placed: list[tuple[PendingMember, int]], directory: bytes, at: int, header: bytes
+    ) -> None:
+        """The edit of a pack whose directory follows the data (PAK, WAD): the new members
+        where `placed` says, the new directory at `at` and the file cut after it, all on disk
+        before the header naming them is switched in (at offset 0), so a kill leaves the old
+        pack or the new one."""
+        self.write_members(placed)
+        self.write(directory, at)
+        self.truncate(at + len(directory))
+        self.sync()
+        self.switch(header, 0)
+
     def switch(self, data: bytes, offset: int) -> None:
         """The one write that changes what the pack holds: inside one page, then made durable."""
         if not within_one_page(offset, len(data)):

@@ -200,11 +200,7 @@ class Reader(FixedRecordNames, Archive):
         from ..core.inplace import InPlaceFile
 
         with InPlaceFile(path, self.size) as target:
-            target.write_members(appended)
-            target.write(directory, position)
-            target.truncate(end)
-            target.sync()
-            target.switch(HEADER.pack(MAGIC, position, len(directory)), 0)
+            target.append_with_directory(appended, directory, position, HEADER.pack(MAGIC, position, len(directory)))
         return True
 
     def _edit_directory_at_start(

@@ -410,6 +410,15 @@ def _read_at(stream: BinaryIO, position: int, length: int, output: BinaryIO, wri
     return stream.read(length)
 
 
+def encode_varint(value: int) -> bytes:
+    """`value` as VCDIFF writes integers (RFC 3284 section 2: base-128 digits, most
+    significant first, the high bit set on all but the last): what `_varint` reads."""
+    groups = [value & 0x7F]
+    while value := value >> 7:
+        groups.append(0x80 | (value & 0x7F))
+    return bytes(reversed(groups))
+
+
 def _varint(data: bytes | bytearray, position: int, name: str, offset: int) -> tuple[int, int]:
     value = 0
     for _ in range(10):

@@ -166,6 +166,34 @@ def _frame_at(buffer: bytearray, face_count: int, row: Any) -> Frame:
     )
 
 
+def _frame_end(
+    header_offset: int,
+    counts: tuple[int, int, int],
+    frame_number: int,
+    size: int,
+    corrupt: Callable[[str, int], Exception],
+) -> int:
+    """Where a frame whose header (vertex, texcoord, normal counts) lies at `header_offset`
+    ends, its counts checked against a file of `size` bytes before anything is allocated."""
+    vertex_count, texcoord_count, normal_count = counts
+    if min(counts) < 0:
+        names = ("vertex", "texcoord", "normal")
+        field_number = next(n for n, count in enumerate(counts) if count < 0)
+        raise corrupt(
+            f"frame {frame_number}: negative {names[field_number]} count {counts[field_number]}",
+            header_offset + 4 * field_number,
+        )
+    arrays_size = 12 * vertex_count + 12 * normal_count + 8 * texcoord_count
+    end = header_offset + FRAME_HEADER.size + arrays_size
+    if end > size:
+        raise corrupt(
+            f"frame {frame_number}: {vertex_count} vertices, {normal_count} normals and "
+            f"{texcoord_count} texcoords ({arrays_size} bytes) run past the end of the file ({size} bytes)",
+            header_offset,
+        )
+    return end
+
+
 def _frame_table(data: bytes, face_count: int, frame_count: int, corrupt: Callable[[str, int], Exception]) -> Any:
     """(frame_count, 4) rows of faces offset and counts, every count checked against the file
     size before anything is allocated for it; and where the last frame ends."""
@@ -183,21 +211,9 @@ def _frame_table(data: bytes, face_count: int, frame_count: int, corrupt: Callab
         header_offset = position + faces_size
         if header_offset + FRAME_HEADER.size > size:
             raise corrupt(f"frame {frame_number}: faces and frame header run past the end of the file", position)
-        vertex_count, texcoord_count, normal_count = unpack(data, header_offset)
-        if vertex_count < 0 or texcoord_count < 0 or normal_count < 0:
-            counts = (("vertex", vertex_count), ("texcoord", texcoord_count), ("normal", normal_count))
-            field_number, (what, count) = next((n, c) for n, c in enumerate(counts) if c[1] < 0)
-            raise corrupt(f"frame {frame_number}: negative {what} count {count}", header_offset + 4 * field_number)
-        arrays_size = 12 * vertex_count + 12 * normal_count + 8 * texcoord_count
-        end = header_offset + FRAME_HEADER.size + arrays_size
-        if end > size:
-            raise corrupt(
-                f"frame {frame_number}: {vertex_count} vertices, {normal_count} normals and "
-                f"{texcoord_count} texcoords ({arrays_size} bytes) run past the end of the file "
-                f"({size} bytes)",
-                header_offset,
-            )
-        rows.append((position, vertex_count, texcoord_count, normal_count))
+        counts = unpack(data, header_offset)
+        end = _frame_end(header_offset, counts, frame_number, size, corrupt)
+        rows.append((position, *counts))
         position = end
     return np.array(rows, dtype=np.int64).reshape(-1, 4), position
 
@@ -428,25 +444,7 @@ def scan_file(path: str, *, name: str = "") -> Mesh:
             raise corrupt(f"{frame_count} frames of {face_count} faces need more than the file's {size} bytes", 12)
 
         def frame_end(position: int, counts: tuple[int, int, int], frame_number: int) -> int:
-            header_offset = position + faces_size
-            vertex_count, texcoord_count, normal_count = counts
-            if min(counts) < 0:
-                names = ("vertex", "texcoord", "normal")
-                field_number = next(n for n, count in enumerate(counts) if count < 0)
-                raise corrupt(
-                    f"frame {frame_number}: negative {names[field_number]} count {counts[field_number]}",
-                    header_offset + 4 * field_number,
-                )
-            arrays_size = 12 * vertex_count + 12 * normal_count + 8 * texcoord_count
-            end = header_offset + FRAME_HEADER.size + arrays_size
-            if end > size:
-                raise corrupt(
-                    f"frame {frame_number}: {vertex_count} vertices, {normal_count} normals and "
-                    f"{texcoord_count} texcoords ({arrays_size} bytes) run past the end of the file "
-                    f"({size} bytes)",
-                    header_offset,
-                )
-            return end
+            return _frame_end(position + faces_size, counts, frame_number, size, corrupt)
 
         def read_at(offset: int, count: int) -> bytearray:
             handle.seek(offset)

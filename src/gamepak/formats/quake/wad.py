@@ -298,11 +298,7 @@ class Reader(FixedRecordNames, Archive):
         from ...core.inplace import InPlaceFile
 
         with InPlaceFile(path, self.size) as target:
-            target.write_members(appended)
-            target.write(directory, position)
-            target.truncate(end)
-            target.sync()
-            target.switch(HEADER.pack(self.magic, len(records), position), 0)
+            target.append_with_directory(appended, directory, position, HEADER.pack(self.magic, len(records), position))
         return True
 
 
