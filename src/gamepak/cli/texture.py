@@ -208,33 +208,24 @@ def run_ls(args: argparse.Namespace) -> int | None:
     return None
 
 
-def run_export(args: argparse.Namespace) -> int | None:
-    quake = _quake_textures(args.source)
-    if quake is not None:
-        with counting_bar("exporting textures") as advance:
-            written = quake.export_textures(
-                args.source,
-                args.output,
-                names=args.names,
-                overwrite=args.overwrite,
-                palette=args.palette,
-                progress=advance,
-            )
-        if not _quiet_run(args):
-            note(f"exported {len(written)} texture(s) to {args.output}")
-        return None
-    from ..ops.textures import export_textures
+def _source(path: str, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The texture source module the content registry names for `path` (`ops.textures` for RFG
+    pegs, `ops.quake_textures` for Quake images) and the options of that kind the command got."""
+    from ..core.content import texture_source_for
 
+    spec = texture_source_for(path)
+    if spec.name == "quake":
+        return spec.load(), {"palette": args.palette}
+    return spec.load(), {"order": args.order, "peg": args.peg}
+
+
+def run_export(args: argparse.Namespace) -> int | None:
+    module, options = _source(args.source, args)
+    if "peg" in options:
+        options["kind"] = args.kind
     with counting_bar("exporting textures") as advance:
-        written = export_textures(
-            args.source,
-            args.output,
-            kind=args.kind,
-            names=args.names,
-            overwrite=args.overwrite,
-            order=args.order,
-            peg=args.peg,
-            progress=advance,
+        written = module.export_textures(
+            args.source, args.output, names=args.names, overwrite=args.overwrite, progress=advance, **options
         )
     if not _quiet_run(args):
         note(f"exported {len(written)} texture(s) to {args.output}")
@@ -242,29 +233,11 @@ def run_export(args: argparse.Namespace) -> int | None:
 
 
 def run_import(args: argparse.Namespace) -> int | None:
-    quake = _quake_textures(args.target)
-    if quake is not None:
-        with counting_bar("checking textures") as advance:
-            changed = quake.import_textures(
-                args.target, args.folder, dry_run=args.dry_run, palette=args.palette, progress=advance
-            )
-        verb = "would change" if args.dry_run else "changed"
-        if not _quiet_run(args):
-            note(f"{len(changed)} texture(s) {verb}" + (f": {', '.join(changed)}" if changed else ""))
-        return None
-    from ..ops.textures import import_textures
-
+    module, options = _source(args.target, args)
+    if "peg" in options:
+        options.update(resize=args.resize, asm=args.asm)
     with counting_bar("checking textures") as advance:
-        changed = import_textures(
-            args.target,
-            args.folder,
-            order=args.order,
-            dry_run=args.dry_run,
-            peg=args.peg,
-            progress=advance,
-            resize=args.resize,
-            asm=args.asm,
-        )
+        changed = module.import_textures(args.target, args.folder, dry_run=args.dry_run, progress=advance, **options)
     verb = "would change" if args.dry_run else "changed"
     if not _quiet_run(args):
         note(f"{len(changed)} texture(s) {verb}" + (f": {', '.join(changed)}" if changed else ""))
