@@ -673,3 +673,19 @@ def test_the_same_faces_from_another_corner_and_order_are_the_same_geometry() ->
     assert not _same_geometry(original, mirrored)
     moved = quad(0, 0.01)
     assert not _same_geometry(original, moved)
+
+
+def test_a_texture_claiming_a_huge_size_is_not_decoded(tmp_path: Path) -> None:
+    import zlib
+
+    # A small RGBA PNG whose header says 20000 x 20000 (CRC made to match): the car's paint is
+    # not baked into it (that would decode 400 million pixels), and it is kept as it is.
+    data = bytearray(png((255, 255, 255, 0), "RGBA"))
+    data[16:24] = struct.pack(">II", 20000, 20000)
+    data[29:33] = struct.pack(">I", zlib.crc32(bytes(data[12:29])))
+    folder = make_car(tmp_path / "cars" / "TC", CAR)
+    (folder / "body00.png").write_bytes(bytes(data))
+    found = scene.load(folder)
+    assert any("too large to bake" in warning for warning in found.warnings)
+    body = next(node for node in found.root.walk() if node.name == "body")
+    assert found.images[body.material.image].data == bytes(data)

@@ -435,8 +435,16 @@ def _bake_paint(image: SceneImage, colour: tuple[float, float, float], warnings:
     import numpy as np
     from PIL import Image
 
-    with Image.open(io.BytesIO(image.data)) as opened:
-        rgba = np.asarray(opened.convert("RGBA"), dtype=np.float32)
+    from .common import MAX_DECODED_PIXELS
+
+    try:
+        with Image.open(io.BytesIO(image.data)) as opened:
+            if opened.width * opened.height > MAX_DECODED_PIXELS:
+                raise ValueError(f"{opened.width}x{opened.height} is more pixels than gamepak decodes")
+            rgba = np.asarray(opened.convert("RGBA"), dtype=np.float32)
+    except Exception as exc:  # Pillow raises many kinds (its own bomb check among them)
+        warnings.append(f"{image.path}: too large to bake the paint into, or unreadable ({exc}): kept as is")
+        return image
     alpha = rgba[:, :, 3:4] / 255
     if (alpha >= 1).all():
         return image

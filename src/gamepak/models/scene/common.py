@@ -20,6 +20,12 @@ LINEAR = 9729
 LINEAR_MIPMAP_LINEAR = 9987
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# The most pixels of a texture gamepak decodes for a scene (a 4096 x 4096 image; VDrift's are at
+# most 2048 on a side): sized from the image's header first, so a small file claiming a huge
+# image is not decoded.
+MAX_DECODED_PIXELS = 1 << 24
+# The largest texture file a scene embeds (a game's are well under 16 MiB).
+MAX_TEXTURE_BYTES = 64 << 20
 JPEG_SIGNATURE = b"\xff\xd8\xff"
 
 
@@ -139,9 +145,12 @@ def load_image(name: str, path: str, warnings: list[str]) -> SceneImage | None:
     Pillow reads (DDS, TGA, BMP) re-encoded as PNG; None with a warning when unreadable."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(MAX_TEXTURE_BYTES + 1)
     except OSError as exc:
         warnings.append(f"{path}: texture {name!r} cannot be read ({exc.strerror}): drawn without it")
+        return None
+    if len(data) > MAX_TEXTURE_BYTES:
+        warnings.append(f"{path}: texture {name!r} is larger than {MAX_TEXTURE_BYTES >> 20} MiB: drawn without it")
         return None
     mime = sniff_image(data)
     if mime is None:
@@ -151,6 +160,8 @@ def load_image(name: str, path: str, warnings: list[str]) -> SceneImage | None:
             from PIL import Image
 
             with Image.open(io.BytesIO(data)) as image:
+                if image.width * image.height > MAX_DECODED_PIXELS:
+                    raise ValueError(f"{image.width}x{image.height} is more pixels than gamepak decodes")
                 converted = io.BytesIO()
                 image.save(converted, "PNG")
         except Exception as exc:  # Pillow raises many kinds on files it cannot read
