@@ -689,3 +689,25 @@ def test_a_texture_claiming_a_huge_size_is_not_decoded(tmp_path: Path) -> None:
     assert any("too large to bake" in warning for warning in found.warnings)
     body = next(node for node in found.root.walk() if node.name == "body")
     assert found.images[body.material.image].data == bytes(data)
+
+
+def test_embedded_images_are_the_files_bytes_and_one_changed_before_writing_is_an_error(
+    small_track: Path, tmp_path: Path
+) -> None:
+    # The images are copied file to file when the .glb is written (not held in memory): what
+    # lands is each file's own bytes, and a file that changed size since the scene was read
+    # is one clear error that leaves no output behind.
+    found = scene.load(small_track)
+    scene.save(found, tmp_path / "small.glb")
+    data = (tmp_path / "small.glb").read_bytes()
+    document = gltf_json(data)
+    json_length = struct.unpack_from("<I", data, 12)[0]
+    binary = data[20 + json_length + 8 :]
+    for image in document["images"]:
+        view = document["bufferViews"][image["bufferView"]]
+        embedded = binary[view["byteOffset"] : view["byteOffset"] + view["byteLength"]]
+        assert embedded == (small_track / "objects" / image["name"]).read_bytes()
+    (small_track / "objects" / "fence.png").write_bytes(png((1, 2, 3, 4), "RGBA") + b"longer")
+    with pytest.raises(scene.SceneError, match=r"fence\.png: changed while the scene was written"):
+        scene.save(found, tmp_path / "again.glb")
+    assert not list(tmp_path.glob("again*")) and not list(tmp_path.glob(".*again*"))

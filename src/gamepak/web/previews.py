@@ -478,7 +478,7 @@ def scene(folder: str, root: str) -> tuple[dict[str, Any], bytes]:
     summary = found.summary()
     summary["warnings"] = [warning.replace(root.rstrip(os.sep) + os.sep, "") for warning in summary["warnings"]]
     summary.pop("source", None)
-    built = (summary, b"".join(gltf.glb_parts(found)))
+    built = (summary, b"".join(gltf.part_bytes(part) for part in gltf.glb_parts(found)))
     with _scenes_lock:
         _scenes[key] = built
         while len(_scenes) > SCENES_KEPT:

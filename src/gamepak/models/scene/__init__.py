@@ -71,13 +71,13 @@ def save(scene: Scene, path: str | os.PathLike[str], *, overwrite: bool = False)
         raise SceneError(f"{target}: a scene is written as .glb, .gltf or .obj")
     folder = os.path.dirname(target) or "."
     # Every file to write and how to make its bytes (in parts), checked before the first is written.
-    planned: dict[str, Callable[[], list[bytes]]] = {}
+    planned: dict[str, Callable[[], list[bytes | SceneImage]]] = {}
     if extension == ".glb":
         planned[target] = lambda: gltf.glb_parts(scene)
     else:
         names = gltf.image_file_names(scene)
         for key, name in names.items():
-            planned[os.path.join(folder, name)] = functools.partial(lambda key: [scene.images[key].data], key)
+            planned[os.path.join(folder, name)] = functools.partial(_image_part, scene.images[key])
         if extension == ".gltf":
             uris = {key: _uri(name) for key, name in names.items()}
             planned[target] = lambda: [gltf.write(scene, binary=False, image_uris=uris)]
@@ -101,11 +101,29 @@ def save(scene: Scene, path: str | os.PathLike[str], *, overwrite: bool = False)
     return written
 
 
-def _write_parts(parts: list[bytes], fd: int) -> None:
-    from ...core.atomic import write_all
+def _image_part(image: SceneImage) -> list[bytes | SceneImage]:
+    return [image]
 
+
+def _write_parts(parts: list[bytes | SceneImage], fd: int) -> None:
+    """Write the parts one after another; an image file is copied by the kernel (no copy in
+    memory), checked to be the size it had when the scene was read."""
+    from ...core.atomic import write_all
+    from ...core.writer import copy_range
+
+    position = 0
     for part in parts:
-        write_all(fd, part)
+        if isinstance(part, SceneImage) and part.encoded is None:
+            with part.open_file() as handle:
+                if os.fstat(handle.fileno()).st_size != part.size:
+                    raise SceneError(f"{part.path}: changed while the scene was written (was {part.size} bytes)")
+                copy_range(handle.fileno(), 0, fd, position, part.size)
+            os.lseek(fd, position + part.size, os.SEEK_SET)
+            position += part.size
+        else:
+            data = part.data if isinstance(part, SceneImage) else part
+            write_all(fd, data)
+            position += len(data)
 
 
 def _uri(name: str) -> str:

@@ -451,4 +451,12 @@ def _bake_paint(image: SceneImage, colour: tuple[float, float, float], warnings:
     baked = rgba[:, :, :3] * alpha + np.array(colour, np.float32) * 255 * (1 - alpha)
     out = io.BytesIO()
     Image.fromarray(np.clip(np.rint(baked), 0, 255).astype(np.uint8), "RGB").save(out, "PNG")
-    return SceneImage(name=image.name, path=image.path, data=out.getvalue(), mime_type="image/png", has_alpha=False)
+    baked_bytes = out.getvalue()
+    return SceneImage(
+        name=image.name,
+        path=image.path,
+        mime_type="image/png",
+        has_alpha=False,
+        size=len(baked_bytes),
+        encoded=baked_bytes,
+    )

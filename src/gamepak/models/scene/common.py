@@ -36,13 +36,34 @@ class SceneError(GamepakError):
 
 @dataclass
 class SceneImage:
-    """One image file as the scene embeds it: PNG or JPEG bytes (other formats are converted)."""
+    """One image as the scene embeds it: a PNG or JPEG file's own bytes, read only when written
+    (a track's textures are tens of megabytes, copied file to file by the kernel), or bytes made
+    in memory (other formats converted to PNG, a car's paint baked in)."""
 
     name: str  # the file name the scene gave (`timber.png`, `tire/touring.png`)
     path: str  # where it was read
-    data: bytes
     mime_type: str
     has_alpha: bool
+    size: int  # bytes embedded
+    encoded: bytes | None = None  # the bytes to embed when they are not the file's
+
+    @property
+    def data(self) -> bytes:
+        """The bytes embedded (the file read again, checked to be the size it had)."""
+        if self.encoded is not None:
+            return self.encoded
+        with self.open_file() as handle:
+            data = handle.read(self.size + 1)
+        if len(data) != self.size:
+            raise SceneError(f"{self.path}: changed while the scene was written ({len(data)} bytes, was {self.size})")
+        return data
+
+    def open_file(self) -> Any:
+        """The image file, opened for reading; a `SceneError` when it is gone or unreadable."""
+        try:
+            return open(self.path, "rb")
+        except OSError as exc:
+            raise SceneError(f"{self.path}: cannot be read while the scene is written ({exc.strerror})") from exc
 
 
 @dataclass(frozen=True)
@@ -120,9 +141,10 @@ def sniff_image(data: bytes) -> str | None:
     return None
 
 
-def png_has_alpha(data: bytes) -> bool:
+def png_has_alpha(data: bytes) -> bool | None:
     """Whether a PNG carries alpha: colour type 4 or 6, or a tRNS chunk (read from the chunk
-    headers, without decoding the image)."""
+    headers, without decoding the image); None when `data` (the file's start) ends before the
+    first IDAT chunk says."""
     import struct
 
     if len(data) < 26:
@@ -137,39 +159,62 @@ def png_has_alpha(data: bytes) -> bool:
         if kind in (b"IDAT", b"IEND"):
             return False
         offset += 12 + length
-    return False
+    return None
+
+
+# Bytes of an image file read to learn its type and alpha (the chunks before a PNG's pixels).
+IMAGE_HEAD = 1 << 16
 
 
 def load_image(name: str, path: str, warnings: list[str]) -> SceneImage | None:
-    """The image file at `path` as the scene embeds it: PNG and JPEG as they are, anything else
-    Pillow reads (DDS, TGA, BMP) re-encoded as PNG; None with a warning when unreadable."""
+    """The image file at `path` as the scene embeds it: PNG and JPEG as they are (only their
+    start read now), anything else Pillow reads (DDS, TGA, BMP) re-encoded as PNG; None with a
+    warning when unreadable."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read(MAX_TEXTURE_BYTES + 1)
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_TEXTURE_BYTES:
+                warnings.append(
+                    f"{path}: texture {name!r} is larger than {MAX_TEXTURE_BYTES >> 20} MiB: drawn without it"
+                )
+                return None
+            data = handle.read(IMAGE_HEAD)
+            mime = sniff_image(data)
+            has_alpha = png_has_alpha(data) if mime == "image/png" else False
+            if mime is None or has_alpha is None:
+                data += handle.read(MAX_TEXTURE_BYTES + 1 - len(data))
     except OSError as exc:
         warnings.append(f"{path}: texture {name!r} cannot be read ({exc.strerror}): drawn without it")
         return None
     if len(data) > MAX_TEXTURE_BYTES:
         warnings.append(f"{path}: texture {name!r} is larger than {MAX_TEXTURE_BYTES >> 20} MiB: drawn without it")
         return None
-    mime = sniff_image(data)
-    if mime is None:
-        import io
+    if mime is not None:
+        if has_alpha is None:
+            has_alpha = bool(png_has_alpha(data))
+        return SceneImage(name=name, path=path, mime_type=mime, has_alpha=has_alpha, size=size)
+    import io
 
-        try:
-            from PIL import Image
+    try:
+        from PIL import Image
 
-            with Image.open(io.BytesIO(data)) as image:
-                if image.width * image.height > MAX_DECODED_PIXELS:
-                    raise ValueError(f"{image.width}x{image.height} is more pixels than gamepak decodes")
-                converted = io.BytesIO()
-                image.save(converted, "PNG")
-        except Exception as exc:  # Pillow raises many kinds on files it cannot read
-            warnings.append(f"{path}: texture {name!r} is not an image gamepak can read ({exc}): drawn without it")
-            return None
-        data, mime = converted.getvalue(), "image/png"
-    has_alpha = mime == "image/png" and png_has_alpha(data)
-    return SceneImage(name=name, path=path, data=data, mime_type=mime, has_alpha=has_alpha)
+        with Image.open(io.BytesIO(data)) as image:
+            if image.width * image.height > MAX_DECODED_PIXELS:
+                raise ValueError(f"{image.width}x{image.height} is more pixels than gamepak decodes")
+            converted = io.BytesIO()
+            image.save(converted, "PNG")
+    except Exception as exc:  # Pillow raises many kinds on files it cannot read
+        warnings.append(f"{path}: texture {name!r} is not an image gamepak can read ({exc}): drawn without it")
+        return None
+    encoded = converted.getvalue()
+    return SceneImage(
+        name=name,
+        path=path,
+        mime_type="image/png",
+        has_alpha=bool(png_has_alpha(encoded)),
+        size=len(encoded),
+        encoded=encoded,
+    )
 
 
 def repair_meshes(items: list[tuple[Mesh, str]], warnings: list[str], counts: dict[str, int]) -> list[Mesh | None]:
@@ -182,42 +227,55 @@ def repair_meshes(items: list[tuple[Mesh, str]], warnings: list[str], counts: di
     import numpy as np
 
     from ..mesh import Mesh
+    from ..runs import per_run, run_starts
 
-    kept: list[tuple[int, Mesh]] = []
     results: list[Mesh | None] = [None] * len(items)
-    for number, (mesh, label) in enumerate(items):
-        if not np.isfinite(mesh.positions).all() or (len(mesh.normals) and not np.isfinite(mesh.normals).all()):
-            warnings.append(f"{label}: positions or normals that are NaN or infinite: left out")
-            counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
-            continue
-        kept.append((number, mesh))
-    swapped = _vdrift_swaps_normals([mesh for _, mesh in kept])
-    for (number, mesh), swap in zip(kept, swapped):
-        label = items[number][1]
-        normals, texcoords = mesh.normals, mesh.texcoords
-        if len(texcoords):
-            bad = ~np.isfinite(texcoords)
-            if bad.any():
-                texcoords = np.where(bad, np.float32(0), texcoords)
-                replaced = int(bad.any(axis=1).sum())
-                warnings.append(
-                    f"{label}: {replaced} of {len(texcoords)} texture coordinates NaN or infinite: set to 0"
-                )
-                counts["texcoords_replaced"] = counts.get("texcoords_replaced", 0) + replaced
-        if swap:
-            normals = np.stack([normals[:, 0], -normals[:, 2], normals[:, 1]], axis=1)
-            counts["normal_swaps"] = counts.get("normal_swaps", 0) + 1
-        if normals is mesh.normals and texcoords is mesh.texcoords:
+    if not items:
+        return results
+    meshes = [mesh for mesh, _ in items]
+    sizes = np.array(
+        [(len(m.positions), len(m.normals), len(m.texcoords), len(m.corners)) for m in meshes], np.int64
+    ).reshape(-1, 4)
+    positions = np.concatenate([m.positions for m in meshes])
+    normals = np.concatenate([m.normals for m in meshes])
+    texcoords = np.concatenate([m.texcoords for m in meshes])
+    finite = per_run(np.isfinite(positions).all(axis=1), sizes[:, 0], np.logical_and, True) & per_run(
+        np.isfinite(normals).all(axis=1), sizes[:, 1], np.logical_and, True
+    )
+    bad_texcoords = per_run((~np.isfinite(texcoords).all(axis=1)).astype(np.int64), sizes[:, 2], np.add, 0)
+    swaps = finite & _vdrift_swaps_normals(meshes, sizes, positions, normals)
+    # Every swapped model's normals turned in one step: (x, z, y) as stored -> (x, -z, y).
+    turned = np.stack([normals[:, 0], -normals[:, 2], normals[:, 1]], axis=1)
+    normal_starts = run_starts(sizes[:, 1]).tolist()
+    for number in np.flatnonzero(~finite).tolist():
+        warnings.append(f"{items[number][1]}: positions or normals that are NaN or infinite: left out")
+        counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
+    bad_list, swap_list = bad_texcoords.tolist(), swaps.tolist()
+    for number in np.flatnonzero(finite).tolist():
+        mesh, label = items[number]
+        replaced, swap = bad_list[number], swap_list[number]
+        if not swap and not replaced:
             results[number] = mesh
-        else:
-            results[number] = Mesh(
-                positions=mesh.positions,
-                normals=normals,
-                texcoords=texcoords,
-                corners=mesh.corners,
-                name=mesh.name,
-                source=mesh.source,
+            continue
+        normals_kept, texcoords_kept = mesh.normals, mesh.texcoords
+        if replaced:
+            texcoords_kept = np.where(np.isfinite(texcoords_kept), texcoords_kept, np.float32(0))
+            warnings.append(
+                f"{label}: {replaced} of {len(texcoords_kept)} texture coordinates NaN or infinite: set to 0"
             )
+            counts["texcoords_replaced"] = counts.get("texcoords_replaced", 0) + replaced
+        if swap:
+            start = normal_starts[number]
+            normals_kept = turned[start : start + len(normals_kept)]
+            counts["normal_swaps"] = counts.get("normal_swaps", 0) + 1
+        results[number] = Mesh(
+            positions=mesh.positions,
+            normals=normals_kept,
+            texcoords=texcoords_kept,
+            corners=mesh.corners,
+            name=mesh.name,
+            source=mesh.source,
+        )
     return results
 
 
@@ -226,44 +284,39 @@ def repair_mesh(mesh: Mesh, label: str, warnings: list[str], counts: dict[str, i
     return repair_meshes([(mesh, label)], warnings, counts)[0]
 
 
-def _vdrift_swaps_normals(meshes: list[Mesh]) -> list[bool]:
+def _vdrift_swaps_normals(meshes: list[Mesh], sizes: Any, positions: Any, normals: Any) -> Any:
     """Whether VDrift swaps each mesh's normals (see `repair_meshes`), tested on every face of
-    every mesh in one pass."""
+    every mesh in one pass. `sizes`: each mesh's positions, normals, texcoords and faces;
+    `positions`, `normals`: every mesh's, concatenated."""
     import numpy as np
 
-    if not meshes:
-        return []
-    face_counts = np.array([m.face_count if len(m.normals) else 0 for m in meshes], np.int64)
-    if not face_counts.any():
-        return [False] * len(meshes)
-    with_normals = [m for m in meshes if len(m.normals) and m.face_count]
-    position_starts = np.cumsum([0] + [len(m.positions) for m in with_normals[:-1]])
-    normal_starts = np.cumsum([0] + [len(m.normals) for m in with_normals[:-1]])
-    faces = np.array([m.face_count for m in with_normals])
-    corners = np.concatenate([m.corners for m in with_normals])
-    corners = (
-        corners[:, :, :2]
-        + np.stack([np.repeat(position_starts, faces), np.repeat(normal_starts, faces)], axis=1)[:, None, :]
-    )
-    positions = np.concatenate([m.positions for m in with_normals]).astype(np.float64)
-    normals = np.concatenate([m.normals for m in with_normals]).astype(np.float64)
-    corner_positions = positions[corners[:, :, 0]]
-    geometric = np.cross(
-        corner_positions[:, 1] - corner_positions[:, 0], corner_positions[:, 2] - corner_positions[:, 0]
-    )
-    summed = normals[corners[:, :, 1]].sum(axis=1)
-    geometric_length = np.linalg.norm(geometric, axis=1)
-    summed_length = np.linalg.norm(summed, axis=1)
-    usable = (geometric_length > 1e-12) & (summed_length > 1e-12)
-    dots = np.ones(len(corners))
-    dots[usable] = np.abs((geometric[usable] * summed[usable]).sum(axis=1)) / (
-        geometric_length[usable] * summed_length[usable]
-    )
-    far_off = np.bincount(
-        np.repeat(np.arange(len(with_normals)), faces), weights=(dots < 0.5), minlength=len(with_normals)
-    )
-    verdicts = iter((far_off > faces // 4).tolist())
-    return [bool(next(verdicts)) if len(m.normals) and m.face_count else False for m in meshes]
+    from ..runs import per_run, run_starts
+
+    faces = np.where(sizes[:, 1] > 0, sizes[:, 3], 0)
+    if not faces.any():
+        return np.zeros(len(meshes), bool)
+    tested = np.flatnonzero(faces).tolist()
+    corners = np.concatenate([meshes[number].corners for number in tested])[:, :, :2]
+    offsets = np.stack([run_starts(sizes[:, 0]), run_starts(sizes[:, 1])], axis=1)[tested]
+    corners = corners + np.repeat(offsets, faces[tested], axis=0)[:, None, :]
+    # Non-finite meshes are tested too (their verdicts are not used): no warnings from them.
+    with np.errstate(all="ignore"):
+        corner_positions = positions.astype(np.float64)[corners[:, :, 0]]
+        geometric = np.cross(
+            corner_positions[:, 1] - corner_positions[:, 0], corner_positions[:, 2] - corner_positions[:, 0]
+        )
+        summed = normals.astype(np.float64)[corners[:, :, 1]].sum(axis=1)
+        geometric_length = np.linalg.norm(geometric, axis=1)
+        summed_length = np.linalg.norm(summed, axis=1)
+        usable = (geometric_length > 1e-12) & (summed_length > 1e-12)
+        dots = np.ones(len(corners))
+        dots[usable] = np.abs((geometric[usable] * summed[usable]).sum(axis=1)) / (
+            geometric_length[usable] * summed_length[usable]
+        )
+    far_off = per_run((dots < 0.5).astype(np.int64), faces[tested], np.add, 0)
+    swaps = np.zeros(len(meshes), bool)
+    swaps[tested] = far_off > faces[tested] // 4
+    return swaps
 
 
 def inside(path: str, confine: str | None) -> bool:

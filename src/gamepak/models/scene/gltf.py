@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..gltf import (
     ARRAY_BUFFER,
@@ -29,40 +29,104 @@ from ..gltf import (
     TRIANGLES,
     UNSIGNED_INT,
     UNSIGNED_SHORT,
-    vertex_arrays_many,
 )
-from .common import LINEAR, LINEAR_MIPMAP_LINEAR, Scene, SceneMaterial, SceneNode
-
-if TYPE_CHECKING:
-    import numpy as np
+from ..vertex_batch import PackedVertices, pack_vertices
+from .common import LINEAR, LINEAR_MIPMAP_LINEAR, Scene, SceneImage, SceneMaterial, SceneNode
 
 UNLIT = "KHR_materials_unlit"
 
 
-class _Buffer:
-    """The four shared views, filled object by object."""
+class _Geometry:
+    """The four shared views of every distinct mesh, built from the packed vertices in a few
+    numpy steps; `accessors(number)` gives one mesh's accessor fields."""
 
-    def __init__(self) -> None:
-        self.parts: list[list[bytes]] = [[], [], [], []]
-        self.sizes = [0, 0, 0, 0]
+    def __init__(self, packed: PackedVertices) -> None:
+        import numpy as np
 
-    def append(self, view: int, data: bytes) -> int:
-        offset = self.sizes[view]
-        padded = data + b"\0" * (-len(data) % 4)
-        self.parts[view].append(padded)
-        self.sizes[view] += len(padded)
-        return offset
+        from ..runs import per_run, run_starts
+
+        self.packed = packed
+        vertex_counts, corner_counts = packed.vertex_counts, packed.corner_counts
+        # Indices: uint16 per mesh below 65,535 vertices, else uint32; each mesh 4-byte aligned.
+        self.wide = vertex_counts >= 65535
+        item = np.where(self.wide, 4, 2)
+        self.index_starts = run_starts((corner_counts * item + 3) // 4 * 4)
+        index_bytes = np.zeros(int(self.index_starts[-1] + (corner_counts[-1] * item[-1] + 3) // 4 * 4), np.uint8)
+        corner_wide = np.repeat(self.wide, corner_counts)
+        within = np.arange(len(packed.indices)) - np.repeat(packed.corner_starts, corner_counts)
+        for wide, dtype, size in ((False, "<u2", 2), (True, "<u4", 4)):
+            chosen = corner_wide == wide
+            if chosen.any():
+                slots = np.repeat(self.index_starts // size, corner_counts)[chosen] + within[chosen]
+                index_bytes[: len(index_bytes) // size * size].view(dtype)[slots] = packed.indices[chosen]
+        self.views = [index_bytes.tobytes(), packed.positions.tobytes(), b"", b""]
+        self.normal_starts: Any = None
+        if packed.normals is not None:
+            rows = np.repeat(packed.has_normals, vertex_counts)
+            self.views[2] = packed.normals[rows].tobytes()
+            self.normal_starts = run_starts(vertex_counts * packed.has_normals) * 12
+        rows = np.repeat(packed.has_texcoords, vertex_counts)
+        self.views[3] = packed.texcoords[rows].tobytes()
+        self.texcoord_starts = run_starts(vertex_counts * packed.has_texcoords) * 8
+        self.lows = per_run(packed.positions, vertex_counts, np.minimum, 0).tolist()
+        self.highs = per_run(packed.positions, vertex_counts, np.maximum, 0).tolist()
+
+    def accessors(self, number: int) -> tuple[dict[str, Any] | None, ...] | None:
+        """(indices, POSITION, NORMAL or None, TEXCOORD_0 or None) accessors of mesh `number`,
+        with their shared view slot (0-3) as `bufferView`; None for a mesh with no vertices."""
+        packed = self.packed
+        vertex_count = int(packed.vertex_counts[number])
+        if not vertex_count:
+            return None
+        wide = bool(self.wide[number])
+        indices: dict[str, Any] = {
+            "bufferView": 0,
+            "byteOffset": int(self.index_starts[number]),
+            "componentType": UNSIGNED_INT if wide else UNSIGNED_SHORT,
+            "count": int(packed.corner_counts[number]),
+            "type": "SCALAR",
+            # Every vertex of a mesh is used by one of its corners.
+            "min": [0],
+            "max": [vertex_count - 1],
+        }
+        positions: dict[str, Any] = {
+            "bufferView": 1,
+            "byteOffset": int(packed.vertex_starts[number]) * 12,
+            "componentType": FLOAT,
+            "count": vertex_count,
+            "type": "VEC3",
+            "min": self.lows[number],
+            "max": self.highs[number],
+        }
+        normals: dict[str, Any] | None = None
+        texcoords: dict[str, Any] | None = None
+        if self.normal_starts is not None and packed.has_normals[number]:
+            normals = {
+                "bufferView": 2,
+                "byteOffset": int(self.normal_starts[number]),
+                "componentType": FLOAT,
+                "count": vertex_count,
+                "type": "VEC3",
+            }
+        if packed.has_texcoords[number]:
+            texcoords = {
+                "bufferView": 3,
+                "byteOffset": int(self.texcoord_starts[number]),
+                "componentType": FLOAT,
+                "count": vertex_count,
+                "type": "VEC2",
+            }
+        return indices, positions, normals, texcoords
 
 
 def build(
     scene: Scene, *, embed_images: bool = True, image_uris: dict[str, str] | None = None
-) -> tuple[dict[str, Any], list[bytes]]:
+) -> tuple[dict[str, Any], list[bytes | SceneImage]]:
     """(the glTF JSON document as a dict, the binary buffer in parts, 4-byte aligned) of `scene`. Images are embedded in
     the buffer (`embed_images`), else referenced by the URI `image_uris` gives each image key.
 
     Plain dicts, not pygltflib's classes: serialising those costs seconds for a 2,000-object
     track (a deep copy of every node), most of an export's time."""
-    buffer = _Buffer()
     accessors: list[dict[str, Any]] = []
     meshes: list[dict[str, Any]] = []
     mesh_numbers: dict[tuple[int, SceneMaterial | None], int | None] = {}
@@ -73,7 +137,7 @@ def build(
     texture_list: list[dict[str, Any]] = []
     images: list[dict[str, Any]] = []
     image_numbers: dict[str, int] = {}
-    image_blobs: list[tuple[int, bytes]] = []
+    image_blobs: list[tuple[int, SceneImage]] = []
 
     def image_number(key: str) -> int:
         if key not in image_numbers:
@@ -81,7 +145,7 @@ def build(
             entry: dict[str, Any] = {"name": image.name}
             if embed_images:
                 entry["mimeType"] = image.mime_type
-                image_blobs.append((len(images), image.data))
+                image_blobs.append((len(images), image))
             else:
                 entry["uri"] = (image_uris or {})[key]
             image_numbers[key] = len(images)
@@ -114,25 +178,35 @@ def build(
         material_list.append(entry)
         return materials[material]
 
+    # Accessors per distinct mesh (shared by its materials' glTF meshes), made when first used.
+    mesh_accessors: dict[int, dict[str, int] | None] = {}
+
+    def attributes_of(number: int) -> dict[str, int] | None:
+        assert geometry is not None
+        if number not in mesh_accessors:
+            found = geometry.accessors(number)
+            if found is None:
+                mesh_accessors[number] = None
+            else:
+                named: dict[str, int] = {}
+                for name, accessor in zip(("indices", "POSITION", "NORMAL", "TEXCOORD_0"), found):
+                    if accessor is not None:
+                        named[name] = len(accessors)
+                        accessors.append(accessor)
+                mesh_accessors[number] = named
+        return mesh_accessors[number]
+
     def mesh_number(node: SceneNode) -> int | None:
         assert node.mesh is not None
         key = (id(node.mesh), node.material)
         if key in mesh_numbers:
             return mesh_numbers[key]
-        indices, positions, normals, texcoords = vertices[id(node.mesh)]
-        if not len(positions):
+        attributes = attributes_of(distinct_number[id(node.mesh)])
+        if attributes is None:
             mesh_numbers[key] = None
             return None
-        attributes = {"POSITION": _accessor(accessors, buffer, 1, positions, "VEC3", bounds=True)}
-        if normals is not None:
-            attributes["NORMAL"] = _accessor(accessors, buffer, 2, normals, "VEC3")
-        if texcoords is not None:
-            attributes["TEXCOORD_0"] = _accessor(accessors, buffer, 3, texcoords, "VEC2")
-        primitive: dict[str, Any] = {
-            "attributes": attributes,
-            "indices": _accessor(accessors, buffer, 0, indices, "SCALAR"),
-            "mode": TRIANGLES,
-        }
+        attributes = dict(attributes)
+        primitive: dict[str, Any] = {"attributes": attributes, "indices": attributes.pop("indices"), "mode": TRIANGLES}
         if node.material is not None:
             primitive["material"] = material_number(node.material)
         mesh_numbers[key] = len(meshes)
@@ -140,7 +214,8 @@ def build(
         return mesh_numbers[key]
 
     distinct = {id(node.mesh): node.mesh for node in scene.root.walk() if node.mesh is not None}
-    vertices = dict(zip(distinct, vertex_arrays_many(list(distinct.values()))))
+    distinct_number = {key: number for number, key in enumerate(distinct)}
+    geometry = _Geometry(pack_vertices(list(distinct.values()))) if distinct else None
     nodes: list[dict[str, Any]] = []
 
     def add_node(node: SceneNode) -> int:
@@ -173,15 +248,15 @@ def build(
 
     # The shared views, then one view per embedded image.
     views: list[dict[str, Any]] = []
-    blob_parts: list[bytes] = []
+    blob_parts: list[bytes | SceneImage] = []
     offset = 0
     targets = (ELEMENT_ARRAY_BUFFER, ARRAY_BUFFER, ARRAY_BUFFER, ARRAY_BUFFER)
     strides = (None, 12, 12, 8)
     view_numbers: dict[int, int] = {}
-    for view, parts in enumerate(buffer.parts):
-        if not parts:
+    used_views = {accessor["bufferView"] for accessor in accessors}
+    for view, data in enumerate(geometry.views if geometry is not None else []):
+        if not data or view not in used_views:
             continue
-        data = b"".join(parts)
         view_numbers[view] = len(views)
         view_entry: dict[str, Any] = {"buffer": 0, "byteOffset": offset, "byteLength": len(data)}
         view_entry["target"] = targets[view]
@@ -192,11 +267,12 @@ def build(
         offset += len(data)
     for accessor in accessors:
         accessor["bufferView"] = view_numbers[accessor["bufferView"]]
-    for image_index, data in image_blobs:
+    for image_index, image in image_blobs:
         images[image_index]["bufferView"] = len(views)
-        views.append({"buffer": 0, "byteOffset": offset, "byteLength": len(data)})
-        blob_parts += [data, b"\0" * (-len(data) % 4)]  # images are not copied: written as they are
-        offset += len(data) + (-len(data) % 4)
+        views.append({"buffer": 0, "byteOffset": offset, "byteLength": image.size})
+        # An image file is a part of its own, copied when written (`part_bytes` reads it).
+        blob_parts += [image.encoded if image.encoded is not None else image, b"\0" * (-image.size % 4)]
+        offset += image.size + (-image.size % 4)
     for name, values in (
         ("meshes", meshes),
         ("accessors", accessors),
@@ -221,29 +297,9 @@ def build(
     return document, blob_parts
 
 
-def _accessor(
-    accessors: list[dict[str, Any]], buffer: _Buffer, view: int, values: np.ndarray, kind: str, bounds: bool = False
-) -> int:
-    if kind == "SCALAR":
-        component = UNSIGNED_SHORT if values.dtype.itemsize == 2 else UNSIGNED_INT
-        data = values.tobytes()
-        entry: dict[str, Any] = {"min": [int(values.min())], "max": [int(values.max())]}
-    else:
-        component = FLOAT
-        values = values.astype("<f4")
-        data = values.tobytes()
-        entry = {"min": values.min(axis=0).tolist(), "max": values.max(axis=0).tolist()} if bounds else {}
-    # bufferView holds the shared view's slot (0-3) until the views are numbered.
-    entry.update(
-        bufferView=view, byteOffset=buffer.append(view, data), componentType=component, count=len(values), type=kind
-    )
-    accessors.append(entry)
-    return len(accessors) - 1
-
-
-def glb_parts(scene: Scene) -> list[bytes]:
-    """The `.glb` file of `scene` (images embedded) as parts to write one after another: the
-    images are not copied into one buffer (a track's are tens of megabytes)."""
+def glb_parts(scene: Scene) -> list[bytes | SceneImage]:
+    """The `.glb` file of `scene` (images embedded) as parts to write one after another: bytes,
+    or an image whose file is copied as it is (a track's are tens of megabytes)."""
     import json
     import struct
 
@@ -252,11 +308,11 @@ def glb_parts(scene: Scene) -> list[bytes]:
     document, blob_parts = build(scene, embed_images=True)
     text = json.dumps(document, separators=(",", ":"), allow_nan=False).encode("utf-8")
     text += b" " * (-len(text) % 4)
-    parts = [struct.pack("<I4s", len(text), b"JSON"), text]
-    blob_size = sum(len(part) for part in blob_parts)
+    parts: list[bytes | SceneImage] = [struct.pack("<I4s", len(text), b"JSON"), text]
+    blob_size = sum(part.size if isinstance(part, SceneImage) else len(part) for part in blob_parts)
     if blob_size:
         parts += [struct.pack("<I4s", blob_size, b"BIN\0"), *blob_parts]
-    total = sum(len(part) for part in parts)
+    total = sum(part.size if isinstance(part, SceneImage) else len(part) for part in parts)
     return [struct.pack("<4sII", GLB_MAGIC, 2, 12 + total), *parts]
 
 
@@ -266,12 +322,17 @@ def write(scene: Scene, *, binary: bool = True, image_uris: dict[str, str] | Non
     import json
 
     if binary:
-        return b"".join(glb_parts(scene))
+        return b"".join(part_bytes(part) for part in glb_parts(scene))
     document, blob_parts = build(scene, embed_images=False, image_uris=image_uris)
     if blob_parts:
-        blob = b"".join(blob_parts)
+        blob = b"".join(part_bytes(part) for part in blob_parts)
         document["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(blob).decode("ascii")
     return (json.dumps(document, indent=1, allow_nan=False) + "\n").encode("utf-8")
+
+
+def part_bytes(part: bytes | SceneImage) -> bytes:
+    """A part of `glb_parts` as bytes (an image file read)."""
+    return part.data if isinstance(part, SceneImage) else part
 
 
 def image_file_names(scene: Scene) -> dict[str, str]:

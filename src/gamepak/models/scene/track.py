@@ -31,7 +31,8 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
 
 from . import ini
 from .common import (
@@ -133,6 +134,7 @@ def parse_list(text: str, path: str, warnings: list[str]) -> list[ListEntry]:
             f"{VALUES_PER_OBJECT} (read anyway{', missing ones as 0' if header < VALUES_PER_OBJECT else ''})"
         )
     entries = []
+    words = [token for token, _ in tokens]
     position = 1
     while position < len(tokens):
         chunk = tokens[position : position + header]
@@ -144,13 +146,46 @@ def parse_list(text: str, path: str, warnings: list[str]) -> list[ListEntry]:
                 "values: left out"
             )
             break
-        entry = _entry(chunk, path, warnings)
+        entry = _entry(chunk, words[position - header + 2 : position], path, warnings)
         if entry is not None:
             entries.append(entry)
     return entries
 
 
-def _entry(chunk: list[tuple[str, int]], path: str, warnings: list[str]) -> ListEntry | None:
+# Integer fields by position after the two names, with the values VDrift gives a meaning.
+_INTEGER_CHECKS = [
+    (position, field_name, frozenset(map(float, INTEGER_FIELDS[field_name] or ())))
+    for position, field_name in enumerate(FIELDS[2:])
+    if field_name in INTEGER_FIELDS and INTEGER_FIELDS[field_name] is not None
+]
+_SURFACE = FIELDS[2:].index("surface")
+_INTEGER_AT = [position for position, _, _ in _INTEGER_CHECKS]
+_INTEGER_SETS = [allowed for _, _, allowed in _INTEGER_CHECKS]
+
+
+def _known(allowed: frozenset[float], value: float) -> bool:
+    return value in allowed
+
+
+def _entry(chunk: list[tuple[str, int]], value_words: list[str], path: str, warnings: list[str]) -> ListEntry | None:
+    # The common case first, in few steps (a track lists thousands of objects): every value a
+    # number and every integer field one VDrift knows; anything else takes the careful path.
+    try:
+        numbers = list(map(float, value_words))
+    except ValueError:
+        return _entry_checked(chunk, path, warnings)
+    if len(numbers) == VALUES_PER_OBJECT - 2 and all(map(_known, _INTEGER_SETS, itemgetter(*_INTEGER_AT)(numbers))):
+        surface = numbers[_SURFACE]
+        if math.isfinite(surface) and surface == int(surface):
+            values: dict[str, float | int] = dict(zip(FIELDS[2:], numbers))
+            for _, field_name, _ in _INTEGER_CHECKS:
+                values[field_name] = int(values[field_name])
+            values["surface"] = int(surface)
+            return ListEntry(line=chunk[0][1], model=chunk[0][0], texture=chunk[1][0], values=values)
+    return _entry_checked(chunk, path, warnings)
+
+
+def _entry_checked(chunk: list[tuple[str, int]], path: str, warnings: list[str]) -> ListEntry | None:
     values: dict[str, float | int] = {}
     model, texture = chunk[0][0], chunk[1][0]
     for field_name, (token, line) in zip(FIELDS[2:], chunk[2:]):
@@ -185,8 +220,11 @@ def find_track_folder(path: str) -> str | None:
 def read_track(folder: str, *, search: list[str] | None = None, confine: str | None = None) -> Scene:
     """The scene of the track in `folder` (or its `objects/` folder). `search`: more folders to
     look for textures in after the track's own; `confine`: a real path no file read may leave."""
+    import warnings as python_warnings
+
     from ...core.opening import open as open_archive
-    from .. import loads
+    from ...errors import GamepakError
+    from ..joe_batch import read_many
 
     track = find_track_folder(folder)
     if track is None:
@@ -222,16 +260,20 @@ def read_track(folder: str, *, search: list[str] | None = None, confine: str | N
             root.extras["vdrift"]["track.txt"] = dict(settings.sections.get("", {}))
         skybox = SceneNode("skybox")
         taken: dict[str, int] = {}
-        # Every model once, then all repaired in one pass (thousands of small meshes).
+        # Every model once, all read and repaired in one pass (thousands of small meshes).
+        wanted = _model_bytes(entries, list_path, pack, members, folded, loose, warnings, counts)
         read: list[tuple[str, Mesh, str]] = []
-        for entry in entries:
-            if entry.model not in meshes:
-                label = f"{list_path}:{entry.line}: {entry.model}"
-                meshes[entry.model] = None
-                mesh = _model(entry, label, pack, members, folded, loose, warnings, counts, loads)
-                if mesh is not None:
-                    read.append((entry.model, mesh, label))
+        with python_warnings.catch_warnings():
+            python_warnings.simplefilter("ignore")
+            found = read_many([data for _, data, _ in wanted], [label for *_, label in wanted], [n for n, *_ in wanted])
+        for (name, _, label), outcome in zip(wanted, found):
+            if isinstance(outcome, GamepakError):
+                warnings.append(f"{outcome}: left out")
+                counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
+            else:
+                read.append((name, outcome, label))
         repaired = repair_meshes([(mesh, label) for _, mesh, label in read], warnings, counts)
+        meshes.update((entry.model, None) for entry in entries)
         meshes.update((name, fixed) for (name, _, _), fixed in zip(read, repaired))
         for entry in entries:
             mesh = meshes[entry.model]
@@ -264,16 +306,29 @@ def read_track(folder: str, *, search: list[str] | None = None, confine: str | N
     return Scene(kind="track", source=track, root=root, images=images, warnings=warnings, counts=counts)
 
 
-def _model(entry, label, pack, members, folded, loose, warnings, counts, loads):  # type: ignore[no-untyped-def]
-    import warnings as python_warnings
-
-    from ...errors import GamepakError
-
-    name = entry.model
-    data = None
-    if pack is not None:
-        member = members.get(name)
-        if member is None and name.lower() in folded:
+def _model_bytes(
+    entries: list[ListEntry],
+    list_path: str,
+    pack: Any,
+    members: dict[str, Any],
+    folded: dict[str, str],
+    loose: FileFinder,
+    warnings: list[str],
+    counts: dict[str, int],
+) -> list[tuple[str, bytes, str]]:
+    """(model name, its bytes, label) of every model the list names, each once: from the pack
+    (one read for all), else a loose file in objects/; a model found nowhere is a warning."""
+    in_pack: list[tuple[str, Any, str]] = []
+    loose_found: list[tuple[str, bytes, str]] = []
+    seen: set[str] = set()
+    for entry in entries:
+        name = entry.model
+        if name in seen:
+            continue
+        seen.add(name)
+        label = f"{list_path}:{entry.line}: {name}"
+        member = members.get(name) if pack is not None else None
+        if member is None and pack is not None and name.lower() in folded:
             actual = folded[name.lower()]
             warnings.append(
                 f"{label}: not in {PACK_FILE}, but {actual!r} is (names differ in case; VDrift would not "
@@ -281,25 +336,17 @@ def _model(entry, label, pack, members, folded, loose, warnings, counts, loads):
             )
             member = members[actual]
         if member is not None:
-            data = pack.read(member)
-    if data is None:
-        found = loose.find(name, f"{label}: model")
-        if found is not None:
-            with open(found, "rb") as handle:
-                data = handle.read()
-    if data is None:
+            in_pack.append((name, member, label))
+            continue
+        path = loose.find(name, f"{label}: model")
+        if path is not None:
+            with open(path, "rb") as handle:
+                loose_found.append((name, handle.read(), label))
+            continue
         warnings.append(f"{label}: model not in {PACK_FILE} nor a file in objects/: left out")
         counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
-        return None
-    try:
-        with python_warnings.catch_warnings():
-            python_warnings.simplefilter("ignore")
-            mesh = loads(data, "joe", name=name, path=label)
-    except GamepakError as exc:
-        warnings.append(f"{exc}: left out")
-        counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
-        return None
-    return mesh
+    datas = pack.read_many([member for _, member, _ in in_pack]) if in_pack else []
+    return [(name, data, label) for (name, _, label), data in zip(in_pack, datas)] + loose_found
 
 
 def _image(name: str, label: str, finder: FileFinder, images: dict[str, SceneImage], warnings: list[str]) -> str | None:
