@@ -166,6 +166,15 @@ def test_any_token_stream_reads_or_fails_cleanly(tokens: list[tuple[str, int]]) 
         assert set(entry.values) == set(track_module.FIELDS[2:])
 
 
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=st.sampled_from(list("ab1.#") + [chr(c) for c in b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x00"])))
+def test_the_fast_ascii_tokenizer_agrees_with_reading_line_by_line(text: str) -> None:
+    # Every ASCII blank str.split knows and every line end str.splitlines knows (\r\n as one),
+    # with # comments anywhere: the same tokens on the same lines.
+    assert track_module._tokens(text) == track_module._line_tokens(text)
+    assert track_module._ascii_tokens(text + "x") == track_module._line_tokens(text + "x")
+
+
 # ------------------------------------------------------------------------------- tracks
 
 

@@ -305,6 +305,11 @@ def _vector(values: Any) -> str:
 def run_export(args: argparse.Namespace) -> None:
     from .. import models
 
+    if args.output is not None and not args.overwrite and os.path.lexists(args.output):
+        # Said before a whole track is read, not after.
+        from ..errors import OutputExistsError
+
+        raise OutputExistsError(args.output)
     found = _scene(args)
     if found is not None:
         _export_scene(found, args)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError
 from .joe import FACE_SIZE, FRAME_HEADER, HEADER, MAX_FACES, VERSION, read
-from .runs import per_run, run_starts
+from .runs import all_finite, per_run, run_starts
 
 if TYPE_CHECKING:
     from .mesh import Mesh
@@ -111,19 +111,16 @@ def _read_checked(
     texcoords_at = normals_at + 12 * normals
 
     # Faces: 3 vertex, 3 normal, 3 texcoord indices on disk; corner-major in a mesh.
-    raw = _gather(buffer, "<u2", faces_at, faces * 9).reshape(-1, 3, 3)
-    largest = per_run(raw.max(axis=2), faces, np.maximum, 0)  # (models, kinds)
+    corners = _gather(buffer, "<u2", faces_at, faces * 9).reshape(-1, 3, 3).transpose(0, 2, 1).astype(np.int64)
+    largest = per_run(corners.reshape(-1, 3), faces * 3, np.maximum, 0)  # (models, kinds)
     counts = np.stack([vertices, normals, texcoords], axis=1)
     bad_index = ((largest >= counts) & ((counts > 0) | (np.arange(3) == 0))).any(axis=1) & (faces > 0)
-    corners = raw.transpose(0, 2, 1).astype(np.int64)
 
     positions = _gather(buffer, "<f4", positions_at, vertices * 3).reshape(-1, 3)
     normal_values = _gather(buffer, "<f4", normals_at, normals * 3).reshape(-1, 3)
     texcoord_values = _gather(buffer, "<f4", texcoords_at, texcoords * 2).reshape(-1, 2)
     finite = (
-        per_run(np.isfinite(positions).all(axis=1), vertices, np.logical_and, True)
-        & per_run(np.isfinite(normal_values).all(axis=1), normals, np.logical_and, True)
-        & per_run(np.isfinite(texcoord_values).all(axis=1), texcoords, np.logical_and, True)
+        all_finite(positions, vertices) & all_finite(normal_values, normals) & all_finite(texcoord_values, texcoords)
     )
     ok = (~bad_index & finite).tolist()
 

@@ -42,6 +42,20 @@ class ModelError(GamepakError):
     """A model that gamepak cannot read, check or write (bad data, or past a format's limits)."""
 
 
+def _array(values: Any, kind: str, row_shape: tuple[int, ...]) -> np.ndarray:
+    """`values` as a C-contiguous array of `kind` ("f": float32, "i": int64) with rows of
+    `row_shape`; an array that already is one is kept as it is (batch readers make thousands
+    of meshes, and the conversions would be most of their cost)."""
+    import numpy as np
+
+    if type(values) is np.ndarray:
+        dtype = values.dtype
+        usable = dtype.kind == kind and dtype.itemsize == (4 if kind == "f" else 8) and dtype.isnative
+        if usable and values.shape[1:] == row_shape and values.flags.c_contiguous:
+            return values
+    return np.ascontiguousarray(values, dtype=np.float32 if kind == "f" else np.int64).reshape(-1, *row_shape)
+
+
 @dataclass
 class Frame:
     """One configuration of a model: attribute arrays and the faces that index them."""
@@ -55,12 +69,10 @@ class Frame:
     offsets: tuple[int, int, int] | None = None
 
     def __post_init__(self) -> None:
-        import numpy as np
-
-        self.positions = np.ascontiguousarray(self.positions, dtype=np.float32).reshape(-1, 3)
-        self.normals = np.ascontiguousarray(self.normals, dtype=np.float32).reshape(-1, 3)
-        self.texcoords = np.ascontiguousarray(self.texcoords, dtype=np.float32).reshape(-1, 2)
-        self.corners = np.ascontiguousarray(self.corners, dtype=np.int64).reshape(-1, 3, 3)
+        self.positions = _array(self.positions, "f", (3,))
+        self.normals = _array(self.normals, "f", (3,))
+        self.texcoords = _array(self.texcoords, "f", (2,))
+        self.corners = _array(self.corners, "i", (3, 3))
 
     @property
     def face_count(self) -> int:

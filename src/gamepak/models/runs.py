@@ -26,3 +26,11 @@ def per_run(values: Any, counts: Any, reduce: Any, empty: Any) -> Any:
     if present.any():
         result[present] = reduce.reduceat(values, run_starts(counts)[present], axis=0)
     return result
+
+
+def all_finite(rows: Any, counts: Any) -> Any:
+    """Whether each run of `rows` (an (N, k) float array) holds only finite values."""
+    import numpy as np
+
+    width = rows.shape[1] if rows.ndim > 1 else 1
+    return per_run(np.isfinite(rows.reshape(-1)), counts * width, np.logical_and, True)

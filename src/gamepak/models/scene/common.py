@@ -227,7 +227,7 @@ def repair_meshes(items: list[tuple[Mesh, str]], warnings: list[str], counts: di
     import numpy as np
 
     from ..mesh import Mesh
-    from ..runs import per_run, run_starts
+    from ..runs import all_finite, per_run, run_starts
 
     results: list[Mesh | None] = [None] * len(items)
     if not items:
@@ -239,10 +239,8 @@ def repair_meshes(items: list[tuple[Mesh, str]], warnings: list[str], counts: di
     positions = np.concatenate([m.positions for m in meshes])
     normals = np.concatenate([m.normals for m in meshes])
     texcoords = np.concatenate([m.texcoords for m in meshes])
-    finite = per_run(np.isfinite(positions).all(axis=1), sizes[:, 0], np.logical_and, True) & per_run(
-        np.isfinite(normals).all(axis=1), sizes[:, 1], np.logical_and, True
-    )
-    bad_texcoords = per_run((~np.isfinite(texcoords).all(axis=1)).astype(np.int64), sizes[:, 2], np.add, 0)
+    finite = all_finite(positions, sizes[:, 0]) & all_finite(normals, sizes[:, 1])
+    bad_texcoords = per_run((~np.isfinite(texcoords)).any(axis=1).astype(np.int64), sizes[:, 2], np.add, 0)
     swaps = finite & _vdrift_swaps_normals(meshes, sizes, positions, normals)
     # Every swapped model's normals turned in one step: (x, z, y) as stored -> (x, -z, y).
     turned = np.stack([normals[:, 0], -normals[:, 2], normals[:, 1]], axis=1)

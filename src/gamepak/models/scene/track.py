@@ -100,23 +100,66 @@ class ListEntry:
     values: dict[str, float | int]
 
 
-def _tokens(text: str) -> list[tuple[str, int]]:
-    found = []
+def _tokens(text: str) -> tuple[list[str], list[int]]:
+    """The tokens of `text` and the line each is on; a token starting with `#` ends its line."""
+    if text.isascii() and text:
+        return _ascii_tokens(text)
+    return _line_tokens(text)
+
+
+def _line_tokens(text: str) -> tuple[list[str], list[int]]:
+    """`_tokens`, line by line (any text)."""
+    words: list[str] = []
+    lines: list[int] = []
     for number, line in enumerate(text.splitlines(), 1):
         for token in line.split():
             if token.startswith("#"):
                 break
-            found.append((token, number))
-    return found
+            words.append(token)
+            lines.append(number)
+    return words, lines
+
+
+# ASCII characters `str.split` splits at, and those `str.splitlines` ends lines at (\r\n is one).
+_BLANKS = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+_LINE_ENDS = b"\n\x0b\x0c\r\x1c\x1d\x1e"
+
+
+def _ascii_tokens(text: str) -> tuple[list[str], list[int]]:
+    """`_tokens` of ASCII text at numpy speed (a track's list holds tens of thousands of
+    tokens): the same words as `str.split`, their lines as `str.splitlines` counts them."""
+    from itertools import compress
+
+    import numpy as np
+
+    data = np.frombuffer(text.encode("ascii"), np.uint8)
+    blank = np.zeros(256, bool)
+    blank[list(_BLANKS)] = True
+    line_end = np.zeros(256, bool)
+    line_end[list(_LINE_ENDS)] = True
+    is_blank = blank[data]
+    starts = np.flatnonzero(~is_blank & np.concatenate(([True], is_blank[:-1])))
+    ends_line = line_end[data]
+    ends_line[1:] &= ~((data[1:] == 10) & (data[:-1] == 13))  # \r\n ends one line
+    line_of = np.cumsum(ends_line) - ends_line + 1  # the line each character is on
+    token_lines = line_of[starts]
+    # A token starting with # hides itself and every later token of its line.
+    comments = data[starts] == ord("#")
+    if comments.any():
+        first_comment = np.full(int(token_lines[-1]) + 1, len(data), np.int64)
+        np.minimum.at(first_comment, token_lines[comments], starts[comments])
+        kept = starts < first_comment[token_lines]
+        return list(compress(text.split(), kept.tolist())), token_lines[kept].tolist()
+    return text.split(), token_lines.tolist()
 
 
 def parse_list(text: str, path: str, warnings: list[str]) -> list[ListEntry]:
     """The objects of a list.txt, as VDrift reads them; objects it would not draw as written are
     dropped or corrected with a warning naming the file and line."""
-    tokens = _tokens(text)
-    if not tokens:
+    words, lines = _tokens(text)
+    if not words:
         raise SceneError(f"{path}: empty: no header (the number of values per object)")
-    header_token, header_line = tokens[0]
+    header_token, header_line = words[0], lines[0]
     try:
         header = int(header_token)
     except ValueError:
@@ -134,21 +177,19 @@ def parse_list(text: str, path: str, warnings: list[str]) -> list[ListEntry]:
             f"{VALUES_PER_OBJECT} (read anyway{', missing ones as 0' if header < VALUES_PER_OBJECT else ''})"
         )
     entries = []
-    words = [token for token, _ in tokens]
     position = 1
-    while position < len(tokens):
-        chunk = tokens[position : position + header]
-        position += header
-        first_line = chunk[0][1]
-        if len(chunk) < header:
+    while position < len(words):
+        end = position + header
+        if end > len(words):
             warnings.append(
-                f"{path}:{first_line}: the last object ({chunk[0][0]}) stops after {len(chunk)} of {header} "
-                "values: left out"
+                f"{path}:{lines[position]}: the last object ({words[position]}) stops after "
+                f"{len(words) - position} of {header} values: left out"
             )
             break
-        entry = _entry(chunk, words[position - header + 2 : position], path, warnings)
+        entry = _entry(words, lines, position, end, path, warnings)
         if entry is not None:
             entries.append(entry)
+        position = end
     return entries
 
 
@@ -167,13 +208,15 @@ def _known(allowed: frozenset[float], value: float) -> bool:
     return value in allowed
 
 
-def _entry(chunk: list[tuple[str, int]], value_words: list[str], path: str, warnings: list[str]) -> ListEntry | None:
+def _entry(
+    words: list[str], lines: list[int], start: int, end: int, path: str, warnings: list[str]
+) -> ListEntry | None:
     # The common case first, in few steps (a track lists thousands of objects): every value a
     # number and every integer field one VDrift knows; anything else takes the careful path.
     try:
-        numbers = list(map(float, value_words))
+        numbers = list(map(float, words[start + 2 : end]))
     except ValueError:
-        return _entry_checked(chunk, path, warnings)
+        return _entry_checked(list(zip(words[start:end], lines[start:end])), path, warnings)
     if len(numbers) == VALUES_PER_OBJECT - 2 and all(map(_known, _INTEGER_SETS, itemgetter(*_INTEGER_AT)(numbers))):
         surface = numbers[_SURFACE]
         if math.isfinite(surface) and surface == int(surface):
@@ -181,8 +224,8 @@ def _entry(chunk: list[tuple[str, int]], value_words: list[str], path: str, warn
             for _, field_name, _ in _INTEGER_CHECKS:
                 values[field_name] = int(values[field_name])
             values["surface"] = int(surface)
-            return ListEntry(line=chunk[0][1], model=chunk[0][0], texture=chunk[1][0], values=values)
-    return _entry_checked(chunk, path, warnings)
+            return ListEntry(line=lines[start], model=words[start], texture=words[start + 1], values=values)
+    return _entry_checked(list(zip(words[start:end], lines[start:end])), path, warnings)
 
 
 def _entry_checked(chunk: list[tuple[str, int]], path: str, warnings: list[str]) -> ListEntry | None:
