@@ -111,7 +111,9 @@ def _read_checked(
     texcoords_at = normals_at + 12 * normals
 
     # Faces: 3 vertex, 3 normal, 3 texcoord indices on disk; corner-major in a mesh.
-    corners = _gather(buffer, "<u2", faces_at, faces * 9).reshape(-1, 3, 3).transpose(0, 2, 1).astype(np.int64)
+    corners = np.ascontiguousarray(
+        _gather(buffer, "<u2", faces_at, faces * 9).reshape(-1, 3, 3).transpose(0, 2, 1), dtype=np.int64
+    )
     largest = per_run(corners.reshape(-1, 3), faces * 3, np.maximum, 0)  # (models, kinds)
     counts = np.stack([vertices, normals, texcoords], axis=1)
     bad_index = ((largest >= counts) & ((counts > 0) | (np.arange(3) == 0))).any(axis=1) & (faces > 0)

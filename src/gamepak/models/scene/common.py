@@ -298,19 +298,20 @@ def _vdrift_swaps_normals(meshes: list[Mesh], sizes: Any, positions: Any, normal
     offsets = np.stack([run_starts(sizes[:, 0]), run_starts(sizes[:, 1])], axis=1)[tested]
     corners = corners + np.repeat(offsets, faces[tested], axis=0)[:, None, :]
     # Non-finite meshes are tested too (their verdicts are not used): no warnings from them.
+    # Column by column: tens of thousands of faces, and numpy's row-wise forms cost more.
     with np.errstate(all="ignore"):
-        corner_positions = positions.astype(np.float64)[corners[:, :, 0]]
-        geometric = np.cross(
-            corner_positions[:, 1] - corner_positions[:, 0], corner_positions[:, 2] - corner_positions[:, 0]
-        )
-        summed = normals.astype(np.float64)[corners[:, :, 1]].sum(axis=1)
-        geometric_length = np.linalg.norm(geometric, axis=1)
-        summed_length = np.linalg.norm(summed, axis=1)
+        xyz = positions.astype(np.float64).T
+        first = xyz[:, corners[:, 0, 0]]
+        a = xyz[:, corners[:, 1, 0]] - first
+        b = xyz[:, corners[:, 2, 0]] - first
+        geometric = (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+        normal_xyz = normals.astype(np.float64).T
+        summed = normal_xyz[:, corners[:, 0, 1]] + normal_xyz[:, corners[:, 1, 1]] + normal_xyz[:, corners[:, 2, 1]]
+        geometric_length = np.sqrt(geometric[0] ** 2 + geometric[1] ** 2 + geometric[2] ** 2)
+        summed_length = np.sqrt(summed[0] ** 2 + summed[1] ** 2 + summed[2] ** 2)
+        dot = geometric[0] * summed[0] + geometric[1] * summed[1] + geometric[2] * summed[2]
         usable = (geometric_length > 1e-12) & (summed_length > 1e-12)
-        dots = np.ones(len(corners))
-        dots[usable] = np.abs((geometric[usable] * summed[usable]).sum(axis=1)) / (
-            geometric_length[usable] * summed_length[usable]
-        )
+        dots = np.where(usable, np.abs(dot) / (geometric_length * summed_length), 1.0)
     far_off = per_run((dots < 0.5).astype(np.int64), faces[tested], np.add, 0)
     swaps = np.zeros(len(meshes), bool)
     swaps[tested] = far_off > faces[tested] // 4
