@@ -150,6 +150,31 @@ def test_unknown_flag_values_and_words_are_warned_about_naming_the_line() -> Non
     assert any("list.txt:3" in warning and "'zero'" in warning for warning in warnings)
 
 
+def test_a_value_that_is_not_finite_leaves_its_object_out_and_the_export_stands(tmp_path: Path) -> None:
+    # float() reads "nan" and "inf", VDrift's stream reading does not; JSON cannot hold them.
+    warnings: list[str] = []
+    text = "17\n" + list_line("a.joe", "a.png") + "\n" + list_line("b.joe", "b.png")
+    text += "\n" + list_line("c.joe", "c.png", friction_tread="inf")  # type: ignore[arg-type]
+    text += "\n" + list_line("d.joe", "d.png", bump_wavelength="nan")  # type: ignore[arg-type]
+    entries = track_module.parse_list(text, "list.txt", warnings)
+    assert [entry.model for entry in entries] == ["a.joe", "b.joe"]
+    assert any("list.txt:4: c.joe: friction_tread 'inf' is not a finite number" in warning for warning in warnings)
+    assert any("list.txt:5: d.joe: bump_wavelength 'nan'" in warning for warning in warnings)
+    folder = make_track(
+        tmp_path / "track",
+        [list_line("a.joe", "a.png"), list_line("b.joe", "a.png", rolling_drag="-inf")],  # type: ignore[arg-type]
+        {"a.joe": quad(0, 0), "b.joe": quad(1, 1)},
+        {"a.png": png((1, 2, 3))},
+        track_txt="start position 0 = 0,nan,0\n",
+    )
+    with pytest.raises(scene.SceneError, match=r"track\.txt:1: .*start position 0 .* not finite"):
+        scene.load(folder)
+    (folder / "track.txt").write_text("cull faces = on\n")
+    found = scene.load(folder)
+    scene.save(found, tmp_path / "out.glb")
+    assert [node["name"] for node in gltf_json((tmp_path / "out.glb").read_bytes())["nodes"][1:]] == ["a.joe"]
+
+
 @pytest.mark.parametrize("text", ["", "seventeen\n", "3\na b c\n"])
 def test_a_list_without_a_usable_header_is_one_clear_error(text: str) -> None:
     with pytest.raises(scene.SceneError, match="list.txt"):

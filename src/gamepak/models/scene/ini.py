@@ -12,6 +12,7 @@ sorted order (VDrift keeps them in a sorted map: the wheels come fl, fr, rl, rr)
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -49,6 +50,10 @@ class Ini:
             raise SceneError(
                 f"{self.where(section, key)}: [{section}] {key} = {raw!r} is not a list of numbers"
             ) from None
+        if not all(map(math.isfinite, values)):
+            raise SceneError(
+                f"{self.where(section, key)}: [{section}] {key} = {raw!r} holds a value that is not finite"
+            )
         if count is not None and len(values) != count:
             raise SceneError(
                 f"{self.where(section, key)}: [{section}] {key} = {raw!r} holds {len(values)} numbers, not {count}"

@@ -219,7 +219,7 @@ def _entry(
         return _entry_checked(list(zip(words[start:end], lines[start:end])), path, warnings)
     if len(numbers) == VALUES_PER_OBJECT - 2 and all(map(_known, _INTEGER_SETS, itemgetter(*_INTEGER_AT)(numbers))):
         surface = numbers[_SURFACE]
-        if math.isfinite(surface) and surface == int(surface):
+        if math.isfinite(sum(numbers)) and surface == int(surface):
             values: dict[str, float | int] = dict(zip(FIELDS[2:], numbers))
             for _, field_name, _ in _INTEGER_CHECKS:
                 values[field_name] = int(values[field_name])
@@ -236,6 +236,10 @@ def _entry_checked(chunk: list[tuple[str, int]], path: str, warnings: list[str])
             number = float(token)
         except ValueError:
             warnings.append(f"{path}:{line}: {model}: {field_name} {token!r} is not a number: object left out")
+            return None
+        if not math.isfinite(number) and field_name not in INTEGER_FIELDS:
+            # VDrift's stream reading stops at nan/inf: the object would not load as written.
+            warnings.append(f"{path}:{line}: {model}: {field_name} {token!r} is not a finite number: object left out")
             return None
         if field_name in INTEGER_FIELDS:
             meaningful = INTEGER_FIELDS[field_name]
