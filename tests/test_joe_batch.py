@@ -161,3 +161,38 @@ def test_archive_read_many_of_a_member_past_the_end_is_an_error(tmp_path: Path) 
     path.write_bytes(data[:-10])  # b's data now runs past the end
     with gamepak.open(path) as pack, pytest.raises(GamepakError, match="runs past the end"):
         pack.read_many(pack.infolist())
+
+
+def _random_mesh(seed: int, faces: int, normals: int, texcoords: int, zero_normals: bool) -> Mesh:
+    rng = np.random.default_rng(seed)
+    vertex_count = max(3, faces)
+    normal_values = rng.normal(size=(normals, 3))
+    if zero_normals and normals:
+        normal_values[rng.integers(0, normals)] = 0  # takes a face's normal instead
+    corners = np.stack(
+        [rng.integers(0, max(count, 1), (faces, 3)) for count in (vertex_count, normals, texcoords)], axis=2
+    )
+    return Mesh(rng.normal(size=(vertex_count, 3)), normal_values, rng.uniform(size=(texcoords, 2)), corners)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 9), st.integers(0, 12), st.integers(0, 5), st.integers(0, 5), st.booleans()),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_many_meshes_packed_at_once_give_each_meshs_own_vertices(plan: list[tuple[int, int, int, int, bool]]) -> None:
+    # What a scene writes for thousands of meshes in one pass is exactly what the single-model
+    # export gives each: meshes with and without normals and texture coordinates, zero normals.
+    from gamepak.models.gltf import vertex_arrays
+    from gamepak.models.vertex_batch import vertex_arrays_many
+
+    meshes = [_random_mesh(*fields) for fields in plan]
+    for together, alone in zip(vertex_arrays_many(meshes), [vertex_arrays(mesh) for mesh in meshes]):
+        for mine, theirs in zip(together, alone):
+            if theirs is None:
+                assert mine is None
+            else:
+                assert mine is not None and mine.dtype == theirs.dtype and np.array_equal(mine, theirs)

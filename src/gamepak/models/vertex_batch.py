@@ -46,7 +46,7 @@ class PackedVertices:
         return (
             local.astype("<u2" if high - low < 65535 else "<u4"),
             self.positions[low:high],
-            self.normals[low:high] if self.normals is not None and self.has_normals[number] else None,
+            self.normals[low:high] if self.normals is not None and self.has_normals[number] and high > low else None,
             self.texcoords[low:high] if self.has_texcoords[number] else None,
         )
 
@@ -73,11 +73,15 @@ def pack_vertices(meshes: list[Mesh], *, z_up: bool = True) -> PackedVertices:
     texcoords = np.concatenate([m.texcoords for m in meshes] + [np.zeros((1, 2), np.float32)])
     corners = np.concatenate([m.corners for m in meshes] + [np.zeros((0, 3, 3), np.int64)]).reshape(-1, 3)
     corner_counts = counts[:, 3] * 3
-    corner_mesh = np.repeat(np.arange(len(meshes)), corner_counts)
     has_normals, has_texcoords = counts[:, 1] > 0, counts[:, 2] > 0
-    p = corners[:, 0] + starts[corner_mesh, 0]
-    n = np.where(has_normals[corner_mesh], corners[:, 1] + starts[corner_mesh, 1], 0)
-    t = np.where(has_texcoords[corner_mesh], corners[:, 2] + starts[corner_mesh, 2], 0)
+    # Each corner's indices into the concatenated arrays (0 where its mesh lacks the attribute).
+    p = corners[:, 0] + np.repeat(starts[:, 0], corner_counts)
+    n = corners[:, 1] + np.repeat(starts[:, 1], corner_counts)
+    t = corners[:, 2] + np.repeat(starts[:, 2], corner_counts)
+    if not has_normals.all():
+        n = np.where(np.repeat(has_normals, corner_counts), n, 0)
+    if not has_texcoords.all():
+        t = np.where(np.repeat(has_texcoords, corner_counts), t, 0)
     span_n, span_t = int(totals[1]), int(totals[2])
     unique_keys, inverse = np.unique((p * span_n + n) * span_t + t, return_inverse=True)
     inverse = inverse.reshape(-1)
@@ -92,18 +96,7 @@ def pack_vertices(meshes: list[Mesh], *, z_up: bool = True) -> PackedVertices:
     all_positions = positions[unique_p]
     all_normals = None
     if has_normals.any():
-        first_corner = np.empty(len(unique_keys), dtype=np.int64)
-        first_corner[inverse] = np.arange(len(inverse))
-        corner_positions = positions[p].reshape(-1, 3, 3).astype(np.float64)
-        cross = np.cross(
-            corner_positions[:, 1] - corner_positions[:, 0], corner_positions[:, 2] - corner_positions[:, 0]
-        )
-        length = np.linalg.norm(cross, axis=1)
-        face_normals = np.zeros_like(cross)
-        face_normals[:, 2] = 1.0
-        good = np.isfinite(length) & (length > 0)
-        face_normals[good] = cross[good] / length[good, None]
-        all_normals = normalised(normals[unique_n], face_normals[first_corner // 3])
+        all_normals = _unit_normals(normals[unique_n], inverse, positions[p])
         if z_up:
             all_normals = z_up_to_y_up(all_normals)
     if z_up:
@@ -120,6 +113,40 @@ def pack_vertices(meshes: list[Mesh], *, z_up: bool = True) -> PackedVertices:
         has_normals=has_normals,
         has_texcoords=has_texcoords,
     )
+
+
+def _unit_normals(normals: Any, inverse: Any, corner_positions: Any) -> Any:
+    """`normals` (one per vertex) at unit length; a zero or non-finite one takes the geometric
+    normal of a face using its vertex (`inverse`: each corner's vertex), the one
+    `gltf.vertex_arrays` picks. Face normals are worked out only for the vertices needing one."""
+    import numpy as np
+
+    values = normals.astype(np.float64)
+    length = np.sqrt((values * values).sum(axis=1))
+    good = np.isfinite(length) & (length > 1e-12)
+    if good.all():
+        return (values / length[:, None]).astype(np.float32)
+    bad = np.flatnonzero(~good)
+    first_corner = np.empty(len(normals), dtype=np.int64)
+    first_corner[inverse] = np.arange(len(inverse))  # as vertex_arrays picks it
+    fallback = np.zeros((len(normals), 3))
+    fallback[bad] = _face_normals(corner_positions, first_corner[bad] // 3)
+    return normalised(normals, fallback)
+
+
+def _face_normals(corner_positions: Any, faces: Any) -> Any:
+    """Unit geometric normals of `faces` (rows of three corners in `corner_positions`); +Z for
+    degenerate ones."""
+    import numpy as np
+
+    triangles = corner_positions.reshape(-1, 3, 3)[faces].astype(np.float64)
+    cross = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
+    length = np.linalg.norm(cross, axis=1)
+    result = np.zeros_like(cross)
+    result[:, 2] = 1.0
+    good = np.isfinite(length) & (length > 0)
+    result[good] = cross[good] / length[good, None]
+    return result
 
 
 def _pack_each(meshes: list[Mesh], z_up: bool) -> PackedVertices:
