@@ -151,16 +151,7 @@ class Frame:
     def face_normals(self) -> np.ndarray:
         """Unit geometric normal of every face (counter-clockwise front); (0, 0, 1) for
         degenerate faces."""
-        import numpy as np
-
-        corners = self.positions[self.corners[:, :, 0]].astype(np.float64)
-        cross = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-        length = np.linalg.norm(cross, axis=1)
-        result = np.zeros_like(cross)
-        result[:, 2] = 1.0
-        good = np.isfinite(length) & (length > 0)
-        result[good] = cross[good] / length[good, None]
-        return result
+        return triangle_normals(self.positions[self.corners[:, :, 0]])
 
     def unique_vertices(self) -> tuple[np.ndarray, np.ndarray]:
         """(unique (position, normal, texcoord) index triples (U, 3), per-corner vertex number
@@ -445,6 +436,21 @@ class TurnedFrames(FrameSequence):
         frame = self._frames[index]
         turn = self._turn
         return Frame(turn(frame.positions), turn(frame.normals), frame.texcoords, frame.corners, frame.offsets)
+
+
+def triangle_normals(triangles: np.ndarray) -> np.ndarray:
+    """Unit geometric normal of each triangle ((F, 3, 3) corner positions, counter-clockwise
+    front); (0, 0, 1) for degenerate ones."""
+    import numpy as np
+
+    corners = triangles.astype(np.float64)
+    cross = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    length = np.linalg.norm(cross, axis=1)
+    result = np.zeros_like(cross)
+    result[:, 2] = 1.0
+    good = np.isfinite(length) & (length > 0)
+    result[good] = cross[good] / length[good, None]
+    return result
 
 
 def normalised(vectors: np.ndarray, fallback: np.ndarray | None = None) -> np.ndarray:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .mesh import normalised, z_up_to_y_up
+from .mesh import normalised, triangle_normals, z_up_to_y_up
 
 if TYPE_CHECKING:
     import numpy as np
@@ -130,23 +130,8 @@ def _unit_normals(normals: Any, inverse: Any, corner_positions: Any) -> Any:
     first_corner = np.empty(len(normals), dtype=np.int64)
     first_corner[inverse] = np.arange(len(inverse))  # as vertex_arrays picks it
     fallback = np.zeros((len(normals), 3))
-    fallback[bad] = _face_normals(corner_positions, first_corner[bad] // 3)
+    fallback[bad] = triangle_normals(corner_positions.reshape(-1, 3, 3)[first_corner[bad] // 3])
     return normalised(normals, fallback)
-
-
-def _face_normals(corner_positions: Any, faces: Any) -> Any:
-    """Unit geometric normals of `faces` (rows of three corners in `corner_positions`); +Z for
-    degenerate ones."""
-    import numpy as np
-
-    triangles = corner_positions.reshape(-1, 3, 3)[faces].astype(np.float64)
-    cross = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
-    length = np.linalg.norm(cross, axis=1)
-    result = np.zeros_like(cross)
-    result[:, 2] = 1.0
-    good = np.isfinite(length) & (length > 0)
-    result[good] = cross[good] / length[good, None]
-    return result
 
 
 def _pack_each(meshes: list[Mesh], z_up: bool) -> PackedVertices:
