@@ -11,10 +11,8 @@ listed with the reason and never stops the others. Changes go back through one c
 from __future__ import annotations
 
 import builtins
-import contextlib
 import fnmatch
 import os
-import struct
 from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import GamepakError
@@ -179,15 +177,22 @@ def export_tables(
     return written, failures
 
 
-_FORK_BYTES = 4 << 20  # less XML than this is converted in one process
-_INDEX = struct.Struct("<I")
+_FORK_BYTES = 4 << 20  # less XML than this is parsed in one process
+
+
+def _split(tables: list[tuple[str, bytes]]) -> list[int] | None:
+    """The order two processes take `tables` in (largest first), or None when one process
+    should do it all (little XML, few tables, no second core, no fork)."""
+    from .forked import MAX_ITEMS, can_split
+
+    if sum(len(data) for _, data in tables) < _FORK_BYTES or not 4 <= len(tables) <= MAX_ITEMS or not can_split():
+        return None
+    return sorted(range(len(tables)), key=lambda index: -len(tables[index][1]))
 
 
 def _convert_all(tables: list[tuple[str, bytes]], convert: Callable[[Table], bytes]) -> list[bytes | str]:
-    """Each (member, bytes) converted by `convert`, or why it cannot be read (str), in order.
-    With much XML and a second core, a forked worker converts part of them: both processes
-    take tables from a shared queue (a pipe of table numbers, largest first), so the one that
-    gets more CPU does more (on a busy machine the second core is not always there)."""
+    """Each (member, bytes) converted by `convert`, or why it cannot be read (str), in order;
+    with much XML and a second core, a forked worker converts part of them (`forked`)."""
 
     def one(index: int) -> bytes | str:
         member, data = tables[index]
@@ -196,70 +201,23 @@ def _convert_all(tables: list[tuple[str, bytes]], convert: Callable[[Table], byt
         except TableError as exc:
             return str(exc)
 
-    order = sorted(range(len(tables)), key=lambda index: -len(tables[index][1]))
-    if (
-        sum(len(data) for _, data in tables) < _FORK_BYTES
-        or len(tables) < 4
-        or not hasattr(os, "fork")
-        or len(os.sched_getaffinity(0)) < 2
-    ):
+    order = _split(tables)
+    if order is None:
         return [one(index) for index in range(len(tables))]
-    import pickle
+    from .forked import Channel, Queue, Worker
 
-    results: dict[int, bytes | str] = {}
-    queue, queue_end = os.pipe()
+    queue = Queue(order)
+
+    def work(channel: Channel) -> None:
+        channel.send({index: one(index) for index in queue})
+
     try:
-        os.write(queue_end, b"".join(_INDEX.pack(index) for index in order))  # 4 bytes a table: fits the pipe
+        with Worker(work, "table export") as worker:
+            results = {index: one(index) for index in queue}
+            results.update(worker.receive())
     finally:
-        os.close(queue_end)  # an empty queue then reads as the end
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the worker (the tests see its results)
-        status = 0
-        try:
-            os.close(reader)
-            done = {index: one(index) for index in iter(lambda: _take(queue), None)}
-            payload = pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL)
-        except BaseException as exc:
-            status = 1
-            try:
-                payload = pickle.dumps(exc)  # raised again in the parent
-            except Exception:
-                payload = pickle.dumps(GamepakError(f"table export worker: {type(exc).__name__}: {exc}"))
-        finally:
-            try:
-                with builtins.open(writer, "wb") as sending:
-                    sending.write(payload)
-            finally:
-                os._exit(status)
-    os.close(writer)
-    finished = False
-    try:
-        results = {index: one(index) for index in iter(lambda: _take(queue), None)}
-        with builtins.open(reader, "rb") as receiving:
-            reader = -1
-            theirs = pickle.loads(receiving.read())
-        os.waitpid(pid, 0)
-        finished = True
-    finally:
-        os.close(queue)
-        if reader >= 0:
-            os.close(reader)
-        if not finished:  # interrupted: stop the worker
-            with contextlib.suppress(OSError):
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-    if isinstance(theirs, BaseException):
-        raise theirs
-    results.update(theirs)
+        queue.close()
     return [results[index] for index in range(len(tables))]
-
-
-def _take(queue: int) -> int | None:
-    """The next table number from the queue, None when it is empty (reads of one record are
-    atomic between processes)."""
-    data = os.read(queue, _INDEX.size)
-    return _INDEX.unpack(data)[0] if data else None
 
 
 def sheet_files(folder: str) -> dict[str, str]:
