@@ -108,9 +108,13 @@ class Tables(dict[str, Table]):
 def open(source: str | os.PathLike[str], members: Iterable[str] = ()) -> Tables:
     """Every table of `source` (or only `members`: member paths or globs), parsed."""
     source = os.fspath(source)
+    return _parsed(source, _selected(source, members))
+
+
+def _parsed(source: str, members: Iterable[tuple[str, bytes]]) -> Tables:
     tables = Tables(source)
     with collector_paused():
-        for member, data in _selected(source, members):
+        for member, data in members:
             try:
                 tables[member] = Table(data, member)
             except TableError as exc:
@@ -359,9 +363,15 @@ def check_tables(
     from ..formats.rfg.xtbl.check import ReferenceIndex, check_table
 
     source = os.fspath(source)
-    if tables is None:
-        tables = open(source)
     folder = os.path.dirname(source) if is_table_name(source) and not os.path.isdir(source) else None
+    if tables is None and folder is None:
+        members = list(iter_members(source))
+        order = _split(members)
+        if order is not None:
+            return _check_split(members, order)
+        tables = _parsed(source, members)
+    elif tables is None:
+        tables = open(source)
 
     def beside(name: str) -> Table | None:
         """A referenced table beside a loose one."""
@@ -380,6 +390,93 @@ def check_tables(
         for table in tables.values():
             findings += check_table(table, index)
     return findings, dict(tables.failures), index.not_checked
+
+
+def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[list[Finding], dict[str, str], int]:
+    """`check_tables` on two processes (`forked`): each parses the tables it takes from the
+    queue and checks them; References between tables are resolved in one exchange between
+    parsing and checking. The worker says which tables it read and which (table, path) values
+    its tables' References may ask for; the parent answers with the values its own tables hold
+    and what it needs from the worker's, and the worker sends those. Same findings, failures
+    and count as one process, in member order."""
+    from ..formats.rfg.xtbl.check import ReferenceIndex, check_table, reference_targets, table_file_name
+    from .forked import Channel, Queue, Worker
+
+    held: dict[int, Table] = {}  # the tables this process parsed, by member number
+
+    def parse(queue: Queue) -> tuple[dict[int, str | None], set[tuple[str, str]]]:
+        """({member number: why it cannot be read, None when parsed}, the Reference targets)."""
+        statuses: dict[int, str | None] = {}
+        targets: set[tuple[str, str]] = set()
+        for number in queue:
+            member, data = members[number]
+            try:
+                held[number] = table = Table(data, member)
+            except TableError as exc:
+                statuses[number] = str(exc)
+                continue
+            statuses[number] = None
+            targets |= reference_targets(table.schema.fields)
+        return statuses, targets
+
+    def values(targets: Iterable[tuple[str, str]], tables: dict[str, int]) -> dict[tuple[str, str], set[str]]:
+        index = ReferenceIndex({members[number][0]: held[number] for number in set(tables.values())})
+        return {(name, path): index(name, path.split(".")) or set() for name, path in targets}
+
+    def check(
+        tables: dict[str, int], known: dict[tuple[str, str], set[str]]
+    ) -> tuple[dict[int, list[Finding]], int, tuple[int, GamepakError] | None]:
+        """This process's findings by member number, the references not checked, and the first
+        table (by member number) whose check raised, with what it raised: one process would
+        have stopped there."""
+        index = ReferenceIndex({members[number][0]: held[number] for number in tables.values()}, known=known)
+        found: dict[int, list[Finding]] = {}
+        for number in sorted(held):
+            try:
+                found[number] = check_table(held[number], index)
+            except GamepakError as exc:
+                return found, index.not_checked, (number, exc)
+        return found, index.not_checked, None
+
+    def work(channel: Channel) -> None:
+        with collector_paused():
+            channel.send(parse(queue))
+            tables, known, asked = channel.receive()
+            channel.send(values(asked, tables))
+            channel.send(check(tables, known))
+
+    queue = Queue(order)
+    try:
+        with collector_paused(), Worker(work, "table check") as worker:
+            statuses, targets = parse(queue)
+            their_statuses, their_targets = worker.receive()
+            statuses.update(their_statuses)
+            # The table a file name finds: the last one read of that name (as ReferenceIndex does).
+            found_by = {
+                table_file_name(members[number][0]): number for number in sorted(statuses) if statuses[number] is None
+            }
+            mine = {name: number for name, number in found_by.items() if number in held}
+            theirs = {name: number for name, number in found_by.items() if number not in held}
+            worker.send(
+                (
+                    theirs,
+                    values([target for target in their_targets if target[0] in mine], mine),
+                    [target for target in targets if target[0] in theirs],
+                )
+            )
+            known = worker.receive()
+            found, not_checked, failed = check(mine, known)
+            held.clear()  # the trees are freed while the worker finishes
+            their_found, their_not_checked, their_failed = worker.receive()
+    finally:
+        queue.close()
+    failures = [failure for failure in (failed, their_failed) if failure is not None]
+    if failures:
+        raise min(failures, key=lambda failure: failure[0])[1]
+    found.update(their_found)
+    findings = [finding for number in sorted(found) for finding in found[number]]
+    unreadable = {members[number][0]: reason for number, reason in sorted(statuses.items()) if reason is not None}
+    return findings, unreadable, not_checked + their_not_checked
 
 
 def table_view(
