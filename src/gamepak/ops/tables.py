@@ -394,11 +394,11 @@ def check_tables(
 
 def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[list[Finding], dict[str, str], int]:
     """`check_tables` on two processes (`forked`): each parses the tables it takes from the
-    queue and checks them; References between tables are resolved in one exchange between
-    parsing and checking. The worker says which tables it read and which (table, path) values
-    its tables' References may ask for; the parent answers with the values its own tables hold
-    and what it needs from the worker's, and the worker sends those. Same findings, failures
-    and count as one process, in member order."""
+    queue, then checks them. References between tables are resolved in between: the worker
+    says which tables it read and which (table, path) values its tables' References may ask
+    for; the parent says which of those tables the worker holds and what it needs from them,
+    and each sends the other the values its own tables hold. Same findings, failures and count
+    as one process, in member order."""
     from ..formats.rfg.xtbl.check import ReferenceIndex, check_table, reference_targets, table_file_name
     from .forked import Channel, Queue, Worker
 
@@ -419,17 +419,17 @@ def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[li
             targets |= reference_targets(table.schema.fields)
         return statuses, targets
 
-    def values(targets: Iterable[tuple[str, str]], tables: dict[str, int]) -> dict[tuple[str, str], set[str]]:
-        index = ReferenceIndex({members[number][0]: held[number] for number in set(tables.values())})
+    def local_index(tables: dict[str, int]) -> ReferenceIndex:
+        """References into `tables` ({file name: member number}, those held here)."""
+        return ReferenceIndex({members[number][0]: held[number] for number in tables.values()})
+
+    def values(index: ReferenceIndex, targets: Iterable[tuple[str, str]]) -> dict[tuple[str, str], set[str]]:
         return {(name, path): index(name, path.split(".")) or set() for name, path in targets}
 
-    def check(
-        tables: dict[str, int], known: dict[tuple[str, str], set[str]]
-    ) -> tuple[dict[int, list[Finding]], int, tuple[int, GamepakError] | None]:
+    def check(index: ReferenceIndex) -> tuple[dict[int, list[Finding]], int, tuple[int, GamepakError] | None]:
         """This process's findings by member number, the references not checked, and the first
         table (by member number) whose check raised, with what it raised: one process would
         have stopped there."""
-        index = ReferenceIndex({members[number][0]: held[number] for number in tables.values()}, known=known)
         found: dict[int, list[Finding]] = {}
         for number in sorted(held):
             try:
@@ -441,9 +441,12 @@ def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[li
     def work(channel: Channel) -> None:
         with collector_paused():
             channel.send(parse(queue))
-            tables, known, asked = channel.receive()
-            channel.send(values(asked, tables))
-            channel.send(check(tables, known))
+            tables, asked = channel.receive()
+            index = local_index(tables)
+            answer = values(index, asked)
+            index.know(channel.receive())  # read before answering: both messages may fill a pipe
+            channel.send(answer)
+            channel.send(check(index))
 
     queue = Queue(order)
     try:
@@ -457,16 +460,13 @@ def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[li
             }
             mine = {name: number for name, number in found_by.items() if number in held}
             theirs = {name: number for name, number in found_by.items() if number not in held}
-            worker.send(
-                (
-                    theirs,
-                    values([target for target in their_targets if target[0] in mine], mine),
-                    [target for target in targets if target[0] in theirs],
-                )
-            )
-            known = worker.receive()
-            found, not_checked, failed = check(mine, known)
+            worker.send((theirs, [target for target in targets if target[0] in theirs]))
+            index = local_index(mine)
+            worker.send(values(index, [target for target in their_targets if target[0] in mine]))
+            index.know(worker.receive())
+            found, not_checked, failed = check(index)
             held.clear()  # the trees are freed while the worker finishes
+            del index
             their_found, their_not_checked, their_failed = worker.receive()
     finally:
         queue.close()

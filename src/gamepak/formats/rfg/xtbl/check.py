@@ -334,19 +334,18 @@ def reference_targets(fields: list[Field]) -> set[tuple[str, str]]:
 class ReferenceIndex:
     """`references` for `check_table`: the values a Reference may name, from the referenced
     table when it is at hand (by file name, any case; `load(name)` may find more), cached per
-    table and path; counts the reference fields it could not check. `known` holds values
-    already found ({(file name, dotted path): values}): those of tables another process read."""
+    table and path; counts the reference fields it could not check."""
 
-    def __init__(
-        self,
-        tables: dict[str, Table],
-        load: Callable[[str], Table | None] | None = None,
-        known: dict[tuple[str, str], set[str]] | None = None,
-    ) -> None:
+    def __init__(self, tables: dict[str, Table], load: Callable[[str], Table | None] | None = None) -> None:
         self.by_name = {table_file_name(member): table for member, table in tables.items()}
         self.load = load
         self.not_checked = 0
-        self._values: dict[tuple[str, str], set[str]] = dict(known or {})
+        self._values: dict[tuple[str, str], set[str]] = {}
+
+    def know(self, values: dict[tuple[str, str], set[str]]) -> None:
+        """Take values found elsewhere ({(file name, dotted path): values}): those of the tables
+        another process read."""
+        self._values.update(values)
 
     def __call__(self, file: str, path: list[str]) -> set[str] | None:
         name = table_file_name(file)
