@@ -204,9 +204,12 @@ def _leaf_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
     if kind == "Reference" and field.reference is not None:
         file, path = field.reference
         problem = f"no such row in {file} ({'.'.join(path)})"
+        looked_up: list[set[str] | None] = []  # the values it may name, once a cell asks
 
         def check_reference(value: str) -> Any:
-            known = lookup(field)
+            if not looked_up:
+                looked_up.append(lookup(field))
+            known = looked_up[0]
             if known is None or value in known:
                 return NO_PROBLEMS
             text = value.strip()
