@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import struct
-import sys
 
 from ..core.atomic import write_all
 from ..errors import GamepakError
@@ -31,12 +30,14 @@ MAX_ITEMS = 16384
 
 
 def can_split() -> bool:
-    """Whether a second process can share the work: it can be forked, no other thread runs (a
-    thread's locks would be copied held), and this process may use two cores."""
+    """Whether a second process can share the work: it can be forked and this process may use
+    two cores. Other threads do not stop it (unlike the extractor's and the catalog's workers):
+    the worker only parses, converts, pickles and writes to its pipe, so it never waits for a
+    lock another thread may have held at the fork (the fork resets the import lock; the modules
+    the worker uses are imported before it)."""
     from ..core.portable import can_fork
 
-    threading = sys.modules.get("threading")  # not loaded: no thread besides this one
-    if not can_fork() or (threading is not None and threading.active_count() > 1):
+    if not can_fork():
         return False
     affinity = getattr(os, "sched_getaffinity", None)
     return (len(affinity(0)) if affinity is not None else os.cpu_count() or 1) >= 2

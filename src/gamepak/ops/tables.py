@@ -191,6 +191,10 @@ def _split(tables: list[tuple[str, bytes]]) -> list[int] | None:
 
     if sum(len(data) for _, data in tables) < _FORK_BYTES or not 4 <= len(tables) <= MAX_ITEMS or not can_split():
         return None
+    # The parser the worker uses, imported once, before the fork (see `forked.can_split`).
+    import xml.etree.ElementTree
+    import xml.parsers.expat  # noqa: F401
+
     return sorted(range(len(tables)), key=lambda index: -len(tables[index][1]))
 
 
