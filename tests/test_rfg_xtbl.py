@@ -11,7 +11,9 @@ import io
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -601,3 +603,156 @@ def test_export_on_two_processes_writes_what_one_writes(tmp_path: Path, monkeypa
     with pytest.raises(MemoryError, match="out of memory in t"):
         tables_ops.export_tables(source, tmp_path / "failed", kind="csv")
     assert not (tmp_path / "failed").exists() and len(forks) == 2
+
+
+def _crossed_pack(tmp_path: Path) -> Path:
+    """Tables whose References cross between the processes that read them (see
+    `_dealt`: the parent reads the even member numbers): to a table of the same pack (the last
+    readable one of a file name wins: a nested pack's), to a path below the rows, to a table
+    the pack lacks; bad values; tables that cannot be read."""
+    references = (
+        "\t\t<Element><Name>Gone</Name><Type>Reference</Type>"
+        "<Reference><File>gone.xtbl</File><Type>G.Name</Type></Reference></Element>\n"
+        "\t\t<Element><Name>Tag</Name><Type>Reference</Type>"
+        "<Reference><File>..\\tags\\ITEMS.xtbl</File><Type>Item.Tags.Tag</Type></Reference></Element>\n"
+        "\t\t<Element><Name>Base</Name><Type>Reference</Type>"
+        "<Reference><File>weapons1.xtbl</File><Type>Weapon.Name</Type></Reference></Element>\n"
+    )
+    description = DESCRIPTION.replace("\t</TableDescription>", references + "\t</TableDescription>")
+    members = {}
+    for number in range(10):  # members 0-9
+        rows = (
+            ROWS.replace("grenade", f"grenade{number}")
+            .replace("<Item>pistol_item<", f"<Item>item{number % 3}<")
+            .replace("<_Editor>", f"<Gone>x</Gone><Tag>t{number % 4}</Tag><Base>grenade{number % 5}</Base><_Editor>")
+        )
+        if number % 4 == 1:
+            rows = rows.replace(">thrown<", ">laser<")
+        members[f"weapons{number}.xtbl"] = weapons(rows * (1 + number % 3), description=description)
+    members["items.xtbl"] = b"<root><Table><Item><Name>item0</Name><Tags><Tag>t0</Tag></Tags></Item></Table></root>"
+    members["broken.xtbl"] = b"<root><Table><Row>"
+    zone = b"<root><Table><Item><Name>item1</Name><Tags><Tag>t1</Tag><Tag>t2</Tag></Tags></Item></Table></root>"
+    members["zone.str2_pc"] = write_pack(tmp_path / "zone.str2_pc", {"items.xtbl": zone}).read_bytes()  # 12
+    late = {"items.xtbl": b"<root><Table><Item>", "notable.xtbl": b"<root/>"}  # never found by name
+    members["late.str2_pc"] = write_pack(tmp_path / "late.str2_pc", late).read_bytes()
+    return write_pack(tmp_path / "table.vpp_pc", members)
+
+
+def _dealt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables split between two processes, dealt rather than taken: the parent reads the even
+    member numbers, the worker the odd ones."""
+    import gamepak.ops.forked as forked
+    import gamepak.ops.tables as tables_ops
+
+    monkeypatch.setattr(tables_ops, "_FORK_BYTES", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1})
+    parent = os.getpid()
+
+    class Dealt(forked.Queue):
+        def __init__(self, order: list[int]) -> None:
+            super().__init__(order)
+            self.order = order
+
+        def __iter__(self) -> Iterator[int]:
+            side = 0 if os.getpid() == parent else 1
+            return iter(sorted(number for number in self.order if number % 2 == side))
+
+    monkeypatch.setattr(forked, "Queue", Dealt)
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """A hang fails the test instead of stopping the run."""
+    import signal
+
+    def expired(*_: object) -> None:
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_check_on_two_processes_finds_what_one_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gamepak.ops.forked as forked
+    import gamepak.ops.tables as tables_ops
+
+    def summary(found: tuple[list[Any], dict[str, str], int]) -> tuple[list[dict[str, str]], list[Any], int]:
+        return [finding.to_dict() for finding in found[0]], list(found[1].items()), found[2]
+
+    source = _crossed_pack(tmp_path)
+    alone = summary(tables_ops.check_tables(source))
+    problems = {(finding["member"], finding["value"], finding["problem"]) for finding in alone[0]}
+    assert ("weapons0.xtbl", "item0", "no such row in items.xtbl (Item.Name)") in problems  # zone's items.xtbl won
+    assert ("weapons3.xtbl", "t3", "no such row in ..\\tags\\ITEMS.xtbl (Item.Tags.Tag)") in problems
+    assert ("weapons2.xtbl", "grenade2", "no such row in weapons1.xtbl (Weapon.Name)") in problems
+    named = {(member, value) for member, value, _ in problems}
+    assert not named & {("weapons1.xtbl", "item1"), ("weapons2.xtbl", "t2"), ("weapons6.xtbl", "grenade1")}
+    assert ("weapons1.xtbl", "laser", "not a choice (choices: bullet, thrown)") in problems
+    assert [member for member, _ in alone[1]] == ["broken.xtbl", "late.str2_pc/items.xtbl", "late.str2_pc/notable.xtbl"]
+    assert alone[2] == 10  # gone.xtbl, once per table
+
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counted_fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted_fork)
+    real_queue = forked.Queue
+    _dealt(monkeypatch)
+    with _deadline(60):
+        assert summary(tables_ops.check_tables(source)) == alone
+    # Taken from the queue as they come, as outside the tests.
+    monkeypatch.setattr(forked, "Queue", real_queue)
+    with _deadline(60):
+        assert summary(tables_ops.check_tables(source)) == alone
+    assert len(forks) == 2
+
+
+def test_check_on_two_processes_reports_the_workers_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    import gamepak.formats.rfg.xtbl.check as check_module
+    import gamepak.ops.tables as tables_ops
+
+    source = _crossed_pack(tmp_path)
+    _dealt(monkeypatch)
+    parent = os.getpid()
+    real_check = check_module.check_table
+
+    # A table that cannot be checked stops the check as it stops one process: the first such
+    # table in member order is named, whichever process met it.
+    deep = ("<root><Table><Item>" + "<a>" * 300 + "</a>" * 300 + "</Item></Table></root>").encode()
+    for first, members in (
+        ("deep0.xtbl", {"deep0.xtbl": deep, "deep1.xtbl": deep, "deep2.xtbl": deep, "deep3.xtbl": deep}),
+        ("deep1.xtbl", {"items.xtbl": ITEMS, "deep1.xtbl": deep, "deep2.xtbl": deep, "deep3.xtbl": deep}),
+    ):
+        many = write_pack(tmp_path / "deep.vpp_pc", members)
+        with _deadline(60), pytest.raises(TableError, match=rf"^{first}: elements nested more than 256 deep"):
+            tables_ops.check_tables(many)
+
+    def failing(table: Table, references: Any = None) -> Any:
+        if os.getpid() != parent:
+            raise MemoryError(f"out of memory in {table.member}")
+        return real_check(table, references)
+
+    monkeypatch.setattr(check_module, "check_table", failing)
+    with _deadline(60), pytest.raises(MemoryError, match="out of memory in weapons1.xtbl"):
+        tables_ops.check_tables(source)
+
+    def killed(table: Table, references: Any = None) -> Any:
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real_check(table, references)
+
+    monkeypatch.setattr(check_module, "check_table", killed)
+    with _deadline(60), pytest.raises(GamepakError, match="table check: the worker process was killed by signal 9"):
+        tables_ops.check_tables(source)

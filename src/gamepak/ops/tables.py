@@ -11,10 +11,8 @@ listed with the reason and never stops the others. Changes go back through one c
 from __future__ import annotations
 
 import builtins
-import contextlib
 import fnmatch
 import os
-import struct
 from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import GamepakError
@@ -110,9 +108,13 @@ class Tables(dict[str, Table]):
 def open(source: str | os.PathLike[str], members: Iterable[str] = ()) -> Tables:
     """Every table of `source` (or only `members`: member paths or globs), parsed."""
     source = os.fspath(source)
+    return _parsed(source, _selected(source, members))
+
+
+def _parsed(source: str, members: Iterable[tuple[str, bytes]]) -> Tables:
     tables = Tables(source)
     with collector_paused():
-        for member, data in _selected(source, members):
+        for member, data in members:
             try:
                 tables[member] = Table(data, member)
             except TableError as exc:
@@ -179,15 +181,26 @@ def export_tables(
     return written, failures
 
 
-_FORK_BYTES = 4 << 20  # less XML than this is converted in one process
-_INDEX = struct.Struct("<I")
+_FORK_BYTES = 4 << 20  # less XML than this is parsed in one process
+
+
+def _split(tables: list[tuple[str, bytes]]) -> list[int] | None:
+    """The order two processes take `tables` in (largest first), or None when one process
+    should do it all (little XML, few tables, no second core, no fork)."""
+    from .forked import MAX_ITEMS, can_split
+
+    if sum(len(data) for _, data in tables) < _FORK_BYTES or not 4 <= len(tables) <= MAX_ITEMS or not can_split():
+        return None
+    # The parser the worker uses, imported once, before the fork (see `forked.can_split`).
+    import xml.etree.ElementTree
+    import xml.parsers.expat  # noqa: F401
+
+    return sorted(range(len(tables)), key=lambda index: -len(tables[index][1]))
 
 
 def _convert_all(tables: list[tuple[str, bytes]], convert: Callable[[Table], bytes]) -> list[bytes | str]:
-    """Each (member, bytes) converted by `convert`, or why it cannot be read (str), in order.
-    With much XML and a second core, a forked worker converts part of them: both processes
-    take tables from a shared queue (a pipe of table numbers, largest first), so the one that
-    gets more CPU does more (on a busy machine the second core is not always there)."""
+    """Each (member, bytes) converted by `convert`, or why it cannot be read (str), in order;
+    with much XML and a second core, a forked worker converts part of them (`forked`)."""
 
     def one(index: int) -> bytes | str:
         member, data = tables[index]
@@ -196,70 +209,23 @@ def _convert_all(tables: list[tuple[str, bytes]], convert: Callable[[Table], byt
         except TableError as exc:
             return str(exc)
 
-    order = sorted(range(len(tables)), key=lambda index: -len(tables[index][1]))
-    if (
-        sum(len(data) for _, data in tables) < _FORK_BYTES
-        or len(tables) < 4
-        or not hasattr(os, "fork")
-        or len(os.sched_getaffinity(0)) < 2
-    ):
+    order = _split(tables)
+    if order is None:
         return [one(index) for index in range(len(tables))]
-    import pickle
+    from .forked import Channel, Queue, Worker
 
-    results: dict[int, bytes | str] = {}
-    queue, queue_end = os.pipe()
+    queue = Queue(order)
+
+    def work(channel: Channel) -> None:
+        channel.send({index: one(index) for index in queue})
+
     try:
-        os.write(queue_end, b"".join(_INDEX.pack(index) for index in order))  # 4 bytes a table: fits the pipe
+        with Worker(work, "table export") as worker:
+            results = {index: one(index) for index in queue}
+            results.update(worker.receive())
     finally:
-        os.close(queue_end)  # an empty queue then reads as the end
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the worker (the tests see its results)
-        status = 0
-        try:
-            os.close(reader)
-            done = {index: one(index) for index in iter(lambda: _take(queue), None)}
-            payload = pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL)
-        except BaseException as exc:
-            status = 1
-            try:
-                payload = pickle.dumps(exc)  # raised again in the parent
-            except Exception:
-                payload = pickle.dumps(GamepakError(f"table export worker: {type(exc).__name__}: {exc}"))
-        finally:
-            try:
-                with builtins.open(writer, "wb") as sending:
-                    sending.write(payload)
-            finally:
-                os._exit(status)
-    os.close(writer)
-    finished = False
-    try:
-        results = {index: one(index) for index in iter(lambda: _take(queue), None)}
-        with builtins.open(reader, "rb") as receiving:
-            reader = -1
-            theirs = pickle.loads(receiving.read())
-        os.waitpid(pid, 0)
-        finished = True
-    finally:
-        os.close(queue)
-        if reader >= 0:
-            os.close(reader)
-        if not finished:  # interrupted: stop the worker
-            with contextlib.suppress(OSError):
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-    if isinstance(theirs, BaseException):
-        raise theirs
-    results.update(theirs)
+        queue.close()
     return [results[index] for index in range(len(tables))]
-
-
-def _take(queue: int) -> int | None:
-    """The next table number from the queue, None when it is empty (reads of one record are
-    atomic between processes)."""
-    data = os.read(queue, _INDEX.size)
-    return _INDEX.unpack(data)[0] if data else None
 
 
 def sheet_files(folder: str) -> dict[str, str]:
@@ -401,9 +367,15 @@ def check_tables(
     from ..formats.rfg.xtbl.check import ReferenceIndex, check_table
 
     source = os.fspath(source)
-    if tables is None:
-        tables = open(source)
     folder = os.path.dirname(source) if is_table_name(source) and not os.path.isdir(source) else None
+    if tables is None and folder is None:
+        members = list(iter_members(source))
+        order = _split(members)
+        if order is not None:
+            return _check_split(members, order)
+        tables = _parsed(source, members)
+    elif tables is None:
+        tables = open(source)
 
     def beside(name: str) -> Table | None:
         """A referenced table beside a loose one."""
@@ -422,6 +394,93 @@ def check_tables(
         for table in tables.values():
             findings += check_table(table, index)
     return findings, dict(tables.failures), index.not_checked
+
+
+def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[list[Finding], dict[str, str], int]:
+    """`check_tables` on two processes (`forked`): each parses the tables it takes from the
+    queue, then checks them. References between tables are resolved in between: the worker
+    says which tables it read and which (table, path) values its tables' References may ask
+    for; the parent says which of those tables the worker holds and what it needs from them,
+    and each sends the other the values its own tables hold. Same findings, failures and count
+    as one process, in member order."""
+    from ..formats.rfg.xtbl.check import ReferenceIndex, check_table, reference_targets, table_file_name
+    from .forked import Channel, Queue, Worker
+
+    held: dict[int, Table] = {}  # the tables this process parsed, by member number
+
+    def parse(queue: Queue) -> tuple[dict[int, str | None], set[tuple[str, str]]]:
+        """({member number: why it cannot be read, None when parsed}, the Reference targets)."""
+        statuses: dict[int, str | None] = {}
+        targets: set[tuple[str, str]] = set()
+        for number in queue:
+            member, data = members[number]
+            try:
+                held[number] = table = Table(data, member)
+            except TableError as exc:
+                statuses[number] = str(exc)
+                continue
+            statuses[number] = None
+            targets |= reference_targets(table.schema.fields)
+        return statuses, targets
+
+    def local_index(tables: dict[str, int]) -> ReferenceIndex:
+        """References into `tables` ({file name: member number}, those held here)."""
+        return ReferenceIndex({members[number][0]: held[number] for number in tables.values()})
+
+    def values(index: ReferenceIndex, targets: Iterable[tuple[str, str]]) -> dict[tuple[str, str], set[str]]:
+        return {(name, path): index(name, path.split(".")) or set() for name, path in targets}
+
+    def check(index: ReferenceIndex) -> tuple[dict[int, list[Finding]], int, tuple[int, GamepakError] | None]:
+        """This process's findings by member number, the references not checked, and the first
+        table (by member number) whose check raised, with what it raised: one process would
+        have stopped there."""
+        found: dict[int, list[Finding]] = {}
+        for number in sorted(held):
+            try:
+                found[number] = check_table(held[number], index)
+            except GamepakError as exc:
+                return found, index.not_checked, (number, exc)
+        return found, index.not_checked, None
+
+    def work(channel: Channel) -> None:
+        with collector_paused():
+            channel.send(parse(queue))
+            tables, asked = channel.receive()
+            index = local_index(tables)
+            answer = values(index, asked)
+            index.know(channel.receive())  # read before answering: both messages may fill a pipe
+            channel.send(answer)
+            channel.send(check(index))
+
+    queue = Queue(order)
+    try:
+        with collector_paused(), Worker(work, "table check") as worker:
+            statuses, targets = parse(queue)
+            their_statuses, their_targets = worker.receive()
+            statuses.update(their_statuses)
+            # The table a file name finds: the last one read of that name (as ReferenceIndex does).
+            found_by = {
+                table_file_name(members[number][0]): number for number in sorted(statuses) if statuses[number] is None
+            }
+            mine = {name: number for name, number in found_by.items() if number in held}
+            theirs = {name: number for name, number in found_by.items() if number not in held}
+            worker.send((theirs, [target for target in targets if target[0] in theirs]))
+            index = local_index(mine)
+            worker.send(values(index, [target for target in their_targets if target[0] in mine]))
+            index.know(worker.receive())
+            found, not_checked, failed = check(index)
+            held.clear()  # the trees are freed while the worker finishes
+            del index
+            their_found, their_not_checked, their_failed = worker.receive()
+    finally:
+        queue.close()
+    failures = [failure for failure in (failed, their_failed) if failure is not None]
+    if failures:
+        raise min(failures, key=lambda failure: failure[0])[1]
+    found.update(their_found)
+    findings = [finding for number in sorted(found) for finding in found[number]]
+    unreadable = {members[number][0]: reason for number, reason in sorted(statuses.items()) if reason is not None}
+    return findings, unreadable, not_checked + their_not_checked
 
 
 def table_view(

@@ -40,6 +40,10 @@ class Finding:
         """The problem without its detail (`not a choice`), for counting."""
         return self.problem.split(":", 1)[0].split(" (", 1)[0]
 
+    def __reduce__(self) -> tuple[type[Finding], tuple[str, ...]]:
+        # Sent between processes by value (the default for slots goes through copyreg: slower).
+        return Finding, (self.member, self.row, self.field, self.value, self.problem, self.severity)
+
     def to_dict(self) -> dict[str, str]:
         return {
             "member": self.member,
@@ -200,9 +204,12 @@ def _leaf_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
     if kind == "Reference" and field.reference is not None:
         file, path = field.reference
         problem = f"no such row in {file} ({'.'.join(path)})"
+        looked_up: list[set[str] | None] = []  # the values it may name, once a cell asks
 
         def check_reference(value: str) -> Any:
-            known = lookup(field)
+            if not looked_up:
+                looked_up.append(lookup(field))
+            known = looked_up[0]
             if known is None or value in known:
                 return NO_PROBLEMS
             text = value.strip()
@@ -310,19 +317,45 @@ def reference_values(table: Table, path: list[str]) -> set[str]:
     return values
 
 
+def table_file_name(file: str) -> str:
+    """How a Reference's `<File>` (`..\\dlc\\x.xtbl`) finds its table: by file name, any case."""
+    return file.replace("\\", "/").rsplit("/", 1)[-1].lower()
+
+
+def reference_targets(fields: list[Field]) -> set[tuple[str, str]]:
+    """(table file name, dotted path) of every Reference `fields` and their sub-fields make:
+    what `check_table` may ask its `references` for."""
+    targets: set[tuple[str, str]] = set()
+    for field in fields:
+        if field.reference is not None and field.reference[1]:
+            targets.add((table_file_name(field.reference[0]), ".".join(field.reference[1])))
+        if field.children:
+            targets |= reference_targets(field.children)
+    return targets
+
+
 class ReferenceIndex:
     """`references` for `check_table`: the values a Reference may name, from the referenced
     table when it is at hand (by file name, any case; `load(name)` may find more), cached per
     table and path; counts the reference fields it could not check."""
 
     def __init__(self, tables: dict[str, Table], load: Callable[[str], Table | None] | None = None) -> None:
-        self.by_name = {member.replace("\\", "/").rsplit("/", 1)[-1].lower(): table for member, table in tables.items()}
+        self.by_name = {table_file_name(member): table for member, table in tables.items()}
         self.load = load
         self.not_checked = 0
         self._values: dict[tuple[str, str], set[str]] = {}
 
+    def know(self, values: dict[tuple[str, str], set[str]]) -> None:
+        """Take values found elsewhere ({(file name, dotted path): values}): those of the tables
+        another process read."""
+        self._values.update(values)
+
     def __call__(self, file: str, path: list[str]) -> set[str] | None:
-        name = file.replace("\\", "/").rsplit("/", 1)[-1].lower()
+        name = table_file_name(file)
+        key = (name, ".".join(path))
+        values = self._values.get(key)
+        if values is not None:
+            return values
         if name not in self.by_name and self.load is not None:
             loaded = self.load(name)
             if loaded is not None:
@@ -331,10 +364,8 @@ class ReferenceIndex:
         if table is None:
             self.not_checked += 1
             return None
-        key = (name, ".".join(path))
-        if key not in self._values:
-            self._values[key] = reference_values(table, path)
-        return self._values[key]
+        values = self._values[key] = reference_values(table, path)
+        return values
 
 
 _LOOKS_LIKE_A_TABLE = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<root[\s>/]", re.DOTALL)
