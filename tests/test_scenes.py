@@ -745,3 +745,13 @@ def test_embedded_images_are_the_files_bytes_and_one_changed_before_writing_is_a
     with pytest.raises(scene.SceneError, match=r"fence\.png: changed while the scene was written"):
         scene.save(found, tmp_path / "again.glb")
     assert not list(tmp_path.glob("again*")) and not list(tmp_path.glob(".*again*"))
+
+
+def test_compact_json_is_the_standard_librarys_json_and_never_writes_nan_as_null() -> None:
+    from gamepak.models.scene.gltf import compact_json
+
+    document = {"a": [1.5, 1e-7, 123456789.0, -0.0, 2**53], "name": "null and void", "nested": {"x": True}}
+    assert json.loads(compact_json(document)) == document
+    assert b" " not in compact_json({"a": [1, 2], "b": {"c": 3}})
+    with pytest.raises(ValueError, match="JSON"):
+        compact_json({"min": [float("nan")]})

@@ -300,13 +300,12 @@ def build(
 def glb_parts(scene: Scene) -> list[bytes | SceneImage]:
     """The `.glb` file of `scene` (images embedded) as parts to write one after another: bytes,
     or an image whose file is copied as it is (a track's are tens of megabytes)."""
-    import json
     import struct
 
     from ..gltf import GLB_MAGIC
 
     document, blob_parts = build(scene, embed_images=True)
-    text = json.dumps(document, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    text = compact_json(document)
     text += b" " * (-len(text) % 4)
     parts: list[bytes | SceneImage] = [struct.pack("<I4s", len(text), b"JSON"), text]
     blob_size = sum(part.size if isinstance(part, SceneImage) else len(part) for part in blob_parts)
@@ -328,6 +327,28 @@ def write(scene: Scene, *, binary: bool = True, image_uris: dict[str, str] | Non
         blob = b"".join(part_bytes(part) for part in blob_parts)
         document["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(blob).decode("ascii")
     return (json.dumps(document, indent=1, allow_nan=False) + "\n").encode("utf-8")
+
+
+def compact_json(document: dict[str, Any]) -> bytes:
+    """`document` as compact JSON text. orjson writes a track's ~2 MB of JSON in a tenth of the
+    time of the standard library's encoder; the standard library's is the judge of what orjson
+    lets through silently (NaN and infinity become null there, which JSON and glTF lack) and
+    the fallback where orjson is not installed."""
+    import json
+
+    try:
+        import orjson
+    except ImportError:
+        orjson = None  # type: ignore[assignment]
+    if orjson is not None:
+        try:
+            text = orjson.dumps(document)
+        except orjson.JSONEncodeError:
+            pass  # the standard library says what it is
+        else:
+            if b"null" not in text:  # a scene's documents hold no null: anything else is checked below
+                return text
+    return json.dumps(document, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def part_bytes(part: bytes | SceneImage) -> bytes:
