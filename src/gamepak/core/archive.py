@@ -1,4 +1,4 @@
-"""The reading `Archive` base, the `Entry` it lists and the member-name rules readers share.
+"""The reading `Archive` base and the `Entry` it lists (how names are stored: `stored_names`).
 
 A format module subclasses `Archive` (and `core.writer.ArchiveWriter`). A reader implements
 `_load()` (parse the directory) and, when its members are not plain byte ranges of the file,
@@ -18,12 +18,20 @@ from ..errors import (
     UnsafePathError,
 )
 from .source import MemberStream, Source, read_whole
+from .stored_names import (  # noqa: F401 - the names format modules import from here
+    FixedRecordNames,
+    NameList,
+    decode_name,
+    decode_name_fields,
+    encode_name,
+    unsafe_name_reason,
+)
 
 # `typing` and `collections.abc` cost milliseconds at import; annotations are strings here
 # (PEP 563), so they are needed only by type checkers.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Iterable, Iterator
     from typing import Any, BinaryIO, ClassVar, TypeAlias
 
     from .source import PathOrFile
@@ -32,162 +40,6 @@ if TYPE_CHECKING:
 # What a malformed file can make the standard library raise while a reader parses it; `_load`
 # turns any of these that a format module did not catch itself into a CorruptArchiveError.
 PARSE_ERRORS = (struct.error, ValueError, IndexError, UnicodeDecodeError, OverflowError, MemoryError)
-
-
-def unsafe_name_reason(name: str) -> str | None:
-    """Why a writer refuses to store `name` (it would leave the folder it is extracted to, or
-    means different paths on different systems), or None when the name is fine."""
-    if "\\" in name:
-        return "backslash in name (use '/' between folders)"
-    if name.startswith("/") or (len(name) > 1 and name[1] == ":" and name[0].isascii() and name[0].isalpha()):
-        return "absolute path"
-    parts = name.split("/")
-    if ".." in parts:
-        return "'..' would leave the folder it is extracted to"
-    if not name or all(part in ("", ".") for part in parts):
-        return "the name has no file part"
-    if name.endswith("/"):
-        return "a trailing '/' names a folder, not a file"
-    return None
-
-
-def decode_name(raw: bytes) -> str:
-    """A member name from its stored bytes: UTF-8, with undecodable bytes kept losslessly."""
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def encode_name(name: str) -> bytes:
-    """The stored bytes of a member name; the exact inverse of `decode_name`."""
-    return name.encode("utf-8", "surrogateescape")
-
-
-def decode_name_fields(raw: bytes, record_size: int, name_start: int, name_size: int) -> list[str]:
-    """The names of fixed-size directory records (each name ends at its first NUL or fills its
-    field), decoded as `decode_name` does.
-
-    The fastest pure-Python way measured: `struct.iter_unpack` cuts the name fields, and the
-    plain `decode()` (strict UTF-8, no error handler to look up) is tried first; only a
-    directory with a name that is not valid UTF-8 is decoded again name by name."""
-    if not record_size:
-        return []
-    fields = struct.Struct(f"<{name_start}x{name_size}s{record_size - name_start - name_size}x")
-    view = memoryview(raw)[: len(raw) // record_size * record_size]
-    try:
-        return [field.partition(b"\0")[0].decode() for (field,) in fields.iter_unpack(view)]
-    except UnicodeDecodeError:
-        return [decode_name(field.partition(b"\0")[0]) for (field,) in fields.iter_unpack(view)]
-
-
-class NameList:
-    """A read-only, list-like sequence of member names that decodes a name only when it is
-    asked for: `len()` and indexing cost nothing up front, and iterating, comparing or `in`
-    decode the whole directory once. `list(names)` gives a plain list."""
-
-    __slots__ = ("_count", "_decode_all", "_decode_one", "_decoded")
-
-    def __init__(self, count: int, decode_one: Callable[[int], str], decode_all: Callable[[], list[str]]) -> None:
-        self._count = count
-        self._decode_one = decode_one
-        self._decode_all = decode_all
-        self._decoded: list[str] | None = None
-
-    def _list(self) -> list[str]:
-        if self._decoded is None:
-            self._decoded = self._decode_all()
-        return self._decoded
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __getitem__(self, index: Any) -> Any:
-        if self._decoded is not None or isinstance(index, slice):
-            return self._list()[index]
-        position = index + self._count if index < 0 else index
-        if not 0 <= position < self._count:
-            raise IndexError("name index out of range")
-        return self._decode_one(position)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._list())
-
-    def __reversed__(self) -> Iterator[str]:
-        return reversed(self._list())
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._list()
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, NameList):
-            return self._list() == other._list()
-        if isinstance(other, (list, tuple)):
-            return self._list() == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __add__(self, other: Iterable[str]) -> list[str]:
-        return [*self._list(), *other]
-
-    def __radd__(self, other: Iterable[str]) -> list[str]:
-        return [*other, *self._list()]
-
-    def index(self, name: str, *bounds: int) -> int:
-        """The position of the first `name` (ValueError if absent), as `list.index`."""
-        return self._list().index(name, *bounds)
-
-    def count(self, name: str) -> int:
-        """How many members are called `name`."""
-        return self._list().count(name)
-
-    def __repr__(self) -> str:
-        return repr(self._list())
-
-
-class FixedRecordNames:
-    """For readers whose directory is fixed-size records, each with a name field (PAK, JoePack):
-    the raw directory is kept as one bytes object, the count comes from its length, and names
-    are decoded only when asked for (`namelist()` is a `NameList`)."""
-
-    _directory: bytes
-    _record_size: int
-    _name_start: int
-    _name_size: int
-    _count: int
-    _decoded: list[str] | None
-
-    def _keep_directory(self, raw: bytes, record_size: int, name_start: int, name_size: int) -> None:
-        self._directory = raw
-        self._record_size = record_size
-        self._name_start = name_start
-        self._name_size = name_size
-        self._count = len(raw) // record_size if record_size else 0
-        self._decoded = None
-
-    # `Archive` keeps names in `_names`; here they are made on first use.
-    @property
-    def _names(self) -> list[str]:
-        names = self._decoded
-        if names is None:
-            names = self._decoded = decode_name_fields(
-                self._directory, self._record_size, self._name_start, self._name_size
-            )
-        return names
-
-    @_names.setter
-    def _names(self, value: list[str]) -> None:
-        if value:  # the base class's initial empty list is not an answer
-            self._decoded = value
-
-    def _name_at(self, index: int) -> str:
-        start = index * self._record_size + self._name_start
-        return decode_name(self._directory[start : start + self._name_size].partition(b"\0")[0])
-
-    def namelist(self) -> NameList:
-        """Member names in archive order (duplicates included), decoded as they are used."""
-        return NameList(self._count, self._name_at, lambda: self._names)
-
-    def __len__(self) -> int:
-        return self._count
 
 
 class Entry:
