@@ -45,14 +45,14 @@ import hashlib
 import json
 import os
 
-from .container import Operation, Patch, PatchError, check_relative, write_patch
+from ..container import Operation, Patch, PatchError, check_relative, write_patch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
-    from .apply import Plan, Step, _Target
+    from ..apply import Plan, Step, _Target
 
 RECORD_FORMAT = "gamepak-undo"
 RECORD_VERSION = 2
@@ -138,7 +138,7 @@ class Record:
         return 1 + max((int(entry.get("number", 0)) for entry in self.applications), default=0)
 
     def save(self) -> None:
-        from ...core.atomic import write_bytes
+        from ....core.atomic import write_bytes
 
         os.makedirs(self.folder, exist_ok=True)
         write_bytes(os.path.join(self.folder, "record.json"), json.dumps(self.data, indent=1).encode(), overwrite=True)
@@ -244,8 +244,8 @@ def _remove_empty(folders: Iterable[str]) -> None:
 def _read_journal(path: str) -> Any:
     """A journal kept in the record, or None when it is empty (nothing was overwritten) or
     unusable (it gave up, or is damaged)."""
-    from ...core.inplace import Journal
-    from ...errors import GamepakError
+    from ....core.inplace import Journal
+    from ....errors import GamepakError
 
     try:
         with open(path, "rb") as handle:
@@ -317,7 +317,7 @@ class Session:
     def writing(self, path: str) -> Iterator[None]:
         """Around one file's write: its in-place edits are journaled into the record, on disk
         before each overwrite."""
-        from ...core.inplace import journaling
+        from ....core.inplace import journaling
 
         key = self.record.key(path)
         step = self.steps[key]
@@ -409,7 +409,7 @@ def _extend(record: Record, key: str, step: dict[str, Any], may_begin: bool) -> 
 def roll_back(record: Record) -> None:
     """Give every file of the record's session its state before (each step is idempotent, so
     a kill during a rollback is finished by the next one), then drop the session."""
-    from ...core.atomic import remove_stale_temporaries
+    from ....core.atomic import remove_stale_temporaries
 
     session = record.data.get("session")
     if not session:
@@ -568,8 +568,8 @@ def _reverse_remove(step: Step, state: _Target) -> tuple[Operation, bytes | None
 
 
 def _reverse_replace(step: Step, state: _Target) -> tuple[Operation, bytes | None]:
-    from .apply import UNDO_DELTA_BYTES
-    from .delta import FAST_LEVEL, make_delta
+    from ..apply import UNDO_DELTA_BYTES
+    from ..delta import FAST_LEVEL, make_delta
 
     operation = step.operation
     old = _old_bytes(step, state)
@@ -729,7 +729,7 @@ def revert(
     gets its original bytes when nothing else changed it since; `warn` (default: `warnings`)
     hears of the files that another program changed, which are reverted member by member.
     Returns the names of the patches taken back."""
-    from .apply import execute, plan
+    from ..apply import execute, plan
 
     warn = warn or _warn
     target = os.fspath(target)
