@@ -140,7 +140,7 @@ def apply(
     from .apply import _Target
     from .limits import refuse_over_budget
     from .undo import Record, begin_apply, finish_apply
-    from .undo.record import _warn
+    from .undo.restore import _warn
 
     if not dry_run:
         _recover(os.fspath(target))
