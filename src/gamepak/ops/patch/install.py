@@ -139,7 +139,8 @@ def apply(
     changed since gamepak wrote them."""
     from .apply import _Target
     from .limits import refuse_over_budget
-    from .undo import Record, _warn, begin_apply, finish_apply
+    from .undo import Record, begin_apply, finish_apply
+    from .undo.restore import _warn
 
     if not dry_run:
         _recover(os.fspath(target))

@@ -1,0 +1,165 @@
+"""An apply's part of the record: the member-level reverse of each patch it applies (N-K.gpatch,
+one function per operation kind), written as its session begins, and its application entered
+in the record as the session commits."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+
+from ..container import Operation, Patch, PatchError, write_patch
+from .restore import _forget_changed, recover
+from .session import Session
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from ..apply import Plan, Step, _Target
+    from .record import Record
+
+
+def _reverse_add(step: Step, state: _Target) -> tuple[Operation, bytes | None]:
+    operation = step.operation
+    return Operation("remove", operation.file, operation.member, base_sha256=operation.target_sha256), None
+
+
+def _reverse_rename(step: Step, state: _Target) -> tuple[Operation, bytes | None]:
+    operation = step.operation
+    assert operation.new_member is not None
+    reverse = Operation(
+        "rename",
+        operation.file,
+        operation.new_member,
+        new_member=operation.member,
+        base_sha256=operation.target_sha256,
+        target_sha256=operation.base_sha256,
+    )
+    return reverse, None
+
+
+def _old_bytes(step: Step, state: _Target) -> bytes:
+    # A change that carries earlier mods' edits goes back to the member as they left it; their
+    # own (stacked) steps take it back from there.
+    old = step.stacked_start if step.stacked_start is not None else state.member_bytes(step.operation)
+    if old is None:
+        raise PatchError(f"{state.target}: {step.operation.where}: vanished while planning")
+    return old
+
+
+def _reverse_remove(step: Step, state: _Target) -> tuple[Operation, bytes | None]:
+    operation = step.operation
+    old = _old_bytes(step, state)
+    reverse = Operation(
+        "add",
+        operation.file,
+        operation.member,
+        target_sha256=hashlib.sha256(old).hexdigest(),
+        size=len(old),
+        blob="blobs/0",
+        encoding="raw",
+        position=state.member_index(operation),
+    )
+    return reverse, old
+
+
+def _reverse_replace(step: Step, state: _Target) -> tuple[Operation, bytes | None]:
+    from ..apply import UNDO_DELTA_BYTES
+    from ..delta import FAST_LEVEL, make_delta
+
+    operation = step.operation
+    old = _old_bytes(step, state)
+    delta = None
+    # Large members are kept whole: a delta would hold both in memory with zstd's tables.
+    if (operation.size or 0) <= UNDO_DELTA_BYTES:
+        new = step.new_bytes if step.new_bytes is not None else step.patch.target_bytes(operation, old)
+        delta = make_delta(new, old, FAST_LEVEL)
+    use_delta = delta is not None and len(delta) < len(old)
+    current = None if step.stacked_start is not None else state.sha256(operation)
+    reverse = Operation(
+        "replace",
+        operation.file,
+        operation.member,
+        base_sha256=operation.target_sha256,
+        target_sha256=current or hashlib.sha256(old).hexdigest(),
+        size=len(old),
+        blob="blobs/0",
+        encoding="zstd-delta" if use_delta else "raw",
+    )
+    return reverse, delta if use_delta and delta is not None else old
+
+
+REVERSES: dict[str, Callable[[Step, _Target], tuple[Operation, bytes | None]]] = {
+    "add": _reverse_add,
+    "remove": _reverse_remove,
+    "replace": _reverse_replace,
+    "rename": _reverse_rename,
+}
+
+
+def write_undo_patches(record: Record, number: int, plan: Plan, state: _Target) -> list[dict[str, Any]]:
+    """Write the member-level reverse of each patch of `plan` (`number`-K.gpatch) from the
+    apply's reader `state` (the old bytes are read now, before anything changes); returns the
+    application's patch items for the record."""
+    by_patch: dict[int, tuple[Patch, list[Step]]] = {}
+    for step in plan.to_record:
+        by_patch.setdefault(id(step.patch), (step.patch, []))[1].append(step)
+    os.makedirs(record.folder, exist_ok=True)
+    items: list[dict[str, Any]] = []
+    for index, (patch, steps) in enumerate(by_patch.values(), 1):
+        operations: list[Operation] = []
+        blobs: dict[str, bytes] = {}
+        for step in reversed(steps):
+            reverse, blob = REVERSES[step.operation.op](step, state)
+            if blob is not None:
+                reverse.blob = f"blobs/{len(blobs)}"
+                blobs[reverse.blob] = blob
+            operations.append(reverse)
+        undo_name = f"{number}-{index}.gpatch"
+        write_patch(
+            record.kept(undo_name), operations, blobs, {"name": f"undo of {patch.name}"}, overwrite=True, deflate=False
+        )
+        files = sorted({record.key(state.path_of(step.operation)) for step in steps})
+        item: dict[str, Any] = {
+            "name": patch.name,
+            "path": os.path.basename(patch.path),
+            "undo": undo_name,
+            "files": files,
+        }
+        carriers = sorted({step.carried_by for step in steps if step.carried_by})
+        if carriers:
+            item["carried_by"] = carriers  # its edits are inside these patches' changes
+        items.append(item)
+    return items
+
+
+def begin_apply(record: Record, plan: Plan, state: _Target, warn: Callable[[str], None]) -> Session:
+    """The session of one apply: its undo patches written, each file's state before kept."""
+    recover(record)
+    paths = list(dict.fromkeys(state.path_of(step.operation) for step in plan.to_apply))
+    _forget_changed(record, (record.key(path) for path in paths), warn, "a revert will take it back")
+    number = record.next_number()
+    session = Session(record, "apply", number)
+    items: list[dict[str, Any]] = []
+    try:
+        items = write_undo_patches(record, number, plan, state)
+        session.prepare(paths, [item["undo"] for item in items])
+    except BaseException:
+        for item in items:
+            with contextlib.suppress(OSError):
+                os.unlink(record.kept(item["undo"]))
+        if record.data.get("session"):
+            session.rollback()
+        else:
+            record.sweep()
+        raise
+    session.items = items
+    return session
+
+
+def finish_apply(session: Session) -> None:
+    """The apply is done: its application (number and patches) enters the record."""
+    entry = {"number": session.data["number"], "patches": session.items}
+    session.commit(lambda data: data["applications"].append(entry))
