@@ -24,9 +24,10 @@ from ..core.opening import Detection
 from ..core.registry import get_format
 from ..errors import GamepakError, MissingDependencyError, OutputExistsError
 from .detect import choose
-from .discovery import FileRef, iter_files, open_file
+from .discovery import FileRef, iter_files, open_file, read_at
 from .parts import TABLES, part_path
-from .scan import ArchiveScanner, RowSink, ScanOptions, Stats, archive_row, error_row
+from .rows import RowSink, ScanOptions, Stats, archive_row, describe_error, error_row
+from .scan import ArchiveScanner
 
 if TYPE_CHECKING:
     from .schema import TableSink
@@ -134,7 +135,6 @@ def _open_as(ref: FileRef, format_name: str) -> tuple[Any, Any]:
 def run_sha256(ref: FileRef) -> str | None:
     """sha256 of a whole (large) file, or None when it cannot be read (the check task reports why)."""
     from .hashing import file_sha256
-    from .scan import read_at
 
     try:
         with open_file(ref) as handle:
@@ -175,7 +175,6 @@ def run_check(ref: FileRef, options: ScanOptions, format_name: str) -> dict[str,
         handle, archive = _open_as(ref, format_name)
     except Exception as exc:
         from ..core.archive import Problem
-        from .scan import describe_error
 
         return {
             "format": format_name,
