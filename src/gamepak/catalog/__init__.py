@@ -15,8 +15,8 @@ from __future__ import annotations
 from .detect import GUESS_POLICIES
 from .diff import CatalogDiff, diff_catalogs
 from .hashing import ALGORITHMS
+from .rows import ScanOptions
 from .run import SCHEDULERS, Summary, build_catalog
-from .scan import ScanOptions
 
 __all__ = [
     "ALGORITHMS",

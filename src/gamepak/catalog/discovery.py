@@ -1,14 +1,17 @@
 """Finding the files to catalog: local files and folders (walked in sorted order, never into the
 output folder) and fsspec URLs, each as a FileRef with the size and modification time seen, and
-opening one of them.
+opening and reading one of them.
 """
 
 from __future__ import annotations
 
+import io
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from ..core.portable import pread
 
 
 @dataclass(frozen=True)
@@ -132,3 +135,15 @@ def open_file(ref: FileRef) -> Any:
         return fsspec.open(ref.path, "rb").open()
     local = ref.path[len("file://") :] if ref.path.startswith("file://") else ref.path
     return open(local, "rb")
+
+
+def read_at(handle: Any, count: int, offset: int) -> bytes:
+    """Up to `count` bytes at `offset` of a file object (pread when it has a descriptor)."""
+    fileno: Callable[[], int] | None = getattr(handle, "fileno", None)
+    if fileno is not None and not getattr(handle, "closed", False):
+        try:
+            return pread(fileno(), count, offset)
+        except (OSError, io.UnsupportedOperation, ValueError):
+            pass
+    handle.seek(offset)
+    return handle.read(count)  # type: ignore[no-any-return]
