@@ -13,7 +13,7 @@ import os
 
 from ..errors import GamepakError, MemberNotFoundError
 from ..formats.rfg.locatext import EXTENSION, LocaText, is_locatext
-from ..formats.rfg.locatext.translate import (
+from ..formats.rfg.locatext.po import (
     Applied,
     apply_translation,
     dump_translation,
