@@ -24,8 +24,10 @@ from gamepak.formats.rfg.locatext import (
     language_of,
     scan,
 )
+from gamepak.formats.rfg.locatext.apply import apply_translation
 from gamepak.formats.rfg.locatext.names import find_names, leaf_texts
-from gamepak.formats.rfg.locatext.po import Row, apply_translation, dump_translation, load_translation
+from gamepak.formats.rfg.locatext.rows import Row
+from gamepak.formats.rfg.locatext.translate import dump_translation, load_translation
 from gamepak.ops.locatext import export_locatext, import_locatext, locate
 
 from conftest import in_process_cli, pack_members, sample

@@ -1,0 +1,219 @@
+"""`.rfglocatext` strings exported for translators and imported back, keyed by identifier or hash.
+
+Translation files name each string by its identifier when one was recovered (`names`), else by
+its hash (`#5a3c91f0`); importing takes an identifier's hash, or the hash as given, never the
+hash of an empty name.
+
+- JSON: a UTF-8 array of `{"hash": "5a3c91f0", "identifier": "...", "text": "..."}`
+  (`identifier` is null when unknown; `source` holds the reference language's string when one
+  was given).
+- CSV: UTF-8 with a byte-order mark, header `hash,identifier,text` (`hash,identifier,source,text`
+  with a reference language); read with or without the mark, separated by commas, semicolons or
+  tabs.
+- PO: `msgctxt` is the identifier or `#hash`; `msgid` the reference language's string (with
+  `source`) and `msgstr` the file's, or, without a reference, `msgid` the file's string and
+  `msgstr` empty. Importing uses `msgstr` when non-empty and not fuzzy, else keeps the string.
+- RFGM's XML (`rfgm-xml`): `<root><Entry><Identifier/><Hash/><String/></Entry>...</root>`, the hash
+  in decimal, as RFGM's archiver writes it; an import tells it by its content. A carriage return
+  is written `&#xD;` so that it survives (XML readers turn a bare one into a line feed).
+
+The PO form is `po`; the rows read are `rows`; applying them to a file is `apply`. Reading
+the files (loose, or members of packs) and writing them back is `ops.locatext`.
+
+An import changes only the strings whose text differs (an unchanged file comes back byte for
+byte), adds entries for keys the file lacks, and removes entries only with `delete`. Everything
+is checked before anything is written: duplicate keys, an identifier whose hash is another
+entry's, text that is not UTF-8.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ....errors import GamepakError
+from ...translation_files import CSV_DELIMITERS, choose_format
+from . import describe
+from .po import _dump_po, _rows_from_po
+from .rows import Row, Rows, _parse_hash
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
+    from collections.abc import Sequence
+
+    from . import LocaEntry
+
+
+def translation_format(path: str | os.PathLike[str] | None, explicit: str | None = None) -> str:
+    """The translation format: `explicit`, else from the extension (`.xml`: RFGM's), else JSON."""
+    return choose_format(path, explicit, {"json": "json", "csv": "csv", "po": "po", "pot": "po", "xml": "rfgm-xml"})
+
+
+# -- export ------------------------------------------------------------------------------------
+
+
+def dump_translation(
+    entries: Sequence[LocaEntry], format: str, *, sources: dict[int, str] | None = None, title: str = ""
+) -> bytes:
+    """A translation file holding `entries`; `sources` maps hashes to a reference language's
+    strings (shown beside each string)."""
+    if format == "json":
+        import json
+
+        rows = []
+        for entry in entries:
+            row: dict[str, object] = {"hash": f"{entry.hash:08x}", "identifier": entry.identifier}
+            if sources is not None:
+                row["source"] = sources.get(entry.hash)
+            row["text"] = entry.text
+            rows.append(row)
+        return (json.dumps(rows, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    if format == "csv":
+        import csv
+        import io
+
+        buffer = io.StringIO(newline="")
+        writer = csv.writer(buffer, lineterminator="\r\n")
+        with_source = sources is not None
+        writer.writerow(["hash", "identifier", *(["source"] if with_source else []), "text"])
+        for entry in entries:
+            source = [sources.get(entry.hash, "")] if sources is not None else []
+            writer.writerow([f"{entry.hash:08x}", entry.identifier or "", *source, entry.text])
+        return buffer.getvalue().encode("utf-8-sig")
+    if format == "po":
+        return _dump_po(entries, sources, title)
+    if format == "rfgm-xml":
+        return _dump_rfgm_xml(entries)
+    raise GamepakError(f"unknown translation format {format!r}")
+
+
+def _xml_text(text: str, where: str) -> str:
+    for position, character in enumerate(text):
+        code = ord(character)
+        if (code < 0x20 and character not in "\t\n\r") or 0xFFFE <= code <= 0xFFFF:
+            raise GamepakError(f"{where}: character U+{code:04X} at position {position} cannot be written in XML")
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#xD;")
+
+
+def _dump_rfgm_xml(entries: Sequence[LocaEntry]) -> bytes:
+    lines = ["<root>"]
+    for index, entry in enumerate(entries):
+        where = describe(index, entry.hash)
+        identifier = _xml_text(entry.identifier or "", where)
+        lines += [
+            "  <Entry>",
+            f"    <Identifier>{identifier}</Identifier>" if identifier else "    <Identifier />",
+            f"    <Hash>{entry.hash}</Hash>",
+            f"    <String>{_xml_text(entry.text, where)}</String>" if entry.text else "    <String />",
+            "  </Entry>",
+        ]
+    lines.append("</root>")
+    return "\n".join(lines).encode("utf-8")
+
+
+# -- import ------------------------------------------------------------------------------------
+
+
+def _decode(data: bytes, where: str) -> str:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise GamepakError(f"{where}: UTF-16 text; save it as UTF-8")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise GamepakError(f"{where}: byte {exc.start}: not UTF-8 (save the file as UTF-8)") from None
+
+
+def _rows_from_json(text: str, where: str) -> list[Row]:
+    import json
+
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise GamepakError(f"{where}: not valid JSON: {exc}") from None
+    if not isinstance(document, list):
+        raise GamepakError(f'{where}: expected a JSON array of {{"hash", "identifier", "text"}} objects')
+    rows = []
+    for position, item in enumerate(document):
+        location = f"{where}: item {position}"
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise GamepakError(f"{location}: not an object with a string text")
+        identifier = item.get("identifier")
+        if identifier is not None and not isinstance(identifier, str):
+            raise GamepakError(f"{location}: identifier {identifier!r} is not a string")
+        rows.append(Row(_parse_hash(item.get("hash"), location), identifier or None, item["text"], location))
+    return rows
+
+
+def _rows_from_csv(text: str, where: str) -> list[Row]:
+    import csv
+    import io
+
+    header_line = text.split("\n", 1)[0].rstrip("\r")
+    for delimiter in CSV_DELIMITERS:
+        header = [cell.strip().strip('"').lower() for cell in header_line.split(delimiter)]
+        if "text" in header and ("hash" in header or "identifier" in header):
+            break
+    else:
+        raise GamepakError(
+            f"{where}: the first row must be a header naming the columns hash, identifier and text "
+            f"(commas, semicolons or tabs between them), not {header_line[:60]!r}"
+        )
+    try:
+        records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error as exc:
+        raise GamepakError(f"{where}: malformed CSV: {exc}") from None
+    column = {name: header.index(name) for name in ("hash", "identifier", "text") if name in header}
+    rows = []
+    for line, record in enumerate(records[1:], start=2):
+        if not record:
+            continue
+        location = f"{where}: row {line}"
+        if len(record) != len(header):
+            raise GamepakError(
+                f"{location}: {len(record)} fields, the header names {len(header)}; quote texts that hold the separator"
+            )
+        value = record[column["hash"]] if "hash" in column else None
+        identifier = record[column["identifier"]] if "identifier" in column else None
+        rows.append(Row(_parse_hash(value, location), identifier or None, record[column["text"]], location))
+    return rows
+
+
+def _rows_from_rfgm_xml(data: bytes, where: str) -> list[Row]:
+    from xml.etree import ElementTree
+
+    try:
+        root = ElementTree.fromstring(data)
+    except ElementTree.ParseError as exc:
+        raise GamepakError(f"{where}: not well-formed XML: {exc}") from None
+    rows = []
+    for position, element in enumerate(root.iter("Entry")):
+        location = f"{where}: Entry {position}"
+        identifier = element.findtext("Identifier") or None
+        hash_text = element.findtext("Hash")
+        hash_value = None
+        if hash_text:
+            if not hash_text.strip().isdigit() or int(hash_text) > 0xFFFFFFFF:
+                raise GamepakError(f"{location}: Hash {hash_text!r} is not a decimal u32")
+            hash_value = int(hash_text)
+        rows.append(Row(hash_value, identifier, element.findtext("String") or "", location))
+    return rows
+
+
+def looks_like_xml(data: bytes) -> bool:
+    """Whether a translation file is XML (RFGM's form), whatever its name."""
+    return data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
+
+
+def load_translation(data: bytes, format: str, where: str = "translation") -> Rows:
+    """The rows of a translation file (RFGM's XML is recognised by its content)."""
+    if looks_like_xml(data):
+        return Rows.of(_rows_from_rfgm_xml(data, where))
+    if format == "rfgm-xml":
+        raise GamepakError(f"{where}: not XML (RFGM's form starts with <root>)")
+    text = _decode(data, where)
+    if format == "json":
+        return Rows.of(_rows_from_json(text, where))
+    if format == "csv":
+        return Rows.of(_rows_from_csv(text, where))
+    if format == "po":
+        return Rows.of(_rows_from_po(text, where))
+    raise GamepakError(f"unknown translation format {format!r}")
