@@ -24,8 +24,10 @@ from gamepak.formats.rfg.locatext import (
     language_of,
     scan,
 )
+from gamepak.formats.rfg.locatext.apply import apply_translation
 from gamepak.formats.rfg.locatext.names import find_names, leaf_texts
-from gamepak.formats.rfg.locatext.translate import Row, apply_translation, dump_translation, load_translation
+from gamepak.formats.rfg.locatext.rows import Row
+from gamepak.formats.rfg.locatext.translate import dump_translation, load_translation
 from gamepak.ops.locatext import export_locatext, import_locatext, locate
 
 from conftest import in_process_cli, pack_members, sample
@@ -523,7 +525,7 @@ def _rows(rows: list[Row]) -> list[tuple[object, ...]]:
 
 
 def test_po_fast_reader_agrees_with_the_general_one(tmp_path: Path) -> None:
-    from gamepak.formats.rfg.locatext.translate import _po_entries, _rows_from_po, _simple_po_rows
+    from gamepak.formats.rfg.locatext.po import _po_entries, _rows_from_po, _simple_po_rows
 
     path = tmp_path / "p.rfglocatext"
     path.write_bytes(handmade([(1, 'tab\there "q" back\\slash\r\nnew'), (2, ""), (3, "x")]))
@@ -543,7 +545,7 @@ def test_po_fast_reader_agrees_with_the_general_one(tmp_path: Path) -> None:
 
 
 def test_po_column_reader_agrees_with_the_entry_by_entry_one() -> None:
-    from gamepak.formats.rfg.locatext.translate import _simple_po_columns, _simple_po_rows_in_order
+    from gamepak.formats.rfg.locatext.po import _simple_po_columns, _simple_po_rows_in_order
 
     entries = [LocaEntry(number, f"s{number}\\\n\t".encode("utf-16-le") + b"\0\0") for number in range(1, 6)]
     entries[2].identifier = "NAMED_TWO"

@@ -468,7 +468,7 @@ def test_real_table_pack_reads_and_writes_back() -> None:
 
 
 def test_json_cells_written_directly_match_json_dumps() -> None:
-    from gamepak.formats.rfg.xtbl.table import _items, items_json
+    from gamepak.formats.rfg.xtbl.json_cells import _items, items_json
 
     data = weapons(ROWS.replace("<Group>b</Group>", '<Group>"b"\\ é</Group><Other><X>1</X></Other>'))
     table = Table(data, "weapons.xtbl")

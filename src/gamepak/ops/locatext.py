@@ -1,8 +1,8 @@
 """`gamepak text` for RFG localization files: find the `.rfglocatext` (loose, or a member of
 a pack, nested too), name its entries, export a translation file, import one back.
 
-The translation forms and how a translation is applied are in
-`formats.rfg.locatext.translate`. Inside a pack, the new pack is written beside the output
+The translation forms are in `formats.rfg.locatext.translate`, how a translation is applied
+in `formats.rfg.locatext.apply`. Inside a pack, the new pack is written beside the output
 under a temporary name (a copy edited with `ops.edit`) and renamed into place, so it appears
 whole or not at all.
 """
@@ -13,14 +13,8 @@ import os
 
 from ..errors import GamepakError, MemberNotFoundError
 from ..formats.rfg.locatext import EXTENSION, LocaText, is_locatext
-from ..formats.rfg.locatext.translate import (
-    Applied,
-    apply_translation,
-    dump_translation,
-    load_translation,
-    looks_like_xml,
-    translation_format,
-)
+from ..formats.rfg.locatext.apply import Applied, apply_translation
+from ..formats.rfg.locatext.translate import dump_translation, load_translation, looks_like_xml, translation_format
 
 PACK_EXTENSIONS = (".vpp_pc", ".str2_pc")
 

@@ -16,7 +16,8 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import GamepakError
-from ..formats.rfg.xtbl.table import Table, TableError, collector_paused
+from ..formats.rfg.xtbl.parse import TableError, collector_paused
+from ..formats.rfg.xtbl.table import Table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ def _selected(source: str, members: Iterable[str]) -> Iterator[tuple[str, bytes]
 def list_tables(source: str | os.PathLike[str]) -> list[dict[str, object]]:
     """What `table ls --json` prints: {member, table, rows, columns, schema} per table; a table
     that cannot be read as {member, error}."""
-    from ..formats.rfg.xtbl.table import summarize
+    from ..formats.rfg.xtbl.summary import summarize
 
     listed: list[dict[str, object]] = []
     for member, data in iter_members(source):

@@ -42,7 +42,7 @@ def xml_attribute(text: str) -> str:
 
 def table_edits(base: Table, modded: Table) -> tuple[list[str], list[str], str | None]:
     """(changed rows, added rows) as XML text, or a reason the change needs a <Replace>."""
-    from ...formats.rfg.xtbl.table import ROW_NUMBER
+    from ...formats.rfg.xtbl.cells import ROW_NUMBER
 
     key = base.key
     if key == ROW_NUMBER:
@@ -139,7 +139,7 @@ def as_modinfo(
 ) -> None:
     """Write the mod folder `result.output` (an `export.Export`): modinfo.xml, and files/ for
     what needs a <Replace>; `read(copy, file, member)` gives a file's or member's bytes."""
-    from ...formats.rfg.xtbl.table import Table, TableError
+    from ...formats.rfg.xtbl import Table, TableError
 
     if os.path.exists(result.output) and not overwrite:
         from ...errors import OutputExistsError

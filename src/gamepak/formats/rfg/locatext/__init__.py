@@ -20,7 +20,8 @@ could not name get the hash of an empty name). A changed file keeps its strings 
 they were stored, back to back after the table: one changed string moves only the later offsets.
 
 - `names`: identifiers for hashes (the leaf texts of `.xtbl` tables, a user's list).
-- `translate`: `gamepak text export/import` for these files (JSON, CSV, PO, RFGM's XML).
+- `translate`: `gamepak text export/import` for these files (JSON, CSV, PO, RFGM's XML); the PO
+  form in `po`, the rows read in `rows`, applied to a file by `apply`.
 """
 
 from __future__ import annotations

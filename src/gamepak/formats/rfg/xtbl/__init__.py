@@ -18,14 +18,16 @@ The game is known to misbehave on reformatted XML: a table is never re-serialise
 rewrites only the elements it changes (`xmldoc`).
 
     table.Table(data, member)     schema, rows (cells by dotted column), row(key), set, write()
-    table.summarize(data, member) what `table ls` prints, without building the tree
+    summary.summarize(data, member) what `table ls` prints, without building the tree
     check.check_table(table)      values against the schema
     sheet                         CSV/JSON out, and back in as edits
 """
 
 from __future__ import annotations
 
+from .parse import TableError
 from .schema import Field, Schema
-from .table import Row, Table, TableError, open_table, summarize
+from .summary import summarize
+from .table import Row, Table, open_table
 
 __all__ = ["Field", "Row", "Schema", "Table", "TableError", "open_table", "summarize"]

@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import re
 
+from .cells import JSON_KINDS, PENDING, ROW_NUMBER
+from .json_cells import items_json
 from .schema import EDITOR_FIELDS, Field
-from .table import JSON_KINDS, PENDING, ROW_NUMBER, Table, items_json
+from .table import Table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -272,7 +274,8 @@ def _json_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
         # A cell made into text (after an edit): read back into an element to check it.
         import xml.etree.ElementTree as ET
 
-        from .table import TableError, _parse_json_cell, _tagged
+        from .json_cells import _parse_json_cell, _tagged
+        from .parse import TableError
 
         try:
             items = _parse_json_cell(value, field.name)
@@ -377,7 +380,7 @@ def check_pack_tables(archive: Any) -> list[Any]:
     that cannot be read, and one per table whose values break its schema (with the counts;
     `gamepak table check` lists them)."""
     from ....core.archive import Problem
-    from .table import TableError, collector_paused
+    from .parse import TableError, collector_paused
 
     members = [entry for entry in archive.infolist() if entry.name[-5:].lower() == ".xtbl"]
     if not members:

@@ -16,7 +16,9 @@ from __future__ import annotations
 import io
 import json
 
-from .table import ROW_NUMBER, Table, TableError
+from .cells import ROW_NUMBER
+from .parse import TableError
+from .table import Table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,0 +1,329 @@
+"""The PO form of a translation (gettext's), written and read back.
+
+Written one line per field, as polib writes with wrapwidth=0: `msgctxt` is the identifier or
+`#hash`; `msgid` the reference language's string (with `source`) and `msgstr` the file's, or,
+without a reference, `msgid` the file's string and `msgstr` empty. Read back by one regular
+expression when a file has that shape, else entry by entry (continuation lines, flags,
+obsolete entries); `msgstr` is used when non-empty and not fuzzy, else the string is kept.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+
+from ....errors import GamepakError
+from . import texts_of
+from .rows import Row, Rows, _parse_hash
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
+    from collections.abc import Sequence
+
+    from . import LocaEntry
+
+
+# PO escapes (gettext's): what a quoted PO string cannot hold as it is.
+PO_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+PO_UNESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+
+
+PO_TABLE = {ord(character): escaped for character, escaped in PO_ESCAPES.items()}
+
+
+PO_SPECIAL = re.compile('[\\\\"\n\r\t]')
+
+
+def _po_quote(text: str) -> str:
+    if PO_SPECIAL.search(text):
+        text = text.translate(PO_TABLE)
+    return f'"{text}"'
+
+
+def _po_escape_all(fields: list[str]) -> list[str]:
+    """`fields` escaped for PO strings: one pass of `str.replace` per escape over all of them
+    joined (a call per field takes longer), field by field when one holds the joining NUL."""
+    joined = "\0".join(fields)
+    if joined.count("\0") != len(fields) - 1:
+        return [_po_quote(field)[1:-1] for field in fields]
+    for character, escaped in PO_ESCAPES.items():  # the backslash first: it is in the others' output
+        if character in joined:
+            joined = joined.replace(character, escaped)
+    return joined.split("\0")
+
+
+def _dump_po(entries: Sequence[LocaEntry], sources: dict[int, str] | None, title: str) -> bytes:
+    # Written directly (polib takes 10x longer for the game's 7,298 strings); one line per
+    # field, as polib writes with wrapwidth=0.
+    header = (
+        f"Project-Id-Version: {title or 'gamepak text export'}\n"
+        "MIME-Version: 1.0\n"
+        "Content-Type: text/plain; charset=UTF-8\n"
+        "Content-Transfer-Encoding: 8bit\n"
+    )
+    texts = texts_of(entries)
+    count = len(entries)
+    keys = [f"#{entry.hash:08x}" if entry.identifier is None else entry.identifier for entry in entries]
+    if sources is None:
+        msgids, msgstrs = texts, [""] * count
+    else:
+        msgids = [sources.get(entry.hash, text) for entry, text in zip(entries, texts)]
+        msgstrs = texts
+    escaped = _po_escape_all([*keys, *msgids, *msgstrs])
+    # Comments: the hash of a named entry, and whether the reference file lacks it.
+    comments = [f"#. hash {entry.hash:08x}\n" if entry.identifier is not None else "" for entry in entries]
+    if sources is not None:
+        comments = [
+            comment if entry.hash in sources else f"{comment}#. not in the reference file\n"
+            for entry, comment in zip(entries, comments)
+        ]
+    # One string per entry (a list item per line took a third longer); a blank line between.
+    blocks = [
+        f'{comment}msgctxt "{key}"\nmsgid "{msgid}"\nmsgstr "{msgstr}"\n'
+        for comment, key, msgid, msgstr in zip(
+            comments, escaped[:count], escaped[count : 2 * count], escaped[2 * count :]
+        )
+    ]
+    head = f'msgid ""\nmsgstr {_po_quote(header)}\n'
+    return (f"{head}\n" + "\n".join(blocks) if blocks else head).encode("utf-8")
+
+
+def _key(value: str | None, where: str) -> tuple[int | None, str | None]:
+    """A PO msgctxt: `#hash`, or an identifier."""
+    if not value:
+        raise GamepakError(f"{where}: no msgctxt: it must hold the identifier or #hash")
+    if value.startswith("#"):
+        return _parse_hash(value, where), None
+    return None, value
+
+
+def _po_unquote(text: str, where: str, number: int) -> str:
+    """The string a quoted PO string holds (`where` and line `number` name it in errors)."""
+    body = text[1:-1]
+    if len(text) < 2 or text[0] != '"' or text[-1] != '"':
+        raise GamepakError(f"{where}: line {number}: expected a quoted string, not {text[:40]!r}")
+    if "\\" not in body:
+        if '"' in body:
+            raise GamepakError(f"{where}: line {number}: an unescaped quote inside the string")
+        return body
+    unescaped = _po_unescape(body)
+    if unescaped is None:
+        slash = body.index("\\")
+        while body[slash + 1 : slash + 2] in PO_UNESCAPES:  # the first escape gettext lacks
+            slash = body.index("\\", slash + 2)
+        escaped = body[slash + 1 : slash + 2]
+        raise GamepakError(f"{where}: line {number}: unknown escape \\{escaped} in a string")
+    return unescaped
+
+
+def _po_unescape(body: str) -> str | None:
+    """A PO string's body with gettext's escapes replaced; None when it holds another."""
+    out = []
+    position = 0
+    while True:
+        slash = body.find("\\", position)
+        if slash < 0:
+            out.append(body[position:])
+            return "".join(out)
+        out.append(body[position:slash])
+        escaped = PO_UNESCAPES.get(body[slash + 1 : slash + 2])
+        if escaped is None:
+            return None
+        out.append(escaped)
+        position = slash + 2
+
+
+class _PoEntry:
+    __slots__ = ("fields", "fuzzy", "line", "obsolete")
+
+    def __init__(self, line: int) -> None:
+        self.fields: dict[str, list[str]] = {}
+        self.fuzzy = False
+        self.obsolete = False
+        self.line = line
+
+
+def _po_entries(text: str, where: str) -> list[_PoEntry]:
+    """The entries of a PO file: msgctxt, msgid and msgstr (continuation lines joined), the fuzzy
+    flag, obsolete (#~) entries marked. Plural forms are refused: game strings have none."""
+    entries: list[_PoEntry] = []
+    current: _PoEntry | None = None
+    field: list[str] | None = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.strip()
+        if not line:
+            current, field = None, None
+            continue
+        first = line[0]
+        if first == "#":
+            if current is not None and current.fields:
+                current, field = None, None  # a comment after a field starts the next entry
+            if current is None:
+                current = _PoEntry(number)
+                entries.append(current)
+            if line.startswith("#~"):
+                current.obsolete = True
+            elif line.startswith("#,") and "fuzzy" in line[2:].replace(",", " ").split():
+                current.fuzzy = True
+            continue
+        if first == '"':
+            if field is None:
+                raise GamepakError(f"{where}: line {number}: a string continues no msgctxt, msgid or msgstr")
+            field.append(_po_unquote(line, where, number))
+            continue
+        keyword, _, rest = line.partition(" ")
+        if keyword != "msgctxt" and keyword != "msgid" and keyword != "msgstr":
+            what = "plural forms" if keyword.startswith(("msgid_plural", "msgstr[")) else f"{keyword!r}"
+            raise GamepakError(f"{where}: line {number}: {what} not expected in a translation of game strings")
+        fields = current.fields if current is not None else None
+        if fields is None or keyword in fields or (keyword != "msgstr" and "msgstr" in fields):
+            current = _PoEntry(number)
+            entries.append(current)
+            fields = current.fields
+        elif keyword == "msgid" or not fields:
+            current.line = number  # type: ignore[union-attr]
+        field = fields[keyword] = [_po_unquote(rest.lstrip(), where, number)]
+    return entries
+
+
+# A quoted PO string on one line (the unrolled form: re matches it without backtracking).
+_QUOTED = r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"'
+# The shape gamepak (and polib with wrapwidth=0) writes: one line per field. A file made only
+# of these is read by one regular expression; any other shape goes through `_po_entries`.
+PO_HEADER = re.compile(
+    r'(?:#[^\n]*\n)*msgid ""\nmsgstr "[^"\\\n]*(?:\\.[^"\\\n]*)*"\n(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"\n)*\n'
+)
+PO_SIMPLE_ENTRY = re.compile(
+    rf"((?:#[^\n]*\n)*)msgctxt {_QUOTED}\nmsgid {_QUOTED}\nmsgstr {_QUOTED}\n(?:(\n)|(?=#|msgctxt)|$)"
+)
+
+
+# The characters of a PO_SIMPLE_ENTRY match outside its groups.
+PO_SIMPLE_FIXED = len('msgctxt ""\nmsgid ""\nmsgstr ""\n')
+# msgctxts that are all gamepak's `#5a3c91f0` hash keys, one a line.
+PO_HASH_KEYS = re.compile(r"#[0-9A-Fa-f]{8}(?:\n#[0-9A-Fa-f]{8})*")
+
+
+def _simple_po_rows(text: str, where: str) -> Rows | None:
+    """The rows of a PO file in the one-line-per-field shape, or None when it has another."""
+    columns = _simple_po_columns(text, where)
+    if columns is not None:
+        return columns
+    rows = _simple_po_rows_in_order(text, where)
+    return None if rows is None else Rows.of(rows)
+
+
+def _simple_po_columns(text: str, where: str) -> Rows | None:
+    """The rows of a PO file in the one-line-per-field shape read column by column (one
+    `findall`, bulk checks), or None when anything needs a closer look (another shape, flags,
+    escapes that are not gettext's, keys that are not clean): `_simple_po_rows_in_order` then
+    reads it entry by entry and names the first problem."""
+    header = PO_HEADER.match(text)
+    start = header.end() if header else 0
+    found = PO_SIMPLE_ENTRY.findall(text, start)
+    if not found:
+        return None
+    comments, msgctxts, msgids, msgstrs, blanks = (list(column) for column in zip(*found))
+    count = len(found)
+    # findall's matches do not overlap and come in order: they tile the rest of the file
+    # exactly when their lengths add up to it.
+    covered = count * PO_SIMPLE_FIXED + sum(
+        sum(map(len, column)) for column in (comments, msgctxts, msgids, msgstrs, blanks)
+    )
+    if start + covered != len(text):
+        return None
+    flags = "".join(comments)
+    if "#~" in flags or "#," in flags:
+        return None  # flags or obsolete entries: the general reader decides
+    if PO_HASH_KEYS.fullmatch("\n".join(msgctxts)):
+        hashes: list[int | None] = list(struct.unpack(f">{count}I", bytes.fromhex("".join(msgctxts).replace("#", ""))))
+        identifiers: list[str | None] = [None] * count
+    else:
+        hashes, identifiers = [], []
+        for key in msgctxts:
+            if not key or "\\" in key or (key.startswith("#") and not (len(key) == 9 and PO_HASH_KEYS.fullmatch(key))):
+                return None
+            if key[0] == "#":
+                hashes.append(int(key[1:], 16))
+                identifiers.append(None)
+            else:
+                hashes.append(None)
+                identifiers.append(key)
+    for column in (msgids, msgstrs):
+        if "\\" in "".join(column):
+            for number, value in enumerate(column):
+                if "\\" in value:
+                    unescaped = _po_unescape(value)
+                    if unescaped is None:
+                        return None
+                    column[number] = unescaped
+    first_line = text.count("\n", 0, start) + 1
+    lines: list[int] = []
+
+    def location(number: int) -> str:
+        if not lines:  # each entry's msgid line, as polib numbers entries
+            line = first_line
+            for comment, blank in zip(comments, blanks):
+                line += comment.count("\n") + 1
+                lines.append(line)
+                line += 2 + len(blank)
+        return f"{where}: line {lines[number]}"
+
+    texts: list[str | None] = [msgstr or None for msgstr in msgstrs]
+    fallbacks: list[str | None] = list(msgids)
+    return Rows(hashes, identifiers, texts, fallbacks, location)
+
+
+def _simple_po_rows_in_order(text: str, where: str) -> list[Row] | None:
+    """`_simple_po_rows` entry by entry: the first problem raised with its line."""
+    header = PO_HEADER.match(text)
+    position = header.end() if header else 0
+    line = text.count("\n", 0, position) + 1
+    rows = []
+    for match in PO_SIMPLE_ENTRY.finditer(text, position):
+        if match.start() != position:
+            return None
+        comments, msgctxt, msgid, msgstr, blank = match.groups()
+        comment_lines = comments.count("\n") if comments else 0
+        number = line + comment_lines + 1  # the msgid's line, as polib numbers entries
+        line = number + 2 + (blank is not None)
+        position = match.end()
+        if comment_lines and ("#~" in comments or "#," in comments):
+            return None  # flags or obsolete entries: the general reader decides
+        location = f"{where}: line {number}"
+        if "\\" in msgctxt:
+            msgctxt = _po_unquote(f'"{msgctxt}"', where, number - 1)
+        if msgctxt.startswith("#"):
+            hash_value, identifier = _parse_hash(msgctxt, location), None
+        else:
+            hash_value, identifier = None, msgctxt or _key(msgctxt, location)[1]
+        if "\\" in msgstr:
+            msgstr = _po_unquote(f'"{msgstr}"', where, number + 1)
+        if "\\" in msgid:
+            msgid = _po_unquote(f'"{msgid}"', where, number)
+        rows.append(Row(hash_value, identifier, msgstr or None, location, msgid))
+    if position != len(text):
+        return None
+    return rows
+
+
+def _rows_from_po(text: str, where: str) -> Rows | list[Row]:
+    simple = _simple_po_rows(text, where)
+    if simple is not None:
+        return simple
+    rows = []
+    for entry in _po_entries(text, where):
+        if entry.obsolete or "msgid" not in entry.fields:
+            continue
+        msgctxt = "".join(entry.fields["msgctxt"]) if "msgctxt" in entry.fields else None
+        msgid = "".join(entry.fields["msgid"])
+        if msgctxt is None and msgid == "":
+            continue  # the header
+        location = f"{where}: line {entry.line}"
+        if "msgstr" not in entry.fields:
+            raise GamepakError(f"{location}: an entry without msgstr")
+        msgstr = "".join(entry.fields["msgstr"])
+        hash_value, identifier = _key(msgctxt, location)
+        translated = msgstr and not entry.fuzzy
+        rows.append(Row(hash_value, identifier, msgstr if translated else None, location, fallback=msgid))
+    return rows
