@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 
 
 _DESCRIBED_ROW = re.compile(rb"<TableDescription>\s*<Name>\s*([^<\s]+)\s*</Name>")
-_FIRST_ROW = re.compile(rb"<Table>\s*(?:<!--.*?-->\s*)*<([A-Za-z_][^\s/>]*)", re.DOTALL)
 
 
 def summarize(data: bytes, member: str) -> dict[str, Any]:
