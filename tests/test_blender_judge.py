@@ -164,3 +164,52 @@ def test_blender_imports_a_whole_track_and_its_edit_comes_back(tmp_path: Path) -
         _blender(SCENE_ROUND_TRIP_SCRIPT, str(car_file), str(tmp_path / "car2.glb")).split("RESULT ", 1)[1]
     )
     assert result["objects"] == 7 and result["images"] == 5, result  # no brake: it has no texture
+
+
+# Imports each file given and prints, for every vertex of every loop, its position and UV.
+UV_SCRIPT = """
+import json, sys
+import bpy
+results = []
+for path in sys.argv[1:]:
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    if path.endswith(".glb"):
+        bpy.ops.import_scene.gltf(filepath=path)
+    elif path.endswith(".obj"):
+        bpy.ops.wm.obj_import(filepath=path)
+    else:
+        bpy.ops.wm.ply_import(filepath=path)
+    bpy.context.view_layer.update()
+    pairs = []
+    for thing in bpy.context.scene.objects:
+        if thing.type == "MESH":
+            uv = thing.data.uv_layers.active.data
+            for loop in thing.data.loops:
+                position = thing.matrix_world @ thing.data.vertices[loop.vertex_index].co
+                pairs.append([list(position), list(uv[loop.index].uv)])
+    results.append({"path": path, "pairs": pairs})
+print("RESULT " + json.dumps(results))
+"""
+
+
+def test_textures_face_the_same_way_in_blender_from_every_format(tmp_path: Path) -> None:
+    # VDrift's v = 0 is the image's top row (as glTF's); Blender's UV v = 0 is its bottom row,
+    # as OBJ and PLY files have it. Whatever the format, Blender must see (u, 1 - v).
+    tower = _tower()
+    positions = tower.positions
+    texcoords = np.stack([(positions[:, 0] + 1) / 2, positions[:, 2] / 3 * 0.75 + 0.125], axis=1)
+    mesh = Mesh(positions, tower.normals, texcoords, tower.corners.copy(), magic=b"IDP2")
+    mesh.corners[:, :, 2] = mesh.corners[:, :, 0]  # each corner's texcoord is its vertex's
+    source = tmp_path / "tower.joe"
+    source.write_bytes(joe.write(mesh))
+    outputs = [str(tmp_path / f"tower.{extension}") for extension in ("glb", "obj", "ply")]
+    for output in outputs:
+        code, _, err = in_process_cli("model", "export", str(source), "-o", output)
+        assert code == 0, err
+    line = next(line for line in _blender(UV_SCRIPT, *outputs).splitlines() if line.startswith("RESULT "))
+    for result in json.loads(line.removeprefix("RESULT ")):
+        assert result["pairs"], result["path"]
+        for position, uv in result["pairs"]:
+            # Blender's (x, y, z) is VDrift's: u = (x + 1) / 2, v = z / 4 + 0.125 as stored.
+            expected = ((position[0] + 1) / 2, 1 - (position[2] / 3 * 0.75 + 0.125))
+            np.testing.assert_allclose(uv, expected, atol=1e-5, err_msg=result["path"])

@@ -367,10 +367,11 @@ f -5 -4 -3 -2 -1
     assert mesh.face_count == 2 + 3
     assert mesh.corners[:2, :, 0].tolist() == [[0, 1, 2], [0, 2, 3]]
     assert mesh.corners[2:, :, 0].tolist() == [[0, 1, 2], [0, 2, 3], [0, 3, 4]]
-    # Corners without a normal took their face's flat normal; without texcoords, (0, 0).
+    # Corners without a normal took their face's flat normal; without texcoords, (0, 0). The
+    # quad's `vt 0 0` is the image's bottom-left corner: JOE's (0, 1), v counted from the top.
     _, normals, texcoords = mesh.corner_values()
     assert np.allclose(normals, [0, 0, 1])
-    assert np.allclose(texcoords, 0)
+    assert np.allclose(texcoords[:2], [0, 1]) and np.allclose(texcoords[2:], 0)
     assert joe.read(joe.write(mesh)).face_count == 5
     with pytest.raises(ModelError, match="past"):
         obj.read(b"v 0 0 0\nf 1 2 3\n")
@@ -856,3 +857,28 @@ def test_a_ply_property_declared_twice_is_one_clear_error() -> None:
     text += b"property float y\nend_header\n" + bytes(12)
     with pytest.raises(models.ModelError, match="declares property 'y' twice"):
         models.loads(text, "ply")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        # Not -0: PLY's reader merges vertices equal as numbers (0 and -0 alike), flipped or not.
+        st.floats(-64, 64, width=32).filter(lambda value: (value == 0 and str(value) == "0.0") or abs(value) >= 2**-30),
+        min_size=6,
+        max_size=6,
+    )
+)
+def test_obj_and_ply_flip_v_and_give_the_same_float32_back(values: list[float]) -> None:
+    # OBJ and PLY count v from the image's bottom row, JOE from its top: the files hold 1 - v,
+    # and reading them gives every texture coordinate back bit for bit.
+    texcoords = np.array(values, dtype=np.float32).reshape(3, 2)
+    corners = np.array([[[0, 0, 0], [1, 0, 1], [2, 0, 2]]], dtype=np.int64)
+    mesh = Mesh(np.eye(3, dtype=np.float32), [[0, 0, 1]], texcoords, corners)
+    obj_text = obj.write(mesh).decode()
+    first = next(line for line in obj_text.splitlines() if line.startswith("vt "))
+    assert float(first.split()[2]) == 1.0 - float(texcoords[0, 1])
+    for format_name in ("obj", "ply"):
+        back = models.loads(models.dumps(mesh, format_name), format_name)
+        _, _, got = back.corner_values()
+        expected = mesh.corner_values()[2]
+        assert got is not None and np.array_equal(got.view(np.uint32), expected.view(np.uint32))

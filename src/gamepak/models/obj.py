@@ -14,8 +14,11 @@ per face) are stored once, so a mesh's index spaces are as small as its distinct
 
 These functions read and write coordinates as they are; `gamepak.models` turns them, since OBJ
 files are Y up by default (Blender's OBJ exporter and importer: forward -Z, up Y) while meshes
-are Z up. Texture coordinates are not flipped. Values are written with 9 significant digits so
-float32 values survive a round trip exactly; NaN or infinite values are refused.
+are Z up. Texture coordinates are flipped: OBJ's v = 0 is the image's bottom row (Blender and most
+OBJ tools), JOE's is its top row (as glTF's), so `vt u v` holds 1 - v. Values are written with 9
+significant digits, and a flipped v as the shortest text of the exact 1 - v, so float32 values
+survive a round trip exactly (a v of -0 comes back as 0, and one nearer 0 than 2^-30 within 1e-16);
+NaN or infinite values are refused.
 """
 
 from __future__ import annotations
@@ -43,6 +46,18 @@ def _rows(keyword: str, values: np.ndarray) -> str:
     return (line * len(values)) % tuple(values.ravel().tolist())
 
 
+def texcoord_rows(texcoords: np.ndarray) -> str:
+    """`vt u v` lines for JOE texture coordinates, v flipped to OBJ's bottom-row origin: 1 - v
+    is exact in float64 and written as its shortest exact text, so reading flips it back to the
+    same float32."""
+    import numpy as np
+
+    if not len(texcoords):
+        return ""
+    values = np.stack([texcoords[:, 0].astype(np.float64), 1.0 - texcoords[:, 1].astype(np.float64)], axis=1)
+    return ("vt %.9g %r\n" * len(values)) % tuple(values.ravel().tolist())
+
+
 def write(mesh: Mesh, *, material_library: str | None = None, material: str = "material") -> bytes:
     """The OBJ text of frame 0 of `mesh`; `material_library` names an MTL file to use."""
     import numpy as np
@@ -53,7 +68,7 @@ def write(mesh: Mesh, *, material_library: str | None = None, material: str = "m
         header.append(f"mtllib {material_library}\n")
     if mesh.name:
         header.append(f"o {mesh.name.replace(chr(10), ' ')}\n")
-    body = [_rows("v", mesh.positions), _rows("vt", mesh.texcoords), _rows("vn", mesh.normals)]
+    body = [_rows("v", mesh.positions), texcoord_rows(mesh.texcoords), _rows("vn", mesh.normals)]
     if material_library:
         body.append(f"usemtl {material}\n")
     one_based = mesh.corners + 1
@@ -169,7 +184,9 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
         corners.extend(polygon[number] for number in triangles.ravel().tolist())
     corner_array = np.array(corners, dtype=np.int64).reshape(-1, 3, 3)
     normal_array = np.array(normals, dtype=np.float32).reshape(-1, 3)
-    texcoord_array = np.array(texcoords, dtype=np.float32).reshape(-1, 2)
+    flipped = np.array(texcoords, dtype=np.float64).reshape(-1, 2)
+    flipped[:, 1] = 1.0 - flipped[:, 1]  # OBJ's v = 0 is the image's bottom row, JOE's its top
+    texcoord_array = flipped.astype(np.float32)
     mesh = Mesh(position_array, normal_array, texcoord_array, corner_array, name=name, source=label)
     return _fill_missing(mesh).merged_duplicates()
 

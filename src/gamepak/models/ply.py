@@ -6,14 +6,16 @@ What gamepak writes:
 | part   | content                                                                    |
 |--------|----------------------------------------------------------------------------|
 | header | `ply`, `format binary_little_endian 1.0`; `element vertex U`: float x y z     |
-|        | [nx ny nz] [s t]; `element face F`: `property list uchar int vertex_indices` |
-| vertex | U records of float32s                                                       |
+|        | [float nx ny nz] [double s t]; `element face F`: `property list uchar int vertex_indices` |
+| vertex | U records: float32 positions and normals, float64 texture coordinates       |
 | face   | F records: uint8 3, int32 a, b, c                                           |
 
-Every distinct (position, normal, texcoord) corner becomes one PLY vertex; texture coordinates
-are kept as JOE holds them (no v flip). PLY files are Z up by default, as JOE models and Blender's
-PLY importer and exporter are (`gamepak.models` turns them for `up="y"`). NaN or infinite
-values are refused.
+Every distinct (position, normal, texcoord) corner becomes one PLY vertex. Texture coordinates
+are flipped: PLY's t = 0 is the image's bottom row (Blender and most tools), JOE's v = 0 its top
+row (as glTF's), so t holds 1 - v, and reading flips it back. They are doubles, so that 1 - v is
+stored exactly and a round trip gives the same float32 back. PLY files are Z up by default, as
+JOE models and Blender's PLY importer and exporter are (`gamepak.models` turns them for
+`up="y"`). NaN or infinite values are refused.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def write(mesh: Mesh) -> bytes:
     if has_normals:
         fields += [("nx", "<f4"), ("ny", "<f4"), ("nz", "<f4")]
     if has_texcoords:
-        fields += [("s", "<f4"), ("t", "<f4")]
+        fields += [("s", "<f8"), ("t", "<f8")]
     vertices = np.zeros(len(unique), dtype=fields)
     positions = mesh.positions[unique[:, 0]]
     vertices["x"], vertices["y"], vertices["z"] = positions.T
@@ -65,8 +67,8 @@ def write(mesh: Mesh) -> bytes:
         normals = mesh.normals[unique[:, 1]]
         vertices["nx"], vertices["ny"], vertices["nz"] = normals.T
     if has_texcoords:
-        texcoords = mesh.texcoords[unique[:, 2]]
-        vertices["s"], vertices["t"] = texcoords.T
+        texcoords = mesh.texcoords[unique[:, 2]].astype(np.float64)
+        vertices["s"], vertices["t"] = texcoords[:, 0], 1.0 - texcoords[:, 1]
     faces = np.zeros(mesh.face_count, dtype=[("count", "u1"), ("indices", "<i4", (3,))])
     faces["count"] = 3
     faces["indices"] = inverse.reshape(-1, 3)
@@ -74,7 +76,7 @@ def write(mesh: Mesh) -> bytes:
     if mesh.name:
         header.append(f"comment name {mesh.name}")
     header.append(f"element vertex {len(vertices)}")
-    header += [f"property float {field}" for field, _ in fields]
+    header += [f"property {'double' if kind == '<f8' else 'float'} {field}" for field, kind in fields]
     header += [f"element face {len(faces)}", "property list uchar int vertex_indices", "end_header"]
     return ("\n".join(header) + "\n").encode("ascii") + vertices.tobytes() + faces.tobytes()
 
@@ -144,7 +146,8 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
     texcoords = None
     for u_name, v_name in TEXCOORD_NAMES:
         if u_name in vertex and v_name in vertex:
-            texcoords = np.stack([vertex[u_name], vertex[v_name]], axis=1)
+            # PLY's t = 0 is the image's bottom row, JOE's v = 0 its top row.
+            texcoords = np.stack([vertex[u_name], 1.0 - vertex[v_name].astype(np.float64)], axis=1)
             break
     face = tables.get("face", {})
     polygons = face.get("vertex_indices", face.get("vertex_index"))

@@ -1,7 +1,7 @@
 """A scene as Wavefront OBJ + MTL: one `o` group per mesh node (node transforms applied, Y up
 like gamepak's single-model OBJ), one MTL material per scene material naming its image file
-(copied beside the OBJ by `scene.save`). Texture coordinates are written as stored, as the
-single-model OBJ export does (see `gamepak.models.obj`). OBJ has no alpha modes, samplers or
+(copied beside the OBJ by `scene.save`). Texture coordinates are flipped to OBJ's bottom-row
+origin, as the single-model OBJ export does (see `gamepak.models.obj`). OBJ has no alpha modes, samplers or
 unlit shading: `d 0.5` marks blended materials, and the rest is the glTF export's."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..mesh import z_up_to_y_up
-from ..obj import _rows
+from ..obj import _rows, texcoord_rows
 from .common import Scene, SceneMaterial, SceneNode
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def write(scene: Scene, *, material_library: str, image_files: dict[str, str]) -
             name = materials.setdefault(node.material, f"material{len(materials)}")
             lines.append(f"o {node.name.replace(chr(10), ' ')}\n")
             lines.append(_rows("v", positions.astype(np.float32)))
-            lines.append(_rows("vt", mesh.texcoords))
+            lines.append(texcoord_rows(mesh.texcoords))
             lines.append(_rows("vn", normals.astype(np.float32)))
             lines.append(f"usemtl {name}\n")
             one_based = corners + 1 + np.array(offsets)
