@@ -17,11 +17,9 @@ from hypothesis import strategies as st
 
 import gamepak
 from gamepak.errors import GamepakError
+from gamepak.formats.j2me.string_tables import StringTable, decode_string, encode_string
 from gamepak.formats.j2me.text import (
-    StringTable,
-    decode_string,
     dump_translation,
-    encode_string,
     export_strings,
     import_strings,
     load_translation,

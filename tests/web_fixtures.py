@@ -26,7 +26,7 @@ import numpy as np
 from PIL import Image
 
 from gamepak import create
-from gamepak.formats.j2me.text import build_string_blob, build_text_pack, encode_string
+from gamepak.formats.j2me.string_tables import build_string_blob, build_text_pack, encode_string
 from gamepak.formats.rfg.peg import Peg, PixelFormat
 from gamepak.models import Mesh, dumps
 

@@ -96,7 +96,7 @@ def nested_packs(workdir: str) -> None:
 
 def j2me_packs(workdir: str) -> None:
     """A Gameloft text pack (no signature: detected by its structure) and its translation."""
-    from .formats.j2me.text import build_text_pack, encode_string
+    from .formats.j2me.string_tables import build_text_pack, encode_string
 
     strings = os.path.join(workdir, "strings.bin")
     raw = [encode_string(text, index) for index, text in enumerate(STRINGS)]

@@ -85,7 +85,7 @@ def file_string_columns(archive: Archive) -> tuple[int, dict[str, list[Any]]]:
         _add_locatext(columns, LocaText(list(entries)), None, language_of(archive.filename))
         return len(entries), columns
     if archive.format_name == "j2me-sized" and archive.size <= MAX_STRINGS_BYTES:
-        from ..formats.j2me.text import StringTable, looks_like_text_pack
+        from ..formats.j2me.string_tables import StringTable, looks_like_text_pack
 
         data = archive._source.read_exact(archive.size, 0, "text pack")
         if not looks_like_text_pack(data):

@@ -10,17 +10,19 @@ Safety: only GET and HEAD; a Host header that is not the server's own is refused
 rebinding); every response carries a strict Content-Security-Policy (scripts only from
 /static/, no inline script) and `nosniff`; names reach pages only through Jinja2's escaping;
 errors become a page, never a traceback; previews run in a small pool with a time limit.
+
+Here: `Viewer` (the routes, the preview pool, the error pages) and `create_app`. The two large
+pages are built in `listing_page` and `file_page`, URLs in `urls`, the headers and host check
+in `security`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
 import os
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote_to_bytes, urlencode
+from urllib.parse import quote, urlencode
 
 import anyio
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -38,16 +40,18 @@ from ..formats.rfg.peg.reader import TextureNotFoundError
 from ..version import __version__
 from . import previews
 from . import strings as strings_view
+from .file_page import file_page
+from .listing_page import listing_page
 from .names import name_of_shown, shown_name, shown_path, visible
-from .site import Busy, NotFound, Place, Refused, Row, Site, name_matcher, transient_os_error
+from .security import Guard, allowed_hosts
+from .site import Busy, NotFound, Place, Refused, Row, Site, transient_os_error
+from .urls import check_number, check_offset, request_segments, segment_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import ASGIApp
 
-# Rows per listing page: a 100,000-member folder is 200 pages of a few hundred kB each.
-PAGE_ROWS = 500
 # Seconds a preview may take before the page gives up on it (the limits in `previews` bound
 # the work itself; this bounds the wait).
 PREVIEW_SECONDS = 20.0
@@ -55,64 +59,6 @@ PREVIEW_SECONDS = 20.0
 PREVIEW_WORKERS = 2
 # How often a waiting preview looks for a free place.
 PREVIEW_POLL_SECONDS = 0.02
-
-# connect-src allows blob: because three.js fetches a glTF's embedded textures (a scene's) from
-# blob URLs the page itself makes of the model it downloaded; nothing from elsewhere.
-CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
-    "media-src 'self'; connect-src 'self' blob:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
-SECURITY_HEADERS = [
-    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
-    (b"x-frame-options", b"DENY"),
-    (b"cross-origin-opener-policy", b"same-origin"),
-    (b"cross-origin-resource-policy", b"same-origin"),
-]
-SECURITY_HEADER_NAMES = {name for name, _ in SECURITY_HEADERS}
-COLUMNS = [("name", "name"), ("size", "size"), ("stored", "stored"), ("type", "type")]
-LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
-
-
-class Guard:
-    """The outermost ASGI layer: `SECURITY_HEADERS` on every response, errors included (Starlette
-    sends its 500 page from outside the middleware list), and no exception past it: the 500 page
-    has been sent and its one line written (`Viewer.internal_error`), so the server has nothing
-    to print; if even that page could not be made, a fixed one is sent."""
-
-    def __init__(self, app: ASGIApp, session: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
-        self.app = app
-        self.session = session
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        with self.session():  # the packs a request uses stay open until its last byte is sent
-            await self._guarded(scope, receive, send)
-
-    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
-        started = False
-
-        async def send_with_headers(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-                headers = [(k, v) for k, v in message.get("headers", []) if k not in SECURITY_HEADER_NAMES]
-                message["headers"] = headers + SECURITY_HEADERS
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_with_headers)
-        except Exception as exc:  # the last line of defence: a page, never a traceback
-            if started:
-                return
-            sys.stderr.write(f"gamepak serve: internal error: {type(exc).__name__}: {exc}\n")
-            body = b"<!doctype html><title>error</title><h1>Internal error</h1><p>The page could not be made.</p>"
-            headers = [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(body)).encode())]
-            await send({"type": "http.response.start", "status": 500, "headers": headers + SECURITY_HEADERS})
-            await send({"type": "http.response.body", "body": body})
 
 
 class ViewerApp(Starlette):
@@ -124,68 +70,6 @@ class ViewerApp(Starlette):
 
     def build_middleware_stack(self) -> ASGIApp:
         return Guard(super().build_middleware_stack(), self.site.session)
-
-
-def segment_url(kind: str, segments: list[str]) -> str:
-    """`/<kind>/` followed by each segment as `shown_name` writes it, percent-encoded: URLs are
-    UTF-8, and a name that is not is carried by its visible escapes."""
-    return f"/{kind}/" + "/".join(quote(shown_name(segment), safe="") for segment in segments)
-
-
-def request_segments(request: Request, prefix: str) -> list[str]:
-    """The names of the segments after `/<prefix>` in the raw request path (one trailing `/`
-    allowed); a percent-escape that is not UTF-8, or a backslash that escapes nothing, is 400."""
-    raw = request.scope.get("raw_path") or request.url.path.encode()
-    raw = raw.split(b"?", 1)[0]
-    rest = raw[len(prefix) + 1 :]
-    if rest.startswith(b"/"):
-        rest = rest[1:]
-    if rest.endswith(b"/"):
-        rest = rest[:-1]
-    if not rest:
-        return []
-    segments = []
-    for part in rest.split(b"/"):
-        try:
-            segments.append(name_of_shown(unquote_to_bytes(part).decode("utf-8")))
-        except UnicodeDecodeError:
-            shown = part.decode("ascii", "backslashreplace")
-            raise HTTPException(
-                400, f"{shown}: a percent-escape that is not UTF-8 (a name that is not UTF-8 is written \\xNN)"
-            ) from None
-        except ValueError as exc:
-            raise HTTPException(400, str(exc)) from None
-    return segments
-
-
-def _check_offset(value: str | None) -> int:
-    return _check_number(value, "offset")
-
-
-def _check_number(value: str | None, what: str) -> int:
-    try:
-        return max(0, int(value or 0))
-    except ValueError:
-        raise HTTPException(400, f"{what} must be a number") from None
-
-
-# The box a picture is fitted in, and the size up to which a small one is enlarged (by whole
-# pixels, drawn sharp by the style).
-FIT_PIXELS = 512
-ENLARGE_TO = 256
-
-
-def shown_size(width: int, height: int) -> tuple[int, int]:
-    """The size a picture of width x height is drawn at on its page, at its own aspect ratio:
-    small ones enlarged by a whole factor, large ones fitted in FIT_PIXELS x FIT_PIXELS (the
-    style shrinks them further on a narrow page, keeping the ratio)."""
-    longest = max(width, height, 1)
-    if longest <= ENLARGE_TO:
-        scale = max(1, ENLARGE_TO // longest)
-        return width * scale, height * scale
-    if longest <= FIT_PIXELS:
-        return width, height
-    return max(1, round(width * FIT_PIXELS / longest)), max(1, round(height * FIT_PIXELS / longest))
 
 
 class Viewer:
@@ -267,155 +151,8 @@ class Viewer:
         as_file = request.query_params.get("view") == "file"
         place = await self.resolve(request, "browse", as_file=as_file)
         if place.kind == "file":
-            return await self.file_page(request, place)
-        return await anyio.to_thread.run_sync(self.listing_page, request, place)
-
-    def listing_page(self, request: Request, place: Place) -> Response:
-        params = request.query_params
-        sort = params.get("sort", "name")
-        if sort not in dict(COLUMNS):
-            sort = "name"
-        order = "desc" if params.get("order") == "desc" else "asc"
-        text_filter = params.get("filter", "")
-        rows = self.site.rows(place)
-        total = len(rows)
-        if text_filter:
-            matches = name_matcher(text_filter)
-            rows = [row for row in rows if matches(row.name)]
-        if sort == "type" and place.node is not None:
-            rows = self.site.classify(place, rows)  # the type column holds what members are
-        rows.sort(key=_sort_key(sort), reverse=order == "desc")
-        if sort == "name" and order == "asc":
-            # Folders first, as file managers show them; a nested pack counts once it has been
-            # looked at, which pages must not depend on, so only plain folders are put first.
-            rows.sort(key=lambda row: not row.is_folder or (row.node is not None and row.node.entry is not None))
-        pages = max(1, math.ceil(len(rows) / PAGE_ROWS))
-        try:
-            page = min(max(1, int(params.get("page", "1"))), pages)
-        except ValueError:
-            page = 1
-        shown = self.site.classify(place, rows[(page - 1) * PAGE_ROWS : page * PAGE_ROWS])
-
-        def query(**changes: Any) -> str:
-            values = {"sort": sort, "order": order, "filter": text_filter, "page": page} | changes
-            return "?" + urlencode({k: v for k, v in values.items() if v not in ("", None)})
-
-        sort_urls = {
-            column: query(sort=column, order="desc" if sort == column and order == "asc" else "asc", page=1)
-            for column, _ in COLUMNS
-        }
-        info = header = check = strings = None
-        archive = place.archive
-        if archive is not None:
-            from ..ops.inspect import info_details
-
-            info = info_details(place.path, archive)
-            header = [(name, _field_text(value)) for name, value in info.pop("header").items()]
-            if params.get("check"):
-                check = _check_summary(archive, self.public)
-            if archive.format_name.startswith("j2me"):  # a text pack: its strings, decoded
-                strings = previews.j2me_strings(self.site.resolve(place.segments, as_file=True))
-        scene = None
-        if place.kind == "folder" and place.disk_path is not None and previews.is_scene(place.disk_path):
-            # A VDrift track or car: the whole scene above its files (its counts now; the
-            # viewer fetches the glTF from /scene/, built once for both).
-            try:
-                summary, _ = previews.scene(place.disk_path, self.site.root)
-                scene = dict(summary, url=segment_url("scene", place.segments), error=None)
-            except GamepakError as exc:
-                scene = {"error": self.public(str(exc))}
-        heading = shown_path(place.segments) or shown_name(self.site.label)
-        return self.page(
-            "listing.html",
-            scene=scene,
-            segments=place.segments,
-            title=shown_name(place.name or self.site.label),
-            heading=heading + ("" if place.kind == "pack" else "/"),
-            info=info,
-            header=header,
-            check=check,
-            strings=strings,
-            strings_url=(
-                segment_url("strings", place.segments)
-                if archive is not None and (strings or archive.format_name == "rfglocatext")
-                else None
-            ),
-            check_url=query(check=1) + "#check",
-            problems=[self.public(problem) for problem in place.problems],
-            rows=[_row_values(row, place.segments) for row in shown],
-            columns=COLUMNS,
-            sort=sort,
-            order=order,
-            filter=text_filter,
-            sort_urls=sort_urls,
-            page=page,
-            pages=pages,
-            page_url=lambda number: query(page=number),
-            shown_count=len(rows),
-            total_count=total,
-        )
-
-    async def file_page(self, request: Request, place: Place) -> Response:
-        params = request.query_params
-        offset = _check_offset(params.get("offset"))
-        zoom = params.get("zoom") == "1"
-        mip = _check_number(params.get("mip"), "mip")
-        preview = await self.bounded(previews.preview, place, offset)
-        most_mips = 1
-        if preview.textures:  # a peg, a WAD lump, a map's textures under its 3D view
-            for texture in preview.textures:
-                level = min(mip, texture["mips"] - 1)
-                width, height = max(1, texture["width"] >> level), max(1, texture["height"] >> level)
-                texture["mip"], texture["mip_width"], texture["mip_height"] = level, width, height
-                shown = (width, height) if zoom else shown_size(texture["width"], texture["height"])
-                texture["shown_width"], texture["shown_height"] = shown
-                query = {"name": shown_name(texture["name"])} | ({"mip": level} if level else {})
-                texture["url"] = segment_url("texture", place.segments) + "?" + urlencode(query)
-                texture["name"] = shown_name(texture["name"])
-                most_mips = max(most_mips, texture["mips"])
-        if preview.kind == "image" and "width" in preview.data:
-            width, height = preview.data["width"], preview.data["height"]
-            preview.data["shown_width"], preview.data["shown_height"] = (
-                (width, height) if zoom else shown_size(width, height)
-            )
-
-        def view_url(**changes: int) -> str:
-            values = {"zoom": int(zoom), "mip": mip} | changes
-            query = urlencode({key: value for key, value in values.items() if value})
-            return "?" + query if query else "?"
-
-        fields: list[tuple[str, Any]] = []
-        entry = place.entry
-        if entry is not None and place.node is not None and place.node.archive is not None:
-            holder = place.node.archive
-            fields = [
-                ("stored size", entry.size if entry.stored_size is None else entry.stored_size),
-                ("offset", entry.offset),
-                ("compression", holder.member_compression(entry)),
-                ("index", entry.index),
-                ("in pack", f"{holder.format_name}"),
-            ]
-        return self.page(
-            "file.html",
-            segments=place.segments,
-            title=shown_name(place.name),
-            heading=shown_path(place.segments),
-            name=shown_name(place.name),
-            size=place.size,
-            fields=fields,
-            preview=preview,
-            problems=[self.public(problem) for problem in place.problems],
-            raw_url=segment_url("raw", place.segments),
-            image_url=segment_url("image", place.segments),
-            model_url=segment_url("model", place.segments),
-            zoom=zoom,
-            mip=mip,
-            most_mips=most_mips,
-            view_url=view_url,
-            strings_url=segment_url("strings", place.segments)
-            if strings_view.has_strings_page(place.name, preview.kind)
-            else None,
-        )
+            return await file_page(self, request, place)
+        return await anyio.to_thread.run_sync(listing_page, self, request, place)
 
     async def search(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
@@ -440,7 +177,7 @@ class Viewer:
         if place.kind != "file":
             raise HTTPException(404, "a folder has no strings")
         query = request.query_params.get("q", "").strip()
-        offset = _check_offset(request.query_params.get("offset"))
+        offset = check_offset(request.query_params.get("offset"))
         what, rows = await self.bounded(strings_view.read_strings, place)
         found = strings_view.matching(rows, query)
 
@@ -497,7 +234,7 @@ class Viewer:
             name = name_of_shown(request.query_params.get("name", ""))
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
-        mip = _check_number(request.query_params.get("mip"), "mip")
+        mip = check_number(request.query_params.get("mip"), "mip")
         data = await self.bounded(previews.texture_png, place, name, mip)
         return Response(data, media_type="image/png")
 
@@ -507,7 +244,7 @@ class Viewer:
 
         place = await self.resolve(request, "table", as_file=True)
         params = request.query_params
-        offset = _check_offset(params.get("offset"))
+        offset = check_offset(params.get("offset"))
         view = await self.bounded(_table_view, place, table_view, params.get("q", ""), params.get("key"), offset)
         here = segment_url("table", place.segments)
         folder = segment_url("table", place.segments[:-1]).rstrip("/")
@@ -600,64 +337,6 @@ def _table_view(place: Place, view: Callable[..., dict[str, Any]], query: str, k
     with place.open() as stream:
         data = stream.read(MAX_XML_BYTES + 1)
     return view(data, place.name, query=query, key=key, offset=offset)
-
-
-def _sort_key(column: str) -> Callable[[Row], Any]:
-    if column == "size":
-        return lambda row: (row.size is None, row.size or 0, row.name)
-    if column == "stored":
-        return lambda row: (row.stored_size is None, row.stored_size or 0, row.name)
-    if column == "type":
-        return lambda row: (row.type, row.name)
-    return lambda row: row.name.lower()
-
-
-def _row_values(row: Row, parent: list[str]) -> dict[str, Any]:
-    return {
-        "name": shown_name(row.name),
-        "url": segment_url("browse", parent + [row.name]) + ("/" if row.is_folder else ""),
-        "is_folder": row.is_folder,
-        "size": row.size,
-        "stored_size": row.stored_size,
-        "type": row.type,
-    }
-
-
-def _field_text(value: Any) -> str:
-    """A header field on one line; long lists (an .asm_pc's containers) are counted, not shown."""
-    if isinstance(value, list) and len(value) > 8:
-        return f"{len(value)} records"
-    text = str(value)
-    return text if len(text) <= 400 else text[:400] + "…"
-
-
-def _check_summary(archive: Any, public: Callable[[str], str]) -> dict[str, Any]:
-    from ..ops.inspect import split_problems
-
-    problems = archive.check()
-    errors, warnings_found = split_problems(problems)
-    summary = f"{len(archive)} members: {len(errors)} errors, {len(warnings_found)} warnings"
-    return {
-        "ok": not errors,
-        "summary": ("OK: " if not errors else "FAILED: ") + summary,
-        "problems": [{"severity": p.severity, "message": public(p.message)} for p in problems[:200]],
-    }
-
-
-def allowed_hosts(host: str, extra: list[str] | None = None) -> list[str]:
-    """The Host header values the server answers: its loopback names, the address it listens
-    on and, for a wildcard address, the machine's name; plus `extra`."""
-    import socket
-
-    names = list(LOOPBACK_NAMES)
-    if host not in ("0.0.0.0", "::", ""):
-        names.append(host if ":" not in host else f"[{host}]")
-    else:
-        hostname = socket.gethostname()
-        names += [hostname, socket.getfqdn()]
-        with contextlib.suppress(OSError):  # a name the resolver does not know: the others remain
-            names += socket.gethostbyname_ex(hostname)[2]
-    return list(dict.fromkeys(names + (extra or [])))
 
 
 def create_app(

@@ -261,7 +261,7 @@ def j2me_strings(place: Place, *, any_shape: bool = False) -> list[str] | None:
     """The strings of a J2ME text pack (a file or a member), one per index as `text export`
     gives them, or None when it is not one. `any_shape`: also strings behind an offset table
     and string blobs (NUL-terminated strings that read as text)."""
-    from ..formats.j2me.text import StringTable, TextShapeError, looks_like_text_pack
+    from ..formats.j2me.string_tables import StringTable, TextShapeError, looks_like_text_pack
 
     if place.size > MAX_STRINGS_BYTES:
         return None

@@ -41,7 +41,7 @@ def read_strings(place: Place) -> tuple[str, list[tuple[int, str, str]]]:
         what = f"RFG localization strings{f' ({language})' if language else ''}"
         keys = [entry.key for entry in table.entries]
         return what, list(zip(range(len(keys)), keys, texts_of(table.entries)))
-    from ..formats.j2me.text import StringTable, looks_like_text_pack
+    from ..formats.j2me.string_tables import StringTable, looks_like_text_pack
 
     if not looks_like_text_pack(data):
         raise GamepakError(f"{place.path}: neither an RFG localization file nor a J2ME text pack")

@@ -1,7 +1,7 @@
 """Gameloft J2ME games: asset packs in four layouts without a signature (their bytes parsed and
 detected in `structure`, read and written in `packs`, their nameless members named in `members`),
-and the string tables inside them (`text`), exported for translators and imported back
-(`translations`).
+and the strings inside them (in the shapes `string_tables` reads and rebuilds), exported for
+translators and imported back (`text`, through the translation files of `translations`).
 
 The registry reads the layouts' readers, writers and sniffers from here; the text functions
 (`export_strings`, `import_strings`, `read_strings`, ...) load their module on first use.
@@ -24,16 +24,14 @@ from .packs import (
 )
 from .structure import sniff_end_offsets, sniff_offsets, sniff_sized, sniff_table
 
-# Names of `text` offered here; `text` imports csv/json/polib helpers only when used.
+# Names of `string_tables` and `text` offered here, each module loaded on first use (`text` brings
+# the csv/json/polib helpers of `translations`).
+TABLE_NAMES = ("StringTable", "TextShapeError", "build_text_pack", "decode_string", "encode_string")
+
 TEXT_NAMES = (
-    "StringTable",
     "TextExport",
     "TextImport",
     "TextMember",
-    "TextShapeError",
-    "build_text_pack",
-    "decode_string",
-    "encode_string",
     "export_strings",
     "import_strings",
     "locate_strings",
@@ -58,12 +56,17 @@ __all__ = [
     "sniff_offsets",
     "sniff_sized",
     "sniff_table",
+    *TABLE_NAMES,
     *TEXT_NAMES,
     *TRANSLATION_NAMES,
 ]
 
 
 def __getattr__(name: str) -> Any:
+    if name in TABLE_NAMES:
+        from . import string_tables
+
+        return getattr(string_tables, name)
     if name in TEXT_NAMES or name in TRANSLATION_NAMES:
         from . import text
 

@@ -4,8 +4,8 @@ Members have no names: they are listed as `0`, `1`, `2`... (no zero padding) and
 an extension guessed from their content (`3.png`, `0.txt`, `7.bin`). Writers take names whose
 part before the first dot is the member index (`0`, `0.png`, `007.bin`) and order members by it.
 
-The pack classes (`packs`) and the string tools (`text`, which guesses what a member handed to it
-holds) both need these, so they live here, below both.
+The pack classes (`packs`) and the string tables (`string_tables`, which guess what a member
+handed to them holds) both need these, so they live here, below both.
 """
 
 from __future__ import annotations
