@@ -115,7 +115,7 @@ def test_member_pages_and_downloads(served) -> None:
     assert "A mod for the viewer" in page.text
     raw = client.get("/raw/mod.pak/readme.txt")
     assert raw.content == b"A mod for the viewer's tests.\n"
-    assert raw.headers["content-disposition"] == "attachment; filename*=UTF-8''readme.txt"
+    assert raw.headers["content-disposition"] == "attachment; filename=\"readme.txt\"; filename*=UTF-8''readme.txt"
     assert raw.headers["content-type"] == "application/octet-stream"
     on_disk = client.get("/raw/plain/readme.txt")
     assert on_disk.content == b"plain file\n"

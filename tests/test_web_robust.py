@@ -66,6 +66,23 @@ def test_shown_names_read_back_exactly() -> None:
             name_of_shown(bad)
 
 
+def test_a_download_of_a_name_that_is_not_utf8_is_named_in_valid_utf8(latin1_root: Path) -> None:
+    # filename* must be UTF-8 (RFC 6266): the byte 0xe9 percent-encoded raw would not be, and
+    # browsers then drop the name; it is U+FFFD there, "_" in the ASCII fallback.
+    from urllib.parse import unquote
+
+    from gamepak.web.urls import attachment
+
+    for segments in ([LATIN1_NAME], ["names.pak", LATIN1_NAME]):
+        header = client_of(latin1_root).get(segment_url("raw", segments)).headers["content-disposition"]
+        assert header == "attachment; filename=\"caf_.txt\"; filename*=UTF-8''caf%EF%BF%BD.txt"
+        assert unquote(header.split("''", 1)[1], errors="strict") == "caf\ufffd.txt"
+    assert attachment('say "hi"\\ \u00e9t\u00e9.txt') == (
+        "attachment; filename=\"say _hi__ _t_.txt\"; filename*=UTF-8''say%20%22hi%22%5C%20%C3%A9t%C3%A9.txt"
+    )
+    assert attachment("a\ud800b") == "attachment; filename=\"a_b\"; filename*=UTF-8''a%EF%BF%BDb"
+
+
 def test_names_that_are_not_utf8_are_listed_and_linked(latin1_root: Path) -> None:
     client = client_of(latin1_root)
     link = segment_url("browse", [LATIN1_NAME])

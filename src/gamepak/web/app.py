@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import anyio
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -45,7 +45,7 @@ from .listing_page import listing_page
 from .names import name_of_shown, shown_name, shown_path, visible
 from .security import Guard, allowed_hosts
 from .site import Busy, NotFound, Place, Refused, Row, Site, transient_os_error
-from .urls import check_number, check_offset, request_segments, segment_url
+from .urls import attachment, check_number, check_offset, request_segments, segment_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -215,8 +215,7 @@ class Viewer:
                 while chunk := stream.read(1 << 20):
                     yield chunk
 
-        disposition = "attachment; filename*=UTF-8''" + quote(place.name, safe="", errors="surrogateescape")
-        headers = {"content-disposition": disposition, "content-length": str(size)}
+        headers = {"content-disposition": attachment(place.name), "content-length": str(size)}
         if place.node is not None and place.node.archive is not None and place.entry is not None:
             # A compressed member's size is what it inflates to; a stream that stops short of it
             # would hang the client waiting for the rest.

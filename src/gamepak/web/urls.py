@@ -56,3 +56,17 @@ def check_number(value: str | None, what: str) -> int:
         return max(0, int(value or 0))
     except ValueError:
         raise HTTPException(400, f"{what} must be a number") from None
+
+
+def attachment(name: str) -> str:
+    """The Content-Disposition that downloads a file as `name` (RFC 6266): `filename*` in UTF-8,
+    where bytes of the name that are not UTF-8 become U+FFFD (percent-encoding them raw would not
+    be UTF-8, and browsers then drop the name), and an ASCII `filename` for clients without it."""
+    from urllib.parse import quote
+
+    try:
+        text = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+        text = "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in name)
+    fallback = "".join(char if " " <= char <= "~" and char not in '"\\' else "_" for char in text) or "download"
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(text, safe='')}"
