@@ -717,6 +717,35 @@ def test_check_on_two_processes_finds_what_one_finds(tmp_path: Path, monkeypatch
     assert len(forks) == 2
 
 
+def test_no_second_process_to_be_had_means_one_process_does_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # fork failing (EAGAIN: no processes left; ENOMEM) is no reason to fail a check or an export.
+    import errno
+
+    import gamepak.ops.tables as tables_ops
+
+    source = _crossed_pack(tmp_path)
+    alone = tables_ops.check_tables(source)
+    exported = tables_ops.export_tables(source, tmp_path / "alone", kind="csv")
+    tries: list[int] = []
+
+    def no_fork() -> int:
+        tries.append(1)
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(tables_ops, "_FORK_BYTES", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1})
+    monkeypatch.setattr(os, "fork", no_fork)
+    open_fds = (lambda: len(os.listdir("/proc/self/fd"))) if os.path.isdir("/proc/self/fd") else (lambda: 0)
+    fd_count = open_fds()
+    found = tables_ops.check_tables(source)
+    assert [finding.to_dict() for finding in found[0]] == [finding.to_dict() for finding in alone[0]]
+    assert found[1:] == alone[1:]
+    again = tables_ops.export_tables(source, tmp_path / "again", kind="csv")
+    assert again[1] == exported[1] and len(again[0]) == len(exported[0])
+    assert len(tries) == 2  # both tried a second process
+    assert open_fds() == fd_count  # and left no pipe open
+
+
 def test_check_on_two_processes_reports_the_workers_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import signal
 

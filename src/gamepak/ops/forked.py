@@ -118,6 +118,10 @@ class Channel:
         self.reader = self.writer = -1
 
 
+class WorkerNotStarted(GamepakError):
+    """The worker could not be forked (or its pipes made): the caller does the work alone."""
+
+
 class Worker(Channel):
     """In the parent: the forked worker running `body(channel)` and the channel to it. Use as a
     context manager: leaving it normally waits for the worker's end, by an exception kills it."""
@@ -125,18 +129,18 @@ class Worker(Channel):
     def __init__(self, body: Callable[[Channel], None], what: str) -> None:
         import pickle  # noqa: F401 - imported once here rather than in both processes
 
-        down_reader, down_writer = os.pipe()  # parent -> worker
+        opened: list[int] = []
         try:
+            down_reader, down_writer = os.pipe()  # parent -> worker
+            opened += [down_reader, down_writer]
             up_reader, up_writer = os.pipe()  # worker -> parent
-        except BaseException:
-            os.close(down_reader)
-            os.close(down_writer)
-            raise
-        try:
+            opened += [up_reader, up_writer]
             pid = os.fork()
-        except BaseException:
-            for fd in (down_reader, down_writer, up_reader, up_writer):
+        except BaseException as exc:
+            for fd in opened:
                 os.close(fd)
+            if isinstance(exc, OSError):  # no processes, memory or descriptors left: do it in one
+                raise WorkerNotStarted(f"{what}: cannot start a second process: {exc.strerror}") from exc
             raise
         if pid == 0:  # pragma: no cover - runs in the worker (the tests see what it sends)
             os.close(down_writer)

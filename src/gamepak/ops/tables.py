@@ -213,7 +213,7 @@ def _convert_all(tables: list[tuple[str, bytes]], convert: Callable[[Table], byt
     order = _split(tables)
     if order is None:
         return [one(index) for index in range(len(tables))]
-    from .forked import Channel, Queue, Worker
+    from .forked import Channel, Queue, Worker, WorkerNotStarted
 
     queue = Queue(order)
 
@@ -221,7 +221,12 @@ def _convert_all(tables: list[tuple[str, bytes]], convert: Callable[[Table], byt
         channel.send({index: one(index) for index in queue})
 
     try:
-        with Worker(work, "table export") as worker:
+        worker = Worker(work, "table export")
+    except WorkerNotStarted:
+        queue.close()
+        return [one(index) for index in range(len(tables))]
+    try:
+        with worker:
             results = {index: one(index) for index in queue}
             results.update(worker.receive())
     finally:
@@ -373,7 +378,12 @@ def check_tables(
         members = list(iter_members(source))
         order = _split(members)
         if order is not None:
-            return _check_split(members, order)
+            from .forked import WorkerNotStarted
+
+            try:
+                return _check_split(members, order)
+            except WorkerNotStarted:
+                pass  # no second process to be had: check in this one
         tables = _parsed(source, members)
     elif tables is None:
         tables = open(source)
