@@ -44,16 +44,19 @@ def load(
     shared parts and textures in (after the folder itself; VDrift's `carparts/` and
     `trackparts/` are tried by default). `paint`: a car's body colour (RGB 0-1). `confine`: a
     real path no file read may leave, links followed (the web viewer's root)."""
+    from ...core.collector import collector_paused
     from .car import find_car_file, read_car
     from .track import find_track_folder, read_track
 
     folder = os.fspath(path)
     if not os.path.isdir(folder):
         raise SceneError(f"{folder}: not a folder")
-    if find_track_folder(folder) is not None:
-        return read_track(folder, search=search, confine=confine)
-    if find_car_file(folder) is not None:
-        return read_car(folder, search=search, paint=paint, confine=confine)
+    # Thousands of meshes, nodes and list entries, none in a cycle: no collections on the way.
+    with collector_paused():
+        if find_track_folder(folder) is not None:
+            return read_track(folder, search=search, confine=confine)
+        if find_car_file(folder) is not None:
+            return read_car(folder, search=search, paint=paint, confine=confine)
     raise SceneError(f"{folder}: neither a VDrift track (objects/list.txt) nor a car (a .car file)")
 
 
@@ -122,8 +125,11 @@ def _make_and_write(make: Callable[[], list[bytes | SceneImage]], size_hint: int
 
         thread = threading.Thread(target=_preallocate, args=(fd, size_hint), daemon=True)
         thread.start()
+    from ...core.collector import collector_paused
+
     try:
-        parts = make()
+        with collector_paused():  # thousands of accessor, mesh and node entries, no cycles
+            parts = make()
     finally:
         if thread is not None:
             thread.join()

@@ -22,19 +22,12 @@ def collector_paused() -> Iterator[None]:
     """The cyclic garbage collector paused while many tables are parsed and kept: each
     ElementTree element is a tracked object, and every collection walks all the trees kept so
     far (keeping table.vpp_pc's 423 trees took three times their parsing). At the end what was
-    made is moved out of the collector's sight (`gc.freeze`), else the next collection would
-    walk it all once more (a third of `table check`): trees hold no cycles, and reference
-    counting frees them as usual."""
-    import gc
+    made is frozen out of the collector's sight, else the next collection would walk it all once
+    more (a third of `table check`): trees hold no cycles, and reference counting frees them."""
+    from ....core.collector import collector_paused as paused
 
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused(freeze=True):
         yield
-    finally:
-        if enabled:
-            gc.freeze()
-            gc.enable()
 
 
 class TableError(XmlError):
