@@ -13,10 +13,11 @@ if TYPE_CHECKING:
 
 
 @contextlib.contextmanager
-def collector_paused(*, freeze: bool = False) -> Iterator[None]:
-    """The collector paused for the code inside. With `freeze`, what exists at the end is moved
-    out of the collector's sight (`gc.freeze`), so the next collection does not walk it all once
-    more: only for objects that hold no cycles, which would then never be collected."""
+def collector_paused() -> Iterator[None]:
+    """The collector paused for the code inside (and left as it was found: a pause inside a
+    pause changes nothing). Nothing is frozen afterwards (`gc.freeze` would keep every cycle
+    alive at that moment for good, a leak in a long-running program): a pause should span the
+    whole of the work that keeps the many objects, and they die with it."""
     import gc
 
     enabled = gc.isenabled()
@@ -25,6 +26,4 @@ def collector_paused(*, freeze: bool = False) -> Iterator[None]:
         yield
     finally:
         if enabled:
-            if freeze:
-                gc.freeze()
             gc.enable()

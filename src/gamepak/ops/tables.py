@@ -15,8 +15,9 @@ import fnmatch
 import os
 from collections.abc import Callable, Iterable, Iterator
 
+from ..core.collector import collector_paused
 from ..errors import GamepakError
-from ..formats.rfg.xtbl.parse import TableError, collector_paused
+from ..formats.rfg.xtbl.parse import TableError
 from ..formats.rfg.xtbl.table import Table
 
 TYPE_CHECKING = False
@@ -370,9 +371,15 @@ def check_tables(
 ) -> tuple[list[Finding], dict[str, str], int]:
     """Every table's values against its schema: (findings, {member: why it could not be read},
     how many Reference values were not checked because their table is not in `source`)."""
+    # One pause from the first table parsed to the last finding: a collection in between would
+    # walk every tree kept (on one core, 2.3 times the whole check's time).
+    with collector_paused():
+        return _check_tables(os.fspath(source), tables)
+
+
+def _check_tables(source: str, tables: Tables | None) -> tuple[list[Finding], dict[str, str], int]:
     from ..formats.rfg.xtbl.check import ReferenceIndex, check_table
 
-    source = os.fspath(source)
     folder = os.path.dirname(source) if is_table_name(source) and not os.path.isdir(source) else None
     if tables is None and folder is None:
         members = list(iter_members(source))
@@ -401,9 +408,8 @@ def check_tables(
 
     index = ReferenceIndex(tables, beside)
     findings: list[Finding] = []
-    with collector_paused():
-        for table in tables.values():
-            findings += check_table(table, index)
+    for table in tables.values():
+        findings += check_table(table, index)
     return findings, dict(tables.failures), index.not_checked
 
 

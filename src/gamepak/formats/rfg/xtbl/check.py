@@ -380,7 +380,8 @@ def check_pack_tables(archive: Any) -> list[Any]:
     that cannot be read, and one per table whose values break its schema (with the counts;
     `gamepak table check` lists them)."""
     from ....core.archive import Problem
-    from .parse import TableError, collector_paused
+    from ....core.collector import collector_paused
+    from .parse import TableError
 
     members = [entry for entry in archive.infolist() if entry.name[-5:].lower() == ".xtbl"]
     if not members:

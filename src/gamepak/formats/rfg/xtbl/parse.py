@@ -1,5 +1,5 @@
 """Reading a table's XML into an ElementTree: `TableError`, `parse_xml` (size bounded, DTDs
-refused, encodings as declared) and `collector_paused` for reading many tables at once.
+refused, encodings as declared).
 
 ElementTree is the fast tree (C speed) every reader of tables uses: listing, checking and
 exporting hundreds of them; `xmldoc` is the slower one that keeps every byte, for writing.
@@ -7,27 +7,11 @@ exporting hundreds of them; `xmldoc` is the slower one that keeps every byte, fo
 
 from __future__ import annotations
 
-import contextlib
-
 from .xmldoc import MAX_XML_BYTES, XmlError, make_parser, run_parser, source_encoding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from xml.etree.ElementTree import Element as EtElement
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused while many tables are parsed and kept: each
-    ElementTree element is a tracked object, and every collection walks all the trees kept so
-    far (keeping table.vpp_pc's 423 trees took three times their parsing). At the end what was
-    made is frozen out of the collector's sight, else the next collection would walk it all once
-    more (a third of `table check`): trees hold no cycles, and reference counting frees them."""
-    from ....core.collector import collector_paused as paused
-
-    with paused(freeze=True):
-        yield
 
 
 class TableError(XmlError):
