@@ -46,6 +46,9 @@ class SceneImage:
     has_alpha: bool
     size: int  # bytes embedded
     encoded: bytes | None = None  # the bytes to embed when they are not the file's
+    # (device, inode) of the file read: the one written must be it, not whatever a link that
+    # changed in between now leads to (the viewer reads scenes confined to its folder).
+    identity: tuple[int, int] | None = None
 
     @property
     def data(self) -> bytes:
@@ -59,11 +62,17 @@ class SceneImage:
         return data
 
     def open_file(self) -> Any:
-        """The image file, opened for reading; a `SceneError` when it is gone or unreadable."""
+        """The image file read when the scene was, opened for reading; a `SceneError` when it is
+        gone, unreadable, or another file or size now."""
         try:
-            return open(self.path, "rb")
+            handle = open(self.path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
         except OSError as exc:
             raise SceneError(f"{self.path}: cannot be read while the scene is written ({exc.strerror})") from exc
+        status = os.fstat(handle.fileno())
+        if status.st_size != self.size or (self.identity and (status.st_dev, status.st_ino) != self.identity):
+            handle.close()
+            raise SceneError(f"{self.path}: changed while the scene was written (was {self.size} bytes)")
+        return handle
 
 
 @dataclass(frozen=True)
@@ -172,7 +181,8 @@ def load_image(name: str, path: str, warnings: list[str]) -> SceneImage | None:
     warning when unreadable."""
     try:
         with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
+            status = os.fstat(handle.fileno())
+            size = status.st_size
             if size > MAX_TEXTURE_BYTES:
                 warnings.append(
                     f"{path}: texture {name!r} is larger than {MAX_TEXTURE_BYTES >> 20} MiB: drawn without it"
@@ -192,7 +202,14 @@ def load_image(name: str, path: str, warnings: list[str]) -> SceneImage | None:
     if mime is not None:
         if has_alpha is None:
             has_alpha = bool(png_has_alpha(data))
-        return SceneImage(name=name, path=path, mime_type=mime, has_alpha=has_alpha, size=size)
+        return SceneImage(
+            name=name,
+            path=path,
+            mime_type=mime,
+            has_alpha=has_alpha,
+            size=size,
+            identity=(status.st_dev, status.st_ino),
+        )
     import io
 
     try:
