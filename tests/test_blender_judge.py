@@ -29,8 +29,8 @@ pytestmark = pytest.mark.skipif(
     reason="Blender's bpy (GAMEPAK_BLENDER_PYTHON, made by `make test`) is not available",
 )
 
-# Imports each file given on the command line into an empty scene; prints bounds and face counts.
-IMPORT_SCRIPT = """
+# The start of a script that imports each file given on the command line into an empty scene.
+IMPORT_EACH = """
 import json, sys
 import bpy
 results = []
@@ -43,6 +43,12 @@ for path in sys.argv[1:]:
     else:
         bpy.ops.wm.ply_import(filepath=path)
     bpy.context.view_layer.update()
+"""
+
+# Prints each file's bounds and face count.
+IMPORT_SCRIPT = (
+    IMPORT_EACH
+    + """
     points, faces = [], 0
     for thing in bpy.context.scene.objects:
         if thing.type == "MESH":
@@ -51,6 +57,7 @@ for path in sys.argv[1:]:
     results.append({"path": path, "points": points, "faces": faces})
 print("RESULT " + json.dumps(results))
 """
+)
 
 # Makes a cone 3 units tall along Blender's up axis (Z) and exports it with Blender's defaults.
 EXPORT_SCRIPT = """
@@ -166,20 +173,10 @@ def test_blender_imports_a_whole_track_and_its_edit_comes_back(tmp_path: Path) -
     assert result["objects"] == 7 and result["images"] == 5, result  # no brake: it has no texture
 
 
-# Imports each file given and prints, for every vertex of every loop, its position and UV.
-UV_SCRIPT = """
-import json, sys
-import bpy
-results = []
-for path in sys.argv[1:]:
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    if path.endswith(".glb"):
-        bpy.ops.import_scene.gltf(filepath=path)
-    elif path.endswith(".obj"):
-        bpy.ops.wm.obj_import(filepath=path)
-    else:
-        bpy.ops.wm.ply_import(filepath=path)
-    bpy.context.view_layer.update()
+# Prints, for every loop of every mesh of each file, its vertex's position and its UV.
+UV_SCRIPT = (
+    IMPORT_EACH
+    + """
     pairs = []
     for thing in bpy.context.scene.objects:
         if thing.type == "MESH":
@@ -190,6 +187,7 @@ for path in sys.argv[1:]:
     results.append({"path": path, "pairs": pairs})
 print("RESULT " + json.dumps(results))
 """
+)
 
 
 def test_textures_face_the_same_way_in_blender_from_every_format(tmp_path: Path) -> None:

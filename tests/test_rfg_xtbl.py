@@ -562,13 +562,8 @@ def test_rows_only_rewrite_of_the_real_tables(monkeypatch: pytest.MonkeyPatch) -
     assert shortcut > 300  # most of the game's rows start their own line
 
 
-def test_export_on_two_processes_writes_what_one_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gamepak.ops.tables as tables_ops
-
-    members = {f"t{number:02}.xtbl": weapons(ROWS.replace("grenade", f"grenade{number}")) for number in range(12)}
-    members["broken.xtbl"] = b"<root><Table><Row>"
-    source = write_pack(tmp_path / "table.vpp_pc", members)
-    alone = tables_ops.export_tables(source, tmp_path / "alone", kind="json")
+def _count_forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pids of the workers forked from now on (os.fork watched)."""
     forks: list[int] = []
     real_fork = os.fork
 
@@ -578,9 +573,20 @@ def test_export_on_two_processes_writes_what_one_writes(tmp_path: Path, monkeypa
             forks.append(pid)
         return pid
 
+    monkeypatch.setattr(os, "fork", counted_fork)
+    return forks
+
+
+def test_export_on_two_processes_writes_what_one_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gamepak.ops.tables as tables_ops
+
+    members = {f"t{number:02}.xtbl": weapons(ROWS.replace("grenade", f"grenade{number}")) for number in range(12)}
+    members["broken.xtbl"] = b"<root><Table><Row>"
+    source = write_pack(tmp_path / "table.vpp_pc", members)
+    alone = tables_ops.export_tables(source, tmp_path / "alone", kind="json")
+    forks = _count_forks(monkeypatch)
     monkeypatch.setattr(tables_ops, "_FORK_BYTES", 0)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1})
-    monkeypatch.setattr(os, "fork", counted_fork)
     both = tables_ops.export_tables(source, tmp_path / "both", kind="json")
     assert len(forks) == 1
     assert [Path(path).relative_to(tmp_path / "both") for path in both[0]] == [
@@ -696,16 +702,7 @@ def test_check_on_two_processes_finds_what_one_finds(tmp_path: Path, monkeypatch
     assert [member for member, _ in alone[1]] == ["broken.xtbl", "late.str2_pc/items.xtbl", "late.str2_pc/notable.xtbl"]
     assert alone[2] == 10  # gone.xtbl, once per table
 
-    forks: list[int] = []
-    real_fork = os.fork
-
-    def counted_fork() -> int:
-        pid = real_fork()
-        if pid:
-            forks.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", counted_fork)
+    forks = _count_forks(monkeypatch)
     real_queue = forked.Queue
     _dealt(monkeypatch)
     with _deadline(60):

@@ -747,6 +747,23 @@ def test_embedded_images_are_the_files_bytes_and_one_changed_before_writing_is_a
     assert not list(tmp_path.glob("again*")) and not list(tmp_path.glob(".*again*"))
 
 
+def test_a_texture_link_turned_elsewhere_after_reading_is_not_followed(small_track: Path, tmp_path: Path) -> None:
+    # The file written is the file read: a link changed in between to another file of the same
+    # size (outside the folder, say) is an error, not embedded.
+    outside = tmp_path / "secret.png"
+    texture = small_track / "objects" / "sky.png"
+    outside.write_bytes(b"S" * texture.stat().st_size)
+    (small_track / "objects" / "sky-real.png").write_bytes(texture.read_bytes())
+    texture.unlink()
+    texture.symlink_to("sky-real.png")
+    found = scene.load(small_track)
+    texture.unlink()
+    texture.symlink_to(outside)
+    with pytest.raises(scene.SceneError, match=r"sky\.png: changed while the scene was written"):
+        scene.save(found, tmp_path / "out.glb")
+    assert not (tmp_path / "out.glb").exists()
+
+
 def test_compact_json_is_the_standard_librarys_json_and_never_writes_nan_as_null() -> None:
     from gamepak.models.scene.gltf import compact_json
 
