@@ -22,13 +22,13 @@ from ..core.registry import get_format
 from ..errors import GamepakError, MissingDependencyError
 from .detect import choose
 from .discovery import FileRef, iter_files, open_file
-from .output import RANGE_SUFFIX, drop_files, fill_empty_tables, prepare_output, resume_state, write_walk_errors
+from .output import drop_files, fill_empty_tables, prepare_output, resume_state, write_walk_errors
 from .rows import ScanOptions
 from .tasks import FileList, run_batch, run_check, run_finish, run_range, run_sha256
 
-# Archives larger than this are split into member ranges of about RANGE_BYTES / RANGE_MEMBERS.
+# Archives larger than this are split into member ranges of at most half of it (128 MiB at the
+# default) or RANGE_MEMBERS members, whichever comes first.
 SPLIT_BYTES = 256 << 20
-RANGE_BYTES = 128 << 20
 RANGE_MEMBERS = 50_000
 # Small files are grouped into batches of at most this many bytes and files.
 BATCH_BYTES = 32 << 20
@@ -304,7 +304,8 @@ def build_catalog(
             if previous[:2] == (found.size, found.mtime_ns):
                 summary.resumed += 1
                 continue
-            stale.setdefault(RANGE_SUFFIX.sub("", previous[2]), set()).add(found.path)
+            # the commit record: a part id without a range suffix (resume_state keeps no other)
+            stale.setdefault(previous[2], set()).add(found.path)
         refs.append(found)
     if stale:
         drop_files(out, stale)

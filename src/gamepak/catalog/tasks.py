@@ -37,6 +37,12 @@ def _commit(sinks: dict[str, TableSink], record: bool = True) -> None:
     sinks["archives"].commit(always=record)
 
 
+def _row_sink(sinks: dict[str, TableSink]) -> RowSink:
+    return RowSink(
+        sinks["members"], sinks["archives"], sinks["errors"], sinks["textures"], sinks["strings"], sinks["models"]
+    )
+
+
 def _discard(sinks: dict[str, TableSink]) -> None:
     for sink in sinks.values():
         sink.discard()
@@ -57,9 +63,7 @@ def run_batch(out: str, part_id: str, files: FileList, options: ScanOptions) -> 
     refs = files.refs
     sinks = _sinks(out, part_id)
     stats = Stats()
-    rows = RowSink(
-        sinks["members"], sinks["archives"], sinks["errors"], sinks["textures"], sinks["strings"], sinks["models"]
-    )
+    rows = _row_sink(sinks)
     try:
         for ref in refs:
             scanner = ArchiveScanner(ref, options, rows, stats)
@@ -101,9 +105,7 @@ def run_range(
     """Catalog members `start:stop` of a large archive."""
     sinks = _sinks(out, part_id)
     stats = Stats()
-    rows = RowSink(
-        sinks["members"], sinks["archives"], sinks["errors"], sinks["textures"], sinks["strings"], sinks["models"]
-    )
+    rows = _row_sink(sinks)
     scanner = ArchiveScanner(ref, options, rows, stats)
     try:
         try:
