@@ -525,7 +525,7 @@ def _rows(rows: list[Row]) -> list[tuple[object, ...]]:
 
 
 def test_po_fast_reader_agrees_with_the_general_one(tmp_path: Path) -> None:
-    from gamepak.formats.rfg.locatext.po import _po_entries, _rows_from_po, _simple_po_rows
+    from gamepak.formats.rfg.locatext.po import _po_entries, _simple_po_rows, rows_from_po
 
     path = tmp_path / "p.rfglocatext"
     path.write_bytes(handmade([(1, 'tab\there "q" back\\slash\r\nnew'), (2, ""), (3, "x")]))
@@ -534,7 +534,7 @@ def test_po_fast_reader_agrees_with_the_general_one(tmp_path: Path) -> None:
     text = dump_translation(table.entries, "po", sources={1: "source"}).decode()
     fast = _simple_po_rows(text, "t.po")
     assert fast is not None
-    general = _rows_from_po(text + '\n#, fuzzy\nmsgctxt "#00000009"\nmsgid "n"\nmsgstr "m"\n', "t.po")
+    general = rows_from_po(text + '\n#, fuzzy\nmsgctxt "#00000009"\nmsgid "n"\nmsgstr "m"\n', "t.po")
     assert _rows(general)[:3] == _rows(fast)
     assert general[3].text is None  # fuzzy: not taken
     assert [entry.line for entry in _po_entries(text, "t.po")][1:] == [int(row.where.rsplit(" ", 1)[1]) for row in fast]

@@ -21,7 +21,7 @@ import struct
 from ..errors import FormatLimitError, GamepakError
 from .layout import align_up
 from .portable import pread, pwrite
-from .writer import Output, PendingMember, _pwrite_all, copy_range
+from .writer import Output, PendingMember, copy_range, pwrite_all
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ class Journal:
         """The file as it was before the first in-place write (its header goes to `spill`)."""
         self.size, self.mtime_ns = size, mtime_ns
         if self.spill is not None:
-            _pwrite_all(self.spill, self._HEAD.pack(self.MAGIC, size, mtime_ns, self._OPEN_COUNT), 0)
+            pwrite_all(self.spill, self._HEAD.pack(self.MAGIC, size, mtime_ns, self._OPEN_COUNT), 0)
             os.fsync(self.spill)
 
     def keep(self, fd: int, offset: int, size: int) -> None:
@@ -78,14 +78,14 @@ class Journal:
             self.complete, self.regions = False, []
             if self.spill is not None:
                 os.ftruncate(self.spill, 0)
-                _pwrite_all(self.spill, self.GAVE_UP, 0)  # reads as a damaged journal
+                pwrite_all(self.spill, self.GAVE_UP, 0)  # reads as a damaged journal
                 os.fsync(self.spill)
             return
         data = pread(fd, end - offset, offset)
         self.regions.append((offset, data))
         if self.spill is not None:
             at = os.fstat(self.spill).st_size
-            _pwrite_all(self.spill, self._REGION.pack(offset, len(data)) + data, at)
+            pwrite_all(self.spill, self._REGION.pack(offset, len(data)) + data, at)
             os.fsync(self.spill)
 
     def to_bytes(self) -> bytes:
@@ -131,7 +131,7 @@ class Journal:
         fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
         try:
             for offset, data in reversed(self.regions):
-                _pwrite_all(fd, data, offset)
+                pwrite_all(fd, data, offset)
             os.ftruncate(fd, self.size)
             os.fsync(fd)
         finally:
@@ -219,7 +219,7 @@ class InPlaceFile:
     def write(self, data: bytes, offset: int) -> None:
         """Write bytes the current pack does not refer to."""
         self._keep(offset, len(data))
-        _pwrite_all(self.fd, data, offset)
+        pwrite_all(self.fd, data, offset)
 
     def copy(self, source_offset: int, size: int, target_offset: int) -> None:
         """Copy a range of the file to a place the current pack does not refer to."""

@@ -152,7 +152,7 @@ class Output:
     def pwrite(self, data: bytes, position: int) -> None:
         """Write at `position` without moving the sequential write position."""
         self.flush()
-        _pwrite_all(self.fd, data, position)
+        pwrite_all(self.fd, data, position)
 
     def truncate(self, size: int) -> None:
         """Make the file exactly `size` bytes long (zero-extended or cut)."""
@@ -161,7 +161,7 @@ class Output:
 
     def flush(self) -> None:
         if self._buffer:
-            _pwrite_all(self.fd, self._buffer, self._position - len(self._buffer))
+            pwrite_all(self.fd, self._buffer, self._position - len(self._buffer))
             self._buffer.clear()
 
     def write_member(self, member: PendingMember) -> None:
@@ -190,7 +190,7 @@ class Output:
             self.write(chunk)
 
 
-def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, position: int) -> None:
+def pwrite_all(fd: int, data: bytes | bytearray | memoryview, position: int) -> None:
     view = memoryview(data)
     while view:
         written = pwrite(fd, view, position)
@@ -212,7 +212,7 @@ def copy_range(src_fd: int, src_offset: int, dst_fd: int, dst_offset: int, size:
         if not use_kernel:
             chunk = pread(src_fd, min(remaining, 1 << 20), src_offset)
             copied = len(chunk)
-            _pwrite_all(dst_fd, chunk, dst_offset)
+            pwrite_all(dst_fd, chunk, dst_offset)
         if copied == 0:
             raise GamepakError(f"source ended {remaining} bytes early while copying")
         remaining -= copied

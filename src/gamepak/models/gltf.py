@@ -301,7 +301,7 @@ def _accessor(gltf: Any, buffers: list[bytes], index: Any, label: str) -> np.nda
     return values
 
 
-def _matrix(node: Any) -> np.ndarray:
+def node_matrix(node: Any) -> np.ndarray:
     """A node's local 4x4 transform (glTF stores matrices column-major)."""
     import numpy as np
 
@@ -375,7 +375,7 @@ def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple
         if not isinstance(number, int) or not 0 <= number < len(nodes) or depth > 64:
             raise ModelError(f"{label}: bad node reference {number!r} (or a cycle)")
         node = nodes[number]
-        world = parent @ _matrix(node)
+        world = parent @ node_matrix(node)
         stack.extend((child, world, depth + 1) for child in (node.children or []))
         if node.mesh is None:
             continue

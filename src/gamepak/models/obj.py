@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 OBJ_KEYWORDS = frozenset(("v", "vn", "vt", "vp", "f", "l", "p", "o", "g", "s", "mtllib", "usemtl"))
 
 
-def _rows(keyword: str, values: np.ndarray) -> str:
+def value_rows(keyword: str, values: np.ndarray) -> str:
     """`keyword v0 v1 ...` lines for every row, formatted in one C-level operation."""
     if not len(values):
         return ""
@@ -68,7 +68,7 @@ def write(mesh: Mesh, *, material_library: str | None = None, material: str = "m
         header.append(f"mtllib {material_library}\n")
     if mesh.name:
         header.append(f"o {mesh.name.replace(chr(10), ' ')}\n")
-    body = [_rows("v", mesh.positions), texcoord_rows(mesh.texcoords), _rows("vn", mesh.normals)]
+    body = [value_rows("v", mesh.positions), texcoord_rows(mesh.texcoords), value_rows("vn", mesh.normals)]
     if material_library:
         body.append(f"usemtl {material}\n")
     one_based = mesh.corners + 1

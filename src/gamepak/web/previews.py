@@ -88,7 +88,7 @@ def _head(place: Place) -> bytes:
         return stream.read(HEAD_BYTES)
 
 
-def _read_all(place: Place, limit: int) -> bytes:
+def read_all(place: Place, limit: int) -> bytes:
     """The whole file, refused when it is larger than `limit` (its declared size or what reading
     gives: a member may inflate to more than it declares)."""
     if place.size > limit:
@@ -265,7 +265,7 @@ def j2me_strings(place: Place, *, any_shape: bool = False) -> list[str] | None:
 
     if place.size > MAX_STRINGS_BYTES:
         return None
-    data = _read_all(place, MAX_STRINGS_BYTES)
+    data = read_all(place, MAX_STRINGS_BYTES)
     if not any_shape and not looks_like_text_pack(data):
         return None
     try:
@@ -307,7 +307,7 @@ def image_size(place: Place) -> tuple[int, int] | None:
 def image_bytes(place: Place) -> tuple[bytes, str]:
     """(bytes, content type) of an image file for an <img>: PNG/JPEG/GIF as stored, others
     decoded with Pillow and sent as PNG."""
-    data = _read_all(place, MAX_IMAGE_BYTES)
+    data = read_all(place, MAX_IMAGE_BYTES)
     kind = file_type(place, data[:HEAD_BYTES])
     if kind in BROWSER_IMAGES:
         return data, kind
@@ -346,8 +346,8 @@ def _peg(place: Place) -> Any:
         if key in _pegs:
             _pegs.move_to_end(key)
             return _pegs[key][0]
-    cpu_data = _read_all(place, MAX_IMAGE_BYTES)
-    gpu_data = _read_all(gpu, MAX_IMAGE_BYTES * 4)
+    cpu_data = read_all(place, MAX_IMAGE_BYTES)
+    gpu_data = read_all(gpu, MAX_IMAGE_BYTES * 4)
     peg = Peg.parse(cpu_data, gpu_data, name=place.path)
     cost = len(cpu_data) + len(gpu_data)
     if cost <= PEG_CACHE_BYTES:
@@ -407,7 +407,7 @@ def _model(place: Place, data: bytes | None = None) -> Any:
     from ..models import loads
 
     if data is None:
-        data = _read_all(place, MAX_MODEL_BYTES)
+        data = read_all(place, MAX_MODEL_BYTES)
     model_format = "glb" if data[:4] == b"glTF" else "joe"
     return loads(data, model_format, name=os.path.splitext(place.name)[0], path=place.path)
 
@@ -416,7 +416,7 @@ def model_glb(place: Place) -> bytes:
     """A model file as binary glTF for the viewer (JOE converted; GLB as stored)."""
     from ..models import dumps
 
-    data = _read_all(place, MAX_MODEL_BYTES)
+    data = read_all(place, MAX_MODEL_BYTES)
     if data[:4] == b"glTF":
         return data
     quake = _quake_model_kind(place)
@@ -517,7 +517,7 @@ def _quake_images(place: Place, *, maps: bool = False) -> list[Any] | None:
     kind = _quake_image_kind(place, maps=maps)
     if kind is None:
         return None
-    data = _read_all(place, MAX_IMAGE_BYTES)
+    data = read_all(place, MAX_IMAGE_BYTES)
     if not has_signature(kind, data):
         return None
     name = place.name if getattr(place.entry, "kind", None) is not None else os.path.splitext(place.name)[0]
@@ -572,7 +572,7 @@ def _quake_model_preview(place: Place, kind: str) -> Preview | None:
         return None
     from ..models.quake import summary
 
-    counts = summary(quake, _read_all(place, MAX_MODEL_BYTES), place.path)
+    counts = summary(quake, read_all(place, MAX_MODEL_BYTES), place.path)
     preview = Preview("model", kind, data={"vertices": counts["vertices"], "faces": counts["triangles"]})
     if quake == "bsp":  # a map's own textures, as a gallery under the 3D view
         preview.textures = _quake_gallery(_quake_images(place, maps=True) or [])

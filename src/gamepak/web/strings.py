@@ -32,9 +32,9 @@ def has_strings_page(name: str, preview_kind: str) -> bool:
 def read_strings(place: Place) -> tuple[str, list[tuple[int, str, str]]]:
     """(what the file is, [(index, key, string)]) for an `.rfglocatext` or a J2ME text pack."""
     from ..formats.rfg.locatext import LocaText, is_locatext, language_of, texts_of
-    from .previews import _read_all
+    from .previews import read_all
 
-    data = _read_all(place, MAX_STRINGS_BYTES)
+    data = read_all(place, MAX_STRINGS_BYTES)
     if is_locatext(data):
         table = LocaText.parse(data, place.path)
         language = language_of(place.name)

@@ -264,7 +264,7 @@ class _CarReader:
     def read(self) -> Scene:
         definition = self.definition
         root = SceneNode(
-            _about_name(self.folder, self.confine), extras={"vdrift": {"car": os.path.basename(definition.path)}}
+            about_name(self.folder, self.confine), extras={"vdrift": {"car": os.path.basename(definition.path)}}
         )
         body = self.drawable("body", on_body=True)
         if body is None:
@@ -320,8 +320,8 @@ def read_car(
     return _CarReader(folder, car_file, search, paint, confine).read()
 
 
-def _about_name(folder: str, confine: str | None) -> str:
-    from .track import _about_name as about
+def about_name(folder: str, confine: str | None) -> str:
+    from .track import about_name as about
 
     return about(folder, confine)
 

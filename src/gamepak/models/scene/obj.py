@@ -9,18 +9,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..mesh import z_up_to_y_up
-from ..obj import _rows, texcoord_rows
+from ..obj import texcoord_rows, value_rows
 from .common import Scene, SceneMaterial, SceneNode
 
 if TYPE_CHECKING:
     import numpy as np
 
 
-def _matrix(node: SceneNode) -> np.ndarray:
+def node_matrix(node: SceneNode) -> np.ndarray:
     """A node's local 4x4 transform (glTF axes)."""
     import numpy as np
 
-    from ..gltf import _matrix as gltf_matrix
+    from ..gltf import node_matrix as gltf_matrix
 
     class _Node:
         matrix = None
@@ -40,7 +40,7 @@ def write(scene: Scene, *, material_library: str, image_files: dict[str, str]) -
     offsets = [0, 0, 0]  # positions, normals, texcoords: the order of a corner's indices
 
     def visit(node: SceneNode, parent: np.ndarray) -> None:
-        world = parent @ _matrix(node)
+        world = parent @ node_matrix(node)
         if node.mesh is not None and node.mesh.face_count:
             mesh = node.mesh
             positions = z_up_to_y_up(mesh.positions.astype(np.float64))
@@ -55,9 +55,9 @@ def write(scene: Scene, *, material_library: str, image_files: dict[str, str]) -
                 corners = corners[:, ::-1]  # a mirror turns the faces over: keep them facing out
             name = materials.setdefault(node.material, f"material{len(materials)}")
             lines.append(f"o {node.name.replace(chr(10), ' ')}\n")
-            lines.append(_rows("v", positions.astype(np.float32)))
+            lines.append(value_rows("v", positions.astype(np.float32)))
             lines.append(texcoord_rows(mesh.texcoords))
-            lines.append(_rows("vn", normals.astype(np.float32)))
+            lines.append(value_rows("vn", normals.astype(np.float32)))
             lines.append(f"usemtl {name}\n")
             one_based = corners + 1 + np.array(offsets)
             has_normals, has_texcoords = bool(len(mesh.normals)), bool(len(mesh.texcoords))

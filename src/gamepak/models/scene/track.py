@@ -301,7 +301,7 @@ def read_track(folder: str, *, search: list[str] | None = None, confine: str | N
         image_for: dict[str, str | None] = {}
         meshes: dict[str, Mesh | None] = {}
         root = SceneNode(
-            _about_name(track, confine), extras={"vdrift": {"track": os.path.basename(os.path.abspath(track))}}
+            about_name(track, confine), extras={"vdrift": {"track": os.path.basename(os.path.abspath(track))}}
         )
         if settings:
             root.extras["vdrift"]["track.txt"] = dict(settings.sections.get("", {}))
@@ -438,7 +438,7 @@ def _unique_name(name: str, taken: dict[str, int]) -> str:
     return name if taken[name] == 1 else f"{name} #{taken[name]}"
 
 
-def _about_name(folder: str, confine: str | None = None) -> str:
+def about_name(folder: str, confine: str | None = None) -> str:
     path = os.path.join(folder, "about.txt")
     if os.path.isfile(path) and inside(path, confine):
         lines = ini.read_text(path).splitlines()

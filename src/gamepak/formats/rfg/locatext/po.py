@@ -14,7 +14,7 @@ import struct
 
 from ....errors import GamepakError
 from . import texts_of
-from .rows import Row, Rows, _parse_hash
+from .rows import Row, Rows, parse_hash
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
@@ -52,7 +52,7 @@ def _po_escape_all(fields: list[str]) -> list[str]:
     return joined.split("\0")
 
 
-def _dump_po(entries: Sequence[LocaEntry], sources: dict[int, str] | None, title: str) -> bytes:
+def dump_po(entries: Sequence[LocaEntry], sources: dict[int, str] | None, title: str) -> bytes:
     # Written directly (polib takes 10x longer for the game's 7,298 strings); one line per
     # field, as polib writes with wrapwidth=0.
     header = (
@@ -93,7 +93,7 @@ def _key(value: str | None, where: str) -> tuple[int | None, str | None]:
     if not value:
         raise GamepakError(f"{where}: no msgctxt: it must hold the identifier or #hash")
     if value.startswith("#"):
-        return _parse_hash(value, where), None
+        return parse_hash(value, where), None
     return None, value
 
 
@@ -294,7 +294,7 @@ def _simple_po_rows_in_order(text: str, where: str) -> list[Row] | None:
         if "\\" in msgctxt:
             msgctxt = _po_unquote(f'"{msgctxt}"', where, number - 1)
         if msgctxt.startswith("#"):
-            hash_value, identifier = _parse_hash(msgctxt, location), None
+            hash_value, identifier = parse_hash(msgctxt, location), None
         else:
             hash_value, identifier = None, msgctxt or _key(msgctxt, location)[1]
         if "\\" in msgstr:
@@ -307,7 +307,7 @@ def _simple_po_rows_in_order(text: str, where: str) -> list[Row] | None:
     return rows
 
 
-def _rows_from_po(text: str, where: str) -> Rows | list[Row]:
+def rows_from_po(text: str, where: str) -> Rows | list[Row]:
     simple = _simple_po_rows(text, where)
     if simple is not None:
         return simple

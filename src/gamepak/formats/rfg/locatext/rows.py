@@ -82,7 +82,7 @@ class Rows:
         return (self[number] for number in range(len(self.hashes)))
 
 
-def _parse_hash(value: object, where: str) -> int | None:
+def parse_hash(value: object, where: str) -> int | None:
     if type(value) is str and len(value) == 9 and value[0] == "#" and value[1:].isalnum() and value.isascii():
         try:
             return int(value[1:], 16)  # gamepak's own `#5a3c91f0` (quick path: 7,000 a file)

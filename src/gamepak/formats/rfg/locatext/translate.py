@@ -33,8 +33,8 @@ import os
 from ....errors import GamepakError
 from ...translation_files import CSV_DELIMITERS, choose_format
 from . import describe
-from .po import _dump_po, _rows_from_po
-from .rows import Row, Rows, _parse_hash
+from .po import dump_po, rows_from_po
+from .rows import Row, Rows, parse_hash
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
@@ -80,7 +80,7 @@ def dump_translation(
             writer.writerow([f"{entry.hash:08x}", entry.identifier or "", *source, entry.text])
         return buffer.getvalue().encode("utf-8-sig")
     if format == "po":
-        return _dump_po(entries, sources, title)
+        return dump_po(entries, sources, title)
     if format == "rfgm-xml":
         return _dump_rfgm_xml(entries)
     raise GamepakError(f"unknown translation format {format!r}")
@@ -139,7 +139,7 @@ def _rows_from_json(text: str, where: str) -> list[Row]:
         identifier = item.get("identifier")
         if identifier is not None and not isinstance(identifier, str):
             raise GamepakError(f"{location}: identifier {identifier!r} is not a string")
-        rows.append(Row(_parse_hash(item.get("hash"), location), identifier or None, item["text"], location))
+        rows.append(Row(parse_hash(item.get("hash"), location), identifier or None, item["text"], location))
     return rows
 
 
@@ -173,7 +173,7 @@ def _rows_from_csv(text: str, where: str) -> list[Row]:
             )
         value = record[column["hash"]] if "hash" in column else None
         identifier = record[column["identifier"]] if "identifier" in column else None
-        rows.append(Row(_parse_hash(value, location), identifier or None, record[column["text"]], location))
+        rows.append(Row(parse_hash(value, location), identifier or None, record[column["text"]], location))
     return rows
 
 
@@ -215,5 +215,5 @@ def load_translation(data: bytes, format: str, where: str = "translation") -> Ro
     if format == "csv":
         return Rows.of(_rows_from_csv(text, where))
     if format == "po":
-        return Rows.of(_rows_from_po(text, where))
+        return Rows.of(rows_from_po(text, where))
     raise GamepakError(f"unknown translation format {format!r}")

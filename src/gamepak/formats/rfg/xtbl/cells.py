@@ -24,19 +24,19 @@ PENDING = "\x00"  # a JSON cell not made yet (see Table.raw_cells)
 ROW_NUMBER = "#"  # the key of a table whose rows have no unique field: the row's position (1-based)
 
 
-def _schema_paths(fields: list[Field], prefix: str, forced: set[str] | None = None) -> Iterator[tuple[str, bool]]:
+def schema_paths(fields: list[Field], prefix: str, forced: set[str] | None = None) -> Iterator[tuple[str, bool]]:
     """(dotted path, is a JSON column) for each column the schema's fields give."""
     for field in fields:
         path = prefix + field.name
         if field.kind in JSON_KINDS or (forced is not None and path in forced):
             yield path, True
         elif field.children and field.kind != "ComboElement":
-            yield from _schema_paths(field.children, path + ".", forced)
+            yield from schema_paths(field.children, path + ".", forced)
         else:
             yield path, False
 
 
-def _under(path: str, json_paths: set[str]) -> bool:
+def under(path: str, json_paths: set[str]) -> bool:
     """Whether `path` lies strictly below one of `json_paths`."""
     cut = path.rfind(".")
     while cut > 0:
@@ -46,8 +46,8 @@ def _under(path: str, json_paths: set[str]) -> bool:
     return False
 
 
-class _Level:
-    """What `_flatten` needs at one depth of the schema: the fields by tag, and which tags take
+class Level:
+    """What `flatten` needs at one depth of the schema: the fields by tag, and which tags take
     the slow path (JSON cells, structs); built once per table."""
 
     __slots__ = ("children", "fields", "forced", "json_tags", "pending", "prefix", "special")
@@ -61,19 +61,19 @@ class _Level:
         self.json_tags = {tag for tag, field in fields.items() if field.kind in JSON_KINDS}
         self.json_tags |= {path[cut:] for path in forced if path.startswith(prefix) and "." not in path[cut:]}
         self.special = self.json_tags | {tag for tag, field in fields.items() if field.children}
-        self.children: dict[str, _Level] = {}
+        self.children: dict[str, Level] = {}
 
-    def child(self, tag: str) -> _Level:
+    def child(self, tag: str) -> Level:
         level = self.children.get(tag)
         if level is None:
             field = self.fields.get(tag)
             sub = field.by_name if field is not None else {}
-            level = self.children[tag] = _Level(self.prefix + tag + ".", sub, self.forced, self.pending)
+            level = self.children[tag] = Level(self.prefix + tag + ".", sub, self.forced, self.pending)
         return level
 
 
-def _flatten(
-    element: EtElement, level: _Level, cells: dict[str, str], conflicts: set[str], depth: int, where: str
+def flatten(
+    element: EtElement, level: Level, cells: dict[str, str], conflicts: set[str], depth: int, where: str
 ) -> None:
     """One row (or struct) element into `cells` as {dotted path: text}: the hot loop of reading
     a table, so a leaf the schema has nothing special about takes three dictionary operations."""
@@ -107,12 +107,12 @@ def _flatten(
             field = level.fields.get(tag)
             if field is not None and not field.children and field.kind != "String" and not field.inferred:
                 conflicts.add(path)  # the schema says a leaf, the row holds elements
-            _flatten(child, level.child(tag), cells, conflicts, depth + 1, where)
+            flatten(child, level.child(tag), cells, conflicts, depth + 1, where)
         elif child.text:
             cells[path] = child.text  # a struct field holding text only
 
 
-def _choose_key(schema: Schema, cells: list[dict[str, str]], json_paths: set[str]) -> str:
+def choose_key(schema: Schema, cells: list[dict[str, str]], json_paths: set[str]) -> str:
     def unique(column: str) -> bool:
         values = [row.get(column, "") for row in cells]
         return all(values) and len(set(values)) == len(values)

@@ -274,13 +274,13 @@ def _json_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
         # A cell made into text (after an edit): read back into an element to check it.
         import xml.etree.ElementTree as ET
 
-        from .json_cells import _parse_json_cell, _tagged
+        from .json_cells import parse_json_cell, tagged_item
         from .parse import TableError
 
         try:
-            items = _parse_json_cell(value, field.name)
+            items = parse_json_cell(value, field.name)
             element = ET.Element(field.name)
-            _build(element, items, field, _tagged)
+            _build(element, items, field, tagged_item)
         except (TableError, AttributeError, TypeError):
             return [("not JSON items", "error", value)]
         return check_element(element)

@@ -105,7 +105,7 @@ def _items(element: EtElement, field: Field | None) -> Any:
     ]
 
 
-def _parse_json_cell(value: str, where: str) -> Any:
+def parse_json_cell(value: str, where: str) -> Any:
     try:
         return json.loads(value) if value.strip() else []
     except ValueError as exc:
@@ -115,7 +115,7 @@ def _parse_json_cell(value: str, where: str) -> Any:
 _TAG = re.compile(r"<([A-Za-z_][\w.\-]*)>")
 
 
-def _write_items(document: XmlDocument, element: Element, value: Any, field: Field | None) -> None:
+def write_items(document: XmlDocument, element: Element, value: Any, field: Field | None) -> None:
     """Write a JSON cell's value into the emptied `element`."""
     if field is not None and field.kind == "ComboElement":
         _write_value(document, element, value, field)
@@ -124,12 +124,12 @@ def _write_items(document: XmlDocument, element: Element, value: Any, field: Fie
         raise TableError(f"{document.where}: {element.path()}: a list of items is needed, not {value!r}")
     item_tag = field.item_tag if field is not None else None
     for item in value:
-        tag, item_value = _tagged(item, item_tag, document.where, element)
+        tag, item_value = tagged_item(item, item_tag, document.where, element)
         child = document.append(element, tag)
         _write_value(document, child, item_value, field.child(tag) if field is not None else None)
 
 
-def _tagged(item: Any, item_tag: str | None, where: str, element: Element) -> tuple[str, Any]:
+def tagged_item(item: Any, item_tag: str | None, where: str, element: Element) -> tuple[str, Any]:
     if isinstance(item, dict) and len(item) == 1:
         ((key, inner),) = item.items()
         match = _TAG.fullmatch(key)
@@ -147,7 +147,7 @@ def _write_value(document: XmlDocument, element: Element, value: Any, field: Fie
             _write_value(document, child, inner, field.child(tag) if field is not None else None)
     elif isinstance(value, list):
         for item in value:
-            tag, inner = _tagged(item, field.item_tag if field is not None else None, document.where, element)
+            tag, inner = tagged_item(item, field.item_tag if field is not None else None, document.where, element)
             child = document.append(element, tag)
             _write_value(document, child, inner, field.child(tag) if field is not None else None)
     elif value is None:

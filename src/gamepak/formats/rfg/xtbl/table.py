@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 
-from .cells import ROW_NUMBER, _choose_key, _flatten, _Level, _schema_paths, _under
-from .json_cells import _parse_json_cell, _write_items, items_json
+from .cells import ROW_NUMBER, Level, choose_key, flatten, schema_paths, under
+from .json_cells import items_json, parse_json_cell, write_items
 from .parse import TableError, parse_xml
 from .schema import Field, Schema, parse_schema
 from .xmldoc import TAG_REST, Element, XmlDocument, indent_before, make_parser, run_parser, source_encoding
@@ -130,19 +130,19 @@ class Table:
         return column in self._json_paths
 
     def _flatten_all(self) -> None:
-        forced = {path for path, is_json in _schema_paths(self.schema.fields, "") if is_json}
+        forced = {path for path, is_json in schema_paths(self.schema.fields, "") if is_json}
         for _ in range(3):  # again when a row shows that a path must be JSON
             conflicts: set[str] = set()
-            top = _Level("", self.schema.by_name, forced, [])
+            top = Level("", self.schema.by_name, forced, [])
             cells = []
             for element in self._elements:
                 row: dict[str, str] = {}
-                _flatten(element, top, row, conflicts, 0, self.member)
+                flatten(element, top, row, conflicts, 0, self.member)
                 cells.append(row)
             if not conflicts - forced:
                 break
             forced |= conflicts
-        order = [path for path, _ in _schema_paths(self.schema.fields, "", forced)]
+        order = [path for path, _ in schema_paths(self.schema.fields, "", forced)]
         seen = set(order)
         for row in cells:
             for path in row:
@@ -150,11 +150,11 @@ class Table:
                     # A path below a JSON column is never a column of its own.
                     seen.add(path)
                     order.append(path)
-        self._columns = [path for path in order if not _under(path, forced)]
+        self._columns = [path for path in order if not under(path, forced)]
         self._json_paths = forced
         self._cells = cells
         self._pending = top.pending
-        self._key = _choose_key(self.schema, cells, forced)
+        self._key = choose_key(self.schema, cells, forced)
 
     # -- editing ---------------------------------------------------------------------------------
 
@@ -164,7 +164,7 @@ class Table:
         if cells.get(column, "") == value:
             return
         if self.is_json(column):
-            _parse_json_cell(value, f"{self.member}: row {row + 1}, {column}")
+            parse_json_cell(value, f"{self.member}: row {row + 1}, {column}")
         cells[column] = value
         self._edits.append(("set", row, column, value))
 
@@ -172,7 +172,7 @@ class Table:
         """Append a row holding `cells` (empty cells left out), laid out like the others."""
         for column, value in cells.items():
             if value and self.is_json(column):
-                _parse_json_cell(value, f"{self.member}: new row, {column}")
+                parse_json_cell(value, f"{self.member}: new row, {column}")
         self._edits.append(("add", dict(cells)))
 
     def remove_row(self, row: int) -> None:
@@ -313,8 +313,8 @@ class Table:
         if self.is_json(column):
             field = self.schema.field(column)
             document.clear(element)
-            items = _parse_json_cell(value, f"{self.member}: {column}") if value else []
-            _write_items(document, element, items, field)
+            items = parse_json_cell(value, f"{self.member}: {column}") if value else []
+            write_items(document, element, items, field)
         else:
             document.set_text(element, value)
 
