@@ -87,6 +87,8 @@ def weapons(rows: str = ROWS, newline: str = "\n", description: str = DESCRIPTIO
 
 
 ITEMS = b"<root><Table><Item><Name>pistol_item</Name></Item></Table></root>"
+# Parses (the tree is read lazily) but its rows cannot be flattened: elements nested too deep.
+DEEP = ("<root><Table><Item>" + "<a>" * 300 + "</a>" * 300 + "</Item></Table></root>").encode()
 
 
 def changed_lines(old: bytes, new: bytes) -> list[tuple[bytes, bytes]]:
@@ -754,16 +756,20 @@ def test_check_on_two_processes_reports_the_workers_failures(tmp_path: Path, mon
     parent = os.getpid()
     real_check = check_module.check_table
 
-    # A table that cannot be checked stops the check as it stops one process: the first such
-    # table in member order is named, whichever process met it.
-    deep = ("<root><Table><Item>" + "<a>" * 300 + "</a>" * 300 + "</Item></Table></root>").encode()
-    for first, members in (
-        ("deep0.xtbl", {"deep0.xtbl": deep, "deep1.xtbl": deep, "deep2.xtbl": deep, "deep3.xtbl": deep}),
-        ("deep1.xtbl", {"items.xtbl": ITEMS, "deep1.xtbl": deep, "deep2.xtbl": deep, "deep3.xtbl": deep}),
-    ):
-        many = write_pack(tmp_path / "deep.vpp_pc", members)
-        with _deadline(60), pytest.raises(TableError, match=rf"^{first}: elements nested more than 256 deep"):
-            tables_ops.check_tables(many)
+    # Tables whose rows cannot be read, met by either process, are reported as one process
+    # reports them (in member order), and the others are still checked.
+    bad, good = weapons(ROWS.replace(">thrown<", ">laser<")), weapons(ROWS)
+    members = {"bad.xtbl": bad, "deep1.xtbl": DEEP, "deep2.xtbl": DEEP, "good.xtbl": good, "deep4.xtbl": DEEP}
+    many = write_pack(tmp_path / "deep.vpp_pc", {**members, "broken.xtbl": b"<root><Table><Row>"})
+    with _deadline(60):
+        split = tables_ops.check_tables(many)
+    assert list(split[1]) == ["deep1.xtbl", "deep2.xtbl", "deep4.xtbl", "broken.xtbl"]
+    assert split[1]["deep2.xtbl"] == "deep2.xtbl: elements nested more than 256 deep"
+    assert {finding.member for finding in split[0]} == {"bad.xtbl"}
+    monkeypatch.setattr(tables_ops, "_FORK_BYTES", 1 << 40)
+    one = tables_ops.check_tables(many)
+    assert ([str(finding) for finding in one[0]], one[1:]) == ([str(finding) for finding in split[0]], split[1:])
+    monkeypatch.setattr(tables_ops, "_FORK_BYTES", 0)
 
     def failing(table: Table, references: Any = None) -> Any:
         if os.getpid() != parent:
@@ -782,3 +788,19 @@ def test_check_on_two_processes_reports_the_workers_failures(tmp_path: Path, mon
     monkeypatch.setattr(check_module, "check_table", killed)
     with _deadline(60), pytest.raises(GamepakError, match="table check: the worker process was killed by signal 9"):
         tables_ops.check_tables(source)
+
+
+def test_a_table_whose_rows_cannot_be_read_is_reported_and_the_others_checked(tmp_path: Path) -> None:
+    """A table that parses but whose rows are nested too deep to read is one error of `table
+    check` and one warning of `verify`, naming it; the pack's other tables are still checked."""
+    bad = weapons(ROWS.replace(">thrown<", ">laser<"))
+    pack = write_pack(tmp_path / "t.vpp_pc", {"deep.xtbl": DEEP, "bad.xtbl": bad})
+    code, out, err = in_process_cli("table", "check", str(pack))
+    assert code == 1
+    assert "error: deep.xtbl: elements nested more than 256 deep" in out
+    assert "bad.xtbl" in out and "laser" in out
+    assert "1 error: table cannot be read" in err
+    code, out, err = in_process_cli("verify", str(pack))
+    assert code == 0
+    assert "warning: " in err and "table deep.xtbl: elements nested more than 256 deep" in err
+    assert "table bad.xtbl: 1 value error(s)" in err

@@ -89,6 +89,7 @@ class Tables(dict[str, Table]):
         super().__init__()
         self.source = source
         self.failures: dict[str, str] = {}
+        self.order: list[str] = []  # every member read, parsed or not, in the source's order
 
     def find(self, name: str) -> Table | None:
         """A table by member path (any case), or by file name when only one has it."""
@@ -117,6 +118,7 @@ def _parsed(source: str, members: Iterable[tuple[str, bytes]]) -> Tables:
     tables = Tables(source)
     with collector_paused():
         for member, data in members:
+            tables.order.append(member)
             try:
                 tables[member] = Table(data, member)
             except TableError as exc:
@@ -408,9 +410,16 @@ def _check_tables(source: str, tables: Tables | None) -> tuple[list[Finding], di
 
     index = ReferenceIndex(tables, beside)
     findings: list[Finding] = []
-    for table in tables.values():
-        findings += check_table(table, index)
-    return findings, dict(tables.failures), index.not_checked
+    failures = dict(tables.failures)
+    for member, table in tables.items():
+        try:
+            findings += check_table(table, index)
+        except TableError as exc:  # its rows cannot be read (say, nested too deep): the others are checked
+            failures[member] = str(exc)
+    if len(failures) > len(tables.failures):  # member order, whichever step each failed at
+        position = {member: number for number, member in enumerate(tables.order)}
+        failures = dict(sorted(failures.items(), key=lambda item: position.get(item[0], len(position))))
+    return findings, failures, index.not_checked
 
 
 def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[list[Finding], dict[str, str], int]:
@@ -447,17 +456,23 @@ def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[li
     def values(index: ReferenceIndex, targets: Iterable[tuple[str, str]]) -> dict[tuple[str, str], set[str]]:
         return {(name, path): index(name, path.split(".")) or set() for name, path in targets}
 
-    def check(index: ReferenceIndex) -> tuple[dict[int, list[Finding]], int, tuple[int, GamepakError] | None]:
-        """This process's findings by member number, the references not checked, and the first
-        table (by member number) whose check raised, with what it raised: one process would
-        have stopped there."""
+    def check(
+        index: ReferenceIndex,
+    ) -> tuple[dict[int, list[Finding]], dict[int, str], int, tuple[int, GamepakError] | None]:
+        """This process's findings by member number, the tables whose rows cannot be read (by
+        member number, why), the references not checked, and the first table (by member number)
+        whose check raised another error, with what it raised: one process would have stopped
+        there."""
         found: dict[int, list[Finding]] = {}
+        unreadable: dict[int, str] = {}
         for number in sorted(held):
             try:
                 found[number] = check_table(held[number], index)
+            except TableError as exc:
+                unreadable[number] = str(exc)
             except GamepakError as exc:
-                return found, index.not_checked, (number, exc)
-        return found, index.not_checked, None
+                return found, unreadable, index.not_checked, (number, exc)
+        return found, unreadable, index.not_checked, None
 
     def work(channel: Channel) -> None:
         with collector_paused():
@@ -485,10 +500,10 @@ def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[li
             index = local_index(mine)
             worker.send(values(index, [target for target in their_targets if target[0] in mine]))
             index.know(worker.receive())
-            found, not_checked, failed = check(index)
+            found, unchecked, not_checked, failed = check(index)
             held.clear()  # the trees are freed while the worker finishes
             del index
-            their_found, their_not_checked, their_failed = worker.receive()
+            their_found, their_unchecked, their_not_checked, their_failed = worker.receive()
     finally:
         queue.close()
     failures = [failure for failure in (failed, their_failed) if failure is not None]
@@ -496,6 +511,8 @@ def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[li
         raise min(failures, key=lambda failure: failure[0])[1]
     found.update(their_found)
     findings = [finding for number in sorted(found) for finding in found[number]]
+    statuses.update(unchecked)
+    statuses.update(their_unchecked)
     unreadable = {members[number][0]: reason for number, reason in sorted(statuses.items()) if reason is not None}
     return findings, unreadable, not_checked + their_not_checked
 

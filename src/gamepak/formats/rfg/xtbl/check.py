@@ -398,7 +398,12 @@ def check_pack_tables(archive: Any) -> list[Any]:
             except TableError as exc:
                 problems.append(Problem(f"table {exc}", severity="warning", member=entry.name))
         index = ReferenceIndex(tables)
-        findings_by_member = {member: check_table(table, index) for member, table in tables.items()}
+        findings_by_member: dict[str, list[Finding]] = {}
+        for member, table in tables.items():
+            try:
+                findings_by_member[member] = check_table(table, index)
+            except TableError as exc:  # rows that cannot be read (nested too deep): as unparsable
+                problems.append(Problem(f"table {exc}", severity="warning", member=member))
     for member, findings in findings_by_member.items():
         if findings:
             errors = sum(finding.severity == "error" for finding in findings)
