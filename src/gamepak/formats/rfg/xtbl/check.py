@@ -404,6 +404,10 @@ def check_pack_tables(archive: Any) -> list[Any]:
                 findings_by_member[member] = check_table(table, index)
             except TableError as exc:  # rows that cannot be read (nested too deep): as unparsable
                 problems.append(Problem(f"table {exc}", severity="warning", member=member))
+        # The trees die inside the pause: alive when it ends, the first collection would walk
+        # every one of them (a third of verify's time on the game's table.vpp_pc).
+        tables.clear()
+        del index
     for member, findings in findings_by_member.items():
         if findings:
             errors = sum(finding.severity == "error" for finding in findings)
