@@ -882,3 +882,60 @@ def test_obj_and_ply_flip_v_and_give_the_same_float32_back(values: list[float]) 
         _, _, got = back.corner_values()
         expected = mesh.corner_values()[2]
         assert got is not None and np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+
+
+# ------------------------------------------------------------------------- glTF from strangers
+
+
+def _gltf_with_external_buffer(folder: Path, uri: str) -> Path:
+    """A .gltf whose one buffer is the file `uri` names (relative to the .gltf's folder)."""
+    data = models.dumps(joe.read(triangle_bytes()), "gltf")
+    document = json.loads(data)
+    blob_uri = document["buffers"][0]["uri"]
+    import base64
+
+    blob = base64.b64decode(blob_uri.partition(",")[2])
+    folder.mkdir(parents=True, exist_ok=True)
+    document["buffers"][0]["uri"] = uri
+    path = folder / "model.gltf"
+    path.write_text(json.dumps(document))
+    return path, blob  # type: ignore[return-value]
+
+
+def test_gltf_buffers_beside_the_file_are_read_and_none_outside(tmp_path: Path) -> None:
+    """A buffer file beside the .gltf (or below it) is read; one that climbs out of its folder,
+    an absolute path, a link leading elsewhere or a URI scheme is refused, naming the buffer,
+    before anything is read: a model from a stranger must not carry away other files."""
+    import os
+
+    path, blob = _gltf_with_external_buffer(tmp_path / "mod", "data/model%20buffer.bin")
+    (tmp_path / "mod" / "data").mkdir()
+    (tmp_path / "mod" / "data" / "model buffer.bin").write_bytes(blob)
+    expected = joe.read(triangle_bytes()).corner_values()[0]
+    back = gltf.read(path.read_bytes(), path=str(path))
+    assert back.face_count == 1 and np.allclose(np.sort(back.corner_values()[0].ravel()), np.sort(expected.ravel()))
+
+    (tmp_path / "secret.bin").write_bytes(blob)
+    os.symlink(tmp_path / "secret.bin", tmp_path / "mod" / "link.bin")
+    for uri in (
+        "../secret.bin",
+        "data/../../secret.bin",
+        str(tmp_path / "secret.bin"),
+        "link.bin",
+        "file:///etc/passwd",
+        "%2e%2e/secret.bin",
+    ):
+        path, _ = _gltf_with_external_buffer(tmp_path / "mod", uri)
+        with pytest.raises(ModelError, match=r"buffer 0 .*outside the glTF's folder|buffer 0 .*not a file beside"):
+            gltf.read(path.read_bytes(), path=str(path))
+
+
+def test_a_gltf_accessor_without_data_cannot_ask_for_unbounded_memory() -> None:
+    """An accessor with no buffer view is zeros: its count is checked against the file's size
+    before the zeros are made (a few bytes must not ask for gigabytes)."""
+    good = models.dumps(joe.read(triangle_bytes()), "gltf")
+    document = json.loads(good)
+    document["accessors"][document["meshes"][0]["primitives"][0]["attributes"]["POSITION"]].pop("bufferView")
+    document["accessors"][document["meshes"][0]["primitives"][0]["attributes"]["POSITION"]]["count"] = 1 << 40
+    with pytest.raises(ModelError, match=r"accessor \d+ .*count .*larger than the file"):
+        gltf.read(json.dumps(document).encode())

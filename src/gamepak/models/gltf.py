@@ -245,15 +245,27 @@ def _buffers(gltf: Any, label: str, folder: str | None) -> list[bytes]:
         else:
             if folder is None:
                 raise ModelError(f"{label}: buffer {number} is an external file ({uri}); read the model from a path")
-            from urllib.parse import unquote
-
-            target = os.path.join(folder, unquote(uri))
-            try:
-                with open(target, "rb") as handle:
-                    result.append(handle.read())
-            except OSError as exc:
-                raise ModelError(f"{label}: buffer {number} ({target}): {exc.strerror}") from None
+            result.append(_external_buffer(folder, uri, f"{label}: buffer {number} ({uri})"))
     return result
+
+
+def _external_buffer(folder: str, uri: str, where: str) -> bytes:
+    """The file a buffer's relative URI names, which must lie in the glTF's folder or below,
+    links followed: a model from a stranger must not read (and carry into a pack) other files."""
+    from urllib.parse import unquote
+
+    relative = unquote(uri)
+    if ":" in relative.split("/", 1)[0] or relative.startswith(("/", "\\")) or os.path.isabs(relative):
+        raise ModelError(f"{where}: not a file beside the glTF (a URI scheme or an absolute path): refused")
+    base = os.path.realpath(folder)
+    target = os.path.realpath(os.path.join(base, relative))
+    if os.path.commonpath([base, target]) != base:
+        raise ModelError(f"{where}: leads outside the glTF's folder: refused")
+    try:
+        with open(target, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise ModelError(f"{where}: {exc.strerror}") from None
 
 
 def _accessor(gltf: Any, buffers: list[bytes], index: Any, label: str) -> np.ndarray:
@@ -274,6 +286,10 @@ def _accessor(gltf: Any, buffers: list[bytes], index: Any, label: str) -> np.nda
     if not isinstance(count, int) or count < 0:
         raise ModelError(f"{label}: accessor {index} has a bad count {count!r}")
     if accessor.bufferView is None:
+        # All zeros: no data in the file bounds it, so its size does (every real accessor's count is).
+        most = max(sum(len(buffer) for buffer in buffers), 1 << 16)
+        if count > most:
+            raise ModelError(f"{label}: accessor {index} has no data and a count of {count}, larger than the file")
         return np.zeros((count, width), dtype)
     if not 0 <= accessor.bufferView < len(gltf.bufferViews):
         raise ModelError(f"{label}: accessor {index} names a missing buffer view")
