@@ -74,7 +74,9 @@ def _reverse_replace(step: Step, state: _Target) -> tuple[Operation, bytes | Non
     delta = None
     # Large members are kept whole: a delta would hold both in memory with zstd's tables.
     if (operation.size or 0) <= UNDO_DELTA_BYTES:
-        new = step.new_bytes if step.new_bytes is not None else step.patch.target_bytes(operation, old)
+        new = step.new_bytes()
+        if new is None:
+            new = step.patch.target_bytes(operation, old)
         delta = make_delta(new, old, FAST_LEVEL)
     use_delta = delta is not None and len(delta) < len(old)
     current = None if step.stacked_start is not None else state.sha256(operation)
