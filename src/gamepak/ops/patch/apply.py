@@ -18,7 +18,7 @@ from .container import Operation, Patch, PatchError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
     from typing import Any
 
     from ...core.archive import Archive
@@ -128,8 +128,10 @@ class Plan:
 # Replaced members up to this size get a reverse delta in the undo record, which computes
 # their new bytes then; larger ones keep their old bytes whole there.
 UNDO_DELTA_BYTES = 1 << 20
-# Members up to this size read during planning are kept for the undo record and the delta
-# (one read and one hash per member for a whole apply); larger ones are read again when needed.
+# Old members read during planning are kept, up to this many bytes in all, for the undo record
+# and the deltas' bases (one read and one hash per member for a whole apply); the others are
+# hashed as a stream, and read again (streamed into the undo record) when needed. In all, not per
+# member: a mod replacing a thousand members must not keep a thousand members' bytes.
 KEPT_BYTES = 64 << 20
 
 
@@ -151,6 +153,7 @@ class _Target:
         self._editors: dict[str, Editor] = {}
         self.keep = keep
         self._bytes: dict[tuple[str, str | None], bytes | None] = {}
+        self._kept = 0  # bytes in `_bytes`
         self._hashes: dict[tuple[str, str | None], str | None] = {}
         self._ahead: Any = None  # the worker thread of `new_bytes_ahead`
         self._new: NewContent | None = None
@@ -210,39 +213,77 @@ class _Target:
         return entry.index
 
     def member_bytes(self, operation: Operation, member: str | None = None) -> bytes | None:
+        """The member's (or plain file's) bytes, read whole: kept (with `keep`) while
+        `KEPT_BYTES` in all allow."""
         key = (self.path_of(operation), operation.member if member is None else member)
         if key in self._bytes:
             return self._bytes[key]
         data = self._read(operation, member)
-        if self.keep and (data is None or len(data) <= KEPT_BYTES):
+        if self.keep and (data is None or self._kept + len(data) <= KEPT_BYTES):
             self._bytes[key] = data
+            self._kept += 0 if data is None else len(data)
         return data
 
-    def _read(self, operation: Operation, member: str | None = None) -> bytes | None:
+    def kept_bytes(self, operation: Operation) -> bytes | None:
+        """The member's bytes if kept, else None (they are then streamed: `member_chunks`)."""
+        return self._bytes.get((self.path_of(operation), operation.member))
+
+    def _located(self, operation: Operation, member: str | None = None) -> tuple[Archive, Any] | None:
+        """(the pack, the entry) holding a member; None when it has no such member."""
         from ...core.nested import resolve
         from ...errors import MemberNotFoundError
 
-        path = self.path_of(operation)
-        member = operation.member if member is None else member
-        if member is None:
-            if not os.path.isfile(path):
-                return None
-            with open(path, "rb") as handle:
-                return handle.read()
+        name = operation.member if member is None else member
+        assert name is not None
         try:
-            archive, entry = resolve(self.archive(path), member)
+            archive, entry = resolve(self.archive(self.path_of(operation)), name)
         except MemberNotFoundError:
             return None
         if self.keep:
             # The rewrite reads parts of the pack again (an RFG stream's window before the
             # changed member): the read leaves resume points.
             archive.keep_seek_points()
-        return archive.read(entry)
+        return archive, entry
+
+    def _read(self, operation: Operation, member: str | None = None) -> bytes | None:
+        path = self.path_of(operation)
+        if (operation.member if member is None else member) is None:
+            if not os.path.isfile(path):
+                return None
+            with open(path, "rb") as handle:
+                return handle.read()
+        located = self._located(operation, member)
+        return None if located is None else located[0].read(located[1])
+
+    def size_of(self, operation: Operation) -> int | None:
+        """The member's (or plain file's) size now; None when missing."""
+        if operation.member is None:
+            path = self.path_of(operation)
+            return os.path.getsize(path) if os.path.isfile(path) else None
+        located = self._located(operation)
+        return None if located is None else int(located[1].size)
+
+    def member_chunks(self, operation: Operation) -> Iterator[bytes]:
+        """The member's (or plain file's) bytes in chunks, never held whole."""
+        from .container import BLOB_CHUNK
+
+        if operation.member is None:
+            stream: Any = open(self.path_of(operation), "rb")  # noqa: SIM115 - closed below
+        else:
+            located = self._located(operation)
+            if located is None:
+                raise PatchError(f"{self.target}: {operation.where}: vanished while applying")
+            stream = located[0].open(located[1])
+        with stream:
+            while chunk := stream.read(BLOB_CHUNK):
+                yield chunk
 
     def sha256(self, operation: Operation, member: str | None = None) -> str | None:
         key = (self.path_of(operation), operation.member if member is None else member)
         if key not in self._hashes:
-            if self.keep and operation.op in ("replace", "remove") and member is None:
+            again = self.keep and operation.op in ("replace", "remove") and member is None
+            size = self.size_of(operation) if again else None
+            if size is not None and self._kept + size <= KEPT_BYTES:
                 # Its bytes are needed again (the undo record, the delta's base): read them once.
                 import hashlib
 
@@ -253,19 +294,13 @@ class _Target:
         return self._hashes[key]
 
     def _sha256(self, operation: Operation, member: str | None = None) -> str | None:
-        from ...core.nested import resolve
-        from ...errors import MemberNotFoundError
         from .make import file_sha256, member_sha256
 
         path = self.path_of(operation)
-        member = operation.member if member is None else member
-        if member is None:
+        if (operation.member if member is None else member) is None:
             return file_sha256(path) if os.path.isfile(path) else None
-        try:
-            archive, entry = resolve(self.archive(path), member)
-        except MemberNotFoundError:
-            return None
-        return member_sha256(archive, entry)
+        located = self._located(operation, member)
+        return None if located is None else member_sha256(*located)
 
     def new_bytes_ahead(self, steps: list[Step]) -> None:
         """Compute each add's and replace's new content (`step.new`): small ones now (the undo
