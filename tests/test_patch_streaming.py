@@ -200,6 +200,60 @@ def test_outputs_over_the_budget_are_never_held_whole(tmp_path: Path, monkeypatc
     assert strays(target.parent) == []
 
 
+def _replaces(tmp_path: Path, count: int, size: int) -> tuple[Path, Path, dict[str, bytes]]:
+    """(a PAK of `count` members of `size` bytes, a patch replacing each (raw), the members)."""
+    members = {f"m{index}.bin": noise(index, size) for index in range(count)}
+    base = build(tmp_path / "base.pak", members)
+    mod = build(tmp_path / "mod.pak", {name: noise(100 + index, size) for index, name in enumerate(members)})
+    patch = tmp_path / "p.gpatch"
+    gamepak.patch.make(base, mod, patch)
+    target = tmp_path / "target" / "target.pak"
+    target.parent.mkdir()
+    shutil.copy(base, target)
+    return target, patch, members
+
+
+@pytest.fixture
+def low_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1 KiB of new members and 1 KiB of old ones in memory; no slow level-19 deltas of noise."""
+    import sys
+
+    monkeypatch.setattr(scratch, "MEMORY_BYTES", KIB)
+    # (`gamepak.ops.patch.apply` and `.make` are the functions; the modules are in sys.modules.)
+    monkeypatch.setattr(sys.modules["gamepak.ops.patch.apply"], "KEPT_BYTES", KIB)
+    monkeypatch.setattr(sys.modules["gamepak.ops.patch.make"], "MAX_DELTA_BASE_BYTES", 0)
+
+
+@pytest.mark.usefixtures("low_budgets")
+def test_old_members_over_the_budget_are_streamed_into_the_undo_record(tmp_path: Path) -> None:
+    """Sixteen 2 MiB members replaced: neither their old bytes (hashed, then copied into the undo
+    record) nor their new ones are held; the traced peak stays a fraction of either's 32 MiB
+    (measured 7.6 MiB for 8 or 16 members of 2 or 4 MiB; 37.6 MiB for 8 x 2 MiB before, the
+    old bytes kept)."""
+    count, size = 16, 2 * MIB
+    target, patch, _ = _replaces(tmp_path, count, size)
+    peak = _peak_while(lambda: gamepak.patch.apply(target, [patch]))
+    assert contents(target) == contents(tmp_path / "mod.pak")
+    assert peak < count * size // 3, f"peak {peak / MIB:.1f} MiB"
+    with zipfile.ZipFile(Path(f"{target}.gamepak-undo") / "1-1.gpatch") as undo:
+        blobs = [info for info in undo.infolist() if info.filename.startswith("blobs/")]
+        assert len(blobs) == count and all(info.file_size == size for info in blobs)
+    gamepak.patch.revert(target)
+    assert target.read_bytes() == (tmp_path / "base.pak").read_bytes()
+
+
+@pytest.mark.usefixtures("low_budgets")
+def test_a_member_by_member_revert_from_a_streamed_undo_record_gives_the_members_back(tmp_path: Path) -> None:
+    target, patch, members = _replaces(tmp_path, 3, 300 * KIB)
+    gamepak.patch.apply(target, [patch])
+    with open(target, "ab") as handle:
+        handle.write(b"another tool was here")  # so the revert replays the undo record
+    with pytest.warns(UserWarning, match="changed since gamepak wrote it"):
+        gamepak.patch.revert(target)
+    assert contents(target) == members
+    assert strays(target.parent) == []
+
+
 def _corrupt(patch: Path, member: str) -> Path:
     """A copy of `patch` whose blob for `member` has one byte flipped past its middle (the
     manifest's sha256 kept)."""
