@@ -224,6 +224,14 @@ class _Target:
             self._kept += 0 if data is None else len(data)
         return data
 
+    def hold(self, size: int) -> bool:
+        """Count `size` more bytes of old content held in memory (a reverse delta of the undo
+        record) against `KEPT_BYTES`; False, counting nothing, when they do not fit."""
+        if self._kept + size > KEPT_BYTES:
+            return False
+        self._kept += size
+        return True
+
     def kept_bytes(self, operation: Operation) -> bytes | None:
         """The member's bytes if kept, else None (they are then streamed: `member_chunks`)."""
         return self._bytes.get((self.path_of(operation), operation.member))

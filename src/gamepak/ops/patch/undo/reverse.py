@@ -108,16 +108,16 @@ def _reverse_replace(step: Step, state: _Target) -> tuple[Operation, bytes | Old
     old, size, digest = _old(step, state)
     blob: bytes | OldMember = old
     encoding = "raw"
-    # Small members get a reverse delta; large ones are kept whole (a delta would hold both in
-    # memory with zstd's tables), streamed when the plan did not keep them.
+    # Small members get a reverse delta while the old bytes' memory budget lets the record hold
+    # it until written (one per member: their number is the mod's); large ones are kept whole (a
+    # delta would hold both in memory with zstd's tables), streamed when the plan did not keep them.
     if (operation.size or 0) <= UNDO_DELTA_BYTES and size <= UNDO_DELTA_BYTES:
-        if isinstance(old, OldMember):
-            old = b"".join(old.chunks())
+        whole = b"".join(old.chunks()) if isinstance(old, OldMember) else old
         new = step.new_bytes()
         if new is None:
-            new = step.patch.target_bytes(operation, old)
-        delta = make_delta(new, old, FAST_LEVEL)
-        if len(delta) < len(old):
+            new = step.patch.target_bytes(operation, whole)
+        delta = make_delta(new, whole, FAST_LEVEL)
+        if len(delta) < len(whole) and state.hold(len(delta)):
             blob, encoding = delta, "zstd-delta"
     reverse = Operation(
         "replace",
