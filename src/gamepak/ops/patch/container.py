@@ -145,14 +145,15 @@ class ZipBlobs:
         total = 0
         try:
             info = self.zip.getinfo(key)
-            if info.file_size == size:
-                # zipfile checks the entry's CRC when its end is read.
-                with self.zip.open(info) as stream:
-                    while chunk := stream.read(min(BLOB_CHUNK, size + 1 - total)):
-                        total += len(chunk)
-                        if total > size:
-                            break
-                        yield chunk
+            if info.file_size != size:
+                raise PatchError(f"{self.path}: {key} is not the size the zip declares")
+            # zipfile checks the entry's CRC when its end is read.
+            with self.zip.open(info) as stream:
+                while chunk := stream.read(min(BLOB_CHUNK, size + 1 - total)):
+                    total += len(chunk)
+                    if total > size:
+                        break
+                    yield chunk
         except zip_read_errors(KeyError) as exc:
             raise PatchError(f"{self.path}: {key} cannot be read ({exc})") from None
         if total != size:
@@ -429,29 +430,24 @@ class Patch:
             raise
         return cls(path, manifest, operations, ZipBlobs(path, zip_file))
 
+    def _blob_size(self, operation: Operation) -> int:
+        assert operation.blob is not None
+        if isinstance(self.blobs, ZipBlobs):
+            try:
+                return self.blobs.stored_size(operation.blob)
+            except KeyError:
+                raise PatchError(f"{self.path}: {operation.blob} is missing") from None
+        return operation.size or 0
+
     def blob(self, operation: Operation) -> bytes:
         """An operation's blob as stored (at most its declared size is read)."""
         assert operation.blob is not None and self.blobs is not None
-        if isinstance(self.blobs, ZipBlobs):
-            try:
-                size = self.blobs.stored_size(operation.blob)
-            except KeyError:
-                raise PatchError(f"{self.path}: {operation.blob} is missing") from None
-        else:
-            size = operation.size or 0
-        return self.blobs.read_blob(operation.blob, size)
+        return self.blobs.read_blob(operation.blob, self._blob_size(operation))
 
     def blob_chunks(self, operation: Operation) -> Iterator[bytes]:
         """`blob`, in chunks."""
         assert operation.blob is not None and self.blobs is not None
-        if isinstance(self.blobs, ZipBlobs):
-            try:
-                size = self.blobs.stored_size(operation.blob)
-            except KeyError:
-                raise PatchError(f"{self.path}: {operation.blob} is missing") from None
-        else:
-            size = operation.size or 0
-        return self.blobs.blob_chunks(operation.blob, size)
+        return self.blobs.blob_chunks(operation.blob, self._blob_size(operation))
 
     def target_chunks(self, operation: Operation, base: bytes | None) -> Iterator[bytes]:
         """`target_bytes` in chunks, never held whole (but in zstd's window: `delta.delta_chunks`):
