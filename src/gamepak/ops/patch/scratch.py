@@ -24,10 +24,11 @@ if TYPE_CHECKING:
 
     from .container import Operation, Patch
 
-# New content an apply holds in memory, in all. Below it, many small members cost no file each
-# (a file per member, written then read back, costs more than the bytes); above it, memory would
-# grow with the mod. 64 MiB is what the apply already holds per member for a delta's base
-# (`container.MAX_DELTA_BASE_BYTES`, `apply.KEPT_BYTES`): the same order of cost, bounded.
+# New content an apply holds in memory, in all. Within it, many small members cost no file each
+# (a file per member, written, then copied into the pack, costs more than their bytes); past it,
+# memory would grow with the mod. 64 MiB, as the old members the apply keeps (`apply.KEPT_BYTES`)
+# and the largest base a delta is made against (`container.MAX_DELTA_BASE_BYTES`): an apply of
+# any size then peaks near 150 MiB (`benchmarks/bench_patch_memory.py`: 8 x 64 MiB replaced).
 MEMORY_BYTES = 64 << 20
 
 
