@@ -338,6 +338,20 @@ def test_a_streamed_output_that_fails_its_sha256_refuses_everything(
     assert not (tmp_path / "game.gamepak-undo").exists()
 
 
+def test_a_streamed_delta_that_does_not_decode_refuses_everything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base, patch = _pak_case(tmp_path)
+    bad = _corrupt(patch, "progs/similar.mdl")
+    (tmp_path / "game").mkdir()
+    target = _copy(base, tmp_path / "game" / "target.pak")
+    monkeypatch.setattr(scratch, "MEMORY_BYTES", KIB)
+    with pytest.raises(PatchError, match=r"bad\.gpatch: progs/similar\.mdl: (the delta|the patch's bytes)"):
+        gamepak.patch.apply(target, [bad])
+    assert target.read_bytes() == base.read_bytes()
+    assert strays(tmp_path / "game") == []
+
+
 def test_the_scratch_budget_refuses_before_anything_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target, patch = _adds_only(tmp_path, 4, 200 * KIB)
     before = target.read_bytes()

@@ -201,7 +201,7 @@ def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
 def replace_with_file(path: str | os.PathLike[str], source: str) -> None:
     """Make `path` hold the file `source` (a private scratch file, which is used up), atomically:
     renamed into place when both are on one file system, else copied through a temporary beside
-    `path` (the kernel copies where it can). Either way a reader sees the old file or the new one."""
+    `path`. Either way a reader sees the old file or the new one."""
     import errno
 
     target = os.fspath(path)
@@ -211,11 +211,12 @@ def replace_with_file(path: str | os.PathLike[str], source: str) -> None:
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise GamepakError(f"{target}: cannot write: {exc.strerror}") from exc
-    from .writer import copy_range
 
     def fill(fd: int) -> None:
+        # Another file system: no kernel copy between them to try.
         with open(source, "rb") as handle:
-            copy_range(handle.fileno(), 0, fd, 0, os.fstat(handle.fileno()).st_size)
+            while chunk := handle.read(1 << 20):
+                write_all(fd, chunk)
 
     write_via_temporary(target, fill, overwrite=True)
     os.unlink(source)

@@ -462,7 +462,7 @@ class Patch:
 
             if base is None:
                 raise PatchError(f"{self.path}: {operation.where}: a delta needs the base member")
-            chunks = delta_chunks(base, self.blob_chunks(operation), size, f"{self.path}: {operation.where}")
+            chunks = delta_chunks(base, self.blob_chunks(operation), size, BLOB_CHUNK)
         else:
             chunks = self.blob_chunks(operation)
         digest = hashlib.sha256()
@@ -474,6 +474,10 @@ class Patch:
                     break
                 digest.update(chunk)
                 yield chunk
+        except PatchError:
+            raise
+        except GamepakError as exc:  # the delta's
+            raise PatchError(f"{self.path}: {operation.where}: {exc}") from None
         finally:
             close = getattr(chunks, "close", None)  # generators: the blob's file or zip entry,
             if close is not None:  # closed now rather than when collected

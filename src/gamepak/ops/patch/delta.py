@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from ...errors import GamepakError
-from .container import BLOB_CHUNK, PatchError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -58,47 +57,47 @@ def apply_delta(base: bytes, delta: bytes, size: int) -> bytes:
     return data
 
 
-def delta_chunks(base: bytes, delta: Iterator[bytes], size: int, where: str) -> Iterator[bytes]:
-    """`apply_delta`'s target from the delta's chunks, in chunks of at most 1 MiB: the delta is
+def delta_chunks(base: bytes, delta: Iterator[bytes], size: int, chunk_size: int) -> Iterator[bytes]:
+    """`apply_delta`'s target from the delta's chunks, in chunks of `chunk_size`: the delta is
     never held whole. The output still passes through zstd's window, which `make_delta` sizes to
     cover base and target (so a match may reach anywhere in them): the decoder keeps up to the
     whole output in its own buffer (measured: a streamed 64 MiB decode peaks as high as a
     one-shot one). What this bounds is everything around it, and only one such output is
     decoded at a time; its size is within the `limits` budgets, checked before decoding."""
     try:
-        yield from _decoded(base, _ChunkReader(delta), size, where)
+        yield from _decoded(base, _ChunkReader(delta), size, chunk_size)
     finally:
         close = getattr(delta, "close", None)  # generators: the blob's file or zip entry, now
         if close is not None:
             close()
 
 
-def _decoded(base: bytes, reader: _ChunkReader, size: int, where: str) -> Iterator[bytes]:
+def _decoded(base: bytes, reader: _ChunkReader, size: int, chunk_size: int) -> Iterator[bytes]:
     import zstandard
 
     head = reader.read(_FRAME_HEADER_MAX)
     try:
         declared = zstandard.frame_content_size(head)
     except zstandard.ZstdError as exc:
-        raise PatchError(f"{where}: not a zstd delta ({exc})") from None
+        raise GamepakError(f"not a zstd delta ({exc})") from None
     if declared != size:
-        raise PatchError(f"{where}: the delta declares {declared} bytes, the patch {size}")
+        raise GamepakError(f"the delta declares {declared} bytes, the patch {size}")
     reader.unread(head)
     dictionary = zstandard.ZstdCompressionDict(base, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
     decompressor = zstandard.ZstdDecompressor(dict_data=dictionary, max_window_size=1 << 31)
     total = 0
     try:
         # Any object with read() will do; the stubs name file objects only.
-        with decompressor.stream_reader(reader, read_size=BLOB_CHUNK, closefd=False) as stream:  # type: ignore[arg-type]
-            while chunk := stream.read(min(BLOB_CHUNK, size + 1 - total)):
+        with decompressor.stream_reader(reader, read_size=chunk_size, closefd=False) as stream:  # type: ignore[arg-type]
+            while chunk := stream.read(min(chunk_size, size + 1 - total)):
                 total += len(chunk)
                 if total > size:
                     break
                 yield chunk
     except zstandard.ZstdError as exc:
-        raise PatchError(f"{where}: the delta does not decode against this base ({exc})") from None
+        raise GamepakError(f"the delta does not decode against this base ({exc})") from None
     if total != size:
-        raise PatchError(f"{where}: the delta gives {total if total <= size else 'more'} bytes, the patch says {size}")
+        raise GamepakError(f"the delta gives {total if total <= size else 'more'} bytes, the patch says {size}")
 
 
 _FRAME_HEADER_MAX = 18  # zstd's largest frame header (ZSTD_FRAMEHEADERSIZE_MAX)
