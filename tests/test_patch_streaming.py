@@ -156,6 +156,31 @@ def test_streamed_apply_writes_the_same_bytes_and_reverts_exactly(
     assert _files(streamed) == original == _files(held)
 
 
+def test_a_plain_file_is_copied_when_the_scratch_folder_is_on_another_file_system(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    base, patch = _folder_case(tmp_path)
+    game = _copy(base, tmp_path / "game")
+    monkeypatch.setattr(scratch, "MEMORY_BYTES", KIB)
+    renamed = os.replace
+    crossed = []
+
+    def replace(source: str, target: str) -> None:
+        if ".apply.gamepak-" in str(source):  # out of the scratch folder: as if across devices
+            crossed.append(target)
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        renamed(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    gamepak.patch.apply(game, [patch])
+    assert crossed  # and copied instead, through a temporary beside each file
+    assert (game / "id1" / "loose" / "maps" / "big.bsp").read_bytes() == MODDED["maps/big.bsp"]
+    assert (game / "id1" / "loose" / "sound" / "new1.wav").read_bytes() == MODDED["sound/new1.wav"]
+    assert strays(tmp_path, *(Path(root) for root, _, _ in os.walk(game))) == []
+
+
 def _adds_only(tmp_path: Path, count: int, size: int) -> tuple[Path, Path]:
     base = build(tmp_path / "base.pak", {"keep.txt": b"kept"})
     added = {f"add{index}.bin": noise(100 + index, size) for index in range(count)}
