@@ -7,7 +7,8 @@ hard link, which fails if the target appeared meanwhile: no check-then-write rac
 Temporary names are `.NAME.gamepak-PID-N.tmp` (NAME shortened so that the whole stays within
 the file system's 255-byte limit). A process killed mid-write leaves its temporaries behind; the
 next gamepak command that writes in that folder removes those whose process is gone. Scratch
-folders in the system's temp folder (`temporary_folder`) are named and cleaned the same way.
+folders (`temporary_folder`, in the system's temp folder or another) are named and cleaned the
+same way.
 """
 
 from __future__ import annotations
@@ -113,13 +114,15 @@ def remove_stale_temporaries(folder: str, *, dir_fd: int | None = None, force: b
     return removed
 
 
-def temporary_folder(base: str) -> str:
-    """A new, private folder in the system's temp folder, named as the temporaries beside an
-    output are (`.BASE.gamepak-PID-N.tmp`), after removing the ones dead processes left there.
-    The caller removes it when done; if this process is killed first, the next one does."""
-    import tempfile
+def temporary_folder(base: str, parent: str | None = None) -> str:
+    """A new, private folder in `parent` (default: the system's temp folder), named as the
+    temporaries beside an output are (`.BASE.gamepak-PID-N.tmp`), after removing the ones dead
+    processes left there. The caller removes it when done; if this process is killed first, the
+    next one does."""
+    if parent is None:
+        import tempfile
 
-    parent = tempfile.gettempdir()
+        parent = tempfile.gettempdir()
     remove_stale_temporaries(parent)
     while True:
         path = os.path.join(parent, temporary_name(base))
@@ -193,6 +196,30 @@ def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def replace_with_file(path: str | os.PathLike[str], source: str) -> None:
+    """Make `path` hold the file `source` (a private scratch file, which is used up), atomically:
+    renamed into place when both are on one file system, else copied through a temporary beside
+    `path`. Either way a reader sees the old file or the new one."""
+    import errno
+
+    target = os.fspath(path)
+    try:
+        os.replace(source, target)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise GamepakError(f"{target}: cannot write: {exc.strerror}") from exc
+
+    def fill(fd: int) -> None:
+        # Another file system: no kernel copy between them to try.
+        with open(source, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                write_all(fd, chunk)
+
+    write_via_temporary(target, fill, overwrite=True)
+    os.unlink(source)
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = False) -> None:

@@ -134,6 +134,12 @@ class Output:
         return self._position
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
+        if len(data) >= self._BUFFER_LIMIT:
+            # Written where it is: buffering a large member held as bytes would copy it whole.
+            self.flush()
+            _pwrite_all(self.fd, data, self._position)
+            self._position += len(data)
+            return
         self._buffer += data
         self._position += len(data)
         if len(self._buffer) >= self._BUFFER_LIMIT:

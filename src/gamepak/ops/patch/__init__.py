@@ -4,9 +4,10 @@
     >>> gamepak.patch.apply("game/data", ["fix.gpatch", "other.gpatch"])
     >>> gamepak.patch.revert("game/data")
 
-container: the patch file format; make: comparing packs and folders; apply: the plan (checks,
-conflicts) and the per-pack rewrite; undo: the undo record (per-file originals), the session
-every write runs in, and revert; install: `apply` over all three.
+container: the patch file format (write: writing one); make: comparing packs and folders;
+apply: the plan (checks, conflicts) and the per-pack rewrite (scratch: where new members wait,
+in memory within a budget, else in scratch files); undo: the undo record (per-file originals),
+the session every write runs in, and revert; install: `apply` over all three.
 """
 
 from __future__ import annotations

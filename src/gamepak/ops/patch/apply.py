@@ -18,11 +18,12 @@ from .container import Operation, Patch, PatchError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
     from typing import Any
 
     from ...core.archive import Archive
     from ..edit import Editor
+    from .scratch import NewContent
     from .undo import Session
 
 
@@ -48,8 +49,16 @@ class Step:
         self.carried_by = carried_by
         self.stacked_start = stacked_start
         # What an add or replace writes, once computed (`_Target.new_bytes_ahead`): computed once for
-        # the undo record's reverse delta and for the write.
-        self.new_bytes: bytes | None = None
+        # the undo record's reverse delta and for the write. Its bytes, or the path of a scratch
+        # file holding them (`scratch.NewContent`: an apply holds a bounded amount in memory).
+        self.new: bytes | str | None = None
+
+    def new_bytes(self) -> bytes | None:
+        """`new` as bytes (a scratch file is read: only for small members), None when not computed."""
+        if isinstance(self.new, str):
+            with open(self.new, "rb") as handle:
+                return handle.read()
+        return self.new
 
     def line(self) -> str:
         why = f": {self.reason}" if self.reason else ""
@@ -119,15 +128,18 @@ class Plan:
 # Replaced members up to this size get a reverse delta in the undo record, which computes
 # their new bytes then; larger ones keep their old bytes whole there.
 UNDO_DELTA_BYTES = 1 << 20
-# Members up to this size read during planning are kept for the undo record and the delta
-# (one read and one hash per member for a whole apply); larger ones are read again when needed.
+# Old members read during planning are kept, up to this many bytes in all, for the undo record
+# and the deltas' bases (one read and one hash per member for a whole apply); the others are
+# hashed as a stream, and read again (streamed into the undo record) when needed. In all, not per
+# member: a mod replacing a thousand members must not keep a thousand members' bytes.
 KEPT_BYTES = 64 << 20
 
 
 class _Target:
     """Reads the current state of the target: member and file hashes, opened packs cached.
     With `keep`, the bytes and hashes it reads are kept for the rest of one apply (plan, undo
-    record, writing), and so are the new bytes each operation computes; and each pack is opened
+    record, writing), and so is the new content each operation computes (`scratch.NewContent`:
+    in memory within a budget, else in scratch files, removed when closed); and each pack is opened
     by the editor that will rewrite it: locked from the plan to the commit, so the pack that
     was checked is the one written, and read through one reader (what the plan decoded, e.g.
     an RFG stream's resume points, serves the rewrite)."""
@@ -141,8 +153,20 @@ class _Target:
         self._editors: dict[str, Editor] = {}
         self.keep = keep
         self._bytes: dict[tuple[str, str | None], bytes | None] = {}
+        self._kept = 0  # bytes in `_bytes`
         self._hashes: dict[tuple[str, str | None], str | None] = {}
         self._ahead: Any = None  # the worker thread of `new_bytes_ahead`
+        self._new: NewContent | None = None
+
+    @property
+    def new_content(self) -> NewContent:
+        """Where the new content of adds and replaces goes (made on first use, in the caller's
+        thread: it takes the `limits` in force there)."""
+        if self._new is None:
+            from .scratch import NewContent
+
+            self._new = NewContent(self.target)
+        return self._new
 
     def path_of(self, operation: Operation) -> str:
         if self.is_pack:
@@ -189,39 +213,85 @@ class _Target:
         return entry.index
 
     def member_bytes(self, operation: Operation, member: str | None = None) -> bytes | None:
+        """The member's (or plain file's) bytes, read whole: kept (with `keep`) while
+        `KEPT_BYTES` in all allow."""
         key = (self.path_of(operation), operation.member if member is None else member)
         if key in self._bytes:
             return self._bytes[key]
         data = self._read(operation, member)
-        if self.keep and (data is None or len(data) <= KEPT_BYTES):
+        if self.keep and (data is None or self._kept + len(data) <= KEPT_BYTES):
             self._bytes[key] = data
+            self._kept += 0 if data is None else len(data)
         return data
 
-    def _read(self, operation: Operation, member: str | None = None) -> bytes | None:
+    def hold(self, size: int) -> bool:
+        """Count `size` more bytes of old content held in memory (a reverse delta of the undo
+        record) against `KEPT_BYTES`; False, counting nothing, when they do not fit."""
+        if self._kept + size > KEPT_BYTES:
+            return False
+        self._kept += size
+        return True
+
+    def kept_bytes(self, operation: Operation) -> bytes | None:
+        """The member's bytes if kept, else None (they are then streamed: `member_chunks`)."""
+        return self._bytes.get((self.path_of(operation), operation.member))
+
+    def _located(self, operation: Operation, member: str | None = None) -> tuple[Archive, Any] | None:
+        """(the pack, the entry) holding a member; None when it has no such member."""
         from ...core.nested import resolve
         from ...errors import MemberNotFoundError
 
-        path = self.path_of(operation)
-        member = operation.member if member is None else member
-        if member is None:
-            if not os.path.isfile(path):
-                return None
-            with open(path, "rb") as handle:
-                return handle.read()
+        name = operation.member if member is None else member
+        assert name is not None
         try:
-            archive, entry = resolve(self.archive(path), member)
+            archive, entry = resolve(self.archive(self.path_of(operation)), name)
         except MemberNotFoundError:
             return None
         if self.keep:
             # The rewrite reads parts of the pack again (an RFG stream's window before the
             # changed member): the read leaves resume points.
             archive.keep_seek_points()
-        return archive.read(entry)
+        return archive, entry
+
+    def _read(self, operation: Operation, member: str | None = None) -> bytes | None:
+        path = self.path_of(operation)
+        if (operation.member if member is None else member) is None:
+            if not os.path.isfile(path):
+                return None
+            with open(path, "rb") as handle:
+                return handle.read()
+        located = self._located(operation, member)
+        return None if located is None else located[0].read(located[1])
+
+    def size_of(self, operation: Operation) -> int | None:
+        """The member's (or plain file's) size now; None when missing."""
+        if operation.member is None:
+            path = self.path_of(operation)
+            return os.path.getsize(path) if os.path.isfile(path) else None
+        located = self._located(operation)
+        return None if located is None else int(located[1].size)
+
+    def member_chunks(self, operation: Operation) -> Iterator[bytes]:
+        """The member's (or plain file's) bytes in chunks, never held whole."""
+        from .container import BLOB_CHUNK
+
+        if operation.member is None:
+            stream: Any = open(self.path_of(operation), "rb")  # noqa: SIM115 - closed below
+        else:
+            located = self._located(operation)
+            if located is None:
+                raise PatchError(f"{self.target}: {operation.where}: vanished while applying")
+            stream = located[0].open(located[1])
+        with stream:
+            while chunk := stream.read(BLOB_CHUNK):
+                yield chunk
 
     def sha256(self, operation: Operation, member: str | None = None) -> str | None:
         key = (self.path_of(operation), operation.member if member is None else member)
         if key not in self._hashes:
-            if self.keep and operation.op in ("replace", "remove") and member is None:
+            again = self.keep and operation.op in ("replace", "remove") and member is None
+            size = self.size_of(operation) if again else None
+            if size is not None and self._kept + size <= KEPT_BYTES:
                 # Its bytes are needed again (the undo record, the delta's base): read them once.
                 import hashlib
 
@@ -232,26 +302,21 @@ class _Target:
         return self._hashes[key]
 
     def _sha256(self, operation: Operation, member: str | None = None) -> str | None:
-        from ...core.nested import resolve
-        from ...errors import MemberNotFoundError
         from .make import file_sha256, member_sha256
 
         path = self.path_of(operation)
-        member = operation.member if member is None else member
-        if member is None:
+        if (operation.member if member is None else member) is None:
             return file_sha256(path) if os.path.isfile(path) else None
-        try:
-            archive, entry = resolve(self.archive(path), member)
-        except MemberNotFoundError:
-            return None
-        return member_sha256(archive, entry)
+        located = self._located(operation, member)
+        return None if located is None else member_sha256(*located)
 
     def new_bytes_ahead(self, steps: list[Step]) -> None:
-        """Compute each add's and replace's new bytes (`step.new_bytes`): small ones now (the
-        undo record's reverse delta needs them), large ones (a delta decoded against the kept
-        base, then the sha256 check: work that releases the GIL) in a worker thread while the
-        caller writes the undo record; `finish_ahead` waits for them. Members whose base is not
-        kept are computed when written."""
+        """Compute each add's and replace's new content (`step.new`): small ones now (the undo
+        record's reverse delta needs them), large ones (read and checked, a delta decoded against
+        the kept base: work that mostly releases the GIL) in a worker thread while the caller
+        writes the undo record; `finish_ahead` waits for them. Members whose base is not kept are
+        computed when written."""
+        content = self.new_content
         jobs = []
         for step in steps:
             operation = step.operation
@@ -259,7 +324,7 @@ class _Target:
                 continue
             if (operation.size or 0) <= UNDO_DELTA_BYTES:
                 base = self.member_bytes(operation) if operation.encoding == "zstd-delta" else None
-                step.new_bytes = step.patch.target_bytes(operation, base)
+                step.new = content.make(step.patch, operation, base)
                 continue
             base = None
             if operation.encoding == "zstd-delta":
@@ -267,18 +332,18 @@ class _Target:
                 base = self._bytes.get(key)
                 if base is None:
                     continue
-            jobs.append((step, step.patch.blob(operation), base))
+            jobs.append((step, base))
         if not jobs:
             return
         import threading
 
-        results: list[tuple[Step, bytes]] = []
+        results: list[tuple[Step, bytes | str]] = []
         failures: list[BaseException] = []
 
         def work() -> None:
             try:
-                for step, blob, base in jobs:
-                    results.append((step, step.patch.decode(step.operation, blob, base)))
+                for step, base in jobs:
+                    results.append((step, content.make(step.patch, step.operation, base)))
             except BaseException as exc:  # raised in the caller by `finish_ahead`
                 failures.append(exc)
 
@@ -296,7 +361,7 @@ class _Target:
         if failures:
             raise failures[0]
         for step, data in results:
-            step.new_bytes = data
+            step.new = data
 
     def close_archives(self) -> None:
         """Close the packs read and drop the editors not handed over; kept bytes stay."""
@@ -308,13 +373,19 @@ class _Target:
         self._archives.clear()
         self._editors.clear()
 
-    def close(self) -> None:
+    def close_reading(self) -> None:
+        """Close the packs and drop the bytes read; the new content stays (`close` removes it)."""
         if self._ahead is not None:
             self._ahead[0].join()  # nothing it computed is used any more
             self._ahead = None
         self.close_archives()
         self._bytes.clear()
         self._hashes.clear()
+
+    def close(self) -> None:
+        self.close_reading()
+        if self._new is not None:
+            self._new.close()
 
 
 def _judge(target: _Target, operation: Operation) -> tuple[str, str]:
@@ -422,15 +493,16 @@ def execute(target: str, steps: list[Step], *, session: Session | None = None, s
     for step in steps:
         groups.setdefault(state.path_of(step.operation), []).append(step)
     try:
-        prepared: dict[str, list[tuple[Step, bytes | None]]] = {}
+        # Bytes, or the path of a scratch file: the editor and `_write_plain` take either.
+        prepared: dict[str, list[tuple[Step, bytes | str | None]]] = {}
         for path, group in groups.items():
-            prepared[path] = [(step, _new_bytes(state, step)) for step in group]
+            prepared[path] = [(step, _new_content(state, step)) for step in group]
     except BaseException:
         if shared is None:
             state.close()
         raise
     if shared is None:
-        state.close()
+        state.close_reading()
     # Every pack's changes are queued before any pack is written: a name a format refuses stops
     # the whole apply with nothing changed.
     from ..edit import Editor
@@ -458,9 +530,11 @@ def execute(target: str, steps: list[Step], *, session: Session | None = None, s
             editor.abort()
         if shared is not None:
             shared.close_archives()  # packs the plan read but nothing changes
+        else:
+            state.close()  # the scratch files, written or not
 
 
-def _queue(editor: Any, operation: Operation, data: bytes | None) -> None:
+def _queue(editor: Any, operation: Operation, data: bytes | str | None) -> None:
     assert operation.member is not None
     if operation.op == "add":
         editor.add(operation.member, data, position=operation.position)
@@ -473,18 +547,18 @@ def _queue(editor: Any, operation: Operation, data: bytes | None) -> None:
         editor.rename(operation.member, operation.new_member)
 
 
-def _new_bytes(state: _Target, step: Step) -> bytes | None:
+def _new_content(state: _Target, step: Step) -> bytes | str | None:
     operation = step.operation
     if operation.op not in ("add", "replace"):
         return None
-    if step.new_bytes is not None:
-        return step.new_bytes
+    if step.new is not None:
+        return step.new
     base = state.member_bytes(operation) if operation.encoding == "zstd-delta" else None
-    return step.patch.target_bytes(operation, base)
+    return state.new_content.make(step.patch, operation, base)
 
 
-def _write_plain(path: str, operation: Operation, data: bytes | None) -> None:
-    from ...core.atomic import write_bytes
+def _write_plain(path: str, operation: Operation, data: bytes | str | None) -> None:
+    from ...core.atomic import replace_with_file, write_bytes
 
     if operation.op == "remove":
         os.unlink(path)
@@ -493,4 +567,7 @@ def _write_plain(path: str, operation: Operation, data: bytes | None) -> None:
     else:
         assert data is not None
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        write_bytes(path, data, overwrite=True)
+        if isinstance(data, str):
+            replace_with_file(path, data)  # the scratch file, renamed into place
+        else:
+            write_bytes(path, data, overwrite=True)

@@ -37,6 +37,7 @@ from ...errors import GamepakError, UnsafePathError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any, Protocol
 else:
     Protocol = object
@@ -49,6 +50,8 @@ MAX_MANIFEST_BYTES = 16 << 20
 MAX_MEMBER_BYTES = 4 << 30
 # Deltas keep the base member in memory: larger members are stored whole.
 MAX_DELTA_BASE_BYTES = 64 << 20
+# What a blob or an output streamed to a file is read and written by.
+BLOB_CHUNK = 1 << 20
 MAX_OPERATIONS = 1_000_000
 OPERATIONS = ("add", "remove", "replace", "rename")
 METADATA_FIELDS = ("name", "author", "description", "patch_version", "game")
@@ -104,9 +107,13 @@ _JSON_BRACKET = re.compile(rb"[\[\]{}]")
 class BlobSource(Protocol):
     """Where a patch's blobs come from: the patch file's zip, a mod's files, or bytes computed
     when a mod was read. `read_blob` returns exactly `size` bytes or raises PatchError, and reads
-    no more than `size` + 1 to find out."""
+    no more than `size` + 1 to find out; `blob_chunks` gives the same bytes in chunks (of at most
+    `BLOB_CHUNK` bytes where they are not in memory already), raising instead of ending early or
+    late."""
 
     def read_blob(self, key: str, size: int) -> bytes: ...
+
+    def blob_chunks(self, key: str, size: int) -> Iterator[bytes]: ...
 
     def close(self) -> None: ...
 
@@ -134,6 +141,24 @@ class ZipBlobs:
             raise PatchError(f"{self.path}: {key} is not the size the zip declares")
         return data
 
+    def blob_chunks(self, key: str, size: int) -> Iterator[bytes]:
+        total = 0
+        try:
+            info = self.zip.getinfo(key)
+            if info.file_size != size:
+                raise PatchError(f"{self.path}: {key} is not the size the zip declares")
+            # zipfile checks the entry's CRC when its end is read.
+            with self.zip.open(info) as stream:
+                while chunk := stream.read(min(BLOB_CHUNK, size + 1 - total)):
+                    total += len(chunk)
+                    if total > size:
+                        break
+                    yield chunk
+        except zip_read_errors(KeyError) as exc:
+            raise PatchError(f"{self.path}: {key} cannot be read ({exc})") from None
+        if total != size:
+            raise PatchError(f"{self.path}: {key} is not the size the zip declares")
+
     def close(self) -> None:
         self.zip.close()
 
@@ -155,6 +180,14 @@ class MixedBlobs:
             return value
         source, inner = value
         return source.read_blob(inner, size)
+
+    def blob_chunks(self, key: str, size: int) -> Iterator[bytes]:
+        value = self.held[key]
+        if isinstance(value, bytes):
+            yield self.read_blob(key, size)
+            return
+        source, inner = value
+        yield from source.blob_chunks(inner, size)
 
     def close(self) -> None:
         for source in self.owned:
@@ -397,17 +430,60 @@ class Patch:
             raise
         return cls(path, manifest, operations, ZipBlobs(path, zip_file))
 
+    def _blob_size(self, operation: Operation) -> int:
+        assert operation.blob is not None
+        if isinstance(self.blobs, ZipBlobs):
+            try:
+                return self.blobs.stored_size(operation.blob)
+            except KeyError:
+                raise PatchError(f"{self.path}: {operation.blob} is missing") from None
+        return operation.size or 0
+
     def blob(self, operation: Operation) -> bytes:
         """An operation's blob as stored (at most its declared size is read)."""
         assert operation.blob is not None and self.blobs is not None
-        if isinstance(self.blobs, ZipBlobs):
-            try:
-                size = self.blobs.stored_size(operation.blob)
-            except KeyError:
-                raise PatchError(f"{self.path}: {operation.blob} is missing") from None
+        return self.blobs.read_blob(operation.blob, self._blob_size(operation))
+
+    def blob_chunks(self, operation: Operation) -> Iterator[bytes]:
+        """`blob`, in chunks."""
+        assert operation.blob is not None and self.blobs is not None
+        return self.blobs.blob_chunks(operation.blob, self._blob_size(operation))
+
+    def target_chunks(self, operation: Operation, base: bytes | None) -> Iterator[bytes]:
+        """`target_bytes` in chunks, never held whole (but in zstd's window: `delta.delta_chunks`):
+        the size and sha256 are checked as the chunks pass, and a mismatch raises PatchError after
+        the last one instead of ending. Write them somewhere private; use them only once the
+        iteration has ended."""
+        import hashlib
+
+        size = operation.size or 0
+        if operation.encoding == "zstd-delta":
+            from .delta import delta_chunks
+
+            if base is None:
+                raise PatchError(f"{self.path}: {operation.where}: a delta needs the base member")
+            chunks = delta_chunks(base, self.blob_chunks(operation), size, BLOB_CHUNK)
         else:
-            size = operation.size or 0
-        return self.blobs.read_blob(operation.blob, size)
+            chunks = self.blob_chunks(operation)
+        digest = hashlib.sha256()
+        total = 0
+        try:
+            for chunk in chunks:
+                total += len(chunk)
+                if total > size:
+                    break
+                digest.update(chunk)
+                yield chunk
+        except PatchError:
+            raise
+        except GamepakError as exc:  # the delta's
+            raise PatchError(f"{self.path}: {operation.where}: {exc}") from None
+        finally:
+            close = getattr(chunks, "close", None)  # generators: the blob's file or zip entry,
+            if close is not None:  # closed now rather than when collected
+                close()
+        if total != size or digest.hexdigest() != operation.target_sha256:
+            raise PatchError(f"{self.path}: {operation.where}: the patch's bytes do not match its target sha256")
 
     def target_bytes(self, operation: Operation, base: bytes | None) -> bytes:
         """The bytes an add or replace writes (a delta is applied to `base`), checked against
@@ -483,43 +559,3 @@ def zip_read_errors(*more: type[Exception]) -> tuple[type[Exception], ...]:
     import zlib
 
     return (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError, RuntimeError, *more)
-
-
-def write_patch(
-    path: str,
-    operations: list[Operation],
-    blobs: dict[str, bytes],
-    metadata: dict[str, Any],
-    *,
-    overwrite: bool = False,
-    deflate: bool = True,
-) -> None:
-    """Write a patch file atomically: the manifest, then each blob (raw blobs deflated unless
-    `deflate=False`: undo records favour speed)."""
-    import json
-    import zipfile
-
-    from ...core.atomic import write_via_temporary
-
-    manifest = {"format": FORMAT_NAME, "version": FORMAT_VERSION}
-    for field in METADATA_FIELDS:
-        manifest[field] = metadata.get(field)
-    manifest["links"] = list(metadata.get("links") or [])
-    manifest["operations"] = [operation.to_dict() for operation in operations]
-
-    deltas = _delta_blobs(operations)
-
-    def fill(fd: int) -> None:
-        with os.fdopen(os.dup(fd), "wb") as handle, zipfile.ZipFile(handle, "w") as zip_file:
-            zip_file.writestr(MANIFEST_NAME, json.dumps(manifest, indent=1), zipfile.ZIP_DEFLATED)
-            for name, data in blobs.items():
-                # Deltas are zstd frames already; raw members are left to deflate.
-                stored = not deflate or name in deltas
-                method = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
-                zip_file.writestr(name, data, method)
-
-    write_via_temporary(path, fill, overwrite=overwrite)
-
-
-def _delta_blobs(operations: list[Operation]) -> set[str]:
-    return {operation.blob for operation in operations if operation.encoding == "zstd-delta" and operation.blob}

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from ...errors import GamepakError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 # Level 19 finds the long matches a delta is made of, for patches people share (made once,
 # downloaded often); undo records are written on every apply and use a fast level.
 SHARED_LEVEL = 19
@@ -51,3 +55,72 @@ def apply_delta(base: bytes, delta: bytes, size: int) -> bytes:
     if len(data) != size:
         raise GamepakError(f"the delta gives {len(data)} bytes, the patch says {size}")
     return data
+
+
+def delta_chunks(base: bytes, delta: Iterator[bytes], size: int, chunk_size: int) -> Iterator[bytes]:
+    """`apply_delta`'s target from the delta's chunks, in chunks of `chunk_size`: the delta is
+    never held whole. The output still passes through zstd's window, which `make_delta` sizes to
+    cover base and target (so a match may reach anywhere in them): the decoder keeps up to the
+    whole output in its own buffer (measured: a streamed 64 MiB decode peaks as high as a
+    one-shot one). What this bounds is everything around it, and only one such output is
+    decoded at a time; its size is within the `limits` budgets, checked before decoding."""
+    try:
+        yield from _decoded(base, _ChunkReader(delta), size, chunk_size)
+    finally:
+        close = getattr(delta, "close", None)  # generators: the blob's file or zip entry, now
+        if close is not None:
+            close()
+
+
+def _decoded(base: bytes, reader: _ChunkReader, size: int, chunk_size: int) -> Iterator[bytes]:
+    import zstandard
+
+    head = reader.read(_FRAME_HEADER_MAX)
+    try:
+        declared = zstandard.frame_content_size(head)
+    except zstandard.ZstdError as exc:
+        raise GamepakError(f"not a zstd delta ({exc})") from None
+    if declared != size:
+        raise GamepakError(f"the delta declares {declared} bytes, the patch {size}")
+    reader.unread(head)
+    dictionary = zstandard.ZstdCompressionDict(base, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+    decompressor = zstandard.ZstdDecompressor(dict_data=dictionary, max_window_size=1 << 31)
+    total = 0
+    try:
+        # Any object with read() will do; the stubs name file objects only.
+        with decompressor.stream_reader(reader, read_size=chunk_size, closefd=False) as stream:  # type: ignore[arg-type]
+            while chunk := stream.read(min(chunk_size, size + 1 - total)):
+                total += len(chunk)
+                if total > size:
+                    break
+                yield chunk
+    except zstandard.ZstdError as exc:
+        raise GamepakError(f"the delta does not decode against this base ({exc})") from None
+    if total != size:
+        raise GamepakError(f"the delta gives {total if total <= size else 'more'} bytes, the patch says {size}")
+
+
+_FRAME_HEADER_MAX = 18  # zstd's largest frame header (ZSTD_FRAMEHEADERSIZE_MAX)
+
+
+class _ChunkReader:
+    """An iterator of byte chunks as the file-like object zstandard's stream reader reads."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self._pending = b""
+
+    def unread(self, data: bytes) -> None:
+        self._pending = data + self._pending
+
+    def read(self, size: int = -1) -> bytes:
+        while len(self._pending) < size or size < 0:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                break
+            self._pending += chunk
+        if size < 0:
+            data, self._pending = self._pending, b""
+        else:
+            data, self._pending = self._pending[:size], self._pending[size:]
+        return data

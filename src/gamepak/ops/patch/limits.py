@@ -10,7 +10,8 @@ member delta) is told its budget first and stops at the first byte over it, so n
   become a real one), and never more than `new_file` for a file or member that did not exist,
   unless `allow_large` (`--allow-large`) lifts these two;
 - the scratch space `check` and `apply` decode deltas into holds at most `scratch` bytes, and is
-  removed when they finish.
+  removed when they finish; so does the scratch folder `apply` decodes large new members into
+  (`scratch.NewContent`).
 
     >>> with gamepak.ops.patch.limits.limits(allow_large=True):
     ...     gamepak.patch.apply("game", ["big.zip"])

@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import os
 
-from .container import MAX_DELTA_BASE_BYTES, Operation, PatchError, write_patch
+from .container import MAX_DELTA_BASE_BYTES, Operation, PatchError
+from .write import write_patch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from .container import MAX_MEMBER_BYTES, PatchError, check_relative, zip_read_er
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
 MAX_ZIP_ENTRIES = 200_000
@@ -68,6 +68,15 @@ class ModFiles:
         if len(data) != size:
             raise PatchError(f"{self.where(key)}: changed while being applied")
         return data
+
+    def blob_chunks(self, key: str, size: int) -> Iterator[bytes]:
+        """`read_blob` in chunks."""
+        total = 0
+        for chunk in self.chunks(key, size):
+            total += len(chunk)
+            yield chunk
+        if total != size:
+            raise PatchError(f"{self.where(key)}: changed while being applied")
 
     def digest(self, key: str) -> tuple[str, int]:
         """(sha256, size) of a file, read in chunks."""

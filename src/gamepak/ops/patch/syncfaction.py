@@ -33,6 +33,7 @@ import os
 
 from .container import MixedBlobs, Operation, Patch, PatchError, check_relative, load_json
 from .modfiles import ModFiles, entry_named, open_mod_files
+from .scratch import ScratchFiles
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -162,47 +163,6 @@ class FolderPatch(Patch):
     def __init__(self, path: str, operations: list[Operation], blobs: MixedBlobs, notes: list[str]) -> None:
         super().__init__(path, {"name": os.path.basename(os.path.normpath(path)), "version": None}, operations, blobs)
         self.notes = notes
-
-
-class ScratchFiles:
-    """Decoded deltas in a private scratch folder, within `limits.Limits.scratch` bytes in all;
-    the folder is removed when closed. A blob source (`container.BlobSource`)."""
-
-    def __init__(self) -> None:
-        self.folder: str | None = None
-        self.used = 0
-        self.count = 0
-
-    def new_path(self, name: str, size: int) -> str:
-        from .limits import ALLOW_LARGE_ADVICE, current
-
-        budget = current().scratch
-        if self.used + size > budget:
-            raise PatchError(
-                f"{name}: decoding it needs {self.used + size} bytes of scratch space in all, more than "
-                f"{budget}; {ALLOW_LARGE_ADVICE} only per file, free the scratch budget with limits(scratch=...)"
-            )
-        if self.folder is None:
-            from ...core.atomic import temporary_folder
-
-            self.folder = temporary_folder("xdelta")
-        self.used += size
-        self.count += 1
-        return os.path.join(self.folder, str(self.count))
-
-    def read_blob(self, key: str, size: int) -> bytes:
-        with open(key, "rb") as handle:
-            data = handle.read(size + 1)
-        if len(data) != size:
-            raise PatchError(f"{key}: changed while being applied")
-        return data
-
-    def close(self) -> None:
-        if self.folder is not None:
-            import shutil
-
-            shutil.rmtree(self.folder, ignore_errors=True)
-            self.folder = None
 
 
 def is_syncfaction_mod(path: str | os.PathLike[str]) -> bool:

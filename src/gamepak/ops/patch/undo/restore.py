@@ -85,6 +85,7 @@ def _forget_changed(record: Record, keys: Iterable[str], warn: Callable[[str], N
 def recover(record: Record) -> None:
     """What a kill left: roll back an unfinished session, finish originals being restored, and
     remove what the record no longer names."""
+    _remove_stale_scratch(record.target)
     if not record.exists:
         return
     roll_back(record)
@@ -101,6 +102,16 @@ def recover(record: Record) -> None:
             del record.files[key]
             record.save()
     record.sweep()
+
+
+def _remove_stale_scratch(target: str) -> None:
+    """The scratch folders killed applies and reverts of `target` left beside it
+    (`scratch.scratch_parent`), whether or not they had begun writing (a kill before the record
+    exists leaves one too)."""
+    from ....core.atomic import remove_stale_temporaries
+    from ..scratch import scratch_parent
+
+    remove_stale_temporaries(scratch_parent(target), force=True)
 
 
 def _file_of(target: str, operation: Operation) -> str:
@@ -167,6 +178,7 @@ def revert(
     warn = warn or _warn
     target = os.fspath(target)
     record = Record(target)
+    _remove_stale_scratch(target)
     if not record.exists:
         raise PatchError(f"{target}: no patches applied by gamepak (no undo record at {record.folder})")
     recover(record)

@@ -8,25 +8,26 @@ import contextlib
 import hashlib
 import os
 
-from ..container import Operation, Patch, PatchError, write_patch
+from ..container import Operation, Patch, PatchError
+from ..write import write_patch
 from .restore import _forget_changed, recover
 from .session import Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import Any
 
     from ..apply import Plan, Step, _Target
     from .record import Record
 
 
-def _reverse_add(step: Step, state: _Target) -> tuple[Operation, bytes | None]:
+def _reverse_add(step: Step, state: _Target) -> tuple[Operation, bytes | OldMember | None]:
     operation = step.operation
     return Operation("remove", operation.file, operation.member, base_sha256=operation.target_sha256), None
 
 
-def _reverse_rename(step: Step, state: _Target) -> tuple[Operation, bytes | None]:
+def _reverse_rename(step: Step, state: _Target) -> tuple[Operation, bytes | OldMember | None]:
     operation = step.operation
     assert operation.new_member is not None
     reverse = Operation(
@@ -40,24 +41,58 @@ def _reverse_rename(step: Step, state: _Target) -> tuple[Operation, bytes | None
     return reverse, None
 
 
-def _old_bytes(step: Step, state: _Target) -> bytes:
-    # A change that carries earlier mods' edits goes back to the member as they left it; their
-    # own (stacked) steps take it back from there.
-    old = step.stacked_start if step.stacked_start is not None else state.member_bytes(step.operation)
-    if old is None:
-        raise PatchError(f"{state.target}: {step.operation.where}: vanished while planning")
-    return old
+class OldMember:
+    """A member's (or plain file's) bytes before the apply, streamed from the target into the
+    undo patch (`container.write_patch`) instead of held: checked, as they pass, to be the
+    bytes the plan hashed."""
+
+    def __init__(self, state: _Target, operation: Operation, size: int, sha256: str) -> None:
+        self.state = state
+        self.operation = operation
+        self.size = size
+        self.sha256 = sha256
+
+    def chunks(self) -> Iterator[bytes]:
+        digest = hashlib.sha256()
+        total = 0
+        for chunk in self.state.member_chunks(self.operation):
+            total += len(chunk)
+            if total > self.size:
+                break
+            digest.update(chunk)
+            yield chunk
+        if total != self.size or digest.hexdigest() != self.sha256:
+            raise PatchError(f"{self.state.target}: {self.operation.where}: changed while being applied")
 
 
-def _reverse_remove(step: Step, state: _Target) -> tuple[Operation, bytes | None]:
+def _old(step: Step, state: _Target) -> tuple[bytes | OldMember, int, str]:
+    """The member's bytes before the step (in memory when the plan kept them, else streamed),
+    their size and sha256."""
     operation = step.operation
-    old = _old_bytes(step, state)
+    if step.stacked_start is not None:
+        # A change that carries earlier mods' edits goes back to the member as they left it;
+        # their own (stacked) steps take it back from there.
+        old = step.stacked_start
+        return old, len(old), hashlib.sha256(old).hexdigest()
+    digest = state.sha256(operation)
+    kept = state.kept_bytes(operation)
+    if kept is not None and digest is not None:
+        return kept, len(kept), digest
+    size = state.size_of(operation)
+    if size is None or digest is None:
+        raise PatchError(f"{state.target}: {operation.where}: vanished while planning")
+    return OldMember(state, operation, size, digest), size, digest
+
+
+def _reverse_remove(step: Step, state: _Target) -> tuple[Operation, bytes | OldMember | None]:
+    operation = step.operation
+    old, size, digest = _old(step, state)
     reverse = Operation(
         "add",
         operation.file,
         operation.member,
-        target_sha256=hashlib.sha256(old).hexdigest(),
-        size=len(old),
+        target_sha256=digest,
+        size=size,
         blob="blobs/0",
         encoding="raw",
         position=state.member_index(operation),
@@ -65,33 +100,39 @@ def _reverse_remove(step: Step, state: _Target) -> tuple[Operation, bytes | None
     return reverse, old
 
 
-def _reverse_replace(step: Step, state: _Target) -> tuple[Operation, bytes | None]:
+def _reverse_replace(step: Step, state: _Target) -> tuple[Operation, bytes | OldMember | None]:
     from ..apply import UNDO_DELTA_BYTES
     from ..delta import FAST_LEVEL, make_delta
 
     operation = step.operation
-    old = _old_bytes(step, state)
-    delta = None
-    # Large members are kept whole: a delta would hold both in memory with zstd's tables.
-    if (operation.size or 0) <= UNDO_DELTA_BYTES:
-        new = step.new_bytes if step.new_bytes is not None else step.patch.target_bytes(operation, old)
-        delta = make_delta(new, old, FAST_LEVEL)
-    use_delta = delta is not None and len(delta) < len(old)
-    current = None if step.stacked_start is not None else state.sha256(operation)
+    old, size, digest = _old(step, state)
+    blob: bytes | OldMember = old
+    encoding = "raw"
+    # Small members get a reverse delta while the old bytes' memory budget lets the record hold
+    # it until written (one per member: their number is the mod's); large ones are kept whole (a
+    # delta would hold both in memory with zstd's tables), streamed when the plan did not keep them.
+    if (operation.size or 0) <= UNDO_DELTA_BYTES and size <= UNDO_DELTA_BYTES:
+        whole = b"".join(old.chunks()) if isinstance(old, OldMember) else old
+        new = step.new_bytes()
+        if new is None:
+            new = step.patch.target_bytes(operation, whole)
+        delta = make_delta(new, whole, FAST_LEVEL)
+        if len(delta) < len(whole) and state.hold(len(delta)):
+            blob, encoding = delta, "zstd-delta"
     reverse = Operation(
         "replace",
         operation.file,
         operation.member,
         base_sha256=operation.target_sha256,
-        target_sha256=current or hashlib.sha256(old).hexdigest(),
-        size=len(old),
+        target_sha256=digest,
+        size=size,
         blob="blobs/0",
-        encoding="zstd-delta" if use_delta else "raw",
+        encoding=encoding,
     )
-    return reverse, delta if use_delta and delta is not None else old
+    return reverse, blob
 
 
-REVERSES: dict[str, Callable[[Step, _Target], tuple[Operation, bytes | None]]] = {
+REVERSES: dict[str, Callable[[Step, _Target], tuple[Operation, bytes | OldMember | None]]] = {
     "add": _reverse_add,
     "remove": _reverse_remove,
     "replace": _reverse_replace,
@@ -110,7 +151,7 @@ def write_undo_patches(record: Record, number: int, plan: Plan, state: _Target) 
     items: list[dict[str, Any]] = []
     for index, (patch, steps) in enumerate(by_patch.values(), 1):
         operations: list[Operation] = []
-        blobs: dict[str, bytes] = {}
+        blobs: dict[str, bytes | OldMember] = {}
         for step in reversed(steps):
             reverse, blob = REVERSES[step.operation.op](step, state)
             if blob is not None:
