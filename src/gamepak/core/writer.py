@@ -137,7 +137,7 @@ class Output:
         if len(data) >= self._BUFFER_LIMIT:
             # Written where it is: buffering a large member held as bytes would copy it whole.
             self.flush()
-            _pwrite_all(self.fd, data, self._position)
+            pwrite_all(self.fd, data, self._position)
             self._position += len(data)
             return
         self._buffer += data
