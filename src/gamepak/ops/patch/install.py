@@ -140,7 +140,7 @@ def apply(
     from .apply import _Target
     from .limits import refuse_over_budget
     from .undo import Record, begin_apply, finish_apply
-    from .undo.restore import _warn
+    from .undo.restore import warn_line
 
     if not dry_run:
         _recover(os.fspath(target))
@@ -163,7 +163,7 @@ def apply(
         # Large members' new bytes are decoded and checked in a worker thread meanwhile the
         # undo record is written (both are needed before the first pack is touched).
         state.new_bytes_ahead(result.to_apply)
-        session = begin_apply(Record(os.fspath(target)), result, state, warn or _warn)
+        session = begin_apply(Record(os.fspath(target)), result, state, warn or warn_line)
         try:
             state.finish_ahead()
             execute(os.fspath(target), result.to_apply, session=session, shared=state)

@@ -204,7 +204,7 @@ def _sync_folder(folder: str) -> None:
             os.close(fd)
 
 
-def _missing_folders(path: str, stop: str) -> list[str]:
+def missing_folders(path: str, stop: str) -> list[str]:
     """The folders above `path` (up to `stop`) that do not exist, deepest first."""
     missing = []
     folder = os.path.dirname(path)
@@ -214,13 +214,13 @@ def _missing_folders(path: str, stop: str) -> list[str]:
     return missing
 
 
-def _remove_empty(folders: Iterable[str]) -> None:
+def remove_empty(folders: Iterable[str]) -> None:
     for folder in folders:  # deepest first
         with contextlib.suppress(OSError):
             os.rmdir(folder)
 
 
-def _read_journal(path: str) -> Any:
+def read_journal(path: str) -> Any:
     """A journal kept in the record, or None when it is empty (nothing was overwritten) or
     unusable (it gave up, or is damaged)."""
     from ....core.inplace import Journal

@@ -7,7 +7,7 @@ import contextlib
 import os
 
 from ..container import Operation, Patch, PatchError
-from .record import Record, _read_journal, _remove_empty, identity
+from .record import Record, identity, read_journal, remove_empty
 from .session import Session, roll_back
 
 TYPE_CHECKING = False
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def _warn(line: str) -> None:
+def warn_line(line: str) -> None:
     import warnings
 
     warnings.warn(line, stacklevel=3)
@@ -34,7 +34,7 @@ def _restore(record: Record, key: str) -> None:
         kept = record.kept(original["link"])
         if "restoring" not in entry:
             while original["journals"]:
-                journal = _read_journal(record.kept(original["journals"][-1]))
+                journal = read_journal(record.kept(original["journals"][-1]))
                 if journal is not None:
                     journal.restore(kept)
                 original["journals"].pop()
@@ -48,14 +48,14 @@ def _restore(record: Record, key: str) -> None:
             name = original["journals"][-1]
             entry["applying"] = name
             record.save()
-            journal = _read_journal(record.kept(name))
+            journal = read_journal(record.kept(name))
             if journal is not None:
                 journal.restore(path)
             original["journals"].pop()
             entry.pop("applying")
             entry["identity"] = identity(path)
             record.save()
-    _remove_empty(record.path(folder) for folder in entry.get("folders", []))
+    remove_empty(record.path(folder) for folder in entry.get("folders", []))
     del record.files[key]
     record.save()
 
@@ -68,7 +68,7 @@ def _still_valid(record: Record, key: str) -> bool:
     return entry.get("original") is not None and identity(record.path(key)) == entry.get("identity")
 
 
-def _forget_changed(record: Record, keys: Iterable[str], warn: Callable[[str], None], doing: str) -> None:
+def forget_changed(record: Record, keys: Iterable[str], warn: Callable[[str], None], doing: str) -> None:
     """Files another program changed since gamepak wrote them: their original cannot be
     reached from what they hold now; say so, and keep only what the member-level undo can do."""
     for key in keys:
@@ -175,7 +175,7 @@ def revert(
     Returns the names of the patches taken back."""
     from ..apply import execute, plan
 
-    warn = warn or _warn
+    warn = warn or warn_line
     target = os.fspath(target)
     record = Record(target)
     _remove_stale_scratch(target)
@@ -201,7 +201,7 @@ def revert(
     freed = {key for item in leaving for key in item.get("files", [])} - still_touched
     # Every file this revert may write: one changed by another program since keeps no
     # original (the chain of ways back would skip that program's change).
-    _forget_changed(record, {key for item in leaving for key in item.get("files", [])}, warn, "taken back")
+    forget_changed(record, {key for item in leaving for key in item.get("files", [])}, warn, "taken back")
     restoring = {key for key in freed if key in record.files and _still_valid(record, key)}
 
     session = Session(record, "revert", None)

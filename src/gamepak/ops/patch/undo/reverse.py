@@ -10,7 +10,7 @@ import os
 
 from ..container import Operation, Patch, PatchError
 from ..write import write_patch
-from .restore import _forget_changed, recover
+from .restore import forget_changed, recover
 from .session import Session
 
 TYPE_CHECKING = False
@@ -180,7 +180,7 @@ def begin_apply(record: Record, plan: Plan, state: _Target, warn: Callable[[str]
     """The session of one apply: its undo patches written, each file's state before kept."""
     recover(record)
     paths = list(dict.fromkeys(state.path_of(step.operation) for step in plan.to_apply))
-    _forget_changed(record, (record.key(path) for path in paths), warn, "a revert will take it back")
+    forget_changed(record, (record.key(path) for path in paths), warn, "a revert will take it back")
     number = record.next_number()
     session = Session(record, "apply", number)
     items: list[dict[str, Any]] = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from .record import Record, _missing_folders, _read_journal, _remove_empty, identity
+from .record import Record, identity, missing_folders, read_journal, remove_empty
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class Session:
                 "before": before,
                 "link": None,
                 "journals": [],
-                "folders": [self.record.key(folder) for folder in _missing_folders(path, self.record.target)],
+                "folders": [self.record.key(folder) for folder in missing_folders(path, self.record.target)],
             }
             if before is not None:
                 name = self._name()
@@ -126,9 +126,9 @@ def _extend(record: Record, key: str, step: dict[str, Any], may_begin: bool) -> 
     if after == before:
         return  # not changed by the session
     replaced = before is None or after is None or after[0] != before[0]
-    journals = [name for name in step.get("journals", []) if _read_journal(record.kept(name)) is not None]
+    journals = [name for name in step.get("journals", []) if read_journal(record.kept(name)) is not None]
     complete = all(
-        _read_journal(record.kept(name)) is not None or os.path.getsize(record.kept(name)) == 0
+        read_journal(record.kept(name)) is not None or os.path.getsize(record.kept(name)) == 0
         for name in step.get("journals", [])
         if os.path.exists(record.kept(name))
     )
@@ -176,12 +176,12 @@ def roll_back(record: Record) -> None:
         elif now is not None and now[0] == before[0]:
             if now != before:  # changed in place: its journals, latest first
                 for name in reversed(step.get("journals", [])):
-                    journal = _read_journal(record.kept(name))
+                    journal = read_journal(record.kept(name))
                     if journal is not None:
                         journal.restore(path)
         elif step.get("link") and os.path.exists(record.kept(step["link"])):
             os.replace(record.kept(step["link"]), path)
-        _remove_empty(record.path(folder) for folder in step.get("folders", []))
+        remove_empty(record.path(folder) for folder in step.get("folders", []))
         remove_stale_temporaries(os.path.dirname(os.path.abspath(path)), force=True)
     record.data["session"] = None
     record.save()
