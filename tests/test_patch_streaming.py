@@ -268,16 +268,10 @@ def test_old_members_over_the_budget_are_streamed_into_the_undo_record(tmp_path:
 
 
 @pytest.mark.usefixtures("low_budgets")
-def test_reverse_deltas_past_the_budget_are_not_held_until_the_undo_record_is_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_reverse_deltas_past_the_budget_are_not_held_until_the_undo_record_is_written(tmp_path: Path) -> None:
     """Ninety-six small members half changed: each one's reverse delta (half its size) would wait
     in memory for the undo patch to be written, 12 MiB in all (measured peak 27 MiB, 15 MiB for
     half as many); past the budget the old bytes go raw, streamed again when written."""
-    from gamepak.ops.patch import delta
-
-    # The fast level finds no match past ~128 KiB in noise (its hash table is small): level 3 does.
-    monkeypatch.setattr(delta, "FAST_LEVEL", 3)
     count, size = 96, 256 * KIB
     members = {f"m{index}.bin": noise(index, size) for index in range(count)}
     changed = {
@@ -450,3 +444,22 @@ def test_mod_files_from_a_folder_and_a_zip_stream_too(tmp_path: Path, monkeypatc
         assert _files(game) == before
     assert spy.files == 4 and spy.held == 0
     assert strays(tmp_path, game, game / "data") == []
+
+
+def test_an_undo_record_of_a_one_byte_change_is_small(tmp_path: Path) -> None:
+    """The undo record's reverse delta of a 512 KiB member with one byte changed is a few dozen
+    bytes: the fast level's match table is sized for the base (it was sized for the target
+    alone, found nothing past ~128 KiB, and stored 300 KB)."""
+    size = 512 * KIB
+    old = noise(1, size)
+    new = old[: size // 2] + bytes([old[size // 2] ^ 1]) + old[size // 2 + 1 :]
+    base = build(tmp_path / "base.pak", {"big.bin": old, "small.txt": b"x"})
+    gamepak.patch.make(base, build(tmp_path / "mod.pak", {"big.bin": new, "small.txt": b"x"}), tmp_path / "p.gpatch")
+    target = tmp_path / "target.pak"
+    shutil.copy(base, target)
+    gamepak.patch.apply(target, [tmp_path / "p.gpatch"])
+    with zipfile.ZipFile(Path(f"{target}.gamepak-undo") / "1-1.gpatch") as undo:
+        blobs = [info for info in undo.infolist() if info.filename.startswith("blobs/")]
+    assert len(blobs) == 1 and blobs[0].file_size < 200, [(info.filename, info.file_size) for info in blobs]
+    gamepak.patch.revert(target)
+    assert target.read_bytes() == base.read_bytes()
