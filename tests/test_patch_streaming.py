@@ -463,3 +463,28 @@ def test_an_undo_record_of_a_one_byte_change_is_small(tmp_path: Path) -> None:
     assert len(blobs) == 1 and blobs[0].file_size < 200, [(info.filename, info.file_size) for info in blobs]
     gamepak.patch.revert(target)
     assert target.read_bytes() == base.read_bytes()
+
+
+def test_a_delta_against_a_larger_base_than_make_uses_is_refused_unless_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delta's base is read whole: a patch whose delta names a member larger than any `make`
+    makes deltas against is refused before anything is read, naming it; --allow-large lifts it."""
+    from gamepak.ops.patch import container
+
+    size = 256 * KIB
+    old = noise(2, size)
+    new = old[:100] + b"changed" + old[107:]
+    base = build(tmp_path / "base.pak", {"big.bin": old})
+    gamepak.patch.make(base, build(tmp_path / "mod.pak", {"big.bin": new}), tmp_path / "p.gpatch")
+    target = tmp_path / "target.pak"
+    shutil.copy(base, target)
+    monkeypatch.setattr(container, "MAX_DELTA_BASE_BYTES", size - 1)
+    with pytest.raises(
+        PatchError, match=rf"big.bin.*a delta against {size} bytes, more than the {size - 1}.*--allow-large"
+    ):
+        gamepak.patch.apply(target, [tmp_path / "p.gpatch"])
+    assert target.read_bytes() == base.read_bytes()
+    with limits(allow_large=True):
+        gamepak.patch.apply(target, [tmp_path / "p.gpatch"])
+    assert contents(target) == {"big.bin": new}

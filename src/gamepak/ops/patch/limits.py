@@ -28,6 +28,7 @@ from .container import MAX_MEMBER_BYTES, PatchError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
     from .apply import Plan, _Target
 
@@ -110,5 +111,19 @@ def refuse_over_budget(plan: Plan, state: _Target) -> None:
                 replaced = None
         try:
             budget.check(operation.where, operation.size or 0, replaced)
+            _check_delta_base(operation, replaced, budget)
         except PatchError as exc:
             step.action, step.reason = "refuse", str(exc).removeprefix(f"{operation.where}: ")
+
+
+def _check_delta_base(operation: Any, replaced: int | None, budget: Limits) -> None:
+    """A delta's base is read whole: one against a larger member than `make` makes deltas
+    against (`container.MAX_DELTA_BASE_BYTES`) is refused unless `allow_large`."""
+    from . import container
+
+    largest = container.MAX_DELTA_BASE_BYTES
+    if operation.encoding == "zstd-delta" and replaced is not None and replaced > largest and not budget.allow_large:
+        raise PatchError(
+            f"{operation.where}: a delta against {replaced} bytes, more than the {largest} gamepak makes deltas "
+            f"against (the base is read whole); {ALLOW_LARGE_ADVICE}"
+        )
