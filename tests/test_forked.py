@@ -1,4 +1,4 @@
-"""ops.forked: a forked worker's answers, errors and ends reach the parent; nothing hangs."""
+"""core.forked: a forked worker's answers, errors and ends reach the parent; nothing hangs."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import signal
 
 import pytest
 
+from gamepak.core.forked import Channel, Queue, Worker, can_split
 from gamepak.errors import GamepakError
-from gamepak.ops.forked import Channel, Queue, Worker, can_split
 
 
 class Unmakeable(Exception):

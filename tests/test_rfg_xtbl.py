@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import gamepak
 from gamepak.errors import GamepakError
-from gamepak.formats.rfg.xtbl import Table, TableError, summarize
+from gamepak.formats.rfg.xtbl import Table, TableError, parallel, summarize
 from gamepak.formats.rfg.xtbl.check import ReferenceIndex, check_table
 from gamepak.formats.rfg.xtbl.sheet import apply_rows, read_csv, read_json, to_csv, to_json
 
@@ -587,7 +587,7 @@ def test_export_on_two_processes_writes_what_one_writes(tmp_path: Path, monkeypa
     source = write_pack(tmp_path / "table.vpp_pc", members)
     alone = tables_ops.export_tables(source, tmp_path / "alone", kind="json")
     forks = _count_forks(monkeypatch)
-    monkeypatch.setattr(tables_ops, "_FORK_BYTES", 0)
+    monkeypatch.setattr(parallel, "FORK_BYTES", 0)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1})
     both = tables_ops.export_tables(source, tmp_path / "both", kind="json")
     assert len(forks) == 1
@@ -649,10 +649,9 @@ def _crossed_pack(tmp_path: Path) -> Path:
 def _dealt(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tables split between two processes, dealt rather than taken: the parent reads the even
     member numbers, the worker the odd ones."""
-    import gamepak.ops.forked as forked
-    import gamepak.ops.tables as tables_ops
+    import gamepak.core.forked as forked
 
-    monkeypatch.setattr(tables_ops, "_FORK_BYTES", 0)
+    monkeypatch.setattr(parallel, "FORK_BYTES", 0)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1})
     parent = os.getpid()
 
@@ -686,7 +685,7 @@ def _deadline(seconds: float) -> Iterator[None]:
 
 
 def test_check_on_two_processes_finds_what_one_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gamepak.ops.forked as forked
+    import gamepak.core.forked as forked
     import gamepak.ops.tables as tables_ops
 
     def summary(found: tuple[list[Any], dict[str, str], int]) -> tuple[list[dict[str, str]], list[Any], int]:
@@ -731,7 +730,7 @@ def test_no_second_process_to_be_had_means_one_process_does_it(tmp_path: Path, m
         tries.append(1)
         raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(tables_ops, "_FORK_BYTES", 0)
+    monkeypatch.setattr(parallel, "FORK_BYTES", 0)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1})
     monkeypatch.setattr(os, "fork", no_fork)
     open_fds = (lambda: len(os.listdir("/proc/self/fd"))) if os.path.isdir("/proc/self/fd") else (lambda: 0)
@@ -748,13 +747,12 @@ def test_no_second_process_to_be_had_means_one_process_does_it(tmp_path: Path, m
 def test_check_on_two_processes_reports_the_workers_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import signal
 
-    import gamepak.formats.rfg.xtbl.check as check_module
     import gamepak.ops.tables as tables_ops
 
     source = _crossed_pack(tmp_path)
     _dealt(monkeypatch)
     parent = os.getpid()
-    real_check = check_module.check_table
+    real_check = parallel.check_table
 
     # Tables whose rows cannot be read, met by either process, are reported as one process
     # reports them (in member order), and the others are still checked.
@@ -766,17 +764,17 @@ def test_check_on_two_processes_reports_the_workers_failures(tmp_path: Path, mon
     assert list(split[1]) == ["deep1.xtbl", "deep2.xtbl", "deep4.xtbl", "broken.xtbl"]
     assert split[1]["deep2.xtbl"] == "deep2.xtbl: elements nested more than 256 deep"
     assert {finding.member for finding in split[0]} == {"bad.xtbl"}
-    monkeypatch.setattr(tables_ops, "_FORK_BYTES", 1 << 40)
+    monkeypatch.setattr(parallel, "FORK_BYTES", 1 << 40)
     one = tables_ops.check_tables(many)
     assert ([str(finding) for finding in one[0]], one[1:]) == ([str(finding) for finding in split[0]], split[1:])
-    monkeypatch.setattr(tables_ops, "_FORK_BYTES", 0)
+    monkeypatch.setattr(parallel, "FORK_BYTES", 0)
 
     def failing(table: Table, references: Any = None) -> Any:
         if os.getpid() != parent:
             raise MemoryError(f"out of memory in {table.member}")
         return real_check(table, references)
 
-    monkeypatch.setattr(check_module, "check_table", failing)
+    monkeypatch.setattr(parallel, "check_table", failing)
     with _deadline(60), pytest.raises(MemoryError, match="out of memory in weapons1.xtbl"):
         tables_ops.check_tables(source)
 
@@ -785,7 +783,7 @@ def test_check_on_two_processes_reports_the_workers_failures(tmp_path: Path, mon
             os.kill(os.getpid(), signal.SIGKILL)
         return real_check(table, references)
 
-    monkeypatch.setattr(check_module, "check_table", killed)
+    monkeypatch.setattr(parallel, "check_table", killed)
     with _deadline(60), pytest.raises(GamepakError, match="table check: the worker process was killed by signal 9"):
         tables_ops.check_tables(source)
 

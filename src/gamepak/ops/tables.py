@@ -185,26 +185,9 @@ def export_tables(
     return written, failures
 
 
-_FORK_BYTES = 4 << 20  # less XML than this is parsed in one process
-
-
-def _split(tables: list[tuple[str, bytes]]) -> list[int] | None:
-    """The order two processes take `tables` in (largest first), or None when one process
-    should do it all (little XML, few tables, no second core, no fork)."""
-    from .forked import MAX_ITEMS, can_split
-
-    if sum(len(data) for _, data in tables) < _FORK_BYTES or not 4 <= len(tables) <= MAX_ITEMS or not can_split():
-        return None
-    # The parser the worker uses, imported once, before the fork (see `forked.can_split`).
-    import xml.etree.ElementTree
-    import xml.parsers.expat  # noqa: F401
-
-    return sorted(range(len(tables)), key=lambda index: -len(tables[index][1]))
-
-
 def _convert_all(tables: list[tuple[str, bytes]], convert: Callable[[Table], bytes]) -> list[bytes | str]:
     """Each (member, bytes) converted by `convert`, or why it cannot be read (str), in order;
-    with much XML and a second core, a forked worker converts part of them (`forked`)."""
+    with much XML and a second core, a forked worker converts part of them (`core.forked`)."""
 
     def one(index: int) -> bytes | str:
         member, data = tables[index]
@@ -213,10 +196,12 @@ def _convert_all(tables: list[tuple[str, bytes]], convert: Callable[[Table], byt
         except TableError as exc:
             return str(exc)
 
-    order = _split(tables)
+    from ..formats.rfg.xtbl.parallel import split_order
+
+    order = split_order(tables)
     if order is None:
         return [one(index) for index in range(len(tables))]
-    from .forked import Channel, Queue, Worker, WorkerNotStarted
+    from ..core.forked import Channel, Queue, Worker, WorkerNotStarted
 
     queue = Queue(order)
 
@@ -380,21 +365,12 @@ def check_tables(
 
 
 def _check_tables(source: str, tables: Tables | None) -> tuple[list[Finding], dict[str, str], int]:
-    from ..formats.rfg.xtbl.check import ReferenceIndex, check_table
+    from ..formats.rfg.xtbl.parallel import check_members, check_parsed
 
     folder = os.path.dirname(source) if is_table_name(source) and not os.path.isdir(source) else None
     if tables is None and folder is None:
-        members = list(iter_members(source))
-        order = _split(members)
-        if order is not None:
-            from .forked import WorkerNotStarted
-
-            try:
-                return _check_split(members, order)
-            except WorkerNotStarted:
-                pass  # no second process to be had: check in this one
-        tables = _parsed(source, members)
-    elif tables is None:
+        return check_members(list(iter_members(source)))
+    if tables is None:
         tables = open(source)
 
     def beside(name: str) -> Table | None:
@@ -408,113 +384,7 @@ def _check_tables(source: str, tables: Tables | None) -> tuple[list[Finding], di
         except (OSError, TableError):
             return None
 
-    index = ReferenceIndex(tables, beside)
-    findings: list[Finding] = []
-    failures = dict(tables.failures)
-    for member, table in tables.items():
-        try:
-            findings += check_table(table, index)
-        except TableError as exc:  # its rows cannot be read (say, nested too deep): the others are checked
-            failures[member] = str(exc)
-    if len(failures) > len(tables.failures):  # member order, whichever step each failed at
-        position = {member: number for number, member in enumerate(tables.order)}
-        failures = dict(sorted(failures.items(), key=lambda item: position.get(item[0], len(position))))
-    return findings, failures, index.not_checked
-
-
-def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[list[Finding], dict[str, str], int]:
-    """`check_tables` on two processes (`forked`): each parses the tables it takes from the
-    queue, then checks them. References between tables are resolved in between: the worker
-    says which tables it read and which (table, path) values its tables' References may ask
-    for; the parent says which of those tables the worker holds and what it needs from them,
-    and each sends the other the values its own tables hold. Same findings, failures and count
-    as one process, in member order."""
-    from ..formats.rfg.xtbl.check import ReferenceIndex, check_table, reference_targets, table_file_name
-    from .forked import Channel, Queue, Worker
-
-    held: dict[int, Table] = {}  # the tables this process parsed, by member number
-
-    def parse(queue: Queue) -> tuple[dict[int, str | None], set[tuple[str, str]]]:
-        """({member number: why it cannot be read, None when parsed}, the Reference targets)."""
-        statuses: dict[int, str | None] = {}
-        targets: set[tuple[str, str]] = set()
-        for number in queue:
-            member, data = members[number]
-            try:
-                held[number] = table = Table(data, member)
-            except TableError as exc:
-                statuses[number] = str(exc)
-                continue
-            statuses[number] = None
-            targets |= reference_targets(table.schema.fields)
-        return statuses, targets
-
-    def local_index(tables: dict[str, int]) -> ReferenceIndex:
-        """References into `tables` ({file name: member number}, those held here)."""
-        return ReferenceIndex({members[number][0]: held[number] for number in tables.values()})
-
-    def values(index: ReferenceIndex, targets: Iterable[tuple[str, str]]) -> dict[tuple[str, str], set[str]]:
-        return {(name, path): index(name, path.split(".")) or set() for name, path in targets}
-
-    def check(
-        index: ReferenceIndex,
-    ) -> tuple[dict[int, list[Finding]], dict[int, str], int, tuple[int, GamepakError] | None]:
-        """This process's findings by member number, the tables whose rows cannot be read (by
-        member number, why), the references not checked, and the first table (by member number)
-        whose check raised another error, with what it raised: one process would have stopped
-        there."""
-        found: dict[int, list[Finding]] = {}
-        unreadable: dict[int, str] = {}
-        for number in sorted(held):
-            try:
-                found[number] = check_table(held[number], index)
-            except TableError as exc:
-                unreadable[number] = str(exc)
-            except GamepakError as exc:
-                return found, unreadable, index.not_checked, (number, exc)
-        return found, unreadable, index.not_checked, None
-
-    def work(channel: Channel) -> None:
-        with collector_paused():
-            channel.send(parse(queue))
-            tables, asked = channel.receive()
-            index = local_index(tables)
-            answer = values(index, asked)
-            index.know(channel.receive())  # read before answering: both messages may fill a pipe
-            channel.send(answer)
-            channel.send(check(index))
-
-    queue = Queue(order)
-    try:
-        with collector_paused(), Worker(work, "table check") as worker:
-            statuses, targets = parse(queue)
-            their_statuses, their_targets = worker.receive()
-            statuses.update(their_statuses)
-            # The table a file name finds: the last one read of that name (as ReferenceIndex does).
-            found_by = {
-                table_file_name(members[number][0]): number for number in sorted(statuses) if statuses[number] is None
-            }
-            mine = {name: number for name, number in found_by.items() if number in held}
-            theirs = {name: number for name, number in found_by.items() if number not in held}
-            worker.send((theirs, [target for target in targets if target[0] in theirs]))
-            index = local_index(mine)
-            worker.send(values(index, [target for target in their_targets if target[0] in mine]))
-            index.know(worker.receive())
-            found, unchecked, not_checked, failed = check(index)
-            held.clear()  # the trees are freed while the worker finishes
-            del index
-            their_found, their_unchecked, their_not_checked, their_failed = worker.receive()
-    finally:
-        queue.close()
-    failures = [failure for failure in (failed, their_failed) if failure is not None]
-    if failures:
-        raise min(failures, key=lambda failure: failure[0])[1]
-    found.update(their_found)
-    findings = [finding for number in sorted(found) for finding in found[number]]
-    statuses.update(unchecked)
-    statuses.update(their_unchecked)
-    unreadable = {members[number][0]: reason for number, reason in sorted(statuses.items()) if reason is not None}
-    return findings, unreadable, not_checked + their_not_checked
+    return check_parsed(tables, tables.failures, tables.order, beside)
 
 
 def table_view(

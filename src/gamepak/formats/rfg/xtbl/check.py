@@ -380,41 +380,28 @@ def check_pack_tables(archive: Any) -> list[Any]:
     that cannot be read, and one per table whose values break its schema (with the counts;
     `gamepak table check` lists them)."""
     from ....core.archive import Problem
-    from ....core.collector import collector_paused
-    from .parse import TableError
+    from .parallel import check_members
 
     members = [entry for entry in archive.infolist() if entry.name[-5:].lower() == ".xtbl"]
     if not members:
         return []
-    problems: list[Problem] = []
-    tables: dict[str, Table] = {}
-    with collector_paused():
-        for entry, chunks in archive.iter_data(members):
-            data = b"".join(chunks)
-            if not _LOOKS_LIKE_A_TABLE.match(data):
-                continue  # not the game's table XML (a stand-in, another format): nothing to hold it to
-            try:
-                tables[entry.name] = Table(data, entry.name)
-            except TableError as exc:
-                problems.append(Problem(f"table {exc}", severity="warning", member=entry.name))
-        index = ReferenceIndex(tables)
-        findings_by_member: dict[str, list[Finding]] = {}
-        for member, table in tables.items():
-            try:
-                findings_by_member[member] = check_table(table, index)
-            except TableError as exc:  # rows that cannot be read (nested too deep): as unparsable
-                problems.append(Problem(f"table {exc}", severity="warning", member=member))
-        # The trees die inside the pause: alive when it ends, the first collection would walk
-        # every one of them (a third of verify's time on the game's table.vpp_pc).
-        tables.clear()
-        del index
-    for member, findings in findings_by_member.items():
-        if findings:
-            errors = sum(finding.severity == "error" for finding in findings)
-            first = findings[0]
+    tables: list[tuple[str, bytes]] = []
+    for entry, chunks in archive.iter_data(members):
+        data = b"".join(chunks)
+        if _LOOKS_LIKE_A_TABLE.match(data):  # else not the game's table XML: nothing to hold it to
+            tables.append((entry.name, data))
+    findings, failures, _ = check_members(tables)
+    problems = [Problem(f"table {reason}", severity="warning", member=member) for member, reason in failures.items()]
+    findings_by_member: dict[str, list[Finding]] = {}
+    for finding in findings:
+        findings_by_member.setdefault(finding.member, []).append(finding)
+    for member, found in findings_by_member.items():
+        if found:
+            errors = sum(finding.severity == "error" for finding in found)
+            first = found[0]
             problems.append(
                 Problem(
-                    f"table {member}: {errors} value error(s), {len(findings) - errors} warning(s) against its "
+                    f"table {member}: {errors} value error(s), {len(found) - errors} warning(s) against its "
                     f"schema (first: {first}; gamepak table check lists them)",
                     severity="warning",
                     member=member,

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import struct
 
-from ..core.atomic import write_all
 from ..errors import GamepakError
+from .atomic import write_all
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def can_split() -> bool:
     the worker only parses, converts, pickles and writes to its pipe, so it never waits for a
     lock another thread may have held at the fork (the fork resets the import lock; the modules
     the worker uses are imported before it)."""
-    from ..core.portable import can_fork
+    from .portable import can_fork
 
     if not can_fork():
         return False
