@@ -19,6 +19,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_SAMPLES = HERE.parent.parent / "shared" / "samples"
@@ -182,7 +183,9 @@ def mod_seeds() -> Iterator[tuple[str, bytes]]:
     import io
     import zipfile
 
-    from fuzz_read_mod import EXE, frame
+    from fuzz_read_mod import EXE
+
+    from _fuzzing import frame
 
     loose = {
         "data/misc.vpp_pc/a.xtbl": b"<root><Table><x>2</x></Table></root>",
@@ -210,6 +213,83 @@ def mod_seeds() -> Iterator[tuple[str, bytes]]:
     yield "zipped.zip", buffer.getvalue()
 
 
+def spec_bytes() -> Any:
+    """tests/quake_bytes.py: Quake files built from the spec's byte layouts by hand (the MDL,
+    SPR and BSP readers have no writer to make seeds with)."""
+    tests = str(HERE.parent / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import quake_bytes
+
+    return quake_bytes
+
+
+def wad_seeds() -> Iterator[tuple[str, bytes]]:
+    """WADs made by gamepak's writer (a qpic, a miptex, the console font and a palette; a WAD3
+    whose miptex carries its own palette) and one laid out by hand from the spec."""
+    from gamepak.formats.quake import images
+
+    quake = spec_bytes()
+    qpic = quake.qpic_bytes(3, 2, bytes([1, 2, 255, 4, 5, 6]))
+    miptex = quake.miptex_bytes(b"{fence", 16, 8)
+    lumps = {"box": qpic, "{fence": miptex, "conchars": bytes(range(256)) * 64, "palette": bytes(range(256)) * 3}
+    yield "wad2.wad", _pack("wad", {}, list(lumps.items()))
+    wad3_image = images.read_miptex(miptex, "hltest", "seed")
+    wad3_image.palette = bytes(reversed(range(256))) * 3
+    yield "wad3.wad", _pack("wad", {"version": "WAD3"}, [("hltest", images.write_miptex(wad3_image))])
+    yield "spec.wad", quake.wad_bytes([(b"BOX", 0x42, qpic), (b"wall", 0x44, miptex), (b"IBAR.BAK", 0x42, qpic)])
+    yield "empty.wad", _pack("wad", {}, [])
+
+
+def qimage_seeds() -> Iterator[tuple[str, bytes]]:
+    """One of each palette image: a qpic, miptex (with pixels, a WAD3 one with its palette,
+    one without pixels as qbsp -notex writes), the console font, a WAL and sprites (single
+    frames, and a group)."""
+    import struct
+
+    quake = spec_bytes()
+    miptex = quake.miptex_bytes(b"sky1", 16, 8)
+    yield "qpic.lmp", quake.qpic_bytes(3, 2, bytes([1, 2, 255, 4, 5, 6]))
+    yield "miptex.mip", miptex
+    yield "wad3.mip", miptex + struct.pack("<H", 256) + bytes(range(256)) * 3 + b"\0\0"
+    yield "notex.mip", struct.pack("<16sII4I", b"skip", 64, 64, 0, 0, 0, 0)
+    yield "conchars.lmp", bytes(range(256)) * 64
+    yield "test.wal", quake.wal_bytes(16, 8)
+    yield "frames.spr", quake.spr_bytes([(2, 2, b"\1\2\3\xff"), (3, 1, b"\4\5\6")])
+    yield "group.spr", quake.spr_bytes([(2, 2, b"\1\2\3\4")], group=[(0.1, 2, 1, b"\5\6"), (0.3, 1, 1, b"\7")])
+
+
+# An MDL's four vertices, two of them on the seam, and two triangles (one back-facing).
+MDL_SHAPE: dict[str, Any] = {
+    "st": [(0x20, 1, 0), (0, 2, 1), (0, 3, 2), (0, 1, 3)],
+    "triangles": [(1, 0, 1, 2), (0, 0, 2, 3)],
+    "poses": [[(0, 0, 0), (10, 0, 0), (0, 10, 0), (0, 0, 10)], [(1, 0, 0), (11, 0, 0), (1, 10, 0), (1, 0, 10)]],
+}
+
+
+def mdl_seeds() -> Iterator[tuple[str, bytes]]:
+    """MDLs laid out from the spec: single frames, and a frame group with a skin group."""
+    quake = spec_bytes()
+    yield "frames.mdl", quake.mdl_bytes(**MDL_SHAPE)
+    yield "groups.mdl", quake.mdl_bytes(**MDL_SHAPE, group_from=1, skin_group=True)
+    yield "one-pose.mdl", quake.mdl_bytes(**{**MDL_SHAPE, "poses": MDL_SHAPE["poses"][:1]})
+
+
+def bsp_seeds() -> Iterator[tuple[str, bytes]]:
+    """Maps laid out from the spec: a BSP29 square face with a 16x16 texture, a fence texture,
+    a BSP2 one, and one whose texture is missing (offset -1)."""
+    import struct
+
+    quake = spec_bytes()
+    yield "bsp29.bsp", quake.bsp_bytes()
+    yield "fence.bsp", quake.bsp_bytes(b"{fence")
+    yield "bsp2.bsp", quake.bsp_bytes(bsp2=True)
+    missing = bytearray(quake.bsp_bytes())
+    (textures_at,) = struct.unpack_from("<i", missing, 4 + 8 * 2)
+    struct.pack_into("<i", missing, textures_at + 4, -1)
+    yield "missing-texture.bsp", bytes(missing)
+
+
 def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
     """(kind, name, bytes) of the real samples and of the packs, models and texture pairs they
     hold (one level deep)."""
@@ -217,6 +297,7 @@ def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
     from gamepak.errors import GamepakError
 
     kinds = {".pak": "pak", ".jpk": "jpk", ".vpp_pc": "vpp", ".str2_pc": "vpp", ".joe": "joe", ".asm_pc": "asm"}
+    kinds.update({".wad": "wad", ".lmp": "qimage", ".wal": "qimage", ".spr": "qimage", ".mdl": "mdl", ".bsp": "bsp"})
     for path in sorted(samples.rglob("*")):
         kind = kinds.get(path.suffix.lower())
         if kind is None or path.stat().st_size > MAX_SAMPLE_BYTES:
@@ -284,6 +365,10 @@ def write_seeds(out: Path, samples: Path | None) -> dict[str, int]:
     by_kind["gpatch"] = list(gpatch_seeds())
     by_kind["mod"] = list(mod_seeds())
     by_kind["image"] = list(image_seeds())
+    by_kind["wad"] = list(wad_seeds())
+    by_kind["qimage"] = list(qimage_seeds())
+    by_kind["mdl"] = list(mdl_seeds())
+    by_kind["bsp"] = list(bsp_seeds())
     if samples is not None and samples.is_dir():
         for kind, name, data in sample_seeds(samples):
             by_kind[kind].append((f"sample-{name}", data))
