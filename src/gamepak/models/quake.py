@@ -41,6 +41,10 @@ NEAREST = 9728
 REPEAT = 10497
 CLAMP = 33071
 POSE_SECONDS = 0.1
+# The most poses exported as morph targets: the STEP animation's weights are poses x (poses - 1)
+# floats, so a file of thousands of tiny poses would ask for gigabytes (Quake's models have a
+# few hundred at most); past it, one pose is exported with `frame`.
+MAX_MORPH_POSES = 1024
 
 
 class GltfBuilder:
@@ -202,6 +206,11 @@ def mdl_to_gltf(
     if frame is not None and not 0 <= frame < len(model.poses):
         raise GamepakError(
             f"{label}: no frame {frame} (the model has {len(model.poses)} poses: 0..{len(model.poses) - 1})"
+        )
+    if frame is None and len(model.poses) > MAX_MORPH_POSES:
+        raise GamepakError(
+            f"{label}: {len(model.poses)} poses are more than the {MAX_MORPH_POSES} exported as morph targets; "
+            "export one pose with --frame N"
         )
     st = model.st_vertices(data)
     triangles = model.triangles(data)
