@@ -418,3 +418,28 @@ def test_mdl_with_thousands_of_poses_is_refused_as_morph_targets_but_exports_one
         quake.mdl_to_gltf(data, "m.mdl", palette=PALETTE)
     document, _ = glb_parts(quake.mdl_to_gltf(data, "m.mdl", palette=PALETTE, frame=2999))
     assert "targets" not in document["meshes"][0]["primitives"][0]
+
+
+def test_mdl_scale_overflowing_a_float_is_refused_naming_the_field() -> None:
+    # Found by fuzz_read_mdl: a finite scale of 4.9e37 times a vertex at 11 passed float32's
+    # largest value, and the glb's JSON held Infinity (and NaN in the normals and deltas).
+    data = bytearray(mdl_bytes(**SEAM_MODEL))
+    struct.pack_into("<f", data, 8, 4.9e37)
+    with pytest.raises(GamepakError, match="offset 8: scale x a vertex of pose 0 is NaN or past float32's range"):
+        quake.mdl_to_gltf(bytes(data), "m.mdl", palette=PALETTE)
+
+
+def test_mdl_frame_intervals_that_are_nan_or_infinite_keep_the_glb_json() -> None:
+    # Found by fuzz_read_mdl: a frame group's NaN interval went into the mesh's extras as NaN,
+    # an infinite one into the animation's times: neither is JSON.
+    data = bytearray(mdl_bytes(**SEAM_MODEL, group_from=1))
+    model = mdl.read(bytes(data), "m.mdl")
+    first_interval = model.poses[1].offset - 24 - 4 * 2
+    struct.pack_into("<2f", data, first_interval, float("nan"), float("inf"))
+    glb = quake.mdl_to_gltf(bytes(data), "m.mdl", palette=PALETTE)
+    length = struct.unpack_from("<I", glb, 12)[0]
+    document = json.loads(glb[20 : 20 + length], parse_constant=lambda name: pytest.fail(f"{name} in the JSON"))
+    assert [frame["interval"] for frame in document["meshes"][0]["extras"]["quake_mdl"]["frames"]] == [None] * 3
+    _, blob = glb_parts(glb)
+    times = accessor(document, blob, document["animations"][0]["samplers"][0]["input"])
+    assert times.ravel().tolist() == pytest.approx([0.0, 0.1, 0.2])  # 0.1 s a pose without a usable interval
