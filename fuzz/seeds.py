@@ -290,6 +290,60 @@ def bsp_seeds() -> Iterator[tuple[str, bytes]]:
     yield "missing-texture.bsp", bytes(missing)
 
 
+def locatext_seeds() -> Iterator[tuple[str, bytes]]:
+    """Localization files made by gamepak's writer (strings with a NUL, quotes, line ends,
+    right-to-left text, an empty one; none at all), and one laid out by hand with a gap and two
+    entries sharing a string (warnings, not errors)."""
+    import struct
+
+    from fuzz_import_translation import base_file
+
+    from gamepak.formats.rfg.locatext import HEADER, SIGNATURE, LocaEntry, build
+
+    yield "base.rfglocatext", base_file()
+    texts = ["", "a\0b", "مرحبا", "x" * 40]
+    yield (
+        "odd.rfglocatext",
+        build([LocaEntry(number * 7919, text.encode("utf-16-le") + b"\0\0") for number, text in enumerate(texts)]),
+    )
+    yield "none.rfglocatext", build([])
+    table_end = HEADER.size + 3 * 12
+    shared = struct.pack("<III", 1, table_end + 2, 4) + struct.pack("<III", 2, table_end + 2, 4)
+    shared += struct.pack("<III", 3, table_end + 6, 2)
+    yield "shared.rfglocatext", HEADER.pack(SIGNATURE, 3, 3) + shared + b"\0\0" + "z".encode("utf-16-le") + b"\0\0"
+
+
+def translation_seeds() -> Iterator[tuple[str, bytes]]:
+    """Translations of fuzz_import_translation's file in every form gamepak writes (one string
+    changed, one key added), and forms other tools write: a PO with a fuzzy, an obsolete and a
+    continued entry, a CSV with semicolons, RFGM's XML with a decimal hash."""
+    from fuzz_import_translation import FORMS, base_file
+
+    from gamepak.formats.rfg.locatext import LocaEntry, LocaText, encode_text, identifier_hash
+    from gamepak.formats.rfg.locatext.translate import dump_translation
+
+    table = LocaText.parse(base_file())
+    table.name({identifier_hash(name): name for name in ("MENU_START", "MENU_QUIT", "EMPTY", "LINES")})
+    table.entries[0].raw = encode_text("Go!", "seed")
+    table.entries.append(LocaEntry(0xDEADBEEF, encode_text("new", "seed")))
+    for form in FORMS:
+        yield f"changed.{form}", dump_translation(table.entries, form, title="seed")
+    yield (
+        "tools.po",
+        (
+            b'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+            b'#, fuzzy\nmsgctxt "MENU_START"\nmsgid "Start"\nmsgstr "Los"\n\n'
+            b'msgctxt "MENU_QUIT"\nmsgid ""\n"Quit"\nmsgstr ""\n"Ende"\n\n'
+            b'#~ msgctxt "GONE"\n#~ msgid "x"\n#~ msgstr "y"\n'
+        ),
+    )
+    yield "semicolons.csv", "\ufeffhash;identifier;text\r\n;MENU_QUIT;Fin\r\n".encode()
+    yield (
+        "rfgm.xml",
+        b"<root><Entry><Identifier /><Hash>%d</Hash><String>Q</String></Entry></root>" % identifier_hash("MENU_QUIT"),
+    )
+
+
 def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
     """(kind, name, bytes) of the real samples and of the packs, models and texture pairs they
     hold (one level deep)."""
@@ -298,6 +352,7 @@ def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
 
     kinds = {".pak": "pak", ".jpk": "jpk", ".vpp_pc": "vpp", ".str2_pc": "vpp", ".joe": "joe", ".asm_pc": "asm"}
     kinds.update({".wad": "wad", ".lmp": "qimage", ".wal": "qimage", ".spr": "qimage", ".mdl": "mdl", ".bsp": "bsp"})
+    kinds[".rfglocatext"] = "locatext"
     for path in sorted(samples.rglob("*")):
         kind = kinds.get(path.suffix.lower())
         if kind is None or path.stat().st_size > MAX_SAMPLE_BYTES:
@@ -369,6 +424,8 @@ def write_seeds(out: Path, samples: Path | None) -> dict[str, int]:
     by_kind["qimage"] = list(qimage_seeds())
     by_kind["mdl"] = list(mdl_seeds())
     by_kind["bsp"] = list(bsp_seeds())
+    by_kind["locatext"] = list(locatext_seeds())
+    by_kind["translation"] = list(translation_seeds())
     if samples is not None and samples.is_dir():
         for kind, name, data in sample_seeds(samples):
             by_kind[kind].append((f"sample-{name}", data))

@@ -21,7 +21,13 @@ import seeds  # noqa: E402
 HARNESSES = sorted(path.stem for path in FUZZ.glob("fuzz_*.py"))
 # Inputs the harnesses once crashed on, under the harness that found each (README.md there).
 # Content readers without a writer of their own to round-trip through (each checks what it can).
-CONTENT_HARNESSES = ["fuzz_read_qimage", "fuzz_read_mdl", "fuzz_read_bsp"]
+CONTENT_HARNESSES = [
+    "fuzz_read_qimage",
+    "fuzz_read_mdl",
+    "fuzz_read_bsp",
+    "fuzz_read_locatext",
+    "fuzz_import_translation",
+]
 FINDINGS = sorted((Path(__file__).resolve().parent / "data" / "fuzz").glob("fuzz_*/*"))
 
 
