@@ -37,8 +37,9 @@ from .common import (
     SceneImage,
     SceneMaterial,
     SceneNode,
-    inside,
     load_image,
+    outside_what,
+    own_file,
     repair_mesh,
     shared_folders,
 )
@@ -315,8 +316,8 @@ def read_car(
     car_file = find_car_file(folder)
     if car_file is None:
         raise SceneError(f"{folder}: not a VDrift car (no .car file)")
-    if not inside(car_file, confine):
-        raise SceneError(f"{car_file}: leads outside the served folder")
+    if not own_file(car_file, folder, confine):
+        raise SceneError(f"{car_file}: leads outside {outside_what(car_file, confine)}")
     return _CarReader(folder, car_file, search, paint, confine).read()
 
 
