@@ -344,6 +344,167 @@ def translation_seeds() -> Iterator[tuple[str, bytes]]:
     )
 
 
+# A table whose schema names a field of every kind, as the game's tables lay them out.
+XTBL_DESCRIPTION = """\
+\t<TableDescription>
+\t\t<Name>Weapon</Name>
+\t\t<Type>TableDescription</Type>
+\t\t<Element><Name>Name</Name><Type>String</Type><Unique>true</Unique></Element>
+\t\t<Element><Name>Magazine_Size</Name><Type>Int</Type><MinValue>0</MinValue></Element>
+\t\t<Element><Name>Spread</Name><Type>Float</Type></Element>
+\t\t<Element><Name>Class</Name><Type>Selection</Type><Choice>bullet</Choice><Choice>thrown</Choice></Element>
+\t\t<Element><Name>Flags</Name><Type>Flags</Type><Flag>shatter</Flag></Element>
+\t\t<Element><Name>Item</Name><Type>Reference</Type>
+\t\t\t<Reference><File>fuzz.xtbl</File><Type>Weapon.Name</Type></Reference></Element>
+\t\t<Element><Name>Effect</Name><Type>Filename</Type><Extension>effect</Extension></Element>
+\t\t<Element><Name>Groups</Name><Type>List</Type><Element><Name>Group</Name><Type>String</Type></Element></Element>
+\t\t<Element><Name>Needs</Name><Type>Grid</Type><Element><Name>Need</Name><Type>Element</Type>
+\t\t\t<Element><Name>Stat</Name><Type>String</Type></Element></Element></Element>
+\t\t<Element><Name>Offset</Name><Type>Vector</Type><X><Name>X</Name><Type>Float</Type></X></Element>
+\t\t<Element><Name>Pick</Name><Type>ComboElement</Type><Element><Name>A</Name><Type>Int</Type></Element></Element>
+\t</TableDescription>
+"""
+XTBL_ROWS = """\
+\t\t<Weapon>
+\t\t\t<Name>pistol</Name>
+\t\t\t<Magazine_Size>16</Magazine_Size>
+\t\t\t<Spread>1.5</Spread>
+\t\t\t<Class>bullet</Class>
+\t\t\t<!-- left by the editor -->
+\t\t\t<Flags><Flag>shatter</Flag></Flags>
+\t\t\t<Item>grenade</Item>
+\t\t\t<Effect><Filename>muzzle.effect</Filename></Effect>
+\t\t\t<Groups><Group>a</Group><Group>b</Group></Groups>
+\t\t\t<Needs><Need><Stat>kills</Stat></Need></Needs>
+\t\t\t<Offset><X>0.5</X></Offset>
+\t\t\t<Pick><A>1</A></Pick>
+\t\t\t<_Editor><Category>Entries</Category></_Editor>
+\t\t</Weapon>
+\t\t<Weapon><Name>grenade</Name><Class>thrown</Class><Spread/></Weapon>
+"""
+
+
+def xtbl_seeds() -> Iterator[tuple[str, bytes]]:
+    """Tables laid out as the schema module documents them: one with a schema naming every
+    kind of field (LF, and CRLF), one without a schema whose rows share a line, a Latin-1 one
+    with its declaration, and one with no rows."""
+    described = f"<root>\n\t<Table>\n{XTBL_ROWS}\t</Table>\n\t<TableTemplates/>\n{XTBL_DESCRIPTION}</root>\n"
+    yield "described.xtbl", described.encode()
+    yield "crlf.xtbl", described.replace("\n", "\r\n").encode()
+    yield (
+        "undescribed.xtbl",
+        b"<root><Table><R><N>1</N><M>2</M></R><R><N>2</N><L><i>x</i><i>y</i></L></R></Table></root>",
+    )
+    latin = '<?xml version="1.0" encoding="windows-1252"?>\n<root>\n <Table>\n  <R><N>\xe9</N></R>\n </Table>\n</root>'
+    yield "latin.xtbl", latin.encode("cp1252")
+    yield "empty.xtbl", b"<root><Table></Table></root>"
+
+
+SEED_CAR = """# a car laid out as MCS.car is
+[body]
+mesh = body.joe
+texture = body00.png, body-misc1.png
+[glass]
+mesh = quad.joe
+texture = glass.png
+draw = transparent
+[driver]
+mesh = driver.joe
+texture = outside.png
+position = -0.35, -0.10, 0.15
+rotation = 87.5, 0, 0
+color = 0.5, 0.5, 0.5
+[steering]
+mesh = quad.joe
+texture = outside/secret.png
+position = 0, 0.3, 0.2
+[wheel.fl]
+mesh = quad.joe
+texture = wheel.png
+position = -0.75, 1.25, -0.49
+[wheel.fl.tire]
+texture = tire/touring.png
+size = 175, 65, 15
+[wheel.fl.brake]
+texture = wheel.png
+radius = 0.14
+[wheel.fr]
+mesh = quad.joe
+texture = wheel.png
+position = 0.75, 1.25, -0.49
+scale = -1, 1, 1
+[wheel.fr.tire]
+size = 175, 250, 15
+"""
+
+
+def scene_seeds() -> Iterator[tuple[str, bytes]]:
+    """VDrift data folders laid out as the spec says (vdrift-scenes.md): a track whose models
+    are in objects.jpk, with flags, comments, start positions and a surface; a track of loose
+    models with a 14-value header; a car with glass, a driver, a steering wheel and wheels (one
+    mirrored) with a tyre and brake. Some names lead to the links the harness plants in
+    carparts/ (`outside.png`, `outside/secret.png`)."""
+    import numpy as np
+    from fuzz_read_scene import png
+
+    from gamepak.models import joe
+    from gamepak.models.mesh import Mesh
+
+    from _fuzzing import frame
+
+    positions = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], np.float32)
+    normals = np.tile(np.array([[0, 0, 1]], np.float32), (4, 1))
+    texcoords = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    quad = joe.write(Mesh.from_vertices(positions, [[0, 1, 2], [0, 2, 3]], normals, texcoords))
+    flipped = joe.write(Mesh.from_vertices(positions * 2, [[0, 2, 1], [0, 3, 2]], normals, texcoords))
+
+    def line(model: str, texture: str, *values: float) -> str:
+        return " ".join([model, texture, *map(str, values)])
+
+    listed = "\n".join(
+        [
+            "17",
+            "# File generated by listedit",
+            line("road.joe", "asphalt.png", 1, 0, 0, 0, 0, 0, 0, 1, 0.9, 1.0, 0.01, 0, 0, 0, 1),
+            "#entry 1",
+            line("fence.joe", "fence.png", 0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3, 2),
+            line("sky.joe", "outside.png", 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0),
+            line("road.joe", "outside/secret.png", 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0),
+        ]
+    )
+    track = {
+        "tracks/t/objects/list.txt": listed.encode(),
+        "tracks/t/objects/objects.jpk": _pack(
+            "jpk", {}, [("road.joe", quad), ("fence.joe", flipped), ("sky.joe", quad)]
+        ),
+        "tracks/t/objects/asphalt.png": png(),
+        "tracks/t/objects/fence.png": png(alpha=100),
+        "tracks/t/track.txt": b"cull faces = off\nstart position 0 = 1, 2, 3\nstart orientation 0 = 0, 270, 0\n",
+        "tracks/t/surfaces.txt": b"[surface-01]\nType = asphalt\nFrictionTread = 0.9\n",
+        "tracks/t/about.txt": b"Fuzz Track\nby the seeds\n",
+    }
+    yield "track", frame(track)
+    loose = {
+        "tracks/loose/objects/list.txt": b"14\nroad.joe asphalt.png 1 0 0 0 0 0 0 1 0 0 0 0\nmissing.joe x.png",
+        "tracks/loose/objects/road.joe": quad,
+        "tracks/loose/objects/asphalt.png": png(3, 1),
+    }
+    yield "loose-track", frame(loose)
+    car = {
+        "cars/c/c.car": SEED_CAR.encode(),
+        "cars/c/about.txt": b"Fuzz Car\n",
+        "cars/c/body.joe": flipped,
+        "cars/c/quad.joe": quad,
+        "cars/c/body00.png": png(alpha=0),
+        "cars/c/glass.png": png(alpha=136),
+        "cars/c/wheel.png": png(),
+        "carparts/driver.joe": quad,
+        "carparts/tire/touring.png": png(1, 1),
+    }
+    yield "car", frame(car)
+    yield "both", frame({**track, **car})
+
+
 def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
     """(kind, name, bytes) of the real samples and of the packs, models and texture pairs they
     hold (one level deep)."""
@@ -352,7 +513,7 @@ def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
 
     kinds = {".pak": "pak", ".jpk": "jpk", ".vpp_pc": "vpp", ".str2_pc": "vpp", ".joe": "joe", ".asm_pc": "asm"}
     kinds.update({".wad": "wad", ".lmp": "qimage", ".wal": "qimage", ".spr": "qimage", ".mdl": "mdl", ".bsp": "bsp"})
-    kinds[".rfglocatext"] = "locatext"
+    kinds.update({".rfglocatext": "locatext", ".xtbl": "xtbl"})
     for path in sorted(samples.rglob("*")):
         kind = kinds.get(path.suffix.lower())
         if kind is None or path.stat().st_size > MAX_SAMPLE_BYTES:
@@ -426,6 +587,8 @@ def write_seeds(out: Path, samples: Path | None) -> dict[str, int]:
     by_kind["bsp"] = list(bsp_seeds())
     by_kind["locatext"] = list(locatext_seeds())
     by_kind["translation"] = list(translation_seeds())
+    by_kind["xtbl"] = list(xtbl_seeds())
+    by_kind["scene"] = list(scene_seeds())
     if samples is not None and samples.is_dir():
         for kind, name, data in sample_seeds(samples):
             by_kind[kind].append((f"sample-{name}", data))

@@ -27,6 +27,8 @@ CONTENT_HARNESSES = [
     "fuzz_read_bsp",
     "fuzz_read_locatext",
     "fuzz_import_translation",
+    "fuzz_read_xtbl",
+    "fuzz_read_scene",
 ]
 FINDINGS = sorted((Path(__file__).resolve().parent / "data" / "fuzz").glob("fuzz_*/*"))
 
