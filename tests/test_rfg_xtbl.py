@@ -345,6 +345,23 @@ def test_any_text_set_in_a_cell_reads_back_and_changes_only_that_line(value: str
     assert len(changed) <= 1
 
 
+@pytest.mark.parametrize("depth", [300, 100_000])
+def test_a_json_cell_nested_deeper_than_a_table_may_is_refused(depth: int) -> None:
+    # Found by reading: a JSON cell from an imported sheet was parsed with only ValueError
+    # caught (100,000 brackets: RecursionError escaped table set and the import's comparison),
+    # and 300 levels were written into a table that could not be read back (256 at most).
+    deep = "[" * depth + "]" * depth
+    table = Table(weapons(), "weapons.xtbl")
+    with pytest.raises(TableError, match="nested more than 256 deep"):
+        table.row("pistol")["Groups"] = deep
+    sheet = to_csv(table).decode("utf-8-sig").replace('"[""a"", ""b""]"', deep).encode()
+    with pytest.raises(TableError, match="nested more than 256 deep"):
+        apply_rows(table, read_csv(sheet, "w.csv"), "w.csv")
+    rows = '{"rows": [{"Name": "pistol", "Damage": ' + '{"Min": ' * depth + "1" + "}" * depth + "}]}"
+    with pytest.raises(TableError, match="nested"):
+        read_json(rows.encode(), "w.json", table)
+
+
 # -- packs, the CLI, verify --------------------------------------------------------------------------
 
 
