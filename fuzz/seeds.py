@@ -438,6 +438,27 @@ size = 175, 250, 15
 """
 
 
+def sheet_seeds() -> Iterator[tuple[str, bytes]]:
+    """fuzz_import_sheet's table exported as CSV and JSON, with a cell changed, a row added
+    and one removed; and a CSV of semicolons from a spreadsheet."""
+    from fuzz_import_sheet import base_table
+
+    from gamepak.formats.rfg.xtbl import Table
+    from gamepak.formats.rfg.xtbl.sheet import to_csv, to_json
+
+    table = Table(base_table(), "seed.xtbl")
+    yield "unchanged.csv", to_csv(table)
+    yield "unchanged.json", to_json(table)
+    table.set(0, "Spread", "2.5")
+    table.set(0, "Groups", '["a", "c", {"<Other>": "d"}]')
+    table.add_row({"Name": "knife", "Class": "bullet", "Offset.X": "1"})
+    table.remove_row(1)
+    edited = Table(table.write(), "seed.xtbl")
+    yield "edited.csv", to_csv(edited)
+    yield "edited.json", to_json(edited)
+    yield "semicolons.csv", "\ufeffName;Spread\r\npistol;3\r\ngrenade;\r\n".encode()
+
+
 def scene_seeds() -> Iterator[tuple[str, bytes]]:
     """VDrift data folders laid out as the spec says (vdrift-scenes.md): a track whose models
     are in objects.jpk, with flags, comments, start positions and a surface; a track of loose
@@ -589,6 +610,7 @@ def write_seeds(out: Path, samples: Path | None) -> dict[str, int]:
     by_kind["translation"] = list(translation_seeds())
     by_kind["xtbl"] = list(xtbl_seeds())
     by_kind["scene"] = list(scene_seeds())
+    by_kind["sheet"] = list(sheet_seeds())
     if samples is not None and samples.is_dir():
         for kind, name, data in sample_seeds(samples):
             by_kind[kind].append((f"sample-{name}", data))

@@ -29,6 +29,7 @@ CONTENT_HARNESSES = [
     "fuzz_import_translation",
     "fuzz_read_xtbl",
     "fuzz_read_scene",
+    "fuzz_import_sheet",
 ]
 FINDINGS = sorted((Path(__file__).resolve().parent / "data" / "fuzz").glob("fuzz_*/*"))
 
