@@ -570,6 +570,25 @@ def test_a_car_value_that_is_not_numbers_is_one_error_naming_the_line(tmp_path: 
     assert code == 1 and len(err.strip().splitlines()) == 1 and not (tmp_path / "bad.glb").exists()
 
 
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        # Found by reading: a two-number colour reached numpy's broadcasting (ValueError) when
+        # the paint was baked; a 1e300 m tyre made infinite vertices, and the glTF writer's
+        # JSON ValueError escaped.
+        (("texture = driver.png", "texture = glass.png\ncolor = 0.5, 0.5"), r"\[driver\] color = .* holds 2 numbers"),
+        (("size = 175, 65, 15", "size = 1e300, 65, 15"), r"\[wheel\.fl\.tire\] size = .* makes a 1e\+297 m wheel"),
+        (("radius = 0.14", "radius = -1e300\ntexture = wheel.png"), r"\[wheel\.fl\.brake\] radius = .* 1e\+300 m"),
+    ],
+)
+def test_a_car_colour_or_wheel_size_no_car_has_is_one_error_naming_the_line(
+    tmp_path: Path, change: tuple[str, str], words: str
+) -> None:
+    folder = make_car(tmp_path / "cars" / "BAD", CAR.replace(*change))
+    with pytest.raises(scene.SceneError, match=r"BAD\.car:\d+: " + words):
+        scene.save(scene.load(folder), tmp_path / "bad.glb")
+
+
 def test_ini_dialect_comments_lists_sections_and_sorted_children() -> None:
     parsed = scene.track.ini.parse(
         "top = 1\n[ wheel.rr ]\nposition = 1, 2 ,3 # c\n[wheel.fl]\nscale = -1,1,1 ; c\n[wheel.fl.tire]\nx = on\n",
