@@ -589,6 +589,15 @@ def test_a_car_colour_or_wheel_size_no_car_has_is_one_error_naming_the_line(
         scene.save(scene.load(folder), tmp_path / "bad.glb")
 
 
+def test_a_car_part_scaled_flat_is_written_as_obj(tmp_path: Path) -> None:
+    # Found by fuzz_read_scene: `scale = 0, 1, 1` made the node's matrix singular and numpy's
+    # LinAlgError escaped the OBJ writer (it turns normals by the inverse).
+    folder = make_car(tmp_path / "cars" / "FLAT", CAR.replace("rotation = 87.5, 0, 0", "scale = 0, 1, 1"))
+    written = scene.save(scene.load(folder), tmp_path / "flat.obj")
+    normals = [line for line in Path(written[-1]).read_text().splitlines() if line.startswith("vn ")]
+    assert normals and all("nan" not in line for line in normals)
+
+
 def test_ini_dialect_comments_lists_sections_and_sorted_children() -> None:
     parsed = scene.track.ini.parse(
         "top = 1\n[ wheel.rr ]\nposition = 1, 2 ,3 # c\n[wheel.fl]\nscale = -1,1,1 ; c\n[wheel.fl.tire]\nx = on\n",
