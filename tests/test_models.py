@@ -3,6 +3,7 @@ preview renderer and the `gamepak model` commands."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import struct
@@ -418,6 +419,55 @@ def test_bad_gltf_and_ply_give_model_errors() -> None:
     ):
         with pytest.raises(ModelError):
             ply.read(data)
+
+
+def _gltf_document() -> dict:
+    """A one-triangle `.gltf` as gamepak writes it, as JSON (its buffer a data URI)."""
+    return json.loads(models.dumps(joe.read(triangle_bytes()), "gltf"))
+
+
+def test_gltf_nodes_reached_twice_are_refused() -> None:
+    # Found by reading: nodes were only limited to 64 levels, so ten nodes each naming the next
+    # one twice drew the mesh 1,024 times (64 such nodes: 2**64, a hang from a 2 KB file).
+    document = _gltf_document()
+    mesh = document["nodes"][0]["mesh"]
+    document["nodes"] = [{"children": [number + 1, number + 1]} for number in range(10)] + [{"mesh": mesh}]
+    document["scenes"] = [{"nodes": [0]}]
+    with pytest.raises(ModelError, match=r"node \d+ is reached twice"):
+        gltf.read(json.dumps(document).encode())
+
+
+def test_a_gltf_accessor_of_zeros_is_sized_by_the_models_data() -> None:
+    # Found by reading: an accessor without a buffer view is zeros, allocated from its count
+    # alone: 2**40 positions asked numpy for 13 TB.
+    document = _gltf_document()
+    position = document["meshes"][0]["primitives"][0]["attributes"]["POSITION"]
+    document["accessors"][position].pop("bufferView")
+    document["accessors"][position]["count"] = 1 << 40
+    with pytest.raises(ModelError, match=f"accessor {position} holds {1 << 40} values of zeros"):
+        gltf.read(json.dumps(document).encode())
+
+
+@pytest.mark.parametrize("uri", ["../secret.bin", "{secret}", "link.bin", "sub/../../secret.bin"])
+def test_a_gltf_buffer_outside_the_models_folder_is_not_read(tmp_path: Path, uri: str) -> None:
+    # Found by reading: a buffer's URI was joined to the model's folder as it was, so
+    # `../secret.bin` or an absolute path read any file, and its bytes became the vertices.
+    document = _gltf_document()
+    blob = base64.b64decode(document["buffers"][0]["uri"].partition(",")[2])
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(blob)
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "link.bin").symlink_to(secret)
+    document["buffers"][0]["uri"] = uri.format(secret=secret)
+    path = folder / "m.gltf"
+    path.write_text(json.dumps(document))
+    with pytest.raises(ModelError, match=r"buffer 0 \(.*\) is not a file in the model's folder"):
+        models.load(path)
+    (folder / "inside.bin").write_bytes(blob)  # beside the model: read
+    document["buffers"][0]["uri"] = "inside.bin"
+    path.write_text(json.dumps(document))
+    assert models.load(path).face_count == 1
 
 
 def test_ascii_ply_is_read() -> None:

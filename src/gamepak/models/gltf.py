@@ -44,6 +44,9 @@ TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN = 4, 5, 6
 COMPONENT_DTYPES = {5120: "i1", 5121: "u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
 COMPONENT_COUNTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 GLB_MAGIC = b"glTF"
+# An accessor without a buffer view is zeros: at most as many bytes as the model's buffers hold
+# (or this, for a tiny model).
+MIN_ZEROS_BYTES = 1 << 16
 
 
 def _pad4(data: bytes) -> bytes:
@@ -247,13 +250,29 @@ def _buffers(gltf: Any, label: str, folder: str | None) -> list[bytes]:
                 raise ModelError(f"{label}: buffer {number} is an external file ({uri}); read the model from a path")
             from urllib.parse import unquote
 
-            target = os.path.join(folder, unquote(uri))
+            target = _inside_folder(folder, unquote(uri))
+            if target is None:
+                raise ModelError(f"{label}: buffer {number} ({uri}) is not a file in the model's folder: refused")
             try:
                 with open(target, "rb") as handle:
                     result.append(handle.read())
             except OSError as exc:
                 raise ModelError(f"{label}: buffer {number} ({target}): {exc.strerror}") from None
     return result
+
+
+def _inside_folder(folder: str, name: str) -> str | None:
+    """The path of the file `name` (a relative URI) in `folder`, or None when it climbs out
+    (absolute, a drive, `..`) or is a link leading out: a stranger's model names its buffers,
+    and any file read would become its vertices."""
+    parts = name.replace("\\", "/").split("/")
+    if name.startswith(("/", "\\")) or ":" in parts[0] or ".." in parts or "\0" in name:
+        return None
+    target = os.path.join(folder, *parts)
+    real_folder = os.path.realpath(folder)
+    if os.path.commonpath([os.path.realpath(target), real_folder]) != real_folder:
+        return None
+    return target
 
 
 def _accessor(gltf: Any, buffers: list[bytes], index: Any, label: str) -> np.ndarray:
@@ -274,6 +293,9 @@ def _accessor(gltf: Any, buffers: list[bytes], index: Any, label: str) -> np.nda
     if not isinstance(count, int) or count < 0:
         raise ModelError(f"{label}: accessor {index} has a bad count {count!r}")
     if accessor.bufferView is None:
+        # Zeros with no bytes behind them: a count from the file alone would allocate anything.
+        if count * width * dtype.itemsize > max(sum(map(len, buffers)), MIN_ZEROS_BYTES):
+            raise ModelError(f"{label}: accessor {index} holds {count} values of zeros, more than the model's data")
         return np.zeros((count, width), dtype)
     if not 0 <= accessor.bufferView < len(gltf.bufferViews):
         raise ModelError(f"{label}: accessor {index} names a missing buffer view")
@@ -370,10 +392,16 @@ def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple
     found: list[NodeMeshes] = []
     issues: list[str] = []
     stack = [(root, np.eye(4), 0) for root in roots]
+    reached: set[int] = set()
     while stack:
         number, parent, depth = stack.pop()
         if not isinstance(number, int) or not 0 <= number < len(nodes) or depth > 64:
             raise ModelError(f"{label}: bad node reference {number!r} (or a cycle)")
+        # glTF's nodes form trees: a node listed twice would be drawn twice, and a few nodes
+        # naming the next one twice over would be drawn 2**64 times.
+        if number in reached:
+            raise ModelError(f"{label}: node {number} is reached twice (glTF nodes form trees)")
+        reached.add(number)
         node = nodes[number]
         world = parent @ node_matrix(node)
         stack.extend((child, world, depth + 1) for child in (node.children or []))
