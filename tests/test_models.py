@@ -470,6 +470,30 @@ def test_a_gltf_buffer_outside_the_models_folder_is_not_read(tmp_path: Path, uri
     assert models.load(path).face_count == 1
 
 
+def test_a_ply_element_without_properties_is_not_walked_record_by_record() -> None:
+    # Found by reading: an ASCII element with no properties was walked once per record it
+    # claimed, reading nothing: `element junk 100000000` took 7 s, a larger count forever.
+    import signal
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("the PLY reader walked the empty records")
+
+    for encoding, body in (("ascii", b"0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"), ("binary_little_endian", None)):
+        header = (
+            f"ply\nformat {encoding} 1.0\nelement junk {10**18}\nelement vertex 3\nproperty float x\n"
+            "property float y\nproperty float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n"
+        ).encode()
+        if body is None:
+            body = struct.pack("<9f", 0, 0, 0, 1, 0, 0, 0, 1, 0) + struct.pack("<B3i", 3, 0, 1, 2)
+        previous = signal.signal(signal.SIGALRM, too_slow)
+        signal.alarm(10)
+        try:
+            assert ply.read(header + body).face_count == 1
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+
+
 def test_ascii_ply_is_read() -> None:
     text = b"""ply
 format ascii 1.0
