@@ -362,6 +362,32 @@ def test_a_json_cell_nested_deeper_than_a_table_may_is_refused(depth: int) -> No
         read_json(rows.encode(), "w.json", table)
 
 
+def test_schema_fields_no_element_can_be_are_left_out_and_names_repeat_once() -> None:
+    # Found by fuzz_read_xtbl: a schema field named `Clame>Item` (or with a tab, or `:ame`)
+    # became a column, so an edit wrote `<Clame>Item>`, broken XML, and a tab in a column's
+    # name made the CSV export read back split at tabs; a field declared twice was two columns
+    # of one name, which the CSV import refuses.
+    odd = "".join(
+        f"\t\t<Element><Name>{name}</Name><Type>String</Type></Element>\n"
+        for name in ("Clame&gt;Item", "F\tlags", ":ame", "Item")
+    )
+    table = Table(weapons(description=DESCRIPTION.replace("\t</TableDescription>", odd + "\t</TableDescription>")))
+    assert not {"Clame>Item", "F\tlags", ":ame"} & set(table.columns)
+    assert table.columns.count("Item") == 1 and len(table.schema.fields) == len(set(table.schema.by_name))
+    assert apply_rows(table, read_csv(to_csv(table), "w.csv"), "w.csv") == []
+    assert table.write() == table.data
+
+
+@pytest.mark.parametrize("value", ['[{"a b": "1"}]', '[{"<Group>": {"x\\"y": "2"}}]'])
+def test_a_json_cell_naming_what_no_element_can_be_is_refused_when_written(value: str) -> None:
+    # Found by fuzz_read_xtbl: the keys of a JSON cell's objects became element tags as they
+    # were, so `{"a b": "1"}` was written as `<a b>1</a b>`.
+    table = Table(weapons(), "weapons.xtbl")
+    table.row("pistol")["Groups"] = value
+    with pytest.raises(TableError, match="cannot name an element"):
+        table.write()
+
+
 # -- packs, the CLI, verify --------------------------------------------------------------------------
 
 
