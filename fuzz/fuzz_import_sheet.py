@@ -14,8 +14,8 @@ from _fuzzing import expected_errors, fuzz
 
 
 def base_table() -> bytes:
-    """The seeds' table with a schema (seeds.xtbl_seeds' first)."""
-    from seeds import xtbl_seeds
+    """The seeds' table with a schema (content_seeds.xtbl_seeds' first)."""
+    from content_seeds import xtbl_seeds
 
     return next(xtbl_seeds())[1]
 

@@ -22,16 +22,16 @@ from hypothesis import strategies as st
 FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
 sys.path.insert(0, str(FUZZ))
 
-import seeds  # noqa: E402
+import content_seeds  # noqa: E402
 
 EXAMPLES = int(os.environ.get("GAMEPAK_FUZZ_EXAMPLES", "30"))
 # Each content harness and the seeds its corpus starts from.
 HARNESS_SEEDS = {
-    "fuzz_read_locatext": seeds.locatext_seeds,
-    "fuzz_import_translation": seeds.translation_seeds,
-    "fuzz_read_xtbl": seeds.xtbl_seeds,
-    "fuzz_import_sheet": seeds.sheet_seeds,
-    "fuzz_read_scene": seeds.scene_seeds,
+    "fuzz_read_locatext": content_seeds.locatext_seeds,
+    "fuzz_import_translation": content_seeds.translation_seeds,
+    "fuzz_read_xtbl": content_seeds.xtbl_seeds,
+    "fuzz_import_sheet": content_seeds.sheet_seeds,
+    "fuzz_read_scene": content_seeds.scene_seeds,
 }
 # Bytes that mean something to these readers: NUL, blanks and line ends, markup, quotes,
 # brackets, comment starts, the high bit.
