@@ -370,6 +370,21 @@ def _collision() -> tuple[str, str]:
     return first, second
 
 
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig"])
+def test_rfgm_xml_with_a_dtd_is_refused_before_its_entities_expand(encoding: str) -> None:
+    # Found by reading: RFGM's XML was read by ElementTree as it was, so a few lines of nested
+    # entities grew into a string of megabytes (expat only limits past 8 MiB).
+    entities = (
+        '<!ENTITY a "'
+        + "x" * 1000
+        + '">'
+        + "".join(f'<!ENTITY {name} "{("&" + previous + ";") * 10}">' for previous, name in zip("abc", "bcd"))
+    )
+    document = f"<!DOCTYPE root [{entities}]><root><Entry><Hash>1</Hash><String>&d;</String></Entry></root>"
+    with pytest.raises(GamepakError, match="DTD"):
+        load_translation(document.encode(encoding), "rfgm-xml", "evil.xml")
+
+
 def test_rfgm_xml_carriage_returns_and_detection_by_content(tmp_path: Path) -> None:
     path = tmp_path / "r.rfglocatext"
     path.write_bytes(handmade([(1, "line\r\nnext <&>"), (2, "")]))

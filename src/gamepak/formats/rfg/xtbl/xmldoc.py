@@ -71,6 +71,16 @@ def make_parser(where: str, encoding: str | None, error: type[GamepakError] = Xm
     return parser
 
 
+def refuse_any_dtd(data: bytes, where: str, encoding: str | None, error: type[GamepakError] = XmlError) -> None:
+    """Raise `error` when `data` holds a DTD, before anything reads it with ElementTree (which
+    would expand its entities): a document that may hold one takes a pass of expat that stops
+    at `<!DOCTYPE`. UTF-16 (a byte-order mark, or NULs among the first bytes) spells it with
+    NULs between its letters, so such a document takes that pass whatever its bytes hold."""
+    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\0" in data[:4]
+    if b"<!DOCTYPE" in data or utf16:
+        run_parser(make_parser(where, encoding, error), data, where, error)
+
+
 def run_parser(parser: Any, data: bytes, where: str, error: type[GamepakError] = XmlError) -> None:
     """Parse `data` whole; `error` naming `where` when it is not well-formed."""
     from xml.parsers import expat
