@@ -35,6 +35,9 @@ J2ME_LAYOUTS = ("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized")
 GZIP_MAGIC = b"\x1f\x8b"
 # A peg's CPU file states its own size: a uint32 at offset 8 of its header.
 PEG_CPU_SIZE = struct.Struct("<8xI")
+# The framing of a folder of files (`frame`): each file's size.
+FRAMED_SIZE = struct.Struct("<I")
+MAX_FRAMED_FILES = 64
 
 
 def import_all(*names: str) -> None:
@@ -224,6 +227,80 @@ def split_peg_pair(data: bytes) -> tuple[bytes, bytes]:
         return data, b""
     (cpu_size,) = PEG_CPU_SIZE.unpack_from(data)
     return data[:cpu_size], data[cpu_size:]
+
+
+def glb_document(glb: bytes) -> dict[str, Any]:
+    """The JSON of a `.glb`, read strictly (NaN and Infinity are not JSON: a viewer refuses
+    them); its binary chunk must be as long as the buffer says."""
+    json_length, kind = struct.unpack_from("<I4s", glb, 12)
+    assert glb[:4] == b"glTF" and kind == b"JSON", "not a glb"
+    assert struct.unpack_from("<I", glb, 8)[0] == len(glb), "the glb header states another length"
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"the glTF holds {name}, which is not JSON")
+
+    document: dict[str, Any] = json.loads(glb[20 : 20 + json_length], parse_constant=refuse)
+    buffers = document.get("buffers", [])
+    if buffers:
+        (blob_length,) = struct.unpack_from("<I", glb, 20 + json_length)
+        assert blob_length >= buffers[0]["byteLength"], "the binary chunk is shorter than the buffer"
+    for view in document.get("bufferViews", []):
+        assert view["byteOffset"] + view["byteLength"] <= buffers[0]["byteLength"], "a buffer view ends past the buffer"
+    return document
+
+
+def frame(files: dict[str, bytes]) -> bytes:
+    """A folder's files as one fuzz input (for the seeds), in a framing that keeps each file's
+    bytes where mutations reach them (a zip's CRC would refuse most):
+
+        repeated: u8 name length, name (UTF-8, a relative path), u32 LE size, the file's bytes
+    """
+    out = bytearray()
+    for name, data in files.items():
+        encoded = name.encode()
+        out += bytes([len(encoded)]) + encoded + FRAMED_SIZE.pack(len(data)) + data
+    return bytes(out)
+
+
+def unframe(data: bytes) -> dict[str, bytes] | None:
+    """The files `frame` made (a size past the end takes what is left); None when a name is
+    not a plain relative path: harnesses write the files, and a name climbing out of the
+    scratch folder would be the harness's bug, not the reader's."""
+    files: dict[str, bytes] = {}
+    at = 0
+    while at < len(data) and len(files) < MAX_FRAMED_FILES:
+        length = data[at]
+        name_bytes = data[at + 1 : at + 1 + length]
+        at += 1 + length
+        if at + FRAMED_SIZE.size > len(data):
+            break
+        (size,) = FRAMED_SIZE.unpack_from(data, at)
+        at += FRAMED_SIZE.size
+        try:
+            name = name_bytes.decode()
+        except UnicodeDecodeError:
+            return None
+        parts = name.replace("\\", "/").split("/")
+        if not name or any(part in ("", ".", "..") or "\0" in part for part in parts):
+            return None
+        files["/".join(parts)] = data[at : at + size]
+        at += size
+    return files
+
+
+def write_files(folder: str, files: dict[str, bytes]) -> bool:
+    """Write `unframe`'s files under the new folder `folder`; False when the file system
+    refuses one (a name that is a file and a folder, too long ...)."""
+    os.makedirs(folder)
+    for name, data in files.items():
+        path = os.path.join(folder, *name.split("/"))
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "xb") as handle:
+                handle.write(data)
+        except OSError:
+            return False
+    return True
 
 
 def run_on_seeds(test_one_input: Callable[[bytes], None], folder: str) -> int:

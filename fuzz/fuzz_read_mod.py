@@ -5,10 +5,8 @@ mod zip, read by `patch info`, checked against a small game and, when it applies
 reverted. Bad mods may only be refused with a gamepak error; a refused apply leaves every game
 file as it was; apply then revert gives every file back byte for byte; no scratch file is left.
 
-An input starting with `PK` is a mod zip; any other is a mod folder in a small framing that
-keeps each file's bytes where mutations reach them (a zip's CRC would refuse most):
-
-    repeated: u8 name length, name (UTF-8, a relative path), u32 LE size, the file's bytes
+An input starting with `PK` is a mod zip; any other is a mod folder in the framing of
+`_fuzzing.unframe` (a zip's CRC would refuse most mutations).
 
 The seeds (`seeds.mod_seeds`) are mods made against `game()`.
 
@@ -20,13 +18,10 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import struct
 import tempfile
 
-from _fuzzing import expected_errors, fuzz, quiet, scratch_folder
+from _fuzzing import expected_errors, fuzz, quiet, scratch_folder, unframe, write_files
 
-SIZE = struct.Struct("<I")
-MAX_FILES = 64
 # The game every input is applied to (the seeds' base).
 MISC_MEMBERS = {"a.xtbl": b"<root><Table><x>1</x></Table></root>", "b.xtbl": b"<root>b</root>"}
 EXE = b"MZ" + bytes(range(256)) * 8
@@ -41,51 +36,6 @@ def game(folder: str) -> None:
             writer.add(name, data)
     with open(os.path.join(folder, "rfg.exe"), "wb") as handle:
         handle.write(EXE)
-
-
-def frame(files: dict[str, bytes]) -> bytes:
-    """A mod folder's files in the harness's framing (for the seeds)."""
-    out = bytearray()
-    for name, data in files.items():
-        encoded = name.encode()
-        out += bytes([len(encoded)]) + encoded + SIZE.pack(len(data)) + data
-    return bytes(out)
-
-
-def unframe(data: bytes) -> dict[str, bytes] | None:
-    files: dict[str, bytes] = {}
-    at = 0
-    while at < len(data) and len(files) < MAX_FILES:
-        length = data[at]
-        name_bytes = data[at + 1 : at + 1 + length]
-        at += 1 + length
-        if at + SIZE.size > len(data):
-            break
-        (size,) = SIZE.unpack_from(data, at)
-        at += SIZE.size
-        try:
-            name = name_bytes.decode()
-        except UnicodeDecodeError:
-            return None
-        parts = name.replace("\\", "/").split("/")
-        if not name or any(part in ("", ".", "..") or "\0" in part for part in parts):
-            return None
-        files["/".join(parts)] = data[at : at + size]
-        at += size
-    return files
-
-
-def _write_mod(folder: str, files: dict[str, bytes]) -> bool:
-    os.makedirs(folder)
-    for name, data in files.items():
-        path = os.path.join(folder, *name.split("/"))
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "xb") as handle:
-                handle.write(data)
-        except OSError:
-            return False  # a name that is a file and a folder, too long for the file system ...
-    return True
 
 
 def _digests(folder: str) -> dict[str, str]:
@@ -116,7 +66,7 @@ def TestOneInput(data: bytes) -> None:
     else:
         files = unframe(data)
         mod = os.path.join(work, "mod")
-        if files is None or not _write_mod(mod, files):
+        if files is None or not write_files(mod, files):
             return
     target = os.path.join(work, "game")
     game(target)

@@ -25,6 +25,9 @@ DEFAULT_SAMPLES = HERE.parent.parent / "shared" / "samples"
 # Larger samples make every execution slow (table.vpp_pc inflates 22 MB): the writers' small
 # packs cover the same code paths.
 MAX_SAMPLE_BYTES = 1 << 20
+# Kinds whose harness does much per byte: the game's 726 KB localization file is exported and
+# imported in four forms per input (a dozen executions a second instead of hundreds).
+MAX_SAMPLE_BYTES_OF = {"locatext": 64 << 10}
 
 MEMBERS = [
     ("maps/e1m1.bsp", b"IBSP" + bytes(range(60))),
@@ -182,7 +185,9 @@ def mod_seeds() -> Iterator[tuple[str, bytes]]:
     import io
     import zipfile
 
-    from fuzz_read_mod import EXE, frame
+    from fuzz_read_mod import EXE
+
+    from _fuzzing import frame
 
     loose = {
         "data/misc.vpp_pc/a.xtbl": b"<root><Table><x>2</x></Table></root>",
@@ -217,9 +222,11 @@ def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
     from gamepak.errors import GamepakError
 
     kinds = {".pak": "pak", ".jpk": "jpk", ".vpp_pc": "vpp", ".str2_pc": "vpp", ".joe": "joe", ".asm_pc": "asm"}
+    kinds.update({".wad": "wad", ".lmp": "qimage", ".wal": "qimage", ".spr": "qimage", ".mdl": "mdl", ".bsp": "bsp"})
+    kinds.update({".rfglocatext": "locatext", ".xtbl": "xtbl"})
     for path in sorted(samples.rglob("*")):
         kind = kinds.get(path.suffix.lower())
-        if kind is None or path.stat().st_size > MAX_SAMPLE_BYTES:
+        if kind is None or path.stat().st_size > MAX_SAMPLE_BYTES_OF.get(kind, MAX_SAMPLE_BYTES):
             continue
         data = path.read_bytes()
         yield kind, path.name, data
@@ -230,7 +237,7 @@ def sample_seeds(samples: Path) -> Iterator[tuple[str, str, bytes]]:
                 members = {entry.name: entry for entry in archive.infolist() if entry.size <= MAX_SAMPLE_BYTES}
                 for name, entry in members.items():
                     inner = kinds.get(os.path.splitext(name)[1].lower())
-                    if inner is not None:
+                    if inner is not None and entry.size <= MAX_SAMPLE_BYTES_OF.get(inner, MAX_SAMPLE_BYTES):
                         yield inner, f"{path.name}-{name.replace('/', '_')}", archive.read(entry)
                 for name, entry in members.items():
                     if name.lower().endswith(".cpeg_pc") and name[:-8] + ".gpeg_pc" in members:
@@ -269,6 +276,24 @@ def image_seeds() -> Iterator[tuple[str, bytes]]:
     yield "8888.dds", peg.to_dds("rgba")
 
 
+def content_seeds() -> dict[str, list[tuple[str, bytes]]]:
+    """The content harnesses' seeds by kind (content_seeds.py)."""
+    import content_seeds as content
+
+    makers = {
+        "wad": content.wad_seeds,
+        "qimage": content.qimage_seeds,
+        "mdl": content.mdl_seeds,
+        "bsp": content.bsp_seeds,
+        "locatext": content.locatext_seeds,
+        "translation": content.translation_seeds,
+        "xtbl": content.xtbl_seeds,
+        "sheet": content.sheet_seeds,
+        "scene": content.scene_seeds,
+    }
+    return {kind: list(make()) for kind, make in makers.items()}
+
+
 def harness_kinds() -> dict[str, str]:
     """Each harness's name and the format its seeds are: fuzz_read_pak -> pak (`all`: every
     archive format)."""
@@ -284,6 +309,7 @@ def write_seeds(out: Path, samples: Path | None) -> dict[str, int]:
     by_kind["gpatch"] = list(gpatch_seeds())
     by_kind["mod"] = list(mod_seeds())
     by_kind["image"] = list(image_seeds())
+    by_kind.update(content_seeds())
     if samples is not None and samples.is_dir():
         for kind, name, data in sample_seeds(samples):
             by_kind[kind].append((f"sample-{name}", data))

@@ -20,6 +20,17 @@ import seeds  # noqa: E402
 
 HARNESSES = sorted(path.stem for path in FUZZ.glob("fuzz_*.py"))
 # Inputs the harnesses once crashed on, under the harness that found each (README.md there).
+# Content readers without a writer of their own to round-trip through (each checks what it can).
+CONTENT_HARNESSES = [
+    "fuzz_read_qimage",
+    "fuzz_read_mdl",
+    "fuzz_read_bsp",
+    "fuzz_read_locatext",
+    "fuzz_import_translation",
+    "fuzz_read_xtbl",
+    "fuzz_read_scene",
+    "fuzz_import_sheet",
+]
 FINDINGS = sorted((Path(__file__).resolve().parent / "data" / "fuzz").glob("fuzz_*/*"))
 
 
@@ -32,7 +43,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_format_has_a_reader_and_a_round_trip_harness() -> None:
-    kinds = {"pak", "jpk", "j2me", "vpp", "zip", "tar", "joe", "peg", "asm"}
+    kinds = {"pak", "jpk", "j2me", "vpp", "zip", "tar", "joe", "peg", "asm", "wad"}
     expected = {f"fuzz_{role}_{kind}" for role in ("read", "rebuild") for kind in kinds}
     assert set(HARNESSES) == expected | {
         "fuzz_manifest_all",
@@ -40,6 +51,7 @@ def test_every_format_has_a_reader_and_a_round_trip_harness() -> None:
         "fuzz_read_gpatch",
         "fuzz_read_mod",
         "fuzz_import_image",
+        *CONTENT_HARNESSES,
     }
 
 
@@ -67,7 +79,7 @@ def test_fuzz_findings_stay_fixed(finding: Path) -> None:
     harness.TestOneInput(finding.read_bytes())
 
 
-@pytest.mark.parametrize("kind", ["pak", "jpk", "vpp", "zip", "tar"])
+@pytest.mark.parametrize("kind", ["pak", "jpk", "vpp", "zip", "tar", "wad"])
 def test_archive_seeds_read(kind: str, corpus: Path) -> None:
     for seed in sorted((corpus / f"fuzz_read_{kind}").iterdir()):
         assert _fuzzing.exercise_archive(seed.read_bytes(), kind) is not None, seed.name

@@ -1,19 +1,22 @@
-"""Fuzzing the Quake readers: WADs, qpics, miptex, sprites, MDL models and BSP maps built from the
-spec's layouts, mutated, may only raise GamepakError, from every entry point (images, glTF)."""
+"""Fuzzing the Quake readers: WADs (WAD2 and WAD3), qpics, miptex, the console font, Quake II
+WALs, sprites, MDL models and BSP maps built from the spec's layouts, mutated, may only raise
+GamepakError, from every entry point (images, glTF)."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import os
+import struct
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quake_bytes import bsp_bytes, mdl_bytes, miptex_bytes, qpic_bytes, spr_bytes, wad_bytes
+from quake_bytes import bsp_bytes, mdl_bytes, miptex_bytes, qpic_bytes, spr_bytes, wad_bytes, wal_bytes
 
 import gamepak
 from gamepak.errors import GamepakError
 from gamepak.formats.quake import bsp, mdl, sources
+from gamepak.formats.quake.images import png_of
 from gamepak.formats.quake.palette import built_in_palette
 from gamepak.models import quake
 
@@ -25,7 +28,12 @@ SEAM = {
 }
 FILES = {
     "wad": wad_bytes([(b"BOX", 0x42, qpic_bytes(2, 2, b"\1\2\3\4")), (b"wall", 0x44, miptex_bytes(b"wall", 8, 8))]),
+    "wad3": wad_bytes(
+        [(b"hl", 0x43, miptex_bytes(b"hl", 8, 8) + struct.pack("<H", 256) + bytes(range(256)) * 3)], magic=b"WAD3"
+    ),
     "qpic": qpic_bytes(3, 2, bytes(6)),
+    "conchars": bytes(range(256)) * 64,
+    "wal": wal_bytes(16, 8),
     "miptex": miptex_bytes(b"wall", 16, 8),
     "spr": spr_bytes([(2, 2, b"\1\2\3\4")], group=[(0.1, 2, 1, b"\5\6")]),
     "mdl": mdl_bytes(**SEAM, group_from=1, skin_group=True),
@@ -43,7 +51,6 @@ def _mutate(data: bytes, edits: list[tuple[int, int]], cut: int) -> bytes:
 def _finite_json(data: bytes) -> None:
     """A glTF's JSON must parse strictly (NaN is not JSON)."""
     import json
-    import struct
 
     length = struct.unpack_from("<I", data, 12)[0]
     json.loads(data[20 : 20 + length], parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
@@ -51,17 +58,20 @@ def _finite_json(data: bytes) -> None:
 
 def _read_everything(kind: str, data: bytes) -> None:
     palette = built_in_palette()
-    if kind == "wad":
+    if kind in ("wad", "wad3"):
         with gamepak.open(io.BytesIO(data), "wad") as wad:
             for entry in wad.infolist():
-                wad.read(entry)
+                lump = wad.read(entry)
+                kind_of_lump = getattr(entry, "kind", "raw")
+                if kind_of_lump in ("qpic", "miptex", "conchars"):
+                    with contextlib.suppress(GamepakError):  # a picture lump may be damaged alone
+                        for image in sources.read_images(kind_of_lump, lump, entry.name, "x", wad3=wad.wad3):  # type: ignore[attr-defined]
+                            png_of(image, palette)
             wad.check()
         return
-    if kind in ("qpic", "miptex", "spr"):
+    if kind in ("qpic", "miptex", "conchars", "wal", "spr"):
         for image in sources.read_images(kind, data, "x", "x"):
             if image.mips:
-                from gamepak.formats.quake.images import png_of
-
                 png_of(image, palette)
         return
     if kind == "mdl":

@@ -3,6 +3,7 @@ preview renderer and the `gamepak model` commands."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import struct
@@ -418,6 +419,57 @@ def test_bad_gltf_and_ply_give_model_errors() -> None:
     ):
         with pytest.raises(ModelError):
             ply.read(data)
+
+
+def _gltf_document() -> dict:
+    """A one-triangle `.gltf` as gamepak writes it, as JSON (its buffer a data URI)."""
+    return json.loads(models.dumps(joe.read(triangle_bytes()), "gltf"))
+
+
+def test_gltf_nodes_reached_twice_are_refused() -> None:
+    # Found by reading: nodes were only limited to 64 levels, so ten nodes each naming the next
+    # one twice drew the mesh 1,024 times (64 such nodes: 2**64, a hang from a 2 KB file).
+    document = _gltf_document()
+    mesh = document["nodes"][0]["mesh"]
+    document["nodes"] = [{"children": [number + 1, number + 1]} for number in range(10)] + [{"mesh": mesh}]
+    document["scenes"] = [{"nodes": [0]}]
+    with pytest.raises(ModelError, match=r"node \d+ is reached twice"):
+        gltf.read(json.dumps(document).encode())
+
+
+def test_a_gltf_accessor_of_zeros_is_sized_by_the_models_data() -> None:
+    # Found by reading: an accessor without a buffer view is zeros, allocated from its count
+    # alone: 2**40 positions asked numpy for 13 TB.
+    document = _gltf_document()
+    position = document["meshes"][0]["primitives"][0]["attributes"]["POSITION"]
+    document["accessors"][position].pop("bufferView")
+    document["accessors"][position]["count"] = 1 << 40
+    with pytest.raises(ModelError, match=f"accessor {position} holds {1 << 40} values of zeros"):
+        gltf.read(json.dumps(document).encode())
+
+
+def test_a_ply_element_without_properties_is_not_walked_record_by_record() -> None:
+    # Found by reading: an ASCII element with no properties was walked once per record it
+    # claimed, reading nothing: `element junk 100000000` took 7 s, a larger count forever.
+    import signal
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("the PLY reader walked the empty records")
+
+    for encoding, body in (("ascii", b"0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"), ("binary_little_endian", None)):
+        header = (
+            f"ply\nformat {encoding} 1.0\nelement junk {10**18}\nelement vertex 3\nproperty float x\n"
+            "property float y\nproperty float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n"
+        ).encode()
+        if body is None:
+            body = struct.pack("<9f", 0, 0, 0, 1, 0, 0, 0, 1, 0) + struct.pack("<B3i", 3, 0, 1, 2)
+        previous = signal.signal(signal.SIGALRM, too_slow)
+        signal.alarm(10)
+        try:
+            assert ply.read(header + body).face_count == 1
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def test_ascii_ply_is_read() -> None:
@@ -892,7 +944,6 @@ def _gltf_with_external_buffer(folder: Path, uri: str) -> Path:
     data = models.dumps(joe.read(triangle_bytes()), "gltf")
     document = json.loads(data)
     blob_uri = document["buffers"][0]["uri"]
-    import base64
 
     blob = base64.b64decode(blob_uri.partition(",")[2])
     folder.mkdir(parents=True, exist_ok=True)
@@ -928,14 +979,3 @@ def test_gltf_buffers_beside_the_file_are_read_and_none_outside(tmp_path: Path) 
         path, _ = _gltf_with_external_buffer(tmp_path / "mod", uri)
         with pytest.raises(ModelError, match=r"buffer 0 .*outside the glTF's folder|buffer 0 .*not a file beside"):
             gltf.read(path.read_bytes(), path=str(path))
-
-
-def test_a_gltf_accessor_without_data_cannot_ask_for_unbounded_memory() -> None:
-    """An accessor with no buffer view is zeros: its count is checked against the file's size
-    before the zeros are made (a few bytes must not ask for gigabytes)."""
-    good = models.dumps(joe.read(triangle_bytes()), "gltf")
-    document = json.loads(good)
-    document["accessors"][document["meshes"][0]["primitives"][0]["attributes"]["POSITION"]].pop("bufferView")
-    document["accessors"][document["meshes"][0]["primitives"][0]["attributes"]["POSITION"]]["count"] = 1 << 40
-    with pytest.raises(ModelError, match=r"accessor \d+ .*count .*larger than the file"):
-        gltf.read(json.dumps(document).encode())

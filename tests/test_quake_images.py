@@ -158,6 +158,23 @@ def test_bsp_texture_edit_is_patched_in_place(tmp_path: Path) -> None:
     assert image.mips[0][0] == 7
 
 
+def test_a_bsp_texture_whose_mips_share_bytes_takes_an_edit_in_place(tmp_path: Path) -> None:
+    # Found by fuzz_read_bsp: a miptex whose four mip offsets all point at 40 reads (each mip
+    # lies inside the record), but putting an image back was refused as "no longer fits": the
+    # size of a freshly laid out record was compared with the stored one, though the mips are
+    # written where the record's own offsets say.
+    mip0 = bytes(range(256))
+    record = struct.pack("<16sII4I", b"wall", 16, 16, 40, 40, 40, 40) + mip0
+    lump = struct.pack("<ii", 1, 8) + record  # the textures lump, moved to the end of the map
+    data = bytearray(bsp_bytes()) + lump
+    struct.pack_into("<ii", data, 4 + 8 * 2, len(data) - len(lump), len(lump))
+    [image] = sources.read_images("bsp", bytes(data), "", "m.bsp")
+    assert sources.replace_images("bsp", bytes(data), "m.bsp", {0: image}) == bytes(data)
+    edited = images.PaletteImage("wall", "miptex", 16, 16, [bytes([7]) * (256 >> (2 * level)) for level in range(4)])
+    changed = sources.replace_images("bsp", bytes(data), "m.bsp", {0: edited})
+    assert sources.read_images("bsp", changed, "", "m.bsp")[0].mips[0] == bytes([7]) * 256
+
+
 def test_mdl_skins_export_opaque(tmp_path: Path) -> None:
     data = mdl_bytes(st=[(0, 0, 0)] * 3, triangles=[(1, 0, 1, 2)], poses=[[(0, 0, 0), (1, 0, 0), (0, 1, 0)]])
     [skin] = sources.read_images("mdl", data, "", "m.mdl")

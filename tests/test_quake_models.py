@@ -359,3 +359,87 @@ def test_hexen2_models_of_80_bytes_read() -> None:
     assert map_file.hexen2 and map_file.summary()["version"] == "BSP29 (Hexen II)"
     document, _ = glb_parts(quake.bsp_to_gltf(bytes(data), "h2.bsp", palette=PALETTE))
     assert document["accessors"][document["meshes"][0]["primitives"][0]["indices"]]["count"] == 6
+
+
+def test_an_edge_out_of_range_names_its_record_not_its_vertex_slot() -> None:
+    data = bytearray(bsp_bytes())
+    edges = bsp.MapFile(bytes(data), "m").lumps[12]
+    struct.pack_into("<H", data, edges.offset + 4 * 1 + 2, 99)  # edge 1's second vertex
+    with pytest.raises(CorruptArchiveError, match="edges record 1: vertex 99 is out of range") as caught:
+        bsp.MapFile(bytes(data), "m.bsp").geometry()
+    assert caught.value.offset == edges.offset + 4
+
+
+def _with_lump(data: bytes, index: int, body: bytes) -> bytearray:
+    """`data` with lump `index` moved to `body`, appended at the end of the file."""
+    grown = bytearray(data) + body
+    struct.pack_into("<ii", grown, 4 + 8 * index, len(data), len(body))
+    return grown
+
+
+@pytest.mark.parametrize(
+    ("emptied", "pointer", "words"),
+    [(12, 13, "surfedges record 0: edge 0 is out of range"), (3, 12, "edges record 0: vertex 0 is out of range")],
+)
+def test_bsp_indices_into_an_empty_lump_are_refused(emptied: int, pointer: int, words: str) -> None:
+    # Found by reading: indices were checked against max(1, count), so index 0 passed into an
+    # empty edges (or vertexes) lump and numpy's IndexError escaped.
+    data = bytearray(bsp_bytes())
+    struct.pack_into("<ii", data, 4 + 8 * emptied, 124, 0)
+    indices = bsp.MapFile(bytes(data), "m").lumps[pointer]
+    data[indices.offset : indices.offset + indices.length] = bytes(indices.length)  # every index 0
+    with pytest.raises(CorruptArchiveError, match=words):
+        bsp.MapFile(bytes(data), "m.bsp").geometry()
+    with pytest.raises(CorruptArchiveError, match=words):
+        quake.bsp_to_gltf(bytes(data), "m.bsp", palette=PALETTE)
+
+
+def test_bsp_faces_sharing_their_surfedges_are_refused_before_building_the_mesh() -> None:
+    # Found by reading: faces may share surfedges, so 1,000 faces of 1,000 corners each over one
+    # 1,000-entry surfedges lump (a 30 KB file) asked for a million glTF vertices; the budget
+    # is one vertex per byte of the file, four times what a real map's surfedges can give.
+    faces, corners = 1000, 1000
+    data = bsp_bytes()
+    data = _with_lump(data, 13, struct.pack(f"<{corners}i", *([1] * corners)))
+    data = _with_lump(bytes(data), 7, struct.pack("<HhihhBBBBi", 0, 0, 0, corners, 0, 255, 255, 255, 255, -1) * faces)
+    models = bsp.MapFile(bsp_bytes(), "m").lumps[14]
+    struct.pack_into("<i", data, models.offset + 60, faces)  # the world holds every face
+    with pytest.raises(CorruptArchiveError, match="1000000 corners") as caught:
+        quake.bsp_to_gltf(bytes(data), "m.bsp", palette=PALETTE)
+    assert caught.value.offset == models.offset
+
+
+def test_mdl_with_thousands_of_poses_is_refused_as_morph_targets_but_exports_one_pose() -> None:
+    # Found by reading: the STEP animation's weights are poses x (poses - 1) floats, so 3,000
+    # one-vertex poses (a 100 KB file) asked for a 36 MB table and 3,000 morph targets.
+    poses = [[(pose % 256, 0, 0)] for pose in range(3000)]
+    data = mdl_bytes(st=[(0, 0, 0)], triangles=[(1, 0, 0, 0)], poses=poses)
+    with pytest.raises(GamepakError, match=r"3000 poses.*--frame"):
+        quake.mdl_to_gltf(data, "m.mdl", palette=PALETTE)
+    document, _ = glb_parts(quake.mdl_to_gltf(data, "m.mdl", palette=PALETTE, frame=2999))
+    assert "targets" not in document["meshes"][0]["primitives"][0]
+
+
+def test_mdl_scale_overflowing_a_float_is_refused_naming_the_field() -> None:
+    # Found by fuzz_read_mdl: a finite scale of 4.9e37 times a vertex at 11 passed float32's
+    # largest value, and the glb's JSON held Infinity (and NaN in the normals and deltas).
+    data = bytearray(mdl_bytes(**SEAM_MODEL))
+    struct.pack_into("<f", data, 8, 4.9e37)
+    with pytest.raises(GamepakError, match="offset 8: scale x a vertex of pose 0 is NaN or past float32's range"):
+        quake.mdl_to_gltf(bytes(data), "m.mdl", palette=PALETTE)
+
+
+def test_mdl_frame_intervals_that_are_nan_or_infinite_keep_the_glb_json() -> None:
+    # Found by fuzz_read_mdl: a frame group's NaN interval went into the mesh's extras as NaN,
+    # an infinite one into the animation's times: neither is JSON.
+    data = bytearray(mdl_bytes(**SEAM_MODEL, group_from=1))
+    model = mdl.read(bytes(data), "m.mdl")
+    first_interval = model.poses[1].offset - 24 - 4 * 2
+    struct.pack_into("<2f", data, first_interval, float("nan"), float("inf"))
+    glb = quake.mdl_to_gltf(bytes(data), "m.mdl", palette=PALETTE)
+    length = struct.unpack_from("<I", glb, 12)[0]
+    document = json.loads(glb[20 : 20 + length], parse_constant=lambda name: pytest.fail(f"{name} in the JSON"))
+    assert [frame["interval"] for frame in document["meshes"][0]["extras"]["quake_mdl"]["frames"]] == [None] * 3
+    _, blob = glb_parts(glb)
+    times = accessor(document, blob, document["animations"][0]["samplers"][0]["input"])
+    assert times.ravel().tolist() == pytest.approx([0.0, 0.1, 0.2])  # 0.1 s a pose without a usable interval

@@ -176,6 +176,31 @@ def test_invalid_utf16_and_inner_nul(tmp_path: Path) -> None:
     assert entries and problems[0].severity == "warning" and "NUL" in problems[0].message
 
 
+def test_entries_sharing_one_long_string_over_and_over_are_refused_before_copying_it() -> None:
+    # Found by reading: overlapping strings are only a warning, and each entry copied its
+    # string, so 4,000 entries naming one 40 KB string (an 88 KB file) took 160 MB, 390 MB
+    # once decoded (grows with the square of the file's size). Sharing is allowed up to four
+    # times the file's size, checked before anything is copied.
+    count, length = 4000, 40_000
+    table_end = 12 + 12 * count
+    data = (
+        SIGNATURE
+        + struct.pack("<II", 3, count)
+        + b"".join(struct.pack("<III", number, table_end, length) for number in range(count))
+        + "a".encode("utf-16-le") * (length // 2 - 1)
+        + b"\0\0"
+    )
+    entries, problems = scan(data)
+    assert entries == [] and problems[0].severity == "error" and problems[0].offset == 12
+    assert f"{count * length} bytes" in problems[0].message
+    with pytest.raises(CorruptArchiveError, match="more than four times"):
+        LocaText.parse(data)
+    # A few entries sharing strings stay a warning.
+    shared = SIGNATURE + struct.pack("<II", 3, 2) + struct.pack("<III", 1, 36, 4) * 1 + struct.pack("<III", 2, 36, 4)
+    entries, problems = scan(shared + b"a\0\0\0")
+    assert len(entries) == 2 and [problem.severity for problem in problems] == ["warning"]
+
+
 # -- names ------------------------------------------------------------------------------------
 
 
@@ -343,6 +368,21 @@ def _collision() -> tuple[str, str]:
     first, second = "PLUMLESS", "buckeroo"
     assert identifier_hash(first) == identifier_hash(second)
     return first, second
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig"])
+def test_rfgm_xml_with_a_dtd_is_refused_before_its_entities_expand(encoding: str) -> None:
+    # Found by reading: RFGM's XML was read by ElementTree as it was, so a few lines of nested
+    # entities grew into a string of megabytes (expat only limits past 8 MiB).
+    entities = (
+        '<!ENTITY a "'
+        + "x" * 1000
+        + '">'
+        + "".join(f'<!ENTITY {name} "{("&" + previous + ";") * 10}">' for previous, name in zip("abc", "bcd"))
+    )
+    document = f"<!DOCTYPE root [{entities}]><root><Entry><Hash>1</Hash><String>&d;</String></Entry></root>"
+    with pytest.raises(GamepakError, match="DTD"):
+        load_translation(document.encode(encoding), "rfgm-xml", "evil.xml")
 
 
 def test_rfgm_xml_carriage_returns_and_detection_by_content(tmp_path: Path) -> None:

@@ -213,6 +213,10 @@ def test_a_schema_that_contradicts_its_rows_gives_json_cells() -> None:
         (b"<root><Other/></root>", "no <Table> in its <root>"),
         (b"<level><Table/></level>", "its root is <level>"),
         (b'<!DOCTYPE r [<!ENTITY a "aaaa">]><root><Table>&a;</Table></root>', "DTD"),
+        # Found by reading: the DTD was looked for as ASCII bytes, so a UTF-16 table's entities
+        # were expanded (1 MB from a 1.2 KB file; more in larger files).
+        ('<!DOCTYPE r [<!ENTITY a "aaaa">]><root><Table>&a;</Table></root>'.encode("utf-16"), "DTD"),
+        ('<!DOCTYPE r [<!ENTITY a "aaaa">]><root><Table>&a;</Table></root>'.encode("utf-16-be"), "DTD"),
         (b"<root><Table>" + b"<a>" * 300 + b"</a>" * 300 + b"</Table></root>", "nested more than"),
         (b'<?xml version="1.0" encoding="klingon"?><root><Table/></root>', "declared encoding cannot be read"),
     ],
@@ -343,6 +347,49 @@ def test_any_text_set_in_a_cell_reads_back_and_changes_only_that_line(value: str
     assert Table(new, "w.xtbl").rows[0]["Name"] == (value or "x")
     changed = changed_lines(data, new) if "\n" not in value and "\r" not in value else []
     assert len(changed) <= 1
+
+
+@pytest.mark.parametrize("depth", [300, 100_000])
+def test_a_json_cell_nested_deeper_than_a_table_may_is_refused(depth: int) -> None:
+    # Found by reading: a JSON cell from an imported sheet was parsed with only ValueError
+    # caught (100,000 brackets: RecursionError escaped table set and the import's comparison),
+    # and 300 levels were written into a table that could not be read back (256 at most).
+    deep = "[" * depth + "]" * depth
+    table = Table(weapons(), "weapons.xtbl")
+    with pytest.raises(TableError, match="nested more than 256 deep"):
+        table.row("pistol")["Groups"] = deep
+    sheet = to_csv(table).decode("utf-8-sig").replace('"[""a"", ""b""]"', deep).encode()
+    with pytest.raises(TableError, match="nested more than 256 deep"):
+        apply_rows(table, read_csv(sheet, "w.csv"), "w.csv")
+    rows = '{"rows": [{"Name": "pistol", "Damage": ' + '{"Min": ' * depth + "1" + "}" * depth + "}]}"
+    with pytest.raises(TableError, match="nested"):
+        read_json(rows.encode(), "w.json", table)
+
+
+def test_schema_fields_no_element_can_be_are_left_out_and_names_repeat_once() -> None:
+    # Found by fuzz_read_xtbl: a schema field named `Clame>Item` (or with a tab, or `:ame`)
+    # became a column, so an edit wrote `<Clame>Item>`, broken XML, and a tab in a column's
+    # name made the CSV export read back split at tabs; a field declared twice was two columns
+    # of one name, which the CSV import refuses.
+    odd = "".join(
+        f"\t\t<Element><Name>{name}</Name><Type>String</Type></Element>\n"
+        for name in ("Clame&gt;Item", "F\tlags", ":ame", "Item")
+    )
+    table = Table(weapons(description=DESCRIPTION.replace("\t</TableDescription>", odd + "\t</TableDescription>")))
+    assert not {"Clame>Item", "F\tlags", ":ame"} & set(table.columns)
+    assert table.columns.count("Item") == 1 and len(table.schema.fields) == len(set(table.schema.by_name))
+    assert apply_rows(table, read_csv(to_csv(table), "w.csv"), "w.csv") == []
+    assert table.write() == table.data
+
+
+@pytest.mark.parametrize("value", ['[{"a b": "1"}]', '[{"<Group>": {"x\\"y": "2"}}]'])
+def test_a_json_cell_naming_what_no_element_can_be_is_refused_when_written(value: str) -> None:
+    # Found by fuzz_read_xtbl: the keys of a JSON cell's objects became element tags as they
+    # were, so `{"a b": "1"}` was written as `<a b>1</a b>`.
+    table = Table(weapons(), "weapons.xtbl")
+    table.row("pistol")["Groups"] = value
+    with pytest.raises(TableError, match="cannot name an element"):
+        table.write()
 
 
 # -- packs, the CLI, verify --------------------------------------------------------------------------

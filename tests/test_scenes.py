@@ -570,6 +570,34 @@ def test_a_car_value_that_is_not_numbers_is_one_error_naming_the_line(tmp_path: 
     assert code == 1 and len(err.strip().splitlines()) == 1 and not (tmp_path / "bad.glb").exists()
 
 
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        # Found by reading: a two-number colour reached numpy's broadcasting (ValueError) when
+        # the paint was baked; a 1e300 m tyre made infinite vertices, and the glTF writer's
+        # JSON ValueError escaped.
+        (("texture = driver.png", "texture = glass.png\ncolor = 0.5, 0.5"), r"\[driver\] color = .* holds 2 numbers"),
+        (("size = 175, 65, 15", "size = 1e300, 65, 15"), r"\[wheel\.fl\.tire\] size = .* makes a 1e\+297 m wheel"),
+        (("radius = 0.14", "radius = -1e300\ntexture = wheel.png"), r"\[wheel\.fl\.brake\] radius = .* 1e\+300 m"),
+    ],
+)
+def test_a_car_colour_or_wheel_size_no_car_has_is_one_error_naming_the_line(
+    tmp_path: Path, change: tuple[str, str], words: str
+) -> None:
+    folder = make_car(tmp_path / "cars" / "BAD", CAR.replace(*change))
+    with pytest.raises(scene.SceneError, match=r"BAD\.car:\d+: " + words):
+        scene.save(scene.load(folder), tmp_path / "bad.glb")
+
+
+def test_a_car_part_scaled_flat_is_written_as_obj(tmp_path: Path) -> None:
+    # Found by fuzz_read_scene: `scale = 0, 1, 1` made the node's matrix singular and numpy's
+    # LinAlgError escaped the OBJ writer (it turns normals by the inverse).
+    folder = make_car(tmp_path / "cars" / "FLAT", CAR.replace("rotation = 87.5, 0, 0", "scale = 0, 1, 1"))
+    written = scene.save(scene.load(folder), tmp_path / "flat.obj")
+    normals = [line for line in Path(written[-1]).read_text().splitlines() if line.startswith("vn ")]
+    assert normals and all("nan" not in line for line in normals)
+
+
 def test_ini_dialect_comments_lists_sections_and_sorted_children() -> None:
     parsed = scene.track.ini.parse(
         "top = 1\n[ wheel.rr ]\nposition = 1, 2 ,3 # c\n[wheel.fl]\nscale = -1,1,1 ; c\n[wheel.fl.tire]\nx = on\n",
@@ -772,3 +800,49 @@ def test_compact_json_is_the_standard_librarys_json_and_never_writes_nan_as_null
     assert b" " not in compact_json({"a": [1, 2], "b": {"c": 3}})
     with pytest.raises(ValueError, match="JSON"):
         compact_json({"min": [float("nan")]})
+
+
+def test_a_link_out_of_the_folders_a_scene_looks_in_is_not_followed(small_track: Path, tmp_path: Path) -> None:
+    # Found by reading: without the web viewer's confinement, `objects/sky.png` linking to any
+    # file on the machine was embedded in the exported scene. A link may lead anywhere among
+    # the folders looked in (objects/, carparts/, trackparts/, the search folders).
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.png").write_bytes(png((1, 2, 3)))
+    sky = small_track / "objects" / "sky.png"
+    sky.unlink()
+    sky.symlink_to(outside / "secret.png")
+    (small_track / "objects" / "tree.png").unlink()
+    (small_track / "objects" / "tree.png").symlink_to("asphalt.png")  # a link inside objects/
+    found = scene.load(small_track)
+    assert {Path(image.path).name for image in found.images.values()} == {"asphalt.png", "fence.png", "tree.png"}
+    assert any("texture 'sky.png' is a link leading outside the folders" in warning for warning in found.warnings)
+    allowed = scene.load(small_track, search=[str(outside)])
+    assert "sky.png" in {Path(image.path).name for image in allowed.images.values()}
+    # The scene's own files: a list.txt linking elsewhere is not read as the track's.
+    (outside / "list.txt").write_text("17\n" + list_line("road.joe", "asphalt.png") + "\n")
+    (small_track / "objects" / "list.txt").unlink()
+    (small_track / "objects" / "list.txt").symlink_to(outside / "list.txt")
+    with pytest.raises(scene.SceneError, match=r"list\.txt: leads outside its scene's folder \(a link\)"):
+        scene.load(small_track)
+
+
+def test_a_car_part_linking_out_of_the_folders_is_left_out(tmp_path: Path) -> None:
+    folder = make_car(tmp_path / "cars" / "TC", CAR)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    driver = tmp_path / "cars" / "carparts" / "driver.joe"
+    (outside / "driver.joe").write_bytes(driver.read_bytes())
+    driver.unlink()
+    driver.symlink_to(outside / "driver.joe")
+    found = scene.load(folder)
+    assert "driver" not in {node.name for node in found.root.walk()}
+    assert any("mesh 'driver.joe' is a link leading outside" in warning for warning in found.warnings)
+
+
+def test_a_name_holding_a_nul_is_refused_as_a_name(tmp_path: Path) -> None:
+    # Found by reading: a texture name with a NUL (list.txt is text: any character but blanks)
+    # reached os.listdir, whose ValueError escaped the scene reader.
+    folder = make_track(tmp_path / "t", [list_line("a.joe", "sub\0dir/x.png")], {"a.joe": quad(0, 0)}, {})
+    found = scene.load(folder)
+    assert any("'sub\\x00dir/x.png' is not a name inside a folder" in warning for warning in found.warnings)

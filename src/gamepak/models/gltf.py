@@ -44,6 +44,9 @@ TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN = 4, 5, 6
 COMPONENT_DTYPES = {5120: "i1", 5121: "u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
 COMPONENT_COUNTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 GLB_MAGIC = b"glTF"
+# An accessor without a buffer view is zeros: at most as many bytes as the model's buffers hold
+# (or this, for a tiny model).
+MIN_ZEROS_BYTES = 1 << 16
 
 
 def _pad4(data: bytes) -> bytes:
@@ -255,6 +258,8 @@ def _external_buffer(folder: str, uri: str, where: str) -> bytes:
     from urllib.parse import unquote
 
     relative = unquote(uri)
+    if "\0" in relative:
+        raise ModelError(f"{where}: not a file name (it holds a NUL): refused")
     if ":" in relative.split("/", 1)[0] or relative.startswith(("/", "\\")) or os.path.isabs(relative):
         raise ModelError(f"{where}: not a file beside the glTF (a URI scheme or an absolute path): refused")
     base = os.path.realpath(folder)
@@ -286,10 +291,9 @@ def _accessor(gltf: Any, buffers: list[bytes], index: Any, label: str) -> np.nda
     if not isinstance(count, int) or count < 0:
         raise ModelError(f"{label}: accessor {index} has a bad count {count!r}")
     if accessor.bufferView is None:
-        # All zeros: no data in the file bounds it, so its size does (every real accessor's count is).
-        most = max(sum(len(buffer) for buffer in buffers), 1 << 16)
-        if count > most:
-            raise ModelError(f"{label}: accessor {index} has no data and a count of {count}, larger than the file")
+        # Zeros with no bytes behind them: a count from the file alone would allocate anything.
+        if count * width * dtype.itemsize > max(sum(map(len, buffers)), MIN_ZEROS_BYTES):
+            raise ModelError(f"{label}: accessor {index} holds {count} values of zeros, more than the model's data")
         return np.zeros((count, width), dtype)
     if not 0 <= accessor.bufferView < len(gltf.bufferViews):
         raise ModelError(f"{label}: accessor {index} names a missing buffer view")
@@ -386,10 +390,16 @@ def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple
     found: list[NodeMeshes] = []
     issues: list[str] = []
     stack = [(root, np.eye(4), 0) for root in roots]
+    reached: set[int] = set()
     while stack:
         number, parent, depth = stack.pop()
         if not isinstance(number, int) or not 0 <= number < len(nodes) or depth > 64:
             raise ModelError(f"{label}: bad node reference {number!r} (or a cycle)")
+        # glTF's nodes form trees: a node listed twice would be drawn twice, and a few nodes
+        # naming the next one twice over would be drawn 2**64 times.
+        if number in reached:
+            raise ModelError(f"{label}: node {number} is reached twice (glTF nodes form trees)")
+        reached.add(number)
         node = nodes[number]
         world = parent @ node_matrix(node)
         stack.extend((child, world, depth + 1) for child in (node.children or []))

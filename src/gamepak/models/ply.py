@@ -229,6 +229,8 @@ def _binary_element(
 def _ascii_element(element: dict[str, Any], tokens: list[bytes], cursor: int, label: str) -> tuple[dict[str, Any], int]:
     import numpy as np
 
+    if not element["properties"]:
+        return {}, cursor  # records of nothing take no tokens: its count (any number) is not walked
     columns: dict[str, list[Any]] = {prop[0]: [] for prop in element["properties"]}
     try:
         for _ in range(element["count"]):

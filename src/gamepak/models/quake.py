@@ -41,6 +41,10 @@ NEAREST = 9728
 REPEAT = 10497
 CLAMP = 33071
 POSE_SECONDS = 0.1
+# The most poses exported as morph targets: the STEP animation's weights are poses x (poses - 1)
+# floats, so a file of thousands of tiny poses would ask for gigabytes (Quake's models have a
+# few hundred at most); past it, one pose is exported with `frame`.
+MAX_MORPH_POSES = 1024
 
 
 class GltfBuilder:
@@ -203,6 +207,11 @@ def mdl_to_gltf(
         raise GamepakError(
             f"{label}: no frame {frame} (the model has {len(model.poses)} poses: 0..{len(model.poses) - 1})"
         )
+    if frame is None and len(model.poses) > MAX_MORPH_POSES:
+        raise GamepakError(
+            f"{label}: {len(model.poses)} poses are more than the {MAX_MORPH_POSES} exported as morph targets; "
+            "export one pose with --frame N"
+        )
     st = model.st_vertices(data)
     triangles = model.triangles(data)
     width, height = model.skin_width, model.skin_height
@@ -221,11 +230,15 @@ def mdl_to_gltf(
     translate = np.asarray(model.translate, dtype=np.float32)
 
     def pose_positions(pose: int) -> np.ndarray:
-        packed = model.pose_vertices(data, pose)[:, :3].astype(np.float32)
-        return (_turn(packed * scale_vector + translate) * scale).astype(np.float32)[source_vertex]
+        packed = model.pose_vertices(data, pose)[:, :3].astype(np.float64)
+        with np.errstate(over="ignore"):  # refused just below, with the pose named
+            positions = (_turn(packed * scale_vector + translate) * scale).astype(np.float32)[source_vertex]
+        # A finite scale times a vertex can still pass float32's largest (3.4e38).
+        return _finite(positions, f"{label}: offset 8: scale x a vertex of pose {pose}")
 
     def smooth_normals(positions: np.ndarray) -> np.ndarray:
-        a, b, c = (positions[indices.reshape(-1, 3)[:, k]] for k in range(3))
+        # In float64: the cross product of two float32 edges can pass float32's largest.
+        a, b, c = (positions[indices.reshape(-1, 3)[:, k]].astype(np.float64) for k in range(3))
         face = np.cross(b - a, c - a)
         # Sum per model vertex (seam copies share it), then normalise; a lone zero gets +Y.
         sums = np.zeros((model.vertex_count, 3), dtype=np.float64)
@@ -255,15 +268,19 @@ def mdl_to_gltf(
     poses = model.poses
     extras: dict[str, Any] = {
         "quake_mdl": {
-            "frames": [{"name": pose.name, "group": pose.group, "interval": pose.interval} for pose in poses],
+            "frames": [
+                {"name": pose.name, "group": pose.group, "interval": _finite_or_none(pose.interval)} for pose in poses
+            ],
             "flags": model.flags,
         }
     }
     if frame is None and len(poses) > 1:
         targets = []
         for pose in range(1, len(poses)):
-            delta = pose_positions(pose) - base
-            targets.append({"POSITION": builder.accessor(delta.astype(np.float32), "VEC3", bounds=True)})
+            with np.errstate(over="ignore"):
+                moved = (pose_positions(pose).astype(np.float64) - base).astype(np.float32)
+            delta = _finite(moved, f"{label}: pose {pose} moved from pose {first}")
+            targets.append({"POSITION": builder.accessor(delta, "VEC3", bounds=True)})
         primitive["targets"] = targets
         weights = [0.0] * len(targets)
     node = builder.mesh_node(name, [primitive], weights)
@@ -273,9 +290,10 @@ def mdl_to_gltf(
         keyframes = np.zeros((len(poses), len(poses) - 1), dtype=np.float32)
         for pose in range(1, len(poses)):
             keyframes[pose, pose - 1] = 1.0
-        time_accessor = builder.accessor(
-            np.asarray(times, dtype=np.float32).reshape(-1, 1), "SCALAR", target=None, bounds=True
-        )
+        with np.errstate(over="ignore"):
+            seconds = np.asarray(times, dtype=np.float32)
+        _finite(seconds, f"{label}: the frame groups' intervals, added up,")
+        time_accessor = builder.accessor(seconds.reshape(-1, 1), "SCALAR", target=None, bounds=True)
         weight_accessor = builder.accessor(keyframes.reshape(-1, 1), "SCALAR", target=None)
         builder.document["animations"] = [
             {
@@ -295,14 +313,31 @@ def _pose_times(poses: list[Any]) -> list[float]:
     previous_end = 0.0
     for pose in poses:
         times.append(round(clock, 6))
-        if pose.group is not None and pose.interval is not None and pose.interval > previous_end:
-            step = pose.interval - previous_end
-            previous_end = pose.interval
+        interval = _finite_or_none(pose.interval)
+        if pose.group is not None and interval is not None and interval > previous_end:
+            step = interval - previous_end
+            previous_end = interval
         else:
             step = POSE_SECONDS
             previous_end = 0.0
         clock += step
     return times
+
+
+def _finite(values: np.ndarray, what: str) -> np.ndarray:
+    """`values`, or a GamepakError saying `what` is NaN or infinite (JSON and glTF cannot hold it)."""
+    import numpy as np
+
+    if not np.isfinite(values).all():
+        raise GamepakError(f"{what} is NaN or past float32's range (glTF cannot hold it)")
+    return values
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    """An interval as JSON can hold it: None for NaN or an infinity (an engine cannot use them)."""
+    import math
+
+    return value if value is not None and math.isfinite(value) else None
 
 
 # -- BSP ---------------------------------------------------------------------------------------

@@ -266,14 +266,18 @@ class MapFile:
             base = self.lumps[LUMP_NAMES.index(lump)].offset + index * records[lump]
             return MapFormatError(f"{lump} record {index}: {field} {message}", path=self.label, offset=base)
 
-        def check(lump: str, values: np.ndarray, limit: int, field: str, low: int = 0) -> None:
+        def check(lump: str, values: np.ndarray, limit: int, field: str, low: int = 0, per_record: int = 1) -> None:
+            """Every value in low..limit-1 (`per_record` values to a record, for the record's
+            number and offset)."""
             bad = np.flatnonzero((values < low) | (values >= limit))
             if bad.size:
                 index = int(bad[0])
-                raise fail(lump, index, field, f"{int(values[index])} is out of range ({low}..{limit - 1})")
+                allowed = f"{low}..{limit - 1}" if limit > low else "there are none"
+                raise fail(lump, index // per_record, field, f"{int(values[index])} is out of range ({allowed})")
 
-        check("surfedges", np.abs(surfedges), max(1, len(edges)), "edge")
-        check("edges", edges.reshape(-1), max(1, len(vertexes)), "vertex")
+        # Exact limits: an index 0 into an empty lump is as wrong as any other.
+        check("surfedges", np.abs(surfedges), len(edges), "edge")
+        check("edges", edges.reshape(-1), len(vertexes), "vertex", per_record=2)
         check("faces", faces["texinfo"].astype(np.int64), len(texinfo), "texinfo")
         check("faces", faces["plane"].astype(np.int64), len(planes), "plane")
         counts = faces["count"].astype(np.int64)
@@ -285,6 +289,20 @@ class MapFile:
         check("models", models["first"].astype(np.int64) + models["count"], len(faces) + 1, "first face + face count")
         check("models", models["first"].astype(np.int64), len(faces) + 1, "first face")
         check("models", models["count"].astype(np.int64), len(faces) + 1, "face count")
+        # Faces may share surfedges and models may share faces, so the glTF of every model can
+        # hold far more corners than the file has bytes: counted before anything is built. A
+        # real map's corners are its surfedges, 4 bytes each: one corner per byte of the file
+        # is four times what it can hold.
+        face_starts = np.concatenate([[0], np.cumsum(counts)])
+        model_firsts = models["first"].astype(np.int64)
+        corner_total = int((face_starts[model_firsts + models["count"]] - face_starts[model_firsts]).sum())
+        if corner_total > len(self.data):
+            raise MapFormatError(
+                f"the models' faces hold {corner_total} corners, more than a {len(self.data)}-byte map can "
+                "(faces that share their surfedges, or models that share their faces)",
+                path=self.label,
+                offset=self.lumps[14].offset,
+            )
         corner_vertices = np.where(surfedges >= 0, edges[np.abs(surfedges), 0], edges[np.abs(surfedges), 1])
         plane_table = np.concatenate([planes["normal"], planes["dist"][:, None]], axis=1)
         return Geometry(vertexes, plane_table, faces, texinfo, corner_vertices, models, textures)

@@ -111,16 +111,23 @@ def is_qpic(data: bytes) -> bool:
     return 0 < width <= MAX_SIDE and 0 < height <= MAX_SIDE and 8 + width * height == len(data)
 
 
+def qpic_size(head: bytes, size: int, label: str) -> tuple[int, int]:
+    """(width, height) of a `size`-byte qpic from its header (`head`: its first bytes), checked:
+    its size must be exactly 8 + width·height."""
+    if size < QPIC_HEADER.size or len(head) < QPIC_HEADER.size:
+        raise ImageError(f"qpic is {size} bytes, shorter than its 8-byte header", path=label, offset=0)
+    width, height = QPIC_HEADER.unpack_from(head)
+    _sides(width, height, label, 0, "qpic")
+    if 8 + width * height != size:
+        raise ImageError(
+            f"qpic {width}x{height} needs {8 + width * height} bytes, the data is {size}", path=label, offset=0
+        )
+    return width, height
+
+
 def read_qpic(data: bytes, name: str, label: str) -> PaletteImage:
     """A qpic; its size must be exactly 8 + width·height."""
-    if len(data) < QPIC_HEADER.size:
-        raise ImageError(f"qpic is {len(data)} bytes, shorter than its 8-byte header", path=label, offset=0)
-    width, height = QPIC_HEADER.unpack_from(data)
-    _sides(width, height, label, 0, "qpic")
-    if 8 + width * height != len(data):
-        raise ImageError(
-            f"qpic {width}x{height} needs {8 + width * height} bytes, the data is {len(data)}", path=label, offset=0
-        )
+    width, height = qpic_size(data, len(data), label)
     return PaletteImage(name, "qpic", width, height, [bytes(data[8:])], transparent=255)
 
 
@@ -137,32 +144,45 @@ def mip_sizes(width: int, height: int) -> list[tuple[int, int]]:
     return [(max(1, width >> level), max(1, height >> level)) for level in range(MIP_LEVELS)]
 
 
-def read_miptex(data: bytes, name: str | None, label: str, *, wad3: bool = False, base: int = 0) -> PaletteImage:
-    """A miptex record (`base`: its offset in the file, for errors). Offsets all 0 give an image
-    without pixels; a WAD3 miptex brings its palette."""
-    if len(data) < MIPTEX_HEADER.size:
-        raise ImageError(f"miptex is {len(data)} bytes, shorter than its 40-byte header", path=label, offset=base)
-    raw_name, width, height, *offsets = MIPTEX_HEADER.unpack_from(data)
-    inner = raw_name.partition(b"\0")[0].decode("latin-1")
+def miptex_header(
+    head: bytes, size: int, name: str | None, label: str, base: int = 0
+) -> tuple[str, int, int, list[tuple[int, int]]]:
+    """A `size`-byte miptex record's name, width, height and each mip's (offset, size), checked
+    to lie inside the record, from its 40-byte header (`head`; `base`: the record's offset in
+    the file, for errors). No mips when the offsets are all 0."""
+    if size < MIPTEX_HEADER.size or len(head) < MIPTEX_HEADER.size:
+        raise ImageError(f"miptex is {size} bytes, shorter than its 40-byte header", path=label, offset=base)
+    raw_name, width, height, *offsets = MIPTEX_HEADER.unpack_from(head)
     _sides(width, height, label, base + 16, "miptex")
-    texture_name = name if name is not None else inner
-    image = PaletteImage(
-        texture_name, "miptex", width, height, [], transparent=miptex_transparent(texture_name), header=data[:16]
-    )
+    texture_name = name if name is not None else raw_name.partition(b"\0")[0].decode("latin-1")
     if not any(offsets):
-        return image
+        return texture_name, width, height, []
+    mips = []
     for level, ((mip_width, mip_height), offset) in enumerate(zip(mip_sizes(width, height), offsets, strict=True)):
-        size = mip_width * mip_height
-        if offset < MIPTEX_HEADER.size or offset + size > len(data):
+        mip_size = mip_width * mip_height
+        if offset < MIPTEX_HEADER.size or offset + mip_size > size:
             raise ImageError(
-                f"miptex {texture_name!r}: mip {level} offset {offset} + {size} bytes lies outside the "
-                f"{len(data)}-byte record",
+                f"miptex {texture_name!r}: mip {level} offset {offset} + {mip_size} bytes lies outside the "
+                f"{size}-byte record",
                 path=label,
                 offset=base + 24 + 4 * level,
             )
-        image.mips.append(bytes(data[offset : offset + size]))
+        mips.append((offset, mip_size))
+    return texture_name, width, height, mips
+
+
+def read_miptex(data: bytes, name: str | None, label: str, *, wad3: bool = False, base: int = 0) -> PaletteImage:
+    """A miptex record (`base`: its offset in the file, for errors). Offsets all 0 give an image
+    without pixels; a WAD3 miptex brings its palette."""
+    texture_name, width, height, spans = miptex_header(data, len(data), name, label, base)
+    image = PaletteImage(
+        texture_name, "miptex", width, height, [], transparent=miptex_transparent(texture_name), header=data[:16]
+    )
+    if not spans:
+        return image
+    image.mips = [bytes(data[offset : offset + size]) for offset, size in spans]
     if wad3:
-        end = max(offsets[i] + w * h for i, (w, h) in enumerate(mip_sizes(width, height)))
+        end = max(offset + size for offset, size in spans)
         if end + 2 <= len(data):
             (count,) = struct.unpack_from("<H", data, end)
             if count == 256 and end + 2 + 768 <= len(data):

@@ -129,12 +129,12 @@ def replace_images(kind: str, data: bytes, label: str, changed: dict[int, Palett
         for index, image in changed.items():
             _same_size(old[index], image, label)
             start, end = spans[index]  # type: ignore[misc]
-            record = images.write_miptex(image)
-            if len(record) > end - start:
-                raise GamepakError(f"{label}: texture {image.name!r} no longer fits its place in the textures lump")
-            # The mips sit where the record's own offsets say (kept, as the size is the same).
+            # The mips go where the record's own offsets say (kept, as the size is the same, so
+            # each fits where it was read; offsets may share bytes, so no record is laid out anew).
             original = data[lump.offset + start : lump.offset + end]
             offsets = struct.unpack_from("<4I", original, 24)
+            if len(image.mips) != len(offsets):
+                raise GamepakError(f"{label}: texture {image.name!r} needs {len(offsets)} mips, not {len(image.mips)}")
             for mip, offset in zip(image.mips, offsets, strict=True):
                 result[lump.offset + start + offset : lump.offset + start + offset + len(mip)] = mip
         return bytes(result)

@@ -212,20 +212,21 @@ class Reader(FixedRecordNames, Archive):
 
     def _picture_problems(self) -> list[str]:
         """qpic and miptex lumps whose headers contradict their sizes (the engine would read
-        past them)."""
-        from .images import ImageError, read_miptex, read_qpic
+        past them). Only each header is read: lumps may overlap, and thousands of lumps over
+        one large picture would otherwise read it thousands of times."""
+        from .images import MIPTEX_HEADER, ImageError, miptex_header, qpic_size
 
         problems = []
         for entry in self.infolist():
             assert isinstance(entry, WadEntry)
             if entry.kind not in ("qpic", "miptex") or entry.offset + entry.size > self.size:
                 continue
-            data = self._source.read_exact(entry.size, entry.offset, f"lump {entry.name}")
+            head = self._source.pread(min(entry.size, MIPTEX_HEADER.size), entry.offset)
             try:
                 if entry.kind == "qpic":
-                    read_qpic(data, entry.name, self.filename)
+                    qpic_size(head, entry.size, self.filename)
                 else:
-                    read_miptex(data, entry.name, self.filename, wad3=self.wad3, base=entry.offset)
+                    miptex_header(head, entry.size, entry.name, self.filename, base=entry.offset)
             except ImageError as exc:
                 problems.append(f"lump {entry.name!r} at {entry.offset}: {exc.reason}")
         return problems

@@ -37,8 +37,9 @@ from .common import (
     SceneImage,
     SceneMaterial,
     SceneNode,
-    inside,
     load_image,
+    outside_what,
+    own_file,
     repair_mesh,
     shared_folders,
 )
@@ -156,6 +157,11 @@ class _CarReader:
         if not transparent:
             # Parts sitting on the body node take the car's paint; placed parts their own colour.
             own = definition.floats(section, "color")
+            if own is not None and len(own) not in (3, 4):
+                raise SceneError(
+                    f"{definition.where(section, 'color')}: [{section}] color = {definition.get(section, 'color')!r} "
+                    f"holds {len(own)} numbers, not 3 (RGB) or 4 (RGBA)"
+                )
             colour = self.paint if (on_body and not placed) else (tuple(own[:3]) if own else (1.0, 1.0, 1.0))
         image = self.image(textures[0], where, colour)  # type: ignore[arg-type]
         node = SceneNode(
@@ -232,6 +238,7 @@ class _CarReader:
                 brake_texture.split(",")[0].strip(), definition.where(f"{section}.brake", "texture"), (1.0, 1.0, 1.0)
             )
             radius = brake_radius[0]
+            _drawable_size(abs(radius), definition, f"{section}.brake", "radius")
             brake_mesh = self._shared(f"brake {radius}", lambda: _brake(radius))
             node.children.append(
                 SceneNode(
@@ -259,6 +266,7 @@ class _CarReader:
         if aspect <= 0:
             aspect = 82.0
         tread_radius = aspect / 2000 if aspect > 200 else rim_radius + width * aspect / 100
+        _drawable_size(max(abs(width), abs(rim_radius), abs(tread_radius)), self.definition, f"{section}.tire", "size")
         return width, rim_radius, tread_radius
 
     def read(self) -> Scene:
@@ -315,8 +323,8 @@ def read_car(
     car_file = find_car_file(folder)
     if car_file is None:
         raise SceneError(f"{folder}: not a VDrift car (no .car file)")
-    if not inside(car_file, confine):
-        raise SceneError(f"{car_file}: leads outside the served folder")
+    if not own_file(car_file, folder, confine):
+        raise SceneError(f"{car_file}: leads outside {outside_what(car_file, confine)}")
     return _CarReader(folder, car_file, search, paint, confine).read()
 
 
@@ -327,6 +335,19 @@ def about_name(folder: str, confine: str | None) -> str:
 
 
 # ------------------------------------------------------------------------------- geometry
+
+# The largest wheel or brake dimension drawn, in metres: far past any vehicle's, and far below
+# where the generated vertices would leave float32's range (a glTF cannot hold infinities).
+MAX_WHEEL_METRES = 1000.0
+
+
+def _drawable_size(metres: float, definition: ini.Ini, section: str, key: str) -> None:
+    """A SceneError naming the line when a wheel's dimension (`metres`) is past any car's."""
+    if not metres <= MAX_WHEEL_METRES:
+        raise SceneError(
+            f"{definition.where(section, key)}: [{section}] {key} = {definition.get(section, key)!r} makes a "
+            f"{metres:g} m wheel part; at most {MAX_WHEEL_METRES:g} m is drawn"
+        )
 
 
 def _outward_winding(mesh: Mesh) -> Mesh:

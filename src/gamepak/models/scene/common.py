@@ -344,26 +344,49 @@ def inside(path: str, confine: str | None) -> bool:
     return os.path.commonpath([real, confine]) == confine
 
 
+def own_file(path: str, folder: str, confine: str | None) -> bool:
+    """Whether a scene's own file (list.txt, track.txt, objects.jpk, a .car ...) at `path`,
+    links followed, lies in the scene's `folder` (and in `confine`): a link out of it is not
+    read as the scene's."""
+    return inside(path, confine) and inside(path, os.path.realpath(folder))
+
+
+def outside_what(path: str, confine: str | None) -> str:
+    """What a file `own_file` refused leads outside of, for the message."""
+    return "the served folder" if not inside(path, confine) else "its scene's folder (a link)"
+
+
 class FileFinder:
     """Looks names up in folders in order, as VDrift does (exact name first); a name found only
     ignoring case is returned with a warning, since VDrift on Linux would not find it. A name
-    that climbs out of its folder (`..`, an absolute path) is refused, and with `confine` no file
-    outside that folder is found, whatever the links say."""
+    that climbs out of its folder (`..`, an absolute path) is refused, and so is a link that
+    leads out of every folder looked in (a downloaded track's `objects/x.png` pointing at a
+    private file would otherwise be embedded in the scene); with `confine` no file outside that
+    folder is found, whatever the links say."""
 
     def __init__(self, folders: list[str], warnings: list[str], confine: str | None = None) -> None:
         self.folders = [folder for folder in folders if os.path.isdir(folder) and inside(folder, confine)]
+        # Where a file found may really be: the folders themselves, links among them followed.
+        self.roots = [os.path.realpath(folder) for folder in self.folders]
         self.warnings = warnings
         self.confine = confine
         self._listings: dict[str, dict[str, str]] = {}
 
     def find(self, name: str, what: str) -> str | None:
         parts = name.replace("\\", "/").split("/")
-        if name.startswith(("/", "\\")) or any(part in ("", "..") for part in parts) or ":" in name:
+        # A NUL cannot be in a file name (os functions raise ValueError on it, not OSError).
+        if name.startswith(("/", "\\")) or any(part in ("", "..") for part in parts) or ":" in name or "\0" in name:
             self.warnings.append(f"{what} {name!r} is not a name inside a folder: refused")
             return None
         found = self._find(parts, name, what)
         if found is not None and not inside(found, self.confine):
             self.warnings.append(f"{what} {name!r} leads outside the served folder: refused")
+            return None
+        if found is not None and not any(inside(found, root) for root in self.roots):
+            self.warnings.append(
+                f"{what} {name!r} is a link leading outside the folders it is looked up in ({found} is "
+                f"{os.path.realpath(found)}): refused (add its folder to the search folders, --search, to allow it)"
+            )
             return None
         return found
 

@@ -47,7 +47,11 @@ def write(scene: Scene, *, material_library: str, image_files: dict[str, str]) -
             positions = positions @ world[:3, :3].T + world[:3, 3]
             normals = mesh.normals.astype(np.float64)
             if len(normals):
-                normals = z_up_to_y_up(normals) @ np.linalg.inv(world[:3, :3])
+                try:
+                    turn = np.linalg.inv(world[:3, :3])
+                except np.linalg.LinAlgError:  # a scale of 0 flattens the node: the nearest turn
+                    turn = np.linalg.pinv(world[:3, :3])
+                normals = z_up_to_y_up(normals) @ turn
                 lengths = np.linalg.norm(normals, axis=1, keepdims=True)
                 normals = np.divide(normals, lengths, out=np.zeros_like(normals), where=lengths > 0)
             corners = mesh.corners.copy()

@@ -44,8 +44,9 @@ from .common import (
     SceneImage,
     SceneMaterial,
     SceneNode,
-    inside,
     load_image,
+    outside_what,
+    own_file,
     repair_meshes,
     shared_folders,
 )
@@ -278,20 +279,22 @@ def read_track(folder: str, *, search: list[str] | None = None, confine: str | N
         raise SceneError(f"{folder}: not a VDrift track (no objects/{LIST_FILE})")
     objects = os.path.join(track, "objects")
     list_path = os.path.join(objects, LIST_FILE)
-    if not inside(list_path, confine):
-        raise SceneError(f"{list_path}: leads outside the served folder")
+    if not own_file(list_path, track, confine):
+        raise SceneError(f"{list_path}: leads outside {outside_what(list_path, confine)}")
     warnings: list[str] = []
     counts: dict[str, int] = {}
     entries = parse_list(ini.read_text(list_path), list_path, warnings)
 
     settings_path = os.path.join(track, "track.txt")
-    settings = ini.read(settings_path) if os.path.isfile(settings_path) and inside(settings_path, confine) else None
+    settings = (
+        ini.read(settings_path) if os.path.isfile(settings_path) and own_file(settings_path, track, confine) else None
+    )
     cull_faces = settings.flag("", "cull faces", True) if settings else True
     surfaces_path = os.path.join(track, "surfaces.txt")
-    surface_types = _surface_types(surfaces_path) if inside(surfaces_path, confine) else {}
+    surface_types = _surface_types(surfaces_path) if own_file(surfaces_path, track, confine) else {}
 
     pack_path = os.path.join(objects, PACK_FILE)
-    pack = open_archive(pack_path) if os.path.isfile(pack_path) and inside(pack_path, confine) else None
+    pack = open_archive(pack_path) if os.path.isfile(pack_path) and own_file(pack_path, track, confine) else None
     try:
         members = {entry.name: entry for entry in pack.infolist()} if pack else {}
         folded = {name.lower(): name for name in reversed(list(members))}
@@ -440,7 +443,7 @@ def _unique_name(name: str, taken: dict[str, int]) -> str:
 
 def about_name(folder: str, confine: str | None = None) -> str:
     path = os.path.join(folder, "about.txt")
-    if os.path.isfile(path) and inside(path, confine):
+    if os.path.isfile(path) and own_file(path, folder, confine):
         lines = ini.read_text(path).splitlines()
         if lines and lines[0].strip():
             return lines[0].strip()

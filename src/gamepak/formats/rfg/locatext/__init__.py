@@ -46,6 +46,9 @@ EXTENSION = ".rfglocatext"
 # Far above any game file (the largest are ~1 MB): refuse to read more into memory.
 MAX_FILE = 256 << 20
 U32_MAX = 0xFFFFFFFF
+# How many times the file's size its strings may add up to when entries share bytes (the
+# game's files share none).
+MAX_SHARING = 4
 
 
 def identifier_hash(identifier: str) -> int:
@@ -187,6 +190,16 @@ def scan(data: bytes, where: str = EXTENSION) -> tuple[list[LocaEntry], list[Fin
     quick = _game_layout(data, fields, table_end)
     if quick is not None:
         return quick, problems
+    # Strings may share bytes (a warning), but each entry holds a copy of its own: thousands of
+    # entries naming one long string would copy it thousands of times. Checked before copying.
+    shared = sum(length for _, offset, length in fields if table_end <= offset and offset + length <= size)
+    if shared > MAX_SHARING * size:
+        error(
+            f"the strings add up to {shared} bytes, more than four times the file's {size}: "
+            "entries name the same bytes over and over",
+            HEADER.size,
+        )
+        return [], problems
     entries: list[LocaEntry] = []
     first_of_hash: dict[int, int] = {}
     spans: list[tuple[int, int, int]] = []

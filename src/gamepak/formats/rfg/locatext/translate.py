@@ -180,6 +180,9 @@ def _rows_from_csv(text: str, where: str) -> list[Row]:
 def _rows_from_rfgm_xml(data: bytes, where: str) -> list[Row]:
     from xml.etree import ElementTree
 
+    from ..xtbl.xmldoc import refuse_any_dtd
+
+    refuse_any_dtd(data, where, None, GamepakError)  # ElementTree would expand its entities
     try:
         root = ElementTree.fromstring(data)
     except ElementTree.ParseError as exc:

@@ -106,10 +106,32 @@ def _items(element: EtElement, field: Field | None) -> Any:
 
 
 def parse_json_cell(value: str, where: str) -> Any:
+    """A JSON cell's text as items; TableError when it is not JSON, or nests deeper than a
+    table's elements may (what is written must read back, and writing it recurses)."""
     try:
-        return json.loads(value) if value.strip() else []
+        items = json.loads(value) if value.strip() else []
+    except RecursionError:
+        raise TableError(f"{where}: JSON nested more than {MAX_DEPTH} deep") from None
     except ValueError as exc:
         raise TableError(f"{where}: not JSON ({exc.args[0]}): {value[:60]!r}") from None
+    if nested_deeper(items, MAX_DEPTH):
+        raise TableError(f"{where}: JSON nested more than {MAX_DEPTH} deep")
+    return items
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """Whether `value` nests lists and objects more than `limit` deep (counted without
+    recursion: the value may come from a stranger's file)."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            if depth > limit:
+                return True
+            pending.extend((child, depth + 1) for child in item)
+    return False
 
 
 _TAG = re.compile(r"<([A-Za-z_][\w.\-]*)>")

@@ -7,7 +7,7 @@ exporting hundreds of them; `xmldoc` is the slower one that keeps every byte, fo
 
 from __future__ import annotations
 
-from .xmldoc import MAX_XML_BYTES, XmlError, make_parser, run_parser, source_encoding
+from .xmldoc import MAX_XML_BYTES, XmlError, refuse_any_dtd, source_encoding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,9 +26,7 @@ def parse_xml(data: bytes, where: str, encoding: str | None = None) -> EtElement
     if len(data) > MAX_XML_BYTES:
         raise TableError(f"{where}: {len(data)} bytes, more than the {MAX_XML_BYTES} a table may hold")
     encoding = encoding or source_encoding(data)
-    if b"<!DOCTYPE" in data:
-        # Refused by expat's DTD handler before any entity is declared or expanded.
-        run_parser(make_parser(where, encoding, TableError), data, where, TableError)
+    refuse_any_dtd(data, where, encoding, TableError)
     parser = ET.XMLParser(encoding=encoding)
     try:
         parser.feed(data)

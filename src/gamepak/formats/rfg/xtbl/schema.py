@@ -22,6 +22,8 @@
 
 from __future__ import annotations
 
+from .xmldoc import is_element_name
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element as EtElement
@@ -112,8 +114,10 @@ class Field:
         return document
 
     def _add(self, child: Field) -> None:
-        self.children.append(child)
-        self.by_name.setdefault(child.name, child)
+        # The first of two sub-fields of one name: a second would be a second column of that name.
+        if child.name not in self.by_name:
+            self.children.append(child)
+            self.by_name[child.name] = child
 
 
 class Schema:
@@ -121,9 +125,12 @@ class Schema:
 
     def __init__(self, row_tag: str, fields: list[Field], *, described: bool) -> None:
         self.row_tag = row_tag
-        self.fields = fields
+        self.by_name: dict[str, Field] = {}
+        for field in fields:
+            self.by_name.setdefault(field.name, field)  # the first of two of one name, as sub-fields
+        # Without the later namesakes: each is a column, and a column name may not repeat.
+        self.fields = [field for field in fields if self.by_name[field.name] is field]
         self.described = described
-        self.by_name = {field.name: field for field in fields}
 
     def field(self, path: str) -> Field | None:
         """The field a dotted path names (`Damage_Scaling_Max.NPC_Damage`), or None."""
@@ -177,7 +184,9 @@ def parse_field(element: EtElement, depth: int = 0) -> Field:
             target = _text(child, "Type") or ""
             field.reference = (file, [part for part in target.split(".") if part])
         elif (tag == "Element" or (tag in _COMPONENTS and kind in ("Vector", "Color"))) and depth < 64:
-            field._add(parse_field(child, depth + 1))
+            sub = parse_field(child, depth + 1)
+            if is_element_name(sub.name):  # else no element can be the field (see parse_schema)
+                field._add(sub)
     if kind == "Filename" and not field.children:
         path = Field("Filename", "String")
         path.extension = field.extension
@@ -190,4 +199,6 @@ def parse_schema(description: EtElement) -> Schema:
     """The Schema a `<TableDescription>` declares."""
     row_tag = _text(description, "Name") or ""
     fields = [parse_field(child) for child in description if child.tag == "Element"]
-    return Schema(row_tag, fields, described=True)
+    # A field named what no element can be named (`Item>2`, a tab inside) describes nothing a
+    # row can hold; as a column it would be written as broken XML and break the CSV header.
+    return Schema(row_tag, [field for field in fields if is_element_name(field.name)], described=True)

@@ -17,8 +17,10 @@ import io
 import json
 
 from .cells import ROW_NUMBER
+from .json_cells import nested_deeper
 from .parse import TableError
 from .table import Table
+from .xmldoc import MAX_DEPTH
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -133,6 +135,9 @@ def read_json(data: bytes, where: str, table: Table) -> list[dict[str, str]]:
         raise TableError(f"{where}: nested too deep") from None
     except ValueError as exc:
         raise TableError(f"{where}: not JSON ({exc})") from None
+    # Rows are spread and their cells written back recursively: no deeper than a table may be.
+    if nested_deeper(document, MAX_DEPTH):
+        raise TableError(f"{where}: nested more than {MAX_DEPTH} deep")
     rows = document.get("rows") if isinstance(document, dict) else document
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise TableError(f'{where}: needs {{"rows": [objects...]}}')
@@ -218,5 +223,5 @@ def apply_rows(table: Table, rows: list[dict[str, str]], where: str) -> list[str
 def _same_json(new: str, old: str) -> bool:
     try:
         return bool(json.loads(new or "[]") == json.loads(old or "[]"))
-    except ValueError:
+    except (ValueError, RecursionError):  # not the same: setting the cell says what is wrong
         return False

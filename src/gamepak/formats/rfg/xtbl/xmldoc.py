@@ -23,6 +23,7 @@ are `XmlError` here; `ops.patch.xmledit` raises its own `PatchError` through `er
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 
 from ....errors import GamepakError
@@ -68,6 +69,16 @@ def make_parser(where: str, encoding: str | None, error: type[GamepakError] = Xm
     parser.StartDoctypeDeclHandler = refuse_dtd(where, error)
     parser.EntityDeclHandler = refuse_dtd(where, error)
     return parser
+
+
+def refuse_any_dtd(data: bytes, where: str, encoding: str | None, error: type[GamepakError] = XmlError) -> None:
+    """Raise `error` when `data` holds a DTD, before anything reads it with ElementTree (which
+    would expand its entities): a document that may hold one takes a pass of expat that stops
+    at `<!DOCTYPE`. UTF-16 (a byte-order mark, or NULs among the first bytes) spells it with
+    NULs between its letters, so such a document takes that pass whatever its bytes hold."""
+    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\0" in data[:4]
+    if b"<!DOCTYPE" in data or utf16:
+        run_parser(make_parser(where, encoding, error), data, where, error)
 
 
 def run_parser(parser: Any, data: bytes, where: str, error: type[GamepakError] = XmlError) -> None:
@@ -287,7 +298,14 @@ class XmlDocument:
     def append(self, parent: Element, name: str, layout: tuple[bytes | None] | None = None) -> Element:
         """A new empty `<name></name>` after `parent`'s last child, laid out like its siblings
         (or as `layout`, from `clear`, says they were)."""
-        encoded = name.encode(self.encoding)
+        # Names come from schemas and JSON cells: one that is not an element's would be
+        # written as broken XML (`<a b>`), or as other elements (`<a>b`).
+        try:
+            encoded = name.encode(self.encoding)
+        except UnicodeEncodeError:
+            encoded = b""
+        if not encoded or not is_element_name(name):
+            raise self.error(f"{self.where}: {name!r} cannot name an element of {parent.path()} in {self.encoding}")
         element = Element(name, {}, b"<" + encoded + b">", parent)
         element.end_tag = b"</" + encoded + b">"
         element.generated = True
@@ -357,6 +375,23 @@ class XmlDocument:
         if children:
             return children[-1].indent
         return self._indent_of(element) + self.unit
+
+
+@functools.lru_cache(maxsize=4096)
+def is_element_name(name: str) -> bool:
+    """Whether `name` is an XML element name, as the readers of what is written read one:
+    `<name/>` parses to one element of that name without attributes, with namespaces on as
+    ElementTree reads (so no `:` without a declared prefix)."""
+    from xml.parsers import expat
+
+    found: list[tuple[str, dict[str, str]]] = []
+    parser = expat.ParserCreate("utf-8", "}")
+    parser.StartElementHandler = lambda tag, attributes: found.append((tag, attributes))
+    try:
+        parser.Parse(b"<" + name.encode("utf-8") + b"/>", True)
+    except (expat.ExpatError, UnicodeError):
+        return False
+    return found == [(name, {})]
 
 
 def indent_before(data: bytes, position: int) -> bytes | None:

@@ -1,0 +1,330 @@
+"""The seeds of the content harnesses (`fuzz_read_qimage`, `_mdl`, `_bsp`, `_wad`, `_locatext`,
+`_xtbl`, `_scene`, `fuzz_import_translation`, `_sheet`): files laid out by hand from the specs'
+byte layouts (tests/quake_bytes.py for Quake) or made by gamepak's writers. `seeds.write_seeds`
+writes them with the others.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+
+def spec_bytes() -> Any:
+    """tests/quake_bytes.py: Quake files built from the spec's byte layouts by hand (the MDL,
+    SPR and BSP readers have no writer to make seeds with)."""
+    tests = str(HERE.parent / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import quake_bytes
+
+    return quake_bytes
+
+
+def wad_seeds() -> Iterator[tuple[str, bytes]]:
+    """WADs made by gamepak's writer (a qpic, a miptex, the console font and a palette; a WAD3
+    whose miptex carries its own palette) and one laid out by hand from the spec."""
+    from gamepak.formats.quake import images
+
+    from seeds import _pack
+
+    quake = spec_bytes()
+    qpic = quake.qpic_bytes(3, 2, bytes([1, 2, 255, 4, 5, 6]))
+    miptex = quake.miptex_bytes(b"{fence", 16, 8)
+    lumps = {"box": qpic, "{fence": miptex, "conchars": bytes(range(256)) * 64, "palette": bytes(range(256)) * 3}
+    yield "wad2.wad", _pack("wad", {}, list(lumps.items()))
+    wad3_image = images.read_miptex(miptex, "hltest", "seed")
+    wad3_image.palette = bytes(reversed(range(256))) * 3
+    yield "wad3.wad", _pack("wad", {"version": "WAD3"}, [("hltest", images.write_miptex(wad3_image))])
+    yield "spec.wad", quake.wad_bytes([(b"BOX", 0x42, qpic), (b"wall", 0x44, miptex), (b"IBAR.BAK", 0x42, qpic)])
+    yield "empty.wad", _pack("wad", {}, [])
+
+
+def qimage_seeds() -> Iterator[tuple[str, bytes]]:
+    """One of each palette image: a qpic, miptex (with pixels, a WAD3 one with its palette,
+    one without pixels as qbsp -notex writes), the console font, a WAL and sprites (single
+    frames, and a group)."""
+    import struct
+
+    quake = spec_bytes()
+    miptex = quake.miptex_bytes(b"sky1", 16, 8)
+    yield "qpic.lmp", quake.qpic_bytes(3, 2, bytes([1, 2, 255, 4, 5, 6]))
+    yield "miptex.mip", miptex
+    yield "wad3.mip", miptex + struct.pack("<H", 256) + bytes(range(256)) * 3 + b"\0\0"
+    yield "notex.mip", struct.pack("<16sII4I", b"skip", 64, 64, 0, 0, 0, 0)
+    yield "conchars.lmp", bytes(range(256)) * 64
+    yield "test.wal", quake.wal_bytes(16, 8)
+    yield "frames.spr", quake.spr_bytes([(2, 2, b"\1\2\3\xff"), (3, 1, b"\4\5\6")])
+    yield "group.spr", quake.spr_bytes([(2, 2, b"\1\2\3\4")], group=[(0.1, 2, 1, b"\5\6"), (0.3, 1, 1, b"\7")])
+
+
+# An MDL's four vertices, two of them on the seam, and two triangles (one back-facing).
+MDL_SHAPE: dict[str, Any] = {
+    "st": [(0x20, 1, 0), (0, 2, 1), (0, 3, 2), (0, 1, 3)],
+    "triangles": [(1, 0, 1, 2), (0, 0, 2, 3)],
+    "poses": [[(0, 0, 0), (10, 0, 0), (0, 10, 0), (0, 0, 10)], [(1, 0, 0), (11, 0, 0), (1, 10, 0), (1, 0, 10)]],
+}
+
+
+def mdl_seeds() -> Iterator[tuple[str, bytes]]:
+    """MDLs laid out from the spec: single frames, and a frame group with a skin group."""
+    quake = spec_bytes()
+    yield "frames.mdl", quake.mdl_bytes(**MDL_SHAPE)
+    yield "groups.mdl", quake.mdl_bytes(**MDL_SHAPE, group_from=1, skin_group=True)
+    yield "one-pose.mdl", quake.mdl_bytes(**{**MDL_SHAPE, "poses": MDL_SHAPE["poses"][:1]})
+
+
+def bsp_seeds() -> Iterator[tuple[str, bytes]]:
+    """Maps laid out from the spec: a BSP29 square face with a 16x16 texture, a fence texture,
+    a BSP2 one, and one whose texture is missing (offset -1)."""
+    import struct
+
+    quake = spec_bytes()
+    yield "bsp29.bsp", quake.bsp_bytes()
+    yield "fence.bsp", quake.bsp_bytes(b"{fence")
+    yield "bsp2.bsp", quake.bsp_bytes(bsp2=True)
+    missing = bytearray(quake.bsp_bytes())
+    (textures_at,) = struct.unpack_from("<i", missing, 4 + 8 * 2)
+    struct.pack_into("<i", missing, textures_at + 4, -1)
+    yield "missing-texture.bsp", bytes(missing)
+
+
+def locatext_seeds() -> Iterator[tuple[str, bytes]]:
+    """Localization files made by gamepak's writer (strings with a NUL, quotes, line ends,
+    right-to-left text, an empty one; none at all), and one laid out by hand with a gap and two
+    entries sharing a string (warnings, not errors)."""
+    import struct
+
+    from fuzz_import_translation import base_file
+
+    from gamepak.formats.rfg.locatext import HEADER, SIGNATURE, LocaEntry, build
+
+    yield "base.rfglocatext", base_file()
+    texts = ["", "a\0b", "مرحبا", "x" * 40]
+    yield (
+        "odd.rfglocatext",
+        build([LocaEntry(number * 7919, text.encode("utf-16-le") + b"\0\0") for number, text in enumerate(texts)]),
+    )
+    yield "none.rfglocatext", build([])
+    table_end = HEADER.size + 3 * 12
+    shared = struct.pack("<III", 1, table_end + 2, 4) + struct.pack("<III", 2, table_end + 2, 4)
+    shared += struct.pack("<III", 3, table_end + 6, 2)
+    yield "shared.rfglocatext", HEADER.pack(SIGNATURE, 3, 3) + shared + b"\0\0" + "z".encode("utf-16-le") + b"\0\0"
+
+
+def translation_seeds() -> Iterator[tuple[str, bytes]]:
+    """Translations of fuzz_import_translation's file in every form gamepak writes (one string
+    changed, one key added), and forms other tools write: a PO with a fuzzy, an obsolete and a
+    continued entry, a CSV with semicolons, RFGM's XML with a decimal hash."""
+    from fuzz_import_translation import FORMS, base_file
+
+    from gamepak.formats.rfg.locatext import LocaEntry, LocaText, encode_text, identifier_hash
+    from gamepak.formats.rfg.locatext.translate import dump_translation
+
+    table = LocaText.parse(base_file())
+    table.name({identifier_hash(name): name for name in ("MENU_START", "MENU_QUIT", "EMPTY", "LINES")})
+    table.entries[0].raw = encode_text("Go!", "seed")
+    table.entries.append(LocaEntry(0xDEADBEEF, encode_text("new", "seed")))
+    for form in FORMS:
+        yield f"changed.{form}", dump_translation(table.entries, form, title="seed")
+    yield (
+        "tools.po",
+        (
+            b'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+            b'#, fuzzy\nmsgctxt "MENU_START"\nmsgid "Start"\nmsgstr "Los"\n\n'
+            b'msgctxt "MENU_QUIT"\nmsgid ""\n"Quit"\nmsgstr ""\n"Ende"\n\n'
+            b'#~ msgctxt "GONE"\n#~ msgid "x"\n#~ msgstr "y"\n'
+        ),
+    )
+    yield "semicolons.csv", "\ufeffhash;identifier;text\r\n;MENU_QUIT;Fin\r\n".encode()
+    yield (
+        "rfgm.xml",
+        b"<root><Entry><Identifier /><Hash>%d</Hash><String>Q</String></Entry></root>" % identifier_hash("MENU_QUIT"),
+    )
+
+
+# A table whose schema names a field of every kind, as the game's tables lay them out.
+XTBL_DESCRIPTION = """\
+\t<TableDescription>
+\t\t<Name>Weapon</Name>
+\t\t<Type>TableDescription</Type>
+\t\t<Element><Name>Name</Name><Type>String</Type><Unique>true</Unique></Element>
+\t\t<Element><Name>Magazine_Size</Name><Type>Int</Type><MinValue>0</MinValue></Element>
+\t\t<Element><Name>Spread</Name><Type>Float</Type></Element>
+\t\t<Element><Name>Class</Name><Type>Selection</Type><Choice>bullet</Choice><Choice>thrown</Choice></Element>
+\t\t<Element><Name>Flags</Name><Type>Flags</Type><Flag>shatter</Flag></Element>
+\t\t<Element><Name>Item</Name><Type>Reference</Type>
+\t\t\t<Reference><File>fuzz.xtbl</File><Type>Weapon.Name</Type></Reference></Element>
+\t\t<Element><Name>Effect</Name><Type>Filename</Type><Extension>effect</Extension></Element>
+\t\t<Element><Name>Groups</Name><Type>List</Type><Element><Name>Group</Name><Type>String</Type></Element></Element>
+\t\t<Element><Name>Needs</Name><Type>Grid</Type><Element><Name>Need</Name><Type>Element</Type>
+\t\t\t<Element><Name>Stat</Name><Type>String</Type></Element></Element></Element>
+\t\t<Element><Name>Offset</Name><Type>Vector</Type><X><Name>X</Name><Type>Float</Type></X></Element>
+\t\t<Element><Name>Pick</Name><Type>ComboElement</Type><Element><Name>A</Name><Type>Int</Type></Element></Element>
+\t</TableDescription>
+"""
+XTBL_ROWS = """\
+\t\t<Weapon>
+\t\t\t<Name>pistol</Name>
+\t\t\t<Magazine_Size>16</Magazine_Size>
+\t\t\t<Spread>1.5</Spread>
+\t\t\t<Class>bullet</Class>
+\t\t\t<!-- left by the editor -->
+\t\t\t<Flags><Flag>shatter</Flag></Flags>
+\t\t\t<Item>grenade</Item>
+\t\t\t<Effect><Filename>muzzle.effect</Filename></Effect>
+\t\t\t<Groups><Group>a</Group><Group>b</Group></Groups>
+\t\t\t<Needs><Need><Stat>kills</Stat></Need></Needs>
+\t\t\t<Offset><X>0.5</X></Offset>
+\t\t\t<Pick><A>1</A></Pick>
+\t\t\t<_Editor><Category>Entries</Category></_Editor>
+\t\t</Weapon>
+\t\t<Weapon><Name>grenade</Name><Class>thrown</Class><Spread/></Weapon>
+"""
+
+
+def xtbl_seeds() -> Iterator[tuple[str, bytes]]:
+    """Tables laid out as the schema module documents them: one with a schema naming every
+    kind of field (LF, and CRLF), one without a schema whose rows share a line, a Latin-1 one
+    with its declaration, and one with no rows."""
+    described = f"<root>\n\t<Table>\n{XTBL_ROWS}\t</Table>\n\t<TableTemplates/>\n{XTBL_DESCRIPTION}</root>\n"
+    yield "described.xtbl", described.encode()
+    yield "crlf.xtbl", described.replace("\n", "\r\n").encode()
+    yield (
+        "undescribed.xtbl",
+        b"<root><Table><R><N>1</N><M>2</M></R><R><N>2</N><L><i>x</i><i>y</i></L></R></Table></root>",
+    )
+    latin = '<?xml version="1.0" encoding="windows-1252"?>\n<root>\n <Table>\n  <R><N>\xe9</N></R>\n </Table>\n</root>'
+    yield "latin.xtbl", latin.encode("cp1252")
+    yield "empty.xtbl", b"<root><Table></Table></root>"
+
+
+SEED_CAR = """# a car laid out as MCS.car is
+[body]
+mesh = body.joe
+texture = body00.png, body-misc1.png
+[glass]
+mesh = quad.joe
+texture = glass.png
+draw = transparent
+[driver]
+mesh = driver.joe
+texture = outside.png
+position = -0.35, -0.10, 0.15
+rotation = 87.5, 0, 0
+color = 0.5, 0.5, 0.5
+[steering]
+mesh = quad.joe
+texture = outside/secret.png
+position = 0, 0.3, 0.2
+[wheel.fl]
+mesh = quad.joe
+texture = wheel.png
+position = -0.75, 1.25, -0.49
+[wheel.fl.tire]
+texture = tire/touring.png
+size = 175, 65, 15
+[wheel.fl.brake]
+texture = wheel.png
+radius = 0.14
+[wheel.fr]
+mesh = quad.joe
+texture = wheel.png
+position = 0.75, 1.25, -0.49
+scale = -1, 1, 1
+[wheel.fr.tire]
+size = 175, 250, 15
+"""
+
+
+def sheet_seeds() -> Iterator[tuple[str, bytes]]:
+    """fuzz_import_sheet's table exported as CSV and JSON, with a cell changed, a row added
+    and one removed; and a CSV of semicolons from a spreadsheet."""
+    from fuzz_import_sheet import base_table
+
+    from gamepak.formats.rfg.xtbl import Table
+    from gamepak.formats.rfg.xtbl.sheet import to_csv, to_json
+
+    table = Table(base_table(), "seed.xtbl")
+    yield "unchanged.csv", to_csv(table)
+    yield "unchanged.json", to_json(table)
+    table.set(0, "Spread", "2.5")
+    table.set(0, "Groups", '["a", "c", {"<Other>": "d"}]')
+    table.add_row({"Name": "knife", "Class": "bullet", "Offset.X": "1"})
+    table.remove_row(1)
+    edited = Table(table.write(), "seed.xtbl")
+    yield "edited.csv", to_csv(edited)
+    yield "edited.json", to_json(edited)
+    yield "semicolons.csv", "\ufeffName;Spread\r\npistol;3\r\ngrenade;\r\n".encode()
+
+
+def scene_seeds() -> Iterator[tuple[str, bytes]]:
+    """VDrift data folders laid out as the spec says (vdrift-scenes.md): a track whose models
+    are in objects.jpk, with flags, comments, start positions and a surface; a track of loose
+    models with a 14-value header; a car with glass, a driver, a steering wheel and wheels (one
+    mirrored) with a tyre and brake. Some names lead to the links the harness plants in
+    carparts/ (`outside.png`, `outside/secret.png`)."""
+    import numpy as np
+    from fuzz_read_scene import png
+
+    from gamepak.models import joe
+    from gamepak.models.mesh import Mesh
+
+    from _fuzzing import frame
+    from seeds import _pack
+
+    positions = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], np.float32)
+    normals = np.tile(np.array([[0, 0, 1]], np.float32), (4, 1))
+    texcoords = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    quad = joe.write(Mesh.from_vertices(positions, [[0, 1, 2], [0, 2, 3]], normals, texcoords))
+    flipped = joe.write(Mesh.from_vertices(positions * 2, [[0, 2, 1], [0, 3, 2]], normals, texcoords))
+
+    def line(model: str, texture: str, *values: float) -> str:
+        return " ".join([model, texture, *map(str, values)])
+
+    listed = "\n".join(
+        [
+            "17",
+            "# File generated by listedit",
+            line("road.joe", "asphalt.png", 1, 0, 0, 0, 0, 0, 0, 1, 0.9, 1.0, 0.01, 0, 0, 0, 1),
+            "#entry 1",
+            line("fence.joe", "fence.png", 0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3, 2),
+            line("sky.joe", "outside.png", 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0),
+            line("road.joe", "outside/secret.png", 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0),
+        ]
+    )
+    track = {
+        "tracks/t/objects/list.txt": listed.encode(),
+        "tracks/t/objects/objects.jpk": _pack(
+            "jpk", {}, [("road.joe", quad), ("fence.joe", flipped), ("sky.joe", quad)]
+        ),
+        "tracks/t/objects/asphalt.png": png(),
+        "tracks/t/objects/fence.png": png(alpha=100),
+        "tracks/t/track.txt": b"cull faces = off\nstart position 0 = 1, 2, 3\nstart orientation 0 = 0, 270, 0\n",
+        "tracks/t/surfaces.txt": b"[surface-01]\nType = asphalt\nFrictionTread = 0.9\n",
+        "tracks/t/about.txt": b"Fuzz Track\nby the seeds\n",
+    }
+    yield "track", frame(track)
+    loose = {
+        "tracks/loose/objects/list.txt": b"14\nroad.joe asphalt.png 1 0 0 0 0 0 0 1 0 0 0 0\nmissing.joe x.png",
+        "tracks/loose/objects/road.joe": quad,
+        "tracks/loose/objects/asphalt.png": png(3, 1),
+    }
+    yield "loose-track", frame(loose)
+    car = {
+        "cars/c/c.car": SEED_CAR.encode(),
+        "cars/c/about.txt": b"Fuzz Car\n",
+        "cars/c/body.joe": flipped,
+        "cars/c/quad.joe": quad,
+        "cars/c/body00.png": png(alpha=0),
+        "cars/c/glass.png": png(alpha=136),
+        "cars/c/wheel.png": png(),
+        "carparts/driver.joe": quad,
+        "carparts/tire/touring.png": png(1, 1),
+    }
+    yield "car", frame(car)
+    yield "both", frame({**track, **car})
