@@ -554,3 +554,91 @@ def test_write_files_is_extractions_safe_path(tmp_path: Path, monkeypatch: pytes
             write_files(out, [("e/1.png", b"1"), ("e/2.png", b"2"), ("3.png", b"3")])
         assert not (out / "e").exists() and not (out / "3.png").exists()
     assert [path.name for path in out.rglob("*") if "gamepak-" in path.name] == []
+
+
+# -- members sharing their bytes --------------------------------------------------------------
+def _pak_sharing(path: Path, data: bytes, names: list[str]) -> Path:
+    """A PAK whose members all point at the same stored bytes."""
+    directory = b"".join(struct.pack("<56sii", name.encode(), 12, len(data)) for name in names)
+    path.write_bytes(struct.pack("<4sii", b"PACK", 12 + len(data), len(directory)) + data + directory)
+    return path
+
+
+def test_members_read_over_and_over_are_refused_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small PAK listing many members over the same bytes would write many times its size:
+    refused with one line naming the file, nothing written; a few names over shared bytes (a
+    pack that stores one file under two names) extract as they are, and so do chosen members."""
+    import gamepak.ops.extract as extract_ops
+    from gamepak.errors import CorruptArchiveError
+
+    monkeypatch.setattr(extract_ops, "SHARED_BYTES_FLOOR", 1 << 10)
+    data = bytes(range(256)) * 64  # 16 KiB
+    bomb = _pak_sharing(tmp_path / "bomb.pak", data, [f"f{number}.bin" for number in range(8)])
+    with gamepak.open(bomb) as archive, pytest.raises(CorruptArchiveError, match=r"members share their stored bytes"):
+        archive.extractall(tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    code, _, err = in_process_cli("extract", str(bomb), "-o", str(tmp_path / "out"))
+    assert code == 1 and "bomb.pak" in err and "more than once" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+    with gamepak.open(bomb) as archive:
+        archive.extractall(tmp_path / "two", members=["f1.bin", "f2.bin"])
+    assert (tmp_path / "two" / "f2.bin").read_bytes() == data
+    twice = _pak_sharing(tmp_path / "twice.pak", data, ["a.bin", "b.bin"])
+    with gamepak.open(twice) as archive:
+        archive.extractall(tmp_path / "dedup")
+    assert (tmp_path / "dedup" / "b.bin").read_bytes() == data
+
+
+def test_zip_members_over_one_compressed_kernel_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The overlapping zip bomb: many central directory records naming one local file and its
+    deflated bytes; refused from the directory, before anything is inflated."""
+    import zipfile
+    import zlib
+
+    import gamepak.ops.extract as extract_ops
+    from gamepak.errors import CorruptArchiveError
+
+    monkeypatch.setattr(extract_ops, "SHARED_BYTES_FLOOR", 1 << 10)
+    plain = b"\0" * (1 << 20)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    packed = compressor.compress(plain) + compressor.flush()
+    crc = zlib.crc32(plain)
+    name = b"k.bin"
+    local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0, crc, len(packed), len(plain), len(name), 0)
+    body = local + name + packed
+    central = b""
+    count = 600
+    for number in range(count):
+        member = f"m{number:04}.bin".encode()
+        central += (
+            struct.pack(
+                "<IHHHHHHIIIHHHHHII",
+                0x02014B50,
+                20,
+                20,
+                0,
+                8,
+                0,
+                0,
+                crc,
+                len(packed),
+                len(plain),
+                len(member),
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+            )
+            + member
+        )
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, count, count, len(central), len(body), 0)
+    bomb = tmp_path / "bomb.zip"
+    bomb.write_bytes(body + central + end)
+    assert len(zipfile.ZipFile(bomb).namelist()) == count
+    with gamepak.open(bomb) as archive, pytest.raises(CorruptArchiveError, match=r"members share their stored bytes"):
+        archive.extractall(tmp_path / "out")
+    assert not (tmp_path / "out").exists()

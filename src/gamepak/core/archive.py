@@ -453,6 +453,15 @@ class Archive:
         (e.g. when a pack is not compressed)."""
         return type(self)._member_data is Archive._member_data
 
+    def _stored_ranges(self, entries: list[Entry]) -> list[tuple[int, int]] | None:
+        """(offset, length) of the bytes each member's data is read from in the file, when that
+        is what `offset` and the stored size say (the default: plain ranges); None for a format
+        whose offsets mean something else (a member inside a compressed block). Extraction
+        uses them to refuse members that share their bytes many times over."""
+        if not self._plain_ranges():
+            return None
+        return [(entry.offset, entry.size) for entry in entries]
+
     def _check_data(self, entries: list[Entry]) -> None:
         """Refuse, before anything is extracted, a member whose stored bytes lie outside the file.
         The default checks formats whose members are plain ranges (`_plain_ranges`); others

@@ -86,6 +86,11 @@ class Reader(Archive):
             entries.append(Entry(info.filename, info.file_size, offset, stored, index))
         return entries
 
+    def _stored_ranges(self, entries: list[Entry]) -> list[tuple[int, int]] | None:
+        # Every member's data is its stored (maybe compressed) bytes at its data offset: members
+        # that share them (one deflate kernel behind a thousand names) are a known zip bomb.
+        return [(entry.offset, entry.size if entry.stored_size is None else entry.stored_size) for entry in entries]
+
     def _info(self, entry: Entry) -> zipfile.ZipInfo:
         return self._infos[entry.index]
 
