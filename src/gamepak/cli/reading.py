@@ -257,7 +257,7 @@ def run_verify(args: argparse.Namespace) -> int:
         with counting_bar("verifying", ticking=True), open_input(archive, args.format_name) as opened:
             problems = opened.check()
             if opened.format_name == "vpp":  # RFG tables against their schemas, as warnings
-                from ..formats.rfg.xtbl.check import check_pack_tables
+                from ..formats.rfg.xtbl.parallel import check_pack_tables
 
                 problems += check_pack_tables(opened)
             if args.asm is not None:

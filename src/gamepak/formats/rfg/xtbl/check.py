@@ -10,7 +10,6 @@ to a row the referenced table lacks, an element the schema does not know).
 from __future__ import annotations
 
 import json
-import re
 
 from .cells import JSON_KINDS, PENDING, ROW_NUMBER
 from .json_cells import items_json
@@ -369,42 +368,3 @@ class ReferenceIndex:
             return None
         values = self._values[key] = reference_values(table, path)
         return values
-
-
-_LOOKS_LIKE_A_TABLE = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<root[\s>/]", re.DOTALL)
-
-
-def check_pack_tables(archive: Any) -> list[Any]:
-    """`verify`'s table findings for one pack's own `.xtbl` members that open as the game's
-    tables do (`<root>`), as warnings: one per table
-    that cannot be read, and one per table whose values break its schema (with the counts;
-    `gamepak table check` lists them)."""
-    from ....core.archive import Problem
-    from .parallel import check_members
-
-    members = [entry for entry in archive.infolist() if entry.name[-5:].lower() == ".xtbl"]
-    if not members:
-        return []
-    tables: list[tuple[str, bytes]] = []
-    for entry, chunks in archive.iter_data(members):
-        data = b"".join(chunks)
-        if _LOOKS_LIKE_A_TABLE.match(data):  # else not the game's table XML: nothing to hold it to
-            tables.append((entry.name, data))
-    findings, failures, _ = check_members(tables)
-    problems = [Problem(f"table {reason}", severity="warning", member=member) for member, reason in failures.items()]
-    findings_by_member: dict[str, list[Finding]] = {}
-    for finding in findings:
-        findings_by_member.setdefault(finding.member, []).append(finding)
-    for member, found in findings_by_member.items():
-        if found:
-            errors = sum(finding.severity == "error" for finding in found)
-            first = found[0]
-            problems.append(
-                Problem(
-                    f"table {member}: {errors} value error(s), {len(found) - errors} warning(s) against its "
-                    f"schema (first: {first}; gamepak table check lists them)",
-                    severity="warning",
-                    member=member,
-                )
-            )
-    return problems
