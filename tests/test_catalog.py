@@ -862,3 +862,33 @@ def test_the_command_module_imports_nothing_heavy() -> None:
     code = "import sys, gamepak.cli.catalog; print(sorted({'dask', 'pyarrow', 'distributed'} & set(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_members_over_the_same_bytes_are_not_hashed_again_and_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PAK listing many members over the same stored bytes would have every chunk hashed once
+    per member over it (a few megabytes, a terabyte of hashing): one errors row names it, its
+    members are listed without digests, the file itself is hashed, and the collection goes on."""
+    import gamepak.core.archive as archive_module
+
+    monkeypatch.setattr(archive_module, "SHARED_BYTES_FLOOR", 1 << 10)
+    data = bytes(range(256)) * 64
+    directory = b"".join(struct.pack("<56sii", f"f{number}.bin".encode(), 12, len(data)) for number in range(8))
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "bomb.pak").write_bytes(
+        struct.pack("<4sii", b"PACK", 12 + len(data), len(directory)) + data + directory
+    )
+    _write(tmp_path / "in" / "fine.pak", "pak", [("a.txt", b"a" * 99)])
+    build_catalog([str(tmp_path / "in")], str(tmp_path / "out"), scheduler="synchronous")
+    errors = read_table(str(tmp_path / "out"), "errors").to_pylist()
+    assert [(os.path.basename(e["path"]), e["stage"]) for e in errors] == [("bomb.pak", "hash")]
+    assert "members share their stored bytes" in errors[0]["message"]
+    members = read_table(str(tmp_path / "out"), "members").to_pylist()
+    bomb = [m for m in members if m["archive_path"].endswith("bomb.pak")]
+    assert sorted(m["name"] for m in bomb) == [f"f{n}.bin" for n in range(8)]
+    assert all(m["hash"] is None for m in bomb)
+    fine = [m["hash"] for m in members if m["archive_path"].endswith("fine.pak")]
+    assert fine == [hashlib.sha256(b"a" * 99).hexdigest()]
+    archives = {os.path.basename(row["path"]): row for row in read_table(str(tmp_path / "out"), "archives").to_pylist()}
+    assert archives["bomb.pak"]["sha256"] == hashlib.sha256((tmp_path / "in" / "bomb.pak").read_bytes()).hexdigest()

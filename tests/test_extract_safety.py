@@ -570,10 +570,10 @@ def test_members_read_over_and_over_are_refused_before_anything_is_written(
     """A small PAK listing many members over the same bytes would write many times its size:
     refused with one line naming the file, nothing written; a few names over shared bytes (a
     pack that stores one file under two names) extract as they are, and so do chosen members."""
-    import gamepak.ops.extract as extract_ops
+    import gamepak.core.archive as archive_module
     from gamepak.errors import CorruptArchiveError
 
-    monkeypatch.setattr(extract_ops, "SHARED_BYTES_FLOOR", 1 << 10)
+    monkeypatch.setattr(archive_module, "SHARED_BYTES_FLOOR", 1 << 10)
     data = bytes(range(256)) * 64  # 16 KiB
     bomb = _pak_sharing(tmp_path / "bomb.pak", data, [f"f{number}.bin" for number in range(8)])
     with gamepak.open(bomb) as archive, pytest.raises(CorruptArchiveError, match=r"members share their stored bytes"):
@@ -597,10 +597,10 @@ def test_zip_members_over_one_compressed_kernel_are_refused(tmp_path: Path, monk
     import zipfile
     import zlib
 
-    import gamepak.ops.extract as extract_ops
+    import gamepak.core.archive as archive_module
     from gamepak.errors import CorruptArchiveError
 
-    monkeypatch.setattr(extract_ops, "SHARED_BYTES_FLOOR", 1 << 10)
+    monkeypatch.setattr(archive_module, "SHARED_BYTES_FLOOR", 1 << 10)
     plain = b"\0" * (1 << 20)
     compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
     packed = compressor.compress(plain) + compressor.flush()

@@ -104,12 +104,17 @@ class MemberHashes:
     def hash_plain_members(self, archive: Archive, nested_path: str, file_hasher: Hasher | None) -> bool:
         """Hash the plain members (and feed the whole file to `file_hasher`) in one pass;
         False when the file could not be read to its end."""
-        plain, sizes = self.plain, self.plain_sizes
+        plain, offsets, sizes = self.plain, self.plain_offsets, self.plain_sizes
         if not plain and file_hasher is None:
             return True
+        try:
+            archive.check_shared_bytes([self.entries[position] for position in plain])
+        except GamepakError as exc:  # every chunk would be hashed once per member over it
+            self.error("hash", exc, nested_path, None)
+            plain, offsets, sizes = [], [], []
         source = archive._source
         ranges = RangeHashes(
-            self.plain_offsets,
+            offsets,
             sizes,
             source.size,
             self.new_hasher,

@@ -112,6 +112,26 @@ else:
     MemberData = object  # annotations only; the real alias above is for type checkers
 
 
+# Members may share stored bytes (a pack that stores one file under two names), but bytes read
+# over and over turn a small file into a huge extraction: past this much (or the file's size,
+# whichever is more) of bytes read again, `Archive.check_shared_bytes` refuses.
+SHARED_BYTES_FLOOR = 64 << 20
+
+
+def bytes_read_again(ranges: list[tuple[int, int]]) -> tuple[int, int]:
+    """(bytes in all, bytes of them that an earlier range already covers) of (offset, length)
+    ranges read one after another."""
+    total = covered = 0
+    reach = -1  # the end of the bytes covered so far, ranges taken by start
+    for start, length in sorted(ranges):
+        total += length
+        end = start + length
+        if end > reach:
+            covered += end - max(start, reach)
+            reach = end
+    return total, total - covered
+
+
 class Archive:
     """A readable archive, in `zipfile`'s vocabulary. Open one with `gamepak.open()`."""
 
@@ -461,6 +481,22 @@ class Archive:
         if not self._plain_ranges():
             return None
         return [(entry.offset, entry.size) for entry in entries]
+
+    def check_shared_bytes(self, entries: list[Entry]) -> None:
+        """Refuse reading all of `entries` when their stored bytes overlap so much that more than
+        the file's size (at least `SHARED_BYTES_FLOOR`) would be read again: an archive of a few
+        megabytes listing a thousand members over the same bytes would extract (or hash) gigabytes;
+        for a zip, a thousand names over one compressed kernel, terabytes."""
+        ranges = self._stored_ranges(entries)
+        if not ranges:
+            return
+        total, again = bytes_read_again(ranges)
+        if again > max(self._source.size, SHARED_BYTES_FLOOR):
+            raise CorruptArchiveError(
+                f"members share their stored bytes: reading these {len(entries)} would read {total} bytes from a "
+                f"{self._source.size}-byte file, {again} of them more than once; take the members you need by name",
+                path=self.filename,
+            )
 
     def _check_data(self, entries: list[Entry]) -> None:
         """Refuse, before anything is extracted, a member whose stored bytes lie outside the file.

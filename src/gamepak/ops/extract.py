@@ -23,7 +23,7 @@ from ..core.archive import Archive, RawRange
 from ..core.atomic import write_all
 from ..core.names import NAME_MAX, check_windows_names
 from ..core.portable import has_folder_descriptors
-from ..errors import CorruptArchiveError, GamepakError, UnsafePathError
+from ..errors import GamepakError, UnsafePathError
 from .copier import chunk_writer, copy_members, write_file
 from .manifest import MANIFEST_NAME, manifest_bytes
 from .safe_tree import PathTree, Plan, TreeWriter, all_plain, plain_key, write_plan
@@ -119,7 +119,7 @@ def extract_members(
     if manifest:
         keys.pop()
     archive._check_data(entries)
-    check_shared_bytes(archive, entries)
+    archive.check_shared_bytes(entries)
     if not has_folder_descriptors():
         encoded = manifest_bytes(archive, entries, [key.split("/") for key in keys]) if manifest else None
         return _extract_by_path(archive, entries, keys, plan, encoded, progress)
@@ -136,38 +136,6 @@ def extract_members(
     if os.sep != "/":
         return [prefix + key.replace("/", os.sep) for key in keys]
     return [prefix + key for key in keys]
-
-
-# Members may share stored bytes (a pack that stores one file under two names), but bytes read
-# over and over turn a small file into a huge extraction: past this much (or the file's size,
-# whichever is more) of bytes read again, extraction is refused before anything is written.
-SHARED_BYTES_FLOOR = 64 << 20
-
-
-def check_shared_bytes(archive: Archive, entries: list[Entry]) -> None:
-    """Refuse extracting `entries` when their stored bytes overlap so much that more than the
-    file's size (at least `SHARED_BYTES_FLOOR`) would be read again: an archive of a few
-    megabytes listing a thousand members over the same bytes would write gigabytes (for a zip,
-    a thousand names over one compressed kernel writes terabytes)."""
-    ranges = archive._stored_ranges(entries)
-    if not ranges:
-        return
-    total = covered = 0
-    reach = -1  # the end of the bytes covered so far, ranges taken by start
-    for start, length in sorted(ranges):
-        total += length
-        end = start + length
-        if end > reach:
-            covered += end - max(start, reach)
-            reach = end
-    again = total - covered
-    file_size = archive._source.size
-    if again > max(file_size, SHARED_BYTES_FLOOR):
-        raise CorruptArchiveError(
-            f"members share their stored bytes: extracting these {len(entries)} would read {total} bytes from a "
-            f"{file_size}-byte file, {again} of them more than once; extract the members you need by name",
-            path=archive.filename,
-        )
 
 
 def _extract_by_path(
