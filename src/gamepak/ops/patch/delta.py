@@ -8,6 +8,7 @@ from ...errors import GamepakError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
 # Level 19 finds the long matches a delta is made of, for patches people share (made once,
 # downloaded often); undo records are written on every apply and use a fast level.
@@ -51,14 +52,7 @@ def apply_delta(base: bytes, delta: bytes, size: int) -> bytes:
     inflating past it) is refused."""
     import zstandard
 
-    try:
-        declared = zstandard.frame_content_size(delta)
-    except zstandard.ZstdError as exc:
-        raise GamepakError(f"not a zstd delta ({exc})") from None
-    if declared != size:
-        raise GamepakError(f"the delta declares {declared} bytes, the patch {size}")
-    dictionary = zstandard.ZstdCompressionDict(base, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
-    decompressor = zstandard.ZstdDecompressor(dict_data=dictionary, max_window_size=1 << 31)
+    decompressor = _decompressor(base, delta, size)
     try:
         data: bytes = decompressor.decompress(delta, max_output_size=size)
     except zstandard.ZstdError as exc:
@@ -66,6 +60,21 @@ def apply_delta(base: bytes, delta: bytes, size: int) -> bytes:
     if len(data) != size:
         raise GamepakError(f"the delta gives {len(data)} bytes, the patch says {size}")
     return data
+
+
+def _decompressor(base: bytes, head: bytes, size: int) -> Any:
+    """A decoder of deltas against `base`, once the frame starting with `head` is seen to
+    declare `size` bytes (a frame declaring anything else is refused before decoding)."""
+    import zstandard
+
+    try:
+        declared = zstandard.frame_content_size(head)
+    except zstandard.ZstdError as exc:
+        raise GamepakError(f"not a zstd delta ({exc})") from None
+    if declared != size:
+        raise GamepakError(f"the delta declares {declared} bytes, the patch {size}")
+    dictionary = zstandard.ZstdCompressionDict(base, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+    return zstandard.ZstdDecompressor(dict_data=dictionary, max_window_size=1 << 31)
 
 
 def delta_chunks(base: bytes, delta: Iterator[bytes], size: int, chunk_size: int) -> Iterator[bytes]:
@@ -87,15 +96,8 @@ def _decoded(base: bytes, reader: _ChunkReader, size: int, chunk_size: int) -> I
     import zstandard
 
     head = reader.read(_FRAME_HEADER_MAX)
-    try:
-        declared = zstandard.frame_content_size(head)
-    except zstandard.ZstdError as exc:
-        raise GamepakError(f"not a zstd delta ({exc})") from None
-    if declared != size:
-        raise GamepakError(f"the delta declares {declared} bytes, the patch {size}")
+    decompressor = _decompressor(base, head, size)
     reader.unread(head)
-    dictionary = zstandard.ZstdCompressionDict(base, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
-    decompressor = zstandard.ZstdDecompressor(dict_data=dictionary, max_window_size=1 << 31)
     total = 0
     try:
         # Any object with read() will do; the stubs name file objects only.
