@@ -98,6 +98,25 @@ def joe_seeds() -> Iterator[tuple[str, bytes]]:
     yield "two-frames.joe", joe.write(mesh)
 
 
+def model_seeds() -> Iterator[tuple[str, bytes]]:
+    """The JOE seeds' meshes as each model format a stranger's file may come in; the first byte
+    picks the reader in fuzz_read_model (glb 0, gltf 1, obj 2, ply 3)."""
+    from gamepak import models
+
+    for name, data in joe_seeds():
+        mesh = models.loads(data, "joe", name=name)
+        for selector, format_name in enumerate(("glb", "gltf", "obj", "ply")):
+            yield f"{name}.{format_name}", bytes([selector]) + models.dumps(mesh, format_name)
+    yield (
+        "ascii.ply",
+        bytes([3])
+        + (
+            b"ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n"
+            b"element face 1\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"
+        ),
+    )
+
+
 def peg_seeds() -> Iterator[tuple[str, bytes]]:
     """Texture pairs (CPU file, then GPU file) in every pixel format the writer encodes."""
     import numpy as np
@@ -304,6 +323,7 @@ def write_seeds(out: Path, samples: Path | None) -> dict[str, int]:
     """Write every harness's seeds under `out`; returns how many each got."""
     by_kind: dict[str, list[tuple[str, bytes]]] = {kind: list(pack_seeds(kind)) for kind in PACKS}
     by_kind["joe"] = list(joe_seeds())
+    by_kind["model"] = list(model_seeds())
     by_kind["peg"] = list(peg_seeds())
     by_kind["asm"] = list(asm_seeds())
     by_kind["gpatch"] = list(gpatch_seeds())

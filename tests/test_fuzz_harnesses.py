@@ -30,6 +30,7 @@ CONTENT_HARNESSES = [
     "fuzz_read_xtbl",
     "fuzz_read_scene",
     "fuzz_import_sheet",
+    "fuzz_read_model",
 ]
 FINDINGS = sorted((Path(__file__).resolve().parent / "data" / "fuzz").glob("fuzz_*/*"))
 

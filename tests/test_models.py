@@ -426,6 +426,33 @@ def _gltf_document() -> dict:
     return json.loads(models.dumps(joe.read(triangle_bytes()), "gltf"))
 
 
+def test_gltf_vertex_attributes_of_the_wrong_shape_are_refused() -> None:
+    # Found by fuzz_read_model: a POSITION accessor of two components, or a NORMAL accessor with
+    # fewer values than the vertices, reached the mesh code as numpy's ValueError or IndexError.
+    for attribute, change, message in (
+        ("POSITION", {"type": "VEC2"}, r"POSITION has 2 components, not 3"),
+        ("NORMAL", {"count": 0}, r"0 NORMAL values for 3 vertices"),
+        ("TEXCOORD_0", {"type": "SCALAR"}, r"TEXCOORD_0 has 1 components, not 2"),
+    ):
+        document = _gltf_document()
+        accessor = document["meshes"][0]["primitives"][0]["attributes"][attribute]
+        document["accessors"][accessor].update(change)
+        document["accessors"][accessor].pop("min", None)
+        document["accessors"][accessor].pop("max", None)
+        with pytest.raises(ModelError, match=rf"a primitive of mesh 0: {message}"):
+            gltf.read(json.dumps(document).encode())
+
+
+def test_ply_faces_whose_indices_are_not_a_list_are_refused() -> None:
+    # Found by fuzz_read_model: `property int vertex_indices` (one number a face) let a TypeError out.
+    text = (
+        b"ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n"
+        b"element face 1\nproperty int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n2\n"
+    )
+    with pytest.raises(ModelError, match="vertex_indices is one number per face, not a list property"):
+        ply.read(text)
+
+
 def test_gltf_nodes_reached_twice_are_refused() -> None:
     # Found by reading: nodes were only limited to 64 levels, so ten nodes each naming the next
     # one twice drew the mesh 1,024 times (64 such nodes: 2**64, a hang from a 2 KB file).

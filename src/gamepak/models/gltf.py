@@ -373,6 +373,8 @@ class NodeMeshes:
 def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple[list[NodeMeshes], list[str]]:
     """Every node of the default scene that draws triangles, with its pieces (see `NodeMeshes`),
     and the issues met (primitives that are not triangles)."""
+    import functools
+
     import numpy as np
 
     from .mesh import Mesh
@@ -416,13 +418,15 @@ def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple
             attributes = primitive.attributes
             if attributes.POSITION is None:
                 continue
-            positions = _accessor(gltf, buffers, attributes.POSITION, label)[:, :3].astype(np.float64)
+            where = f"{label}: a primitive of mesh {node.mesh}"
+            values = functools.partial(_vertex_values, gltf, buffers, label, where)
+            positions = values("POSITION", attributes.POSITION, 3, None)
             normals = None
             if attributes.NORMAL is not None:
-                normals = _accessor(gltf, buffers, attributes.NORMAL, label)[:, :3].astype(np.float64)
+                normals = values("NORMAL", attributes.NORMAL, 3, len(positions))
             texcoords = None
             if attributes.TEXCOORD_0 is not None:
-                texcoords = _accessor(gltf, buffers, attributes.TEXCOORD_0, label)[:, :2]
+                texcoords = values("TEXCOORD_0", attributes.TEXCOORD_0, 2, len(positions))
             if primitive.indices is not None:
                 indices = _accessor(gltf, buffers, primitive.indices, label).reshape(-1).astype(np.int64)
             else:
@@ -445,6 +449,22 @@ def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple
         if pieces:
             found.append(NodeMeshes(number, node.name or "", node.extras, pieces, _image_names(gltf, node.mesh)))
     return found, issues
+
+
+def _vertex_values(
+    gltf: Any, buffers: list[bytes], label: str, where: str, attribute: str, index: Any, width: int, count: int | None
+) -> np.ndarray:
+    """The values of a vertex attribute's accessor as float64 rows of `width` (POSITION VEC3,
+    NORMAL VEC3, TEXCOORD_0 VEC2, as glTF requires), `count` of them when given (every attribute
+    of a primitive has one value per vertex)."""
+    import numpy as np
+
+    values = _accessor(gltf, buffers, index, label)
+    if values.shape[1] != width:
+        raise ModelError(f"{where}: {attribute} has {values.shape[1]} components, not {width}")
+    if count is not None and len(values) != count:
+        raise ModelError(f"{where}: {len(values)} {attribute} values for {count} vertices")
+    return values.astype(np.float64)
 
 
 def _image_names(gltf: Any, mesh_number: int) -> list[str]:

@@ -151,6 +151,8 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
             break
     face = tables.get("face", {})
     polygons = face.get("vertex_indices", face.get("vertex_index"))
+    if isinstance(polygons, np.ndarray) and polygons.ndim == 1 and polygons.dtype != object:
+        raise ModelError(f"{label}: the faces' vertex_indices is one number per face, not a list property")
     triangles = _triangles(polygons, positions, label) if polygons is not None else np.zeros((0, 3), np.int64)
     if triangles.size and (triangles.min() < 0 or triangles.max() >= len(positions)):
         raise ModelError(f"{label}: a face index is past the {len(positions)} vertices")
