@@ -20,7 +20,7 @@ from .container import BLOB_CHUNK, PatchError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from .container import Operation, Patch
 
@@ -42,16 +42,16 @@ def scratch_parent(target: str) -> str:
 
 class ScratchFiles:
     """Files in a private scratch folder (made in `parent`, default the system's temp folder),
-    within `limits.Limits.scratch` bytes in all (the budget in force when it is made: it may be
-    used from a worker thread, which does not see the caller's `limits`); the folder is removed
-    when closed. A blob source (`container.BlobSource`): its keys are the files' paths."""
+    within `budget` bytes in all (default `limits.Limits.scratch`, the budget in force when it is
+    made: it may be used from a worker thread, which does not see the caller's `limits`); the
+    folder is removed when closed. A blob source (`container.BlobSource`): its keys are the files' paths."""
 
-    def __init__(self, parent: str | None = None, base: str = "xdelta") -> None:
+    def __init__(self, parent: str | None = None, base: str = "xdelta", budget: int | None = None) -> None:
         from .limits import current
 
         self.parent = parent
         self.base = base
-        self.budget = current().scratch
+        self.budget = current().scratch if budget is None else budget
         self.folder: str | None = None
         self.used = 0
         self.count = 0
@@ -76,6 +76,32 @@ class ScratchFiles:
             self.used += size
             self.count += 1
             return os.path.join(self.folder, str(self.count))
+
+    def write(self, name: str, size: int, chunks: Iterable[bytes]) -> str:
+        """The path of a new file in the folder holding `chunks`, which must add up to `size`
+        bytes (PatchError naming `name` otherwise, or past the budget); removed if they fail."""
+        from ...core.atomic import write_all
+
+        path = self.new_path(name, size)
+        try:
+            fd = os.open(
+                path,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0),
+                0o644,  # a plain file is renamed into place: the mode a new file gets (`core.atomic`)
+            )
+            try:
+                written = 0
+                for chunk in chunks:
+                    written += len(chunk)
+                    write_all(fd, chunk)
+            finally:
+                os.close(fd)
+            if written != size:
+                raise PatchError(f"{name}: {written} bytes, {size} expected")
+        except BaseException:
+            self.discard(path, size)
+            raise
+        return path
 
     def discard(self, path: str, size: int) -> None:
         """Remove a file made at `new_path(..., size)` that is not used after all (a failed
@@ -142,24 +168,28 @@ class NewContent:
                 with self._lock:
                     self.held -= size
                 raise
-        path = self.files.new_path(f"{patch.path}: {operation.where}", size)
-        try:
-            fd = os.open(
-                path,
-                os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0),
-                0o644,  # a plain file is renamed into place: the mode a new file gets (`core.atomic`)
-            )
-            try:
-                from ...core.atomic import write_all
-
-                for chunk in patch.target_chunks(operation, base):
-                    write_all(fd, chunk)
-            finally:
-                os.close(fd)
-        except BaseException:
-            self.files.discard(path, size)
-            raise
-        return path
+        return self.files.write(f"{patch.path}: {operation.where}", size, patch.target_chunks(operation, base))
 
     def close(self) -> None:
         self.files.close()
+
+
+class ScratchBlob:
+    """A blob `make` wrote to a scratch file (`ScratchFiles.write`), which `write.write_patch`
+    copies into the patch a chunk at a time (a `write.StreamedBlob`)."""
+
+    __slots__ = ("path", "size")
+
+    def __init__(self, path: str, size: int) -> None:
+        self.path = path
+        self.size = size
+
+    def chunks(self) -> Iterator[bytes]:
+        """The file's bytes, `BLOB_CHUNK` at a time; PatchError if they are not `size` bytes."""
+        total = 0
+        with open(self.path, "rb") as handle:
+            while chunk := handle.read(BLOB_CHUNK):
+                total += len(chunk)
+                yield chunk
+        if total != self.size:
+            raise PatchError(f"{self.path}: {total} bytes, {self.size} written: changed while the patch was made")
