@@ -451,6 +451,9 @@ def test_ply_faces_whose_indices_are_not_a_list_are_refused() -> None:
     )
     with pytest.raises(ModelError, match="vertex_indices is one number per face, not a list property"):
         ply.read(text)
+    # A list property with no faces at all is still a list: an empty model reads back.
+    empty = Mesh.from_vertices(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.int64))
+    assert ply.read(models.dumps(empty, "ply")).face_count == 0
 
 
 def test_gltf_nodes_reached_twice_are_refused() -> None:

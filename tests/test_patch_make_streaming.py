@@ -348,3 +348,26 @@ def test_a_kill_during_make_leaves_a_scratch_folder_the_next_make_removes(
     gamepak.patch.make(base, modded, out / "p.gpatch")
     assert strays(out) == []
     assert sorted(os.listdir(out)) == ["p.gpatch"]
+
+
+@pytest.mark.parametrize("budget", [1 << 30, 1 << 10])
+def test_blobs_that_do_not_compress_are_stored_and_the_rest_deflated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    """New random bytes (as already compressed textures and sounds are) are stored as they are:
+    deflating them cost most of a make's time to save nothing; text is still deflated. Held in
+    memory or streamed from the scratch folder alike, and the patch applies to the same bytes."""
+    import zipfile
+
+    monkeypatch.setattr(MAKE, "MEMORY_BYTES", budget)
+    random_bytes, text = noise(7, 300 << 10), b"the same line of text\n" * 20000
+    base = build(tmp_path / "base.pak", {"keep.txt": b"k"})
+    modded = build(tmp_path / "mod.pak", {"keep.txt": b"k", "noise.bin": random_bytes, "text.txt": text})
+    gamepak.patch.make(base, modded, tmp_path / "p.gpatch")
+    with zipfile.ZipFile(tmp_path / "p.gpatch") as patch:
+        methods = {
+            info.file_size: info.compress_type for info in patch.infolist() if info.filename.startswith("blobs/")
+        }
+    assert methods == {len(random_bytes): zipfile.ZIP_STORED, len(text): zipfile.ZIP_DEFLATED}
+    gamepak.patch.apply(base, [tmp_path / "p.gpatch"])
+    assert contents(base) == {"keep.txt": b"k", "noise.bin": random_bytes, "text.txt": text}

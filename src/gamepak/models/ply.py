@@ -150,9 +150,11 @@ def read(data: bytes, *, name: str = "", path: str | None = None) -> Mesh:
             texcoords = np.stack([vertex[u_name], 1.0 - vertex[v_name].astype(np.float64)], axis=1)
             break
     face = tables.get("face", {})
-    polygons = face.get("vertex_indices", face.get("vertex_index"))
-    if isinstance(polygons, np.ndarray) and polygons.ndim == 1 and polygons.dtype != object:
-        raise ModelError(f"{label}: the faces' vertex_indices is one number per face, not a list property")
+    index_name = "vertex_indices" if "vertex_indices" in face else "vertex_index"
+    polygons = face.get(index_name)
+    declared = {prop[0]: prop for element in elements if element["name"] == "face" for prop in element["properties"]}
+    if polygons is not None and declared[index_name][2] is None:
+        raise ModelError(f"{label}: the faces' {index_name} is one number per face, not a list property")
     triangles = _triangles(polygons, positions, label) if polygons is not None else np.zeros((0, 3), np.int64)
     if triangles.size and (triangles.min() < 0 or triangles.max() >= len(positions)):
         raise ModelError(f"{label}: a face index is past the {len(positions)} vertices")

@@ -53,17 +53,21 @@ def write_patch(
         with os.fdopen(os.dup(fd), "wb") as handle, zipfile.ZipFile(handle, "w") as zip_file:
             zip_file.writestr(MANIFEST_NAME, json.dumps(manifest, indent=1), zipfile.ZIP_DEFLATED)
             for name, data in blobs.items():
-                # Deltas are zstd frames already; raw members are left to deflate.
-                stored = not deflate or name in deltas
-                method = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+                # Deltas are zstd frames already; raw members are deflated when that pays.
                 if isinstance(data, bytes):
-                    zip_file.writestr(name, data, method)
+                    stored = not deflate or name in deltas or not compresses(data)
+                    zip_file.writestr(name, data, zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED)
                     continue
+                chunks = iter(data.chunks())
+                first = next(chunks, b"")
+                stored = not deflate or name in deltas or not compresses(first)
                 # As writestr makes it; the declared size picks ZIP64 where it needs it.
                 info = zipfile.ZipInfo(name, time.localtime(time.time())[:6])
-                info.compress_type, info.file_size, info.external_attr = method, data.size, 0o600 << 16
+                info.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+                info.file_size, info.external_attr = data.size, 0o600 << 16
                 with zip_file.open(info, "w") as entry:
-                    for chunk in data.chunks():
+                    entry.write(first)
+                    for chunk in chunks:
                         entry.write(chunk)
 
     write_via_temporary(path, fill, overwrite=overwrite)
@@ -71,3 +75,20 @@ def write_patch(
 
 def _delta_blobs(operations: list[Operation]) -> set[str]:
     return {operation.blob for operation in operations if operation.encoding == "zstd-delta" and operation.blob}
+
+
+# Blobs are deflated unless a sample of their start shrinks by less than this: already
+# compressed data (textures, sounds, new random bytes) costs deflate seconds per 100 MB to save
+# nothing, and is stored as it is.
+SAMPLE_BYTES = 256 << 10
+WORTH_DEFLATING = 0.97
+
+
+def compresses(data: bytes) -> bool:
+    """Whether deflating `data` (judged on its first `SAMPLE_BYTES`) saves enough to pay."""
+    import zlib
+
+    sample = data[:SAMPLE_BYTES]
+    if len(sample) < 4096:
+        return True  # too little to judge, and cheap either way
+    return len(zlib.compress(sample, 1)) < len(sample) * WORTH_DEFLATING
