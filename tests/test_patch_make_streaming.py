@@ -371,3 +371,27 @@ def test_blobs_that_do_not_compress_are_stored_and_the_rest_deflated(
     assert methods == {len(random_bytes): zipfile.ZIP_STORED, len(text): zipfile.ZIP_DEFLATED}
     gamepak.patch.apply(base, [tmp_path / "p.gpatch"])
     assert contents(base) == {"keep.txt": b"k", "noise.bin": random_bytes, "text.txt": text}
+
+
+def test_the_same_changes_make_the_same_patch_file_whenever_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A patch's zip entries carry zip's earliest time, not the clock's, so making it again later
+    gives the same bytes (a mod's checksum stays put); SOURCE_DATE_EPOCH sets another time."""
+    import zipfile
+
+    base = build(tmp_path / "base.pak", {"a.txt": b"a" * 999, "b.txt": b"b"})
+    modded = build(tmp_path / "mod.pak", {"a.txt": b"A" * 999, "c.txt": noise(3, 5000)})
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    made = []
+    for number, clock in enumerate((1_700_000_000.0, 1_800_000_000.0)):
+        monkeypatch.setattr(time, "time", lambda clock=clock: clock)
+        gamepak.patch.make(base, modded, tmp_path / f"p{number}.gpatch")
+        made.append((tmp_path / f"p{number}.gpatch").read_bytes())
+    assert made[0] == made[1]
+    with zipfile.ZipFile(tmp_path / "p0.gpatch") as patch:
+        assert {info.date_time for info in patch.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    gamepak.patch.make(base, modded, tmp_path / "dated.gpatch")
+    with zipfile.ZipFile(tmp_path / "dated.gpatch") as patch:
+        assert {info.date_time for info in patch.infolist()} == {(2023, 11, 14, 22, 13, 20)}

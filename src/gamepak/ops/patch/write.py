@@ -36,7 +36,6 @@ def write_patch(
     """Write a patch file atomically: the manifest, then each blob (raw blobs deflated unless
     `deflate=False`: undo records favour speed; a `StreamedBlob` is never held whole)."""
     import json
-    import time
     import zipfile
 
     from ...core.atomic import write_via_temporary
@@ -49,28 +48,52 @@ def write_patch(
 
     deltas = _delta_blobs(operations)
 
+    stamp = entry_time()
+
+    def entry(name: str, stored: bool, size: int) -> zipfile.ZipInfo:
+        info = zipfile.ZipInfo(name, stamp)
+        info.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+        # The declared size picks ZIP64 where a streamed entry needs it.
+        info.file_size, info.external_attr = size, 0o600 << 16
+        return info
+
     def fill(fd: int) -> None:
         with os.fdopen(os.dup(fd), "wb") as handle, zipfile.ZipFile(handle, "w") as zip_file:
-            zip_file.writestr(MANIFEST_NAME, json.dumps(manifest, indent=1), zipfile.ZIP_DEFLATED)
+            text = json.dumps(manifest, indent=1).encode("utf-8")
+            zip_file.writestr(entry(MANIFEST_NAME, False, len(text)), text)
             for name, data in blobs.items():
                 # Deltas are zstd frames already; raw members are deflated when that pays.
                 if isinstance(data, bytes):
                     stored = not deflate or name in deltas or not compresses(data)
-                    zip_file.writestr(name, data, zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED)
+                    zip_file.writestr(entry(name, stored, len(data)), data)
                     continue
                 chunks = iter(data.chunks())
                 first = next(chunks, b"")
                 stored = not deflate or name in deltas or not compresses(first)
-                # As writestr makes it; the declared size picks ZIP64 where it needs it.
-                info = zipfile.ZipInfo(name, time.localtime(time.time())[:6])
-                info.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
-                info.file_size, info.external_attr = data.size, 0o600 << 16
-                with zip_file.open(info, "w") as entry:
-                    entry.write(first)
+                with zip_file.open(entry(name, stored, data.size), "w") as entry_file:
+                    entry_file.write(first)
                     for chunk in chunks:
-                        entry.write(chunk)
+                        entry_file.write(chunk)
 
     write_via_temporary(path, fill, overwrite=overwrite)
+
+
+# Zip's earliest time: every entry of a patch carries it, so the same changes make the same
+# file whenever they are made (a mod's checksum stays put); SOURCE_DATE_EPOCH, where set, wins.
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def entry_time() -> tuple[int, int, int, int, int, int]:
+    """The time a patch's zip entries carry: SOURCE_DATE_EPOCH (UTC) when set and valid, else
+    `ZIP_EPOCH`."""
+    import time
+
+    seconds = os.environ.get("SOURCE_DATE_EPOCH", "")
+    if seconds.isdigit() and len(seconds) <= 12:
+        stamp = time.gmtime(int(seconds))
+        if 1980 <= stamp.tm_year <= 2107:  # what a zip entry's date can hold
+            return (stamp.tm_year, stamp.tm_mon, stamp.tm_mday, stamp.tm_hour, stamp.tm_min, stamp.tm_sec)
+    return ZIP_EPOCH
 
 
 def _delta_blobs(operations: list[Operation]) -> set[str]:
