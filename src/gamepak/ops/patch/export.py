@@ -10,6 +10,11 @@ already understands, instead of a gamepak patch file.
   are copied under their paths.
 - `modinfo` (Red Faction Guerrilla): a SyncFaction modinfo.xml mod whose table edits merge with
   other mods (export_modinfo.py).
+
+`pak` and `syncfaction` copy each member and file from the modded copy as a stream, as the pack
+writers copy members (`_Modded`): memory stays bounded whatever the number and size of the
+changes. `modinfo` reads the members it ships whole (`_modded_bytes`): tables, and the few
+files a table mod replaces.
 """
 
 from __future__ import annotations
