@@ -7,14 +7,20 @@ makes a delta against (`container.MAX_DELTA_BASE_BYTES`), so the blobs are raw, 
 bytes would be anyway, and no level-19 delta of noise takes minutes. Each make is a whole
 `python -m gamepak` process started by GNU time (its own peak RSS), writing a fresh patch.
 `--compare-src DIR` alternates with another source tree (e.g. an export of main's `src`), so
-before and after come from the same rounds.
+before and after come from the same rounds, and checks both wrote the same bytes.
+
+`--as pak` / `--as syncfaction` time `patch make --as` instead (an override pak; a SyncFaction
+mod folder, from the folders only, and from two folders holding the PAKs): the changed members
+and files copied into the mod.
 
     python benchmarks/bench_patch_make_memory.py [--count 8] [--member-mib 64] [--rounds 3] [--compare-src DIR]
+        [--as pak|syncfaction]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import random
 import shutil
@@ -35,8 +41,8 @@ def noise(seed: int, size: int) -> bytes:
     return random.Random(seed).randbytes(size)
 
 
-def make_cases(work: Path, count: int, size: int) -> list[tuple[str, Path, Path]]:
-    """(label, base, modded) for the PAKs and the folders."""
+def make_cases(work: Path, count: int, size: int, with_packed_folders: bool) -> list[tuple[str, Path, Path]]:
+    """(label, base, modded) for the PAKs and the folders (and folders holding the PAKs)."""
     import gamepak
 
     folders = {side: work / side for side in ("base", "modded")}
@@ -50,27 +56,57 @@ def make_cases(work: Path, count: int, size: int) -> list[tuple[str, Path, Path]
             (folders["base"] / "data" / f"part{index}.bin").write_bytes(old)
             (folders["modded"] / "data" / f"part{index}.bin").write_bytes(new)
     mib = size // MIB
-    return [
+    cases = [
         (f"PAK, {count} members of {mib} MiB differ", work / "base.pak", work / "modded.pak"),
         (f"folder, {count} plain files of {mib} MiB differ", folders["base"], folders["modded"]),
     ]
+    if with_packed_folders:
+        # Game folders holding a pack, for a mod folder of members: flat names, as RFG's packs
+        # have (export takes the first part of a name with '/' for a nested pack).
+        packed = {side: work / f"packed-{side}" / "data" / "misc.pak" for side in ("base", "modded")}
+        for path in packed.values():
+            path.parent.mkdir(parents=True)
+        with gamepak.create(packed["base"]) as base, gamepak.create(packed["modded"]) as modded:
+            for index in range(count):
+                base.add(f"part{index}.bin", noise(index, size))
+                modded.add(f"part{index}.bin", noise(1000 + index, size))
+        label = f"folder, a PAK's {count} members of {mib} MiB differ"
+        cases.append((label, work / "packed-base", work / "packed-modded"))
+    return cases
 
 
-def make(src: Path, base: Path, modded: Path, output: Path) -> tuple[float, float]:
-    """(seconds, peak RSS in MiB) of one `gamepak patch make` run from the source tree `src`."""
+def digest(output: Path) -> str:
+    """The sha256 of a file, or of a folder's files (paths and bytes, in path order)."""
+    hashed = hashlib.sha256()
+    files = sorted(path for path in output.rglob("*") if path.is_file()) if output.is_dir() else [output]
+    for path in files:
+        hashed.update(path.relative_to(output).as_posix().encode() + b"\0")
+        with path.open("rb") as handle:
+            hashed.update(hashlib.file_digest(handle, "sha256").digest())
+    return hashed.hexdigest()
+
+
+def make(src: Path, base: Path, modded: Path, output: Path, kind: str | None) -> tuple[float, float, str]:
+    """(seconds, peak RSS in MiB, sha256 of what it wrote) of one `gamepak patch make` run (as
+    `kind`, when given) from the source tree `src`."""
     report = SCRATCH / "patch-make-memory-rss.txt"
     command = [sys.executable, "-m", "gamepak", "patch", "make", str(base), str(modded), "-o", str(output)]
-    output.unlink(missing_ok=True)
+    if kind is not None:
+        command += ["--as", kind]
+    shutil.rmtree(output, ignore_errors=True) if output.is_dir() else output.unlink(missing_ok=True)
     start = time.perf_counter()
-    subprocess.run(
+    finished = subprocess.run(
         ["/usr/bin/time", "-f", "%M", "-o", str(report), *command],
-        check=True,
         stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,  # `--as` reports what it wrote: only a failure's message is shown
         env={**os.environ, "PYTHONPATH": str(src)},
     )
     seconds = time.perf_counter() - start
-    output.unlink()  # tmpfs is memory: one patch at a time
-    return seconds, int(report.read_text().split()[-1]) / 1024
+    if finished.returncode:
+        raise SystemExit(f"{' '.join(command)} failed:\n{finished.stderr.decode(errors='replace')}")
+    written = digest(output)
+    shutil.rmtree(output) if output.is_dir() else output.unlink()  # tmpfs is memory: one output at a time
+    return seconds, int(report.read_text().split()[-1]) / 1024, written
 
 
 def main() -> None:
@@ -79,6 +115,7 @@ def main() -> None:
     parser.add_argument("--member-mib", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--compare-src", type=Path, help="another source tree to alternate with (e.g. main's)")
+    parser.add_argument("--as", dest="kind", choices=("pak", "syncfaction"), help="time `patch make --as KIND`")
     arguments = parser.parse_args()
     if not os.path.exists("/usr/bin/time"):
         raise SystemExit("GNU time (/usr/bin/time) is needed for each command's own peak RSS")
@@ -88,15 +125,22 @@ def main() -> None:
         sources = {"compared": arguments.compare_src.resolve(), **sources}
     try:
         size = arguments.member_mib * MIB + PAST_DELTA_LIMIT
-        for label, base, modded in make_cases(work, arguments.count, size):
-            results: dict[str, list[tuple[float, float]]] = {name: [] for name in sources}
+        output = work / {None: "p.gpatch", "pak": "pak1.pak", "syncfaction": "mymod"}[arguments.kind]
+        for label, base, modded in make_cases(work, arguments.count, size, arguments.kind == "syncfaction"):
+            if arguments.kind == "syncfaction" and not base.is_dir():
+                continue  # a SyncFaction mod is made from two game folders
+            if arguments.kind is not None:
+                label = f"--as {arguments.kind}: {label}"
+            results: dict[str, list[tuple[float, float, str]]] = {name: [] for name in sources}
             for _ in range(arguments.rounds):
                 for name, src in sources.items():
-                    results[name].append(make(src, base, modded, work / "p.gpatch"))
+                    results[name].append(make(src, base, modded, output, arguments.kind))
+            if arguments.kind is not None and len({run[2] for runs in results.values() for run in runs}) != 1:
+                raise SystemExit(f"{label}: the source trees wrote different bytes")
             for name, runs in results.items():
                 seconds = statistics.median(run[0] for run in runs)
                 peak = max(run[1] for run in runs)
-                print(f"{label:45} {name:10} {seconds:6.2f} s (median of {len(runs)})  peak RSS {peak:7.1f} MiB")
+                print(f"{label:60} {name:10} {seconds:6.2f} s (median of {len(runs)})  peak RSS {peak:7.1f} MiB")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

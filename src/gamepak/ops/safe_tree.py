@@ -36,7 +36,7 @@ from .copier import write_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 _FOLDER = os.O_RDONLY | flag("O_CLOEXEC") | flag("O_DIRECTORY") | flag("O_NOFOLLOW")
@@ -443,15 +443,16 @@ def write_plan(plan: Plan, verb: str, fill: Callable[[TreeWriter], None]) -> Non
         writer.close()
 
 
-def replace_folder(output: str, files: dict[str, bytes]) -> None:
-    """A folder holding exactly `files` (relative `/` path -> bytes) at `output`, such as a mod
+def replace_folder(output: str, files: Mapping[str, bytes | Callable[[int], object]]) -> None:
+    """A folder holding exactly `files` (relative `/` path -> bytes, or a function writing them
+    to a file descriptor: a large file copied as a stream) at `output`, such as a mod
     `patch make --as` writes: built in a temporary folder beside it and renamed into place, so a
     failure leaves no half folder (the next run removes a temporary a killed one left); an
     existing `output` (the caller's --overwrite) goes only once the new one is in place. Every
     path is checked by extraction's rule first."""
     import shutil
 
-    from ..core.atomic import remove_stale_temporaries, temporary_name, write_bytes
+    from ..core.atomic import remove_stale_temporaries, temporary_name, write_bytes, write_via_temporary
     from ..core.names import safe_parts
 
     parent, base = os.path.split(os.path.abspath(output))
@@ -462,7 +463,10 @@ def replace_folder(output: str, files: dict[str, bytes]) -> None:
         for relative, data in files.items():
             target = os.path.join(building, *planned[relative])
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            write_bytes(target, data, overwrite=True)
+            if isinstance(data, bytes):
+                write_bytes(target, data, overwrite=True)
+            else:
+                write_via_temporary(target, data, overwrite=True)
         if os.path.exists(output):
             old = os.path.join(parent, temporary_name(base))
             os.replace(output, old)
