@@ -582,6 +582,8 @@ def test_members_read_over_and_over_are_refused_before_anything_is_written(
     code, _, err = in_process_cli("extract", str(bomb), "-o", str(tmp_path / "out"))
     assert code == 1 and "bomb.pak" in err and "more than once" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+    code, _, err = in_process_cli("verify", str(bomb))  # said before anyone extracts it
+    assert code == 0 and "warning: " in err and "extract refuses the whole archive: members share" in err
     with gamepak.open(bomb) as archive:
         archive.extractall(tmp_path / "two", members=["f1.bin", "f2.bin"])
     assert (tmp_path / "two" / "f2.bin").read_bytes() == data

@@ -427,6 +427,10 @@ class Archive:
                         member=entry.name,
                     )
                 )
+        try:
+            self.check_shared_bytes(self.infolist())
+        except CorruptArchiveError as exc:  # as `extract` of every member would refuse it
+            problems.append(Problem(f"extract refuses the whole archive: {exc.reason}", severity="warning"))
         extra = self.unheld_bytes()
         if extra:
             problems.append(
