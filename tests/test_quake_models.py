@@ -443,3 +443,20 @@ def test_mdl_frame_intervals_that_are_nan_or_infinite_keep_the_glb_json() -> Non
     _, blob = glb_parts(glb)
     times = accessor(document, blob, document["animations"][0]["samplers"][0]["input"])
     assert times.ravel().tolist() == pytest.approx([0.0, 0.1, 0.2])  # 0.1 s a pose without a usable interval
+
+
+def test_ls_and_extract_of_a_map_say_where_its_contents_come_out(tmp_path: Path) -> None:
+    """A BSP opens as a table with no members: `ls` and `extract` find nothing, and say (on
+    stderr, so `ls --json` stays JSON) which commands take its textures, geometry and lumps."""
+    path = tmp_path / "m.bsp"
+    path.write_bytes(bsp_bytes())
+    code, out, err = in_process_cli("ls", str(path), "--json")
+    assert code == 0 and json.loads(out) == []
+    assert "m.bsp holds no members: its textures come out with `gamepak texture export`" in err
+    code, _, err = in_process_cli("extract", str(path), "-o", str(tmp_path / "out"))
+    assert code == 0 and "extracted 0 members" in err and "`gamepak model export`" in err
+    pak = tmp_path / "p.pak"
+    with gamepak.create(pak) as writer:
+        writer.add("a.txt", b"a")
+    code, _, err = in_process_cli("ls", str(pak))
+    assert code == 0 and "holds no members" not in err

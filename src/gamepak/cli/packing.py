@@ -129,6 +129,8 @@ def run_extract(args: argparse.Namespace) -> None:
             }
         )
     summary(f"extracted {extracted} member{'s' if extracted != 1 else ''} to {args.output}")
+    if not extracted and opened.contents_hint:
+        note(f"{args.archive} holds no members: {opened.contents_hint}")
 
 
 def run_create(args: argparse.Namespace) -> None:

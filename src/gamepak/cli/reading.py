@@ -90,8 +90,11 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 def run_ls(args: argparse.Namespace) -> None:
     with open_input(args.archive, args.format_name) as opened:
         text = ls_text(opened, as_json=args.as_json, long_format=args.long_format, recursive=args.recursive)
+        hint = opened.contents_hint if not len(opened) else None
     if text:
         write_text(text)
+    if hint:
+        note(f"{args.archive} holds no members: {hint}")
 
 
 def _rows(archive: Archive, recursive: bool) -> list[dict[str, Any]]:

@@ -144,6 +144,9 @@ class Archive:
     # the members after a removed one, and cannot rename. Such a member also answers to the
     # name `extract` gives it ("0.png": the number and the type its bytes show), in every verb.
     positional_names: ClassVar[bool] = False
+    # For a format whose files hold no members (a map's lumps, a string table): where what it
+    # holds comes out instead, said when `ls` or `extract` find nothing.
+    contents_hint: ClassVar[str | None] = None
     _by_extracted: dict[str, Entry] | None = None
 
     def __init__(self, file: PathOrFile, *, name: str | None = None) -> None:

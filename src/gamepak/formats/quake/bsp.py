@@ -345,6 +345,10 @@ class Reader(Archive):
     (a table with no members)."""
 
     format_name = "bsp"
+    contents_hint = (
+        "its textures come out with `gamepak texture export`, its geometry with `gamepak model export`, "
+        "its lumps with `gamepak info`"
+    )
 
     def _load(self) -> None:
         if self._source.size > MAX_FILE:

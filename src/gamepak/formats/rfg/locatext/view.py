@@ -19,6 +19,7 @@ class Reader(Archive):
     """An `.rfglocatext` opened for `info` and `verify`: a string table with no members."""
 
     format_name = "rfglocatext"
+    contents_hint = "its strings come out with `gamepak text export` and go back with `gamepak text import`"
 
     def _load(self) -> None:
         size = self._source.size
