@@ -451,6 +451,11 @@ def test_ply_faces_whose_indices_are_not_a_list_are_refused() -> None:
     )
     with pytest.raises(ModelError, match="vertex_indices is one number per face, not a list property"):
         ply.read(text)
+    # Found by fuzz_read_model: an index past 64 bits let numpy's OverflowError out.
+    huge = text.replace(b"property int vertex_indices", b"property list uchar int vertex_indices")
+    huge = huge.replace(b"\n2\n", b"\n3 0 1 " + b"6" * 30 + b"\n")
+    with pytest.raises(ModelError, match="PLY element 'face' is truncated or malformed"):
+        ply.read(huge)
     # A list property with no faces at all is still a list: an empty model reads back.
     empty = Mesh.from_vertices(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.int64))
     assert ply.read(models.dumps(empty, "ply")).face_count == 0

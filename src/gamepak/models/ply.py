@@ -244,11 +244,12 @@ def _ascii_element(element: dict[str, Any], tokens: list[bytes], cursor: int, la
                     cursor += 1
                 else:
                     length = int(tokens[cursor])
-                    columns[name].append(np.array([int(token) for token in tokens[cursor + 1 : cursor + 1 + length]]))
+                    items = tokens[cursor + 1 : cursor + 1 + length]
+                    columns[name].append(np.array([int(token) for token in items], dtype=np.int64))
                     if len(columns[name][-1]) != length:
                         raise IndexError
                     cursor += 1 + length
-    except (IndexError, ValueError):
+    except (IndexError, ValueError, OverflowError):  # OverflowError: an index past 64 bits
         raise ModelError(f"{label}: PLY element {element['name']!r} is truncated or malformed") from None
     return {
         name: (np.array(values) if not values or np.ndim(values[0]) == 0 else values)
