@@ -375,10 +375,15 @@ def test_the_scratch_budget_refuses_before_anything_is_written(tmp_path: Path, m
     target, patch = _adds_only(tmp_path, 4, 200 * KIB)
     before = target.read_bytes()
     monkeypatch.setattr(scratch, "MEMORY_BYTES", KIB)
-    with limits(scratch=500 * KIB), pytest.raises(PatchError, match="scratch space"):
+    with limits(scratch=500 * KIB), pytest.raises(PatchError, match="scratch space.*--allow-large lifts this"):
         gamepak.patch.apply(target, [patch])
     assert target.read_bytes() == before
     assert strays(target.parent) == []
+    # The scratch folder is beside the target, on its disk: --allow-large lifts its budget.
+    with limits(scratch=500 * KIB, allow_large=True):
+        gamepak.patch.apply(target, [patch])
+    assert target.read_bytes() != before
+    assert [path for path in strays(target.parent) if ".apply." in path] == []
 
 
 @pytest.mark.parametrize("next_command", ["check", "apply", "revert"])

@@ -46,12 +46,16 @@ class ScratchFiles:
     made: it may be used from a worker thread, which does not see the caller's `limits`); the
     folder is removed when closed. A blob source (`container.BlobSource`): its keys are the files' paths."""
 
-    def __init__(self, parent: str | None = None, base: str = "xdelta", budget: int | None = None) -> None:
-        from .limits import current
+    def __init__(
+        self, parent: str | None = None, base: str = "xdelta", budget: int | None = None, advice: str | None = None
+    ) -> None:
+        from .limits import ALLOW_LARGE_ADVICE, current
 
         self.parent = parent
         self.base = base
         self.budget = current().scratch if budget is None else budget
+        # How to raise the budget, for the refusal.
+        self.advice = advice or f"{ALLOW_LARGE_ADVICE} only per file, free the scratch budget with limits(scratch=...)"
         self.folder: str | None = None
         self.used = 0
         self.count = 0
@@ -60,14 +64,11 @@ class ScratchFiles:
     def new_path(self, name: str, size: int) -> str:
         """A fresh path in the folder for a file of `size` bytes; PatchError naming `name` when
         the files would need more than the budget."""
-        from .limits import ALLOW_LARGE_ADVICE
-
         with self._lock:
             if self.used + size > self.budget:
                 raise PatchError(
                     f"{name}: decoding it needs {self.used + size} bytes of scratch space in all, more than "
-                    f"{self.budget}; {ALLOW_LARGE_ADVICE} only per file, free the scratch budget with "
-                    "limits(scratch=...)"
+                    f"{self.budget}; {self.advice}"
                 )
             if self.folder is None:
                 from ...core.atomic import temporary_folder
@@ -145,7 +146,19 @@ class NewContent:
     removes the scratch files; until then the paths stay valid."""
 
     def __init__(self, target: str) -> None:
-        self.files = ScratchFiles(scratch_parent(target), f"{os.path.basename(os.path.abspath(target))}.apply")
+        import sys
+
+        from .limits import ALLOW_LARGE_ADVICE, current
+
+        # Beside the target, on its disk (not memory): --allow-large lifts the scratch budget,
+        # as it lifts the outputs' own; the disk's free space is then the limit.
+        budget = sys.maxsize if current().allow_large else None
+        self.files = ScratchFiles(
+            scratch_parent(target),
+            f"{os.path.basename(os.path.abspath(target))}.apply",
+            budget,
+            f"{ALLOW_LARGE_ADVICE} (the scratch folder is beside the target, on its disk)",
+        )
         self.held = 0
         self._lock = threading.Lock()
 
