@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 from pathlib import Path
 
 import pytest
@@ -19,24 +18,7 @@ from gamepak.ops.patch import export as export_module
 
 from conftest import pack_members as contents
 from conftest import write_pack as build
-
-KIB = 1 << 10
-MIB = 1 << 20
-
-
-def noise(seed: int, size: int) -> bytes:
-    return random.Random(seed).randbytes(size)
-
-
-def _peak_while(action: object) -> int:
-    import tracemalloc
-
-    tracemalloc.start()
-    try:
-        action()  # type: ignore[operator]
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+from streaming_helpers import KIB, MIB, noise, peak_while
 
 
 @pytest.fixture
@@ -69,7 +51,7 @@ def test_an_override_pak_of_large_members_is_copied_as_streams(tmp_path: Path) -
     count, size = 8, 2 * MIB
     base, modded, want = _changed_paks(tmp_path / "in", count, size)
     out = tmp_path / "pak1.pak"
-    peak = _peak_while(lambda: export_module.export(base, modded, out, "pak"))
+    peak = peak_while(lambda: export_module.export(base, modded, out, "pak"))
     # Measured 1.4 MiB (16.4 MiB before).
     assert peak < count * size // 4, f"peak {peak / MIB:.1f} MiB"
     # The same bytes as a pak written from the members held whole, in the same order.
@@ -111,7 +93,7 @@ def test_a_syncfaction_mod_of_large_members_and_files_is_copied_as_streams(
     count, size = 8, 2 * MIB
     base, modded = _game_folders(tmp_path / "in", count, size)
     out = tmp_path / "mymod"
-    peak = _peak_while(lambda: export_module.export(base, modded, out, "syncfaction"))
+    peak = peak_while(lambda: export_module.export(base, modded, out, "syncfaction"))
     # Measured 4.5 MiB (34.5 MiB before), most of it the comparison's (the nested pack).
     assert peak < 2 * count * size // 4, f"peak {peak / MIB:.1f} MiB"
     monkeypatch.undo()  # members may be read whole again: to check the mod's bytes

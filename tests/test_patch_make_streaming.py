@@ -6,7 +6,6 @@ whole), the patch is the same bytes whatever the budget, and no scratch folder o
 from __future__ import annotations
 
 import os
-import random
 import signal
 import sys
 import time
@@ -16,34 +15,15 @@ import pytest
 
 import gamepak
 from gamepak.core.archive import Archive
-from gamepak.core.atomic import is_temporary_name
 from gamepak.errors import GamepakError, OutputExistsError
 from gamepak.ops.patch import scratch  # (imports the `make` module too)
 
 from conftest import pack_members as contents
 from conftest import write_pack as build
+from streaming_helpers import KIB, MIB, noise, peak_while, strays, touched
 
-KIB = 1 << 10
-MIB = 1 << 20
 # `gamepak.ops.patch.make` is the function; the module is in sys.modules.
 MAKE = sys.modules["gamepak.ops.patch.make"]
-
-
-def noise(seed: int, size: int) -> bytes:
-    return random.Random(seed).randbytes(size)
-
-
-def touched(data: bytes) -> bytes:
-    """`data` with a few bytes changed: `make` stores it as a zstd delta."""
-    changed = bytearray(data)
-    for offset in range(0, len(changed), 9000):
-        changed[offset] ^= 0x5A
-    return bytes(changed)
-
-
-def strays(*folders: Path) -> list[str]:
-    """gamepak's temporaries (files or scratch folders) in `folders`."""
-    return [name for folder in folders for name in os.listdir(folder) if is_temporary_name(name)]
 
 
 # Replaced members past the delta limit the tests set (256 KiB) are stored raw, the others as
@@ -165,17 +145,6 @@ def _raw_changes(root: Path, count: int, size: int) -> tuple[Path, Path]:
     return build(root / "base.pak", base), build(root / "mod.pak", modded)
 
 
-def _peak_while(action: object) -> int:
-    import tracemalloc
-
-    tracemalloc.start()
-    try:
-        action()  # type: ignore[operator]
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_blobs_over_the_budget_are_never_held_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Twelve 2 MiB members replaced or added (raw): with a 1 KiB budget, make's traced peak stays
     a fraction of their 24 MiB (measured 4.1 MiB; 32.0 MiB before, every blob held until the
@@ -193,7 +162,7 @@ def test_blobs_over_the_budget_are_never_held_whole(tmp_path: Path, monkeypatch:
 
     monkeypatch.setattr(Archive, "read", whole)
     patch = tmp_path / "p.gpatch"
-    peak = _peak_while(lambda: gamepak.patch.make(base, modded, patch))
+    peak = peak_while(lambda: gamepak.patch.make(base, modded, patch))
     assert peak < count * size // 3, f"peak {peak / MIB:.1f} MiB"
     monkeypatch.undo()
     target = tmp_path / "target.pak"
@@ -226,7 +195,7 @@ def test_plain_files_over_the_budget_are_never_held_whole(tmp_path: Path, monkey
         return handle
 
     monkeypatch.setattr("builtins.open", no_whole_reads)
-    peak = _peak_while(lambda: gamepak.patch.make(tmp_path / "base", tmp_path / "mod", tmp_path / "p.gpatch"))
+    peak = peak_while(lambda: gamepak.patch.make(tmp_path / "base", tmp_path / "mod", tmp_path / "p.gpatch"))
     monkeypatch.undo()
     assert peak < count * size // 3, f"peak {peak / MIB:.1f} MiB"
     game = tmp_path / "game"

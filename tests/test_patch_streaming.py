@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import signal
 import zipfile
@@ -16,33 +15,12 @@ from pathlib import Path
 import pytest
 
 import gamepak
-from gamepak.core.atomic import is_temporary_name
 from gamepak.ops.patch import PatchError, scratch
 from gamepak.ops.patch.limits import limits
 
 from conftest import pack_members as contents
 from conftest import write_pack as build
-
-KIB = 1 << 10
-MIB = 1 << 20
-
-
-def noise(seed: int, size: int) -> bytes:
-    return random.Random(seed).randbytes(size)
-
-
-def touched(data: bytes) -> bytes:
-    """`data` with a few bytes changed: `make` stores it as a zstd delta."""
-    changed = bytearray(data)
-    for offset in range(0, len(changed), 9000):
-        changed[offset] ^= 0x5A
-    return bytes(changed)
-
-
-def strays(*folders: Path) -> list[str]:
-    """gamepak's temporaries (files or scratch folders) in `folders`."""
-    return [name for folder in folders for name in os.listdir(folder) if is_temporary_name(name)]
-
+from streaming_helpers import KIB, MIB, noise, peak_while, strays, touched
 
 BASE = {
     "maps/big.bsp": noise(1, 300 * KIB),
@@ -193,17 +171,6 @@ def _adds_only(tmp_path: Path, count: int, size: int) -> tuple[Path, Path]:
     return target, patch
 
 
-def _peak_while(action: object) -> int:
-    import tracemalloc
-
-    tracemalloc.start()
-    try:
-        action()  # type: ignore[operator]
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_outputs_over_the_budget_are_never_held_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Twelve 2 MiB members (decoded on the worker thread, past the undo record's delta size):
     with a 1 KiB budget the apply's traced peak stays a fraction of their 24 MiB (a few 1 MiB
@@ -219,7 +186,7 @@ def test_outputs_over_the_budget_are_never_held_whole(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(Patch, "target_bytes", whole)
     monkeypatch.setattr(Patch, "decode", whole)
-    peak = _peak_while(lambda: gamepak.patch.apply(target, [patch]))
+    peak = peak_while(lambda: gamepak.patch.apply(target, [patch]))
     assert contents(target) == contents(tmp_path / "mod.pak")
     assert peak < count * size // 3, f"peak {peak / MIB:.1f} MiB"
     assert strays(target.parent) == []
@@ -257,7 +224,7 @@ def test_old_members_over_the_budget_are_streamed_into_the_undo_record(tmp_path:
     old bytes kept)."""
     count, size = 16, 2 * MIB
     target, patch, _ = _replaces(tmp_path, count, size)
-    peak = _peak_while(lambda: gamepak.patch.apply(target, [patch]))
+    peak = peak_while(lambda: gamepak.patch.apply(target, [patch]))
     assert contents(target) == contents(tmp_path / "mod.pak")
     assert peak < count * size // 3, f"peak {peak / MIB:.1f} MiB"
     with zipfile.ZipFile(Path(f"{target}.gamepak-undo") / "1-1.gpatch") as undo:
@@ -282,7 +249,7 @@ def test_reverse_deltas_past_the_budget_are_not_held_until_the_undo_record_is_wr
     target = tmp_path / "target" / "target.pak"
     target.parent.mkdir()
     shutil.copy(base, target)
-    peak = _peak_while(lambda: gamepak.patch.apply(target, [tmp_path / "p.gpatch"]))
+    peak = peak_while(lambda: gamepak.patch.apply(target, [tmp_path / "p.gpatch"]))
     assert contents(target) == changed
     assert peak < count * size // 4, f"peak {peak / MIB:.1f} MiB"
     with open(target, "ab") as handle:
