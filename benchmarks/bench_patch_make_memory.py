@@ -21,24 +21,16 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
-import random
 import shutil
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from _common import SCRATCH, scratch
+from _common import noise, print_runs, run_with_peak, scratch, source_trees
 
 MIB = 1 << 20
 PAST_DELTA_LIMIT = 64 << 10  # added to each member's size: past MAX_DELTA_BASE_BYTES
 HERE = Path(__file__).resolve().parents[1] / "src"
-
-
-def noise(seed: int, size: int) -> bytes:
-    return random.Random(seed).randbytes(size)
 
 
 def make_cases(work: Path, count: int, size: int, with_packed_folders: bool) -> list[tuple[str, Path, Path]]:
@@ -89,24 +81,17 @@ def digest(output: Path) -> str:
 def make(src: Path, base: Path, modded: Path, output: Path, kind: str | None) -> tuple[float, float, str]:
     """(seconds, peak RSS in MiB, sha256 of what it wrote) of one `gamepak patch make` run (as
     `kind`, when given) from the source tree `src`."""
-    report = SCRATCH / "patch-make-memory-rss.txt"
     command = [sys.executable, "-m", "gamepak", "patch", "make", str(base), str(modded), "-o", str(output)]
     if kind is not None:
         command += ["--as", kind]
     shutil.rmtree(output, ignore_errors=True) if output.is_dir() else output.unlink(missing_ok=True)
-    start = time.perf_counter()
-    finished = subprocess.run(
-        ["/usr/bin/time", "-f", "%M", "-o", str(report), *command],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,  # `--as` reports what it wrote: only a failure's message is shown
-        env={**os.environ, "PYTHONPATH": str(src)},
-    )
-    seconds = time.perf_counter() - start
+    # `--as` reports what it wrote: only a failure's message is shown.
+    seconds, peak, finished = run_with_peak(command, src, stderr=subprocess.PIPE)
     if finished.returncode:
         raise SystemExit(f"{' '.join(command)} failed:\n{finished.stderr.decode(errors='replace')}")
     written = digest(output)
     shutil.rmtree(output) if output.is_dir() else output.unlink()  # tmpfs is memory: one output at a time
-    return seconds, int(report.read_text().split()[-1]) / 1024, written
+    return seconds, peak, written
 
 
 def main() -> None:
@@ -117,12 +102,8 @@ def main() -> None:
     parser.add_argument("--compare-src", type=Path, help="another source tree to alternate with (e.g. main's)")
     parser.add_argument("--as", dest="kind", choices=("pak", "syncfaction"), help="time `patch make --as KIND`")
     arguments = parser.parse_args()
-    if not os.path.exists("/usr/bin/time"):
-        raise SystemExit("GNU time (/usr/bin/time) is needed for each command's own peak RSS")
     work = scratch("patch-make-memory")
-    sources = {"this tree": HERE}
-    if arguments.compare_src is not None:
-        sources = {"compared": arguments.compare_src.resolve(), **sources}
+    sources = source_trees(HERE, arguments.compare_src)
     try:
         size = arguments.member_mib * MIB + PAST_DELTA_LIMIT
         output = work / {None: "p.gpatch", "pak": "pak1.pak", "syncfaction": "mymod"}[arguments.kind]
@@ -137,10 +118,7 @@ def main() -> None:
                     results[name].append(make(src, base, modded, output, arguments.kind))
             if arguments.kind is not None and len({run[2] for runs in results.values() for run in runs}) != 1:
                 raise SystemExit(f"{label}: the source trees wrote different bytes")
-            for name, runs in results.items():
-                seconds = statistics.median(run[0] for run in runs)
-                peak = max(run[1] for run in runs)
-                print(f"{label:60} {name:10} {seconds:6.2f} s (median of {len(runs)})  peak RSS {peak:7.1f} MiB")
+            print_runs(label, {name: [run[:2] for run in runs] for name, runs in results.items()}, 60)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

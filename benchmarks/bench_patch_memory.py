@@ -13,23 +13,14 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
-import random
 import shutil
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from _common import SCRATCH, scratch
+from _common import noise, print_runs, run_with_peak, scratch, source_trees
 
 MIB = 1 << 20
 HERE = Path(__file__).resolve().parents[1] / "src"
-
-
-def noise(seed: int, size: int) -> bytes:
-    return random.Random(seed).randbytes(size)
 
 
 def make_cases(work: Path, count: int, size: int) -> list[tuple[str, Path, Path]]:
@@ -82,16 +73,9 @@ def fresh(base: Path, target: Path) -> None:
 
 def apply(src: Path, target: Path, patch: Path) -> tuple[float, float]:
     """(seconds, peak RSS in MiB) of one `gamepak patch apply` run from the source tree `src`."""
-    report = SCRATCH / "patch-memory-rss.txt"
     command = [sys.executable, "-m", "gamepak", "patch", "apply", str(target), str(patch)]
-    start = time.perf_counter()
-    subprocess.run(
-        ["/usr/bin/time", "-f", "%M", "-o", str(report), *command],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": str(src)},
-    )
-    return time.perf_counter() - start, int(report.read_text().split()[-1]) / 1024
+    seconds, peak, _ = run_with_peak(command, src, check=True)
+    return seconds, peak
 
 
 def main() -> None:
@@ -101,12 +85,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--compare-src", type=Path, help="another source tree to alternate with (e.g. main's)")
     arguments = parser.parse_args()
-    if not os.path.exists("/usr/bin/time"):
-        raise SystemExit("GNU time (/usr/bin/time) is needed for each command's own peak RSS")
     work = scratch("patch-memory")
-    sources = {"this tree": HERE}
-    if arguments.compare_src is not None:
-        sources = {"compared": arguments.compare_src.resolve(), **sources}
+    sources = source_trees(HERE, arguments.compare_src)
     try:
         for label, base, patch in make_cases(work, arguments.count, arguments.member_mib * MIB):
             target = work / f"target{base.suffix}"
@@ -115,10 +95,7 @@ def main() -> None:
                 for name, src in sources.items():
                     fresh(base, target)
                     results[name].append(apply(src, target, patch))
-            for name, runs in results.items():
-                seconds = statistics.median(run[0] for run in runs)
-                peak = max(run[1] for run in runs)
-                print(f"{label:45} {name:10} {seconds:6.2f} s (median of {len(runs)})  peak RSS {peak:7.1f} MiB")
+            print_runs(label, results, 45)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
