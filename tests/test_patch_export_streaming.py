@@ -11,27 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from gamepak.core.archive import Archive
 from gamepak.core.atomic import is_temporary_name
 from gamepak.errors import GamepakError
 from gamepak.ops.patch import export as export_module
 
 from conftest import pack_members as contents
 from conftest import write_pack as build
-from streaming_helpers import KIB, MIB, noise, peak_while
+from streaming_helpers import KIB, MIB, forbid_whole_reads, noise, peak_while
 
 
 @pytest.fixture
 def no_whole_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any member read whole past 1 KiB fails the test (`Archive.read`: what the export used)."""
-    read = Archive.read
-
-    def whole(archive: Archive, member: object) -> bytes:
-        data = read(archive, member)  # type: ignore[arg-type]
-        assert len(data) <= KIB, f"{member}: read whole"
-        return data
-
-    monkeypatch.setattr(Archive, "read", whole)
+    forbid_whole_reads(monkeypatch)
 
 
 def _changed_paks(root: Path, count: int, size: int) -> tuple[Path, Path, dict[str, bytes]]:

@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 
 import gamepak
-from gamepak.core.archive import Archive
 from gamepak.errors import GamepakError, OutputExistsError
 from gamepak.ops.patch import scratch  # (imports the `make` module too)
 
 from conftest import pack_members as contents
 from conftest import write_pack as build
-from streaming_helpers import KIB, MIB, noise, peak_while, strays, touched
+from streaming_helpers import KIB, MIB, forbid_whole_reads, noise, peak_while, strays, touched
 
 # `gamepak.ops.patch.make` is the function; the module is in sys.modules.
 MAKE = sys.modules["gamepak.ops.patch.make"]
@@ -153,14 +152,7 @@ def test_blobs_over_the_budget_are_never_held_whole(tmp_path: Path, monkeypatch:
     base, modded = _raw_changes(tmp_path / "in", count, size)
     monkeypatch.setattr(MAKE, "MEMORY_BYTES", KIB)
     monkeypatch.setattr(MAKE, "MAX_DELTA_BASE_BYTES", 0)  # no slow level-19 deltas of noise
-    read = Archive.read
-
-    def whole(archive: Archive, member: object) -> bytes:
-        data = read(archive, member)  # type: ignore[arg-type]
-        assert len(data) <= KIB, f"{member}: read whole"
-        return data
-
-    monkeypatch.setattr(Archive, "read", whole)
+    forbid_whole_reads(monkeypatch)
     patch = tmp_path / "p.gpatch"
     peak = peak_while(lambda: gamepak.patch.make(base, modded, patch))
     assert peak < count * size // 3, f"peak {peak / MIB:.1f} MiB"
