@@ -950,7 +950,10 @@ def test_a_ply_property_declared_twice_is_one_clear_error() -> None:
 @given(
     st.lists(
         # Not -0: PLY's reader merges vertices equal as numbers (0 and -0 alike), flipped or not.
-        st.floats(-64, 64, width=32).filter(lambda value: (value == 0 and str(value) == "0.0") or abs(value) >= 2**-30),
+        # Not below 2**-28: 1 - v is a double near 1, on a grid of 2**-52; a float32 v under
+        # 2**-29 has a finer spacing than that grid, so no file storing 1 - v can give it back
+        # bit for bit (hypothesis found -1.3e-9 one ulp off).
+        st.floats(-64, 64, width=32).filter(lambda value: (value == 0 and str(value) == "0.0") or abs(value) >= 2**-28),
         min_size=6,
         max_size=6,
     )
