@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .core.writer import ArchiveWriter
     from .ops import patch as patch
     from .ops import tables as tables
+    from .ops import zones as zones
     from .ops.convert import convert
     from .ops.diff import diff
     from .ops.edit import edit
@@ -58,7 +59,7 @@ _LAZY = {
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, "patch", "tables"})
+    return sorted({*globals(), *_LAZY, "patch", "tables", "zones"})
 
 
 __all__ = [
@@ -101,6 +102,10 @@ def __getattr__(name: str) -> object:
     if name == "tables":  # RFG .xtbl tables: gamepak.tables.open(source)
         module = __import__("gamepak.ops.tables", fromlist=["open"])
         globals()["tables"] = module
+        return module
+    if name == "zones":  # RFG zones and layers: gamepak.zones.open(source)
+        module = __import__("gamepak.ops.zones", fromlist=["open"])
+        globals()["zones"] = module
         return module
     if name in _LAZY:
         function = getattr(__import__(f"gamepak{_LAZY[name]}", fromlist=[name]), name)

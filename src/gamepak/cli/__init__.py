@@ -58,6 +58,9 @@ COMMANDS: dict[str, dict[str, str]] = {
     "gamepak.cli.table": {
         "table": "RFG tables (.xtbl): list, check, export, import",
     },
+    "gamepak.cli.zone": {
+        "zone": "RFG zones and layers: list, export, import, check",
+    },
     "gamepak.cli.patch": {
         "patch": "Make, check, apply and revert mod patches",
     },

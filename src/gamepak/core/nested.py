@@ -136,3 +136,20 @@ def walk(archive: Archive, recursive: bool = True, prefix: str = "") -> Iterator
             if format_name is not None:
                 inner = archive.open_archive(entry, format_name)
                 yield from walk(inner, True, f"{prefix}{entry.name}/")
+
+
+def iter_named(
+    archive: Archive, accept: Callable[[str], bool], prefix: str = ""
+) -> Iterator[tuple[str, Entry, bytes]]:
+    """(member path, entry, bytes) of every member whose name `accept`s, those of one archive
+    read in one pass, then those of the archives nested in it (by their member path)."""
+    entries = archive.infolist()
+    chosen = [entry for entry in entries if accept(entry.name)]
+    if chosen:
+        for entry, chunks in archive.iter_data(chosen):
+            yield prefix + entry.name, entry, b"".join(chunks)
+    nested = nested_formats(archive, [entry for entry in entries if not accept(entry.name)])
+    for entry in entries:
+        if entry.index in nested:
+            with archive.open_archive(entry, nested[entry.index]) as inner:
+                yield from iter_named(inner, accept, f"{prefix}{entry.name}/")

@@ -1,0 +1,383 @@
+"""RFG zones (.rfgzone_pc, .layer_pc): byte layouts from ../shared/specs/rfg-zones.md built by
+hand, byte-exact round trips, object edits, the JSON document, malformed input, the CLI, and
+the 8 real layers of dlcp01_activities.vpp_pc."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gamepak.errors import GamepakError
+from gamepak.formats.rfg.zone.diff import diff
+from gamepak.formats.rfg.zone.document import from_document, to_document
+from gamepak.formats.rfg.zone.model import RELATION_SIZE, ZoneError, ZoneObject, read
+from gamepak.formats.rfg.zone.names import default_names, property_hash
+from gamepak.ops import zones
+
+from conftest import in_process_cli, pack_members, sample, write_pack
+
+NO = 0xFFFFFFFF
+
+
+def prop(type_code: int, name_hash: int, value: bytes, padding: bytes | None = None) -> bytes:
+    """A property record as the spec lays it out: u16 type, u16 size, u32 name hash, value, pad to 4."""
+    pad = padding if padding is not None else bytes(-len(value) % 4)
+    return struct.pack("<HHI", type_code, len(value), name_hash) + value + pad
+
+
+def obj(
+    class_hash: int,
+    handle: int,
+    props: list[bytes],
+    *,
+    parent: int = NO,
+    sibling: int = NO,
+    child: int = NO,
+    num: int = 1,
+    flags: int = 0xFF00,
+    bbox: tuple[float, ...] = (0, 0, 0, 1, 1, 1),
+) -> bytes:
+    """An object record: the 56-byte header, then its property records."""
+    records = b"".join(props)
+    head = struct.pack(
+        "<II6fHHIIIIHH",
+        class_hash,
+        handle,
+        *bbox,
+        flags,
+        56 + len(records),
+        parent,
+        sibling,
+        child,
+        num,
+        len(props),
+        len(records),
+    )
+    return head + records
+
+
+def zone(objects: list[bytes], *, flags: int = 4, relation: bytes | None = None, trailing: bytes = b"") -> bytes:
+    header = struct.pack("<4sIIIII", b"ZONE", 36, len(objects), 0, 0, flags)
+    return header + (relation or b"") + b"".join(objects) + trailing
+
+
+def op_value(x: float, y: float, z: float) -> bytes:
+    return struct.pack("<12f", x, y, z, 1, 0, 0, 0, 1, 0, 0, 0, 1)
+
+
+OBJECT_DUMMY = 0x9F3641D4
+OP, BB = 0xB2600654, 0xF4770951
+
+
+def a_layer() -> bytes:
+    first = obj(
+        OBJECT_DUMMY, 0x78800001, [prop(4, property_hash("dummy_type"), b"crate\0"), prop(5, OP, op_value(1, 2, 3))]
+    )
+    second = obj(
+        OBJECT_DUMMY,
+        0x78800002,
+        [prop(5, property_hash("enabled"), b"\x01"), prop(5, OP, op_value(4, 5, 6))],
+        parent=0x78800001,
+    )
+    return zone([first, second])
+
+
+def test_the_specs_hash_examples() -> None:
+    names = default_names()
+    assert names.class_hash_of("object_dummy") == 0x9F3641D4
+    assert property_hash("op") == 0xB2600654 and property_hash("bb") == 0xF4770951
+    assert property_hash("OP") == property_hash("op")  # names are lower-cased first
+    assert names.class_name(0x9F3641D4) == "object_dummy" and names.property_name(BB) == "bb"
+
+
+def test_a_hand_made_layer_reads_as_the_spec_says() -> None:
+    data = a_layer()
+    parsed = read(data)
+    assert [o.handle for o in parsed.objects] == [0x78800001, 0x78800002]
+    first, second = parsed.objects
+    assert first.class_name() == "object_dummy" and first.position == (1.0, 2.0, 3.0)
+    assert first.value("dummy_type") == "crate" and first.name() == "crate"
+    assert second.value("enabled") is True and second.parent == 0x78800001
+    assert parsed.relation is None and parsed.to_bytes() == data
+
+
+def test_the_relation_section_trailing_bytes_and_odd_values_are_kept() -> None:
+    relation = bytes(range(256)) * (RELATION_SIZE // 256) + bytes(RELATION_SIZE % 256)
+    odd = [
+        prop(4, property_hash("dummy_type"), b"two\0\0"),  # more than one NUL
+        prop(5, property_hash("enabled"), b"\x02"),  # a bool that is not 0/1
+        prop(5, property_hash("spawn_prob"), struct.pack("<f", float("nan"))),
+        prop(7, 0x12345678, b"abc", padding=b"\x09"),  # unknown type, non-zero padding
+        prop(6, property_hash("yellow_triangles"), b""),
+    ]
+    data = zone([obj(OBJECT_DUMMY, 5, odd)], flags=0, relation=relation, trailing=b"tail")
+    parsed = read(data)
+    assert parsed.relation == relation and parsed.trailing == b"tail"
+    assert parsed.to_bytes() == data
+    document = json.loads(json.dumps(to_document(parsed, relation_file="x.relation.bin")))
+    kinds = [p["kind"] for p in document["objects"][0]["properties"]]
+    assert kinds == ["hex", "hex", "hex", "hex", "u16_list"]
+    assert document["objects"][0]["properties"][3]["padding"] == "09"
+    assert from_document(document, "doc", relation).to_bytes() == data
+
+
+@pytest.mark.parametrize(
+    ("data", "offset", "message"),
+    [
+        (b"ZONE" + bytes(10), 0, "24-byte header"),
+        (b"ENOZ" + bytes(20), 0, "signature"),
+        (struct.pack("<4sIIIII", b"ZONE", 35, 0, 0, 0, 4), 4, "version 35"),
+        (struct.pack("<4sIIIII", b"ZONE", 36, 0xFFFFFFFF, 0, 0, 4), 8, "object_count 4294967295"),
+        (struct.pack("<4sIIIII", b"ZONE", 36, 0, 0, 0, 0) + bytes(100), 24, "relation section"),
+    ],
+)
+def test_malformed_headers_are_one_error_naming_the_offset(data: bytes, offset: int, message: str) -> None:
+    with pytest.raises(ZoneError, match=message) as caught:
+        read(data, "bad.layer_pc")
+    assert caught.value.offset == offset and "bad.layer_pc" in str(caught.value)
+
+
+def test_malformed_objects_name_the_object_offset_and_field() -> None:
+    good = obj(OBJECT_DUMMY, 1, [prop(5, OP, op_value(0, 0, 0))])
+    # block_size disagreeing with prop_block_size
+    bad = bytearray(good)
+    struct.pack_into("<H", bad, 34, 57)
+    with pytest.raises(ZoneError, match="object 0: block_size 57"):
+        read(zone([bytes(bad)]))
+    # a property whose size runs past the block
+    bad = bytearray(good)
+    struct.pack_into("<H", bad, 56 + 2, 200)
+    with pytest.raises(ZoneError, match="object 0, property 0: size 200 runs past") as caught:
+        read(zone([bytes(bad)]))
+    assert caught.value.offset == 24 + 56 + 2
+    # prop_count more than the block can hold (checked before reading records)
+    bad = bytearray(good)
+    struct.pack_into("<H", bad, 52, 60000)
+    with pytest.raises(ZoneError, match="prop_count 60000 cannot fit"):
+        read(zone([bytes(bad)]))
+    # records that do not fill prop_block_size
+    bad = bytearray(good[:56]) + good[56:] + bytes(4)
+    struct.pack_into("<H", bad, 34, 56 + 60)  # block_size
+    struct.pack_into("<H", bad, 54, 60)
+    with pytest.raises(ZoneError, match="fill 56 of prop_block_size 60"):
+        read(zone([bytes(bad)]))
+    # the file ends inside an object
+    with pytest.raises(ZoneError, match="runs past the end of the file"):
+        read(zone([good])[:-4] + b"")
+
+
+def test_a_moved_object_changes_only_its_position_bytes() -> None:
+    data = a_layer()
+    parsed = read(data)
+    parsed.objects[1].move_to((40.0, 50.0, 60.0))
+    new = parsed.to_bytes()
+    changed = [index for index in range(len(data)) if data[index] != new[index]]
+    assert len(new) == len(data) and changed
+    op_start = data.index(op_value(4, 5, 6))
+    assert all(op_start <= index < op_start + 12 for index in changed)
+    assert [c.describe() for c in diff(read(data), parsed)] == ["0x78800002: property op changed"]
+
+
+def test_objects_added_get_unique_handles_and_a_referenced_object_cannot_be_removed() -> None:
+    parsed = read(a_layer())
+    added = parsed.add(ZoneObject(OBJECT_DUMMY, 0x78800001))
+    assert added.handle == 0x78800003
+    with pytest.raises(GamepakError, match=r"0x78800001 is referred to by 1 object\(s\) \(0x78800002\)"):
+        parsed.remove(0x78800001)
+    parsed.remove(0x78800002)
+    parsed.remove(0x78800001)
+    again = read(parsed.to_bytes())
+    assert [o.handle for o in again.objects] == [0x78800003]
+    assert [c.describe() for c in diff(read(a_layer()), again)][-1] == "0x78800003: added (object_dummy)"
+
+
+def test_documents_that_do_not_fit_are_refused_naming_object_and_property() -> None:
+    document = to_document(read(a_layer()))
+    broken = json.loads(json.dumps(document))
+    broken["objects"][0]["properties"][1]["value"]["position"] = [1, 2]
+    with pytest.raises(GamepakError, match="doc: object 0: property op: op position must be a list of 3"):
+        from_document(broken, "doc")
+    twice = json.loads(json.dumps(document))
+    twice["objects"][1]["handle"] = twice["objects"][0]["handle"]
+    with pytest.raises(GamepakError, match="used twice"):
+        from_document(twice, "doc")
+    wrong = json.loads(json.dumps(document))
+    wrong["objects"][0]["properties"][0]["type"] = 5
+    with pytest.raises(GamepakError, match="kind string is stored with type 4"):
+        from_document(wrong, "doc")
+    with pytest.raises(GamepakError, match="not a zone document"):
+        from_document({"objects": []}, "doc")
+
+
+# --------------------------------------------------------------------------- properties
+
+values = st.one_of(
+    st.binary(max_size=40),
+    st.builds(
+        lambda text: text.encode("latin-1") + b"\0",
+        st.text(st.characters(min_codepoint=1, max_codepoint=255), max_size=12),
+    ),
+    st.builds(lambda x: op_value(x, x, x), st.floats(-1e6, 1e6, width=32)),
+)
+known_hashes = st.sampled_from(
+    [
+        OP,
+        BB,
+        property_hash("dummy_type"),
+        property_hash("enabled"),
+        property_hash("spawn_prob"),
+        property_hash("yellow_polygon"),
+        0xDEADBEEF,
+    ]
+)
+
+
+@st.composite
+def zones_(draw: st.DrawFn) -> bytes:
+    objects = []
+    for handle in draw(st.lists(st.integers(0, NO - 1), max_size=5, unique=True)):
+        props = [
+            prop(draw(st.sampled_from([4, 5, 6, 9])), draw(known_hashes), draw(values))
+            for _ in range(draw(st.integers(0, 4)))
+        ]
+        objects.append(obj(draw(st.sampled_from([OBJECT_DUMMY, 1, 2])), handle, props, num=draw(st.integers(0, NO))))
+    flags = draw(st.sampled_from([1, 4, 5, 0x104]))
+    return zone(objects, flags=flags, trailing=draw(st.binary(max_size=6)))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(zones_())
+def test_any_zone_and_its_document_write_back_the_same_bytes(data: bytes) -> None:
+    parsed = read(data)
+    assert parsed.to_bytes() == data
+    document = json.loads(json.dumps(to_document(parsed)))
+    assert from_document(document, "doc").to_bytes() == data
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10_000), st.integers(0, 255), st.integers(1, 60))
+def test_damaged_zones_are_refused_or_written_back_exactly(position: int, byte: int, cut: int) -> None:
+    data = bytearray(a_layer())
+    data[position % len(data)] = byte
+    for candidate in (bytes(data), bytes(data[:-cut])):
+        try:
+            parsed = read(candidate)
+        except ZoneError:
+            continue
+        assert parsed.to_bytes() == candidate
+
+
+# --------------------------------------------------------------------------- packs and CLI
+
+
+def nested_pack(tmp_path: Path) -> Path:
+    inner = write_pack(tmp_path / "build" / "dlc01_dm_01.str2_pc", {"dlc01_09_08_130.layer_pc": a_layer()})
+    other = write_pack(tmp_path / "build" / "other.str2_pc", {"x.xtbl": b"<root/>"})
+    return write_pack(
+        tmp_path / "activities.vpp_pc", {"dlc01_dm_01.str2_pc": inner.read_bytes(), "other.str2_pc": other.read_bytes()}
+    )
+
+
+def test_zones_inside_nested_packs_list_export_and_import_back_unchanged(tmp_path: Path) -> None:
+    pack = nested_pack(tmp_path)
+    before = pack.read_bytes()
+    stamp = os.stat(pack).st_mtime_ns
+    code, out, err = in_process_cli("zone", "ls", str(pack))
+    assert code == 0 and "dlc01_dm_01.str2_pc/dlc01_09_08_130.layer_pc  0x78800001  object_dummy" in out
+    assert "(1.00, 2.00, 3.00)" in out and "crate" in out
+    code, _, err = in_process_cli("zone", "export", str(pack), "-o", str(tmp_path / "out"))
+    assert code == 0 and "exported 1 zone to" in err
+    document = tmp_path / "out" / "dlc01_dm_01.str2_pc" / "dlc01_09_08_130.layer_pc.json"
+    assert json.loads(document.read_text())["objects"][0]["class"] == "object_dummy"
+    code, out, err = in_process_cli("zone", "import", str(pack), str(tmp_path / "out"))
+    assert code == 0 and out == "" and "unchanged" in err
+    assert pack.read_bytes() == before and os.stat(pack).st_mtime_ns == stamp
+
+
+def test_an_edited_position_is_imported_as_one_object_change(tmp_path: Path) -> None:
+    pack = nested_pack(tmp_path)
+    in_process_cli("zone", "export", str(pack), "-o", str(tmp_path / "out"))
+    document = tmp_path / "out" / "dlc01_dm_01.str2_pc" / "dlc01_09_08_130.layer_pc.json"
+    loaded = json.loads(document.read_text())
+    loaded["objects"][1]["properties"][1]["value"]["position"] = [7.5, 8, 9]
+    document.write_text(json.dumps(loaded))
+    before = pack.read_bytes()
+    code, out, _ = in_process_cli("zone", "import", str(pack), str(tmp_path / "out"), "--dry-run")
+    assert code == 0 and out == "dlc01_dm_01.str2_pc/dlc01_09_08_130.layer_pc: 0x78800002: property op changed\n"
+    assert pack.read_bytes() == before
+    code, out, _ = in_process_cli("zone", "import", str(pack), str(tmp_path / "out"))
+    assert code == 0
+    inner = pack_members(pack)["dlc01_dm_01.str2_pc"]
+    (tmp_path / "inner.str2_pc").write_bytes(inner)
+    layer = pack_members(tmp_path / "inner.str2_pc")["dlc01_09_08_130.layer_pc"]
+    assert read(layer).objects[1].position == (7.5, 8.0, 9.0)
+    old = a_layer()
+    position = old.index(op_value(4, 5, 6))
+    changed = [i for i in range(len(old)) if old[i] != layer[i]]
+    assert len(layer) == len(old) and changed and all(position <= i < position + 12 for i in changed)
+
+
+def test_a_refused_import_writes_nothing(tmp_path: Path) -> None:
+    pack = nested_pack(tmp_path)
+    in_process_cli("zone", "export", str(pack), "-o", str(tmp_path / "out"))
+    document = tmp_path / "out" / "dlc01_dm_01.str2_pc" / "dlc01_09_08_130.layer_pc.json"
+    loaded = json.loads(document.read_text())
+    loaded["objects"][1]["parent"] = "0x12345678"  # no such object, and not one the zone referred to
+    document.write_text(json.dumps(loaded))
+    before = pack.read_bytes()
+    code, _, err = in_process_cli("zone", "import", str(pack), str(tmp_path / "out"))
+    assert code == 1 and "parent 0x12345678 is no object of the zone" in err and pack.read_bytes() == before
+    document.write_text("[" * 100_000)
+    code, _, err = in_process_cli("zone", "import", str(pack), str(tmp_path / "out"))
+    assert code == 1 and "Traceback" not in err and err.count("\n") == 1 and pack.read_bytes() == before
+
+
+def test_zone_check_and_a_damaged_zone_in_a_pack(tmp_path: Path) -> None:
+    broken = bytearray(a_layer())
+    struct.pack_into("<I", broken, 8, 99)
+    loose = tmp_path / "bad.layer_pc"
+    loose.write_bytes(bytes(broken))
+    code, out, _ = in_process_cli("zone", "check", str(loose))
+    assert code == 1 and "object_count 99 cannot fit" in out
+    good = tmp_path / "good.layer_pc"
+    good.write_bytes(a_layer())
+    code, out, _ = in_process_cli("zone", "check", str(good))
+    assert code == 0 and out == ""
+
+
+def test_the_python_api_edits_a_zone_in_place(tmp_path: Path) -> None:
+    import gamepak
+
+    pack = nested_pack(tmp_path)
+    opened = gamepak.zones.open(pack)
+    layer = opened.find("dlc01_09_08_130.layer_pc")
+    assert layer is not None
+    layer.objects[0].move_to((10.0, 20.0, 30.0))
+    assert opened.save() == ["dlc01_dm_01.str2_pc/dlc01_09_08_130.layer_pc"]
+    assert gamepak.zones.open(pack).find("dlc01_09_08_130.layer_pc").objects[0].position == (10.0, 20.0, 30.0)  # type: ignore[union-attr]
+
+
+# --------------------------------------------------------------------------- real layers
+
+
+def test_the_real_layers_read_name_and_round_trip(tmp_path: Path) -> None:
+    source = sample("vpp/dlcp01_activities.vpp_pc")
+    opened = zones.open(source)
+    assert len(opened) == 8 and not opened.failures
+    objects = [o for layer in opened.values() for o in layer.objects]
+    properties = [p for o in objects for p in o.properties]
+    assert len(objects) == 169 and len(properties) == 1251
+    assert all(p.decoded()[0] != "hex" for p in properties)
+    assert all(o.class_name() for o in objects) and all(p.name() for p in properties)
+    assert sum(o.find("op") is not None for o in objects) == 169
+    copy = tmp_path / "copy.vpp_pc"
+    copy.write_bytes(source.read_bytes())
+    assert in_process_cli("zone", "export", str(copy), "-o", str(tmp_path / "out"))[0] == 0
+    code, _, err = in_process_cli("zone", "import", str(copy), str(tmp_path / "out"))
+    assert code == 0 and "unchanged" in err and copy.read_bytes() == source.read_bytes()
