@@ -381,3 +381,13 @@ def test_the_real_layers_read_name_and_round_trip(tmp_path: Path) -> None:
     assert in_process_cli("zone", "export", str(copy), "-o", str(tmp_path / "out"))[0] == 0
     code, _, err = in_process_cli("zone", "import", str(copy), str(tmp_path / "out"))
     assert code == 0 and "unchanged" in err and copy.read_bytes() == source.read_bytes()
+
+
+def test_verify_reads_the_zones_of_a_pack(tmp_path: Path) -> None:
+    broken = bytearray(a_layer())
+    struct.pack_into("<H", broken, 24 + 34, 57)  # object 0's block_size
+    good = write_pack(tmp_path / "good.str2_pc", {"x.layer_pc": a_layer()})
+    bad = write_pack(tmp_path / "bad.str2_pc", {"x.layer_pc": bytes(broken)})
+    assert in_process_cli("verify", str(good))[0] == 0
+    code, out, err = in_process_cli("verify", str(bad))
+    assert code == 1 and "zone x.layer_pc: object 0: block_size 57 is not 56 + prop_block_size" in out + err

@@ -263,6 +263,10 @@ def run_verify(args: argparse.Namespace) -> int:
                 from ..formats.rfg.xtbl.parallel import check_pack_tables
 
                 problems += check_pack_tables(opened)
+            if opened.format_name == "vpp":  # RFG zones (.layer_pc, .rfgzone_pc) read and checked
+                from ..formats.rfg.zone.check import check_pack_zones
+
+                problems += check_pack_zones(opened)
             if args.asm is not None:
                 if opened.format_name != "vpp":
                     from ..errors import UsageError

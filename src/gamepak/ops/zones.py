@@ -18,21 +18,17 @@ import os
 from collections.abc import Iterable, Iterator
 
 from ..errors import GamepakError
+from ..formats.rfg.zone.check import is_zone_name
 from ..formats.rfg.zone.model import Zone, ZoneError, read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..formats.rfg.zone.names import Names
 
-SUFFIXES = (".rfgzone_pc", ".layer_pc")
 DOCUMENT_SUFFIX = ".json"
 RELATION_SUFFIX = ".relation.bin"
 # Far above any game zone (the largest territory cells are a few MB): refuse to read more.
 MAX_ZONE = 64 << 20
-
-
-def is_zone_name(name: str) -> bool:
-    return name.lower().endswith(SUFFIXES)
 
 
 def _read_file(path: str) -> bytes:
@@ -287,35 +283,11 @@ def _store(source: str, changed: dict[str, bytes]) -> None:
 
 
 def check_zones(source: str | os.PathLike[str]) -> list[tuple[str, str, str]]:
-    """(member, severity, problem) for each zone of `source`: whatever stops it being read
-    (counts, block and property sizes, the relation section), handles used twice, and
-    parents, siblings or children that are no object of the zone (a warning: they may be in
-    the base zone file)."""
-    from ..formats.rfg.zone.model import NO_HANDLE
+    """(member, severity, problem) for each zone of `source` (`formats.rfg.zone.check`)."""
+    from ..formats.rfg.zone.check import check_zone
 
-    findings: list[tuple[str, str, str]] = []
-    zones = open(source)
-    for member, reason in zones.failures.items():
-        findings.append((member, "error", reason))
-    for member, zone in zones.items():
-        seen: dict[int, int] = {}
-        for index, obj in enumerate(zone.objects):
-            if obj.handle in seen:
-                findings.append(
-                    (
-                        member,
-                        "error",
-                        f"object {index}: handle 0x{obj.handle:08X} also used by object {seen[obj.handle]}",
-                    )
-                )
-            seen.setdefault(obj.handle, index)
-        outside = 0
-        for obj in zone.objects:
-            for handle in (obj.parent, obj.sibling, obj.child):
-                if handle != NO_HANDLE and handle not in seen:
-                    outside += 1
-        if outside:
-            findings.append((member, "note", f"{outside} relation(s) to objects outside this file (the base zone's)"))
-        if zone.trailing:
-            findings.append((member, "warning", f"{len(zone.trailing)} byte(s) after the last object (kept)"))
-    return findings
+    return [
+        (member, severity, problem)
+        for member, data in iter_zones(source)
+        for severity, problem in check_zone(data, member)
+    ]
