@@ -391,3 +391,12 @@ def test_verify_reads_the_zones_of_a_pack(tmp_path: Path) -> None:
     assert in_process_cli("verify", str(good))[0] == 0
     code, out, err = in_process_cli("verify", str(bad))
     assert code == 1 and "zone x.layer_pc: object 0: block_size 57 is not 56 + prop_block_size" in out + err
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(sorted(__import__("gamepak.formats.rfg.zone.values", fromlist=["KINDS"]).KINDS)), st.binary(max_size=64))
+def test_a_decoded_value_encodes_to_the_same_bytes(kind: str, raw: bytes) -> None:
+    from gamepak.formats.rfg.zone.values import KINDS, decode, encode
+
+    got_kind, value = decode(kind, KINDS[kind][0], raw)
+    assert encode(got_kind, value) == raw

@@ -23,7 +23,7 @@ import math
 from ....errors import GamepakError
 from .model import NO_HANDLE, Zone, ZoneObject, ZoneProperty
 from .names import PROPERTY_KINDS, Names, default_names, property_hash
-from .values import KINDS, ZoneValueError, encode
+from .values import KINDS, ZoneValueError, decode, encode
 
 FORMAT = "gamepak-rfg-zone"
 
@@ -41,8 +41,6 @@ def to_document(zone: Zone, names: Names | None = None, relation_file: str | Non
         properties = []
         for prop in obj.properties:
             name = names.property_name(prop.name_hash)
-            from .values import decode
-
             kind, value = decode(PROPERTY_KINDS.get(name) if name else None, prop.type_code, prop.value)
             entry: dict[str, object] = {"name": name, "hash": _hex32(prop.name_hash), "type": prop.type_code}
             entry["kind"] = kind
