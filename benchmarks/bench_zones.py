@@ -19,10 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-from _common import alternate, compile_bytecode, scratch
-
 import gamepak
 from gamepak.formats.rfg.zone.model import Zone, ZoneObject, read
+
+from _common import alternate, compile_bytecode, scratch
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 PYTHON = sys.executable

@@ -18,6 +18,7 @@ from gamepak.formats.rfg.zone.diff import diff
 from gamepak.formats.rfg.zone.document import from_document, to_document
 from gamepak.formats.rfg.zone.model import RELATION_SIZE, ZoneError, ZoneObject, read
 from gamepak.formats.rfg.zone.names import default_names, property_hash
+from gamepak.formats.rfg.zone.values import KINDS, decode, encode
 from gamepak.ops import zones
 
 from conftest import in_process_cli, pack_members, sample, write_pack
@@ -394,9 +395,31 @@ def test_verify_reads_the_zones_of_a_pack(tmp_path: Path) -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.sampled_from(sorted(__import__("gamepak.formats.rfg.zone.values", fromlist=["KINDS"]).KINDS)), st.binary(max_size=64))
+@given(st.sampled_from(sorted(KINDS)), st.binary(max_size=64))
 def test_a_decoded_value_encodes_to_the_same_bytes(kind: str, raw: bytes) -> None:
-    from gamepak.formats.rfg.zone.values import KINDS, decode, encode
-
     got_kind, value = decode(kind, KINDS[kind][0], raw)
     assert encode(got_kind, value) == raw
+
+
+def test_the_catalog_lists_every_zone_object(tmp_path: Path) -> None:
+    import duckdb
+
+    from gamepak.catalog import build_catalog
+
+    root = tmp_path / "in"
+    root.mkdir()
+    nested_pack(tmp_path).rename(root / "activities.vpp_pc")
+    broken = bytearray(a_layer())
+    struct.pack_into("<I", broken, 8, 99)
+    write_pack(root / "broken.str2_pc", {"bad.layer_pc": bytes(broken)})
+    build_catalog([str(root)], str(tmp_path / "out"), scheduler="synchronous")
+    rows = duckdb.sql(
+        f"SELECT zone, index, class, handle, name, x, y, z FROM '{tmp_path}/out/zone_objects/*.parquet' ORDER BY handle"
+    ).fetchall()
+    assert rows == [
+        ("dlc01_09_08_130.layer_pc", 0, "object_dummy", 0x78800001, "crate", 1.0, 2.0, 3.0),
+        ("dlc01_09_08_130.layer_pc", 1, "object_dummy", 0x78800002, None, 4.0, 5.0, 6.0),
+    ]
+    errors = duckdb.sql(f"SELECT stage, member, message FROM '{tmp_path}/out/errors/*.parquet'").fetchall()
+    assert [(stage, member) for stage, member, _ in errors] == [("zones", "bad.layer_pc")]
+    assert "object_count 99" in errors[0][2]

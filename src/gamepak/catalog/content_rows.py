@@ -125,6 +125,19 @@ class ContentRows:
             self.sinks.strings.extend(count, columns, {"archive_path": self.ref.path, "nested_path": nested_path})
             self.stats.strings += count
 
+    # -- zones --------------------------------------------------------------------------------
+    def _zone_rows(self, archive: Archive, entries: list[Entry], nested_path: str) -> None:
+        """The zone_objects rows of the RFG zones among `entries` (catalog.zones)."""
+        from .zones import member_zone_columns
+
+        def error(problem: BaseException | str, member: str) -> None:
+            self.error("zones", problem, nested_path, member or None)
+
+        count, columns = member_zone_columns(archive, entries, error)
+        if count:
+            self.sinks.zone_objects.extend(count, columns, {"archive_path": self.ref.path, "nested_path": nested_path})
+            self.stats.zone_objects += count
+
     # -- models -------------------------------------------------------------------------------
     def _loose_model(self, handle: Any, kind: str) -> None:
         """The models row of a loose file of model format `kind` (when its name says so)."""

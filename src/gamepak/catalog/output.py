@@ -105,6 +105,7 @@ def drop_files(out: str, stale: dict[str, set[str]]) -> None:
         "textures": "archive_path",
         "strings": "archive_path",
         "models": "archive_path",
+        "zone_objects": "archive_path",
     }
     for table in TABLES:
         for part_id, path in _part_ids(out, table).items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-TABLES = ("members", "archives", "errors", "textures", "strings", "models")
+TABLES = ("members", "archives", "errors", "textures", "strings", "models", "zone_objects")
 
 
 def part_path(out: str, table: str, part_id: str) -> str:

@@ -43,6 +43,7 @@ class RowSink:
         textures: Any = None,
         strings: Any = None,
         models: Any = None,
+        zone_objects: Any = None,
     ) -> None:
         self.members = members
         self.archives = archives
@@ -50,6 +51,7 @@ class RowSink:
         self.textures = textures
         self.strings = strings
         self.models = models
+        self.zone_objects = zone_objects
 
 
 class Stats:
@@ -64,6 +66,7 @@ class Stats:
         self.textures = 0
         self.strings = 0
         self.models = 0
+        self.zone_objects = 0
 
     def to_dict(self) -> dict[str, int]:
         return dict(vars(self))

@@ -47,6 +47,7 @@ class Summary:
     textures: int = 0
     strings: int = 0
     models: int = 0
+    zone_objects: int = 0
     skipped: int = 0
     resumed: int = 0
     files: int = 0

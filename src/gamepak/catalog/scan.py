@@ -277,6 +277,8 @@ class ArchiveScanner(ContentRows):
             self._string_rows(archive, entries, nested_path)
         if self.sinks.models is not None:
             self._model_rows(archive, entries, nested_path)
+        if self.sinks.zone_objects is not None:
+            self._zone_rows(archive, entries, nested_path)
         if self.options.nested:
             for position, format_name in found.nested.items():
                 self._descend(archive, entries[position], format_name, nested_path, depth, found.digests[position])

@@ -140,6 +140,24 @@ MODELS = pa.schema(
     metadata={"gamepak.table": "models"},
 )
 
+ZONE_OBJECTS = pa.schema(
+    [
+        pa.field("archive_path", pa.string(), nullable=False),
+        pa.field("nested_path", pa.string(), nullable=False),
+        pa.field("zone", pa.string(), nullable=False),  # the zone's member name
+        pa.field("index", pa.int32(), nullable=False),  # the object's position in the zone
+        pa.field("class", pa.string()),  # null: a class hash no name list knows
+        pa.field("class_hash", pa.int64(), nullable=False),
+        pa.field("handle", pa.int64(), nullable=False),
+        pa.field("name", pa.string()),
+        # The object's position (its op property); null when it has none.
+        pa.field("x", pa.float64()),
+        pa.field("y", pa.float64()),
+        pa.field("z", pa.float64()),
+    ],
+    metadata={"gamepak.table": "zone_objects"},
+)
+
 SCHEMAS: dict[str, pa.Schema] = {
     "members": MEMBERS,
     "archives": ARCHIVES,
@@ -147,6 +165,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "textures": TEXTURES,
     "strings": STRINGS,
     "models": MODELS,
+    "zone_objects": ZONE_OBJECTS,
 }
 assert tuple(SCHEMAS) == TABLES
 

@@ -33,13 +33,20 @@ def _commit(sinks: dict[str, TableSink], record: bool = True) -> None:
     sinks["textures"].commit()
     sinks["strings"].commit()
     sinks["models"].commit()
+    sinks["zone_objects"].commit()
     sinks["errors"].commit()
     sinks["archives"].commit(always=record)
 
 
 def _row_sink(sinks: dict[str, TableSink]) -> RowSink:
     return RowSink(
-        sinks["members"], sinks["archives"], sinks["errors"], sinks["textures"], sinks["strings"], sinks["models"]
+        sinks["members"],
+        sinks["archives"],
+        sinks["errors"],
+        sinks["textures"],
+        sinks["strings"],
+        sinks["models"],
+        sinks["zone_objects"],
     )
 
 

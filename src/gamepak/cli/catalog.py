@@ -77,13 +77,14 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         run_catalog,
         "Catalog collections of archives into Parquet (Dask).",
         "Catalog every archive under PATHS (folders, files or fsspec URLs) into a Parquet dataset.\n\n"
-        "OUT gets six tables, each a folder of Parquet parts: members (every member, nested packs\n"
+        "OUT gets seven tables, each a folder of Parquet parts: members (every member, nested packs\n"
         "included, with size, offset, compression, type and content hash), archives (every pack: size,\n"
         "mtime, format, header fields as JSON, check() status with its errors and warnings), textures\n"
         "(every RFG peg texture and Quake image: name, width, height, format, mips, flags), strings\n"
         "(every string of RFG .rfglocatext files and J2ME text packs: member, language, hash, index,\n"
         "string), models (every JOE, MDL and BSP model: vertices, triangles, frames, and the VDrift\n"
-        "track or car it belongs to with its texture) and errors (every file or member that could not\n"
+        "track or car it belongs to with its texture), zone_objects (every object of RFG zones and\n"
+        "layers: zone, class, handle, name, x, y, z) and errors (every file or member that could not\n"
         "be read: path, stage, message). A broken file\n"
         "never stops the scan. Exit 0 once the catalog is written, also when it holds errors rows.",
     )
@@ -189,6 +190,7 @@ def run_catalog(args: argparse.Namespace) -> None:
     textures = f", {summary.textures} textures" if summary.textures else ""
     textures += f", {summary.strings} strings" if summary.strings else ""
     textures += f", {summary.models} models" if summary.models else ""
+    textures += f", {summary.zone_objects} zone objects" if summary.zone_objects else ""
     note(
         f"cataloged {summary.archives} archives, {summary.members} members{textures}, {summary.errors} errors "
         f"({summary.skipped} files not archives{resumed}) into {out}"
