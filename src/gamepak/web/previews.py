@@ -177,6 +177,12 @@ def _model_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return shown
 
 
+def _zone_preview(place: Place, head: bytes, kind: str) -> Preview | None:
+    from .zone_map import zone_preview
+
+    return zone_preview(place, head, kind)
+
+
 def _audio_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return Preview("audio", kind) if kind in AUDIO_TYPES else None
 
@@ -214,6 +220,7 @@ PREVIEWERS: list[tuple[str, Previewer]] = [
     ("model", _model_preview),
     ("model", lambda place, head, kind: _quake_model_preview(place, kind)),
     ("audio", _audio_preview),
+    ("zone", lambda place, head, kind: _zone_preview(place, head, kind)),
     ("strings", _strings_preview),
     ("text", _text_preview),
 ]
