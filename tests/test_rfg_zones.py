@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from gamepak.errors import GamepakError
 from gamepak.formats.rfg.zone.diff import diff
 from gamepak.formats.rfg.zone.document import from_document, to_document
-from gamepak.formats.rfg.zone.model import RELATION_SIZE, ZoneError, ZoneObject, read
+from gamepak.formats.rfg.zone.model import RELATION_SIZE, Zone, ZoneError, ZoneObject, read
 from gamepak.formats.rfg.zone.names import default_names, property_hash
 from gamepak.formats.rfg.zone.values import KINDS, decode, encode
 from gamepak.ops import zones
@@ -423,3 +424,76 @@ def test_the_catalog_lists_every_zone_object(tmp_path: Path) -> None:
     errors = duckdb.sql(f"SELECT stage, member, message FROM '{tmp_path}/out/errors/*.parquet'").fetchall()
     assert [(stage, member) for stage, member, _ in errors] == [("zones", "bad.layer_pc")]
     assert "object_count 99" in errors[0][2]
+
+
+# --------------------------------------------------------------------------- object-level merges
+
+
+def edited(edit: Callable[[Zone], object]) -> Zone:
+    """A copy of the hand-made layer with `edit(zone)` applied."""
+    zone_copy = read(a_layer())
+    edit(zone_copy)
+    return zone_copy
+
+
+def test_two_versions_changing_different_objects_merge() -> None:
+    from gamepak.formats.rfg.zone.diff import merge
+
+    base = read(a_layer())
+    ours = edited(lambda z: z.objects[0].move_to((9.0, 9.0, 9.0)))
+    theirs = edited(lambda z: z.objects[1].set_value("enabled", "bool", False))
+    merged = merge(base, ours, theirs)
+    assert merged.objects[0].position == (9.0, 9.0, 9.0) and merged.objects[1].value("enabled") is False
+    # Different properties of one object merge too; a new property lands after its neighbour.
+    ours = edited(lambda z: z.objects[1].move_to((1.0, 1.0, 1.0)))
+    theirs = edited(lambda z: z.objects[1].properties.insert(1, z.objects[0].properties[0]))
+    merged = merge(base, ours, theirs)
+    assert [p.name() for p in merged.objects[1].properties] == ["enabled", "dummy_type", "op"]
+    assert merged.objects[1].position == (1.0, 1.0, 1.0)
+
+
+def test_the_same_property_changed_two_ways_is_a_conflict_naming_object_and_property() -> None:
+    from gamepak.formats.rfg.zone.diff import ZoneConflict, merge
+
+    base = read(a_layer())
+    ours = edited(lambda z: z.objects[1].move_to((1.0, 1.0, 1.0)))
+    theirs = edited(lambda z: z.objects[1].move_to((2.0, 2.0, 2.0)))
+    with pytest.raises(ZoneConflict, match="object 0x78800002 property op: changed differently"):
+        merge(base, ours, theirs)
+    same = edited(lambda z: z.objects[1].move_to((1.0, 1.0, 1.0)))
+    assert merge(base, ours, same).to_bytes() == ours.to_bytes()
+    removed = edited(lambda z: z.remove(0x78800002))
+    with pytest.raises(ZoneConflict, match="0x78800002"):
+        merge(base, ours, removed)
+
+
+def test_changes_replay_on_a_zone_someone_else_changed_and_survive_json() -> None:
+    from gamepak.formats.rfg.zone.diff import apply_changes, diff, from_json, to_json
+
+    base = read(a_layer())
+    mine = edited(lambda z: z.add(ZoneObject(OBJECT_DUMMY, 0x78800009, properties=[z.objects[0].properties[1]])))
+    changes = from_json(json.loads(json.dumps(to_json(diff(base, mine)))), "patch.json")
+    assert [c.describe() for c in changes] == ["0x78800009: added (object_dummy)"]
+    theirs = edited(lambda z: z.objects[0].move_to((5.0, 5.0, 5.0)))
+    both = apply_changes(theirs, changes)
+    assert [o.handle for o in both.objects] == [0x78800001, 0x78800002, 0x78800009]
+    assert both.objects[0].position == (5.0, 5.0, 5.0)
+    assert apply_changes(both, changes).to_bytes() == both.to_bytes()  # applying twice changes nothing
+    with pytest.raises(GamepakError, match="not a number or hex"):
+        from_json([{"handle": 1, "field": "prop:0x00000001", "before": None, "after": "zz"}], "patch.json")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1e4, 1e4, width=32), min_size=2, max_size=2), st.booleans())
+def test_disjoint_edits_merge_to_what_applying_both_gives(xs: list[float], flag: bool) -> None:
+    from gamepak.formats.rfg.zone.diff import merge
+
+    base = read(a_layer())
+    ours = edited(lambda z: z.objects[0].move_to((xs[0], 0.0, 0.0)))
+    theirs = edited(lambda z: z.objects[1].set_value("enabled", "bool", flag))
+
+    def both(z: Zone) -> None:
+        z.objects[0].move_to((xs[0], 0.0, 0.0))
+        z.objects[1].set_value("enabled", "bool", flag)
+
+    assert merge(base, ours, theirs).to_bytes() == edited(both).to_bytes()

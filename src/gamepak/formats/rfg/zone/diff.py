@@ -1,31 +1,66 @@
-"""What changed between two versions of one zone, object by object: the unit that zone edits,
-import summaries and mods that merge speak in.
+"""What changed between two versions of one zone, object by object: the unit that zone imports,
+their summaries and mods that merge speak in.
 
-An object is known by its handle. A change is one of: an object added (with its block), an
-object removed, or one object's header field or property set to new bytes (a property removed
-is set to None). Two sets of changes to one zone merge when they touch different (object,
-field) pairs; the same pair changed to different bytes by both is a conflict.
+An object is known by its handle. A change is one of:
+- an object added (`field` "", `after` its block's bytes, `anchor` the handle it follows) or
+  removed (`before` its block's bytes, `after` None);
+- one header field of an object set (`class_hash`, `flags`, `parent`, `sibling`, `child`, `num`:
+  numbers; `bbox`: the 24 stored bytes);
+- one property set, added or removed (`prop:0xHASH`: its record's bytes or None; an added one
+  has `anchor`, the hash of the property it follows, or None for the first);
+- the order of an object's properties changed (`properties`: all its records, before and after).
+
+`apply_changes` replays changes on another version of the zone when each one still finds what it
+expects there (or finds it already done): two mods that change different objects, or different
+properties of one object, apply together; the same (object, field) changed two ways is a
+conflict named by object and property (`ZoneConflict`). Changes turn into JSON and back
+(`to_json`, `from_json`) for patch files.
 """
 
 from __future__ import annotations
 
-from .model import Zone, ZoneObject, ZoneProperty
+import copy
+
+from ....errors import GamepakError
+from .model import OBJECT, PROPERTY, Zone, ZoneError, ZoneObject, ZoneProperty, read
 from .names import Names, default_names
 
-HEADER_FIELDS = ("class_hash", "bbox_raw", "flags", "parent", "sibling", "child", "num")
+HEADER_FIELDS = ("class_hash", "bbox", "flags", "parent", "sibling", "child", "num")
+_ATTRIBUTE = {"bbox": "bbox_raw"}
+
+
+class ZoneConflict(GamepakError):
+    """Changes that cannot be replayed on a zone: each (handle, field, why) in `conflicts`."""
+
+    def __init__(self, where: str, conflicts: list[tuple[int, str, str]]) -> None:
+        self.conflicts = conflicts
+        names = default_names()
+        shown = "; ".join(
+            f"object 0x{handle:08X} {_label(field, names)}: {why}" for handle, field, why in conflicts[:8]
+        )
+        more = f" (and {len(conflicts) - 8} more)" if len(conflicts) > 8 else ""
+        super().__init__(f"{where}: {shown}{more}")
+
+
+def _label(field: str, names: Names) -> str:
+    if field.startswith("prop:"):
+        return "property " + (names.property_name(int(field[5:], 16)) or field[5:])
+    return field or "(the object)"
 
 
 class ZoneChange:
-    """One object-level change. `field` is a header field name, `prop:0xHASH` for a property,
-    or "" for a whole object added (`after` is the object) or removed (`after` is None)."""
+    """One object-level change (see the module's docstring)."""
 
-    __slots__ = ("after", "before", "field", "handle")
+    __slots__ = ("after", "anchor", "before", "field", "handle")
 
-    def __init__(self, handle: int, field: str, before: object, after: object) -> None:
+    def __init__(
+        self, handle: int, field: str, before: int | bytes | None, after: int | bytes | None, anchor: int | None = None
+    ) -> None:
         self.handle = handle
         self.field = field
         self.before = before
         self.after = after
+        self.anchor = anchor
 
     @property
     def key(self) -> tuple[int, str]:
@@ -33,22 +68,38 @@ class ZoneChange:
 
     def describe(self, names: Names | None = None) -> str:
         names = names or default_names()
+        where = f"0x{self.handle:08X}"
         if self.field == "":
             if self.after is None:
-                return f"0x{self.handle:08X}: removed"
-            assert isinstance(self.after, ZoneObject)
-            return (
-                f"0x{self.handle:08X}: added ({names.class_name(self.after.class_hash) or hex(self.after.class_hash)})"
-            )
-        label = self.field
-        if label.startswith("prop:"):
-            label = names.property_name(int(label[5:], 16)) or label[5:]
-            if self.after is None:
-                return f"0x{self.handle:08X}: property {label} removed"
-            if self.before is None:
-                return f"0x{self.handle:08X}: property {label} added"
-            return f"0x{self.handle:08X}: property {label} changed"
-        return f"0x{self.handle:08X}: {label.replace('_raw', '')} changed"
+                return f"{where}: removed"
+            assert isinstance(self.after, bytes)
+            class_hash = int.from_bytes(self.after[:4], "little")
+            return f"{where}: added ({names.class_name(class_hash) or f'0x{class_hash:08X}'})"
+        if self.field.startswith("prop:"):
+            label = _label(self.field, names)
+            verb = "added" if self.before is None else "removed" if self.after is None else "changed"
+            return f"{where}: {label} {verb}"
+        if self.field == "properties":
+            return f"{where}: properties reordered"
+        return f"{where}: {self.field} changed"
+
+    def to_json(self) -> dict[str, object]:
+        def value(item: int | bytes | None) -> object:
+            return item.hex() if isinstance(item, bytes) else item
+
+        document: dict[str, object] = {
+            "handle": self.handle,
+            "field": self.field,
+            "before": value(self.before),
+            "after": value(self.after),
+        }
+        if self.anchor is not None:
+            document["anchor"] = self.anchor
+        return document
+
+
+def _records(obj: ZoneObject) -> bytes:
+    return b"".join(prop.record() for prop in obj.properties)
 
 
 def _properties(obj: ZoneObject) -> dict[int, ZoneProperty]:
@@ -58,6 +109,11 @@ def _properties(obj: ZoneObject) -> dict[int, ZoneProperty]:
     return found
 
 
+def _field(obj: ZoneObject, field: str) -> int | bytes:
+    value: int | bytes = getattr(obj, _ATTRIBUTE.get(field, field))
+    return value
+
+
 def diff(before: Zone, after: Zone) -> list[ZoneChange]:
     """The object-level changes that turn `before` into `after` (objects by handle)."""
     changes: list[ZoneChange] = []
@@ -65,27 +121,214 @@ def diff(before: Zone, after: Zone) -> list[ZoneChange]:
     new = {obj.handle: obj for obj in after.objects}
     for handle, obj in old.items():
         if handle not in new:
-            changes.append(ZoneChange(handle, "", obj, None))
-    for handle, obj in new.items():
+            changes.append(ZoneChange(handle, "", obj.block(), None))
+    previous: int | None = None
+    for obj in after.objects:
+        handle = obj.handle
         if handle not in old:
-            changes.append(ZoneChange(handle, "", None, obj))
+            changes.append(ZoneChange(handle, "", None, obj.block(), previous))
+            previous = handle
             continue
+        previous = handle
         was = old[handle]
         for field in HEADER_FIELDS:
-            if getattr(was, field) != getattr(obj, field):
-                changes.append(ZoneChange(handle, field, getattr(was, field), getattr(obj, field)))
+            if _field(was, field) != _field(obj, field):
+                changes.append(ZoneChange(handle, field, _field(was, field), _field(obj, field)))
         was_props, props = _properties(was), _properties(obj)
-        for name_hash in [*was_props, *(key for key in props if key not in was_props)]:
-            a, b = was_props.get(name_hash), props.get(name_hash)
-            a_bytes = a.record() if a else None
-            b_bytes = b.record() if b else None
-            if a_bytes != b_bytes:
-                changes.append(ZoneChange(handle, f"prop:0x{name_hash:08X}", a, b))
-        if [p.name_hash for p in was.properties] != [p.name_hash for p in obj.properties] and not any(
-            change.handle == handle
-            and change.field.startswith("prop:")
-            and (change.before is None or change.after is None)
-            for change in changes
+        duplicated = len(was_props) != len(was.properties) or len(props) != len(obj.properties)
+        kept_order = [p.name_hash for p in was.properties if p.name_hash in props]
+        new_order = [p.name_hash for p in obj.properties if p.name_hash in was_props]
+        if duplicated or kept_order != new_order:
+            # A repeated name or a new order: the object's properties change as one list.
+            changes.append(ZoneChange(handle, "properties", _records(was), _records(obj)))
+            continue
+        anchor: int | None = None
+        for prop in obj.properties:
+            was_prop = was_props.get(prop.name_hash)
+            if was_prop is None:
+                changes.append(ZoneChange(handle, f"prop:0x{prop.name_hash:08X}", None, prop.record(), anchor))
+            elif was_prop.record() != prop.record():
+                changes.append(ZoneChange(handle, f"prop:0x{prop.name_hash:08X}", was_prop.record(), prop.record()))
+            anchor = prop.name_hash
+        for prop in was.properties:
+            if prop.name_hash not in props:
+                changes.append(ZoneChange(handle, f"prop:0x{prop.name_hash:08X}", prop.record(), None))
+    return changes
+
+
+def _parse_records(data: bytes, where: str) -> list[ZoneProperty]:
+    """Property records (as `ZoneProperty.record()` writes them) back into properties."""
+    header = bytes(OBJECT.size - 4) + (0).to_bytes(4, "little")  # an object header of no properties
+    try:
+        count = 0
+        offset = 0
+        while offset < len(data):
+            size = int.from_bytes(data[offset + 2 : offset + 4], "little")
+            offset += PROPERTY.size + size + (-size % 4)
+            count += 1
+        block = bytearray(header)
+        block[34:36] = (OBJECT.size + len(data)).to_bytes(2, "little")
+        block[52:54] = count.to_bytes(2, "little")
+        block[54:56] = len(data).to_bytes(2, "little")
+        return _parse_block(bytes(block) + data, where).properties
+    except (ZoneError, OverflowError) as exc:
+        raise GamepakError(f"{where}: a change's property records do not read ({exc})") from None
+
+
+def _parse_block(block: bytes, where: str) -> ZoneObject:
+    try:
+        zone = read(
+            b"ZONE"
+            + (36).to_bytes(4, "little")
+            + (1).to_bytes(4, "little")
+            + bytes(8)
+            + (4).to_bytes(4, "little")
+            + block
+        )
+    except ZoneError as exc:
+        raise GamepakError(f"{where}: a change's object does not read ({exc.reason})") from None
+    if len(zone.objects) != 1 or zone.trailing:
+        raise GamepakError(f"{where}: a change's object is not one object block")
+    return zone.objects[0]
+
+
+def apply_changes(zone: Zone, changes: list[ZoneChange], where: str = "") -> Zone:
+    """A copy of `zone` with `changes` replayed. Each change must find its `before` (or its
+    `after`: already done, skipped); otherwise nothing is changed and ZoneConflict lists them."""
+    result = copy.deepcopy(zone)
+    where = where or zone.name or "zone"
+    conflicts: list[tuple[int, str, str]] = []
+    objects = {obj.handle: obj for obj in result.objects}
+    for change in changes:
+        obj = objects.get(change.handle)
+        if change.field == "":
+            if change.after is None:  # removal
+                if obj is None:
+                    continue
+                if obj.block() != change.before:
+                    conflicts.append((change.handle, "", "changed here, removed by the change"))
+                    continue
+                result.objects.remove(obj)
+                del objects[change.handle]
+            else:
+                assert isinstance(change.after, bytes)
+                if obj is not None:
+                    if obj.block() != change.after:
+                        conflicts.append((change.handle, "", "added by the change, present here with other bytes"))
+                    continue
+                added = _parse_block(change.after, where)
+                anchor = objects.get(change.anchor) if change.anchor is not None else None
+                position = result.objects.index(anchor) + 1 if anchor is not None else len(result.objects)
+                result.objects.insert(position, added)
+                objects[change.handle] = added
+            continue
+        if obj is None:
+            conflicts.append((change.handle, change.field, "the object is not in the zone"))
+            continue
+        if change.field in HEADER_FIELDS:
+            current = _field(obj, change.field)
+            if current == change.after:
+                continue
+            if current != change.before:
+                conflicts.append((change.handle, change.field, "changed here to another value"))
+                continue
+            setattr(obj, _ATTRIBUTE.get(change.field, change.field), change.after)
+        elif change.field == "properties":
+            current_records = _records(obj)
+            if current_records == change.after:
+                continue
+            if current_records != change.before:
+                conflicts.append((change.handle, "properties", "its properties changed here too"))
+                continue
+            assert isinstance(change.after, bytes)
+            obj.properties = _parse_records(change.after, where)
+        elif change.field.startswith("prop:"):
+            name_hash = int(change.field[5:], 16)
+            props = _properties(obj)
+            prop = props.get(name_hash)
+            current_record = prop.record() if prop is not None else None
+            if current_record == change.after:
+                continue
+            if current_record != change.before:
+                conflicts.append((change.handle, change.field, "changed here to another value"))
+                continue
+            if change.after is None:
+                obj.properties.remove(prop)  # type: ignore[arg-type]
+                continue
+            assert isinstance(change.after, bytes)
+            (new,) = _parse_records(change.after, where)
+            if prop is not None:
+                obj.properties[obj.properties.index(prop)] = new
+            else:
+                anchor_prop = props.get(change.anchor) if change.anchor is not None else None
+                position = obj.properties.index(anchor_prop) + 1 if anchor_prop is not None else 0
+                obj.properties.insert(position, new)
+        else:
+            raise GamepakError(f"{where}: unknown zone change field {change.field!r}")
+    if conflicts:
+        raise ZoneConflict(where, conflicts)
+    return result
+
+
+def merge(base: Zone, *versions: Zone, where: str = "") -> Zone:
+    """`base` with the changes of every version (each a changed copy of `base`) replayed in
+    order; the same (object, field) changed differently by two of them is a ZoneConflict."""
+    seen: dict[tuple[int, str], object] = {}
+    conflicts: list[tuple[int, str, str]] = []
+    every: list[ZoneChange] = []
+    for version in versions:
+        for change in diff(base, version):
+            if change.key in seen and seen[change.key] != change.after:
+                conflicts.append((change.handle, change.field, "changed differently by two versions"))
+            seen.setdefault(change.key, change.after)
+            every.append(change)
+    if conflicts:
+        raise ZoneConflict(where or base.name or "zone", conflicts)
+    return apply_changes(base, every, where)
+
+
+def to_json(changes: list[ZoneChange]) -> list[dict[str, object]]:
+    return [change.to_json() for change in changes]
+
+
+def from_json(document: object, where: str) -> list[ZoneChange]:
+    """Changes from `to_json`'s form; one line naming `where` for anything else."""
+    if not isinstance(document, list):
+        raise GamepakError(f"{where}: zone changes must be a list")
+    changes = []
+    for item in document:
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("handle"), int)
+            or not isinstance(item.get("field"), str)
         ):
-            changes.append(ZoneChange(handle, "property order", None, None))
+            raise GamepakError(f"{where}: each zone change needs a handle (number) and a field (text)")
+
+        def value(raw: object, name: str, item: dict[str, object] = item) -> int | bytes | None:
+            if raw is None or (
+                isinstance(raw, int)
+                and not isinstance(raw, bool)
+                and item["field"] in HEADER_FIELDS
+                and item["field"] != "bbox"
+            ):
+                return raw  # type: ignore[return-value]
+            if isinstance(raw, str):
+                try:
+                    return bytes.fromhex(raw)
+                except ValueError:
+                    pass
+            raise GamepakError(f"{where}: zone change {name} of 0x{item['handle']:08X} is not a number or hex")
+
+        anchor = item.get("anchor")
+        if anchor is not None and (not isinstance(anchor, int) or isinstance(anchor, bool)):
+            raise GamepakError(f"{where}: a zone change's anchor must be a number")
+        changes.append(
+            ZoneChange(
+                item["handle"],
+                item["field"],
+                value(item.get("before"), "before"),
+                value(item.get("after"), "after"),
+                anchor,
+            )
+        )
     return changes
