@@ -103,14 +103,12 @@ def build_parser(command: str | None = "*", subcommand: str | None = None) -> ar
     them for one command would double the start-up time. `subcommand` does the same inside a
     command group (`texture export`: the group's other four sub-commands are only listed)."""
     _import_argparse()
-    import argparse
-
     from ..errors import EXIT_CODES
     from ..version import __version__
-    from .common import HelpFormatter, OnlyOneBuilt, add_format_option, add_quiet_option
+    from .common import CommandParser, HelpFormatter, OnlyOneBuilt, add_format_option, add_quiet_option
 
     epilog = "exit codes:\n" + "\n".join(f"  {code:<4}{meaning}" for code, meaning in EXIT_CODES)
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="gamepak",
         description="Open, list, extract, create, edit, verify, convert, patch, mount, serve and catalog "
         "game asset packs, their textures and models.",
@@ -210,7 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         args.format_name = args.global_format
     from . import common
 
-    args.quiet = common.QUIET = bool(getattr(args, "quiet", False) or args.global_quiet)
+    args.quiet = common.QUIET = bool(
+        getattr(args, "quiet", False) or args.global_quiet or getattr(args, "group_quiet", False)
+    )
     warnings.showwarning = _show_warning
     return run_handler(args)
 

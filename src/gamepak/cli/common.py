@@ -12,7 +12,7 @@ from ..core.registry import FORMATS
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any
+    from typing import Any, NoReturn
 
 FORMAT_NAMES = [spec.name for spec in FORMATS]
 
@@ -40,6 +40,57 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
             else:
                 line = f"{line} {word}" if line else word
         return [*lines, line] if line else lines
+
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse's parser that takes a command's options anywhere among its positionals, as
+    tar, git and zip do: `extract test.pak -o out 'maps/*'` as `extract -o out test.pak 'maps/*'`.
+
+    `parse_args` stops taking positionals once an option follows the first group of them
+    (`unrecognized arguments: maps/*`). A command's own parser (one without sub-commands) is
+    therefore parsed in two passes, as argparse's `parse_intermixed_args` does: the options
+    first, with the positionals set aside, then the positionals from the words left. That is
+    refused for a parser holding sub-commands, so the top parser and the command groups
+    (`table`, `patch`, ...) parse as usual and hand their sub-command's words to its parser,
+    which takes them in two passes. `--` still ends the options.
+
+    Done here rather than with `parse_known_intermixed_args` itself, which formats the usage
+    on every run (for its error messages): half a millisecond of a 15 ms start-up. An error
+    puts the positionals back before the usage is printed instead."""
+
+    _set_aside: list[tuple[argparse.Action, Any, Any]] | None = None
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        if self._set_aside is not None or self._subparsers is not None:
+            return super().parse_known_args(args, namespace)
+        positionals = self._get_positional_actions()
+        self._set_aside = [(action, action.nargs, action.default) for action in positionals]
+        try:
+            for action in positionals:  # nargs SUPPRESS: the action takes no word, sets nothing
+                action.nargs = action.default = argparse.SUPPRESS
+            namespace, remaining = super().parse_known_args(args, namespace)
+        finally:
+            self._restore()
+        optionals = [(action, action.required) for action in self._get_optional_actions()]
+        self._set_aside = []
+        try:
+            for action, _ in optionals:  # a required option was given (or refused) in the first pass
+                action.required = False
+            return super().parse_known_args(remaining, namespace)
+        finally:
+            for action, required in optionals:
+                action.required = required
+            self._set_aside = None
+
+    def _restore(self) -> None:
+        for action, nargs, default in self._set_aside or ():
+            action.nargs, action.default = nargs, default
+        self._set_aside = []
+
+    def error(self, message: str) -> NoReturn:
+        """The usage error, with the usage showing the positionals even when set aside."""
+        self._restore()
+        super().error(message)
 
 
 def terminal_columns() -> int:
@@ -77,6 +128,8 @@ def add_command(
     if handler is not None:
         parser.set_defaults(handler=handler)
         add_quiet_option(parser)
+    else:  # a group: `gamepak texture -q ls` as `gamepak texture ls -q`
+        add_quiet_option(parser, dest="group_quiet")
     return parser
 
 

@@ -45,7 +45,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "Write each table as CSV (one column per field) or JSON (lossless), at its member path plus .csv/.json.",
     )
     export.add_argument("source", metavar="SOURCE", help="a pack, a folder or a .xtbl file")
-    # MEMBERs right after SOURCE: Python 3.11's argparse cannot take positionals on both sides of options.
     export.add_argument(
         "members", metavar="MEMBER", nargs="*", help="only these tables: member paths, file names or globs"
     )

@@ -56,9 +56,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         sub, "export", run_export, "Write each texture as a PNG (top mip, RGBA) or a DDS (every mip, the stored data)."
     )
     export.add_argument("source", metavar="SOURCE", help="a .cpeg_pc/.cvbm_pc file or a pack")
-    # NAMEs go right after SOURCE (`export SOURCE NAME... -o DIR`): Python 3.11's argparse
-    # cannot take positionals on both sides of options.
-    export.add_argument("names", metavar="NAME", nargs="*", help="only these textures (right after SOURCE)")
+    export.add_argument("names", metavar="NAME", nargs="*", help="only these textures")
     export.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write to")
     export.add_argument("--as", dest="kind", choices=("png", "dds"), default="png", help="image kind (default png)")
     export.add_argument("--overwrite", action="store_true", help="replace existing files")
