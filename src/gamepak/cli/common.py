@@ -143,9 +143,17 @@ def add_quiet_option(parser: argparse.ArgumentParser, dest: str = "quiet") -> No
 QUIET = False
 
 
-def summary(message: str) -> None:
-    """What a command did, as one line on stderr (`gamepak: ...`), unless --quiet."""
-    if not QUIET:
+def summary(message: str, *, stdout: bool = False) -> None:
+    """What a command did (`wrote x.pak (3 members)`, `verify`'s `OK`, `diff`'s `equal`), unless
+    -q/--quiet: the one place that rule lives, so every command keeps it (progress asks
+    `shows_progress`). One line on stderr (`gamepak: ...`), or with `stdout` the text as it is
+    on stdout (lines a script used to read there). Warnings, errors and what a command was asked
+    to print (a listing, JSON, a member's bytes) never come here: -q keeps them."""
+    if QUIET:
+        return
+    if stdout:
+        write_text(message if message.endswith("\n") else message + "\n")
+    else:
         note(message)
 
 

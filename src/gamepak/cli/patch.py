@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import add_command, add_group, add_json_option, counting_bar, note, print_json, write_text
+from .common import add_command, add_group, add_json_option, count, counting_bar, note, print_json, summary, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     _add_choose_option(info)
     add_json_option(info)
 
-    for name, handler, summary in (
+    for name, handler, help_line in (
         ("check", run_check, "Say whether patches apply cleanly to TARGET (writes nothing; exit 1 if not)."),
         ("apply", run_apply, "Apply patches to TARGET in one pass (each pack rewritten once)."),
     ):
@@ -79,8 +79,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
             sub,
             name,
             handler,
-            summary,
-            description=f"{summary}\n\nEach operation is checked first: the member holds the patch's "
+            help_line,
+            description=f"{help_line}\n\nEach operation is checked first: the member holds the patch's "
             "base -> applied; it already holds the target -> skipped; anything else -> refused. Two "
             "patches changing one member differently conflict: exit 1, every conflict listed, nothing "
             "written, unless --later-wins (the patch given later on the command line wins).",
@@ -160,7 +160,8 @@ def run_make(args: argparse.Namespace) -> int | None:
         result = export(args.base, args.modded, args.output, args.kind, overwrite=args.overwrite)
         for sentence in result.not_expressed:
             note(f"warning: {sentence}")
-        note(f"{args.output}: {len(result.written)} {'members' if args.kind == 'pak' else 'files'} ({args.kind})")
+        written = count(len(result.written), "member" if args.kind == "pak" else "file")
+        summary(f"{args.output}: {written} ({args.kind})")
         return None
 
     metadata = {
@@ -174,7 +175,7 @@ def run_make(args: argparse.Namespace) -> int | None:
     operations = make(args.base, args.modded, args.output, overwrite=args.overwrite, **metadata)
     import os
 
-    note(f"{args.output}: {len(operations)} operations, {os.path.getsize(args.output)} bytes")
+    summary(f"{args.output}: {count(len(operations), 'operation')}, {count(os.path.getsize(args.output), 'byte')}")
     return None
 
 
@@ -258,8 +259,7 @@ def _print_modinfo(document: dict[str, Any], as_json: bool) -> None:
         if change["op"] == "replace":
             what = f"with {change['new_file']}"
         else:
-            count = change["elements"]
-            what = f"({change['list_action']}, {count} element{'' if count == 1 else 's'})"
+            what = f"({change['list_action']}, {count(change['elements'], 'element')})"
         lines.append(f"  {change['op']} {change['file']}: {change['member']} {what}")
     beside = document.get("syncfaction_changes") or []
     if beside:
@@ -301,7 +301,7 @@ def run_apply(args: argparse.Namespace) -> int | None:
         print_json(plan.to_dict())
     else:
         skipped = len(plan.steps) - len(plan.to_apply)
-        note(f"{args.target}: {len(plan.to_apply)} operations applied, {skipped} skipped")
+        summary(f"{args.target}: {count(len(plan.to_apply), 'operation')} applied, {skipped} skipped")
     return None
 
 
@@ -320,5 +320,5 @@ def run_revert(args: argparse.Namespace) -> int | None:
 
     with counting_bar("reverting", ticking=True):
         names = revert(args.target, args.patch, warn=_warning)
-    note(f"{args.target}: took back {', '.join(names) or 'nothing (an interrupted apply was rolled back)'}")
+    summary(f"{args.target}: took back {', '.join(names) or 'nothing (an interrupted apply was rolled back)'}")
     return None

@@ -16,6 +16,7 @@ from .common import (
     note,
     open_input,
     print_json,
+    summary,
     windows_path,
     write_text,
 )
@@ -296,14 +297,14 @@ def run_verify(args: argparse.Namespace) -> int:
             text = problem.message if problem.message.startswith(filename) else f"{archive}: {problem.message}"
             note_line = f"{problem.severity}: {text}\n"
             sys.stderr.write(note_line)
-        summary = count(member_count, what)
+        counted = count(member_count, what)
         if warnings_found:
-            summary += f", {count(len(warnings_found), 'warning')}"
+            counted += f", {count(len(warnings_found), 'warning')}"
         if not failed:
-            write_text(f"{archive}: OK ({summary})\n")
+            summary(f"{archive}: OK ({counted})", stdout=True)
         elif not errors:
             # --strict: the warnings fail the check; "OK" would contradict the exit code.
-            write_text(f"{archive}: FAILED under --strict ({summary})\n")
+            summary(f"{archive}: FAILED under --strict ({counted})", stdout=True)
     return 1 if failed else 0
 
 

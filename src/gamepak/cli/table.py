@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import add_command, add_group, add_json_option, count, note, print_json, write_text
+from .common import add_command, add_group, add_json_option, count, note, print_json, summary, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def run_export(args: argparse.Namespace) -> int | None:
     )
     for reason in failures.values():
         note(f"skipped {reason}")
-    note(f"exported {count(len(written), 'table')} to {args.output}")
+    summary(f"exported {count(len(written), 'table')} to {args.output}")
     return None
 
 
@@ -109,8 +109,12 @@ def run_import(args: argparse.Namespace) -> int | None:
 
     changes = import_tables(args.target, args.folder, dry_run=args.dry_run)
     write_text("".join(change + "\n" for change in changes))
-    verb = "would change" if args.dry_run else "changed"
-    note(f"{count(len(changes), 'change')} {verb}" if changes else "nothing changed: the files match the tables")
+    if not changes:
+        summary("nothing changed: the files match the tables")
+    elif args.dry_run:
+        summary(f"dry run: {count(len(changes), 'change')} to make, nothing written")
+    else:
+        summary(f"{count(len(changes), 'change')} made")
     return None
 
 
@@ -134,11 +138,11 @@ def run_check(args: argparse.Namespace) -> int | None:
         for finding in findings:
             kinds[(finding.severity, finding.kind)] = kinds.get((finding.severity, finding.kind), 0) + 1
         for (severity, kind), number in sorted(kinds.items(), key=lambda item: -item[1]):
-            note(f"{number:>7} {severity}: {kind}")
+            summary(f"{number:>7} {severity}: {kind}")
         if failures:
-            note(f"{len(failures):>7} error: table cannot be read")
+            summary(f"{len(failures):>7} error: table cannot be read")
         if not_checked:
-            note(f"{not_checked} reference field(s) not checked: their table is not in {args.source}")
+            summary(f"{count(not_checked, 'reference field')} not checked: their table is not in {args.source}")
         warnings = len(findings) + len(failures) - errors
-        note(f"{count(errors, 'error')}, {count(warnings, 'warning')}")
+        summary(f"{count(errors, 'error')}, {count(warnings, 'warning')}")
     return 1 if errors else None

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from ..core.registry import FORMATS
-from .common import add_command, add_group, note
+from .common import add_command, add_group, count, note, summary
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -197,7 +197,7 @@ def run_export(args: argparse.Namespace) -> None:
         sys.stdout.buffer.write(result.data)
         sys.stdout.buffer.flush()
     else:
-        note(f"exported {len(result.table)} strings of {_where(file, result)} to {output}")
+        summary(f"exported {count(len(result.table), 'string')} of {_where(file, result)} to {output}")
 
 
 def run_import(args: argparse.Namespace) -> None:
@@ -225,9 +225,8 @@ def run_import(args: argparse.Namespace) -> None:
         overwrite=args.overwrite,
     )
     _report(file, member, args.format_name, result)
-    changed = result.changed
     inside = f" in member {result.member}" if result.member is not None else ""
-    note(f"wrote {args.output} ({changed} string{'s' if changed != 1 else ''} changed{inside})")
+    summary(f"wrote {args.output} ({count(result.changed, 'string')} changed{inside})")
 
 
 def _export_locatext(args: argparse.Namespace) -> None:
@@ -243,13 +242,13 @@ def _export_locatext(args: argparse.Namespace) -> None:
         source=args.source,
         overwrite=args.overwrite,
     )
-    count = len(result.located.table)
+    strings = count(len(result.located.table), "string")
     if args.output is None:
         sys.stdout.buffer.write(result.data)
         sys.stdout.buffer.flush()
     else:
-        note(f"exported {count} strings of {result.located.label} to {args.output}")
-    note(f"{result.named} of {count} strings named; the others are exported by hash (#xxxxxxxx)")
+        summary(f"exported {strings} of {result.located.label} to {args.output}")
+    summary(f"{result.named} of {strings} named; the others are exported by hash (#xxxxxxxx)")
 
 
 def _import_locatext(args: argparse.Namespace, file: str, member: str | None, translation: str) -> None:
@@ -268,12 +267,12 @@ def _import_locatext(args: argparse.Namespace, file: str, member: str | None, tr
     )
     applied = result.applied
     inside = f" in member {result.located.member}" if result.located.member is not None else ""
-    parts = [f"{len(applied.changed)} string{'s' if len(applied.changed) != 1 else ''} changed"]
+    parts = [f"{count(len(applied.changed), 'string')} changed"]
     if applied.added:
         parts.append(f"{len(applied.added)} added")
     if applied.removed:
         parts.append(f"{len(applied.removed)} removed")
-    note(f"wrote {args.output} ({', '.join(parts)}{inside})")
+    summary(f"wrote {args.output} ({', '.join(parts)}{inside})")
 
 
 def _where(file: str, result: Any) -> str:
@@ -290,6 +289,6 @@ def _report(file: str, member: str | None, chosen: str | None, result: Any) -> N
     if chosen is None and not get_format(result.format).has_magic:
         note(f"{file}: read as {result.format} (no signature; --format to choose another)")
     skipped = f"; skipped {len(result.skipped)}:" if result.skipped else ""
-    note(f"{file}: the strings are member {result.member}{skipped}")
+    summary(f"{file}: the strings are member {result.member}{skipped}")
     for name, why in result.skipped:
-        note(f"  skipped {name}: {why}")
+        summary(f"  skipped {name}: {why}")
