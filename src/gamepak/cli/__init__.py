@@ -208,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         args.format_name = args.global_format
     from . import common
 
+    common.MADE_FOLDERS.clear()
     args.quiet = common.QUIET = bool(
         getattr(args, "quiet", False) or args.global_quiet or getattr(args, "group_quiet", False)
     )
@@ -225,14 +226,26 @@ def _show_warning(
 
 
 def run_handler(args: argparse.Namespace) -> int:
-    """Call the command's handler; a GamepakError becomes one line and its exit code."""
+    """Call the command's handler; a GamepakError becomes one line and its exit code. A command
+    that fails takes back the empty output folders it made."""
+    from ..errors import EXIT_DIFFERENT, EXIT_OK
+
+    code = _call_handler(args)
+    if code not in (EXIT_OK, EXIT_DIFFERENT):
+        from .common import remove_made_folders
+
+        remove_made_folders()
+    return code
+
+
+def _call_handler(args: argparse.Namespace) -> int:
     from ..errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, GamepakError, exit_code_for
     from .common import note
 
     try:
         code = args.handler(args)
     except GamepakError as exc:
-        note(f"error: {exc}")
+        note(f"error: {exc.cli_message or exc}")
         return exit_code_for(exc)
     except BrokenPipeError:
         # The reader went away (| head): not an error of ours.

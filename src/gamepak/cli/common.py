@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 
+from ..core.jsontext import JSON_INDENT
 from ..core.registry import FORMATS
 
 TYPE_CHECKING = False
@@ -244,7 +245,6 @@ def write_text(text: str) -> None:
 # Every --json of the CLI: one shape (README "JSON output"): two-space indent, UTF-8 text, and
 # the same key for the same thing in every verb: `file` the input, `members` a member count,
 # `size` bytes of content, `stored_size` bytes as the pack stores them.
-JSON_INDENT = 2
 
 
 def json_text(document: object) -> str:
@@ -319,6 +319,51 @@ def open_input(path: str, format_name: str | None) -> Any:
     if detection is not None and not detection.has_magic:
         note(f"{path}: read as {detection.format} (no signature; --format to choose another)")
     return archive
+
+
+def require_input(path: str) -> None:
+    """Refuse a missing input as missing, before a reader says something less direct about it
+    (`texture ls gone.cpeg_pc`: its GPU partner is not what is missing)."""
+    if not os.path.lexists(path):
+        from ..errors import GamepakError
+
+        raise GamepakError(f"{path}: no such file or folder")
+
+
+# The folders `output_folder` made in this run, deepest first: taken back (when still empty) if
+# the command then fails, so a refused command leaves nothing behind.
+MADE_FOLDERS: list[str] = []
+
+
+def output_folder(path: str) -> None:
+    """Create the folder the output file `path` goes into (`model export TRACK -o new/x.gltf`),
+    as `extract`, `table export` and `texture export` create theirs; refuses in one line naming
+    the folder when it cannot be made (a file in the way, no permission)."""
+    from ..errors import GamepakError
+
+    folder = os.path.dirname(path)
+    if not folder or os.path.isdir(folder):
+        return
+    missing = []
+    probe = folder
+    while probe and not os.path.lexists(probe):
+        missing.append(probe)
+        probe = os.path.dirname(probe)
+    try:
+        os.makedirs(folder)
+    except OSError as exc:
+        raise GamepakError(f"{folder}: cannot create the folder for {path}: {exc.strerror or exc}") from None
+    MADE_FOLDERS.extend(missing)
+
+
+def remove_made_folders() -> None:
+    """Take back the folders `output_folder` made, those still empty (the command failed)."""
+    for folder in MADE_FOLDERS:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            break  # not empty (something else wrote there): keep it and those above it
+    MADE_FOLDERS.clear()
 
 
 def folder_members(folder: str, exclude: tuple[str, ...] = ()) -> list[tuple[str, str]]:

@@ -12,6 +12,7 @@ from .common import (
     count,
     counting_bar,
     note,
+    output_folder,
     parse_options,
     print_json,
     summary,
@@ -81,6 +82,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 def run_convert(args: argparse.Namespace) -> None:
     from ..ops.convert import convert
 
+    output_folder(args.target)
     with counting_bar("converting", ticking=True) as advance:
         result = convert(
             args.source,

@@ -12,6 +12,7 @@ from .common import (
     counting_bar,
     folder_members,
     note,
+    require_input,
     summary,
     windows_path,
     write_text,
@@ -121,6 +122,7 @@ def _editor(args: argparse.Namespace, compact: bool) -> Editor:
     from ..errors import GamepakError
     from ..ops.edit import Editor
 
+    require_input(args.archive)
     asm = getattr(args, "asm", None)
     if asm is not None and not os.path.isfile(asm):
         raise GamepakError(f"{asm}: no such file (--asm)")

@@ -9,7 +9,17 @@ import argparse
 import os
 
 from ..errors import GamepakError, OutputExistsError, UsageError
-from .common import add_command, add_group, add_json_option, count, note, print_json, summary, write_text
+from .common import (
+    add_command,
+    add_group,
+    add_json_option,
+    count,
+    note,
+    output_folder,
+    print_json,
+    summary,
+    write_text,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -310,6 +320,7 @@ def run_export(args: argparse.Namespace) -> None:
         from ..errors import OutputExistsError
 
         raise OutputExistsError(args.output)
+    output_folder(args.output)
     found = _scene(args)
     if found is not None:
         _export_scene(found, args)
@@ -378,6 +389,7 @@ def run_import(args: argparse.Namespace) -> None:
     mesh.require_finite("a model imported into JOE")
     if chosen == "joe":
         mesh = mesh.with_normals()
+    output_folder(args.output)
     models.save(mesh, args.output, chosen, overwrite=args.overwrite)
     vertices = len(mesh.positions)
     summary(f"wrote {args.output} ({count(mesh.face_count, 'face')}, {vertices} vertex{'' if vertices == 1 else 'es'})")
@@ -390,6 +402,7 @@ def run_render(args: argparse.Namespace) -> None:
     if not args.overwrite and os.path.lexists(args.output):
         raise OutputExistsError(args.output)
     mesh = _load(args.model_path, args.member, args.up)
+    output_folder(args.output)
     models.write_atomic(args.output, render_png(mesh, args.size), overwrite=args.overwrite)
     summary(f"wrote {args.output} ({args.size}x{args.size})")
 

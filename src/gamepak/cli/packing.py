@@ -13,6 +13,7 @@ from .common import (
     count,
     note,
     open_input,
+    output_folder,
     parse_options,
     print_json,
     progress_bar,
@@ -158,6 +159,7 @@ def run_create(args: argparse.Namespace) -> None:
     )
     for line in plan.notes:
         note(line)
+    output_folder(out)
     if args.asm_table is not None:
         plan.options["asm"] = args.asm_table
     writer = create(

@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from .common import add_command, add_group, add_json_option, count, counting_bar, note, print_json, summary, write_text
+import os
+
+from .common import (
+    add_command,
+    add_group,
+    add_json_option,
+    count,
+    counting_bar,
+    note,
+    output_folder,
+    print_json,
+    summary,
+    write_text,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -154,6 +167,7 @@ def _choices(args: argparse.Namespace) -> dict[str, str]:
 def run_make(args: argparse.Namespace) -> int | None:
     from ..ops.patch import make
 
+    output_folder(args.output)
     if args.kind != "gamepak":
         from ..ops.patch.export import export
 
@@ -173,7 +187,6 @@ def run_make(args: argparse.Namespace) -> int | None:
         "links": args.link,
     }
     operations = make(args.base, args.modded, args.output, overwrite=args.overwrite, **metadata)
-    import os
 
     summary(f"{args.output}: {count(len(operations), 'operation')}, {count(os.path.getsize(args.output), 'byte')}")
     return None
@@ -276,9 +289,41 @@ def _limits(args: argparse.Namespace) -> Any:
     return limits(allow_large=bool(getattr(args, "allow_large", False)))
 
 
+def _pack_target(args: argparse.Namespace) -> str:
+    """TARGET, or the one pack in the folder TARGET that one-pack patches fit (by the hashes of
+    the members they change); several or none: refused, naming them."""
+
+    if not os.path.exists(args.target):
+        from ..ops.patch import PatchError
+
+        raise PatchError(f"{args.target}: no such pack or folder")
+    if not os.path.isdir(args.target):
+        return args.target  # type: ignore[no-any-return]
+    from ..ops.patch.fits import packs_fitting
+
+    candidates = packs_fitting(args.target, args.patches)
+    if candidates is None:
+        return args.target  # type: ignore[no-any-return]
+    if len(candidates) == 1:
+        note(f"{args.target}: the patch is for one pack; it fits {candidates[0]}, which it is applied to")
+        return candidates[0]
+    from ..ops.patch import PatchError
+
+    if not candidates:
+        raise PatchError(
+            f"{args.target}: the patch is for one pack, and no pack in this folder holds the members it changes "
+            "as its base had them"
+        )
+    raise PatchError(
+        f"{args.target}: the patch is for one pack, and it fits {len(candidates)} here: "
+        f"{', '.join(candidates)}; give the one to patch"
+    )
+
+
 def run_check(args: argparse.Namespace) -> int | None:
     from ..ops.patch import check
 
+    args.target = _pack_target(args)
     with _limits(args):
         plan = check(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args))
     _say_notes(plan)
@@ -294,6 +339,7 @@ def run_apply(args: argparse.Namespace) -> int | None:
 
     if args.dry_run:
         return run_check(args)  # the same questions, nothing written
+    args.target = _pack_target(args)
     with _limits(args), counting_bar("applying", ticking=True):
         plan = apply(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args), warn=_warning)
     _say_notes(plan)
@@ -310,14 +356,19 @@ def _warning(line: str) -> None:
 
 
 def _say_notes(plan: Any) -> None:
-    """What the mods said while being read, one `note:` line each."""
-    for line in plan.notes():
+    """What the mods said while being read, one `note:` line each, each said once (two patches
+    read from one mod, a modinfo.xml and the loose archives beside it, can say the same)."""
+    for line in dict.fromkeys(plan.notes()):
         note(f"note: {line}")
 
 
 def run_revert(args: argparse.Namespace) -> int | None:
     from ..ops.patch import revert
 
+    if not os.path.exists(args.target):
+        from ..ops.patch import PatchError
+
+        raise PatchError(f"{args.target}: no such pack or folder")
     with counting_bar("reverting", ticking=True):
         names = revert(args.target, args.patch, warn=_warning)
     summary(f"{args.target}: took back {', '.join(names) or 'nothing (an interrupted apply was rolled back)'}")

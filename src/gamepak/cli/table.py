@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import add_command, add_group, add_json_option, count, note, print_json, summary, write_text
+from .common import add_command, add_group, add_json_option, count, note, print_json, require_input, summary, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -74,9 +74,22 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     add_json_option(check, "a list of {member, row, field, value, problem, severity}")
 
 
+def _not_strings(source: str) -> None:
+    """An RFG localization file holds strings, not tables: say which command takes it."""
+    from ..ops.locatext import is_locatext_target
+
+    if is_locatext_target(source):
+        from ..errors import GamepakError
+
+        raise GamepakError(
+            f"{source}: holds strings (an RFG localization file), not tables: `gamepak text export` takes it"
+        )
+
+
 def run_ls(args: argparse.Namespace) -> int | None:
     from ..ops.tables import list_tables
 
+    _not_strings(args.source)
     listed = list_tables(args.source)
     if args.as_json:
         print_json(listed)
@@ -95,6 +108,7 @@ def run_ls(args: argparse.Namespace) -> int | None:
 def run_export(args: argparse.Namespace) -> int | None:
     from ..ops.tables import export_tables
 
+    _not_strings(args.source)
     written, failures = export_tables(
         args.source, args.output, kind=args.kind, members=args.members, overwrite=args.overwrite
     )
@@ -107,6 +121,7 @@ def run_export(args: argparse.Namespace) -> int | None:
 def run_import(args: argparse.Namespace) -> int | None:
     from ..ops.tables import import_tables
 
+    require_input(args.target)
     changes = import_tables(args.target, args.folder, dry_run=args.dry_run)
     write_text("".join(change + "\n" for change in changes))
     if not changes:
@@ -121,6 +136,7 @@ def run_import(args: argparse.Namespace) -> int | None:
 def run_check(args: argparse.Namespace) -> int | None:
     from ..ops.tables import check_tables
 
+    _not_strings(args.source)
     findings, failures, not_checked = check_tables(args.source)
     errors = sum(finding.severity == "error" for finding in findings) + len(failures)
     if args.as_json:

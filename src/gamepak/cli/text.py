@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from ..core.registry import FORMATS
-from .common import add_command, add_group, count, note, summary
+from .common import add_command, add_group, count, note, output_folder, summary
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -169,6 +169,30 @@ def _rfg_only(args: argparse.Namespace, *options: str) -> None:
         raise UsageError("rfgm-xml is for RFG localization files (.rfglocatext) only")
 
 
+def _refuse_plain_text(file: str) -> None:
+    """A plain text file (notes.txt) is not strings to translate: J2ME strings end in NUL bytes
+    and sit behind binary counts and offsets, which a text file has none of."""
+    import os
+
+    if not os.path.isfile(file):
+        return
+    with open(file, "rb") as handle:
+        head = handle.read(1 << 16)
+    if not head or b"\0" in head:
+        return
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not only a character cut at the end of the window
+            return
+    from ..errors import GamepakError
+
+    raise GamepakError(
+        f"{file}: plain text (no NUL byte), not J2ME strings or an RFG localization file; "
+        "`gamepak text` exports those (--kind names a layout)"
+    )
+
+
 def _is_locatext(file: str, member: str | None) -> bool:
     from ..ops.locatext import is_locatext_target
 
@@ -177,10 +201,14 @@ def _is_locatext(file: str, member: str | None) -> bool:
 
 def run_export(args: argparse.Namespace) -> None:
     file, member, output = args.file, args.member, args.output
+    if output is not None:
+        output_folder(output)
     if _is_locatext(file, member):
         _export_locatext(args)
         return
     _rfg_only(args, "--names", "--source")
+    if member is None and args.kind == "auto":
+        _refuse_plain_text(file)
     from ..formats.j2me.text import export_strings
 
     result = export_strings(
@@ -208,6 +236,7 @@ def run_import(args: argparse.Namespace) -> None:
         raise UsageError("expected FILE TRANSLATION or FILE MEMBER TRANSLATION")
     file, translation = arguments[0], arguments[-1]
     member = arguments[1] if len(arguments) == 3 else None
+    output_folder(args.output)
     if _is_locatext(file, member):
         _import_locatext(args, file, member, translation)
         return

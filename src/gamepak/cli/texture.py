@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_command, add_group, add_json_option, count, counting_bar, print_json, summary, write_text
+from .common import (
+    add_command,
+    add_group,
+    add_json_option,
+    count,
+    counting_bar,
+    print_json,
+    require_input,
+    summary,
+    write_text,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -173,6 +183,7 @@ def _order(parser: argparse.ArgumentParser) -> None:
 
 
 def run_ls(args: argparse.Namespace) -> int | None:
+    require_input(args.source)
     quake = _quake_textures(args.source)
     if quake is not None:
         found = quake.list_textures(args.source, palette=args.palette)
@@ -213,6 +224,7 @@ def _source(path: str, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
 
 def run_export(args: argparse.Namespace) -> int | None:
+    require_input(args.source)
     module, options = _source(args.source, args)
     if "peg" in options:
         options["kind"] = args.kind
@@ -225,6 +237,7 @@ def run_export(args: argparse.Namespace) -> int | None:
 
 
 def run_import(args: argparse.Namespace) -> int | None:
+    require_input(args.target)
     module, options = _source(args.target, args)
     if "peg" in options:
         options.update(resize=args.resize, asm=args.asm)
@@ -247,6 +260,7 @@ def _pegs_only(target: str, verb: str) -> None:
 
 
 def run_add(args: argparse.Namespace) -> int | None:
+    require_input(args.target)
     _pegs_only(args.target, "add")
     from ..ops.textures import add_texture
 
@@ -269,6 +283,7 @@ def run_add(args: argparse.Namespace) -> int | None:
 
 
 def run_rm(args: argparse.Namespace) -> int | None:
+    require_input(args.target)
     _pegs_only(args.target, "rm")
     from ..ops.textures import remove_textures
 
