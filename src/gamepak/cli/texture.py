@@ -260,7 +260,6 @@ def _pegs_only(target: str, verb: str) -> None:
 
 
 def run_add(args: argparse.Namespace) -> int | None:
-    require_input(args.target)
     _pegs_only(args.target, "add")
     from ..ops.textures import add_texture
 
