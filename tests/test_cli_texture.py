@@ -224,7 +224,7 @@ def test_dry_run_writes_nothing_and_unmatched_images_are_named(
     before = target.read_bytes(), (tmp_path / "t.gpeg_pc").read_bytes()
     assert main(["texture", "import", str(target), str(tmp_path / "out"), "--dry-run"]) == 0
     err = capsys.readouterr().err
-    assert "1 texture(s) would change: glow.tga" in err
+    assert "1 texture would change: glow.tga" in err
     assert "warning:" in err and "1 image(s) match no texture and were left alone: wal.png" in err
     assert (target.read_bytes(), (tmp_path / "t.gpeg_pc").read_bytes()) == before
     assert main(["texture", "import", str(target), str(tmp_path / "missing")]) == 1
@@ -255,7 +255,7 @@ def test_peg_picks_one_peg_of_a_pack_for_ls_export_and_import(
     capsys.readouterr()
     assert main(["texture", "import", str(pack), str(tmp_path / "out"), "--peg", "a.str2_pc/t.cpeg_pc"]) == 0
     err = capsys.readouterr().err
-    assert "1 texture(s) changed: a.str2_pc/t.cpeg_pc/wall.tga" in err and "match no texture" not in err
+    assert "1 texture changed: a.str2_pc/t.cpeg_pc/wall.tga" in err and "match no texture" not in err
     assert main(["texture", "export", str(pack), "-o", str(tmp_path / "b"), "--peg", "b.str2_pc/t.cpeg_pc"]) == 0
     assert sorted(p.relative_to(tmp_path / "b").as_posix() for p in (tmp_path / "b").rglob("*.png")) == [
         "b.str2_pc/t.cpeg_pc/glow.png",
@@ -613,7 +613,7 @@ def test_add_and_rm_say_what_they_did_and_an_empty_ls_says_so(
     assert main(["texture", "add", str(target), str(tmp_path / "new.png"), "--name", "decal", "--format", "565"]) == 0
     assert capsys.readouterr().err == f"gamepak: added decal.tga (8x4 565, 4 mips) to {target}\n"
     assert main(["texture", "rm", str(target), "wall", "glow"]) == 0
-    assert capsys.readouterr().err == f"gamepak: removed 2 texture(s) from {target}: wall.tga, glow.tga\n"
+    assert capsys.readouterr().err == f"gamepak: removed 2 textures from {target}: wall.tga, glow.tga\n"
     assert main(["texture", "rm", str(target), "decal", "--quiet"]) == 0
     assert capsys.readouterr().err == ""
     assert main(["texture", "ls", str(target)]) == 0

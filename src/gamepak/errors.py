@@ -12,6 +12,15 @@ import os
 class GamepakError(Exception):
     """Base of every error gamepak raises on bad input or an impossible request."""
 
+    # The line as the command line says it, where its advice differs from the library's (an
+    # option, `--format`, instead of a keyword argument, `format=`); None: the same line.
+    cli_message: str | None = None
+
+    def for_cli(self, message: str) -> GamepakError:
+        """This error, saying `message` on the command line; returns it (to raise)."""
+        self.cli_message = message
+        return self
+
 
 class UnknownFormatError(GamepakError):
     """No format fits the file, or the format name asked for does not exist."""

@@ -106,14 +106,12 @@ def build_parser(command: str | None = "*", subcommand: str | None = None) -> ar
     them for one command would double the start-up time. `subcommand` does the same inside a
     command group (`texture export`: the group's other four sub-commands are only listed)."""
     _import_argparse()
-    import argparse
-
     from ..errors import EXIT_CODES
     from ..version import __version__
-    from .common import HelpFormatter, OnlyOneBuilt, add_format_option, add_quiet_option
+    from .common import CommandParser, HelpFormatter, OnlyOneBuilt, add_format_option, add_quiet_option
 
     epilog = "exit codes:\n" + "\n".join(f"  {code:<4}{meaning}" for code, meaning in EXIT_CODES)
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="gamepak",
         description="Open, list, extract, create, edit, verify, convert, patch, mount, serve and catalog "
         "game asset packs, their textures and models.",
@@ -213,7 +211,10 @@ def main(argv: list[str] | None = None) -> int:
         args.format_name = args.global_format
     from . import common
 
-    args.quiet = common.QUIET = bool(getattr(args, "quiet", False) or args.global_quiet)
+    common.MADE_FOLDERS.clear()
+    args.quiet = common.QUIET = bool(
+        getattr(args, "quiet", False) or args.global_quiet or getattr(args, "group_quiet", False)
+    )
     warnings.showwarning = _show_warning
     return run_handler(args)
 
@@ -228,14 +229,26 @@ def _show_warning(
 
 
 def run_handler(args: argparse.Namespace) -> int:
-    """Call the command's handler; a GamepakError becomes one line and its exit code."""
+    """Call the command's handler; a GamepakError becomes one line and its exit code. A command
+    that fails takes back the empty output folders it made."""
+    from ..errors import EXIT_DIFFERENT, EXIT_OK
+
+    code = _call_handler(args)
+    if code not in (EXIT_OK, EXIT_DIFFERENT):
+        from .common import remove_made_folders
+
+        remove_made_folders()
+    return code
+
+
+def _call_handler(args: argparse.Namespace) -> int:
     from ..errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, GamepakError, exit_code_for
     from .common import note
 
     try:
         code = args.handler(args)
     except GamepakError as exc:
-        note(f"error: {exc}")
+        note(f"error: {exc.cli_message or exc}")
         return exit_code_for(exc)
     except BrokenPipeError:
         # The reader went away (| head): not an error of ours.

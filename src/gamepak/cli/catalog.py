@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import EXIT_DIFFERENT, EXIT_OK, GamepakError, MissingDependencyError
-from .common import add_command, add_json_option, note, print_json, shows_progress, write_text
+from .common import add_command, add_json_option, count, print_json, shows_progress, summary, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -173,7 +173,7 @@ def run_catalog(args: argparse.Namespace) -> None:
     options = library.ScanOptions(hash_algorithm=hash_algorithm, nested=nested, guess=guess, verify=verify)
     bar = _Bar()
     try:
-        summary = library.build_catalog(
+        built = library.build_catalog(
             list(paths),
             out,
             options=options,
@@ -186,14 +186,21 @@ def run_catalog(args: argparse.Namespace) -> None:
         )
     finally:
         bar.close()
-    resumed = f", {summary.resumed} already cataloged" if resume else ""
-    textures = f", {summary.textures} textures" if summary.textures else ""
-    textures += f", {summary.strings} strings" if summary.strings else ""
-    textures += f", {summary.models} models" if summary.models else ""
-    textures += f", {summary.zone_objects} zone objects" if summary.zone_objects else ""
-    note(
-        f"cataloged {summary.archives} archives, {summary.members} members{textures}, {summary.errors} errors "
-        f"({summary.skipped} files not archives{resumed}) into {out}"
+    resumed = f", {built.resumed} already cataloged" if resume else ""
+    contents = "".join(
+        f", {count(number, noun)}"
+        for number, noun in (
+            (built.textures, "texture"),
+            (built.strings, "string"),
+            (built.models, "model"),
+            (built.zone_objects, "zone object"),
+        )
+        if number
+    )
+    not_archives = f"{built.skipped} file{' not an archive' if built.skipped == 1 else 's not archives'}"
+    summary(
+        f"cataloged {count(built.archives, 'archive')}, {count(built.members, 'member')}{contents}, "
+        f"{count(built.errors, 'error')} ({not_archives}{resumed}) into {out}"
     )
 
 
@@ -218,5 +225,5 @@ def run_catalog_diff(args: argparse.Namespace) -> int:
                 f"{pack['new_size']} bytes{fields})\n"
             )
         if result.equal:
-            note("the catalogs hold the same members")
+            summary("the catalogs hold the same members")
     return EXIT_OK if result.equal else EXIT_DIFFERENT

@@ -9,11 +9,13 @@ from .common import (
     add_format_option,
     add_json_option,
     add_writer_options,
+    count,
     counting_bar,
     note,
+    output_folder,
     parse_options,
     print_json,
-    write_text,
+    summary,
 )
 
 
@@ -80,6 +82,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 def run_convert(args: argparse.Namespace) -> None:
     from ..ops.convert import convert
 
+    output_folder(args.target)
     with counting_bar("converting", ticking=True) as advance:
         result = convert(
             args.source,
@@ -99,9 +102,8 @@ def run_convert(args: argparse.Namespace) -> None:
         note(f"  {new} <- {old}")
     if len(result.renamed) > 10:
         note(f"  ... and {len(result.renamed) - 10} more")
-    written = result.member_count
-    note(
-        f"wrote {args.target} ({written} member{'s' if written != 1 else ''}, "
+    summary(
+        f"wrote {args.target} ({count(result.member_count, 'member')}, "
         f"{result.source_format} -> {result.target_format})"
     )
 
@@ -121,7 +123,8 @@ def run_diff(args: argparse.Namespace) -> int:
         )
     if args.as_json:
         print_json(result.to_dict())
-    elif not args.quiet:
-        # Equal inputs say so: silence would look like a command that did nothing.
-        write_text("\n".join(result.lines() or ["equal"]) + "\n")
+    else:
+        # Equal inputs say so: silence would look like a command that did nothing. With -q
+        # nothing: the exit code answers, as `cmp -s` does.
+        summary("\n".join(result.lines() or ["equal"]), stdout=True)
     return EXIT_OK if result.equal else EXIT_DIFFERENT

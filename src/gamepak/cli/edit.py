@@ -5,7 +5,18 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import add_command, add_format_option, counting_bar, folder_members, note, windows_path, write_text
+from .common import (
+    add_command,
+    add_format_option,
+    count,
+    counting_bar,
+    folder_members,
+    note,
+    require_input,
+    summary,
+    windows_path,
+    write_text,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -111,6 +122,7 @@ def _editor(args: argparse.Namespace, compact: bool) -> Editor:
     from ..errors import GamepakError
     from ..ops.edit import Editor
 
+    require_input(args.archive)
     asm = getattr(args, "asm", None)
     if asm is not None and not os.path.isfile(asm):
         raise GamepakError(f"{asm}: no such file (--asm)")
@@ -123,13 +135,13 @@ def _finish(editor: Editor, dry_run: bool, list_changes: bool = False) -> None:
         planned = editor.plan()
         editor.abort()
         write_text("".join(f"{line}\n" for line in planned))
-        write_text(f"{editor.path}: dry run, {len(planned)} change(s) planned, nothing written\n")
+        summary(f"{editor.path}: dry run, {count(len(planned), 'change')} planned, nothing written", stdout=True)
         return
     if list_changes:
         write_text("".join(f"{line}\n" for line in editor.plan()))
     with counting_bar("writing", ticking=True):
         result = editor.commit()
-    write_text(result.summary() + "\n")
+    summary(result.summary(), stdout=True)
 
 
 class _aborting:
@@ -212,8 +224,8 @@ def run_compact(args: argparse.Namespace) -> None:
     editor = _editor(args, True)
     if args.dry_run:
         editor.abort()
-        write_text(f"{args.archive}: dry run, would rebuild it without the space edits left; nothing written\n")
+        summary(f"{args.archive}: dry run, would rebuild it without the space edits left; nothing written", stdout=True)
         return
     with counting_bar("compacting", ticking=True):
         result = editor.commit()
-    write_text(result.summary() + "\n")
+    summary(result.summary(), stdout=True)

@@ -9,7 +9,17 @@ import argparse
 import os
 
 from ..errors import GamepakError, OutputExistsError, UsageError
-from .common import add_command, add_group, add_json_option, note, print_json, write_text
+from .common import (
+    add_command,
+    add_group,
+    add_json_option,
+    count,
+    note,
+    output_folder,
+    print_json,
+    summary,
+    write_text,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -310,6 +320,7 @@ def run_export(args: argparse.Namespace) -> None:
         from ..errors import OutputExistsError
 
         raise OutputExistsError(args.output)
+    output_folder(args.output)
     found = _scene(args)
     if found is not None:
         _export_scene(found, args)
@@ -321,14 +332,14 @@ def run_export(args: argparse.Namespace) -> None:
         export_file(
             *quake, args.output, frame=args.frame, palette=args.palette, scale=args.scale, overwrite=args.overwrite
         )
-        note(f"wrote {args.output}")
+        summary(f"wrote {args.output}")
         return
     chosen = _output_format(args.output, args.format_name)
     mesh = _load(args.model_path, args.member)
     if mesh.frame_count > 1 and chosen != "joe":
         note(f"{_label(args.model_path, args.member)}: {mesh.frame_count} frames; exporting frame 0")
     written = models.save(mesh, args.output, chosen, overwrite=args.overwrite, texture=args.texture, up=args.up)
-    note(f"wrote {', '.join(written)} ({_faces(mesh.face_count)})")
+    summary(f"wrote {', '.join(written)} ({count(mesh.face_count, 'face')})")
 
 
 def _export_scene(found: Any, args: argparse.Namespace) -> None:
@@ -340,19 +351,17 @@ def _export_scene(found: Any, args: argparse.Namespace) -> None:
     for warning in found.warnings:
         note(f"warning: {warning}")
     written = scene.save(found, args.output, overwrite=args.overwrite)
-    summary = found.summary()
-    left_out = summary.get("objects_left_out", 0)
-    note(
-        f"wrote {', '.join(written) if len(written) <= 3 else f'{args.output} and {len(written) - 1} images'} "
-        f"({summary['objects']} objects, {summary['textures']} textures, {_faces(summary['triangles'])}"
+    shown = found.summary()
+    left_out = shown.get("objects_left_out", 0)
+    files = ", ".join(written) if len(written) <= 3 else f"{args.output} and {count(len(written) - 1, 'image')}"
+    summary(
+        f"wrote {files} "
+        f"({count(shown['objects'], 'object')}, {count(shown['textures'], 'texture')}, "
+        f"{count(shown['triangles'], 'face')}"
         + (f"; {left_out} left out" if left_out else "")
-        + (f"; {len(found.warnings)} warnings" if found.warnings else "")
+        + (f"; {count(len(found.warnings), 'warning')}" if found.warnings else "")
         + ")"
     )
-
-
-def _faces(number: int) -> str:
-    return f"{number} face{'' if number == 1 else 's'}"
 
 
 def run_import(args: argparse.Namespace) -> None:
@@ -366,7 +375,7 @@ def run_import(args: argparse.Namespace) -> None:
         report = import_scene(args.model_path, args.into, delete=args.delete, dry_run=args.dry_run)
         for warning in report.warnings:
             note(f"warning: {warning}")
-        note(("would change " if args.dry_run else "") + report.summary())
+        summary(("would change " if args.dry_run else "") + report.summary())
         return
     if args.output is None:
         raise UsageError("model import needs -o FILE.joe (or --into TRACK_DIR for a scene)")
@@ -380,9 +389,10 @@ def run_import(args: argparse.Namespace) -> None:
     mesh.require_finite("a model imported into JOE")
     if chosen == "joe":
         mesh = mesh.with_normals()
+    output_folder(args.output)
     models.save(mesh, args.output, chosen, overwrite=args.overwrite)
     vertices = len(mesh.positions)
-    note(f"wrote {args.output} ({_faces(mesh.face_count)}, {vertices} vertex{'' if vertices == 1 else 'es'})")
+    summary(f"wrote {args.output} ({count(mesh.face_count, 'face')}, {vertices} vertex{'' if vertices == 1 else 'es'})")
 
 
 def run_render(args: argparse.Namespace) -> None:
@@ -392,8 +402,9 @@ def run_render(args: argparse.Namespace) -> None:
     if not args.overwrite and os.path.lexists(args.output):
         raise OutputExistsError(args.output)
     mesh = _load(args.model_path, args.member, args.up)
+    output_folder(args.output)
     models.write_atomic(args.output, render_png(mesh, args.size), overwrite=args.overwrite)
-    note(f"wrote {args.output} ({args.size}x{args.size})")
+    summary(f"wrote {args.output} ({args.size}x{args.size})")
 
 
 def run_export_all(args: argparse.Namespace) -> None:
@@ -406,13 +417,10 @@ def run_export_all(args: argparse.Namespace) -> None:
     if not_models:
         shown = ", ".join(not_models[:3]) + (f" and {len(not_models) - 3} more" if len(not_models) > 3 else "")
         what = "member that is not a model" if len(not_models) == 1 else "members that are not models"
-        note(f"skipped {len(not_models)} {what}: {shown}")
+        summary(f"skipped {len(not_models)} {what}: {shown}")
     if not converted:
-        raise GamepakError(f"{archive}: no model exported ({len(skipped)} members skipped)")
-    note(
-        f"wrote {len(converted)} model{'s' if len(converted) != 1 else ''} to {output}"
-        + (f", skipped {len(skipped)}" if skipped else "")
-    )
+        raise GamepakError(f"{archive}: no model exported ({count(len(skipped), 'member')} skipped)")
+    summary(f"wrote {count(len(converted), 'model')} to {output}" + (f", skipped {len(skipped)}" if skipped else ""))
 
 
 def export_all(

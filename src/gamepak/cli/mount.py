@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import add_command, add_format_option, note, open_input
+from .common import add_command, add_format_option, note, open_input, summary
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -72,7 +72,7 @@ def run_mount(args: argparse.Namespace) -> int | None:
         for problem in tree.problems:
             note(f"warning: {problem}")
         if not args.background:
-            note(f"{mountpoint}: mounted; Ctrl-C or 'gamepak unmount {mountpoint}' unmounts it")
+            summary(f"{mountpoint}: mounted; Ctrl-C or 'gamepak unmount {mountpoint}' unmounts it")
         mount(tree, mountpoint, foreground=not args.background or args.debug, debug=args.debug)
         tree.close()
     finally:
@@ -85,3 +85,4 @@ def run_unmount(args: argparse.Namespace) -> None:
     from ..fs.fuse import unmount
 
     unmount(args.mountpoint)
+    summary(f"{args.mountpoint}: unmounted")

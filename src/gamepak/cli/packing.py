@@ -10,8 +10,10 @@ from .common import (
     add_format_option,
     add_json_option,
     add_writer_options,
+    count,
     note,
     open_input,
+    output_folder,
     parse_options,
     print_json,
     progress_bar,
@@ -128,7 +130,7 @@ def run_extract(args: argparse.Namespace) -> None:
                 "written": rows,
             }
         )
-    summary(f"extracted {extracted} member{'s' if extracted != 1 else ''} to {args.output}")
+    summary(f"extracted {count(extracted, 'member')} to {args.output}")
     if not extracted and opened.contents_hint:
         note(f"{args.archive} holds no members: {opened.contents_hint}")
 
@@ -157,6 +159,7 @@ def run_create(args: argparse.Namespace) -> None:
     )
     for line in plan.notes:
         note(line)
+    output_folder(out)
     if args.asm_table is not None:
         plan.options["asm"] = args.asm_table
     writer = create(
@@ -177,10 +180,9 @@ def run_create(args: argparse.Namespace) -> None:
         writer.abort()
         more = f"\n  ... and {len(refused) - 20} more" if len(refused) > 20 else ""
         raise GamepakError(
-            f"{out}: {len(refused)} member{'s' if len(refused) != 1 else ''} cannot go into a {writer.format_name} "
+            f"{out}: {count(len(refused), 'member')} cannot go into a {writer.format_name} "
             "pack; nothing was written:\n  " + "\n  ".join(refused[:20]) + more
         )
     with writer, progress_bar(len(sizes), sum(sizes), "writing") as advance:
         writer.progress = advance
-    written = len(plan.members)
-    note(f"wrote {out} ({written} member{'s' if written != 1 else ''}, {writer.format_name})")
+    summary(f"wrote {out} ({count(len(plan.members), 'member')}, {writer.format_name})")

@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from .common import add_command, add_group, add_json_option, counting_bar, note, print_json, write_text
+import os
+
+from .common import (
+    add_command,
+    add_group,
+    add_json_option,
+    count,
+    counting_bar,
+    note,
+    output_folder,
+    print_json,
+    summary,
+    write_text,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,7 +84,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     _add_choose_option(info)
     add_json_option(info)
 
-    for name, handler, summary in (
+    for name, handler, help_line in (
         ("check", run_check, "Say whether patches apply cleanly to TARGET (writes nothing; exit 1 if not)."),
         ("apply", run_apply, "Apply patches to TARGET in one pass (each pack rewritten once)."),
     ):
@@ -79,8 +92,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
             sub,
             name,
             handler,
-            summary,
-            description=f"{summary}\n\nEach operation is checked first: the member holds the patch's "
+            help_line,
+            description=f"{help_line}\n\nEach operation is checked first: the member holds the patch's "
             "base -> applied; it already holds the target -> skipped; anything else -> refused. Two "
             "patches changing one member differently conflict: exit 1, every conflict listed, nothing "
             "written, unless --later-wins (the patch given later on the command line wins).",
@@ -154,13 +167,15 @@ def _choices(args: argparse.Namespace) -> dict[str, str]:
 def run_make(args: argparse.Namespace) -> int | None:
     from ..ops.patch import make
 
+    output_folder(args.output)
     if args.kind != "gamepak":
         from ..ops.patch.export import export
 
         result = export(args.base, args.modded, args.output, args.kind, overwrite=args.overwrite)
         for sentence in result.not_expressed:
             note(f"warning: {sentence}")
-        note(f"{args.output}: {len(result.written)} {'members' if args.kind == 'pak' else 'files'} ({args.kind})")
+        written = count(len(result.written), "member" if args.kind == "pak" else "file")
+        summary(f"{args.output}: {written} ({args.kind})")
         return None
 
     metadata = {
@@ -172,9 +187,8 @@ def run_make(args: argparse.Namespace) -> int | None:
         "links": args.link,
     }
     operations = make(args.base, args.modded, args.output, overwrite=args.overwrite, **metadata)
-    import os
 
-    note(f"{args.output}: {len(operations)} operations, {os.path.getsize(args.output)} bytes")
+    summary(f"{args.output}: {count(len(operations), 'operation')}, {count(os.path.getsize(args.output), 'byte')}")
     return None
 
 
@@ -258,8 +272,7 @@ def _print_modinfo(document: dict[str, Any], as_json: bool) -> None:
         if change["op"] == "replace":
             what = f"with {change['new_file']}"
         else:
-            count = change["elements"]
-            what = f"({change['list_action']}, {count} element{'' if count == 1 else 's'})"
+            what = f"({change['list_action']}, {count(change['elements'], 'element')})"
         lines.append(f"  {change['op']} {change['file']}: {change['member']} {what}")
     beside = document.get("syncfaction_changes") or []
     if beside:
@@ -276,9 +289,41 @@ def _limits(args: argparse.Namespace) -> Any:
     return limits(allow_large=bool(getattr(args, "allow_large", False)))
 
 
+def _pack_target(args: argparse.Namespace) -> str:
+    """TARGET, or the one pack in the folder TARGET that one-pack patches fit (by the hashes of
+    the members they change); several or none: refused, naming them."""
+
+    if not os.path.exists(args.target):
+        from ..ops.patch import PatchError
+
+        raise PatchError(f"{args.target}: no such pack or folder")
+    if not os.path.isdir(args.target):
+        return args.target  # type: ignore[no-any-return]
+    from ..ops.patch.fits import packs_fitting
+
+    candidates = packs_fitting(args.target, args.patches)
+    if candidates is None:
+        return args.target  # type: ignore[no-any-return]
+    if len(candidates) == 1:
+        note(f"{args.target}: the patch is for one pack; it fits {candidates[0]}, which it is applied to")
+        return candidates[0]
+    from ..ops.patch import PatchError
+
+    if not candidates:
+        raise PatchError(
+            f"{args.target}: the patch is for one pack, and no pack in this folder holds the members it changes "
+            "as its base had them"
+        )
+    raise PatchError(
+        f"{args.target}: the patch is for one pack, and it fits {len(candidates)} here: "
+        f"{', '.join(candidates)}; give the one to patch"
+    )
+
+
 def run_check(args: argparse.Namespace) -> int | None:
     from ..ops.patch import check
 
+    args.target = _pack_target(args)
     with _limits(args):
         plan = check(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args))
     _say_notes(plan)
@@ -294,6 +339,7 @@ def run_apply(args: argparse.Namespace) -> int | None:
 
     if args.dry_run:
         return run_check(args)  # the same questions, nothing written
+    args.target = _pack_target(args)
     with _limits(args), counting_bar("applying", ticking=True):
         plan = apply(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args), warn=_warning)
     _say_notes(plan)
@@ -301,7 +347,7 @@ def run_apply(args: argparse.Namespace) -> int | None:
         print_json(plan.to_dict())
     else:
         skipped = len(plan.steps) - len(plan.to_apply)
-        note(f"{args.target}: {len(plan.to_apply)} operations applied, {skipped} skipped")
+        summary(f"{args.target}: {count(len(plan.to_apply), 'operation')} applied, {skipped} skipped")
     return None
 
 
@@ -310,15 +356,20 @@ def _warning(line: str) -> None:
 
 
 def _say_notes(plan: Any) -> None:
-    """What the mods said while being read, one `note:` line each."""
-    for line in plan.notes():
+    """What the mods said while being read, one `note:` line each, each said once (two patches
+    read from one mod, a modinfo.xml and the loose archives beside it, can say the same)."""
+    for line in dict.fromkeys(plan.notes()):
         note(f"note: {line}")
 
 
 def run_revert(args: argparse.Namespace) -> int | None:
     from ..ops.patch import revert
 
+    if not os.path.exists(args.target):
+        from ..ops.patch import PatchError
+
+        raise PatchError(f"{args.target}: no such pack or folder")
     with counting_bar("reverting", ticking=True):
         names = revert(args.target, args.patch, warn=_warning)
-    note(f"{args.target}: took back {', '.join(names) or 'nothing (an interrupted apply was rolled back)'}")
+    summary(f"{args.target}: took back {', '.join(names) or 'nothing (an interrupted apply was rolled back)'}")
     return None

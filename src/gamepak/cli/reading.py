@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .common import (
@@ -16,6 +17,7 @@ from .common import (
     note,
     open_input,
     print_json,
+    summary,
     windows_path,
     write_text,
 )
@@ -188,6 +190,7 @@ def run_cat(args: argparse.Namespace) -> None:
 
 def run_detect(args: argparse.Namespace) -> int:
     from ..core.opening import detect
+    from ..core.registry import other_command_for
     from ..errors import GamepakError
 
     results: list[dict[str, Any]] = []
@@ -196,17 +199,21 @@ def run_detect(args: argparse.Namespace) -> int:
         try:
             found = detect(path)
         except GamepakError as exc:  # one unreadable file does not stop the others
-            note(f"error: {exc}")
+            note(f"error: {exc.cli_message or exc}")
             unknown = True
-            results.append({"file": path, "formats": [], "error": str(exc)})
+            results.append({"file": path, "formats": [], "error": exc.cli_message or str(exc)})
             continue
+        other = other_command_for(path)
+        if other and (not found or not found[0].has_magic):
+            found = []  # a content file (a .wal, a peg): its name says what it is, not a chance fit
         unknown |= not found
-        results.append(
-            {
-                "file": path,
-                "formats": [{"format": d.format, "confidence": d.confidence, "signature": d.has_magic} for d in found],
-            }
-        )
+        result: dict[str, Any] = {
+            "file": path,
+            "formats": [{"format": d.format, "confidence": d.confidence, "signature": d.has_magic} for d in found],
+        }
+        if other and not found:
+            result["other_command"] = other
+        results.append(result)
     if args.as_json:
         print_json(results)
     else:
@@ -214,6 +221,8 @@ def run_detect(args: argparse.Namespace) -> int:
             if "error" in result:
                 continue
             fits = ", ".join(f"{f['format']} ({f['confidence']:.2f})" for f in result["formats"])
+            if not fits and "other_command" in result:
+                fits = f"no pack format: {result['other_command']}"
             write_text(f"{result['file']}: {fits or 'unknown'}\n")
     return 1 if unknown else 0
 
@@ -249,13 +258,31 @@ def _model_check(format_name: str | None, path: str) -> tuple[list[Problem], int
     return [Problem(f"{path}: {issue}", severity="warning") for issue in mesh.summary()["issues"]], mesh.face_count
 
 
+def _peg_check(format_name: str | None, path: str) -> tuple[list[Problem], int] | None:
+    """(problems, texture count) when `path` is the CPU file of a loose RFG peg pair (its GPU
+    partner beside it), else None."""
+    from ..core.content import TEXTURE_SOURCES
+
+    pegs = next(spec for spec in TEXTURE_SOURCES if spec.name == "peg")
+    if format_name is not None or not path.lower().endswith(pegs.extensions) or not os.path.isfile(path):
+        return None
+    from ..ops.inspect import check_loose_peg
+
+    return check_loose_peg(path)
+
+
 def run_verify(args: argparse.Namespace) -> int:
     archive = args.archive
     model = _model_check(args.format_name, archive)
+    peg = _peg_check(args.format_name, archive)
     if model is not None:
         problems, member_count = model
         filename = archive
         what = "face"
+    elif peg is not None:
+        problems, member_count = peg
+        filename = archive
+        what = "texture"
     else:
         with counting_bar("verifying", ticking=True), open_input(archive, args.format_name) as opened:
             problems = opened.check()
@@ -300,14 +327,14 @@ def run_verify(args: argparse.Namespace) -> int:
             text = problem.message if problem.message.startswith(filename) else f"{archive}: {problem.message}"
             note_line = f"{problem.severity}: {text}\n"
             sys.stderr.write(note_line)
-        summary = count(member_count, what)
+        counted = count(member_count, what)
         if warnings_found:
-            summary += f", {count(len(warnings_found), 'warning')}"
+            counted += f", {count(len(warnings_found), 'warning')}"
         if not failed:
-            write_text(f"{archive}: OK ({summary})\n")
+            summary(f"{archive}: OK ({counted})", stdout=True)
         elif not errors:
             # --strict: the warnings fail the check; "OK" would contradict the exit code.
-            write_text(f"{archive}: FAILED under --strict ({summary})\n")
+            summary(f"{archive}: FAILED under --strict ({counted})", stdout=True)
     return 1 if failed else 0
 
 

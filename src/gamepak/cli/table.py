@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import add_command, add_group, add_json_option, count, note, print_json, write_text
+from .common import add_command, add_group, add_json_option, count, note, print_json, require_input, summary, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "Write each table as CSV (one column per field) or JSON (lossless), at its member path plus .csv/.json.",
     )
     export.add_argument("source", metavar="SOURCE", help="a pack, a folder or a .xtbl file")
-    # MEMBERs right after SOURCE: Python 3.11's argparse cannot take positionals on both sides of options.
     export.add_argument(
         "members", metavar="MEMBER", nargs="*", help="only these tables: member paths, file names or globs"
     )
@@ -75,9 +74,22 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     add_json_option(check, "a list of {member, row, field, value, problem, severity}")
 
 
+def _not_strings(source: str) -> None:
+    """An RFG localization file holds strings, not tables: say which command takes it."""
+    from ..ops.locatext import is_locatext_target
+
+    if is_locatext_target(source):
+        from ..errors import GamepakError
+
+        raise GamepakError(
+            f"{source}: holds strings (an RFG localization file), not tables: `gamepak text export` takes it"
+        )
+
+
 def run_ls(args: argparse.Namespace) -> int | None:
     from ..ops.tables import list_tables
 
+    _not_strings(args.source)
     listed = list_tables(args.source)
     if args.as_json:
         print_json(listed)
@@ -96,28 +108,35 @@ def run_ls(args: argparse.Namespace) -> int | None:
 def run_export(args: argparse.Namespace) -> int | None:
     from ..ops.tables import export_tables
 
+    _not_strings(args.source)
     written, failures = export_tables(
         args.source, args.output, kind=args.kind, members=args.members, overwrite=args.overwrite
     )
     for reason in failures.values():
         note(f"skipped {reason}")
-    note(f"exported {count(len(written), 'table')} to {args.output}")
+    summary(f"exported {count(len(written), 'table')} to {args.output}")
     return None
 
 
 def run_import(args: argparse.Namespace) -> int | None:
     from ..ops.tables import import_tables
 
+    require_input(args.target)
     changes = import_tables(args.target, args.folder, dry_run=args.dry_run)
     write_text("".join(change + "\n" for change in changes))
-    verb = "would change" if args.dry_run else "changed"
-    note(f"{count(len(changes), 'change')} {verb}" if changes else "nothing changed: the files match the tables")
+    if not changes:
+        summary("nothing changed: the files match the tables")
+    elif args.dry_run:
+        summary(f"dry run: {count(len(changes), 'change')} to make, nothing written")
+    else:
+        summary(f"{count(len(changes), 'change')} made")
     return None
 
 
 def run_check(args: argparse.Namespace) -> int | None:
     from ..ops.tables import check_tables
 
+    _not_strings(args.source)
     findings, failures, not_checked = check_tables(args.source)
     errors = sum(finding.severity == "error" for finding in findings) + len(failures)
     if args.as_json:
@@ -135,11 +154,11 @@ def run_check(args: argparse.Namespace) -> int | None:
         for finding in findings:
             kinds[(finding.severity, finding.kind)] = kinds.get((finding.severity, finding.kind), 0) + 1
         for (severity, kind), number in sorted(kinds.items(), key=lambda item: -item[1]):
-            note(f"{number:>7} {severity}: {kind}")
+            summary(f"{number:>7} {severity}: {kind}")
         if failures:
-            note(f"{len(failures):>7} error: table cannot be read")
+            summary(f"{len(failures):>7} error: table cannot be read")
         if not_checked:
-            note(f"{not_checked} reference field(s) not checked: their table is not in {args.source}")
+            summary(f"{count(not_checked, 'reference field')} not checked: their table is not in {args.source}")
         warnings = len(findings) + len(failures) - errors
-        note(f"{count(errors, 'error')}, {count(warnings, 'warning')}")
+        summary(f"{count(errors, 'error')}, {count(warnings, 'warning')}")
     return 1 if errors else None

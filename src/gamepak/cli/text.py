@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from ..core.registry import FORMATS
-from .common import add_command, add_group, note
+from .common import add_command, add_group, count, note, output_folder, summary
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -169,6 +169,30 @@ def _rfg_only(args: argparse.Namespace, *options: str) -> None:
         raise UsageError("rfgm-xml is for RFG localization files (.rfglocatext) only")
 
 
+def _refuse_plain_text(file: str) -> None:
+    """A plain text file (notes.txt) is not strings to translate: J2ME strings end in NUL bytes
+    and sit behind binary counts and offsets, which a text file has none of."""
+    import os
+
+    if not os.path.isfile(file):
+        return
+    with open(file, "rb") as handle:
+        head = handle.read(1 << 16)
+    if not head or b"\0" in head:
+        return
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not only a character cut at the end of the window
+            return
+    from ..errors import GamepakError
+
+    raise GamepakError(
+        f"{file}: plain text (no NUL byte), not J2ME strings or an RFG localization file; "
+        "`gamepak text` exports those (--kind names a layout)"
+    )
+
+
 def _is_locatext(file: str, member: str | None) -> bool:
     from ..ops.locatext import is_locatext_target
 
@@ -177,10 +201,14 @@ def _is_locatext(file: str, member: str | None) -> bool:
 
 def run_export(args: argparse.Namespace) -> None:
     file, member, output = args.file, args.member, args.output
+    if output is not None:
+        output_folder(output)
     if _is_locatext(file, member):
         _export_locatext(args)
         return
     _rfg_only(args, "--names", "--source")
+    if member is None and args.kind == "auto":
+        _refuse_plain_text(file)
     from ..formats.j2me.text import export_strings
 
     result = export_strings(
@@ -197,7 +225,7 @@ def run_export(args: argparse.Namespace) -> None:
         sys.stdout.buffer.write(result.data)
         sys.stdout.buffer.flush()
     else:
-        note(f"exported {len(result.table)} strings of {_where(file, result)} to {output}")
+        summary(f"exported {count(len(result.table), 'string')} of {_where(file, result)} to {output}")
 
 
 def run_import(args: argparse.Namespace) -> None:
@@ -208,6 +236,7 @@ def run_import(args: argparse.Namespace) -> None:
         raise UsageError("expected FILE TRANSLATION or FILE MEMBER TRANSLATION")
     file, translation = arguments[0], arguments[-1]
     member = arguments[1] if len(arguments) == 3 else None
+    output_folder(args.output)
     if _is_locatext(file, member):
         _import_locatext(args, file, member, translation)
         return
@@ -225,9 +254,8 @@ def run_import(args: argparse.Namespace) -> None:
         overwrite=args.overwrite,
     )
     _report(file, member, args.format_name, result)
-    changed = result.changed
     inside = f" in member {result.member}" if result.member is not None else ""
-    note(f"wrote {args.output} ({changed} string{'s' if changed != 1 else ''} changed{inside})")
+    summary(f"wrote {args.output} ({count(result.changed, 'string')} changed{inside})")
 
 
 def _export_locatext(args: argparse.Namespace) -> None:
@@ -243,13 +271,13 @@ def _export_locatext(args: argparse.Namespace) -> None:
         source=args.source,
         overwrite=args.overwrite,
     )
-    count = len(result.located.table)
+    strings = count(len(result.located.table), "string")
     if args.output is None:
         sys.stdout.buffer.write(result.data)
         sys.stdout.buffer.flush()
     else:
-        note(f"exported {count} strings of {result.located.label} to {args.output}")
-    note(f"{result.named} of {count} strings named; the others are exported by hash (#xxxxxxxx)")
+        summary(f"exported {strings} of {result.located.label} to {args.output}")
+    summary(f"{result.named} of {strings} named; the others are exported by hash (#xxxxxxxx)")
 
 
 def _import_locatext(args: argparse.Namespace, file: str, member: str | None, translation: str) -> None:
@@ -268,12 +296,12 @@ def _import_locatext(args: argparse.Namespace, file: str, member: str | None, tr
     )
     applied = result.applied
     inside = f" in member {result.located.member}" if result.located.member is not None else ""
-    parts = [f"{len(applied.changed)} string{'s' if len(applied.changed) != 1 else ''} changed"]
+    parts = [f"{count(len(applied.changed), 'string')} changed"]
     if applied.added:
         parts.append(f"{len(applied.added)} added")
     if applied.removed:
         parts.append(f"{len(applied.removed)} removed")
-    note(f"wrote {args.output} ({', '.join(parts)}{inside})")
+    summary(f"wrote {args.output} ({', '.join(parts)}{inside})")
 
 
 def _where(file: str, result: Any) -> str:
@@ -290,6 +318,6 @@ def _report(file: str, member: str | None, chosen: str | None, result: Any) -> N
     if chosen is None and not get_format(result.format).has_magic:
         note(f"{file}: read as {result.format} (no signature; --format to choose another)")
     skipped = f"; skipped {len(result.skipped)}:" if result.skipped else ""
-    note(f"{file}: the strings are member {result.member}{skipped}")
+    summary(f"{file}: the strings are member {result.member}{skipped}")
     for name, why in result.skipped:
-        note(f"  skipped {name}: {why}")
+        summary(f"  skipped {name}: {why}")

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_command, add_group, add_json_option, counting_bar, note, print_json, write_text
+from .common import (
+    add_command,
+    add_group,
+    add_json_option,
+    count,
+    counting_bar,
+    print_json,
+    require_input,
+    summary,
+    write_text,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,9 +66,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         sub, "export", run_export, "Write each texture as a PNG (top mip, RGBA) or a DDS (every mip, the stored data)."
     )
     export.add_argument("source", metavar="SOURCE", help="a .cpeg_pc/.cvbm_pc file or a pack")
-    # NAMEs go right after SOURCE (`export SOURCE NAME... -o DIR`): Python 3.11's argparse
-    # cannot take positionals on both sides of options.
-    export.add_argument("names", metavar="NAME", nargs="*", help="only these textures (right after SOURCE)")
+    export.add_argument("names", metavar="NAME", nargs="*", help="only these textures")
     export.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write to")
     export.add_argument("--as", dest="kind", choices=("png", "dds"), default="png", help="image kind (default png)")
     export.add_argument("--overwrite", action="store_true", help="replace existing files")
@@ -174,11 +182,8 @@ def _order(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _quiet_run(args: argparse.Namespace) -> bool:
-    return bool(getattr(args, "quiet", False))
-
-
 def run_ls(args: argparse.Namespace) -> int | None:
+    require_input(args.source)
     quake = _quake_textures(args.source)
     if quake is not None:
         found = quake.list_textures(args.source, palette=args.palette)
@@ -186,8 +191,8 @@ def run_ls(args: argparse.Namespace) -> int | None:
             print_json(found)
         elif found:
             write_text("".join(quake.ls_line(row) + "\n" for row in found))
-        elif not _quiet_run(args):
-            note(f"{args.source}: no textures")
+        else:
+            summary(f"{args.source}: no textures")
         return None
     from ..ops.textures import list_textures
 
@@ -196,8 +201,7 @@ def run_ls(args: argparse.Namespace) -> int | None:
         print_json(rows)
         return None
     if not rows:
-        if not _quiet_run(args):
-            note(f"{args.source}: no textures" + (f" in {args.peg}" if args.peg else ""))
+        summary(f"{args.source}: no textures" + (f" in {args.peg}" if args.peg else ""))
         return None
     lines = [
         f"{r['width']:>5}x{r['height']:<5} {r['format']:<5} {r['mips']:>2} mips "
@@ -220,6 +224,7 @@ def _source(path: str, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
 
 def run_export(args: argparse.Namespace) -> int | None:
+    require_input(args.source)
     module, options = _source(args.source, args)
     if "peg" in options:
         options["kind"] = args.kind
@@ -227,20 +232,19 @@ def run_export(args: argparse.Namespace) -> int | None:
         written = module.export_textures(
             args.source, args.output, names=args.names, overwrite=args.overwrite, progress=advance, **options
         )
-    if not _quiet_run(args):
-        note(f"exported {len(written)} texture(s) to {args.output}")
+    summary(f"exported {count(len(written), 'texture')} to {args.output}")
     return None
 
 
 def run_import(args: argparse.Namespace) -> int | None:
+    require_input(args.target)
     module, options = _source(args.target, args)
     if "peg" in options:
         options.update(resize=args.resize, asm=args.asm)
     with counting_bar("checking textures") as advance:
         changed = module.import_textures(args.target, args.folder, dry_run=args.dry_run, progress=advance, **options)
     verb = "would change" if args.dry_run else "changed"
-    if not _quiet_run(args):
-        note(f"{len(changed)} texture(s) {verb}" + (f": {', '.join(changed)}" if changed else ""))
+    summary(f"{count(len(changed), 'texture')} {verb}" + (f": {', '.join(changed)}" if changed else ""))
     return None
 
 
@@ -269,21 +273,20 @@ def run_add(args: argparse.Namespace) -> int | None:
         resize=args.resize,
         asm=args.asm,
     )
-    if not _quiet_run(args):
-        where = f"{args.target}/{args.peg}" if args.peg else args.target
-        note(
-            f"added {texture.name} ({texture.width}x{texture.height} {texture.format.label}, "
-            f"{texture.mips} mips) to {where}"
-        )
+    where = f"{args.target}/{args.peg}" if args.peg else args.target
+    summary(
+        f"added {texture.name} ({texture.width}x{texture.height} {texture.format.label}, "
+        f"{count(texture.mips, 'mip')}) to {where}"
+    )
     return None
 
 
 def run_rm(args: argparse.Namespace) -> int | None:
+    require_input(args.target)
     _pegs_only(args.target, "rm")
     from ..ops.textures import remove_textures
 
     removed = remove_textures(args.target, args.names, peg=args.peg, asm=args.asm)
-    if not _quiet_run(args):
-        where = f"{args.target}/{args.peg}" if args.peg else args.target
-        note(f"removed {len(removed)} texture(s) from {where}: {', '.join(removed)}")
+    where = f"{args.target}/{args.peg}" if args.peg else args.target
+    summary(f"removed {count(len(removed), 'texture')} from {where}: {', '.join(removed)}")
     return None

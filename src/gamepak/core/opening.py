@@ -101,20 +101,20 @@ def choose_format(file: PathOrFile, *, name: str | None = None) -> Detection:
     finally:
         source.close()
     found = detect(file, name=name)
+    other = other_command_for(label)
+    if other and (not found or not found[0].has_magic):
+        # A Quake II .wal fits J2ME packs' loose structure by chance: its name says what it is.
+        raise UnknownFormatError(f"{label}: {other}")
     if not found:
-        other = other_command_for(label)
-        raise UnknownFormatError(
-            f"{label}: {other}"
-            if other
-            else f"{label}: not a format gamepak knows (pass format=..., or --format on the command line)"
+        raise UnknownFormatError(f"{label}: not a format gamepak knows (pass format=... to name one)").for_cli(
+            f"{label}: not a format gamepak knows (--format names one; 'gamepak formats' lists them)"
         )
     best = found[0]
     if not best.has_magic and len(found) > 1 and found[1].confidence == best.confidence:
         tied = [d.format for d in found if d.confidence == best.confidence]
-        raise AmbiguousFormatError(
-            f"{label}: fits several formats equally well ({', '.join(tied)}); "
-            "pass format=..., or --format on the command line",
-            tied,
+        several = f"{label}: fits several formats equally well ({', '.join(tied)})"
+        raise AmbiguousFormatError(f"{several}; pass format=... to name one", tied).for_cli(
+            f"{several}; --format names one"
         )
     return best
 
@@ -162,8 +162,9 @@ def create(
     if format is None:
         spec = format_for_path(os.fspath(path))
         if spec is None:
-            raise UnnamedFormatError(
-                f"{os.fspath(path)}: cannot tell the format from the name; name one (format=..., or --format)"
+            unnamed = f"{os.fspath(path)}: cannot tell the format from the name"
+            raise UnnamedFormatError(f"{unnamed}; pass format=... to name one").for_cli(
+                f"{unnamed}; --format names one"
             )
     else:
         spec = get_format(format)

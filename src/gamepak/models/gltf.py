@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core.jsontext import JSON_INDENT
 from ..errors import UnsupportedFeatureError
 from .mesh import ModelError, normalised, y_up_to_z_up, z_up_to_y_up
 
@@ -196,7 +197,7 @@ def write(
         return _glb(text, blob)
     if blob is not None:
         gltf.buffers[0].uri = "data:application/octet-stream;base64," + base64.b64encode(blob).decode("ascii")
-    return (gltf.gltf_to_json(indent=1) + "\n").encode("utf-8")
+    return (gltf.gltf_to_json(indent=JSON_INDENT) + "\n").encode("utf-8")
 
 
 def _glb(json_chunk: bytes, blob: bytes | None) -> bytes:
@@ -216,6 +217,8 @@ def _glb(json_chunk: bytes, blob: bytes | None) -> bytes:
 
 
 def _load(data: bytes, label: str) -> Any:
+    import json
+
     import pygltflib
 
     try:
@@ -223,8 +226,14 @@ def _load(data: bytes, label: str) -> Any:
             gltf = pygltflib.GLTF2.load_from_bytes(data)
         else:
             gltf = pygltflib.GLTF2.from_json(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ModelError(f"{label}: not a glTF file: not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:  # said in words, not by its class's name
+        raise ModelError(
+            f"{label}: not a glTF file: not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
     except Exception as exc:  # pygltflib raises whatever its parser meets
-        raise ModelError(f"{label}: not a readable glTF file: {type(exc).__name__}: {exc}") from None
+        raise ModelError(f"{label}: not a readable glTF file: {exc}") from None
     if gltf is None or not isinstance(gltf, pygltflib.GLTF2):
         raise ModelError(f"{label}: not a readable glTF file")
     return gltf

@@ -32,3 +32,18 @@ def split_problems(problems: list[Problem]) -> tuple[list[Problem], list[Problem
     """(errors, warnings) of a check: errors fail `verify`, warnings only with --strict."""
     errors = [problem for problem in problems if problem.severity == "error"]
     return errors, [problem for problem in problems if problem.severity != "error"]
+
+
+def check_loose_peg(path: str) -> tuple[list[Problem], int]:
+    """`verify` of a loose RFG peg pair, the CPU file `path` and its GPU partner beside it:
+    (problems, texture count). The pair is read as the game reads it (header, entries, names,
+    each texture's frame inside the GPU file); what does not hold is an error."""
+    from ..core.archive import Problem
+    from ..errors import GamepakError
+    from ..formats.rfg.peg import Peg
+
+    try:
+        peg = Peg.open(path)
+    except GamepakError as exc:
+        return [Problem(str(exc), offset=getattr(exc, "offset", None))], 0
+    return [], len(peg.textures)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 
+from ..core.jsontext import JSON_INDENT
 from ..errors import GamepakError
 
 TYPE_CHECKING = False
@@ -200,7 +201,7 @@ def manifest_bytes(archive: Archive, entries: list[Entry], targets: list[list[st
     }
     import json
 
-    return json.dumps(document, indent=1, ensure_ascii=True).encode()
+    return json.dumps(document, indent=JSON_INDENT, ensure_ascii=True).encode()
 
 
 def write_manifest(archive: Archive, entries: list[Entry], targets: list[list[str]], root: str) -> str:

@@ -16,6 +16,7 @@ import os
 import warnings
 from collections.abc import Sequence
 
+from ...core.jsontext import JSON_INDENT
 from ...errors import GamepakError
 from ..translation_files import CSV_DELIMITERS, choose_format
 
@@ -29,7 +30,7 @@ def dump_translation(texts: Sequence[str], format: str = "json", *, source: str 
     """A translation file holding `texts` by index."""
     if format == "json":
         rows = [{"index": index, "text": text} for index, text in enumerate(texts)]
-        return (json.dumps(rows, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+        return (json.dumps(rows, ensure_ascii=False, indent=JSON_INDENT) + "\n").encode("utf-8")
     if format == "csv":
         buffer = io.StringIO(newline="")
         writer = csv.writer(buffer, lineterminator="\r\n")

@@ -22,6 +22,7 @@ import base64
 import os
 from typing import Any
 
+from ...core.jsontext import JSON_INDENT
 from ..gltf import (
     ARRAY_BUFFER,
     ELEMENT_ARRAY_BUFFER,
@@ -326,7 +327,7 @@ def write(scene: Scene, *, binary: bool = True, image_uris: dict[str, str] | Non
     if blob_parts:
         blob = b"".join(part_bytes(part) for part in blob_parts)
         document["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(blob).decode("ascii")
-    return (json.dumps(document, indent=1, allow_nan=False) + "\n").encode("utf-8")
+    return (json.dumps(document, indent=JSON_INDENT, allow_nan=False) + "\n").encode("utf-8")
 
 
 def compact_json(document: dict[str, Any]) -> bytes:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 
+from ...core.jsontext import JSON_INDENT
 from ..safe_tree import replace_folder
 from .container import PatchError
 from .make import differences
@@ -213,7 +214,7 @@ def _as_syncfaction(base: str, modded: str, operations: list, result: Export, ov
         for path, (file, member, size) in sources.items():
             files[path] = _copier(side.source(path, file, member, size))
         for file, names in deletions.items():
-            files[f"{file}/.delete.json"] = json.dumps(sorted(names), indent=1).encode()
+            files[f"{file}/.delete.json"] = json.dumps(sorted(names), indent=JSON_INDENT).encode()
         if not files:
             raise PatchError(f"{result.output}: nothing was added, changed or removed: the mod would be empty")
         replace_folder(result.output, files)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from ...core.jsontext import JSON_INDENT
 from .container import FORMAT_NAME, FORMAT_VERSION, MANIFEST_NAME, METADATA_FIELDS
 
 TYPE_CHECKING = False
@@ -59,7 +60,7 @@ def write_patch(
 
     def fill(fd: int) -> None:
         with os.fdopen(os.dup(fd), "wb") as handle, zipfile.ZipFile(handle, "w") as zip_file:
-            text = json.dumps(manifest, indent=1).encode("utf-8")
+            text = json.dumps(manifest, indent=JSON_INDENT).encode("utf-8")
             zip_file.writestr(entry(MANIFEST_NAME, False, len(text)), text)
             for name, data in blobs.items():
                 # Deltas are zstd frames already; raw members are deflated when that pays.

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 
+from ....core.jsontext import JSON_INDENT
 from ....errors import GamepakError
 from ...translation_files import CSV_DELIMITERS, choose_format
 from . import describe
@@ -66,7 +67,7 @@ def dump_translation(
                 row["source"] = sources.get(entry.hash)
             row["text"] = entry.text
             rows.append(row)
-        return (json.dumps(rows, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+        return (json.dumps(rows, ensure_ascii=False, indent=JSON_INDENT) + "\n").encode("utf-8")
     if format == "csv":
         import csv
         import io

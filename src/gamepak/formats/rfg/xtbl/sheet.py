@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 
+from ....core.jsontext import JSON_INDENT
 from .cells import ROW_NUMBER
 from .json_cells import nested_deeper
 from .parse import TableError
@@ -72,7 +73,7 @@ def to_json(table: Table) -> bytes:
             _put(row, column.split("."), json.loads(value) if table.is_json(column) and value else value)
         rows.append(row)
     document = {"table": table.name, "key": table.key, "rows": rows}
-    return (json.dumps(document, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    return (json.dumps(document, ensure_ascii=False, indent=JSON_INDENT) + "\n").encode("utf-8")
 
 
 def _put(row: dict[str, Any], parts: list[str], value: Any) -> None:

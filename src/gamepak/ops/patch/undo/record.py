@@ -32,6 +32,7 @@ import contextlib
 import json
 import os
 
+from ....core.jsontext import JSON_INDENT
 from ..container import PatchError, check_relative
 
 TYPE_CHECKING = False
@@ -120,7 +121,9 @@ class Record:
         from ....core.atomic import write_bytes
 
         os.makedirs(self.folder, exist_ok=True)
-        write_bytes(os.path.join(self.folder, "record.json"), json.dumps(self.data, indent=1).encode(), overwrite=True)
+        write_bytes(
+            os.path.join(self.folder, "record.json"), json.dumps(self.data, indent=JSON_INDENT).encode(), overwrite=True
+        )
         _sync_folder(self.folder)
 
     def referenced(self) -> set[str]:
