@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from test_cli_options_anywhere import verbs
 from test_rfg_xtbl import weapons
+from test_rfg_zones import a_layer
 
 import gamepak
 from gamepak.formats.j2me.string_tables import build_text_pack, encode_string
@@ -58,6 +59,10 @@ RUNS: list[tuple[str, list[str], str]] = [
     ("table export", ["weapons.xtbl", "-o", "sheets"], "nothing"),
     ("table import", ["weapons.xtbl", "sheets"], "nothing"),
     ("table check", ["weapons.xtbl"], "same"),
+    ("zone ls", ["z.layer_pc"], "same"),
+    ("zone export", ["z.layer_pc", "-o", "zones"], "nothing"),
+    ("zone import", ["z.layer_pc", "zones"], "nothing"),
+    ("zone check", ["z.layer_pc"], "same"),
     ("patch make", ["a.pak", "b.pak", "-o", "fix.gpatch"], "nothing"),
     ("patch info", ["fix.gpatch"], "same"),
     ("patch check", ["game.pak", "fix.gpatch"], "same"),
@@ -93,6 +98,7 @@ def _workspace(root: Path) -> None:
     (root / "crate.gpeg_pc").write_bytes(gpu)
     (root / "decal.png").write_bytes(image_bytes("PNG", picture(16, 16)))
     (root / "weapons.xtbl").write_bytes(weapons())
+    (root / "z.layer_pc").write_bytes(a_layer())
     (root / "mnt").mkdir()
 
 
