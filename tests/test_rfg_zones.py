@@ -334,7 +334,15 @@ def test_a_refused_import_writes_nothing(tmp_path: Path) -> None:
     document.write_text(json.dumps(loaded))
     before = pack.read_bytes()
     code, _, err = in_process_cli("zone", "import", str(pack), str(tmp_path / "out"))
-    assert code == 1 and "parent 0x12345678 is no object of the zone" in err and pack.read_bytes() == before
+    assert code == 1 and "object 1 (0x78800002) refers to 0x12345678, no object of the zone" in err
+    assert pack.read_bytes() == before
+    # Removing an object another one hangs under is refused, naming both.
+    loaded["objects"][1]["parent"] = "0x78800001"
+    del loaded["objects"][0]
+    document.write_text(json.dumps(loaded))
+    code, _, err = in_process_cli("zone", "import", str(pack), str(tmp_path / "out"))
+    assert code == 1 and "object 0 (0x78800002) refers to 0x78800001, a removed object" in err
+    assert pack.read_bytes() == before
     document.write_text("[" * 100_000)
     code, _, err = in_process_cli("zone", "import", str(pack), str(tmp_path / "out"))
     assert code == 1 and "Traceback" not in err and err.count("\n") == 1 and pack.read_bytes() == before

@@ -209,14 +209,20 @@ def from_document(document: object, source: str, relation: bytes | None = None, 
 
 
 def check_references(zone: Zone, before: Zone, where: str) -> None:
-    """Refuse a parent, sibling or child that is neither an object of `zone` nor a handle that
-    `before` already referred to (an object of the base zone file, outside this one)."""
-    outside = {handle for obj in before.objects for handle in (obj.parent, obj.sibling, obj.child)}
+    """Refuse a parent, sibling, child or handle property that names no object: neither an
+    object of `zone` nor an outside object `before` already referred to (one of the base zone
+    file's). A removed object that others still refer to is named with them."""
+    own_before = {obj.handle for obj in before.objects}
+    outside = {handle for obj in before.objects for handle in obj.referenced_handles()} - own_before
     present = {obj.handle for obj in zone.objects}
+    removed = own_before - present
+    problems = []
     for index, obj in enumerate(zone.objects):
-        for field in ("parent", "sibling", "child"):
-            handle = getattr(obj, field)
-            if handle != NO_HANDLE and handle not in present and handle not in outside:
-                raise GamepakError(
-                    f"{where}: object {index} (0x{obj.handle:08X}): {field} 0x{handle:08X} is no object of the zone"
-                )
+        for handle in sorted(obj.referenced_handles()):
+            if handle in present or handle in outside:
+                continue
+            what = "a removed object" if handle in removed else "no object of the zone"
+            problems.append(f"object {index} (0x{obj.handle:08X}) refers to 0x{handle:08X}, {what}")
+    if problems:
+        more = f" (and {len(problems) - 4} more)" if len(problems) > 4 else ""
+        raise GamepakError(f"{where}: " + "; ".join(problems[:4]) + more)
