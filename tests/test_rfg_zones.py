@@ -505,3 +505,27 @@ def test_disjoint_edits_merge_to_what_applying_both_gives(xs: list[float], flag:
         z.objects[1].set_value("enabled", "bool", flag)
 
     assert merge(base, ours, theirs).to_bytes() == edited(both).to_bytes()
+
+
+def test_zone_check_warns_of_values_kept_as_bytes_and_lists_that_disagree_with_their_counts() -> None:
+    from gamepak.formats.rfg.zone.check import check_zone
+
+    props = [
+        prop(4, property_hash("spawn_set"), b"no-nul"),
+        prop(5, property_hash("spawn_prob"), b"\x00\x00"),
+        prop(5, property_hash("yellow_num_points"), struct.pack("<I", 3)),
+        prop(6, property_hash("yellow_polygon"), struct.pack("<4f", 0, 0, 1, 1)),
+    ]
+    findings = check_zone(zone([obj(OBJECT_DUMMY, 7, props)]), "x.layer_pc")
+    assert findings == [
+        ("warning", "object 0 (0x00000007): property spawn_set: a string without its final NUL (kept as bytes)"),
+        ("warning", "object 0 (0x00000007): property spawn_prob: 2 bytes (type 5) do not hold a f32 (kept as bytes)"),
+        ("warning", "object 0 (0x00000007): yellow_polygon holds 2 items, yellow_num_points = 3 says 3"),
+    ]
+
+
+def test_the_real_layers_check_without_a_warning() -> None:
+    from gamepak.formats.rfg.zone.check import check_zone
+
+    real = sample("vpp/dlcp01_activities.vpp_pc")
+    assert [f for member, data in zones.iter_zones(real) for f in check_zone(data, member) if f[0] != "note"] == []
