@@ -760,7 +760,7 @@ def test_cli_catalog_and_existing_output(collection: Path, tmp_path: Path) -> No
     out = tmp_path / "out"
     code, _, err = in_process_cli("catalog", str(collection), "-o", str(out), "--scheduler", "synchronous")
     assert code == 0, err
-    assert "15 archives, 43 members, 12 textures, 1 models, 4 errors" in err
+    assert "15 archives, 43 members, 12 textures, 1 model, 4 errors" in err
     code, _, err = in_process_cli("catalog", str(collection), "-o", str(out), "--scheduler", "synchronous")
     assert code == 1 and "already exists" in err and "Traceback" not in err
     code, _, err = in_process_cli(
