@@ -267,9 +267,10 @@ def test_peg_picks_one_peg_of_a_pack_for_ls_export_and_import(
 
 def test_pack_commands_point_a_peg_to_the_texture_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = _write_peg(tmp_path)
-    for command in ("ls", "info", "verify"):
+    for command in ("ls", "info"):
         assert main([command, str(target)]) == 1
         assert "an RFG texture set (peg), not a pack: `gamepak texture ls` lists it" in capsys.readouterr().err
+    assert main(["verify", str(target)]) == 0  # a loose peg pair verifies as one (issue 42)
     assert main(["ls", str(tmp_path / "t.gpeg_pc")]) == 1
     assert "give its CPU file (.cpeg_pc) to `gamepak texture`" in capsys.readouterr().err
 

@@ -33,6 +33,7 @@ MISSING_INPUT = {
     "text": ["export", "MISSING", "-o", "OUT.po"],
     "texture": ["ls", "MISSING.cpeg_pc"],
     "table": ["ls", "MISSING.vpp_pc"],
+    "zone": ["ls", "MISSING.vpp_pc"],
     "patch": ["info", "MISSING.gpatch"],
     "mount": ["MISSING", "MOUNTPOINT"],
     "unmount": ["MISSING"],
