@@ -101,6 +101,11 @@ def _cases(files: dict[str, Path], tmp_path: Path) -> dict[str, list[str]]:
     table.write_bytes(b"<root><Table><Row><Name>a</Name></Row></Table></root>")
     cases["table ls"] = ["table", "ls", str(table)]
     cases["table check"] = ["table", "check", str(table)]
+    from test_rfg_zones import a_layer
+
+    layer = tmp_path / "z.layer_pc"
+    layer.write_bytes(a_layer())
+    cases["zone ls"] = ["zone", "ls", str(layer)]
     try:
         import dask  # noqa: F401
         import pyarrow  # noqa: F401

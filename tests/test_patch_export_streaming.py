@@ -91,7 +91,7 @@ def test_a_syncfaction_mod_of_large_members_and_files_is_copied_as_streams(
     monkeypatch.undo()  # members may be read whole again: to check the mod's bytes
     members = contents(modded / "data" / "misc.vpp_pc")
     want = {f"data/misc.vpp_pc/{name}": data for name, data in members.items()}
-    want["data/misc.vpp_pc/.delete.json"] = json.dumps(["gone.xtbl"], indent=1).encode()
+    want["data/misc.vpp_pc/.delete.json"] = json.dumps(["gone.xtbl"], indent=2).encode()
     want.update({f"data/f{number}.bin": (modded / "data" / f"f{number}.bin").read_bytes() for number in range(count)})
     assert _tree(out) == want
     assert [name for name in os.listdir(tmp_path) if is_temporary_name(name)] == []

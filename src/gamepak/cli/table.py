@@ -75,10 +75,16 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def _not_strings(source: str) -> None:
-    """An RFG localization file holds strings, not tables: say which command takes it."""
-    from ..ops.locatext import is_locatext_target
+    """An RFG localization file holds strings, not tables: say which command takes it. (Only
+    the file itself: an RFG pack holding one may hold tables too.)"""
+    from ..formats.rfg.locatext import is_locatext
 
-    if is_locatext_target(source):
+    try:
+        with open(source, "rb") as handle:
+            head = handle.read(16)
+    except OSError:
+        return  # a folder, or a missing file: the table command says so itself
+    if is_locatext(head):
         from ..errors import GamepakError
 
         raise GamepakError(

@@ -178,9 +178,11 @@ def _model_preview(place: Place, head: bytes, kind: str) -> Preview | None:
 
 
 def _zone_preview(place: Place, head: bytes, kind: str) -> Preview | None:
-    from .zone_map import zone_preview
+    from .zone_map import MAX_ZONE_BYTES, is_zone, zone_data
 
-    return zone_preview(place, head, kind)
+    if not is_zone(place.name, head):
+        return None
+    return Preview("zone", "map/rfg-zone", data=zone_data(read_all(place, MAX_ZONE_BYTES), place.path))
 
 
 def _audio_preview(place: Place, head: bytes, kind: str) -> Preview | None:

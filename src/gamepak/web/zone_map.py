@@ -5,13 +5,9 @@ each object's properties in a table. The zone is read within the preview's byte 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..formats.rfg.zone.check import is_zone_name
-
-if TYPE_CHECKING:
-    from .previews import Preview
-    from .site import Place
 
 # Far above any game zone (the largest territory cells are a few MB).
 MAX_ZONE_BYTES = 32 << 20
@@ -24,14 +20,16 @@ def _short(value: object) -> str:
     return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "\u2026"
 
 
-def zone_preview(place: Place, head: bytes, kind: str) -> Preview | None:
-    """The zone page of a `.rfgzone_pc`/`.layer_pc` file (None for anything else)."""
-    if not is_zone_name(place.name) or head[:4] != b"ZONE":
-        return None
-    from ..formats.rfg.zone.model import read
-    from .previews import Preview, read_all
+def is_zone(name: str, head: bytes) -> bool:
+    """Whether a file is a zone the page draws: its name, and the signature at its start."""
+    return is_zone_name(name) and head[:4] == b"ZONE"
 
-    zone = read(read_all(place, MAX_ZONE_BYTES), place.path)
+
+def zone_data(data: bytes, path: str) -> dict[str, Any]:
+    """What templates/previews/zone.html draws of a zone file's bytes: objects, legend, view."""
+    from ..formats.rfg.zone.model import read
+
+    zone = read(data, path)
     classes: dict[str, int] = {}
     objects: list[dict[str, Any]] = []
     for index, obj in enumerate(zone.objects):
@@ -74,8 +72,4 @@ def zone_preview(place: Place, head: bytes, kind: str) -> Preview | None:
         {"class": label, "colour": colour, "count": sum(o["colour"] == colour for o in objects)}
         for label, colour in classes.items()
     ]
-    return Preview(
-        "zone",
-        "map/rfg-zone",
-        data={"objects": objects, "legend": legend, "view": view, "unplaced": len(objects) - len(placed)},
-    )
+    return {"objects": objects, "legend": legend, "view": view, "unplaced": len(objects) - len(placed)}
