@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from .common import add_command, add_group, add_json_option, count, note, print_json, write_text
 
 TYPE_CHECKING = False
@@ -63,6 +65,17 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     imp.add_argument("target", metavar="TARGET", help="a pack, a folder or a .xtbl file")
     imp.add_argument("folder", metavar="DIR", help="the folder export wrote (X.xtbl.csv or X.xtbl.json files)")
     imp.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
+    imp.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a value that breaks its field's rule (not a Selection's choice, a number that does not "
+        "parse...) instead of warning",
+    )
+    imp.add_argument(
+        "--delete",
+        action="store_true",
+        help="let a file that lists no row (or none of the table's) remove every row of its table",
+    )
 
     check = add_command(
         sub,
@@ -72,6 +85,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "duplicate keys, unknown elements. Exit 1 when a finding is an error.",
     )
     check.add_argument("source", metavar="SOURCE", help="a pack, a folder or a .xtbl file")
+    check.add_argument(
+        "--base",
+        metavar="ORIGINAL",
+        help="report only what is new against ORIGINAL (the unmodified pack, folder or .xtbl): the game's "
+        "own findings are left out, and the exit code is 1 only for new errors",
+    )
     add_json_option(check, "a list of {member, row, field, value, problem, severity}")
 
 
@@ -108,7 +127,12 @@ def run_export(args: argparse.Namespace) -> int | None:
 def run_import(args: argparse.Namespace) -> int | None:
     from ..ops.tables import import_tables
 
-    changes = import_tables(args.target, args.folder, dry_run=args.dry_run)
+    warnings: list[str] = []
+    changes = import_tables(
+        args.target, args.folder, dry_run=args.dry_run, strict=args.strict, delete=args.delete, warnings=warnings
+    )
+    for warning in warnings:
+        sys.stderr.write(f"warning: {warning}\n")
     write_text("".join(change + "\n" for change in changes))
     verb = "would change" if args.dry_run else "changed"
     note(f"{count(len(changes), 'change')} {verb}" if changes else "nothing changed: the files match the tables")
@@ -118,7 +142,12 @@ def run_import(args: argparse.Namespace) -> int | None:
 def run_check(args: argparse.Namespace) -> int | None:
     from ..ops.tables import check_tables
 
-    findings, failures, not_checked = check_tables(args.source)
+    if args.base is not None:
+        from ..ops.tables import check_against
+
+        findings, failures, not_checked = check_against(args.source, args.base)
+    else:
+        findings, failures, not_checked = check_tables(args.source)
     errors = sum(finding.severity == "error" for finding in findings) + len(failures)
     if args.as_json:
         documents = [finding.to_dict() for finding in findings]
@@ -141,5 +170,6 @@ def run_check(args: argparse.Namespace) -> int | None:
         if not_checked:
             note(f"{not_checked} reference field(s) not checked: their table is not in {args.source}")
         warnings = len(findings) + len(failures) - errors
-        note(f"{count(errors, 'error')}, {count(warnings, 'warning')}")
+        new = f" new against {args.base}" if args.base is not None else ""
+        note(f"{count(errors, 'error')}, {count(warnings, 'warning')}{new}")
     return 1 if errors else None

@@ -48,6 +48,15 @@ TAG_REST = re.compile(rb"""(?:[^"'>]|"[^"]*"|'[^']*')*>""")
 _FIRST_INDENT = re.compile(rb"\n([ \t]+)<")
 _ATTRIBUTE = re.compile(rb"""\s([^\s=/>]+)\s*=\s*("[^"]*"|'[^']*')""")
 _DECLARED_ENCODING = re.compile(rb"""(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+# What XML 1.0 cannot hold, not even as a character reference (its `Char` production): C0
+# controls but tab, LF and CR; lone surrogates; U+FFFE and U+FFFF.
+_NOT_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def first_non_xml_char(text: str) -> int:
+    """The position of the first character XML 1.0 cannot hold in `text` (-1: none)."""
+    found = _NOT_XML_CHAR.search(text)
+    return -1 if found is None else found.start()
 
 
 def refuse_dtd(where: str, error: type[GamepakError] = XmlError) -> Callable[..., None]:
@@ -249,9 +258,17 @@ class XmlDocument:
     # -- what the merge changes ---------------------------------------------------------------
 
     def encode(self, text: str, quote: bool = False) -> bytes:
-        escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        """`text` as character data (or, with `quote`, a quoted attribute's value): a carriage
+        return as `&#xD;` (an XML reader turns a bare one into a line feed), and in an attribute
+        tabs and line feeds as references too (a reader turns them into spaces)."""
+        where = first_non_xml_char(text)
+        if where >= 0:
+            raise self.error(
+                f"{self.where}: character U+{ord(text[where]):04X} at position {where} cannot be held by XML 1.0"
+            )
+        escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#xD;")
         if quote:
-            escaped = escaped.replace('"', "&quot;")
+            escaped = escaped.replace('"', "&quot;").replace("\t", "&#x9;").replace("\n", "&#xA;")
         return escaped.encode(self.encoding, "xmlcharrefreplace")
 
     def set_text(self, element: Element, value: str) -> None:

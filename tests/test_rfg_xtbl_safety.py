@@ -1,0 +1,164 @@
+"""RFG tables from strangers and for modders: values XML cannot hold, carriage returns, values
+outside a schema's rules, findings new against the original pack, spreadsheet formulas, empty
+imports, encodings gamepak does not read, budgets (issues 40, 41, 42)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_rfg_xtbl import ITEMS, ROWS, weapons
+
+import gamepak
+from gamepak.formats.rfg.xtbl import Table, TableError
+
+from conftest import in_process_cli, pack_members, sample, write_pack
+
+# -- values a cell cannot hold, and \r ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["a\x01b", "\x1f", "x\ud800y", "\udfff", "\ufffe", "end\uffff"])
+def test_a_value_xml_cannot_hold_is_refused_when_set_naming_table_row_and_field(value: str) -> None:
+    table = Table(weapons(), "weapons.xtbl")
+    with pytest.raises(TableError, match=r"weapons\.xtbl: row pistol, Name: character U\+"):
+        table.row("pistol")["Name"] = value
+    with pytest.raises(TableError, match=r"weapons\.xtbl: row pistol, Groups: character U\+"):
+        table.row("pistol")["Groups"] = json.dumps([value])
+    with pytest.raises(TableError, match=r"weapons\.xtbl: new row rifle, Spread: character U\+"):
+        table.add_row({"Name": "rifle", "Spread": value})
+    assert not table.changed and table.write() is table.data
+
+
+def test_the_library_never_saves_a_table_that_no_longer_parses(tmp_path: Path) -> None:
+    pack = write_pack(tmp_path / "table.vpp_pc", {"weapons.xtbl": weapons(), "items.xtbl": ITEMS})
+    tables = gamepak.tables.open(pack)
+    with pytest.raises(TableError, match="row grenade, Name"):
+        tables["weapons.xtbl"].row("grenade")["Name"] = "bad\x0bname"
+    assert tables.save() == []
+    assert pack_members(pack)["weapons.xtbl"] == weapons()
+
+
+def test_import_of_a_value_xml_cannot_hold_is_refused_before_writing(tmp_path: Path) -> None:
+    pack = write_pack(tmp_path / "table.vpp_pc", {"weapons.xtbl": weapons(), "items.xtbl": ITEMS})
+    sheets = tmp_path / "sheets"
+    assert in_process_cli("table", "export", str(pack), "-o", str(sheets), "--as", "json")[0] == 0
+    sheet = sheets / "weapons.xtbl.json"
+    document = json.loads(sheet.read_text("utf-8"))
+    document["rows"][1]["Magazine_Size"] = "3\x02"
+    sheet.write_text(json.dumps(document), "utf-8")
+    before = pack.read_bytes()
+    code, _, err = in_process_cli("table", "import", str(pack), str(sheets))
+    assert code == 1 and "weapons.xtbl: row grenade, Magazine_Size: character U+0002" in err
+    assert "not well-formed" not in err and pack.read_bytes() == before
+
+
+@pytest.mark.parametrize("value", ["a\rb", "a\r\nb", "\r", "tab\there\r\n"])
+def test_a_carriage_return_survives_a_round_trip(value: str) -> None:
+    table = Table(weapons(), "weapons.xtbl")
+    table.row("grenade")["Name"] = value
+    table.row("pistol")["Groups"] = json.dumps([value])
+    again = Table(table.write(), "weapons.xtbl")
+    assert again.rows[1]["Name"] == value
+    assert json.loads(again.rows[0]["Groups"]) == [value]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=20))
+def test_any_text_is_either_refused_when_set_or_read_back_as_set(value: str) -> None:
+    table = Table(weapons(), "weapons.xtbl")
+    try:
+        table.row("pistol")["Name"] = value or "x"
+    except TableError as exc:
+        assert "cannot be held by XML 1.0" in str(exc)
+        return
+    assert Table(table.write(), "w.xtbl").rows[0]["Name"] == (value or "x")
+
+
+# -- values outside the schema's rules on import ------------------------------------------------------
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Path:
+    return write_pack(tmp_path / "table.vpp_pc", {"weapons.xtbl": weapons(), "items.xtbl": ITEMS})
+
+
+def _exported(pack: Path, tmp_path: Path, kind: str = "csv") -> Path:
+    sheets = tmp_path / f"sheets-{kind}"
+    code, _, err = in_process_cli("table", "export", str(pack), "-o", str(sheets), "--as", kind)
+    assert code == 0, err
+    return sheets
+
+
+def test_import_warns_for_a_value_outside_the_choices_and_refuses_it_with_strict(pack: Path, tmp_path: Path) -> None:
+    sheets = _exported(pack, tmp_path)
+    sheet = sheets / "weapons.xtbl.csv"
+    sheet.write_text(sheet.read_text("utf-8-sig").replace(",thrown,", ",laser,"), "utf-8-sig", newline="")
+    before = pack.read_bytes()
+    code, _, err = in_process_cli("table", "import", str(pack), str(sheets), "--strict")
+    assert code == 1 and "Weapon_Class = 'laser': not a choice" in err and "--strict" in err
+    assert pack.read_bytes() == before
+    code, _, err = in_process_cli("table", "import", str(pack), str(sheets), "--dry-run")
+    assert code == 0 and "warning: weapons.xtbl: row grenade: Weapon_Class = 'laser': not a choice" in err
+    code, _, err = in_process_cli("table", "import", str(pack), str(sheets))
+    assert code == 0 and "warning:" in err and "not a choice" in err
+    assert b"<Weapon_Class>laser</Weapon_Class>" in pack_members(pack)["weapons.xtbl"]
+
+
+def test_import_does_not_warn_for_what_the_table_already_broke(tmp_path: Path) -> None:
+    bad = weapons(ROWS.replace(">thrown<", ">laser<"))
+    pack = write_pack(tmp_path / "table.vpp_pc", {"weapons.xtbl": bad})
+    sheets = _exported(pack, tmp_path)
+    sheet = sheets / "weapons.xtbl.csv"
+    sheet.write_text(sheet.read_text("utf-8-sig").replace("grenade,1,", "grenade,2,"), "utf-8-sig", newline="")
+    code, _, err = in_process_cli("table", "import", str(pack), str(sheets), "--strict")
+    assert code == 0 and "warning" not in err and "1 change changed" in err
+
+
+# -- check --base and verify ---------------------------------------------------------------------------
+
+
+def test_check_base_reports_only_what_is_new(tmp_path: Path) -> None:
+    original = weapons(ROWS.replace(">thrown<", ">laser<"))  # the game's own error
+    base = write_pack(tmp_path / "base.vpp_pc", {"weapons.xtbl": original, "broken.xtbl": b"<root><Table><R>"})
+    modded = tmp_path / "mod.vpp_pc"
+    shutil.copyfile(base, modded)
+    code, out, err = in_process_cli("table", "check", str(modded))
+    assert code == 1 and "laser" in out
+    code, out, err = in_process_cli("table", "check", str(modded), "--base", str(base))
+    assert code == 0 and out == "" and "0 errors, 0 warnings new against" in err
+    tables = gamepak.tables.open(modded)
+    tables["weapons.xtbl"].row("pistol")["Magazine_Size"] = "many"
+    tables.save()
+    code, out, err = in_process_cli("table", "check", str(modded), "--base", str(base), "--json")
+    found = json.loads(out)
+    assert code == 1 and [(f["row"], f["field"], f["value"]) for f in found] == [("pistol", "Magazine_Size", "many")]
+    code, _, err = in_process_cli("verify", str(modded), "--base", str(base))
+    assert code == 1 and "1 new value error(s)" in err and "Magazine_Size = 'many'" in err
+    assert "broken.xtbl" not in err
+    code, _, err = in_process_cli("verify", str(base), "--base", str(base))
+    assert code == 0 and "tables:" not in err
+
+
+def test_verify_folds_the_table_findings_into_one_line(tmp_path: Path) -> None:
+    bad_rows = ROWS.replace(">thrown<", ">laser<").replace(">16<", ">x<")
+    pack = write_pack(
+        tmp_path / "t.vpp_pc",
+        {"weapons.xtbl": weapons(bad_rows), "other.xtbl": weapons(bad_rows), "items.xtbl": ITEMS},
+    )
+    code, _, err = in_process_cli("verify", str(pack))
+    lines = [line for line in err.splitlines() if "table" in line]
+    assert code == 0 and len(lines) == 1
+    assert "tables: 4 value error(s)" in lines[0] and "in 2 table(s)" in lines[0]
+    assert f"gamepak table check {pack}" in lines[0]
+
+
+def test_verify_of_the_real_table_pack_is_a_few_lines_and_nothing_new_against_itself() -> None:
+    path = sample("vpp/table.vpp_pc")
+    code, _, err = in_process_cli("verify", str(path))
+    assert code == 0 and len(err.splitlines()) <= 3, err
+    code, out, err = in_process_cli("table", "check", str(path), "--base", str(path))
+    assert code == 0 and out == ""
