@@ -218,7 +218,10 @@ def test_a_schema_that_contradicts_its_rows_gives_json_cells() -> None:
         ('<!DOCTYPE r [<!ENTITY a "aaaa">]><root><Table>&a;</Table></root>'.encode("utf-16"), "DTD"),
         ('<!DOCTYPE r [<!ENTITY a "aaaa">]><root><Table>&a;</Table></root>'.encode("utf-16-be"), "DTD"),
         (b"<root><Table>" + b"<a>" * 300 + b"</a>" * 300 + b"</Table></root>", "nested more than"),
-        (b'<?xml version="1.0" encoding="klingon"?><root><Table/></root>', "declared encoding cannot be read"),
+        (
+            b'<?xml version="1.0" encoding="klingon"?><root><Table/></root>',
+            "declares encoding 'klingon', which gamepak does not read",
+        ),
     ],
 )
 def test_bad_tables_are_refused_naming_the_member(data: bytes, message: str) -> None:

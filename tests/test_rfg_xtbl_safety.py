@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from test_rfg_xtbl import ITEMS, ROWS, weapons
 
 import gamepak
+from gamepak.errors import GamepakError
 from gamepak.formats.rfg.xtbl import Table, TableError
 
 from conftest import in_process_cli, pack_members, sample, write_pack
@@ -162,3 +163,55 @@ def test_verify_of_the_real_table_pack_is_a_few_lines_and_nothing_new_against_it
     assert code == 0 and len(err.splitlines()) <= 3, err
     code, out, err = in_process_cli("table", "check", str(path), "--base", str(path))
     assert code == 0 and out == ""
+
+
+# -- encodings gamepak does not read -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["UTF-7", "Shift_JIS", "EUC-JP", "klingon"])
+def test_a_table_in_an_encoding_not_read_is_one_line_and_never_stops_the_others(tmp_path: Path, encoding: str) -> None:
+    odd = f'<?xml version="1.0" encoding="{encoding}"?>'.encode() + weapons()
+    pack = write_pack(tmp_path / "t.vpp_pc", {"odd.xtbl": odd, "weapons.xtbl": weapons(), "items.xtbl": ITEMS})
+    said = f"odd.xtbl: declares encoding '{encoding}', which gamepak does not read"
+    code, out, err = in_process_cli("table", "ls", str(pack))
+    assert code == 0 and said in out and "weapons.xtbl  <Weapon>" in out and "items.xtbl" in out
+    code, out, err = in_process_cli("table", "check", str(pack))
+    assert code == 1 and said in out and "internal error" not in err
+    code, _, err = in_process_cli("table", "export", str(pack), "-o", str(tmp_path / "out"))
+    assert code == 0 and said in err and "exported 2 tables" in err
+    code, _, err = in_process_cli("verify", str(pack))
+    assert code == 0 and said in err
+    from gamepak.formats.rfg.xtbl.xmldoc import XmlDocument
+
+    with pytest.raises(GamepakError, match=said):
+        XmlDocument(odd, "odd.xtbl")  # the byte-keeping editor's reader
+
+
+@pytest.mark.parametrize("encoding", ["UTF-7", "Shift_JIS"])
+def test_a_modinfo_in_an_encoding_not_read_is_one_line(tmp_path: Path, encoding: str) -> None:
+    mod = tmp_path / "mod" / "files"
+    mod.mkdir(parents=True)
+    (mod / "modinfo.xml").write_bytes(
+        f'<?xml version="1.0" encoding="{encoding}"?><Mod Name="a"><Changes/></Mod>'.encode()
+    )
+    game = tmp_path / "game"
+    game.mkdir()
+    write_pack(game / "table.vpp_pc", {"weapons.xtbl": weapons()})
+    for command in (("patch", "info", str(tmp_path / "mod")), ("patch", "check", str(game), str(tmp_path / "mod"))):
+        code, _, err = in_process_cli(*command)
+        assert code == 1 and f"modinfo.xml: declares encoding '{encoding}'" in err, command
+        assert len(err.strip().splitlines()) == 1
+
+
+def test_patch_make_as_modinfo_ships_a_table_it_cannot_read_whole(tmp_path: Path) -> None:
+    odd = b'<?xml version="1.0" encoding="UTF-7"?>' + weapons()
+    (tmp_path / "base").mkdir()
+    (tmp_path / "mod").mkdir()
+    write_pack(tmp_path / "base" / "table.vpp_pc", {"weapons.xtbl": weapons(), "odd.xtbl": weapons()})
+    write_pack(
+        tmp_path / "mod" / "table.vpp_pc", {"weapons.xtbl": weapons(ROWS.replace(">16<", ">17<")), "odd.xtbl": odd}
+    )
+    code, _, err = in_process_cli(
+        "patch", "make", str(tmp_path / "base"), str(tmp_path / "mod"), "-o", str(tmp_path / "p"), "--as", "modinfo"
+    )
+    assert code == 0 and "odd.xtbl: declares encoding 'UTF-7'" in err and "internal error" not in err

@@ -129,12 +129,9 @@ def read_csv(data: bytes, where: str) -> list[dict[str, str]]:
 
 def read_json(data: bytes, where: str, table: Table) -> list[dict[str, str]]:
     """The rows of a JSON export as {column: text}, struct objects spread over dotted columns."""
-    try:
-        document = json.loads(_decode(data, where))
-    except RecursionError:
-        raise TableError(f"{where}: nested too deep") from None
-    except ValueError as exc:
-        raise TableError(f"{where}: not JSON ({exc})") from None
+    from ....core.json_input import load_json
+
+    document = load_json(_decode(data, where), where, TableError)
     # Rows are spread and their cells written back recursively: no deeper than a table may be.
     if nested_deeper(document, MAX_DEPTH):
         raise TableError(f"{where}: nested more than {MAX_DEPTH} deep")

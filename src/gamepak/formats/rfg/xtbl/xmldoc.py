@@ -91,15 +91,57 @@ def refuse_any_dtd(data: bytes, where: str, encoding: str | None, error: type[Ga
 
 
 def run_parser(parser: Any, data: bytes, where: str, error: type[GamepakError] = XmlError) -> None:
-    """Parse `data` whole; `error` naming `where` when it is not well-formed."""
+    """Parse `data` whole; `error` naming `where` when it is not well-formed, or declares an
+    encoding that is not read."""
     from xml.parsers import expat
 
+    refuse_unread_encoding(data, where, error)
     try:
         parser.Parse(data, True)
     except expat.ExpatError as exc:
         raise error(f"{where}: not well-formed XML ({exc})") from None
     except (LookupError, UnicodeError) as exc:  # an encoding Python does not know, or bytes not in it
         raise error(f"{where}: its declared encoding cannot be read ({exc})") from None
+    except ValueError:  # expat's "multi-byte encodings are not supported", if one got past the check
+        raise error(f"{where}: {_unread_encoding(data)}") from None
+
+
+# Read by expat itself; any other must be a single-byte codec Python knows (expat maps each byte).
+_EXPAT_ENCODINGS = {"utf_8", "utf_16", "utf_16_le", "utf_16_be", "latin_1", "iso8859_1", "ascii"}
+_UNREAD = "XML in UTF-8, UTF-16, Latin-1 or another single-byte encoding is read"
+
+
+def declared_encoding(data: bytes) -> str | None:
+    """The encoding `data`'s XML declaration names, as written (None: it names none)."""
+    declared = _DECLARED_ENCODING.match(data)
+    return declared.group(1).decode("ascii") if declared else None
+
+
+@functools.lru_cache(maxsize=64)
+def _readable(name: str) -> bool:
+    try:
+        codec = codecs.lookup(name).name.replace("-", "_")
+    except LookupError:
+        return False
+    if codec in _EXPAT_ENCODINGS:
+        return True
+    try:
+        return len(bytes(range(256)).decode(name, "replace")) == 256  # one character a byte
+    except (UnicodeError, LookupError, ValueError):
+        return False
+
+
+def _unread_encoding(data: bytes) -> str:
+    name = declared_encoding(data)
+    return f"declares encoding {name!r}, which gamepak does not read ({_UNREAD})"
+
+
+def refuse_unread_encoding(data: bytes, where: str, error: type[GamepakError] = XmlError) -> None:
+    """`error` in one line naming `where` and the encoding when `data` declares one expat
+    cannot read (UTF-7, Shift_JIS and other multi-byte codecs, names Python does not know)."""
+    name = declared_encoding(data)
+    if name is not None and not _readable(name):
+        raise error(f"{where}: {_unread_encoding(data)}")
 
 
 def source_encoding(data: bytes) -> str | None:
@@ -163,6 +205,7 @@ class XmlDocument:
         if len(data) > MAX_XML_BYTES:
             raise self.error(f"{where}: {len(data)} bytes, more than the {MAX_XML_BYTES} an edit reads")
         self.where = where
+        refuse_unread_encoding(data, where, self.error)
         forced = source_encoding(data)
         declared = _DECLARED_ENCODING.match(data)
         self.encoding = forced or (declared.group(1).decode("ascii") if declared else "utf-8")
