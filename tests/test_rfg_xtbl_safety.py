@@ -4,6 +4,8 @@ imports, encodings gamepak does not read, budgets (issues 40, 41, 42)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 from pathlib import Path
@@ -16,6 +18,7 @@ from test_rfg_xtbl import ITEMS, ROWS, weapons
 import gamepak
 from gamepak.errors import GamepakError
 from gamepak.formats.rfg.xtbl import Table, TableError
+from gamepak.formats.rfg.xtbl.sheet import apply_rows, read_csv, to_csv
 
 from conftest import in_process_cli, pack_members, sample, write_pack
 
@@ -215,3 +218,66 @@ def test_patch_make_as_modinfo_ships_a_table_it_cannot_read_whole(tmp_path: Path
         "patch", "make", str(tmp_path / "base"), str(tmp_path / "mod"), "-o", str(tmp_path / "p"), "--as", "modinfo"
     )
     assert code == 0 and "odd.xtbl: declares encoding 'UTF-7'" in err and "internal error" not in err
+
+
+# -- spreadsheet safety, empty imports, sheets of another table -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value", ['=HYPERLINK("http://x")', "+cmd", "-2+3", "@SUM(A1)", "\tx", "\rx", "'quoted", "''", "'=1"]
+)
+def test_csv_export_protects_cells_a_spreadsheet_would_run_and_import_gives_them_back(value: str) -> None:
+    table = Table(weapons(), "weapons.xtbl")
+    table.row("grenade")["Weapon_Class"] = value
+    sheet = to_csv(Table(table.write(), "weapons.xtbl"))
+    cells = list(csv.reader(io.StringIO(sheet.decode("utf-8-sig"), newline="")))
+    written = cells[2][cells[0].index("Weapon_Class")]
+    assert written == "'" + value
+    again = Table(table.write(), "weapons.xtbl")
+    assert apply_rows(again, read_csv(sheet, "w.csv"), "w.csv") == []
+
+
+@pytest.mark.parametrize("value", ["-1.5", "+2", "-3e-05", ".5", "plain", "a=b"])
+def test_numbers_and_harmless_cells_are_written_as_they_are(value: str) -> None:
+    table = Table(weapons(), "weapons.xtbl")
+    table.row("grenade")["Spread"] = value
+    sheet = to_csv(Table(table.write(), "weapons.xtbl")).decode("utf-8-sig")
+    assert f",{value}," in sheet and f"'{value}" not in sheet
+
+
+@pytest.mark.parametrize("kind", ["csv", "json"])
+@pytest.mark.parametrize("emptied", ["header-only", "no-rows"])
+def test_an_import_that_lists_no_row_is_refused_unless_delete(
+    pack: Path, tmp_path: Path, kind: str, emptied: str
+) -> None:
+    sheets = _exported(pack, tmp_path, kind)
+    sheet = sheets / f"weapons.xtbl.{kind}"
+    if kind == "csv":
+        header = sheet.read_text("utf-8-sig").splitlines()[0]
+        sheet.write_text(header + ("\r\n" if emptied == "header-only" else "\r\n,,\r\n"), "utf-8-sig", newline="")
+    elif emptied == "header-only":
+        document = json.loads(sheet.read_text("utf-8"))
+        document["rows"] = []
+        sheet.write_text(json.dumps(document), "utf-8")
+    else:
+        sheet.write_text("[]", "utf-8")
+    before = pack.read_bytes()
+    code, _, err = in_process_cli("table", "import", str(pack), str(sheets))
+    assert code == 1 and "lists no row" in err and "--delete" in err and pack.read_bytes() == before
+    code, out, err = in_process_cli("table", "import", str(pack), str(sheets), "--delete")
+    assert code == 0 and "row pistol removed" in out and "row grenade removed" in out
+
+
+def test_a_json_sheet_of_another_table_is_refused(pack: Path, tmp_path: Path) -> None:
+    sheets = _exported(pack, tmp_path, "json")
+    items = json.loads((sheets / "items.xtbl.json").read_text("utf-8"))
+    (sheets / "weapons.xtbl.json").write_text(json.dumps(items), "utf-8")
+    before = pack.read_bytes()
+    code, _, err = in_process_cli("table", "import", str(pack), str(sheets))
+    assert code == 1 and "holds rows of <Item>; weapons.xtbl's rows are <Weapon>" in err
+    weapons_sheet = json.loads(_exported(pack, tmp_path / "again", "json").joinpath("weapons.xtbl.json").read_text())
+    weapons_sheet["key"] = "Magazine_Size"
+    (sheets / "weapons.xtbl.json").write_text(json.dumps(weapons_sheet), "utf-8")
+    code, _, err = in_process_cli("table", "import", str(pack), str(sheets))
+    assert code == 1 and "keyed by Magazine_Size; weapons.xtbl's rows are matched by Name" in err
+    assert pack.read_bytes() == before

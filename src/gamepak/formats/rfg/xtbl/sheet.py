@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 from .cells import ROW_NUMBER
 from .json_cells import nested_deeper
@@ -27,6 +28,26 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_SHEET_BYTES = 256 << 20
+
+# Spreadsheet safety (OWASP's rule against CSV formula injection): a cell a spreadsheet would
+# run as a formula (starting with = + - @, a tab or a carriage return) is written with a
+# leading `'`, which spreadsheets show as text and do not run; a cell that starts with `'`
+# itself gets one more, so that import, which removes one leading `'`, gives every cell back.
+# Plain numbers (`-1.5`) are left as they are: a table holds thousands, none runs.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
+_PLAIN_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def protect_cell(value: str) -> str:
+    """`value` as a CSV cell a spreadsheet will not run (see `_FORMULA_STARTS`)."""
+    if value.startswith(_FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def unprotect_cell(cell: str) -> str:
+    """A CSV cell's value: `protect_cell` undone (one leading `'` removed)."""
+    return cell[1:] if cell.startswith("'") else cell
 
 
 def to_csv(table: Table) -> bytes:
@@ -49,7 +70,10 @@ def to_csv(table: Table) -> bytes:
 
 
 def _csv_line(values: list[str]) -> str:
-    """One CSV line as `csv.writer` writes it (without its line end)."""
+    """One CSV line as `csv.writer` writes it (without its line end), its cells protected
+    from spreadsheets (`protect_cell`)."""
+    if any(value.startswith(_FORMULA_STARTS) for value in values):
+        values = [protect_cell(value) for value in values]
     line = ",".join(values)
     if line.count(",") == len(values) - 1 and '"' not in line and "\n" not in line and "\r" not in line:
         return line if line or len(values) != 1 else '""'  # a lone empty cell is quoted, else the line is blank
@@ -121,7 +145,7 @@ def read_csv(data: bytes, where: str) -> list[dict[str, str]]:
                 continue
             if len(values) > len(header):
                 raise TableError(f"{where}: line {number}: {len(values)} cells, the header has {len(header)}")
-            rows.append(dict(zip(header, values)))
+            rows.append(dict(zip(header, map(unprotect_cell, values))))
     except csv.Error as exc:
         raise TableError(f"{where}: line {reader.line_num}: {exc}") from None
     return rows
@@ -138,6 +162,13 @@ def read_json(data: bytes, where: str, table: Table) -> list[dict[str, str]]:
     rows = document.get("rows") if isinstance(document, dict) else document
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise TableError(f'{where}: needs {{"rows": [objects...]}}')
+    if isinstance(document, dict):
+        # A sheet of another table imported here would remove every row it lacks.
+        named, key = document.get("table"), document.get("key")
+        if named is not None and named != table.name:
+            raise TableError(f"{where}: holds rows of <{named}>; {table.member}'s rows are <{table.name}>")
+        if key is not None and key != table.key:
+            raise TableError(f"{where}: its rows are keyed by {key}; {table.member}'s rows are matched by {table.key}")
     flat = []
     for number, row in enumerate(rows, start=1):
         cells: dict[str, str] = {}
