@@ -135,7 +135,11 @@ def run_import(args: argparse.Namespace) -> int | None:
         sys.stderr.write(f"warning: {warning}\n")
     write_text("".join(change + "\n" for change in changes))
     verb = "would change" if args.dry_run else "changed"
-    note(f"{count(len(changes), 'change')} {verb}" if changes else "nothing changed: the files match the tables")
+    note(
+        f"{count(len(changes), 'change')} {verb}"
+        if changes
+        else "unchanged: nothing changed, the files match the tables"
+    )
     return None
 
 

@@ -136,6 +136,11 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="translation format (default: from TRANSLATION's extension; XML is told by its content)",
     )
     imported.add_argument(
+        "--dry-run",
+        action="store_true",
+        help=".rfglocatext: say what would change, write nothing",
+    )
+    imported.add_argument(
         "--delete",
         action="store_true",
         help=".rfglocatext: remove the entries TRANSLATION does not list (default: keep them)",
@@ -211,7 +216,7 @@ def run_import(args: argparse.Namespace) -> None:
     if _is_locatext(file, member):
         _import_locatext(args, file, member, translation)
         return
-    _rfg_only(args, "--names", "--delete")
+    _rfg_only(args, "--names", "--delete", "--dry-run")
     from ..formats.j2me.text import import_strings
 
     result = import_strings(
@@ -265,15 +270,24 @@ def _import_locatext(args: argparse.Namespace, file: str, member: str | None, tr
         names=args.names,
         delete=args.delete,
         overwrite=args.overwrite,
+        dry_run=args.dry_run,
     )
     applied = result.applied
     inside = f" in member {result.located.member}" if result.located.member is not None else ""
+    if result.unchanged:
+        if args.dry_run:
+            done = "nothing written (--dry-run)"
+        else:
+            done = f"wrote the copy {args.output}" if result.written else f"{args.output} left untouched"
+        note(f"unchanged: {result.located.label}'s strings are those of {translation}; {done}")
+        return
     parts = [f"{len(applied.changed)} string{'s' if len(applied.changed) != 1 else ''} changed"]
     if applied.added:
         parts.append(f"{len(applied.added)} added")
     if applied.removed:
         parts.append(f"{len(applied.removed)} removed")
-    note(f"wrote {args.output} ({', '.join(parts)}{inside})")
+    verb = "would write" if args.dry_run else "wrote"
+    note(f"{verb} {args.output} ({', '.join(parts)}{inside})")
 
 
 def _where(file: str, result: Any) -> str:

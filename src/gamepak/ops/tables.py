@@ -37,6 +37,7 @@ def iter_members(source: str | os.PathLike[str]) -> Iterator[tuple[str, bytes]]:
     """(member path, bytes) of every table in `source`: a loose `.xtbl`, a folder (its `.xtbl`
     files, by relative path) or a pack (its members and those of nested packs)."""
     path = os.fspath(source)
+    _remove_dead_temporaries(path)
     if os.path.isdir(path):
         for folder, folders, files in os.walk(path):
             folders.sort()
@@ -57,6 +58,15 @@ def iter_members(source: str | os.PathLike[str]) -> Iterator[tuple[str, bytes]]:
 
     with open_archive(path) as pack:
         yield from _members_in(pack, "")
+
+
+def _remove_dead_temporaries(path: str) -> None:
+    """Remove the temporaries a killed gamepak process left beside `path` (or in the folder
+    `path`): a `table import` killed while writing leaves `.NAME.gamepak-PID-N.tmp`
+    (`core.atomic`), which the next command on it removes, as the next edit of a pack does."""
+    from ..core.atomic import remove_stale_temporaries
+
+    remove_stale_temporaries(path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path)))
 
 
 def _members_in(
@@ -258,6 +268,7 @@ def import_tables(
     A value the import makes break its field's rule (not one of a Selection's choices, a number
     that does not parse...) is appended to `warnings`, or refused with `strict`."""
     target, folder = os.fspath(target), os.fspath(folder)
+    _remove_dead_temporaries(target)
     if not os.path.isdir(folder):
         raise GamepakError(f"{folder}: not a folder (table export writes one to import from)")
     files = sheet_files(folder)
@@ -351,6 +362,8 @@ def _import_into(
                 "--delete to remove them"
             )
         new = table.write()
+        if new == table.data:
+            continue  # the same bytes (a cell set to what the XML already says): unchanged
         # What was written must read back as the file says: else the edit could not be kept
         # byte-minimal (or lost something) and is refused.
         again = table.reread(new)
