@@ -4,12 +4,15 @@ not read, JSON nested past the one limit (issues 40, 41)."""
 
 from __future__ import annotations
 
+import json
+import struct
+import tracemalloc
 from pathlib import Path
 
 import pytest
-from test_rfg_locatext import sample_file
+from test_rfg_locatext import SIGNATURE, sample_file
 
-from gamepak.errors import GamepakError
+from gamepak.errors import CorruptArchiveError, GamepakError
 from gamepak.formats.rfg.locatext import LocaText, identifier_hash
 from gamepak.formats.rfg.locatext.translate import load_translation
 from gamepak.ops.locatext import import_locatext
@@ -107,3 +110,53 @@ def test_every_json_reader_shares_one_limit() -> None:
     with pytest.raises(container.PatchError, match="nested more than 256"):
         container.load_json(b"{" * 300 + b"}" * 300, "patch.json")
     assert json_input.load_json(b"[" * 256 + b"]" * 256, "x") is not None
+
+
+# -- budgets -------------------------------------------------------------------------------------------
+
+
+def empty_entries(count: int) -> bytes:
+    """An .rfglocatext of `count` empty strings (12 bytes of entry and 2 of NUL each)."""
+    table_end = 12 + 12 * count
+    entries = b"".join(struct.pack("<III", number, table_end + 2 * number, 2) for number in range(count))
+    return SIGNATURE + struct.pack("<II", 3, count) + entries + b"\0\0" * count
+
+
+def test_two_million_empty_strings_are_refused_before_the_entries_are_built(tmp_path: Path) -> None:
+    path = tmp_path / "locatexts_xx_yy.rfglocatext"
+    path.write_bytes(empty_entries(2_000_000))  # 28 MB, as the campaign's
+    for form in ("json", "po"):
+        results: list[tuple[int, str, str]] = []
+        tracemalloc.start()
+        try:
+            results.append(in_process_cli("text", "export", str(path), "-o", str(tmp_path / f"t.{form}")))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        code, _, err = results[0]
+        assert code == 1 and "string count 2000000, more than the 200000 read; --allow-large lifts this" in err
+        assert peak < 2 * path.stat().st_size
+
+
+def test_allow_large_lifts_the_string_budget(tmp_path: Path) -> None:
+    from gamepak.core.content_limits import limits
+
+    data = empty_entries(50)
+    with limits(locatext_entries=10), pytest.raises(CorruptArchiveError, match="string count 50, more than the 10"):
+        LocaText.parse(data)
+    with limits(locatext_entries=10, allow_large=True):
+        assert len(LocaText.parse(data)) == 50
+    (tmp_path / "x.rfglocatext").write_bytes(data)
+    with limits(locatext_entries=10):
+        code, out, _ = in_process_cli("text", "export", str(tmp_path / "x.rfglocatext"), "--names", "--allow-large")
+    assert code == 0 and len(json.loads(out)) == 50
+
+
+def test_the_json_export_is_what_json_dumps_writes(tmp_path: Path) -> None:
+    from gamepak.formats.rfg.locatext.translate import dump_translation
+
+    table = LocaText.parse(sample_file(tmp_path).read_bytes())
+    table.entries[0].identifier = "a\nb"
+    rows = [{"hash": f"{e.hash:08x}", "identifier": e.identifier, "text": e.text} for e in table.entries]
+    assert dump_translation(table.entries, "json") == (json.dumps(rows, ensure_ascii=False, indent=1) + "\n").encode()
+    assert dump_translation([], "json") == b"[]\n"

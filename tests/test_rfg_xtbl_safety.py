@@ -8,6 +8,8 @@ import csv
 import io
 import json
 import shutil
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -281,3 +283,88 @@ def test_a_json_sheet_of_another_table_is_refused(pack: Path, tmp_path: Path) ->
     code, _, err = in_process_cli("table", "import", str(pack), str(sheets))
     assert code == 1 and "keyed by Magazine_Size; weapons.xtbl's rows are matched by Name" in err
     assert pack.read_bytes() == before
+
+
+# -- budgets -------------------------------------------------------------------------------------------
+
+
+def _traced(work: Callable[[], object]) -> int:
+    """The peak of Python's allocations while `work` runs."""
+    tracemalloc.start()
+    try:
+        work()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_table_of_millions_of_empty_elements_is_refused_before_its_tree_is_built(tmp_path: Path) -> None:
+    bomb = b"<root><Table>" + b"<A/>" * 2_000_000 + b"</Table></root>"  # 8 MB (the campaign's: 32 MB)
+    pack = write_pack(tmp_path / "t.vpp_pc", {"bomb.xtbl": bomb, "weapons.xtbl": weapons()})
+    said = "bomb.xtbl: 2000002 elements in 8000028 bytes, more than the 500000 read"
+    listed: list[dict[str, object]] = []
+    peak = _traced(lambda: listed.extend(gamepak.tables.list_tables(pack)))
+    assert said in str(listed[0]["error"]) and "--allow-large" in str(listed[0]["error"])
+    assert listed[1]["rows"] == 2 and peak < 3 * len(bomb)
+    peak = _traced(lambda: gamepak.tables.check_tables(pack))
+    assert peak < 3 * len(bomb)
+    code, out, err = in_process_cli("table", "check", str(pack))
+    assert code == 1 and said in out
+    code, _, err = in_process_cli("table", "export", str(pack), "-o", str(tmp_path / "out"), "--as", "json")
+    assert code == 0 and said in err and "exported 1 table" in err
+    with pytest.raises(TableError, match="more than the 500000"):
+        Table(bomb, "bomb.xtbl")
+    from gamepak.formats.rfg.xtbl.xmldoc import XmlDocument
+
+    with pytest.raises(GamepakError, match="more than the 500000"):
+        XmlDocument(bomb, "bomb.xtbl")
+
+
+def test_allow_large_lifts_the_element_budget(tmp_path: Path) -> None:
+    dense = b"<root><Table>" + b"<A/>" * 3000 + b"</Table></root>"  # 12 KB: 1,024 elements read
+    (tmp_path / "dense.xtbl").write_bytes(dense)
+    with pytest.raises(TableError, match="more than the 1024 read"):
+        Table(dense, "dense.xtbl")
+    code, out, _ = in_process_cli("table", "ls", str(tmp_path / "dense.xtbl"))
+    assert code == 0 and "cannot be read" in out
+    code, out, _ = in_process_cli("table", "ls", str(tmp_path / "dense.xtbl"), "--allow-large")
+    assert code == 0 and "3000" in out
+    from gamepak.core.content_limits import limits
+
+    with limits(allow_large=True):
+        assert len(Table(dense, "dense.xtbl")) == 3000
+
+
+@pytest.mark.parametrize("kind", ["csv", "json"])
+def test_an_import_adding_a_million_rows_is_refused_before_they_are_built(
+    pack: Path, tmp_path: Path, kind: str
+) -> None:
+    sheets = _exported(pack, tmp_path, kind)
+    sheet = sheets / f"weapons.xtbl.{kind}"
+    if kind == "csv":
+        sheet.write_bytes(sheet.read_bytes() + b"".join(b"r%d,1\r\n" % number for number in range(1_000_000)))
+    else:
+        document = json.loads(sheet.read_text("utf-8"))
+        sheet.write_text(
+            json.dumps({**document, "rows": document["rows"] + [{"Name": f"r{n}"} for n in range(1_000_000)]}),
+            "utf-8",
+        )
+    before = pack.read_bytes()
+    codes: list[tuple[int, str, str]] = []
+    peak = _traced(lambda: codes.append(in_process_cli("table", "import", str(pack), str(sheets), "--dry-run")))
+    code, _, err = codes[0]
+    assert code == 1 and "more than the 500000 elements a table may hold" in err and "--allow-large" in err
+    assert peak < 4 * sheet.stat().st_size and pack.read_bytes() == before
+
+
+def test_rows_added_past_the_element_budget_are_refused_before_they_are_built() -> None:
+    from gamepak.core.content_limits import limits
+
+    table = Table(weapons(), "weapons.xtbl")
+    for number in range(100):
+        table.add_row({"Name": f"r{number}", "Spread": "1"})
+    refused = "100 rows added would make 405 elements or more, more than the 150"
+    with limits(table_elements=150), pytest.raises(TableError, match=refused):
+        table.write()
+    with limits(table_elements=150, allow_large=True):
+        assert len(Table(table.write(), "w.xtbl")) == 102

@@ -9,6 +9,7 @@ from .common import add_command, add_group, add_json_option, count, note, print_
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 DESCRIPTION = """\
 Red Faction Guerrilla tables (.xtbl): the game's weapons, vehicles, AI, economy... as rows and
@@ -92,9 +93,20 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "own findings are left out, and the exit code is 1 only for new errors",
     )
     add_json_option(check, "a list of {member, row, field, value, problem, severity}")
+    for parser in (ls, export, imp, check):
+        parser.add_argument(
+            "--allow-large",
+            action="store_true",
+            help="read tables and sheets past the element budgets (500,000 elements, one per 12 bytes)",
+        )
 
 
 def run_ls(args: argparse.Namespace) -> int | None:
+    with _budgets(args):
+        return _run_ls(args)
+
+
+def _run_ls(args: argparse.Namespace) -> int | None:
     from ..ops.tables import list_tables
 
     listed = list_tables(args.source)
@@ -113,6 +125,11 @@ def run_ls(args: argparse.Namespace) -> int | None:
 
 
 def run_export(args: argparse.Namespace) -> int | None:
+    with _budgets(args):
+        return _run_export(args)
+
+
+def _run_export(args: argparse.Namespace) -> int | None:
     from ..ops.tables import export_tables
 
     written, failures = export_tables(
@@ -125,6 +142,11 @@ def run_export(args: argparse.Namespace) -> int | None:
 
 
 def run_import(args: argparse.Namespace) -> int | None:
+    with _budgets(args):
+        return _run_import(args)
+
+
+def _run_import(args: argparse.Namespace) -> int | None:
     from ..ops.tables import import_tables
 
     warnings: list[str] = []
@@ -144,6 +166,11 @@ def run_import(args: argparse.Namespace) -> int | None:
 
 
 def run_check(args: argparse.Namespace) -> int | None:
+    with _budgets(args):
+        return _run_check(args)
+
+
+def _run_check(args: argparse.Namespace) -> int | None:
     from ..ops.tables import check_tables
 
     if args.base is not None:
@@ -177,3 +204,10 @@ def run_check(args: argparse.Namespace) -> int | None:
         new = f" new against {args.base}" if args.base is not None else ""
         note(f"{count(errors, 'error')}, {count(warnings, 'warning')}{new}")
     return 1 if errors else None
+
+
+def _budgets(args: argparse.Namespace) -> Any:
+    """The content budgets for this command: `--allow-large` lifts them (`core.content_limits`)."""
+    from ..core.content_limits import limits
+
+    return limits(allow_large=bool(getattr(args, "allow_large", False)))

@@ -90,6 +90,11 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     parser.add_argument(
+        "--allow-large",
+        action="store_true",
+        help=".rfglocatext: read files past the budget of 200,000 strings",
+    )
+    parser.add_argument(
         "--names",
         nargs="*",
         action="extend",
@@ -236,18 +241,20 @@ def run_import(args: argparse.Namespace) -> None:
 
 
 def _export_locatext(args: argparse.Namespace) -> None:
+    from ..core.content_limits import limits
     from ..ops.locatext import export_locatext
 
-    result = export_locatext(
-        args.file,
-        args.output,
-        args.member,
-        format=args.format_name,
-        translation=args.translation,
-        names=args.names,
-        source=args.source,
-        overwrite=args.overwrite,
-    )
+    with limits(allow_large=args.allow_large):  # --allow-large lifts the string budget
+        result = export_locatext(
+            args.file,
+            args.output,
+            args.member,
+            format=args.format_name,
+            translation=args.translation,
+            names=args.names,
+            source=args.source,
+            overwrite=args.overwrite,
+        )
     count = len(result.located.table)
     if args.output is None:
         sys.stdout.buffer.write(result.data)
@@ -258,20 +265,26 @@ def _export_locatext(args: argparse.Namespace) -> None:
 
 
 def _import_locatext(args: argparse.Namespace, file: str, member: str | None, translation: str) -> None:
+    from ..core.content_limits import limits
     from ..ops.locatext import import_locatext
 
-    result = import_locatext(
-        file,
-        translation,
-        args.output,
-        member,
-        format=args.format_name,
-        translation_kind=args.translation_kind,
-        names=args.names,
-        delete=args.delete,
-        overwrite=args.overwrite,
-        dry_run=args.dry_run,
-    )
+    with limits(allow_large=args.allow_large):  # --allow-large lifts the string budget
+        result = import_locatext(
+            file,
+            translation,
+            args.output,
+            member,
+            format=args.format_name,
+            translation_kind=args.translation_kind,
+            names=args.names,
+            delete=args.delete,
+            overwrite=args.overwrite,
+            dry_run=args.dry_run,
+        )
+    _report_import(args, result, translation)
+
+
+def _report_import(args: argparse.Namespace, result: Any, translation: str) -> None:
     applied = result.applied
     inside = f" in member {result.located.member}" if result.located.member is not None else ""
     if result.unchanged:

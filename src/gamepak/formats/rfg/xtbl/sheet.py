@@ -122,11 +122,28 @@ def _decode(data: bytes, where: str) -> str:
         ) from None
 
 
+def _check_rows(count: int, what: str, where: str) -> None:
+    """TableError before a sheet's rows are built when it holds more of them (`count` of its
+    lines or objects, each row one at least) than a table may hold elements
+    (`core.content_limits`): a CSV of a million short rows, read whole, took 2.5 GB."""
+    from ....core.content_limits import ALLOW_LARGE_ADVICE, current
+
+    limit = current().table_elements
+    if count > limit and not current().allow_large:
+        raise TableError(
+            f"{where}: {count} {what}, more than the {limit} elements a table may hold; {ALLOW_LARGE_ADVICE}"
+        )
+
+
 def read_csv(data: bytes, where: str) -> list[dict[str, str]]:
     """The rows of a CSV file as {column: text}."""
     import csv
 
+    from ....core.content_limits import current
+
     text = _decode(data, where)
+    _check_rows(text.count("\n"), "lines", where)
+    limit = current().table_elements if not current().allow_large else 1 << 62
     first_line = text.split("\n", 1)[0]
     delimiter = max((",", ";", "\t"), key=first_line.count)
     # A cell may hold a whole Grid as JSON (anim_files.xtbl: one of 600 kB).
@@ -140,11 +157,17 @@ def read_csv(data: bytes, where: str) -> list[dict[str, str]]:
             twice = sorted({name for name in header if header.count(name) > 1})
             raise TableError(f"{where}: the header names {', '.join(twice)} twice")
         rows = []
+        # Each row is an element of the table it is imported into, and each cell one more:
+        # past the elements a table may hold, the import is refused before more rows are built.
+        elements = 0
         for number, values in enumerate(reader, start=2):
             if not any(values):
                 continue
             if len(values) > len(header):
                 raise TableError(f"{where}: line {number}: {len(values)} cells, the header has {len(header)}")
+            elements += 1 + len(values) - values.count("")
+            if elements > limit:
+                _check_rows(elements, "cells and rows by its line " + str(number), where)
             rows.append(dict(zip(header, map(unprotect_cell, values))))
     except csv.Error as exc:
         raise TableError(f"{where}: line {reader.line_num}: {exc}") from None
@@ -155,7 +178,9 @@ def read_json(data: bytes, where: str, table: Table) -> list[dict[str, str]]:
     """The rows of a JSON export as {column: text}, struct objects spread over dotted columns."""
     from ....core.json_input import load_json
 
-    document = load_json(_decode(data, where), where, TableError)
+    text = _decode(data, where)
+    _check_rows(text.count("{"), "objects", where)  # a row is one object at least
+    document = load_json(text, where, TableError)
     # Rows are spread and their cells written back recursively: no deeper than a table may be.
     if nested_deeper(document, MAX_DEPTH):
         raise TableError(f"{where}: nested more than {MAX_DEPTH} deep")

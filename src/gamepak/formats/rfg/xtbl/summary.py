@@ -7,7 +7,7 @@ import re
 
 from .parse import TableError
 from .table import Table
-from .xmldoc import MAX_XML_BYTES, make_parser, run_parser, source_encoding
+from .xmldoc import MAX_XML_BYTES, check_element_budget, make_parser, run_parser, source_encoding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ def summarize(data: bytes, member: str) -> dict[str, Any]:
     tags alone), columns the schema's top fields (or, without one, the rows' distinct child tags)."""
     if len(data) > MAX_XML_BYTES:
         raise TableError(f"{member}: {len(data)} bytes, more than the {MAX_XML_BYTES} a table may hold")
+    check_element_budget(data, member, TableError)  # as every other reader does: the same answer
     run_parser(make_parser(member, source_encoding(data), TableError), data, member, TableError)
     start = data.find(b"<TableDescription>")
     described = _DESCRIBED_ROW.search(data, start) if start >= 0 else None

@@ -21,6 +21,7 @@ from .xmldoc import (
     TAG_REST,
     Element,
     XmlDocument,
+    element_count_bound,
     first_non_xml_char,
     indent_before,
     make_parser,
@@ -209,6 +210,7 @@ class Table:
             rewritten = self._write_rows()
             if rewritten is not None:
                 return rewritten
+        self._check_growth()
         document = _Document(self.data, self.member)
         body = document.table()
         rows = body.elements()
@@ -227,6 +229,24 @@ class Table:
                     if value:
                         self._write_cell(document, element, column, value)
         return document.to_bytes()
+
+    def _check_growth(self) -> None:
+        """TableError before the rows to add are built when the table would hold more elements
+        than a table may (`core.content_limits`): each new row is an element and one per cell
+        at least."""
+        from ....core.content_limits import ALLOW_LARGE_ADVICE, current
+
+        limit = current().table_elements
+        if current().allow_large:
+            return
+        added = sum(1 + sum(1 for value in edit[1].values() if value) for edit in self._edits if edit[0] == "add")
+        total = element_count_bound(self.data) + added
+        if added and total > limit:
+            rows = sum(edit[0] == "add" for edit in self._edits)
+            raise TableError(
+                f"{self.member}: {rows} rows added would make {total} elements or more, more than the {limit} a "
+                f"table may hold; {ALLOW_LARGE_ADVICE}"
+            )
 
     def _write_rows(self) -> bytes | None:
         """`write()` when every edit sets cells: only the edited rows are parsed keeping their

@@ -144,6 +144,29 @@ def refuse_unread_encoding(data: bytes, where: str, error: type[GamepakError] = 
         raise error(f"{where}: {_unread_encoding(data)}")
 
 
+def element_count_bound(data: bytes) -> int:
+    """An upper bound on the elements of `data` (its `<` that start no end tag, declaration,
+    comment, CDATA or DTD), counted without parsing: a few passes of `bytes.count`."""
+    return data.count(b"<") - data.count(b"</") - data.count(b"<?") - data.count(b"<!")
+
+
+def check_element_budget(data: bytes, where: str, error: type[GamepakError] = XmlError) -> None:
+    """`error` when `data` may hold more elements than a document of its size may
+    (`core.content_limits`), before anything builds them."""
+    from ....core.content_limits import ALLOW_LARGE_ADVICE, current
+
+    budget = current().table_element_budget(len(data))
+    if budget is None:
+        return
+    bound = element_count_bound(data)
+    if bound > budget:
+        per_byte = current().table_bytes_per_element
+        raise error(
+            f"{where}: {bound} elements in {len(data)} bytes, more than the {budget} read from a document of "
+            f"this size (one element per {per_byte} bytes, at most {current().table_elements}); {ALLOW_LARGE_ADVICE}"
+        )
+
+
 def source_encoding(data: bytes) -> str | None:
     """The encoding to tell expat: none when the document says (a BOM or a declaration) or is
     UTF-8; ISO-8859-1 for the game's few undeclared Latin-1 tables (credits.xtbl)."""
@@ -206,6 +229,8 @@ class XmlDocument:
             raise self.error(f"{where}: {len(data)} bytes, more than the {MAX_XML_BYTES} an edit reads")
         self.where = where
         refuse_unread_encoding(data, where, self.error)
+        if span is None:
+            check_element_budget(data, where, self.error)
         forced = source_encoding(data)
         declared = _DECLARED_ENCODING.match(data)
         self.encoding = forced or (declared.group(1).decode("ascii") if declared else "utf-8")
