@@ -368,3 +368,31 @@ def test_rows_added_past_the_element_budget_are_refused_before_they_are_built() 
         table.write()
     with limits(table_elements=150, allow_large=True):
         assert len(Table(table.write(), "w.xtbl")) == 102
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        b"<root><Table><A><x/><y/></A><B><x/></B><A/></Table></root>",
+        b'<root xmlns:p="u"><Table><p:A><p:x/></p:A></Table></root>',
+        b"<root><Table/></root>",
+        b"<root><Other/><Table><R><c>1</c></R></Table><Table><Z/></Table></root>",
+        b"<root><Table><R><Table><Q/></Table></R></Table></root>",
+    ],
+)
+def test_ls_of_a_table_without_schema_counts_without_the_tree(document: bytes) -> None:
+    from gamepak.formats.rfg.xtbl import summarize
+
+    table = Table(document, "m.xtbl")
+    tags = {child.tag for element in table.elements for child in element}
+    expected = {"member": "m.xtbl", "table": table.name, "rows": len(table), "columns": len(tags), "schema": False}
+    assert summarize(document, "m.xtbl") == expected
+
+
+def test_ls_of_the_largest_table_the_budget_lets_through_stays_near_its_size() -> None:
+    from gamepak.formats.rfg.xtbl import summarize
+
+    dense = b"<root><Table>" + b"<A>abcdefgh</A>" * 200_000 + b"</Table></root>"  # 3 MB, 15 bytes an element
+    found: list[dict[str, object]] = []
+    peak = _traced(lambda: found.append(summarize(dense, "dense.xtbl")))
+    assert found[0]["rows"] == 200_000 and peak < 2 * len(dense)  # the tree took 12 times its bytes
