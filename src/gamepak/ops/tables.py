@@ -369,7 +369,7 @@ def _import_into(
         again = table.reread(new)
         if apply_rows(again, rows, path):
             raise GamepakError(f"{path}: {member} would not read back as this file says; nothing was written")
-        broken = _new_rule_breaks(Table(table.data, table.member), again)
+        broken = _new_rule_breaks(table, again)
         if broken and strict:
             raise GamepakError(f"{path}: {broken[0]} (--strict; nothing was written)")
         if warnings is not None:
@@ -382,14 +382,14 @@ def _import_into(
 def _new_rule_breaks(before: Table, after: Table) -> list[str]:
     """The values of `after` that break their field's rule as an error (`check`: not one of a
     Selection's choices, a number that does not parse, a Flag not in the list, a duplicate key)
-    and did not in `before`, each as a line."""
+    and did not in `before` (the table as read, edits aside), each as a line."""
     from ..formats.rfg.xtbl.check import check_table, new_findings
 
-    return [
-        f"{finding} (the game may not read it)"
-        for finding in new_findings(check_table(after), check_table(before))
-        if finding.severity == "error"
-    ]
+    errors = [finding for finding in check_table(after) if finding.severity == "error"]
+    if not errors:
+        return []  # most imports: the original need not be checked (nor parsed again)
+    original = check_table(Table(before.data, before.member))
+    return [f"{finding} (the game may not read it)" for finding in new_findings(errors, original)]
 
 
 def _store(source: str, changed: dict[str, bytes]) -> None:
