@@ -396,3 +396,14 @@ def test_ls_of_the_largest_table_the_budget_lets_through_stays_near_its_size() -
     found: list[dict[str, object]] = []
     peak = _traced(lambda: found.append(summarize(dense, "dense.xtbl")))
     assert found[0]["rows"] == 200_000 and peak < 2 * len(dense)  # the tree took 12 times its bytes
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=12))
+def test_a_protected_cell_never_starts_a_formula_and_reads_back_as_it_was(value: str) -> None:
+    from gamepak.formats.rfg.xtbl.sheet import protect_cell, unprotect_cell
+
+    written = protect_cell(value)
+    assert unprotect_cell(written) == value
+    if written.startswith(("=", "+", "-", "@", "\t", "\r")):
+        assert written.isascii() and float(written) is not None  # a plain number, left as it is

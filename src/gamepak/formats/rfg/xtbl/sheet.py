@@ -35,7 +35,7 @@ MAX_SHEET_BYTES = 256 << 20
 # itself gets one more, so that import, which removes one leading `'`, gives every cell back.
 # Plain numbers (`-1.5`) are left as they are: a table holds thousands, none runs.
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
-_PLAIN_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_PLAIN_NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")  # ASCII digits only
 
 
 def protect_cell(value: str) -> str:
