@@ -20,7 +20,7 @@ import pytest
 from test_rfg_locatext import TEXTS, sample_file
 from test_rfg_xtbl import ITEMS, weapons
 
-import gamepak
+from gamepak.cli import main
 from gamepak.formats.rfg.locatext import LocaText
 
 from conftest import in_process_cli, pack_members, run_cli, write_pack
@@ -58,11 +58,13 @@ def kill_mid_write(work: Callable[[], object]) -> None:
                     setattr(os, name, hooked(name, getattr(os, name)))
             work()
             real_write(write_end, b"d")
+        except BaseException as exc:  # said to the parent: a failure, not a missed write
+            real_write(write_end, b"e" + repr(exc).encode()[:200])
         finally:
             os._exit(0)
     os.close(write_end)
     ready, _, _ = select.select([read_end], [], [], 60)
-    said = os.read(read_end, 1) if ready else b""
+    said = os.read(read_end, 201) if ready else b""
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     os.close(read_end)
@@ -90,9 +92,7 @@ def test_kill_during_text_import_of_a_loose_file_in_place(tmp_path: Path) -> Non
     target = sample_file(tmp_path)
     old = target.read_bytes()
     translation = _translation(tmp_path, target)
-    kill_mid_write(
-        lambda: gamepak.cli.main(["text", "import", str(target), str(translation), "-o", str(target), "--overwrite"])
-    )
+    kill_mid_write(lambda: main(["text", "import", str(target), str(translation), "-o", str(target), "--overwrite"]))
     assert target.read_bytes() == old
     assert temporaries(tmp_path), "the kill did not land while the new file was written"
     next_command = run_cli("text", "export", str(target))  # a new process, reading only
@@ -106,9 +106,7 @@ def test_kill_during_text_import_into_a_pack_in_place(tmp_path: Path) -> None:
     pack = write_pack(tmp_path / "misc.vpp_pc", {"locatexts_xx_yy.rfglocatext": data, "other.txt": b"x" * 5000})
     old = pack_members(pack)
     translation = _translation(tmp_path, pack)
-    kill_mid_write(
-        lambda: gamepak.cli.main(["text", "import", str(pack), str(translation), "-o", str(pack), "--overwrite"])
-    )
+    kill_mid_write(lambda: main(["text", "import", str(pack), str(translation), "-o", str(pack), "--overwrite"]))
     assert pack_members(pack) == old
     assert temporaries(tmp_path), "the kill did not land while the new pack was written"
     next_command = run_cli("text", "export", str(pack))
@@ -136,7 +134,7 @@ def test_kill_during_table_import_of_a_loose_table(tmp_path: Path) -> None:
     target = folder / "weapons.xtbl"
     target.write_bytes(weapons())
     sheets = _sheets(tmp_path, target)
-    kill_mid_write(lambda: gamepak.cli.main(["table", "import", str(target), str(sheets)]))
+    kill_mid_write(lambda: main(["table", "import", str(target), str(sheets)]))
     assert target.read_bytes() == weapons()
     assert temporaries(folder), "the kill did not land while the new table was written"
     next_command = run_cli("table", "ls", str(target))
@@ -147,7 +145,7 @@ def test_kill_during_table_import_of_a_loose_table(tmp_path: Path) -> None:
 def test_kill_during_table_import_into_a_pack(tmp_path: Path) -> None:
     pack = write_pack(tmp_path / "table.vpp_pc", {"weapons.xtbl": weapons(), "items.xtbl": ITEMS})
     sheets = _sheets(tmp_path, pack)
-    kill_mid_write(lambda: gamepak.cli.main(["table", "import", str(pack), str(sheets)]))
+    kill_mid_write(lambda: main(["table", "import", str(pack), str(sheets)]))
     assert pack_members(pack)["weapons.xtbl"] == weapons()
     assert temporaries(tmp_path), "the kill did not land while the new pack was written"
     next_command = run_cli("table", "ls", str(pack))
@@ -215,3 +213,16 @@ def test_a_table_import_that_changes_nothing_leaves_the_file_untouched(tmp_path:
         assert code == 0 and out == "" and "unchanged" in err, err
         assert _untouched(target) == before
     assert temporaries(folder) == []
+
+
+def test_kill_during_a_j2me_text_import_in_place(tmp_path: Path) -> None:
+    target = tmp_path / "strings.bin"
+    target.write_bytes(b"one\0two\0")
+    translation = tmp_path / "t.json"
+    translation.write_text(json.dumps([{"index": 0, "text": "uno" * 2000}, {"index": 1, "text": "dos"}]), "utf-8")
+    kill_mid_write(lambda: main(["text", "import", str(target), str(translation), "-o", str(target), "--overwrite"]))
+    assert target.read_bytes() == b"one\0two\0"
+    assert temporaries(tmp_path), "the kill did not land while the new file was written"
+    next_command = run_cli("text", "export", str(target))
+    assert next_command.returncode == 0, next_command.stderr
+    assert temporaries(tmp_path) == []

@@ -185,8 +185,19 @@ def _is_locatext(file: str, member: str | None) -> bool:
     return is_locatext_target(file, member)
 
 
+def _remove_dead_temporaries(file: str) -> None:
+    """The next `text` command on FILE removes what a killed import left beside it (J2ME and
+    RFG alike: `core.atomic`'s temporaries of dead processes)."""
+    import os
+
+    from ..core.atomic import remove_stale_temporaries
+
+    remove_stale_temporaries(os.path.dirname(os.path.abspath(file)))
+
+
 def run_export(args: argparse.Namespace) -> None:
     file, member, output = args.file, args.member, args.output
+    _remove_dead_temporaries(file)
     if _is_locatext(file, member):
         _export_locatext(args)
         return
@@ -218,6 +229,7 @@ def run_import(args: argparse.Namespace) -> None:
         raise UsageError("expected FILE TRANSLATION or FILE MEMBER TRANSLATION")
     file, translation = arguments[0], arguments[-1]
     member = arguments[1] if len(arguments) == 3 else None
+    _remove_dead_temporaries(file)
     if _is_locatext(file, member):
         _import_locatext(args, file, member, translation)
         return
