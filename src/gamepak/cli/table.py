@@ -27,7 +27,11 @@ The modder's loop:
 
 CSV: one column per field, nested fields as dotted columns (Damage_Scaling_Max.NPC_Damage),
 repeated items (List, Grid, Flags) as JSON text in their cell; UTF-8 with a byte-order mark.
+A cell a spreadsheet would run as a formula (starting with = + - @, a tab or a carriage
+return; plain numbers aside) is written with a leading ', as is a cell starting with ';
+import removes one leading ' from every cell.
 Rows are matched by their key (Name, else a unique field, else # the row's position).
+Modders: `table check MOD --base ORIGINAL` reports only what the mod made new.
 """
 
 
