@@ -80,6 +80,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         metavar="FILE",
         help="RFG: also check a separate .asm_pc file's containers against ARCHIVE's .str2_pc members",
     )
+    verify.add_argument(
+        "--base",
+        metavar="ORIGINAL",
+        help="RFG: check ARCHIVE's tables only for what is new against ORIGINAL, the unmodified pack "
+        "(a new value error is then an error)",
+    )
     add_json_option(verify, "a JSON object: ok, member count, errors and warnings with offsets")
     add_format_option(verify)
 
@@ -289,7 +295,11 @@ def run_verify(args: argparse.Namespace) -> int:
             if opened.format_name == "vpp":  # RFG tables against their schemas, as warnings
                 from ..formats.rfg.xtbl.parallel import check_pack_tables
 
-                problems += check_pack_tables(opened)
+                if args.base is not None:
+                    with open_input(args.base, args.format_name) as base:
+                        problems += check_pack_tables(opened, base, archive)
+                else:
+                    problems += check_pack_tables(opened, source=archive)
             if opened.format_name == "vpp":  # RFG zones (.layer_pc, .rfgzone_pc) read and checked
                 from ..formats.rfg.zone.check import check_pack_zones
 

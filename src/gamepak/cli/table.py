@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+
 from .common import add_command, add_group, add_json_option, count, note, print_json, require_input, summary, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 DESCRIPTION = """\
 Red Faction Guerrilla tables (.xtbl): the game's weapons, vehicles, AI, economy... as rows and
@@ -24,7 +27,11 @@ The modder's loop:
 
 CSV: one column per field, nested fields as dotted columns (Damage_Scaling_Max.NPC_Damage),
 repeated items (List, Grid, Flags) as JSON text in their cell; UTF-8 with a byte-order mark.
+A cell a spreadsheet would run as a formula (starting with = + - @, a tab or a carriage
+return; plain numbers aside) is written with a leading ', as is a cell starting with ';
+import removes one leading ' from every cell.
 Rows are matched by their key (Name, else a unique field, else # the row's position).
+Modders: `table check MOD --base ORIGINAL` reports only what the mod made new.
 """
 
 
@@ -62,6 +69,17 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     imp.add_argument("target", metavar="TARGET", help="a pack, a folder or a .xtbl file")
     imp.add_argument("folder", metavar="DIR", help="the folder export wrote (X.xtbl.csv or X.xtbl.json files)")
     imp.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
+    imp.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a value that breaks its field's rule (not a Selection's choice, a number that does not "
+        "parse...) instead of warning",
+    )
+    imp.add_argument(
+        "--delete",
+        action="store_true",
+        help="let a file that lists no row (or none of the table's) remove every row of its table",
+    )
 
     check = add_command(
         sub,
@@ -71,7 +89,19 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "duplicate keys, unknown elements. Exit 1 when a finding is an error.",
     )
     check.add_argument("source", metavar="SOURCE", help="a pack, a folder or a .xtbl file")
+    check.add_argument(
+        "--base",
+        metavar="ORIGINAL",
+        help="report only what is new against ORIGINAL (the unmodified pack, folder or .xtbl): the game's "
+        "own findings are left out, and the exit code is 1 only for new errors",
+    )
     add_json_option(check, "a list of {member, row, field, value, problem, severity}")
+    for parser in (ls, export, imp, check):
+        parser.add_argument(
+            "--allow-large",
+            action="store_true",
+            help="read tables and sheets past the element budgets (500,000 elements, one per 12 bytes)",
+        )
 
 
 def _not_strings(source: str) -> None:
@@ -93,6 +123,11 @@ def _not_strings(source: str) -> None:
 
 
 def run_ls(args: argparse.Namespace) -> int | None:
+    with _budgets(args):
+        return _run_ls(args)
+
+
+def _run_ls(args: argparse.Namespace) -> int | None:
     from ..ops.tables import list_tables
 
     _not_strings(args.source)
@@ -112,6 +147,11 @@ def run_ls(args: argparse.Namespace) -> int | None:
 
 
 def run_export(args: argparse.Namespace) -> int | None:
+    with _budgets(args):
+        return _run_export(args)
+
+
+def _run_export(args: argparse.Namespace) -> int | None:
     from ..ops.tables import export_tables
 
     _not_strings(args.source)
@@ -125,13 +165,23 @@ def run_export(args: argparse.Namespace) -> int | None:
 
 
 def run_import(args: argparse.Namespace) -> int | None:
+    with _budgets(args):
+        return _run_import(args)
+
+
+def _run_import(args: argparse.Namespace) -> int | None:
     from ..ops.tables import import_tables
 
     require_input(args.target)
-    changes = import_tables(args.target, args.folder, dry_run=args.dry_run)
+    warnings: list[str] = []
+    changes = import_tables(
+        args.target, args.folder, dry_run=args.dry_run, strict=args.strict, delete=args.delete, warnings=warnings
+    )
+    for warning in warnings:
+        sys.stderr.write(f"warning: {warning}\n")
     write_text("".join(change + "\n" for change in changes))
     if not changes:
-        summary("nothing changed: the files match the tables")
+        summary("unchanged: nothing changed, the files match the tables")
     elif args.dry_run:
         summary(f"dry run: {count(len(changes), 'change')} to make, nothing written")
     else:
@@ -140,10 +190,20 @@ def run_import(args: argparse.Namespace) -> int | None:
 
 
 def run_check(args: argparse.Namespace) -> int | None:
+    with _budgets(args):
+        return _run_check(args)
+
+
+def _run_check(args: argparse.Namespace) -> int | None:
     from ..ops.tables import check_tables
 
     _not_strings(args.source)
-    findings, failures, not_checked = check_tables(args.source)
+    if args.base is not None:
+        from ..ops.tables import check_against
+
+        findings, failures, not_checked = check_against(args.source, args.base)
+    else:
+        findings, failures, not_checked = check_tables(args.source)
     errors = sum(finding.severity == "error" for finding in findings) + len(failures)
     if args.as_json:
         documents = [finding.to_dict() for finding in findings]
@@ -166,5 +226,13 @@ def run_check(args: argparse.Namespace) -> int | None:
         if not_checked:
             summary(f"{count(not_checked, 'reference field')} not checked: their table is not in {args.source}")
         warnings = len(findings) + len(failures) - errors
-        summary(f"{count(errors, 'error')}, {count(warnings, 'warning')}")
+        new = f" new against {args.base}" if args.base is not None else ""
+        summary(f"{count(errors, 'error')}, {count(warnings, 'warning')}{new}")
     return 1 if errors else None
+
+
+def _budgets(args: argparse.Namespace) -> Any:
+    """The content budgets for this command: `--allow-large` lifts them (`core.content_limits`)."""
+    from ..core.content_limits import limits
+
+    return limits(allow_large=bool(getattr(args, "allow_large", False)))

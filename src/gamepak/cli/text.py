@@ -90,6 +90,11 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     parser.add_argument(
+        "--allow-large",
+        action="store_true",
+        help=".rfglocatext: read files past the budget of 200,000 strings",
+    )
+    parser.add_argument(
         "--names",
         nargs="*",
         action="extend",
@@ -134,6 +139,11 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         dest="translation_kind",
         choices=("json", "csv", "po", "rfgm-xml"),
         help="translation format (default: from TRANSLATION's extension; XML is told by its content)",
+    )
+    imported.add_argument(
+        "--dry-run",
+        action="store_true",
+        help=".rfglocatext: say what would change, write nothing",
     )
     imported.add_argument(
         "--delete",
@@ -199,8 +209,19 @@ def _is_locatext(file: str, member: str | None) -> bool:
     return is_locatext_target(file, member)
 
 
+def _remove_dead_temporaries(file: str) -> None:
+    """The next `text` command on FILE removes what a killed import left beside it (J2ME and
+    RFG alike: `core.atomic`'s temporaries of dead processes)."""
+    import os
+
+    from ..core.atomic import remove_stale_temporaries
+
+    remove_stale_temporaries(os.path.dirname(os.path.abspath(file)))
+
+
 def run_export(args: argparse.Namespace) -> None:
     file, member, output = args.file, args.member, args.output
+    _remove_dead_temporaries(file)
     if output is not None:
         output_folder(output)
     if _is_locatext(file, member):
@@ -236,11 +257,12 @@ def run_import(args: argparse.Namespace) -> None:
         raise UsageError("expected FILE TRANSLATION or FILE MEMBER TRANSLATION")
     file, translation = arguments[0], arguments[-1]
     member = arguments[1] if len(arguments) == 3 else None
+    _remove_dead_temporaries(file)
     output_folder(args.output)
     if _is_locatext(file, member):
         _import_locatext(args, file, member, translation)
         return
-    _rfg_only(args, "--names", "--delete")
+    _rfg_only(args, "--names", "--delete", "--dry-run")
     from ..formats.j2me.text import import_strings
 
     result = import_strings(
@@ -259,18 +281,20 @@ def run_import(args: argparse.Namespace) -> None:
 
 
 def _export_locatext(args: argparse.Namespace) -> None:
+    from ..core.content_limits import limits
     from ..ops.locatext import export_locatext
 
-    result = export_locatext(
-        args.file,
-        args.output,
-        args.member,
-        format=args.format_name,
-        translation=args.translation,
-        names=args.names,
-        source=args.source,
-        overwrite=args.overwrite,
-    )
+    with limits(allow_large=args.allow_large):  # --allow-large lifts the string budget
+        result = export_locatext(
+            args.file,
+            args.output,
+            args.member,
+            format=args.format_name,
+            translation=args.translation,
+            names=args.names,
+            source=args.source,
+            overwrite=args.overwrite,
+        )
     strings = count(len(result.located.table), "string")
     if args.output is None:
         sys.stdout.buffer.write(result.data)
@@ -281,27 +305,42 @@ def _export_locatext(args: argparse.Namespace) -> None:
 
 
 def _import_locatext(args: argparse.Namespace, file: str, member: str | None, translation: str) -> None:
+    from ..core.content_limits import limits
     from ..ops.locatext import import_locatext
 
-    result = import_locatext(
-        file,
-        translation,
-        args.output,
-        member,
-        format=args.format_name,
-        translation_kind=args.translation_kind,
-        names=args.names,
-        delete=args.delete,
-        overwrite=args.overwrite,
-    )
+    with limits(allow_large=args.allow_large):  # --allow-large lifts the string budget
+        result = import_locatext(
+            file,
+            translation,
+            args.output,
+            member,
+            format=args.format_name,
+            translation_kind=args.translation_kind,
+            names=args.names,
+            delete=args.delete,
+            overwrite=args.overwrite,
+            dry_run=args.dry_run,
+        )
+    _report_import(args, result, translation)
+
+
+def _report_import(args: argparse.Namespace, result: Any, translation: str) -> None:
     applied = result.applied
     inside = f" in member {result.located.member}" if result.located.member is not None else ""
+    if result.unchanged:
+        if args.dry_run:
+            done = "nothing written (--dry-run)"
+        else:
+            done = f"wrote the copy {args.output}" if result.written else f"{args.output} left untouched"
+        summary(f"unchanged: {result.located.label}'s strings are those of {translation}; {done}")
+        return
     parts = [f"{count(len(applied.changed), 'string')} changed"]
     if applied.added:
         parts.append(f"{len(applied.added)} added")
     if applied.removed:
         parts.append(f"{len(applied.removed)} removed")
-    summary(f"wrote {args.output} ({', '.join(parts)}{inside})")
+    verb = "would write" if args.dry_run else "wrote"
+    summary(f"{verb} {args.output} ({', '.join(parts)}{inside})")
 
 
 def _where(file: str, result: Any) -> str:

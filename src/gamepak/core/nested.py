@@ -138,9 +138,7 @@ def walk(archive: Archive, recursive: bool = True, prefix: str = "") -> Iterator
                 yield from walk(inner, True, f"{prefix}{entry.name}/")
 
 
-def iter_named(
-    archive: Archive, accept: Callable[[str], bool], prefix: str = ""
-) -> Iterator[tuple[str, Entry, bytes]]:
+def iter_named(archive: Archive, accept: Callable[[str], bool], prefix: str = "") -> Iterator[tuple[str, Entry, bytes]]:
     """(member path, entry, bytes) of every member whose name `accept`s, those of one archive
     read in one pass, then those of the archives nested in it (by their member path)."""
     entries = archive.infolist()

@@ -54,6 +54,14 @@ def _read_all(path: str) -> bytes:
         raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
 
 
+def _remove_dead_temporaries(path: str) -> None:
+    """Remove the temporaries a killed gamepak process left beside `path` (`core.atomic`: a
+    `text import` killed while writing it), as the next edit of a pack does."""
+    from ..core.atomic import remove_stale_temporaries
+
+    remove_stale_temporaries(os.path.dirname(os.path.abspath(path)))
+
+
 def locatext_members(archive: object, prefix: str = "") -> list[str]:
     """The `.rfglocatext` members of an open pack and of the packs inside it, as member paths."""
     from ..core.archive import Archive
@@ -92,6 +100,7 @@ def locate(file: str | os.PathLike[str], member: str | None = None, *, format: s
     """The `.rfglocatext` at `file`, or its `member` (a path through nested packs), or the one
     a pack `file` holds."""
     path = os.fspath(file)
+    _remove_dead_temporaries(path)
     if member is None and format is None and is_locatext(_read_head(path)):
         return Located(path, None, LocaText.parse(_read_all(path), path))
     from ..core.nested import resolve
@@ -136,11 +145,14 @@ class LocaExport:
 
 
 class LocaImport:
-    """What `import_locatext` did: where the strings were and what changed."""
+    """What `import_locatext` did: where the strings were, what changed, whether the result
+    is the strings' stored bytes (`unchanged`) and whether `output` was written."""
 
-    def __init__(self, located: Located, applied: Applied) -> None:
+    def __init__(self, located: Located, applied: Applied, unchanged: bool = False, written: bool = True) -> None:
         self.located = located
         self.applied = applied
+        self.unchanged = unchanged
+        self.written = written
 
 
 def export_locatext(
@@ -188,10 +200,12 @@ def import_locatext(
     name_lists: Sequence[str] = (),
     delete: bool = False,
     overwrite: bool = False,
+    dry_run: bool = False,
 ) -> LocaImport:
     """Write `output`: `file` (or the pack `file` with its `member` rebuilt) holding the strings
     of `translation`. Checked whole before anything is written; inside a pack, the new pack
-    appears whole or not at all."""
+    appears whole or not at all. When the strings come out as stored and `output` is `file`
+    itself, nothing is written (its modification time stays); `dry_run` writes nothing."""
     where = os.fspath(translation)
     data = _read_all(where)
     kind = "rfgm-xml" if looks_like_xml(data) else translation_format(translation, translation_kind)
@@ -202,6 +216,12 @@ def import_locatext(
         name_entries(located, names, name_lists)
     applied = apply_translation(located.table, rows, delete=delete)
     rebuilt = located.table.to_bytes()
+    unchanged = rebuilt == located.table.original
+    output = os.fspath(output)
+    if dry_run:
+        return LocaImport(located, applied, unchanged, written=False)
+    if unchanged and os.path.lexists(output) and overwrite and os.path.samefile(located.file, output):
+        return LocaImport(located, applied, unchanged, written=False)
     if located.member is None:
         from ..core.atomic import write_bytes
 
@@ -210,7 +230,7 @@ def import_locatext(
         replace_member(
             located.file, located.member, rebuilt, os.fspath(output), format=located.format, overwrite=overwrite
         )
-    return LocaImport(located, applied)
+    return LocaImport(located, applied, unchanged)
 
 
 def replace_member(

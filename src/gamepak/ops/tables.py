@@ -37,6 +37,7 @@ def iter_members(source: str | os.PathLike[str]) -> Iterator[tuple[str, bytes]]:
     """(member path, bytes) of every table in `source`: a loose `.xtbl`, a folder (its `.xtbl`
     files, by relative path) or a pack (its members and those of nested packs)."""
     path = os.fspath(source)
+    _remove_dead_temporaries(path)
     if os.path.isdir(path):
         for folder, folders, files in os.walk(path):
             folders.sort()
@@ -57,6 +58,15 @@ def iter_members(source: str | os.PathLike[str]) -> Iterator[tuple[str, bytes]]:
 
     with open_archive(path) as pack:
         yield from _members_in(pack, "")
+
+
+def _remove_dead_temporaries(path: str) -> None:
+    """Remove the temporaries a killed gamepak process left beside `path` (or in the folder
+    `path`): a `table import` killed while writing leaves `.NAME.gamepak-PID-N.tmp`
+    (`core.atomic`), which the next command on it removes, as the next edit of a pack does."""
+    from ..core.atomic import remove_stale_temporaries
+
+    remove_stale_temporaries(path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path)))
 
 
 def _members_in(
@@ -242,13 +252,23 @@ def sheet_files(folder: str) -> dict[str, str]:
 
 
 def import_tables(
-    target: str | os.PathLike[str], folder: str | os.PathLike[str], *, dry_run: bool = False
+    target: str | os.PathLike[str],
+    folder: str | os.PathLike[str],
+    *,
+    dry_run: bool = False,
+    strict: bool = False,
+    delete: bool = False,
+    warnings: list[str] | None = None,
 ) -> list[str]:
     """Import a folder laid out as `export_tables` wrote it into `target`: changed cells set,
     rows added and removed, each table rewritten byte-minimally, all in one edit. Returns the
     changes, one line each. Refused before anything is written: a file for a table the target
-    lacks (or cannot read), a column the table does not know, a duplicated key."""
+    lacks (or cannot read), a column the table does not know, a duplicated key, a value XML
+    cannot hold, a file that lists no row at all unless `delete` (it would remove every row).
+    A value the import makes break its field's rule (not one of a Selection's choices, a number
+    that does not parse...) is appended to `warnings`, or refused with `strict`."""
     target, folder = os.fspath(target), os.fspath(folder)
+    _remove_dead_temporaries(target)
     if not os.path.isdir(folder):
         raise GamepakError(f"{folder}: not a folder (table export writes one to import from)")
     files = sheet_files(folder)
@@ -261,7 +281,7 @@ def import_tables(
         return member.lower() in names or member.rsplit("/", 1)[-1].lower() in names
 
     if os.path.isdir(target) or is_table_name(target) or dry_run:
-        changes, written = _import_into(target, files, _wanted_members(target, wanted))
+        changes, written = _import_into(target, files, _wanted_members(target, wanted), strict, delete, warnings)
         if written and not dry_run:
             _store(target, written)
         return changes
@@ -272,7 +292,9 @@ def import_tables(
     editor = Editor(target)
     try:
         editor.archive.keep_seek_points()
-        changes, written = _import_into(target, files, _members_in(editor.archive, "", wanted))
+        changes, written = _import_into(
+            target, files, _members_in(editor.archive, "", wanted), strict, delete, warnings
+        )
         for member, data in written.items():
             editor.replace(member, data)
         if written:
@@ -296,9 +318,15 @@ def _wanted_members(source: str, wanted: Callable[[str], bool]) -> Iterator[tupl
 
 
 def _import_into(
-    target: str, files: dict[str, str], members: Iterable[tuple[str, bytes]]
+    target: str,
+    files: dict[str, str],
+    members: Iterable[tuple[str, bytes]],
+    strict: bool = False,
+    delete: bool = False,
+    warnings: list[str] | None = None,
 ) -> tuple[list[str], dict[str, bytes]]:
-    """(the changes, {member: new bytes}) of importing `files` into the tables `members` reads."""
+    """(the changes, {member: new bytes}) of importing `files` into the tables `members` reads
+    (`import_tables` says what `strict`, `delete` and `warnings` do)."""
     from ..formats.rfg.xtbl.sheet import apply_rows, read_csv, read_json
 
     tables = Tables(target)
@@ -319,18 +347,49 @@ def _import_into(
         with builtins.open(path, "rb") as handle:
             data = handle.read()
         rows = read_csv(data, path) if path.lower().endswith(".csv") else read_json(data, path, table)
+        if not rows and len(table) and not delete:
+            raise GamepakError(
+                f"{path}: lists no row: importing it would remove all {len(table)} rows of {member}; "
+                "--delete to remove them"
+            )
         table_changes = apply_rows(table, rows, path)
         if not table_changes:
             continue
+        removed = sum(change.endswith(" removed") for change in table_changes)
+        if removed == len(table) and not delete:
+            raise GamepakError(
+                f"{path}: lists none of {member}'s {len(table)} rows: importing it would remove every one; "
+                "--delete to remove them"
+            )
         new = table.write()
+        if new == table.data:
+            continue  # the same bytes (a cell set to what the XML already says): unchanged
         # What was written must read back as the file says: else the edit could not be kept
         # byte-minimal (or lost something) and is refused.
         again = table.reread(new)
         if apply_rows(again, rows, path):
             raise GamepakError(f"{path}: {member} would not read back as this file says; nothing was written")
+        broken = _new_rule_breaks(table, again)
+        if broken and strict:
+            raise GamepakError(f"{path}: {broken[0]} (--strict; nothing was written)")
+        if warnings is not None:
+            warnings += broken
         changes += table_changes
         written[table.member] = new
     return changes, written
+
+
+def _new_rule_breaks(before: Table, after: Table) -> list[str]:
+    """The values of `after` that break their field's rule as an error (`check`: not one of a
+    Selection's choices, a number that does not parse, a Flag not in the list, a duplicate key)
+    and did not in `before` (the table as read, edits aside), each as a line."""
+    from ..formats.rfg.xtbl.check import check_table, new_findings
+
+    errors = [finding for finding in check_table(after) if finding.severity == "error"]
+    if not errors:
+        return []  # most imports: the original need not be checked (nor parsed again)
+    original = check_table(Table(before.data, before.member))
+    return [f"{finding} (the game may not read it)" for finding in new_findings(errors, original)]
 
 
 def _store(source: str, changed: dict[str, bytes]) -> None:
@@ -362,6 +421,20 @@ def check_tables(
     # walk every tree kept (on one core, 2.3 times the whole check's time).
     with collector_paused():
         return _check_tables(os.fspath(source), tables)
+
+
+def check_against(
+    source: str | os.PathLike[str], base: str | os.PathLike[str]
+) -> tuple[list[Finding], dict[str, str], int]:
+    """`check_tables(source)` without what `base` (the original it was made from) already has:
+    only the findings it does not hold, only the tables that cannot be read for a reason they
+    could be read (or failed otherwise) in `base`."""
+    from ..formats.rfg.xtbl.check import new_findings
+
+    findings, failures, not_checked = check_tables(source)
+    base_findings, base_failures, _ = check_tables(base)
+    new_failures = {member: reason for member, reason in failures.items() if base_failures.get(member) != reason}
+    return new_findings(findings, base_findings), new_failures, not_checked
 
 
 def _check_tables(source: str, tables: Tables | None) -> tuple[list[Finding], dict[str, str], int]:

@@ -58,10 +58,9 @@ Row = tuple[int, str | None, str]
 
 
 def _rows_from_json(text: str, where: str) -> list[Row]:
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise GamepakError(f"{where}: not valid JSON: {exc}") from None
+    from ...core.json_input import load_json
+
+    document = load_json(text, where)
     if not isinstance(document, list):
         raise GamepakError(f'{where}: expected a JSON array of {{"index": N, "text": "..."}} objects')
     rows: list[Row] = []

@@ -63,45 +63,13 @@ class PatchError(GamepakError):
     """A patch file that cannot be read, or a patch that does not fit its target."""
 
 
-# JSON a mod or patch holds (patch.json, .delete.json, .options.json, .mod.hashes.json) nests
-# no deeper than this: deeper is refused before Python's recursion limit is reached.
-MAX_JSON_DEPTH = 32
-
-
 def load_json(text: bytes, where: str) -> Any:
-    """JSON from a mod or patch file, or PatchError naming `where`: not JSON, not UTF-8, or
-    nested deeper than MAX_JSON_DEPTH."""
-    import json
+    """JSON from a mod or patch file (patch.json, .delete.json, .options.json,
+    .mod.hashes.json), or PatchError naming `where`: not JSON, not UTF-8, or nested deeper than
+    the one limit of every JSON input (`core.json_input`)."""
+    from ...core.json_input import load_json as load
 
-    depth = _json_depth(text)
-    if depth > MAX_JSON_DEPTH:
-        raise PatchError(f"{where}: JSON nested {depth} deep (limit {MAX_JSON_DEPTH})")
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise PatchError(f"{where}: not JSON ({exc})") from None
-
-
-def _json_depth(text: bytes) -> int:
-    """How deep brackets nest outside strings (an upper bound on the document's depth, found
-    without parsing it: a regular expression drops the strings, then the brackets are counted)."""
-    stripped = _JSON_STRING.sub(b"", text)
-    if stripped.count(b"[") + stripped.count(b"{") <= MAX_JSON_DEPTH:
-        return 0
-    depth = deepest = 0
-    for match in _JSON_BRACKET.finditer(stripped):
-        if match.group() in (b"[", b"{"):
-            depth += 1
-            deepest = max(deepest, depth)
-            if deepest > MAX_JSON_DEPTH:
-                return deepest
-        else:
-            depth -= 1
-    return deepest
-
-
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_JSON_BRACKET = re.compile(rb"[\[\]{}]")
+    return load(text, where, PatchError)
 
 
 class BlobSource(Protocol):

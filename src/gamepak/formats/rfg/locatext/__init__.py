@@ -179,6 +179,13 @@ def scan(data: bytes, where: str = EXTENSION) -> tuple[list[LocaEntry], list[Fin
     if version != VERSION:
         error(f"version {version}: only version {VERSION} is known", 4)
         return [], problems
+    from ....core.content_limits import ALLOW_LARGE_ADVICE, current
+
+    budget = current().locatext_entry_budget()
+    if budget is not None and count > budget:
+        # Checked before the table is unpacked: 2,000,000 empty strings fit in 24 MB.
+        error(f"string count {count}, more than the {budget} read; {ALLOW_LARGE_ADVICE}", 8)
+        return [], problems
     table_end = HEADER.size + ENTRY.size * count
     if table_end > size:
         error(

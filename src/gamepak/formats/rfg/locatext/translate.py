@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 
-from ....core.jsontext import JSON_INDENT
 from ....errors import GamepakError
 from ...translation_files import CSV_DELIMITERS, choose_format
 from . import describe
@@ -58,16 +57,24 @@ def dump_translation(
     """A translation file holding `entries`; `sources` maps hashes to a reference language's
     strings (shown beside each string)."""
     if format == "json":
-        import json
+        from json.encoder import encode_basestring as quote  # the C encoder json.dumps uses
 
-        rows = []
+        # What json.dumps(rows, ensure_ascii=False, indent=2) writes (core.jsontext), a row at a time and
+        # written directly: the rows are never all held as objects (2,000,000 took 2.4 GB), and
+        # json.dumps with an indent runs its pure-Python encoder (5x slower).
+        def value(text: str | None) -> str:
+            return "null" if text is None else quote(text)
+
+        pieces = []
         for entry in entries:
-            row: dict[str, object] = {"hash": f"{entry.hash:08x}", "identifier": entry.identifier}
-            if sources is not None:
-                row["source"] = sources.get(entry.hash)
-            row["text"] = entry.text
-            rows.append(row)
-        return (json.dumps(rows, ensure_ascii=False, indent=JSON_INDENT) + "\n").encode("utf-8")
+            shown = f'    "source": {value(sources.get(entry.hash))},\n' if sources is not None else ""
+            pieces.append(
+                f'  {{\n    "hash": "{entry.hash:08x}",\n    "identifier": {value(entry.identifier)},\n'
+                f'{shown}    "text": {quote(entry.text)}\n  }}'
+            )
+        if not pieces:
+            return b"[]\n"
+        return ("[\n" + ",\n".join(pieces) + "\n]\n").encode("utf-8")
     if format == "csv":
         import csv
         import io
@@ -124,12 +131,9 @@ def _decode(data: bytes, where: str) -> str:
 
 
 def _rows_from_json(text: str, where: str) -> list[Row]:
-    import json
+    from ....core.json_input import load_json
 
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise GamepakError(f"{where}: not valid JSON: {exc}") from None
+    document = load_json(text, where)
     if not isinstance(document, list):
         raise GamepakError(f'{where}: expected a JSON array of {{"hash", "identifier", "text"}} objects')
     rows = []
@@ -178,28 +182,50 @@ def _rows_from_csv(text: str, where: str) -> list[Row]:
     return rows
 
 
+RFGM_FORM = "<root><Entry><Identifier/><Hash/><String/></Entry>...</root>"
+
+
 def _rows_from_rfgm_xml(data: bytes, where: str) -> list[Row]:
     from xml.etree import ElementTree
 
-    from ..xtbl.xmldoc import refuse_any_dtd
+    from ..xtbl.xmldoc import refuse_any_dtd, refuse_unread_encoding
 
+    refuse_unread_encoding(data, where, GamepakError)
     refuse_any_dtd(data, where, None, GamepakError)  # ElementTree would expand its entities
     try:
         root = ElementTree.fromstring(data)
     except ElementTree.ParseError as exc:
         raise GamepakError(f"{where}: not well-formed XML: {exc}") from None
+    except (LookupError, UnicodeError, ValueError) as exc:
+        raise GamepakError(f"{where}: its declared encoding cannot be read ({exc})") from None
     rows = []
     for position, element in enumerate(root.iter("Entry")):
         location = f"{where}: Entry {position}"
         identifier = element.findtext("Identifier") or None
-        hash_text = element.findtext("Hash")
-        hash_value = None
-        if hash_text:
-            if not hash_text.strip().isdigit() or int(hash_text) > 0xFFFFFFFF:
-                raise GamepakError(f"{location}: Hash {hash_text!r} is not a decimal u32")
-            hash_value = int(hash_text)
+        hash_value = _rfgm_hash(element.findtext("Hash"), location)
+        if hash_value == 0 and identifier is not None:
+            # How RFGM's users add a line: RFGM computes every hash from the identifier.
+            hash_value = None
         rows.append(Row(hash_value, identifier, element.findtext("String") or "", location))
+    if not rows and (root.tag != "root" or len(root) or (root.text or "").strip()):
+        # `<root/>` is the export of a file without strings; anything else is not a localization.
+        raise GamepakError(
+            f"{where}: holds no <Entry>: not a localization (<{root.tag}> at its top); RFGM's form is {RFGM_FORM}"
+        )
     return rows
+
+
+def _rfgm_hash(text: str | None, where: str) -> int | None:
+    """An RFGM `<Hash>`: decimal ASCII digits of a u32 (None when empty). `str.isdigit` and
+    `int` take other scripts' digits (`²`, `٣`) and refuse past 4,300 digits with ValueError:
+    only ASCII digits, at most ten, are read."""
+    if text is None or not text.strip():
+        return None
+    digits = text.strip()
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 10 and int(digits) <= 0xFFFFFFFF):
+        shown = digits if len(digits) <= 24 else digits[:20] + f"... ({len(digits)} characters)"
+        raise GamepakError(f"{where}: Hash {shown!r} is not a decimal u32 (ASCII digits, at most 4294967295)")
+    return int(digits)
 
 
 def looks_like_xml(data: bytes) -> bool:

@@ -59,6 +59,13 @@ class Finding:
         return f"{self.member}: row {self.row}: {self.field} = {self.value!r}: {self.problem}"
 
 
+def new_findings(findings: list[Finding], base: list[Finding]) -> list[Finding]:
+    """The `findings` that `base` (those of the original tables) does not hold: the same
+    member, row, field, value and problem count as the same finding."""
+    known = {(f.member, f.row, f.field, f.value, f.problem) for f in base}
+    return [f for f in findings if (f.member, f.row, f.field, f.value, f.problem) not in known]
+
+
 def check_table(table: Table, references: Callable[[str, list[str]], set[str] | None] | None = None) -> list[Finding]:
     """Every finding of one table; `references(file, path)` gives the values a Reference may
     name (None: that table is not at hand, the reference is counted as not checked)."""

@@ -108,11 +108,13 @@ def _items(element: EtElement, field: Field | None) -> Any:
 def parse_json_cell(value: str, where: str) -> Any:
     """A JSON cell's text as items; TableError when it is not JSON, or nests deeper than a
     table's elements may (what is written must read back, and writing it recurses)."""
+    from ....core.json_input import MAX_JSON_DEPTH, json_depth
+
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise TableError(f"{where}: JSON nested more than {MAX_DEPTH} deep")
     try:
         items = json.loads(value) if value.strip() else []
-    except RecursionError:
-        raise TableError(f"{where}: JSON nested more than {MAX_DEPTH} deep") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise TableError(f"{where}: not JSON ({exc.args[0]}): {value[:60]!r}") from None
     if nested_deeper(items, MAX_DEPTH):
         raise TableError(f"{where}: JSON nested more than {MAX_DEPTH} deep")

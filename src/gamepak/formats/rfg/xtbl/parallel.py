@@ -182,36 +182,48 @@ def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[li
 _LOOKS_LIKE_A_TABLE = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<root[\s>/]", re.DOTALL)
 
 
-def check_pack_tables(archive: Any) -> list[Any]:
-    """`verify`'s table findings for one pack's own `.xtbl` members that open as the game's
-    tables do (`<root>`), as warnings: one per table
-    that cannot be read, and one per table whose values break its schema (with the counts;
-    `gamepak table check` lists them)."""
+def _pack_tables(archive: Any) -> list[tuple[str, bytes]]:
+    """(member, bytes) of a pack's own `.xtbl` members that open as the game's tables do (`<root>`)."""
+    members = [entry for entry in archive.infolist() if entry.name[-5:].lower() == ".xtbl"]
+    tables: list[tuple[str, bytes]] = []
+    if members:
+        for entry, chunks in archive.iter_data(members):
+            data = b"".join(chunks)
+            if _LOOKS_LIKE_A_TABLE.match(data):  # else not the game's table XML: nothing to hold it to
+                tables.append((entry.name, data))
+    return tables
+
+
+def check_pack_tables(archive: Any, base: Any = None, source: str | None = None) -> list[Any]:
+    """`verify`'s table findings for one pack's own tables: one warning per table that cannot
+    be read, and every value that breaks its schema folded into one warning (the counts, the
+    first, and the command that lists them: the game's own tables hold thousands). With `base`
+    (the original pack, open), only what is new against it, and a new value error is an error."""
     from ....core.archive import Problem
 
-    members = [entry for entry in archive.infolist() if entry.name[-5:].lower() == ".xtbl"]
-    if not members:
+    tables = _pack_tables(archive)
+    if not tables:
         return []
-    tables: list[tuple[str, bytes]] = []
-    for entry, chunks in archive.iter_data(members):
-        data = b"".join(chunks)
-        if _LOOKS_LIKE_A_TABLE.match(data):  # else not the game's table XML: nothing to hold it to
-            tables.append((entry.name, data))
     findings, failures, _ = check_members(tables)
+    if base is not None:
+        from .check import new_findings
+
+        base_findings, base_failures, _ = check_members(_pack_tables(base))
+        findings = new_findings(findings, base_findings)
+        failures = {member: reason for member, reason in failures.items() if base_failures.get(member) != reason}
     problems = [Problem(f"table {reason}", severity="warning", member=member) for member, reason in failures.items()]
-    findings_by_member: dict[str, list[Finding]] = {}
-    for finding in findings:
-        findings_by_member.setdefault(finding.member, []).append(finding)
-    for member, found in findings_by_member.items():
-        if found:
-            errors = sum(finding.severity == "error" for finding in found)
-            first = found[0]
-            problems.append(
-                Problem(
-                    f"table {member}: {errors} value error(s), {len(found) - errors} warning(s) against its "
-                    f"schema (first: {first}; gamepak table check lists them)",
-                    severity="warning",
-                    member=member,
-                )
+    if findings:
+        errors = sum(finding.severity == "error" for finding in findings)
+        members = len({finding.member for finding in findings})
+        new = "new " if base is not None else ""
+        command = f"gamepak table check {source or archive.filename}"
+        if base is not None:
+            command += f" --base {base.filename}"
+        problems.append(
+            Problem(
+                f"tables: {errors} {new}value error(s), {len(findings) - errors} {new}warning(s) against their "
+                f"schemas in {members} table(s) (first: {findings[0]}; `{command}` lists them)",
+                severity="error" if base is not None and errors else "warning",
             )
+        )
     return problems

@@ -7,7 +7,14 @@ exporting hundreds of them; `xmldoc` is the slower one that keeps every byte, fo
 
 from __future__ import annotations
 
-from .xmldoc import MAX_XML_BYTES, XmlError, refuse_any_dtd, source_encoding
+from .xmldoc import (
+    MAX_XML_BYTES,
+    XmlError,
+    check_element_budget,
+    refuse_any_dtd,
+    refuse_unread_encoding,
+    source_encoding,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +32,9 @@ def parse_xml(data: bytes, where: str, encoding: str | None = None) -> EtElement
 
     if len(data) > MAX_XML_BYTES:
         raise TableError(f"{where}: {len(data)} bytes, more than the {MAX_XML_BYTES} a table may hold")
+    if encoding is None:  # (a whole document, not one row of one already read)
+        refuse_unread_encoding(data, where, TableError)
+        check_element_budget(data, where, TableError)
     encoding = encoding or source_encoding(data)
     refuse_any_dtd(data, where, encoding, TableError)
     parser = ET.XMLParser(encoding=encoding)
@@ -33,5 +43,5 @@ def parse_xml(data: bytes, where: str, encoding: str | None = None) -> EtElement
         return parser.close()
     except ET.ParseError as exc:
         raise TableError(f"{where}: not well-formed XML ({exc})") from None
-    except (LookupError, UnicodeError) as exc:  # an encoding Python does not know, or bytes not in it
+    except (LookupError, UnicodeError, ValueError) as exc:  # an encoding not read, or bytes not in it
         raise TableError(f"{where}: its declared encoding cannot be read ({exc})") from None

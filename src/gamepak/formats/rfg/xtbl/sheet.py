@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 from ....core.jsontext import JSON_INDENT
 from .cells import ROW_NUMBER
@@ -28,6 +29,26 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_SHEET_BYTES = 256 << 20
+
+# Spreadsheet safety (OWASP's rule against CSV formula injection): a cell a spreadsheet would
+# run as a formula (starting with = + - @, a tab or a carriage return) is written with a
+# leading `'`, which spreadsheets show as text and do not run; a cell that starts with `'`
+# itself gets one more, so that import, which removes one leading `'`, gives every cell back.
+# Plain numbers (`-1.5`) are left as they are: a table holds thousands, none runs.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
+_PLAIN_NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")  # ASCII digits only
+
+
+def protect_cell(value: str) -> str:
+    """`value` as a CSV cell a spreadsheet will not run (see `_FORMULA_STARTS`)."""
+    if value.startswith(_FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def unprotect_cell(cell: str) -> str:
+    """A CSV cell's value: `protect_cell` undone (one leading `'` removed)."""
+    return cell[1:] if cell.startswith("'") else cell
 
 
 def to_csv(table: Table) -> bytes:
@@ -50,7 +71,10 @@ def to_csv(table: Table) -> bytes:
 
 
 def _csv_line(values: list[str]) -> str:
-    """One CSV line as `csv.writer` writes it (without its line end)."""
+    """One CSV line as `csv.writer` writes it (without its line end), its cells protected
+    from spreadsheets (`protect_cell`)."""
+    if any(value.startswith(_FORMULA_STARTS) for value in values):
+        values = [protect_cell(value) for value in values]
     line = ",".join(values)
     if line.count(",") == len(values) - 1 and '"' not in line and "\n" not in line and "\r" not in line:
         return line if line or len(values) != 1 else '""'  # a lone empty cell is quoted, else the line is blank
@@ -99,11 +123,28 @@ def _decode(data: bytes, where: str) -> str:
         ) from None
 
 
+def _check_rows(count: int, what: str, where: str) -> None:
+    """TableError before a sheet's rows are built when it holds more of them (`count` of its
+    lines or objects, each row one at least) than a table may hold elements
+    (`core.content_limits`): a CSV of a million short rows, read whole, took 2.5 GB."""
+    from ....core.content_limits import ALLOW_LARGE_ADVICE, current
+
+    limit = current().table_elements
+    if count > limit and not current().allow_large:
+        raise TableError(
+            f"{where}: {count} {what}, more than the {limit} elements a table may hold; {ALLOW_LARGE_ADVICE}"
+        )
+
+
 def read_csv(data: bytes, where: str) -> list[dict[str, str]]:
     """The rows of a CSV file as {column: text}."""
     import csv
 
+    from ....core.content_limits import current
+
     text = _decode(data, where)
+    _check_rows(text.count("\n"), "lines", where)
+    limit = current().table_elements if not current().allow_large else 1 << 62
     first_line = text.split("\n", 1)[0]
     delimiter = max((",", ";", "\t"), key=first_line.count)
     # A cell may hold a whole Grid as JSON (anim_files.xtbl: one of 600 kB).
@@ -117,12 +158,18 @@ def read_csv(data: bytes, where: str) -> list[dict[str, str]]:
             twice = sorted({name for name in header if header.count(name) > 1})
             raise TableError(f"{where}: the header names {', '.join(twice)} twice")
         rows = []
+        # Each row is an element of the table it is imported into, and each cell one more:
+        # past the elements a table may hold, the import is refused before more rows are built.
+        elements = 0
         for number, values in enumerate(reader, start=2):
             if not any(values):
                 continue
             if len(values) > len(header):
                 raise TableError(f"{where}: line {number}: {len(values)} cells, the header has {len(header)}")
-            rows.append(dict(zip(header, values)))
+            elements += 1 + len(values) - values.count("")
+            if elements > limit:
+                _check_rows(elements, "cells and rows by its line " + str(number), where)
+            rows.append(dict(zip(header, map(unprotect_cell, values))))
     except csv.Error as exc:
         raise TableError(f"{where}: line {reader.line_num}: {exc}") from None
     return rows
@@ -130,18 +177,24 @@ def read_csv(data: bytes, where: str) -> list[dict[str, str]]:
 
 def read_json(data: bytes, where: str, table: Table) -> list[dict[str, str]]:
     """The rows of a JSON export as {column: text}, struct objects spread over dotted columns."""
-    try:
-        document = json.loads(_decode(data, where))
-    except RecursionError:
-        raise TableError(f"{where}: nested too deep") from None
-    except ValueError as exc:
-        raise TableError(f"{where}: not JSON ({exc})") from None
+    from ....core.json_input import load_json
+
+    text = _decode(data, where)
+    _check_rows(text.count("{"), "objects", where)  # a row is one object at least
+    document = load_json(text, where, TableError)
     # Rows are spread and their cells written back recursively: no deeper than a table may be.
     if nested_deeper(document, MAX_DEPTH):
         raise TableError(f"{where}: nested more than {MAX_DEPTH} deep")
     rows = document.get("rows") if isinstance(document, dict) else document
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise TableError(f'{where}: needs {{"rows": [objects...]}}')
+    if isinstance(document, dict):
+        # A sheet of another table imported here would remove every row it lacks.
+        named, key = document.get("table"), document.get("key")
+        if named is not None and named != table.name:
+            raise TableError(f"{where}: holds rows of <{named}>; {table.member}'s rows are <{table.name}>")
+        if key is not None and key != table.key:
+            raise TableError(f"{where}: its rows are keyed by {key}; {table.member}'s rows are matched by {table.key}")
     flat = []
     for number, row in enumerate(rows, start=1):
         cells: dict[str, str] = {}

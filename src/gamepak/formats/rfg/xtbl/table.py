@@ -17,7 +17,17 @@ from .cells import ROW_NUMBER, Level, choose_key, flatten, schema_paths, under
 from .json_cells import items_json, parse_json_cell, write_items
 from .parse import TableError, parse_xml
 from .schema import Field, Schema, parse_schema
-from .xmldoc import TAG_REST, Element, XmlDocument, indent_before, make_parser, run_parser, source_encoding
+from .xmldoc import (
+    TAG_REST,
+    Element,
+    XmlDocument,
+    element_count_bound,
+    first_non_xml_char,
+    indent_before,
+    make_parser,
+    run_parser,
+    source_encoding,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -163,16 +173,24 @@ class Table:
         cells = self.cells()[row]
         if cells.get(column, "") == value:
             return
+        where = f"{self.member}: row {self.rows[row].key}, {column}"
         if self.is_json(column):
-            parse_json_cell(value, f"{self.member}: row {row + 1}, {column}")
+            _refuse_non_xml(parse_json_cell(value, where), where)
+        else:
+            _refuse_non_xml(value, where)
         cells[column] = value
         self._edits.append(("set", row, column, value))
 
     def add_row(self, cells: Mapping[str, str]) -> None:
         """Append a row holding `cells` (empty cells left out), laid out like the others."""
+        key = cells.get(self.key)
+        row = f"new row {key}" if key else "new row"
         for column, value in cells.items():
+            where = f"{self.member}: {row}, {column}"
             if value and self.is_json(column):
-                parse_json_cell(value, f"{self.member}: new row, {column}")
+                _refuse_non_xml(parse_json_cell(value, where), where)
+            else:
+                _refuse_non_xml(value, where)
         self._edits.append(("add", dict(cells)))
 
     def remove_row(self, row: int) -> None:
@@ -192,6 +210,7 @@ class Table:
             rewritten = self._write_rows()
             if rewritten is not None:
                 return rewritten
+        self._check_growth()
         document = _Document(self.data, self.member)
         body = document.table()
         rows = body.elements()
@@ -210,6 +229,24 @@ class Table:
                     if value:
                         self._write_cell(document, element, column, value)
         return document.to_bytes()
+
+    def _check_growth(self) -> None:
+        """TableError before the rows to add are built when the table would hold more elements
+        than a table may (`core.content_limits`): each new row is an element and one per cell
+        at least."""
+        from ....core.content_limits import ALLOW_LARGE_ADVICE, current
+
+        limit = current().table_elements
+        if current().allow_large:
+            return
+        added = sum(1 + sum(1 for value in edit[1].values() if value) for edit in self._edits if edit[0] == "add")
+        total = element_count_bound(self.data) + added
+        if added and total > limit:
+            rows = sum(edit[0] == "add" for edit in self._edits)
+            raise TableError(
+                f"{self.member}: {rows} rows added would make {total} elements or more, more than the {limit} a "
+                f"table may hold; {ALLOW_LARGE_ADVICE}"
+            )
 
     def _write_rows(self) -> bytes | None:
         """`write()` when every edit sets cells: only the edited rows are parsed keeping their
@@ -353,6 +390,28 @@ class Row:
 
     def __repr__(self) -> str:
         return f"<Row {self.table.key}={self.key!r}>"
+
+
+def _refuse_non_xml(value: Any, where: str) -> None:
+    """TableError naming `where` when `value` (a cell's text, or a JSON cell's items: their
+    keys and strings) holds a character XML 1.0 cannot hold: written, the table would no
+    longer parse."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            position = first_non_xml_char(item)
+            if position >= 0:
+                code = ord(item[position])
+                raise TableError(
+                    f"{where}: character U+{code:04X} at position {position} of {item[:40]!r} cannot be held "
+                    "by XML 1.0 (control characters but tab and line ends, lone surrogates, U+FFFE, U+FFFF)"
+                )
+        elif isinstance(item, dict):
+            pending += item.keys()
+            pending += item.values()
+        elif isinstance(item, list):
+            pending += item
 
 
 def _most_common(elements: list[EtElement]) -> str:

@@ -48,6 +48,16 @@ TAG_REST = re.compile(rb"""(?:[^"'>]|"[^"]*"|'[^']*')*>""")
 _FIRST_INDENT = re.compile(rb"\n([ \t]+)<")
 _ATTRIBUTE = re.compile(rb"""\s([^\s=/>]+)\s*=\s*("[^"]*"|'[^']*')""")
 _DECLARED_ENCODING = re.compile(rb"""(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+# What XML 1.0 cannot hold, not even as a character reference (outside its `Char` production):
+# C0 controls but tab, LF and CR; lone surrogates; U+FFFE and U+FFFF. (Spelled as what is
+# refused: the negated class of what is allowed takes 30 ms to compile, on every command.)
+_NOT_XML_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def first_non_xml_char(text: str) -> int:
+    """The position of the first character XML 1.0 cannot hold in `text` (-1: none)."""
+    found = _NOT_XML_CHAR.search(text)
+    return -1 if found is None else found.start()
 
 
 def refuse_dtd(where: str, error: type[GamepakError] = XmlError) -> Callable[..., None]:
@@ -82,15 +92,80 @@ def refuse_any_dtd(data: bytes, where: str, encoding: str | None, error: type[Ga
 
 
 def run_parser(parser: Any, data: bytes, where: str, error: type[GamepakError] = XmlError) -> None:
-    """Parse `data` whole; `error` naming `where` when it is not well-formed."""
+    """Parse `data` whole; `error` naming `where` when it is not well-formed, or declares an
+    encoding that is not read."""
     from xml.parsers import expat
 
+    refuse_unread_encoding(data, where, error)
     try:
         parser.Parse(data, True)
     except expat.ExpatError as exc:
         raise error(f"{where}: not well-formed XML ({exc})") from None
     except (LookupError, UnicodeError) as exc:  # an encoding Python does not know, or bytes not in it
         raise error(f"{where}: its declared encoding cannot be read ({exc})") from None
+    except ValueError:  # expat's "multi-byte encodings are not supported", if one got past the check
+        raise error(f"{where}: {_unread_encoding(data)}") from None
+
+
+# Read by expat itself; any other must be a single-byte codec Python knows (expat maps each byte).
+_EXPAT_ENCODINGS = {"utf_8", "utf_16", "utf_16_le", "utf_16_be", "latin_1", "iso8859_1", "ascii"}
+_UNREAD = "XML in UTF-8, UTF-16, Latin-1 or another single-byte encoding is read"
+
+
+def declared_encoding(data: bytes) -> str | None:
+    """The encoding `data`'s XML declaration names, as written (None: it names none)."""
+    declared = _DECLARED_ENCODING.match(data)
+    return declared.group(1).decode("ascii") if declared else None
+
+
+@functools.lru_cache(maxsize=64)
+def _readable(name: str) -> bool:
+    try:
+        codec = codecs.lookup(name).name.replace("-", "_")
+    except LookupError:
+        return False
+    if codec in _EXPAT_ENCODINGS:
+        return True
+    try:
+        return len(bytes(range(256)).decode(name, "replace")) == 256  # one character a byte
+    except (UnicodeError, LookupError, ValueError):
+        return False
+
+
+def _unread_encoding(data: bytes) -> str:
+    name = declared_encoding(data)
+    return f"declares encoding {name!r}, which gamepak does not read ({_UNREAD})"
+
+
+def refuse_unread_encoding(data: bytes, where: str, error: type[GamepakError] = XmlError) -> None:
+    """`error` in one line naming `where` and the encoding when `data` declares one expat
+    cannot read (UTF-7, Shift_JIS and other multi-byte codecs, names Python does not know)."""
+    name = declared_encoding(data)
+    if name is not None and not _readable(name):
+        raise error(f"{where}: {_unread_encoding(data)}")
+
+
+def element_count_bound(data: bytes) -> int:
+    """An upper bound on the elements of `data` (its `<` that start no end tag, declaration,
+    comment, CDATA or DTD), counted without parsing: a few passes of `bytes.count`."""
+    return data.count(b"<") - data.count(b"</") - data.count(b"<?") - data.count(b"<!")
+
+
+def check_element_budget(data: bytes, where: str, error: type[GamepakError] = XmlError) -> None:
+    """`error` when `data` may hold more elements than a document of its size may
+    (`core.content_limits`), before anything builds them."""
+    from ....core.content_limits import ALLOW_LARGE_ADVICE, current
+
+    budget = current().table_element_budget(len(data))
+    if budget is None:
+        return
+    bound = element_count_bound(data)
+    if bound > budget:
+        per_byte = current().table_bytes_per_element
+        raise error(
+            f"{where}: {bound} elements in {len(data)} bytes, more than the {budget} read from a document of "
+            f"this size (one element per {per_byte} bytes, at most {current().table_elements}); {ALLOW_LARGE_ADVICE}"
+        )
 
 
 def source_encoding(data: bytes) -> str | None:
@@ -154,6 +229,9 @@ class XmlDocument:
         if len(data) > MAX_XML_BYTES:
             raise self.error(f"{where}: {len(data)} bytes, more than the {MAX_XML_BYTES} an edit reads")
         self.where = where
+        refuse_unread_encoding(data, where, self.error)
+        if span is None:
+            check_element_budget(data, where, self.error)
         forced = source_encoding(data)
         declared = _DECLARED_ENCODING.match(data)
         self.encoding = forced or (declared.group(1).decode("ascii") if declared else "utf-8")
@@ -249,9 +327,17 @@ class XmlDocument:
     # -- what the merge changes ---------------------------------------------------------------
 
     def encode(self, text: str, quote: bool = False) -> bytes:
-        escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        """`text` as character data (or, with `quote`, a quoted attribute's value): a carriage
+        return as `&#xD;` (an XML reader turns a bare one into a line feed), and in an attribute
+        tabs and line feeds as references too (a reader turns them into spaces)."""
+        where = first_non_xml_char(text)
+        if where >= 0:
+            raise self.error(
+                f"{self.where}: character U+{ord(text[where]):04X} at position {where} cannot be held by XML 1.0"
+            )
+        escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#xD;")
         if quote:
-            escaped = escaped.replace('"', "&quot;")
+            escaped = escaped.replace('"', "&quot;").replace("\t", "&#x9;").replace("\n", "&#xA;")
         return escaped.encode(self.encoding, "xmlcharrefreplace")
 
     def set_text(self, element: Element, value: str) -> None:

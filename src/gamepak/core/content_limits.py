@@ -1,0 +1,71 @@
+"""Budgets for what a content reader builds from a stranger's file (tables, strings, and the
+other content kinds as they join): counts and sizes checked against the input before anything
+is allocated, so that a small file cannot make a reader build gigabytes.
+
+A reader asks `current()` for the budgets in force; `--allow-large` on the commands that read
+content lifts them (`limits(allow_large=True)`), as it lifts a patch's decode budgets
+(`ops.patch.limits`). Each limit is far above what the game's own files need:
+
+    limit                           value       the game's largest
+    table_elements                  500,000     69,847 (dlc01_anim_files.xtbl)
+    table_bytes_per_element         12          22 bytes an element (anim_files.xtbl)
+    locatext_entries                200,000     7,298 strings (locatexts_*.rfglocatext)
+
+The density rule (at least `table_bytes_per_element` bytes of XML an element) bounds a
+table's tree to a small multiple of its bytes: a 32 MB table of 8 M `<A/>` elements is
+refused before the parse, where ElementTree alone would take 0.7 GB.
+
+    >>> with gamepak.core.content_limits.limits(allow_large=True):
+    ...     gamepak.tables.open("huge.xtbl")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+ALLOW_LARGE_ADVICE = "--allow-large lifts this"
+
+
+@dataclasses.dataclass(frozen=True)
+class ContentLimits:
+    """The budgets in force (see the module's docstring)."""
+
+    table_elements: int = 500_000
+    table_bytes_per_element: int = 12
+    locatext_entries: int = 200_000
+    allow_large: bool = False
+
+    def table_element_budget(self, size: int) -> int | None:
+        """How many elements a table of `size` bytes may hold (None: no limit)."""
+        if self.allow_large:
+            return None
+        return min(self.table_elements, max(1024, size // self.table_bytes_per_element))
+
+    def locatext_entry_budget(self) -> int | None:
+        """How many strings an `.rfglocatext` may hold (None: no limit)."""
+        return None if self.allow_large else self.locatext_entries
+
+
+_DEFAULT = ContentLimits()  # frozen: shared safely
+_CURRENT: contextvars.ContextVar[ContentLimits] = contextvars.ContextVar("gamepak_content_limits", default=_DEFAULT)
+
+
+def current() -> ContentLimits:
+    """The budgets in force here."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def limits(**changes: int | bool) -> Iterator[ContentLimits]:
+    """Budgets changed for the code inside: `limits(allow_large=True)`, `limits(table_elements=10)`."""
+    token = _CURRENT.set(dataclasses.replace(_CURRENT.get(), **changes))  # type: ignore[arg-type]
+    try:
+        yield _CURRENT.get()
+    finally:
+        _CURRENT.reset(token)
