@@ -158,5 +158,5 @@ def test_the_json_export_is_what_json_dumps_writes(tmp_path: Path) -> None:
     table = LocaText.parse(sample_file(tmp_path).read_bytes())
     table.entries[0].identifier = "a\nb"
     rows = [{"hash": f"{e.hash:08x}", "identifier": e.identifier, "text": e.text} for e in table.entries]
-    assert dump_translation(table.entries, "json") == (json.dumps(rows, ensure_ascii=False, indent=1) + "\n").encode()
+    assert dump_translation(table.entries, "json") == (json.dumps(rows, ensure_ascii=False, indent=2) + "\n").encode()
     assert dump_translation([], "json") == b"[]\n"

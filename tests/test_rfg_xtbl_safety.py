@@ -121,7 +121,7 @@ def test_import_does_not_warn_for_what_the_table_already_broke(tmp_path: Path) -
     sheet = sheets / "weapons.xtbl.csv"
     sheet.write_text(sheet.read_text("utf-8-sig").replace("grenade,1,", "grenade,2,"), "utf-8-sig", newline="")
     code, _, err = in_process_cli("table", "import", str(pack), str(sheets), "--strict")
-    assert code == 0 and "warning" not in err and "1 change changed" in err
+    assert code == 0 and "warning" not in err and "1 change made" in err
 
 
 # -- check --base and verify ---------------------------------------------------------------------------
