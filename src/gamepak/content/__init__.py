@@ -1,0 +1,502 @@
+"""The content registry: one row per kind of content (textures, models, scenes, strings, tables),
+as `core/registry.py` is for archives. Every surface reads these rows: the `texture`, `model`,
+`text` and `table` verbs pick the row that takes a file and call its functions; the viewer picks
+the preview of a file from them (loose or packed alike); the catalog fills its `textures`,
+`models` and `strings` tables and the `archives.kind` of a loose content file from them; the
+member types the catalog and the viewer show come from them; the README's table of content
+kinds is `readme_table()`. No surface tests a row's name.
+
+This module sits above formats/, models/ and ops/ (it names their modules) and below the
+surfaces (cli/, web/, catalog/); it imports none of the modules it names until a row is used
+(`Verb.function()` loads it), so `import gamepak.content` costs nothing.
+
+A row (`ContentKind`) says:
+- how to recognise the kind: `extensions` (loose files and members), `signatures` (bytes at
+  offset 0), `lump_kinds` (WAD lumps, which have no extension), `packs` (the pack formats a
+  verb given a pack looks inside), and an optional `claims` verb for what names and bytes
+  cannot tell (an RFG pack holding `.rfglocatext` files);
+- what it does: `verbs`, a name -> `Verb` map. Each verb of a family has one call signature
+  (`FAMILIES[...].verbs` documents it); the kind's own options (an RFG peg's `--order`, a Quake
+  image's `--palette`) reach it as one options mapping, of which `Verb.options` names the keys
+  its function takes: `ContentKind.call(verb, *arguments, options=..., **common)`;
+- what the catalog records (`family.catalog`: its table; `family.archive_kind`: the
+  `archives.kind` of a loose file) and the member type labels (`types`: extension -> label);
+- what the viewer shows (`family.preview`: the template, filled by the row's `gallery`/`png`,
+  `glb`/`counts` or `strings` verbs).
+
+Adding a content kind (RFG meshes, J2ME sprites, RFG zones) is one module plus one row:
+1. write the module (say `gamepak/models/rfg/mesh.py`) with the functions of its family's verbs,
+   each taking the family's call signature (below, in `FAMILIES`), e.g. for a model:
+   `counts(data, label)`, `glb(data, label, options)`, `export(data, output, label, **options)`;
+2. add one `ContentKind(...)` to `KINDS` naming that module, its extensions and signatures,
+   its family, and the options each verb takes.
+The CLI verb of its family, the viewer's preview, the catalog rows and the README row follow;
+`tests/test_content_registry.py` walks every row through every surface and fails until the
+README's table (`python -m gamepak.content` prints it) holds the new row.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class Verb:
+    """One verb of a kind: the function `module:function` and the option keys it takes from
+    the options mapping the caller gives (`leading`: arguments put before the caller's)."""
+
+    __slots__ = ("function_name", "leading", "module", "options")
+
+    def __init__(self, target: str, options: tuple[str, ...] = (), *, leading: tuple[Any, ...] = ()) -> None:
+        self.module, _, self.function_name = target.partition(":")
+        self.options = options
+        self.leading = leading
+
+    def __repr__(self) -> str:
+        return f"<Verb {self.module}:{self.function_name}>"
+
+    def function(self) -> Any:
+        """The function itself (its module imported now, on first use)."""
+        from ..core.registry import load_module
+
+        return getattr(load_module(self.module), self.function_name)
+
+    def __call__(self, *arguments: Any, options: Mapping[str, Any] | None = None, **common: Any) -> Any:
+        chosen = {key: options[key] for key in self.options if options is not None and key in options}
+        return self.function()(*self.leading, *arguments, **common, **chosen)
+
+
+class Family:
+    """What the kinds of one family share: the CLI command that takes them, the catalog table
+    their rows go to, the `archives.kind` of a loose file of theirs, the viewer's preview
+    template, and the verbs (with their one call signature each)."""
+
+    __slots__ = ("archive_kind", "catalog", "command", "name", "preview", "verbs")
+
+    def __init__(
+        self,
+        name: str,
+        command: str,
+        catalog: str | None,
+        archive_kind: str,
+        preview: str | None,
+        verbs: dict[str, str],
+    ) -> None:
+        self.name = name
+        self.command = command
+        self.catalog = catalog
+        self.archive_kind = archive_kind
+        self.preview = preview
+        self.verbs = verbs
+
+
+FAMILIES: dict[str, Family] = {
+    family.name: family
+    for family in (
+        Family(
+            "texture",
+            "texture",
+            "textures",
+            "texture",
+            "textures",
+            {
+                "ls": "ls(source, options=) -> [row]; line(row) -> str: `texture ls`",
+                "export": "export(source, output, names=, overwrite=, progress=, options=) -> [path]",
+                "import": "import(target, folder, dry_run=, progress=, options=) -> [name changed]",
+                "gallery": "gallery(data, name, label, options=) -> [{name, width, height, format, mips}]",
+                "png": "png(data, name, label, texture, mip, options=) -> PNG bytes (options: partner, palette)",
+                "rows": "rows(data, name, label, options=) -> [{peg, name, width, height, format, mips, flags}]",
+            },
+        ),
+        Family(
+            "model",
+            "model",
+            "models",
+            "model",
+            "model",
+            {
+                "counts": "counts(data, label) -> {vertices, faces, ...} (`model info`)",
+                "glb": "glb(data, label, options=) -> binary glTF (the viewer, `model export-all`)",
+                "export": "export(data, output, label, options=) (`model export`)",
+            },
+        ),
+        Family("scene", "model", "models", "model", "model", {}),
+        Family(
+            "strings",
+            "text",
+            "strings",
+            "strings",
+            "strings",
+            {
+                "export": "export(file, output, member, options=) (`text export`)",
+                "import": "import(file, translation, output, member, options=) (`text import`)",
+                "strings": "strings(data, label, options=) -> (what, [(index, key, string)]) (viewer)",
+            },
+        ),
+        Family(
+            "table",
+            "table",
+            None,
+            "table",
+            "table",
+            {
+                "ls": "ls(source) -> [row]",
+                "export": "export(source, output, members, options=)",
+                "import": "import(target, folder, options=)",
+            },
+        ),
+    )
+}
+
+
+class ContentKind:
+    """One kind of content (see the module docstring)."""
+
+    __slots__ = (
+        "claims",
+        "description",
+        "extensions",
+        "fallback",
+        "family",
+        "lump_kinds",
+        "name",
+        "packs",
+        "signatures",
+        "types",
+        "verbs",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        family: str,
+        description: str,
+        *,
+        extensions: tuple[str, ...] = (),
+        signatures: tuple[bytes, ...] = (),
+        lump_kinds: tuple[str, ...] = (),
+        packs: tuple[str, ...] = (),
+        types: dict[str, str] | None = None,
+        verbs: dict[str, Verb] | None = None,
+        claims: Verb | None = None,
+        fallback: bool = False,
+    ) -> None:
+        self.name = name
+        self.family = FAMILIES[family]
+        self.description = description
+        self.extensions = extensions
+        self.signatures = signatures
+        self.lump_kinds = lump_kinds
+        self.packs = packs
+        self.types = types or {}
+        self.verbs = verbs or {}
+        self.claims = claims
+        self.fallback = fallback
+
+    def __repr__(self) -> str:
+        return f"<ContentKind {self.name}>"
+
+    def has(self, verb: str) -> bool:
+        return verb in self.verbs
+
+    def call(self, verb: str, *arguments: Any, options: Mapping[str, Any] | None = None, **common: Any) -> Any:
+        """Run this kind's `verb` (its family's call signature), handing it the options it takes."""
+        return self.verbs[verb](*arguments, options=options, **common)
+
+    def named_by(self, name: str) -> bool:
+        """Whether a file or member name carries one of this kind's extensions."""
+        return name.lower().endswith(self.extensions) if self.extensions else False
+
+    def signed_by(self, head: bytes) -> bool:
+        return any(head.startswith(signature) for signature in self.signatures)
+
+    def type_of(self, name: str) -> str | None:
+        """The member type label of a file of this kind called `name`."""
+        lowered = name.lower()
+        for extension, label in self.types.items():
+            if lowered.endswith(extension):
+                return label
+        return next(iter(self.types.values()), None)
+
+
+_TEXTURES = "gamepak.ops.textures"
+_QUAKE_TEXTURES = "gamepak.ops.quake_textures"
+_PREVIEWS = "gamepak.content.previews"
+
+KINDS: tuple[ContentKind, ...] = (
+    ContentKind(
+        "peg",
+        "texture",
+        "Red Faction Guerrilla texture sets (peg v10: a CPU file and its GPU partner)",
+        extensions=(".cpeg_pc", ".cvbm_pc"),
+        signatures=(b"GEKV",),
+        packs=("vpp",),
+        types={".cpeg_pc": "texture/peg", ".cvbm_pc": "texture/peg"},
+        verbs={
+            "ls": Verb(f"{_TEXTURES}:list_textures", ("peg", "order")),
+            "line": Verb(f"{_PREVIEWS}:peg_line"),
+            "export": Verb(f"{_TEXTURES}:export_textures", ("order", "peg", "kind")),
+            "import": Verb(f"{_TEXTURES}:import_textures", ("order", "peg", "resize", "asm")),
+            # The GPU file beside the CPU one (names compared ignoring case, as the game does).
+            "partner": Verb("gamepak.formats.rfg.peg.sources:partner_name"),
+            "gallery": Verb(f"{_PREVIEWS}:peg_gallery", ("partner",)),
+            "png": Verb(f"{_PREVIEWS}:peg_png", ("partner", "key")),
+            "rows": Verb(f"{_PREVIEWS}:peg_rows"),
+        },
+        # A pack nothing else claims is looked into for pegs (`texture ls pack.vpp_pc`).
+        fallback=True,
+    ),
+    ContentKind(
+        "joe",
+        "model",
+        "VDrift JOE models (and binary glTF; `model` converts OBJ, glTF and PLY too)",
+        extensions=(".joe", ".glb"),
+        signatures=(b"glTF",),
+        packs=("jpk",),
+        types={".joe": "model/joe", ".glb": "model/glb"},
+        verbs={
+            "counts": Verb(f"{_PREVIEWS}:mesh_counts"),
+            "glb": Verb(f"{_PREVIEWS}:mesh_glb"),
+        },
+    ),
+    ContentKind(
+        "mdl",
+        "model",
+        "Quake alias models (IDPO v6): every pose, skins as textures",
+        extensions=(".mdl",),
+        signatures=(b"IDPO",),
+        types={".mdl": "model/quake-mdl"},
+        verbs={
+            "counts": Verb(f"{_PREVIEWS}:quake_counts", leading=("mdl",)),
+            "glb": Verb(f"{_PREVIEWS}:quake_glb", ("palette_near",), leading=("mdl",)),
+            "export": Verb(
+                "gamepak.models.quake:export_file", ("frame", "palette", "scale", "overwrite"), leading=("mdl",)
+            ),
+        },
+    ),
+    ContentKind(
+        "bsp",
+        "model",
+        "Quake maps (BSP29, BSP2): the world's faces, textured, and their textures in a gallery",
+        extensions=(".bsp",),
+        signatures=(b"\x1d\x00\x00\x00", b"BSP2", b"2PSB"),
+        types={".bsp": "map/quake-bsp"},
+        verbs={
+            "counts": Verb(f"{_PREVIEWS}:quake_counts", leading=("bsp",)),
+            "glb": Verb(f"{_PREVIEWS}:quake_glb", ("palette_near",), leading=("bsp",)),
+            "export": Verb(
+                "gamepak.models.quake:export_file", ("frame", "palette", "scale", "overwrite"), leading=("bsp",)
+            ),
+            # A map also holds textures: the gallery under its 3D view (its catalog textures rows
+            # are the `quake-image` row's).
+            "gallery": Verb(f"{_PREVIEWS}:quake_gallery", ("lump",)),
+            "png": Verb(f"{_PREVIEWS}:quake_png", ("lump", "palette")),
+        },
+    ),
+    ContentKind(
+        "quake-image",
+        "texture",
+        "Quake palette images: LMP pictures, WAD lumps, BSP textures, SPR frames, MDL skins, Quake II WAL",
+        extensions=(".lmp", ".wal", ".spr", ".mip", ".bsp", ".mdl"),
+        signatures=(b"IDSP",),
+        lump_kinds=("qpic", "miptex", "conchars"),
+        packs=("pak", "wad", "zip"),
+        types={
+            ".lmp": "image/quake-lump",
+            ".wal": "image/quake2-wal",
+            ".spr": "image/quake-sprite",
+            ".mip": "image/quake-miptex",
+        },
+        verbs={
+            "ls": Verb(f"{_QUAKE_TEXTURES}:list_textures", ("palette",)),
+            "line": Verb(f"{_QUAKE_TEXTURES}:ls_line"),
+            "export": Verb(f"{_QUAKE_TEXTURES}:export_textures", ("palette",)),
+            "import": Verb(f"{_QUAKE_TEXTURES}:import_textures", ("palette",)),
+            "gallery": Verb(f"{_PREVIEWS}:quake_gallery", ("lump",)),
+            "png": Verb(f"{_PREVIEWS}:quake_png", ("lump", "palette")),
+            "rows": Verb(f"{_PREVIEWS}:quake_rows", ("lump",)),
+        },
+    ),
+    ContentKind(
+        "scene",
+        "scene",
+        "VDrift track or car folders: a scene of JOE models, textured, placed",
+        extensions=(".car",),
+        claims=Verb(f"{_PREVIEWS}:scene_claims"),
+    ),
+    ContentKind(
+        "rfglocatext",
+        "strings",
+        "Red Faction Guerrilla localization strings (.rfglocatext, UTF-16 by hash)",
+        extensions=(".rfglocatext",),
+        signatures=(b"\x73\x7f\x4c\xa8",),
+        packs=("vpp",),
+        types={".rfglocatext": "text/rfglocatext"},
+        claims=Verb("gamepak.ops.locatext:is_locatext_target"),
+        verbs={
+            "export": Verb(
+                "gamepak.ops.locatext:export_locatext", ("format", "translation", "names", "source", "overwrite")
+            ),
+            "import": Verb(
+                "gamepak.ops.locatext:import_locatext",
+                ("format", "translation_kind", "names", "delete", "overwrite"),
+            ),
+            "strings": Verb(f"{_PREVIEWS}:locatext_strings", ("names",)),
+        },
+    ),
+    ContentKind(
+        "j2me-strings",
+        "strings",
+        "Gameloft J2ME strings: text packs, offset tables, string blobs (ISO-8859-1)",
+        packs=("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized"),
+        types={},
+        verbs={
+            "export": Verb("gamepak.formats.j2me.text:export_strings", ("format", "kind", "translation", "overwrite")),
+            "import": Verb(
+                "gamepak.formats.j2me.text:import_strings", ("format", "kind", "translation_kind", "overwrite")
+            ),
+            "strings": Verb(f"{_PREVIEWS}:j2me_strings"),
+            # No name or signature tells these: a cheap look at the first bytes decides
+            # whether reading the strings is worth trying.
+            "probe": Verb(f"{_PREVIEWS}:j2me_probe"),
+        },
+        # No signature: what `text` reads when nothing else claims the file.
+        fallback=True,
+    ),
+    ContentKind(
+        "xtbl",
+        "table",
+        "Red Faction Guerrilla tables (.xtbl): rows and columns typed by their own description",
+        extensions=(".xtbl",),
+        packs=("vpp",),
+        types={".xtbl": "text/xml"},
+        verbs={
+            "ls": Verb("gamepak.ops.tables:list_tables"),
+            "export": Verb("gamepak.ops.tables:export_tables", ("kind", "overwrite")),
+            "import": Verb("gamepak.ops.tables:import_tables", ("dry_run",)),
+        },
+        fallback=True,
+    ),
+)
+
+
+def kinds(family: str | None = None) -> tuple[ContentKind, ...]:
+    """The rows, in order (of one family when named)."""
+    return KINDS if family is None else tuple(kind for kind in KINDS if kind.family.name == family)
+
+
+def get(name: str) -> ContentKind:
+    """The row called `name`."""
+    for kind in KINDS:
+        if kind.name == name:
+            return kind
+    from ..errors import UsageError
+
+    raise UsageError(f"unknown content kind {name!r}; known: {', '.join(kind.name for kind in KINDS)}")
+
+
+def _read_head(path: str, size: int = 64) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return b""  # the handler that reads it names the problem
+
+
+def of_member(
+    name: str,
+    head: bytes = b"",
+    *,
+    lump: str | None = None,
+    holder: str | None = None,
+    family: str | None = None,
+    probe: bool = True,
+) -> list[ContentKind]:
+    """The kinds a file or member called `name`, whose first bytes are `head`, may be, in the
+    registry's order (a WAD lump: by its `lump` kind; `holder`: the format of the pack holding
+    it). A kind matches by signature or by name; a kind with neither (J2ME strings) is asked
+    through its `probe` verb, inside its packs or when no other kind matched (not at all
+    without `probe`: a caller that first asks other tables, as the viewer asks for images)."""
+    rows = kinds(family)
+    if lump is not None:
+        return [kind for kind in rows if lump in kind.lump_kinds]
+    found = [kind for kind in rows if kind.signed_by(head) or kind.named_by(name)]
+    for kind in rows if probe else ():
+        wanted = "probe" in kind.verbs and kind not in found and (not found or holder in kind.packs)
+        if wanted and kind.call("probe", name, head, holder):
+            found.append(kind)
+    return found
+
+
+def for_path(family: str, path: str | os.PathLike[str], member: str | None = None) -> ContentKind:
+    """The row of `family` that takes the file (or the pack's `member`) at `path` for a verb:
+    a row that claims it (`claims`), else one its name or first bytes show, else one whose
+    `packs` holds the format the file is read as, else the family's fallback row."""
+    name = os.fspath(path)
+    rows = kinds(family)
+    for kind in rows:
+        if kind.claims is not None and kind.claims(name, member):
+            return kind
+    target = member if member is not None else name
+    for kind in rows:
+        if kind.named_by(target):
+            return kind
+    if member is None and os.path.isfile(name):
+        head = _read_head(name)
+        for kind in rows:
+            if kind.signatures and kind.signed_by(head):
+                return kind
+        from ..core.opening import detect
+
+        try:
+            found = detect(name)
+        except Exception:  # an unreadable file is reported by the handler itself
+            found = []
+        for detection in found:
+            for kind in rows:
+                if detection.format in kind.packs:
+                    return kind
+    return next((kind for kind in rows if kind.fallback), rows[0])
+
+
+def member_types() -> tuple[dict[bytes, str], dict[str, str]]:
+    """(signature -> member type, extension -> member type) of every row: what the catalog's
+    `member_type` and the viewer's listings call a content file."""
+    signatures: dict[bytes, str] = {}
+    extensions: dict[str, str] = {}
+    for kind in KINDS:
+        for extension, label in kind.types.items():
+            extensions.setdefault(extension, label)
+        label = next(iter(kind.types.values()), None)
+        if label is not None:
+            for signature in kind.signatures:
+                signatures.setdefault(signature, label)
+    return signatures, extensions
+
+
+def readme_table() -> str:
+    """The README's table of content kinds, made from the rows."""
+    lines = [
+        "| kind | what | files | command | catalog | `archives.kind` | viewer |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for kind in KINDS:
+        family = kind.family
+        verbs = [verb for verb in ("ls", "info", "export", "import") if verb in kind.verbs]
+        if family.name in ("model", "scene"):
+            verbs = ["info", "export"]
+        command = ", ".join(f"`{family.command} {verb}`" for verb in verbs) or f"`{family.command}`"
+        files = ", ".join(f"`{extension}`" for extension in kind.extensions) or "-"
+        lines.append(
+            f"| `{kind.name}` | {kind.description} | {files} | {command} | {family.catalog or '-'} | "
+            f"`{family.archive_kind}` | {family.preview or 'hex'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - prints the README's table
+    print(readme_table(), end="")
