@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 import gamepak
-from gamepak.cli.model import export_all
 from gamepak.models import joe
+from gamepak.ops.model_export import export_all
 
 from _common import GAMEPAK, alternate, compile_bytecode, scratch
 

@@ -21,7 +21,6 @@ from starlette.testclient import TestClient
 from gamepak import create
 from gamepak.content import previews as content_previews
 from gamepak.web import app as web_app
-from gamepak.web import previews
 from gamepak.web import site as web_site
 from gamepak.web.app import create_app, name_of_shown, segment_url, shown_name
 

@@ -107,6 +107,8 @@ FAMILIES: dict[str, Family] = {
                 "ls": "ls(source, options=) -> [row]; line(row) -> str: `texture ls`",
                 "export": "export(source, output, names=, overwrite=, progress=, options=) -> [path]",
                 "import": "import(target, folder, dry_run=, progress=, options=) -> [name changed]",
+                "add": "add(target, image, name, pixel_format, options=) -> the texture added (pegs only)",
+                "rm": "rm(target, names, options=) -> [name removed] (pegs only)",
                 "gallery": "gallery(data, name, label, options=) -> [{name, width, height, format, mips}]",
                 "png": "png(data, name, label, texture, mip, options=) -> PNG bytes (options: partner, palette)",
                 "rows": "rows(data, name, label, options=) -> [{peg, name, width, height, format, mips, flags}]",
@@ -119,9 +121,10 @@ FAMILIES: dict[str, Family] = {
             "model",
             "model",
             {
-                "counts": "counts(data, label) -> {vertices, faces, ...} (`model info`)",
+                "counts": "counts(data, label) -> {vertices, faces, size} (the viewer)",
+                "info": "info(data, label) -> {format, ...} (`model info`)",
                 "glb": "glb(data, label, options=) -> binary glTF (the viewer, `model export-all`)",
-                "export": "export(data, output, label, options=) (`model export`)",
+                "export": "export(data, label, output, options=) (`model export`; without it: the mesh formats)",
             },
         ),
         Family("scene", "model", "models", "model", "model", {}),
@@ -241,6 +244,8 @@ KINDS: tuple[ContentKind, ...] = (
             "line": Verb(f"{_PREVIEWS}:peg_line"),
             "export": Verb(f"{_TEXTURES}:export_textures", ("order", "peg", "kind")),
             "import": Verb(f"{_TEXTURES}:import_textures", ("order", "peg", "resize", "asm")),
+            "add": Verb(f"{_TEXTURES}:add_texture", ("peg", "order", "resize", "asm")),
+            "rm": Verb(f"{_TEXTURES}:remove_textures", ("peg", "asm")),
             # The GPU file beside the CPU one (names compared ignoring case, as the game does).
             "partner": Verb("gamepak.formats.rfg.peg.sources:partner_name"),
             "gallery": Verb(f"{_PREVIEWS}:peg_gallery", ("partner",)),
@@ -272,6 +277,7 @@ KINDS: tuple[ContentKind, ...] = (
         types={".mdl": "model/quake-mdl"},
         verbs={
             "counts": Verb(f"{_PREVIEWS}:quake_counts", leading=("mdl",)),
+            "info": Verb("gamepak.models.quake:summary", leading=("mdl",)),
             "glb": Verb(f"{_PREVIEWS}:quake_glb", ("palette_near",), leading=("mdl",)),
             "export": Verb(
                 "gamepak.models.quake:export_file", ("frame", "palette", "scale", "overwrite"), leading=("mdl",)
@@ -287,6 +293,7 @@ KINDS: tuple[ContentKind, ...] = (
         types={".bsp": "map/quake-bsp"},
         verbs={
             "counts": Verb(f"{_PREVIEWS}:quake_counts", leading=("bsp",)),
+            "info": Verb("gamepak.models.quake:summary", leading=("bsp",)),
             "glb": Verb(f"{_PREVIEWS}:quake_glb", ("palette_near",), leading=("bsp",)),
             "export": Verb(
                 "gamepak.models.quake:export_file", ("frame", "palette", "scale", "overwrite"), leading=("bsp",)
