@@ -157,47 +157,44 @@ def _pack_format(args: argparse.Namespace, file: str, member: str | None) -> str
     return detection.format
 
 
-def _rfg_only(args: argparse.Namespace, *options: str) -> None:
-    """Refuse the .rfglocatext options for J2ME strings."""
+# Options one strings kind takes and another may not: given to a kind whose verb does not take
+# them, they are refused rather than ignored.
+KIND_OPTIONS = {"names": "--names", "source": "--source", "delete": "--delete", "kind": "--kind"}
+
+
+def _kind(args: argparse.Namespace, file: str, member: str | None, verb: str) -> tuple[Any, dict[str, Any]]:
+    """The strings kind (content registry row) that takes FILE (or FILE's MEMBER), and the
+    options of the command for its verb; an option the kind does not take is refused."""
+    from ..content import for_path, kinds
     from ..errors import UsageError
 
-    for option in options:
-        value = getattr(args, option.lstrip("-").replace("-", "_"), None)
-        if value:
-            raise UsageError(f"{option} is for RFG localization files (.rfglocatext) only")
-    if getattr(args, "translation", None) == "rfgm-xml" or getattr(args, "translation_kind", None) == "rfgm-xml":
-        raise UsageError("rfgm-xml is for RFG localization files (.rfglocatext) only")
-
-
-def _is_locatext(file: str, member: str | None) -> bool:
-    from ..ops.locatext import is_locatext_target
-
-    return is_locatext_target(file, member)
+    kind = for_path("strings", file, member)
+    taken = kind.verbs[verb].options
+    for key, option in KIND_OPTIONS.items():
+        value = getattr(args, key, None)
+        if value and value != "auto" and key not in taken:
+            takers = [row.description for row in kinds("strings") if key in row.verbs[verb].options]
+            raise UsageError(f"{option} is for {' and '.join(takers) or 'no strings kind'}, not {kind.description}")
+    asked = (getattr(args, "translation", None), getattr(args, "translation_kind", None))
+    if "rfgm-xml" in asked and "names" not in taken:  # RFGM's XML names strings: the kinds that name them
+        raise UsageError(f"rfgm-xml is for RFG localization files (.rfglocatext), not {kind.description}")
+    options = dict(vars(args), format=_pack_format(args, file, member))
+    return kind, options
 
 
 def run_export(args: argparse.Namespace) -> None:
     file, member, output = args.file, args.member, args.output
-    if _is_locatext(file, member):
-        _export_locatext(args)
-        return
-    _rfg_only(args, "--names", "--source")
-    from ..formats.j2me.text import export_strings
-
-    result = export_strings(
-        file,
-        output,
-        member,
-        format=_pack_format(args, file, member),
-        kind=args.kind,
-        translation=args.translation,
-        overwrite=args.overwrite,
-    )
-    _report(file, member, args.format_name, result)
+    kind, options = _kind(args, file, member, "export")
+    done = kind.call("export", file, output, member, options=options)
+    for line in done.notes:
+        note(line)
     if output is None:
-        sys.stdout.buffer.write(result.data)
+        sys.stdout.buffer.write(done.data)
         sys.stdout.buffer.flush()
     else:
-        note(f"exported {len(result.table)} strings of {_where(file, result)} to {output}")
+        note(f"exported {done.count} strings of {done.where} to {output}")
+    for line in done.after:
+        note(line)
 
 
 def run_import(args: argparse.Namespace) -> None:
@@ -208,88 +205,8 @@ def run_import(args: argparse.Namespace) -> None:
         raise UsageError("expected FILE TRANSLATION or FILE MEMBER TRANSLATION")
     file, translation = arguments[0], arguments[-1]
     member = arguments[1] if len(arguments) == 3 else None
-    if _is_locatext(file, member):
-        _import_locatext(args, file, member, translation)
-        return
-    _rfg_only(args, "--names", "--delete")
-    from ..formats.j2me.text import import_strings
-
-    result = import_strings(
-        file,
-        translation,
-        args.output,
-        member,
-        format=_pack_format(args, file, member),
-        kind=args.kind,
-        translation_kind=args.translation_kind,
-        overwrite=args.overwrite,
-    )
-    _report(file, member, args.format_name, result)
-    changed = result.changed
-    inside = f" in member {result.member}" if result.member is not None else ""
-    note(f"wrote {args.output} ({changed} string{'s' if changed != 1 else ''} changed{inside})")
-
-
-def _export_locatext(args: argparse.Namespace) -> None:
-    from ..ops.locatext import export_locatext
-
-    result = export_locatext(
-        args.file,
-        args.output,
-        args.member,
-        format=args.format_name,
-        translation=args.translation,
-        names=args.names,
-        source=args.source,
-        overwrite=args.overwrite,
-    )
-    count = len(result.located.table)
-    if args.output is None:
-        sys.stdout.buffer.write(result.data)
-        sys.stdout.buffer.flush()
-    else:
-        note(f"exported {count} strings of {result.located.label} to {args.output}")
-    note(f"{result.named} of {count} strings named; the others are exported by hash (#xxxxxxxx)")
-
-
-def _import_locatext(args: argparse.Namespace, file: str, member: str | None, translation: str) -> None:
-    from ..ops.locatext import import_locatext
-
-    result = import_locatext(
-        file,
-        translation,
-        args.output,
-        member,
-        format=args.format_name,
-        translation_kind=args.translation_kind,
-        names=args.names,
-        delete=args.delete,
-        overwrite=args.overwrite,
-    )
-    applied = result.applied
-    inside = f" in member {result.located.member}" if result.located.member is not None else ""
-    parts = [f"{len(applied.changed)} string{'s' if len(applied.changed) != 1 else ''} changed"]
-    if applied.added:
-        parts.append(f"{len(applied.added)} added")
-    if applied.removed:
-        parts.append(f"{len(applied.removed)} removed")
-    note(f"wrote {args.output} ({', '.join(parts)}{inside})")
-
-
-def _where(file: str, result: Any) -> str:
-    return f"{file}/{result.member}" if result.member is not None else file
-
-
-def _report(file: str, member: str | None, chosen: str | None, result: Any) -> None:
-    """Say which member of a pack held the strings and what was skipped (when FILE was a
-    pack given without MEMBER)."""
-    if member is not None or result.member is None:
-        return
-    from ..core.registry import get_format
-
-    if chosen is None and not get_format(result.format).has_magic:
-        note(f"{file}: read as {result.format} (no signature; --format to choose another)")
-    skipped = f"; skipped {len(result.skipped)}:" if result.skipped else ""
-    note(f"{file}: the strings are member {result.member}{skipped}")
-    for name, why in result.skipped:
-        note(f"  skipped {name}: {why}")
+    kind, options = _kind(args, file, member, "import")
+    done = kind.call("import", file, translation, args.output, member, options=options)
+    for line in done.notes:
+        note(line)
+    note(f"wrote {args.output} ({done.summary})")

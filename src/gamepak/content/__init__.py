@@ -135,8 +135,8 @@ FAMILIES: dict[str, Family] = {
             "strings",
             "strings",
             {
-                "export": "export(file, output, member, options=) (`text export`)",
-                "import": "import(file, translation, output, member, options=) (`text import`)",
+                "export": "export(file, output, member, options=) -> StringsDone (`text export`)",
+                "import": "import(file, translation, output, member, options=) -> StringsDone (`text import`)",
                 "strings": "strings(data, label, options=) -> (what, [(index, key, string)]) (viewer)",
             },
         ),
@@ -346,10 +346,10 @@ KINDS: tuple[ContentKind, ...] = (
         claims=Verb("gamepak.ops.locatext:is_locatext_target"),
         verbs={
             "export": Verb(
-                "gamepak.ops.locatext:export_locatext", ("format", "translation", "names", "source", "overwrite")
+                "gamepak.content.strings:locatext_export", ("format", "translation", "names", "source", "overwrite")
             ),
             "import": Verb(
-                "gamepak.ops.locatext:import_locatext",
+                "gamepak.content.strings:locatext_import",
                 ("format", "translation_kind", "names", "delete", "overwrite"),
             ),
             "strings": Verb(f"{_PREVIEWS}:locatext_strings", ("names",)),
@@ -362,9 +362,12 @@ KINDS: tuple[ContentKind, ...] = (
         packs=("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized"),
         types={},
         verbs={
-            "export": Verb("gamepak.formats.j2me.text:export_strings", ("format", "kind", "translation", "overwrite")),
+            "export": Verb(
+                "gamepak.content.strings:j2me_export", ("format", "format_name", "kind", "translation", "overwrite")
+            ),
             "import": Verb(
-                "gamepak.formats.j2me.text:import_strings", ("format", "kind", "translation_kind", "overwrite")
+                "gamepak.content.strings:j2me_import",
+                ("format", "format_name", "kind", "translation_kind", "overwrite"),
             ),
             "strings": Verb(f"{_PREVIEWS}:j2me_strings"),
             # No name or signature tells these: a cheap look at the first bytes decides

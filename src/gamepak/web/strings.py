@@ -59,7 +59,7 @@ def read_strings(place: Place, root: str | None = None) -> tuple[str, list[tuple
             found = row.call("strings", data, place.path, options=options)
             if found is not None:
                 return found  # type: ignore[no-any-return]
-    raise GamepakError(f"{place.path}: holds no strings gamepak reads (an RFG localization file, J2ME strings)")
+    raise GamepakError(f"{place.path}: neither an RFG localization file nor J2ME strings")
 
 
 def matching(rows: list[tuple[int, str, str]], query: str) -> list[tuple[int, str, str]]:
