@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 # A CPU file larger than this is not read (a hostile or mislabelled member): an errors row.
 MAX_CPU_BYTES = 16 << 20
+# A loose file of another texture kind (a Quake map, sprite, model) larger than this is not read.
+MAX_CONTENT_BYTES = 64 << 20
 
 
 def cpu_positions(entries: list[Entry]) -> list[int]:

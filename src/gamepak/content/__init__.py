@@ -183,7 +183,7 @@ class ContentKind:
         signatures: tuple[bytes, ...] = (),
         lump_kinds: tuple[str, ...] = (),
         packs: tuple[str, ...] = (),
-        types: dict[str, str] | None = None,
+        types: dict[str | bytes, str] | None = None,
         verbs: dict[str, Verb] | None = None,
         claims: Verb | None = None,
         fallback: bool = False,
@@ -221,7 +221,7 @@ class ContentKind:
         """The member type label of a file of this kind called `name`."""
         lowered = name.lower()
         for extension, label in self.types.items():
-            if lowered.endswith(extension):
+            if isinstance(extension, str) and lowered.endswith(extension):
                 return label
         return next(iter(self.types.values()), None)
 
@@ -262,7 +262,7 @@ KINDS: tuple[ContentKind, ...] = (
         extensions=(".joe", ".glb"),
         signatures=(b"glTF",),
         packs=("jpk",),
-        types={".joe": "model/joe", ".glb": "model/glb"},
+        types={".joe": "model/joe", ".glb": "model/glb", b"glTF": "model/glb"},
         verbs={
             "counts": Verb(f"{_PREVIEWS}:mesh_counts"),
             "glb": Verb(f"{_PREVIEWS}:mesh_glb"),
@@ -317,6 +317,7 @@ KINDS: tuple[ContentKind, ...] = (
             ".wal": "image/quake2-wal",
             ".spr": "image/quake-sprite",
             ".mip": "image/quake-miptex",
+            b"IDSP": "image/quake-sprite",
         },
         verbs={
             "ls": Verb(f"{_QUAKE_TEXTURES}:list_textures", ("palette",)),
@@ -480,10 +481,12 @@ def member_types() -> tuple[dict[bytes, str], dict[str, str]]:
     extensions: dict[str, str] = {}
     for kind in KINDS:
         for extension, label in kind.types.items():
-            extensions.setdefault(extension, label)
-        label = next(iter(kind.types.values()), None)
-        if label is not None:
-            for signature in kind.signatures:
+            if isinstance(extension, str):
+                extensions.setdefault(extension, label)
+        named = [label for key, label in kind.types.items() if isinstance(key, str)]
+        for signature in kind.signatures:
+            label = kind.types.get(signature) or (named[0] if named else None)  # type: ignore[call-overload]
+            if label is not None:
                 signatures.setdefault(signature, label)
     return signatures, extensions
 

@@ -306,8 +306,8 @@ def j2me_strings(data: bytes, label: str) -> tuple[str, list[tuple[int, str, str
 
     try:
         table = StringTable.parse(data, "auto", label)
-    except TextShapeError:
-        return None
+    except (TextShapeError, GamepakError):
+        return None  # nothing names these strings: data that does not read as them is not them
     if table.kind == "blob" and (len(table) < 2 or b"\0" not in data):
         return None  # one string with no separator: plain text, not a string table
     what = "J2ME text pack" if table.kind == "pack" else f"J2ME strings ({table.kind})"

@@ -240,8 +240,6 @@ def _type_of_extension(extension: str) -> str:
     spec = format_for_path("x" + extension) if extension else None
     if spec is not None:
         return f"pack: {spec.name}" if spec.kind == "archive" else f"model/{spec.name}"
-    if extension in (".cpeg_pc", ".cvbm_pc"):
-        return "texture/peg"
     return EXTENSIONS.get(extension, "")
 
 
