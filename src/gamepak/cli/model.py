@@ -394,10 +394,13 @@ def run_render(args: argparse.Namespace) -> None:
 
 
 def run_export_all(args: argparse.Namespace) -> None:
+    from ..content import exporter_for
     from ..ops.model_export import NOT_A_MODEL, export_all
 
     archive, output = args.archive, args.output
-    converted, skipped = export_all(archive, output, args.format_name, overwrite=args.overwrite, up=args.up, warn=note)
+    converted, skipped = export_all(
+        archive, output, args.format_name, overwrite=args.overwrite, up=args.up, warn=note, exporter_for=exporter_for
+    )
     not_models = [name for name, reason in skipped if reason == NOT_A_MODEL]
     for name, reason in skipped:
         if reason != NOT_A_MODEL:

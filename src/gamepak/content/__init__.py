@@ -474,6 +474,12 @@ def for_path(family: str, path: str | os.PathLike[str], member: str | None = Non
     return next((kind for kind in rows if kind.fallback), rows[0])
 
 
+def exporter_for(name: str, head: bytes = b"") -> ContentKind | None:
+    """The model kind with its own `export` verb (a Quake MDL or BSP) a member called `name`
+    (first bytes `head`) is, or None: what `ops.model_export.export_all` converts itself."""
+    return next((kind for kind in of_member(name, head, family="model", probe=False) if kind.has("export")), None)
+
+
 def member_types() -> tuple[dict[bytes, str], dict[str, str]]:
     """(signature -> member type, extension -> member type) of every row: what the catalog's
     `member_type` and the viewer's listings call a content file."""
@@ -485,9 +491,9 @@ def member_types() -> tuple[dict[bytes, str], dict[str, str]]:
                 extensions.setdefault(extension, label)
         named = [label for key, label in kind.types.items() if isinstance(key, str)]
         for signature in kind.signatures:
-            label = kind.types.get(signature) or (named[0] if named else None)  # type: ignore[call-overload]
-            if label is not None:
-                signatures.setdefault(signature, label)
+            chosen = kind.types.get(signature) or (named[0] if named else None)
+            if chosen is not None:
+                signatures.setdefault(signature, chosen)
     return signatures, extensions
 
 

@@ -4,9 +4,9 @@ A member is taken for a model by its name (`.joe`, `.mdl`, `.bsp`, `.obj`, ...),
 first bytes (a signature, or a JOE's counts that add up to its size, read through a stream);
 only the models are read whole, one at a time, each written before the next is read, so the
 memory held is one model's whatever the pack's size. Every target is checked before the first
-file is written. Which models have their own exporter (Quake MDL and BSP, to glTF) is the content
-registry's (`gamepak.content`, the model rows with an `export` verb); the others are meshes
-`gamepak.models` reads and writes (JOE, OBJ, glTF, PLY).
+file is written. Which models have their own exporter (Quake MDL and BSP, to glTF) the caller
+says (`exporter_for`: the content registry's model rows with an `export` verb, which sits above
+ops); the others are meshes `gamepak.models` reads and writes (JOE, OBJ, glTF, PLY).
 """
 
 from __future__ import annotations
@@ -25,23 +25,26 @@ NOT_A_MODEL = "not a model"
 HEAD_BYTES = 4096
 
 
-def _model_of(archive: Archive, entry: Entry) -> tuple[Any, str | None] | None:
-    """(content kind with its own exporter, or None; mesh format, or None) of a member, or None
-    when it is not a model. Reads at most HEAD_BYTES of a member whose name does not say."""
-    from .. import models
-    from ..content import of_member
+# (member name, its first bytes or b"") -> a kind with its own `export` verb, or None.
+ExporterFor = Callable[[str, bytes], Any]
 
-    own = [kind for kind in of_member(entry.name, family="model", probe=False) if kind.has("export")]
-    if own:
-        return own[0], None
+
+def _model_of(archive: Archive, entry: Entry, exporter_for: ExporterFor) -> tuple[Any, str | None] | None:
+    """(kind with its own exporter, or None; mesh format, or None) of a member, or None when it
+    is not a model. Reads at most HEAD_BYTES of a member whose name does not say."""
+    from .. import models
+
+    own = exporter_for(entry.name, b"")
+    if own is not None:
+        return own, None
     named = models.format_for_name(entry.name)
     if named is not None:
         return None, named
     with archive.open(entry) as stream:
         head = stream.read(HEAD_BYTES)
-        own = [kind for kind in of_member(entry.name, head, family="model", probe=False) if kind.has("export")]
-        if own:
-            return own[0], None
+        own = exporter_for(entry.name, head)
+        if own is not None:
+            return own, None
         # The head is the whole member when it is small; a larger JOE is told by its counts.
         found = models.format_for_data(head)
         if found is None and len(head) < entry.size:
@@ -72,11 +75,13 @@ def export_all(
     overwrite: bool = False,
     up: str | None = None,
     warn: Callable[[str], None] | None = None,
+    exporter_for: ExporterFor | None = None,
 ) -> tuple[list[str], list[tuple[str, str]]]:
     """Convert every model member of `archive` into `output` (`format_name`: joe, glb, gltf,
     obj, ply); returns (files written, [(member, why skipped)]). A member that is not a model is
     skipped with the reason NOT_A_MODEL; one that cannot be converted, with the error. `warn`
-    hears the warnings of the models read."""
+    hears the warnings of the models read; `exporter_for(name, head)` names the kinds that
+    export themselves (`gamepak.content.exporter_for`; None: meshes only)."""
     import warnings
 
     from .. import models
@@ -90,7 +95,7 @@ def export_all(
         planned: list[tuple[Entry, Any, str | None, str]] = []
         taken: set[str] = set()
         for entry in opened.infolist():
-            found = _model_of(opened, entry)
+            found = _model_of(opened, entry, exporter_for or _meshes_only)
             if found is None:
                 skipped.append((entry.name, NOT_A_MODEL))
                 continue
@@ -123,6 +128,10 @@ def export_all(
             except GamepakError as exc:
                 skipped.append((entry.name, str(exc)))
     return written, skipped
+
+
+def _meshes_only(name: str, head: bytes) -> None:
+    return None
 
 
 def _relative(name: str, extension: str, taken: set[str]) -> str:
