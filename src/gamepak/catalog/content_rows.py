@@ -122,7 +122,7 @@ class ContentRows:
             return False
         fields: dict[str, Any] = {
             "format": rows[0].name,
-            "kind": rows[0].family.archive_kind,
+            "kind": rows[0].family.archive_kind or "content",
             "detected_by": "signature" if rows[0].signed_by(head) else "extension",
             "sha256": self._handle_sha256(handle, ref.relative),  # type: ignore[attr-defined]
             "header": json.dumps({"textures": textures}),

@@ -71,8 +71,8 @@ def archive_kind(format_name: str, name: str) -> str:
         return "archive"
     from ..content import of_member
 
-    rows = of_member(name.rsplit("/", 1)[-1], probe=False)
-    return rows[0].family.archive_kind if rows else spec.kind
+    kinds = [row.family.archive_kind for row in of_member(name.rsplit("/", 1)[-1], probe=False)]
+    return next((kind for kind in kinds if kind is not None), spec.kind)
 
 
 # The formats a nested pack can be, in the registry's order: (name, sniffer); their signatures

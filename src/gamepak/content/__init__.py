@@ -75,19 +75,21 @@ class Family:
     their rows go to, the `archives.kind` of a loose file of theirs, the viewer's preview
     template, and the verbs (with their one call signature each)."""
 
-    __slots__ = ("archive_kind", "catalog", "command", "name", "preview", "verbs")
+    __slots__ = ("archive_kind", "catalog", "command", "commands", "name", "preview", "verbs")
 
     def __init__(
         self,
         name: str,
         command: str,
         catalog: str | None,
-        archive_kind: str,
+        archive_kind: str | None,
         preview: str | None,
         verbs: dict[str, str],
+        commands: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.command = command
+        self.commands = commands
         self.catalog = catalog
         self.archive_kind = archive_kind
         self.preview = preview
@@ -113,6 +115,7 @@ FAMILIES: dict[str, Family] = {
                 "png": "png(data, name, label, texture, mip, options=) -> PNG bytes (options: partner, palette)",
                 "rows": "rows(data, name, label, options=) -> [{peg, name, width, height, format, mips, flags}]",
             },
+            ("ls", "export", "import"),
         ),
         Family(
             "model",
@@ -126,8 +129,10 @@ FAMILIES: dict[str, Family] = {
                 "glb": "glb(data, label, options=) -> binary glTF (the viewer, `model export-all`)",
                 "export": "export(data, label, output, options=) (`model export`; without it: the mesh formats)",
             },
+            ("info", "export", "export-all"),
         ),
-        Family("scene", "model", "models", "model", "model", {}),
+        # A folder: no archives row of its own (its models are models rows naming the scene).
+        Family("scene", "model", "models", None, "model", {}, ("info", "export", "import --into")),
         Family(
             "strings",
             "text",
@@ -139,18 +144,22 @@ FAMILIES: dict[str, Family] = {
                 "import": "import(file, translation, output, member, options=) -> StringsDone (`text import`)",
                 "strings": "strings(data, label, options=) -> (what, [(index, key, string)]) (viewer)",
             },
+            ("export", "import"),
         ),
+        # A table is read by `table` and the viewer's table page; the catalog lists its file as
+        # a member, with no rows of its own.
         Family(
             "table",
             "table",
             None,
-            "table",
+            None,
             "table",
             {
                 "ls": "ls(source) -> [row]",
                 "export": "export(source, output, members, options=)",
                 "import": "import(target, folder, options=)",
             },
+            ("ls", "export", "import", "check"),
         ),
     )
 }
@@ -498,24 +507,18 @@ def member_types() -> tuple[dict[bytes, str], dict[str, str]]:
 
 
 def readme_table() -> str:
-    """The README's table of content kinds, made from the rows."""
+    """The README's table of content kinds, made from the rows (`python -m gamepak.content`)."""
     lines = [
-        "| kind | what | files | command | catalog | `archives.kind` | viewer |",
+        "| kind | what | files | commands | catalog | `archives.kind` | viewer |",
         "|---|---|---|---|---|---|---|",
     ]
     for kind in KINDS:
         family = kind.family
-        verbs = [verb for verb in ("ls", "info", "export", "import") if verb in kind.verbs]
-        if family.name in ("model", "scene"):
-            verbs = ["info", "export"]
-        command = ", ".join(f"`{family.command} {verb}`" for verb in verbs) or f"`{family.command}`"
-        files = ", ".join(f"`{extension}`" for extension in kind.extensions) or "-"
+        verbs = [*family.commands, *(verb for verb in ("add", "rm") if verb in kind.verbs)]
+        commands = ", ".join(f"`{family.command} {verb}`" for verb in verbs)
+        files = ", ".join(f"`{extension}`" for extension in kind.extensions) or "(by content)"
         lines.append(
-            f"| `{kind.name}` | {kind.description} | {files} | {command} | {family.catalog or '-'} | "
-            f"`{family.archive_kind}` | {family.preview or 'hex'} |"
+            f"| `{kind.name}` | {kind.description} | {files} | {commands} | {family.catalog or '-'} | "
+            f"{f'`{family.archive_kind}`' if family.archive_kind else '-'} | {family.preview} |"
         )
     return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":  # pragma: no cover - prints the README's table
-    print(readme_table(), end="")
