@@ -128,6 +128,8 @@ FAMILIES: dict[str, Family] = {
                 "info": "info(data, label) -> {format, ...} (`model info`)",
                 "glb": "glb(data, label, options=) -> binary glTF (the viewer, `model export-all`)",
                 "export": "export(data, label, output, options=) (`model export`; without it: the mesh formats)",
+                "gallery": "gallery(data, name, label, options=): the textures a model holds (a map's), as a texture's",
+                "png": "png(data, name, label, texture, mip, options=): one of them as PNG, as a texture's",
             },
             ("info", "export", "export-all"),
         ),
