@@ -406,9 +406,17 @@ KINDS: tuple[ContentKind, ...] = (
 )
 
 
+_BY_FAMILY: dict[str, tuple[ContentKind, ...]] = {}
+
+
 def kinds(family: str | None = None) -> tuple[ContentKind, ...]:
     """The rows, in order (of one family when named)."""
-    return KINDS if family is None else tuple(kind for kind in KINDS if kind.family.name == family)
+    if family is None:
+        return KINDS
+    found = _BY_FAMILY.get(family)
+    if found is None:  # asked once per member by the catalog: made once
+        found = _BY_FAMILY[family] = tuple(kind for kind in KINDS if kind.family.name == family)
+    return found
 
 
 def get(name: str) -> ContentKind:

@@ -45,11 +45,12 @@ def peg_line(row: dict[str, Any]) -> str:
 
 
 def peg_rows(data: bytes, name: str, label: str) -> list[dict[str, Any]]:
-    """The catalog's textures rows of a peg CPU file (the GPU file is not needed)."""
+    """The catalog's textures rows of a peg CPU file (the GPU file is not needed); none for a
+    file without the PC peg's `GEKV` signature."""
     from ..formats.rfg.peg.reader import read_entries
 
     if data[:4] != b"GEKV":
-        raise GamepakError(f"{label}: not a PC peg (no GEKV signature at offset 0)")
+        return []  # not a PC peg: skipped, as `iter_pegs` skips it
     _, textures = read_entries(data, label)
     return [
         {
