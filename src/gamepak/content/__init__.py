@@ -454,7 +454,12 @@ def of_member(
     rows = kinds(family)
     if lump is not None:
         return [kind for kind in rows if lump in kind.lump_kinds]
-    found = [kind for kind in rows if kind.signed_by(head) or kind.named_by(name)]
+    lowered = name.lower()  # asked for every member a catalog meets: kept cheap
+    found = [
+        kind
+        for kind in rows
+        if (kind.extensions and lowered.endswith(kind.extensions)) or (head and kind.signed_by(head))
+    ]
     for kind in rows if probe else ():
         wanted = "probe" in kind.verbs and kind not in found and (not found or holder in kind.packs)
         if wanted and kind.call("probe", name, head, holder):
