@@ -7,6 +7,7 @@ from .common import add_command, add_group, add_json_option, count, note, print_
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 DESCRIPTION = """\
 Red Faction Guerrilla tables (.xtbl): the game's weapons, vehicles, AI, economy... as rows and
@@ -75,10 +76,15 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     add_json_option(check, "a list of {member, row, field, value, problem, severity}")
 
 
-def run_ls(args: argparse.Namespace) -> int | None:
-    from ..ops.tables import list_tables
+def _kind(path: str) -> Any:
+    """The table kind (content registry row) that takes `path` (RFG `.xtbl` tables)."""
+    from ..content import for_path
 
-    listed = list_tables(args.source)
+    return for_path("table", path)
+
+
+def run_ls(args: argparse.Namespace) -> int | None:
+    listed = _kind(args.source).call("ls", args.source)
     if args.as_json:
         print_json(listed)
         return None
@@ -94,11 +100,7 @@ def run_ls(args: argparse.Namespace) -> int | None:
 
 
 def run_export(args: argparse.Namespace) -> int | None:
-    from ..ops.tables import export_tables
-
-    written, failures = export_tables(
-        args.source, args.output, kind=args.kind, members=args.members, overwrite=args.overwrite
-    )
+    written, failures = _kind(args.source).call("export", args.source, args.output, options=vars(args))
     for reason in failures.values():
         note(f"skipped {reason}")
     note(f"exported {count(len(written), 'table')} to {args.output}")
@@ -106,9 +108,7 @@ def run_export(args: argparse.Namespace) -> int | None:
 
 
 def run_import(args: argparse.Namespace) -> int | None:
-    from ..ops.tables import import_tables
-
-    changes = import_tables(args.target, args.folder, dry_run=args.dry_run)
+    changes = _kind(args.target).call("import", args.target, args.folder, options=vars(args))
     write_text("".join(change + "\n" for change in changes))
     verb = "would change" if args.dry_run else "changed"
     note(f"{count(len(changes), 'change')} {verb}" if changes else "nothing changed: the files match the tables")
@@ -116,9 +116,7 @@ def run_import(args: argparse.Namespace) -> int | None:
 
 
 def run_check(args: argparse.Namespace) -> int | None:
-    from ..ops.tables import check_tables
-
-    findings, failures, not_checked = check_tables(args.source)
+    findings, failures, not_checked = _kind(args.source).call("check", args.source)
     errors = sum(finding.severity == "error" for finding in findings) + len(failures)
     if args.as_json:
         documents = [finding.to_dict() for finding in findings]

@@ -158,8 +158,9 @@ FAMILIES: dict[str, Family] = {
             "table",
             {
                 "ls": "ls(source) -> [row]",
-                "export": "export(source, output, members, options=)",
-                "import": "import(target, folder, options=)",
+                "export": "export(source, output, options=) -> ([written], {member: why skipped})",
+                "import": "import(target, folder, options=) -> [change]",
+                "check": "check(source) -> (findings, failures, references not checked)",
             },
             ("ls", "export", "import", "check"),
         ),
@@ -398,8 +399,9 @@ KINDS: tuple[ContentKind, ...] = (
         types={".xtbl": "text/xml"},
         verbs={
             "ls": Verb("gamepak.ops.tables:list_tables"),
-            "export": Verb("gamepak.ops.tables:export_tables", ("kind", "overwrite")),
+            "export": Verb("gamepak.ops.tables:export_tables", ("kind", "members", "overwrite")),
             "import": Verb("gamepak.ops.tables:import_tables", ("dry_run",)),
+            "check": Verb("gamepak.ops.tables:check_tables"),
         },
         fallback=True,
     ),
