@@ -126,6 +126,7 @@ FAMILIES: dict[str, Family] = {
             {
                 "counts": "counts(data, label) -> {vertices, faces, size} (the viewer)",
                 "info": "info(data, label) -> {format, ...} (`model info`)",
+                "stats": "stats(data, label) -> (vertices, triangles, frames) or None (the catalog's models rows)",
                 "glb": "glb(data, label, options=) -> binary glTF (the viewer, `model export-all`)",
                 "export": "export(data, label, output, options=) (`model export`; without it: the mesh formats)",
                 "gallery": "gallery(data, name, label, options=): the textures a model holds (a map's), as a texture's",
@@ -277,6 +278,7 @@ KINDS: tuple[ContentKind, ...] = (
         types={".joe": "model/joe", ".glb": "model/glb", b"glTF": "model/glb"},
         verbs={
             "counts": Verb(f"{_PREVIEWS}:mesh_counts"),
+            "stats": Verb(f"{_PREVIEWS}:joe_stats"),
             "glb": Verb(f"{_PREVIEWS}:mesh_glb"),
         },
     ),
@@ -289,6 +291,7 @@ KINDS: tuple[ContentKind, ...] = (
         types={".mdl": "model/quake-mdl"},
         verbs={
             "counts": Verb(f"{_PREVIEWS}:quake_counts", leading=("mdl",)),
+            "stats": Verb(f"{_PREVIEWS}:quake_stats", leading=("mdl",)),
             "info": Verb("gamepak.models.quake:summary", leading=("mdl",)),
             "glb": Verb(f"{_PREVIEWS}:quake_glb", ("palette_near",), leading=("mdl",)),
             "export": Verb(
@@ -305,6 +308,7 @@ KINDS: tuple[ContentKind, ...] = (
         types={".bsp": "map/quake-bsp"},
         verbs={
             "counts": Verb(f"{_PREVIEWS}:quake_counts", leading=("bsp",)),
+            "stats": Verb(f"{_PREVIEWS}:quake_stats", leading=("bsp",)),
             "info": Verb("gamepak.models.quake:summary", leading=("bsp",)),
             "glb": Verb(f"{_PREVIEWS}:quake_glb", ("palette_near",), leading=("bsp",)),
             "export": Verb(

@@ -242,6 +242,29 @@ def mesh_glb(data: bytes, label: str) -> bytes:
     return bytes(dumps(_mesh(data, label), "glb"))
 
 
+def joe_stats(data: bytes, label: str) -> tuple[int, int, int] | None:
+    """The catalog's (vertices, triangles, frames) of a JOE model (None for a glTF: not a game
+    model); its NaN values are the model's own, not the catalog's warnings."""
+    if data[:4] == b"glTF":
+        return None
+    import warnings
+
+    from ..models import joe
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mesh = joe.read(data, path=label)
+    return len(mesh.positions), mesh.face_count, mesh.frame_count
+
+
+def quake_stats(kind: str, data: bytes, label: str) -> tuple[int, int, int]:
+    """The catalog's (vertices, triangles, frames) of a Quake model or map."""
+    from ..models.quake import summary
+
+    found = summary(kind, data, label)
+    return int(found["vertices"]), int(found["triangles"]), int(found.get("frames", 1))
+
+
 def quake_counts(kind: str, data: bytes, label: str) -> dict[str, Any]:
     """The viewer's counts of a Quake model or map."""
     from ..models.quake import summary
