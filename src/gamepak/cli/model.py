@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import posixpath
 
 from ..errors import GamepakError, OutputExistsError, UsageError
 from .common import add_command, add_group, add_json_option, note, print_json, write_text
@@ -218,26 +219,38 @@ def _output_format(output: str, format_name: str | None) -> str:
     return chosen
 
 
-def _content_model(args: argparse.Namespace) -> tuple[Any, bytes, str] | None:
-    """(model kind, bytes, label) when MODEL (or MEMBER) is a model kind of the content
+def _content_model(args: argparse.Namespace) -> tuple[Any, bytes, str, dict[str, Any]] | None:
+    """(model kind, bytes, label, options) when MODEL (or MEMBER) is a model kind of the content
     registry with its own verbs (Quake MDL and BSP, ...), else None (the mesh formats of
-    `gamepak.models`: JOE, OBJ, glTF, PLY)."""
+    `gamepak.models`: JOE, OBJ, glTF, PLY). A kind stored as two files (its `partner` verb
+    names the other, beside it) gets a function reading that one in `options["partner"]`."""
     from ..content import for_path
 
     kind = for_path("model", args.model_path, args.member)
     if not kind.has("export"):
         return None
-    label = _label(args.model_path, args.member)
-    if args.member is None:
+    options = dict(vars(args))
+    if kind.has("partner"):
+        own = args.member if args.member is not None else args.model_path
+        partner = posixpath.join(posixpath.dirname(own), kind.call("partner", posixpath.basename(own)))
+        if args.member is None:
+            partner = os.path.join(os.path.dirname(args.model_path), os.path.basename(partner))
+        options["partner"] = lambda: _model_bytes(args.model_path if args.member else partner, args.member and partner)
+    return kind, _model_bytes(args.model_path, args.member), _label(args.model_path, args.member), options
+
+
+def _model_bytes(path: str, member: str | None) -> bytes:
+    """The bytes of a model file, or of the member `member` of the pack `path`."""
+    if member is None:
         from ..models.quake import read_file
 
-        return kind, read_file(args.model_path), label
+        return read_file(path)
     from ..core.nested import resolve
     from ..core.opening import open as open_archive
 
-    with open_archive(args.model_path) as opened:
-        holder, entry = resolve(opened, args.member)
-        return kind, holder.read(entry), label
+    with open_archive(path) as opened:
+        holder, entry = resolve(opened, member)
+        return holder.read(entry)
 
 
 def run_info(args: argparse.Namespace) -> None:
@@ -256,7 +269,7 @@ def run_info(args: argparse.Namespace) -> None:
         return
     found_kind = _content_model(args)
     if found_kind is not None:
-        kind, data, label = found_kind
+        kind, data, label, _ = found_kind
         shown = {
             "file": args.model_path,
             **({"member": args.member} if args.member else {}),
@@ -316,8 +329,8 @@ def run_export(args: argparse.Namespace) -> None:
         return
     found_kind = _content_model(args)
     if found_kind is not None:
-        kind, data, label = found_kind
-        kind.call("export", data, label, args.output, options=vars(args))
+        kind, data, label, options = found_kind
+        kind.call("export", data, label, args.output, options=options)
         note(f"wrote {args.output}")
         return
     chosen = _output_format(args.output, args.format_name)
