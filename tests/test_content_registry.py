@@ -337,3 +337,58 @@ def test_the_readme_table_is_the_registry() -> None:
     assert content.readme_table() in text, "README.md's content kinds table differs: python -m gamepak.content"
     for kind in content.KINDS:
         assert f"| `{kind.name}` |" in text
+
+
+# -- a new kind is one module plus one row ---------------------------------------------------------
+def test_a_new_kind_is_one_module_and_one_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model kind gamepak does not know (tests/content_kind_example.py, stored as two files as
+    RFG's meshes are) is taken by every surface once its row is in the registry."""
+    import content_kind_example as example
+    from starlette.testclient import TestClient
+
+    from gamepak.catalog import build_catalog
+    from gamepak.catalog.schema import read_table
+    from gamepak.models import loads
+    from gamepak.web.app import create_app
+
+    from conftest import in_process_cli
+
+    monkeypatch.setattr(content, "KINDS", (*content.KINDS, example.row()))
+    monkeypatch.setattr(content, "_BY_FAMILY", {})
+    files = example.make(cube_joe(), 8, 12)
+    root = tmp_path / "root"
+    root.mkdir()
+    for name, data in files.items():
+        (root / name).write_bytes(data)
+    with create(root / "packed.zip") as writer:
+        for name, data in files.items():
+            writer.add(f"meshes/{name}", data)
+    loose = root / "thing.cxmesh"
+    # The CLI: `model info` and `model export`, loose and packed (the partner read beside it).
+    code, out, err = in_process_cli("model", "info", str(loose))
+    assert code == 0 and "format: xmesh" in out and "faces: 12" in out, err
+    for arguments, output in (
+        ([str(loose)], "loose.glb"),
+        ([str(root / "packed.zip"), "meshes/thing.cxmesh"], "packed.glb"),
+    ):
+        code, _, err = in_process_cli("model", "export", *arguments, "-o", str(tmp_path / output))
+        assert code == 0, err
+        assert loads((tmp_path / output).read_bytes(), "glb").face_count == 12
+    # The viewer: the 3D view of the loose and the packed file.
+    client = TestClient(create_app(str(root)), base_url="http://127.0.0.1")
+    for path in ("thing.cxmesh", "packed.zip/meshes/thing.cxmesh"):
+        assert 'class="preview preview-model"' in client.get(f"/browse/{path}").text
+        assert loads(client.get(f"/model/{path}").content, "glb").face_count == 12
+    # The catalog: its models rows, loose and packed, and the loose file's archives row.
+    build_catalog([str(root)], str(tmp_path / "out"), scheduler="synchronous")
+    models = read_table(str(tmp_path / "out"), "models").to_pylist()
+    assert {(Path(row["archive_path"]).name, row["format"], row["triangles"]) for row in models} == {
+        ("thing.cxmesh", "xmesh", 12),
+        ("packed.zip", "xmesh", 12),
+    }
+    archives = {
+        Path(row["path"]).name: row["kind"] for row in read_table(str(tmp_path / "out"), "archives").to_pylist()
+    }
+    assert archives["thing.cxmesh"] == "model"
+    # The README's table gets its row.
+    assert "| `xmesh` | Example two-file meshes" in content.readme_table()
