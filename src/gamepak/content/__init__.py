@@ -25,14 +25,29 @@ A row (`ContentKind`) says:
   `glb`/`counts` or `strings` verbs).
 
 Adding a content kind (RFG meshes, J2ME sprites, RFG zones) is one module plus one row:
-1. write the module (say `gamepak/models/rfg/mesh.py`) with the functions of its family's verbs,
-   each taking the family's call signature (below, in `FAMILIES`), e.g. for a model:
-   `counts(data, label)`, `glb(data, label, options)`, `export(data, output, label, **options)`;
-2. add one `ContentKind(...)` to `KINDS` naming that module, its extensions and signatures,
-   its family, and the options each verb takes.
-The CLI verb of its family, the viewer's preview, the catalog rows and the README row follow;
-`tests/test_content_registry.py` walks every row through every surface and fails until the
-README's table (`python -m gamepak.content` prints it) holds the new row.
+1. Write the module (a format module under formats/ or models/, e.g. `models/rfg/mesh.py`) with
+   one function per verb of its family, in the family's call signature (`FAMILIES[...].verbs`
+   spells each one out). For a model: `counts(data, label)` (the viewer's caption),
+   `glb(data, label, *, <options>)` (the viewer's 3D view), `info(data, label)` (`model info`),
+   `export(data, label, output, *, <options>)` (`model export`, `model export-all`),
+   `stats(data, label)` (the catalog's models rows). For a texture: `gallery`, `png`, `rows`,
+   and `ls`/`line`/`export`/`import` for `gamepak texture`. For strings: `strings`, `export`,
+   `import`. A kind stored as two files (RFG meshes: `.csmesh_pc` + `.gsmesh_pc`, as pegs)
+   adds `partner(name) -> the other file's name`: its verbs then get `partner`, a function
+   reading that file (the viewer reads it beside the file or inside the same pack; `model`
+   beside MODEL or MEMBER). Options of its own reach it by keyword, as `Verb.options` lists.
+2. Add one `ContentKind(...)` to `KINDS` below: its name, family, description, `extensions`,
+   `signatures` (and `types`: the member type labels the catalog and the viewer show), and its
+   verbs as `Verb("module:function", (option keys it takes))`. A kind with no name or
+   signature (J2ME sprites inside `.f` packs) lists the pack formats it lives in (`packs`) and
+   a cheap `probe(name, head, holder)` verb; `texture` given such a pack finds the row by them.
+That is all: `gamepak texture|model|text|table`, `gamepak serve` (loose and packed alike),
+`gamepak catalog` (its table's rows and `archives.kind`) and the README's table follow. Then
+run `python -m gamepak.content` and paste its table into README.md's "Content kinds", and give
+the kind a sample in tests/test_content_registry.py's `SAMPLES`: that test walks every row
+through every surface and fails for a row without one. tests/content_kind_example.py is such a
+kind (a two-file model), added by one row in `test_a_new_kind_is_one_module_and_one_row`.
+A kind of a new family (a command of its own) also adds a `Family` above and its cli/ module.
 """
 
 from __future__ import annotations
