@@ -491,7 +491,8 @@ def of_member(
 def for_path(family: str, path: str | os.PathLike[str], member: str | None = None) -> ContentKind:
     """The row of `family` that takes the file (or the pack's `member`) at `path` for a verb:
     a row that claims it (`claims`), else one its name or first bytes show, else one whose
-    `packs` holds the format the file is read as, else the family's fallback row."""
+    `packs` holds the format the file is read as, else the family's fallback row (refused, a
+    GamepakError naming the kinds expected, when that row's `probe` says the file is not one)."""
     name = os.fspath(path)
     rows = kinds(family)
     for kind in rows:
@@ -516,7 +517,16 @@ def for_path(family: str, path: str | os.PathLike[str], member: str | None = Non
             for kind in rows:
                 if detection.format in kind.packs:
                     return kind
-    return next((kind for kind in rows if kind.fallback), rows[0])
+    fallback = next((kind for kind in rows if kind.fallback), rows[0])
+    if member is None and fallback.has("probe") and os.path.isfile(name):
+        # A kind with no name or signature is asked whether the file may be one (a plain text
+        # file is no J2ME strings): a file nothing takes is refused, naming what was expected.
+        if not fallback.call("probe", name, _read_head(name, 1024), None):
+            from ..errors import GamepakError
+
+            expected = " nor ".join(kind.description for kind in rows)
+            raise GamepakError(f"{name}: not a {family} file gamepak reads: neither {expected}")
+    return fallback
 
 
 def exporter_for(name: str, head: bytes = b"") -> ContentKind | None:
