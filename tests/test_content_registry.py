@@ -392,3 +392,25 @@ def test_a_new_kind_is_one_module_and_one_row(tmp_path: Path, monkeypatch: pytes
     assert archives["thing.cxmesh"] == "model"
     # The README's table gets its row.
     assert "| `xmesh` | Example two-file meshes" in content.readme_table()
+
+
+# -- bad input -------------------------------------------------------------------------------------
+def test_a_file_of_no_kind_or_a_truncated_one_is_one_line(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from gamepak.web.app import create_app
+
+    from conftest import in_process_cli
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("just some notes\nabout things\n")
+    code, out, err = in_process_cli("text", "export", str(notes), "-o", str(tmp_path / "notes.json"))
+    assert code == 1 and out == "" and err.count("\n") == 1, err
+    assert str(notes) in err and "neither" in err and "J2ME strings" in err
+    assert not (tmp_path / "notes.json").exists()
+    broken = tmp_path / "broken.bsp"
+    broken.write_bytes(bsp_bytes()[:40])
+    code, _, err = in_process_cli("model", "info", str(broken))
+    assert code == 1 and err.count("\n") == 1 and str(broken) in err and "Traceback" not in err, err
+    page = TestClient(create_app(str(tmp_path)), base_url="http://127.0.0.1").get("/browse/broken.bsp")
+    assert page.status_code == 200 and 'class="preview preview-hex"' in page.text and "no preview" in page.text

@@ -518,14 +518,14 @@ def for_path(family: str, path: str | os.PathLike[str], member: str | None = Non
                 if detection.format in kind.packs:
                     return kind
     fallback = next((kind for kind in rows if kind.fallback), rows[0])
-    if member is None and fallback.has("probe") and os.path.isfile(name):
-        # A kind with no name or signature is asked whether the file may be one (a plain text
-        # file is no J2ME strings): a file nothing takes is refused, naming what was expected.
-        if not fallback.call("probe", name, _read_head(name, 1024), None):
-            from ..errors import GamepakError
+    # A kind with no name or signature is asked whether the file may be one (a plain text file
+    # is no J2ME strings): a file nothing takes is refused, naming what was expected.
+    probed = member is None and fallback.has("probe") and os.path.isfile(name)
+    if probed and not fallback.call("probe", name, _read_head(name, 1024), None):
+        from ..errors import GamepakError
 
-            expected = " nor ".join(kind.description for kind in rows)
-            raise GamepakError(f"{name}: not a {family} file gamepak reads: neither {expected}")
+        expected = " nor ".join(kind.description for kind in rows)
+        raise GamepakError(f"{name}: not a {family} file gamepak reads: neither {expected}")
     return fallback
 
 
