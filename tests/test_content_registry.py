@@ -414,3 +414,25 @@ def test_a_file_of_no_kind_or_a_truncated_one_is_one_line(tmp_path: Path) -> Non
     assert code == 1 and err.count("\n") == 1 and str(broken) in err and "Traceback" not in err, err
     page = TestClient(create_app(str(tmp_path)), base_url="http://127.0.0.1").get("/browse/broken.bsp")
     assert page.status_code == 200 and 'class="preview preview-hex"' in page.text and "no preview" in page.text
+
+
+def test_the_strings_page_names_from_the_served_folders_tables(tmp_path: Path, monkeypatch) -> None:
+    """The game's table.vpp_pc at the top of the served folder names the strings of a
+    localization file deeper down; the names are looked up once for the pages of one file."""
+    from starlette.testclient import TestClient
+
+    from gamepak.formats.rfg.locatext import names as names_module
+    from gamepak.web.app import create_app
+
+    (tmp_path / "language").mkdir()
+    (tmp_path / "language" / "locatexts_xx_yy.rfglocatext").write_bytes(_locatext())
+    with create(tmp_path / "table.vpp_pc") as vpp:
+        vpp.add("menus.xtbl", b"<root><Table><Menu><Name>UI_MENU_QUIT</Name></Menu></Table></root>")
+    looked_up = []
+    find_names = names_module.find_names
+    monkeypatch.setattr(names_module, "find_names", lambda *a, **k: looked_up.append(1) or find_names(*a, **k))
+    client = TestClient(create_app(str(tmp_path)), base_url="http://127.0.0.1")
+    page = client.get("/strings/language/locatexts_xx_yy.rfglocatext", params={"q": "ui_menu_quit"})
+    assert page.status_code == 200 and "1 matching" in page.text and "<code>UI_MENU_QUIT</code>" in page.text
+    assert "<code>UI_MENU_START</code>" not in client.get("/strings/language/locatexts_xx_yy.rfglocatext").text
+    assert len(looked_up) == 1

@@ -291,6 +291,36 @@ def scene_claims(path: str, member: str | None = None) -> bool:
 
 
 # -- strings -----------------------------------------------------------------------------------
+# Identifiers found in the game's tables, kept for the next page of the same file (a strings
+# page is read 1,000 rows at a time): by the tables' identities and the hashes wanted.
+NAMES_KEPT = 4
+_names: collections.OrderedDict[tuple[object, ...], dict[int, str]] = collections.OrderedDict()
+_names_lock = threading.Lock()
+
+
+def _identifiers(sources: list[str], wanted: frozenset[int]) -> dict[int, str]:
+    from ..formats.rfg.locatext.names import find_names
+
+    identities: list[object] = []
+    for source in sources:
+        try:
+            info = os.stat(source)
+            identities.append((source, info.st_size, info.st_mtime_ns))
+        except OSError:
+            identities.append((source, None))
+    key = (tuple(identities), hash(wanted), len(wanted))
+    with _names_lock:
+        if key in _names:
+            _names.move_to_end(key)
+            return _names[key]
+    found = find_names(sources, (), set(wanted)).identifiers
+    with _names_lock:
+        _names[key] = found
+        while len(_names) > NAMES_KEPT:
+            _names.popitem(last=False)
+    return found
+
+
 def locatext_strings(
     data: bytes, label: str, *, names: Sequence[str] = ()
 ) -> tuple[str, list[tuple[int, str, str]]] | None:
@@ -302,9 +332,7 @@ def locatext_strings(
         return None
     table = LocaText.parse(data, label)
     if names:
-        from ..formats.rfg.locatext.names import find_names
-
-        table.name(find_names(list(names), (), {entry.hash for entry in table.entries}).identifiers)
+        table.name(_identifiers(list(names), frozenset(entry.hash for entry in table.entries)))
     language = language_of(os.path.basename(label))
     what = f"RFG localization strings{f' ({language})' if language else ''}"
     keys = [entry.key for entry in table.entries]
