@@ -18,16 +18,15 @@ from pathlib import Path
 import pytest
 from quake_bytes import bsp_bytes, mdl_bytes, qpic_bytes, wal_bytes
 
-from gamepak import content, create
+import gamepak.content as content
+from gamepak import create
 
 from web_fixtures import LANG_STRINGS, STRINGS, build_string_blob, build_text_pack, cube_joe, encode_string, peg_pair
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-SEAM_MODEL = {
-    "st": [(0x20, 1, 0), (0, 2, 1), (0, 3, 2), (0, 1, 3)],
-    "triangles": [(1, 0, 1, 2), (0, 0, 2, 3)],
-    "poses": [[(0, 0, 0), (10, 0, 0), (0, 10, 0), (0, 0, 10)]],
-}
+SEAM_ST = [(0x20, 1, 0), (0, 2, 1), (0, 3, 2), (0, 1, 3)]
+SEAM_TRIANGLES = [(1, 0, 1, 2), (0, 0, 2, 3)]
+SEAM_POSES = [[(0, 0, 0), (10, 0, 0), (0, 10, 0), (0, 0, 10)]]
 
 
 @dataclass
@@ -91,7 +90,7 @@ def _samples() -> dict[str, Callable[[], Sample]]:
                       ["model", "info", "{pack}", "cube.joe"], "faces")  # fmt: skip
 
     def mdl() -> Sample:
-        data = mdl_bytes(**SEAM_MODEL)
+        data = mdl_bytes(st=SEAM_ST, triangles=SEAM_TRIANGLES, poses=SEAM_POSES)
         return Sample({"seam.mdl": data}, "pak", {"progs/seam.mdl": data}, ["model", "info", "{file}"],
                       ["model", "info", "{pack}", "progs/seam.mdl"], "format: mdl")  # fmt: skip
 
@@ -430,7 +429,12 @@ def test_the_strings_page_names_from_the_served_folders_tables(tmp_path: Path, m
         vpp.add("menus.xtbl", b"<root><Table><Menu><Name>UI_MENU_QUIT</Name></Menu></Table></root>")
     looked_up = []
     find_names = names_module.find_names
-    monkeypatch.setattr(names_module, "find_names", lambda *a, **k: looked_up.append(1) or find_names(*a, **k))
+
+    def counting(*arguments: object, **options: object) -> object:
+        looked_up.append(1)
+        return find_names(*arguments, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(names_module, "find_names", counting)
     client = TestClient(create_app(str(tmp_path)), base_url="http://127.0.0.1")
     page = client.get("/strings/language/locatexts_xx_yy.rfglocatext", params={"q": "ui_menu_quit"})
     assert page.status_code == 200 and "1 matching" in page.text and "<code>UI_MENU_QUIT</code>" in page.text

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from quake_bytes import bsp_bytes
 
-from gamepak import content, create
+import gamepak.content as content
+from gamepak import create
 from gamepak.core.archive import Archive
 from gamepak.errors import OutputExistsError
 from gamepak.ops.model_export import NOT_A_MODEL, export_all
