@@ -1,6 +1,6 @@
 """The catalog's `textures` table: every RFG peg's textures (name, size, format, mips, flags),
 read from the CPU file alone: its header and entries say all of that, the GPU file holds only
-the pixels and is not read. Quake's palette images too (the content registry's `quake`
+the pixels and is not read. Quake's palette images too (the content registry's `quake-image`
 texture source): qpic LMPs and WAD lumps, BSP textures, sprite frames, MDL skins, WAL; for
 these `peg` is the file holding the image, `format` its kind (qpic, miptex, conchars, sprite,
 skin, wal) and `flags` its transparent index (-1: opaque).
