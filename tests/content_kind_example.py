@@ -57,12 +57,12 @@ def export(data: bytes, label: str, output: str, *, partner: Callable[[], bytes]
 
 def row() -> Any:
     """The one row that makes the kind known."""
-    from gamepak.content import ContentKind, Verb
+    from gamepak.content import FAMILIES, ContentKind, Verb
 
     module = __name__
     return ContentKind(
         "xmesh",
-        "model",
+        FAMILIES["model"],
         "Example two-file meshes (a header and its geometry beside it)",
         extensions=(".cxmesh",),
         signatures=(b"XMSH",),

@@ -15,10 +15,10 @@ A row (`ContentKind`) says:
   offset 0), `lump_kinds` (WAD lumps, which have no extension), `packs` (the pack formats a
   verb given a pack looks inside), and an optional `claims` verb for what names and bytes
   cannot tell (an RFG pack holding `.rfglocatext` files);
-- what it does: `verbs`, a name -> `Verb` map. Each verb of a family has one call signature
-  (`FAMILIES[...].verbs` documents it); the kind's own options (an RFG peg's `--order`, a Quake
-  image's `--palette`) reach it as one options mapping, of which `Verb.options` names the keys
-  its function takes: `ContentKind.call(verb, *arguments, options=..., **common)`;
+- what it does: `verbs`, a name -> `Verb` map (the classes are in `spec.py`). Each verb of a
+  family has one call signature (`FAMILIES[...].verbs` documents it); the kind's own options
+  (an RFG peg's `--order`, a Quake image's `--palette`) reach it as one options mapping, of
+  which `Verb.options` names the keys its function takes: `ContentKind.call(verb, *arguments, options=..., **common)`;
 - what the catalog records (`family.catalog`: its table; `family.archive_kind`: the
   `archives.kind` of a loose file) and the member type labels (`types`: extension -> label);
 - what the viewer shows (`family.preview`: the template, filled by the row's `gallery`/`png`,
@@ -47,69 +47,16 @@ run `python -m gamepak.content` and paste its table into README.md's "Content ki
 the kind a sample in tests/test_content_registry.py's `SAMPLES`: that test walks every row
 through every surface and fails for a row without one. tests/content_kind_example.py is such a
 kind (a two-file model), added by one row in `test_a_new_kind_is_one_module_and_one_row`.
-A kind of a new family (a command of its own) also adds a `Family` above and its cli/ module.
+A kind of a new family (a command of its own) also adds a `Family` to `FAMILIES` and its cli/ module.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from .spec import ContentKind, Family, Verb
 
-
-class Verb:
-    """One verb of a kind: the function `module:function` and the option keys it takes from
-    the options mapping the caller gives (`leading`: arguments put before the caller's)."""
-
-    __slots__ = ("function_name", "leading", "module", "options")
-
-    def __init__(self, target: str, options: tuple[str, ...] = (), *, leading: tuple[Any, ...] = ()) -> None:
-        self.module, _, self.function_name = target.partition(":")
-        self.options = options
-        self.leading = leading
-
-    def __repr__(self) -> str:
-        return f"<Verb {self.module}:{self.function_name}>"
-
-    def function(self) -> Any:
-        """The function itself (its module imported now, on first use)."""
-        from ..core.registry import load_module
-
-        return getattr(load_module(self.module), self.function_name)
-
-    def __call__(self, *arguments: Any, options: Mapping[str, Any] | None = None, **common: Any) -> Any:
-        chosen = {key: options[key] for key in self.options if options is not None and key in options}
-        return self.function()(*self.leading, *arguments, **common, **chosen)
-
-
-class Family:
-    """What the kinds of one family share: the CLI command that takes them, the catalog table
-    their rows go to, the `archives.kind` of a loose file of theirs, the viewer's preview
-    template, and the verbs (with their one call signature each)."""
-
-    __slots__ = ("archive_kind", "catalog", "command", "commands", "name", "preview", "verbs")
-
-    def __init__(
-        self,
-        name: str,
-        command: str,
-        catalog: str | None,
-        archive_kind: str | None,
-        preview: str | None,
-        verbs: dict[str, str],
-        commands: tuple[str, ...] = (),
-    ) -> None:
-        self.name = name
-        self.command = command
-        self.commands = commands
-        self.catalog = catalog
-        self.archive_kind = archive_kind
-        self.preview = preview
-        self.verbs = verbs
-
+__all__ = ["FAMILIES", "KINDS", "ContentKind", "Family", "Verb", "for_path", "get", "kinds", "of_member"]
 
 FAMILIES: dict[str, Family] = {
     family.name: family
@@ -184,76 +131,6 @@ FAMILIES: dict[str, Family] = {
 }
 
 
-class ContentKind:
-    """One kind of content (see the module docstring)."""
-
-    __slots__ = (
-        "claims",
-        "description",
-        "extensions",
-        "fallback",
-        "family",
-        "lump_kinds",
-        "name",
-        "packs",
-        "signatures",
-        "types",
-        "verbs",
-    )
-
-    def __init__(
-        self,
-        name: str,
-        family: str,
-        description: str,
-        *,
-        extensions: tuple[str, ...] = (),
-        signatures: tuple[bytes, ...] = (),
-        lump_kinds: tuple[str, ...] = (),
-        packs: tuple[str, ...] = (),
-        types: dict[str | bytes, str] | None = None,
-        verbs: dict[str, Verb] | None = None,
-        claims: Verb | None = None,
-        fallback: bool = False,
-    ) -> None:
-        self.name = name
-        self.family = FAMILIES[family]
-        self.description = description
-        self.extensions = extensions
-        self.signatures = signatures
-        self.lump_kinds = lump_kinds
-        self.packs = packs
-        self.types = types or {}
-        self.verbs = verbs or {}
-        self.claims = claims
-        self.fallback = fallback
-
-    def __repr__(self) -> str:
-        return f"<ContentKind {self.name}>"
-
-    def has(self, verb: str) -> bool:
-        return verb in self.verbs
-
-    def call(self, verb: str, *arguments: Any, options: Mapping[str, Any] | None = None, **common: Any) -> Any:
-        """Run this kind's `verb` (its family's call signature), handing it the options it takes."""
-        return self.verbs[verb](*arguments, options=options, **common)
-
-    def named_by(self, name: str) -> bool:
-        """Whether a file or member name carries one of this kind's extensions."""
-        return name.lower().endswith(self.extensions) if self.extensions else False
-
-    def signed_by(self, head: bytes) -> bool:
-        return any(head.startswith(signature) for signature in self.signatures)
-
-    def type_of(self, name: str) -> str | None:
-        """The member type label of a file of this kind called `name`."""
-        lowered = name.lower()
-        for extension, label in self.types.items():
-            if isinstance(extension, str) and lowered.endswith(extension):
-                return label
-        return next(iter(self.types.values()), None)
-
-
 _TEXTURES = "gamepak.ops.textures"
 _QUAKE_TEXTURES = "gamepak.ops.quake_textures"
 _PREVIEWS = "gamepak.content.previews"
@@ -261,7 +138,7 @@ _PREVIEWS = "gamepak.content.previews"
 KINDS: tuple[ContentKind, ...] = (
     ContentKind(
         "peg",
-        "texture",
+        FAMILIES["texture"],
         "Red Faction Guerrilla texture sets (peg v10: a CPU file and its GPU partner)",
         extensions=(".cpeg_pc", ".cvbm_pc"),
         signatures=(b"GEKV",),
@@ -285,7 +162,7 @@ KINDS: tuple[ContentKind, ...] = (
     ),
     ContentKind(
         "joe",
-        "model",
+        FAMILIES["model"],
         "VDrift JOE models (and binary glTF; `model` converts OBJ, glTF and PLY too)",
         extensions=(".joe", ".glb"),
         signatures=(b"glTF",),
@@ -299,7 +176,7 @@ KINDS: tuple[ContentKind, ...] = (
     ),
     ContentKind(
         "mdl",
-        "model",
+        FAMILIES["model"],
         "Quake alias models (IDPO v6): every pose, skins as textures",
         extensions=(".mdl",),
         signatures=(b"IDPO",),
@@ -316,7 +193,7 @@ KINDS: tuple[ContentKind, ...] = (
     ),
     ContentKind(
         "bsp",
-        "model",
+        FAMILIES["model"],
         "Quake maps (BSP29, BSP2): the world's faces, textured, and their textures in a gallery",
         extensions=(".bsp",),
         signatures=(b"\x1d\x00\x00\x00", b"BSP2", b"2PSB"),
@@ -337,7 +214,7 @@ KINDS: tuple[ContentKind, ...] = (
     ),
     ContentKind(
         "quake-image",
-        "texture",
+        FAMILIES["texture"],
         "Quake palette images: LMP pictures, WAD lumps, BSP textures, SPR frames, MDL skins, Quake II WAL",
         extensions=(".lmp", ".wal", ".spr", ".mip", ".bsp", ".mdl"),
         signatures=(b"IDSP",),
@@ -362,14 +239,14 @@ KINDS: tuple[ContentKind, ...] = (
     ),
     ContentKind(
         "scene",
-        "scene",
+        FAMILIES["scene"],
         "VDrift track or car folders: a scene of JOE models, textured, placed",
         extensions=(".car",),
         claims=Verb(f"{_PREVIEWS}:scene_claims"),
     ),
     ContentKind(
         "rfglocatext",
-        "strings",
+        FAMILIES["strings"],
         "Red Faction Guerrilla localization strings (.rfglocatext, UTF-16 by hash)",
         extensions=(".rfglocatext",),
         signatures=(b"\x73\x7f\x4c\xa8",),
@@ -389,7 +266,7 @@ KINDS: tuple[ContentKind, ...] = (
     ),
     ContentKind(
         "j2me-strings",
-        "strings",
+        FAMILIES["strings"],
         "Gameloft J2ME strings: text packs, offset tables, string blobs (ISO-8859-1)",
         packs=("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized"),
         types={},
@@ -411,7 +288,7 @@ KINDS: tuple[ContentKind, ...] = (
     ),
     ContentKind(
         "xtbl",
-        "table",
+        FAMILIES["table"],
         "Red Faction Guerrilla tables (.xtbl): rows and columns typed by their own description",
         extensions=(".xtbl",),
         packs=("vpp",),
