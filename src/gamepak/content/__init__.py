@@ -36,7 +36,7 @@ Adding a content kind (RFG meshes, J2ME sprites, RFG zones) is one module plus o
    adds `partner(name) -> the other file's name`: its verbs then get `partner`, a function
    reading that file (the viewer reads it beside the file or inside the same pack; `model`
    beside MODEL or MEMBER). Options of its own reach it by keyword, as `Verb.options` lists.
-2. Add one `ContentKind(...)` to `KINDS` below: its name, family, description, `extensions`,
+2. Add one `ContentKind(...)` to `KINDS` below: its name, `FAMILIES[...]`, description, `extensions`,
    `signatures` (and `types`: the member type labels the catalog and the viewer show), and its
    verbs as `Verb("module:function", (option keys it takes))`. A kind with no name or
    signature (J2ME sprites inside `.f` packs) lists the pack formats it lives in (`packs`) and
