@@ -3,19 +3,24 @@ models and Quake models and maps as glTF, text, J2ME strings, audio, and a hex v
 everything else.
 
 Which preview a file gets is the table `PREVIEWERS`: (kind, function) pairs tried in order; the
-first function to return a `Preview` wins, and a file none takes is shown as hex. A preview of
-kind K is drawn by the template `templates/previews/K.html` (given `preview` and the page's
-URLs). To add one (say, for tables):
+first function to return a `Preview` wins, and a file none takes is shown as hex. Content kinds
+(textures, models, strings: `gamepak.content`) come first, through the registry: the kinds of
+the file (by name, signature or WAD lump kind, loose or inside a pack alike) are asked in order,
+each for its family's preview (`CONTENT_VIEWS`: a texture gallery, a 3D view with its counts, a
+list of strings), filled by the kind's own verbs (`gallery`/`png`, `counts`/`glb`, `strings`);
+a new content kind needs nothing here. A preview of kind K is drawn by the template
+`templates/previews/K.html` (given `preview` and the page's URLs). To add one for files that
+are no content kind (say, fonts):
 
-    def table_preview(place, head, kind):        # (Place, first HEAD_BYTES bytes, catalog type)
-        if not place.name.endswith(".xtbl"):
+    def font_preview(place, head, kind):          # (Place, first HEAD_BYTES bytes, catalog type)
+        if not place.name.endswith(".ttf"):
             return None                           # not mine: the next previewer is asked
-        rows = ...                                # read at most a bounded number of bytes
-        return Preview("table", "text/xtbl", data={"rows": rows})
+        glyphs = ...                              # read at most a bounded number of bytes
+        return Preview("font", "font/ttf", data={"glyphs": glyphs})
 
-    add_previewer("table", table_preview, before="text")
+    add_previewer("font", font_preview, before="text")
 
-and write `templates/previews/table.html` (it reads `preview.data.rows`). A previewer raising
+and write `templates/previews/font.html` (it reads `preview.data.glyphs`). A previewer raising
 GamepakError gives the hex view with the error as a note.
 
 Every preview reads a bounded number of bytes: a member larger than its preview's limit, or an
