@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 
 import gamepak
-from gamepak.cli.model import export_all
+from gamepak.content import exporter_for
 from gamepak.models import joe
+from gamepak.ops.model_export import export_all
 
 from _common import GAMEPAK, alternate, compile_bytecode, scratch
 
@@ -72,7 +73,7 @@ def main() -> None:
 
     def convert(round_number: int) -> float:
         start = time.perf_counter()
-        written, skipped = export_all(str(pack), str(folder / f"out{round_number}"), "glb")
+        written, skipped = export_all(str(pack), str(folder / f"out{round_number}"), "glb", exporter_for=exporter_for)
         elapsed = time.perf_counter() - start
         assert len(written) == 37 and not skipped, (len(written), skipped)
         return elapsed

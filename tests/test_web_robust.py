@@ -19,8 +19,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from gamepak import create
+from gamepak.content import previews as content_previews
 from gamepak.web import app as web_app
-from gamepak.web import previews
 from gamepak.web import site as web_site
 from gamepak.web.app import create_app, name_of_shown, segment_url, shown_name
 
@@ -345,7 +345,7 @@ def test_parsed_pegs_are_cached_by_path_size_and_mtime(tmp_path: Path, monkeypat
         return real_parse(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Peg, "parse", counting_parse)
-    previews._pegs.clear()
+    content_previews._pegs.clear()
     client = client_of(tmp_path)
     assert client.get("/browse/crate.cpeg_pc").status_code == 200
     for name in pixels:

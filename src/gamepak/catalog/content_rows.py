@@ -95,19 +95,81 @@ class ContentRows:
             self.sinks.textures.extend(count, columns, constants)
             self.stats.textures += count
 
+    def _loose_content(self, handle: Any, *, with_row: bool) -> bool:
+        """The rows a loose file of a content kind (the content registry's, by name or signature)
+        adds: textures rows for the texture kinds, models rows for the model kinds; with
+        `with_row` (a file that is no archive) an archives row too (format: the kind; kind:
+        its family's `texture`, `model`, `strings`). Returns whether a content kind took it (a
+        file named like one that holds none, `palette.lmp`, is not taken)."""
+        from ..content import of_member
+
+        ref = self.ref
+        head = read_at(handle, min(ref.size, 64), 0)
+        rows = of_member(os.path.basename(ref.path), head, probe=False)
+        if not rows:
+            return False
+        errors_before, models_before = self.stats.errors, self.stats.models
+        textures = 0
+        for row in rows:
+            if row.family.catalog == "textures" and row.has("rows"):
+                textures += self._loose_textures(handle, row)
+            elif row.family.catalog == "models":
+                self._loose_model(handle, row.name)
+        failed = self.stats.errors - errors_before
+        if not with_row:
+            return True
+        if not (textures or failed or self.stats.models > models_before):
+            return False
+        fields: dict[str, Any] = {
+            "format": rows[0].name,
+            "kind": rows[0].family.archive_kind or "content",
+            "detected_by": "signature" if rows[0].signed_by(head) else "extension",
+            "sha256": self._handle_sha256(handle, ref.relative),  # type: ignore[attr-defined]
+            "header": json.dumps({"textures": textures}),
+            "status": "errors" if failed else "ok",
+            "error_count": failed,
+        }
+        self.sinks.archives.add(archive_row(ref, ref.relative, 0, **fields))
+        self.stats.archives += 1
+        return True
+
+    def _loose_textures(self, handle: Any, row: Any) -> int:
+        """The textures rows of a loose file of texture kind `row` (its `rows` verb)."""
+        from .textures import MAX_CONTENT_BYTES
+
+        ref = self.ref
+        if self.sinks.textures is None:
+            return 0
+        folder, name = os.path.split(ref.relative)
+        if ref.size > MAX_CONTENT_BYTES:
+            self.error(
+                "textures", f"{ref.size} bytes is more than the {MAX_CONTENT_BYTES} read for textures", ref.relative
+            )
+            return 0
+        try:
+            found = row.call("rows", read_at(handle, ref.size, 0), name, ref.relative)
+        except (GamepakError, OSError, ValueError) as exc:
+            self.error("textures", exc, ref.relative, name)
+            return 0
+        if found:
+            columns = {key: [texture[key] for texture in found] for key in found[0]}
+            self.sinks.textures.extend(len(found), columns, {"archive_path": ref.path, "nested_path": folder or "."})
+            self.stats.textures += len(found)
+        return len(found)
+
     # -- strings ------------------------------------------------------------------------------
     def _string_rows(self, archive: Archive, entries: list[Entry], nested_path: str) -> None:
         """The strings rows of the localization files among `entries` (catalog.strings)."""
-        from .strings import localization_positions, member_string_columns
-
-        positions = localization_positions(entries)
-        if not positions:
-            return
+        from .strings import localization_positions, member_string_columns, probed_string_columns
 
         def error(problem: BaseException | str, member: str) -> None:
             self.error("strings", problem, nested_path, member or None)
 
-        self._add_strings(*member_string_columns(archive, entries, positions, error), nested_path)
+        positions = localization_positions(entries)
+        if positions:
+            self._add_strings(*member_string_columns(archive, entries, positions, error), nested_path)
+        # Kinds with no name or signature (J2ME strings), looked for in the packs they live in.
+        self._add_strings(*probed_string_columns(archive, entries, error), nested_path)
 
     def _file_string_rows(self, archive: Archive, nested_path: str) -> None:
         """The strings rows of a file that is a localization file or a J2ME text pack."""

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.opening import Detection, detect
-from ..core.registry import FORMATS, format_for_path
+from ..core.registry import FORMATS, format_for_path, get_format
 from ..core.source import Source
 from ..errors import AmbiguousFormatError, GamepakError
 
@@ -59,6 +59,20 @@ def choose(handle: Any, label: str, guess: str) -> tuple[Detection, str] | None:
         tied = [d.format for d in fits if d.confidence == fits[0].confidence]
         raise AmbiguousFormatError(f"{label}: fits several layouts equally well ({', '.join(tied)})", tied)
     return fits[0], "structure"
+
+
+def archive_kind(format_name: str, name: str) -> str:
+    """The `archives.kind` of a file read as `format_name`: `archive` for a pack; for a file
+    that is no pack (a map, a model, a localization file), its content kind's family's
+    (`model`, `texture`, `strings`: the content registry), else the format's own (`table`:
+    `.asm_pc`)."""
+    spec = get_format(format_name)
+    if spec.kind == "archive":
+        return "archive"
+    from ..content import of_member
+
+    kinds = [row.family.archive_kind for row in of_member(name.rsplit("/", 1)[-1], probe=False)]
+    return next((kind for kind in kinds if kind is not None), spec.kind)
 
 
 # The formats a nested pack can be, in the registry's order: (name, sniffer); their signatures

@@ -2,7 +2,8 @@
 
 The content wins over the name (game files are often misnamed); the name decides only when the
 bytes say nothing recognisable. Packs inside packs are named by the catalog itself
-(`archive:<format>`), from the registry's sniffers.
+(`archive:<format>`), from the registry's sniffers. The content kinds (textures, models, strings,
+tables: `gamepak.content`) add their own signatures and extensions to the tables below.
 """
 
 from __future__ import annotations
@@ -19,16 +20,13 @@ SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"#!AMR", "audio/amr"),
     (b"ID3", "audio/mpeg"),
     (b"fLaC", "audio/flac"),
-    (b"IDPO", "model/quake-mdl"),
     (b"IDP2", "model/md2"),
-    (b"IDSP", "image/quake-sprite"),
     (b"IDS2", "image/quake2-sprite"),
     (b"IBSP", "map/quake2-bsp"),
     (b"WAD2", "archive/wad2"),
     (b"WAD3", "archive/wad3"),
     (b"PK\x03\x04", "archive/zip"),
     (b"\x1f\x8b", "archive/gzip"),
-    (b"glTF", "model/glb"),
     (b"ply\n", "model/ply"),
     (b"<?xml", "text/xml"),
     (b"\xef\xbb\xbf<?xml", "text/xml"),
@@ -44,24 +42,17 @@ EXTENSIONS: dict[str, str] = {
     ".dds": "image/dds",
     ".pcx": "image/pcx",
     ".bmp": "image/bmp",
-    ".lmp": "image/quake-lump",
     ".wav": "audio/wav",
     ".ogg": "audio/ogg",
     ".mid": "audio/midi",
     ".amr": "audio/amr",
     ".mp3": "audio/mpeg",
-    ".bsp": "map/quake-bsp",
-    ".mdl": "model/quake-mdl",
     ".md2": "model/md2",
-    ".spr": "image/quake-sprite",
-    ".joe": "model/joe",
-    ".glb": "model/glb",
     ".gltf": "model/gltf",
     ".obj": "model/obj",
     ".txt": "text/plain",
     ".cfg": "text/config",
     ".rc": "text/config",
-    ".xtbl": "text/xml",
     ".xml": "text/xml",
     ".json": "text/json",
     ".lua": "text/lua",
@@ -69,6 +60,20 @@ EXTENSIONS: dict[str, str] = {
     ".dat": "binary",
 }
 
+
+def _add_content_kinds() -> None:
+    """The content registry's member types: its signatures before the others of their first
+    byte, its extensions where the table has none."""
+    from ..content import member_types
+
+    signatures, extensions = member_types()
+    global SIGNATURES
+    SIGNATURES = tuple(signatures.items()) + SIGNATURES
+    for extension, label in extensions.items():
+        EXTENSIONS.setdefault(extension, label)
+
+
+_add_content_kinds()
 
 # Whitespace a text file may hold; every other character must be printable.
 _WHITESPACE = str.maketrans("", "", "\t\r\n\f")
@@ -119,8 +124,6 @@ def _by_magic(head: bytes) -> str | None:
             return kind
     if head.startswith(b"RIFF") and head[8:12] == b"WAVE":
         return "audio/wav"
-    if head[:4] == b"\x1d\x00\x00\x00":
-        return "map/quake-bsp"
     return None
 
 

@@ -23,30 +23,26 @@ if TYPE_CHECKING:
 # A model larger than this is not read (the games' largest are a few MB).
 MAX_MODEL_BYTES = 64 << 20
 COLUMNS = ("model", "format", "vertices", "triangles", "frames", "scene", "scene_kind", "texture")
-# The game model formats, by extension (OBJ/glTF/PLY files are not the games').
-EXTENSIONS = {".joe": "joe", ".mdl": "mdl", ".bsp": "bsp"}
 
 
 def model_format(name: str) -> str | None:
-    """The model format a file or member name says, or None."""
-    return EXTENSIONS.get(os.path.splitext(name)[1].lower())
+    """The model kind (content registry) a file or member name says, when the catalog counts
+    it (its row has a `stats` verb), or None."""
+    from ..content import of_member
+
+    for kind in of_member(name, family="model", probe=False):
+        if kind.has("stats"):
+            return kind.name
+    return None
 
 
-def counts(kind: str, data: bytes, label: str) -> tuple[int, int, int]:
-    """(vertices, triangles, frames) of a model's bytes; GamepakError when they do not parse."""
-    if kind == "joe":
-        import warnings
+def counts(kind: str, data: bytes, label: str) -> tuple[int, int, int] | None:
+    """(vertices, triangles, frames) of a model's bytes by its kind's `stats` verb (None: not a
+    model the catalog counts, a glTF among JOE files); GamepakError when they do not parse."""
+    from ..content import get
 
-        from ..models import joe
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # NaN values are the model's own, not the catalog's
-            mesh = joe.read(data, path=label)
-        return len(mesh.positions), mesh.face_count, mesh.frame_count
-    from ..models.quake import summary
-
-    found = summary(kind, data, label)
-    return int(found["vertices"]), int(found["triangles"]), int(found.get("frames", 1))
+    found = get(kind).call("stats", data, label)
+    return None if found is None else (int(found[0]), int(found[1]), int(found[2]))
 
 
 def _empty() -> dict[str, list[Any]]:
@@ -127,12 +123,16 @@ def member_model_columns(
         except (GamepakError, OSError) as exc:
             error(exc, entry.name)
             continue
-        _add(columns, entry.name, kind, numbers, scene.get(entry.name))
+        if numbers is not None:
+            _add(columns, entry.name, kind, numbers, scene.get(entry.name))
     return len(columns["model"]), columns
 
 
 def file_model_columns(path: str, name: str, kind: str, data: bytes) -> tuple[int, dict[str, list[Any]]]:
     """(1, columns) of a loose model file (GamepakError when it does not parse)."""
     columns = _empty()
-    _add(columns, name, kind, counts(kind, data, path), car_scene(path) if kind == "joe" else None)
+    numbers = counts(kind, data, path)
+    if numbers is None:
+        return 0, columns
+    _add(columns, name, kind, numbers, car_scene(path))
     return 1, columns

@@ -18,7 +18,7 @@ from ..core.registry import get_format
 from ..errors import GamepakError
 from ..formats.rfg.peg.sources import is_cpu_name
 from .content_rows import ContentRows
-from .detect import choose
+from .detect import archive_kind, choose
 from .discovery import FileRef, open_file, read_at
 from .hashing import HashingSource, file_sha256, hasher_factory
 from .member_hashing import MemberHashes
@@ -67,8 +67,9 @@ class ArchiveScanner(ContentRows):
                 self._unreadable(root_name, None, None)
                 return
             if chosen is None:
-                self.stats.skipped += 1
-                self._loose_model(handle, "mdl")  # a Quake model is no archive, but is a model
+                # No archive; a content file (a Quake image, sprite or model) is still cataloged.
+                if not self._loose_content(handle, with_row=True):
+                    self.stats.skipped += 1
                 return
             detection, how = chosen
             spec = get_format(detection.format)
@@ -81,7 +82,8 @@ class ArchiveScanner(ContentRows):
                     return
                 with archive:
                     self.catalog_archive(archive, root_name, 0, None, detection, how, hash_file=True)
-                self._loose_model(handle, "bsp")  # a map is a table of lumps and a model
+                # A table of lumps may be content too: a map is a model and holds textures.
+                self._loose_content(handle, with_row=False)
                 return
             sha = self._handle_sha256(handle, root_name)
             if sha is None:
@@ -105,7 +107,7 @@ class ArchiveScanner(ContentRows):
                 0,
                 sha256=sha,
                 format=detection.format if detection else None,
-                kind=get_format(detection.format).kind if detection else None,
+                kind=archive_kind(detection.format, self.ref.path) if detection else None,
                 detected_by=how,
                 confidence=detection.confidence if detection else None,
                 status="unreadable",
@@ -156,7 +158,10 @@ class ArchiveScanner(ContentRows):
     # -- archives ---------------------------------------------------------------------------
     def archive_fields(self, archive: Archive) -> dict[str, Any]:
         """The archives columns that describe the pack itself (header, members, check)."""
-        fields: dict[str, Any] = {"format": archive.format_name, "kind": get_format(archive.format_name).kind}
+        fields: dict[str, Any] = {
+            "format": archive.format_name,
+            "kind": archive_kind(archive.format_name, archive.filename),
+        }
         try:
             entries = archive.infolist()
             fields["member_count"] = len(entries)

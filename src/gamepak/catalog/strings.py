@@ -101,3 +101,49 @@ def file_string_columns(archive: Archive) -> tuple[int, dict[str, list[Any]]]:
             "string": texts,
         }
     return 0, {}
+
+
+def probed_string_columns(
+    archive: Archive, entries: list[Entry], error: Callable[[BaseException | str, str], None]
+) -> tuple[int, dict[str, list[Any]]]:
+    """(row count, columns) of the strings of the members of a pack in which a strings kind
+    with no name or signature lives (J2ME strings in J2ME packs: the content registry's
+    `packs`), each member asked through the kind's `strings` verb. A J2ME text pack as a whole
+    is `file_string_columns`'s, not counted twice here."""
+    from ..content import kinds
+
+    probing = [kind for kind in kinds("strings") if kind.has("probe") and archive.format_name in kind.packs]
+    columns = _empty()
+    if not probing or _is_text_pack(archive):
+        return 0, columns
+    wanted = [entry for entry in entries if 0 < entry.size <= MAX_STRINGS_BYTES]
+    try:
+        for entry, chunks in archive.iter_data(wanted):
+            data = b"".join(chunks)
+            for kind in probing:
+                try:
+                    found = kind.call("strings", data, f"{archive.filename}/{entry.name}")
+                except GamepakError as exc:
+                    error(exc, entry.name)
+                    break
+                if found is not None:
+                    count = len(found[1])
+                    columns["member"] += [entry.name] * count
+                    columns["language"] += [None] * count
+                    columns["hash"] += [None] * count
+                    columns["identifier"] += [None] * count
+                    columns["index"] += [index for index, _, _ in found[1]]
+                    columns["string"] += [text for _, _, text in found[1]]
+                    break
+    except (OSError, GamepakError) as exc:
+        error(exc, "")
+    return len(columns["index"]), columns
+
+
+def _is_text_pack(archive: Archive) -> bool:
+    """Whether the whole pack is a J2ME text pack (its strings are the file's own rows)."""
+    if archive.format_name != "j2me-sized" or archive.size > MAX_STRINGS_BYTES:
+        return False
+    from ..formats.j2me.string_tables import looks_like_text_pack
+
+    return bool(looks_like_text_pack(archive._source.read_exact(archive.size, 0, "text pack")))

@@ -1,6 +1,6 @@
 """The catalog's `textures` table: every RFG peg's textures (name, size, format, mips, flags),
 read from the CPU file alone: its header and entries say all of that, the GPU file holds only
-the pixels and is not read. Quake's palette images too (the content registry's `quake`
+the pixels and is not read. Quake's palette images too (the content registry's `quake-image`
 texture source): qpic LMPs and WAD lumps, BSP textures, sprite frames, MDL skins, WAL; for
 these `peg` is the file holding the image, `format` its kind (qpic, miptex, conchars, sprite,
 skin, wal) and `flags` its transparent index (-1: opaque).
@@ -17,35 +17,37 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError
-from ..formats.rfg.peg.sources import is_cpu_name, name_key, partner_name, partners_by_key
+from ..formats.rfg.peg.sources import name_key, partners_by_key
 
 if TYPE_CHECKING:
     from ..core.archive import Archive, Entry
 
 # A CPU file larger than this is not read (a hostile or mislabelled member): an errors row.
 MAX_CPU_BYTES = 16 << 20
+# A loose file of another texture kind (a Quake map, sprite, model) larger than this is not read.
+MAX_CONTENT_BYTES = 64 << 20
 
 
 def cpu_positions(entries: list[Entry]) -> list[int]:
-    """Positions in `entries` of the peg CPU files (`.cpeg_pc`, `.cvbm_pc`) that have their GPU
-    partner among them, by the partner rule `texture` and `verify` use (case ignored), and of the
-    files holding Quake palette images (by name, or a WAD lump's kind)."""
-    quake = [position for position, entry in enumerate(entries) if _quake_kind(entry)]
-    positions = [position for position, entry in enumerate(entries) if is_cpu_name(entry.name)]
-    if positions:
-        by_key = partners_by_key(entry.name for entry in entries)
-        positions = [position for position in positions if name_key(partner_name(entries[position].name)) in by_key]
-    return sorted(positions + quake)
+    """Positions in `entries` of the members holding textures: those a texture kind of the
+    content registry takes (by name, or a WAD lump's kind), a kind with a partner file (a peg's
+    GPU file) only when its partner is among them (names compared ignoring case, the rule
+    `texture` and `verify` use)."""
+    from ..content import of_member
 
-
-def _quake_kind(entry: Entry) -> str | None:
-    """The Quake image kind of a member, by its WAD lump kind or its name (None: not one)."""
-    kind = getattr(entry, "kind", None)
-    if kind is not None:
-        return kind if kind in ("qpic", "miptex", "conchars") else None
-    from ..formats.quake.sources import kind_of_extension
-
-    return kind_of_extension(entry.name)
+    by_key: dict[str, str] | None = None
+    positions = []
+    for position, entry in enumerate(entries):
+        kinds = of_member(entry.name, lump=getattr(entry, "kind", None), family="texture", probe=False)
+        if not kinds:
+            continue
+        if kinds[0].has("partner"):
+            if by_key is None:
+                by_key = partners_by_key(entry.name for entry in entries)
+            if name_key(kinds[0].call("partner", entry.name)) not in by_key:
+                continue
+        positions.append(position)
+    return positions
 
 
 def readable(entries: list[Entry], positions: list[int]) -> set[int]:
@@ -84,14 +86,37 @@ def texture_columns(
             error(exc, to_read[0].name if len(to_read) == 1 else "")
     for position in wanted:
         entry = entries[position]
-        cpu = found.get(entry.index)
-        if cpu is None:
-            continue
-        if cpu[:4] == b"GEKV" and is_cpu_name(entry.name):
-            _add_textures(columns, cpu, entry.name, nested_path, error)
-        elif not is_cpu_name(entry.name):
-            _add_quake_images(columns, cpu, entry, nested_path, error)
+        data = found.get(entry.index)
+        if data is not None:
+            _add_rows(columns, data, entry, nested_path, error)
     return len(columns["name"]), columns
+
+
+def _add_rows(
+    columns: dict[str, list[Any]],
+    data: bytes,
+    entry: Entry,
+    nested_path: str,
+    error: Callable[[BaseException | str, str], None],
+) -> None:
+    """The textures of one member, by the `rows` verb of the first texture kind (content
+    registry) that takes it; a member named like one that holds none (a peg without its `GEKV`
+    signature, a `palette.lmp`) gives none, as `iter_pegs` skips it."""
+    from ..content import of_member
+
+    lump = getattr(entry, "kind", None)
+    for kind in of_member(entry.name, data[:64], lump=lump, family="texture", probe=False):
+        if not kind.has("rows"):
+            continue
+        try:
+            found = kind.call("rows", data, entry.name, f"{nested_path}/{entry.name}", options={"lump": lump})
+        except GamepakError as exc:
+            error(exc, entry.name)
+            return
+        for row in found:
+            for key in columns:
+                columns[key].append(row[key])
+        return
 
 
 def loose_partner(cpu_path: str) -> str | None:
@@ -112,39 +137,6 @@ def loose_texture_columns(
     columns: dict[str, list[Any]] = {key: [] for key in ("peg", "name", "width", "height", "format", "mips", "flags")}
     _add_textures(columns, cpu, peg, nested_path, error)
     return len(columns["name"]), columns
-
-
-def _add_quake_images(
-    columns: dict[str, list[Any]],
-    data: bytes,
-    entry: Entry,
-    nested_path: str,
-    error: Callable[[BaseException | str, str], None],
-) -> None:
-    import os
-
-    from ..formats.quake.sources import has_signature, kind_of_file, read_images
-
-    kind = _quake_kind(entry)
-    if kind == "qpic" and getattr(entry, "kind", None) is None:
-        kind = kind_of_file(entry.name, data)  # palette.lmp, colormap.lmp: no picture
-    if kind is None or not has_signature(kind, data):
-        return  # named like one, but not one (skipped, as a peg without its signature is)
-    in_wad = getattr(entry, "kind", None) is not None
-    name = entry.name if in_wad else os.path.splitext(os.path.basename(entry.name))[0]
-    try:
-        found = read_images(kind, data, name, f"{nested_path}/{entry.name}")
-    except GamepakError as exc:
-        error(exc, entry.name)
-        return
-    for image in found:
-        columns["peg"].append(entry.name)
-        columns["name"].append(image.name)
-        columns["width"].append(image.width)
-        columns["height"].append(image.height)
-        columns["format"].append(image.kind)
-        columns["mips"].append(len(image.mips))
-        columns["flags"].append(-1 if image.transparent is None else image.transparent)
 
 
 def _add_textures(

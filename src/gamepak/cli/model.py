@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import posixpath
 
 from ..errors import GamepakError, OutputExistsError, UsageError
 from .common import (
@@ -33,9 +34,6 @@ UP_HELP = (
     "up axis of the {what} file: y or z (default: Y for glTF and OBJ, Z for PLY and JOE, as Blender "
     "writes and reads them; models are turned so that VDrift's Z-up stays up)"
 )
-
-
-NOT_A_MODEL = "not a model"
 
 
 def _model_arguments(parser: argparse.ArgumentParser, up: str | None, scenes: bool = False) -> None:
@@ -231,26 +229,40 @@ def _output_format(output: str, format_name: str | None) -> str:
     return chosen
 
 
-def _quake_model(args: argparse.Namespace) -> tuple[str, bytes, str] | None:
-    """(kind, bytes, label) when MODEL (or MEMBER) is a Quake MDL or BSP (the content
-    registry decides), else None."""
-    from ..core.content import model_kind_for
+def _content_model(args: argparse.Namespace) -> tuple[Any, bytes, str, dict[str, Any]] | None:
+    """(model kind, bytes, label, options) when MODEL (or MEMBER) is a model kind of the content
+    registry with its own verbs (Quake MDL and BSP, ...), else None (the mesh formats of
+    `gamepak.models`: JOE, OBJ, glTF, PLY). A kind stored as two files (its `partner` verb
+    names the other, beside it) gets a function reading that one in `options["partner"]`."""
+    from ..content import for_path
 
-    name = args.member or args.model_path
-    spec = model_kind_for(name)
-    if spec is None or spec.name not in ("mdl", "bsp"):
+    kind = for_path("model", args.model_path, args.member)
+    if not kind.has("export"):
         return None
-    label = _label(args.model_path, args.member)
-    if args.member is None:
-        from ..models.quake import read_file
+    options = dict(vars(args))
+    if kind.has("partner"):
+        own = args.member if args.member is not None else args.model_path
+        partner = posixpath.join(posixpath.dirname(own), kind.call("partner", posixpath.basename(own)))
+        if args.member is None:
+            partner = os.path.join(os.path.dirname(args.model_path), os.path.basename(partner))
+        options["partner"] = lambda: _model_bytes(args.model_path if args.member else partner, args.member and partner)
+    return kind, _model_bytes(args.model_path, args.member), _label(args.model_path, args.member), options
 
-        return spec.name, read_file(args.model_path), label
+
+def _model_bytes(path: str, member: str | None) -> bytes:
+    """The bytes of a model file, or of the member `member` of the pack `path`."""
+    if member is None:
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
     from ..core.nested import resolve
     from ..core.opening import open as open_archive
 
-    with open_archive(args.model_path) as opened:
-        holder, entry = resolve(opened, args.member)
-        return spec.name, holder.read(entry), label
+    with open_archive(path) as opened:
+        holder, entry = resolve(opened, member)
+        return holder.read(entry)
 
 
 def run_info(args: argparse.Namespace) -> None:
@@ -267,11 +279,14 @@ def run_info(args: argparse.Namespace) -> None:
         lines.extend(f"  - {warning}" for warning in summary["warnings"])
         write_text("\n".join(lines) + "\n")
         return
-    quake = _quake_model(args)
-    if quake is not None:
-        from ..models.quake import summary as quake_summary
-
-        shown = {"file": args.model_path, **({"member": args.member} if args.member else {}), **quake_summary(*quake)}
+    found_kind = _content_model(args)
+    if found_kind is not None:
+        kind, data, label, _ = found_kind
+        shown = {
+            "file": args.model_path,
+            **({"member": args.member} if args.member else {}),
+            **kind.call("info", data, label),
+        }
         if args.as_json:
             print_json(shown)
         else:
@@ -325,13 +340,10 @@ def run_export(args: argparse.Namespace) -> None:
     if found is not None:
         _export_scene(found, args)
         return
-    quake = _quake_model(args)
-    if quake is not None:
-        from ..models.quake import export_file
-
-        export_file(
-            *quake, args.output, frame=args.frame, palette=args.palette, scale=args.scale, overwrite=args.overwrite
-        )
+    found_kind = _content_model(args)
+    if found_kind is not None:
+        kind, data, label, options = found_kind
+        kind.call("export", data, label, args.output, options=options)
         summary(f"wrote {args.output}")
         return
     chosen = _output_format(args.output, args.format_name)
@@ -408,8 +420,13 @@ def run_render(args: argparse.Namespace) -> None:
 
 
 def run_export_all(args: argparse.Namespace) -> None:
+    from ..content import exporter_for
+    from ..ops.model_export import NOT_A_MODEL, export_all
+
     archive, output = args.archive, args.output
-    converted, skipped = export_all(archive, output, args.format_name, overwrite=args.overwrite, up=args.up)
+    converted, skipped = export_all(
+        archive, output, args.format_name, overwrite=args.overwrite, up=args.up, warn=note, exporter_for=exporter_for
+    )
     not_models = [name for name, reason in skipped if reason == NOT_A_MODEL]
     for name, reason in skipped:
         if reason != NOT_A_MODEL:
@@ -421,79 +438,3 @@ def run_export_all(args: argparse.Namespace) -> None:
     if not converted:
         raise GamepakError(f"{archive}: no model exported ({count(len(skipped), 'member')} skipped)")
     summary(f"wrote {count(len(converted), 'model')} to {output}" + (f", skipped {len(skipped)}" if skipped else ""))
-
-
-def export_all(
-    archive: str, output: str, format_name: str = "glb", *, overwrite: bool = False, up: str | None = None
-) -> tuple[list[str], list[tuple[str, str]]]:
-    """Convert every model member of `archive` into `output`; returns (files written,
-    [(member, why skipped)]). Every target is checked before the first file is written."""
-    import warnings
-
-    from .. import models
-    from ..core.content import model_kind_for
-    from ..core.opening import open as open_archive
-
-    extension = models.FORMATS[format_name][0]
-    planned: list[tuple[str, Mesh | bytes, str]] = []
-    skipped: list[tuple[str, str]] = []
-    taken: set[str] = set()
-    with open_archive(archive) as opened:
-        for entry, data in ((entry, opened.read(entry)) for entry in opened.infolist()):
-            quake = model_kind_for(entry.name, data[:4])
-            if quake is not None and quake.name in ("mdl", "bsp") and format_name in ("glb", "gltf"):
-                try:
-                    built: Mesh | bytes = quake.load().export_bytes(
-                        quake.name, data, f"{archive}:{entry.name}", archive, binary=format_name == "glb"
-                    )
-                except GamepakError as exc:
-                    skipped.append((entry.name, str(exc)))
-                    continue
-                planned.append((entry.name, built, _relative(entry.name, extension, taken)))
-                continue
-            source_format = models.format_for_name(entry.name) or models.format_for_data(data)
-            if source_format is None:
-                skipped.append((entry.name, NOT_A_MODEL))
-                continue
-            try:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    mesh = models.loads(
-                        data, source_format, name=os.path.basename(entry.name), path=f"{archive}:{entry.name}"
-                    )
-                if format_name != "joe":
-                    # Checked before anything is written, like the targets below.
-                    mesh.require_finite(format_name)
-            except GamepakError as exc:
-                skipped.append((entry.name, str(exc)))
-                continue
-            for warning in caught:
-                note(f"warning: {warning.message}")
-            planned.append((entry.name, mesh, _relative(entry.name, extension, taken)))
-    targets = [os.path.join(output, relative) for _, _, relative in planned]
-    if not overwrite:
-        for target in targets:
-            if os.path.lexists(target):
-                raise OutputExistsError(target)
-    written = []
-    for (_, made, _), target in zip(planned, targets):
-        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        if isinstance(made, bytes):  # a Quake model or map, already glTF
-            models.write_atomic(target, made, overwrite=overwrite)
-            written.append(target)
-        else:
-            written.extend(models.save(made, target, format_name, overwrite=overwrite, up=up))
-    return written, skipped
-
-
-def _relative(name: str, extension: str, taken: set[str]) -> str:
-    """The output path of member `name` (its extension replaced; kept when that would clash)."""
-    from ..core.names import safe_parts
-
-    parts = safe_parts(name)
-    stem = parts[-1][: -len(os.path.splitext(parts[-1])[1])] if os.path.splitext(parts[-1])[1] else parts[-1]
-    relative = os.path.join(*parts[:-1], stem + extension)
-    if relative in taken:
-        relative = os.path.join(*parts[:-1], parts[-1] + extension)
-    taken.add(relative)
-    return relative

@@ -122,16 +122,21 @@ def _not_strings(source: str) -> None:
         )
 
 
+def _kind(path: str) -> Any:
+    """The table kind (content registry row) that takes `path` (RFG `.xtbl` tables)."""
+    from ..content import for_path
+
+    return for_path("table", path)
+
+
 def run_ls(args: argparse.Namespace) -> int | None:
     with _budgets(args):
         return _run_ls(args)
 
 
 def _run_ls(args: argparse.Namespace) -> int | None:
-    from ..ops.tables import list_tables
-
     _not_strings(args.source)
-    listed = list_tables(args.source)
+    listed = _kind(args.source).call("ls", args.source)
     if args.as_json:
         print_json(listed)
         return None
@@ -152,12 +157,8 @@ def run_export(args: argparse.Namespace) -> int | None:
 
 
 def _run_export(args: argparse.Namespace) -> int | None:
-    from ..ops.tables import export_tables
-
     _not_strings(args.source)
-    written, failures = export_tables(
-        args.source, args.output, kind=args.kind, members=args.members, overwrite=args.overwrite
-    )
+    written, failures = _kind(args.source).call("export", args.source, args.output, options=vars(args))
     for reason in failures.values():
         note(f"skipped {reason}")
     summary(f"exported {count(len(written), 'table')} to {args.output}")
@@ -170,13 +171,10 @@ def run_import(args: argparse.Namespace) -> int | None:
 
 
 def _run_import(args: argparse.Namespace) -> int | None:
-    from ..ops.tables import import_tables
-
     require_input(args.target)
     warnings: list[str] = []
-    changes = import_tables(
-        args.target, args.folder, dry_run=args.dry_run, strict=args.strict, delete=args.delete, warnings=warnings
-    )
+    options = {**vars(args), "warnings": warnings}
+    changes = _kind(args.target).call("import", args.target, args.folder, options=options)
     for warning in warnings:
         sys.stderr.write(f"warning: {warning}\n")
     write_text("".join(change + "\n" for change in changes))
@@ -195,15 +193,11 @@ def run_check(args: argparse.Namespace) -> int | None:
 
 
 def _run_check(args: argparse.Namespace) -> int | None:
-    from ..ops.tables import check_tables
-
     _not_strings(args.source)
     if args.base is not None:
-        from ..ops.tables import check_against
-
-        findings, failures, not_checked = check_against(args.source, args.base)
+        findings, failures, not_checked = _kind(args.source).call("check", args.source, options={"base": args.base})
     else:
-        findings, failures, not_checked = check_tables(args.source)
+        findings, failures, not_checked = _kind(args.source).call("check", args.source)
     errors = sum(finding.severity == "error" for finding in findings) + len(failures)
     if args.as_json:
         documents = [finding.to_dict() for finding in findings]

@@ -167,46 +167,31 @@ def _pack_format(args: argparse.Namespace, file: str, member: str | None) -> str
     return detection.format
 
 
-def _rfg_only(args: argparse.Namespace, *options: str) -> None:
-    """Refuse the .rfglocatext options for J2ME strings."""
+# Options one strings kind takes and another may not: given to a kind whose verb does not take
+# them, they are refused rather than ignored.
+KIND_OPTIONS = {"names": "--names", "source": "--source", "delete": "--delete", "kind": "--kind"}
+
+
+def _kind(args: argparse.Namespace, file: str, member: str | None, verb: str) -> tuple[Any, dict[str, Any]]:
+    """The strings kind (content registry row) that takes FILE (or FILE's MEMBER), and the
+    options of the command for its verb; an option the kind does not take is refused."""
+    from ..content import for_path, kinds
     from ..errors import UsageError
 
-    for option in options:
-        value = getattr(args, option.lstrip("-").replace("-", "_"), None)
-        if value:
-            raise UsageError(f"{option} is for RFG localization files (.rfglocatext) only")
-    if getattr(args, "translation", None) == "rfgm-xml" or getattr(args, "translation_kind", None) == "rfgm-xml":
-        raise UsageError("rfgm-xml is for RFG localization files (.rfglocatext) only")
-
-
-def _refuse_plain_text(file: str) -> None:
-    """A plain text file (notes.txt) is not strings to translate: J2ME strings end in NUL bytes
-    and sit behind binary counts and offsets, which a text file has none of."""
-    import os
-
-    if not os.path.isfile(file):
-        return
-    with open(file, "rb") as handle:
-        head = handle.read(1 << 16)
-    if not head or b"\0" in head:
-        return
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 3:  # not only a character cut at the end of the window
-            return
-    from ..errors import GamepakError
-
-    raise GamepakError(
-        f"{file}: plain text (no NUL byte), not J2ME strings or an RFG localization file; "
-        "`gamepak text` exports those (--kind names a layout)"
-    )
-
-
-def _is_locatext(file: str, member: str | None) -> bool:
-    from ..ops.locatext import is_locatext_target
-
-    return is_locatext_target(file, member)
+    kind = for_path("strings", file, member)
+    taken = kind.verbs[verb].options
+    for key, option in KIND_OPTIONS.items():
+        value = getattr(args, key, None)
+        if value and value != "auto" and key not in taken:
+            takers = [row.description for row in kinds("strings") if key in row.verbs[verb].options]
+            raise UsageError(f"{option} is for {' and '.join(takers) or 'no strings kind'}, not {kind.description}")
+    asked = (getattr(args, "translation", None), getattr(args, "translation_kind", None))
+    if "rfgm-xml" in asked and "names" not in taken:  # RFGM's XML names strings: the kinds that name them
+        raise UsageError(f"rfgm-xml is for RFG localization files (.rfglocatext), not {kind.description}")
+    if getattr(args, "dry_run", False) and "dry_run" not in taken:
+        raise UsageError(f"--dry-run is for RFG localization files (.rfglocatext), not {kind.description}")
+    options = dict(vars(args), format=_pack_format(args, file, member))
+    return kind, options
 
 
 def _remove_dead_temporaries(file: str) -> None:
@@ -224,29 +209,18 @@ def run_export(args: argparse.Namespace) -> None:
     _remove_dead_temporaries(file)
     if output is not None:
         output_folder(output)
-    if _is_locatext(file, member):
-        _export_locatext(args)
-        return
-    _rfg_only(args, "--names", "--source")
-    if member is None and args.kind == "auto":
-        _refuse_plain_text(file)
-    from ..formats.j2me.text import export_strings
-
-    result = export_strings(
-        file,
-        output,
-        member,
-        format=_pack_format(args, file, member),
-        kind=args.kind,
-        translation=args.translation,
-        overwrite=args.overwrite,
-    )
-    _report(file, member, args.format_name, result)
+    kind, options = _kind(args, file, member, "export")
+    with _budgets(args):
+        done = kind.call("export", file, output, member, options=options)
+    for line in done.notes:
+        summary(line)
     if output is None:
-        sys.stdout.buffer.write(result.data)
+        sys.stdout.buffer.write(done.data)
         sys.stdout.buffer.flush()
     else:
-        summary(f"exported {count(len(result.table), 'string')} of {_where(file, result)} to {output}")
+        summary(f"exported {count(done.count, 'string')} of {done.where} to {output}")
+    for line in done.after:
+        summary(line)
 
 
 def run_import(args: argparse.Namespace) -> None:
@@ -259,104 +233,24 @@ def run_import(args: argparse.Namespace) -> None:
     member = arguments[1] if len(arguments) == 3 else None
     _remove_dead_temporaries(file)
     output_folder(args.output)
-    if _is_locatext(file, member):
-        _import_locatext(args, file, member, translation)
-        return
-    _rfg_only(args, "--names", "--delete", "--dry-run")
-    from ..formats.j2me.text import import_strings
-
-    result = import_strings(
-        file,
-        translation,
-        args.output,
-        member,
-        format=_pack_format(args, file, member),
-        kind=args.kind,
-        translation_kind=args.translation_kind,
-        overwrite=args.overwrite,
-    )
-    _report(file, member, args.format_name, result)
-    inside = f" in member {result.member}" if result.member is not None else ""
-    summary(f"wrote {args.output} ({count(result.changed, 'string')} changed{inside})")
-
-
-def _export_locatext(args: argparse.Namespace) -> None:
-    from ..core.content_limits import limits
-    from ..ops.locatext import export_locatext
-
-    with limits(allow_large=args.allow_large):  # --allow-large lifts the string budget
-        result = export_locatext(
-            args.file,
-            args.output,
-            args.member,
-            format=args.format_name,
-            translation=args.translation,
-            names=args.names,
-            source=args.source,
-            overwrite=args.overwrite,
-        )
-    strings = count(len(result.located.table), "string")
-    if args.output is None:
-        sys.stdout.buffer.write(result.data)
-        sys.stdout.buffer.flush()
-    else:
-        summary(f"exported {strings} of {result.located.label} to {args.output}")
-    summary(f"{result.named} of {strings} named; the others are exported by hash (#xxxxxxxx)")
-
-
-def _import_locatext(args: argparse.Namespace, file: str, member: str | None, translation: str) -> None:
-    from ..core.content_limits import limits
-    from ..ops.locatext import import_locatext
-
-    with limits(allow_large=args.allow_large):  # --allow-large lifts the string budget
-        result = import_locatext(
-            file,
-            translation,
-            args.output,
-            member,
-            format=args.format_name,
-            translation_kind=args.translation_kind,
-            names=args.names,
-            delete=args.delete,
-            overwrite=args.overwrite,
-            dry_run=args.dry_run,
-        )
-    _report_import(args, result, translation)
-
-
-def _report_import(args: argparse.Namespace, result: Any, translation: str) -> None:
-    applied = result.applied
-    inside = f" in member {result.located.member}" if result.located.member is not None else ""
-    if result.unchanged:
+    kind, options = _kind(args, file, member, "import")
+    with _budgets(args):
+        done = kind.call("import", file, translation, args.output, member, options=options)
+    for line in done.notes:
+        summary(line)
+    if done.unchanged:
         if args.dry_run:
-            done = "nothing written (--dry-run)"
+            state = "nothing written (--dry-run)"
         else:
-            done = f"wrote the copy {args.output}" if result.written else f"{args.output} left untouched"
-        summary(f"unchanged: {result.located.label}'s strings are those of {translation}; {done}")
+            state = f"wrote the copy {args.output}" if done.written else f"{args.output} left untouched"
+        summary(f"unchanged: {done.where}'s strings are those of {translation}; {state}")
         return
-    parts = [f"{count(len(applied.changed), 'string')} changed"]
-    if applied.added:
-        parts.append(f"{len(applied.added)} added")
-    if applied.removed:
-        parts.append(f"{len(applied.removed)} removed")
     verb = "would write" if args.dry_run else "wrote"
-    summary(f"{verb} {args.output} ({', '.join(parts)}{inside})")
+    summary(f"{verb} {args.output} ({done.summary})")
 
 
-def _where(file: str, result: Any) -> str:
-    return f"{file}/{result.member}" if result.member is not None else file
+def _budgets(args: argparse.Namespace) -> Any:
+    """The content budgets for this command: `--allow-large` lifts the string budget."""
+    from ..core.content_limits import limits
 
-
-def _report(file: str, member: str | None, chosen: str | None, result: Any) -> None:
-    """Say which member of a pack held the strings and what was skipped (when FILE was a
-    pack given without MEMBER)."""
-    if member is not None or result.member is None:
-        return
-    from ..core.registry import get_format
-
-    if chosen is None and not get_format(result.format).has_magic:
-        note(f"{file}: read as {result.format} (no signature; --format to choose another)")
-    skipped = f"; skipped {len(result.skipped)}:" if result.skipped else ""
-    summary(f"{file}: the strings are member {result.member}{skipped}")
-    for name, why in result.skipped:
-        summary(f"  skipped {name}: {why}")
+    return limits(allow_large=getattr(args, "allow_large", False))

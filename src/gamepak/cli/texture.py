@@ -59,7 +59,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     add_json_option(ls, "a list of {peg, name, width, height, format, mips, flags}")
     _peg_option(ls, "only that peg")
     _order(ls)
-    _quiet(ls, "'no textures' line when there are none")
     _palette_option(ls)
 
     export = add_command(
@@ -72,7 +71,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     export.add_argument("--overwrite", action="store_true", help="replace existing files")
     _peg_option(export, "only that peg")
     _order(export)
-    _quiet(export)
     _palette_option(export)
 
     imp = add_command(
@@ -94,7 +92,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     _order(imp)
     _resize(imp, "more than 4x the texture's area")
     _asm_option(imp)
-    _quiet(imp)
     _palette_option(imp)
 
     add = add_command(sub, "add", run_add, "Add a new texture to a peg (a file, or one inside a pack).")
@@ -111,14 +108,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     _order(add)
     _resize(add, "larger than 4096x4096")
     _asm_option(add)
-    _quiet(add)
 
     rm = add_command(sub, "rm", run_rm, "Remove textures from a peg (a file, or one inside a pack).")
     rm.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file, or a pack holding pegs")
     rm.add_argument("names", metavar="NAME", nargs="+", help="textures to remove")
     _peg_option(rm)
     _asm_option(rm)
-    _quiet(rm)
 
 
 def _resize(parser: argparse.ArgumentParser, default: str) -> None:
@@ -137,11 +132,6 @@ def _asm_option(parser: argparse.ArgumentParser) -> None:
         help="when TARGET is a pack: a separate .asm_pc file whose entries for the changed .str2_pc are "
         "updated too (a .asm_pc inside TARGET always is), as the edit commands' --asm",
     )
-
-
-def _quiet(parser: argparse.ArgumentParser, what: str = "summary line") -> None:
-    # SUPPRESS: no value unless given here, so a global --quiet (if the top parser has one) is kept.
-    parser.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=f"print no {what}")
 
 
 def _peg_option(parser: argparse.ArgumentParser, what: str | None = None) -> None:
@@ -163,13 +153,11 @@ def _palette_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _quake_textures(path: str) -> Any:
-    """The Quake image functions when `path` is a Quake texture source (the content registry
-    decides), else None (RFG pegs)."""
-    from ..core.content import texture_source_for
+def _kind(path: str) -> Any:
+    """The texture kind (content registry row) that takes `path`: RFG pegs, Quake images, ..."""
+    from ..content import for_path
 
-    spec = texture_source_for(path)
-    return spec.load() if spec.name == "quake" else None
+    return for_path("texture", path)
 
 
 def _order(parser: argparse.ArgumentParser) -> None:
@@ -184,53 +172,28 @@ def _order(parser: argparse.ArgumentParser) -> None:
 
 def run_ls(args: argparse.Namespace) -> int | None:
     require_input(args.source)
-    quake = _quake_textures(args.source)
-    if quake is not None:
-        found = quake.list_textures(args.source, palette=args.palette)
-        if args.as_json:
-            print_json(found)
-        elif found:
-            write_text("".join(quake.ls_line(row) + "\n" for row in found))
-        else:
-            summary(f"{args.source}: no textures")
-        return None
-    from ..ops.textures import list_textures
-
-    rows = list_textures(args.source, peg=args.peg, order=args.order)
+    kind = _kind(args.source)
+    rows = kind.call("ls", args.source, options=vars(args))
     if args.as_json:
         print_json(rows)
-        return None
-    if not rows:
+    elif rows:
+        write_text("".join(kind.call("line", row) + "\n" for row in rows))
+    else:
         summary(f"{args.source}: no textures" + (f" in {args.peg}" if args.peg else ""))
-        return None
-    lines = [
-        f"{r['width']:>5}x{r['height']:<5} {r['format']:<5} {r['mips']:>2} mips "
-        f"flags 0x{r['flags']:04x}  {r['peg']}/{r['name']}"
-        for r in rows
-    ]
-    write_text("".join(line + "\n" for line in lines))
     return None
-
-
-def _source(path: str, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    """The texture source module the content registry names for `path` (`ops.textures` for RFG
-    pegs, `ops.quake_textures` for Quake images) and the options of that kind the command got."""
-    from ..core.content import texture_source_for
-
-    spec = texture_source_for(path)
-    if spec.name == "quake":
-        return spec.load(), {"palette": args.palette}
-    return spec.load(), {"order": args.order, "peg": args.peg}
 
 
 def run_export(args: argparse.Namespace) -> int | None:
     require_input(args.source)
-    module, options = _source(args.source, args)
-    if "peg" in options:
-        options["kind"] = args.kind
     with counting_bar("exporting textures") as advance:
-        written = module.export_textures(
-            args.source, args.output, names=args.names, overwrite=args.overwrite, progress=advance, **options
+        written = _kind(args.source).call(
+            "export",
+            args.source,
+            args.output,
+            names=args.names,
+            overwrite=args.overwrite,
+            progress=advance,
+            options=vars(args),
         )
     summary(f"exported {count(len(written), 'texture')} to {args.output}")
     return None
@@ -238,40 +201,32 @@ def run_export(args: argparse.Namespace) -> int | None:
 
 def run_import(args: argparse.Namespace) -> int | None:
     require_input(args.target)
-    module, options = _source(args.target, args)
-    if "peg" in options:
-        options.update(resize=args.resize, asm=args.asm)
     with counting_bar("checking textures") as advance:
-        changed = module.import_textures(args.target, args.folder, dry_run=args.dry_run, progress=advance, **options)
+        changed = _kind(args.target).call(
+            "import", args.target, args.folder, dry_run=args.dry_run, progress=advance, options=vars(args)
+        )
     verb = "would change" if args.dry_run else "changed"
     summary(f"{count(len(changed), 'texture')} {verb}" + (f": {', '.join(changed)}" if changed else ""))
     return None
 
 
-def _pegs_only(target: str, verb: str) -> None:
-    """`add` and `rm` edit pegs; Quake images are lumps or members: say which command does it."""
-    if _quake_textures(target) is not None:
+def _editable(target: str, verb: str) -> Any:
+    """The texture kind of `target` when it takes `add` and `rm` (RFG pegs); images of other
+    kinds are lumps or pack members: say which command does it."""
+    kind = _kind(target)
+    if not kind.has(verb):
         from ..errors import UsageError
 
         raise UsageError(
-            f"{target}: `texture {verb}` edits RFG pegs; Quake images are WAD lumps or pack members, "
+            f"{target}: `texture {verb}` edits RFG pegs; {kind.description} are WAD lumps or pack members, "
             f"which `gamepak {verb}` {'adds' if verb == 'add' else 'removes'}"
         )
+    return kind
 
 
 def run_add(args: argparse.Namespace) -> int | None:
-    _pegs_only(args.target, "add")
-    from ..ops.textures import add_texture
-
-    texture = add_texture(
-        args.target,
-        args.image,
-        args.name,
-        args.pixel_format,
-        peg=args.peg,
-        order=args.order,
-        resize=args.resize,
-        asm=args.asm,
+    texture = _editable(args.target, "add").call(
+        "add", args.target, args.image, args.name, args.pixel_format, options=vars(args)
     )
     where = f"{args.target}/{args.peg}" if args.peg else args.target
     summary(
@@ -283,10 +238,7 @@ def run_add(args: argparse.Namespace) -> int | None:
 
 def run_rm(args: argparse.Namespace) -> int | None:
     require_input(args.target)
-    _pegs_only(args.target, "rm")
-    from ..ops.textures import remove_textures
-
-    removed = remove_textures(args.target, args.names, peg=args.peg, asm=args.asm)
+    removed = _editable(args.target, "rm").call("rm", args.target, args.names, options=vars(args))
     where = f"{args.target}/{args.peg}" if args.peg else args.target
     summary(f"removed {count(len(removed), 'texture')} from {where}: {', '.join(removed)}")
     return None

@@ -413,10 +413,13 @@ def _store(source: str, changed: dict[str, bytes]) -> None:
 
 
 def check_tables(
-    source: str | os.PathLike[str], tables: Tables | None = None
+    source: str | os.PathLike[str], tables: Tables | None = None, *, base: str | os.PathLike[str] | None = None
 ) -> tuple[list[Finding], dict[str, str], int]:
     """Every table's values against its schema: (findings, {member: why it could not be read},
-    how many Reference values were not checked because their table is not in `source`)."""
+    how many Reference values were not checked because their table is not in `source`); with
+    `base` (the original `source` was made from), only what `base` does not hold already."""
+    if base is not None:
+        return check_against(source, base)
     # One pause from the first table parsed to the last finding: a collection in between would
     # walk every tree kept (on one core, 2.3 times the whole check's time).
     with collector_paused():

@@ -178,7 +178,8 @@ class Viewer:
             raise HTTPException(404, "a folder has no strings")
         query = request.query_params.get("q", "").strip()
         offset = check_offset(request.query_params.get("offset"))
-        what, rows = await self.bounded(strings_view.read_strings, place)
+        root = None if self.site.root_is_pack else self.site.root
+        what, rows = await self.bounded(strings_view.read_strings, place, root)
         found = strings_view.matching(rows, query)
 
         def page_url(start: int) -> str:

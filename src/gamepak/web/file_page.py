@@ -99,4 +99,12 @@ async def file_page(viewer: Viewer, request: Request, place: Place) -> Response:
         strings_url=segment_url("strings", place.segments)
         if strings_view.has_strings_page(place.name, preview.kind)
         else None,
+        table_url=segment_url("table", place.segments) if _has_table_page(place.name) else None,
     )
+
+
+def _has_table_page(name: str) -> bool:
+    """Whether a file is of a content kind the table page shows (the content registry's)."""
+    from ..content import of_member
+
+    return any(kind.family.preview == "table" for kind in of_member(name, probe=False))

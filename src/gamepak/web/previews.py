@@ -3,19 +3,24 @@ models and Quake models and maps as glTF, text, J2ME strings, audio, and a hex v
 everything else.
 
 Which preview a file gets is the table `PREVIEWERS`: (kind, function) pairs tried in order; the
-first function to return a `Preview` wins, and a file none takes is shown as hex. A preview of
-kind K is drawn by the template `templates/previews/K.html` (given `preview` and the page's
-URLs). To add one (say, for tables):
+first function to return a `Preview` wins, and a file none takes is shown as hex. Content kinds
+(textures, models, strings: `gamepak.content`) come first, through the registry: the kinds of
+the file (by name, signature or WAD lump kind, loose or inside a pack alike) are asked in order,
+each for its family's preview (`CONTENT_VIEWS`: a texture gallery, a 3D view with its counts, a
+list of strings), filled by the kind's own verbs (`gallery`/`png`, `counts`/`glb`, `strings`);
+a new content kind needs nothing here. A preview of kind K is drawn by the template
+`templates/previews/K.html` (given `preview` and the page's URLs). To add one for files that
+are no content kind (say, fonts):
 
-    def table_preview(place, head, kind):        # (Place, first HEAD_BYTES bytes, catalog type)
-        if not place.name.endswith(".xtbl"):
+    def font_preview(place, head, kind):          # (Place, first HEAD_BYTES bytes, catalog type)
+        if not place.name.endswith(".ttf"):
             return None                           # not mine: the next previewer is asked
-        rows = ...                                # read at most a bounded number of bytes
-        return Preview("table", "text/xtbl", data={"rows": rows})
+        glyphs = ...                              # read at most a bounded number of bytes
+        return Preview("font", "font/ttf", data={"glyphs": glyphs})
 
-    add_previewer("table", table_preview, before="text")
+    add_previewer("font", font_preview, before="text")
 
-and write `templates/previews/table.html` (it reads `preview.data.rows`). A previewer raising
+and write `templates/previews/font.html` (it reads `preview.data.glyphs`). A previewer raising
 GamepakError gives the hex view with the error as a note.
 
 Every preview reads a bounded number of bytes: a member larger than its preview's limit, or an
@@ -117,12 +122,6 @@ def _holder_format(place: Place) -> str | None:
     return place.node.archive.format_name if place.node is not None and place.node.archive is not None else None
 
 
-def _is_peg(place: Place, head: bytes) -> bool:
-    from ..formats.rfg.peg.sources import is_cpu_name
-
-    return is_cpu_name(place.name) and head[:4] == b"GEKV"
-
-
 def preview(place: Place, offset: int = 0) -> Preview:
     """The preview of a file place (`offset`: where the hex view starts; past 0, always hex)."""
     head = _head(place)
@@ -149,12 +148,6 @@ def _typed_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return None
 
 
-def _peg_preview(place: Place, head: bytes, kind: str) -> Preview | None:
-    if not _is_peg(place, head):
-        return None
-    return Preview("textures", "texture/peg", textures=peg_textures(place))
-
-
 def _image_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     if kind not in BROWSER_IMAGES and kind not in DECODED_IMAGES:
         return None
@@ -162,18 +155,6 @@ def _image_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     size = image_size(place)
     if size is not None:
         shown.data["width"], shown.data["height"] = size
-    return shown
-
-
-def _model_preview(place: Place, head: bytes, kind: str) -> Preview | None:
-    if kind not in ("model/joe", "model/glb"):
-        return None
-    summary = _model(place).summary()
-    shown = Preview("model", kind, data={"vertices": summary["positions"], "faces": summary["faces"]})
-    bounds = summary["bounds"]
-    if bounds is not None:
-        extents = (f"{high - low:.3g}" for low, high in zip(bounds["min"], bounds["max"]))
-        shown.data["size"] = " \u00d7 ".join(extents)
     return shown
 
 
@@ -187,18 +168,6 @@ def _zone_preview(place: Place, head: bytes, kind: str) -> Preview | None:
 
 def _audio_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return Preview("audio", kind) if kind in AUDIO_TYPES else None
-
-
-def _strings_preview(place: Place, head: bytes, kind: str) -> Preview | None:
-    # J2ME strings have no signature: looked for inside J2ME packs, in files nothing else
-    # recognised, and in "text" holding NUL bytes (a string blob named .txt by `extract`).
-    holder = _holder_format(place)
-    if not ((holder or "").startswith("j2me") or kind == "binary" or b"\0" in head):
-        return None
-    if place.size > MAX_STRINGS_BYTES:
-        return None
-    strings = j2me_strings(place, any_shape=True)
-    return None if strings is None else Preview("strings", "text/j2me-strings", strings=strings)
 
 
 def _text_preview(place: Place, head: bytes, kind: str) -> Preview | None:
@@ -216,14 +185,12 @@ def _text_preview(place: Place, head: bytes, kind: str) -> Preview | None:
 # the file is not its kind.
 Previewer = Callable[["Place", bytes, str], "Preview | None"]
 PREVIEWERS: list[tuple[str, Previewer]] = [
-    ("textures", _peg_preview),
-    ("textures", lambda place, head, kind: _quake_images_preview(place)),
+    ("content", lambda place, head, kind: _content_preview(place, head, probe=False)),
     ("image", _image_preview),
-    ("model", _model_preview),
-    ("model", lambda place, head, kind: _quake_model_preview(place, kind)),
     ("audio", _audio_preview),
     ("zone", lambda place, head, kind: _zone_preview(place, head, kind)),
-    ("strings", _strings_preview),
+    # Kinds with no name or signature (J2ME strings), asked once images and audio said no.
+    ("strings", lambda place, head, kind: _content_preview(place, head, probe=True)),
     ("text", _text_preview),
 ]
 
@@ -266,24 +233,18 @@ def hex_view(place: Place, kind: str, offset: int) -> Preview:
     return shown
 
 
-def j2me_strings(place: Place, *, any_shape: bool = False) -> list[str] | None:
-    """The strings of a J2ME text pack (a file or a member), one per index as `text export`
-    gives them, or None when it is not one. `any_shape`: also strings behind an offset table
-    and string blobs (NUL-terminated strings that read as text)."""
-    from ..formats.j2me.string_tables import StringTable, TextShapeError, looks_like_text_pack
+def j2me_strings(place: Place) -> list[str] | None:
+    """The strings of J2ME strings of any shape (a file or a member), one per index as `text
+    export` gives them, or None when it holds none (the content registry's J2ME row)."""
+    from ..content import of_member
 
     if place.size > MAX_STRINGS_BYTES:
         return None
-    data = read_all(place, MAX_STRINGS_BYTES)
-    if not any_shape and not looks_like_text_pack(data):
-        return None
-    try:
-        table = StringTable.parse(data, "auto", place.path)
-    except TextShapeError:
-        return None
-    if table.kind == "blob" and (len(table) < 2 or b"\0" not in data):
-        return None  # one string with no separator: plain text, not a string table
-    return table.texts
+    for row in of_member(place.name, _head(place), holder=_holder_format(place), family="strings"):
+        found = row.call("strings", read_all(place, MAX_STRINGS_BYTES), place.path)
+        if found is not None:
+            return [text for _, _, text in found[1]]
+    return None
 
 
 # -- images ----------------------------------------------------------------------------------------
@@ -333,107 +294,34 @@ def image_bytes(place: Place) -> tuple[bytes, str]:
         raise GamepakError(f"{place.path}: not an image Pillow can read: {exc}") from None
 
 
-# Parsed pegs kept for the next /texture/ request of the same page, by the files' identities
-# (path, size, modification time): a peg pair is read once, not once per texture.
-PEG_CACHE_BYTES = 160 << 20
-PEG_CACHE_COUNT = 8
-_pegs: collections.OrderedDict[tuple[object, ...], tuple[Any, int]] = collections.OrderedDict()
-_pegs_lock = threading.Lock()
-
-
-def _peg(place: Place) -> Any:
-    from ..formats.rfg.peg import Peg
-    from ..formats.rfg.peg.sources import is_cpu_name, partner_name
-
-    if not is_cpu_name(place.name):
-        raise GamepakError(f"{place.path}: not a peg's CPU file (.cpeg_pc, .cvbm_pc)")
-    gpu = place.sibling(partner_name(place.name))
-    if gpu is None:
-        raise GamepakError(f"{place.path}: its GPU partner {partner_name(place.name)} is not beside it")
-    key = (place.identity, gpu.identity)
-    with _pegs_lock:
-        if key in _pegs:
-            _pegs.move_to_end(key)
-            return _pegs[key][0]
-    cpu_data = read_all(place, MAX_IMAGE_BYTES)
-    gpu_data = read_all(gpu, MAX_IMAGE_BYTES * 4)
-    peg = Peg.parse(cpu_data, gpu_data, name=place.path)
-    cost = len(cpu_data) + len(gpu_data)
-    if cost <= PEG_CACHE_BYTES:
-        with _pegs_lock:
-            _pegs[key] = (peg, cost)
-            while len(_pegs) > PEG_CACHE_COUNT or sum(size for _, size in _pegs.values()) > PEG_CACHE_BYTES:
-                _pegs.popitem(last=False)
-    return peg
-
-
-def peg_textures(place: Place) -> list[dict[str, Any]]:
-    """The textures of a peg CPU file: name, size, pixel format and mip count."""
-    return [
-        {
-            "name": texture.name,
-            "width": texture.width,
-            "height": texture.height,
-            "format": texture.format.name,
-            "mips": texture.mips,
-        }
-        for texture in _peg(place).textures
-    ]
-
-
 def texture_png(place: Place, name: str, mip: int = 0) -> bytes:
-    """One mip level of a texture of a peg (0: the top one) as PNG, from the texture decoder;
-    of a Quake image file, through its palette."""
-    if _quake_image_kind(place, maps=True) is not None:
-        return _quake_png(place, name, mip)
-    from PIL import Image
-
-    from ..formats.rfg.peg.layout import level_dims, level_size
-    from ..formats.rfg.peg.pixels import decode
-
-    peg = _peg(place)
-    texture = peg.texture(name)
-    if texture.width * texture.height > MAX_PIXELS:
-        raise GamepakError(
-            f"{place.path}: {name}: {texture.width}x{texture.height} pixels, more than a preview decodes"
-        )
-    if mip == 0:
-        return _png(peg.read_pil(name))
-    levels = level_dims(texture.width, texture.height, texture.mips)
-    if not 0 <= mip < len(levels):
-        raise GamepakError(f"{place.path}: {name}: no mip {mip} (it has {len(levels)}: 0 to {len(levels) - 1})")
-    start = sum(level_size(texture.format, width, height) for width, height in levels[:mip])
-    width, height = levels[mip]
-    chain = peg.mip_data(name)
-    pixels = decode(
-        texture.format, chain[start : start + level_size(texture.format, width, height)], width, height, peg.order
-    )
-    return _png(Image.fromarray(pixels, "RGBA"))
-
-
-# -- models ----------------------------------------------------------------------------------------
-def _model(place: Place, data: bytes | None = None) -> Any:
-    from ..models import loads
-
-    if data is None:
-        data = read_all(place, MAX_MODEL_BYTES)
-    model_format = "glb" if data[:4] == b"glTF" else "joe"
-    return loads(data, model_format, name=os.path.splitext(place.name)[0], path=place.path)
+    """One mip level (0: the top one) of a texture of a content file's gallery, as PNG: the
+    first kind of the file (content registry) that draws textures draws it."""
+    head = _head(place)
+    for row in _kinds(place, head, probe=False):
+        if row.has("png"):
+            return bytes(
+                row.call(
+                    "png",
+                    read_all(place, MAX_IMAGE_BYTES),
+                    place.name,
+                    place.path,
+                    name,
+                    mip,
+                    options=_options(place, row),
+                )
+            )
+    raise GamepakError(f"{place.path}: holds no textures")
 
 
 def model_glb(place: Place) -> bytes:
-    """A model file as binary glTF for the viewer (JOE converted; GLB as stored)."""
-    from ..models import dumps
-
-    data = read_all(place, MAX_MODEL_BYTES)
-    if data[:4] == b"glTF":
-        return data
-    quake = _quake_model_kind(place)
-    if quake is not None:
-        from ..models.quake import export_bytes
-
-        return export_bytes(quake, data, place.path, _disk_path(place))
-    return dumps(_model(place, data), "glb")
+    """A model file as binary glTF for the viewer: the first kind of the file (content registry)
+    that makes one."""
+    head = _head(place)
+    for row in _kinds(place, head, probe=False):
+        if row.has("glb"):
+            return bytes(row.call("glb", read_all(place, MAX_MODEL_BYTES), place.path, options=_options(place, row)))
+    raise GamepakError(f"{place.path}: not a model the viewer shows")
 
 
 # -- scenes (VDrift tracks and cars) ----------------------------------------------------------------
@@ -495,10 +383,7 @@ def scene(folder: str, root: str) -> tuple[dict[str, Any], bytes]:
     return built
 
 
-# -- Quake: images (qpic, miptex, conchars, WAL, sprite frames) and models (MDL, BSP) --------------
-QUAKE_MODEL_TYPES = {"model/quake-mdl": "mdl", "map/quake-bsp": "bsp"}
-
-
+# -- content kinds (the content registry) ----------------------------------------------------------
 def _disk_path(place: Place) -> str:
     """The file on disk a place is (or whose pack holds it): where a palette is looked for."""
     if place.disk_path is not None:
@@ -506,83 +391,78 @@ def _disk_path(place: Place) -> str:
     return place._pack_key[0] if place._pack_key is not None else place.path
 
 
-def _quake_image_kind(place: Place, *, maps: bool = False) -> str | None:
-    """The Quake image kind of a file place: a WAD lump's kind, else by name. An MDL is a model
-    here; a BSP too, unless `maps` (its textures, shown under the map)."""
-    from ..formats.quake.sources import kind_of_extension
+def _kinds(place: Place, head: bytes, *, probe: bool) -> list[Any]:
+    """The content kinds of a file place (a WAD lump by its lump kind)."""
+    from ..content import of_member
 
-    lump_kind = getattr(place.entry, "kind", None)
-    if lump_kind is not None:
-        return lump_kind if lump_kind in ("qpic", "miptex", "conchars") else None
-    kind = kind_of_extension(place.name)
-    return kind if kind in ("qpic", "wal", "spr", "miptex") or (maps and kind == "bsp") else None
+    found = of_member(
+        place.name, head, lump=getattr(place.entry, "kind", None), holder=_holder_format(place), probe=probe
+    )
+    return found if not probe else [row for row in found if row.has("probe")]
 
 
-def _quake_images(place: Place, *, maps: bool = False) -> list[Any] | None:
-    """The palette images of a Quake image file (with `maps`, of a map too), or None when it is
-    not one (a .lmp that is a palette, or a file without the kind's signature)."""
-    from ..formats.quake.sources import has_signature, read_images
+def _options(place: Place, row: Any) -> dict[str, Any]:
+    """What a row's preview verbs may take: the WAD lump kind, where the palette is looked for,
+    and the partner file a kind reads beside its own (a peg's GPU file), read only when needed."""
+    options: dict[str, Any] = {
+        "lump": getattr(place.entry, "kind", None),
+        "palette": _disk_path(place),
+        "palette_near": _disk_path(place),
+    }
+    if row.has("partner"):
+        wanted = row.call("partner", place.name)
+        partner = place.sibling(wanted)
+        if partner is None:
+            raise GamepakError(f"{place.path}: its partner {wanted} is not beside it")
+        options["partner"] = lambda: read_all(partner, MAX_IMAGE_BYTES * 4)
+        options["key"] = (place.identity, partner.identity)
+    return options
 
-    kind = _quake_image_kind(place, maps=maps)
-    if kind is None:
-        return None
+
+def _gallery(place: Place, row: Any, data: bytes, options: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(row.call("gallery", data, place.name, place.path, options=options)) if row.has("gallery") else []
+
+
+def _textures_view(place: Place, row: Any, kind: str) -> Preview | None:
     data = read_all(place, MAX_IMAGE_BYTES)
-    if not has_signature(kind, data):
+    found = _gallery(place, row, data, _options(place, row))
+    return Preview("textures", kind, textures=found) if found else None
+
+
+def _model_view(place: Place, row: Any, kind: str) -> Preview | None:
+    if not row.has("counts"):
         return None
-    name = place.name if getattr(place.entry, "kind", None) is not None else os.path.splitext(place.name)[0]
-    return [image for image in read_images(kind, data, name, place.path) if image.mips]
+    data = read_all(place, MAX_MODEL_BYTES)
+    counts = dict(row.call("counts", data, place.path))
+    shown = Preview("model", kind, data=counts)
+    # A kind that also holds textures (a Quake map) shows them in a gallery under its 3D view.
+    shown.textures = _gallery(place, row, data, _options(place, row))
+    return shown
 
 
-def _quake_gallery(found: list[Any]) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": image.name,
-            "width": image.width,
-            "height": image.height,
-            "format": image.kind,
-            "mips": len(image.mips),
-        }
-        for image in found
-    ]
-
-
-def _quake_images_preview(place: Place) -> Preview | None:
-    found = _quake_images(place)
-    if not found:
+def _strings_view(place: Place, row: Any, kind: str) -> Preview | None:
+    if place.size > MAX_STRINGS_BYTES:
         return None
-    return Preview("textures", "texture/quake", textures=_quake_gallery(found))
-
-
-def _quake_png(place: Place, name: str, mip: int) -> bytes:
-    from ..formats.quake.images import mip_sizes, png_from_rgba, rgba_bytes
-    from ..formats.quake.palette import find_palette
-
-    for image in _quake_images(place, maps=True) or []:
-        if image.name == name:
-            if not 0 <= mip < len(image.mips):
-                raise GamepakError(f"{place.path}: {name}: no mip {mip} (it has {len(image.mips)})")
-            width, height = mip_sizes(image.width, image.height)[mip] if mip else (image.width, image.height)
-            return png_from_rgba(width, height, rgba_bytes(image, find_palette(_disk_path(place)), mip))
-    from ..errors import MemberNotFoundError
-
-    raise MemberNotFoundError(name, place.path)
-
-
-def _quake_model_kind(place: Place) -> str | None:
-    from ..formats.quake.sources import kind_of_extension
-
-    kind = kind_of_extension(place.name)
-    return kind if kind in ("mdl", "bsp") else None
-
-
-def _quake_model_preview(place: Place, kind: str) -> Preview | None:
-    quake = QUAKE_MODEL_TYPES.get(kind)
-    if quake is None or _quake_model_kind(place) != quake:
+    found = row.call("strings", read_all(place, MAX_STRINGS_BYTES), place.path)
+    if found is None:
         return None
-    from ..models.quake import summary
+    return Preview("strings", kind, strings=[text for _, _, text in found[1]])
 
-    counts = summary(quake, read_all(place, MAX_MODEL_BYTES), place.path)
-    preview = Preview("model", kind, data={"vertices": counts["vertices"], "faces": counts["triangles"]})
-    if quake == "bsp":  # a map's own textures, as a gallery under the 3D view
-        preview.textures = _quake_gallery(_quake_images(place, maps=True) or [])
-    return preview
+
+# How each preview template of the content registry's families is filled.
+CONTENT_VIEWS: dict[str, Callable[[Place, Any, str], Preview | None]] = {
+    "textures": _textures_view,
+    "model": _model_view,
+    "strings": _strings_view,
+}
+
+
+def _content_preview(place: Place, head: bytes, *, probe: bool) -> Preview | None:
+    """The preview of the first content kind of the file that gives one (content registry)."""
+    kind = file_type(place, head)
+    for row in _kinds(place, head, probe=probe):
+        view = CONTENT_VIEWS.get(row.family.preview or "")
+        shown = view(place, row, kind) if view is not None else None
+        if shown is not None:
+            return shown
+    return None

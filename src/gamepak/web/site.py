@@ -211,6 +211,15 @@ def _member_row(name: str, node: Node) -> Row:
     )
 
 
+def _is_content(path: str, label: str) -> bool:
+    """Whether the file at `path` is a kind of the content registry (by name or signature)."""
+    from ..content import of_member
+
+    with open(path, "rb") as handle:
+        head = handle.read(64)
+    return bool(of_member(label, head, probe=False))
+
+
 def check_segment(segment: str) -> None:
     """Refuse a URL segment that could step out of its folder (`..`, an encoded slash, NUL)."""
     if segment in ("", ".", "..") or "/" in segment or "\\" in segment or "\0" in segment:
@@ -231,8 +240,6 @@ def _type_of_extension(extension: str) -> str:
     spec = format_for_path("x" + extension) if extension else None
     if spec is not None:
         return f"pack: {spec.name}" if spec.kind == "archive" else f"model/{spec.name}"
-    if extension in (".cpeg_pc", ".cvbm_pc"):
-        return "texture/peg"
     return EXTENSIONS.get(extension, "")
 
 
@@ -430,7 +437,9 @@ class Site:
         if chosen is None:
             return None, None, None, True
         detection, _ = chosen
-        if get_format(detection.format).kind == "model":  # a file with a preview, not a pack
+        if get_format(detection.format).kind != "archive" and _is_content(path, label):
+            # A map, a model, a localization file: a file with its preview (the content
+            # registry's), as the same file inside a pack is, not a pack of no members.
             return None, None, None, True
         try:
             archive = open_archive(path, detection.format)

@@ -1,0 +1,134 @@
+"""The shapes of the content registry's rows (`gamepak.content`): a `Verb` (a function named by
+module and name, imported on first use, and the option keys it takes), a `Family` (what the
+kinds of one family share: command, catalog table, archives kind, preview, verb signatures) and
+a `ContentKind` (one row). The rows themselves are in `gamepak/content/__init__.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class Verb:
+    """One verb of a kind: the function `module:function` and the option keys it takes from
+    the options mapping the caller gives (`leading`: arguments put before the caller's)."""
+
+    __slots__ = ("function_name", "leading", "module", "options")
+
+    def __init__(self, target: str, options: tuple[str, ...] = (), *, leading: tuple[Any, ...] = ()) -> None:
+        self.module, _, self.function_name = target.partition(":")
+        self.options = options
+        self.leading = leading
+
+    def __repr__(self) -> str:
+        return f"<Verb {self.module}:{self.function_name}>"
+
+    def function(self) -> Any:
+        """The function itself (its module imported now, on first use)."""
+        from ..core.registry import load_module
+
+        return getattr(load_module(self.module), self.function_name)
+
+    def __call__(self, *arguments: Any, options: Mapping[str, Any] | None = None, **common: Any) -> Any:
+        chosen = {key: options[key] for key in self.options if options is not None and key in options}
+        return self.function()(*self.leading, *arguments, **common, **chosen)
+
+
+class Family:
+    """What the kinds of one family share: the CLI command that takes them, the catalog table
+    their rows go to, the `archives.kind` of a loose file of theirs, the viewer's preview
+    template, and the verbs (with their one call signature each)."""
+
+    __slots__ = ("archive_kind", "catalog", "command", "commands", "name", "preview", "verbs")
+
+    def __init__(
+        self,
+        name: str,
+        command: str,
+        catalog: str | None,
+        archive_kind: str | None,
+        preview: str | None,
+        verbs: dict[str, str],
+        commands: tuple[str, ...] = (),
+    ) -> None:
+        self.name = name
+        self.command = command
+        self.commands = commands
+        self.catalog = catalog
+        self.archive_kind = archive_kind
+        self.preview = preview
+        self.verbs = verbs
+
+
+class ContentKind:
+    """One kind of content (see the module docstring)."""
+
+    __slots__ = (
+        "claims",
+        "description",
+        "extensions",
+        "fallback",
+        "family",
+        "lump_kinds",
+        "name",
+        "packs",
+        "signatures",
+        "types",
+        "verbs",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        family: Family,
+        description: str,
+        *,
+        extensions: tuple[str, ...] = (),
+        signatures: tuple[bytes, ...] = (),
+        lump_kinds: tuple[str, ...] = (),
+        packs: tuple[str, ...] = (),
+        types: dict[str | bytes, str] | None = None,
+        verbs: dict[str, Verb] | None = None,
+        claims: Verb | None = None,
+        fallback: bool = False,
+    ) -> None:
+        self.name = name
+        self.family = family
+        self.description = description
+        self.extensions = extensions
+        self.signatures = signatures
+        self.lump_kinds = lump_kinds
+        self.packs = packs
+        self.types = types or {}
+        self.verbs = verbs or {}
+        self.claims = claims
+        self.fallback = fallback
+
+    def __repr__(self) -> str:
+        return f"<ContentKind {self.name}>"
+
+    def has(self, verb: str) -> bool:
+        return verb in self.verbs
+
+    def call(self, verb: str, *arguments: Any, options: Mapping[str, Any] | None = None, **common: Any) -> Any:
+        """Run this kind's `verb` (its family's call signature), handing it the options it takes."""
+        return self.verbs[verb](*arguments, options=options, **common)
+
+    def named_by(self, name: str) -> bool:
+        """Whether a file or member name carries one of this kind's extensions."""
+        return name.lower().endswith(self.extensions) if self.extensions else False
+
+    def signed_by(self, head: bytes) -> bool:
+        return any(head.startswith(signature) for signature in self.signatures)
+
+    def type_of(self, name: str) -> str | None:
+        """The member type label of a file of this kind called `name`."""
+        lowered = name.lower()
+        for extension, label in self.types.items():
+            if isinstance(extension, str) and lowered.endswith(extension):
+                return label
+        return next(iter(self.types.values()), None)
