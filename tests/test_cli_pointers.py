@@ -72,6 +72,6 @@ def test_text_export_refuses_plain_text_in_one_line(tmp_path: Path) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("remember the milk\nand the bread\n")
     code, out, err = in_process_cli("text", "export", str(notes))
-    assert code == 1 and out == "" and "plain text" in err and len(err.splitlines()) == 1, err
+    assert code == 1 and out == "" and "not a strings file" in err and len(err.splitlines()) == 1, err
     code, _, err = in_process_cli("text", "export", str(notes), "-o", str(tmp_path / "notes.json"))
     assert code == 1 and not (tmp_path / "notes.json").exists(), err

@@ -267,10 +267,9 @@ def _model_check(format_name: str | None, path: str) -> tuple[list[Problem], int
 def _peg_check(format_name: str | None, path: str) -> tuple[list[Problem], int] | None:
     """(problems, texture count) when `path` is the CPU file of a loose RFG peg pair (its GPU
     partner beside it), else None."""
-    from ..core.content import TEXTURE_SOURCES
+    from ..formats.rfg.peg.partners import is_cpu_name
 
-    pegs = next(spec for spec in TEXTURE_SOURCES if spec.name == "peg")
-    if format_name is not None or not path.lower().endswith(pegs.extensions) or not os.path.isfile(path):
+    if format_name is not None or not is_cpu_name(path) or not os.path.isfile(path):
         return None
     from ..ops.inspect import check_loose_peg
 
