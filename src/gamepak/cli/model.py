@@ -119,6 +119,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     imported.add_argument("--dry-run", action="store_true", help="with --into: say what would change, write nothing")
     imported.add_argument("--overwrite", action="store_true", help="replace the output file if it exists")
+    from . import mesh as rfg_mesh
+
+    rfg_mesh.add_options(export, imported)
 
     render = add_command(
         sub,
@@ -243,9 +246,25 @@ def _quake_model(args: argparse.Namespace) -> tuple[str, bytes, str] | None:
         return spec.name, holder.read(entry), label
 
 
+def _rfg_mesh(args: argparse.Namespace) -> Any:
+    """The RFG mesh command module when MODEL (or MEMBER) is an RFG mesh file, else None."""
+    from ..core.content import model_kind_for
+
+    spec = model_kind_for(args.member or args.model_path)
+    if spec is None or spec.name != "rfg-mesh":
+        return None
+    from . import mesh
+
+    return mesh
+
+
 def run_info(args: argparse.Namespace) -> None:
     import warnings
 
+    rfg = _rfg_mesh(args)
+    if rfg is not None:
+        rfg.run_info(args)
+        return
     found = _scene(args)
     if found is not None:
         summary = found.summary()
@@ -310,6 +329,12 @@ def run_export(args: argparse.Namespace) -> None:
         from ..errors import OutputExistsError
 
         raise OutputExistsError(args.output)
+    rfg = _rfg_mesh(args)
+    if rfg is None and args.member is None and args.model_path.lower().endswith((".vpp_pc", ".str2_pc")):
+        from . import mesh as rfg  # every mesh of an RFG pack into a folder
+    if rfg is not None:
+        rfg.run_export(args)
+        return
     found = _scene(args)
     if found is not None:
         _export_scene(found, args)
@@ -358,6 +383,11 @@ def _faces(number: int) -> str:
 def run_import(args: argparse.Namespace) -> None:
     from .. import models
 
+    if args.into is not None and os.path.isfile(args.into):
+        from . import mesh as rfg  # an RFG mesh written back into its pack
+
+        rfg.run_import(args)
+        return
     if args.into is not None:
         if args.member is not None or args.output is not None:
             raise UsageError("--into takes a scene file alone (no MEMBER, no -o)")

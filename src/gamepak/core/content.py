@@ -5,7 +5,7 @@ new kind is one module plus one row.
 
     texture sources: peg (RFG), quake (WAD lumps, LMP, BSP textures, SPR, MDL skins, WAL)
     models:          joe (and OBJ/glTF/PLY, `gamepak.models`), mdl and bsp (`models.quake`),
-                     scene (VDrift tracks and cars, `models.scene`)
+                     rfg-mesh (`models.rfg`), scene (VDrift tracks and cars, `models.scene`)
 """
 
 from __future__ import annotations
@@ -65,6 +65,15 @@ MODELS: tuple[ContentSpec, ...] = (
     ContentSpec("mdl", "Quake alias model (IDPO v6)", "gamepak.models.quake", (".mdl",)),
     ContentSpec("bsp", "Quake map (BSP29, BSP2)", "gamepak.models.quake", (".bsp",)),
     # A folder, not a file: `model` tries it first for a folder (cli.model._scene).
+    # Red Faction Guerrilla meshes (either file of the pair); glue for the viewer and catalog
+    # in `models.rfg.content`.
+    ContentSpec(
+        "rfg-mesh",
+        "Red Faction Guerrilla mesh (static, character)",
+        "gamepak.models.rfg.content",
+        (".csmesh_pc", ".gsmesh_pc", ".ccmesh_pc", ".gcmesh_pc"),
+        ("vpp",),
+    ),
     ContentSpec("scene", "VDrift track or car folder (a scene of JOE models)", "gamepak.models.scene", (".car",)),
 )
 

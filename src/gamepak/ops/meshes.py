@@ -1,0 +1,293 @@
+"""RFG meshes in packs: find a mesh pair (either file names it), read it, find its textures
+among pegs, export it, and write edited vertices back (`model info/export/import`).
+
+The format logic is in `gamepak.models.rfg`; this module only finds members and files.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..errors import GamepakError, MemberNotFoundError, OutputExistsError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from ..core.archive import Archive
+    from ..models.rfg import RfgMesh
+
+PACK_SUFFIXES = (".vpp_pc", ".str2_pc")
+PEG_SUFFIXES = (".cpeg_pc", ".cvbm_pc")
+
+
+@dataclass
+class MeshPair:
+    """Where a mesh pair was found: the pack (None for loose files), the CPU and GPU member
+    paths (nested paths with "/"; file paths when loose), and the pair's bytes."""
+
+    pack: str | None
+    cpu_path: str
+    gpu_path: str
+    cpu: bytes
+    gpu: bytes
+
+    @property
+    def name(self) -> str:
+        """The mesh's name: the CPU file's stem."""
+        base = self.cpu_path.rsplit("/", 1)[-1]
+        return os.path.splitext(os.path.basename(base))[0]
+
+    def label(self, gpu: bool = False) -> str:
+        path = self.gpu_path if gpu else self.cpu_path
+        return f"{self.pack}/{path}" if self.pack else path
+
+    def read(self) -> RfgMesh:
+        from ..models.rfg import read_mesh
+
+        return read_mesh(self.cpu, self.gpu, label=self.label(), gpu_label=self.label(gpu=True))
+
+
+def is_mesh_member(name: str) -> bool:
+    """Whether `name` is either file of an RFG mesh pair."""
+    from ..models.rfg import is_mesh_name
+
+    return is_mesh_name(name)
+
+
+def _find_in(names: Iterable[str], wanted: str) -> str | None:
+    lowered = wanted.lower()
+    for name in names:
+        if name.lower() == lowered:
+            return name
+    return None
+
+
+def load_pair(path: str | os.PathLike[str], member: str | None = None) -> MeshPair:
+    """The mesh pair named by `member` (either file) inside the pack `path`, or the loose file
+    `path` (either file, its partner beside it). A member given by its base name alone is
+    looked for in nested packs too."""
+    from ..models.rfg import pair_names
+
+    path = os.fspath(path)
+    if member is None:
+        cpu_name, gpu_name = pair_names(os.path.basename(path))
+        folder = os.path.dirname(path) or "."
+        listed = os.listdir(folder)
+        found = [_find_in(listed, cpu_name), _find_in(listed, gpu_name)]
+        for wanted, name in zip((cpu_name, gpu_name), found):
+            if name is None:
+                raise GamepakError(f"{path}: its partner {wanted} is not beside it")
+        halves = []
+        for name in found:
+            with open(os.path.join(folder, name), "rb") as handle:  # type: ignore[arg-type]
+                halves.append(handle.read())
+        return MeshPair(None, os.path.join(folder, found[0]), os.path.join(folder, found[1]), *halves)  # type: ignore[arg-type]
+    from ..core.opening import open as open_archive
+
+    with open_archive(path) as opened:
+        member_path = _member_path(opened, member)
+        prefix, _, base = member_path.rpartition("/")
+        cpu_name, gpu_name = pair_names(base)
+        holder_names = _names_beside(opened, prefix)
+        cpu = _find_in(holder_names, cpu_name)
+        gpu = _find_in(holder_names, gpu_name)
+        for wanted, present in ((cpu_name, cpu), (gpu_name, gpu)):
+            if present is None:
+                raise GamepakError(f"{path}: {member_path}: its partner {wanted} is not in the same pack")
+        joined = [f"{prefix}/{name}" if prefix else name for name in (cpu, gpu)]
+        from ..core.nested import resolve
+
+        data = []
+        for name in joined:
+            holder, entry = resolve(opened, name)  # type: ignore[arg-type]
+            data.append(holder.read(entry))
+        return MeshPair(path, joined[0], joined[1], data[0], data[1])  # type: ignore[arg-type]
+
+
+def _member_path(opened: Archive, member: str) -> str:
+    """The full member path of `member`: as given, or a unique nested member of that base name."""
+    from ..core.nested import resolve, walk
+
+    try:
+        resolve(opened, member)
+        return member
+    except MemberNotFoundError:
+        pass
+    lowered = member.lower()
+    matches = [name for name, _, _ in walk(opened) if name.lower() == lowered or name.lower().endswith("/" + lowered)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise GamepakError(f"{opened.filename}: {member!r} is in several nested packs: {', '.join(matches[:4])}")
+    raise MemberNotFoundError(member, opened.filename)
+
+
+def _names_beside(opened: Archive, prefix: str) -> list[str]:
+    """The member names of the pack at nested path `prefix` ("" for the top one)."""
+    if not prefix:
+        return list(opened.namelist())
+    from ..core.nested import walk
+
+    start = prefix + "/"
+    return [
+        name[len(start) :] for name, _, _ in walk(opened) if name.startswith(start) and "/" not in name[len(start) :]
+    ]
+
+
+def iter_pairs(path: str | os.PathLike[str]) -> Iterator[MeshPair]:
+    """Every mesh pair in a pack (nested packs included), by its CPU file."""
+    from ..core.nested import walk
+    from ..core.opening import open as open_archive
+    from ..models.rfg import EXTENSIONS
+
+    with open_archive(path) as opened:
+        names = [name for name, _, _ in walk(opened)]
+    for name in names:
+        if name.lower().endswith(tuple(EXTENSIONS)):
+            yield load_pair(path, name)
+
+
+# ---------------------------------------------------------------------------------- textures
+
+
+@dataclass
+class TextureSearch:
+    """PNG bytes of the textures found (keys lower-cased), and where each came from."""
+
+    found: dict[str, bytes] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _peg_sources(pair: MeshPair, search: list[str]) -> Iterator[str]:
+    """Where to look, in order: the mesh's own pack, the packs beside it, then --search folders
+    (packs and loose pegs in them)."""
+    if pair.pack is not None:
+        yield pair.pack
+    folder = os.path.dirname(pair.pack if pair.pack else pair.cpu_path) or "."
+    own = os.path.realpath(pair.pack) if pair.pack else None
+    for folder_name in [folder, *search]:
+        try:
+            listed = sorted(os.listdir(folder_name))
+        except OSError as exc:
+            if folder_name in search:
+                raise GamepakError(f"{folder_name}: cannot list the folder (--search): {exc.strerror}") from None
+            continue
+        for name in listed:
+            full = os.path.join(folder_name, name)
+            lowered = name.lower()
+            if os.path.realpath(full) == own or not os.path.isfile(full):
+                continue
+            if lowered.endswith(PACK_SUFFIXES) or (folder_name in search and lowered.endswith(PEG_SUFFIXES)):
+                yield full
+            elif pair.pack is None and lowered.endswith(PEG_SUFFIXES):
+                yield full  # loose pegs beside a loose mesh
+
+
+def find_textures(pair: MeshPair, names: list[str], search: list[str] | None = None) -> TextureSearch:
+    """The textures `names` as PNG bytes, looked for among the pegs of the mesh's pack, the
+    packs in its folder and the `search` folders; each missing one is a warning."""
+    import io
+
+    from ..formats.rfg.peg.sources import iter_pegs
+    from ..models.rfg.export import PLACEHOLDER_TEXTURES
+
+    result = TextureSearch()
+    wanted = {name.lower(): name for name in names if name.lower() not in PLACEHOLDER_TEXTURES}
+    for source in _peg_sources(pair, list(search or [])):
+        if not wanted:
+            break
+        try:
+            pegs = list(iter_pegs(source))
+        except GamepakError as exc:
+            result.warnings.append(f"{source}: skipped while looking for textures: {exc}")
+            continue
+        for peg_path, peg in pegs:
+            entries = {texture.name.lower(): texture.name for texture in peg.textures}
+            for key in list(wanted):
+                # Nanoforge's rule: the high-resolution variant first (`_low_` -> `_`).
+                for candidate in (key.replace("_low_", "_"), key):
+                    if candidate in entries:
+                        image = peg.read_pil(entries[candidate])
+                        buffer = io.BytesIO()
+                        image.save(buffer, format="PNG")
+                        result.found[key] = buffer.getvalue()
+                        result.sources[wanted[key]] = f"{source}/{peg_path}" if source != peg_path else source
+                        del wanted[key]
+                        break
+    for name in wanted.values():
+        result.warnings.append(f"texture {name} not found in any peg (add a folder with --search)")
+    return result
+
+
+# ------------------------------------------------------------------------------------ export
+
+
+def export_pair(
+    pair: MeshPair,
+    output: str,
+    *,
+    format_name: str,
+    lod: int = 0,
+    all_lods: bool = False,
+    search: list[str] | None = None,
+    overwrite: bool = False,
+    textures: bool = True,
+) -> tuple[list[str], list[str]]:
+    """Write one mesh to `output` (.glb/.gltf/.obj); returns (files written, warnings)."""
+    from .. import models
+    from ..models.rfg.export import export_gltf, neutral_mesh
+
+    mesh = pair.read()
+    warnings = list(f"{pair.label()}: {warning}" for warning in mesh.warnings)
+    found = find_textures(pair, mesh.texture_names(), search) if textures else TextureSearch()
+    warnings += found.warnings
+    if not overwrite and os.path.lexists(output):
+        raise OutputExistsError(output)
+    if format_name in ("glb", "gltf"):
+        data = export_gltf(
+            mesh, pair.name, binary=format_name == "glb", lod=lod, all_lods=all_lods, textures=found.found
+        )
+        models.write_atomic(output, data, overwrite=overwrite)
+        return [output], warnings
+    if format_name != "obj":
+        raise GamepakError(f"an RFG mesh is exported as .glb, .gltf or .obj, not {format_name}")
+    neutral = neutral_mesh(mesh, pair.name, lod=lod)
+    written = []
+    texture = None
+    diffuse = next((m.texture_for("Diffuse_Map") for m in mesh.materials if m.texture_for("Diffuse_Map")), None)
+    if diffuse is not None and diffuse.lower() in found.found:
+        texture = os.path.splitext(os.path.basename(output))[0] + "_" + os.path.splitext(diffuse)[0] + ".png"
+        image_path = os.path.join(os.path.dirname(output) or ".", texture)
+        if not overwrite and os.path.lexists(image_path):
+            raise OutputExistsError(image_path)
+        models.write_atomic(image_path, found.found[diffuse.lower()], overwrite=overwrite)
+        written.append(image_path)
+    written[:0] = models.save(neutral, output, "obj", overwrite=overwrite, texture=texture)
+    return written, warnings
+
+
+def export_pack(
+    pack: str, folder: str, *, format_name: str, search: list[str] | None = None, overwrite: bool = False
+) -> tuple[list[str], list[str]]:
+    """Every mesh of `pack` into `folder` (`<mesh>.<format>`); (files written, warnings)."""
+    from ..models.rfg import MeshFormatError
+
+    written: list[str] = []
+    warnings: list[str] = []
+    os.makedirs(folder, exist_ok=True)
+    pairs = list(iter_pairs(pack))
+    if not pairs:
+        raise GamepakError(f"{pack}: holds no RFG mesh (.csmesh_pc/.ccmesh_pc)")
+    for pair in pairs:
+        target = os.path.join(folder, f"{pair.name}.{format_name}")
+        try:
+            files, found = export_pair(pair, target, format_name=format_name, search=search, overwrite=overwrite)
+        except MeshFormatError as exc:
+            warnings.append(f"skipped: {exc}")
+            continue
+        written += files
+        warnings += found
+    return written, warnings
