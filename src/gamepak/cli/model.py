@@ -113,7 +113,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     _model_arguments(imported, "input")
     imported.add_argument("-o", "--output", help="the .joe file to write (required without --into)")
-    imported.add_argument("--into", metavar="TRACK_DIR", help="write a glTF scene back into this VDrift track")
+    imported.add_argument(
+        "--into",
+        nargs="+",
+        metavar="TRACK_DIR|PACK",
+        help="write a glTF scene back into this VDrift track; or an RFG mesh's vertices back into PACK MEMBER",
+    )
     imported.add_argument(
         "--delete", action="store_true", help="with --into: remove the objects the scene no longer has"
     )
@@ -383,6 +388,13 @@ def _faces(number: int) -> str:
 def run_import(args: argparse.Namespace) -> None:
     from .. import models
 
+    if args.into is not None:
+        # `--into PACK MEMBER` (RFG meshes) or `--into TRACK_DIR`.
+        if len(args.into) > 2 or (len(args.into) == 2 and args.member is not None):
+            raise UsageError("--into takes a track folder, or a pack and the mesh member in it")
+        if len(args.into) == 2:
+            args.member = args.into[1]
+        args.into = args.into[0]
     if args.into is not None and os.path.isfile(args.into):
         from . import mesh as rfg  # an RFG mesh written back into its pack
 

@@ -291,3 +291,54 @@ def export_pack(
         written += files
         warnings += found
     return written, warnings
+
+
+# ------------------------------------------------------------------------------------ import
+
+
+@dataclass
+class MeshImport:
+    """What `model import --into PACK MEMBER` changed (or would change, with `dry_run`)."""
+
+    pack: str
+    member: str
+    changed_vertices: list[int] = field(default_factory=list)
+    boxes_changed: list[int] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    written: bool = False
+
+    def summary(self) -> str:
+        count = len(self.changed_vertices)
+        if not count:
+            return f"{self.pack}: {self.member}: no vertex changed; nothing written"
+        shown = ", ".join(map(str, self.changed_vertices[:8])) + (" ..." if count > 8 else "")
+        boxes = f"; submesh box {', '.join(map(str, self.boxes_changed))} grown" if self.boxes_changed else ""
+        return f"{self.pack}: {self.member}: {count} vertex{'es' if count != 1 else ''} changed ({shown}){boxes}"
+
+
+def import_into(model: str, pack: str, member: str, *, asm: str | None = None, dry_run: bool = False) -> MeshImport:
+    """Write the positions, normals and UVs of the glTF `model` back into the mesh `member`
+    (either file) of `pack`: one crash-safe edit of the pack (`asm`: a separate `.asm_pc` kept
+    in step); nothing is written when no vertex changed or anything is refused."""
+    from ..models.rfg.writeback import write_back
+
+    pair = load_pair(pack, member)
+    mesh = pair.read()
+    try:
+        with open(model, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise GamepakError(f"{model}: {exc.strerror}") from None
+    result = write_back(mesh, pair.name, data, pair.gpu, pair.cpu, label=model)
+    report = MeshImport(pack, pair.cpu_path, result.changed_vertices, result.boxes_changed, result.warnings)
+    if dry_run or (result.gpu == pair.gpu and result.cpu == pair.cpu):
+        return report
+    from .textures import _edit
+
+    with _edit(pack, asm) as editor:
+        if result.gpu != pair.gpu:
+            editor.replace(pair.gpu_path, result.gpu)
+        if result.cpu != pair.cpu:
+            editor.replace(pair.cpu_path, result.cpu)
+    report.written = True
+    return report
