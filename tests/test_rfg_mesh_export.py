@@ -412,3 +412,84 @@ def test_json_info_lists_materials(textured_pack: Path) -> None:
     assert code == 0
     info = json.loads(out)
     assert info["materials"][0]["textures"]["Normal_Map"] == "thing_n.tga"
+
+
+def test_import_into_a_nested_str2_keeps_the_asm_table_current(tmp_path: Path) -> None:
+    from test_rfg_asm import asm_bytes, prim, str2_header
+
+    import gamepak
+
+    cpu, gpu = build(quad_spec())
+    str2_path = write_pack(tmp_path / "thing.str2_pc", {"thing.csmesh_pc": cpu, "thing.gsmesh_pc": gpu})
+    str2 = str2_path.read_bytes()
+    data_start, compressed, sizes = str2_header(str2)
+    table = asm_bytes(
+        [
+            {
+                "name": "thing",
+                "type": 6,
+                "flags": 0x80,
+                "data_offset": data_start,
+                "compressed_size": compressed,
+                "sizes": sizes,
+                "primitives": [prim("thing.csmesh_pc", sizes[0], sizes[1])],
+            }
+        ]
+    )
+    pack = tmp_path / "level.vpp_pc"
+    with gamepak.create(pack) as writer:
+        writer.add("thing.str2_pc", str2)
+        writer.add("level.asm_pc", table)
+    assert in_process_cli("verify", str(pack))[0] == 0
+    out = tmp_path / "thing.glb"
+    # The member named by its base name is found inside the nested .str2_pc.
+    assert in_process_cli("model", "export", str(pack), "thing.csmesh_pc", "-o", str(out), "--no-textures")[0] == 0
+    out.write_bytes(moved_glb(out.read_bytes(), 4, (0.0, 0.0, 0.5)))
+    code, _, err = in_process_cli("model", "import", str(out), "--into", str(pack), "thing.str2_pc/thing.gsmesh_pc")
+    assert code == 0, err
+    code, out_text, err = in_process_cli("verify", str(pack))
+    assert code == 0, out_text + err
+    with gamepak.open(pack) as archive, archive.open_archive("thing.str2_pc") as inner:
+        mesh = read_mesh(inner.read("thing.csmesh_pc"), inner.read("thing.gsmesh_pc"))
+    assert mesh.vertices["position"][4].tolist() == [2.0, 0.0, 0.5]
+
+
+def test_catalog_lists_meshes(textured_pack: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("dask")
+    from gamepak.catalog import build_catalog
+    from gamepak.catalog.schema import read_table
+
+    out = tmp_path / "catalog"
+    build_catalog([str(textured_pack.parent)], str(out), scheduler="synchronous")
+    found = [row for row in read_table(str(out), "models").to_pylist() if row["model"] == "thing.csmesh_pc"]
+    assert len(found) == 1
+    row = found[0]
+    assert (row["format"], row["vertices"], row["triangles"], row["lods"], row["materials"], row["bones"]) == (
+        "rfg-static-mesh",
+        6,
+        4,
+        1,
+        1,
+        0,
+    )
+    assert row["texture"] == "thing_d.tga"
+    assert row["textures"] == "thing_d.tga; missing.tga; thing_n.tga; thing_s.tga"
+
+
+def test_viewer_shows_a_mesh_with_its_textures(textured_pack: Path) -> None:
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from gamepak.web.app import create_app
+
+    root = textured_pack.parent
+    client = TestClient(create_app(str(root)), base_url="http://127.0.0.1:8000")
+    page = client.get("/browse/thing.str2_pc/thing.gsmesh_pc")
+    assert page.status_code == 200
+    assert 'data-model="/model/thing.str2_pc/thing.gsmesh_pc"' in page.text
+    assert "6 vertices, 4 faces" in page.text
+    glb = client.get("/model/thing.str2_pc/thing.gsmesh_pc")
+    assert glb.status_code == 200 and glb.headers["content-type"] == "model/gltf-binary"
+    gltf = pygltflib.GLTF2.load_from_bytes(glb.content)
+    assert sorted(image.name for image in gltf.images) == ["thing_d.tga", "thing_n.tga"]

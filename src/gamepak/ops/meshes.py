@@ -18,9 +18,6 @@ if TYPE_CHECKING:
     from ..core.archive import Archive
     from ..models.rfg import RfgMesh
 
-PACK_SUFFIXES = (".vpp_pc", ".str2_pc")
-PEG_SUFFIXES = (".cpeg_pc", ".cvbm_pc")
-
 
 @dataclass
 class MeshPair:
@@ -149,79 +146,6 @@ def iter_pairs(path: str | os.PathLike[str]) -> Iterator[MeshPair]:
             yield load_pair(path, name)
 
 
-# ---------------------------------------------------------------------------------- textures
-
-
-@dataclass
-class TextureSearch:
-    """PNG bytes of the textures found (keys lower-cased), and where each came from."""
-
-    found: dict[str, bytes] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-
-def _peg_sources(pair: MeshPair, search: list[str]) -> Iterator[str]:
-    """Where to look, in order: the mesh's own pack, the packs beside it, then --search folders
-    (packs and loose pegs in them)."""
-    if pair.pack is not None:
-        yield pair.pack
-    folder = os.path.dirname(pair.pack if pair.pack else pair.cpu_path) or "."
-    own = os.path.realpath(pair.pack) if pair.pack else None
-    for folder_name in [folder, *search]:
-        try:
-            listed = sorted(os.listdir(folder_name))
-        except OSError as exc:
-            if folder_name in search:
-                raise GamepakError(f"{folder_name}: cannot list the folder (--search): {exc.strerror}") from None
-            continue
-        for name in listed:
-            full = os.path.join(folder_name, name)
-            lowered = name.lower()
-            if os.path.realpath(full) == own or not os.path.isfile(full):
-                continue
-            if lowered.endswith(PACK_SUFFIXES) or (folder_name in search and lowered.endswith(PEG_SUFFIXES)):
-                yield full
-            elif pair.pack is None and lowered.endswith(PEG_SUFFIXES):
-                yield full  # loose pegs beside a loose mesh
-
-
-def find_textures(pair: MeshPair, names: list[str], search: list[str] | None = None) -> TextureSearch:
-    """The textures `names` as PNG bytes, looked for among the pegs of the mesh's pack, the
-    packs in its folder and the `search` folders; each missing one is a warning."""
-    import io
-
-    from ..formats.rfg.peg.sources import iter_pegs
-    from ..models.rfg.export import PLACEHOLDER_TEXTURES
-
-    result = TextureSearch()
-    wanted = {name.lower(): name for name in names if name.lower() not in PLACEHOLDER_TEXTURES}
-    for source in _peg_sources(pair, list(search or [])):
-        if not wanted:
-            break
-        try:
-            pegs = list(iter_pegs(source))
-        except GamepakError as exc:
-            result.warnings.append(f"{source}: skipped while looking for textures: {exc}")
-            continue
-        for peg_path, peg in pegs:
-            entries = {texture.name.lower(): texture.name for texture in peg.textures}
-            for key in list(wanted):
-                # Nanoforge's rule: the high-resolution variant first (`_low_` -> `_`).
-                for candidate in (key.replace("_low_", "_"), key):
-                    if candidate in entries:
-                        image = peg.read_pil(entries[candidate])
-                        buffer = io.BytesIO()
-                        image.save(buffer, format="PNG")
-                        result.found[key] = buffer.getvalue()
-                        result.sources[wanted[key]] = f"{source}/{peg_path}" if source != peg_path else source
-                        del wanted[key]
-                        break
-    for name in wanted.values():
-        result.warnings.append(f"texture {name} not found in any peg (add a folder with --search)")
-    return result
-
-
 # ------------------------------------------------------------------------------------ export
 
 
@@ -239,10 +163,15 @@ def export_pair(
     """Write one mesh to `output` (.glb/.gltf/.obj); returns (files written, warnings)."""
     from .. import models
     from ..models.rfg.export import export_gltf, neutral_mesh
+    from ..models.rfg.textures import TextureSearch, find_textures
 
     mesh = pair.read()
     warnings = list(f"{pair.label()}: {warning}" for warning in mesh.warnings)
-    found = find_textures(pair, mesh.texture_names(), search) if textures else TextureSearch()
+    found = (
+        find_textures(mesh.texture_names(), pack=pair.pack, beside=pair.cpu_path, search=search)
+        if textures
+        else TextureSearch()
+    )
     warnings += found.warnings
     if not overwrite and os.path.lexists(output):
         raise OutputExistsError(output)

@@ -177,6 +177,15 @@ def _model_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return shown
 
 
+def _rfg_mesh_preview(place: Place, head: bytes, kind: str) -> Preview | None:
+    """Either file of an RFG mesh pair (the glue lives in `models.rfg.content`)."""
+    from ..models.rfg.content import is_mesh_file, viewer_counts
+
+    if not is_mesh_file(place.name):
+        return None
+    return Preview("model", "model/rfg-mesh", data=viewer_counts(place, MAX_MODEL_BYTES))
+
+
 def _audio_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return Preview("audio", kind) if kind in AUDIO_TYPES else None
 
@@ -212,6 +221,7 @@ PREVIEWERS: list[tuple[str, Previewer]] = [
     ("textures", lambda place, head, kind: _quake_images_preview(place)),
     ("image", _image_preview),
     ("model", _model_preview),
+    ("model", _rfg_mesh_preview),
     ("model", lambda place, head, kind: _quake_model_preview(place, kind)),
     ("audio", _audio_preview),
     ("strings", _strings_preview),
@@ -415,7 +425,10 @@ def _model(place: Place, data: bytes | None = None) -> Any:
 def model_glb(place: Place) -> bytes:
     """A model file as binary glTF for the viewer (JOE converted; GLB as stored)."""
     from ..models import dumps
+    from ..models.rfg.content import is_mesh_file, place_glb
 
+    if is_mesh_file(place.name):
+        return place_glb(place, MAX_MODEL_BYTES)
     data = read_all(place, MAX_MODEL_BYTES)
     if data[:4] == b"glTF":
         return data

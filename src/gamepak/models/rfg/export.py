@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from ..mesh import Mesh
     from .reader import RfgMesh
 
-PLACEHOLDER_TEXTURES = frozenset({"missing.tga"})
+from .textures import PLACEHOLDER_TEXTURES
+
 ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
 UNSIGNED_BYTE, UNSIGNED_SHORT, UNSIGNED_INT, FLOAT = 5121, 5123, 5125, 5126
 REPEAT = 10497

@@ -1,0 +1,88 @@
+"""Finding a mesh's textures: its materials name peg entries (`Repair_tool_d.tga`), never the
+peg, so pegs are searched (spec section 5): the mesh's own pack (nested packs included), the
+packs in its folder, then folders the user names (their packs and loose pegs). Names match
+case-insensitively, the high-resolution variant (`_low_` -> `_`) first; `missing.tga` is a
+placeholder and never looked for. A name not found is a warning, not an error."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ...errors import GamepakError
+
+PACK_SUFFIXES = (".vpp_pc", ".str2_pc")
+PEG_SUFFIXES = (".cpeg_pc", ".cvbm_pc")
+PLACEHOLDER_TEXTURES = frozenset({"missing.tga"})
+
+
+@dataclass
+class TextureSearch:
+    """PNG bytes of the textures found (keys lower-cased), where each came from, and a warning
+    per texture not found."""
+
+    found: dict[str, bytes] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def peg_sources(pack: str | None, beside: str, search: list[str]) -> Iterator[str]:
+    """Where to look, in order: the pack, the packs in its folder (for a loose mesh: packs and
+    pegs in the mesh's folder), then the `search` folders' packs and pegs."""
+    if pack is not None:
+        yield pack
+    folder = os.path.dirname(pack if pack is not None else beside) or "."
+    own = os.path.realpath(pack) if pack is not None else None
+    for folder_name in [folder, *search]:
+        try:
+            listed = sorted(os.listdir(folder_name))
+        except OSError as exc:
+            if folder_name in search:
+                raise GamepakError(f"{folder_name}: cannot list the folder (--search): {exc.strerror}") from None
+            continue
+        loose_pegs = folder_name in search or pack is None
+        for name in listed:
+            full = os.path.join(folder_name, name)
+            lowered = name.lower()
+            if own is not None and os.path.realpath(full) == own:
+                continue
+            if (lowered.endswith(PACK_SUFFIXES) or (loose_pegs and lowered.endswith(PEG_SUFFIXES))) and os.path.isfile(
+                full
+            ):
+                yield full
+
+
+def find_textures(
+    names: list[str], *, pack: str | None = None, beside: str = ".", search: list[str] | None = None
+) -> TextureSearch:
+    """The textures `names` as PNG bytes, looked for among the pegs of `pack` (the mesh's pack,
+    None for a loose mesh at `beside`), the packs beside it and the `search` folders."""
+    import io
+
+    from ...formats.rfg.peg.sources import iter_pegs
+
+    result = TextureSearch()
+    wanted = {name.lower(): name for name in names if name.lower() not in PLACEHOLDER_TEXTURES}
+    for source in peg_sources(pack, beside, list(search or [])):
+        if not wanted:
+            break
+        try:
+            pegs = list(iter_pegs(source))
+        except GamepakError as exc:
+            result.warnings.append(f"{source}: skipped while looking for textures: {exc}")
+            continue
+        for peg_path, peg in pegs:
+            entries = {texture.name.lower(): texture.name for texture in peg.textures}
+            for key in list(wanted):
+                for candidate in (key.replace("_low_", "_"), key):
+                    if candidate in entries:
+                        buffer = io.BytesIO()
+                        peg.read_pil(entries[candidate]).save(buffer, format="PNG")
+                        result.found[key] = buffer.getvalue()
+                        result.sources[wanted[key]] = source if source.endswith(peg_path) else f"{source}/{peg_path}"
+                        del wanted[key]
+                        break
+    for name in wanted.values():
+        result.warnings.append(f"texture {name} not found in any peg (add a folder with --search)")
+    return result
