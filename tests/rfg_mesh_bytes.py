@@ -260,3 +260,19 @@ def quad_spec(**changes: object) -> MeshSpec:
     for key, value in changes.items():
         setattr(spec, key, value)
     return spec
+
+
+def rig_bytes(bones: list[tuple[str, int, tuple[float, float, float]]], tags: int = 0) -> bytes:
+    """A `.rig_pc`: 64-byte header (zero name and offsets), name CRCs, 36-byte bones (name
+    offset, inverse translation, translation, parent, id), 60-byte tags, then the names."""
+    names = b""
+    offsets = []
+    for name, _, _ in bones:
+        offsets.append(len(names))
+        names += name.encode() + b"\0"
+    out = struct.pack("<32sIiiiiiii", b"", 0, len(bones), len(bones), 0, tags, 0, 0, 0)
+    out += b"".join(struct.pack("<I", crc(name)) for name, _, _ in bones)
+    for number, (_, parent, translation) in enumerate(bones):
+        out += struct.pack("<i3f3fii", offsets[number], *(-v for v in translation), *translation, parent, number)
+    out += b"\0" * (60 * tags)
+    return out + names

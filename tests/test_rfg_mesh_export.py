@@ -11,7 +11,7 @@ import pygltflib
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rfg_mesh_bytes import MaterialSpec, Vertex, build, quad_spec
+from rfg_mesh_bytes import MaterialSpec, Vertex, build, quad_spec, rig_bytes
 
 from gamepak.errors import GamepakError
 from gamepak.models.rfg import read_mesh
@@ -145,8 +145,41 @@ def test_character_mesh_gets_a_skin(tmp_path: Path) -> None:
     assert gltf.accessors[attributes.WEIGHTS_0].normalized
     assert (weights.astype(int).sum(axis=1) == 255).all()
     assert accessor_values(gltf, attributes.JOINTS_0).max() == 1
-    named = pygltflib.GLTF2.load_from_bytes(export_gltf(read_mesh(cpu, gpu), "man", bone_names=["root", "spine"]))
-    assert [named.nodes[j].name for j in named.skins[0].joints] == ["root", "spine"]
+    inverse = accessor_values(gltf, gltf.skins[0].inverseBindMatrices).reshape(-1, 4, 4)
+    assert np.array_equal(inverse, np.tile(np.eye(4, dtype=np.float32), (2, 1, 1)))
+
+
+def test_a_rig_in_the_pack_names_and_places_the_joints(tmp_path: Path, gltf_validator: Path) -> None:
+    # The mesh's bone list names rig bones 2 and 1; rig bone 0 is a parent the list lacks.
+    cpu, gpu = build(quad_spec(kind="character", vertex_format=3, bones=[2, 1]))
+    rig = rig_bytes([("root", -1, (0.0, 1.0, 0.0)), ("spine", 0, (0.5, 0.0, 0.0)), ("head", 1, (0.0, 0.25, 0.0))])
+    pack = write_pack(tmp_path / "man.str2_pc", {"man.ccmesh_pc": cpu, "man.gcmesh_pc": gpu, "man.rig_pc": rig})
+    out = tmp_path / "man.glb"
+    code, _, err = in_process_cli("model", "export", str(pack), "man.ccmesh_pc", "-o", str(out))
+    assert code == 0, err
+    assert "no rig found" not in err
+    gltf = load_glb(out)
+    joints = gltf.skins[0].joints
+    head, spine = (gltf.nodes[j] for j in joints)
+    assert (head.name, spine.name) == ("head", "spine")
+    assert spine.children == [joints[0]]  # head under spine
+    assert spine.translation == pytest.approx([-0.5, 1.0, 0.0])  # root's offset folded in; X mirrored
+    assert head.translation == pytest.approx([0.0, 0.25, 0.0])
+    inverse = accessor_values(gltf, gltf.skins[0].inverseBindMatrices).reshape(-1, 4, 4)
+    assert inverse[0][3, :3].tolist() == pytest.approx([0.5, -1.25, 0.0])  # minus head's world position
+    assert not gltf_validator_errors(gltf_validator, [out])
+    # A rig that does not fit (bone 2 missing) is not used; a bad --rig file is an error.
+    small = tmp_path / "small.rig_pc"
+    small.write_bytes(rig_bytes([("only", -1, (0.0, 0.0, 0.0))]))
+    code, _, err = in_process_cli(
+        "model", "export", str(pack), "man.ccmesh_pc", "-o", str(tmp_path / "b.glb"), "--rig", str(small)
+    )
+    assert code == 0 and [load_glb(tmp_path / "b.glb").nodes[j].name for j in joints] == ["bone_2", "bone_1"]
+    small.write_bytes(rig_bytes([("x", -1, (0.0, 0.0, 0.0))])[:70])
+    code, _, err = in_process_cli(
+        "model", "export", str(pack), "man.ccmesh_pc", "-o", str(tmp_path / "c.glb"), "--rig", str(small)
+    )
+    assert code == 1 and "bone count" in err and err.count("\n") == 1
 
 
 def test_lods_and_several_materials(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ def add_options(export: argparse.ArgumentParser, imported: argparse.ArgumentPars
     export.add_argument(
         "--no-textures", action="store_true", help="RFG meshes: do not look for the textures among pegs"
     )
+    export.add_argument("--rig", metavar="FILE", help="RFG character meshes: the .rig_pc naming the bones")
     imported.add_argument(
         "--asm", metavar="FILE", help="with --into PACK: an .asm_pc file beside the pack to keep in step"
     )
@@ -105,6 +106,7 @@ def run_export(args: argparse.Namespace) -> None:
         search=search,
         overwrite=args.overwrite,
         textures=not args.no_textures,
+        rig=args.rig,
     )
     for warning in warnings:
         note(f"warning: {warning}")

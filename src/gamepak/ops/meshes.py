@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError, MemberNotFoundError, OutputExistsError
 
@@ -149,6 +149,40 @@ def iter_pairs(path: str | os.PathLike[str]) -> Iterator[MeshPair]:
 # ------------------------------------------------------------------------------------ export
 
 
+def find_rig(pair: MeshPair, rig: str | None = None) -> tuple[Any, list[str]]:
+    """The rig of a character mesh: the file `rig`, else `<mesh>.rig_pc` in the mesh's pack
+    (nested packs too) or beside a loose mesh; (Rig or None, warnings)."""
+    from ..models.rfg.rig import read_rig
+
+    wanted = f"{pair.name}.rig_pc".lower()
+    try:
+        if rig is not None:
+            with open(rig, "rb") as handle:
+                return read_rig(handle.read(), rig), []
+        if pair.pack is None:
+            folder = os.path.dirname(pair.cpu_path) or "."
+            found = _find_in(os.listdir(folder), wanted)
+            if found is None:
+                return None, []
+            with open(os.path.join(folder, found), "rb") as handle:
+                return read_rig(handle.read(), os.path.join(folder, found)), []
+        from ..core.nested import resolve, walk
+        from ..core.opening import open as open_archive
+
+        with open_archive(pair.pack) as opened:
+            for name, _, _ in walk(opened):
+                if name.rsplit("/", 1)[-1].lower() == wanted:
+                    holder, entry = resolve(opened, name)
+                    return read_rig(holder.read(entry), f"{pair.pack}/{name}"), []
+    except OSError as exc:
+        raise GamepakError(f"{rig or pair.label()}: {exc.strerror}") from None
+    except GamepakError as exc:
+        if rig is not None:
+            raise
+        return None, [f"rig not used: {exc}"]
+    return None, []
+
+
 def export_pair(
     pair: MeshPair,
     output: str,
@@ -159,6 +193,7 @@ def export_pair(
     search: list[str] | None = None,
     overwrite: bool = False,
     textures: bool = True,
+    rig: str | None = None,
 ) -> tuple[list[str], list[str]]:
     """Write one mesh to `output` (.glb/.gltf/.obj); returns (files written, warnings)."""
     from .. import models
@@ -176,8 +211,22 @@ def export_pair(
     if not overwrite and os.path.lexists(output):
         raise OutputExistsError(output)
     if format_name in ("glb", "gltf"):
+        skeleton = None
+        if mesh.kind == "character":
+            skeleton, rig_warnings = find_rig(pair, rig)
+            warnings += rig_warnings
+            if skeleton is None:
+                warnings.append(
+                    f"{pair.label()}: no rig found ({pair.name}.rig_pc; --rig FILE): joints named bone_<id>"
+                )
         data = export_gltf(
-            mesh, pair.name, binary=format_name == "glb", lod=lod, all_lods=all_lods, textures=found.found
+            mesh,
+            pair.name,
+            binary=format_name == "glb",
+            lod=lod,
+            all_lods=all_lods,
+            textures=found.found,
+            rig=skeleton,
         )
         models.write_atomic(output, data, overwrite=overwrite)
         return [output], warnings

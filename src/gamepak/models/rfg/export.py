@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from ..mesh import Mesh
     from .reader import RfgMesh
+    from .rig import Rig
 
 from .textures import PLACEHOLDER_TEXTURES
 
@@ -149,7 +150,7 @@ def build_gltf(
     lod: int = 0,
     all_lods: bool = False,
     textures: dict[str, bytes] | None = None,
-    bone_names: list[str] | None = None,
+    rig: Rig | None = None,
 ) -> Any:
     """A pygltflib `GLTF2` of the mesh (see the module's table), binary blob set."""
     import numpy as np
@@ -167,7 +168,7 @@ def build_gltf(
     scene_nodes: list[int] = []
     skin_index = None
     if skinned is not None:
-        skin_index = _skeleton(gltf, buffer, mesh, bone_names, scene_nodes)
+        skin_index = _skeleton(gltf, buffer, mesh, rig, scene_nodes)
     for node_plan in plan(mesh, name, lod=lod, all_lods=all_lods):
         ids = node_plan.vertex_ids
         if not node_plan.primitives:
@@ -296,25 +297,51 @@ def _materials(
     return result, unresolved
 
 
-def _skeleton(gltf: Any, buffer: _Buffer, mesh: RfgMesh, bone_names: list[str] | None, scene_nodes: list[int]) -> int:
-    """A skin of one joint per bone of the mesh's bone list, under one root node: named from
-    the rig when given, `bone_<id>` otherwise, at the origin with identity inverse bind
-    matrices (the mesh stays in its bind pose)."""
+def _skeleton(gltf: Any, buffer: _Buffer, mesh: RfgMesh, rig: Rig | None, scene_nodes: list[int]) -> int:
+    """A skin of one joint per entry of the mesh's bone list (what blend indices index), under
+    one root node. With the rig: the joints take the names of the rig bones the list names, its
+    hierarchy (a parent the list lacks is skipped for its nearest listed ancestor) and its
+    bind-pose positions, with inverse bind matrices made from the same positions (so the mesh
+    shows in its bind pose whatever they mean). Without: `bone_<id>` at the origin, identity
+    inverse bind matrices."""
     import numpy as np
     import pygltflib
 
     bone_count = max(len(mesh.bones), int(mesh.vertices["joints"].max()) + 1 if len(mesh.vertices) else 1)
-    joints = []
+    rig_bones = [mesh.bones[number] if number < len(mesh.bones) else number for number in range(bone_count)]
+    if rig is not None and any(not 0 <= bone < len(rig.bones) for bone in rig_bones):
+        rig = None  # a rig that does not fit the mesh: not this mesh's
+    world = np.zeros((bone_count, 3), dtype=np.float64)
+    parents = [-1] * bone_count
+    names = [f"bone_{bone}" for bone in rig_bones]
+    if rig is not None:
+        positions = rig.world_translations()
+        joint_of = {bone: number for number, bone in enumerate(rig_bones)}
+        for number, bone in enumerate(rig_bones):
+            names[number] = rig.bones[bone].name or names[number]
+            world[number] = positions[bone]
+            world[number, 0] = -world[number, 0]  # file -> glTF axes, as the vertices
+            ancestor, seen = rig.bones[bone].parent, set()
+            while 0 <= ancestor < len(rig.bones) and ancestor not in joint_of and ancestor not in seen:
+                seen.add(ancestor)
+                ancestor = rig.bones[ancestor].parent
+            parents[number] = joint_of.get(ancestor, -1)
+    first = len(gltf.nodes)
+    joints = list(range(first, first + bone_count))
     for number in range(bone_count):
-        bone = mesh.bones[number] if number < len(mesh.bones) else number
-        label = bone_names[bone] if bone_names and 0 <= bone < len(bone_names) else f"bone_{bone}"
-        gltf.nodes.append(pygltflib.Node(name=label))
-        joints.append(len(gltf.nodes) - 1)
-    gltf.nodes.append(pygltflib.Node(name="skeleton", children=joints))
+        parent_world = world[parents[number]] if parents[number] >= 0 else np.zeros(3)
+        local = (world[number] - parent_world).tolist()
+        children = [joints[child] for child in range(bone_count) if parents[child] == number]
+        gltf.nodes.append(
+            pygltflib.Node(name=names[number], translation=local if any(local) else None, children=children or [])
+        )
+    roots = [joints[number] for number in range(bone_count) if parents[number] < 0]
+    gltf.nodes.append(pygltflib.Node(name="skeleton", children=roots))
     root = len(gltf.nodes) - 1
     scene_nodes.append(root)
-    matrices = np.tile(np.eye(4, dtype=np.float32).reshape(1, 16), (bone_count, 1))
-    inverse = buffer.accessor(matrices, FLOAT, "MAT4", target=None)
+    matrices = np.tile(np.eye(4, dtype=np.float32), (bone_count, 1, 1))
+    matrices[:, 3, :3] = -world  # column-major: the translation is the 4th column
+    inverse = buffer.accessor(matrices.reshape(bone_count, 16), FLOAT, "MAT4", target=None)
     gltf.skins.append(pygltflib.Skin(joints=joints, skeleton=root, inverseBindMatrices=inverse))
     return len(gltf.skins) - 1
 
@@ -327,14 +354,14 @@ def export_gltf(
     lod: int = 0,
     all_lods: bool = False,
     textures: dict[str, bytes] | None = None,
-    bone_names: list[str] | None = None,
+    rig: Rig | None = None,
 ) -> bytes:
     """The .glb (or .gltf with the buffer embedded) bytes of the mesh."""
     import base64
 
     from ..gltf import _glb
 
-    gltf = build_gltf(mesh, name, lod=lod, all_lods=all_lods, textures=textures, bone_names=bone_names)
+    gltf = build_gltf(mesh, name, lod=lod, all_lods=all_lods, textures=textures, rig=rig)
     blob = gltf.binary_blob()
     if binary:
         text = gltf.gltf_to_json(separators=(",", ":"), indent=None).encode("utf-8")
