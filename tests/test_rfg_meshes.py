@@ -343,3 +343,22 @@ def test_model_info_and_verify_of_a_broken_pack(tmp_path: Path) -> None:
     lonely = write_pack(tmp_path / "lonely.str2_pc", {"thing.csmesh_pc": cpu})
     code, out, err = in_process_cli("verify", str(lonely))
     assert code == 1 and "no GPU partner" in out + err
+
+
+def test_verify_warns_about_conventions_a_reader_tolerates(tmp_path: Path) -> None:
+    cpu, gpu = build(quad_spec())
+    changed = bytearray(cpu)
+    struct.pack_into("<I", changed, CONFIG_AT + 0x20, 999)  # a wrong stored vertex buffer offset
+    block_at = CONFIG_AT + 0x30 + 44
+    struct.pack_into("<I", changed, block_at + 16, 3)  # highest vertex 3, but it draws up to 5
+    submesh_at = CONFIG_AT + 0x30
+    struct.pack_into("<f", changed, submesh_at + 28, 0.5)  # box max x 0.5, vertices reach 2
+    mesh = read_mesh(bytes(changed), gpu)
+    assert any("differ from the computed 16/48" in warning for warning in mesh.warnings)
+    pack = write_pack(tmp_path / "w.str2_pc", {"w.csmesh_pc": bytes(changed), "w.gsmesh_pc": gpu})
+    code, out, err = in_process_cli("verify", str(pack))
+    assert code == 0, out + err
+    shown = out + err
+    assert "stored GPU buffer offsets" in shown
+    assert "stored vertex range 0..3, drawn 0..5" in shown
+    assert "submesh 0: its vertices reach outside its stored box" in shown

@@ -16,16 +16,9 @@ def mesh_warnings(mesh: RfgMesh) -> list[str]:
     import numpy as np
 
     from .geometry import positions
-    from .reader import gpu_layout
 
     found = list(mesh.warnings)
     config = mesh.config
-    index_at, vertex_at, _ = gpu_layout(config)
-    if (config.index_offset, config.vertex_offset) != (index_at, vertex_at):
-        found.append(
-            f"stored GPU buffer offsets {config.index_offset}/{config.vertex_offset} differ from the computed "
-            f"{index_at}/{vertex_at} (the computed ones are used)"
-        )
     restart = 0xFFFF if config.index_size == 2 else 0xFFFFFFFF
     points = positions(mesh)
     for number, block in enumerate(mesh.blocks):

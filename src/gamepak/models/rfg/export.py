@@ -357,18 +357,10 @@ def export_gltf(
     rig: Rig | None = None,
 ) -> bytes:
     """The .glb (or .gltf with the buffer embedded) bytes of the mesh."""
-    import base64
-
-    from ..gltf import _glb
+    from ..gltf import document_bytes
 
     gltf = build_gltf(mesh, name, lod=lod, all_lods=all_lods, textures=textures, rig=rig)
-    blob = gltf.binary_blob()
-    if binary:
-        text = gltf.gltf_to_json(separators=(",", ":"), indent=None).encode("utf-8")
-        return _glb(text, blob)
-    if blob is not None:
-        gltf.buffers[0].uri = "data:application/octet-stream;base64," + base64.b64encode(blob).decode("ascii")
-    return (gltf.gltf_to_json(indent=1) + "\n").encode("utf-8")
+    return document_bytes(gltf, binary=binary)
 
 
 def neutral_mesh(mesh: RfgMesh, name: str, *, lod: int = 0) -> Mesh:

@@ -360,6 +360,13 @@ def read_mesh(cpu: bytes, gpu: bytes, *, label: str = "<csmesh_pc>", gpu_label: 
         raise source.fail(config.offset + 0x2D, "topology", f"{config.topology} (0 strip or 1 list expected)")
     if config.second_stride:
         warnings.append(f"second vertex stream of stride {config.second_stride} ignored")
+    index_at, vertex_at, _ = gpu_layout(config)
+    if (config.index_offset, config.vertex_offset) != (index_at, vertex_at):
+        # Some files carry wrong values (RFGM and RfgToolsPlusPlus recompute them, as here).
+        warnings.append(
+            f"stored GPU buffer offsets {config.index_offset}/{config.vertex_offset} differ from the computed "
+            f"{index_at}/{vertex_at} (the computed ones are used)"
+        )
 
     submeshes = _read_submeshes(source, config)
     blocks_total = sum(submesh.block_count for submesh in submeshes)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...errors import GamepakError
 
@@ -58,8 +59,6 @@ def find_textures(
 ) -> TextureSearch:
     """The textures `names` as PNG bytes, looked for among the pegs of `pack` (the mesh's pack,
     None for a loose mesh at `beside`), the packs beside it and the `search` folders."""
-    import io
-
     from ...formats.rfg.peg.sources import iter_pegs
 
     result = TextureSearch()
@@ -68,21 +67,29 @@ def find_textures(
         if not wanted:
             break
         try:
-            pegs = list(iter_pegs(source))
+            # One peg at a time (a pack's pegs are read in batches), stopping once all are found.
+            for peg_path, peg in iter_pegs(source):
+                _take(result, wanted, source, peg_path, peg)
+                if not wanted:
+                    break
         except GamepakError as exc:
             result.warnings.append(f"{source}: skipped while looking for textures: {exc}")
-            continue
-        for peg_path, peg in pegs:
-            entries = {texture.name.lower(): texture.name for texture in peg.textures}
-            for key in list(wanted):
-                for candidate in (key.replace("_low_", "_"), key):
-                    if candidate in entries:
-                        buffer = io.BytesIO()
-                        peg.read_pil(entries[candidate]).save(buffer, format="PNG")
-                        result.found[key] = buffer.getvalue()
-                        result.sources[wanted[key]] = source if source.endswith(peg_path) else f"{source}/{peg_path}"
-                        del wanted[key]
-                        break
     for name in wanted.values():
         result.warnings.append(f"texture {name} not found in any peg (add a folder with --search)")
     return result
+
+
+def _take(result: TextureSearch, wanted: dict[str, str], source: str, peg_path: str, peg: Any) -> None:
+    """Move the wanted textures `peg` holds into `result` (as PNG)."""
+    import io
+
+    entries = {texture.name.lower(): texture.name for texture in peg.textures}
+    for key in list(wanted):
+        for candidate in (key.replace("_low_", "_"), key):
+            if candidate in entries:
+                buffer = io.BytesIO()
+                peg.read_pil(entries[candidate]).save(buffer, format="PNG")
+                result.found[key] = buffer.getvalue()
+                result.sources[wanted[key]] = source if source.endswith(peg_path) else f"{source}/{peg_path}"
+                del wanted[key]
+                break
