@@ -526,3 +526,24 @@ def test_viewer_shows_a_mesh_with_its_textures(textured_pack: Path) -> None:
     assert glb.status_code == 200 and glb.headers["content-type"] == "model/gltf-binary"
     gltf = pygltflib.GLTF2.load_from_bytes(glb.content)
     assert sorted(image.name for image in gltf.images) == ["thing_d.tga", "thing_n.tga"]
+
+
+def test_import_reads_a_gltf_with_its_buffer_beside_it_and_nothing_outside(tmp_path: Path) -> None:
+    cpu, gpu = build(quad_spec())
+    pack = write_pack(tmp_path / "q.str2_pc", {"q.csmesh_pc": cpu, "q.gsmesh_pc": gpu})
+    gltf = pygltflib.GLTF2.load_from_bytes(moved_glb(export_gltf(read_mesh(cpu, gpu), "q"), 1, (0.0, 0.5, 0.0)))
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "q.bin").write_bytes(gltf.binary_blob())
+    gltf.buffers[0].uri = "q.bin"
+    gltf.set_binary_blob(None)
+    (tmp_path / "model" / "q.gltf").write_text(gltf.gltf_to_json())
+    code, _, err = in_process_cli(
+        "model", "import", str(tmp_path / "model" / "q.gltf"), "--into", str(pack), "q.csmesh_pc"
+    )
+    assert code == 0 and "1 vertex changed (1)" in err, err
+    gltf.buffers[0].uri = "../q.str2_pc"
+    (tmp_path / "model" / "q.gltf").write_text(gltf.gltf_to_json())
+    code, _, err = in_process_cli(
+        "model", "import", str(tmp_path / "model" / "q.gltf"), "--into", str(pack), "q.csmesh_pc"
+    )
+    assert code == 1 and "outside the glTF's folder" in err

@@ -307,7 +307,8 @@ def import_into(model: str, pack: str, member: str, *, asm: str | None = None, d
             data = handle.read()
     except OSError as exc:
         raise GamepakError(f"{model}: {exc.strerror}") from None
-    result = write_back(mesh, pair.name, data, pair.gpu, pair.cpu, label=model)
+    folder = os.path.dirname(os.path.abspath(model))
+    result = write_back(mesh, pair.name, data, pair.gpu, pair.cpu, label=model, folder=folder)
     report = MeshImport(pack, pair.cpu_path, result.changed_vertices, result.boxes_changed, result.warnings)
     if dry_run or (result.gpu == pair.gpu and result.cpu == pair.cpu):
         return report

@@ -58,7 +58,7 @@ class _Node:
     corners: dict[str, np.ndarray]  # attribute -> (T, 3, k) corner values, in glTF space
 
 
-def _read_nodes(data: bytes, label: str) -> list[_Node]:
+def _read_nodes(data: bytes, label: str, folder: str | None = None) -> list[_Node]:
     """Every node of the default scene that draws triangles: its corner values per attribute
     (node transforms applied), primitives concatenated in order."""
     import numpy as np
@@ -66,7 +66,7 @@ def _read_nodes(data: bytes, label: str) -> list[_Node]:
     from ..gltf import _accessor, _buffers, _load, _triangles, node_matrix
 
     gltf = _load(data, label)
-    buffers = _buffers(gltf, label, None)
+    buffers = _buffers(gltf, label, folder)  # external buffers only from the glTF's own folder
     nodes = gltf.nodes or []
     scene = gltf.scenes[gltf.scene or 0] if gltf.scenes else None
     roots = list(scene.nodes or []) if scene is not None else list(range(len(nodes)))
@@ -135,12 +135,15 @@ def _match(nodes: list[_Node], name: str) -> _Node | None:
     return None
 
 
-def write_back(mesh: RfgMesh, name: str, data: bytes, gpu: bytes, cpu: bytes, *, label: str = "") -> WriteBack:
-    """The mesh's files with the vertices of the glTF `data` written in (see the module)."""
+def write_back(
+    mesh: RfgMesh, name: str, data: bytes, gpu: bytes, cpu: bytes, *, label: str = "", folder: str | None = None
+) -> WriteBack:
+    """The mesh's files with the vertices of the glTF `data` written in (see the module);
+    `folder`: where a `.gltf`'s buffer files lie (never outside it)."""
     import numpy as np
 
     label = label or "<glTF>"
-    nodes = _read_nodes(data, label)
+    nodes = _read_nodes(data, label, folder)
     expected_positions, expected_normals, expected_uvs = gltf_vertex_values(mesh)
     from .export import exported_uv_sets
 
