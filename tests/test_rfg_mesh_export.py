@@ -474,6 +474,8 @@ def test_import_into_a_nested_str2_keeps_the_asm_table_current(tmp_path: Path) -
         writer.add("thing.str2_pc", str2)
         writer.add("level.asm_pc", table)
     assert in_process_cli("verify", str(pack))[0] == 0
+    code, _, err = in_process_cli("model", "export", str(pack), "-o", str(tmp_path / "all"), "--format", "gltf")
+    assert code == 0 and (tmp_path / "all" / "thing.str2_pc" / "thing.gltf").is_file(), err
     out = tmp_path / "thing.glb"
     # The member named by its base name is found inside the nested .str2_pc.
     assert in_process_cli("model", "export", str(pack), "thing.csmesh_pc", "-o", str(out), "--no-textures")[0] == 0

@@ -343,6 +343,11 @@ def test_model_info_and_verify_of_a_broken_pack(tmp_path: Path) -> None:
     lonely = write_pack(tmp_path / "lonely.str2_pc", {"thing.csmesh_pc": cpu})
     code, out, err = in_process_cli("verify", str(lonely))
     assert code == 1 and "no GPU partner" in out + err
+    # A member of that name that is no PC mesh (a stand-in) is not held to the layout, as pegs.
+    stand_in = write_pack(tmp_path / "stand_in.str2_pc", {"thing.csmesh_pc": b"<table/>"})
+    assert in_process_cli("verify", str(stand_in))[0] == 0
+    code, _, err = in_process_cli("model", "info", str(stand_in), "thing.csmesh_pc")
+    assert code == 1 and "partner thing.gsmesh_pc" in err
 
 
 def test_verify_warns_about_conventions_a_reader_tolerates(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from ..errors import GamepakError, MemberNotFoundError, OutputExistsError
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-    from ..core.archive import Archive
+    from ..core.archive import Archive, Entry
     from ..models.rfg import RfgMesh
 
 
@@ -134,16 +134,26 @@ def _names_beside(opened: Archive, prefix: str) -> list[str]:
 
 
 def iter_pairs(path: str | os.PathLike[str]) -> Iterator[MeshPair]:
-    """Every mesh pair in a pack (nested packs included), by its CPU file."""
+    """Every mesh pair in a pack (nested packs included), by its CPU file: the pack is opened
+    and walked once, each pair read from the pack holding it."""
     from ..core.nested import walk
     from ..core.opening import open as open_archive
-    from ..models.rfg import EXTENSIONS
+    from ..models.rfg.content import catalog_pairs
 
     with open_archive(path) as opened:
-        names = [name for name, _, _ in walk(opened)]
-    for name in names:
-        if name.lower().endswith(tuple(EXTENSIONS)):
-            yield load_pair(path, name)
+        holders: dict[str, tuple[Archive, dict[str, Entry]]] = {}
+        for name, entry, holder in walk(opened):
+            prefix = name[: len(name) - len(entry.name)]
+            holders.setdefault(prefix, (holder, {}))[1][entry.name] = entry
+        for prefix, (holder, entries) in holders.items():
+            for cpu_name, gpu_name in catalog_pairs(list(entries)):
+                yield MeshPair(
+                    os.fspath(path),
+                    prefix + cpu_name,
+                    prefix + gpu_name,
+                    holder.read(entries[cpu_name]),
+                    holder.read(entries[gpu_name]),
+                )
 
 
 # ------------------------------------------------------------------------------------ export
@@ -250,17 +260,20 @@ def export_pair(
 def export_pack(
     pack: str, folder: str, *, format_name: str, search: list[str] | None = None, overwrite: bool = False
 ) -> tuple[list[str], list[str]]:
-    """Every mesh of `pack` into `folder` (`<mesh>.<format>`); (files written, warnings)."""
+    """Every mesh of `pack` into `folder`, as `<container>/<mesh>.<format>` for a mesh in a
+    nested pack (names checked: nothing lands outside `folder`); (files written, warnings). A
+    mesh that does not read is a warning; a pack without meshes an error."""
+    from ..core.names import safe_parts
     from ..models.rfg import MeshFormatError
 
     written: list[str] = []
     warnings: list[str] = []
-    os.makedirs(folder, exist_ok=True)
-    pairs = list(iter_pairs(pack))
-    if not pairs:
-        raise GamepakError(f"{pack}: holds no RFG mesh (.csmesh_pc/.ccmesh_pc)")
-    for pair in pairs:
-        target = os.path.join(folder, f"{pair.name}.{format_name}")
+    count = 0
+    for pair in iter_pairs(pack):  # one pair in memory at a time
+        count += 1
+        parts = safe_parts(pair.cpu_path)
+        target = os.path.join(folder, *parts[:-1], f"{pair.name}.{format_name}")
+        os.makedirs(os.path.dirname(target), exist_ok=True)
         try:
             files, found = export_pair(pair, target, format_name=format_name, search=search, overwrite=overwrite)
         except MeshFormatError as exc:
@@ -268,6 +281,8 @@ def export_pack(
             continue
         written += files
         warnings += found
+    if not count:
+        raise GamepakError(f"{pack}: holds no RFG mesh (.csmesh_pc/.ccmesh_pc)")
     return written, warnings
 
 

@@ -46,6 +46,7 @@ def check_meshes(archive: Archive) -> list[Problem]:
     from ...core.archive import Problem
     from ...errors import GamepakError
     from . import EXTENSIONS, pair_names
+    from .content import sniff
     from .reader import MeshFormatError, read_mesh
 
     problems: list[Problem] = []
@@ -54,12 +55,15 @@ def check_meshes(archive: Archive) -> list[Problem]:
     for name in names:
         if not name.lower().endswith(tuple(EXTENSIONS)):
             continue
+        cpu = archive.read(name)
+        if not sniff(cpu[:4]):
+            continue  # not a PC mesh (a console file, a stand-in): no layout to hold it to, as pegs
         gpu_name = lowered.get(pair_names(name)[1].lower())
         if gpu_name is None:
             problems.append(Problem(f"{name}: no GPU partner {pair_names(name)[1]} in this pack", member=name))
             continue
         try:
-            mesh = read_mesh(archive.read(name), archive.read(gpu_name), label=name, gpu_label=gpu_name)
+            mesh = read_mesh(cpu, archive.read(gpu_name), label=name, gpu_label=gpu_name)
         except MeshFormatError as exc:
             problems.append(Problem(str(exc), offset=exc.offset, member=exc.label))
             continue

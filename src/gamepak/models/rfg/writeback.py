@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..mesh import ModelError
-from .export import gltf_vertex_values, plan
+from .export import exported_uv_sets, gltf_vertex_values, plan
 from .geometry import to_gltf_space
 from .layout import UV_SCALE
 from .reader import gpu_layout
@@ -145,14 +145,14 @@ def write_back(
     label = label or "<glTF>"
     nodes = _read_nodes(data, label, folder)
     expected_positions, expected_normals, expected_uvs = gltf_vertex_values(mesh)
-    from .export import exported_uv_sets
-
     uv_numbers = exported_uv_sets(mesh)
     new_positions = expected_positions.astype(np.float64).copy()
     new_normals = expected_normals.astype(np.float64).copy()
     new_uvs = [uvs.astype(np.float64).copy() for uvs in expected_uvs]
     result = WriteBack(cpu, gpu)
     planned = plan(mesh, name, lod=0, all_lods=True)
+    if not planned:
+        raise ModelError(f"{mesh.label}: the mesh has no submesh to write vertices back into")
     matched_any = False
     for node_plan in planned:
         node = _match(nodes, node_plan.name)
