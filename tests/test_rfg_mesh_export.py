@@ -495,8 +495,11 @@ def test_catalog_lists_meshes(textured_pack: Path, tmp_path: Path) -> None:
     from gamepak.catalog import build_catalog
     from gamepak.catalog.schema import read_table
 
+    write_pack(textured_pack.parent / "stand_in.str2_pc", {"junk.csmesh_pc": b"<x/>", "junk.gsmesh_pc": b"1"})
     out = tmp_path / "catalog"
     build_catalog([str(textured_pack.parent)], str(out), scheduler="synchronous")
+    errors = read_table(str(out), "errors").to_pylist()
+    assert not [row for row in errors if row.get("member") == "junk.csmesh_pc"]  # a stand-in, not a mesh
     found = [row for row in read_table(str(out), "models").to_pylist() if row["model"] == "thing.csmesh_pc"]
     assert len(found) == 1
     row = found[0]

@@ -160,6 +160,8 @@ def _add_rfg_meshes(
         except (GamepakError, OSError) as exc:
             error(exc, cpu_name)
             continue
+        if row is None:
+            continue
         _add(columns, cpu_name, row["kind"], (row["vertices"], row["triangles"], 1), (None, None, row["diffuse"]))
         for key in rfg_keys:
             value = row[key]

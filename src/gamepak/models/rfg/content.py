@@ -14,10 +14,13 @@ def sniff(head: bytes) -> bool:
     return len(head) >= 4 and int.from_bytes(head[:4], "little") in (STATIC_SIGNATURE, CHARACTER_SIGNATURE)
 
 
-def catalog_row(cpu: bytes, gpu: bytes, label: str) -> dict[str, Any]:
+def catalog_row(cpu: bytes, gpu: bytes, label: str) -> dict[str, Any] | None:
     """The catalog's `models` figures of one mesh pair: kind, vertices, triangles, LODs,
-    materials, bones, texture names."""
+    materials, bones, texture names; None when the CPU file is no PC mesh (a stand-in)."""
     from .reader import read_mesh
+
+    if not sniff(cpu[:4]):
+        return None
 
     mesh = read_mesh(cpu, gpu, label=label, gpu_label=label)
     summary = mesh.summary()
