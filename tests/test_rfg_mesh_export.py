@@ -552,3 +552,15 @@ def test_import_reads_a_gltf_with_its_buffer_beside_it_and_nothing_outside(tmp_p
         "model", "import", str(tmp_path / "model" / "q.gltf"), "--into", str(pack), "q.csmesh_pc"
     )
     assert code == 1 and "outside the glTF's folder" in err
+
+
+def test_model_render_draws_a_mesh(textured_pack: Path, tmp_path: Path) -> None:
+    from PIL import Image
+
+    out = tmp_path / "thing.png"
+    code, _, err = in_process_cli(
+        "model", "render", str(textured_pack), "thing.csmesh_pc", "-o", str(out), "--size", "64"
+    )
+    assert code == 0, err
+    image = np.asarray(Image.open(out).convert("RGB")).astype(int)
+    assert (np.abs(image - image[0, 0]).sum(axis=2) > 30).mean() > 0.05  # something is drawn

@@ -34,6 +34,15 @@ def is_mesh(args: argparse.Namespace) -> bool:
     return is_mesh_member(args.member or args.model_path)
 
 
+def neutral(args: argparse.Namespace) -> Any:
+    """LOD 0 of the mesh MODEL/MEMBER as a neutral `Mesh` (for `model render`)."""
+    from ..models.rfg.export import neutral_mesh
+    from ..ops.meshes import load_pair
+
+    pair = load_pair(args.model_path, args.member)
+    return neutral_mesh(pair.read(), pair.name)
+
+
 def run_info(args: argparse.Namespace) -> None:
     from ..ops.meshes import load_pair
 

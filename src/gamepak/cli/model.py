@@ -433,7 +433,8 @@ def run_render(args: argparse.Namespace) -> None:
 
     if not args.overwrite and os.path.lexists(args.output):
         raise OutputExistsError(args.output)
-    mesh = _load(args.model_path, args.member, args.up)
+    rfg = _rfg_mesh(args)
+    mesh = rfg.neutral(args) if rfg is not None else _load(args.model_path, args.member, args.up)
     models.write_atomic(args.output, render_png(mesh, args.size), overwrite=args.overwrite)
     note(f"wrote {args.output} ({args.size}x{args.size})")
 

@@ -1,10 +1,12 @@
 """Red Faction Guerrilla meshes: static (`.csmesh_pc` + `.gsmesh_pc`) and character
 (`.ccmesh_pc` + `.gcmesh_pc`), the 2009 versions (4, 3) and the remaster's (5, 4).
 
-    from gamepak.models.rfg import read_mesh, export_gltf
+    from gamepak.models.rfg import read_mesh, export_gltf, find_textures, write_back
     mesh = read_mesh(cpu_bytes, gpu_bytes, label="pack.str2_pc/x.csmesh_pc")
-    mesh.summary()                        # kind, version, counts, LODs, materials, textures
-    export_gltf(mesh, textures={...})     # .glb bytes (see `export`)
+    mesh.summary()                                    # kind, version, counts, LODs, materials
+    found = find_textures(mesh.texture_names(), pack="items.vpp_pc")
+    glb = export_gltf(mesh, "x", textures=found.found)   # .glb bytes (see `export`)
+    back = write_back(mesh, "x", edited_glb, gpu_bytes, cpu_bytes)   # .gpu/.cpu: the files after
 
 The byte layout is in `layout`, the reader in `reader`, strips and vertex codecs in `geometry`,
 glTF/OBJ export in `export`, writing edited vertices back in `writeback`. Spec:
@@ -13,19 +15,29 @@ glTF/OBJ export in `export`, writing edited vertices back in `writeback`. Spec:
 
 from __future__ import annotations
 
+from .export import export_gltf, neutral_mesh
 from .layout import EXTENSIONS, GPU_TO_CPU, volition_crc
 from .reader import MeshFormatError, RfgMesh, kind_of, read_mesh
+from .rig import Rig, read_rig
+from .textures import find_textures
+from .writeback import write_back
 
 __all__ = [
     "EXTENSIONS",
     "GPU_TO_CPU",
     "MeshFormatError",
     "RfgMesh",
+    "Rig",
+    "export_gltf",
+    "find_textures",
     "is_mesh_name",
     "kind_of",
+    "neutral_mesh",
     "pair_names",
     "read_mesh",
+    "read_rig",
     "volition_crc",
+    "write_back",
 ]
 
 
