@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..mesh import ModelError
 from .geometry import block_triangles, normals, positions, skin, to_gltf_space, to_gltf_winding, uv_set
-from .layout import crc_name
 
 if TYPE_CHECKING:
     import numpy as np
@@ -384,12 +383,3 @@ def neutral_mesh(mesh: RfgMesh, name: str, *, lod: int = 0) -> Mesh:
         name=name,
         source=mesh.label,
     )
-
-
-def texture_slots_text(mesh: RfgMesh) -> list[str]:
-    """`slot: name` lines of every material (for `model info`)."""
-    return [
-        f"material {number} ({material.shader}): "
-        + ", ".join(f"{crc_name(texture.slot_crc)}={texture.name}" for texture in material.textures)
-        for number, material in enumerate(mesh.materials)
-    ]

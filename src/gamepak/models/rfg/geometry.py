@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..mesh import ModelError
 from .layout import TOPOLOGY_LIST, UV_SCALE
 
 if TYPE_CHECKING:
@@ -70,13 +69,6 @@ def lod_triangle_count(mesh: RfgMesh, lod: int = 0) -> int:
         for number in mesh.lod_submeshes(lod)
         for block in mesh.submeshes[number].blocks
     )
-
-
-def degenerate_count(mesh: RfgMesh, block: RenderBlock) -> int:
-    """How many strip triangles of a block are degenerate (dropped)."""
-    if mesh.config.topology == TOPOLOGY_LIST:
-        return 0
-    return max(block.index_count - 2, 0) - len(block_triangles(mesh, block))
 
 
 # ------------------------------------------------------------------------------ attributes
@@ -148,49 +140,3 @@ def to_gltf_space(vectors: np.ndarray) -> np.ndarray:
 def to_gltf_winding(triangles: np.ndarray) -> np.ndarray:
     """Triangles, file <-> glTF winding ((a, b, c) <-> (a, c, b))."""
     return triangles[:, [0, 2, 1]]
-
-
-# ---------------------------------------------------------------------------------- writing
-
-
-def encode_vertices(
-    mesh: RfgMesh,
-    new_positions: np.ndarray,
-    new_normals: np.ndarray | None,
-    new_uvs: dict[int, np.ndarray],
-    changed: np.ndarray,
-    label: str,
-) -> bytes:
-    """The mesh's vertex buffer with the vertices flagged in `changed` given new positions,
-    normals (unit vectors) and UV sets (file coordinates; each array (V, k)). Vertices not
-    flagged keep their bytes exactly. Values the format cannot hold are refused, naming the
-    vertex."""
-    import numpy as np
-
-    vertices = mesh.vertices.copy()
-    rows = np.flatnonzero(changed)
-    if rows.size:
-        chosen = np.asarray(new_positions, dtype=np.float64)[rows]
-        bad = ~np.isfinite(chosen).all(axis=1) | (np.abs(chosen) > np.finfo(np.float32).max).any(axis=1)
-        if bad.any():
-            vertex = int(rows[np.flatnonzero(bad)[0]])
-            raise ModelError(f"{label}: vertex {vertex}: position {chosen[bad][0].tolist()} is not a finite float32")
-        vertices["position"][rows] = chosen.astype(np.float32)
-        if new_normals is not None:
-            normal_rows = np.asarray(new_normals, dtype=np.float64)[rows]
-            if not np.isfinite(normal_rows).all():
-                vertex = int(rows[np.flatnonzero(~np.isfinite(normal_rows).all(axis=1))[0]])
-                raise ModelError(f"{label}: vertex {vertex}: normal is NaN or infinite")
-            vertices["normal"][rows, :3] = pack_unit(normal_rows)
-        for number, values in new_uvs.items():
-            scaled = np.rint(np.asarray(values, dtype=np.float64)[rows] * UV_SCALE)
-            bad = ~np.isfinite(scaled).all(axis=1) | (scaled < -32768).any(axis=1) | (scaled > 32767).any(axis=1)
-            if bad.any():
-                vertex = int(rows[np.flatnonzero(bad)[0]])
-                shown = (np.asarray(values, dtype=np.float64)[vertex]).tolist()
-                raise ModelError(
-                    f"{label}: vertex {vertex}: UV set {number} {shown} is outside what the format holds "
-                    f"(int16 / 1024: -32 to 31.999)"
-                )
-            vertices[f"uv{number}"][rows] = scaled.astype(np.int16)
-    return vertices.tobytes()
