@@ -564,3 +564,37 @@ def test_model_render_draws_a_mesh(textured_pack: Path, tmp_path: Path) -> None:
     assert code == 0, err
     image = np.asarray(Image.open(out).convert("RGB")).astype(int)
     assert (np.abs(image - image[0, 0]).sum(axis=2) > 30).mean() > 0.05  # something is drawn
+
+
+def test_a_peg_in_the_meshs_own_container_wins(tmp_path: Path) -> None:
+    import gamepak
+    from gamepak.models.rfg.textures import find_textures
+
+    cpu, gpu = build(textured_spec())
+    red_cpu, red_gpu = peg_pair({"thing_d.tga": (255, 0, 0, 255)})
+    green_cpu, green_gpu = peg_pair({"thing_d.tga": (0, 255, 0, 255)})
+    other = write_pack(tmp_path / "a.str2_pc", {"a.cpeg_pc": red_cpu, "a.gpeg_pc": red_gpu})
+    own = write_pack(
+        tmp_path / "thing.str2_pc",
+        {"thing.csmesh_pc": cpu, "thing.gsmesh_pc": gpu, "thing.cpeg_pc": green_cpu, "thing.gpeg_pc": green_gpu},
+    )
+    pack = tmp_path / "game" / "level.vpp_pc"
+    pack.parent.mkdir()
+    with gamepak.create(pack) as writer:
+        writer.add("a.str2_pc", other.read_bytes())  # first in the pack
+        writer.add("thing.str2_pc", own.read_bytes())
+    found = find_textures(["thing_d.tga"], pack=str(pack), container="thing.str2_pc/")
+    assert found.sources["thing_d.tga"].endswith("thing.str2_pc/thing.cpeg_pc")
+    anywhere = find_textures(["thing_d.tga"], pack=str(pack))
+    assert anywhere.sources["thing_d.tga"].endswith("a.str2_pc/a.cpeg_pc")
+    out = tmp_path / "thing.glb"
+    code, _, err = in_process_cli("model", "export", str(pack), "thing.csmesh_pc", "-o", str(out))
+    assert code == 0, err
+    gltf = load_glb(out)
+    view = gltf.bufferViews[gltf.images[0].bufferView]
+    from io import BytesIO
+
+    from PIL import Image
+
+    png = gltf.binary_blob()[view.byteOffset : view.byteOffset + view.byteLength]
+    assert Image.open(BytesIO(png)).convert("RGBA").getpixel((0, 0)) == (0, 255, 0, 255)

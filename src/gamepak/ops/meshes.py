@@ -213,7 +213,13 @@ def export_pair(
     mesh = pair.read()
     warnings = list(f"{pair.label()}: {warning}" for warning in mesh.warnings)
     found = (
-        find_textures(mesh.texture_names(), pack=pair.pack, beside=pair.cpu_path, search=search)
+        find_textures(
+            mesh.texture_names(),
+            pack=pair.pack,
+            beside=pair.cpu_path,
+            search=search,
+            container=pair.cpu_path.rpartition("/")[0] + "/" if "/" in pair.cpu_path and pair.pack else "",
+        )
         if textures
         else TextureSearch()
     )

@@ -20,8 +20,8 @@ PLACEHOLDER_TEXTURES = frozenset({"missing.tga"})
 
 @dataclass
 class TextureSearch:
-    """PNG bytes of the textures found (keys lower-cased), where each came from, and a warning
-    per texture not found."""
+    """PNG bytes of the textures found and where each came from (keys: the names lower-cased),
+    and a warning per texture not found."""
 
     found: dict[str, bytes] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
@@ -55,10 +55,17 @@ def peg_sources(pack: str | None, beside: str, search: list[str]) -> Iterator[st
 
 
 def find_textures(
-    names: list[str], *, pack: str | None = None, beside: str = ".", search: list[str] | None = None
+    names: list[str],
+    *,
+    pack: str | None = None,
+    beside: str = ".",
+    search: list[str] | None = None,
+    container: str = "",
 ) -> TextureSearch:
     """The textures `names` as PNG bytes, looked for among the pegs of `pack` (the mesh's pack,
-    None for a loose mesh at `beside`), the packs beside it and the `search` folders."""
+    None for a loose mesh at `beside`), the packs beside it and the `search` folders. Inside
+    `pack`, a peg in `container` (the nested pack holding the mesh, `zone.str2_pc/`) wins over
+    one elsewhere in the pack."""
     from ...formats.rfg.peg.sources import iter_pegs
 
     result = TextureSearch()
@@ -66,11 +73,19 @@ def find_textures(
     for source in peg_sources(pack, beside, list(search or [])):
         if not wanted:
             break
+        own_pack = source == pack and bool(container)
+        # Found elsewhere in the mesh's own pack: kept until its container is searched through.
+        provisional: set[str] = set()
         try:
             # One peg at a time (a pack's pegs are read in batches), stopping once all are found.
             for peg_path, peg in iter_pegs(source):
-                _take(result, wanted, source, peg_path, peg)
-                if not wanted:
+                preferred = not own_pack or peg_path.lower().startswith(container.lower())
+                taken = _take(result, wanted, source, peg_path, peg, replace=provisional if preferred else set())
+                if own_pack and not preferred:
+                    provisional |= taken
+                else:
+                    provisional -= taken
+                if not wanted and not provisional:
                     break
         except GamepakError as exc:
             result.warnings.append(f"{source}: skipped while looking for textures: {exc}")
@@ -79,17 +94,24 @@ def find_textures(
     return result
 
 
-def _take(result: TextureSearch, wanted: dict[str, str], source: str, peg_path: str, peg: Any) -> None:
-    """Move the wanted textures `peg` holds into `result` (as PNG)."""
+def _take(
+    result: TextureSearch, wanted: dict[str, str], source: str, peg_path: str, peg: Any, *, replace: set[str]
+) -> set[str]:
+    """Move the wanted textures `peg` holds (and the `replace` ones, found before) into
+    `result` as PNG; returns the keys (lower-cased names) taken."""
     import io
 
     entries = {texture.name.lower(): texture.name for texture in peg.textures}
-    for key in list(wanted):
+    where = source if source.endswith(peg_path) else f"{source}/{peg_path}"
+    taken = set()
+    for key in [*wanted, *replace]:
         for candidate in (key.replace("_low_", "_"), key):
             if candidate in entries:
                 buffer = io.BytesIO()
                 peg.read_pil(entries[candidate]).save(buffer, format="PNG")
                 result.found[key] = buffer.getvalue()
-                result.sources[wanted[key]] = source if source.endswith(peg_path) else f"{source}/{peg_path}"
-                del wanted[key]
+                result.sources[key] = where
+                wanted.pop(key, None)
+                taken.add(key)
                 break
+    return taken
