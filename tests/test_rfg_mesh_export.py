@@ -598,3 +598,41 @@ def test_a_peg_in_the_meshs_own_container_wins(tmp_path: Path) -> None:
 
     png = gltf.binary_blob()[view.byteOffset : view.byteOffset + view.byteLength]
     assert Image.open(BytesIO(png)).convert("RGBA").getpixel((0, 0)) == (0, 255, 0, 255)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.dictionaries(st.integers(0, 5), st.tuples(*[st.integers(-64, 64)] * 3).filter(any), max_size=4))
+def test_moved_vertices_change_only_their_position_bytes(moves: dict[int, tuple[int, int, int]]) -> None:
+    cpu, gpu = build(quad_spec(boxes=[((-9.0, -9.0, -9.0), (9.0, 9.0, 9.0))]))
+    mesh = read_mesh(cpu, gpu)
+    data = export_gltf(mesh, "q")
+    for vertex, delta in moves.items():
+        data = moved_glb(data, vertex, tuple(value / 16 for value in delta))
+    result = write_back(mesh, "q", data, gpu, cpu)
+    assert result.changed_vertices == sorted(moves)
+    assert result.cpu == cpu  # every vertex stays inside the stored box
+    stride, start = mesh.config.stride, mesh.config.vertex_offset
+    for offset in range(len(gpu)):
+        if gpu[offset] != result.gpu[offset]:
+            vertex, within = divmod(offset - start, stride)
+            assert vertex in moves and 0 <= within < 12  # a moved vertex's position, nothing else
+    after = read_mesh(result.cpu, result.gpu).vertices["position"]
+    for vertex, (dx, dy, dz) in moves.items():
+        before = mesh.vertices["position"][vertex]
+        # glTF's X is the file's -X.
+        assert after[vertex].tolist() == pytest.approx([before[0] - dx / 16, before[1] + dy / 16, before[2] + dz / 16])
+
+
+def test_triangles_starting_at_another_corner_still_match() -> None:
+    cpu, gpu = build(quad_spec())
+    mesh = read_mesh(cpu, gpu)
+    gltf = pygltflib.GLTF2.load_from_bytes(moved_glb(export_gltf(mesh, "q"), 5, (0.0, 3.0, 0.0)))
+    blob = bytearray(gltf.binary_blob())
+    view = gltf.bufferViews[gltf.accessors[gltf.meshes[0].primitives[0].indices].bufferView]
+    indices = np.frombuffer(blob, np.uint16, 12, view.byteOffset).reshape(4, 3)
+    turned = np.stack([np.roll(row, -(number % 3)) for number, row in enumerate(indices)])  # winding kept
+    blob[view.byteOffset : view.byteOffset + 24] = turned.astype(np.uint16).tobytes()
+    gltf.set_binary_blob(bytes(blob))
+    result = write_back(mesh, "q", b"".join(gltf.save_to_bytes()), gpu, cpu)
+    assert result.changed_vertices == [5]
+    assert read_mesh(result.cpu, result.gpu).vertices["position"][5].tolist() == [2.0, 3.0, 1.0]

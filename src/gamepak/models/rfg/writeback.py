@@ -174,25 +174,7 @@ def write_back(
             )
         if not len(triangles):
             continue
-        # The rotation of each triangle's corners that fits the original best.
-        reference = expected_positions[triangles].astype(np.float64)
-        # Positions decide; UVs only break ties (a triangle whose corners share a position).
-        position_costs = np.stack(
-            [((np.roll(found, -shift, axis=1) - reference) ** 2).sum(axis=(1, 2)) for shift in range(3)]
-        )
-        best = position_costs.min(axis=0)
-        tied = position_costs <= best + 1e-12 * (1.0 + best)
-        if expected_uvs and "TEXCOORD_0" in node.corners:
-            uv_reference = expected_uvs[0][triangles]
-            uv_costs = np.stack(
-                [
-                    ((np.roll(node.corners["TEXCOORD_0"], -shift, axis=1) - uv_reference) ** 2).sum(axis=(1, 2))
-                    for shift in range(3)
-                ]
-            )
-            shifts = np.argmin(np.where(tied, uv_costs, np.inf), axis=0)
-        else:
-            shifts = np.argmax(tied, axis=0)
+        shifts = _rotations(found, expected_positions[triangles], node.corners, expected_uvs, triangles)
         order = (shifts[:, None] + np.arange(3)) % 3
         corners = {
             attribute: np.take_along_axis(values, order[:, :, None], axis=1)
@@ -269,6 +251,36 @@ def write_back(
         new_file_positions = np.frombuffer(vertices, dtype=mesh.vertices.dtype)["position"]
         result.cpu, result.boxes_changed = patch_boxes(mesh, cpu, new_file_positions)
     return result
+
+
+def _rotations(
+    found: np.ndarray,
+    reference: np.ndarray,
+    corners: dict[str, np.ndarray],
+    expected_uvs: list[np.ndarray],
+    triangles: np.ndarray,
+) -> np.ndarray:
+    """Per triangle, how far its corners are turned against the original's (0, 1 or 2): the
+    turn under which the most corners keep their original position (UVs counting half, for
+    triangles whose corners share a position); a tie prefers no turn (what gamepak and Blender
+    write), then the nearest positions. So a vertex moved any distance keeps its corner."""
+    import numpy as np
+
+    reference = reference.astype(np.float64)
+    limit = POSITION_TOLERANCE * np.maximum(1.0, np.abs(reference).max(axis=2))
+    scores = []
+    costs = []
+    for shift in range(3):
+        turned = np.roll(found, -shift, axis=1)
+        score = 2 * (np.abs(turned - reference).max(axis=2) <= limit).sum(axis=1)
+        if expected_uvs and "TEXCOORD_0" in corners:
+            uvs = np.roll(corners["TEXCOORD_0"], -shift, axis=1)
+            score = score + (np.abs(uvs - expected_uvs[0][triangles]).max(axis=2) <= UV_TOLERANCE).sum(axis=1)
+        scores.append(score)
+        costs.append(((turned - reference) ** 2).sum(axis=(1, 2)))
+    cost_rank = np.argsort(np.argsort(np.stack(costs), axis=0), axis=0)  # 0 nearest .. 2 farthest
+    weight = np.stack(scores) * 10 + np.array([5, 0, 0])[:, None] - cost_rank
+    return np.argmax(weight, axis=0)
 
 
 def _scatter(
