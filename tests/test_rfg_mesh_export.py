@@ -636,3 +636,16 @@ def test_triangles_starting_at_another_corner_still_match() -> None:
     result = write_back(mesh, "q", b"".join(gltf.save_to_bytes()), gpu, cpu)
     assert result.changed_vertices == [5]
     assert read_mesh(result.cpu, result.gpu).vertices["position"][5].tolist() == [2.0, 3.0, 1.0]
+
+
+def test_nan_constants_and_boxes_still_export_and_show(tmp_path: Path) -> None:
+    nan = float("nan")
+    material = MaterialSpec(constants=[("Specular_Power", (nan, 0, 0, 0)), ("Diffuse_Color", (nan, 1.0, 1.0, 1.0))])
+    cpu, gpu = build(quad_spec(materials=[material], boxes=[((nan, 0.0, 0.0), (1.0, 1.0, 1.0))]))
+    mesh = read_mesh(cpu, gpu)
+    gltf = pygltflib.GLTF2.load_from_bytes(export_gltf(mesh, "q"))  # found by fuzzing: JSON refused NaN
+    assert gltf.materials[0].extras["rfg_constants"]["Specular_Power"][0] is None
+    pack = write_pack(tmp_path / "q.str2_pc", {"q.csmesh_pc": cpu, "q.gsmesh_pc": gpu})
+    code, out, err = in_process_cli("model", "info", str(pack), "q.csmesh_pc", "--json")
+    assert code == 0, err
+    assert json.loads(out)["bounds"] is None

@@ -20,6 +20,7 @@ the ones not given are listed in the scene's `extras.unresolved_textures`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -260,6 +261,8 @@ def _materials(
     uses_specular = False
     for number, material in enumerate(mesh.materials):
         power = material.constants.get("Specular_Power", (50.0, 0, 0, 0))[0]
+        if not math.isfinite(power):
+            power = 50.0  # a stranger's NaN: JSON cannot hold it
         roughness = min(max((2.0 / (max(power, 0.0) + 2.0)) ** 0.25, 0.0), 1.0)
         pbr = pygltflib.PbrMetallicRoughness(metallicFactor=0.0, roughnessFactor=round(roughness, 6))
         diffuse_colour = material.constants.get("Diffuse_Color")
@@ -276,7 +279,10 @@ def _materials(
                 "rfg_material_crc": f"0x{material.name_crc:08X}",
                 "rfg_flags": material.flags,
                 "rfg_textures": {texture.slot: texture.name for texture in material.textures},
-                "rfg_constants": {key: list(value) for key, value in material.constants.items()},
+                "rfg_constants": {
+                    key: [value if math.isfinite(value) else None for value in values]
+                    for key, values in material.constants.items()
+                },
             },
         )
         normal = texture_index(material.texture_for("Normal_Map"))
@@ -310,6 +316,8 @@ def _skeleton(gltf: Any, buffer: _Buffer, mesh: RfgMesh, rig: Rig | None, scene_
     rig_bones = [mesh.bones[number] if number < len(mesh.bones) else number for number in range(bone_count)]
     if rig is not None and any(not 0 <= bone < len(rig.bones) for bone in rig_bones):
         rig = None  # a rig that does not fit the mesh: not this mesh's
+    if rig is not None and not np.isfinite(np.array(rig.world_translations(), dtype=np.float64)).all():
+        rig = None  # NaN positions: JSON (node translations) cannot hold them
     world = np.zeros((bone_count, 3), dtype=np.float64)
     parents = [-1] * bone_count
     names = [f"bone_{bone}" for bone in rig_bones]

@@ -258,8 +258,13 @@ class RfgMesh:
         """The box of the submeshes (file coordinates), as stored."""
         if not self.submeshes:
             return None
-        low = [min(submesh.box_min[axis] for submesh in self.submeshes) for axis in range(3)]
-        high = [max(submesh.box_max[axis] for submesh in self.submeshes) for axis in range(3)]
+        import math
+
+        boxes = [(submesh.box_min, submesh.box_max) for submesh in self.submeshes]
+        if not all(math.isfinite(value) for box in boxes for corner in box for value in corner):
+            return None  # a stranger's NaN: not a box to show (nor JSON)
+        low = [min(box[0][axis] for box in boxes) for axis in range(3)]
+        high = [max(box[1][axis] for box in boxes) for axis in range(3)]
         return {"min": low, "max": high}
 
 
