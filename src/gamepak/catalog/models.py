@@ -125,7 +125,44 @@ def member_model_columns(
             continue
         if numbers is not None:
             _add(columns, entry.name, kind, numbers, scene.get(entry.name))
+    _add_rfg_meshes(archive, entries, columns, error)
     return len(columns["model"]), columns
+
+
+def _add_rfg_meshes(
+    archive: Archive,
+    entries: list[Entry],
+    columns: dict[str, list[Any]],
+    error: Callable[[BaseException | str, str], None],
+) -> None:
+    """Rows of the RFG mesh pairs among `entries` (one per pair, named by its CPU file)."""
+    from ..models.rfg.content import catalog_pairs, catalog_row
+
+    by_name = {entry.name: entry for entry in entries}
+    pairs = catalog_pairs(list(by_name))
+    if not pairs:
+        return
+    rfg_keys = ("lods", "materials", "bones", "textures")
+    for key in rfg_keys:  # the other models' rows have none of these
+        columns.setdefault(key, [None] * len(columns["model"]))
+    for cpu_name, gpu_name in pairs:
+        cpu, gpu = by_name[cpu_name], by_name[gpu_name]
+        if cpu.size + gpu.size > MAX_MODEL_BYTES:
+            error(
+                f"{cpu.size + gpu.size} bytes is too large for a model (at most {MAX_MODEL_BYTES} are read)", cpu_name
+            )
+            continue
+        try:
+            row = catalog_row(archive.read(cpu), archive.read(gpu), f"{archive.filename}/{cpu_name}")
+        except (GamepakError, OSError) as exc:
+            error(exc, cpu_name)
+            continue
+        if row is None:
+            continue
+        _add(columns, cpu_name, row["kind"], (row["vertices"], row["triangles"], 1), (None, None, row["diffuse"]))
+        for key in rfg_keys:
+            value = row[key]
+            columns[key].append("; ".join(value) if isinstance(value, list) else value)
 
 
 def file_model_columns(path: str, name: str, kind: str, data: bytes) -> tuple[int, dict[str, list[Any]]]:

@@ -136,6 +136,12 @@ MODELS = pa.schema(
         pa.field("scene", pa.string()),
         pa.field("scene_kind", pa.string()),
         pa.field("texture", pa.string()),
+        # RFG meshes (null for other models): LOD and material counts, bones, every texture
+        # name the materials give ("; "-separated).
+        pa.field("lods", pa.int64()),
+        pa.field("materials", pa.int64()),
+        pa.field("bones", pa.int64()),
+        pa.field("textures", pa.string()),
     ],
     metadata={"gamepak.table": "models"},
 )

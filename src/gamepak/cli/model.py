@@ -121,12 +121,20 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     _model_arguments(imported, "input")
     imported.add_argument("-o", "--output", help="the .joe file to write (required without --into)")
-    imported.add_argument("--into", metavar="TRACK_DIR", help="write a glTF scene back into this VDrift track")
+    imported.add_argument(
+        "--into",
+        nargs="+",
+        metavar="TRACK_DIR|PACK",
+        help="write a glTF scene back into this VDrift track; or an RFG mesh's vertices back into PACK MEMBER",
+    )
     imported.add_argument(
         "--delete", action="store_true", help="with --into: remove the objects the scene no longer has"
     )
     imported.add_argument("--dry-run", action="store_true", help="with --into: say what would change, write nothing")
     imported.add_argument("--overwrite", action="store_true", help="replace the output file if it exists")
+    from . import mesh as rfg_mesh
+
+    rfg_mesh.add_options(export, imported)
 
     render = add_command(
         sub,
@@ -265,9 +273,24 @@ def _model_bytes(path: str, member: str | None) -> bytes:
         return holder.read(entry)
 
 
+def _rfg_mesh(args: argparse.Namespace) -> Any:
+    """The RFG mesh command module when MODEL (or MEMBER) is an RFG mesh file, else None."""
+    from ..models.rfg.content import is_mesh_file
+
+    if not is_mesh_file(args.member or args.model_path):
+        return None
+    from . import mesh
+
+    return mesh
+
+
 def run_info(args: argparse.Namespace) -> None:
     import warnings
 
+    rfg = _rfg_mesh(args)
+    if rfg is not None:
+        rfg.run_info(args)
+        return
     found = _scene(args)
     if found is not None:
         summary = found.summary()
@@ -335,6 +358,12 @@ def run_export(args: argparse.Namespace) -> None:
         from ..errors import OutputExistsError
 
         raise OutputExistsError(args.output)
+    rfg = _rfg_mesh(args)
+    if rfg is None and args.member is None and args.model_path.lower().endswith((".vpp_pc", ".str2_pc")):
+        from . import mesh as rfg  # every mesh of an RFG pack into a folder
+    if rfg is not None:
+        rfg.run_export(args)
+        return
     output_folder(args.output)
     found = _scene(args)
     if found is not None:
@@ -380,6 +409,18 @@ def run_import(args: argparse.Namespace) -> None:
     from .. import models
 
     if args.into is not None:
+        # `--into PACK MEMBER` (RFG meshes) or `--into TRACK_DIR`.
+        if len(args.into) > 2 or (len(args.into) == 2 and args.member is not None):
+            raise UsageError("--into takes a track folder, or a pack and the mesh member in it")
+        if len(args.into) == 2:
+            args.member = args.into[1]
+        args.into = args.into[0]
+    if args.into is not None and os.path.isfile(args.into):
+        from . import mesh as rfg  # an RFG mesh written back into its pack
+
+        rfg.run_import(args)
+        return
+    if args.into is not None:
         if args.member is not None or args.output is not None:
             raise UsageError("--into takes a scene file alone (no MEMBER, no -o)")
         from ..ops.scenes import import_scene
@@ -413,7 +454,8 @@ def run_render(args: argparse.Namespace) -> None:
 
     if not args.overwrite and os.path.lexists(args.output):
         raise OutputExistsError(args.output)
-    mesh = _load(args.model_path, args.member, args.up)
+    rfg = _rfg_mesh(args)
+    mesh = rfg.neutral(args) if rfg is not None else _load(args.model_path, args.member, args.up)
     output_folder(args.output)
     models.write_atomic(args.output, render_png(mesh, args.size), overwrite=args.overwrite)
     summary(f"wrote {args.output} ({args.size}x{args.size})")

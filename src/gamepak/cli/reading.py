@@ -229,7 +229,12 @@ def run_detect(args: argparse.Namespace) -> int:
             fits = ", ".join(f"{f['format']} ({f['confidence']:.2f})" for f in result["formats"])
             if not fits and "other_command" in result:
                 fits = f"no pack format: {result['other_command']}"
-            write_text(f"{result['file']}: {fits or 'unknown'}\n")
+            if not fits:
+                from ..core.registry import other_command_for
+
+                hint = other_command_for(result["file"])
+                fits = f"unknown ({hint})" if hint else "unknown"
+            write_text(f"{result['file']}: {fits}\n")
     return 1 if unknown else 0
 
 

@@ -208,6 +208,11 @@ OTHER_COMMANDS = {
     ".wal": "a Quake II texture, not a pack: `gamepak texture export` writes it as PNG",
     ".spr": "a Quake sprite, not a pack: `gamepak texture export` writes its frames as PNG",
     ".mdl": "a Quake model, not a pack: `gamepak model info` / `model export` read it",
+    # Either file of an RFG mesh pair (the other file is found beside it or in the same pack).
+    **dict.fromkeys(
+        (".csmesh_pc", ".gsmesh_pc", ".ccmesh_pc", ".gcmesh_pc"),
+        "half of an RFG mesh pair, not a pack: `gamepak model info` / `model export` read it",
+    ),
 }
 
 

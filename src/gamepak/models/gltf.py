@@ -190,7 +190,12 @@ def write(
     z_up: bool = True,
 ) -> bytes:
     """The `.glb` (binary) or `.gltf` (JSON, embedded buffer) bytes of frame 0 of `mesh`."""
-    gltf = build(mesh, texture=texture, texture_data=texture_data, z_up=z_up)
+    return document_bytes(build(mesh, texture=texture, texture_data=texture_data, z_up=z_up), binary=binary)
+
+
+def document_bytes(gltf: Any, *, binary: bool = True) -> bytes:
+    """A pygltflib `GLTF2` (its binary blob set) as `.glb` bytes, or as `.gltf` JSON with the
+    buffer embedded as a data URI."""
     blob = gltf.binary_blob()
     if binary:
         text = gltf.gltf_to_json(separators=(",", ":"), indent=None).encode("utf-8")

@@ -166,6 +166,15 @@ def _zone_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return Preview("zone", "map/rfg-zone", data=zone_data(read_all(place, MAX_ZONE_BYTES), place.path))
 
 
+def _rfg_mesh_preview(place: Place, head: bytes, kind: str) -> Preview | None:
+    """Either file of an RFG mesh pair (the glue lives in `models.rfg.content`)."""
+    from ..models.rfg.content import is_mesh_file, viewer_counts
+
+    if not is_mesh_file(place.name):
+        return None
+    return Preview("model", "model/rfg-mesh", data=viewer_counts(place, MAX_MODEL_BYTES))
+
+
 def _audio_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return Preview("audio", kind) if kind in AUDIO_TYPES else None
 
@@ -187,6 +196,7 @@ Previewer = Callable[["Place", bytes, str], "Preview | None"]
 PREVIEWERS: list[tuple[str, Previewer]] = [
     ("content", lambda place, head, kind: _content_preview(place, head, probe=False)),
     ("image", _image_preview),
+    ("model", _rfg_mesh_preview),
     ("audio", _audio_preview),
     ("zone", lambda place, head, kind: _zone_preview(place, head, kind)),
     # Kinds with no name or signature (J2ME strings), asked once images and audio said no.
@@ -315,8 +325,12 @@ def texture_png(place: Place, name: str, mip: int = 0) -> bytes:
 
 
 def model_glb(place: Place) -> bytes:
-    """A model file as binary glTF for the viewer: the first kind of the file (content registry)
-    that makes one."""
+    """A model file as binary glTF for the viewer: an RFG mesh pair textured from the pegs
+    around it, else the first kind of the file (content registry) that makes one."""
+    from ..models.rfg.content import is_mesh_file, place_glb
+
+    if is_mesh_file(place.name):
+        return place_glb(place, MAX_MODEL_BYTES)
     head = _head(place)
     for row in _kinds(place, head, probe=False):
         if row.has("glb"):

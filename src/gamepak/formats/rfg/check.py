@@ -114,6 +114,9 @@ def check_packfile(reader: Reader) -> list[Problem]:
         from .peg.sources import check_pegs
 
         problems.extend(check_pegs(reader))
+        from ...models.rfg.check import check_meshes
+
+        problems.extend(check_meshes(reader))
     return problems
 
 
