@@ -217,6 +217,8 @@ def test_every_sample_pack_exports_and_imports_back_identically(tmp_path: Path, 
     done = import_sprites(copy, tmp_path / "out")
     assert done.changed == [] and done.unchanged == len(list_sprites(copy))
     assert copy.read_bytes() == original.read_bytes()
+    if name == "demoSpr.bin":  # the records' ids are in the JSON (import leaves them to the pack)
+        assert json.loads((tmp_path / "out" / "2" / "sprite.json").read_text())["record_id"] == 2
 
 
 def test_a_sample_module_edit_changes_only_that_sprite(tmp_path: Path) -> None:

@@ -32,6 +32,8 @@ class SpriteMember:
     member: str | None
     data: bytes
     folder: str
+    # What the pack says of the member besides its bytes (a `j2me-ids` record's id).
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _is_lone_sprite(path: str) -> bool:
@@ -73,7 +75,9 @@ def iter_sprites(
                     raise GamepakError(f"{label}: member {entry.name!r} is not a sprite (no BSPRITE v3 header)")
                 continue
             found.add(entry.name)
-            yield SpriteMember(entry.name, pack.read(entry), entry.name)
+            ids = getattr(pack, "ids", None)
+            extra = {"record_id": ids[entry.index]} if isinstance(ids, list) else {}
+            yield SpriteMember(entry.name, pack.read(entry), entry.name, extra)
         missing = wanted - found
         if missing:
             raise GamepakError(f"{label}: no member called {', '.join(sorted(missing))}")
@@ -130,7 +134,7 @@ def export_sprites(
         if not sprite.modules:
             continue
         try:
-            made = export_files(sprite, palette)
+            made = export_files(sprite, palette, extra=found.extra)
         except GamepakError as exc:
             where = f"{label}: member {found.member!r}" if found.member is not None else label
             raise GamepakError(f"{where}: {exc}") from None

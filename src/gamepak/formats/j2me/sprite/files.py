@@ -111,10 +111,16 @@ def _hex(rgba: NDArray[np.uint8]) -> list[str]:
     return ["#" + bytes(row.tolist()).hex() for row in rgba]
 
 
-def export_files(sprite: Sprite, module_palette: int = 0, frame_palette: int | None = None) -> dict[str, bytes]:
+def export_files(
+    sprite: Sprite,
+    module_palette: int = 0,
+    frame_palette: int | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, bytes]:
     """Every file of a sprite's folder (name -> bytes), `sprite.json` included. Modules are
     written with palette `module_palette`, frames, anims and the sheet with `frame_palette`
-    (the same by default)."""
+    (the same by default). `extra` adds keys to the JSON (e.g. a record's id), which import
+    does not read."""
     if sprite.pixel_format is None or sprite.encoding is None:
         raise GamepakError("a sprite without modules has no images to export")
     if not 0 <= module_palette < len(sprite.palettes):
@@ -173,6 +179,7 @@ def export_files(sprite: Sprite, module_palette: int = 0, frame_palette: int | N
         "frames": frames,
         "aframes": [[af.frame, af.time, af.x, af.y, af.flags] for af in sprite.aframes],
         "anims": anims,
+        **(extra or {}),
     }
     files[JSON_NAME] = (json.dumps(document, indent=1) + "\n").encode("utf-8")
     return files
@@ -414,14 +421,15 @@ def import_files(original: Sprite, read: Callable[[str], bytes], *, where: str, 
                 png_where = os.path.join(where, *name.split("/"))
                 try:
                     image = Image.open(io.BytesIO(read(name)))
+                    # The size is the header's: checked before any pixel is decoded.
+                    if image.size != (width, height):
+                        raise GamepakError(
+                            f"{png_where}: {image.size[0]}x{image.size[1]} pixels, but {JSON_NAME} says module "
+                            f"{i} is {width}x{height}: set its w and h there to resize it"
+                        )
                     image.load()
                 except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
                     raise GamepakError(f"{png_where}: not an image PIL reads: {exc}") from None
-                if image.size != (width, height):
-                    raise GamepakError(
-                        f"{png_where}: {image.size[0]}x{image.size[1]} pixels, but {JSON_NAME} says module {i} is "
-                        f"{width}x{height}: set its w and h there to resize it"
-                    )
                 indices = _image_indices(image, palette, exported, old, nearest, png_where)
             sprite.modules.append((width, height))
             if same_images and old is not None and original.modules[i] == (width, height) and _equal(old, indices):
