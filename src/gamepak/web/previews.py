@@ -193,6 +193,30 @@ def _strings_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return None if strings is None else Preview("strings", "text/j2me-strings", strings=strings)
 
 
+# The largest sprite previewed (the game's are a few KiB; every palette's pictures are drawn).
+MAX_SPRITE_BYTES = 1 << 20
+
+
+def _sprite_preview(place: Place, head: bytes, kind: str) -> Preview | None:
+    """A Gameloft J2ME sprite (BSPRITE): its module sheet, frames and animations, per palette,
+    as data: URLs (the page's CSP allows them for images)."""
+    from ..formats.j2me.sprite.summary import preview_images, sniff_sprite
+
+    if not sniff_sprite(head) or place.size > MAX_SPRITE_BYTES:
+        return None
+    import base64
+
+    def url(png: bytes) -> str:
+        return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+    found = preview_images(read_all(place, MAX_SPRITE_BYTES), place.path)
+    for palette in found["palettes"]:
+        palette["sheet"] = url(palette["sheet"])
+        for picture in palette["frames"] + palette["anims"]:
+            picture["url"] = url(picture.pop("png"))
+    return Preview("sprite", "image/bsprite", data=found)
+
+
 def _text_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     if kind.split("/", 1)[0] != "text":
         return None
@@ -214,6 +238,7 @@ PREVIEWERS: list[tuple[str, Previewer]] = [
     ("model", _model_preview),
     ("model", lambda place, head, kind: _quake_model_preview(place, kind)),
     ("audio", _audio_preview),
+    ("sprite", _sprite_preview),
     ("strings", _strings_preview),
     ("text", _text_preview),
 ]

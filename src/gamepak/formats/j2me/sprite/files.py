@@ -65,7 +65,8 @@ def _rgba_image(rgba: NDArray[np.uint8]) -> Any:
     return Image.frombytes("RGBA", (rgba.shape[1], rgba.shape[0]), rgba.tobytes())
 
 
-def _rgba_png(rgba: NDArray[np.uint8]) -> bytes:
+def rgba_png(rgba: NDArray[np.uint8]) -> bytes:
+    """An RGBA PNG of an (h x w x 4) array."""
     return _png(_rgba_image(rgba))
 
 
@@ -138,7 +139,7 @@ def export_files(
             files[entry["file"]] = indexed_png(sprite.module_indices(index), rgba)
         modules.append(entry)
     sheet, rects = contact_sheet(sprite, drawn)
-    files["sheet.png"] = _rgba_png(sheet)
+    files["sheet.png"] = rgba_png(sheet)
     for entry, rect in zip(modules, rects):
         entry["sheet"] = list(rect)
     frames = []
@@ -150,7 +151,7 @@ def export_files(
         else:
             item["file"] = f"frames/{index:03d}.png"
             item["origin"] = list(picture.origin)
-            files[item["file"]] = _rgba_png(picture.rgba)
+            files[item["file"]] = rgba_png(picture.rgba)
         frames.append(item)
     anims = []
     for index, anim in enumerate(sprite.anims):

@@ -32,16 +32,35 @@ def summary_row(sprite: Sprite, size: int) -> dict[str, Any]:
     }
 
 
-def preview_images(data: bytes, palette: int = 0, where: str | None = None) -> dict[str, Any]:
-    """A sprite's pictures for a viewer: the module sheet, each frame and each anim (animated
-    PNG) drawn with `palette`, as PNG bytes, and the sprite's summary row."""
-    from .files import export_files
+def preview_images(data: bytes, where: str | None = None, max_palettes: int = 16) -> dict[str, Any]:
+    """A sprite's pictures for a viewer, drawn with each of its palettes (at most
+    `max_palettes`): the module sheet, each frame and each anim (an animated PNG), as PNG
+    bytes with their sizes, and the sprite's summary row."""
+    from .compose import compose_anim, compose_frame, contact_sheet
+    from .files import animated_png, rgba_png
 
     sprite = read_sprite(data, where)
-    files = export_files(sprite, palette) if sprite.modules else {}
-    return {
-        "summary": summary_row(sprite, len(data)),
-        "sheet": files.get("sheet.png"),
-        "frames": [files[name] for name in sorted(files) if name.startswith("frames/")],
-        "anims": [files[name] for name in sorted(files) if name.startswith("anims/")],
-    }
+    palettes = []
+    for number in range(min(len(sprite.palettes), max_palettes)):
+        sheet, _ = contact_sheet(sprite, number)
+        frames = []
+        for index in range(len(sprite.frames)):
+            picture = compose_frame(sprite, index, number)
+            if picture is not None:
+                frames.append({"index": index, "png": rgba_png(picture.rgba), "size": picture.rgba.shape[1::-1]})
+        anims = []
+        for index in range(len(sprite.anims)):
+            animation = compose_anim(sprite, index, number)
+            if animation.cells:
+                png = animated_png(animation.cells, animation.times)
+                anims.append({"index": index, "png": png, "size": animation.cells[0].shape[1::-1]})
+        palettes.append(
+            {
+                "number": number,
+                "sheet": rgba_png(sheet),
+                "sheet_size": sheet.shape[1::-1],
+                "frames": frames,
+                "anims": anims,
+            }
+        )
+    return {"summary": summary_row(sprite, len(data)), "palettes": palettes}
