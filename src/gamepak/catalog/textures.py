@@ -3,7 +3,10 @@ read from the CPU file alone: its header and entries say all of that, the GPU fi
 the pixels and is not read. Quake's palette images too (the content registry's `quake`
 texture source): qpic LMPs and WAD lumps, BSP textures, sprite frames, MDL skins, WAL; for
 these `peg` is the file holding the image, `format` its kind (qpic, miptex, conchars, sprite,
-skin, wal) and `flags` its transparent index (-1: opaque).
+skin, wal) and `flags` its transparent index (-1: opaque). Gameloft J2ME sprites (BSPRITE,
+members of J2ME packs) too: one row per sprite, `peg` the member, `name` "sprite", `format`
+"bsprite", width and height its largest module's, `flags` the sprite's flags, and the sprite's
+own columns (`modules`, `frames`, `anims`, `palettes`, `encoding`; null in other rows).
 
 CPU files are small (the game's largest is about 100 KB). Those the format had to decode
 (compressed packs: `.str2_pc` files are compressed and condensed) are kept as the scanner hashes
@@ -26,10 +29,15 @@ if TYPE_CHECKING:
 MAX_CPU_BYTES = 16 << 20
 
 
-def cpu_positions(entries: list[Entry]) -> list[int]:
+def cpu_positions(entries: list[Entry], format_name: str | None = None) -> list[int]:
     """Positions in `entries` of the peg CPU files (`.cpeg_pc`, `.cvbm_pc`) that have their GPU
-    partner among them, by the partner rule `texture` and `verify` use (case ignored), and of the
-    files holding Quake palette images (by name, or a WAD lump's kind)."""
+    partner among them, by the partner rule `texture` and `verify` use (case ignored), of the
+    files holding Quake palette images (by name, or a WAD lump's kind), and, in a J2ME pack
+    (`format_name`), of every member small enough to be a sprite (their bytes tell)."""
+    if format_name is not None and format_name.startswith("j2me"):
+        from ..formats.j2me.sprite.summary import MAX_SPRITE_BYTES
+
+        return [position for position, entry in enumerate(entries) if entry.size <= MAX_SPRITE_BYTES]
     quake = [position for position, entry in enumerate(entries) if _quake_kind(entry)]
     positions = [position for position, entry in enumerate(entries) if is_cpu_name(entry.name)]
     if positions:
@@ -68,6 +76,7 @@ def texture_columns(
     name)` and skipped. Files that are not PC pegs (no `GEKV` signature) are skipped as
     `iter_pegs` does."""
     columns: dict[str, list[Any]] = {key: [] for key in ("peg", "name", "width", "height", "format", "mips", "flags")}
+    columns.update({key: [] for key in SPRITE_COLUMNS})
     kept = kept or {}
     wanted = sorted(readable(entries, positions))
     for position in positions:
@@ -89,9 +98,50 @@ def texture_columns(
             continue
         if cpu[:4] == b"GEKV" and is_cpu_name(entry.name):
             _add_textures(columns, cpu, entry.name, nested_path, error)
+        elif _add_sprite(columns, cpu, entry, nested_path, error):
+            continue
         elif not is_cpu_name(entry.name):
             _add_quake_images(columns, cpu, entry, nested_path, error)
+        for key in SPRITE_COLUMNS:  # null in the rows of other textures
+            columns[key].extend([None] * (len(columns["name"]) - len(columns[key])))
     return len(columns["name"]), columns
+
+
+# The sprite's own columns of the textures table (null in the rows of other textures).
+SPRITE_COLUMNS = ("modules", "frames", "anims", "palettes", "encoding")
+
+
+def _add_sprite(
+    columns: dict[str, list[Any]],
+    data: bytes,
+    entry: Entry,
+    nested_path: str,
+    error: Callable[[BaseException | str, str], None],
+) -> bool:
+    """A row for a Gameloft sprite member (True when `data` is one, readable or not)."""
+    from ..formats.j2me.sprite import read_sprite
+    from ..formats.j2me.sprite.summary import sniff_sprite, summary_row
+
+    if not sniff_sprite(data[:6]):
+        return False
+    try:
+        sprite = read_sprite(data, nested_path, entry.name)
+    except GamepakError as exc:
+        error(exc, entry.name)
+        return True
+    row = summary_row(sprite, len(data))
+    for key, value in (
+        ("peg", entry.name),
+        ("name", "sprite"),
+        ("width", row["width"]),
+        ("height", row["height"]),
+        ("format", "bsprite"),
+        ("mips", 0),
+        ("flags", sprite.flags),
+        *((key, row[key]) for key in SPRITE_COLUMNS),
+    ):
+        columns[key].append(value)
+    return True
 
 
 def loose_partner(cpu_path: str) -> str | None:

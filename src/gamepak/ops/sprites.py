@@ -18,10 +18,7 @@ from typing import Any
 
 from ..core.names import safe_parts
 from ..errors import GamepakError, UnsafePathError
-
-# A sprite is at most this big (the game keeps module offsets in 16 bits; the rest is small):
-# members past it are not read as sprites.
-MAX_SPRITE_BYTES = 1 << 20
+from ..formats.j2me.sprite.summary import MAX_SPRITE_BYTES
 
 
 @dataclass

@@ -193,14 +193,10 @@ def _strings_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return None if strings is None else Preview("strings", "text/j2me-strings", strings=strings)
 
 
-# The largest sprite previewed (the game's are a few KiB; every palette's pictures are drawn).
-MAX_SPRITE_BYTES = 1 << 20
-
-
 def _sprite_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     """A Gameloft J2ME sprite (BSPRITE): its module sheet, frames and animations, per palette,
     as data: URLs (the page's CSP allows them for images)."""
-    from ..formats.j2me.sprite.summary import preview_images, sniff_sprite
+    from ..formats.j2me.sprite.summary import MAX_SPRITE_BYTES, preview_images, sniff_sprite
 
     if not sniff_sprite(head) or place.size > MAX_SPRITE_BYTES:
         return None

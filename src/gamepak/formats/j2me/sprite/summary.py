@@ -8,7 +8,11 @@ from typing import Any
 
 from .model import Sprite, is_sprite, read_sprite
 
-__all__ = ["is_sprite", "preview_images", "sniff_sprite", "summary_row"]
+__all__ = ["MAX_SPRITE_BYTES", "is_sprite", "preview_images", "sniff_sprite", "summary_row"]
+
+# Members larger than this are not taken for sprites (the game keeps module data offsets in 16
+# bits: its sprites are a few KiB; the largest a sprite can be is far below this).
+MAX_SPRITE_BYTES = 1 << 20
 
 
 def sniff_sprite(head: bytes) -> bool:
