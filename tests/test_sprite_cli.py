@@ -240,3 +240,22 @@ def test_a_sample_module_edit_changes_only_that_sprite(tmp_path: Path) -> None:
     old, new = read_sprite(before[5]), read_sprite(after[5])
     assert [i for i, (a, b) in enumerate(zip(old.module_data, new.module_data)) if a != b] == [3]
     assert np.array_equal(new.module_indices(3), pixels)
+
+
+def test_texture_verbs_on_a_pack_of_sprites(pack: Path, tmp_path: Path) -> None:
+    """`texture ls|export|import` of a J2ME pack reach its sprites (the content registry's
+    `sprite` texture source): a row per module, the same folder as `sprite export`."""
+    code, out, err = in_process_cli("texture", "ls", str(pack))
+    assert code == 0, err
+    assert out.splitlines() == [
+        "    2x1     I256 1555    0/module 000",
+        "    1x2     I256 1555    0/module 001",
+        "    2x2     I127RLE 1555 2/module 000",
+    ]
+    code, _, err = in_process_cli("texture", "export", str(pack), "-o", str(tmp_path / "tex"))
+    assert code == 0, err
+    assert Image.open(tmp_path / "tex" / "2" / "modules" / "000.png").mode == "P"
+    before = pack.read_bytes()
+    code, _, err = in_process_cli("texture", "import", str(pack), str(tmp_path / "tex"))
+    assert code == 0 and "0 texture(s) changed" in err
+    assert pack.read_bytes() == before

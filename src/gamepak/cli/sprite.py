@@ -77,13 +77,13 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def run_ls(args: argparse.Namespace) -> int | None:
-    from ..ops.sprites import list_sprites, ls_line
+    from ..ops.sprites import list_sprites, sprite_line
 
     rows = list_sprites(args.pack, args.members or None, format=args.format_name)
     if args.as_json:
         print_json(rows)
     elif rows:
-        write_text("".join(ls_line(row) + "\n" for row in rows))
+        write_text("".join(sprite_line(row) + "\n" for row in rows))
     elif not args.quiet:
         note(f"{args.pack}: no sprites")
     return None

@@ -161,7 +161,8 @@ def _quake_textures(path: str) -> Any:
     from ..core.content import texture_source_for
 
     spec = texture_source_for(path)
-    return spec.load() if spec.name == "quake" else None
+    # Sources other than pegs (Quake images, Gameloft sprites) share the Quake verbs' shape.
+    return spec.load() if spec.name != "peg" else None
 
 
 def _order(parser: argparse.ArgumentParser) -> None:
@@ -214,7 +215,7 @@ def _source(path: str, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     from ..core.content import texture_source_for
 
     spec = texture_source_for(path)
-    if spec.name == "quake":
+    if spec.name != "peg":
         return spec.load(), {"palette": args.palette}
     return spec.load(), {"order": args.order, "peg": args.peg}
 

@@ -3,7 +3,8 @@ texture source or a model, found by file extension or by the format of the pack 
 The `texture` and `model` verbs (and the viewer and catalog) dispatch through these tables; a
 new kind is one module plus one row.
 
-    texture sources: peg (RFG), quake (WAD lumps, LMP, BSP textures, SPR, MDL skins, WAL)
+    texture sources: peg (RFG), quake (WAD lumps, LMP, BSP textures, SPR, MDL skins, WAL),
+                     sprite (Gameloft J2ME sprites in J2ME packs, `ops.sprites`)
     models:          joe (and OBJ/glTF/PLY, `gamepak.models`), mdl and bsp (`models.quake`),
                      scene (VDrift tracks and cars, `models.scene`)
 """
@@ -55,6 +56,13 @@ TEXTURE_SOURCES: tuple[ContentSpec, ...] = (
         "gamepak.ops.quake_textures",
         (".wad", ".lmp", ".bsp", ".spr", ".mdl", ".wal", ".mip", ".pak", ".pk3", ".kpf"),
         ("pak", "wad", "zip"),
+    ),
+    ContentSpec(
+        "sprite",
+        "Gameloft J2ME sprites (BSPRITE): modules, frames, animations",
+        "gamepak.ops.sprites",
+        (),
+        ("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized", "j2me-ids"),
     ),
 )
 

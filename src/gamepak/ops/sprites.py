@@ -100,7 +100,7 @@ def list_sprites(
     ]
 
 
-def ls_line(row: dict[str, Any]) -> str:
+def sprite_line(row: dict[str, Any]) -> str:
     """A `sprite ls` line."""
     member = row["member"] if row["member"] is not None else "-"
     return (
@@ -224,3 +224,52 @@ def import_sprites(
             assert member is not None
             pack.replace(member, data)
     return result
+
+
+# -- the `texture` verbs (this module is the content registry's `sprite` texture source) ----------
+
+
+def list_textures(source: str | os.PathLike[str], **options: Any) -> list[dict[str, Any]]:
+    """`texture ls` of a pack holding sprites: one row per module (peg: the member)."""
+    label = os.fspath(source)
+    rows = []
+    for found in iter_sprites(label):
+        sprite = _read(label, found)
+        for index, (width, height) in enumerate(sprite.modules):
+            rows.append(
+                {
+                    "peg": found.member,
+                    "name": f"module {index:03d}",
+                    "width": width,
+                    "height": height,
+                    "format": f"{sprite.encoding_name} {sprite.pixel_format_name}",
+                }
+            )
+    return rows
+
+
+def ls_line(row: dict[str, Any]) -> str:
+    """A `texture ls` line of a sprite's module."""
+    return f"{row['width']:>5}x{row['height']:<5} {row['format']:<12} {row['peg']}/{row['name']}"
+
+
+def export_textures(
+    source: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    names: list[str] | tuple[str, ...] = (),
+    overwrite: bool = False,
+    **options: Any,
+) -> list[str]:
+    """`texture export` of a pack holding sprites: what `sprite export` writes (the modules as
+    indexed PNGs, with the frames, anims and sprite.json that `texture import` reads back);
+    `names` are members."""
+    return export_sprites(source, output, list(names) or None, overwrite=overwrite)
+
+
+def import_textures(
+    target: str | os.PathLike[str], folder: str | os.PathLike[str], *, dry_run: bool = False, **options: Any
+) -> list[str]:
+    """`texture import` of a folder `texture export` wrote for a pack holding sprites: the
+    sprites changed."""
+    return import_sprites(target, folder, dry_run=dry_run).changed
