@@ -410,3 +410,18 @@ def test_sprite_read_write_read(data: bytes) -> None:
         compose_frame(sprite, frame, flags=3)
     for anim in range(len(sprite.anims)):
         compose_anim(sprite, anim, palette=len(sprite.palettes) - 1)
+
+
+def test_writing_refuses_what_the_fields_cannot_hold() -> None:
+    sprite = read_sprite(simple_sprite())
+    sprite.aframes = sprite.aframes * 30000  # 90,000 AFrames: the count is a u16
+    with pytest.raises(FormatLimitError, match="90000 AFrames: a sprite's count holds at most 65535"):
+        sprite.to_bytes()
+    sprite = read_sprite(simple_sprite())
+    sprite.palettes.append([0, 1])
+    with pytest.raises(FormatLimitError, match="every palette must hold 4 colours"):
+        sprite.to_bytes()
+    sprite = read_sprite(simple_sprite())
+    sprite.palettes = sprite.palettes * 17
+    with pytest.raises(FormatLimitError, match="17 palettes: the game holds at most 16"):
+        sprite.check_limits()

@@ -66,7 +66,10 @@ def iter_sprites(
         for entry in pack.infolist():
             if wanted and entry.name not in wanted:
                 continue
-            head = pack.read(entry)[:6] if entry.size <= MAX_SPRITE_BYTES else b""
+            head = b""
+            if entry.size <= MAX_SPRITE_BYTES:
+                with pack.open(entry) as stream:
+                    head = stream.read(6)
             if not is_sprite(head):
                 if wanted:
                     raise GamepakError(f"{label}: member {entry.name!r} is not a sprite (no BSPRITE v3 header)")

@@ -171,8 +171,31 @@ class Sprite:
             )
         _check_references(self, FormatLimitError)
 
+    def _check_fields(self) -> None:
+        """Refuse what the layout's fields cannot hold (counts are u16, palette counts u8)."""
+        for what, items in (
+            ("modules", self.modules),
+            ("FModules", self.fmodules),
+            ("frames", self.frames),
+            ("AFrames", self.aframes),
+            ("anims", self.anims),
+        ):
+            if len(items) > 0xFFFF:
+                raise FormatLimitError(f"{len(items)} {what}: a sprite's count holds at most 65535")
+        if len(self.palettes) > 0xFF or self.colours > 0xFF:
+            raise FormatLimitError(
+                f"{len(self.palettes)} palettes of {self.colours} colours: both counts are one byte (at most 255)"
+            )
+        if any(len(palette) != self.colours for palette in self.palettes):
+            raise FormatLimitError(f"every palette must hold {self.colours} colours")
+        for index, data in enumerate(self.module_data):
+            if len(data) > 0xFFFF:
+                raise FormatLimitError(f"module {index}: {len(data)} bytes of data, its size field holds 65535")
+
     def to_bytes(self) -> bytes:
-        """The sprite's bytes, in the layout it was read from."""
+        """The sprite's bytes, in the layout it was read from (FormatLimitError for what its
+        fields cannot hold)."""
+        self._check_fields()
         out = bytearray(struct.pack("<HI", self.version, self.flags))
         out += struct.pack("<H", len(self.modules))
         for width, height in self.modules:
