@@ -251,3 +251,9 @@ def test_the_games_tipst_f(tmp_path: Path) -> None:
     first_record = 9 + 19
     assert translated[first_record : at - 2] == original[first_record : at - 2]
     assert translated[at + len(texts[1]) + grown :] == original[at + len(texts[1]) :]
+
+
+def test_a_sprite_pack_is_named_as_such() -> None:
+    """tips.f holds the tips' pictures (sprites), not their text: the refusal says so."""
+    with pytest.raises(GamepakError, match=r"0: a Gameloft sprite \(BSPRITE\), not text: `gamepak sprite` reads it"):
+        read_strings(sample("gameloft/tips.f"))

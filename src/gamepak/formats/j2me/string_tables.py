@@ -115,6 +115,10 @@ def _string_starts(raw_strings: Sequence[bytes]) -> list[int]:
 
 def binary_reason(data: bytes) -> str | None:
     """Why `data` is not a blob of text strings (None when it reads as one)."""
+    from .sprite.model import is_sprite
+
+    if is_sprite(data):
+        return "a Gameloft sprite (BSPRITE), not text: `gamepak sprite` reads it"
     extension = content_extension(data[:CONTENT_PROBE], complete=len(data) <= CONTENT_PROBE)
     if extension not in (".txt", ".bin"):
         return f"{extension[1:].upper()} data, not text"
