@@ -425,3 +425,25 @@ def test_writing_refuses_what_the_fields_cannot_hold() -> None:
     sprite.palettes = sprite.palettes * 17
     with pytest.raises(FormatLimitError, match="17 palettes: the game holds at most 16"):
         sprite.check_limits()
+
+
+def test_hostile_sizes_are_refused_before_drawing() -> None:
+    """A few KiB naming many big run-length modules, or an anim of 255 cells far apart: refused
+    in one line rather than decoded into gigabytes."""
+    run = bytes([0x80 + 127, 1]) * 512 + bytes([0x80 + 1, 1])  # 65,025 pixels in 1,026 bytes
+    data = sprite_bytes([(255, 255)] * 300, [], [], [], [], [], [run] * 300, encoding=0x27F1)
+    with pytest.raises(CorruptArchiveError, match="the modules hold 19507500 pixels, more than gamepak decodes"):
+        read_sprite(data)
+    far = [(0, 1, x, y, 0) for x, y in [(-128, -128), (127, 127)] * 127]
+    wide = sprite_bytes(
+        [(255, 255)],
+        [(0, -128, -128, 0), (0, 127, 127, 0)],
+        [(2, 0)],
+        [(0, 0, 0, 0)],
+        far,
+        [(len(far), 0)],
+        [run],
+        encoding=0x27F1,
+    )
+    with pytest.raises(FormatLimitError, match="anim 0: 254 cells of 765x765 pixels, more than gamepak draws"):
+        compose_anim(read_sprite(wide), 0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ....errors import FormatLimitError
 from .model import FLIP_X, FLIP_Y, Sprite
 
 TYPE_CHECKING = False
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 Box = tuple[int, int, int, int]
+# Pixels of all the cells of one animation drawn at once (each AFrame's canvas is the union of
+# all: 255 AFrames with offsets far apart would otherwise take gigabytes from a few KiB).
+MAX_ANIM_PIXELS = 1 << 25
 # Ticks of Diamond Rush's main loop: an AFrame's time is this many milliseconds a tick.
 TICK_MS = 50
 
@@ -145,6 +149,12 @@ def compose_anim(sprite: Sprite, anim: int, palette: int = 0, flags: int = 0) ->
 
     box = anim_box(sprite, anim, flags) or (0, 0, 1, 1)
     left, top, right, bottom = box
+    cells_count = len(sprite.anims[anim].used)
+    if cells_count * (right - left) * (bottom - top) > MAX_ANIM_PIXELS:
+        raise FormatLimitError(
+            f"anim {anim}: {cells_count} cells of {right - left}x{bottom - top} pixels, more than gamepak draws "
+            f"at once ({MAX_ANIM_PIXELS} pixels)"
+        )
     painter = _Painter(sprite, palette)
     cells, times = [], []
     for af_index in sprite.anims[anim].used:

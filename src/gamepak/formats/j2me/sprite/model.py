@@ -37,6 +37,9 @@ MAX_PALETTES = 16
 MAX_MODULE_PIXELS = 4096
 MAX_MODULE_DATA = 0xFFFF
 MAX_INDEXED = 256
+# Pixels of all modules together that a reader decodes (a hostile sprite of a few KiB could
+# otherwise name thousands of 255 x 255 run-length modules): far above any game's.
+MAX_SPRITE_PIXELS = 1 << 24
 # Frame flags that flip: left-right, top-bottom.
 FLIP_X = 0x01
 FLIP_Y = 0x02
@@ -325,6 +328,9 @@ def _read_images(reader: _Reader, sprite: Sprite) -> None:
         names = ", ".join(codec.ENCODINGS.values())
         raise reader.fail(f"unknown module encoding 0x{encoding:04x} ({names})", encoding_at)
     sprite.encoding = encoding
+    pixels = sum(width * height for width, height in sprite.modules)
+    if pixels > MAX_SPRITE_PIXELS:
+        raise reader.fail(f"the modules hold {pixels} pixels, more than gamepak decodes ({MAX_SPRITE_PIXELS})", 8)
     if not palettes:
         raise reader.fail("no palette: the modules' colours are undefined", encoding_at - palettes * colours * size - 2)
     for index, (width, height) in enumerate(sprite.modules):
