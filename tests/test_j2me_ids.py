@@ -45,7 +45,7 @@ def test_spec_bytes_read_and_detected(tmp_path: Path) -> None:
 
 def test_writer_matches_spec_and_keeps_ids_through_an_edit(tmp_path: Path) -> None:
     path = tmp_path / "demoSpr.bin"
-    with gamepak.create(path, "j2me-ids", ids=[0, 7, 2]) as writer:
+    with gamepak.create(path, "j2me-ids", ids="0,7,2") as writer:
         for index, (_, data) in enumerate(RECORDS):
             writer.add(str(index), data)
     assert path.read_bytes() == ids_pack(RECORDS)
@@ -64,7 +64,7 @@ def test_writer_matches_spec_and_keeps_ids_through_an_edit(tmp_path: Path) -> No
         assert reopened.ids == [0, 7, 2, 8]
 
 
-@pytest.mark.parametrize("ids", [[-1], [65536], "0,1", [True]])
+@pytest.mark.parametrize("ids", [[-1], [65536], "0,x", [True], "70000"])
 def test_bad_ids_option(tmp_path: Path, ids: object) -> None:
     with pytest.raises(InvalidOptionError, match="ids"):
         gamepak.create(tmp_path / "x.bin", "j2me-ids", ids=ids)
@@ -117,3 +117,14 @@ def test_the_games_demospr_bin(tmp_path: Path) -> None:
         assert all(pack.read(entry).startswith(b"\xdf\x03\x01\x01\x01\x01") for entry in pack.infolist())
     gamepak.convert(path, tmp_path / "copy.bin", "j2me-ids")
     assert (tmp_path / "copy.bin").read_bytes() == path.read_bytes()
+
+
+def test_extract_with_a_manifest_and_create_rebuild_the_same_file(tmp_path: Path) -> None:
+    from conftest import in_process_cli
+
+    source = tmp_path / "demoSpr.bin"
+    source.write_bytes(ids_pack(RECORDS))
+    assert in_process_cli("extract", str(source), "-o", str(tmp_path / "x"), "--manifest")[0] == 0
+    code, _, err = in_process_cli("create", str(tmp_path / "copy.bin"), str(tmp_path / "x"))
+    assert code == 0, err
+    assert (tmp_path / "copy.bin").read_bytes() == source.read_bytes()

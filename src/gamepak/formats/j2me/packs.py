@@ -357,16 +357,23 @@ IDS_MAX_RECORD = 0xFFFFFFFF
 
 
 def _record_ids(value: Any) -> list[int] | None:
-    """The `ids` option: a list of record ids (0..65535), or None (each record's index)."""
+    """The `ids` option: record ids (0..65535) as a list or as text (`0,1,2`: what manifests and
+    `-o ids=...` hold), or None (each record's index)."""
     if value is None:
         return None
-    if not isinstance(value, (list, tuple)) or not all(
-        isinstance(item, int) and not isinstance(item, bool) and 0 <= item <= 0xFFFF for item in value
-    ):
-        from ...errors import InvalidOptionError
+    from ...errors import InvalidOptionError
 
-        raise InvalidOptionError(f"ids {value!r}: a list of record ids, each 0..65535", "ids")
-    return list(value)
+    items = value
+    if isinstance(value, str):
+        try:
+            items = [int(item) for item in value.split(",")] if value.strip() else []
+        except ValueError:
+            raise InvalidOptionError(f"ids {value!r}: record ids separated by commas (0,1,2)", "ids") from None
+    if not isinstance(items, (list, tuple)) or not all(
+        isinstance(item, int) and not isinstance(item, bool) and 0 <= item <= 0xFFFF for item in items
+    ):
+        raise InvalidOptionError(f"ids {value!r}: record ids, each 0..65535 (0,1,2)", "ids")
+    return list(items)
 
 
 class IdsReader(_PackReader):
@@ -389,7 +396,9 @@ class IdsReader(_PackReader):
 
     def layout(self) -> dict[str, Any]:
         sizes = [size for _, size in self.structure.spans]
-        return {"options": {"ids": self.ids}, "exact": {"sizes": sizes, "file_size": self.size}}
+        # As text: a manifest's options are plain values.
+        ids = ",".join(str(record_id) for record_id in self.ids)
+        return {"options": {"ids": ids}, "exact": {"sizes": sizes, "file_size": self.size}}
 
 
 class IdsWriter(_PackWriter):
@@ -412,7 +421,7 @@ class IdsWriter(_PackWriter):
             raise FormatLimitError(f"{count} members: a j2me-ids pack holds at most {IDS_MAX_RECORDS} (uint16 count)")
 
     def _ids(self, count: int) -> list[int]:
-        given = list(self.options.get("ids") or [])[:count]
+        given = (_record_ids(self.options.get("ids")) or [])[:count]
         following = (max(given) + 1) if given else 0
         while len(given) < count:
             if following > 0xFFFF:
