@@ -447,3 +447,42 @@ def test_hostile_sizes_are_refused_before_drawing() -> None:
     )
     with pytest.raises(FormatLimitError, match="anim 0: 254 cells of 765x765 pixels, more than gamepak draws"):
         compose_anim(read_sprite(wide), 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            simple_sprite(),
+            sprite_bytes(
+                [(3, 2)],
+                [(0, 1, -1, 3)],
+                [(1, 0)],
+                [(1, -1, 3, 2)],
+                [(0, 1, 2, 0, 1)],
+                [(1, 0)],
+                [bytes([0x83, 1, 0x83, 2])],
+                encoding=0x27F1,
+            ),
+        ]
+    ),
+    st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=4),
+    st.integers(0, 8),
+)
+def test_mutated_sprites_read_or_are_refused_in_one_line(data: bytes, edits: list[tuple[int, int]], cut: int) -> None:
+    """Bytes changed and the end cut: the reader raises only CorruptArchiveError (one line), and
+    what it reads writes back to the same bytes and draws."""
+    buffer = bytearray(data)
+    for position, value in edits:
+        buffer[position % len(buffer)] = value
+    mutated = bytes(buffer[: len(buffer) - cut])
+    try:
+        sprite = read_sprite(mutated, "x.f", "0")
+    except CorruptArchiveError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert sprite.to_bytes() == mutated
+    for frame in range(len(sprite.frames)):
+        compose_frame(sprite, frame, flags=1)
+    for anim in range(len(sprite.anims)):
+        compose_anim(sprite, anim)
