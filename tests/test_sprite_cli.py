@@ -54,7 +54,7 @@ def members(path: Path) -> list[bytes]:
 
 def test_ls(pack: Path) -> None:
     rows = list_sprites(pack)
-    assert [(r["member"], r["modules"], r["frames"], r["anims"], r["palettes"], r["encoding"]) for r in rows] == [
+    assert [(r["name"], r["modules"], r["frames"], r["anims"], r["palettes"], r["encoding"]) for r in rows] == [
         ("0", 2, 2, 1, 1, "I256"),
         ("2", 1, 1, 1, 2, "I127RLE"),
     ]

@@ -38,7 +38,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     ls = add_command(sub, "ls", run_ls, "List the sprites of a pack: modules, frames, anims, palettes, encoding.")
     ls.add_argument("pack", metavar="PACK", help="a J2ME pack or a sprite file")
     ls.add_argument("members", metavar="MEMBER", nargs="*", help="only these members")
-    add_json_option(ls, "a list of {member, size, modules, frames, anims, palettes, colours, encoding, ...}")
+    add_json_option(ls, "a list of {name, size, modules, frames, anims, palettes, colours, encoding, ...}")
     add_format_option(ls, "PACK")
 
     export = add_command(

@@ -92,20 +92,20 @@ def _read(path: str, found: SpriteMember) -> Any:
 def list_sprites(
     path: str | os.PathLike[str], members: list[str] | None = None, *, format: str | None = None
 ) -> list[dict[str, Any]]:
-    """One row per sprite: member, bytes, modules, frames, anims, palettes, colours, encoding,
-    pixel format."""
+    """One row per sprite: `name` (the member; None for a lone sprite file), `size`, modules,
+    frames, anims, palettes, colours, encoding, pixel format."""
     from ..formats.j2me.sprite.summary import summary_row
 
     label = os.fspath(path)
     return [
-        {"member": found.member, **summary_row(_read(label, found), len(found.data))}
+        {"name": found.member, **summary_row(_read(label, found), len(found.data))}
         for found in iter_sprites(label, members, format=format)
     ]
 
 
 def sprite_line(row: dict[str, Any]) -> str:
     """A `sprite ls` line."""
-    member = row["member"] if row["member"] is not None else "-"
+    member = row["name"] if row["name"] is not None else "-"
     return (
         f"{member:>4}  {row['modules']:4} modules {row['frames']:4} frames {row['anims']:3} anims  "
         f"{row['palettes']} x {row['colours']} colours {row['pixel_format'] or '-'}  {row['encoding'] or '-'}  "
