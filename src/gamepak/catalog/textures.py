@@ -77,6 +77,12 @@ def texture_columns(
     `iter_pegs` does."""
     columns: dict[str, list[Any]] = {key: [] for key in ("peg", "name", "width", "height", "format", "mips", "flags")}
     columns.update({key: [] for key in SPRITE_COLUMNS})
+    if archive.format_name.startswith("j2me"):
+        # Any member may be a sprite: one at a time, by its first bytes (a J2ME pack may hold
+        # thousands of members; they are never all held at once).
+        for position in positions:
+            _add_sprite_member(columns, archive, entries[position], nested_path, error)
+        return len(columns["name"]), columns
     kept = kept or {}
     wanted = sorted(readable(entries, positions))
     for position in positions:
@@ -98,12 +104,10 @@ def texture_columns(
             continue
         if cpu[:4] == b"GEKV" and is_cpu_name(entry.name):
             _add_textures(columns, cpu, entry.name, nested_path, error)
-        elif _add_sprite(columns, cpu, entry, nested_path, error):
-            continue
         elif not is_cpu_name(entry.name):
             _add_quake_images(columns, cpu, entry, nested_path, error)
-        for key in SPRITE_COLUMNS:  # null in the rows of other textures
-            columns[key].extend([None] * (len(columns["name"]) - len(columns[key])))
+    for key in SPRITE_COLUMNS:  # null in the rows of other textures
+        columns[key] = [None] * len(columns["name"])
     return len(columns["name"]), columns
 
 
@@ -111,24 +115,26 @@ def texture_columns(
 SPRITE_COLUMNS = ("modules", "frames", "anims", "palettes", "encoding")
 
 
-def _add_sprite(
+def _add_sprite_member(
     columns: dict[str, list[Any]],
-    data: bytes,
+    archive: Archive,
     entry: Entry,
     nested_path: str,
     error: Callable[[BaseException | str, str], None],
-) -> bool:
-    """A row for a Gameloft sprite member (True when `data` is one, readable or not)."""
+) -> None:
+    """A row for a member of a J2ME pack that is a Gameloft sprite (none for other members)."""
     from ..formats.j2me.sprite import read_sprite
     from ..formats.j2me.sprite.summary import sniff_sprite, summary_row
 
-    if not sniff_sprite(data[:6]):
-        return False
     try:
+        with archive.open(entry) as stream:
+            if not sniff_sprite(stream.read(6)):
+                return
+        data = archive.read(entry)
         sprite = read_sprite(data, nested_path, entry.name)
-    except GamepakError as exc:
+    except (OSError, GamepakError) as exc:
         error(exc, entry.name)
-        return True
+        return
     row = summary_row(sprite, len(data))
     for key, value in (
         ("peg", entry.name),
@@ -141,7 +147,6 @@ def _add_sprite(
         *((key, row[key]) for key in SPRITE_COLUMNS),
     ):
         columns[key].append(value)
-    return True
 
 
 def loose_partner(cpu_path: str) -> str | None:
