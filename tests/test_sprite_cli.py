@@ -179,6 +179,7 @@ def test_json_edits_palettes_timings_and_a_consistent_resize(pack: Path, tmp_pat
         (lambda d: d.__setitem__("encoding", "I999"), "encoding: 'I999' is none of"),
         (lambda d: d["palettes"][0]["raw"].append(1), r"palettes of \[4, 5\] colours|not in the palette|palettes"),
         (lambda d: d.__setitem__("format", "other"), "not a gamepak sprite description"),
+        (lambda d: d.__setitem__("flags", 3), "would not read back: sprite: flags 0x00000003"),
     ],
 )
 def test_bad_json_is_refused_and_nothing_written(pack: Path, tmp_path: Path, edit: object, message: str) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.names import safe_parts
-from ..errors import GamepakError, UnsafePathError
+from ..errors import CorruptArchiveError, GamepakError, UnsafePathError
 from ..formats.j2me.sprite.summary import MAX_SPRITE_BYTES
 
 
@@ -181,6 +181,7 @@ def import_sprites(
     """Rebuild each sprite of `path` whose folder is in `folder` (as `export_sprites` wrote it)
     and write the changed ones back in one crash-safe edit of the pack. Everything is checked
     before anything is written; an unchanged folder changes nothing."""
+    from ..formats.j2me.sprite import read_sprite
     from ..formats.j2me.sprite.files import JSON_NAME, import_files
 
     label = os.fspath(path)
@@ -204,6 +205,10 @@ def import_sprites(
             continue
         try:
             sprite.check_limits()
+            # What is written must read back (a version or flags the layout does not have).
+            read_sprite(data)
+        except CorruptArchiveError as exc:
+            raise GamepakError(f"{os.path.join(root, found.folder)}: would not read back: {exc.reason}") from None
         except GamepakError as exc:
             raise GamepakError(f"{os.path.join(root, found.folder)}: {exc}") from None
         replacements.append((found.member, data))

@@ -212,6 +212,8 @@ class _Doc:
         value = document.get(key)
         if not isinstance(value, list):
             raise self.fail(key, "missing, or not a list")
+        if len(value) > 0xFFFF:  # every count of the layout is a u16
+            raise self.fail(key, f"{len(value)} items, a sprite holds at most 65535")
         return value
 
     def code(self, document: dict[str, Any], key: str, known: dict[int, str]) -> int:
