@@ -13,7 +13,9 @@ Encodings (u16 code in the sprite, pixels row by row from the top-left, no row p
 | I256RLE | 0x56F2 | b < 128: the next byte repeated b times; else b - 128 literal bytes follow   |
 | I64RLE  | 0x64F0 | each byte: colour in its low B bits (B = bits of nColours - 1), count - 1 above |
 
-Runs may cross row ends. I127RLE's encoder (the exporter's, reproducing every sample module):
+Runs may cross row ends. I64RLE's B is the bits `nColours - 1` needs, as the Gameloft class
+computes it in its fixed copies (some copies start the count at 1, one bit more: a bug those
+copies' own comments fix); no sample has I64RLE. I127RLE's encoder (the exporter's, reproducing every sample module):
 wherever at least two equal pixels follow, one run of as many as possible (at most 127), else a
 literal. I256RLE and I64RLE are in no sample: their encoders here are greedy (runs of 2 or more
 pixels), so an unchanged module keeps its stored bytes instead (the model does that).
