@@ -260,3 +260,12 @@ def test_texture_verbs_on_a_pack_of_sprites(pack: Path, tmp_path: Path) -> None:
     code, _, err = in_process_cli("texture", "import", str(pack), str(tmp_path / "tex"))
     assert code == 0 and "0 texture(s) changed" in err
     assert pack.read_bytes() == before
+
+
+def test_palette_option_applies_where_a_sprite_has_it(pack: Path, tmp_path: Path) -> None:
+    export_sprites(pack, tmp_path / "out", palette=1)
+    shown = {name: json.loads((tmp_path / "out" / name / "sprite.json").read_text())["module_palette"] for name in "02"}
+    assert shown == {"0": 0, "2": 1}  # sprite 0 has one palette
+    assert import_sprites(pack, tmp_path / "out").unchanged == 2
+    code, _, err = in_process_cli("sprite", "export", str(pack), "-o", str(tmp_path / "x"), "--palette", "5")
+    assert code == 1 and "palette 5: no sprite has it (they have at most 2)" in err

@@ -123,24 +123,30 @@ def export_sprites(
     overwrite: bool = False,
 ) -> list[str]:
     """Write every sprite of `path` (or `members`) under `output`, one folder each; the files
-    appear all at once or not at all. Returns the files written."""
+    appear all at once or not at all. Sprites are drawn with `palette` where they have it
+    (palette 0 where they do not: their JSON says which); no sprite having it is an error.
+    Returns the files written."""
     from ..formats.j2me.sprite.files import export_files
     from .safe_tree import write_files
 
     label = os.fspath(path)
     files: list[tuple[str, bytes]] = []
+    most_palettes = 0
     for found in iter_sprites(label, members, format=format):
         sprite = _read(label, found)
         if not sprite.modules:
             continue
+        most_palettes = max(most_palettes, len(sprite.palettes))
         try:
-            made = export_files(sprite, palette, extra=found.extra)
+            made = export_files(sprite, palette if palette < len(sprite.palettes) else 0, extra=found.extra)
         except GamepakError as exc:
             where = f"{label}: member {found.member!r}" if found.member is not None else label
             raise GamepakError(f"{where}: {exc}") from None
         files += [(f"{found.folder}/{name}", data) for name, data in made.items()]
     if not files:
         raise GamepakError(f"{label}: no sprite with modules to export")
+    if palette >= most_palettes:
+        raise GamepakError(f"{label}: palette {palette}: no sprite has it (they have at most {most_palettes})")
     return write_files(output, files, overwrite=overwrite)
 
 
