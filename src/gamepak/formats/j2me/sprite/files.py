@@ -182,8 +182,35 @@ def export_files(
         "anims": anims,
         **(extra or {}),
     }
-    files[JSON_NAME] = (json.dumps(document, indent=1) + "\n").encode("utf-8")
+    files[JSON_NAME] = (_dump(document) + "\n").encode("utf-8")
     return files
+
+
+# A row of the JSON shorter than this stays on one line (an FModule, an AFrame, a frame).
+ROW_WIDTH = 120
+
+
+def _dump(value: Any, depth: int = 0) -> str:
+    """JSON for a person to edit: one line per FModule, AFrame, frame, module or palette row
+    (json.dumps with an indent gives each number a line of its own)."""
+    one_line = json.dumps(value, ensure_ascii=False)
+    if not isinstance(value, (dict, list)):
+        return one_line
+    items = value.values() if isinstance(value, dict) else value
+    # The document and lists of objects open up; any other row short enough keeps its line.
+    if depth > 0 and not any(isinstance(item, dict) for item in items) and len(one_line) <= ROW_WIDTH:
+        return one_line
+    pad = " " * (depth + 1)
+    if isinstance(value, dict):
+        rows = [f"{pad}{json.dumps(key)}: {_dump(item, depth + 1)}" for key, item in value.items()]
+        return "{\n" + ",\n".join(rows) + "\n" + " " * depth + "}"
+    if not any(isinstance(item, (dict, list)) for item in value):
+        # A long list of numbers or colours: several to a line.
+        step = 8 if any(isinstance(item, str) for item in value) else 16
+        chunks = [", ".join(json.dumps(item) for item in value[at : at + step]) for at in range(0, len(value), step)]
+        return "[\n" + ",\n".join(pad + chunk for chunk in chunks) + "\n" + " " * depth + "]"
+    rows = [pad + _dump(item, depth + 1) for item in value]
+    return "[\n" + ",\n".join(rows) + "\n" + " " * depth + "]"
 
 
 # -- import ---------------------------------------------------------------------------------------
