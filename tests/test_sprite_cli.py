@@ -269,3 +269,41 @@ def test_palette_option_applies_where_a_sprite_has_it(pack: Path, tmp_path: Path
     assert import_sprites(pack, tmp_path / "out").unchanged == 2
     code, _, err = in_process_cli("sprite", "export", str(pack), "-o", str(tmp_path / "x"), "--palette", "5")
     assert code == 1 and "palette 5: no sprite has it (they have at most 2)" in err
+
+
+def test_kill_during_sprite_import_leaves_the_old_pack_or_the_new(tmp_path: Path) -> None:
+    """kill -9 at any moment of `sprite import` (one edit of the pack): the old pack or the new
+    one, and the next command runs."""
+    from test_edit_crash import TRIALS, snapshot, trial_kills
+
+    folder = tmp_path / "game"
+    folder.mkdir()
+    path = folder / "sprites.f"
+    with gamepak.create(path, "j2me-table") as writer:
+        writer.add("0", simple_sprite())
+        writer.add("1", other_sprite())
+    export_sprites(path, tmp_path / "out")
+    png = tmp_path / "out" / "0" / "modules" / "000.png"
+    image = Image.open(png)
+    edited = Image.frombytes("P", image.size, bytes([3, 3]))
+    edited.putpalette(image.getpalette())
+    edited.save(png)
+    old = snapshot(path, "j2me-table")
+
+    def run() -> None:
+        assert import_sprites(path, tmp_path / "out").changed == ["0"]
+
+    old_count, new_count = trial_kills(folder, "j2me-table", path, run, old, in_place=False)
+    assert old_count + new_count == TRIALS
+
+
+def test_dry_run_says_what_would_change_and_writes_nothing(pack: Path, tmp_path: Path) -> None:
+    export_sprites(pack, tmp_path / "out")
+    path = tmp_path / "out" / "2" / "sprite.json"
+    document = json.loads(path.read_text())
+    document["aframes"][0][1] = 7
+    path.write_text(json.dumps(document))
+    before = pack.read_bytes()
+    code, _, err = in_process_cli("sprite", "import", str(pack), str(tmp_path / "out"), "--dry-run")
+    assert code == 0 and "1 sprite(s) would change: 2; 1 unchanged" in err
+    assert pack.read_bytes() == before
