@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from gamepak.core.archive import Archive
 
 # Formats without a signature: every layout reader is tried on the same input.
-J2ME_LAYOUTS = ("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized")
+J2ME_LAYOUTS = ("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized", "j2me-ids")
 GZIP_MAGIC = b"\x1f\x8b"
 # A peg's CPU file states its own size: a uint32 at offset 8 of its header.
 PEG_CPU_SIZE = struct.Struct("<8xI")

@@ -42,7 +42,7 @@ PACKS = {
     "vpp": [("vpp", {"flags": flags}) for flags in range(4)] + [("vpp", {"flags": 3, "align": 16, "level": 9})],
     "zip": [("zip", {"compression": name}) for name in ("store", "deflate", "bzip2", "lzma")],
     "tar": [("tar", {}), ("tar.gz", {})],
-    "j2me": [("j2me-table", {}), ("j2me-offsets", {}), ("j2me-end-offsets", {}), ("j2me-sized", {})],
+    "j2me": [("j2me-table", {}), ("j2me-offsets", {}), ("j2me-end-offsets", {}), ("j2me-sized", {}), ("j2me-ids", {})],
 }
 
 

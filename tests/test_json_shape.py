@@ -77,7 +77,20 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         writer.add("y.txt", b"y")
     patch = root / "p.gpatch"
     assert in_process_cli("patch", "make", str(pak), str(changed), "-o", str(patch))[0] == 0
-    return {"pak": pak, "zip": zipped, "peg": root / "p.cpeg_pc", "joe": root / "m.joe", "patch": patch, "root": root}
+    from sprite_bytes import simple_sprite
+
+    sprites = root / "s.f"
+    with gamepak.create(sprites, "j2me-table") as writer:
+        writer.add("0", simple_sprite())
+    return {
+        "pak": pak,
+        "zip": zipped,
+        "peg": root / "p.cpeg_pc",
+        "joe": root / "m.joe",
+        "patch": patch,
+        "root": root,
+        "sprites": sprites,
+    }
 
 
 def _cases(files: dict[str, Path], tmp_path: Path) -> dict[str, list[str]]:
@@ -93,6 +106,7 @@ def _cases(files: dict[str, Path], tmp_path: Path) -> dict[str, list[str]]:
         "diff": ["diff", str(files["pak"]), str(files["zip"])],
         "model info": ["model", "info", str(files["joe"])],
         "texture ls": ["texture", "ls", str(files["peg"])],
+        "sprite ls": ["sprite", "ls", str(files["sprites"])],
         "patch info": ["patch", "info", str(files["patch"])],
         "patch check": ["patch", "check", str(game), str(files["patch"])],
         "patch apply": ["patch", "apply", str(game), str(files["patch"])],

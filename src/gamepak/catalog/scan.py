@@ -253,7 +253,7 @@ class ArchiveScanner(ContentRows):
         if self.sinks.textures is not None:
             from .textures import cpu_positions, readable
 
-            pegs = cpu_positions(entries)
+            pegs = cpu_positions(entries, archive.format_name)
             found = MemberHashes(
                 entries, archive.filename, self.new_hasher, self.stats, self.error, readable(entries, pegs)
             )

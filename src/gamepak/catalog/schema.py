@@ -105,6 +105,12 @@ TEXTURES = pa.schema(
         pa.field("format", pa.string(), nullable=False),
         pa.field("mips", pa.int16(), nullable=False),
         pa.field("flags", pa.int32(), nullable=False),
+        # Gameloft J2ME sprites only (format "bsprite"); null for other textures.
+        pa.field("modules", pa.int32()),
+        pa.field("frames", pa.int32()),
+        pa.field("anims", pa.int32()),
+        pa.field("palettes", pa.int16()),
+        pa.field("encoding", pa.string()),
     ],
     metadata={"gamepak.table": "textures"},
 )

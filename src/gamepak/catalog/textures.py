@@ -3,7 +3,10 @@ read from the CPU file alone: its header and entries say all of that, the GPU fi
 the pixels and is not read. Quake's palette images too (the content registry's `quake-image`
 texture source): qpic LMPs and WAD lumps, BSP textures, sprite frames, MDL skins, WAL; for
 these `peg` is the file holding the image, `format` its kind (qpic, miptex, conchars, sprite,
-skin, wal) and `flags` its transparent index (-1: opaque).
+skin, wal) and `flags` its transparent index (-1: opaque). Gameloft J2ME sprites (BSPRITE,
+members of J2ME packs) too: one row per sprite, `peg` the member, `name` "sprite", `format`
+"bsprite", width and height its largest module's, `flags` the sprite's flags, and the sprite's
+own columns (`modules`, `frames`, `anims`, `palettes`, `encoding`; null in other rows).
 
 CPU files are small (the game's largest is about 100 KB). Those the format had to decode
 (compressed packs: `.str2_pc` files are compressed and condensed) are kept as the scanner hashes
@@ -28,11 +31,16 @@ MAX_CPU_BYTES = 16 << 20
 MAX_CONTENT_BYTES = 64 << 20
 
 
-def cpu_positions(entries: list[Entry]) -> list[int]:
+def cpu_positions(entries: list[Entry], format_name: str | None = None) -> list[int]:
     """Positions in `entries` of the members holding textures: those a texture kind of the
     content registry takes (by name, or a WAD lump's kind), a kind with a partner file (a peg's
     GPU file) only when its partner is among them (names compared ignoring case, the rule
-    `texture` and `verify` use)."""
+    `texture` and `verify` use); in a J2ME pack (`format_name`), every member small enough to
+    be a sprite (their bytes tell)."""
+    if format_name is not None and format_name.startswith("j2me"):
+        from ..formats.j2me.sprite.summary import MAX_SPRITE_BYTES
+
+        return [position for position, entry in enumerate(entries) if entry.size <= MAX_SPRITE_BYTES]
     from ..content import of_member
 
     by_key: dict[str, str] | None = None
@@ -70,6 +78,13 @@ def texture_columns(
     name)` and skipped. Files that are not PC pegs (no `GEKV` signature) are skipped as
     `iter_pegs` does."""
     columns: dict[str, list[Any]] = {key: [] for key in ("peg", "name", "width", "height", "format", "mips", "flags")}
+    columns.update({key: [] for key in SPRITE_COLUMNS})
+    if archive.format_name.startswith("j2me"):
+        # Any member may be a sprite: one at a time, by its first bytes (a J2ME pack may hold
+        # thousands of members; they are never all held at once).
+        for position in positions:
+            _add_sprite_member(columns, archive, entries[position], nested_path, error)
+        return len(columns["name"]), columns
     kept = kept or {}
     wanted = sorted(readable(entries, positions))
     for position in positions:
@@ -89,7 +104,47 @@ def texture_columns(
         data = found.get(entry.index)
         if data is not None:
             _add_rows(columns, data, entry, nested_path, error)
+    for key in SPRITE_COLUMNS:  # null in the rows of other textures
+        columns[key] = [None] * len(columns["name"])
     return len(columns["name"]), columns
+
+
+# The sprite's own columns of the textures table (null in the rows of other textures).
+SPRITE_COLUMNS = ("modules", "frames", "anims", "palettes", "encoding")
+
+
+def _add_sprite_member(
+    columns: dict[str, list[Any]],
+    archive: Archive,
+    entry: Entry,
+    nested_path: str,
+    error: Callable[[BaseException | str, str], None],
+) -> None:
+    """A row for a member of a J2ME pack that is a Gameloft sprite (none for other members)."""
+    from ..formats.j2me.sprite import read_sprite
+    from ..formats.j2me.sprite.summary import sniff_sprite, summary_row
+
+    try:
+        with archive.open(entry) as stream:
+            if not sniff_sprite(stream.read(6)):
+                return
+        data = archive.read(entry)
+        sprite = read_sprite(data, nested_path, entry.name)
+    except (OSError, GamepakError) as exc:
+        error(exc, entry.name)
+        return
+    row = summary_row(sprite, len(data))
+    for key, value in (
+        ("peg", entry.name),
+        ("name", "sprite"),
+        ("width", row["width"]),
+        ("height", row["height"]),
+        ("format", "bsprite"),
+        ("mips", 0),
+        ("flags", sprite.flags),
+        *((key, row[key]) for key in SPRITE_COLUMNS),
+    ):
+        columns[key].append(value)
 
 
 def _add_rows(
@@ -115,7 +170,8 @@ def _add_rows(
             return
         for row in found:
             for key in columns:
-                columns[key].append(row[key])
+                if key not in SPRITE_COLUMNS:  # set to null for these rows once all are added
+                    columns[key].append(row[key])
         return
 
 

@@ -55,6 +55,9 @@ COMMANDS: dict[str, dict[str, str]] = {
     "gamepak.cli.texture": {
         "texture": "Textures (RFG pegs, Quake images): list, export, import, add, rm",
     },
+    "gamepak.cli.sprite": {
+        "sprite": "Gameloft J2ME sprites (BSPRITE): list, export to PNG + JSON, import",
+    },
     "gamepak.cli.table": {
         "table": "RFG tables (.xtbl): list, check, export, import",
     },

@@ -237,6 +237,21 @@ KINDS: tuple[ContentKind, ...] = (
             "rows": Verb(f"{_PREVIEWS}:quake_rows", ("lump",)),
         },
     ),
+    # Gameloft J2ME sprites have no name or signature of their own: looked for inside J2ME packs
+    # (their bytes tell, `formats.j2me.sprite.summary.sniff_sprite`); `gamepak sprite` is their
+    # own command, the texture verbs give their modules.
+    ContentKind(
+        "sprite",
+        FAMILIES["texture"],
+        "Gameloft J2ME sprites (BSPRITE): modules, frames and animations, in J2ME packs",
+        packs=("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized", "j2me-ids"),
+        verbs={
+            "ls": Verb("gamepak.ops.sprites:list_textures", ("palette",)),
+            "line": Verb("gamepak.ops.sprites:ls_line"),
+            "export": Verb("gamepak.ops.sprites:export_textures"),
+            "import": Verb("gamepak.ops.sprites:import_textures"),
+        },
+    ),
     ContentKind(
         "scene",
         FAMILIES["scene"],

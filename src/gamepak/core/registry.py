@@ -193,6 +193,15 @@ FORMATS: tuple[FormatSpec, ...] = (
         sniff="sniff_sized",
         has_magic=False,
     ),
+    FormatSpec(
+        "j2me-ids",
+        "Gameloft J2ME pack: uint16 count, records of uint16 id, uint32 size, data (demoSpr.bin)",
+        "gamepak.formats.j2me",
+        reader="IdsReader",
+        writer="IdsWriter",
+        sniff="sniff_ids",
+        has_magic=False,
+    ),
 )
 
 

@@ -179,6 +179,26 @@ def _audio_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return Preview("audio", kind) if kind in AUDIO_TYPES else None
 
 
+def _sprite_preview(place: Place, head: bytes, kind: str) -> Preview | None:
+    """A Gameloft J2ME sprite (BSPRITE): its module sheet, frames and animations, per palette,
+    as data: URLs (the page's CSP allows them for images)."""
+    from ..formats.j2me.sprite.summary import MAX_SPRITE_BYTES, preview_images, sniff_sprite
+
+    if not sniff_sprite(head) or place.size > MAX_SPRITE_BYTES:
+        return None
+    import base64
+
+    def url(png: bytes) -> str:
+        return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+    found = preview_images(read_all(place, MAX_SPRITE_BYTES), place.path)
+    for palette in found["palettes"]:
+        palette["sheet"] = url(palette["sheet"])
+        for picture in palette["frames"] + palette["anims"]:
+            picture["url"] = url(picture.pop("png"))
+    return Preview("sprite", "image/bsprite", data=found)
+
+
 def _text_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     if kind.split("/", 1)[0] != "text":
         return None
@@ -199,6 +219,7 @@ PREVIEWERS: list[tuple[str, Previewer]] = [
     ("model", _rfg_mesh_preview),
     ("audio", _audio_preview),
     ("zone", lambda place, head, kind: _zone_preview(place, head, kind)),
+    ("sprite", _sprite_preview),
     # Kinds with no name or signature (J2ME strings), asked once images and audio said no.
     ("strings", lambda place, head, kind: _content_preview(place, head, probe=True)),
     ("text", _text_preview),

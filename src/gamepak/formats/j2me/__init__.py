@@ -1,4 +1,4 @@
-"""Gameloft J2ME games: asset packs in four layouts without a signature (their bytes parsed and
+"""Gameloft J2ME games: asset packs in five layouts without a signature (their bytes parsed and
 detected in `structure`, read and written in `packs`, their nameless members named in `members`),
 and the strings inside them (in the shapes `string_tables` reads and rebuilds), exported for
 translators and imported back (`text`, through the translation files of `translations`).
@@ -15,6 +15,8 @@ from .members import content_extension, member_index
 from .packs import (
     EndOffsetsReader,
     EndOffsetsWriter,
+    IdsReader,
+    IdsWriter,
     OffsetsReader,
     OffsetsWriter,
     SizedReader,
@@ -22,7 +24,7 @@ from .packs import (
     TableReader,
     TableWriter,
 )
-from .structure import sniff_end_offsets, sniff_offsets, sniff_sized, sniff_table
+from .structure import sniff_end_offsets, sniff_ids, sniff_offsets, sniff_sized, sniff_table
 
 # Names of `string_tables` and `text` offered here, each module loaded on first use (`text` brings
 # the csv/json/polib helpers of `translations`).
@@ -44,6 +46,8 @@ TRANSLATION_NAMES = ("dump_translation", "load_translation", "translation_format
 __all__ = [
     "EndOffsetsReader",
     "EndOffsetsWriter",
+    "IdsReader",
+    "IdsWriter",
     "OffsetsReader",
     "OffsetsWriter",
     "SizedReader",
@@ -53,6 +57,7 @@ __all__ = [
     "content_extension",
     "member_index",
     "sniff_end_offsets",
+    "sniff_ids",
     "sniff_offsets",
     "sniff_sized",
     "sniff_table",

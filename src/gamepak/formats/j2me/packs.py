@@ -1,4 +1,4 @@
-"""Readers and writers of the four J2ME layouts: the classes the registry opens and creates.
+"""Readers and writers of the five J2ME layouts: the classes the registry opens and creates.
 
 They add the `Archive`/`ArchiveWriter` vocabulary to what `structure` parses (members listed as
 `0`, `1`, ..., extracted under the extension `members` guesses), the writers' limits (what each
@@ -21,6 +21,8 @@ from ...errors import FormatLimitError
 from .members import CONTENT_PROBE, content_extension, member_index, order_by_index
 from .structure import (
     END_OFFSETS_HEADER,
+    IDS_HEADER,
+    IDS_RECORD,
     OFFSETS_HEADER,
     SIZE_PREFIX,
     TABLE_ENTRY,
@@ -28,6 +30,7 @@ from .structure import (
     TERMINATOR,
     Structure,
     parse_end_offsets,
+    parse_ids,
     parse_offsets,
     parse_sized,
     parse_table,
@@ -40,7 +43,7 @@ SIZED_MAX_MEMBER = 0xFFFF
 
 
 class _PackReader(Archive):
-    """What the four layouts share: parse the header into spans, list members by index."""
+    """What the five layouts share: parse the header into spans, list members by index."""
 
     duplicate_wins = "last"
     positional_names = True
@@ -92,7 +95,7 @@ class _PackReader(Archive):
 
 
 class _PackWriter(ArchiveWriter):
-    """What the four writers share: names to indices, limits, exact rebuilds."""
+    """What the five writers share: names to indices, limits, exact rebuilds."""
 
     stores_names = False
     allows_duplicates = False
@@ -346,4 +349,95 @@ class SizedWriter(_PackWriter):
         self._check_limits(ordered)
         for member in ordered:
             out.write(SIZE_PREFIX.pack(member.size))
+            out.write_member(member)
+
+
+IDS_MAX_RECORDS = 0xFFFF
+IDS_MAX_RECORD = 0xFFFFFFFF
+
+
+def _record_ids(value: Any) -> list[int] | None:
+    """The `ids` option: record ids (0..65535) as a list or as text (`0,1,2`: what manifests and
+    `-o ids=...` hold), or None (each record's index)."""
+    if value is None:
+        return None
+    from ...errors import InvalidOptionError
+
+    items = value
+    if isinstance(value, str):
+        try:
+            items = [int(item) for item in value.split(",")] if value.strip() else []
+        except ValueError:
+            raise InvalidOptionError(f"ids {value!r}: record ids separated by commas (0,1,2)", "ids") from None
+    if not isinstance(items, (list, tuple)) or not all(
+        isinstance(item, int) and not isinstance(item, bool) and 0 <= item <= 0xFFFF for item in items
+    ):
+        raise InvalidOptionError(f"ids {value!r}: record ids, each 0..65535 (0,1,2)", "ids")
+    return list(items)
+
+
+class IdsReader(_PackReader):
+    """A `j2me-ids` pack (uint16 count; records of uint16 id, uint32 size, data) opened for
+    reading: Diamond Rush's `demoSpr.bin`. Members are listed by position; `ids` says each
+    record's id."""
+
+    format_name = "j2me-ids"
+
+    def _parse(self) -> Structure:
+        return parse_ids(self._source)
+
+    @property
+    def ids(self) -> list[int]:
+        """Each record's id, by member index."""
+        return list(self.structure.details["ids"])
+
+    def header_fields(self) -> dict[str, Any]:
+        return {"ids": self.ids, **super().header_fields()}
+
+    def layout(self) -> dict[str, Any]:
+        sizes = [size for _, size in self.structure.spans]
+        # As text: a manifest's options are plain values.
+        ids = ",".join(str(record_id) for record_id in self.ids)
+        return {"options": {"ids": ids}, "exact": {"sizes": sizes, "file_size": self.size}}
+
+
+class IdsWriter(_PackWriter):
+    """Writes a `j2me-ids` pack; `ids` gives the records' ids in member order (kept from the
+    pack an edit rewrites; records past the list, or all without it, get ids counting on from
+    the largest given, or their index)."""
+
+    format_name = "j2me-ids"
+    option_defaults: ClassVar[dict[str, Any]] = {"ids": None}
+    option_validators: ClassVar[dict[str, Any]] = {"ids": _record_ids}
+
+    def _check_member(self, member: PendingMember) -> None:
+        if member.size > IDS_MAX_RECORD:
+            raise FormatLimitError(
+                f"member {member.name!r} is {member.size} bytes: a j2me-ids record holds at most {IDS_MAX_RECORD}"
+            )
+
+    def _check_counts(self, count: int, total: int) -> None:
+        if count > IDS_MAX_RECORDS:
+            raise FormatLimitError(f"{count} members: a j2me-ids pack holds at most {IDS_MAX_RECORDS} (uint16 count)")
+
+    def _ids(self, count: int) -> list[int]:
+        given = (_record_ids(self.options.get("ids")) or [])[:count]
+        following = (max(given) + 1) if given else 0
+        while len(given) < count:
+            if following > 0xFFFF:
+                raise FormatLimitError(f"record {len(given)} would need id {following}: ids are uint16")
+            given.append(following)
+            following += 1
+        return given
+
+    def _plan(self, members: list[PendingMember], exact: dict[str, Any] | None) -> tuple[bytes, list[int]]:
+        return b"", []
+
+    def _write(self, out: Output, members: list[PendingMember]) -> None:
+        ordered = order_by_index(members)
+        self._check_limits(ordered)
+        ids = self._ids(len(ordered))
+        out.write(IDS_HEADER.pack(len(ordered)))
+        for member, record_id in zip(ordered, ids):
+            out.write(IDS_RECORD.pack(record_id, member.size))
             out.write_member(member)

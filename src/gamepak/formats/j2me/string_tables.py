@@ -12,9 +12,9 @@ Four shapes hold strings (`kind`):
   data; optionally a last offset pointing at the end), then the strings, NUL-terminated. The
   table is recognised only when its offsets are exactly the strings' starts, and it is rebuilt
   when a string's length changes (an offset past the field's range is refused).
-- `records`, **text records**: a count byte, one int16 offset per record, then records of
-  layout codes around a text, e.g. Diamond Rush's tips (`tips.f`, `tipst.f`); the codes are kept
-  byte for byte and only the text is exported (layout in `records.py`).
+- `records`, **text records**: a count byte, one int16 offset per record, then records of text
+  runs and icons, e.g. Diamond Rush's tips (`tipst.f`); each text run is a string, every other
+  byte (positions, icons, key codes) is kept as it is (layout in `records.py`).
 - `blob`, a **string blob**: NUL-terminated strings back to back, e.g. Diamond Rush's language
   file (one `j2me-table` member of 115 strings).
 
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from ...errors import GamepakError
 from .members import CONTENT_PROBE, content_extension
-from .records import INNER_CONTROLS, Record, RecordTable, find_records, is_text_byte
+from .records import INNER_CONTROLS, Record, RecordTable, find_records, is_text_byte, rebuild_records, record_texts
 
 APOSTROPHE_BYTE = b"\x92"
 # Apostrophes a translator may type; all are stored as 0x92.
@@ -115,6 +115,10 @@ def _string_starts(raw_strings: Sequence[bytes]) -> list[int]:
 
 def binary_reason(data: bytes) -> str | None:
     """Why `data` is not a blob of text strings (None when it reads as one)."""
+    from .sprite.model import is_sprite
+
+    if is_sprite(data):
+        return "a Gameloft sprite (BSPRITE), not text: `gamepak sprite` reads it"
     extension = content_extension(data[:CONTENT_PROBE], complete=len(data) <= CONTENT_PROBE)
     if extension not in (".txt", ".bin"):
         return f"{extension[1:].upper()} data, not text"
@@ -351,11 +355,11 @@ class StringTable:
         if kind in ("auto", "records"):
             records = find_records(data)
             if records is not None:
-                return cls("records", [record.text for record in records[1]], data, records=records)
+                return cls("records", record_texts(records[1]), data, records=records)
             if kind == "records":
                 no_records = (
                     "no record table fits: a count byte, one int16 offset per record, then records of "
-                    "layout codes around a text"
+                    "text runs and icons"
                 )
                 raise TextShapeError(f"{where}: {no_records}", no_records)
             binary = binary_reason(data)
@@ -394,7 +398,7 @@ class StringTable:
                 if bad is not None:
                     raise GamepakError(
                         f"string {index}: control character 0x{bad:02x} would be read as a layout code "
-                        "(a record's text holds letters, tabs and line breaks only)"
+                        "(a text run holds letters, tabs and line breaks only)"
                     )
-            return layout.build([Record(old.prefix, raw, old.suffix) for old, raw in zip(records, raw_strings)])
+            return rebuild_records(layout, records, raw_strings)
         return build_string_blob(raw_strings)

@@ -1,4 +1,4 @@
-"""Gameloft J2ME asset packs (Diamond Rush, Rayman Kart): the four layouts' bytes, parsed and
+"""Gameloft J2ME asset packs (Diamond Rush, Rayman Kart): the five layouts' bytes, parsed and
 detected. None has a signature.
 
 This module reads headers only: each `parse_*` turns a layout's header into member spans (or
@@ -37,6 +37,14 @@ anywhere in the payload, in any order, and may overlap.
 
 `j2me-sized`: no header; {uint16 size, data[size]} repeated to the end of the file.
 
+`j2me-ids`: Diamond Rush's `demoSpr.bin` (the demo player's sprites, `DemoInterpreter`): a count,
+then each record's id and size in front of its data; the last record ends at the end of the file.
+
+| offset | size | field                                           |
+|--------|------|-------------------------------------------------|
+| 0      | 2    | uint16 record count N                           |
+| 2      | ...  | N records: uint16 id, uint32 size, data[size]   |
+
 Detection proves the whole structure consistent (every offset and size in range, ordered where
 the layout says so) and rates the fit below 0.9: members that tile the payload exactly beat a
 loose fit, and more members proven consistent give more confidence.
@@ -60,6 +68,8 @@ TABLE_ENTRY = struct.Struct("<ii")
 OFFSET = struct.Struct("<i")
 SIZE_PREFIX = struct.Struct("<H")
 TERMINATOR = struct.Struct("<B")
+IDS_HEADER = struct.Struct("<H")
+IDS_RECORD = struct.Struct("<HI")
 
 # Detection reads whole headers (and walks a sized pack's chain); a phone's resource file is
 # small, so anything needing more than this is not a plausible J2ME pack.
@@ -228,6 +238,45 @@ def parse_sized(source: Source, member_limit: int | None = None) -> Structure:
     return Structure(0, spans, source.size, {}, evidence=evidence, member_prefix=SIZE_PREFIX.size)
 
 
+def parse_ids(source: Source) -> Structure:
+    """The structure of a `j2me-ids` pack, or CorruptArchiveError naming the position. The
+    records must end exactly at the end of the file (nothing else says where the data ends)."""
+    (count,) = IDS_HEADER.unpack(source.read_exact(IDS_HEADER.size, 0, "record count"))
+    # Each record takes at least its 6-byte head: a count the file cannot hold is refused
+    # before anything is read or kept.
+    if IDS_HEADER.size + IDS_RECORD.size * count > source.size:
+        raise _fail(
+            source,
+            f"record count {count} needs at least {IDS_RECORD.size * count} bytes of record heads, "
+            f"the file has {source.size}",
+            0,
+        )
+    spans: list[tuple[int, int]] = []
+    ids: list[int] = []
+    position = IDS_HEADER.size
+    for index in range(count):
+        record_id, size = IDS_RECORD.unpack(source.read_exact(IDS_RECORD.size, position, f"record {index}'s head"))
+        start = position + IDS_RECORD.size
+        if start + size > source.size:
+            raise _fail(
+                source, f"record {index} (id {record_id}): {size} bytes run past the end of the file", position + 2
+            )
+        spans.append((start, size))
+        ids.append(record_id)
+        position = start + size
+    if position != source.size:
+        raise _fail(source, f"{source.size - position} bytes after the last of {count} records", position)
+    # Each record's size is proven by the next head (or the file's end); its id proves nothing.
+    return Structure(
+        IDS_HEADER.size,
+        spans,
+        source.size,
+        {"ids": ids},
+        evidence=float(sum(1 for _, size in spans if size)),
+        member_prefix=IDS_RECORD.size,
+    )
+
+
 def _confidence(structure: Structure) -> float:
     # A pack with no members (or only empty sized ones) "tiles" its payload trivially: that
     # proves nothing, so it rates as loose.
@@ -263,6 +312,11 @@ def sniff_end_offsets(source: Source) -> float:
 def sniff_table(source: Source) -> float:
     """A confidence in (0, 0.9) when the file is a consistent `j2me-table` pack, else 0."""
     return _sniffer(lambda s: parse_table(s, SNIFF_MAX_HEADER), 2)(source)
+
+
+def sniff_ids(source: Source) -> float:
+    """A confidence in (0, 0.9) when the file is a consistent `j2me-ids` pack, else 0."""
+    return _sniffer(parse_ids, IDS_HEADER.size)(source)
 
 
 # How much less a sized fit rates than an equally good table fit of the same bytes.
