@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from sprite_bytes import simple_sprite
 from test_cli_options_anywhere import verbs
 from test_rfg_xtbl import weapons
 from test_rfg_zones import a_layer
@@ -59,6 +60,9 @@ RUNS: list[tuple[str, list[str], str]] = [
     ("table export", ["weapons.xtbl", "-o", "sheets"], "nothing"),
     ("table import", ["weapons.xtbl", "sheets"], "nothing"),
     ("table check", ["weapons.xtbl"], "same"),
+    ("sprite ls", ["sprites.f"], "same"),
+    ("sprite export", ["sprites.f", "-o", "sprites"], "nothing"),
+    ("sprite import", ["sprites.f", "sprites"], "nothing"),
     ("zone ls", ["z.layer_pc"], "same"),
     ("zone export", ["z.layer_pc", "-o", "zones"], "nothing"),
     ("zone import", ["z.layer_pc", "zones"], "nothing"),
@@ -99,6 +103,9 @@ def _workspace(root: Path) -> None:
     (root / "decal.png").write_bytes(image_bytes("PNG", picture(16, 16)))
     (root / "weapons.xtbl").write_bytes(weapons())
     (root / "z.layer_pc").write_bytes(a_layer())
+    with gamepak.create(root / "sprites.f", "j2me-table") as writer:
+        writer.add("0", simple_sprite())
+        writer.add("1", simple_sprite())
     (root / "mnt").mkdir()
 
 

@@ -130,9 +130,11 @@ def _samples() -> dict[str, Callable[[], Sample]]:
 
 
 SAMPLES = _samples()
-# Kinds that are folders, not files: walked by their own tests (tests/test_scenes.py,
-# tests/test_web_scenes.py), named here so that a new row is never skipped silently.
-FOLDER_KINDS = {"scene": "a VDrift track or car folder"}
+# Kinds walked through every surface by their own tests, named here so that a new row is never
+# skipped silently: folders, not files (tests/test_scenes.py, tests/test_web_scenes.py), and
+# Gameloft sprites, which have no file of their own and a preview of their own (modules,
+# frames, animations: tests/test_sprite_cli.py, test_sprite_web.py, test_sprite_catalog.py).
+FOLDER_KINDS = {"scene": "a VDrift track or car folder", "sprite": "members of J2ME packs, no file of their own"}
 ROWS = [kind for kind in content.KINDS if kind.name not in FOLDER_KINDS]
 
 

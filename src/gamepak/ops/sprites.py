@@ -58,9 +58,9 @@ def iter_sprites(
             data = handle.read(MAX_SPRITE_BYTES + 1)
         yield SpriteMember(None, data, os.path.splitext(os.path.basename(label))[0] or "sprite")
         return
-    import gamepak
+    from ..core.opening import open as open_archive
 
-    with gamepak.open(label, format) as pack:
+    with open_archive(label, format) as pack:
         wanted = set(members or [])
         found = set()
         for entry in pack.infolist():
