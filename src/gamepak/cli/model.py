@@ -366,7 +366,12 @@ def run_import(args: argparse.Namespace) -> None:
         report = import_scene(args.model_path, args.into, delete=args.delete, dry_run=args.dry_run)
         for warning in report.warnings:
             note(f"warning: {warning}")
-        note(("would change " if args.dry_run else "") + report.summary())
+        if args.dry_run and not report.unchanged:
+            note("would change " + report.summary())
+        else:
+            note(report.summary())
+        for line in report.details:
+            note(("would be " if args.dry_run else "") + line)
         return
     if args.output is None:
         raise UsageError("model import needs -o FILE.joe (or --into TRACK_DIR for a scene)")

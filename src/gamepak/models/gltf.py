@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import base64
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedFeatureError
@@ -215,30 +215,96 @@ def _glb(json_chunk: bytes, blob: bytes | None) -> bytes:
 # ----------------------------------------------------------------------------------- reading
 
 
-def _load(data: bytes, label: str) -> Any:
-    import pygltflib
+class _Json(dict):  # type: ignore[type-arg]
+    """A JSON object of a glTF file: its members read as attributes (None when absent), as
+    pygltflib's classes offered them, without building thousands of dataclasses (pygltflib's
+    parse of a 2,000-node track took most of a scene import's time)."""
 
+    def __getattr__(self, name: str) -> Any:
+        return self.get(name)
+
+
+@dataclass
+class _Document:
+    """A glTF document: its JSON (`_Json` objects) and the GLB's BIN chunk, if any."""
+
+    json: _Json
+    blob: bytes | None
+    checked: dict[str, list[Any]] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        return self.json.get(name)
+
+    def items(self, name: str, label: str) -> list[Any]:
+        """The top-level array `name` (empty when absent); a ModelError when it is not an array
+        of objects. Checked once."""
+        found = self.checked.get(name)
+        if found is not None:
+            return found
+        values = self.json.get(name)
+        if values is None:
+            values = []
+        if not isinstance(values, list) or not all(isinstance(value, _Json) for value in values):
+            raise ModelError(f"{label}: {name} is not a list of objects")
+        self.checked[name] = values
+        return values
+
+
+def _load(data: bytes, label: str) -> _Document:
+    import json
+    import struct
+
+    blob = None
+    if data[:4] == GLB_MAGIC:
+        if len(data) < 20:
+            raise ModelError(f"{label}: not a readable glTF file: a GLB header cut short")
+        _, _, total = struct.unpack_from("<4sII", data, 0)
+        end = min(total, len(data))
+        json_length, kind = struct.unpack_from("<I4s", data, 12)
+        if kind != b"JSON" or 20 + json_length > end:
+            raise ModelError(f"{label}: not a readable glTF file: offset 12: no JSON chunk of {json_length} bytes")
+        text = data[20 : 20 + json_length]
+        position = 20 + json_length + (-json_length % 4)
+        if position + 8 <= end:
+            blob_length, kind = struct.unpack_from("<I4s", data, position)
+            if kind == b"BIN\0":
+                if position + 8 + blob_length > end:
+                    raise ModelError(f"{label}: not a readable glTF file: offset {position}: BIN chunk cut short")
+                blob = data[position + 8 : position + 8 + blob_length]
+    else:
+        text = data
     try:
-        if data[:4] == GLB_MAGIC:
-            gltf = pygltflib.GLTF2.load_from_bytes(data)
-        else:
-            gltf = pygltflib.GLTF2.from_json(data.decode("utf-8"))
-    except Exception as exc:  # pygltflib raises whatever its parser meets
-        raise ModelError(f"{label}: not a readable glTF file: {type(exc).__name__}: {exc}") from None
-    if gltf is None or not isinstance(gltf, pygltflib.GLTF2):
-        raise ModelError(f"{label}: not a readable glTF file")
-    return gltf
+        document = json.loads(text.decode("utf-8-sig"), object_hook=_Json)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise ModelError(f"{label}: not a readable glTF file: {reason}") from None
+    if not isinstance(document, _Json):
+        raise ModelError(f"{label}: not a readable glTF file: not a JSON object")
+    return _Document(document, blob)
 
 
-def _buffers(gltf: Any, label: str, folder: str | None) -> list[bytes]:
+def _is_index(value: Any, count: int) -> bool:
+    """Whether `value` is an index into a list of `count` (an int; JSON's true is not one)."""
+    return type(value) is int and 0 <= value < count
+
+
+def _whole(value: Any, default: int = 0) -> int | None:
+    """A non-negative integer field (None when it is something else)."""
+    if value is None:
+        return default
+    return value if type(value) is int and value >= 0 else None
+
+
+def _buffers(gltf: _Document, label: str, folder: str | None) -> list[bytes]:
     result = []
-    for number, buffer in enumerate(gltf.buffers or []):
+    for number, buffer in enumerate(gltf.items("buffers", label)):
         uri = buffer.uri
         if uri is None:
-            blob = gltf.binary_blob()
-            if blob is None:
+            if gltf.blob is None:
                 raise ModelError(f"{label}: buffer {number} has no data")
-            result.append(bytes(blob))
+            result.append(gltf.blob)
+        elif not isinstance(uri, str):
+            raise ModelError(f"{label}: buffer {number}: its uri is not text")
         elif uri.startswith("data:"):
             _, _, payload = uri.partition(",")
             try:
@@ -255,6 +321,7 @@ def _buffers(gltf: Any, label: str, folder: str | None) -> list[bytes]:
 def _external_buffer(folder: str, uri: str, where: str) -> bytes:
     """The file a buffer's relative URI names, which must lie in the glTF's folder or below,
     links followed: a model from a stranger must not read (and carry into a pack) other files."""
+    import stat
     from urllib.parse import unquote
 
     relative = unquote(uri)
@@ -267,69 +334,118 @@ def _external_buffer(folder: str, uri: str, where: str) -> bytes:
     if os.path.commonpath([base, target]) != base:
         raise ModelError(f"{where}: leads outside the glTF's folder: refused")
     try:
-        with open(target, "rb") as handle:
-            return handle.read()
+        # Not blocking on a FIFO or a device: only a regular file is read.
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
         raise ModelError(f"{where}: {exc.strerror}") from None
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ModelError(f"{where}: not a regular file: refused")
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise ModelError(f"{where}: {exc.strerror}") from None
 
 
-def _accessor(gltf: Any, buffers: list[bytes], index: Any, label: str) -> np.ndarray:
+def _accessor(gltf: _Document, buffers: list[bytes], index: Any, label: str) -> np.ndarray:
     """The values of accessor `index` as a (count, components) array, checked against its
     buffer view before anything is allocated."""
     import numpy as np
 
-    if not isinstance(index, int) or not 0 <= index < len(gltf.accessors):
+    accessors = gltf.items("accessors", label)
+    if not _is_index(index, len(accessors)):
         raise ModelError(f"{label}: accessor {index!r} does not exist")
-    accessor = gltf.accessors[index]
+    accessor = accessors[index]
     if accessor.sparse is not None:
         raise UnsupportedFeatureError(f"{label}: accessor {index} is sparse (not supported)")
-    if accessor.componentType not in COMPONENT_DTYPES or accessor.type not in COMPONENT_COUNTS:
-        raise ModelError(f"{label}: accessor {index} has an unknown type {accessor.componentType}/{accessor.type}")
-    dtype = np.dtype(COMPONENT_DTYPES[accessor.componentType])
-    width = COMPONENT_COUNTS[accessor.type]
+    component, kind = accessor.componentType, accessor.type
+    if not isinstance(kind, str) or type(component) is not int:
+        raise ModelError(f"{label}: accessor {index} has an unknown type {component!r}/{kind!r}")
+    if component not in COMPONENT_DTYPES or kind not in COMPONENT_COUNTS:
+        raise ModelError(f"{label}: accessor {index} has an unknown type {component}/{kind}")
+    dtype = np.dtype(COMPONENT_DTYPES[component])
+    width = COMPONENT_COUNTS[kind]
     count = accessor.count
-    if not isinstance(count, int) or count < 0:
+    if type(count) is not int or count < 0:
         raise ModelError(f"{label}: accessor {index} has a bad count {count!r}")
     if accessor.bufferView is None:
         # Zeros with no bytes behind them: a count from the file alone would allocate anything.
         if count * width * dtype.itemsize > max(sum(map(len, buffers)), MIN_ZEROS_BYTES):
             raise ModelError(f"{label}: accessor {index} holds {count} values of zeros, more than the model's data")
         return np.zeros((count, width), dtype)
-    if not 0 <= accessor.bufferView < len(gltf.bufferViews):
+    views = gltf.items("bufferViews", label)
+    if not _is_index(accessor.bufferView, len(views)):
         raise ModelError(f"{label}: accessor {index} names a missing buffer view")
-    view = gltf.bufferViews[accessor.bufferView]
-    if not isinstance(view.buffer, int) or not 0 <= view.buffer < len(buffers):
+    view = views[accessor.bufferView]
+    if not _is_index(view.buffer, len(buffers)):
         raise ModelError(f"{label}: buffer view {accessor.bufferView} names a missing buffer")
     data = buffers[view.buffer]
     element = dtype.itemsize * width
-    stride = view.byteStride or element
-    view_start = view.byteOffset or 0
-    start = view_start + (accessor.byteOffset or 0)
+    stride, view_start = _whole(view.byteStride), _whole(view.byteOffset)
+    offset, view_length = _whole(accessor.byteOffset), _whole(view.byteLength)
+    if stride is None or view_start is None or offset is None or view_length is None:
+        raise ModelError(
+            f"{label}: accessor {index} or its buffer view has an offset, length or stride that is not a count"
+        )
+    stride = stride or element
+    start = view_start + offset
     end = start + (stride * (count - 1) + element if count else 0)
-    if view_start < 0 or start < 0 or stride < element or end > view_start + (view.byteLength or 0) or end > len(data):
+    if stride < element or end > view_start + view_length or end > len(data):
         raise ModelError(f"{label}: accessor {index} runs past its buffer view or buffer")
     if start % dtype.itemsize or stride % dtype.itemsize:
         # Unaligned data: copy into place byte-wise.
         raw = np.frombuffer(data, np.uint8, end - start, start) if count else np.zeros(0, np.uint8)
         rows = np.lib.stride_tricks.as_strided(raw, (count, element), (stride, 1)) if count else raw.reshape(0, element)
         values = np.ascontiguousarray(rows).view(dtype).reshape(count, width)
+    elif stride == element:
+        values = np.frombuffer(data, dtype, count * width, start).reshape(count, width).copy()
     else:
         values = np.ndarray((count, width), dtype, buffer=data, offset=start, strides=(stride, dtype.itemsize)).copy()
-    if accessor.normalized and dtype.kind in "iu":
+    if accessor.normalized is True and dtype.kind in "iu":
         limit = float(np.iinfo(dtype).max)
         return np.maximum(values.astype(np.float64) / limit, -1.0)
     return values
 
 
-def node_matrix(node: Any) -> np.ndarray:
-    """A node's local 4x4 transform (glTF stores matrices column-major)."""
+def _numbers(value: Any, size: int) -> list[float] | None:
+    """`value` as `size` finite numbers, else None."""
+    import math
+
+    if not isinstance(value, list) or len(value) != size:
+        return None
+    if not all(type(item) in (int, float) and math.isfinite(item) for item in value):
+        return None
+    return [float(item) for item in value]
+
+
+def node_matrix(node: Any, label: str = "", number: int | None = None) -> np.ndarray:
+    """A node's local 4x4 transform (glTF stores matrices column-major); a ModelError naming
+    the node when a matrix, translation, rotation or scale has the wrong number of values or a
+    value that is not a finite number."""
     import numpy as np
 
-    if node.matrix:
-        return np.array(node.matrix, dtype=np.float64).reshape(4, 4).T
+    def bad(what: str, size: int) -> ModelError:
+        name = getattr(node, "name", None)
+        named = f"node {number}" + (f" ({name!r})" if isinstance(name, str) and name else "")
+        return ModelError(f"{label or '<glTF>'}: {named}: its {what} is not {size} finite numbers")
+
+    if node.matrix is not None:
+        matrix = _numbers(node.matrix, 16)
+        if matrix is None:
+            raise bad("matrix", 16)
+        return np.array(matrix, dtype=np.float64).reshape(4, 4).T
     result = np.eye(4)
-    scale = np.diag([*(node.scale or [1.0, 1.0, 1.0]), 1.0])
-    x, y, z, w = node.rotation or [0.0, 0.0, 0.0, 1.0]
+    scale_values = [1.0, 1.0, 1.0] if node.scale is None else _numbers(node.scale, 3)
+    rotation_values = [0.0, 0.0, 0.0, 1.0] if node.rotation is None else _numbers(node.rotation, 4)
+    translation_values = [0.0, 0.0, 0.0] if node.translation is None else _numbers(node.translation, 3)
+    if scale_values is None:
+        raise bad("scale", 3)
+    if rotation_values is None:
+        raise bad("rotation", 4)
+    if translation_values is None:
+        raise bad("translation", 3)
+    scale = np.diag([*scale_values, 1.0])
+    x, y, z, w = rotation_values
     rotation = np.eye(4)
     rotation[:3, :3] = [
         [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
@@ -337,8 +453,12 @@ def node_matrix(node: Any) -> np.ndarray:
         [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
     ]
     translation = np.eye(4)
-    translation[:3, 3] = node.translation or [0.0, 0.0, 0.0]
+    translation[:3, 3] = translation_values
     return result @ translation @ rotation @ scale
+
+
+def _has_transform(node: Any) -> bool:
+    return any(node.get(key) is not None for key in ("matrix", "translation", "rotation", "scale"))
 
 
 def _triangles(indices: np.ndarray, mode: int) -> np.ndarray:
@@ -360,7 +480,8 @@ def _triangles(indices: np.ndarray, mode: int) -> np.ndarray:
 @dataclass
 class NodeMeshes:
     """The triangle primitives of one glTF node, in world coordinates (node transforms applied,
-    glTF's Y up): what `read` merges, and what a scene import reads object by object."""
+    glTF's Y up): what `read` merges, and what a scene import reads object by object. Nodes
+    drawing one mesh with one world transform share one `pieces` list (the same object)."""
 
     number: int
     name: str
@@ -368,34 +489,43 @@ class NodeMeshes:
     pieces: list[Mesh]
     # The names (else URIs) of the images its materials' base colour textures show.
     images: list[str]
+    mesh: int = -1  # the glTF mesh it draws
+    mesh_name: str = ""
 
 
 def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple[list[NodeMeshes], list[str]]:
     """Every node of the default scene that draws triangles, with its pieces (see `NodeMeshes`),
-    and the issues met (primitives that are not triangles)."""
-    import functools
-
+    and the issues met (primitives that are not triangles). Each mesh's accessors are read
+    once, and each (mesh, world transform) made once, however many nodes draw it."""
     import numpy as np
-
-    from .mesh import Mesh
 
     label = path or name or "<bytes>"
     gltf = _load(data, label)
     buffers = _buffers(gltf, label, os.path.dirname(os.path.abspath(path)) if path else None)
-    nodes = gltf.nodes or []
-    if gltf.scenes:
-        scene_number = gltf.scene if isinstance(gltf.scene, int) and 0 <= gltf.scene < len(gltf.scenes) else 0
-        roots = list(gltf.scenes[scene_number].nodes or [])
+    nodes = gltf.items("nodes", label)
+    meshes = gltf.items("meshes", label)
+    scenes = gltf.items("scenes", label)
+    if scenes:
+        scene_number = gltf.scene if _is_index(gltf.scene, len(scenes)) else 0
+        roots = scenes[scene_number].nodes or []
     else:
-        children = {child for node in nodes for child in (node.children or [])}
+        children = {
+            child for node in nodes if isinstance(node.children, list) for child in node.children if type(child) is int
+        }
         roots = [number for number in range(len(nodes)) if number not in children]
+    if not isinstance(roots, list):
+        raise ModelError(f"{label}: the scene's nodes are not a list")
     found: list[NodeMeshes] = []
     issues: list[str] = []
-    stack = [(root, np.eye(4), 0) for root in roots]
+    identity = np.eye(4)
+    stack = [(root, identity, 0) for root in reversed(roots)]
     reached: set[int] = set()
+    local_pieces: dict[int, list[tuple[Any, Any, Any, Any, int]]] = {}
+    placed: dict[tuple[int, bytes], list[Mesh]] = {}
+    image_names: dict[int, list[str]] = {}
     while stack:
         number, parent, depth = stack.pop()
-        if not isinstance(number, int) or not 0 <= number < len(nodes) or depth > 64:
+        if not _is_index(number, len(nodes)) or depth > 64:
             raise ModelError(f"{label}: bad node reference {number!r} (or a cycle)")
         # glTF's nodes form trees: a node listed twice would be drawn twice, and a few nodes
         # naming the next one twice over would be drawn 2**64 times.
@@ -403,56 +533,125 @@ def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple
             raise ModelError(f"{label}: node {number} is reached twice (glTF nodes form trees)")
         reached.add(number)
         node = nodes[number]
-        world = parent @ node_matrix(node)
-        stack.extend((child, world, depth + 1) for child in (node.children or []))
+        world = parent @ node_matrix(node, label, number) if _has_transform(node) else parent
+        children = node.children or []
+        if not isinstance(children, list):
+            raise ModelError(f"{label}: node {number}: its children are not a list")
+        stack.extend((child, world, depth + 1) for child in reversed(children))
         if node.mesh is None:
             continue
-        if not isinstance(node.mesh, int) or not 0 <= node.mesh < len(gltf.meshes):
+        if not _is_index(node.mesh, len(meshes)):
             raise ModelError(f"{label}: node {number} names a missing mesh")
-        pieces: list[Mesh] = []
-        for primitive in gltf.meshes[node.mesh].primitives:
-            mode = TRIANGLES if primitive.mode is None else primitive.mode
-            if mode not in (TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN):
-                issues.append(f"a primitive of mesh {node.mesh} draws points or lines: skipped")
-                continue
-            attributes = primitive.attributes
-            if attributes.POSITION is None:
-                continue
-            where = f"{label}: a primitive of mesh {node.mesh}"
-            values = functools.partial(_vertex_values, gltf, buffers, label, where)
-            positions = values("POSITION", attributes.POSITION, 3, None)
-            normals = None
-            if attributes.NORMAL is not None:
-                normals = values("NORMAL", attributes.NORMAL, 3, len(positions))
-            texcoords = None
-            if attributes.TEXCOORD_0 is not None:
-                texcoords = values("TEXCOORD_0", attributes.TEXCOORD_0, 2, len(positions))
-            if primitive.indices is not None:
-                indices = _accessor(gltf, buffers, primitive.indices, label).reshape(-1).astype(np.int64)
-            else:
-                indices = np.arange(len(positions), dtype=np.int64)
-            if indices.size and (indices.min() < 0 or indices.max() >= len(positions)):
-                raise ModelError(
-                    f"{label}: a primitive of mesh {node.mesh} has an index past its {len(positions)} vertices"
-                )
-            if not np.allclose(world, np.eye(4)):
-                positions = positions @ world[:3, :3].T + world[:3, 3]
-                if normals is not None:
-                    normals = normals @ np.linalg.inv(world[:3, :3])
-                    normals = normalised(normals)
-            triangles = _triangles(indices, mode)
-            if np.linalg.det(world[:3, :3]) < 0:
-                # A mirroring transform turns faces over: glTF then takes the other winding as front.
-                triangles = triangles[:, ::-1]
-            piece = Mesh.from_vertices(positions, triangles, normals, texcoords)
-            pieces.append(piece)
+        mesh_number = node.mesh
+        if mesh_number not in local_pieces:
+            local_pieces[mesh_number] = _mesh_pieces(gltf, buffers, label, meshes[mesh_number], mesh_number, issues)
+            image_names[mesh_number] = _image_names(gltf, meshes[mesh_number])
+        key = (mesh_number, world.tobytes())
+        pieces = placed.get(key)
+        if pieces is None:
+            pieces = placed[key] = _placed(local_pieces[mesh_number], world, label, number, node.name)
         if pieces:
-            found.append(NodeMeshes(number, node.name or "", node.extras, pieces, _image_names(gltf, node.mesh)))
+            mesh_name = meshes[mesh_number].name
+            found.append(
+                NodeMeshes(
+                    number,
+                    node.name if isinstance(node.name, str) else "",
+                    node.extras,
+                    pieces,
+                    image_names[mesh_number],
+                    mesh_number,
+                    mesh_name if isinstance(mesh_name, str) else "",
+                )
+            )
     return found, issues
 
 
+def _mesh_pieces(
+    gltf: _Document, buffers: list[bytes], label: str, mesh: Any, mesh_number: int, issues: list[str]
+) -> list[tuple[Any, Any, Any, Any, int]]:
+    """(positions, normals or None, texcoords or None, indices, mode) of each triangle primitive
+    of a mesh, in the mesh's own space, checked."""
+    import functools
+
+    import numpy as np
+
+    primitives = mesh.primitives
+    if not isinstance(primitives, list) or not all(isinstance(item, _Json) for item in primitives):
+        raise ModelError(f"{label}: mesh {mesh_number}: its primitives are not a list of objects")
+    result = []
+    for primitive in primitives:
+        mode = TRIANGLES if primitive.mode is None else primitive.mode
+        if mode not in (TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN) or type(mode) is not int:
+            issues.append(f"a primitive of mesh {mesh_number} draws points or lines: skipped")
+            continue
+        attributes = primitive.attributes
+        if not isinstance(attributes, _Json):
+            raise ModelError(f"{label}: a primitive of mesh {mesh_number} has no attributes object")
+        if attributes.POSITION is None:
+            continue
+        where = f"{label}: a primitive of mesh {mesh_number}"
+        values = functools.partial(_vertex_values, gltf, buffers, label, where)
+        positions = values("POSITION", attributes.POSITION, 3, None)
+        normals = None
+        if attributes.NORMAL is not None:
+            normals = values("NORMAL", attributes.NORMAL, 3, len(positions))
+        texcoords = None
+        if attributes.TEXCOORD_0 is not None:
+            texcoords = values("TEXCOORD_0", attributes.TEXCOORD_0, 2, len(positions))
+        if primitive.indices is not None:
+            indices = _accessor(gltf, buffers, primitive.indices, label).reshape(-1).astype(np.int64)
+        else:
+            indices = np.arange(len(positions), dtype=np.int64)
+        if indices.size and (indices.min() < 0 or indices.max() >= len(positions)):
+            raise ModelError(
+                f"{label}: a primitive of mesh {mesh_number} has an index past its {len(positions)} vertices"
+            )
+        result.append((positions, normals, texcoords, indices, mode))
+    return result
+
+
+def _placed(
+    pieces: list[tuple[Any, Any, Any, Any, int]], world: Any, label: str, number: int, node_name: Any
+) -> list[Mesh]:
+    """The pieces of a mesh moved by a node's world transform, as meshes."""
+    import numpy as np
+
+    from .mesh import Mesh
+
+    result = []
+    moved = not np.array_equal(world, np.eye(4))
+    if moved:
+        linear = world[:3, :3]
+        determinant = np.linalg.det(linear)
+        if not np.isfinite(world).all() or abs(determinant) < 1e-12:
+            named = f"node {number}" + (f" ({node_name!r})" if isinstance(node_name, str) and node_name else "")
+            raise ModelError(
+                f"{label}: {named}: its transform (with its parents') cannot be inverted (scaled to nothing along an "
+                "axis), so its normals cannot be turned"
+            )
+        inverse = np.linalg.inv(linear)
+    for positions, normals, texcoords, indices, mode in pieces:
+        if moved:
+            positions = positions @ world[:3, :3].T + world[:3, 3]
+            if normals is not None:
+                normals = normalised(normals @ inverse)
+        triangles = _triangles(indices, mode)
+        if moved and determinant < 0:
+            # A mirroring transform turns faces over: glTF then takes the other winding as front.
+            triangles = triangles[:, ::-1]
+        result.append(Mesh.from_vertices(positions, triangles, normals, texcoords))
+    return result
+
+
 def _vertex_values(
-    gltf: Any, buffers: list[bytes], label: str, where: str, attribute: str, index: Any, width: int, count: int | None
+    gltf: _Document,
+    buffers: list[bytes],
+    label: str,
+    where: str,
+    attribute: str,
+    index: Any,
+    width: int,
+    count: int | None,
 ) -> np.ndarray:
     """The values of a vertex attribute's accessor as float64 rows of `width` (POSITION VEC3,
     NORMAL VEC3, TEXCOORD_0 VEC2, as glTF requires), `count` of them when given (every attribute
@@ -467,14 +666,16 @@ def _vertex_values(
     return values.astype(np.float64)
 
 
-def _image_names(gltf: Any, mesh_number: int) -> list[str]:
+def _image_names(gltf: _Document, mesh: Any) -> list[str]:
     names = []
-    for primitive in gltf.meshes[mesh_number].primitives:
+    for primitive in mesh.primitives or []:
         try:
             material = gltf.materials[primitive.material]
             texture = gltf.textures[material.pbrMetallicRoughness.baseColorTexture.index]
             image = gltf.images[texture.source]
-        except (TypeError, IndexError, AttributeError):
+        except (TypeError, IndexError, AttributeError, KeyError):
+            continue
+        if not isinstance(image, _Json):
             continue
         label = image.name or image.uri
         if isinstance(label, str) and not label.startswith("data:"):

@@ -158,6 +158,12 @@ def parse_list(text: str, path: str, warnings: list[str]) -> list[ListEntry]:
     """The objects of a list.txt, as VDrift reads them; objects it would not draw as written are
     dropped or corrected with a warning naming the file and line."""
     words, lines = _tokens(text)
+    header = list_header(words, lines, path, warnings)
+    return [entry for entry in parse_slots(words, lines, header, path, warnings) if entry is not None]
+
+
+def list_header(words: list[str], lines: list[int], path: str, warnings: list[str]) -> int:
+    """The number of values per object the first token of a list.txt gives (checked)."""
     if not words:
         raise SceneError(f"{path}: empty: no header (the number of values per object)")
     header_token, header_line = words[0], lines[0]
@@ -177,7 +183,16 @@ def parse_list(text: str, path: str, warnings: list[str]) -> list[ListEntry]:
             f"{path}:{header_line}: header says {header} values per object; VDrift since 2011 needs "
             f"{VALUES_PER_OBJECT} (read anyway{', missing ones as 0' if header < VALUES_PER_OBJECT else ''})"
         )
-    entries = []
+    return header
+
+
+def parse_slots(
+    words: list[str], lines: list[int], header: int, path: str, warnings: list[str]
+) -> list[ListEntry | None]:
+    """Each whole object of a list.txt's tokens after the header (`header` tokens each), read,
+    or None where VDrift would not draw it as written (a warning says why); a last object cut
+    short is a warning and no slot."""
+    entries: list[ListEntry | None] = []
     position = 1
     while position < len(words):
         end = position + header
@@ -187,9 +202,7 @@ def parse_list(text: str, path: str, warnings: list[str]) -> list[ListEntry]:
                 f"{len(words) - position} of {header} values: left out"
             )
             break
-        entry = _entry(words, lines, position, end, path, warnings)
-        if entry is not None:
-            entries.append(entry)
+        entries.append(_entry(words, lines, position, end, path, warnings))
         position = end
     return entries
 
