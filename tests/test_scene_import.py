@@ -1,0 +1,214 @@
+"""`model import SCENE --into TRACK` (ops/scenes.py): what was not edited keeps its bytes, what
+was edited is never dropped, and names, files and transforms a track cannot take are one line.
+
+Tracks are built here from the spec (vdrift-scenes.md, joe-v3.md) with gamepak's own writers:
+JOE models that carry magic 0 and zero normals as real walls do, duplicate positions, faces of
+no area and NaN texture coordinates; a list.txt naming one model twice; a Latin-1 list.txt."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_scenes import list_line, make_track, png, quad
+
+from gamepak.models import scene
+from gamepak.models.mesh import Mesh
+from gamepak.models.scene import track as track_module
+
+from conftest import in_process_cli, pack_members
+
+ZERO_MAGIC = b"\0\0\0\0"
+
+
+def odd_wall() -> Mesh:
+    """A wall as the real tracks hold them: magic 0, every normal (0, 0, 0), one position
+    stored twice, a face of no area and a NaN texture coordinate."""
+    positions = np.array(
+        [[0, 0, 0], [4, 0, 0], [4, 0, 3], [0, 0, 3], [4, 0, 0], [2, 0, 0]], dtype=np.float32
+    )  # row 4 repeats row 1; row 5 lies on the edge 0-1
+    texcoords = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [np.nan, 0.5], [0.5, 0]], dtype=np.float32)
+    corners = np.zeros((4, 3, 3), np.int64)
+    corners[:, :, 0] = [[0, 1, 2], [0, 2, 3], [4, 2, 3], [0, 5, 1]]  # the last: no area
+    corners[:, :, 1] = 0
+    corners[:, :, 2] = [[0, 1, 2], [0, 2, 3], [4, 2, 3], [0, 5, 1]]
+    return Mesh(positions, np.zeros((1, 3), np.float32), texcoords, corners, magic=ZERO_MAGIC)
+
+
+def files_with_times(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {path.name: (path.read_bytes(), path.stat().st_mtime_ns) for path in (folder / "objects").iterdir()}
+
+
+@pytest.fixture
+def odd_track(tmp_path: Path) -> Path:
+    return make_track(
+        tmp_path / "tracks" / "odd",
+        [
+            list_line("wall.joe", "wall.png", mipmap=1, collideable=1),
+            list_line("road.joe", "asphalt.png", mipmap=1, surface=1),
+            list_line("wall.joe", "wall.png", mipmap=1, collideable=1),
+            list_line("leaf.joe", "wall.png", transparent_blend=2),
+        ],
+        {"wall.joe": odd_wall(), "road.joe": quad(0, 0, size=10), "leaf.joe": odd_wall()},
+        {"wall.png": png((120, 120, 120)), "asphalt.png": png((60, 60, 60))},
+    )
+
+
+def test_joe_models_with_magic_0_zero_normals_and_nan_texcoords_come_back_unchanged(
+    odd_track: Path, tmp_path: Path
+) -> None:
+    stored = pack_members(odd_track / "objects" / "objects.jpk")
+    assert stored["wall.joe"][:4] == ZERO_MAGIC  # the fixture is what the issue describes
+    before = files_with_times(odd_track)
+    scene.save(scene.load(odd_track), tmp_path / "odd.glb")
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "odd.glb"), "--into", str(odd_track), "--dry-run")
+    assert code == 0 and "unchanged (4 objects" in err and "would" not in err, err
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "odd.glb"), "--into", str(odd_track))
+    assert code == 0 and "unchanged (4 objects" in err, err
+    assert files_with_times(odd_track) == before  # not a byte, not a time
+
+
+def blender_like(path: Path, out: Path, nudge: float = 0.003) -> None:
+    """The scene at `path` as a tool that re-exports it leaves it: every normal moved by `nudge`
+    per component (then made unit again), every face started at its second corner and the faces
+    in reverse order."""
+    data = bytearray(path.read_bytes())
+    json_length = struct.unpack_from("<I", data, 12)[0]
+    document = json.loads(data[20 : 20 + json_length])
+    blob = 20 + json_length + 8
+    views = document["bufferViews"]
+    for mesh in document["meshes"]:
+        for primitive in mesh["primitives"]:
+            normals = document["accessors"][primitive["attributes"]["NORMAL"]]
+            start = blob + views[normals["bufferView"]].get("byteOffset", 0) + normals.get("byteOffset", 0)
+            values = np.frombuffer(bytes(data[start : start + normals["count"] * 12]), np.float32).reshape(-1, 3)
+            moved = values + np.float32(nudge)
+            moved /= np.linalg.norm(moved, axis=1, keepdims=True)
+            data[start : start + moved.nbytes] = moved.astype(np.float32).tobytes()
+            indices = document["accessors"][primitive["indices"]]
+            size = 2 if indices["componentType"] == 5123 else 4
+            start = blob + views[indices["bufferView"]].get("byteOffset", 0) + indices.get("byteOffset", 0)
+            dtype = "<u2" if size == 2 else "<u4"
+            faces = np.frombuffer(bytes(data[start : start + indices["count"] * size]), dtype).reshape(-1, 3)
+            turned = np.roll(faces, -1, axis=1)[::-1]
+            data[start : start + turned.nbytes] = turned.astype(dtype).tobytes()
+    out.write_bytes(bytes(data))
+
+
+def test_float_noise_in_normals_and_renumbered_faces_are_not_a_change(odd_track: Path, tmp_path: Path) -> None:
+    before = files_with_times(odd_track)
+    scene.save(scene.load(odd_track), tmp_path / "odd.glb")
+    blender_like(tmp_path / "odd.glb", tmp_path / "noisy.glb")
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "noisy.glb"), "--into", str(odd_track))
+    assert code == 0 and "unchanged (4 objects" in err, err
+    assert files_with_times(odd_track) == before
+    # Past the tolerance (0.005 per component), a normal is an edit.
+    blender_like(tmp_path / "odd.glb", tmp_path / "turned.glb", nudge=0.05)
+    code, _, err = in_process_cli(
+        "model", "import", str(tmp_path / "turned.glb"), "--into", str(odd_track), "--dry-run"
+    )
+    assert code == 0 and "would change" in err and "road.joe" in err, err
+    assert files_with_times(odd_track) == before
+
+
+def test_one_moved_object_changes_only_its_model_and_is_named(odd_track: Path, tmp_path: Path) -> None:
+    found = scene.load(odd_track)
+    nodes = {node.name: node for node in found.root.walk()}
+    moved = nodes["road.joe"].mesh
+    moved.positions = moved.positions + np.float32(1.0)
+    scene.save(found, tmp_path / "moved.glb")
+    stored = pack_members(odd_track / "objects" / "objects.jpk")
+    list_bytes = (odd_track / "objects" / "list.txt").read_bytes()
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "moved.glb"), "--into", str(odd_track), "--dry-run")
+    assert code == 0 and "1 changed, 0 added, 0 removed, 3 unchanged" in err, err
+    assert "would be changed: road.joe" in err
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "moved.glb"), "--into", str(odd_track))
+    assert code == 0 and "changed: road.joe (model road.joe replaced)" in err, err
+    after = pack_members(odd_track / "objects" / "objects.jpk")
+    assert {name for name in stored if after[name] != stored[name]} == {"road.joe"}
+    assert (odd_track / "objects" / "list.txt").read_bytes() == list_bytes
+
+
+def test_an_edited_instance_of_a_shared_model_becomes_a_new_model_and_the_other_keeps_it(
+    odd_track: Path, tmp_path: Path
+) -> None:
+    found = scene.load(odd_track)
+    nodes = {node.name: node for node in found.root.walk()}
+    assert nodes["wall.joe"].mesh is nodes["wall.joe #2"].mesh  # one model, two objects
+    edited = nodes["wall.joe #2"]
+    edited.mesh = Mesh(
+        edited.mesh.positions + np.float32(5.0),
+        edited.mesh.normals,
+        edited.mesh.texcoords,
+        edited.mesh.corners,
+        magic=edited.mesh.magic,
+    )
+    scene.save(found, tmp_path / "edited.glb")
+    stored = pack_members(odd_track / "objects" / "objects.jpk")
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "edited.glb"), "--into", str(odd_track))
+    assert code == 0 and "1 changed" in err, err
+    assert "wall.joe #2 now drawn by the new model wall-2.joe (wall.joe kept for wall.joe, which differs)" in err
+    after = pack_members(odd_track / "objects" / "objects.jpk")
+    assert after["wall.joe"] == stored["wall.joe"]  # the unedited instance keeps its model
+    assert after["wall-2.joe"][:4] == ZERO_MAGIC  # the new model keeps the old one's magic
+    entries = track_module.parse_list((odd_track / "objects" / "list.txt").read_text(), "list.txt", [])
+    assert [entry.model for entry in entries] == ["wall.joe", "road.joe", "wall-2.joe", "leaf.joe"]
+    reread = {node.name: node for node in scene.load(odd_track).root.walk()}
+    assert reread["wall-2.joe"].mesh.bounds() == ([5.0, 5.0, 5.0], [9.0, 5.0, 8.0])
+    assert reread["wall.joe"].mesh.bounds() == ([0.0, 0.0, 0.0], [4.0, 0.0, 3.0])
+
+
+def test_both_instances_edited_alike_replace_the_shared_model(odd_track: Path, tmp_path: Path) -> None:
+    found = scene.load(odd_track)
+    nodes = {node.name: node for node in found.root.walk()}
+    shared = nodes["wall.joe"].mesh
+    shared.positions = shared.positions + np.float32(2.0)  # one mesh object: both nodes move
+    scene.save(found, tmp_path / "both.glb")
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "both.glb"), "--into", str(odd_track))
+    assert code == 0 and "2 changed" in err and "wall.joe, wall.joe #2 (model wall.joe replaced)" in err, err
+    assert "wall-2.joe" not in pack_members(odd_track / "objects" / "objects.jpk")
+
+
+def test_a_latin_1_list_keeps_its_bytes_when_an_object_is_added(tmp_path: Path) -> None:
+    track = make_track(
+        tmp_path / "tracks" / "latin",
+        [list_line("road.joe", "asphalt.png"), list_line("sign.joe", "caf\xe9.png", nolighting=1)],
+        {"road.joe": quad(0, 0), "sign.joe": quad(3, 3)},
+        {"asphalt.png": png((60, 60, 60)), "caf\xe9.png": png((200, 10, 10))},
+    )
+    list_path = track / "objects" / "list.txt"
+    text = list_path.read_text("utf-8").replace("17\n", "17\n# made on Windows: caf\xe9\n", 1).replace("\n", "\r\n")
+    list_path.write_bytes(text.encode("latin-1"))
+    original = list_path.read_bytes()
+    assert b"caf\xe9.png" in original
+    found = scene.load(track)
+    from gamepak.models.scene.common import SceneNode
+
+    found.root.children.append(SceneNode("barrel.joe", mesh=quad(9, 9), material=found.root.children[0].material))
+    scene.save(found, tmp_path / "added.glb")
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "added.glb"), "--into", str(track))
+    assert code == 0 and "1 added" in err and "added: barrel.joe (model barrel.joe, new)" in err, err
+    new = list_path.read_bytes()
+    assert new.startswith(original)  # every old byte kept, the new object after them
+    assert b"\xef\xbf\xbd" not in new and b"\r\nbarrel.joe\r\nasphalt.png\r\n" in new
+    entries = track_module.parse_list(new.decode("latin-1"), "list.txt", [])
+    assert [entry.texture for entry in entries] == ["asphalt.png", "caf\xe9.png", "asphalt.png"]
+
+
+def test_an_unchanged_real_garage_round_trip_changes_nothing(tmp_path: Path) -> None:
+    from conftest import sample
+
+    garage = sample("vdrift/garage")
+    import shutil
+
+    shutil.copytree(garage, tmp_path / "garage")
+    before = files_with_times(tmp_path / "garage")
+    scene.save(scene.load(tmp_path / "garage"), tmp_path / "garage.glb")
+    blender_like(tmp_path / "garage.glb", tmp_path / "noisy.glb")
+    for scene_file in ("garage.glb", "noisy.glb"):
+        code, _, err = in_process_cli("model", "import", str(tmp_path / scene_file), "--into", str(tmp_path / "garage"))
+        assert code == 0 and "unchanged (35 objects" in err, err
+    assert files_with_times(tmp_path / "garage") == before
