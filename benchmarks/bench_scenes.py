@@ -2,8 +2,14 @@
 of a track the size of pau (1,659 objects, ~35 faces each, 300 distinct 256x256 textures)
 against `gamepak extract objects/objects.jpk` plus reading every texture once (the reference:
 what any exporter must at least read), alternated in one script; and the export's peak memory.
+And the way back (issue 40): `gamepak model import track.glb --into TRACK` of the unchanged
+export, timed in the same rounds, against the export.
 
-Targets: the export within 3x the reference; peak memory under 400 MB.
+Targets: the export within 3x the reference; peak memory under 400 MB; the unchanged import
+within 2x the export (it writes nothing).
+
+Run from the checkout (`PYTHONPATH=src python benchmarks/bench_scenes.py`): the commands run
+with the `src` of the environment's PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -87,6 +93,21 @@ def main() -> None:
         )
         return time.perf_counter() - start
 
+    def import_unchanged(round_number: int) -> float:
+        # The export of round 0 (made before: contenders run in this order), imported back.
+        start = time.perf_counter()
+        finished = subprocess.run(
+            [GAMEPAK, "model", "import", str(folder / "t0.glb"), "--into", str(track)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        seconds = time.perf_counter() - start
+        if ": unchanged (" not in finished.stderr:
+            raise SystemExit(f"the unchanged export did not import back unchanged: {finished.stderr}")
+        return seconds
+
     def start_and_numpy(round_number: int) -> float:
         # What any export in this process model pays before reading a model: Python, the CLI's
         # imports and numpy's.
@@ -105,6 +126,7 @@ def main() -> None:
         {
             "extract + read textures": reference,
             "model export TRACK": export,
+            "model import --into (same)": import_unchanged,
             "floor: start + numpy": start_and_numpy,
             "floor: cp of the output": copy_output,
         },
@@ -113,6 +135,8 @@ def main() -> None:
     for name, seconds in medians.items():
         print(f"{name:28s} {seconds * 1000:8.1f} ms")
     print(f"export / reference: {ratio:.2f}x (target <= 3x)")
+    back = medians["model import --into (same)"] / medians["model export TRACK"]
+    print(f"import of the unchanged export / export: {back:.2f}x (target <= 2x)")
     floor = medians["floor: start + numpy"] + medians["floor: cp of the output"]
     print(
         f"floor (start + numpy + writing the output) / reference: {floor / medians['extract + read textures']:.2f}x;"

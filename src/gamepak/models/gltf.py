@@ -31,6 +31,8 @@ from ..errors import UnsupportedFeatureError
 from .mesh import ModelError, normalised, y_up_to_z_up, z_up_to_y_up
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import numpy as np
 
     from .mesh import Mesh
@@ -215,21 +217,13 @@ def _glb(json_chunk: bytes, blob: bytes | None) -> bytes:
 # ----------------------------------------------------------------------------------- reading
 
 
-class _Json(dict):  # type: ignore[type-arg]
-    """A JSON object of a glTF file: its members read as attributes (None when absent), as
-    pygltflib's classes offered them, without building thousands of dataclasses (pygltflib's
-    parse of a 2,000-node track took most of a scene import's time)."""
-
-    def __getattr__(self, name: str) -> Any:
-        return self.get(name)
-
-
 @dataclass
 class _Document:
-    """A glTF document: its JSON (`_Json` objects) and the GLB's BIN chunk, if any."""
+    """A glTF document: its JSON (plain dicts: pygltflib's dataclasses took most of a scene
+    import's time to build for a 2,000-node track) and the GLB's BIN chunk, if any."""
 
-    json: _Json
-    blob: bytes | None
+    json: dict[str, Any]
+    blob: bytes | memoryview | None
     checked: dict[str, list[Any]] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
@@ -244,14 +238,13 @@ class _Document:
         values = self.json.get(name)
         if values is None:
             values = []
-        if not isinstance(values, list) or not all(isinstance(value, _Json) for value in values):
+        if not isinstance(values, list) or not all(isinstance(value, dict) for value in values):
             raise ModelError(f"{label}: {name} is not a list of objects")
         self.checked[name] = values
         return values
 
 
 def _load(data: bytes, label: str) -> _Document:
-    import json
     import struct
 
     blob = None
@@ -270,17 +263,33 @@ def _load(data: bytes, label: str) -> _Document:
             if kind == b"BIN\0":
                 if position + 8 + blob_length > end:
                     raise ModelError(f"{label}: not a readable glTF file: offset {position}: BIN chunk cut short")
-                blob = data[position + 8 : position + 8 + blob_length]
+                # A view, not a copy: a track's scene holds tens of megabytes of images.
+                blob = memoryview(data)[position + 8 : position + 8 + blob_length]
     else:
         text = data
     try:
-        document = json.loads(text.decode("utf-8-sig"), object_hook=_Json)
+        document = _parse_json(text)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise ModelError(f"{label}: not a readable glTF file: {reason}") from None
-    if not isinstance(document, _Json):
+    if not isinstance(document, dict):
         raise ModelError(f"{label}: not a readable glTF file: not a JSON object")
     return _Document(document, blob)
+
+
+def _parse_json(text: bytes) -> Any:
+    """JSON text (UTF-8, a BOM allowed): by orjson where installed (several times the standard
+    library's speed on a track's megabytes of JSON; it refuses nesting past 1,024 levels), else
+    the standard library (RecursionError past its own depth)."""
+    import json
+
+    if text.startswith(b"\xef\xbb\xbf"):
+        text = text[3:]
+    try:
+        import orjson
+    except ImportError:
+        return json.loads(text.decode("utf-8"))
+    return orjson.loads(text)
 
 
 def _is_index(value: Any, count: int) -> bool:
@@ -295,10 +304,10 @@ def _whole(value: Any, default: int = 0) -> int | None:
     return value if type(value) is int and value >= 0 else None
 
 
-def _buffers(gltf: _Document, label: str, folder: str | None) -> list[bytes]:
+def _buffers(gltf: _Document, label: str, folder: str | None) -> list[bytes | memoryview]:
     result = []
     for number, buffer in enumerate(gltf.items("buffers", label)):
-        uri = buffer.uri
+        uri = buffer.get("uri")
         if uri is None:
             if gltf.blob is None:
                 raise ModelError(f"{label}: buffer {number} has no data")
@@ -347,51 +356,38 @@ def _external_buffer(folder: str, uri: str, where: str) -> bytes:
             raise ModelError(f"{where}: {exc.strerror}") from None
 
 
-def _accessor(gltf: _Document, buffers: list[bytes], index: Any, label: str) -> np.ndarray:
+@dataclass
+class _Span:
+    """Where an accessor's values lie: `data[start:]`, `count` rows of `width` values of `dtype`
+    every `stride` bytes (`data` None: zeros, no buffer view)."""
+
+    data: bytes | None
+    dtype: Any
+    width: int
+    count: int
+    start: int = 0
+    stride: int = 0
+    normalized: bool = False
+
+    @property
+    def packed_bytes(self) -> bytes | None:
+        """The values as stored, when they lie one after another (else None)."""
+        if self.data is None or self.stride != self.dtype.itemsize * self.width:
+            return None
+        return self.data[self.start : self.start + self.stride * self.count]
+
+
+def _accessor(gltf: _Document, buffers: list[bytes | memoryview], index: Any, label: str) -> np.ndarray:
     """The values of accessor `index` as a (count, components) array, checked against its
     buffer view before anything is allocated."""
     import numpy as np
 
-    accessors = gltf.items("accessors", label)
-    if not _is_index(index, len(accessors)):
-        raise ModelError(f"{label}: accessor {index!r} does not exist")
-    accessor = accessors[index]
-    if accessor.sparse is not None:
-        raise UnsupportedFeatureError(f"{label}: accessor {index} is sparse (not supported)")
-    component, kind = accessor.componentType, accessor.type
-    if not isinstance(kind, str) or type(component) is not int:
-        raise ModelError(f"{label}: accessor {index} has an unknown type {component!r}/{kind!r}")
-    if component not in COMPONENT_DTYPES or kind not in COMPONENT_COUNTS:
-        raise ModelError(f"{label}: accessor {index} has an unknown type {component}/{kind}")
-    dtype = np.dtype(COMPONENT_DTYPES[component])
-    width = COMPONENT_COUNTS[kind]
-    count = accessor.count
-    if type(count) is not int or count < 0:
-        raise ModelError(f"{label}: accessor {index} has a bad count {count!r}")
-    if accessor.bufferView is None:
-        # Zeros with no bytes behind them: a count from the file alone would allocate anything.
-        if count * width * dtype.itemsize > max(sum(map(len, buffers)), MIN_ZEROS_BYTES):
-            raise ModelError(f"{label}: accessor {index} holds {count} values of zeros, more than the model's data")
+    span = _accessor_span(gltf, buffers, index, label)
+    dtype, width, count, start, stride, data = span.dtype, span.width, span.count, span.start, span.stride, span.data
+    if data is None:
         return np.zeros((count, width), dtype)
-    views = gltf.items("bufferViews", label)
-    if not _is_index(accessor.bufferView, len(views)):
-        raise ModelError(f"{label}: accessor {index} names a missing buffer view")
-    view = views[accessor.bufferView]
-    if not _is_index(view.buffer, len(buffers)):
-        raise ModelError(f"{label}: buffer view {accessor.bufferView} names a missing buffer")
-    data = buffers[view.buffer]
     element = dtype.itemsize * width
-    stride, view_start = _whole(view.byteStride), _whole(view.byteOffset)
-    offset, view_length = _whole(accessor.byteOffset), _whole(view.byteLength)
-    if stride is None or view_start is None or offset is None or view_length is None:
-        raise ModelError(
-            f"{label}: accessor {index} or its buffer view has an offset, length or stride that is not a count"
-        )
-    stride = stride or element
-    start = view_start + offset
     end = start + (stride * (count - 1) + element if count else 0)
-    if stride < element or end > view_start + view_length or end > len(data):
-        raise ModelError(f"{label}: accessor {index} runs past its buffer view or buffer")
     if start % dtype.itemsize or stride % dtype.itemsize:
         # Unaligned data: copy into place byte-wise.
         raw = np.frombuffer(data, np.uint8, end - start, start) if count else np.zeros(0, np.uint8)
@@ -401,10 +397,58 @@ def _accessor(gltf: _Document, buffers: list[bytes], index: Any, label: str) -> 
         values = np.frombuffer(data, dtype, count * width, start).reshape(count, width).copy()
     else:
         values = np.ndarray((count, width), dtype, buffer=data, offset=start, strides=(stride, dtype.itemsize)).copy()
-    if accessor.normalized is True and dtype.kind in "iu":
+    if span.normalized and dtype.kind in "iu":
         limit = float(np.iinfo(dtype).max)
         return np.maximum(values.astype(np.float64) / limit, -1.0)
     return values
+
+
+def _accessor_span(gltf: _Document, buffers: list[bytes | memoryview], index: Any, label: str) -> _Span:
+    """Where accessor `index`'s values lie, every field checked against its buffer view and
+    buffer (nothing allocated)."""
+    import numpy as np
+
+    accessors = gltf.items("accessors", label)
+    if not _is_index(index, len(accessors)):
+        raise ModelError(f"{label}: accessor {index!r} does not exist")
+    accessor = accessors[index]
+    if accessor.get("sparse") is not None:
+        raise UnsupportedFeatureError(f"{label}: accessor {index} is sparse (not supported)")
+    component, kind = accessor.get("componentType"), accessor.get("type")
+    if not isinstance(kind, str) or type(component) is not int:
+        raise ModelError(f"{label}: accessor {index} has an unknown type {component!r}/{kind!r}")
+    if component not in COMPONENT_DTYPES or kind not in COMPONENT_COUNTS:
+        raise ModelError(f"{label}: accessor {index} has an unknown type {component}/{kind}")
+    dtype = np.dtype(COMPONENT_DTYPES[component])
+    width = COMPONENT_COUNTS[kind]
+    count = accessor.get("count")
+    if type(count) is not int or count < 0:
+        raise ModelError(f"{label}: accessor {index} has a bad count {count!r}")
+    if accessor.get("bufferView") is None:
+        # Zeros with no bytes behind them: a count from the file alone would allocate anything.
+        if count * width * dtype.itemsize > max(sum(map(len, buffers)), MIN_ZEROS_BYTES):
+            raise ModelError(f"{label}: accessor {index} holds {count} values of zeros, more than the model's data")
+        return _Span(None, dtype, width, count)
+    views = gltf.items("bufferViews", label)
+    if not _is_index(accessor.get("bufferView"), len(views)):
+        raise ModelError(f"{label}: accessor {index} names a missing buffer view")
+    view = views[accessor.get("bufferView")]
+    if not _is_index(view.get("buffer"), len(buffers)):
+        raise ModelError(f"{label}: buffer view {accessor.get('bufferView')} names a missing buffer")
+    data = buffers[view.get("buffer")]
+    element = dtype.itemsize * width
+    stride, view_start = _whole(view.get("byteStride")), _whole(view.get("byteOffset"))
+    offset, view_length = _whole(accessor.get("byteOffset")), _whole(view.get("byteLength"))
+    if stride is None or view_start is None or offset is None or view_length is None:
+        raise ModelError(
+            f"{label}: accessor {index} or its buffer view has an offset, length or stride that is not a count"
+        )
+    stride = stride or element
+    start = view_start + offset
+    end = start + (stride * (count - 1) + element if count else 0)
+    if stride < element or end > view_start + view_length or end > len(data):
+        raise ModelError(f"{label}: accessor {index} runs past its buffer view or buffer")
+    return _Span(data, dtype, width, count, start, stride, accessor.get("normalized") is True)
 
 
 def _numbers(value: Any, size: int) -> list[float] | None:
@@ -424,20 +468,22 @@ def node_matrix(node: Any, label: str = "", number: int | None = None) -> np.nda
     value that is not a finite number."""
     import numpy as np
 
+    field = node.get if isinstance(node, dict) else lambda key: getattr(node, key, None)
+
     def bad(what: str, size: int) -> ModelError:
-        name = getattr(node, "name", None)
+        name = field("name")
         named = f"node {number}" + (f" ({name!r})" if isinstance(name, str) and name else "")
         return ModelError(f"{label or '<glTF>'}: {named}: its {what} is not {size} finite numbers")
 
-    if node.matrix is not None:
-        matrix = _numbers(node.matrix, 16)
+    if field("matrix") is not None:
+        matrix = _numbers(field("matrix"), 16)
         if matrix is None:
             raise bad("matrix", 16)
         return np.array(matrix, dtype=np.float64).reshape(4, 4).T
     result = np.eye(4)
-    scale_values = [1.0, 1.0, 1.0] if node.scale is None else _numbers(node.scale, 3)
-    rotation_values = [0.0, 0.0, 0.0, 1.0] if node.rotation is None else _numbers(node.rotation, 4)
-    translation_values = [0.0, 0.0, 0.0] if node.translation is None else _numbers(node.translation, 3)
+    scale_values = [1.0, 1.0, 1.0] if field("scale") is None else _numbers(field("scale"), 3)
+    rotation_values = [0.0, 0.0, 0.0, 1.0] if field("rotation") is None else _numbers(field("rotation"), 4)
+    translation_values = [0.0, 0.0, 0.0] if field("translation") is None else _numbers(field("translation"), 3)
     if scale_values is None:
         raise bad("scale", 3)
     if rotation_values is None:
@@ -477,20 +523,45 @@ def _triangles(indices: np.ndarray, mode: int) -> np.ndarray:
     return triangles
 
 
-@dataclass
 class NodeMeshes:
     """The triangle primitives of one glTF node, in world coordinates (node transforms applied,
-    glTF's Y up): what `read` merges, and what a scene import reads object by object. Nodes
-    drawing one mesh with one world transform share one `pieces` list (the same object)."""
+    glTF's Y up): what `read` merges, and what a scene import reads object by object. `pieces`
+    are decoded when first asked for; nodes drawing one mesh with one world transform share one
+    `pieces` list (the same object)."""
 
-    number: int
-    name: str
-    extras: Any
-    pieces: list[Mesh]
-    # The names (else URIs) of the images its materials' base colour textures show.
-    images: list[str]
-    mesh: int = -1  # the glTF mesh it draws
-    mesh_name: str = ""
+    def __init__(
+        self,
+        number: int,
+        name: str,
+        extras: Any,
+        images: list[str],
+        mesh: int,
+        mesh_name: str,
+        pieces: Callable[[], list[Mesh]],
+        stored: Callable[[], tuple[bytes, str, bytes, bytes | None, bytes | None] | None],
+    ) -> None:
+        self.number = number
+        self.name = name
+        self.extras = extras
+        # The names (else URIs) of the images its materials' base colour textures show.
+        self.images = images
+        self.mesh = mesh  # the glTF mesh it draws
+        self.mesh_name = mesh_name
+        self._pieces = pieces
+        self._stored = stored
+
+    @property
+    def pieces(self) -> list[Mesh]:
+        """Its triangle primitives as meshes (world coordinates)."""
+        return self._pieces()
+
+    def stored(self) -> tuple[bytes, str, bytes, bytes | None, bytes | None] | None:
+        """For a node drawn as it is stored (no transform) from one indexed triangle primitive of
+        float positions, normals and texture coordinates packed in their views (as gamepak
+        writes them): (index bytes, their numpy type, position bytes, normal bytes or None,
+        texcoord bytes or None); else None. Compared with what an export wrote, without
+        decoding anything."""
+        return self._stored()
 
 
 def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple[list[NodeMeshes], list[str]]:
@@ -507,12 +578,16 @@ def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple
     scenes = gltf.items("scenes", label)
     if scenes:
         scene_number = gltf.scene if _is_index(gltf.scene, len(scenes)) else 0
-        roots = scenes[scene_number].nodes or []
+        roots = scenes[scene_number].get("nodes") or []
     else:
-        children = {
-            child for node in nodes if isinstance(node.children, list) for child in node.children if type(child) is int
+        child_numbers = {
+            child
+            for node in nodes
+            if isinstance(node.get("children"), list)
+            for child in node.get("children")
+            if type(child) is int
         }
-        roots = [number for number in range(len(nodes)) if number not in children]
+        roots = [number for number in range(len(nodes)) if number not in child_numbers]
     if not isinstance(roots, list):
         raise ModelError(f"{label}: the scene's nodes are not a list")
     found: list[NodeMeshes] = []
@@ -520,8 +595,17 @@ def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple
     identity = np.eye(4)
     stack = [(root, identity, 0) for root in reversed(roots)]
     reached: set[int] = set()
-    local_pieces: dict[int, list[tuple[Any, Any, Any, Any, int]]] = {}
-    placed: dict[tuple[int, bytes], list[Mesh]] = {}
+    local_cache: dict[int, list[tuple[Any, Any, Any, Any, int]]] = {}
+
+    def local(mesh_number: int) -> list[tuple[Any, Any, Any, Any, int]]:
+        if mesh_number not in local_cache:
+            local_cache[mesh_number] = _mesh_pieces(gltf, buffers, label, meshes[mesh_number], mesh_number)
+        return local_cache[mesh_number]
+
+    def stored(mesh_number: int) -> tuple[bytes, str, bytes, bytes | None, bytes | None] | None:
+        return _stored_piece(gltf, buffers, label, meshes[mesh_number])
+
+    placed: dict[tuple[int, bytes], _Placed] = {}
     image_names: dict[int, list[str]] = {}
     while stack:
         number, parent, depth = stack.pop()
@@ -534,40 +618,117 @@ def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple
         reached.add(number)
         node = nodes[number]
         world = parent @ node_matrix(node, label, number) if _has_transform(node) else parent
-        children = node.children or []
+        children = node.get("children") or []
         if not isinstance(children, list):
             raise ModelError(f"{label}: node {number}: its children are not a list")
         stack.extend((child, world, depth + 1) for child in reversed(children))
-        if node.mesh is None:
+        if node.get("mesh") is None:
             continue
-        if not _is_index(node.mesh, len(meshes)):
+        if not _is_index(node.get("mesh"), len(meshes)):
             raise ModelError(f"{label}: node {number} names a missing mesh")
-        mesh_number = node.mesh
-        if mesh_number not in local_pieces:
-            local_pieces[mesh_number] = _mesh_pieces(gltf, buffers, label, meshes[mesh_number], mesh_number, issues)
+        mesh_number = node.get("mesh")
+        if mesh_number not in image_names:
+            _check_modes(meshes[mesh_number], mesh_number, label, issues)
             image_names[mesh_number] = _image_names(gltf, meshes[mesh_number])
         key = (mesh_number, world.tobytes())
-        pieces = placed.get(key)
-        if pieces is None:
-            pieces = placed[key] = _placed(local_pieces[mesh_number], world, label, number, node.name)
-        if pieces:
-            mesh_name = meshes[mesh_number].name
-            found.append(
-                NodeMeshes(
-                    number,
-                    node.name if isinstance(node.name, str) else "",
-                    node.extras,
-                    pieces,
-                    image_names[mesh_number],
-                    mesh_number,
-                    mesh_name if isinstance(mesh_name, str) else "",
-                )
+        made = placed.get(key)
+        if made is None:
+            made = placed[key] = _Placed(local, stored, mesh_number, world, f"{label}: {_node_label(number, node)}")
+        mesh_name = meshes[mesh_number].get("name")
+        found.append(
+            NodeMeshes(
+                number,
+                node.get("name") if isinstance(node.get("name"), str) else "",
+                node.get("extras"),
+                image_names[mesh_number],
+                mesh_number,
+                mesh_name if isinstance(mesh_name, str) else "",
+                made.pieces,
+                made.stored,
             )
+        )
     return found, issues
 
 
+def _node_label(number: int, node: Any) -> str:
+    name = node.get("name")
+    return f"node {number}" + (f" ({name!r})" if isinstance(name, str) and name else "")
+
+
+def _primitives(mesh: Any, mesh_number: int, label: str) -> list[Any]:
+    primitives = mesh.get("primitives")
+    if not isinstance(primitives, list) or not all(isinstance(item, dict) for item in primitives):
+        raise ModelError(f"{label}: mesh {mesh_number}: its primitives are not a list of objects")
+    return primitives
+
+
+def _is_triangles(primitive: Any) -> bool:
+    mode = TRIANGLES if primitive.get("mode") is None else primitive.get("mode")
+    return type(mode) is int and mode in (TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN)
+
+
+def _check_modes(mesh: Any, mesh_number: int, label: str, issues: list[str]) -> None:
+    for primitive in _primitives(mesh, mesh_number, label):
+        if not _is_triangles(primitive):
+            issues.append(f"a primitive of mesh {mesh_number} draws points or lines: skipped")
+
+
+def _stored_piece(
+    gltf: _Document, buffers: list[bytes | memoryview], label: str, mesh: Any
+) -> tuple[bytes, str, bytes, bytes | None, bytes | None] | None:
+    """See `NodeMeshes.stored`."""
+    primitives = mesh.get("primitives")
+    if not isinstance(primitives, list) or len(primitives) != 1 or not isinstance(primitives[0], dict):
+        return None
+    primitive = primitives[0]
+    attributes = primitive.get("attributes")
+    if primitive.get("mode", TRIANGLES) != TRIANGLES or not isinstance(attributes, dict):
+        return None
+    if primitive.get("indices") is None or attributes.get("POSITION") is None:
+        return None
+    indices = _accessor_span(gltf, buffers, primitive.get("indices"), label)
+    if indices.dtype.str not in ("<u2", "<u4") or indices.width != 1:
+        return None
+    found: list[bytes | None] = []
+    for name, width in (("POSITION", 3), ("NORMAL", 3), ("TEXCOORD_0", 2)):
+        if attributes.get(name) is None:
+            found.append(None)
+            continue
+        span = _accessor_span(gltf, buffers, attributes.get(name), label)
+        if span.dtype.str != "<f4" or span.width != width or span.normalized or span.packed_bytes is None:
+            return None
+        found.append(span.packed_bytes)
+    index_bytes = indices.packed_bytes
+    if index_bytes is None or found[0] is None:
+        return None
+    return index_bytes, indices.dtype.str, found[0], found[1], found[2]
+
+
+class _Placed:
+    """The pieces of one mesh under one world transform, decoded once when first asked for."""
+
+    def __init__(self, local: Any, stored: Any, mesh_number: int, world: Any, where: str) -> None:
+        import numpy as np
+
+        self.local, self.stored_of, self.mesh_number, self.world, self.where = local, stored, mesh_number, world, where
+        self.made: list[Mesh] | None = None
+        self.identity = np.array_equal(world, np.eye(4))
+        if not self.identity:
+            _check_invertible(world, where)
+
+    def pieces(self) -> list[Mesh]:
+        if self.made is None:
+            self.made = _placed(self.local(self.mesh_number), self.world, self.where)
+        return self.made
+
+    def stored(self) -> tuple[bytes, str, bytes, bytes | None, bytes | None] | None:
+        if not self.identity:
+            return None
+        return self.stored_of(self.mesh_number)  # type: ignore[no-any-return]
+
+
 def _mesh_pieces(
-    gltf: _Document, buffers: list[bytes], label: str, mesh: Any, mesh_number: int, issues: list[str]
+    gltf: _Document, buffers: list[bytes | memoryview], label: str, mesh: Any, mesh_number: int
 ) -> list[tuple[Any, Any, Any, Any, int]]:
     """(positions, normals or None, texcoords or None, indices, mode) of each triangle primitive
     of a mesh, in the mesh's own space, checked."""
@@ -575,31 +736,27 @@ def _mesh_pieces(
 
     import numpy as np
 
-    primitives = mesh.primitives
-    if not isinstance(primitives, list) or not all(isinstance(item, _Json) for item in primitives):
-        raise ModelError(f"{label}: mesh {mesh_number}: its primitives are not a list of objects")
     result = []
-    for primitive in primitives:
-        mode = TRIANGLES if primitive.mode is None else primitive.mode
-        if mode not in (TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN) or type(mode) is not int:
-            issues.append(f"a primitive of mesh {mesh_number} draws points or lines: skipped")
+    for primitive in _primitives(mesh, mesh_number, label):
+        if not _is_triangles(primitive):
             continue
-        attributes = primitive.attributes
-        if not isinstance(attributes, _Json):
+        mode = TRIANGLES if primitive.get("mode") is None else primitive.get("mode")
+        attributes = primitive.get("attributes")
+        if not isinstance(attributes, dict):
             raise ModelError(f"{label}: a primitive of mesh {mesh_number} has no attributes object")
-        if attributes.POSITION is None:
+        if attributes.get("POSITION") is None:
             continue
         where = f"{label}: a primitive of mesh {mesh_number}"
         values = functools.partial(_vertex_values, gltf, buffers, label, where)
-        positions = values("POSITION", attributes.POSITION, 3, None)
+        positions = values("POSITION", attributes.get("POSITION"), 3, None)
         normals = None
-        if attributes.NORMAL is not None:
-            normals = values("NORMAL", attributes.NORMAL, 3, len(positions))
+        if attributes.get("NORMAL") is not None:
+            normals = values("NORMAL", attributes.get("NORMAL"), 3, len(positions))
         texcoords = None
-        if attributes.TEXCOORD_0 is not None:
-            texcoords = values("TEXCOORD_0", attributes.TEXCOORD_0, 2, len(positions))
-        if primitive.indices is not None:
-            indices = _accessor(gltf, buffers, primitive.indices, label).reshape(-1).astype(np.int64)
+        if attributes.get("TEXCOORD_0") is not None:
+            texcoords = values("TEXCOORD_0", attributes.get("TEXCOORD_0"), 2, len(positions))
+        if primitive.get("indices") is not None:
+            indices = _accessor(gltf, buffers, primitive.get("indices"), label).reshape(-1).astype(np.int64)
         else:
             indices = np.arange(len(positions), dtype=np.int64)
         if indices.size and (indices.min() < 0 or indices.max() >= len(positions)):
@@ -610,9 +767,20 @@ def _mesh_pieces(
     return result
 
 
-def _placed(
-    pieces: list[tuple[Any, Any, Any, Any, int]], world: Any, label: str, number: int, node_name: Any
-) -> list[Mesh]:
+def _check_invertible(world: Any, where: str) -> None:
+    """A ModelError naming the node when its world transform cannot be inverted (normals are
+    turned by the inverse)."""
+    import numpy as np
+
+    determinant = np.linalg.det(world[:3, :3]) if np.isfinite(world).all() else 0.0
+    if not abs(determinant) > 1e-12:
+        raise ModelError(
+            f"{where}: its transform (with its parents') cannot be inverted (scaled to nothing along an axis, or "
+            "not finite), so its normals cannot be turned"
+        )
+
+
+def _placed(pieces: list[tuple[Any, Any, Any, Any, int]], world: Any, where: str) -> list[Mesh]:
     """The pieces of a mesh moved by a node's world transform, as meshes."""
     import numpy as np
 
@@ -621,15 +789,9 @@ def _placed(
     result = []
     moved = not np.array_equal(world, np.eye(4))
     if moved:
-        linear = world[:3, :3]
-        determinant = np.linalg.det(linear)
-        if not np.isfinite(world).all() or abs(determinant) < 1e-12:
-            named = f"node {number}" + (f" ({node_name!r})" if isinstance(node_name, str) and node_name else "")
-            raise ModelError(
-                f"{label}: {named}: its transform (with its parents') cannot be inverted (scaled to nothing along an "
-                "axis), so its normals cannot be turned"
-            )
-        inverse = np.linalg.inv(linear)
+        _check_invertible(world, where)
+        determinant = np.linalg.det(world[:3, :3])
+        inverse = np.linalg.inv(world[:3, :3])
     for positions, normals, texcoords, indices, mode in pieces:
         if moved:
             positions = positions @ world[:3, :3].T + world[:3, 3]
@@ -645,7 +807,7 @@ def _placed(
 
 def _vertex_values(
     gltf: _Document,
-    buffers: list[bytes],
+    buffers: list[bytes | memoryview],
     label: str,
     where: str,
     attribute: str,
@@ -667,20 +829,19 @@ def _vertex_values(
 
 
 def _image_names(gltf: _Document, mesh: Any) -> list[str]:
+    from urllib.parse import unquote
+
     names = []
-    for primitive in mesh.primitives or []:
+    materials, textures, images = gltf.materials, gltf.textures, gltf.images
+    for primitive in mesh.get("primitives") or []:
         try:
-            material = gltf.materials[primitive.material]
-            texture = gltf.textures[material.pbrMetallicRoughness.baseColorTexture.index]
-            image = gltf.images[texture.source]
+            pbr = materials[primitive.get("material")].get("pbrMetallicRoughness")
+            texture = textures[pbr.get("baseColorTexture").get("index")]
+            image = images[texture.get("source")]
+            label = image.get("name") or image.get("uri")
         except (TypeError, IndexError, AttributeError, KeyError):
             continue
-        if not isinstance(image, _Json):
-            continue
-        label = image.name or image.uri
         if isinstance(label, str) and not label.startswith("data:"):
-            from urllib.parse import unquote
-
             names.append(unquote(label.rsplit("/", 1)[-1]))
     return names
 

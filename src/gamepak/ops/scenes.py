@@ -125,7 +125,7 @@ def import_scene(
     (see the module's docstring); `dry_run` reports without writing."""
     from ..core.atomic import remove_stale_temporaries, write_bytes
     from ..models import gltf
-    from ..models.scene.compare import exported_corners, imported_corners, unchanged
+    from ..models.scene.compare import Exported, imported_corners, unchanged
     from ..models.scene.listfile import ListEdit, format_value, read_list_file
     from ..models.scene.track import FIELDS, LIST_FILE, PACK_FILE, find_track_folder
     from .edit import edit
@@ -152,7 +152,14 @@ def import_scene(
     report.warnings += [f"{source}: {issue}" for issue in issues]
 
     members, shown, magics = _track_models(pack_path, listing, report.warnings)
-    exported = dict(zip(shown, exported_corners(list(shown.values()))))
+    export = Exported(list(shown.values()))
+    model_number = {name: number for number, name in enumerate(shown)}
+    exported_cache: dict[str, Corners] = {}
+
+    def exported(model: str) -> Corners:
+        if model not in exported_cache:
+            exported_cache[model] = export.corners(model_number[model])
+        return exported_cache[model]
 
     # The exporter's node names for list.txt's objects (those it wrote), in list order.
     slot_of: dict[str, int] = {}
@@ -175,14 +182,22 @@ def import_scene(
     matched: dict[int, NodeMeshes] = {}
     new_nodes: list[NodeMeshes] = []
     for node in sorted(nodes, key=lambda found: found.number):
-        slot = slot_of.get(node.name)
-        if slot is not None and slot not in matched:
-            matched[slot] = node
+        named = slot_of.get(node.name)
+        if named is not None and named not in matched:
+            matched[named] = node
         else:
             new_nodes.append(node)
     slots = sorted(matched)
-    verdicts = unchanged([(exported[listing.slots[slot].model], corners(matched[slot])) for slot in slots])  # type: ignore[union-attr]
-    same = dict(zip(slots, verdicts))
+    same: dict[int, bool] = {}
+    for slot in slots:
+        # A node as the export stored it is the same without decoding it (the common case).
+        model = listing.slots[slot].model  # type: ignore[union-attr]
+        stored = matched[slot].stored()
+        if stored is not None and stored == export.stored(model_number[model]):
+            same[slot] = True
+    compared = [slot for slot in slots if slot not in same]
+    pairs = [(exported(listing.slots[slot].model), corners(matched[slot])) for slot in compared]  # type: ignore[union-attr]
+    same.update(zip(compared, unchanged(pairs)))
 
     changes = ListEdit(listing)
     new_members: dict[str, bytes] = {}
@@ -251,19 +266,21 @@ def import_scene(
         entry = listing.slots[slot]
         assert entry is not None
         node = matched[slot]
-        first = listing.slot_span(slot)[0]
+        first_token = listing.slot_span(slot)[0]
         edited_values = []
         given = _extras_values(node.extras, FIELDS)
         for position, field_name in enumerate(FIELDS[2:], 2):
             value = given.get(field_name)
             if value is None or value == entry.values.get(field_name) or position >= listing.header:
                 continue
-            changes.replace_token(first + position, format_value(field_name, value), f"{field_name} of {node.name!r}")
+            changes.replace_token(
+                first_token + position, format_value(field_name, value), f"{field_name} of {node.name!r}"
+            )
             edited_values.append(field_name)
         texture = _extras_texture(node.extras)
         if texture is not None and texture != entry.texture:
             _check_token(texture, f"node {node.name!r}: texture", source)
-            changes.replace_token(first + 1, texture, f"texture of node {node.name!r}")
+            changes.replace_token(first_token + 1, texture, f"texture of node {node.name!r}")
             edited_values.append("texture")
         if edited_values:
             report.details.append(f"changed: {node.name} (list.txt {', '.join(edited_values)})")
@@ -289,12 +306,7 @@ def import_scene(
             if unchanged([(shape, here)])[0]:
                 chosen = name
                 break
-        if (
-            chosen is None
-            and model in exported
-            and model not in new_members
-            and unchanged([(exported[model], here)])[0]
-        ):
+        if chosen is None and model in shown and model not in new_members and unchanged([(exported(model), here)])[0]:
             chosen = model  # the track's own model, drawn once more
         if chosen is None:
             chosen = model if model not in names_in_use else new_model_name(model)

@@ -37,32 +37,51 @@ class Corners:
     texcoords: np.ndarray | None
 
 
-def exported_corners(meshes: list[Mesh]) -> list[Corners]:
-    """The corners the scene export writes for each mesh (already repaired as the track reader
-    repairs them), all meshes in one pass."""
-    import numpy as np
+class Exported:
+    """What the scene export writes for each mesh (already repaired as the track reader repairs
+    them), worked out for all meshes in one pass: its stored bytes (to compare with a node's
+    without decoding it) and its corners."""
 
-    from ..vertex_batch import pack_vertices
+    def __init__(self, meshes: list[Mesh]) -> None:
+        from ..vertex_batch import pack_vertices
 
-    if not meshes:
-        return []
-    packed = pack_vertices(meshes)
-    global_index = packed.indices + np.repeat(packed.vertex_starts, packed.corner_counts)
-    positions = packed.positions[global_index]
-    normals = packed.normals[global_index] if packed.normals is not None else None
-    texcoords = packed.texcoords[global_index]
-    result = []
-    for number in range(len(meshes)):
+        self.packed = pack_vertices(meshes) if meshes else None
+        self._corners: Any = None
+
+    def stored(self, number: int) -> tuple[bytes, str, bytes, bytes | None, bytes | None]:
+        """(index bytes, their numpy type, position, normal and texcoord bytes) as the export
+        stores mesh `number` (see `gltf.NodeMeshes.stored`)."""
+        assert self.packed is not None
+        indices, positions, normals, texcoords = self.packed.mesh(number)
+        return (
+            indices.tobytes(),
+            indices.dtype.str,
+            positions.tobytes(),
+            None if normals is None else normals.tobytes(),
+            None if texcoords is None else texcoords.tobytes(),
+        )
+
+    def corners(self, number: int) -> Corners:
+        """The corners mesh `number` draws (glTF axes)."""
+        import numpy as np
+
+        packed = self.packed
+        assert packed is not None
+        if self._corners is None:
+            global_index = packed.indices + np.repeat(packed.vertex_starts, packed.corner_counts)
+            self._corners = (
+                packed.positions[global_index],
+                packed.normals[global_index] if packed.normals is not None else None,
+                packed.texcoords[global_index],
+            )
+        positions, normals, texcoords = self._corners
         low = int(packed.corner_starts[number])
         high = low + int(packed.corner_counts[number])
-        result.append(
-            Corners(
-                positions[low:high],
-                normals[low:high] if normals is not None and packed.has_normals[number] else None,
-                texcoords[low:high] if packed.has_texcoords[number] else None,
-            )
+        return Corners(
+            positions[low:high],
+            normals[low:high] if normals is not None and packed.has_normals[number] else None,
+            texcoords[low:high] if packed.has_texcoords[number] else None,
         )
-    return result
 
 
 def imported_corners(pieces: list[Mesh]) -> Corners:
@@ -128,10 +147,10 @@ def unchanged(pairs: list[tuple[Corners, Corners]]) -> list[bool]:
             if not present:
                 continue
             rows = np.ones(len(close), bool)
-            a = np.concatenate([getattr(pairs[number][0], name) for number in present])
-            b = np.concatenate([getattr(pairs[number][1], name) for number in present])
+            before = np.concatenate([getattr(pairs[number][0], name) for number in present])
+            after = np.concatenate([getattr(pairs[number][1], name) for number in present])
             mask = np.repeat(np.isin(ordered, present), counts)
-            rows[mask] = _close_rows(a.reshape(-1, width), b.reshape(-1, width), noise, 0.0)
+            rows[mask] = _close_rows(before.reshape(-1, width), after.reshape(-1, width), noise, 0.0)
             close &= rows
         same = per_run(close, counts, np.logical_and, True)
         for number, verdict in zip(ordered, same.tolist()):
