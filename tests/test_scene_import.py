@@ -8,6 +8,7 @@ no area and NaN texture coordinates; a list.txt naming one model twice; a Latin-
 from __future__ import annotations
 
 import json
+import os
 import struct
 from pathlib import Path
 
@@ -212,3 +213,108 @@ def test_an_unchanged_real_garage_round_trip_changes_nothing(tmp_path: Path) -> 
         code, _, err = in_process_cli("model", "import", str(tmp_path / scene_file), "--into", str(tmp_path / "garage"))
         assert code == 0 and "unchanged (35 objects" in err, err
     assert files_with_times(tmp_path / "garage") == before
+
+
+# ------------------------------------------------------------------------------- kill -9
+
+
+def _killed_mid_write(track: Path, scene_file: Path, temporary_prefix: str) -> tuple[str, int]:
+    """Fork a child that imports `scene_file` into `track`; the first write into a temporary
+    whose name starts with `temporary_prefix` writes half its bytes, tells the parent (name and
+    size on disk) and waits; the parent kills it with SIGKILL then. Returns what the child said."""
+    import select
+    import signal
+    import time
+    import warnings
+
+    read_end, write_end = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fork() in a process with threads: the child only imports
+        pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            os.close(read_end)
+            originals = {name: getattr(os, name) for name in ("write", "pwrite", "copy_file_range")}
+
+            def target_of(fd: int) -> str:
+                try:
+                    return os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
+                except OSError:
+                    return ""
+
+            def stop_halfway(fd: int, name: str, call: object, *args: object) -> object:
+                if not target_of(fd).startswith(temporary_prefix):
+                    return call(*args)  # type: ignore[operator]
+                if name == "copy_file_range":
+                    args = (*args[:2], max(1, int(args[2]) // 2), *args[3:])  # type: ignore[call-overload]
+                else:
+                    data = bytes(args[1])  # type: ignore[call-overload]
+                    args = (args[0], data[: max(1, len(data) // 2)], *args[2:])
+                call(*args)  # type: ignore[operator]
+                os.fsync(fd)
+                report = f"{target_of(fd)} {os.fstat(fd).st_size}\n".encode()
+                originals["write"](write_end, report)
+                time.sleep(120)  # killed here
+                os._exit(3)
+
+            for name, call in originals.items():
+                if name == "copy_file_range":
+                    setattr(os, name, lambda *args, _c=call, _n=name: stop_halfway(args[1], _n, _c, *args))
+                else:
+                    setattr(os, name, lambda *args, _c=call, _n=name: stop_halfway(args[0], _n, _c, *args))
+            from gamepak.ops.scenes import import_scene
+
+            import_scene(scene_file, track)
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    os.close(write_end)
+    try:
+        ready, _, _ = select.select([read_end], [], [], 60)
+        said = os.read(read_end, 1000).decode() if ready else ""
+        os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(read_end)
+    assert said, "the import never wrote into the temporary (or ended first)"
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    name, size = said.split()
+    return name, int(size)
+
+
+@pytest.mark.parametrize("temporary", [".objects.jpk.gamepak-", ".list.txt.gamepak-"])
+def test_a_kill_mid_write_leaves_the_old_track_and_the_next_import_removes_the_temporary(
+    odd_track: Path, tmp_path: Path, temporary: str
+) -> None:
+    from gamepak.models.scene.common import SceneNode
+
+    scene.save(scene.load(odd_track), tmp_path / "same.glb")
+    found = scene.load(odd_track)
+    # A new object whose model name is longer than the pack's name field: the pack is rebuilt
+    # into a temporary (and list.txt gets a line, through its own temporary).
+    long_name = "a_barrel_with_a_name_longer_than_any_in_the_pack.joe"
+    found.root.children.append(SceneNode(long_name, mesh=quad(9, 9), material=found.root.children[0].material))
+    scene.save(found, tmp_path / "added.glb")
+    objects = odd_track / "objects"
+    before = files_with_times(odd_track)
+
+    name, size = _killed_mid_write(odd_track, tmp_path / "added.glb", temporary)
+    left = [path.name for path in objects.iterdir() if path.name.startswith(temporary)]
+    assert left == [name] and (objects / name).stat().st_size == size > 0  # the kill landed mid-write
+    now = {path: value for path, value in files_with_times(odd_track).items() if path != name}
+    if temporary.startswith(".list"):
+        # The pack was already edited (a step that stands alone: VDrift loads it with an unused
+        # member), list.txt not yet: it is the old one.
+        assert now["list.txt"] == before["list.txt"]
+        assert long_name in pack_members(objects / "objects.jpk")
+    else:
+        assert now == before  # nothing replaced yet
+
+    # The next import removes the dead process's temporary, even one that changes nothing.
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "same.glb"), "--into", str(odd_track))
+    assert code == 0 and "unchanged (4 objects" in err, err
+    assert not [path.name for path in objects.iterdir() if ".gamepak-" in path.name]
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "added.glb"), "--into", str(odd_track))
+    assert code == 0 and "1 added" in err, err
+    entries = track_module.parse_list((objects / "list.txt").read_text(), "list.txt", [])
+    assert [entry.model for entry in entries][-1] == long_name

@@ -201,7 +201,8 @@ def import_scene(
 
     changes = ListEdit(listing)
     new_members: dict[str, bytes] = {}
-    names_in_use = set(members) | {entry.model for entry in listing.slots if entry is not None}
+    listed_models = {listing.words[listing.slot_span(slot)[0]] for slot in range(len(listing.slots))}
+    names_in_use = set(members) | listed_models
 
     def new_model_name(model: str) -> str:
         stem, extension = os.path.splitext(model)
@@ -308,8 +309,12 @@ def import_scene(
                 break
         if chosen is None and model in shown and model not in new_members and unchanged([(exported(model), here)])[0]:
             chosen = model  # the track's own model, drawn once more
+        unused = model in members and model not in listed_models and model not in new_members
+        if chosen is None and unused and _member_draws(pack_path, model, here):
+            chosen = model  # a member no object named (left by an import killed before list.txt)
         if chosen is None:
-            chosen = model if model not in names_in_use else new_model_name(model)
+            # A member no object names may be replaced; a name in use never is.
+            chosen = model if model not in names_in_use or unused else new_model_name(model)
             names_in_use.add(chosen)
             new_members[chosen] = model_bytes(node, None)
             new_shapes.setdefault(model, []).append((here, chosen))
@@ -389,6 +394,22 @@ def _track_models(
     shown = {name: mesh for (name, _), mesh in zip(read, repaired) if mesh is not None}
     magics = {name: mesh.magic for name, mesh in read}
     return set(infos), shown, magics
+
+
+def _member_draws(pack_path: str, name: str, corners: Corners) -> bool:
+    """Whether the pack's member `name` (a JOE model) draws `corners`."""
+    from ..core.opening import open as open_archive
+    from ..models import loads as models_loads
+    from ..models.scene.common import repair_mesh
+    from ..models.scene.compare import Exported, unchanged
+
+    with open_archive(pack_path) as pack:
+        data = pack.read(name)
+    try:
+        mesh = repair_mesh(models_loads(data, "joe", name=name), name, [], {})
+    except GamepakError:
+        return False
+    return mesh is not None and unchanged([(Exported([mesh]).corners(0), corners)])[0]
 
 
 def _z_up_mesh(node: NodeMeshes) -> Mesh:
