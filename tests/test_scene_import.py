@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from test_scenes import list_line, make_track, png, quad
 
+from gamepak import models
 from gamepak.models import scene
 from gamepak.models.mesh import Mesh
 from gamepak.models.scene import track as track_module
@@ -318,3 +319,118 @@ def test_a_kill_mid_write_leaves_the_old_track_and_the_next_import_removes_the_t
     assert code == 0 and "1 added" in err, err
     entries = track_module.parse_list((objects / "list.txt").read_text(), "list.txt", [])
     assert [entry.model for entry in entries][-1] == long_name
+
+
+# ------------------------------------------------------------------------------- odd inputs
+
+
+def _cli_subprocess(*arguments: str, timeout: float = 60) -> tuple[int, str]:
+    """Run the CLI in a child process that is killed after `timeout` seconds (a read blocked
+    on a FIFO would hang this test run otherwise): (exit code, stdout and stderr)."""
+    import subprocess
+    import sys
+
+    import gamepak
+
+    src = str(Path(gamepak.__file__).resolve().parent.parent)  # the gamepak this test runs
+    environment = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    finished = subprocess.run(
+        [sys.executable, "-m", "gamepak", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+    )
+    return finished.returncode, finished.stdout + finished.stderr
+
+
+def test_a_fifo_among_a_tracks_files_is_skipped_with_a_warning_never_opened(tmp_path: Path) -> None:
+    track = make_track(
+        tmp_path / "tracks" / "fifo",
+        [
+            list_line("road.joe", "asphalt.png"),
+            list_line("sign.joe", "pipe.png"),
+            list_line("loose.joe", "asphalt.png"),
+        ],
+        {"road.joe": quad(0, 0), "sign.joe": quad(3, 3)},
+        {"asphalt.png": png((60, 60, 60))},
+    )
+    os.mkfifo(track / "objects" / "pipe.png")  # a texture nobody writes to: opening it blocks
+    os.mkfifo(track / "objects" / "loose.joe")  # a loose model, likewise
+    (track / "objects" / "objects.jpk").rename(track / "objects" / "kept.jpk")  # loose models are read
+    write_models = {"road.joe": quad(0, 0), "sign.joe": quad(3, 3)}
+    for name, mesh in write_models.items():
+        (track / "objects" / name).write_bytes(models.dumps(mesh, "joe"))
+    code, err = _cli_subprocess("model", "export", str(track), "-o", str(tmp_path / "fifo.glb"))
+    assert code == 0, err
+    assert "pipe.png" in err and "loose.joe" in err and err.count("not a regular file") == 2, err
+    document = json.loads(
+        (tmp_path / "fifo.glb").read_bytes()[20:][
+            : struct.unpack_from("<I", (tmp_path / "fifo.glb").read_bytes(), 12)[0]
+        ]
+    )
+    assert [node["name"] for node in document["nodes"] if "mesh" in node] == ["road.joe", "sign.joe"]
+    code, err = _cli_subprocess("model", "info", str(track))
+    assert code == 0 and "not a regular file" in err, err
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("evil model.joe", "blank"),
+        ("#evil.joe", "starts with '#'"),
+        ("two\nlines.joe", "blank"),
+        ("bell\x07.joe", "control character"),
+    ],
+)
+def test_a_node_name_list_txt_cannot_hold_as_one_token_is_refused_naming_the_node(
+    odd_track: Path, tmp_path: Path, name: str, reason: str
+) -> None:
+    from gamepak.models.scene.common import SceneNode
+
+    found = scene.load(odd_track)
+    found.root.children.append(SceneNode(name, mesh=quad(9, 9), material=found.root.children[0].material))
+    scene.save(found, tmp_path / "named.glb")
+    before = files_with_times(odd_track)
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "named.glb"), "--into", str(odd_track))
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert repr(name) in err and reason in err and "list.txt" in err
+    assert files_with_times(odd_track) == before
+
+
+def _with_node_field(path: Path, out: Path, node_name: str, field: str, value: object) -> None:
+    data = path.read_bytes()
+    json_length = struct.unpack_from("<I", data, 12)[0]
+    document = json.loads(data[20 : 20 + json_length])
+    for node in document["nodes"]:
+        if node.get("name") == node_name:
+            node[field] = value
+    text = json.dumps(document).encode()
+    text += b" " * (-len(text) % 4)
+    rest = data[20 + json_length :]
+    body = struct.pack("<I4s", len(text), b"JSON") + text + rest
+    out.write_bytes(struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("matrix", [1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], "cannot be inverted"),
+        ("scale", [1.0, 0.0, 1.0], "cannot be inverted"),
+        ("matrix", [1.0, 2.0, 3.0], "matrix is not 16 finite numbers"),
+        ("translation", [1.0, "x", 3.0], "translation is not 3 finite numbers"),
+        ("rotation", [0, 0, 0], "rotation is not 4 finite numbers"),
+    ],
+)
+def test_a_node_transform_that_cannot_be_used_is_one_line_naming_the_node(
+    odd_track: Path, tmp_path: Path, field: str, value: object, said: str
+) -> None:
+    scene.save(scene.load(odd_track), tmp_path / "s.glb")
+    _with_node_field(tmp_path / "s.glb", tmp_path / "bad.glb", "road.joe", field, value)
+    before = files_with_times(odd_track)
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "bad.glb"), "--into", str(odd_track))
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert "('road.joe')" in err and said in err and "internal error" not in err, err
+    assert files_with_times(odd_track) == before
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "bad.glb"), "-o", str(tmp_path / "x.joe"))
+    assert code == 1 and said in err, err

@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .common import SceneError
+from .common import SceneError, open_regular
 
 _COMMENT = re.compile(r"[#;]")
 
@@ -99,7 +99,7 @@ def read_text(path: str, limit: int = 1 << 24) -> str:
     """The text of a VDrift data file (UTF-8, with latin-1 as the fallback: old tracks were made
     on Windows), at most `limit` bytes of it; SceneError naming the file when it cannot be read."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             data = handle.read(limit)
     except OSError as exc:
         raise SceneError(f"{path}: cannot read: {exc.strerror}") from None

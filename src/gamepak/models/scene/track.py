@@ -403,8 +403,14 @@ def _model_bytes(
             continue
         path = loose.find(name, f"{label}: model")
         if path is not None:
-            with open(path, "rb") as handle:
-                loose_found.append((name, handle.read(), label))
+            from .common import open_regular
+
+            try:
+                with open_regular(path) as handle:
+                    loose_found.append((name, handle.read(), label))
+            except OSError as exc:
+                warnings.append(f"{label}: model {path} cannot be read ({exc.strerror}): left out")
+                counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
             continue
         warnings.append(f"{label}: model not in {PACK_FILE} nor a file in objects/: left out")
         counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
