@@ -355,6 +355,10 @@ def _faces(number: int) -> str:
     return f"{number} face{'' if number == 1 else 's'}"
 
 
+# The most changes `model import --into` names one by one.
+DETAIL_LINES = 200
+
+
 def run_import(args: argparse.Namespace) -> None:
     from .. import models
 
@@ -370,8 +374,11 @@ def run_import(args: argparse.Namespace) -> None:
             note("would change " + report.summary())
         else:
             note(report.summary())
-        for line in report.details:
+        # Every change named, up to a screenful (a scene can add hundreds of thousands).
+        for line in report.details[:DETAIL_LINES]:
             note(("would be " if args.dry_run else "") + line)
+        if len(report.details) > DETAIL_LINES:
+            note(f"... and {len(report.details) - DETAIL_LINES} more")
         return
     if args.output is None:
         raise UsageError("model import needs -o FILE.joe (or --into TRACK_DIR for a scene)")

@@ -504,7 +504,7 @@ def node_matrix(node: Any, label: str = "", number: int | None = None) -> np.nda
 
 
 def _has_transform(node: Any) -> bool:
-    return any(node.get(key) is not None for key in ("matrix", "translation", "rotation", "scale"))
+    return "matrix" in node or "translation" in node or "rotation" in node or "scale" in node
 
 
 def _triangles(indices: np.ndarray, mode: int) -> np.ndarray:

@@ -291,6 +291,7 @@ def import_scene(
 
     # Nodes list.txt lacks: new objects; nodes drawing one shape under one model name share it.
     new_shapes: dict[str, list[tuple[Corners, str]]] = {}
+    model_of_pieces: dict[int, str] = {}
     for node in new_nodes:
         model = _REPEAT_SUFFIX.sub("", node.name) or node.mesh_name or f"object{node.number}"
         if not model.lower().endswith(".joe"):
@@ -301,9 +302,11 @@ def import_scene(
             report.warnings.append(f"{source}: node {node.name!r} has no texture: list.txt names none.png")
             texture = "none.png"
         _check_token(texture, f"node {node.name!r}: texture {texture!r}", source)
+        # Nodes drawing one glTF mesh in one place share its model, whatever their names: the
+        # cost grows with the scene's geometry, not with the nodes that reuse it.
+        chosen = model_of_pieces.get(id(node.pieces))
         here = corners(node)
-        chosen = None
-        for shape, name in new_shapes.get(model, []):
+        for shape, name in [] if chosen is not None else new_shapes.get(model, []):
             if unchanged([(shape, here)])[0]:
                 chosen = name
                 break
@@ -318,6 +321,7 @@ def import_scene(
             names_in_use.add(chosen)
             new_members[chosen] = model_bytes(node, None)
             new_shapes.setdefault(model, []).append((here, chosen))
+        model_of_pieces[id(node.pieces)] = chosen
         values = dict(DEFAULT_VALUES)
         values.update(_extras_values(node.extras, FIELDS))
         changes.append(chosen, texture, values)
@@ -425,6 +429,7 @@ def _z_up_mesh(node: NodeMeshes) -> Mesh:
 
 
 def _check_token(name: str, what: str, source: str) -> None:
+    """A GamepakError naming the node when `name` cannot be one list.txt token."""
     from ..models.scene.listfile import token_problem
 
     problem = token_problem(name)

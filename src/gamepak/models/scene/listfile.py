@@ -27,6 +27,8 @@ def token_problem(name: str) -> str | None:
     blanks and control characters split or end it, a leading `#` makes it a comment."""
     if not name:
         return "it is empty"
+    if name.isprintable() and " " not in name and not name.startswith("#"):
+        return None  # the common case, in one C call (any other blank is not printable)
     for character in name:
         if character.isspace():
             return f"it holds a blank ({character!r})"
@@ -182,17 +184,22 @@ class ListEdit:
             parts += [listing.data[position:begin], replacement]
             position = end
         parts.append(listing.data[position:])
-        result = b"".join(parts)
         if self.appended:
             newline = listing.newline
             line_end = newline.decode("ascii")
-            if result and not result.endswith((b"\n", b"\r")):
-                result += newline
+            if not parts[-1].endswith((b"\n", b"\r")) and any(parts):
+                parts.append(newline)
             number = len(listing.slots) - len(self.removed)
+            texts = []
+            # Objects added by the thousand mostly share their values: each set formatted once.
+            formatted: dict[tuple[float | int, ...], list[str]] = {}
             for model, texture, values in self.appended:
-                fields = [model, texture] + [format_value(name, values.get(name, 0)) for name in FIELDS[2:]]
+                key = tuple(values.get(name, 0) for name in FIELDS[2:])
+                if key not in formatted:
+                    formatted[key] = [format_value(name, value) for name, value in zip(FIELDS[2:], key)]
+                fields = [model, texture, *formatted[key]]
                 fields = (fields + ["0"] * listing.header)[: listing.header]
-                text = line_end.join([f"#entry {number}", *fields]) + line_end
-                result += newline + listing.encode(text, "object")
+                texts.append(line_end + line_end.join([f"#entry {number}", *fields]) + line_end)
                 number += 1
-        return result
+            parts.append(listing.encode("".join(texts), "object"))
+        return b"".join(parts)
