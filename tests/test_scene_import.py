@@ -434,3 +434,106 @@ def test_a_node_transform_that_cannot_be_used_is_one_line_naming_the_node(
     assert files_with_times(odd_track) == before
     code, _, err = in_process_cli("model", "import", str(tmp_path / "bad.glb"), "-o", str(tmp_path / "x.joe"))
     assert code == 1 and said in err, err
+
+
+# ------------------------------------------------------------------------------- budgets
+
+
+def _peak_of(*arguments: str) -> tuple[int, str, int]:
+    """(exit code, stderr, traced peak bytes) of the CLI run in this process."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        code, _, err = in_process_cli(*arguments)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return code, err, peak
+
+
+def test_a_list_of_a_million_objects_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    track = make_track(
+        tmp_path / "tracks" / "huge",
+        [list_line("road.joe", "a.png")],
+        {"road.joe": quad(0, 0)},
+        {"a.png": png((1, 2, 3))},
+    )
+    list_path = track / "objects" / "list.txt"
+    line = (list_line("road.joe", "a.png") + "\n").encode()
+    list_path.write_bytes(b"17\n" + line * 1_000_000)  # 45 MB, as the campaign's 60 MB list
+    for command in (("model", "export", str(track), "-o", str(tmp_path / "o.glb")), ("model", "info", str(track))):
+        code, err, peak = _peak_of(*command)
+        assert code == 1 and len(err.strip().splitlines()) == 1 and "--allow-large" in err, err
+        assert str(list_path) in err and peak < 8 << 20, peak  # nothing of it held
+    scene.save(
+        scene.load(make_track(tmp_path / "small", [list_line("road.joe", "a.png")], {"road.joe": quad(0, 0)}, {})),
+        tmp_path / "s.glb",
+    )
+    code, err, peak = _peak_of("model", "import", str(tmp_path / "s.glb"), "--into", str(track))
+    assert code == 1 and "--allow-large" in err and peak < 8 << 20, (err, peak)
+
+
+def test_a_list_of_short_objects_past_the_object_budget_is_refused_before_its_tokens_are_split(tmp_path: Path) -> None:
+    track = make_track(
+        tmp_path / "tracks" / "many",
+        [list_line("road.joe", "a.png")],
+        {"road.joe": quad(0, 0)},
+        {"a.png": png((1, 2, 3))},
+    )
+    list_path = track / "objects" / "list.txt"
+    # 7 MB: under the size limit, but 200,000 objects of one-letter tokens.
+    list_path.write_bytes(b"17\n" + b"m t 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n" * 200_000)
+    code, err, peak = _peak_of("model", "export", str(track), "-o", str(tmp_path / "o.glb"))
+    assert code == 1 and "200000" not in err and "tokens, more than 100000 objects" in err, err
+    assert peak < 8 * list_path.stat().st_size, peak  # a small multiple of the input
+    assert not (tmp_path / "o.glb").exists()
+
+
+def test_sharing_values_keeps_a_large_track_export_within_a_small_multiple(tmp_path: Path) -> None:
+    track = make_track(
+        tmp_path / "tracks" / "wide",
+        [list_line("road.joe", "a.png")],
+        {"road.joe": quad(0, 0)},
+        {"a.png": png((1, 2, 3))},
+    )
+    line = (list_line("road.joe", "a.png") + "\n").encode()
+    (track / "objects" / "list.txt").write_bytes(b"17\n" + line * 20_000)
+    found = scene.load(track)
+    nodes = [node for node in found.root.walk() if node.mesh is not None]
+    assert len(nodes) == 20_000
+    assert len({id(node.extras) for node in nodes}) == 1 and len({id(node.material) for node in nodes}) == 1
+
+
+def test_three_hundred_thousand_nodes_reusing_one_mesh_decode_it_once_and_share_one_model(
+    odd_track: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from gamepak.models import gltf
+
+    scene.save(scene.load(odd_track), tmp_path / "s.glb")
+    data = (tmp_path / "s.glb").read_bytes()
+    json_length = struct.unpack_from("<I", data, 12)[0]
+    document = json.loads(data[20 : 20 + json_length])
+    mesh = next(node["mesh"] for node in document["nodes"] if node.get("name") == "road.joe")
+    first = len(document["nodes"])
+    count = 300_000
+    document["nodes"] += [{"name": f"n{number}", "mesh": mesh} for number in range(count)]
+    document["nodes"][0]["children"] += list(range(first, first + count))
+    text = json.dumps(document, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 4)
+    body = struct.pack("<I4s", len(text), b"JSON") + text + data[20 + json_length :]
+    (tmp_path / "many.glb").write_bytes(struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body)
+    decoded = []
+    original = gltf._mesh_pieces
+    monkeypatch.setattr(gltf, "_mesh_pieces", lambda *args: decoded.append(args[4]) or original(*args))
+    start = time.perf_counter()
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "many.glb"), "--into", str(odd_track))
+    seconds = time.perf_counter() - start
+    assert code == 0 and f"{count} added" in err, err[-500:]
+    assert decoded.count(mesh) <= 1  # one mesh, decoded at most once
+    assert seconds < 120  # minutes before (222 s in the campaign); seconds now
+    members = pack_members(odd_track / "objects" / "objects.jpk")
+    assert set(members) == {"wall.joe", "road.joe", "leaf.joe", "n0.joe"}  # one new model, shared
+    assert (odd_track / "objects" / "list.txt").read_bytes().count(b"\nn0.joe\n") == count

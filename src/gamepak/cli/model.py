@@ -118,6 +118,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--delete", action="store_true", help="with --into: remove the objects the scene no longer has"
     )
     imported.add_argument("--dry-run", action="store_true", help="with --into: say what would change, write nothing")
+    _allow_large(imported)
     imported.add_argument("--overwrite", action="store_true", help="replace the output file if it exists")
 
     render = add_command(
@@ -162,6 +163,15 @@ def _scene_options(parser: argparse.ArgumentParser) -> None:
         metavar="R,G,B",
         help="cars: the body colour where its texture's alpha lets it show, 0-1 each (default VDrift's 0,0.5,0.5)",
     )
+    _allow_large(parser)
+
+
+def _allow_large(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-large",
+        action="store_true",
+        help="tracks: read a list.txt of more than 100,000 objects (the largest real track lists 2,301)",
+    )
 
 
 def _colour(value: str) -> tuple[float, float, float]:
@@ -180,7 +190,7 @@ def _scene(args: argparse.Namespace) -> Any:
         return None
     from ..models import scene
 
-    return scene.load(args.model_path, search=args.search, paint=args.paint)
+    return scene.load(args.model_path, search=args.search, paint=args.paint, allow_large=args.allow_large)
 
 
 def _image_size(value: str) -> int:
@@ -367,7 +377,9 @@ def run_import(args: argparse.Namespace) -> None:
             raise UsageError("--into takes a scene file alone (no MEMBER, no -o)")
         from ..ops.scenes import import_scene
 
-        report = import_scene(args.model_path, args.into, delete=args.delete, dry_run=args.dry_run)
+        report = import_scene(
+            args.model_path, args.into, delete=args.delete, dry_run=args.dry_run, allow_large=args.allow_large
+        )
         for warning in report.warnings:
             note(f"warning: {warning}")
         if args.dry_run and not report.unchanged:

@@ -58,9 +58,8 @@ DEFAULT_VALUES: dict[str, float | int] = {
     "surface": 0,
 }
 _REPEAT_SUFFIX = re.compile(r" #\d+$")
-# The largest scene file or list.txt an import reads (a track's scene is tens of megabytes).
+# The largest scene file an import reads (a track's scene is tens of megabytes).
 MAX_SCENE_BYTES = 1 << 30
-MAX_LIST_BYTES = 256 << 20
 
 
 def _plural(count: int, word: str) -> str:
@@ -111,7 +110,10 @@ def _read_regular(path: str, limit: int, what: str) -> bytes:
         if not stat.S_ISREG(status.st_mode):
             raise GamepakError(f"{path}: not a regular file (a FIFO, device or socket): {what} not read")
         if status.st_size > limit:
-            raise GamepakError(f"{path}: {status.st_size} bytes, more than the {limit >> 20} MiB {what} gamepak reads")
+            hint = " (--allow-large reads more)" if what == "list" else ""
+            raise GamepakError(
+                f"{path}: {status.st_size} bytes, more than the {limit >> 20} MiB {what} gamepak reads{hint}"
+            )
         try:
             return handle.read(limit + 1)[:limit]
         except OSError as exc:
@@ -119,15 +121,30 @@ def _read_regular(path: str, limit: int, what: str) -> bytes:
 
 
 def import_scene(
-    scene_path: str | os.PathLike[str], track: str | os.PathLike[str], *, delete: bool = False, dry_run: bool = False
+    scene_path: str | os.PathLike[str],
+    track: str | os.PathLike[str],
+    *,
+    delete: bool = False,
+    dry_run: bool = False,
+    allow_large: bool = False,
 ) -> SceneImport:
     """Write the objects of the glTF scene at `scene_path` back into the VDrift track `track`
-    (see the module's docstring); `dry_run` reports without writing."""
+    (see the module's docstring); `dry_run` reports without writing; `allow_large` reads a
+    list.txt of more than `track.MAX_LIST_OBJECTS` objects."""
     from ..core.atomic import remove_stale_temporaries, write_bytes
     from ..models import gltf
     from ..models.scene.compare import Exported, imported_corners, unchanged
     from ..models.scene.listfile import ListEdit, format_value, read_list_file
-    from ..models.scene.track import FIELDS, LIST_FILE, PACK_FILE, find_track_folder
+    from ..models.scene.track import (
+        FIELDS,
+        LIST_FILE,
+        MAX_LARGE_LIST_BYTES,
+        MAX_LIST_BYTES,
+        PACK_FILE,
+        check_list_size,
+        count_tokens,
+        find_track_folder,
+    )
     from .edit import edit
 
     source = os.fspath(scene_path)
@@ -144,7 +161,9 @@ def import_scene(
         # whether or not this import writes anything.
         remove_stale_temporaries(objects, force=True)
     report = SceneImport(folder)
-    listing = read_list_file(_read_regular(list_path, MAX_LIST_BYTES, "list"), list_path)
+    list_data = _read_regular(list_path, MAX_LARGE_LIST_BYTES if allow_large else MAX_LIST_BYTES, "list")
+    check_list_size(count_tokens(list_data), list_path, allow_large)
+    listing = read_list_file(list_data, list_path)
     report.warnings += listing.warnings
     data = _read_regular(source, MAX_SCENE_BYTES, "scene")
     nodes, issues = gltf.read_nodes(data, path=source)

@@ -87,6 +87,13 @@ INTEGER_FIELDS: dict[str, tuple[int, ...] | None] = {
 }
 VALUES_PER_OBJECT = 17
 FEWEST_VALUES = 14
+# The most objects a list.txt is read with (the largest real track lists 2,301); `allow_large`
+# lifts it. A listedit line of comments is 2 tokens an object: 32 leaves room for more.
+MAX_LIST_OBJECTS = 100_000
+TOKENS_PER_OBJECT = 32
+# The largest list.txt read (a 100,000-object list is about 6 MB), and with `allow_large`.
+MAX_LIST_BYTES = 32 << 20
+MAX_LARGE_LIST_BYTES = 1 << 30
 LIST_FILE = "list.txt"
 PACK_FILE = "objects.jpk"
 
@@ -154,9 +161,35 @@ def _ascii_tokens(text: str) -> tuple[list[str], list[int]]:
     return text.split(), token_lines.tolist()
 
 
-def parse_list(text: str, path: str, warnings: list[str]) -> list[ListEntry]:
+def check_list_size(token_count: int, path: str, allow_large: bool = False) -> None:
+    """A SceneError naming the file when a list.txt holds more tokens than `MAX_LIST_OBJECTS`
+    objects would (with room for comments), unless `allow_large`: checked before the tokens
+    are split out, each of which costs memory."""
+    if not allow_large and token_count > MAX_LIST_OBJECTS * TOKENS_PER_OBJECT:
+        raise SceneError(
+            f"{path}: {token_count} tokens, more than {MAX_LIST_OBJECTS} objects (the largest real track lists "
+            "2,301): not read (--allow-large reads it)"
+        )
+
+
+def count_tokens(data: bytes) -> int:
+    """How many blank-separated tokens `data` holds (comments included), in a few numpy steps."""
+    import numpy as np
+
+    raw = np.frombuffer(data, np.uint8)
+    if not len(raw):
+        return 0
+    blank = np.zeros(256, bool)
+    blank[list(_BLANKS)] = True
+    is_blank = blank[raw]
+    return int(np.count_nonzero(~is_blank[1:] & is_blank[:-1]) + (not is_blank[0]))
+
+
+def parse_list(text: str, path: str, warnings: list[str], *, allow_large: bool = False) -> list[ListEntry]:
     """The objects of a list.txt, as VDrift reads them; objects it would not draw as written are
-    dropped or corrected with a warning naming the file and line."""
+    dropped or corrected with a warning naming the file and line. More than `MAX_LIST_OBJECTS`
+    objects' worth of tokens is a SceneError unless `allow_large`."""
+    check_list_size(count_tokens(text.encode("utf-8", "surrogatepass")), path, allow_large)
     words, lines = _tokens(text)
     header = list_header(words, lines, path, warnings)
     return [entry for entry in parse_slots(words, lines, header, path, warnings) if entry is not None]
@@ -193,6 +226,7 @@ def parse_slots(
     or None where VDrift would not draw it as written (a warning says why); a last object cut
     short is a warning and no slot."""
     entries: list[ListEntry | None] = []
+    _SHARED_VALUES.clear()
     position = 1
     while position < len(words):
         end = position + header
@@ -204,6 +238,7 @@ def parse_slots(
             break
         entries.append(_entry(words, lines, position, end, path, warnings))
         position = end
+    _SHARED_VALUES.clear()
     return entries
 
 
@@ -218,6 +253,11 @@ _INTEGER_AT = [position for position, _, _ in _INTEGER_CHECKS]
 _INTEGER_SETS = [allowed for _, _, allowed in _INTEGER_CHECKS]
 
 
+# Values dicts of the list being read, by their tokens (see `_entry`); cleared per list.
+_SHARED_VALUES: dict[tuple[str, ...], dict[str, float | int]] = {}
+_SHARED_LIMIT = 1 << 16
+
+
 def _known(allowed: frozenset[float], value: float) -> bool:
     return value in allowed
 
@@ -227,6 +267,12 @@ def _entry(
 ) -> ListEntry | None:
     # The common case first, in few steps (a track lists thousands of objects): every value a
     # number and every integer field one VDrift knows; anything else takes the careful path.
+    key = tuple(words[start + 2 : end])
+    shared = _SHARED_VALUES.get(key)
+    if shared is not None:
+        # Objects with the same values share one (never changed) dict: a list of a million
+        # objects holds a few distinct rows of values, not a million.
+        return ListEntry(line=lines[start], model=words[start], texture=words[start + 1], values=shared)
     try:
         numbers = list(map(float, words[start + 2 : end]))
     except ValueError:
@@ -238,6 +284,8 @@ def _entry(
             for _, field_name, _ in _INTEGER_CHECKS:
                 values[field_name] = int(values[field_name])
             values["surface"] = int(surface)
+            if len(_SHARED_VALUES) < _SHARED_LIMIT:
+                _SHARED_VALUES[key] = values
             return ListEntry(line=lines[start], model=words[start], texture=words[start + 1], values=values)
     return _entry_checked(list(zip(words[start:end], lines[start:end])), path, warnings)
 
@@ -278,7 +326,9 @@ def find_track_folder(path: str) -> str | None:
     return None
 
 
-def read_track(folder: str, *, search: list[str] | None = None, confine: str | None = None) -> Scene:
+def read_track(
+    folder: str, *, search: list[str] | None = None, confine: str | None = None, allow_large: bool = False
+) -> Scene:
     """The scene of the track in `folder` (or its `objects/` folder). `search`: more folders to
     look for textures in after the track's own; `confine`: a real path no file read may leave."""
     import warnings as python_warnings
@@ -296,7 +346,8 @@ def read_track(folder: str, *, search: list[str] | None = None, confine: str | N
         raise SceneError(f"{list_path}: leads outside {outside_what(list_path, confine)}")
     warnings: list[str] = []
     counts: dict[str, int] = {}
-    entries = parse_list(ini.read_text(list_path), list_path, warnings)
+    limit = MAX_LARGE_LIST_BYTES if allow_large else MAX_LIST_BYTES
+    entries = parse_list(ini.read_text(list_path, limit, allow_large), list_path, warnings, allow_large=allow_large)
 
     settings_path = os.path.join(track, "track.txt")
     settings = (
@@ -323,6 +374,7 @@ def read_track(folder: str, *, search: list[str] | None = None, confine: str | N
             root.extras["vdrift"]["track.txt"] = dict(settings.sections.get("", {}))
         skybox = SceneNode("skybox")
         taken: dict[str, int] = {}
+        shared: dict[tuple[str, int], tuple[SceneMaterial, dict[str, Any]]] = {}
         # Every model once, all read and repaired in one pass (thousands of small meshes).
         wanted = _model_bytes(entries, list_path, pack, members, folded, loose, warnings, counts)
         read: list[tuple[str, Mesh, str]] = []
@@ -347,15 +399,18 @@ def read_track(folder: str, *, search: list[str] | None = None, confine: str | N
                 image_for[entry.texture] = _image(entry.texture, label, textures, images, warnings)
             image_key = image_for[entry.texture]
             values = entry.values
-            node = SceneNode(
-                _unique_name(entry.model, taken),
-                mesh=mesh,
-                material=_material(values, images.get(image_key) if image_key else None, image_key, cull_faces),
-                extras={"vdrift": {"texture": entry.texture, **values}},
-            )
-            surface = surface_types.get(int(values["surface"]))
-            if surface is not None:
-                node.extras["vdrift"]["surface_type"] = surface
+            # Objects with the same texture and values share their material and extras (never
+            # changed once made): thousands of objects often differ only in their model.
+            shared_key = (entry.texture, id(values))
+            made = shared.get(shared_key)
+            if made is None:
+                extras: dict[str, Any] = {"vdrift": {"texture": entry.texture, **values}}
+                surface = surface_types.get(int(values["surface"]))
+                if surface is not None:
+                    extras["vdrift"]["surface_type"] = surface
+                material = _material(values, images.get(image_key) if image_key else None, image_key, cull_faces)
+                made = shared[shared_key] = (material, extras)
+            node = SceneNode(_unique_name(entry.model, taken), mesh=mesh, material=made[0], extras=made[1])
             (skybox.children if values["skybox"] else root.children).append(node)
         if skybox.children:
             root.children.append(skybox)
