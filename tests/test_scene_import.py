@@ -537,3 +537,22 @@ def test_three_hundred_thousand_nodes_reusing_one_mesh_decode_it_once_and_share_
     members = pack_members(odd_track / "objects" / "objects.jpk")
     assert set(members) == {"wall.joe", "road.joe", "leaf.joe", "n0.joe"}  # one new model, shared
     assert (odd_track / "objects" / "list.txt").read_bytes().count(b"\nn0.joe\n") == count
+
+
+def test_a_value_edited_in_extras_rewrites_only_its_token(odd_track: Path, tmp_path: Path) -> None:
+    found = scene.load(odd_track)
+    nodes = {node.name: node for node in found.root.walk()}
+    nodes["road.joe"].extras = {"vdrift": {**nodes["road.joe"].extras["vdrift"], "mipmap": 0, "friction_tread": 0.5}}
+    scene.save(found, tmp_path / "values.glb")
+    list_path = odd_track / "objects" / "list.txt"
+    before = list_path.read_bytes()
+    stored = pack_members(odd_track / "objects" / "objects.jpk")
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "values.glb"), "--into", str(odd_track))
+    assert code == 0 and "changed: road.joe (list.txt mipmap, friction_tread)" in err, err
+    after = list_path.read_bytes()
+    old_line = list_line("road.joe", "asphalt.png", mipmap=1, surface=1).encode()
+    new_line = old_line.replace(b"asphalt.png 1 ", b"asphalt.png 0 ").replace(
+        b" 0 0 0 0 0 0 0 0 0 1", b" 0 0 0 0 0.5 0 0 0 0 1"
+    )
+    assert old_line in before and after == before.replace(old_line, new_line), (old_line, after)
+    assert pack_members(odd_track / "objects" / "objects.jpk") == stored
