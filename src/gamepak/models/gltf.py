@@ -529,6 +529,9 @@ class NodeMeshes:
     are decoded when first asked for; nodes drawing one mesh with one world transform share one
     `pieces` list (the same object)."""
 
+    # A scene can hold hundreds of thousands of nodes: no per-node __dict__.
+    __slots__ = ("_pieces", "_stored", "extras", "images", "mesh", "mesh_name", "name", "number")
+
     def __init__(
         self,
         number: int,

@@ -311,6 +311,7 @@ def import_scene(
     # Nodes list.txt lacks: new objects; nodes drawing one shape under one model name share it.
     new_shapes: dict[str, list[tuple[Corners, str]]] = {}
     model_of_pieces: dict[int, str] = {}
+    new_values: dict[tuple[tuple[str, float | int], ...], dict[str, float | int]] = {}
     for node in new_nodes:
         model = _REPEAT_SUFFIX.sub("", node.name) or node.mesh_name or f"object{node.number}"
         if not model.lower().endswith(".joe"):
@@ -341,8 +342,12 @@ def import_scene(
             new_members[chosen] = model_bytes(node, None)
             new_shapes.setdefault(model, []).append((here, chosen))
         model_of_pieces[id(node.pieces)] = chosen
-        values = dict(DEFAULT_VALUES)
-        values.update(_extras_values(node.extras, FIELDS))
+        given = _extras_values(node.extras, FIELDS)
+        values_key = tuple(given.items())
+        values = new_values.get(values_key)
+        if values is None:
+            # New objects with the same values share one dict (never changed once made).
+            values = new_values[values_key] = {**DEFAULT_VALUES, **given}
         changes.append(chosen, texture, values)
         report.added.append(node.name)
         report.details.append(f"added: {node.name} (model {chosen}{', new' if chosen in new_members else ''})")
