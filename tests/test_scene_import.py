@@ -556,3 +556,50 @@ def test_a_value_edited_in_extras_rewrites_only_its_token(odd_track: Path, tmp_p
     )
     assert old_line in before and after == before.replace(old_line, new_line), (old_line, after)
     assert pack_members(odd_track / "objects" / "objects.jpk") == stored
+
+
+# ------------------------------------------------------------------------------- Blender
+
+
+BLENDER_PYTHON = os.environ.get("GAMEPAK_BLENDER_PYTHON", "")
+ROUND_TRIP = """
+import sys, bpy
+bpy.ops.wm.read_factory_settings(use_empty=True)
+bpy.ops.import_scene.gltf(filepath=sys.argv[1])
+bpy.ops.export_scene.gltf(filepath=sys.argv[2])
+"""
+
+
+def _through_blender(source: Path, out: Path) -> None:
+    """`source` imported into Blender and exported again, both with Blender's defaults."""
+    import subprocess
+
+    subprocess.run(
+        [BLENDER_PYTHON, "-c", ROUND_TRIP, str(source), str(out)], check=True, capture_output=True, timeout=600
+    )
+
+
+@pytest.mark.skipif(
+    not (BLENDER_PYTHON and Path(BLENDER_PYTHON).exists()),
+    reason="Blender's bpy (GAMEPAK_BLENDER_PYTHON, made by `make test`) is not available",
+)
+@pytest.mark.parametrize("which", ["odd", "garage"])
+def test_a_blender_round_trip_with_its_defaults_changes_no_object(odd_track: Path, tmp_path: Path, which: str) -> None:
+    import shutil
+
+    from conftest import sample
+
+    if which == "garage":
+        track = tmp_path / "garage"
+        shutil.copytree(sample("vdrift/garage"), track)
+        for path in track.rglob("*"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        objects = 35
+    else:
+        track, objects = odd_track, 4
+    before = files_with_times(track)
+    scene.save(scene.load(track), tmp_path / "exported.glb")
+    _through_blender(tmp_path / "exported.glb", tmp_path / "blender.glb")
+    code, _, err = in_process_cli("model", "import", str(tmp_path / "blender.glb"), "--into", str(track))
+    assert code == 0 and f"unchanged ({objects} objects" in err, err
+    assert files_with_times(track) == before
