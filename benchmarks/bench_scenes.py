@@ -8,6 +8,11 @@ export, timed in the same rounds, against the export.
 Targets: the export within 3x the reference; peak memory under 400 MB; the unchanged import
 within 2x the export (it writes nothing).
 
+Then the worst inputs of issue 41 for scenes, each command's peak RSS (GNU time) against its
+input: a list.txt of 1,000,000 objects (refused before it is read), one of 100,000 (the most
+read without --allow-large), and a glTF of 300,000 nodes reusing one mesh imported with
+--dry-run (minutes and 2 GB before).
+
 Run from the checkout (`PYTHONPATH=src python benchmarks/bench_scenes.py`): the commands run
 with the `src` of the environment's PYTHONPATH.
 """
@@ -26,7 +31,7 @@ import gamepak
 from gamepak import models
 from gamepak.models.mesh import Mesh
 
-from _common import GAMEPAK, alternate, compile_bytecode, scratch
+from _common import GAMEPAK, alternate, compile_bytecode, run_with_peak, scratch
 
 OBJECTS = 1659
 TEXTURES = 300
@@ -161,6 +166,65 @@ def main() -> None:
     )
     peak_mib = int(peak.stdout.strip().splitlines()[-1])
     print(f"export peak RSS: {peak_mib} MiB (target < 400); output {(folder / 'peak.glb').stat().st_size >> 20} MiB")
+
+    worst_inputs(folder)
+
+
+def worst_inputs(folder: Path) -> None:
+    import json
+    import struct
+
+    from gamepak.models import scene
+
+    def peak(command: list[str], input_bytes: int, label: str) -> None:
+        seconds, peak_mib, finished = run_with_peak(
+            command, Path(gamepak.__file__).resolve().parent.parent, stderr=subprocess.PIPE
+        )
+        said = finished.stderr.decode(errors="replace").strip().splitlines()
+        print(
+            f"{label:44s} {seconds:6.2f} s  peak {peak_mib:6.1f} MiB  input {input_bytes / 2**20:6.1f} MiB  "
+            f"exit {finished.returncode}: {said[0][:70] if said else ''}"
+        )
+
+    small = folder / "small"
+    (small / "objects").mkdir(parents=True)
+    from gamepak.models.mesh import Mesh
+
+    square = Mesh.from_vertices(
+        np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], np.float32),
+        [[0, 1, 2], [0, 2, 3]],
+        np.tile(np.array([[0, 0, 1]], np.float32), (4, 1)),
+        np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32),
+    )
+    with gamepak.create(small / "objects" / "objects.jpk") as writer:
+        writer.add("road.joe", models.dumps(square, "joe"))
+    line = f"road.joe a.png {FIELDS_AFTER_NAMES}\n"
+    for count in (1_000_000, 100_000):
+        (small / "objects" / "list.txt").write_text("17\n" + line * count)
+        size = (small / "objects" / "list.txt").stat().st_size
+        peak(
+            [GAMEPAK, "model", "export", str(small), "-o", str(folder / f"w{count}.glb")],
+            size,
+            f"export, list.txt of {count:,} objects",
+        )
+    (small / "objects" / "list.txt").write_text("17\n" + line)
+    scene.save(scene.load(small), folder / "one.glb")
+    data = (folder / "one.glb").read_bytes()
+    length = struct.unpack_from("<I", data, 12)[0]
+    document = json.loads(data[20 : 20 + length])
+    mesh = next(node["mesh"] for node in document["nodes"] if "mesh" in node)
+    first = len(document["nodes"])
+    document["nodes"] += [{"name": f"n{number}", "mesh": mesh} for number in range(300_000)]
+    document["nodes"][0]["children"] += list(range(first, first + 300_000))
+    text = json.dumps(document, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 4)
+    body = struct.pack("<I4s", len(text), b"JSON") + text + data[20 + length :]
+    (folder / "many.glb").write_bytes(struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body)
+    peak(
+        [GAMEPAK, "model", "import", str(folder / "many.glb"), "--into", str(small), "--dry-run"],
+        (folder / "many.glb").stat().st_size,
+        "import --dry-run, 300,000 nodes, one mesh",
+    )
 
 
 if __name__ == "__main__":

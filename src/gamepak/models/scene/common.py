@@ -124,7 +124,7 @@ class SceneMaterial:
     mipmap: bool = True
 
 
-@dataclass
+@dataclass(slots=True)
 class SceneNode:
     """A node of the scene tree: its own transform (glTF axes: +Y up), an optional mesh (Z up,
     as every gamepak `Mesh`) with its material, and children."""

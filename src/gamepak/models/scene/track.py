@@ -98,7 +98,7 @@ LIST_FILE = "list.txt"
 PACK_FILE = "objects.jpk"
 
 
-@dataclass
+@dataclass(slots=True)
 class ListEntry:
     """One object of list.txt: where it starts, its model and texture names, and its values."""
 
@@ -108,7 +108,7 @@ class ListEntry:
     values: dict[str, float | int]
 
 
-def _tokens(text: str) -> tuple[list[str], list[int]]:
+def _tokens(text: str) -> tuple[list[str], Any]:
     """The tokens of `text` and the line each is on; a token starting with `#` ends its line."""
     if text.isascii() and text:
         return _ascii_tokens(text)
@@ -133,7 +133,7 @@ _BLANKS = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
 _LINE_ENDS = b"\n\x0b\x0c\r\x1c\x1d\x1e"
 
 
-def _ascii_tokens(text: str) -> tuple[list[str], list[int]]:
+def _ascii_tokens(text: str) -> tuple[list[str], Any]:
     """`_tokens` of ASCII text at numpy speed (a track's list holds tens of thousands of
     tokens): the same words as `str.split`, their lines as `str.splitlines` counts them."""
     from itertools import compress
@@ -157,8 +157,9 @@ def _ascii_tokens(text: str) -> tuple[list[str], list[int]]:
         first_comment = np.full(int(token_lines[-1]) + 1, len(data), np.int64)
         np.minimum.at(first_comment, token_lines[comments], starts[comments])
         kept = starts < first_comment[token_lines]
-        return list(compress(text.split(), kept.tolist())), token_lines[kept].tolist()
-    return text.split(), token_lines.tolist()
+        return list(compress(text.split(), kept.tolist())), token_lines[kept]
+    # The lines stay an array: a list of a million Python ints would outweigh the text.
+    return text.split(), token_lines
 
 
 def check_list_size(token_count: int, path: str, allow_large: bool = False) -> None:
@@ -195,7 +196,7 @@ def parse_list(text: str, path: str, warnings: list[str], *, allow_large: bool =
     return [entry for entry in parse_slots(words, lines, header, path, warnings) if entry is not None]
 
 
-def list_header(words: list[str], lines: list[int], path: str, warnings: list[str]) -> int:
+def list_header(words: list[str], lines: Any, path: str, warnings: list[str]) -> int:
     """The number of values per object the first token of a list.txt gives (checked)."""
     if not words:
         raise SceneError(f"{path}: empty: no header (the number of values per object)")
@@ -219,9 +220,7 @@ def list_header(words: list[str], lines: list[int], path: str, warnings: list[st
     return header
 
 
-def parse_slots(
-    words: list[str], lines: list[int], header: int, path: str, warnings: list[str]
-) -> list[ListEntry | None]:
+def parse_slots(words: list[str], lines: Any, header: int, path: str, warnings: list[str]) -> list[ListEntry | None]:
     """Each whole object of a list.txt's tokens after the header (`header` tokens each), read,
     or None where VDrift would not draw it as written (a warning says why); a last object cut
     short is a warning and no slot."""
@@ -262,9 +261,7 @@ def _known(allowed: frozenset[float], value: float) -> bool:
     return value in allowed
 
 
-def _entry(
-    words: list[str], lines: list[int], start: int, end: int, path: str, warnings: list[str]
-) -> ListEntry | None:
+def _entry(words: list[str], lines: Any, start: int, end: int, path: str, warnings: list[str]) -> ListEntry | None:
     # The common case first, in few steps (a track lists thousands of objects): every value a
     # number and every integer field one VDrift knows; anything else takes the careful path.
     key = tuple(words[start + 2 : end])
@@ -272,7 +269,7 @@ def _entry(
     if shared is not None:
         # Objects with the same values share one (never changed) dict: a list of a million
         # objects holds a few distinct rows of values, not a million.
-        return ListEntry(line=lines[start], model=words[start], texture=words[start + 1], values=shared)
+        return ListEntry(line=int(lines[start]), model=words[start], texture=words[start + 1], values=shared)
     try:
         numbers = list(map(float, words[start + 2 : end]))
     except ValueError:
@@ -286,7 +283,7 @@ def _entry(
             values["surface"] = int(surface)
             if len(_SHARED_VALUES) < _SHARED_LIMIT:
                 _SHARED_VALUES[key] = values
-            return ListEntry(line=lines[start], model=words[start], texture=words[start + 1], values=values)
+            return ListEntry(line=int(lines[start]), model=words[start], texture=words[start + 1], values=values)
     return _entry_checked(list(zip(words[start:end], lines[start:end])), path, warnings)
 
 
@@ -314,7 +311,7 @@ def _entry_checked(chunk: list[tuple[str, int]], path: str, warnings: list[str])
             values[field_name] = number
     for field_name in FIELDS[2:]:
         values.setdefault(field_name, 0)
-    return ListEntry(line=chunk[0][1], model=model, texture=texture, values=values)
+    return ListEntry(line=int(chunk[0][1]), model=model, texture=texture, values=values)
 
 
 def find_track_folder(path: str) -> str | None:
