@@ -510,7 +510,7 @@ def test_three_hundred_thousand_nodes_reusing_one_mesh_decode_it_once_and_share_
 ) -> None:
     import time
 
-    from gamepak.models import gltf
+    from gamepak.models import gltf_read as gltf
 
     scene.save(scene.load(odd_track), tmp_path / "s.glb")
     data = (tmp_path / "s.glb").read_bytes()
@@ -532,7 +532,7 @@ def test_three_hundred_thousand_nodes_reusing_one_mesh_decode_it_once_and_share_
     code, _, err = in_process_cli("model", "import", str(tmp_path / "many.glb"), "--into", str(odd_track))
     seconds = time.perf_counter() - start
     assert code == 0 and f"{count} added" in err, err[-500:]
-    assert decoded.count(mesh) <= 1  # one mesh, decoded at most once
+    assert decoded == [mesh]  # one mesh, decoded once
     assert seconds < 120  # minutes before (222 s in the campaign); seconds now
     members = pack_members(odd_track / "objects" / "objects.jpk")
     assert set(members) == {"wall.joe", "road.joe", "leaf.joe", "n0.joe"}  # one new model, shared

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import GamepakError
 
 if TYPE_CHECKING:
-    from ..models.gltf import NodeMeshes
+    from ..models.gltf_read import NodeMeshes
     from ..models.mesh import Mesh
     from ..models.scene.compare import Corners
     from ..models.scene.listfile import ListFile
@@ -132,7 +132,7 @@ def import_scene(
     (see the module's docstring); `dry_run` reports without writing; `allow_large` reads a
     list.txt of more than `track.MAX_LIST_OBJECTS` objects."""
     from ..core.atomic import remove_stale_temporaries, write_bytes
-    from ..models import gltf
+    from ..models import gltf_read as gltf
     from ..models.scene.compare import Exported, imported_corners, unchanged
     from ..models.scene.listfile import ListEdit, format_value, read_list_file
     from ..models.scene.track import (
@@ -441,7 +441,7 @@ def _member_draws(pack_path: str, name: str, corners: Corners) -> bool:
 
 
 def _z_up_mesh(node: NodeMeshes) -> Mesh:
-    from ..models import gltf
+    from ..models import gltf_read as gltf
     from ..models.mesh import y_up_to_z_up
 
     mesh = gltf.merge(node.pieces, name=node.name)
