@@ -2,8 +2,19 @@
 of a track the size of pau (1,659 objects, ~35 faces each, 300 distinct 256x256 textures)
 against `gamepak extract objects/objects.jpk` plus reading every texture once (the reference:
 what any exporter must at least read), alternated in one script; and the export's peak memory.
+And the way back (issue 40): `gamepak model import track.glb --into TRACK` of the unchanged
+export, timed in the same rounds, against the export.
 
-Targets: the export within 3x the reference; peak memory under 400 MB.
+Targets: the export within 3x the reference; peak memory under 400 MB; the unchanged import
+within 2x the export (it writes nothing).
+
+Then the worst inputs of issue 41 for scenes, each command's peak RSS (GNU time) against its
+input: a list.txt of 1,000,000 objects (refused before it is read), one of 100,000 (the most
+read without --allow-large), and a glTF of 300,000 nodes reusing one mesh imported with
+--dry-run (minutes and 2 GB before).
+
+Run from the checkout (`PYTHONPATH=src python benchmarks/bench_scenes.py`): the commands run
+with the `src` of the environment's PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -20,7 +31,7 @@ import gamepak
 from gamepak import models
 from gamepak.models.mesh import Mesh
 
-from _common import GAMEPAK, alternate, compile_bytecode, scratch
+from _common import GAMEPAK, alternate, compile_bytecode, run_with_peak, scratch
 
 OBJECTS = 1659
 TEXTURES = 300
@@ -87,6 +98,21 @@ def main() -> None:
         )
         return time.perf_counter() - start
 
+    def import_unchanged(round_number: int) -> float:
+        # The export of round 0 (made before: contenders run in this order), imported back.
+        start = time.perf_counter()
+        finished = subprocess.run(
+            [GAMEPAK, "model", "import", str(folder / "t0.glb"), "--into", str(track)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        seconds = time.perf_counter() - start
+        if ": unchanged (" not in finished.stderr:
+            raise SystemExit(f"the unchanged export did not import back unchanged: {finished.stderr}")
+        return seconds
+
     def start_and_numpy(round_number: int) -> float:
         # What any export in this process model pays before reading a model: Python, the CLI's
         # imports and numpy's.
@@ -105,6 +131,7 @@ def main() -> None:
         {
             "extract + read textures": reference,
             "model export TRACK": export,
+            "model import --into (same)": import_unchanged,
             "floor: start + numpy": start_and_numpy,
             "floor: cp of the output": copy_output,
         },
@@ -113,6 +140,8 @@ def main() -> None:
     for name, seconds in medians.items():
         print(f"{name:28s} {seconds * 1000:8.1f} ms")
     print(f"export / reference: {ratio:.2f}x (target <= 3x)")
+    back = medians["model import --into (same)"] / medians["model export TRACK"]
+    print(f"import of the unchanged export / export: {back:.2f}x (target <= 2x)")
     floor = medians["floor: start + numpy"] + medians["floor: cp of the output"]
     print(
         f"floor (start + numpy + writing the output) / reference: {floor / medians['extract + read textures']:.2f}x;"
@@ -137,6 +166,65 @@ def main() -> None:
     )
     peak_mib = int(peak.stdout.strip().splitlines()[-1])
     print(f"export peak RSS: {peak_mib} MiB (target < 400); output {(folder / 'peak.glb').stat().st_size >> 20} MiB")
+
+    worst_inputs(folder)
+
+
+def worst_inputs(folder: Path) -> None:
+    import json
+    import struct
+
+    from gamepak.models import scene
+
+    def peak(command: list[str], input_bytes: int, label: str) -> None:
+        seconds, peak_mib, finished = run_with_peak(
+            command, Path(gamepak.__file__).resolve().parent.parent, stderr=subprocess.PIPE
+        )
+        said = finished.stderr.decode(errors="replace").strip().splitlines()
+        print(
+            f"{label:44s} {seconds:6.2f} s  peak {peak_mib:6.1f} MiB  input {input_bytes / 2**20:6.1f} MiB  "
+            f"exit {finished.returncode}: {said[0][:70] if said else ''}"
+        )
+
+    small = folder / "small"
+    (small / "objects").mkdir(parents=True)
+    from gamepak.models.mesh import Mesh
+
+    square = Mesh.from_vertices(
+        np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], np.float32),
+        [[0, 1, 2], [0, 2, 3]],
+        np.tile(np.array([[0, 0, 1]], np.float32), (4, 1)),
+        np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32),
+    )
+    with gamepak.create(small / "objects" / "objects.jpk") as writer:
+        writer.add("road.joe", models.dumps(square, "joe"))
+    line = f"road.joe a.png {FIELDS_AFTER_NAMES}\n"
+    for count in (1_000_000, 100_000):
+        (small / "objects" / "list.txt").write_text("17\n" + line * count)
+        size = (small / "objects" / "list.txt").stat().st_size
+        peak(
+            [GAMEPAK, "model", "export", str(small), "-o", str(folder / f"w{count}.glb")],
+            size,
+            f"export, list.txt of {count:,} objects",
+        )
+    (small / "objects" / "list.txt").write_text("17\n" + line)
+    scene.save(scene.load(small), folder / "one.glb")
+    data = (folder / "one.glb").read_bytes()
+    length = struct.unpack_from("<I", data, 12)[0]
+    document = json.loads(data[20 : 20 + length])
+    mesh = next(node["mesh"] for node in document["nodes"] if "mesh" in node)
+    first = len(document["nodes"])
+    document["nodes"] += [{"name": f"n{number}", "mesh": mesh} for number in range(300_000)]
+    document["nodes"][0]["children"] += list(range(first, first + 300_000))
+    text = json.dumps(document, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 4)
+    body = struct.pack("<I4s", len(text), b"JSON") + text + data[20 + length :]
+    (folder / "many.glb").write_bytes(struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body)
+    peak(
+        [GAMEPAK, "model", "import", str(folder / "many.glb"), "--into", str(small), "--dry-run"],
+        (folder / "many.glb").stat().st_size,
+        "import --dry-run, 300,000 nodes, one mesh",
+    )
 
 
 if __name__ == "__main__":

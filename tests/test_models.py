@@ -403,7 +403,9 @@ def test_gltf_reader_applies_node_transforms_and_strips() -> None:
     back = gltf.read(gltf._glb(document.gltf_to_json().encode(), blob))
     positions, _, _ = back.corner_values()
     np.testing.assert_allclose(positions - [0, 0, 10], mesh.corner_values()[0], atol=1e-6)
-    strip = gltf._triangles(np.arange(5), gltf.TRIANGLE_STRIP)
+    from gamepak.models import gltf_read
+
+    strip = gltf_read._triangles(np.arange(5), gltf.TRIANGLE_STRIP)
     assert strip.tolist() == [[0, 1, 2], [2, 1, 3], [2, 3, 4]]
 
 

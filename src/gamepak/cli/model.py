@@ -131,6 +131,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--delete", action="store_true", help="with --into: remove the objects the scene no longer has"
     )
     imported.add_argument("--dry-run", action="store_true", help="with --into: say what would change, write nothing")
+    _allow_large(imported)
     imported.add_argument("--overwrite", action="store_true", help="replace the output file if it exists")
     from . import mesh as rfg_mesh
 
@@ -178,6 +179,15 @@ def _scene_options(parser: argparse.ArgumentParser) -> None:
         metavar="R,G,B",
         help="cars: the body colour where its texture's alpha lets it show, 0-1 each (default VDrift's 0,0.5,0.5)",
     )
+    _allow_large(parser)
+
+
+def _allow_large(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-large",
+        action="store_true",
+        help="tracks: read a list.txt of more than 100,000 objects (the largest real track lists 2,301)",
+    )
 
 
 def _colour(value: str) -> tuple[float, float, float]:
@@ -196,7 +206,7 @@ def _scene(args: argparse.Namespace) -> Any:
         return None
     from ..models import scene
 
-    return scene.load(args.model_path, search=args.search, paint=args.paint)
+    return scene.load(args.model_path, search=args.search, paint=args.paint, allow_large=args.allow_large)
 
 
 def _image_size(value: str) -> int:
@@ -405,6 +415,10 @@ def _export_scene(found: Any, args: argparse.Namespace) -> None:
     )
 
 
+# The most changes `model import --into` names one by one.
+DETAIL_LINES = 200
+
+
 def run_import(args: argparse.Namespace) -> None:
     from .. import models
 
@@ -425,10 +439,22 @@ def run_import(args: argparse.Namespace) -> None:
             raise UsageError("--into takes a scene file alone (no MEMBER, no -o)")
         from ..ops.scenes import import_scene
 
-        report = import_scene(args.model_path, args.into, delete=args.delete, dry_run=args.dry_run)
+        report = import_scene(
+            args.model_path, args.into, delete=args.delete, dry_run=args.dry_run, allow_large=args.allow_large
+        )
         for warning in report.warnings:
             note(f"warning: {warning}")
-        summary(("would change " if args.dry_run else "") + report.summary())
+        if args.dry_run and not report.unchanged:
+            summary("would change " + report.summary())
+        else:
+            summary(report.summary())
+        # Every change named, up to a screenful (a scene can add hundreds of thousands).
+        # A dry run's plan is what was asked for: said even with -q.
+        said = note if args.dry_run else summary
+        for line in report.details[:DETAIL_LINES]:
+            said(("would be " if args.dry_run else "") + line)
+        if len(report.details) > DETAIL_LINES:
+            said(f"... and {len(report.details) - DETAIL_LINES} more")
         return
     if args.output is None:
         raise UsageError("model import needs -o FILE.joe (or --into TRACK_DIR for a scene)")

@@ -130,10 +130,10 @@ def loads(
         raise ModelError(f"unknown model format {format_name!r}; known: {', '.join(FORMATS)}")
     up_axis = _up_axis(format_name, up)
     if format_name in ("glb", "gltf"):
-        from . import gltf
+        from . import gltf_read
 
         # glTF turns positions as it reads accessors (node transforms are applied in Y-up).
-        return gltf.read(data, path=path, name=name, z_up=up_axis == "y")
+        return gltf_read.read(data, path=path, name=name, z_up=up_axis == "y")
     if format_name == "joe":
         from . import joe
 

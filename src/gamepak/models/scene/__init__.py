@@ -39,11 +39,13 @@ def load(
     search: list[str] | None = None,
     paint: tuple[float, float, float] | None = None,
     confine: str | None = None,
+    allow_large: bool = False,
 ) -> Scene:
     """The scene of the VDrift track or car folder `path`. `search`: more folders to look for
     shared parts and textures in (after the folder itself; VDrift's `carparts/` and
     `trackparts/` are tried by default). `paint`: a car's body colour (RGB 0-1). `confine`: a
-    real path no file read may leave, links followed (the web viewer's root)."""
+    real path no file read may leave, links followed (the web viewer's root). `allow_large`:
+    read a track's list.txt past `track.MAX_LIST_OBJECTS` objects."""
     from ...core.collector import collector_paused
     from .car import find_car_file, read_car
     from .track import find_track_folder, read_track
@@ -54,7 +56,7 @@ def load(
     # Thousands of meshes, nodes and list entries, none in a cycle: no collections on the way.
     with collector_paused():
         if find_track_folder(folder) is not None:
-            return read_track(folder, search=search, confine=confine)
+            return read_track(folder, search=search, confine=confine, allow_large=allow_large)
         if find_car_file(folder) is not None:
             return read_car(folder, search=search, paint=paint, confine=confine)
     raise SceneError(f"{folder}: neither a VDrift track (objects/list.txt) nor a car (a .car file)")

@@ -187,7 +187,7 @@ class _CarReader:
 
     def wheel(self, name: str) -> tuple[SceneNode, float] | None:
         """The node of wheel `name` (fl, fr, ...) and the height of its tyre's lowest point."""
-        from ..gltf import merge
+        from ..gltf_read import merge
 
         section = f"wheel.{name}"
         definition = self.definition

@@ -34,6 +34,41 @@ class SceneError(GamepakError):
     cannot be read, a definition it does not support)."""
 
 
+class NotRegularFileError(OSError):
+    """A path that names a FIFO, device, socket or folder, not a file: never read (a FIFO
+    would block the reader forever)."""
+
+    strerror = "not a regular file (a FIFO, device or socket)"
+
+
+def open_regular(path: str) -> Any:
+    """`path` opened for reading in binary, never blocking (a FIFO's open waits for a writer):
+    a `NotRegularFileError` (an OSError) when it is not a regular file, links followed."""
+    import stat
+
+    fd = os.open(
+        path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    )
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFileError(path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return open(fd, "rb")
+
+
+def is_regular_file(path: str) -> bool:
+    """Whether `path` is a regular file, links followed (`os.path.isfile` says so too, but a
+    caller that must tell a FIFO from a missing file asks this after `os.path.exists`)."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 @dataclass
 class SceneImage:
     """One image as the scene embeds it: a PNG or JPEG file's own bytes, read only when written
@@ -65,7 +100,7 @@ class SceneImage:
         """The image file read when the scene was, opened for reading; a `SceneError` when it is
         gone, unreadable, or another file or size now."""
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+            handle = open_regular(self.path)
         except OSError as exc:
             raise SceneError(f"{self.path}: cannot be read while the scene is written ({exc.strerror})") from exc
         status = os.fstat(handle.fileno())
@@ -89,7 +124,7 @@ class SceneMaterial:
     mipmap: bool = True
 
 
-@dataclass
+@dataclass(slots=True)
 class SceneNode:
     """A node of the scene tree: its own transform (glTF axes: +Y up), an optional mesh (Z up,
     as every gamepak `Mesh`) with its material, and children."""
@@ -180,7 +215,7 @@ def load_image(name: str, path: str, warnings: list[str]) -> SceneImage | None:
     start read now), anything else Pillow reads (DDS, TGA, BMP) re-encoded as PNG; None with a
     warning when unreadable."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             status = os.fstat(handle.fileno())
             size = status.st_size
             if size > MAX_TEXTURE_BYTES:
@@ -395,12 +430,18 @@ class FileFinder:
             candidate = os.path.join(folder, *parts)
             if os.path.isfile(candidate):
                 return candidate
+            if os.path.exists(candidate):
+                # A FIFO, device or socket: opening it could block forever; never read.
+                self.warnings.append(
+                    f"{what} {name!r}: {candidate} is not a regular file (a FIFO, device or socket): skipped"
+                )
+                return None
         for folder in self.folders:
             where = os.path.join(folder, *parts[:-1])
             leaf = parts[-1]
             listing = self._listing(where)
             actual = listing.get(leaf.lower())
-            if actual is not None:
+            if actual is not None and is_regular_file(os.path.join(where, actual)):
                 found = os.path.join(where, actual)
                 self.warnings.append(
                     f"{what} {name!r} is not in {folder}, but {actual!r} is (names differ in case; VDrift on a "

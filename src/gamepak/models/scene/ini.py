@@ -13,10 +13,11 @@ sorted order (VDrift keeps them in a sorted map: the wheels come fl, fr, rl, rr)
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 
-from .common import SceneError
+from .common import SceneError, open_regular
 
 _COMMENT = re.compile(r"[#;]")
 
@@ -95,14 +96,22 @@ def parse(text: str, path: str) -> Ini:
     return ini
 
 
-def read_text(path: str, limit: int = 1 << 24) -> str:
+def read_text(path: str, limit: int = 1 << 24, allow_large: bool = False) -> str:
     """The text of a VDrift data file (UTF-8, with latin-1 as the fallback: old tracks were made
-    on Windows), at most `limit` bytes of it; SceneError naming the file when it cannot be read."""
+    on Windows), of at most `limit` bytes; a SceneError naming the file when it is larger (never
+    read in part: a list cut short would lose objects silently) or cannot be read."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit)
+        with open_regular(path) as handle:
+            # Sized before reading: a file past the limit is refused without reading it (and
+            # one that grew since is caught by reading one byte more).
+            too_large = os.fstat(handle.fileno()).st_size > limit
+            data = b"" if too_large else handle.read(limit + 1)
+            too_large = too_large or len(data) > limit
     except OSError as exc:
         raise SceneError(f"{path}: cannot read: {exc.strerror}") from None
+    if too_large:
+        hint = "" if allow_large else " (--allow-large reads more)"
+        raise SceneError(f"{path}: larger than the {limit >> 20} MiB gamepak reads of it{hint}")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

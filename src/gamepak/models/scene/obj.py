@@ -20,7 +20,7 @@ def node_matrix(node: SceneNode) -> np.ndarray:
     """A node's local 4x4 transform (glTF axes)."""
     import numpy as np
 
-    from ..gltf import node_matrix as gltf_matrix
+    from ..gltf_read import node_matrix as gltf_matrix
 
     class _Node:
         matrix = None

@@ -87,11 +87,18 @@ INTEGER_FIELDS: dict[str, tuple[int, ...] | None] = {
 }
 VALUES_PER_OBJECT = 17
 FEWEST_VALUES = 14
+# The most objects a list.txt is read with (the largest real track lists 2,301); `allow_large`
+# lifts it. A listedit line of comments is 2 tokens an object: 32 leaves room for more.
+MAX_LIST_OBJECTS = 100_000
+TOKENS_PER_OBJECT = 32
+# The largest list.txt read (a 100,000-object list is about 6 MB), and with `allow_large`.
+MAX_LIST_BYTES = 32 << 20
+MAX_LARGE_LIST_BYTES = 1 << 30
 LIST_FILE = "list.txt"
 PACK_FILE = "objects.jpk"
 
 
-@dataclass
+@dataclass(slots=True)
 class ListEntry:
     """One object of list.txt: where it starts, its model and texture names, and its values."""
 
@@ -101,7 +108,7 @@ class ListEntry:
     values: dict[str, float | int]
 
 
-def _tokens(text: str) -> tuple[list[str], list[int]]:
+def _tokens(text: str) -> tuple[list[str], Any]:
     """The tokens of `text` and the line each is on; a token starting with `#` ends its line."""
     if text.isascii() and text:
         return _ascii_tokens(text)
@@ -126,7 +133,7 @@ _BLANKS = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
 _LINE_ENDS = b"\n\x0b\x0c\r\x1c\x1d\x1e"
 
 
-def _ascii_tokens(text: str) -> tuple[list[str], list[int]]:
+def _ascii_tokens(text: str) -> tuple[list[str], Any]:
     """`_tokens` of ASCII text at numpy speed (a track's list holds tens of thousands of
     tokens): the same words as `str.split`, their lines as `str.splitlines` counts them."""
     from itertools import compress
@@ -150,14 +157,47 @@ def _ascii_tokens(text: str) -> tuple[list[str], list[int]]:
         first_comment = np.full(int(token_lines[-1]) + 1, len(data), np.int64)
         np.minimum.at(first_comment, token_lines[comments], starts[comments])
         kept = starts < first_comment[token_lines]
-        return list(compress(text.split(), kept.tolist())), token_lines[kept].tolist()
-    return text.split(), token_lines.tolist()
+        return list(compress(text.split(), kept.tolist())), token_lines[kept]
+    # The lines stay an array: a list of a million Python ints would outweigh the text.
+    return text.split(), token_lines
 
 
-def parse_list(text: str, path: str, warnings: list[str]) -> list[ListEntry]:
+def check_list_size(token_count: int, path: str, allow_large: bool = False) -> None:
+    """A SceneError naming the file when a list.txt holds more tokens than `MAX_LIST_OBJECTS`
+    objects would (with room for comments), unless `allow_large`: checked before the tokens
+    are split out, each of which costs memory."""
+    if not allow_large and token_count > MAX_LIST_OBJECTS * TOKENS_PER_OBJECT:
+        raise SceneError(
+            f"{path}: {token_count} tokens, more than {MAX_LIST_OBJECTS} objects (the largest real track lists "
+            "2,301): not read (--allow-large reads it)"
+        )
+
+
+def count_tokens(data: bytes) -> int:
+    """How many blank-separated tokens `data` holds (comments included), in a few numpy steps."""
+    import numpy as np
+
+    raw = np.frombuffer(data, np.uint8)
+    if not len(raw):
+        return 0
+    blank = np.zeros(256, bool)
+    blank[list(_BLANKS)] = True
+    is_blank = blank[raw]
+    return int(np.count_nonzero(~is_blank[1:] & is_blank[:-1]) + (not is_blank[0]))
+
+
+def parse_list(text: str, path: str, warnings: list[str], *, allow_large: bool = False) -> list[ListEntry]:
     """The objects of a list.txt, as VDrift reads them; objects it would not draw as written are
-    dropped or corrected with a warning naming the file and line."""
+    dropped or corrected with a warning naming the file and line. More than `MAX_LIST_OBJECTS`
+    objects' worth of tokens is a SceneError unless `allow_large`."""
+    check_list_size(count_tokens(text.encode("utf-8", "surrogatepass")), path, allow_large)
     words, lines = _tokens(text)
+    header = list_header(words, lines, path, warnings)
+    return [entry for entry in parse_slots(words, lines, header, path, warnings) if entry is not None]
+
+
+def list_header(words: list[str], lines: Any, path: str, warnings: list[str]) -> int:
+    """The number of values per object the first token of a list.txt gives (checked)."""
     if not words:
         raise SceneError(f"{path}: empty: no header (the number of values per object)")
     header_token, header_line = words[0], lines[0]
@@ -177,7 +217,15 @@ def parse_list(text: str, path: str, warnings: list[str]) -> list[ListEntry]:
             f"{path}:{header_line}: header says {header} values per object; VDrift since 2011 needs "
             f"{VALUES_PER_OBJECT} (read anyway{', missing ones as 0' if header < VALUES_PER_OBJECT else ''})"
         )
-    entries = []
+    return header
+
+
+def parse_slots(words: list[str], lines: Any, header: int, path: str, warnings: list[str]) -> list[ListEntry | None]:
+    """Each whole object of a list.txt's tokens after the header (`header` tokens each), read,
+    or None where VDrift would not draw it as written (a warning says why); a last object cut
+    short is a warning and no slot."""
+    entries: list[ListEntry | None] = []
+    _SHARED_VALUES.clear()
     position = 1
     while position < len(words):
         end = position + header
@@ -187,10 +235,9 @@ def parse_list(text: str, path: str, warnings: list[str]) -> list[ListEntry]:
                 f"{len(words) - position} of {header} values: left out"
             )
             break
-        entry = _entry(words, lines, position, end, path, warnings)
-        if entry is not None:
-            entries.append(entry)
+        entries.append(_entry(words, lines, position, end, path, warnings))
         position = end
+    _SHARED_VALUES.clear()
     return entries
 
 
@@ -205,15 +252,24 @@ _INTEGER_AT = [position for position, _, _ in _INTEGER_CHECKS]
 _INTEGER_SETS = [allowed for _, _, allowed in _INTEGER_CHECKS]
 
 
+# Values dicts of the list being read, by their tokens (see `_entry`); cleared per list.
+_SHARED_VALUES: dict[tuple[str, ...], dict[str, float | int]] = {}
+_SHARED_LIMIT = 1 << 16
+
+
 def _known(allowed: frozenset[float], value: float) -> bool:
     return value in allowed
 
 
-def _entry(
-    words: list[str], lines: list[int], start: int, end: int, path: str, warnings: list[str]
-) -> ListEntry | None:
+def _entry(words: list[str], lines: Any, start: int, end: int, path: str, warnings: list[str]) -> ListEntry | None:
     # The common case first, in few steps (a track lists thousands of objects): every value a
     # number and every integer field one VDrift knows; anything else takes the careful path.
+    key = tuple(words[start + 2 : end])
+    shared = _SHARED_VALUES.get(key)
+    if shared is not None:
+        # Objects with the same values share one (never changed) dict: a list of a million
+        # objects holds a few distinct rows of values, not a million.
+        return ListEntry(line=int(lines[start]), model=words[start], texture=words[start + 1], values=shared)
     try:
         numbers = list(map(float, words[start + 2 : end]))
     except ValueError:
@@ -225,7 +281,9 @@ def _entry(
             for _, field_name, _ in _INTEGER_CHECKS:
                 values[field_name] = int(values[field_name])
             values["surface"] = int(surface)
-            return ListEntry(line=lines[start], model=words[start], texture=words[start + 1], values=values)
+            if len(_SHARED_VALUES) < _SHARED_LIMIT:
+                _SHARED_VALUES[key] = values
+            return ListEntry(line=int(lines[start]), model=words[start], texture=words[start + 1], values=values)
     return _entry_checked(list(zip(words[start:end], lines[start:end])), path, warnings)
 
 
@@ -253,7 +311,7 @@ def _entry_checked(chunk: list[tuple[str, int]], path: str, warnings: list[str])
             values[field_name] = number
     for field_name in FIELDS[2:]:
         values.setdefault(field_name, 0)
-    return ListEntry(line=chunk[0][1], model=model, texture=texture, values=values)
+    return ListEntry(line=int(chunk[0][1]), model=model, texture=texture, values=values)
 
 
 def find_track_folder(path: str) -> str | None:
@@ -265,7 +323,9 @@ def find_track_folder(path: str) -> str | None:
     return None
 
 
-def read_track(folder: str, *, search: list[str] | None = None, confine: str | None = None) -> Scene:
+def read_track(
+    folder: str, *, search: list[str] | None = None, confine: str | None = None, allow_large: bool = False
+) -> Scene:
     """The scene of the track in `folder` (or its `objects/` folder). `search`: more folders to
     look for textures in after the track's own; `confine`: a real path no file read may leave."""
     import warnings as python_warnings
@@ -283,7 +343,8 @@ def read_track(folder: str, *, search: list[str] | None = None, confine: str | N
         raise SceneError(f"{list_path}: leads outside {outside_what(list_path, confine)}")
     warnings: list[str] = []
     counts: dict[str, int] = {}
-    entries = parse_list(ini.read_text(list_path), list_path, warnings)
+    limit = MAX_LARGE_LIST_BYTES if allow_large else MAX_LIST_BYTES
+    entries = parse_list(ini.read_text(list_path, limit, allow_large), list_path, warnings, allow_large=allow_large)
 
     settings_path = os.path.join(track, "track.txt")
     settings = (
@@ -310,6 +371,7 @@ def read_track(folder: str, *, search: list[str] | None = None, confine: str | N
             root.extras["vdrift"]["track.txt"] = dict(settings.sections.get("", {}))
         skybox = SceneNode("skybox")
         taken: dict[str, int] = {}
+        shared: dict[tuple[str, int], tuple[SceneMaterial, dict[str, Any]]] = {}
         # Every model once, all read and repaired in one pass (thousands of small meshes).
         wanted = _model_bytes(entries, list_path, pack, members, folded, loose, warnings, counts)
         read: list[tuple[str, Mesh, str]] = []
@@ -334,15 +396,18 @@ def read_track(folder: str, *, search: list[str] | None = None, confine: str | N
                 image_for[entry.texture] = _image(entry.texture, label, textures, images, warnings)
             image_key = image_for[entry.texture]
             values = entry.values
-            node = SceneNode(
-                _unique_name(entry.model, taken),
-                mesh=mesh,
-                material=_material(values, images.get(image_key) if image_key else None, image_key, cull_faces),
-                extras={"vdrift": {"texture": entry.texture, **values}},
-            )
-            surface = surface_types.get(int(values["surface"]))
-            if surface is not None:
-                node.extras["vdrift"]["surface_type"] = surface
+            # Objects with the same texture and values share their material and extras (never
+            # changed once made): thousands of objects often differ only in their model.
+            shared_key = (entry.texture, id(values))
+            made = shared.get(shared_key)
+            if made is None:
+                extras: dict[str, Any] = {"vdrift": {"texture": entry.texture, **values}}
+                surface = surface_types.get(int(values["surface"]))
+                if surface is not None:
+                    extras["vdrift"]["surface_type"] = surface
+                material = _material(values, images.get(image_key) if image_key else None, image_key, cull_faces)
+                made = shared[shared_key] = (material, extras)
+            node = SceneNode(_unique_name(entry.model, taken), mesh=mesh, material=made[0], extras=made[1])
             (skybox.children if values["skybox"] else root.children).append(node)
         if skybox.children:
             root.children.append(skybox)
@@ -390,8 +455,14 @@ def _model_bytes(
             continue
         path = loose.find(name, f"{label}: model")
         if path is not None:
-            with open(path, "rb") as handle:
-                loose_found.append((name, handle.read(), label))
+            from .common import open_regular
+
+            try:
+                with open_regular(path) as handle:
+                    loose_found.append((name, handle.read(), label))
+            except OSError as exc:
+                warnings.append(f"{label}: model {path} cannot be read ({exc.strerror}): left out")
+                counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
             continue
         warnings.append(f"{label}: model not in {PACK_FILE} nor a file in objects/: left out")
         counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
