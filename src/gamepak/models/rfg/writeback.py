@@ -63,52 +63,66 @@ def _read_nodes(data: bytes, label: str, folder: str | None = None) -> list[_Nod
     (node transforms applied), primitives concatenated in order."""
     import numpy as np
 
-    from ..gltf import _accessor, _buffers, _load, _triangles, node_matrix
+    from ..gltf_document import accessor_values, buffers_of, is_index, load_document
+    from ..gltf_read import _check_invertible, _triangles, node_matrix
 
-    gltf = _load(data, label)
-    buffers = _buffers(gltf, label, folder)  # external buffers only from the glTF's own folder
-    nodes = gltf.nodes or []
-    scene = gltf.scenes[gltf.scene or 0] if gltf.scenes else None
-    roots = list(scene.nodes or []) if scene is not None else list(range(len(nodes)))
+    gltf = load_document(data, label)
+    buffers = buffers_of(gltf, label, folder)  # external buffers only from the glTF's own folder
+    nodes = gltf.items("nodes", label)
+    meshes = gltf.items("meshes", label)
+    scenes = gltf.items("scenes", label)
+    scene_index = gltf.scene if is_index(gltf.scene, len(scenes)) else 0
+    scene = scenes[scene_index] if scenes else None
+    roots = list(scene.get("nodes") or []) if scene is not None else list(range(len(nodes)))
     found: list[_Node] = []
     stack = [(root, np.eye(4), 0) for root in reversed(roots)]
     seen: set[int] = set()
     while stack:
         number, parent, depth = stack.pop()
-        if not isinstance(number, int) or not 0 <= number < len(nodes) or number in seen or depth > 64:
+        if not is_index(number, len(nodes)) or number in seen or depth > 64:
             raise ModelError(f"{label}: bad node reference {number!r} (or a cycle)")
         seen.add(number)
         node = nodes[number]
-        world = parent @ node_matrix(node)
-        stack.extend((child, world, depth + 1) for child in reversed(node.children or []))
-        if node.mesh is None:
+        name = node.get("name") if isinstance(node.get("name"), str) else ""
+        world = parent @ node_matrix(node, label, number)
+        children = node.get("children") or []
+        if not isinstance(children, list):
+            raise ModelError(f"{label}: node {number}: children is not a list")
+        stack.extend((child, world, depth + 1) for child in reversed(children))
+        mesh_index = node.get("mesh")
+        if mesh_index is None:
             continue
-        if not isinstance(node.mesh, int) or not 0 <= node.mesh < len(gltf.meshes or []):
+        if not is_index(mesh_index, len(meshes)):
             raise ModelError(f"{label}: node {number} names a missing mesh")
         parts: dict[str, list[np.ndarray]] = {}
-        for primitive in gltf.meshes[node.mesh].primitives:
-            mode = 4 if primitive.mode is None else primitive.mode
-            if mode not in (4, 5, 6) or primitive.attributes.POSITION is None:
+        primitives = meshes[mesh_index].get("primitives") or []
+        if not isinstance(primitives, list):
+            raise ModelError(f"{label}: mesh {mesh_index}: primitives is not a list")
+        for primitive in primitives:
+            if not isinstance(primitive, dict):
+                raise ModelError(f"{label}: mesh {mesh_index}: a primitive is not an object")
+            mode = primitive.get("mode", 4)
+            attributes = primitive.get("attributes") or {}
+            if mode not in (4, 5, 6) or not isinstance(attributes, dict) or attributes.get("POSITION") is None:
                 continue
-            values = {"POSITION": _accessor(gltf, buffers, primitive.attributes.POSITION, label).astype(np.float64)}
+            values = {"POSITION": accessor_values(gltf, buffers, attributes["POSITION"], label).astype(np.float64)}
             for attribute in ("NORMAL", *(f"TEXCOORD_{n}" for n in range(8))):
-                index = getattr(primitive.attributes, attribute, None)
+                index = attributes.get(attribute)
                 if index is not None:
-                    values[attribute] = _accessor(gltf, buffers, index, label).astype(np.float64)
+                    values[attribute] = accessor_values(gltf, buffers, index, label).astype(np.float64)
             count = len(values["POSITION"])
             for attribute, array in values.items():
                 if len(array) != count:
-                    raise ModelError(
-                        f"{label}: node {node.name!r}: {len(array)} {attribute} values for {count} vertices"
-                    )
-            if primitive.indices is not None:
-                indices = _accessor(gltf, buffers, primitive.indices, label).reshape(-1).astype(np.int64)
+                    raise ModelError(f"{label}: node {name!r}: {len(array)} {attribute} values for {count} vertices")
+            if primitive.get("indices") is not None:
+                indices = accessor_values(gltf, buffers, primitive["indices"], label).reshape(-1).astype(np.int64)
             else:
                 indices = np.arange(count, dtype=np.int64)
             if indices.size and (indices.min() < 0 or indices.max() >= count):
-                raise ModelError(f"{label}: node {node.name!r}: an index past its {count} vertices")
+                raise ModelError(f"{label}: node {name!r}: an index past its {count} vertices")
             triangles = _triangles(indices, mode)
             if not np.allclose(world, np.eye(4)):
+                _check_invertible(world, f"{label}: node {number} ({name!r})")
                 values["POSITION"] = values["POSITION"] @ world[:3, :3].T + world[:3, 3]
                 if "NORMAL" in values:
                     values["NORMAL"] = values["NORMAL"] @ np.linalg.inv(world[:3, :3])
@@ -119,9 +133,9 @@ def _read_nodes(data: bytes, label: str, folder: str | None = None) -> list[_Nod
         if parts:
             corners = {attribute: np.concatenate(arrays) for attribute, arrays in parts.items()}
             if len({len(array) for array in corners.values()}) == 1:
-                found.append(_Node(node.name or "", corners))
+                found.append(_Node(name, corners))
             else:
-                raise ModelError(f"{label}: node {node.name!r}: its primitives do not all have the same attributes")
+                raise ModelError(f"{label}: node {name!r}: its primitives do not all have the same attributes")
     return found
 
 
