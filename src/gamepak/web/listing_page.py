@@ -21,14 +21,14 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from .app import Viewer
+    from .pages import Pages
 
 # Rows per listing page: a 100,000-member folder is 200 pages of a few hundred kB each.
 PAGE_ROWS = 500
 COLUMNS = [("name", "name"), ("size", "size"), ("stored", "stored"), ("type", "type")]
 
 
-def listing_page(viewer: Viewer, request: Request, place: Place) -> Response:
+def listing_page(viewer: Pages, request: Request, place: Place) -> Response:
     """The page of `place`, a folder or a pack (run in a thread: it reads the folder or the pack)."""
     params = request.query_params
     sort = params.get("sort", "name")
