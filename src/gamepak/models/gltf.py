@@ -266,11 +266,9 @@ def _external_buffer(folder: str, uri: str, where: str) -> bytes:
     target = os.path.realpath(os.path.join(base, relative))
     if os.path.commonpath([base, target]) != base:
         raise ModelError(f"{where}: leads outside the glTF's folder: refused")
-    try:
-        with open(target, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise ModelError(f"{where}: {exc.strerror}") from None
+    from ..core.files import read_file
+
+    return read_file(target, error=ModelError, label=where)
 
 
 def _accessor(gltf: Any, buffers: list[bytes], index: Any, label: str) -> np.ndarray:

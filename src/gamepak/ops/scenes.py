@@ -162,14 +162,11 @@ def import_scene(
     if not os.path.isfile(pack_path):
         raise GamepakError(f"{pack_path}: missing: a track imported into needs its {PACK_FILE}")
     report = SceneImport(folder)
-    with open(list_path, "rb") as handle:
-        old_text = handle.read().decode("utf-8", "replace")
+    from ..core.files import read_file
+
+    old_text = read_file(list_path).decode("utf-8", "replace")
     entries = parse_list(old_text, list_path, report.warnings)
-    try:
-        with open(source, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise GamepakError(f"{source}: cannot read: {exc.strerror}") from None
+    data = read_file(source)
     nodes, issues = gltf.read_nodes(data, path=source)
     report.warnings += [f"{source}: {issue}" for issue in issues]
 

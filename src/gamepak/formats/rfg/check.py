@@ -249,13 +249,10 @@ def check_separate_asm(reader: PackfileView, path: str) -> list[Problem]:
     """A separate `.asm_pc` file (`verify --asm FILE`) against this pack's `.str2_pc` members:
     a stale container is an error, a `.str2_pc` it has no container for a warning (containers
     of other packs are none of this pack's business)."""
+    from ...core.files import read_file
     from .asm import AsmFile
 
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+    data = read_file(path)
     return _check_table(reader, AsmFile.parse(data, path), os.path.basename(path), inside=False)
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import zlib
 
 from ...core.archive import Entry, decode_name
-from ...core.layout import align_up, fill_bytes
+from ...core.layout import align_up, fill_bytes, terminated_offsets
 from .inflate import Inflater
-from .records import ENTRY, RUNTIME_OFFSET, U32, name_offsets
+from .records import ENTRY, RUNTIME_OFFSET, U32
 
 # `typing` and `hashlib` cost milliseconds at import; hashlib is needed only by `classic_zlib`.
 TYPE_CHECKING = False
@@ -215,7 +215,7 @@ def packfile_layout(reader: PackfileView) -> dict[str, Any]:
         if raw == text.ljust(len(raw), b"\0"):
             covered.append((start, len(raw)))
     canonical_names = all(
-        record[0] == offset for record, offset in zip(reader.records, name_offsets(reader.raw_names))
+        record[0] == offset for record, offset in zip(reader.records, terminated_offsets(reader.raw_names))
     ) and reader.name_block_size == sum(len(raw) + 1 for raw in reader.raw_names)
     if canonical_names:
         covered.append((reader.names_start, reader.name_block_size))

@@ -98,11 +98,9 @@ def parse(text: str, path: str) -> Ini:
 def read_text(path: str, limit: int = 1 << 24) -> str:
     """The text of a VDrift data file (UTF-8, with latin-1 as the fallback: old tracks were made
     on Windows), at most `limit` bytes of it; SceneError naming the file when it cannot be read."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit)
-    except OSError as exc:
-        raise SceneError(f"{path}: cannot read: {exc.strerror}") from None
+    from ...core.files import read_file
+
+    data = read_file(path, limit=limit, error=SceneError)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

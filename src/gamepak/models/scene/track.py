@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
+from ...core.files import read_file
 from . import ini
 from .common import (
     CLAMP_TO_EDGE,
@@ -390,8 +391,7 @@ def _model_bytes(
             continue
         path = loose.find(name, f"{label}: model")
         if path is not None:
-            with open(path, "rb") as handle:
-                loose_found.append((name, handle.read(), label))
+            loose_found.append((name, read_file(path), label))
             continue
         warnings.append(f"{label}: model not in {PACK_FILE} nor a file in objects/: left out")
         counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1

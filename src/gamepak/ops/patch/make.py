@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from .container import BLOB_CHUNK, MAX_DELTA_BASE_BYTES, Operation, PatchError
+from .container import BLOB_CHUNK, MAX_DELTA_BASE_BYTES, MAX_MEMBER_BYTES, Operation, PatchError
 from .digests import bytes_sha256 as _sha256
 from .digests import file_sha256, member_sha256
 from .write import write_patch
@@ -279,8 +279,9 @@ def _pack_format(path: str) -> str | None:
 
 
 def _read_file(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+    from ...core.files import read_file
+
+    return read_file(path, limit=MAX_MEMBER_BYTES, error=PatchError)
 
 
 def _compare_files(builder: _Builder, relative: str, base_path: str, modded_path: str) -> None:

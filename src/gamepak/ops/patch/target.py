@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from .container import Operation, Patch, PatchError
+from .container import MAX_MEMBER_BYTES, Operation, Patch, PatchError
 from .digests import file_sha256, member_sha256
 
 TYPE_CHECKING = False
@@ -54,8 +54,9 @@ class Step:
     def new_bytes(self) -> bytes | None:
         """`new` as bytes (a scratch file is read: only for small members), None when not computed."""
         if isinstance(self.new, str):
-            with open(self.new, "rb") as handle:
-                return handle.read()
+            from ...core.files import read_file
+
+            return read_file(self.new, limit=MAX_MEMBER_BYTES, error=PatchError)
         return self.new
 
     def line(self) -> str:
@@ -256,8 +257,9 @@ class Target:
         if (operation.member if member is None else member) is None:
             if not os.path.isfile(path):
                 return None
-            with open(path, "rb") as handle:
-                return handle.read()
+            from ...core.files import read_file
+
+            return read_file(path, limit=MAX_MEMBER_BYTES, error=PatchError)
         located = self._located(operation, member)
         return None if located is None else located[0].read(located[1])
 
