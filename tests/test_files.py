@@ -175,3 +175,22 @@ def test_pak_and_wad_append_through_one_helper(tmp_path: Path, monkeypatch: pyte
     assert calls == [str(path)]
     with gamepak.open(path) as pack:
         assert [pack.read(name) for name in pack.namelist()] == [b"1" * 100, b"3" * 70, b"4" * 10]
+
+
+def test_a_format_module_being_imported_by_another_thread_is_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A server's requests open packs at once: the second must not get the first's half-made module.
+    import sys
+
+    from gamepak.core.registry import load_module
+
+    (tmp_path / "slow_format_module.py").write_text("import time\ntime.sleep(0.5)\nsniff = 'ready'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "slow_format_module", raising=False)
+    first = threading.Thread(target=load_module, args=("slow_format_module",))
+    first.start()
+    while "slow_format_module" not in sys.modules:
+        time.sleep(0.01)
+    assert load_module("slow_format_module").sniff == "ready"
+    first.join()

@@ -38,7 +38,7 @@ from ..formats.rfg.peg.reader import TextureNotFoundError
 from . import previews
 from . import strings as strings_view
 from .file_page import file_page
-from .listing_page import listing_page
+from .listing_page import listing_page, parsed_parts, scene_of
 from .names import name_of_shown, shown_name, shown_path
 from .pages import Pages
 from .security import Guard, allowed_hosts
@@ -74,7 +74,8 @@ class Viewer(Pages):
         place = await self.resolve(request, "browse", as_file=as_file)
         if place.kind == "file":
             return await file_page(self, request, place)
-        return await anyio.to_thread.run_sync(listing_page, self, request, place)
+        strings, scene = await parsed_parts(self, place)
+        return await anyio.to_thread.run_sync(listing_page, self, request, place, strings, scene)
 
     async def search(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
@@ -100,7 +101,7 @@ class Viewer(Pages):
             raise HTTPException(404, "a folder has no strings")
         query = request.query_params.get("q", "").strip()
         offset = check_offset(request.query_params.get("offset"))
-        what, rows = await self.bounded(strings_view.read_strings, place)
+        what, rows = await self.isolated(place.path, strings_view.read_strings, place)
         found = strings_view.matching(rows, query)
 
         def page_url(start: int) -> str:
@@ -166,7 +167,9 @@ class Viewer(Pages):
         place = await self.resolve(request, "table", as_file=True)
         params = request.query_params
         offset = check_offset(params.get("offset"))
-        view = await self.bounded(_table_view, place, table_view, params.get("q", ""), params.get("key"), offset)
+        view = await self.isolated(
+            place.path, _table_view, place, table_view, params.get("q", ""), params.get("key"), offset
+        )
         here = segment_url("table", place.segments)
         folder = segment_url("table", place.segments[:-1]).rstrip("/")
 
@@ -189,14 +192,14 @@ class Viewer(Pages):
 
     async def model(self, request: Request) -> Response:
         place = await self.resolve(request, "model", as_file=True)
-        data = await self.bounded(previews.model_glb, place)
+        data = await self.isolated(place.path, previews.model_glb, place)
         return Response(data, media_type="model/gltf-binary")
 
     async def scene(self, request: Request) -> Response:
         place = await self.resolve(request, "scene")
         if place.kind != "folder" or place.disk_path is None or not previews.is_scene(place.disk_path):
             raise HTTPException(404, "not a VDrift track or car folder")
-        _, data = await self.bounded(previews.scene, place.disk_path, self.site.root)
+        _, data = await scene_of(self, place)
         return Response(data, media_type="model/gltf-binary")
 
     # -- errors ----------------------------------------------------------------------------------

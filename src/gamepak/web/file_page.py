@@ -44,7 +44,7 @@ async def file_page(viewer: Pages, request: Request, place: Place) -> Response:
     offset = check_offset(params.get("offset"))
     zoom = params.get("zoom") == "1"
     mip = check_number(params.get("mip"), "mip")
-    preview = await viewer.bounded(previews.preview, place, offset)
+    preview = await viewer.isolated(place.path, previews.preview, place, offset)
     most_mips = 1
     if preview.textures:  # a peg, a WAD lump, a map's textures under its 3D view
         for texture in preview.textures:

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from ..version import __version__
+from . import isolate
 from .names import shown_name, visible
 from .site import Busy, Place, Site
 from .urls import request_segments, segment_url
@@ -102,4 +103,28 @@ class Pages:
                 if claim.acquire(blocking=False):
                     slots.release()
                 raise
+        raise Busy(f"the preview was given up after {PREVIEW_SECONDS:g} s ({PREVIEW_WORKERS} previews run at once)")
+
+    async def isolated(self, label: str, work: Callable[..., Any], *args: Any) -> Any:
+        """`work(*args)` (a preview that parses: a table, strings, a model, a scene, a file's
+        page) in a forked worker process within `isolate.MEMORY_BYTES` of memory, once one of
+        the PREVIEW_WORKERS places is free; killed, its place freed, when the page gives up
+        (PREVIEW_SECONDS in all, or the request cancelled). `label` names the file in errors.
+        Where no worker can be forked (Windows), `bounded` runs it in a thread."""
+        if not isolate.available():
+            return await self.bounded(work, *args)
+        slots = self.previews
+        with anyio.move_on_after(PREVIEW_SECONDS):
+            while not slots.acquire(blocking=False):
+                await anyio.sleep(PREVIEW_POLL_SECONDS)
+            worker = None
+            try:
+                worker = isolate.Worker(work, args, label, isolate.MEMORY_BYTES)
+                while not worker.ready():
+                    await anyio.sleep(PREVIEW_POLL_SECONDS)
+                return await anyio.to_thread.run_sync(worker.result, abandon_on_cancel=True)
+            finally:
+                if worker is not None:
+                    worker.kill()  # done, failed or given up on: it stops here, and its memory goes
+                slots.release()
         raise Busy(f"the preview was given up after {PREVIEW_SECONDS:g} s ({PREVIEW_WORKERS} previews run at once)")
