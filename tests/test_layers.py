@@ -146,9 +146,7 @@ def test_type_only_and_function_level_imports_count(tmp_path: Path) -> None:
         "def later():\n"
         "    from gamepak.sub.lazy import go\n"
     )
-    modules = {
-        "gamepak.sub." + path.stem: path for path in (package / "sub").glob("*.py") if path.stem != "__init__"
-    }
+    modules = {"gamepak.sub." + path.stem: path for path in (package / "sub").glob("*.py") if path.stem != "__init__"}
     found = imports_of("gamepak.sub.high", package / "sub" / "high.py", modules)
     assert found == {"gamepak.sub.typed", "gamepak.sub.low", "gamepak.sub.lazy"}
 
