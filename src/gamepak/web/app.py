@@ -9,11 +9,13 @@ segment percent-encoded; the segments are taken from the raw request path, so an
 Safety: only GET and HEAD; a Host header that is not the server's own is refused (DNS
 rebinding); every response carries a strict Content-Security-Policy (scripts only from
 /static/, no inline script) and `nosniff`; names reach pages only through Jinja2's escaping;
-errors become a page, never a traceback; previews run in a small pool with a time limit.
+errors become a page, never a traceback; previews run in a small pool with a time limit, and
+those that parse (tables, strings, models, scenes, a file's page) in a forked worker process
+with a memory cap, killed when the page gives up (`isolate`).
 
-Here: `Viewer` (the routes, the preview pool, the error pages) and `create_app`. The two large
-pages are built in `listing_page` and `file_page`, URLs in `urls`, the headers and host check
-in `security`.
+Here: `Viewer` (the routes and the error pages) and `create_app`. What pages are built with
+(templates, the preview pool) is `pages.Pages`; the two large pages are built in `listing_page`
+and `file_page`, URLs in `urls`, the headers and host check in `security`.
 """
 
 from __future__ import annotations
