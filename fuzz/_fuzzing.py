@@ -312,3 +312,17 @@ def run_on_seeds(test_one_input: Callable[[bytes], None], folder: str) -> int:
                 test_one_input(handle.read())
             count += 1
     return count
+
+
+def pack_bytes(format_name: str, options: dict[str, object], members: list[tuple[str, bytes]]) -> bytes:
+    """A pack of `format_name` written with `options`, holding `members` (a seed's bytes)."""
+    import gamepak
+
+    extension = {"tar.gz": ".tar.gz"}.get(format_name, f".{format_name}")
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, f"seed{extension}")
+        with gamepak.create(path, format_name.removesuffix(".gz"), **options) as writer:
+            for name, data in members:
+                writer.add(name, data)
+        with open(path, "rb") as handle:
+            return handle.read()

@@ -30,18 +30,18 @@ def wad_seeds() -> Iterator[tuple[str, bytes]]:
     whose miptex carries its own palette) and one laid out by hand from the spec."""
     from gamepak.formats.quake import images
 
-    from seeds import _pack
+    from _fuzzing import pack_bytes
 
     quake = spec_bytes()
     qpic = quake.qpic_bytes(3, 2, bytes([1, 2, 255, 4, 5, 6]))
     miptex = quake.miptex_bytes(b"{fence", 16, 8)
     lumps = {"box": qpic, "{fence": miptex, "conchars": bytes(range(256)) * 64, "palette": bytes(range(256)) * 3}
-    yield "wad2.wad", _pack("wad", {}, list(lumps.items()))
+    yield "wad2.wad", pack_bytes("wad", {}, list(lumps.items()))
     wad3_image = images.read_miptex(miptex, "hltest", "seed")
     wad3_image.palette = bytes(reversed(range(256))) * 3
-    yield "wad3.wad", _pack("wad", {"version": "WAD3"}, [("hltest", images.write_miptex(wad3_image))])
+    yield "wad3.wad", pack_bytes("wad", {"version": "WAD3"}, [("hltest", images.write_miptex(wad3_image))])
     yield "spec.wad", quake.wad_bytes([(b"BOX", 0x42, qpic), (b"wall", 0x44, miptex), (b"IBAR.BAK", 0x42, qpic)])
-    yield "empty.wad", _pack("wad", {}, [])
+    yield "empty.wad", pack_bytes("wad", {}, [])
 
 
 def qimage_seeds() -> Iterator[tuple[str, bytes]]:
@@ -244,7 +244,6 @@ size = 175, 250, 15
 def sheet_seeds() -> Iterator[tuple[str, bytes]]:
     """fuzz_import_sheet's table exported as CSV and JSON, with a cell changed, a row added
     and one removed; and a CSV of semicolons from a spreadsheet."""
-    from fuzz_import_sheet import base_table
 
     from gamepak.formats.rfg.xtbl import Table
     from gamepak.formats.rfg.xtbl.sheet import to_csv, to_json
@@ -274,8 +273,7 @@ def scene_seeds() -> Iterator[tuple[str, bytes]]:
     from gamepak.models import joe
     from gamepak.models.mesh import Mesh
 
-    from _fuzzing import frame
-    from seeds import _pack
+    from _fuzzing import frame, pack_bytes
 
     positions = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], np.float32)
     normals = np.tile(np.array([[0, 0, 1]], np.float32), (4, 1))
@@ -299,7 +297,7 @@ def scene_seeds() -> Iterator[tuple[str, bytes]]:
     )
     track = {
         "tracks/t/objects/list.txt": listed.encode(),
-        "tracks/t/objects/objects.jpk": _pack(
+        "tracks/t/objects/objects.jpk": pack_bytes(
             "jpk", {}, [("road.joe", quad), ("fence.joe", flipped), ("sky.joe", quad)]
         ),
         "tracks/t/objects/asphalt.png": png(),
@@ -328,3 +326,8 @@ def scene_seeds() -> Iterator[tuple[str, bytes]]:
     }
     yield "car", frame(car)
     yield "both", frame({**track, **car})
+
+
+def base_table() -> bytes:
+    """The seeds' table with a schema (`xtbl_seeds`' first): what fuzz_import_sheet edits."""
+    return next(xtbl_seeds())[1]

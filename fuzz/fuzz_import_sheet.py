@@ -11,13 +11,7 @@ as it does parsed whole.
 from __future__ import annotations
 
 from _fuzzing import expected_errors, fuzz
-
-
-def base_table() -> bytes:
-    """The seeds' table with a schema (content_seeds.xtbl_seeds' first)."""
-    from content_seeds import xtbl_seeds
-
-    return next(xtbl_seeds())[1]
+from content_seeds import base_table
 
 
 def TestOneInput(data: bytes) -> None:

@@ -20,6 +20,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from _fuzzing import pack_bytes
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_SAMPLES = HERE.parent.parent / "shared" / "samples"
 # Larger samples make every execution slow (table.vpp_pc inflates 22 MB): the writers' small
@@ -54,28 +56,16 @@ def _members_for(format_name: str) -> list[tuple[str, bytes]]:
     return MEMBERS
 
 
-def _pack(format_name: str, options: dict[str, object], members: list[tuple[str, bytes]]) -> bytes:
-    import gamepak
-
-    extension = {"tar.gz": ".tar.gz"}.get(format_name, f".{format_name}")
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, f"seed{extension}")
-        with gamepak.create(path, format_name.removesuffix(".gz"), **options) as writer:
-            for name, data in members:
-                writer.add(name, data)
-        return Path(path).read_bytes()
-
-
 def pack_seeds(kind: str) -> Iterator[tuple[str, bytes]]:
     """Seeds for one archive format: each writer option set, with the usual members, one
     member and none."""
     for format_name, options in PACKS[kind]:
         label = "-".join([format_name, *(f"{key}{value}" for key, value in options.items())])
         members = _members_for(format_name.removesuffix(".gz"))
-        yield f"{label}.bin", _pack(format_name, options, members)
-        yield f"{label}-one.bin", _pack(format_name, options, members[:1])
+        yield f"{label}.bin", pack_bytes(format_name, options, members)
+        yield f"{label}-one.bin", pack_bytes(format_name, options, members[:1])
         if not format_name.startswith("j2me-sized"):
-            yield f"{label}-empty.bin", _pack(format_name, options, [])
+            yield f"{label}-empty.bin", pack_bytes(format_name, options, [])
 
 
 def joe_seeds() -> Iterator[tuple[str, bytes]]:

@@ -112,6 +112,79 @@ def in_process_cli(*arguments: str) -> tuple[int, str, str]:
     return code, out.getvalue().decode("utf-8", "replace"), err.getvalue()
 
 
+def glb_summary(data: bytes) -> dict[str, int]:
+    """What a binary glTF holds, checked: its header and chunk lengths add up, every buffer view
+    lies inside the BIN chunk and every accessor inside its view. {"meshes", "nodes",
+    "triangles"}; a few bytes that start with `glTF` fail here (AssertionError)."""
+    import json
+    import struct
+
+    assert len(data) >= 20, f"a glb of {len(data)} bytes"
+    magic, version, length = struct.unpack_from("<4sII", data)
+    assert (magic, version, length) == (b"glTF", 2, len(data)), (magic, version, length, len(data))
+    json_length, kind = struct.unpack_from("<I4s", data, 12)
+    assert kind == b"JSON" and 20 + json_length <= len(data)
+    document = json.loads(data[20 : 20 + json_length])
+    blob = b""
+    if 20 + json_length < len(data):
+        blob_length, kind = struct.unpack_from("<I4s", data, 20 + json_length)
+        assert kind == b"BIN\0" and 28 + json_length + blob_length == len(data)
+        blob = data[28 + json_length :]
+    views = document.get("bufferViews", [])
+    for view in views:
+        assert view.get("byteOffset", 0) + view["byteLength"] <= len(blob), view
+    sizes = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT4": 16}
+    widths = {5120: 1, 5121: 1, 5122: 2, 5123: 2, 5125: 4, 5126: 4}
+    accessors = document.get("accessors", [])
+    for accessor in accessors:
+        if "bufferView" in accessor:
+            view = views[accessor["bufferView"]]
+            size = accessor["count"] * sizes[accessor["type"]] * widths[accessor["componentType"]]
+            assert accessor.get("byteOffset", 0) + size <= view["byteLength"], accessor
+    meshes = document.get("meshes", [])
+    per_mesh = [
+        sum(accessors[p.get("indices", p["attributes"]["POSITION"])]["count"] // 3 for p in mesh["primitives"])
+        for mesh in meshes
+    ]
+    nodes = document.get("nodes", [])
+    return {
+        "meshes": len(meshes),
+        "nodes": len(nodes),
+        "triangles": sum(per_mesh),
+        # Each node's mesh counted where it stands (a scene reuses one mesh for several objects).
+        "drawn_triangles": sum(per_mesh[node["mesh"]] for node in nodes if "mesh" in node),
+    }
+
+
+# Parameter ids of sample-driven parametrisations that ran on stand-ins, per test file: without
+# ../shared/samples such a test runs fewer (made-up) cases instead of skipping, and the summary
+# line says how many (`sample_cases`).
+STANDIN_IDS: dict[str, set[str]] = {}
+
+
+def sample_cases(test_file: str, real: list[str], standins: list[str]) -> list[str]:
+    """The parameter ids of a sample-driven parametrisation: `real` (the samples found), or, when
+    ../shared/samples has none, `standins` (noted, so the summary counts the cases they ran)."""
+    if real:
+        return real
+    STANDIN_IDS.setdefault(os.path.basename(test_file), set()).update(standins)
+    return standins
+
+
+def _standin_runs(terminalreporter: Any) -> dict[str, int]:
+    """How many test cases of each file ran with a stand-in sample as a parameter."""
+    runs: dict[str, int] = {}
+    for outcome in ("passed", "failed"):
+        for report in terminalreporter.stats.get(outcome, []):
+            if getattr(report, "when", None) != "call" or "[" not in report.nodeid:
+                continue
+            file = os.path.basename(report.nodeid.split("::")[0])
+            parameters = report.nodeid[report.nodeid.index("[") + 1 : -1]
+            if any(standin in parameters for standin in STANDIN_IDS.get(file, ())):
+                runs[file] = runs.get(file, 0) + 1
+    return runs
+
+
 def _what_a_skip_needs(report: pytest.TestReport) -> str:
     longrepr = report.longrepr
     reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
@@ -122,7 +195,15 @@ def _what_a_skip_needs(report: pytest.TestReport) -> str:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """One line saying what the skipped tests need, so a short run is never mistaken for a full one."""
+    """One line saying what the skipped tests need, and one saying how many sample-driven cases
+    ran on stand-ins, so a short run is never mistaken for a full one."""
+    standins = _standin_runs(terminalreporter)
+    if standins:
+        files = ", ".join(f"{file} {count}" for file, count in sorted(standins.items()))
+        terminalreporter.write_line(
+            f"gamepak: {sum(standins.values())} sample-driven case(s) ran on stand-ins, not the real game files "
+            f"(../shared/samples absent): {files}"
+        )
     skipped = [report for report in terminalreporter.stats.get("skipped", []) if report.when in ("setup", "call")]
     if not skipped:
         return
@@ -159,6 +240,19 @@ const path = require('path');
 """
 
 
+# The validator version every glTF test is judged by (npm's `gltf-validator`, exactly this one).
+GLTF_VALIDATOR_VERSION = "2.0.0-dev.3.10"
+
+
+def _npm_version(package: Path) -> str | None:
+    import json
+
+    try:
+        return str(json.loads((package / "package.json").read_text(encoding="utf-8"))["version"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 @pytest.fixture(scope="session")
 def gltf_validator(request: pytest.FixtureRequest) -> Path:
     """The Khronos glTF-Validator (npm `gltf-validator`), installed once into pytest's cache."""
@@ -174,18 +268,24 @@ def gltf_validator(request: pytest.FixtureRequest) -> Path:
         folder = Path(tempfile.gettempdir()) / "gamepak-gltf-validator"
         folder.mkdir(exist_ok=True)
     package = folder / "node_modules" / "gltf-validator"
-    if not (package / "package.json").exists():
+    if _npm_version(package) != GLTF_VALIDATOR_VERSION:
+        # Pinned: the judge of every glTF test is the same validator on every machine.
+        wanted = f"gltf-validator@{GLTF_VALIDATOR_VERSION}"
         try:
             subprocess.run(
-                [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", "gltf-validator"],
+                [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", "--save-exact", wanted],
                 capture_output=True,
                 timeout=180,
                 check=True,
             )
+        except subprocess.CalledProcessError as exc:
+            lines = (exc.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+            reason = next((line for line in reversed(lines) if "ERR" in line), lines[-1] if lines else "")
+            pytest.skip(f"could not install {wanted} (offline?): npm: {reason or f'exit {exc.returncode}'}")
         except (subprocess.SubprocessError, OSError) as exc:
-            pytest.skip(f"could not install the gltf-validator npm package: {exc}")
-    if not (package / "package.json").exists():
-        pytest.skip("the gltf-validator npm package did not install")
+            pytest.skip(f"could not install {wanted} (offline?): {exc}")
+    if _npm_version(package) != GLTF_VALIDATOR_VERSION:
+        pytest.skip(f"gltf-validator {GLTF_VALIDATOR_VERSION} did not install (found {_npm_version(package)})")
     script = folder / "validate.cjs"
     script.write_text(VALIDATE_SCRIPT)
     return package

@@ -480,31 +480,31 @@ def test_member_file_in_the_way_of_a_folder_in_a_new_destination(tmp_path: Path,
 def test_kill_at_any_moment_leaves_all_or_nothing(tmp_path: Path) -> None:
     """kill -9 of `gamepak extract` at a few moments: the new folder is absent or complete, and the
     next extraction leaves no temporaries behind."""
-    import random
-    import signal
     import subprocess
     import sys
-    import time
+
+    from test_edit_crash import kill_at
 
     names = [f"d{index % 13}/f{index}.bin".encode() for index in range(3000)]
     pak = tmp_path / "x.pak"
     pak.write_bytes(pak_with(names, data=b"p" * 2000))
     work = tmp_path / "work"
     work.mkdir()
-    generator = random.Random(7)
-    for trial in range(4):
+    landed = []
+    for trial, stop_at in enumerate((1, 50, 1000, 1500)):
         destination = work / f"out{trial}"
-        process = subprocess.Popen(
-            [sys.executable, "-m", "gamepak", "extract", str(pak), "-o", str(destination)], stderr=subprocess.DEVNULL
-        )
-        time.sleep(generator.uniform(0.05, 0.6))
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+
+        def extract(destination: Path = destination) -> None:
+            assert in_process_cli("extract", str(pak), "-o", str(destination))[0] == 0
+
+        # Killed just before its file-changing call `stop_at` (traced, not a random delay).
+        landed.append(kill_at(extract, stop_at))
         if destination.exists():
             assert len([path for path in destination.rglob("*") if path.is_file()]) == len(names)
         # The next command (a new process) writing in that folder removes the temporaries.
         subprocess.run([sys.executable, "-m", "gamepak", "extract", str(pak), "-o", str(work / f"again{trial}")])
         assert not [path for path in work.iterdir() if ".gamepak-" in path.name]
+    assert all(landed), f"kills that came after the extraction ended: {landed}"
 
 
 @pytest.mark.parametrize("by_path", [False, True], ids=["folder descriptors", "by path (Windows)"])

@@ -1,8 +1,10 @@
 """The house's rules, checked: no import circles in the package, and arrows that point down the
 layers (surfaces -> ops -> formats/models -> core -> errors).
 
-Imports are read from the source with `ast`, at module level and inside functions alike (a lazy
-import is still a dependency); imports under `if TYPE_CHECKING:` are annotations only and skipped.
+Imports are read from the source with `ast`, at module level, inside functions and under
+`if TYPE_CHECKING:` alike: a lazy import is still a dependency, and a type-only import says the
+importer knows the imported module's classes (a circle of them is still a circle of modules).
+The one arrow allowed to point back up is `Archive.extract`'s (CONVENIENCE_IMPORTS).
 """
 
 from __future__ import annotations
@@ -61,10 +63,6 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.startswith("gamepak"))
         elif isinstance(node, ast.ImportFrom):
@@ -135,6 +133,24 @@ def _without_convenience(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 def test_the_package_has_no_import_circles() -> None:
     circles = strongly_connected(_without_convenience(import_graph()))
     assert circles == [], "modules that import each other: " + "; ".join(" <-> ".join(c) for c in circles)
+
+
+def test_type_only_and_function_level_imports_count(tmp_path: Path) -> None:
+    package = tmp_path / "gamepak"
+    (package / "sub").mkdir(parents=True)
+    for name in ("__init__.py", "sub/__init__.py", "sub/low.py", "sub/lazy.py", "sub/typed.py"):
+        (package / name).write_text("")
+    (package / "sub" / "high.py").write_text(
+        "TYPE_CHECKING = False\n"
+        "if TYPE_CHECKING:\n"
+        "    from .typed import Thing\n"
+        "from . import low\n"
+        "def later():\n"
+        "    from gamepak.sub.lazy import go\n"
+    )
+    modules = {"gamepak.sub." + path.stem: path for path in (package / "sub").glob("*.py") if path.stem != "__init__"}
+    found = imports_of("gamepak.sub.high", package / "sub" / "high.py", modules)
+    assert found == {"gamepak.sub.typed", "gamepak.sub.low", "gamepak.sub.lazy"}
 
 
 def test_the_circle_finder_finds_a_circle() -> None:

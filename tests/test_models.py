@@ -24,7 +24,7 @@ from gamepak.errors import CorruptArchiveError, FormatLimitError, GamepakError
 from gamepak.models import gltf, joe, obj, ply
 from gamepak.models.mesh import Mesh, ModelError
 
-from conftest import SAMPLES, gltf_validator_errors, in_process_cli, sample
+from conftest import SAMPLES, gltf_validator_errors, in_process_cli, sample, sample_cases
 
 PACK = "jpk/garage_objects.jpk"
 # Stand-ins written by gamepak's own writer for the real models, used when ../shared/samples is
@@ -75,7 +75,7 @@ def _sample_ids() -> list[str]:
     if pack.exists():
         with gamepak.open(pack) as opened:
             ids += [f"{PACK}:{name}" for name in opened.namelist()]
-    return ids or [*STANDIN_MODELS, *(f"{PACK}:{name}" for name in STANDIN_MEMBERS)]
+    return sample_cases(__file__, ids, [*STANDIN_MODELS, *(f"{PACK}:{name}" for name in STANDIN_MEMBERS)])
 
 
 SAMPLE_IDS = _sample_ids()

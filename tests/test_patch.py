@@ -420,18 +420,14 @@ def test_a_journal_over_its_limit_is_dropped_and_the_revert_goes_member_by_membe
 
 @pytest.mark.parametrize("extension", [".vpp_pc", ".pak"])
 def test_kill_during_apply_and_revert_leaves_old_or_new(tmp_path: Path, extension: str) -> None:
-    import random
-    import signal
-    import time
-
-    from test_edit_crash import run_child
+    from test_edit_crash import kill_at
 
     base = build(tmp_path / f"base{extension}", MEMBERS)
     mod = build(tmp_path / f"mod{extension}", modded(MEMBERS))
     patch = tmp_path / "p.gpatch"
     gamepak.patch.make(base, mod, patch)
     old, new = MEMBERS, contents(mod)
-    chooser = random.Random(22)
+    landed = []
     for trial in range(8):
         folder = tmp_path / f"trial{trial}"
         folder.mkdir()
@@ -447,10 +443,8 @@ def test_kill_during_apply_and_revert_leaves_old_or_new(tmp_path: Path, extensio
             else:
                 gamepak.patch.revert(target)
 
-        pid = run_child(work, trial)
-        time.sleep(chooser.uniform(0, 0.05))
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        # Killed just before its file-changing call 1, 4, 7, 10 (traced, not a random delay).
+        landed.append(kill_at(work, 1 + 3 * (trial // 2)))
         state = contents(target)
         assert state in (old, new)
         record = Path(str(target) + ".gamepak-undo") / "record.json"
@@ -460,6 +454,7 @@ def test_kill_during_apply_and_revert_leaves_old_or_new(tmp_path: Path, extensio
         else:
             assert state == old
         assert sha(target) == sha(base)  # the original bytes, not only the original members
+    assert all(landed), f"some kills came after the work ended: {landed}"
 
 
 # -- SyncFaction loose-archive mods ------------------------------------------------------------

@@ -300,7 +300,7 @@ def test_a_kill_during_make_leaves_a_scratch_folder_the_next_make_removes(
         scratch.ScratchFiles.write = write_then_die  # type: ignore[method-assign]
         gamepak.patch.make(base, modded, out / "p.gpatch")
 
-    pid = run_child(work, 0)
+    pid = run_child(work, None)
     _, status = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
     left = strays(out)

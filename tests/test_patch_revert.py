@@ -249,13 +249,9 @@ def _stray_temporaries(*folders: Path) -> list[str]:
 @pytest.mark.parametrize("extension", [".vpp_pc", ".pak"])
 @pytest.mark.parametrize("what", ["apply", "revert-by-name", "revert"])
 def test_kill_at_any_moment_then_revert_gives_the_original_bytes(tmp_path: Path, extension: str, what: str) -> None:
-    import random
-    import signal
-    import time
+    from test_edit_crash import kill_at
 
-    from test_edit_crash import run_child
-
-    chooser = random.Random(29)
+    landed = []
     for trial in range(6):
         folder = tmp_path / f"trial{trial}"
         folder.mkdir()
@@ -273,10 +269,8 @@ def test_kill_at_any_moment_then_revert_gives_the_original_bytes(tmp_path: Path,
             else:
                 gamepak.patch.revert(target)
 
-        pid = run_child(work, trial)
-        time.sleep(chooser.uniform(0, 0.04))
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        # Killed just before its file-changing call 1, 3, 5, ... (traced, not a random delay).
+        landed.append(kill_at(work, 1 + 2 * trial))
         record = record_of(target) / "record.json"
         if record.exists():
             json.loads(record.read_text())  # never half-written
@@ -287,16 +281,13 @@ def test_kill_at_any_moment_then_revert_gives_the_original_bytes(tmp_path: Path,
         assert sha(target) == original, (trial, what)
         assert not record_of(target).exists()
         assert _stray_temporaries(folder) == []
+    assert sum(1 for where in landed if where) >= 3, f"kills that landed mid-work: {landed}"
 
 
 def test_kill_during_the_mixed_mod_then_revert_gives_the_original_bytes(tmp_path: Path) -> None:
-    import random
-    import signal
-    import time
+    from test_edit_crash import kill_at
 
-    from test_edit_crash import run_child
-
-    chooser = random.Random(30)
+    landed = []
     for trial in range(6):
         folder = tmp_path / f"trial{trial}"
         game = _mixed_game(folder)
@@ -312,16 +303,15 @@ def test_kill_during_the_mixed_mod_then_revert_gives_the_original_bytes(tmp_path
             else:
                 gamepak.patch.apply(game, [mod])
 
-        pid = run_child(work, trial)
-        time.sleep(chooser.uniform(0, 0.15))
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        # Killed just before its file-changing call 1, 3, 5, ... (traced, not a random delay).
+        landed.append(kill_at(work, 1 + 2 * trial))
         try:
             gamepak.patch.revert(game)
         except PatchError as exc:
             assert "no patches applied" in str(exc)
         assert snapshot(game) == before, trial
         assert _stray_temporaries(game / "data") == []
+    assert sum(1 for where in landed if where) >= 3, f"kills that landed mid-work: {landed}"
 
 
 def test_an_interrupted_apply_is_rolled_back_by_the_next_check(tmp_path: Path) -> None:
@@ -338,7 +328,7 @@ def test_an_interrupted_apply_is_rolled_back_by_the_next_check(tmp_path: Path) -
         undo.Session.commit = lambda *args, **kwargs: os._exit(9)  # type: ignore[method-assign]
         gamepak.patch.apply(target, [one])
 
-    pid = run_child(work, 1)
+    pid = run_child(work, None)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 9
     assert sha(target) != sha(base)  # rebuilt, the record pending

@@ -377,7 +377,7 @@ def test_a_kill_while_streaming_leaves_nothing_the_next_command_keeps(
         scratch.NewContent.make = make_then_die  # type: ignore[method-assign]
         gamepak.patch.apply(target, [patch])
 
-    pid = run_child(work, 0)
+    pid = run_child(work, None)
     _, status = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
     left = strays(target.parent)

@@ -42,6 +42,28 @@ def test_qpic_exports_rgba_with_255_clear(tmp_path: Path) -> None:
     assert pixels[0, 2, 3] == 0
 
 
+def import_takes_an_edit(target: Path, folder: Path, image: str, *, cli: bool = False) -> None:
+    """An import that does nothing must fail the test that calls this: one pixel of the exported
+    `image` (its path in `folder`, no suffix) is given the colour of another pixel of it (a colour
+    its palette holds), imported, and found in the target's next export."""
+    png = folder / f"{image}.png"
+    picture = np.array(Image.open(png).convert("RGBA"))
+    flat = picture.reshape(-1, 4)
+    other = next(colour for colour in flat if tuple(colour) != tuple(flat[0]))  # the image's own colours differ
+    picture[0, 0] = other
+    Image.fromarray(picture).save(png)
+    before = target.read_bytes()
+    if cli:
+        code, _, err = in_process_cli("texture", "import", str(target), str(folder))
+        assert code == 0 and "1 texture(s) changed" in err, err
+    else:
+        assert quake_textures.import_textures(target, folder) == [image]
+    assert target.read_bytes() != before
+    quake_textures.export_textures(target, folder.parent / f"{folder.name}-again")
+    again = np.array(Image.open(folder.parent / f"{folder.name}-again" / f"{image}.png").convert("RGBA"))
+    assert tuple(again[0, 0]) == tuple(other)
+
+
 def test_unchanged_export_reimports_byte_for_byte(tmp_path: Path) -> None:
     wad = wad_bytes(
         [
@@ -56,6 +78,7 @@ def test_unchanged_export_reimports_byte_for_byte(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["BOX.png", "CONCHARS.png", "{fence.png"]
     assert quake_textures.import_textures(path, tmp_path / "out") == []
     assert path.read_bytes() == wad
+    import_takes_an_edit(path, tmp_path / "out", "BOX")
 
 
 def test_edited_miptex_gets_nearest_colours_and_new_mips(tmp_path: Path) -> None:
@@ -238,7 +261,7 @@ def test_notex_miptex_has_no_pixels() -> None:
 
 def test_cli_texture_verbs_on_a_wad(tmp_path: Path) -> None:
     path = tmp_path / "t.wad"
-    path.write_bytes(wad_bytes([(b"BOX", 0x42, qpic_bytes(1, 1, b"\1"))]))
+    path.write_bytes(wad_bytes([(b"BOX", 0x42, qpic_bytes(2, 1, b"\1\2"))]))
     code, out, err = in_process_cli("texture", "ls", str(path))
     assert code == 0, err
     assert "qpic" in out and "BOX" in out
@@ -246,6 +269,7 @@ def test_cli_texture_verbs_on_a_wad(tmp_path: Path) -> None:
     assert code == 0 and (tmp_path / "o" / "BOX.png").exists()
     code, _, err = in_process_cli("texture", "import", str(path), str(tmp_path / "o"))
     assert code == 0 and "0 textures changed" in err
+    import_takes_an_edit(path, tmp_path / "o", "BOX", cli=True)
     (tmp_path / "bad.lmp").write_bytes(struct.pack("<ii", 4, 4))
     code, _, err = in_process_cli("texture", "ls", str(tmp_path / "bad.lmp"))
     assert code != 0 and len(err.strip().splitlines()) == 1 and "bad.lmp" in err and "offset 0" in err
@@ -291,6 +315,8 @@ def test_real_files_export_and_reimport_byte_exactly(tmp_path: Path) -> None:
         quake_textures.export_textures(copy, tmp_path / f"out_{name}")
         assert quake_textures.import_textures(copy, tmp_path / f"out_{name}") == [], name
         assert copy.read_bytes() == original, name
+    first = sorted(path for path in (tmp_path / "out_gfx.wad").rglob("*.png"))[0]
+    import_takes_an_edit(tmp_path / "gfx.wad", tmp_path / "out_gfx.wad", first.stem)
 
 
 def test_real_qpics_match_the_spec_counts() -> None:
@@ -338,7 +364,7 @@ def test_catalog_textures_table_lists_quake_images(tmp_path: Path) -> None:
 
 
 def test_quake2_palette_from_colormap_pcx_and_wal_export(tmp_path: Path) -> None:
-    pcx = b"\x0a" + bytes(127) + bytes(16 * 16) + b"\x0c" + bytes([0, 0, 200]) * 256
+    pcx = b"\x0a" + bytes(127) + bytes(16 * 16) + b"\x0c" + bytes(v for i in range(256) for v in (i, 0, 200))
     with gamepak.create(tmp_path / "pak0.pak") as writer:
         writer.add("pics/colormap.pcx", pcx)
         writer.add("textures/e1u1/floor.wal", wal_bytes(16, 16))
@@ -346,17 +372,19 @@ def test_quake2_palette_from_colormap_pcx_and_wal_export(tmp_path: Path) -> None
     assert (row["image"], row["kind"], row["mips"]) == ("textures/e1u1/floor", "wal", 4)
     quake_textures.export_textures(tmp_path / "pak0.pak", tmp_path / "out")
     pixels = np.asarray(Image.open(tmp_path / "out" / "textures" / "e1u1" / "floor.png"))
-    assert tuple(pixels[0, 1]) == (0, 0, 200, 255)
+    assert tuple(pixels[0, 1]) == (3, 0, 200, 255)  # index 3, through the PCX's palette
     assert quake_textures.import_textures(tmp_path / "pak0.pak", tmp_path / "out") == []
+    import_takes_an_edit(tmp_path / "pak0.pak", tmp_path / "out", "textures/e1u1/floor")
 
 
 def test_wad3_images_use_their_own_palette(tmp_path: Path) -> None:
-    own = bytes([10, 20, 30]) * 256
+    own = bytes(v for i in range(256) for v in (i, 20, 30))
     lump = miptex_bytes(b"hltest", 8, 8) + struct.pack("<H", 256) + own + b"\0\0"
     (tmp_path / "hl.wad").write_bytes(wad_bytes([(b"hltest", 0x43, lump)], magic=b"WAD3"))
     quake_textures.export_textures(tmp_path / "hl.wad", tmp_path / "out")
-    assert tuple(np.asarray(Image.open(tmp_path / "out" / "hltest.png"))[0, 0]) == (10, 20, 30, 255)
+    assert tuple(np.asarray(Image.open(tmp_path / "out" / "hltest.png"))[0, 1]) == (7, 20, 30, 255)  # index 7
     assert quake_textures.import_textures(tmp_path / "hl.wad", tmp_path / "out") == []
+    import_takes_an_edit(tmp_path / "hl.wad", tmp_path / "out", "hltest")
 
 
 def test_texture_add_and_rm_point_to_the_pack_verbs(tmp_path: Path) -> None:

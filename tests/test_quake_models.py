@@ -20,7 +20,7 @@ from gamepak.formats.quake import bsp, mdl
 from gamepak.formats.quake.palette import built_in_palette
 from gamepak.models import quake
 
-from conftest import gltf_validator_errors, in_process_cli, sample
+from conftest import glb_summary, gltf_validator_errors, in_process_cli, sample
 
 PALETTE = built_in_palette()
 # Four vertices; triangle 0 faces front, triangle 1 faces back and uses vertex 0, which is on
@@ -332,8 +332,13 @@ def test_export_all_converts_quake_models_and_maps(tmp_path: Path) -> None:
         writer.add("readme.txt", b"hello")
     code, _, err = in_process_cli("model", "export-all", str(tmp_path / "pak0.pak"), "-o", str(tmp_path / "out"))
     assert code == 0, err
-    assert (tmp_path / "out" / "progs" / "seam.glb").read_bytes()[:4] == b"glTF"
-    assert (tmp_path / "out" / "maps" / "m.glb").exists()
+    # The models themselves, not a few bytes that start like a glb: as the library converts them.
+    palette = built_in_palette()
+    seam = glb_summary((tmp_path / "out" / "progs" / "seam.glb").read_bytes())
+    assert seam == glb_summary(quake.mdl_to_gltf(mdl_bytes(**SEAM_MODEL), "seam.mdl", palette=palette))
+    assert seam["triangles"] > 0
+    level = glb_summary((tmp_path / "out" / "maps" / "m.glb").read_bytes())
+    assert level == glb_summary(quake.bsp_to_gltf(bsp_bytes(), "m.bsp", palette=palette)) and level["triangles"] > 0
     assert "skipped progs/broken.mdl" in err
 
 

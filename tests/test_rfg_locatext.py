@@ -550,6 +550,10 @@ def test_real_arabic_file_one_string_change(tmp_path: Path) -> None:
     old_entries = list(struct.iter_unpack("<III", data[12 : 12 + 12 * 7298]))
     new_entries = list(struct.iter_unpack("<III", new[12 : 12 + 12 * 7298]))
     delta = len(new) - len(data)
+    # The change itself is written (a writer that ignored it would pass every check below).
+    old_text, new_text = (LocaText.parse(raw).entries[100].text for raw in (data, new))
+    assert old_text != "تجربة" and new_text == "تجربة"
+    assert delta == 2 * (len("تجربة") - len(old_text))  # UTF-16: two bytes a character here
     assert new_entries[:100] == old_entries[:100]
     assert new_entries[101:] == [(h, o + delta, n) for h, o, n in old_entries[101:]]
     start = old_entries[100][1]

@@ -147,3 +147,39 @@ def _delta_indicator_offset(delta: bytes) -> int:
             position += 1
         position += 1
     return position
+
+
+def _window(
+    indicator: int, segment: tuple[int, int] | None, target: bytes, data: bytes, instructions: bytes, addresses: bytes
+) -> bytes:
+    """One window by hand (RFC 3284 section 4.2), without a checksum."""
+    from gamepak.formats.vcdiff import encode_varint
+
+    sections = encode_varint(len(data)) + encode_varint(len(instructions)) + encode_varint(len(addresses))
+    body = encode_varint(len(target)) + b"\x00" + sections + data + instructions + addresses
+    head = bytes([indicator])
+    if segment is not None:
+        head += encode_varint(segment[0]) + encode_varint(segment[1])
+    return head + encode_varint(len(body)) + body
+
+
+@pytest.mark.parametrize("in_memory", [True, False])
+def test_a_vcd_target_window_copies_from_what_is_already_written(
+    monkeypatch: pytest.MonkeyPatch, in_memory: bool
+) -> None:
+    # Window 1 adds "abcdefgh"; window 2 (VCD_TARGET, segment: 4 bytes at target position 2)
+    # copies its segment ("cdef") and adds "XY". A copy from the source, from position 0 or from
+    # the window's own output instead gives other bytes.
+    import gamepak.formats.vcdiff as vcdiff
+
+    if not in_memory:  # the segment read from the output as the copy goes, not held first
+        monkeypatch.setattr(vcdiff, "SEGMENT_IN_MEMORY", 0)
+    first = _window(0, None, b"abcdefgh", b"abcdefgh", bytes([1]) + vcdiff.encode_varint(8), b"")
+    instructions = bytes([19]) + vcdiff.encode_varint(4) + bytes([1]) + vcdiff.encode_varint(2)  # COPY 4, ADD 2
+    second = _window(2, (4, 2), b"cdefXY", b"XY", instructions, vcdiff.encode_varint(0))
+    delta = b"\xd6\xc3\xc4\x00\x00" + first + second
+    assert _decode(delta, b"SOURCE BYTES, NEVER COPIED") == b"abcdefgh" + b"cdefXY"
+    # A segment past what is written is refused, naming the window.
+    late = _window(2, (4, 6), b"ghXXXY", b"XY", instructions, vcdiff.encode_varint(0))
+    with pytest.raises(GamepakError, match="window 1 copies from target bytes not yet written"):
+        _decode(b"\xd6\xc3\xc4\x00\x00" + first + late, b"")

@@ -19,6 +19,7 @@ from PIL import Image
 from starlette.testclient import TestClient
 
 from gamepak import create
+from gamepak.web import previews
 from gamepak.web.app import create_app, segment_url
 
 from web_fixtures import HOSTILE_NAME, STRINGS, build_root, picture
@@ -77,9 +78,13 @@ def test_a_pack_page_shows_its_format_header_and_members(served) -> None:
 
 def test_nested_packs_open_as_folders(served) -> None:
     _, _, client = served
-    shown = text_of(client.get("/browse/game.vpp_pc/zone.str2_pc/").text)
-    assert "crate.cpeg_pc" in shown and "crate.gpeg_pc" in shown
-    assert "vpp" in shown  # the nested pack's own format and header
+    page = client.get("/browse/game.vpp_pc/zone.str2_pc/").text
+    # Its members as the rows of a listing (a file page would name them nowhere as rows).
+    assert listed(page) == ["crate.cpeg_pc", "crate.gpeg_pc"]
+    # The nested pack's own format and header, as fields (the URL and the names say "vpp" too).
+    shown = text_of(page)
+    assert "format vpp (Red Faction Guerrilla packfile v3)" in shown and " members 2 " in shown
+    assert " entry_count 2 " in shown
 
 
 def test_the_check_runs_on_demand(served) -> None:
@@ -319,10 +324,18 @@ def test_bomb_like_members_are_bounded(tmp_path: Path) -> None:
         vpp.add("zeros.joe", zeros)
     del zeros
     client = TestClient(create_app(root), base_url="http://127.0.0.1:8000")
-    assert client.get("/browse/bomb.vpp_pc/zeros.xtbl").status_code == 200
-    assert client.get("/browse/bomb.vpp_pc/zeros.tga").status_code == 200
-    assert client.get("/image/bomb.vpp_pc/zeros.tga").status_code == 422
-    assert client.get("/model/bomb.vpp_pc/zeros.joe").status_code == 422
+    for member in ("zeros.xtbl", "zeros.tga"):
+        page = client.get(f"/browse/bomb.vpp_pc/{member}")
+        # The page shows the start of the member, not all of it.
+        assert page.status_code == 200 and len(page.content) < 1 << 20
+    # Refused by the size the member declares, before anything is read: the messages say the
+    # previews' limits (an unbounded read would fail later, decoding, with another message).
+    image = client.get("/image/bomb.vpp_pc/zeros.tga")
+    assert image.status_code == 422
+    assert f"bomb.vpp_pc/zeros.tga: {200 << 20} bytes, more than the {previews.MAX_IMAGE_BYTES >> 20} MiB" in image.text
+    model = client.get("/model/bomb.vpp_pc/zeros.joe")
+    assert model.status_code == 422
+    assert f"bomb.vpp_pc/zeros.joe: {200 << 20} bytes, more than the {previews.MAX_MODEL_BYTES >> 20} MiB" in model.text
 
 
 # -- the command ---------------------------------------------------------------------------------

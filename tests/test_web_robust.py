@@ -21,6 +21,7 @@ from starlette.testclient import TestClient
 from gamepak import create
 from gamepak.content import previews as content_previews
 from gamepak.web import app as web_app
+from gamepak.web import pages as web_pages
 from gamepak.web import site as web_site
 from gamepak.web.app import create_app, name_of_shown, segment_url, shown_name
 
@@ -293,7 +294,7 @@ def test_shortages_are_not_remembered_and_pages_say_why(tmp_path: Path, monkeypa
 
 # -- previews ---------------------------------------------------------------------------------------
 def test_at_most_the_stated_number_of_previews_run(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(web_app, "PREVIEW_SECONDS", 0.15)
+    monkeypatch.setattr(web_pages, "PREVIEW_SECONDS", 0.15)
     viewer = web_app.Viewer(web_site.Site(str(tmp_path)))
     running = []
     most = [0]
@@ -327,7 +328,7 @@ def test_at_most_the_stated_number_of_previews_run(tmp_path: Path, monkeypatch) 
 
     outcomes = anyio.run(many)
     time.sleep(0.6)
-    assert most[0] <= web_app.PREVIEW_WORKERS, most
+    assert most[0] <= web_pages.PREVIEW_WORKERS, most
     assert outcomes.count("given up") == 12
 
 
@@ -388,7 +389,7 @@ def test_slow_and_idle_clients_are_dropped(tmp_path: Path) -> None:
 
 
 def test_a_preview_given_up_on_keeps_its_pack_open(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(web_app, "PREVIEW_SECONDS", 0.1)
+    monkeypatch.setattr(web_pages, "PREVIEW_SECONDS", 0.1)
     monkeypatch.setattr(web_site, "OPEN_PACKS", 1)
     make_packs(tmp_path, 2)
     viewer = web_app.Viewer(web_site.Site(str(tmp_path)))
@@ -416,11 +417,11 @@ def test_a_preview_given_up_before_it_starts_frees_its_place(tmp_path: Path, mon
     ran: list[int] = []
 
     async def attempts() -> object:
-        monkeypatch.setattr(web_app, "PREVIEW_SECONDS", 0)  # given up at once, before any thread
-        for _ in range(web_app.PREVIEW_WORKERS + 3):
+        monkeypatch.setattr(web_pages, "PREVIEW_SECONDS", 0)  # given up at once, before any thread
+        for _ in range(web_pages.PREVIEW_WORKERS + 3):
             with pytest.raises(web_site.Busy):
                 await viewer.bounded(ran.append, 1)
-        monkeypatch.setattr(web_app, "PREVIEW_SECONDS", 5.0)
+        monkeypatch.setattr(web_pages, "PREVIEW_SECONDS", 5.0)
         return await viewer.bounded(lambda: "done")
 
     assert anyio.run(attempts) == "done"

@@ -69,11 +69,11 @@ def track_scene(pack_path: str | None) -> dict[str, tuple[str, str, str]]:
     list_path = os.path.join(objects, "list.txt")
     if not os.path.isfile(list_path):
         return {}
+    from ..core.files import read_file
     from ..models.scene.track import parse_list
 
     try:
-        with open(list_path, "rb") as handle:
-            text = handle.read(1 << 24).decode("utf-8", "replace")
+        text = read_file(list_path, limit=1 << 24).decode("utf-8", "replace")
         entries = parse_list(text, list_path, [])
     except (OSError, GamepakError):
         return {}

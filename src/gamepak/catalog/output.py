@@ -29,10 +29,11 @@ def prepare_output(out: str, options: ScanOptions, resume: bool, overwrite: bool
     if os.path.exists(out) and not os.path.isdir(out):
         raise OutputExistsError(out)
     if exists and resume:
+        from ..core.files import read_file
+
         try:
-            with open(marker, encoding="utf-8") as handle:
-                previous = json.load(handle)
-        except (OSError, ValueError):
+            previous = json.loads(read_file(marker, limit=1 << 20))
+        except (GamepakError, ValueError):
             raise GamepakError(f"{out}: not a gamepak catalog (no {MARKER}); cannot resume it") from None
         for name, value in settings.items():
             if previous.get(name) != value:

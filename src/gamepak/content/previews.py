@@ -298,6 +298,17 @@ _names: collections.OrderedDict[tuple[object, ...], dict[int, str]] = collection
 _names_lock = threading.Lock()
 
 
+def _fresh_locks() -> None:
+    """In a forked preview worker (`web.isolate`): the caches' locks anew, as a thread of the
+    server may have held one when it forked (the worker's copy would never be released)."""
+    global _pegs_lock, _names_lock
+    _pegs_lock, _names_lock = threading.Lock(), threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_locks)
+
+
 def _identifiers(sources: list[str], wanted: frozenset[int]) -> dict[int, str]:
     from ..formats.rfg.locatext.names import find_names
 

@@ -1,4 +1,6 @@
-"""The reading `Archive` base and the `Entry` it lists (how names are stored: `stored_names`).
+"""The reading `Archive` base, the `Entry` it lists (`core.entry`; how names are stored:
+`stored_names`), and the `PendingMember` a writer or an in-place append (`append_edit`) queues:
+here, as its data may be a member of an open archive.
 
 A format module subclasses `Archive` (and `core.writer.ArchiveWriter`). A reader implements
 `_load()` (parse the directory) and, when its members are not plain byte ranges of the file,
@@ -9,6 +11,7 @@ lives here, and safe extraction in `ops.extract`, once for all formats.
 from __future__ import annotations
 
 import os
+import stat
 import struct
 
 from ..errors import (
@@ -17,6 +20,7 @@ from ..errors import (
     MemberNotFoundError,
     UnsafePathError,
 )
+from .entry import Entry, MemberData, Problem, RawRange
 from .source import MemberStream, Source, read_whole
 from .stored_names import (  # noqa: F401 - the names format modules import from here
     FixedRecordNames,
@@ -31,85 +35,15 @@ from .stored_names import (  # noqa: F401 - the names format modules import from
 # (PEP 563), so they are needed only by type checkers.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
-    from typing import Any, BinaryIO, ClassVar, TypeAlias
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any, BinaryIO, ClassVar
 
+    from .snapshot import InputFile
     from .source import PathOrFile
-    from .writer import PendingMember
 
 # What a malformed file can make the standard library raise while a reader parses it; `_load`
 # turns any of these that a format module did not catch itself into a CorruptArchiveError.
 PARSE_ERRORS = (struct.error, ValueError, IndexError, UnicodeDecodeError, OverflowError, MemoryError)
-
-
-class Entry:
-    """One member: its name, its (decompressed) size, where its data starts in the file, and its
-    stored size when that differs from `size` (compressed), else None."""
-
-    __slots__ = ("index", "name", "offset", "size", "stored_size")
-
-    def __init__(self, name: str, size: int, offset: int, stored_size: int | None = None, index: int = 0) -> None:
-        self.name = name
-        self.size = size
-        self.offset = offset
-        self.stored_size = stored_size
-        self.index = index
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields `gamepak ls --json` prints: `stored_size` is the bytes the pack holds for
-        the member (its `size` where it is stored as it is), as `info`'s total."""
-        return {
-            "name": self.name,
-            "size": self.size,
-            "offset": self.offset,
-            "stored_size": self.size if self.stored_size is None else self.stored_size,
-            "index": self.index,
-        }
-
-    def __repr__(self) -> str:
-        return (
-            f"<{type(self).__name__} {self.name!r} size={self.size} offset={self.offset}"
-            f" stored_size={self.stored_size}>"
-        )
-
-
-class Problem:
-    """One finding of `Archive.check()`: an "error" (a member's bytes are wrong or unreadable) or a
-    "warning" (a field breaks the game's own convention but nothing is lost)."""
-
-    __slots__ = ("member", "message", "offset", "severity")
-
-    def __init__(
-        self, message: str, *, severity: str = "error", offset: int | None = None, member: str | None = None
-    ) -> None:
-        self.message = message
-        self.severity = severity
-        self.offset = offset
-        self.member = member
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields `gamepak verify --json` prints."""
-        return {"severity": self.severity, "message": self.message, "offset": self.offset, "member": self.member}
-
-    def __repr__(self) -> str:
-        return f"<Problem {self.severity}: {self.message}>"
-
-
-class RawRange:
-    """Member data that is a plain byte range of the archive file (copied without decoding)."""
-
-    __slots__ = ("offset", "size")
-
-    def __init__(self, offset: int, size: int) -> None:
-        self.offset = offset
-        self.size = size
-
-
-# What `_member_data` yields for each member: a raw range, or the member's bytes in chunks.
-if TYPE_CHECKING:
-    MemberData: TypeAlias = RawRange | Iterable[bytes]
-else:
-    MemberData = object  # annotations only; the real alias above is for type checkers
 
 
 # Members may share stored bytes (a pack that stores one file under two names), but bytes read
@@ -457,11 +391,12 @@ class Archive:
 
     def open_archive(self, member: str | Entry, format: str | None = None) -> Archive:
         """Open a member that is itself an archive, without writing it anywhere."""
-        from .opening import open as open_archive
+        from .detection import open_reader
 
         entry = self._entry(member)
         stream = self.open(entry)
-        return open_archive(stream, format=format, name=f"{self.filename}/{entry.name}")
+        inner: Archive = open_reader(stream, format, name=f"{self.filename}/{entry.name}")
+        return inner
 
     def _check_range(self, entry: Entry) -> None:
         stored = entry.stored_size if entry.stored_size is not None else entry.size
@@ -547,3 +482,93 @@ class Archive:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.filename!r} members={len(self)}>"
+
+
+class PendingMember:
+    """A member queued in a writer: its name and its data (bytes, a path read at close, or a
+    member of an open archive: `origin`).
+
+    `origin` is `(archive, entry)` when the data is an existing member (edits, conversions);
+    a writer of the same format may then copy the member's stored bytes unchanged. A file is
+    read as a snapshot (`core.snapshot`): it must still have the `size` and `mtime_ns` it was
+    queued with, else reading it raises InputChangedError."""
+
+    __slots__ = ("data", "mtime_ns", "name", "on_written", "origin", "path", "size")
+
+    def __init__(
+        self,
+        name: str,
+        data: bytes | None,
+        path: str | None,
+        size: int,
+        origin: tuple[Archive, Entry] | None = None,
+        mtime_ns: int | None = None,
+    ) -> None:
+        self.name = name
+        self.data = data
+        self.path = path
+        self.size = size
+        self.origin = origin
+        self.mtime_ns = mtime_ns
+        # Called once when a writer has consumed the member (drives progress bars).
+        self.on_written: Callable[[PendingMember], object] | None = None
+
+    @classmethod
+    def from_file(cls, name: str, path: str, info: os.stat_result | None = None) -> PendingMember:
+        """A member whose data is the regular file at `path`, as it is now (or as `info`, its
+        `os.stat`, says it is)."""
+        if info is None:
+            try:
+                info = os.stat(path)
+            except OSError as exc:
+                raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+        if not stat.S_ISREG(info.st_mode):
+            raise GamepakError(f"{path}: not a file")
+        return cls(name, None, path, info.st_size, mtime_ns=info.st_mtime_ns)
+
+    def consumed(self) -> None:
+        """Tell the progress callback, once, that this member's data has been used."""
+        if self.on_written is not None:
+            callback, self.on_written = self.on_written, None
+            callback(self)
+
+    def read(self) -> bytes:
+        """The whole content (for writers that must transform it)."""
+        if self.data is not None:
+            data = self.data
+        elif self.origin is not None:
+            archive, entry = self.origin
+            data = archive.read(entry)
+        else:
+            with self.input_file() as source:
+                data = source.read_all()
+        self.consumed()
+        return data
+
+    def input_file(self) -> InputFile:
+        """The queued file, opened to be read as a snapshot."""
+        from .snapshot import InputFile  # writers only: reading a pack never needs it
+
+        assert self.path is not None
+        return InputFile(self.path, self.size, self.mtime_ns)
+
+    def _open(self) -> BinaryIO:
+        if self.origin is not None:
+            archive, entry = self.origin
+            return archive.open(entry)
+        return self.input_file()  # type: ignore[return-value]
+
+    def chunks(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        """The content in chunks, without holding a large file in memory (a file is checked
+        to be unchanged before the last chunk's iteration ends)."""
+        if self.data is not None:
+            yield self.data
+        elif self.origin is not None:
+            archive, entry = self.origin
+            with archive.open(entry) as handle:
+                while chunk := handle.read(chunk_size):
+                    yield chunk
+        else:
+            with self.input_file() as source:
+                yield from source.chunks(chunk_size)
+        self.consumed()

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import BinaryIO
 
-    from .archive import Archive
+    from .archive import Archive, Entry
 
 # Switch-over writes stay inside one page of this size (the smallest page Linux uses).
 ATOMIC_UNIT = 4096
@@ -279,6 +279,46 @@ def _scratch_file(path: str) -> BinaryIO:
         return tempfile.TemporaryFile(dir=os.path.dirname(os.path.abspath(path)))
     except OSError:
         return tempfile.TemporaryFile()
+
+
+def append_with_trailing_directory(
+    path: str,
+    archive: Archive,
+    members: list[PendingMember],
+    *,
+    start: int,
+    kept: Callable[[PendingMember, Entry], bytes],
+    added: Callable[[PendingMember, int], bytes],
+    header: Callable[[int, int, int], bytes],
+    align: int = 1,
+    limit: int,
+    limit_message: str,
+) -> None:
+    """Make the pack at `path` (opened as `archive`) hold `members`, in this order, when its
+    directory follows the data (PAK, WAD): members of `archive` itself stay where they are
+    (`kept(member, entry)` gives their record), the others are appended from `start` (past
+    everything the header refers to), each at an `align`ed offset (`added(member, offset)`
+    gives their record), the new directory after them, and `header(directory offset, directory
+    length, record count)` switched in last (`InPlaceFile.append_with_directory`): a kill leaves
+    the old pack or the new one. FormatLimitError(`limit_message`) when the pack would end past
+    `limit`, before anything is written."""
+    position = start
+    records = []
+    appended: list[tuple[PendingMember, int]] = []
+    for member in members:
+        origin = member.origin
+        if origin is not None and origin[0] is archive:
+            records.append(kept(member, origin[1]))
+            continue
+        position = align_up(position, align)
+        appended.append((member, position))
+        records.append(added(member, position))
+        position += member.size
+    directory = b"".join(records)
+    if position + len(directory) > limit:
+        raise FormatLimitError(limit_message)
+    with InPlaceFile(path, archive.size) as target:
+        target.append_with_directory(appended, directory, position, header(position, len(directory), len(records)))
 
 
 class FixedTable:

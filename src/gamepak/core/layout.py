@@ -7,6 +7,8 @@ from ..errors import GamepakError
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .source import Source
     from .writer import Output
 
@@ -35,6 +37,17 @@ def decode_blob(text: str) -> bytes:
 def align_up(value: int, alignment: int) -> int:
     """`value` rounded up to a multiple of `alignment`."""
     return -(-value // alignment) * alignment if alignment > 1 else value
+
+
+def terminated_offsets(strings: Sequence[bytes]) -> list[int]:
+    """Where each of `strings` starts in a block holding them in order, each followed by one NUL
+    (an RFG packfile's name block, a J2ME string table)."""
+    offsets = []
+    position = 0
+    for raw in strings:
+        offsets.append(position)
+        position += len(raw) + 1
+    return offsets
 
 
 def detect_alignment(offsets: list[int], limit: int = 4096) -> int:

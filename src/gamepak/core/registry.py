@@ -24,7 +24,10 @@ def load_module(name: str) -> ModuleType:
     # ["_"] returns the module too, but looks for a submodule `_` on the disk at every call
     # (~55 us each; a pack opens through here several times).
     module = sys.modules.get(name)
-    if module is None:
+    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+        # Not imported yet, or being imported by another thread (a server's requests open packs
+        # at once): `__import__` waits for that import to finish; the module as found in
+        # sys.modules meanwhile is partly initialized (no `sniff` yet).
         __import__(name)
         module = sys.modules[name]
     return module

@@ -18,7 +18,7 @@ from __future__ import annotations
 import struct
 
 from ..core.archive import Archive, Entry, FixedRecordNames, encode_name
-from ..core.layout import align_up, decode_blob, detect_alignment, encode_blob, fill_bytes, restore_fill
+from ..core.layout import decode_blob, detect_alignment, encode_blob, fill_bytes, restore_fill
 from ..core.options import one_of, whole_number
 from ..core.source import Source
 from ..core.writer import ArchiveWriter, Output, PendingMember
@@ -177,30 +177,25 @@ class Reader(FixedRecordNames, Archive):
             return self._edit_directory_at_start(path, members, align, raw_names)
         if any(entry.size and entry.offset < HEADER.size for entry in self.infolist()):
             return False  # data overlapping the header, which the switch rewrites: rebuilt
-        live_end = max(self._data_end(), self.directory_offset + self.directory_length, HEADER.size)
-        position = live_end
-        records = []
-        appended: list[tuple[PendingMember, int]] = []
-        for member in members:
-            origin = member.origin
-            if origin is not None and origin[0] is self:
-                entry = origin[1]
-                kept = raw_names[entry.index]
-                raw = kept if kept.partition(b"\0")[0] == encode_name(member.name) else encode_name(member.name)
-                records.append(ENTRY.pack(raw, entry.offset, entry.size))
-                continue
-            position = align_up(position, align)
-            appended.append((member, position))
-            records.append(ENTRY.pack(encode_name(member.name), position, member.size))
-            position += member.size
-        directory = b"".join(records)
-        end = position + len(directory)
-        if end > 0x7FFFFFFF:
-            raise FormatLimitError("a PAK cannot exceed 2 GiB (its offsets are signed 32-bit)")
-        from ..core.inplace import InPlaceFile
+        from ..core.inplace import append_with_trailing_directory
 
-        with InPlaceFile(path, self.size) as target:
-            target.append_with_directory(appended, directory, position, HEADER.pack(MAGIC, position, len(directory)))
+        def kept(member: PendingMember, entry: Entry) -> bytes:
+            stored = raw_names[entry.index]
+            raw = stored if stored.partition(b"\0")[0] == encode_name(member.name) else encode_name(member.name)
+            return ENTRY.pack(raw, entry.offset, entry.size)
+
+        append_with_trailing_directory(
+            path,
+            self,
+            members,
+            start=max(self._data_end(), self.directory_offset + self.directory_length, HEADER.size),
+            kept=kept,
+            added=lambda member, offset: ENTRY.pack(encode_name(member.name), offset, member.size),
+            header=lambda offset, length, _count: HEADER.pack(MAGIC, offset, length),
+            align=align,
+            limit=0x7FFFFFFF,
+            limit_message="a PAK cannot exceed 2 GiB (its offsets are signed 32-bit)",
+        )
         return True
 
     def _edit_directory_at_start(

@@ -159,17 +159,12 @@ def load(source: str | os.PathLike[str] | bytes, format: str | None = None, *, u
     """Read a model from a path or from bytes (`up`: the file's up axis, see `loads`)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return loads(bytes(source), format, up=up)
-    from ..core.source import OwnedBuffer
+    from ..core.files import read_file_owned
 
     path = os.fspath(source)
-    try:
-        with open(path, "rb") as handle:
-            # Read into the buffer the JOE reader keeps (its arrays are views into it): the file
-            # costs its size once, not once as bytes and again as the reader's copy.
-            data = OwnedBuffer(os.fstat(handle.fileno()).st_size)
-            del data[handle.readinto(data) :]
-    except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+    # Read into the buffer the JOE reader keeps (its arrays are views into it): the file costs
+    # its size once, not once as bytes and again as the reader's copy.
+    data = read_file_owned(path)
     return loads(data, format, name=_model_name(path), path=path, up=up)  # type: ignore[arg-type]  # a bytearray
 
 
@@ -278,8 +273,9 @@ def save(
         texture_path = texture if os.path.isabs(texture) else os.path.join(os.path.dirname(target) or ".", texture)
         for candidate in (texture, texture_path):
             if os.path.isfile(candidate):
-                with open(candidate, "rb") as handle:
-                    texture_data = handle.read()
+                from ..core.files import read_file
+
+                texture_data = read_file(candidate)
                 break
     data = dumps(mesh, format_name, texture=texture, texture_data=texture_data, up=up)
     write_atomic(target, data, overwrite=overwrite)

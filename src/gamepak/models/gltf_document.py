@@ -140,7 +140,6 @@ def buffers_of(gltf: Document, label: str, folder: str | None) -> list[bytes | m
 def _external_buffer(folder: str, uri: str, where: str) -> bytes:
     """The file a buffer's relative URI names, which must lie in the glTF's folder or below,
     links followed: a model from a stranger must not read (and carry into a pack) other files."""
-    import stat
     from urllib.parse import unquote
 
     relative = unquote(uri)
@@ -152,18 +151,10 @@ def _external_buffer(folder: str, uri: str, where: str) -> bytes:
     target = os.path.realpath(os.path.join(base, relative))
     if os.path.commonpath([base, target]) != base:
         raise ModelError(f"{where}: leads outside the glTF's folder: refused")
-    try:
-        # Not blocking on a FIFO or a device: only a regular file is read.
-        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise ModelError(f"{where}: {exc.strerror}") from None
-    with open(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ModelError(f"{where}: not a regular file: refused")
-        try:
-            return handle.read()
-        except OSError as exc:
-            raise ModelError(f"{where}: {exc.strerror}") from None
+    from ..core.files import read_file
+
+    # One capped read that refuses a FIFO, device or folder without blocking on it.
+    return read_file(target, error=ModelError, label=where)
 
 
 @dataclass

@@ -467,11 +467,9 @@ def summary(kind: str, data: bytes, label: str) -> dict[str, Any]:
 
 def read_file(path: str) -> bytes:
     """A model file's bytes (a GamepakError naming it when it cannot be read)."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+    from ..core.files import read_file as read_whole_file
+
+    return read_whole_file(path)
 
 
 def export_bytes(

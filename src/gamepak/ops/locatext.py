@@ -47,11 +47,9 @@ def _read_head(path: str, size: int = 4) -> bytes:
 
 
 def _read_all(path: str) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+    from ..core.files import read_file
+
+    return read_file(path)
 
 
 def _remove_dead_temporaries(path: str) -> None:

@@ -220,11 +220,13 @@ def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
     import json
 
     path = os.path.join(folder, MANIFEST_NAME)
-    try:
-        with open(path, "rb") as handle:
-            document = json.load(handle)
-    except FileNotFoundError:
+    from ..core.files import read_file
+
+    if not os.path.exists(path):
         return None
-    except (OSError, ValueError, RecursionError) as exc:
+    data = read_file(path, what="the manifest")
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError) as exc:
         raise GamepakError(f"{path}: unreadable manifest: {exc}") from exc
     return validate_manifest(document, path)

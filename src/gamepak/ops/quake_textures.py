@@ -98,11 +98,9 @@ def iter_units(source: str | os.PathLike[str], *, palette: str | None = None) ->
     path = os.fspath(source)
     kind = sources.kind_of_extension(path)
     if kind is not None:
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+        from ..core.files import read_file
+
+        data = read_file(path)
         name = os.path.splitext(os.path.basename(path))[0]
         found = sources.read_images(kind, data, name, path)
         base = os.path.basename(path)

@@ -10,15 +10,16 @@ listed with the reason and never stops the others. Changes go back through one c
 
 from __future__ import annotations
 
-import builtins
 import fnmatch
 import os
 from collections.abc import Callable, Iterable, Iterator
 
 from ..core.collector import collector_paused
+from ..core.files import read_file
 from ..errors import GamepakError
 from ..formats.rfg.xtbl.parse import TableError
 from ..formats.rfg.xtbl.table import Table
+from ..formats.rfg.xtbl.xmldoc import MAX_XML_BYTES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,15 +45,10 @@ def iter_members(source: str | os.PathLike[str]) -> Iterator[tuple[str, bytes]]:
             for name in sorted(files):
                 if is_table_name(name):
                     full = os.path.join(folder, name)
-                    with builtins.open(full, "rb") as handle:
-                        yield os.path.relpath(full, path).replace(os.sep, "/"), handle.read()
+                    yield os.path.relpath(full, path).replace(os.sep, "/"), read_file(full, limit=MAX_XML_BYTES)
         return
     if is_table_name(path):
-        try:
-            with builtins.open(path, "rb") as handle:
-                yield os.path.basename(path), handle.read()
-        except OSError as exc:
-            raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+        yield os.path.basename(path), read_file(path, limit=MAX_XML_BYTES)
         return
     from ..core.opening import open as open_archive
 
@@ -344,8 +340,7 @@ def _import_into(
             raise GamepakError(
                 f"{path}: {target} has no table {member}" + (f" that can be read ({reason})" if reason else "")
             )
-        with builtins.open(path, "rb") as handle:
-            data = handle.read()
+        data = read_file(path)
         rows = read_csv(data, path) if path.lower().endswith(".csv") else read_json(data, path, table)
         if not rows and len(table) and not delete:
             raise GamepakError(
@@ -455,9 +450,8 @@ def _check_tables(source: str, tables: Tables | None) -> tuple[list[Finding], di
         if not candidate or not os.path.isfile(candidate):
             return None
         try:
-            with builtins.open(candidate, "rb") as handle:
-                return Table(handle.read(), name)
-        except (OSError, TableError):
+            return Table(read_file(candidate, limit=MAX_XML_BYTES), name)
+        except (GamepakError, TableError):
             return None
 
     return check_parsed(tables, tables.failures, tables.order, beside)

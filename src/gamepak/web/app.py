@@ -9,56 +9,48 @@ segment percent-encoded; the segments are taken from the raw request path, so an
 Safety: only GET and HEAD; a Host header that is not the server's own is refused (DNS
 rebinding); every response carries a strict Content-Security-Policy (scripts only from
 /static/, no inline script) and `nosniff`; names reach pages only through Jinja2's escaping;
-errors become a page, never a traceback; previews run in a small pool with a time limit.
+errors become a page, never a traceback; previews run in a small pool with a time limit, and
+those that parse (tables, strings, models, scenes, a file's page) in a forked worker process
+with a memory cap, killed when the page gives up (`isolate`).
 
-Here: `Viewer` (the routes, the preview pool, the error pages) and `create_app`. The two large
-pages are built in `listing_page` and `file_page`, URLs in `urls`, the headers and host check
-in `security`.
+Here: `Viewer` (the routes and the error pages) and `create_app`. What pages are built with
+(templates, the preview pool) is `pages.Pages`; the two large pages are built in `listing_page`
+and `file_page`, URLs in `urls`, the headers and host check in `security`.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import anyio
-from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..errors import GamepakError, MemberNotFoundError
 from ..formats.rfg.peg.reader import TextureNotFoundError
-from ..version import __version__
 from . import previews
 from . import strings as strings_view
 from .file_page import file_page
-from .listing_page import listing_page
-from .names import name_of_shown, shown_name, shown_path, visible
+from .listing_page import listing_page, parsed_parts, scene_of
+from .names import name_of_shown, shown_name, shown_path
+from .pages import Pages
 from .security import Guard, allowed_hosts
 from .site import Busy, NotFound, Place, Refused, Row, Site, transient_os_error
-from .urls import attachment, check_number, check_offset, request_segments, segment_url
+from .urls import attachment, check_number, check_offset, segment_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from starlette.types import ASGIApp
-
-# Seconds a preview may take before the page gives up on it (the limits in `previews` bound
-# the work itself; this bounds the wait).
-PREVIEW_SECONDS = 20.0
-# Previews decoding at once: more requests wait rather than fill the memory.
-PREVIEW_WORKERS = 2
-# How often a waiting preview looks for a free place.
-PREVIEW_POLL_SECONDS = 0.02
 
 
 class ViewerApp(Starlette):
@@ -72,76 +64,8 @@ class ViewerApp(Starlette):
         return Guard(super().build_middleware_stack(), self.site.session)
 
 
-class Viewer:
-    """The routes, over one `Site`."""
-
-    def __init__(self, site: Site) -> None:
-        self.site = site
-        # Every value a page shows has its surrogate escapes (bytes that are not UTF-8) shown as
-        # \xNN; the templates are read now, so an error page needs no file when files run out.
-        self.templates = Environment(
-            loader=PackageLoader("gamepak.web", "templates"),
-            autoescape=select_autoescape(default=True),
-            auto_reload=False,
-            finalize=lambda value: visible(value) if isinstance(value, str) else value,
-        )
-        for template in self.templates.list_templates():
-            self.templates.get_template(template)
-        # Previews running now, counted by the threads themselves: one given up on still runs,
-        # and holds its place until it ends.
-        self.previews = threading.BoundedSemaphore(PREVIEW_WORKERS)
-
-    # -- helpers ---------------------------------------------------------------------------------
-    def public(self, text: str) -> str:
-        """`text` without the served folder's place on the server's disk (messages name packs by
-        their path inside ROOT, as the URLs do)."""
-        root = self.site.root
-        prefix = root if self.site.root_is_pack else root.rstrip(os.sep) + os.sep
-        return text.replace(prefix, "" if not self.site.root_is_pack else self.site.label)
-
-    def page(self, template: str, status: int = 200, **values: Any) -> HTMLResponse:
-        segments: list[str] = values.pop("segments", [])
-        crumbs = [
-            {"name": shown_name(name), "url": segment_url("browse", segments[: i + 1])}
-            for i, name in enumerate(segments)
-        ]
-        html = self.templates.get_template(template).render(
-            site_label=shown_name(self.site.label), crumbs=crumbs, version=__version__, **values
-        )
-        # backslashreplace: a page is sent whatever text slipped through.
-        return HTMLResponse(html.encode("utf-8", "backslashreplace"), status_code=status)
-
-    async def resolve(self, request: Request, prefix: str, *, as_file: bool = False) -> Place:
-        segments = request_segments(request, prefix)
-        return await anyio.to_thread.run_sync(lambda: self.site.resolve(segments, as_file=as_file))
-
-    async def bounded(self, work: Callable[..., Any], *args: Any) -> Any:
-        """`work(*args)` once one of the PREVIEW_WORKERS places is free, given up on (not
-        stopped: a thread cannot be) after PREVIEW_SECONDS in all."""
-        slots = self.previews
-        # Whoever takes this first frees the place: the thread, once it ends, or the page, if
-        # it gives up before the thread has started (the thread then does nothing).
-        claim = threading.Lock()
-
-        def run() -> Any:
-            if not claim.acquire(blocking=False):
-                return None
-            try:
-                with self.site.keep():  # the packs stay open while the thread reads them
-                    return work(*args)
-            finally:
-                slots.release()
-
-        with anyio.move_on_after(PREVIEW_SECONDS):
-            while not slots.acquire(blocking=False):
-                await anyio.sleep(PREVIEW_POLL_SECONDS)
-            try:
-                return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
-            except BaseException:
-                if claim.acquire(blocking=False):
-                    slots.release()
-                raise
-        raise Busy(f"the preview was given up after {PREVIEW_SECONDS:g} s ({PREVIEW_WORKERS} previews run at once)")
+class Viewer(Pages):
+    """The routes, over one `Site` (the page helpers and the preview pool: `pages.Pages`)."""
 
     # -- pages -----------------------------------------------------------------------------------
     async def home(self, request: Request) -> Response:
@@ -152,7 +76,8 @@ class Viewer:
         place = await self.resolve(request, "browse", as_file=as_file)
         if place.kind == "file":
             return await file_page(self, request, place)
-        return await anyio.to_thread.run_sync(listing_page, self, request, place)
+        strings, scene = await parsed_parts(self, place)
+        return await anyio.to_thread.run_sync(listing_page, self, request, place, strings, scene)
 
     async def search(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
@@ -179,7 +104,7 @@ class Viewer:
         query = request.query_params.get("q", "").strip()
         offset = check_offset(request.query_params.get("offset"))
         root = None if self.site.root_is_pack else self.site.root
-        what, rows = await self.bounded(strings_view.read_strings, place, root)
+        what, rows = await self.isolated(place.path, strings_view.read_strings, place, root)
         found = strings_view.matching(rows, query)
 
         def page_url(start: int) -> str:
@@ -245,7 +170,9 @@ class Viewer:
         place = await self.resolve(request, "table", as_file=True)
         params = request.query_params
         offset = check_offset(params.get("offset"))
-        view = await self.bounded(_table_view, place, table_view, params.get("q", ""), params.get("key"), offset)
+        view = await self.isolated(
+            place.path, _table_view, place, table_view, params.get("q", ""), params.get("key"), offset
+        )
         here = segment_url("table", place.segments)
         folder = segment_url("table", place.segments[:-1]).rstrip("/")
 
@@ -268,14 +195,14 @@ class Viewer:
 
     async def model(self, request: Request) -> Response:
         place = await self.resolve(request, "model", as_file=True)
-        data = await self.bounded(previews.model_glb, place)
+        data = await self.isolated(place.path, previews.model_glb, place)
         return Response(data, media_type="model/gltf-binary")
 
     async def scene(self, request: Request) -> Response:
         place = await self.resolve(request, "scene")
         if place.kind != "folder" or place.disk_path is None or not previews.is_scene(place.disk_path):
             raise HTTPException(404, "not a VDrift track or car folder")
-        _, data = await self.bounded(previews.scene, place.disk_path, self.site.root)
+        _, data = await scene_of(self, place)
         return Response(data, media_type="model/gltf-binary")
 
     # -- errors ----------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from .app import Viewer
+    from .pages import Pages
 
 # The box a picture is fitted in, and the size up to which a small one is enlarged (by whole
 # pixels, drawn sharp by the style).
@@ -38,13 +38,13 @@ def shown_size(width: int, height: int) -> tuple[int, int]:
     return max(1, round(width * FIT_PIXELS / longest)), max(1, round(height * FIT_PIXELS / longest))
 
 
-async def file_page(viewer: Viewer, request: Request, place: Place) -> Response:
+async def file_page(viewer: Pages, request: Request, place: Place) -> Response:
     """The page of `place`, a file or a member, its preview made in the viewer's preview pool."""
     params = request.query_params
     offset = check_offset(params.get("offset"))
     zoom = params.get("zoom") == "1"
     mip = check_number(params.get("mip"), "mip")
-    preview = await viewer.bounded(previews.preview, place, offset)
+    preview = await viewer.isolated(place.path, previews.preview, place, offset)
     most_mips = 1
     if preview.textures:  # a peg, a WAD lump, a map's textures under its 3D view
         for texture in preview.textures:

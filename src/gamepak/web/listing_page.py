@@ -9,6 +9,8 @@ import math
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+import anyio
+
 from ..errors import GamepakError
 from . import previews
 from .names import shown_name, shown_path
@@ -21,15 +23,60 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from .app import Viewer
+    from .pages import Pages
 
 # Rows per listing page: a 100,000-member folder is 200 pages of a few hundred kB each.
 PAGE_ROWS = 500
 COLUMNS = [("name", "name"), ("size", "size"), ("stored", "stored"), ("type", "type")]
 
 
-def listing_page(viewer: Viewer, request: Request, place: Place) -> Response:
-    """The page of `place`, a folder or a pack (run in a thread: it reads the folder or the pack)."""
+async def parsed_parts(viewer: Pages, place: Place) -> tuple[list[str] | None, dict[str, Any] | None]:
+    """What a listing shows that means parsing a file, parsed in a preview worker (`Pages.isolated`):
+    (a J2ME text pack's strings, a VDrift track's or car's scene summary), None where none."""
+
+    def look() -> tuple[Place | None, bool]:
+        archive = place.archive
+        text_pack = None
+        if archive is not None and archive.format_name.startswith("j2me"):
+            text_pack = viewer.site.resolve(place.segments, as_file=True)
+        return text_pack, place.kind == "folder" and place.disk_path is not None and previews.is_scene(place.disk_path)
+
+    text_pack, is_scene = await anyio.to_thread.run_sync(look)
+    strings = scene = None
+    if text_pack is not None:
+        strings = await viewer.isolated(text_pack.path, previews.j2me_strings, text_pack)
+    if is_scene:
+        # A VDrift track or car: the whole scene above its files (its counts now; the viewer
+        # fetches the glTF from /scene/).
+        try:
+            summary, _ = await scene_of(viewer, place)
+            scene = dict(summary, url=segment_url("scene", place.segments), error=None)
+        except GamepakError as exc:
+            scene = {"error": viewer.public(str(exc))}
+    return strings, scene
+
+
+async def scene_of(viewer: Pages, place: Place) -> tuple[dict[str, Any], bytes]:
+    """(summary, glTF) of the track or car at `place` (a folder on disk): as kept, else built
+    in a preview worker and kept, so the listing and the 3D view's fetch build it once."""
+    folder = place.disk_path
+    assert folder is not None
+    built = await anyio.to_thread.run_sync(previews.kept_scene, folder)
+    if built is None:
+        built = await viewer.isolated(place.path, previews.build_scene, folder, viewer.site.root)
+        await anyio.to_thread.run_sync(previews.keep_scene, folder, built)
+    return built  # type: ignore[no-any-return]
+
+
+def listing_page(
+    viewer: Pages,
+    request: Request,
+    place: Place,
+    strings: list[str] | None = None,
+    scene: dict[str, Any] | None = None,
+) -> Response:
+    """The page of `place`, a folder or a pack (run in a thread: it reads the folder or the pack);
+    `strings` and `scene`: its `parsed_parts`."""
     params = request.query_params
     sort = params.get("sort", "name")
     if sort not in dict(COLUMNS):
@@ -63,7 +110,7 @@ def listing_page(viewer: Viewer, request: Request, place: Place) -> Response:
         column: query(sort=column, order="desc" if sort == column and order == "asc" else "asc", page=1)
         for column, _ in COLUMNS
     }
-    info = header = check = strings = None
+    info = header = check = None
     archive = place.archive
     if archive is not None:
         from ..ops.inspect import info_details
@@ -72,17 +119,6 @@ def listing_page(viewer: Viewer, request: Request, place: Place) -> Response:
         header = [(name, _field_text(value)) for name, value in info.pop("header").items()]
         if params.get("check"):
             check = _check_summary(archive, viewer.public)
-        if archive.format_name.startswith("j2me"):  # a text pack: its strings, decoded
-            strings = previews.j2me_strings(viewer.site.resolve(place.segments, as_file=True))
-    scene = None
-    if place.kind == "folder" and place.disk_path is not None and previews.is_scene(place.disk_path):
-        # A VDrift track or car: the whole scene above its files (its counts now; the
-        # viewer fetches the glTF from /scene/, built once for both).
-        try:
-            summary, _ = previews.scene(place.disk_path, viewer.site.root)
-            scene = dict(summary, url=segment_url("scene", place.segments), error=None)
-        except GamepakError as exc:
-            scene = {"error": viewer.public(str(exc))}
     heading = shown_path(place.segments) or shown_name(viewer.site.label)
     return viewer.page(
         "listing.html",

@@ -366,6 +366,17 @@ _scenes: collections.OrderedDict[tuple[Any, ...], tuple[dict[str, Any], bytes]] 
 _scenes_lock = threading.Lock()
 
 
+def _fresh_locks() -> None:
+    """In a forked preview worker (`isolate`): the caches' locks anew, as a thread of the server
+    may have held one when it forked (the worker's copy would never be released)."""
+    global _scenes_lock
+    _scenes_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_locks)
+
+
 def _scene_signature(folder: str) -> tuple[Any, ...]:
     """What a scene is read from, by size and modification time: a change to any of them makes
     it another scene."""
@@ -398,24 +409,42 @@ def is_scene(folder: str) -> bool:
 def scene(folder: str, root: str) -> tuple[dict[str, Any], bytes]:
     """(the counts and warnings `model info` gives, the scene as binary glTF) of the track or car
     in `folder`, reading nothing outside `root` (links followed); the last few are kept."""
-    from ..models import scene as scenes
-    from ..models.scene import gltf
+    built = kept_scene(folder)
+    if built is None:
+        built = build_scene(folder, root)
+        keep_scene(folder, built)
+    return built
 
+
+def kept_scene(folder: str) -> tuple[dict[str, Any], bytes] | None:
+    """The scene of `folder` as last built, if its files have not changed since (`keep_scene`)."""
     key = _scene_signature(folder)
     with _scenes_lock:
         if key in _scenes:
             _scenes.move_to_end(key)
             return _scenes[key]
-    found = scenes.load(folder, confine=root)
-    summary = found.summary()
-    summary["warnings"] = [warning.replace(root.rstrip(os.sep) + os.sep, "") for warning in summary["warnings"]]
-    summary.pop("source", None)
-    built = (summary, b"".join(gltf.part_bytes(part) for part in gltf.glb_parts(found)))
+    return None
+
+
+def keep_scene(folder: str, built: tuple[dict[str, Any], bytes]) -> None:
+    """Keep a built scene for the next page (the last few are kept)."""
+    key = _scene_signature(folder)
     with _scenes_lock:
         _scenes[key] = built
         while len(_scenes) > SCENES_KEPT:
             _scenes.popitem(last=False)
-    return built
+
+
+def build_scene(folder: str, root: str) -> tuple[dict[str, Any], bytes]:
+    """`scene` without its cache: what a preview worker (`isolate`) builds."""
+    from ..models import scene as scenes
+    from ..models.scene import gltf
+
+    found = scenes.load(folder, confine=root)
+    summary = found.summary()
+    summary["warnings"] = [warning.replace(root.rstrip(os.sep) + os.sep, "") for warning in summary["warnings"]]
+    summary.pop("source", None)
+    return summary, b"".join(gltf.part_bytes(part) for part in gltf.glb_parts(found))
 
 
 # -- content kinds (the content registry) ----------------------------------------------------------

@@ -34,6 +34,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ...core.layout import terminated_offsets
 from ...errors import GamepakError
 from .members import CONTENT_PROBE, content_extension
 from .records import INNER_CONTROLS, Record, RecordTable, find_records, is_text_byte, rebuild_records, record_texts
@@ -104,15 +105,6 @@ def build_string_blob(raw_strings: Sequence[bytes]) -> bytes:
     return b"".join(raw + b"\0" for raw in raw_strings)
 
 
-def _string_starts(raw_strings: Sequence[bytes]) -> list[int]:
-    starts = []
-    position = 0
-    for raw in raw_strings:
-        starts.append(position)
-        position += len(raw) + 1
-    return starts
-
-
 def binary_reason(data: bytes) -> str | None:
     """Why `data` is not a blob of text strings (None when it reads as one)."""
     from .sprite.model import is_sprite
@@ -179,7 +171,7 @@ class OffsetTable:
         field_struct, limit = OFFSET_FIELDS[self.width]
         strings = build_string_blob(raw_strings)
         base = self.header_size(len(raw_strings)) if self.from_start else 0
-        offsets = [base + start for start in _string_starts(raw_strings)]
+        offsets = [base + start for start in terminated_offsets(raw_strings)]
         if self.sentinel:
             offsets.append(base + len(strings))
         count = len(offsets)
@@ -210,7 +202,7 @@ def find_offset_table(data: bytes) -> tuple[OffsetTable, list[bytes]] | None:
             continue
         offsets = [value for (value,) in field_struct.iter_unpack(data[width:header_size])]
         raw_strings = strings[:-1].split(b"\0")
-        starts = _string_starts(raw_strings)
+        starts = terminated_offsets(raw_strings)
         for from_start in (False, True):
             base = header_size if from_start else 0
             relative = [offset - base for offset in offsets]
@@ -292,7 +284,7 @@ def parse_text_pack(data: bytes, where: str = "text pack") -> tuple[list[bytes],
 def build_text_pack(raw_strings: Sequence[bytes], sentinel: bool = False) -> bytes:
     """A text pack holding `raw_strings` in order (with a sentinel index when asked)."""
     table = build_string_blob(raw_strings)
-    starts = _string_starts(raw_strings)
+    starts = terminated_offsets(raw_strings)
     end = len(table)
     if sentinel:
         starts.append(end)

@@ -58,11 +58,9 @@ class TextImport(TextMember):
 
 
 def _read_file(path: str | os.PathLike[str]) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise GamepakError(f"{os.fspath(path)}: cannot read: {exc.strerror}") from exc
+    from ...core.files import read_file
+
+    return read_file(path)
 
 
 def _find_member(archive: Any, member: str) -> Any:

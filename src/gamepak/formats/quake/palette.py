@@ -65,11 +65,9 @@ def read_palette_file(path: str | os.PathLike[str]) -> bytes:
     """A palette from a file: a 768-byte `.lmp`, or the last 768 bytes of a 256-colour PCX
     (Quake II's `pics/colormap.pcx`, after its 0x0C marker)."""
     label = os.fspath(path)
-    try:
-        with open(label, "rb") as handle:
-            data = handle.read(1 << 20)
-    except OSError as exc:
-        raise GamepakError(f"{label}: cannot read the palette: {exc.strerror}") from None
+    from ...core.files import read_file
+
+    data = read_file(label, limit=1 << 20, what="the palette")
     return palette_from_bytes(data, label)
 
 

@@ -268,38 +268,38 @@ class Reader(FixedRecordNames, Archive):
         Unchanged lumps stay where they are, with their type and stored name field."""
         if any(entry.size and entry.offset < HEADER.size for entry in self.infolist()):
             return False  # data overlapping the header, which the switch rewrites: rebuilt
+        from ...core.inplace import append_with_trailing_directory
+
         records_by_index = self._raw_records()
-        position = max(
-            [HEADER.size, self.directory_offset + len(self._directory)]
-            + [entry.offset + entry.size for entry in self.infolist()]
-        )
-        records = []
-        appended: list[tuple[PendingMember, int]] = []
-        wad3 = self.wad3
-        for member in members:
+
+        def kept(member: PendingMember, entry: Entry) -> bytes:
+            offset, size, full, lump_type, _comp, padding, raw = records_by_index[entry.index]
+            if raw.partition(b"\0")[0] != encode_name(member.name):
+                raw = encode_name(member.name)
+            return ENTRY.pack(offset, size, full, lump_type, 0, padding, raw)
+
+        def added(member: PendingMember, offset: int) -> bytes:
             origin = member.origin
-            if origin is not None and origin[0] is self:
-                entry = origin[1]
-                offset, size, full, lump_type, _comp, padding, raw = records_by_index[entry.index]
-                if raw.partition(b"\0")[0] != encode_name(member.name):
-                    raw = encode_name(member.name)
-                records.append(ENTRY.pack(offset, size, full, lump_type, 0, padding, raw))
-                continue
             if origin is not None and isinstance(origin[1], WadEntry):
                 lump_type = origin[1].lump_type
             else:
-                lump_type = infer_type(member.name, _head(member), member.size, wad3)
-            appended.append((member, position))
-            records.append(ENTRY.pack(position, member.size, member.size, lump_type, 0, 0, encode_name(member.name)))
-            position += member.size
-        directory = b"".join(records)
-        end = position + len(directory)
-        if end > 0x7FFFFFFF:
-            raise FormatLimitError("a WAD cannot exceed 2 GiB (its offsets are signed 32-bit)")
-        from ...core.inplace import InPlaceFile
+                lump_type = infer_type(member.name, _head(member), member.size, self.wad3)
+            return ENTRY.pack(offset, member.size, member.size, lump_type, 0, 0, encode_name(member.name))
 
-        with InPlaceFile(path, self.size) as target:
-            target.append_with_directory(appended, directory, position, HEADER.pack(self.magic, len(records), position))
+        append_with_trailing_directory(
+            path,
+            self,
+            members,
+            start=max(
+                [HEADER.size, self.directory_offset + len(self._directory)]
+                + [entry.offset + entry.size for entry in self.infolist()]
+            ),
+            kept=kept,
+            added=added,
+            header=lambda offset, _length, count: HEADER.pack(self.magic, count, offset),
+            limit=0x7FFFFFFF,
+            limit_message="a WAD cannot exceed 2 GiB (its offsets are signed 32-bit)",
+        )
         return True
 
 

@@ -17,13 +17,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TypeAlias
 
-    from .packfile import Reader
+    from .view import PackfileView
 
     # Records a problem: (message, offset, member).
     Report: TypeAlias = Callable[..., None]
 
 
-def check_packfile(reader: Reader) -> list[Problem]:
+def check_packfile(reader: PackfileView) -> list[Problem]:
     """Every error and warning found in a packfile."""
     problems: list[Problem] = []
     # A file shorter than its header says is cut short, whoever wrote it: no writer's
@@ -113,14 +113,14 @@ def check_packfile(reader: Reader) -> list[Problem]:
         problems.extend(check_asm_members(reader))
         from .peg.sources import check_pegs
 
-        problems.extend(check_pegs(reader))
+        problems.extend(check_pegs(reader))  # type: ignore[arg-type] # a packfile.Reader, an Archive
         from ...models.rfg.check import check_meshes
 
-        problems.extend(check_meshes(reader))
+        problems.extend(check_meshes(reader))  # type: ignore[arg-type]
     return problems
 
 
-def check_nested_packs(reader: Reader) -> list[Problem]:
+def check_nested_packs(reader: PackfileView) -> list[Problem]:
     """The errors and warnings of each nested `.str2_pc`, named by the member holding it (offsets
     are inside that member)."""
     problems: list[Problem] = []
@@ -140,7 +140,7 @@ def check_nested_packs(reader: Reader) -> list[Problem]:
 
 
 def _check_size_fields(
-    reader: Reader, expected: dict[str, int], writer: str | None, warning: Report, error: Report
+    reader: PackfileView, expected: dict[str, int], writer: str | None, warning: Report, error: Report
 ) -> None:
     """DataSize, CompressedDataSize and FileSize against the layout and known conventions."""
     note = conventions.writer_note(writer)
@@ -210,7 +210,7 @@ def _check_size_fields(
         error(f"the data block ends at {end}, past the end of the file ({reader.size} bytes)", reader.data_start)
 
 
-def _check_compressed_data(reader: Reader, problems: list[Problem]) -> None:
+def _check_compressed_data(reader: PackfileView, problems: list[Problem]) -> None:
     """Each member must decompress to exactly its declared size. A shared stream cannot be
     followed past a broken member; separate streams are each checked."""
     entries = reader.infolist()
@@ -229,7 +229,7 @@ def _message(exc: GamepakError) -> str:
     return str(getattr(exc, "reason", None) or exc)
 
 
-def check_asm_members(reader: Reader) -> list[Problem]:
+def check_asm_members(reader: PackfileView) -> list[Problem]:
     """Each `.asm_pc` member against the `.str2_pc` members its containers describe."""
     from .asm import AsmFile
 
@@ -248,21 +248,18 @@ def check_asm_members(reader: Reader) -> list[Problem]:
     return problems
 
 
-def check_separate_asm(reader: Reader, path: str) -> list[Problem]:
+def check_separate_asm(reader: PackfileView, path: str) -> list[Problem]:
     """A separate `.asm_pc` file (`verify --asm FILE`) against this pack's `.str2_pc` members:
     a stale container is an error, a `.str2_pc` it has no container for a warning (containers
     of other packs are none of this pack's business)."""
+    from ...core.files import read_file
     from .asm import AsmFile
 
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+    data = read_file(path)
     return _check_table(reader, AsmFile.parse(data, path), os.path.basename(path), inside=False)
 
 
-def _check_table(reader: Reader, table: Any, table_name: str, *, inside: bool) -> list[Problem]:
+def _check_table(reader: PackfileView, table: Any, table_name: str, *, inside: bool) -> list[Problem]:
     from .asm import container_name, stale_fields, summarize_str2
 
     problems: list[Problem] = []

@@ -29,7 +29,7 @@ from ...core.layout import align_up
 from .records import BLOCK_ALIGN, NO_SIZE
 
 if TYPE_CHECKING:
-    from .packfile import Reader
+    from .view import PackfileView
 
 GAME = "the game"
 GIBBED = "Gibbed's Volition tools"
@@ -38,7 +38,7 @@ SYNCFACTION = "SyncFaction / RFGM.Archiver"
 NOT_COMPRESSED = {NO_SIZE: GAME, 0x00FFFFFF: SYNCFACTION}
 
 
-def likely_writer(reader: Reader) -> str | None:
+def likely_writer(reader: PackfileView) -> str | None:
     """The tool that probably wrote this packfile, from its fingerprints (None: the game's own
     convention, or unknown)."""
     text = reader.short_name_field + reader.path_name_field
@@ -53,7 +53,7 @@ def likely_writer(reader: Reader) -> str | None:
     return None
 
 
-def mode1_data_sizes(reader: Reader) -> dict[str, int]:
+def mode1_data_sizes(reader: PackfileView) -> dict[str, int]:
     """The DataSize each known writer stores in a compressed-only (mode 1) pack."""
     entries = reader.infolist()
     members = sum(entry.size for entry in entries)

@@ -30,9 +30,25 @@ from ...errors import CorruptArchiveError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any
+    from typing import Any, Protocol
 
-    from .packfile import Reader
+    from ...core.source import Source
+
+    class Compressed(Protocol):
+        """What an inflater reads of the pack holding its stream (`packfile.Reader`, above this
+        module: named by this protocol, not imported)."""
+
+        filename: str
+        inflated_bytes: int  # output bytes inflated so far, counted here
+        _source: Source
+
+        def corrupt(
+            self, message: str, offset: int | None = None, member: str | None = None
+        ) -> CorruptArchiveError: ...
+        def chunk_start(self, entry: Entry) -> int: ...
+        def entry_at(self, position: int, default: Entry) -> Entry: ...
+        def inflater_at(self, entry: Entry, target: int, current: Inflater | None = None) -> Inflater: ...
+
 
 # Decompression works in bounded steps: compressed input read per call, output per call.
 _INPUT_STEP = 256 << 10
@@ -149,7 +165,7 @@ class Inflater:
 
     def __init__(
         self,
-        reader: Reader,
+        reader: Compressed,
         segments: list[Segment],
         origin: int = 0,
         checkpoints: Checkpoints | None = None,
@@ -328,7 +344,7 @@ class InflateStream(SeekableStream):
     """A seekable stream over a compressed member: decompresses forward; a backward seek resumes
     from the nearest checkpoint instead of the stream's start."""
 
-    def __init__(self, reader: Reader, entry: Entry) -> None:
+    def __init__(self, reader: Compressed, entry: Entry) -> None:
         super().__init__(entry.size, f"{reader.filename}/{entry.name}")
         self._reader = reader
         self._entry = entry

@@ -6,16 +6,16 @@ from __future__ import annotations
 import zlib
 
 from ...core.archive import Entry, decode_name
-from ...core.layout import align_up, fill_bytes
+from ...core.layout import align_up, fill_bytes, terminated_offsets
 from .inflate import Inflater
-from .records import ENTRY, RUNTIME_OFFSET, U32, name_offsets
+from .records import ENTRY, RUNTIME_OFFSET, U32
 
 # `typing` and `hashlib` cost milliseconds at import; hashlib is needed only by `classic_zlib`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .packfile import Reader
+    from .view import PackfileView
 
 # sha256 of classic zlib's output for `_probe_input()` (level → digest), compressed with
 # compressobj(level, DEFLATED, 15, 8, 0) and one sync flush. zlib-ng and others differ.
@@ -47,7 +47,7 @@ def classic_zlib() -> bool:
     return _classic_zlib
 
 
-def detect_alignment(reader: Reader) -> int | None:
+def detect_alignment(reader: PackfileView) -> int | None:
     """The alignment of members inside the condensed data, or None if irregular."""
     entries = reader.infolist()
     for alignment in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096):
@@ -65,7 +65,7 @@ def detect_alignment(reader: Reader) -> int | None:
     return None
 
 
-def probe_pieces(reader: Reader, limit: int) -> list[tuple[bytes, bytes, bool, bool]]:
+def probe_pieces(reader: PackfileView, limit: int) -> list[tuple[bytes, bytes, bool, bool]]:
     """(plain, compressed, complete, starts a new stream) per chunk, from the start, until
     about `limit` plain bytes: what `_detect_zlib` recompresses."""
     pieces: list[tuple[bytes, bytes, bool, bool]] = []
@@ -94,7 +94,7 @@ def probe_pieces(reader: Reader, limit: int) -> list[tuple[bytes, bytes, bool, b
     return pieces
 
 
-def detect_zlib(reader: Reader) -> dict[str, Any] | None:
+def detect_zlib(reader: PackfileView) -> dict[str, Any] | None:
     """The zlib settings that reproduce the stored compressed bytes (tried on the first
     chunks, up to 1 MiB of data, after a quick first pass over 64 KiB), or None when no
     tried setting does."""
@@ -143,7 +143,7 @@ def detect_zlib(reader: Reader) -> dict[str, Any] | None:
     return None
 
 
-def stream_finished(reader: Reader) -> bool:
+def stream_finished(reader: PackfileView) -> bool:
     """Whether per-member streams (flags 1) end with a final block."""
     entries = [entry for entry in reader.infolist() if entry.stored_size]
     if reader.flags != 1 or not entries:
@@ -156,7 +156,7 @@ def stream_finished(reader: Reader) -> bool:
     return inflater.finished
 
 
-def packfile_layout(reader: Reader) -> dict[str, Any]:
+def packfile_layout(reader: PackfileView) -> dict[str, Any]:
     """The writer options (and, for unchanged members, the exact hints) that rebuild the file."""
     entries = reader.infolist()
     options: dict[str, Any] = {
@@ -215,7 +215,7 @@ def packfile_layout(reader: Reader) -> dict[str, Any]:
         if raw == text.ljust(len(raw), b"\0"):
             covered.append((start, len(raw)))
     canonical_names = all(
-        record[0] == offset for record, offset in zip(reader.records, name_offsets(reader.raw_names))
+        record[0] == offset for record, offset in zip(reader.records, terminated_offsets(reader.raw_names))
     ) and reader.name_block_size == sum(len(raw) + 1 for raw in reader.raw_names)
     if canonical_names:
         covered.append((reader.names_start, reader.name_block_size))
@@ -232,7 +232,7 @@ def packfile_layout(reader: Reader) -> dict[str, Any]:
     return {"options": options, "exact": exact}
 
 
-def data_offset_overrides(reader: Reader) -> dict[str, int]:
+def data_offset_overrides(reader: PackfileView) -> dict[str, int]:
     """Raw DataOffset values the writer would not produce (mode 1 positions, odd tools)."""
     overrides = {}
     for entry, record in zip(reader.infolist(), reader.records):

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import struct
 
+from ...core.layout import terminated_offsets
+
 MAGIC = 0x51890ACE
 VERSION = 3
 # magic, version, ShortName, PathName, pad, Flags, pad, N, FileSize, EntryBlockSize,
@@ -65,16 +67,6 @@ def name_hash(name: bytes) -> int:
     return value
 
 
-def name_offsets(raw_names: list[bytes]) -> list[int]:
-    """Where each name starts in a name block that holds them in order, NUL-terminated."""
-    offsets = []
-    position = 0
-    for raw in raw_names:
-        offsets.append(position)
-        position += len(raw) + 1
-    return offsets
-
-
 def name_block(raw_names: list[bytes], recorded: list[int] | None = None) -> tuple[bytes, list[int]]:
     """The name block and where each name starts in it: at the `recorded` offsets (an exact
     rebuild of a pack whose names share or overlap bytes) while every name still reads back
@@ -87,4 +79,4 @@ def name_block(raw_names: list[bytes], recorded: list[int] | None = None) -> tup
             block[offset:end] = raw + b"\0"
         if all(block[offset : offset + len(raw) + 1] == raw + b"\0" for raw, offset in zip(raw_names, recorded)):
             return bytes(block), [int(offset) for offset in recorded]
-    return b"".join(raw + b"\0" for raw in raw_names), name_offsets(raw_names)
+    return b"".join(raw + b"\0" for raw in raw_names), terminated_offsets(raw_names)

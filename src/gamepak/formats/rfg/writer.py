@@ -201,8 +201,9 @@ class Writer(ArchiveWriter):
                 data = stream.read()
             tables.append((members[index].name, AsmFile.parse(data, f"{self.path}/{members[index].name}")))
         if external:
-            with open(external, "rb") as handle:
-                tables.append((os.path.basename(external), AsmFile.parse(handle.read(), external)))
+            from ...core.files import read_file
+
+            tables.append((os.path.basename(external), AsmFile.parse(read_file(external), external)))
         changed: set[int] = set()
         # A .str2_pc the table's own pack held that is not written now was removed by an edit:
         # its container goes too (the game would look for a .str2_pc that is not there).

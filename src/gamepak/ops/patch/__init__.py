@@ -5,9 +5,11 @@
     >>> gamepak.patch.revert("game/data")
 
 container: the patch file format (write: writing one); make: comparing packs and folders;
-apply: the plan (checks, conflicts) and the per-pack rewrite (scratch: where new members wait,
-in memory within a budget, else in scratch files); undo: the undo record (per-file originals),
-the session every write runs in, and revert; install: `apply` over all three.
+target: the target's state as the plan reads it, and the plan (below apply, limits, undo);
+digests: the hashes; apply: the plan (checks, conflicts) and the per-pack rewrite (scratch:
+where new members wait, in memory within a budget, else in scratch files); undo: the undo record
+(per-file originals) and the session every write runs in; revert: the undo record played back;
+install: `apply` over all three.
 """
 
 from __future__ import annotations
@@ -16,6 +18,6 @@ from .apply import Plan, plan
 from .container import FORMAT_VERSION, Operation, Patch, PatchError
 from .install import apply, check
 from .make import make
-from .undo import revert
+from .revert import revert
 
 __all__ = ["FORMAT_VERSION", "Operation", "Patch", "PatchError", "Plan", "apply", "check", "make", "plan", "revert"]

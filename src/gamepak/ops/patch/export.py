@@ -24,7 +24,7 @@ import os
 
 from ...core.jsontext import JSON_INDENT
 from ..safe_tree import replace_folder
-from .container import PatchError
+from .container import MAX_MEMBER_BYTES, PatchError
 from .make import differences
 
 TYPE_CHECKING = False
@@ -54,11 +54,9 @@ def _modded_bytes(modded: str, file: str, member: str | None) -> bytes:
 
     path = modded if file == "" else os.path.join(modded, *file.split("/"))
     if member is None:
-        try:
-            with open(path, "rb") as handle:
-                return handle.read()
-        except OSError as exc:
-            raise PatchError(f"{path}: cannot read: {exc.strerror}") from None
+        from ...core.files import read_file
+
+        return read_file(path, limit=MAX_MEMBER_BYTES, error=PatchError)
     with open_archive(path) as archive:
         holder, entry = resolve(archive, member)
         return holder.read(entry)

@@ -16,8 +16,8 @@ def packs_fitting(folder: str, patch_paths: list[str]) -> list[str] | None:
     Only files with a pack's extension are opened, and a pack is left at its first member that
     is missing or differs, so a game folder of large packs is not read whole."""
     from ...core.registry import format_for_path
-    from .apply import _Target
     from .container import Patch
+    from .target import Target
 
     operations = []
     for path in patch_paths:
@@ -39,7 +39,7 @@ def packs_fitting(folder: str, patch_paths: list[str]) -> list[str] | None:
             spec = format_for_path(path)
             if spec is None or spec.kind != "archive":
                 continue
-            state = _Target(path)
+            state = Target(path)
             try:
                 if all(state.sha256(operation) == operation.base_sha256 for operation in based):
                     candidates.append(path)

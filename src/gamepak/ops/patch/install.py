@@ -101,14 +101,14 @@ def check(
     """Whether `patches` (patch files, SyncFaction mod folders and zips) apply cleanly to
     `target`; writes nothing of theirs (an apply or revert a kill interrupted is first rolled
     back or finished). `choices` picks modinfo.xml inputs' options ({"NAME": "OPTION"})."""
-    from .apply import _Target
-    from .limits import refuse_over_budget
+    from .apply import refuse_over_budget
+    from .target import Target
 
     _recover(os.fspath(target))
     paths = [os.fspath(path) for path in patches]
     expected = _listed_hashes(paths)
     opened = open_patches(target, paths, choices)
-    state = _Target(os.fspath(target))
+    state = Target(os.fspath(target))
     try:
         result = plan(target, opened, later_wins=later_wins, state=state)
         refuse_over_budget(result, state)
@@ -137,8 +137,8 @@ def apply(
     every file back its bytes before. `choices` picks modinfo.xml inputs' options ({"NAME":
     "OPTION"}; default: each first). `warn` (default: `warnings`) hears of files another program
     changed since gamepak wrote them."""
-    from .apply import _Target
-    from .limits import refuse_over_budget
+    from .apply import refuse_over_budget
+    from .target import Target
     from .undo import Record, begin_apply, finish_apply
     from .undo.restore import warn_line
 
@@ -149,7 +149,7 @@ def apply(
     opened = open_patches(target, paths, choices)
     # One reader for the whole apply: each changed member is read and hashed once, for the
     # check, the undo record and the new bytes.
-    state = _Target(os.fspath(target), keep=True)
+    state = Target(os.fspath(target), keep=True)
     try:
         result = plan(target, opened, later_wins=later_wins, state=state)
         refuse_over_budget(result, state)
@@ -204,7 +204,7 @@ def _recover(target: str) -> None:
 def _wrong_hashes(target: str, expected: dict[str, tuple[str, str]]) -> list[str]:
     """The listed files that are missing or hold other bytes, one line each: the file, the
     SHA-256 listed and the one found."""
-    from .make import file_sha256
+    from .digests import file_sha256
     from .modfiles import real_path
 
     # Listed paths start at the game's root (data/...); TARGET may be the game or its data folder.

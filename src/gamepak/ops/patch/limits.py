@@ -28,9 +28,6 @@ from .container import MAX_MEMBER_BYTES, PatchError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any
-
-    from .apply import Plan, _Target
 
 ALLOW_LARGE_ADVICE = "--allow-large lifts this"
 
@@ -84,46 +81,3 @@ def limits(**changes: int | bool) -> Iterator[Limits]:
         yield _CURRENT.get()
     finally:
         _CURRENT.reset(token)
-
-
-def refuse_over_budget(plan: Plan, state: _Target) -> None:
-    """Mark each add or replace of `plan` whose declared size is over budget (against the size of
-    what it replaces, read through `state`) as refused, before any blob is read or decoded."""
-    import os
-
-    from ...core.nested import resolve
-    from ...errors import GamepakError
-
-    budget = current()
-    for step in plan.to_apply:
-        operation = step.operation
-        if operation.op not in ("add", "replace"):
-            continue
-        replaced: int | None = None
-        if operation.op == "replace":
-            path = state.path_of(operation)
-            try:
-                if operation.member is None:
-                    replaced = os.path.getsize(path)
-                else:
-                    replaced = resolve(state.archive(path), operation.member)[1].size
-            except (OSError, GamepakError):
-                replaced = None
-        try:
-            budget.check(operation.where, operation.size or 0, replaced)
-            _check_delta_base(operation, replaced, budget)
-        except PatchError as exc:
-            step.action, step.reason = "refuse", str(exc).removeprefix(f"{operation.where}: ")
-
-
-def _check_delta_base(operation: Any, replaced: int | None, budget: Limits) -> None:
-    """A delta's base is read whole: one against a larger member than `make` makes deltas
-    against (`container.MAX_DELTA_BASE_BYTES`) is refused unless `allow_large`."""
-    from . import container
-
-    largest = container.MAX_DELTA_BASE_BYTES
-    if operation.encoding == "zstd-delta" and replaced is not None and replaced > largest and not budget.allow_large:
-        raise PatchError(
-            f"{operation.where}: a delta against {replaced} bytes, more than the {largest} gamepak makes deltas "
-            f"against (the base is read whole); {ALLOW_LARGE_ADVICE}"
-        )

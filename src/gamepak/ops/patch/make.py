@@ -20,7 +20,9 @@ from __future__ import annotations
 import hashlib
 import os
 
-from .container import BLOB_CHUNK, MAX_DELTA_BASE_BYTES, Operation, PatchError
+from .container import BLOB_CHUNK, MAX_DELTA_BASE_BYTES, MAX_MEMBER_BYTES, Operation, PatchError
+from .digests import bytes_sha256 as _sha256
+from .digests import file_sha256, member_sha256
 from .write import write_patch
 
 TYPE_CHECKING = False
@@ -220,23 +222,6 @@ def _where(file: str, member: str | None) -> str:
     return Operation("add", file, member).where
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def member_sha256(archive: Archive, entry: Entry) -> str:
-    """A member's sha256, read as a stream."""
-    with archive.open(entry) as stream:
-        # Member streams are io.RawIOBase with readinto (core.source.SeekableStream).
-        return hashlib.file_digest(stream, "sha256").hexdigest()  # type: ignore[arg-type]
-
-
-def file_sha256(path: str) -> str:
-    """A file's sha256, read as a stream."""
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
 def loaded_members(archive: Archive) -> dict[str, Entry]:
     """Name -> the entry the game loads for it, in archive order."""
     winners = {id(entry) for name, entry in archive._lookup().items() if name == entry.name}
@@ -294,8 +279,9 @@ def _pack_format(path: str) -> str | None:
 
 
 def _read_file(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+    from ...core.files import read_file
+
+    return read_file(path, limit=MAX_MEMBER_BYTES, error=PatchError)
 
 
 def _compare_files(builder: _Builder, relative: str, base_path: str, modded_path: str) -> None:

@@ -103,11 +103,9 @@ def table_documents(source: str) -> Iterator[tuple[str, bytes]]:
                 yield from table_documents(path)
         return
     if source.lower().endswith(TABLE_EXTENSION):
-        try:
-            with open(source, "rb") as handle:
-                yield source, handle.read()
-        except OSError as exc:
-            raise GamepakError(f"{source}: cannot read: {exc.strerror}") from exc
+        from ....core.files import read_file
+
+        yield source, read_file(source)
         return
     if not os.path.exists(source):
         raise GamepakError(f"{source}: no such file or folder (--names takes packs, .xtbl tables or folders)")
@@ -147,11 +145,9 @@ def default_sources(file: str) -> list[str]:
 
 def read_name_list(path: str) -> list[str]:
     """The names in a text file: UTF-8, one a line; blank lines are skipped."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+    from ....core.files import read_file
+
+    data = read_file(path)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -57,7 +57,9 @@ class Peg:
         gpu = partner_path(cpu)
         if gpu is None:
             raise CorruptArchiveError(f"GPU partner {cpu.with_suffix(partner).name} not found beside it", path=cpu)
-        peg = cls.parse(cpu.read_bytes(), gpu.read_bytes(), name=str(cpu), order=order)
+        from ....core.files import read_file
+
+        peg = cls.parse(read_file(cpu), read_file(gpu), name=str(cpu), order=order)
         peg.gpu_name = str(gpu)
         return peg
 

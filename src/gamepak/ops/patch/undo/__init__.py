@@ -1,8 +1,9 @@
-"""The undo record beside a patched target, the sessions every write runs in, and `revert`.
+"""The undo record beside a patched target, and the sessions every write runs in (`revert`, above
+`apply` and this package, is `ops/patch/revert.py`).
 
 record: the record's layout, and record.json read and written; session: the session every
 write runs in (each file's state before kept, committed or rolled back); restore: `recover`
-after a kill, originals given back, and `revert`; reverse: an apply's undo patches (the
+after a kill, and originals given back; reverse: an apply's undo patches (the
 member-level reverse of each patch) and its session begun and finished.
 
 What it guarantees. Every write gamepak makes to a file of the target (an apply, a member-level
@@ -23,8 +24,8 @@ command.
 from __future__ import annotations
 
 from .record import RECORD_FORMAT, RECORD_VERSION, Record
-from .restore import recover, revert
+from .restore import recover
 from .reverse import begin_apply, finish_apply
 from .session import Session
 
-__all__ = ["RECORD_FORMAT", "RECORD_VERSION", "Record", "Session", "begin_apply", "finish_apply", "recover", "revert"]
+__all__ = ["RECORD_FORMAT", "RECORD_VERSION", "Record", "Session", "begin_apply", "finish_apply", "recover"]

@@ -169,9 +169,11 @@ class Record:
 
 
 def _parse(path: str) -> dict[str, Any]:
+    from ....core.files import read_file
+
+    data = read_file(path, limit=MAX_RECORD_BYTES, error=PatchError)
     try:
-        with open(path, "rb") as handle:
-            record = json.loads(handle.read(MAX_RECORD_BYTES))
+        record = json.loads(data)
     except ValueError as exc:
         raise PatchError(f"{path}: not an undo record ({exc})") from None
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
@@ -226,13 +228,13 @@ def remove_empty(folders: Iterable[str]) -> None:
 def read_journal(path: str) -> Any:
     """A journal kept in the record, or None when it is empty (nothing was overwritten) or
     unusable (it gave up, or is damaged)."""
+    from ....core.files import read_file
     from ....core.inplace import Journal
     from ....errors import GamepakError
 
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
+        data = read_file(path)
+    except GamepakError:
         return None
     if not data:
         return None

@@ -18,16 +18,16 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
-    from ..apply import Plan, Step, _Target
+    from ..target import Plan, Step, Target
     from .record import Record
 
 
-def _reverse_add(step: Step, state: _Target) -> tuple[Operation, bytes | OldMember | None]:
+def _reverse_add(step: Step, state: Target) -> tuple[Operation, bytes | OldMember | None]:
     operation = step.operation
     return Operation("remove", operation.file, operation.member, base_sha256=operation.target_sha256), None
 
 
-def _reverse_rename(step: Step, state: _Target) -> tuple[Operation, bytes | OldMember | None]:
+def _reverse_rename(step: Step, state: Target) -> tuple[Operation, bytes | OldMember | None]:
     operation = step.operation
     assert operation.new_member is not None
     reverse = Operation(
@@ -46,7 +46,7 @@ class OldMember:
     undo patch (`container.write_patch`) instead of held: checked, as they pass, to be the
     bytes the plan hashed."""
 
-    def __init__(self, state: _Target, operation: Operation, size: int, sha256: str) -> None:
+    def __init__(self, state: Target, operation: Operation, size: int, sha256: str) -> None:
         self.state = state
         self.operation = operation
         self.size = size
@@ -65,7 +65,7 @@ class OldMember:
             raise PatchError(f"{self.state.target}: {self.operation.where}: changed while being applied")
 
 
-def _old(step: Step, state: _Target) -> tuple[bytes | OldMember, int, str]:
+def _old(step: Step, state: Target) -> tuple[bytes | OldMember, int, str]:
     """The member's bytes before the step (in memory when the plan kept them, else streamed),
     their size and sha256."""
     operation = step.operation
@@ -84,7 +84,7 @@ def _old(step: Step, state: _Target) -> tuple[bytes | OldMember, int, str]:
     return OldMember(state, operation, size, digest), size, digest
 
 
-def _reverse_remove(step: Step, state: _Target) -> tuple[Operation, bytes | OldMember | None]:
+def _reverse_remove(step: Step, state: Target) -> tuple[Operation, bytes | OldMember | None]:
     operation = step.operation
     old, size, digest = _old(step, state)
     reverse = Operation(
@@ -100,9 +100,9 @@ def _reverse_remove(step: Step, state: _Target) -> tuple[Operation, bytes | OldM
     return reverse, old
 
 
-def _reverse_replace(step: Step, state: _Target) -> tuple[Operation, bytes | OldMember | None]:
-    from ..apply import UNDO_DELTA_BYTES
+def _reverse_replace(step: Step, state: Target) -> tuple[Operation, bytes | OldMember | None]:
     from ..delta import FAST_LEVEL, make_delta
+    from ..target import UNDO_DELTA_BYTES
 
     operation = step.operation
     old, size, digest = _old(step, state)
@@ -132,7 +132,7 @@ def _reverse_replace(step: Step, state: _Target) -> tuple[Operation, bytes | Old
     return reverse, blob
 
 
-REVERSES: dict[str, Callable[[Step, _Target], tuple[Operation, bytes | OldMember | None]]] = {
+REVERSES: dict[str, Callable[[Step, Target], tuple[Operation, bytes | OldMember | None]]] = {
     "add": _reverse_add,
     "remove": _reverse_remove,
     "replace": _reverse_replace,
@@ -140,7 +140,7 @@ REVERSES: dict[str, Callable[[Step, _Target], tuple[Operation, bytes | OldMember
 }
 
 
-def write_undo_patches(record: Record, number: int, plan: Plan, state: _Target) -> list[dict[str, Any]]:
+def write_undo_patches(record: Record, number: int, plan: Plan, state: Target) -> list[dict[str, Any]]:
     """Write the member-level reverse of each patch of `plan` (`number`-K.gpatch) from the
     apply's reader `state` (the old bytes are read now, before anything changes); returns the
     application's patch items for the record."""
@@ -176,7 +176,7 @@ def write_undo_patches(record: Record, number: int, plan: Plan, state: _Target) 
     return items
 
 
-def begin_apply(record: Record, plan: Plan, state: _Target, warn: Callable[[str], None]) -> Session:
+def begin_apply(record: Record, plan: Plan, state: Target, warn: Callable[[str], None]) -> Session:
     """The session of one apply: its undo patches written, each file's state before kept."""
     recover(record)
     paths = list(dict.fromkeys(state.path_of(step.operation) for step in plan.to_apply))

@@ -1,0 +1,109 @@
+"""Reading a whole file: the one way gamepak does it (`read_file`).
+
+Every reader that takes a file whole (a table, a translation, a model, a palette, a patch's
+plain file) reads it here, so that each of them:
+- names the file in one line when it cannot be read (`PATH: cannot read: REASON`);
+- refuses a FIFO, a device or a socket instead of opening it (opening a FIFO for reading waits
+  for a writer: a command would hang), and a folder;
+- refuses a file larger than its cap before allocating anything (the size is the file's own,
+  checked again while reading: a file that grows meanwhile stops at the cap);
+- costs the file's size in memory once (`source.read_whole`: one buffer becomes the bytes).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from ..errors import GamepakError
+from .source import OwnedBuffer, read_whole
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# What a file read whole may hold unless the caller names its own cap: larger inputs are
+# streamed by the readers built for them (packs, models read a window at a time), never read
+# whole, so a file past this is refused rather than held.
+MAX_WHOLE_FILE_BYTES = 1 << 30
+
+# Opening without waiting: a FIFO opened for reading would otherwise block until a writer
+# comes. (Windows has no FIFOs and no O_NONBLOCK.)
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def read_file(
+    path: str | os.PathLike[str],
+    *,
+    limit: int = MAX_WHOLE_FILE_BYTES,
+    what: str = "",
+    error: type[GamepakError] = GamepakError,
+    label: str | None = None,
+) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them.
+
+    `what` names the file's role in the messages ("the palette": `PATH: cannot read the palette:
+    ...`); `error` is the GamepakError subclass raised (a reader's own, e.g. PatchError); `label`
+    names the file in messages instead of its path (e.g. a glTF's buffer by its URI). Raises
+    it, naming the file, when the file cannot be opened or read, is not a regular file, or holds
+    more than `limit` bytes."""
+    data = _read(os.fspath(path), limit, what, error, label, owned=False)
+    assert isinstance(data, bytes)
+    return data
+
+
+def read_file_owned(
+    path: str | os.PathLike[str], *, limit: int = MAX_WHOLE_FILE_BYTES, error: type[GamepakError] = GamepakError
+) -> OwnedBuffer:
+    """`read_file` into a `source.OwnedBuffer` of the file's size: a bytearray the reader may
+    keep views into (the JOE reader's arrays), so the file costs its size once."""
+    data = _read(os.fspath(path), limit, "", error, None, owned=True)
+    assert isinstance(data, OwnedBuffer)
+    return data
+
+
+def _read(
+    file: str, limit: int, what: str, error: type[GamepakError], label: str | None, *, owned: bool
+) -> bytes | OwnedBuffer:
+    label = file if label is None else label
+    role = f" {what}" if what else ""
+    try:
+        fd = os.open(file, _OPEN_FLAGS)
+    except OSError as exc:
+        raise error(f"{label}: cannot read{role}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, device or socket)"
+            raise error(f"{label}: cannot read{role}: {kind}")
+        if info.st_size > limit:
+            raise error(f"{label}: {info.st_size} bytes, more than the {limit} bytes read whole here")
+        data: bytes | OwnedBuffer
+        with os.fdopen(fd, "rb", buffering=0, closefd=False) as handle:
+            if owned:
+                data = _read_owned(handle, info.st_size)
+            else:
+                # Sized for what the file holds now; read to its end (it may have grown
+                # since), one byte past the cap at most.
+                data = read_whole(handle, limit + 1, first_buffer=info.st_size + 1)
+    except OSError as exc:
+        raise error(f"{label}: cannot read{role}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise error(f"{label}: more than the {limit} bytes read whole here (it grew while read)")
+    return data
+
+
+def _read_owned(handle: Any, size: int) -> OwnedBuffer:
+    """The file's `size` bytes in one buffer of that size (fewer if it shrank since)."""
+    buffer = OwnedBuffer(size)
+    filled = 0
+    with memoryview(buffer) as view:
+        while filled < size:
+            count = handle.readinto(view[filled:])
+            if not count:
+                break
+            filled += count
+    del buffer[filled:]
+    return buffer
