@@ -437,6 +437,10 @@ def test_the_strings_page_names_from_the_served_folders_tables(tmp_path: Path, m
         return find_names(*arguments, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(names_module, "find_names", counting)
+    # In this process (not a forked preview worker, whose cache and counter this test cannot see).
+    from gamepak.web import isolate
+
+    monkeypatch.setattr(isolate, "available", lambda: False)
     client = TestClient(create_app(str(tmp_path)), base_url="http://127.0.0.1")
     page = client.get("/strings/language/locatexts_xx_yy.rfglocatext", params={"q": "ui_menu_quit"})
     assert page.status_code == 200 and "1 matching" in page.text and "<code>UI_MENU_QUIT</code>" in page.text

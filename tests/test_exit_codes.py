@@ -34,6 +34,7 @@ MISSING_INPUT = {
     "texture": ["ls", "MISSING.cpeg_pc"],
     "table": ["ls", "MISSING.vpp_pc"],
     "zone": ["ls", "MISSING.vpp_pc"],
+    "sprite": ["ls", "MISSING.f"],
     "patch": ["info", "MISSING.gpatch"],
     "mount": ["MISSING", "MOUNTPOINT"],
     "unmount": ["MISSING"],

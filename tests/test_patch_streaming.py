@@ -212,7 +212,7 @@ def low_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(scratch, "MEMORY_BYTES", KIB)
     # (`gamepak.ops.patch.apply` and `.make` are the functions; the modules are in sys.modules.)
-    monkeypatch.setattr(sys.modules["gamepak.ops.patch.apply"], "KEPT_BYTES", KIB)
+    monkeypatch.setattr(sys.modules["gamepak.ops.patch.target"], "KEPT_BYTES", KIB)
     monkeypatch.setattr(sys.modules["gamepak.ops.patch.make"], "MAX_DELTA_BASE_BYTES", 0)
 
 

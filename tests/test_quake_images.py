@@ -55,7 +55,7 @@ def import_takes_an_edit(target: Path, folder: Path, image: str, *, cli: bool = 
     before = target.read_bytes()
     if cli:
         code, _, err = in_process_cli("texture", "import", str(target), str(folder))
-        assert code == 0 and "1 texture(s) changed" in err, err
+        assert code == 0 and "1 texture changed" in err, err
     else:
         assert quake_textures.import_textures(target, folder) == [image]
     assert target.read_bytes() != before

@@ -270,11 +270,9 @@ def _content_model(args: argparse.Namespace) -> tuple[Any, bytes, str, dict[str,
 def _model_bytes(path: str, member: str | None) -> bytes:
     """The bytes of a model file, or of the member `member` of the pack `path`."""
     if member is None:
-        try:
-            with open(path, "rb") as handle:
-                return handle.read()
-        except OSError as exc:
-            raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+        from ..core.files import read_file
+
+        return read_file(path)
     from ..core.nested import resolve
     from ..core.opening import open as open_archive
 

@@ -39,13 +39,11 @@ ELEMENT_ARRAY_BUFFER = 34963
 FLOAT = 5126
 UNSIGNED_SHORT = 5123
 UNSIGNED_INT = 5125
-TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN = 4, 5, 6
-COMPONENT_DTYPES = {5120: "i1", 5121: "u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
-COMPONENT_COUNTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
-GLB_MAGIC = b"glTF"
-# An accessor without a buffer view is zeros: at most as many bytes as the model's buffers hold
-# (or this, for a tiny model).
-MIN_ZEROS_BYTES = 1 << 16
+# The format's numbers live with the document reader, below both this writer and the reader.
+from .gltf_document import (  # noqa: E402
+    GLB_MAGIC,
+    TRIANGLES,
+)
 
 
 def _pad4(data: bytes) -> bytes:

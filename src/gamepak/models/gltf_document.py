@@ -11,8 +11,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedFeatureError
-from .gltf import COMPONENT_COUNTS, COMPONENT_DTYPES, GLB_MAGIC, MIN_ZEROS_BYTES
 from .mesh import ModelError
+
+TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN = 4, 5, 6
+COMPONENT_DTYPES = {5120: "i1", 5121: "u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
+COMPONENT_COUNTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
+GLB_MAGIC = b"glTF"
+# An accessor without a buffer view is zeros: at most as many bytes as the model's buffers hold
+# (or this, for a tiny model).
+MIN_ZEROS_BYTES = 1 << 16
 
 if TYPE_CHECKING:
     import numpy as np

@@ -15,12 +15,17 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from .gltf import (
+from .gltf_document import (
     TRIANGLE_FAN,
     TRIANGLE_STRIP,
     TRIANGLES,
+    Document,
+    accessor_span,
+    accessor_values,
+    buffers_of,
+    is_index,
+    load_document,
 )
-from .gltf_document import Document, accessor_span, accessor_values, buffers_of, is_index, load_document
 from .mesh import ModelError, normalised, y_up_to_z_up
 
 if TYPE_CHECKING:

@@ -76,10 +76,9 @@ def load_pair(path: str | os.PathLike[str], member: str | None = None) -> MeshPa
         for wanted, name in zip((cpu_name, gpu_name), found):
             if name is None:
                 raise GamepakError(f"{path}: its partner {wanted} is not beside it")
-        halves = []
-        for name in found:
-            with open(os.path.join(folder, name), "rb") as handle:  # type: ignore[arg-type]
-                halves.append(handle.read())
+        from ..core.files import read_file
+
+        halves = [read_file(os.path.join(folder, name)) for name in found]  # type: ignore[arg-type]
         return MeshPair(None, os.path.join(folder, found[0]), os.path.join(folder, found[1]), *halves)  # type: ignore[arg-type]
     from ..core.opening import open as open_archive
 
@@ -166,16 +165,16 @@ def find_rig(pair: MeshPair, rig: str | None = None) -> tuple[Any, list[str]]:
 
     wanted = f"{pair.name}.rig_pc".lower()
     try:
+        from ..core.files import read_file
+
         if rig is not None:
-            with open(rig, "rb") as handle:
-                return read_rig(handle.read(), rig), []
+            return read_rig(read_file(rig), rig), []
         if pair.pack is None:
             folder = os.path.dirname(pair.cpu_path) or "."
             found = _find_in(os.listdir(folder), wanted)
             if found is None:
                 return None, []
-            with open(os.path.join(folder, found), "rb") as handle:
-                return read_rig(handle.read(), os.path.join(folder, found)), []
+            return read_rig(read_file(os.path.join(folder, found)), os.path.join(folder, found)), []
         from ..core.nested import resolve, walk
         from ..core.opening import open as open_archive
 
@@ -323,11 +322,9 @@ def import_into(model: str, pack: str, member: str, *, asm: str | None = None, d
 
     pair = load_pair(pack, member)
     mesh = pair.read()
-    try:
-        with open(model, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise GamepakError(f"{model}: {exc.strerror}") from None
+    from ..core.files import read_file
+
+    data = read_file(model)
     folder = os.path.dirname(os.path.abspath(model))
     result = write_back(mesh, pair.name, data, pair.gpu, pair.cpu, label=model, folder=folder)
     report = MeshImport(pack, pair.cpu_path, result.changed_vertices, result.boxes_changed, result.warnings)

@@ -11,7 +11,6 @@ zones that changed are rewritten, and inside them only the edited objects' bytes
 
 from __future__ import annotations
 
-import builtins
 import fnmatch
 import json
 import os
@@ -32,13 +31,9 @@ MAX_ZONE = 64 << 20
 
 
 def _read_file(path: str) -> bytes:
-    try:
-        if os.path.getsize(path) > MAX_ZONE:
-            raise GamepakError(f"{path}: larger than any zone file ({MAX_ZONE >> 20} MiB)")
-        with builtins.open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+    from ..core.files import read_file
+
+    return read_file(path, limit=MAX_ZONE)
 
 
 def iter_zones(source: str | os.PathLike[str]) -> Iterator[tuple[str, bytes]]:

@@ -11,14 +11,17 @@ left-handed coordinates (`to_gltf_space` mirrors them into glTF's right-handed o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .layout import TOPOLOGY_LIST, UV_SCALE
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .reader import RenderBlock, RfgMesh
+# The reader's RfgMesh and RenderBlock, which it passes here: named as Any, as the reader imports
+# this module (the import graph has no circle, type-only imports included).
+RfgMesh = Any
+RenderBlock = Any
 
 
 def strip_triangles(indices: np.ndarray, restart: int | None = None) -> np.ndarray:

@@ -455,13 +455,12 @@ def _model_bytes(
             continue
         path = loose.find(name, f"{label}: model")
         if path is not None:
-            from .common import open_regular
+            from ...core.files import read_file
 
-            try:
-                with open_regular(path) as handle:
-                    loose_found.append((name, handle.read(), label))
-            except OSError as exc:
-                warnings.append(f"{label}: model {path} cannot be read ({exc.strerror}): left out")
+            try:  # a FIFO or device is refused, never opened to block
+                loose_found.append((name, read_file(path, error=SceneError), label))
+            except SceneError as exc:
+                warnings.append(f"{label}: model {path} cannot be read ({exc}): left out")
                 counts["objects_left_out"] = counts.get("objects_left_out", 0) + 1
             continue
         warnings.append(f"{label}: model not in {PACK_FILE} nor a file in objects/: left out")
