@@ -17,7 +17,7 @@ from gamepak.core.archive import Problem
 from gamepak.formats.quake import limits
 from gamepak.formats.quake.limits import ANY, GOLDSRC, KNOWN, QUAKE, QUAKESPASM, Engine
 
-from conftest import in_process_cli, sample
+from conftest import in_process_cli, quick_cli, sample
 
 MDL_HEADER = struct.Struct("<4si3f3ff3fiiiiiiiif")
 
@@ -138,10 +138,21 @@ def test_verify_engine_warnings_fail_only_under_strict(tmp_path: Path) -> None:
     assert code == 1
 
 
-def test_a_broken_model_is_an_error_naming_why(tmp_path: Path) -> None:
-    data = mdl()[:-10]
-    (problem,) = limits.check_mdl(data, QUAKE, "cut.mdl")
+def test_a_broken_model_is_an_error_naming_why() -> None:
+    cut = mdl()[:-10]
+    (problem,) = limits.check_mdl(cut, QUAKESPASM, "cut.mdl")  # QuakeSpasm's pose limit: the whole model is read
     assert problem.severity == "error" and "not a model the engine can load" in problem.message
+    assert limits.check_mdl(cut, QUAKE, "cut.mdl") == []  # only the header counts for vanilla
+    (short,) = limits.check_mdl(cut[:80], QUAKE, "cut.mdl")
+    assert "shorter than its 84-byte header" in short.message
+
+
+def test_the_default_check_of_a_pack_reads_model_headers_only(tmp_path: Path) -> None:
+    path = tmp_path / "models.pak"
+    path.write_bytes(pak([(b"progs/a.mdl", mdl(vertices=2001)), (b"progs/b.mdl", mdl())]))
+    code, _, err = quick_cli("verify", str(path))
+    assert code == 1 and "member 'progs/a.mdl': vertex count 2001 is over every known engine's limit of 2000" in err
+    assert err.rstrip().endswith("heavy imported: []")  # no numpy: the headers are enough
 
 
 def test_verify_rejects_an_unknown_engine(tmp_path: Path) -> None:

@@ -259,20 +259,37 @@ class _Findings:
 
 
 def check_mdl(data: bytes, engine: Engine, label: str, member: str | None = None) -> list[Problem]:
-    """An alias model's header counts and its poses against `engine`."""
+    """An alias model's header counts, and its poses when `engine` limits them, against `engine`.
+    Without a pose limit only the 84-byte header is needed (`data` may be just that)."""
     found = _Findings(engine, member)
-    try:
-        model = mdl.read(data, label)
-    except ImageError as exc:
-        found.add(f"not a model the engine can load: {exc.reason}", "error", exc.offset)
-        return found.problems
-    skins = struct.unpack_from("<i", data, 48)[0]
-    found.at_most("mdl.skin_height", "skin height", model.skin_height, 56)
-    found.multiple_of("mdl.skin_width_multiple", "skin width", model.skin_width, 52)
-    found.at_most("mdl.vertices", "vertex count", model.vertex_count, 60)
-    found.at_most("mdl.triangles", "triangle count", model.triangle_count, 64)
+    if engine.rules.get("mdl.poses") is None:
+        if len(data) < mdl.HEADER.size:
+            found.add(f"MDL is {len(data)} bytes, shorter than its {mdl.HEADER.size}-byte header", "error", 0)
+            return found.problems
+        fields = mdl.HEADER.unpack_from(data)
+        skins, width, height, vertices, triangles = fields[12:17]
+        poses = None
+    else:
+        try:
+            model = mdl.read(data, label)
+        except ImageError as exc:
+            found.add(f"not a model the engine can load: {exc.reason}", "error", exc.offset)
+            return found.problems
+        skins = struct.unpack_from("<i", data, 48)[0]
+        width, height, vertices, triangles = (
+            model.skin_width,
+            model.skin_height,
+            model.vertex_count,
+            model.triangle_count,
+        )
+        poses = len(model.poses)
+    found.at_most("mdl.skin_height", "skin height", height, 56)
+    found.multiple_of("mdl.skin_width_multiple", "skin width", width, 52)
+    found.at_most("mdl.vertices", "vertex count", vertices, 60)
+    found.at_most("mdl.triangles", "triangle count", triangles, 64)
     found.at_most("mdl.skins", "skin count", skins, 48)
-    found.at_most("mdl.poses", "pose count (frames and frame group members)", len(model.poses))
+    if poses is not None:
+        found.at_most("mdl.poses", "pose count (frames and frame group members)", poses)
     return found.problems
 
 
@@ -409,7 +426,11 @@ def check_member(archive: Archive, entry: Entry, engine: Engine) -> list[Problem
         except CorruptArchiveError as exc:
             reason = getattr(exc, "reason", str(exc))
             return [Problem(f"member {entry.name!r}: not a WAD the engine can load: {reason}", member=entry.name)]
-    data = archive.read(entry)
+    if extension == ".mdl" and engine.rules.get("mdl.poses") is None:
+        with archive.open(entry) as stream:  # the header holds every count this engine limits
+            data = stream.read(mdl.HEADER.size)
+    else:
+        data = archive.read(entry)
     if extension != ".bsp" and not _is_quake_file(data):
         return []  # a Half-Life studio model or sprite, a Quake II one: not these loaders' files
     return _MEMBER_CHECKS[extension](data, engine, f"{archive.filename}/{entry.name}", entry.name)
