@@ -336,6 +336,18 @@ def test_gfx_wad_without_the_lumps_the_engine_looks_up(tmp_path: Path) -> None:
         assert limits.check_wad(archive, QUAKE) == []  # only gfx.wad is looked up
 
 
+def test_gfx_wad_lumps_follow_each_engines_loader(tmp_path: Path) -> None:
+    path = tmp_path / "gfx.wad"
+    lumps = [(name.encode(), 0x42, struct.pack("<ii", 1, 1) + b"\0") for name in QUAKE.gfx_lumps if name != "ram"]
+    path.write_bytes(wad_bytes(lumps))
+    with gamepak.open(path) as archive:
+        assert messages(limits.check_wad(archive, QUAKE)) == [
+            "gfx.wad has no 'ram' lump, which the engine looks up at start-up "
+            "(W_GetLumpinfo (WinQuake/wad.c) calls Sys_Error for a missing lump)"
+        ]
+        assert limits.check_wad(archive, QUAKESPASM) == []  # QuakeSpasm's SCR_LoadPics no longer loads it
+
+
 def test_gfx_wad_must_be_wad2(tmp_path: Path) -> None:
     path = tmp_path / "gfx.wad"
     lumps = [(name.encode(), 0x42, struct.pack("<ii", 1, 1) + b"\0") for name in QUAKE.gfx_lumps]

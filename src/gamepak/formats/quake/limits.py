@@ -162,7 +162,8 @@ QUAKESPASM = Engine(
         name: Rule(0, "error", "Sys_Error in Quake/gl_draw.c Draw_LoadPics")
         if name == "conchars"
         else Rule(0, "warning", _QS_MISSING)
-        for name in (*_DRAW_LUMPS, *_SCREEN_LUMPS, *_SBAR_LUMPS)
+        # Draw_LoadPics (gl_draw.c), SCR_LoadPics (gl_screen.c: no "ram" any more), Sbar_LoadPics (sbar.c)
+        for name in (*_DRAW_LUMPS, "net", "turtle", *_SBAR_LUMPS)
     },
 )
 
@@ -208,11 +209,13 @@ def _most_permissive() -> Engine:
         chosen = max((rule for rule in known if rule is not None), key=lambda rule: rule.limit)
         rules[key] = chosen
     versions = frozenset().union(*(engine.bsp_versions or frozenset() for engine in KNOWN))
-    lumps = {}
+    # An engine with a gfx.wad list that lacks a lump does not look it up; one without a list is not known.
+    lumps: dict[str, Rule] = {}
     for name in QUAKE.gfx_lumps:
-        said = [engine.gfx_lumps[name] for engine in KNOWN if name in engine.gfx_lumps]
-        if all(rule.severity == "error" for rule in said):
-            lumps[name] = said[-1]
+        said = [engine.gfx_lumps.get(name) for engine in KNOWN if engine.gfx_lumps]
+        kept = [rule for rule in said if rule is not None and rule.severity == "error"]
+        if len(kept) == len(said):
+            lumps[name] = kept[-1]
     return Engine("any", "the most permissive known engine", rules, versions, QUAKESPASM.gfx_wad2, lumps)
 
 
