@@ -162,8 +162,8 @@ QUAKESPASM = Engine(
         name: Rule(0, "error", "Sys_Error in Quake/gl_draw.c Draw_LoadPics")
         if name == "conchars"
         else Rule(0, "warning", _QS_MISSING)
-        # Draw_LoadPics (gl_draw.c), SCR_LoadPics (gl_screen.c: no "ram" any more), Sbar_LoadPics (sbar.c)
-        for name in (*_DRAW_LUMPS, "net", "turtle", *_SBAR_LUMPS)
+        # Draw_LoadPics (gl_draw.c), SCR_LoadPics (gl_screen.c), Sbar_LoadPics (sbar.c)
+        for name in (*_DRAW_LUMPS, *_SCREEN_LUMPS, *_SBAR_LUMPS)
     },
 )
 
