@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from ..core.archive import Archive, Problem
 
 
+# The tables of formats/quake/limits.py (not imported here: the CLI starts without them).
+ENGINE_NAMES = ("quake", "quakespasm", "goldsrc")
+
+
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ls = add_command(commands, "ls", run_ls, "List the members of a pack, one name per line, in archive order.")
     ls.add_argument("archive", metavar="ARCHIVE")
@@ -85,6 +89,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         metavar="ORIGINAL",
         help="RFG: check ARCHIVE's tables only for what is new against ORIGINAL, the unmodified pack "
         "(a new value error is then an error)",
+    )
+    verify.add_argument(
+        "--engine",
+        choices=ENGINE_NAMES,
+        help="Quake files (PAK, WAD, BSP, MDL, SPR): check them against this engine's limits "
+        "(default: only what every known engine refuses)",
     )
     add_json_option(verify, "a JSON object: ok, member count, errors and warnings with offsets")
     add_format_option(verify)
@@ -281,11 +291,25 @@ def _peg_check(format_name: str | None, path: str) -> tuple[list[Problem], int] 
     return check_loose_peg(path)
 
 
+def _quake_check(format_name: str | None, path: str, engine: str | None) -> tuple[list[Problem], str] | None:
+    """(problems, "model" or "sprite") for a loose Quake MDL or SPR, checked against `engine`'s
+    limits; None for anything else."""
+    if format_name is not None or not path.lower().endswith((".mdl", ".spr")) or not os.path.isfile(path):
+        return None
+    from ..formats.quake.limits import check_loose, engine_named
+
+    return check_loose(path, engine_named(engine))
+
+
 def run_verify(args: argparse.Namespace) -> int:
     archive = args.archive
     model = _model_check(args.format_name, archive)
     peg = _peg_check(args.format_name, archive)
-    if model is not None:
+    quake = _quake_check(args.format_name, archive, args.engine) if model is None and peg is None else None
+    if quake is not None:
+        problems, what = quake
+        member_count, filename = 1, archive
+    elif model is not None:
         problems, member_count = model
         filename = archive
         what = "face"
@@ -318,6 +342,10 @@ def run_verify(args: argparse.Namespace) -> int:
                 from ..formats.rfg.check import check_separate_asm
 
                 problems += check_separate_asm(opened, args.asm)
+            if opened.format_name in ("pak", "wad", "bsp"):  # Quake files against an engine's limits
+                from ..formats.quake.limits import check_archive, engine_named
+
+                problems += check_archive(opened, engine_named(args.engine))
             member_count = len(opened)
             filename = opened.filename
         what = "member"
