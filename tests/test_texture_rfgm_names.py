@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
+from test_cli_texture import _dxt1_pair, _rfgm_dds
 
 from gamepak.cli import main
 from gamepak.formats.rfg.peg import Peg
 from gamepak.formats.rfg.peg.rfgm_names import plain_name, rfgm_textures
 
 from conftest import sample
-from test_cli_texture import _dxt1_pair, _rfgm_dds
 
 PEG_FOLDER = "p__index_0__pegAlign_16_.cpeg_pc"
 

@@ -331,14 +331,14 @@ def _import_folder(
             present = set(os.listdir(folder))
         except (FileNotFoundError, NotADirectoryError):
             continue  # no folder for this peg: nothing of it was exported or edited
-        images = [name for name in present if name.lower().endswith(IMPORT_SUFFIXES)]
-        listed.append((folder, present, rfgm_textures(images)))
+        image_names = [name for name in present if name.lower().endswith(IMPORT_SUFFIXES)]
+        listed.append((folder, present, rfgm_textures(image_names)))
     changed = []
     for texture in list(peg.textures):
         if progress is not None:
             progress(texture.name)
         stem = _stem(texture.name)
-        images = []
+        images: list[tuple[str, bool]] = []
         for folder, present, rfgm in listed:
             names = [(stem + suffix, False) for suffix in IMPORT_SUFFIXES if stem + suffix in present]
             names += [(name, True) for name in rfgm.get(stem.lower(), [])]
