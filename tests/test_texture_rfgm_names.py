@@ -136,3 +136,76 @@ def test_images_matching_nothing_are_named_with_the_nearest_texture_and_exit_1(
     err = capsys.readouterr().err
     assert "2 image(s) match no texture" in err and "(nearest texture: heat_map_enemy.tga)" in err
     assert "texture add" in err and "zzz.png" in err.split("texture add")[1]  # advice for the one with no near name
+
+
+# -- an import that changes nothing says so, and writes nothing ----------------------------------------
+def test_reimporting_an_edited_png_is_unchanged_and_leaves_the_pair_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "1 texture(s) changed" every time, the pair rewritten (new mtime), and --dry-run
+    said "would change": the lossy DXT1 re-encode was compared with the PNG."""
+    import os
+
+    target = _dxt1_pair(tmp_path / "game", seed=1)
+    out = tmp_path / "out"
+    assert main(["texture", "export", str(target), "-o", str(out)]) == 0
+    rng = np.random.default_rng(7)  # noise: DXT1 cannot hold it, so the decode differs from the PNG
+    Image.fromarray(rng.integers(0, 256, (32, 32, 4), dtype=np.uint8), "RGBA").save(out / "heat_map_enemy.png")
+    capsys.readouterr()
+    assert main(["texture", "import", str(target), str(out)]) == 0
+    assert "1 texture(s) changed: heat_map_enemy.tga" in capsys.readouterr().err
+    pair = [target, target.parent / "p.gpeg_pc"]
+    stored = [path.read_bytes() for path in pair]
+    old = 1_000_000_000  # an mtime no write could leave
+    for path in pair:
+        os.utime(path, ns=(old, old))
+    for argv in (["--dry-run"], []):
+        assert main(["texture", "import", str(target), str(out), *argv]) == 0
+        err = capsys.readouterr().err
+        assert "unchanged" in err and "changed:" not in err and "would change" not in err, argv
+        assert [path.read_bytes() for path in pair] == stored
+        assert [path.stat().st_mtime_ns for path in pair] == [old, old]
+
+
+def test_reimporting_an_edited_png_into_a_pack_is_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    pack = tmp_path / "xray_effect.str2_pc"
+    shutil.copyfile(sample("vpp/xray_effect.str2_pc"), pack)
+    out = tmp_path / "out"
+    assert main(["texture", "export", str(pack), "-o", str(out)]) == 0
+    rng = np.random.default_rng(8)
+    edited = out / "xray_effect.cpeg_pc" / "heat_map_vision.png"
+    Image.fromarray(rng.integers(0, 256, (32, 32, 4), dtype=np.uint8), "RGBA").save(edited)
+    assert main(["texture", "import", str(pack), str(out)]) == 0
+    before = pack.read_bytes()
+    os.utime(pack, ns=(1_000_000_000, 1_000_000_000))
+    capsys.readouterr()
+    for argv in (["--dry-run"], []):
+        assert main(["texture", "import", str(pack), str(out), *argv]) == 0
+        assert "unchanged" in capsys.readouterr().err
+        assert pack.read_bytes() == before and pack.stat().st_mtime_ns == 1_000_000_000
+
+
+def test_reimporting_an_off_palette_png_into_a_wad_is_unchanged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    wad = tmp_path / "gfx.wad"
+    shutil.copyfile(sample("quake/gfx.wad"), wad)
+    out = tmp_path / "out"
+    assert main(["texture", "export", str(wad), "-o", str(out)]) == 0
+    png = sorted(out.glob("*.png"))[0]
+    with Image.open(png) as image:
+        size = image.size
+    rng = np.random.default_rng(9)
+    Image.fromarray(rng.integers(0, 256, (size[1], size[0], 4), dtype=np.uint8), "RGBA").save(png)
+    assert main(["texture", "import", str(wad), str(out)]) == 0
+    before = wad.read_bytes()
+    os.utime(wad, ns=(1_000_000_000, 1_000_000_000))
+    capsys.readouterr()
+    for argv in (["--dry-run"], []):
+        assert main(["texture", "import", str(wad), str(out), *argv]) == 0
+        assert "unchanged" in capsys.readouterr().err
+        assert wad.read_bytes() == before and wad.stat().st_mtime_ns == 1_000_000_000

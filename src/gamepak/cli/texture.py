@@ -239,8 +239,14 @@ def run_import(args: argparse.Namespace) -> int | None:
     with counting_bar("checking textures") as advance:
         changed = module.import_textures(args.target, args.folder, dry_run=args.dry_run, progress=advance, **options)
     verb = "would change" if args.dry_run else "changed"
-    if not _quiet_run(args):
-        note(f"{len(changed)} texture(s) {verb}" + (f": {', '.join(changed)}" if changed else ""))
+    if _quiet_run(args):
+        return None
+    if changed:
+        note(f"{len(changed)} texture(s) {verb}: {', '.join(changed)}")
+    else:
+        # Every image encodes to what is stored (an edit imported once already): nothing was
+        # or would be written, the file keeps its bytes and its modification time.
+        note(f"{args.target}: unchanged (every image matches what it stores)")
     return None
 
 

@@ -444,7 +444,15 @@ def _image_change(
     stored = peg.read_image(name)
     if pixels.shape == stored.shape and np.array_equal(pixels, stored):
         return None  # unchanged: never re-encoded
-    return lambda: peg.replace_image(name, pixels)
+    # An edited image imported once already differs from its lossy decode, but encodes to the
+    # stored bytes again: compare what would be written with what is stored, not with the image.
+    try:
+        chain, width, height, mips = peg.encode_image(name, pixels)
+    except GamepakError as exc:
+        raise GamepakError(f"{path}: {exc}") from None
+    if (width, height, mips) == (texture.width, texture.height, texture.mips) and chain == peg.mip_data(name):
+        return None
+    return lambda: peg.replace_data(name, chain, width, height, mips)
 
 
 def read_rgba(path: str, *, texture: PegTexture | None = None, resize: bool = True) -> Any:

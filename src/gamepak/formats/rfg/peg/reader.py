@@ -149,9 +149,11 @@ class Peg:
         texture.frame_size = need if exact else align(need, self.header["alignment"])
         self._frames[self.textures.index(texture)] = chain + bytes(texture.frame_size - need)
 
-    def replace_image(self, name: str, rgba: Any, mips: int | None = None) -> None:
-        """Encode an RGBA image (array or Pillow image) into the texture's format, mips
-        regenerated; the size may change (mips then default to what the old count allows)."""
+    def encode_image(self, name: str, rgba: Any, mips: int | None = None) -> tuple[bytes, int, int, int]:
+        """An RGBA image (array or Pillow image) encoded into the texture's format, mips
+        regenerated, without storing it: (chain, width, height, mips), what `replace_data`
+        takes. An import compares the chain with `mip_data` to tell an image that encodes to
+        the stored bytes (an edited PNG imported once already) from a real change."""
         import numpy as np
 
         from .pixels import encode_chain
@@ -163,8 +165,12 @@ class Peg:
         height, width = pixels.shape[:2]
         self._check_size(texture.format, width, height, f"{self.name}: {texture.name}")
         mips = mips or min(texture.mips, max_mips(width, height))
-        chain = encode_chain(texture.format, pixels, mips, self.order)
-        self.replace_data(name, chain, width, height, mips)
+        return encode_chain(texture.format, pixels, mips, self.order), width, height, mips
+
+    def replace_image(self, name: str, rgba: Any, mips: int | None = None) -> None:
+        """Encode an RGBA image (array or Pillow image) into the texture's format, mips
+        regenerated; the size may change (mips then default to what the old count allows)."""
+        self.replace_data(name, *self.encode_image(name, rgba, mips))
 
     def add_texture(
         self, name: str, rgba: Any, fmt: PixelFormat = PixelFormat.DXT5, mips: int | None = None, flags: int = 0
