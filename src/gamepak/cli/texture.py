@@ -84,7 +84,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     imp.add_argument("--dry-run", action="store_true", help="check every image and say what would change")
     _peg_option(imp, "only into that peg (its folder under DIR)")
     _order(imp)
-    _resize(imp, "more than 4x the texture's area")
+    _resize(
+        imp, "more than 4x the texture's area (a peg takes its size; a Quake image is scaled to the size it replaces)"
+    )
     _asm_option(imp)
     _quiet(imp)
     _palette_option(imp)
@@ -234,8 +236,9 @@ def run_export(args: argparse.Namespace) -> int | None:
 
 def run_import(args: argparse.Namespace) -> int | None:
     module, options = _source(args.target, args)
+    options["resize"] = args.resize
     if "peg" in options:
-        options.update(resize=args.resize, asm=args.asm)
+        options["asm"] = args.asm
     with counting_bar("checking textures") as advance:
         changed = module.import_textures(args.target, args.folder, dry_run=args.dry_run, progress=advance, **options)
     verb = "would change" if args.dry_run else "changed"

@@ -244,6 +244,25 @@ def reencode(image: PaletteImage, rgba: object, palette: bytes) -> PaletteImage:
     )
 
 
+def read_sized(path: str, image: PaletteImage, resize: bool) -> Any:
+    """The picture at `path` as RGBA pixels, sized from its header before it is decoded: up to
+    `core.pictures.AREA_FACTOR` times the area of `image` (the one it replaces) as it is; a
+    larger one is refused, or with `resize` scaled to `image`'s size once decoded (never one
+    past `core.pictures.MAX_SIDE`/`MAX_PIXELS`)."""
+    from ..core.pictures import AREA_FACTOR, check_size, read_rgba
+
+    limit = AREA_FACTOR * image.width * image.height
+    allowed = f"{AREA_FACTOR}x the area of {image.name} ({image.width}x{image.height})"
+
+    def check(width: int, height: int) -> None:
+        check_size(width, height, path, area_limit=limit, allowed=allowed, resize=resize)
+
+    def fit(width: int, height: int) -> tuple[int, int] | None:
+        return (image.width, image.height) if width * height > limit else None
+
+    return read_rgba(path, check, fit=fit)
+
+
 def import_textures(
     target: str | os.PathLike[str],
     folder: str | os.PathLike[str],
@@ -251,12 +270,15 @@ def import_textures(
     dry_run: bool = False,
     palette: str | None = None,
     progress: Callable[[str], object] | None = None,
+    resize: bool = False,
 ) -> list[str]:
     """Import a folder laid out as `export_textures` writes it into `target`: images whose
-    pixels differ from what is stored are re-encoded; returns the changed images' paths."""
+    pixels differ from what is stored are re-encoded; returns the changed images' paths. Each
+    picture is sized from its header first (`read_sized`): more than 4x the area of the image
+    it replaces is refused, or with `resize` scaled to that image's size."""
     import numpy as np
 
-    from ..formats.quake.images import read_picture, to_rgba
+    from ..formats.quake.images import to_rgba
 
     path = os.fspath(target)
     root = os.fspath(folder)
@@ -270,7 +292,7 @@ def import_textures(
                 continue
             if progress is not None:
                 progress(relative)
-            rgba = read_picture(picture)
+            rgba = read_sized(picture, image, resize)
             if rgba.shape[:2] == (image.height, image.width) and np.array_equal(rgba, to_rgba(image, unit.palette)):
                 continue
             new = reencode(image, rgba, unit.palette)

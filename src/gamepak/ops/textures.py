@@ -362,35 +362,26 @@ def _import_folder(
     return changed
 
 
-# Images are sized from their header before anything is decoded. Without `resize`, an image
-# may be at most AREA_FACTOR times the texture's area (an import) or DEFAULT_ADD_SIDE squared
-# (an add); with it, up to MAX_SIDE on a side and MAX_PIXELS in all (Pillow's own bomb limit
-# is above that; an 8192x8192 image takes about 0.6 GiB to decode and encode).
-MAX_SIDE = 16384
+# Images are sized from their header before anything is decoded (`core.pictures`). Without
+# `resize`, an image may be at most AREA_FACTOR times the texture's area (an import) or
+# DEFAULT_ADD_SIDE squared (an add); with it, up to MAX_SIDE on a side and MAX_PIXELS in all
+# (an 8192x8192 image takes about 0.6 GiB to decode and encode).
 DDS_HEADERS_MAX = 148  # "DDS ", the 124-byte header and the 20-byte DX10 one
-MAX_PIXELS = 8192 * 8192
-AREA_FACTOR = 4
 DEFAULT_ADD_SIDE = 4096
 
 
 def check_image_size(width: int, height: int, what: str, *, texture: PegTexture | None, resize: bool) -> None:
-    """Refuse an image size before it is decoded: larger than MAX_SIDE on a side, or without
-    `resize` more than AREA_FACTOR times `texture`'s area (DEFAULT_ADD_SIDE squared for a new
+    """Refuse an image size before it is decoded (`core.pictures.check_size`): without
+    `resize`, more than AREA_FACTOR times `texture`'s area (DEFAULT_ADD_SIDE squared for a new
     texture, `texture` None)."""
-    if width > MAX_SIDE or height > MAX_SIDE or width * height > MAX_PIXELS:
-        raise GamepakError(
-            f"{what}: {width}x{height} is larger than gamepak takes for a texture "
-            f"(at most {MAX_SIDE} on a side and {MAX_PIXELS // 1_000_000} million pixels)"
-        )
-    if resize:
-        return
+    from ..core.pictures import AREA_FACTOR, check_size
+
     if texture is None:
         limit, allowed = DEFAULT_ADD_SIDE * DEFAULT_ADD_SIDE, f"{DEFAULT_ADD_SIDE}x{DEFAULT_ADD_SIDE}"
     else:
         limit = AREA_FACTOR * texture.width * texture.height
         allowed = f"{AREA_FACTOR}x the area of {texture.name} ({texture.width}x{texture.height})"
-    if width * height > limit:
-        raise GamepakError(f"{what}: {width}x{height} is more than {allowed}; --resize allows a larger image")
+    check_size(width, height, what, area_limit=limit, allowed=allowed, resize=resize)
 
 
 def _image_change(
@@ -459,19 +450,9 @@ def read_rgba(path: str, *, texture: PegTexture | None = None, resize: bool = Tr
     """An image file Pillow reads, as an RGBA array; a GamepakError naming the file when it
     cannot be read or is larger than `check_image_size` allows (sized from its header, before
     its pixels are decoded)."""
-    import numpy as np
-    from PIL import Image
+    from ..core.pictures import read_rgba as read_sized
 
-    try:
-        with Image.open(path) as image:
-            check_image_size(*image.size, path, texture=texture, resize=resize)
-            if image.mode == "RGBA":  # not copied once more by convert
-                image.load()
-                return np.asarray(image)
-            with image.convert("RGBA") as converted:
-                return np.asarray(converted)
-    except (OSError, ValueError, SyntaxError, EOFError, NotImplementedError, Image.DecompressionBombError) as exc:
-        raise GamepakError(f"{path}: not an image Pillow reads ({exc})") from None
+    return read_sized(path, lambda width, height: check_image_size(width, height, path, texture=texture, resize=resize))
 
 
 def _warn_unused(target: str, folder: str, used: set[str], known: list[str], peg: str | None = None) -> None:

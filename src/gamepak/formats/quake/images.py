@@ -45,7 +45,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from ...errors import CorruptArchiveError, GamepakError
+from ...errors import CorruptArchiveError
 from .palette import FULLBRIGHT_START
 
 TYPE_CHECKING = False
@@ -402,15 +402,3 @@ def png_from_rgba(width: int, height: int, rgba: bytes) -> bytes:
 def png_of(image: PaletteImage, palette: bytes) -> bytes:
     """The RGBA PNG of an image's mip 0."""
     return png_from_rgba(image.width, image.height, rgba_bytes(image, palette))
-
-
-def read_picture(path: str) -> np.ndarray:
-    """An image file (PNG, TGA, anything Pillow reads) as (h, w, 4) uint8 RGBA."""
-    import numpy as np
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(path) as picture:
-            return np.asarray(picture.convert("RGBA"))
-    except (OSError, UnidentifiedImageError, ValueError) as exc:
-        raise GamepakError(f"{path}: cannot read the image: {exc}") from None
