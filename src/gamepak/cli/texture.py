@@ -190,6 +190,8 @@ def run_ls(args: argparse.Namespace) -> int | None:
             write_text("".join(quake.ls_line(row) + "\n" for row in found))
         elif not _quiet_run(args):
             note(f"{args.source}: no textures")
+        if not args.as_json:
+            _say_palettes(args, list(dict.fromkeys(str(row["palette"]) for row in found)))
         return None
     from ..ops.textures import list_textures
 
@@ -210,6 +212,13 @@ def run_ls(args: argparse.Namespace) -> int | None:
     return None
 
 
+def _say_palettes(args: argparse.Namespace, palettes: list[str]) -> None:
+    """Say which palette Quake images were drawn through (Quake's, Quake II's, a file's)."""
+    if not _quiet_run(args):
+        for where in palettes:
+            note(f"palette: {where}")
+
+
 def _source(path: str, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """The texture source module the content registry names for `path` (`ops.textures` for RFG
     pegs, `ops.quake_textures` for Quake images) and the options of that kind the command got."""
@@ -223,12 +232,16 @@ def _source(path: str, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
 def run_export(args: argparse.Namespace) -> int | None:
     module, options = _source(args.source, args)
+    palettes: list[str] = []
     if "peg" in options:
         options["kind"] = args.kind
+    else:
+        options["palettes"] = palettes
     with counting_bar("exporting textures") as advance:
         written = module.export_textures(
             args.source, args.output, names=args.names, overwrite=args.overwrite, progress=advance, **options
         )
+    _say_palettes(args, palettes)
     if not _quiet_run(args):
         note(f"exported {len(written)} texture(s) to {args.output}")
     return None
@@ -237,10 +250,14 @@ def run_export(args: argparse.Namespace) -> int | None:
 def run_import(args: argparse.Namespace) -> int | None:
     module, options = _source(args.target, args)
     options["resize"] = args.resize
+    palettes: list[str] = []
     if "peg" in options:
         options["asm"] = args.asm
+    else:
+        options["palettes"] = palettes
     with counting_bar("checking textures") as advance:
         changed = module.import_textures(args.target, args.folder, dry_run=args.dry_run, progress=advance, **options)
+    _say_palettes(args, palettes)
     verb = "would change" if args.dry_run else "changed"
     if _quiet_run(args):
         return None

@@ -45,6 +45,7 @@ class Unit:
     images: list[PaletteImage]
     palette: bytes
     image_paths: list[str] = field(default_factory=list)
+    palette_source: str = ""  # where `palette` was found (a file, a member, or built in)
 
 
 def _file_name(name: str) -> str:
@@ -67,34 +68,62 @@ def _image_paths(unit_path: str, member: bool, kind: str, found: list[PaletteIma
     return [prefix + _file_name(image.name) + ".png" for image in found]
 
 
-def _palette(source: str, override: str | None, archive: object | None) -> bytes:
-    from ..formats.quake.palette import find_palette, palette_from_bytes, read_palette_file
+class _Palettes:
+    """The palettes of one source, each found when first needed (a pack without Quake II images
+    never looks for Quake II's): Quake's for every kind but `wal`, Quake II's for `wal`. Each
+    comes with where it was found, which the commands print."""
 
-    if override:
-        return read_palette_file(override)
-    if archive is not None:
-        from ..core.archive import Archive
-        from ..errors import MemberNotFoundError
+    def __init__(self, source: str, override: str | None, archive: Any | None) -> None:
+        self.source, self.override, self.archive = source, override, archive
+        self._found: dict[bool, tuple[bytes, str]] = {}
 
-        assert isinstance(archive, Archive)
-        # Quake's palette lump; Quake II keeps its palette at the end of pics/colormap.pcx.
-        for name in ("gfx/palette.lmp", "palette.lmp", "pics/colormap.pcx"):
-            try:
-                entry = archive.getinfo(name)
-            except MemberNotFoundError:
-                for candidate in archive.infolist():
-                    if candidate.name.lower() == name:
-                        entry = candidate
-                        break
-                else:
-                    continue
-            return palette_from_bytes(archive.read(entry), f"{source}:{entry.name}")
-    return find_palette(source)
+    def for_kind(self, kind: str) -> tuple[bytes, str]:
+        quake2 = kind == "wal"
+        if quake2 not in self._found:
+            self._found[quake2] = self._quake2() if quake2 else self._quake()
+        return self._found[quake2]
+
+    def _member(self, names: tuple[str, ...]) -> tuple[bytes, str] | None:
+        """The palette of the first member of the pack called one of `names` (case ignored)."""
+        from ..formats.quake.palette import palette_from_bytes
+
+        if self.archive is None:
+            return None
+        by_name = {entry.name.lower(): entry for entry in self.archive.infolist()}
+        for name in names:
+            entry = by_name.get(name)
+            if entry is not None:
+                label = f"{self.source}:{entry.name}"
+                return palette_from_bytes(self.archive.read(entry), label), label
+        return None
+
+    def _quake(self) -> tuple[bytes, str]:
+        from ..formats.quake.palette import built_in_palette, palette_file_beside, read_palette_file
+
+        if self.override:
+            return read_palette_file(self.override), f"{self.override} (--palette)"
+        # Quake's palette lump; a Quake II pack keeps its palette at the end of pics/colormap.pcx.
+        found = self._member(("gfx/palette.lmp", "palette.lmp", "pics/colormap.pcx"))
+        if found is not None:
+            return found
+        beside = palette_file_beside(self.source)
+        if beside is not None:
+            return read_palette_file(beside), beside
+        return built_in_palette(), "Quake's palette (built in: LibreQuake's)"
+
+    def _quake2(self) -> tuple[bytes, str]:
+        from ..formats.quake.palette import quake2_palette_for
+
+        if not self.override:
+            found = self._member(("pics/colormap.pcx",))
+            if found is not None:
+                return found
+        return quake2_palette_for(self.source, self.override)
 
 
 def iter_units(source: str | os.PathLike[str], *, palette: str | None = None) -> Iterator[Unit]:
     """Each file holding palette images in `source`, in order (a pack's nested packs where
-    they stand)."""
+    they stand), with the palette its images are drawn through (Quake II's for `.wal`)."""
     path = os.fspath(source)
     kind = sources.kind_of_extension(path)
     if kind is not None:
@@ -106,21 +135,20 @@ def iter_units(source: str | os.PathLike[str], *, palette: str | None = None) ->
         name = os.path.splitext(os.path.basename(path))[0]
         found = sources.read_images(kind, data, name, path)
         base = os.path.basename(path)
-        yield Unit(
-            base, False, kind, data, found, _palette(path, palette, None), _image_paths(base, False, kind, found)
-        )
+        colours, where = _Palettes(path, palette, None).for_kind(kind)
+        yield Unit(base, False, kind, data, found, colours, _image_paths(base, False, kind, found), where)
         return
     from ..core.opening import open as open_archive
 
     with open_archive(path) as pack:
-        yield from _units_in(pack, "", path, _palette(path, palette, pack))
+        yield from _units_in(pack, "", path, _Palettes(path, palette, pack))
 
 
 # Members opened as packs to look inside (by name: sniffing every member costs more than the rest).
 PACK_SUFFIXES = (".wad", ".pak", ".pk3", ".kpf", ".zip")
 
 
-def _units_in(pack: Any, prefix: str, path: str, shared: bytes) -> Iterator[Unit]:
+def _units_in(pack: Any, prefix: str, path: str, palettes: _Palettes) -> Iterator[Unit]:
     """The units of one pack, and of the packs (WADs, PAKs, PK3s) inside it where they stand."""
     from ..formats.quake.wad import Reader as WadReader
     from ..formats.quake.wad import WadEntry
@@ -134,7 +162,7 @@ def _units_in(pack: Any, prefix: str, path: str, shared: bytes) -> Iterator[Unit
         else:
             if entry.name.lower().endswith(PACK_SUFFIXES):
                 with pack.open_archive(entry) as inner:
-                    yield from _units_in(inner, member_path + "/", path, shared)
+                    yield from _units_in(inner, member_path + "/", path, palettes)
                 continue
             kind = sources.kind_of_extension(entry.name)
         if kind is None:
@@ -147,13 +175,14 @@ def _units_in(pack: Any, prefix: str, path: str, shared: bytes) -> Iterator[Unit
         label = f"{path}:{member_path}"
         name = entry.name if in_wad else os.path.splitext(os.path.basename(entry.name))[0]
         found = sources.read_images(kind, data, name, label, wad3=in_wad and pack.wad3)
-        yield Unit(member_path, True, kind, data, found, shared, _image_paths(member_path, True, kind, found))
+        colours, where = palettes.for_kind(kind)
+        yield Unit(member_path, True, kind, data, found, colours, _image_paths(member_path, True, kind, found), where)
 
 
 def list_textures(source: str | os.PathLike[str], *, palette: str | None = None) -> list[dict[str, object]]:
-    """Each image of `source` as {file, name, image, kind, width, height, mips, transparent}
-    (`image`: its path in an export, without `.png`): what `texture ls --json` prints for
-    Quake files."""
+    """Each image of `source` as {file, name, image, kind, width, height, mips, transparent,
+    palette} (`image`: its path in an export, without `.png`; `palette`: where the colours
+    come from): what `texture ls --json` prints for Quake files."""
     return [
         {
             "file": unit.path,
@@ -164,6 +193,7 @@ def list_textures(source: str | os.PathLike[str], *, palette: str | None = None)
             "height": image.height,
             "mips": len(image.mips),
             "transparent": image.transparent,
+            "palette": "own (WAD3)" if image.palette is not None else unit.palette_source,
         }
         for unit in iter_units(source, palette=palette)
         for image, relative in zip(unit.images, unit.image_paths, strict=True)
@@ -187,9 +217,10 @@ def export_textures(
     overwrite: bool = False,
     palette: str | None = None,
     progress: Callable[[str], object] | None = None,
+    palettes: list[str] | None = None,
 ) -> list[str]:
     """Write every image of `source` (only those called `names`, if given) under `output` as an
-    RGBA PNG; returns the files written."""
+    RGBA PNG; returns the files written. `palettes` gets where each palette used was found."""
     from ..formats.quake.images import png_of
     from .safe_tree import write_files
 
@@ -203,6 +234,7 @@ def export_textures(
             if not image.mips:
                 continue  # a BSP texture kept as its header only (qbsp -notex)
             seen.add(image.name.lower())
+            _note_palette(palettes, unit, image)
             files.append((relative, png_of(image, unit.palette)))
             if progress is not None:
                 progress(relative)
@@ -210,6 +242,12 @@ def export_textures(
     if missing:
         raise GamepakError(f"{os.fspath(source)}: no image called {', '.join(sorted(missing))}")
     return write_files(output, files, overwrite=overwrite)
+
+
+def _note_palette(palettes: list[str] | None, unit: Unit, image: PaletteImage) -> None:
+    """Add where `unit`'s palette was found to `palettes` (once), unless the image has its own."""
+    if palettes is not None and image.palette is None and unit.palette_source not in palettes:
+        palettes.append(unit.palette_source)
 
 
 def _picture_for(folder: str, relative: str) -> str | None:
@@ -271,11 +309,13 @@ def import_textures(
     palette: str | None = None,
     progress: Callable[[str], object] | None = None,
     resize: bool = False,
+    palettes: list[str] | None = None,
 ) -> list[str]:
     """Import a folder laid out as `export_textures` writes it into `target`: images whose
     pixels differ from what is stored are re-encoded; returns the changed images' paths. Each
     picture is sized from its header first (`read_sized`): more than 4x the area of the image
-    it replaces is refused, or with `resize` scaled to that image's size."""
+    it replaces is refused, or with `resize` scaled to that image's size. `palettes` gets where
+    each palette used was found."""
     import numpy as np
 
     from ..formats.quake.images import to_rgba
@@ -292,6 +332,7 @@ def import_textures(
                 continue
             if progress is not None:
                 progress(relative)
+            _note_palette(palettes, unit, image)
             rgba = read_sized(picture, image, resize)
             if rgba.shape[:2] == (image.height, image.width) and np.array_equal(rgba, to_rgba(image, unit.palette)):
                 continue
