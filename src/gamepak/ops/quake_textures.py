@@ -318,10 +318,13 @@ def import_textures(
     each palette used was found."""
     import numpy as np
 
+    from ..core.atomic import remove_stale_temporaries
     from ..formats.quake.images import to_rgba
 
     path = os.fspath(target)
     root = os.fspath(folder)
+    # What a killed import left beside the target goes first, as a pack edit does on opening.
+    remove_stale_temporaries(os.path.dirname(os.path.abspath(path)), force=True)
     changed_names: list[str] = []
     replacements: list[tuple[Unit, bytes]] = []
     for unit in iter_units(path, palette=palette):

@@ -136,6 +136,7 @@ def import_textures(
     target, folder = os.fspath(target), os.fspath(folder)
     if not os.path.isdir(folder):
         raise GamepakError(f"{folder}: not a folder (export writes one to import from)")
+    _remove_dead_temporaries(target)
     used: set[str] = set()
     known: list[str] = []  # every texture name seen, for the nearest name of an unmatched image
     if is_cpu_name(target):
@@ -272,6 +273,15 @@ def _edit(target: str, asm: str | os.PathLike[str] | None) -> Any:
     return edit(target, options={"asm": asm})
 
 
+def _remove_dead_temporaries(target: str) -> None:
+    """Remove what a killed import left beside `target` (`.NAME.gamepak-PID-N.tmp` of a dead
+    process), as a pack edit does when it opens the pack: the next import cleans up, whether
+    this one writes (a loose pair, a rebuilt pack) or not (a dry run, an in-place edit)."""
+    from ..core.atomic import remove_stale_temporaries
+
+    remove_stale_temporaries(os.path.dirname(os.path.abspath(target)), force=True)
+
+
 def _open_loose(target: str, order: str) -> Peg:
     from ..formats.rfg.peg import Peg
 
@@ -283,9 +293,13 @@ def _save_pair(target: str, peg: Peg) -> None:
 
     cpu, gpu = peg.to_bytes()
     # GPU first: a crash between the two leaves a GPU file the old CPU file still rejects
-    # loudly (size field) rather than a silent mix.
+    # loudly (size field) rather than a silent mix. A CPU file whose bytes stay (new pixels of
+    # the same size) is not written at all: the pair is then switched by one rename.
     write_bytes(peg.gpu_name or partner_name(target), gpu, overwrite=True)
-    write_bytes(target, cpu, overwrite=True)
+    with open(target, "rb") as handle:
+        same = handle.read(len(cpu) + 1) == cpu
+    if not same:
+        write_bytes(target, cpu, overwrite=True)
 
 
 def _matching_folders(root: str, parts: list[str]) -> list[str]:
