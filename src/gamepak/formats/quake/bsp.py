@@ -229,12 +229,16 @@ class MapFile:
         length = self.lumps[2].length
         ordered = sorted({offset for offset in offsets if offset >= 0} | {length})
         spans: list[tuple[int, int] | None] = []
+        shared: dict[int, tuple[int, int]] = {}  # one tuple per record, however many slots name it
         for offset in offsets:
             if offset < 0:
                 spans.append(None)
                 continue
-            # bisect, not list.index: a lump of a million offsets must not cost a million squared.
-            spans.append((offset, ordered[bisect.bisect_right(ordered, offset)]))
+            span = shared.get(offset)
+            if span is None:
+                # bisect, not list.index: a lump of a million offsets must not cost a million squared.
+                span = shared[offset] = (offset, ordered[bisect.bisect_right(ordered, offset)])
+            spans.append(span)
         return spans
 
     def textures(self) -> list[PaletteImage | None]:

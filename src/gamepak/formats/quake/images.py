@@ -68,7 +68,7 @@ class ImageError(CorruptArchiveError):
     """A palette image whose bytes contradict its layout."""
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a sprite or model of many tiny images holds one of these per image
 class PaletteImage:
     """One 8-bit image: `mips[0]` is the full-size picture (w·h palette indices), then the
     smaller mips for miptex and WAL (empty when a BSP keeps only the header). `transparent` is
