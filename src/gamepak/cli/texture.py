@@ -39,7 +39,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         commands,
         "texture",
         None,
-        "Textures (RFG pegs, Quake images): list, export, import, add, rm",
+        "Textures (RFG pegs, Quake images): list, export, import, build, add, rm",
         description=DESCRIPTION,
     )
     sub = add_group(group, "texture_command")
@@ -90,6 +90,20 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     _asm_option(imp)
     _quiet(imp)
     _palette_option(imp)
+
+    build = add_command(
+        sub,
+        "build",
+        run_build,
+        "Make a Quake texture WAD (WAD2) from a folder of PNG/TGA/BMP pictures: one miptex per file, named "
+        "after it (at most 15 characters), sides multiples of 16, nearest palette colours (fullbrights only "
+        "where exact), {name pictures clear where alpha < 128, four mips.",
+    )
+    build.add_argument("folder", metavar="DIR", help="the folder of pictures")
+    build.add_argument("-o", "--output", required=True, metavar="FILE", help="the WAD to write")
+    build.add_argument("--overwrite", action="store_true", help="replace an existing FILE")
+    _quiet(build)
+    _palette_option(build)
 
     add = add_command(sub, "add", run_add, "Add a new texture to a peg (a file, or one inside a pack).")
     add.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file, or a pack holding pegs")
@@ -267,6 +281,25 @@ def run_import(args: argparse.Namespace) -> int | None:
         # Every image encodes to what is stored (an edit imported once already): nothing was
         # or would be written, the file keeps its bytes and its modification time.
         note(f"{args.target}: unchanged (every image matches what it stores)")
+    return None
+
+
+def run_build(args: argparse.Namespace) -> int | None:
+    from ..ops.quake_textures import build_wad
+
+    palettes: list[str] = []
+    with counting_bar("building textures") as advance:
+        names = build_wad(
+            args.folder,
+            args.output,
+            palette=args.palette,
+            overwrite=args.overwrite,
+            progress=advance,
+            palettes=palettes,
+        )
+    _say_palettes(args, palettes)
+    if not _quiet_run(args):
+        note(f"built {args.output}: {len(names)} texture(s)")
     return None
 
 
