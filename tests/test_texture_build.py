@@ -137,3 +137,53 @@ def test_palette_file_is_used_and_a_wrong_one_refused(tmp_path: Path, capsys: py
     own.write_bytes(bytes(700))
     assert main(["texture", "build", str(folder), "-o", str(tmp_path / "u.wad"), "--palette", str(own)]) == 1
     assert "a palette is 768 bytes" in capsys.readouterr().err
+
+
+def _read_wad3_by_the_spec(data: bytes) -> dict[str, tuple[int, int, list[bytes], bytes]]:
+    """A second WAD3 reader written from the layout (quake-assets.md): header "WAD3", count,
+    directory offset; 32-byte entries (offset, disk size, size, type 0x43, compression, pad,
+    name[16]); each miptex: name[16], width, height, 4 mip offsets, the mips, u16 256 and the
+    768-byte palette."""
+    import struct
+
+    assert data[:4] == b"WAD3"
+    count, directory = struct.unpack_from("<ii", data, 4)
+    found = {}
+    for index in range(count):
+        offset, _disk, size, kind, _comp, _pad, raw = struct.unpack_from("<iiiBBH16s", data, directory + 32 * index)
+        assert kind == 0x43
+        record = data[offset : offset + size]
+        width, height, *offsets = struct.unpack_from("<II4I", record, 16)
+        mips = [record[at : at + (width >> level) * (height >> level)] for level, at in enumerate(offsets)]
+        end = offsets[3] + (width >> 3) * (height >> 3)
+        (colours,) = struct.unpack_from("<H", record, end)
+        assert colours == 256
+        found[raw.partition(b"\0")[0].decode()] = (width, height, mips, record[end + 2 : end + 2 + 768])
+    return found
+
+
+def test_wad3_textures_carry_their_own_palette(tmp_path: Path) -> None:
+    folder = tmp_path / "pics"
+    folder.mkdir()
+    rng = np.random.default_rng(5)
+    colours = rng.integers(0, 256, (40, 3), dtype=np.uint8)  # 40 colours: kept exactly
+    picture = colours[rng.integers(0, 40, (32, 32))]
+    Image.fromarray(picture, "RGB").save(folder / "hl_wall.png")
+    brace = np.dstack([picture[:16, :16], np.full((16, 16), 255, dtype=np.uint8)])
+    brace[:, :4, 3] = 0
+    Image.fromarray(brace, "RGBA").save(folder / "{grate.png")
+    out = tmp_path / "hl.wad"
+    assert main(["texture", "build", str(folder), "-o", str(out), "--wad3"]) == 0
+    found = _read_wad3_by_the_spec(out.read_bytes())
+    width, height, mips, palette = found["hl_wall"]
+    assert (width, height, [len(mip) for mip in mips]) == (32, 32, [1024, 256, 64, 16])
+    table = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3)
+    drawn = table[np.frombuffer(mips[0], dtype=np.uint8)].reshape(32, 32, 3)
+    assert np.array_equal(drawn, picture)  # 40 colours fit the texture's own palette exactly
+    _w, _h, grate, grate_palette = found["{grate"]
+    assert grate_palette[-3:] == b"\0\0\xff"  # Half-Life's clear colour, the last entry
+    indices = np.frombuffer(grate[0], dtype=np.uint8).reshape(16, 16)
+    assert (indices[:, :4] == 255).all() and (indices[:, 4:] != 255).all()
+    # gamepak's own reader draws it back through the texture's palette.
+    assert main(["texture", "export", str(out), "-o", str(tmp_path / "back")]) == 0
+    assert np.array_equal(np.asarray(Image.open(tmp_path / "back" / "hl_wall.png"))[..., :3], picture)

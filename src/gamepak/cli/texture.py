@@ -102,6 +102,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     build.add_argument("folder", metavar="DIR", help="the folder of pictures")
     build.add_argument("-o", "--output", required=True, metavar="FILE", help="the WAD to write")
     build.add_argument("--overwrite", action="store_true", help="replace an existing FILE")
+    build.add_argument(
+        "--wad3", action="store_true", help="a Half-Life WAD3: each texture with its own palette (quantised)"
+    )
     _quiet(build)
     _palette_option(build)
 
@@ -296,6 +299,7 @@ def run_build(args: argparse.Namespace) -> int | None:
             overwrite=args.overwrite,
             progress=advance,
             palettes=palettes,
+            wad3=args.wad3,
         )
     _say_palettes(args, palettes)
     if not _quiet_run(args):

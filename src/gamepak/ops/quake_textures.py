@@ -379,8 +379,10 @@ def build_wad(
     overwrite: bool = False,
     progress: Callable[[str], object] | None = None,
     palettes: list[str] | None = None,
+    wad3: bool = False,
 ) -> list[str]:
-    """Make a WAD2 of miptex at `output` from every PNG, TGA and BMP of `folder` (each named
+    """Make a WAD2 (`wad3`: a Half-Life WAD3, each texture with its own palette of at most 256
+    colours, quantised by Pillow) of miptex at `output` from every PNG, TGA and BMP of `folder` (each named
     after its file, case kept, in name order); returns the lump names. Colours map to the
     palette (`palette` a file, else Quake's) by nearest colour among the ordinary entries, an
     exact palette colour keeping its entry (so fullbrights 224-255 only where the picture has
@@ -431,14 +433,36 @@ def build_wad(
 
         rgba = read_rgba(path, check)
         transparent = miptex_transparent(name)
-        indices = from_rgba(rgba, colours, transparent, fullbright=False)
+        if wad3:
+            own = _own_palette(rgba, transparent is not None)
+            indices = from_rgba(rgba, own, transparent, fullbright=True)
+            mips = [indices.tobytes(), *build_mips(indices, own, transparent, fullbrights=False)]
+        else:
+            own = None
+            indices = from_rgba(rgba, colours, transparent, fullbright=False)
+            mips = [indices.tobytes(), *build_mips(indices, colours, transparent)]
         height, width = indices.shape
-        mips = [indices.tobytes(), *build_mips(indices, colours, transparent)]
-        image = PaletteImage(name, "miptex", width, height, mips, transparent)
+        image = PaletteImage(name, "miptex", width, height, mips, transparent, own)
         lumps.append((name, write_miptex(image)))
-    if palettes is not None:
+    if palettes is not None and not wad3:
         palettes.append(where)
-    with create(output, "wad", overwrite=overwrite) as writer:
+    with create(output, "wad", overwrite=overwrite, version="WAD3" if wad3 else "WAD2") as writer:
         for name, data in lumps:
             writer.add(name, data)
     return [name for name, _ in lumps]
+
+
+def _own_palette(rgba: Any, clear: bool) -> bytes:
+    """A WAD3 texture's palette: the picture's colours quantised by Pillow to 256 (255 for a
+    `{` texture, whose last entry is the blue Half-Life draws clear), padded to 768 bytes."""
+    from PIL import Image
+
+    opaque = rgba[..., :3] if not clear else rgba[rgba[..., 3] >= 128][:, :3].reshape(-1, 1, 3)
+    if opaque.size == 0:
+        opaque = rgba[..., :3].reshape(-1, 1, 3)
+    limit = 255 if clear else 256
+    with Image.fromarray(opaque.astype("uint8"), "RGB") as picture, picture.quantize(limit) as quantised:
+        used = bytes(quantised.getpalette() or b"")[: 3 * limit]
+    # Fewer colours than entries: the rest repeat the first (never chosen before it).
+    table = used + (used[:3] or b"\0\0\0") * ((3 * limit - len(used)) // 3)
+    return table + (b"\0\0\xff" if clear else b"")

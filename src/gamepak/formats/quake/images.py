@@ -346,14 +346,19 @@ def from_rgba(rgba: np.ndarray, palette: bytes, transparent: int | None, *, full
     return indices.reshape(height, width)
 
 
-def build_mips(indices: np.ndarray, palette: bytes, transparent: int | None) -> list[bytes]:
+def build_mips(
+    indices: np.ndarray, palette: bytes, transparent: int | None, *, fullbrights: bool = True
+) -> list[bytes]:
     """Mips 1-3 from mip 0: each texel the average colour of its 2x2, 4x4 or 8x8 block, matched
-    to the nearest ordinary palette colour (a block mostly transparent stays transparent)."""
+    to the nearest ordinary palette colour (a block mostly transparent stays transparent).
+    `fullbrights=False`: the palette has no fullbright range (a WAD3 texture's own), every
+    entry is ordinary."""
     import numpy as np
 
     colours = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3).astype(np.float32)
     allowed = np.ones(256, dtype=bool)
-    allowed[FULLBRIGHT_START:] = False
+    if fullbrights:
+        allowed[FULLBRIGHT_START:] = False
     if transparent is not None:
         allowed[transparent] = False
     result = []
