@@ -49,7 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         commands,
         "texture",
         None,
-        "Textures (RFG pegs, Quake images): list, export, import, add, rm",
+        "Textures (RFG pegs, Quake images): list, export, import, build, add, rm",
         description=DESCRIPTION,
     )
     sub = add_group(group, "texture_command")
@@ -90,9 +90,28 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     imp.add_argument("--dry-run", action="store_true", help="check every image and say what would change")
     _peg_option(imp, "only into that peg (its folder under DIR)")
     _order(imp)
-    _resize(imp, "more than 4x the texture's area")
+    _resize(
+        imp, "more than 4x the texture's area (a peg takes its size; a Quake image is scaled to the size it replaces)"
+    )
     _asm_option(imp)
     _palette_option(imp)
+
+    build = add_command(
+        sub,
+        "build",
+        run_build,
+        "Make a Quake texture WAD (WAD2) from a folder of PNG/TGA/BMP pictures: one miptex per file, named "
+        "after it (at most 15 characters), sides multiples of 16, nearest palette colours (fullbrights only "
+        "where exact), {name pictures clear where alpha < 128, four mips.",
+    )
+    build.add_argument("folder", metavar="DIR", help="the folder of pictures")
+    build.add_argument("-o", "--output", required=True, metavar="FILE", help="the WAD to write")
+    build.add_argument("--overwrite", action="store_true", help="replace an existing FILE")
+    build.add_argument(
+        "--wad3", action="store_true", help="a Half-Life WAD3: each texture with its own palette (quantised)"
+    )
+    _quiet(build)
+    _palette_option(build)
 
     add = add_command(sub, "add", run_add, "Add a new texture to a peg (a file, or one inside a pack).")
     add.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file, or a pack holding pegs")
@@ -180,11 +199,20 @@ def run_ls(args: argparse.Namespace) -> int | None:
         write_text("".join(kind.call("line", row) + "\n" for row in rows))
     else:
         summary(f"{args.source}: no textures" + (f" in {args.peg}" if args.peg else ""))
+    if not args.as_json:  # which palette Quake images were listed through (rows without one: none)
+        _say_palettes(list(dict.fromkeys(str(row["palette"]) for row in rows if row.get("palette"))))
     return None
+
+
+def _say_palettes(palettes: list[str]) -> None:
+    """Say which palette Quake images were drawn through (Quake's, Quake II's, a file's)."""
+    for where in palettes:
+        summary(f"palette: {where}")
 
 
 def run_export(args: argparse.Namespace) -> int | None:
     require_input(args.source)
+    palettes: list[str] = []
     with counting_bar("exporting textures") as advance:
         written = _kind(args.source).call(
             "export",
@@ -193,20 +221,52 @@ def run_export(args: argparse.Namespace) -> int | None:
             names=args.names,
             overwrite=args.overwrite,
             progress=advance,
-            options=vars(args),
+            options={**vars(args), "palettes": palettes},
         )
+    _say_palettes(palettes)
     summary(f"exported {count(len(written), 'texture')} to {args.output}")
     return None
 
 
 def run_import(args: argparse.Namespace) -> int | None:
     require_input(args.target)
+    palettes: list[str] = []
     with counting_bar("checking textures") as advance:
         changed = _kind(args.target).call(
-            "import", args.target, args.folder, dry_run=args.dry_run, progress=advance, options=vars(args)
+            "import",
+            args.target,
+            args.folder,
+            dry_run=args.dry_run,
+            progress=advance,
+            options={**vars(args), "palettes": palettes},
         )
+    _say_palettes(palettes)
     verb = "would change" if args.dry_run else "changed"
-    summary(f"{count(len(changed), 'texture')} {verb}" + (f": {', '.join(changed)}" if changed else ""))
+    if changed:
+        summary(f"{count(len(changed), 'texture')} {verb}: {', '.join(changed)}")
+    else:
+        # Every image encodes to what is stored (an edit imported once already): nothing was
+        # or would be written, the file keeps its bytes and its modification time.
+        summary(f"{args.target}: unchanged (every image matches what it stores)")
+    return None
+
+
+def run_build(args: argparse.Namespace) -> int | None:
+    from ..ops.quake_textures import build_wad
+
+    palettes: list[str] = []
+    with counting_bar("building textures") as advance:
+        names = build_wad(
+            args.folder,
+            args.output,
+            palette=args.palette,
+            overwrite=args.overwrite,
+            progress=advance,
+            palettes=palettes,
+            wad3=args.wad3,
+        )
+    _say_palettes(palettes)
+    summary(f"built {args.output}: {count(len(names), 'texture')}")
     return None
 
 

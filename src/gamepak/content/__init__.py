@@ -230,8 +230,8 @@ KINDS: tuple[ContentKind, ...] = (
         verbs={
             "ls": Verb(f"{_QUAKE_TEXTURES}:list_textures", ("palette",)),
             "line": Verb(f"{_QUAKE_TEXTURES}:ls_line"),
-            "export": Verb(f"{_QUAKE_TEXTURES}:export_textures", ("palette",)),
-            "import": Verb(f"{_QUAKE_TEXTURES}:import_textures", ("palette",)),
+            "export": Verb(f"{_QUAKE_TEXTURES}:export_textures", ("palette", "palettes")),
+            "import": Verb(f"{_QUAKE_TEXTURES}:import_textures", ("palette", "palettes", "resize")),
             "gallery": Verb(f"{_PREVIEWS}:quake_gallery", ("lump",)),
             "png": Verb(f"{_PREVIEWS}:quake_png", ("lump", "palette")),
             "rows": Verb(f"{_PREVIEWS}:quake_rows", ("lump",)),

@@ -45,6 +45,7 @@ class Unit:
     images: list[PaletteImage]
     palette: bytes
     image_paths: list[str] = field(default_factory=list)
+    palette_source: str = ""  # where `palette` was found (a file, a member, or built in)
 
 
 def _file_name(name: str) -> str:
@@ -67,34 +68,62 @@ def _image_paths(unit_path: str, member: bool, kind: str, found: list[PaletteIma
     return [prefix + _file_name(image.name) + ".png" for image in found]
 
 
-def _palette(source: str, override: str | None, archive: object | None) -> bytes:
-    from ..formats.quake.palette import find_palette, palette_from_bytes, read_palette_file
+class _Palettes:
+    """The palettes of one source, each found when first needed (a pack without Quake II images
+    never looks for Quake II's): Quake's for every kind but `wal`, Quake II's for `wal`. Each
+    comes with where it was found, which the commands print."""
 
-    if override:
-        return read_palette_file(override)
-    if archive is not None:
-        from ..core.archive import Archive
-        from ..errors import MemberNotFoundError
+    def __init__(self, source: str, override: str | None, archive: Any | None) -> None:
+        self.source, self.override, self.archive = source, override, archive
+        self._found: dict[bool, tuple[bytes, str]] = {}
 
-        assert isinstance(archive, Archive)
-        # Quake's palette lump; Quake II keeps its palette at the end of pics/colormap.pcx.
-        for name in ("gfx/palette.lmp", "palette.lmp", "pics/colormap.pcx"):
-            try:
-                entry = archive.getinfo(name)
-            except MemberNotFoundError:
-                for candidate in archive.infolist():
-                    if candidate.name.lower() == name:
-                        entry = candidate
-                        break
-                else:
-                    continue
-            return palette_from_bytes(archive.read(entry), f"{source}:{entry.name}")
-    return find_palette(source)
+    def for_kind(self, kind: str) -> tuple[bytes, str]:
+        quake2 = kind == "wal"
+        if quake2 not in self._found:
+            self._found[quake2] = self._quake2() if quake2 else self._quake()
+        return self._found[quake2]
+
+    def _member(self, names: tuple[str, ...]) -> tuple[bytes, str] | None:
+        """The palette of the first member of the pack called one of `names` (case ignored)."""
+        from ..formats.quake.palette import palette_from_bytes
+
+        if self.archive is None:
+            return None
+        by_name = {entry.name.lower(): entry for entry in self.archive.infolist()}
+        for name in names:
+            entry = by_name.get(name)
+            if entry is not None:
+                label = f"{self.source}:{entry.name}"
+                return palette_from_bytes(self.archive.read(entry), label), label
+        return None
+
+    def _quake(self) -> tuple[bytes, str]:
+        from ..formats.quake.palette import built_in_palette, palette_file_beside, read_palette_file
+
+        if self.override:
+            return read_palette_file(self.override), f"{self.override} (--palette)"
+        # Quake's palette lump; a Quake II pack keeps its palette at the end of pics/colormap.pcx.
+        found = self._member(("gfx/palette.lmp", "palette.lmp", "pics/colormap.pcx"))
+        if found is not None:
+            return found
+        beside = palette_file_beside(self.source)
+        if beside is not None:
+            return read_palette_file(beside), beside
+        return built_in_palette(), "Quake's palette (built in: LibreQuake's)"
+
+    def _quake2(self) -> tuple[bytes, str]:
+        from ..formats.quake.palette import quake2_palette_for
+
+        if not self.override:
+            found = self._member(("pics/colormap.pcx",))
+            if found is not None:
+                return found
+        return quake2_palette_for(self.source, self.override)
 
 
 def iter_units(source: str | os.PathLike[str], *, palette: str | None = None) -> Iterator[Unit]:
     """Each file holding palette images in `source`, in order (a pack's nested packs where
-    they stand)."""
+    they stand), with the palette its images are drawn through (Quake II's for `.wal`)."""
     path = os.fspath(source)
     kind = sources.kind_of_extension(path)
     if kind is not None:
@@ -104,21 +133,20 @@ def iter_units(source: str | os.PathLike[str], *, palette: str | None = None) ->
         name = os.path.splitext(os.path.basename(path))[0]
         found = sources.read_images(kind, data, name, path)
         base = os.path.basename(path)
-        yield Unit(
-            base, False, kind, data, found, _palette(path, palette, None), _image_paths(base, False, kind, found)
-        )
+        colours, where = _Palettes(path, palette, None).for_kind(kind)
+        yield Unit(base, False, kind, data, found, colours, _image_paths(base, False, kind, found), where)
         return
     from ..core.opening import open as open_archive
 
     with open_archive(path) as pack:
-        yield from _units_in(pack, "", path, _palette(path, palette, pack))
+        yield from _units_in(pack, "", path, _Palettes(path, palette, pack))
 
 
 # Members opened as packs to look inside (by name: sniffing every member costs more than the rest).
 PACK_SUFFIXES = (".wad", ".pak", ".pk3", ".kpf", ".zip")
 
 
-def _units_in(pack: Any, prefix: str, path: str, shared: bytes) -> Iterator[Unit]:
+def _units_in(pack: Any, prefix: str, path: str, palettes: _Palettes) -> Iterator[Unit]:
     """The units of one pack, and of the packs (WADs, PAKs, PK3s) inside it where they stand."""
     from ..formats.quake.wad import Reader as WadReader
     from ..formats.quake.wad import WadEntry
@@ -132,7 +160,7 @@ def _units_in(pack: Any, prefix: str, path: str, shared: bytes) -> Iterator[Unit
         else:
             if entry.name.lower().endswith(PACK_SUFFIXES):
                 with pack.open_archive(entry) as inner:
-                    yield from _units_in(inner, member_path + "/", path, shared)
+                    yield from _units_in(inner, member_path + "/", path, palettes)
                 continue
             kind = sources.kind_of_extension(entry.name)
         if kind is None:
@@ -145,13 +173,14 @@ def _units_in(pack: Any, prefix: str, path: str, shared: bytes) -> Iterator[Unit
         label = f"{path}:{member_path}"
         name = entry.name if in_wad else os.path.splitext(os.path.basename(entry.name))[0]
         found = sources.read_images(kind, data, name, label, wad3=in_wad and pack.wad3)
-        yield Unit(member_path, True, kind, data, found, shared, _image_paths(member_path, True, kind, found))
+        colours, where = palettes.for_kind(kind)
+        yield Unit(member_path, True, kind, data, found, colours, _image_paths(member_path, True, kind, found), where)
 
 
 def list_textures(source: str | os.PathLike[str], *, palette: str | None = None) -> list[dict[str, object]]:
-    """Each image of `source` as {file, name, image, kind, width, height, mips, transparent}
-    (`image`: its path in an export, without `.png`): what `texture ls --json` prints for
-    Quake files."""
+    """Each image of `source` as {file, name, image, kind, width, height, mips, transparent,
+    palette} (`image`: its path in an export, without `.png`; `palette`: where the colours
+    come from): what `texture ls --json` prints for Quake files."""
     return [
         {
             "file": unit.path,
@@ -162,6 +191,7 @@ def list_textures(source: str | os.PathLike[str], *, palette: str | None = None)
             "height": image.height,
             "mips": len(image.mips),
             "transparent": image.transparent,
+            "palette": "own (WAD3)" if image.palette is not None else unit.palette_source,
         }
         for unit in iter_units(source, palette=palette)
         for image, relative in zip(unit.images, unit.image_paths, strict=True)
@@ -185,9 +215,10 @@ def export_textures(
     overwrite: bool = False,
     palette: str | None = None,
     progress: Callable[[str], object] | None = None,
+    palettes: list[str] | None = None,
 ) -> list[str]:
     """Write every image of `source` (only those called `names`, if given) under `output` as an
-    RGBA PNG; returns the files written."""
+    RGBA PNG; returns the files written. `palettes` gets where each palette used was found."""
     from ..formats.quake.images import png_of
     from .safe_tree import write_files
 
@@ -201,6 +232,7 @@ def export_textures(
             if not image.mips:
                 continue  # a BSP texture kept as its header only (qbsp -notex)
             seen.add(image.name.lower())
+            _note_palette(palettes, unit, image)
             files.append((relative, png_of(image, unit.palette)))
             if progress is not None:
                 progress(relative)
@@ -208,6 +240,12 @@ def export_textures(
     if missing:
         raise GamepakError(f"{os.fspath(source)}: no image called {', '.join(sorted(missing))}")
     return write_files(output, files, overwrite=overwrite)
+
+
+def _note_palette(palettes: list[str] | None, unit: Unit, image: PaletteImage) -> None:
+    """Add where `unit`'s palette was found to `palettes` (once), unless the image has its own."""
+    if palettes is not None and image.palette is None and unit.palette_source not in palettes:
+        palettes.append(unit.palette_source)
 
 
 def _picture_for(folder: str, relative: str) -> str | None:
@@ -242,6 +280,25 @@ def reencode(image: PaletteImage, rgba: object, palette: bytes) -> PaletteImage:
     )
 
 
+def read_sized(path: str, image: PaletteImage, resize: bool) -> Any:
+    """The picture at `path` as RGBA pixels, sized from its header before it is decoded: up to
+    `core.pictures.AREA_FACTOR` times the area of `image` (the one it replaces) as it is; a
+    larger one is refused, or with `resize` scaled to `image`'s size once decoded (never one
+    past `core.pictures.MAX_SIDE`/`MAX_PIXELS`)."""
+    from ..core.pictures import AREA_FACTOR, check_size, read_rgba
+
+    limit = AREA_FACTOR * image.width * image.height
+    allowed = f"{AREA_FACTOR}x the area of {image.name} ({image.width}x{image.height})"
+
+    def check(width: int, height: int) -> None:
+        check_size(width, height, path, area_limit=limit, allowed=allowed, resize=resize)
+
+    def fit(width: int, height: int) -> tuple[int, int] | None:
+        return (image.width, image.height) if width * height > limit else None
+
+    return read_rgba(path, check, fit=fit)
+
+
 def import_textures(
     target: str | os.PathLike[str],
     folder: str | os.PathLike[str],
@@ -249,15 +306,23 @@ def import_textures(
     dry_run: bool = False,
     palette: str | None = None,
     progress: Callable[[str], object] | None = None,
+    resize: bool = False,
+    palettes: list[str] | None = None,
 ) -> list[str]:
     """Import a folder laid out as `export_textures` writes it into `target`: images whose
-    pixels differ from what is stored are re-encoded; returns the changed images' paths."""
+    pixels differ from what is stored are re-encoded; returns the changed images' paths. Each
+    picture is sized from its header first (`read_sized`): more than 4x the area of the image
+    it replaces is refused, or with `resize` scaled to that image's size. `palettes` gets where
+    each palette used was found."""
     import numpy as np
 
-    from ..formats.quake.images import read_picture, to_rgba
+    from ..core.atomic import remove_stale_temporaries
+    from ..formats.quake.images import to_rgba
 
     path = os.fspath(target)
     root = os.fspath(folder)
+    # What a killed import left beside the target goes first, as a pack edit does on opening.
+    remove_stale_temporaries(os.path.dirname(os.path.abspath(path)), force=True)
     changed_names: list[str] = []
     replacements: list[tuple[Unit, bytes]] = []
     for unit in iter_units(path, palette=palette):
@@ -268,7 +333,8 @@ def import_textures(
                 continue
             if progress is not None:
                 progress(relative)
-            rgba = read_picture(picture)
+            _note_palette(palettes, unit, image)
+            rgba = read_sized(picture, image, resize)
             if rgba.shape[:2] == (image.height, image.width) and np.array_equal(rgba, to_rgba(image, unit.palette)):
                 continue
             new = reencode(image, rgba, unit.palette)
@@ -292,3 +358,109 @@ def import_textures(
         for unit, data in replacements:
             pack.replace(unit.path, data)
     return changed_names
+
+
+# -- texture build: a WAD2 from a folder of pictures ---------------------------------------------
+
+BUILD_SUFFIXES = (".png", ".tga", ".bmp")
+# A miptex name field is 16 bytes, NUL-terminated: 15 characters at most.
+MIPTEX_NAME_MAX = 15
+# Every mip level of a miptex must come out whole: 16 is what the compilers ask for.
+MIPTEX_SIDE_MULTIPLE = 16
+
+
+def build_wad(
+    folder: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    palette: str | None = None,
+    overwrite: bool = False,
+    progress: Callable[[str], object] | None = None,
+    palettes: list[str] | None = None,
+    wad3: bool = False,
+) -> list[str]:
+    """Make a WAD2 (`wad3`: a Half-Life WAD3, each texture with its own palette of at most 256
+    colours, quantised by Pillow) of miptex at `output` from every PNG, TGA and BMP of `folder` (each named
+    after its file, case kept, in name order); returns the lump names. Colours map to the
+    palette (`palette` a file, else Quake's) by nearest colour among the ordinary entries, an
+    exact palette colour keeping its entry (so fullbrights 224-255 only where the picture has
+    them exactly); a `{name` picture's pixels of alpha under 128 become index 255; the four
+    mips are made from mip 0. A name over 15 characters or not ASCII, two files naming one lump
+    (case ignored), a side not a multiple of 16 or a file that is no picture is refused in one
+    line naming the file, before anything is written; the WAD appears whole or not at all."""
+    from ..core.opening import create
+    from ..core.pictures import check_size, read_rgba
+    from ..formats.quake.images import PaletteImage, build_mips, from_rgba, miptex_transparent, write_miptex
+    from ..formats.quake.palette import built_in_palette, read_palette_file
+
+    root = os.fspath(folder)
+    if not os.path.isdir(root):
+        raise GamepakError(f"{root}: not a folder of pictures")
+    if palette:
+        colours, where = read_palette_file(palette), f"{palette} (--palette)"
+    else:
+        colours, where = built_in_palette(), "Quake's palette (built in: LibreQuake's)"
+    files = sorted(
+        name
+        for name in os.listdir(root)
+        if name.lower().endswith(BUILD_SUFFIXES) and os.path.isfile(os.path.join(root, name))
+    )
+    if not files:
+        raise GamepakError(f"{root}: no PNG, TGA or BMP to build a WAD from")
+    taken: dict[str, str] = {}
+    lumps: list[tuple[str, bytes]] = []
+    for file_name in files:
+        path = os.path.join(root, file_name)
+        name = os.path.splitext(file_name)[0]
+        if not name.isascii() or not name or len(name) > MIPTEX_NAME_MAX or "\0" in name:
+            raise GamepakError(
+                f"{path}: {name!r} cannot name a miptex (1 to {MIPTEX_NAME_MAX} ASCII characters); rename the file"
+            )
+        if name.lower() in taken:
+            raise GamepakError(f"{path}: names the same lump as {taken[name.lower()]} (WAD names ignore case)")
+        taken[name.lower()] = file_name
+        if progress is not None:
+            progress(file_name)
+
+        def check(width: int, height: int, path: str = path) -> None:
+            check_size(width, height, path, area_limit=None, allowed="", resize=False)
+            if width % MIPTEX_SIDE_MULTIPLE or height % MIPTEX_SIDE_MULTIPLE:
+                raise GamepakError(
+                    f"{path}: {width}x{height}: a texture's sides must be multiples of {MIPTEX_SIDE_MULTIPLE}"
+                )
+
+        rgba = read_rgba(path, check)
+        transparent = miptex_transparent(name)
+        if wad3:
+            own = _own_palette(rgba, transparent is not None)
+            indices = from_rgba(rgba, own, transparent, fullbright=True)
+            mips = [indices.tobytes(), *build_mips(indices, own, transparent, fullbrights=False)]
+        else:
+            own = None
+            indices = from_rgba(rgba, colours, transparent, fullbright=False)
+            mips = [indices.tobytes(), *build_mips(indices, colours, transparent)]
+        height, width = indices.shape
+        image = PaletteImage(name, "miptex", width, height, mips, transparent, own)
+        lumps.append((name, write_miptex(image)))
+    if palettes is not None and not wad3:
+        palettes.append(where)
+    with create(output, "wad", overwrite=overwrite, version="WAD3" if wad3 else "WAD2") as writer:
+        for name, data in lumps:
+            writer.add(name, data)
+    return [name for name, _ in lumps]
+
+
+def _own_palette(rgba: Any, clear: bool) -> bytes:
+    """A WAD3 texture's palette: the picture's colours quantised by Pillow to 256 (255 for a
+    `{` texture, whose last entry is the blue Half-Life draws clear), padded to 768 bytes."""
+    from PIL import Image
+
+    opaque = rgba[..., :3] if not clear else rgba[rgba[..., 3] >= 128][:, :3].reshape(-1, 1, 3)
+    if opaque.size == 0:
+        opaque = rgba[..., :3].reshape(-1, 1, 3)
+    limit = 255 if clear else 256
+    with Image.fromarray(opaque.astype("uint8"), "RGB") as picture, picture.quantize(limit) as quantised:
+        used = bytes(quantised.getpalette() or b"")[: 3 * limit]
+    # Fewer colours than entries: the rest repeat the first (never chosen before it).
+    table = used + (used[:3] or b"\0\0\0") * ((3 * limit - len(used)) // 3)
+    return table + (b"\0\0\xff" if clear else b"")

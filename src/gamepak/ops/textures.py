@@ -136,10 +136,16 @@ def import_textures(
     target, folder = os.fspath(target), os.fspath(folder)
     if not os.path.isdir(folder):
         raise GamepakError(f"{folder}: not a folder (export writes one to import from)")
+    _remove_dead_temporaries(target)
     used: set[str] = set()
+    known: list[str] = []  # every texture name seen, for the nearest name of an unmatched image
     if is_cpu_name(target):
         loose = _open_loose(target, order)
-        changed = _import_folder(loose, folder, used, progress, resize)
+        known += [texture.name for texture in loose.textures]
+        # The images beside each other in FOLDER, or in a folder named after the peg inside it
+        # (gamepak's `xray_effect.cpeg_pc/` or RFGM's `xray_effect__index_1__pegAlign_16_.cpeg_pc/`).
+        folders = [folder, *_matching_folders(folder, [os.path.basename(target)])]
+        changed = _import_folder(loose, folders, used, progress, resize)
         if changed and not dry_run:
             _save_pair(target, loose)
     else:
@@ -147,18 +153,19 @@ def import_textures(
         replacements: dict[str, bytes] = {}
         changed = []
         for peg_path, holder in _pegs(target, order, peg):
-            peg_folder = os.path.join(folder, *peg_path.split("/"))
-            names = _import_folder(holder, peg_folder, used, progress, resize)
+            known += [texture.name for texture in holder.textures]
+            peg_folders = _matching_folders(folder, peg_path.split("/"))
+            names = _import_folder(holder, peg_folders, used, progress, resize)
             if names:
                 replacements[peg_path], replacements[holder.gpu_name or partner_name(peg_path)] = holder.to_bytes()
                 changed += [f"{peg_path}/{name}" for name in names]
+            if peg is not None and peg_folders:  # the other pegs' folders were not meant
+                folder = peg_folders[0]
         if replacements and not dry_run:
             with _edit(target, asm) as pack:
                 for member, data in replacements.items():
                     pack.replace(member, data)
-        if peg is not None:  # the other pegs' folders were not meant
-            folder = peg_folder
-    _warn_unused(target, folder, used, peg)
+    _warn_unused(target, folder, used, known, peg)
     return changed
 
 
@@ -266,6 +273,15 @@ def _edit(target: str, asm: str | os.PathLike[str] | None) -> Any:
     return edit(target, options={"asm": asm})
 
 
+def _remove_dead_temporaries(target: str) -> None:
+    """Remove what a killed import left beside `target` (`.NAME.gamepak-PID-N.tmp` of a dead
+    process), as a pack edit does when it opens the pack: the next import cleans up, whether
+    this one writes (a loose pair, a rebuilt pack) or not (a dry run, an in-place edit)."""
+    from ..core.atomic import remove_stale_temporaries
+
+    remove_stale_temporaries(os.path.dirname(os.path.abspath(target)), force=True)
+
+
 def _open_loose(target: str, order: str) -> Peg:
     from ..formats.rfg.peg import Peg
 
@@ -277,35 +293,70 @@ def _save_pair(target: str, peg: Peg) -> None:
 
     cpu, gpu = peg.to_bytes()
     # GPU first: a crash between the two leaves a GPU file the old CPU file still rejects
-    # loudly (size field) rather than a silent mix.
+    # loudly (size field) rather than a silent mix. A CPU file whose bytes stay (new pixels of
+    # the same size) is not written at all: the pair is then switched by one rename.
     write_bytes(peg.gpu_name or partner_name(target), gpu, overwrite=True)
-    write_bytes(target, cpu, overwrite=True)
+    with open(target, "rb") as handle:
+        same = handle.read(len(cpu) + 1) == cpu
+    if not same:
+        write_bytes(target, cpu, overwrite=True)
+
+
+def _matching_folders(root: str, parts: list[str]) -> list[str]:
+    """The folders under `root` standing for the member path `parts`: each component named as
+    gamepak's export names it or as RFGM names it (`xray_effect__index_1__pegAlign_16_.cpeg_pc`),
+    case ignored as the game ignores it; none when no folder of that path exists."""
+    from ..formats.rfg.peg.rfgm_names import plain_name
+
+    found = [root]
+    for part in parts:
+        wanted = part.lower()
+        found_next = []
+        for parent in found:
+            try:
+                names = sorted(os.listdir(parent))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for name in names:
+                if wanted in (name.lower(), (plain_name(name) or "").lower()):
+                    path = os.path.join(parent, name)
+                    if os.path.isdir(path):
+                        found_next.append(path)
+        found = found_next
+    return found
 
 
 def _import_folder(
     peg: Peg,
-    folder: str,
+    folders: list[str],
     used: set[str],
     progress: Callable[[str], object] | None = None,
     resize: bool = False,
 ) -> list[str]:
-    """Apply a folder laid out as export wrote it to one peg; the names of changed textures.
-    `used` gathers the image files that belong to a texture. Besides export's names
-    (`STEM.dds`, `STEM.png`, ...) the names RFGM.Archiver writes are taken
-    (`00000 NAME.tga PcDxt1 4.dds`: order, texture name, format, mips)."""
-    try:
-        present = set(os.listdir(folder))
-    except (FileNotFoundError, NotADirectoryError):
-        return []  # no folder for this peg: nothing of it was exported or edited
-    rfgm = _rfgm_names(present)
+    """Apply the images of `folders` (laid out as export wrote them) to one peg; the names of
+    changed textures. `used` gathers the image files that belong to a texture. Besides export's
+    names (`STEM.dds`, `STEM.png`, ...) the names RFGM writes are taken (`rfgm_names`: today's
+    `STEM__index_N__..._.dds`, RFGM.Archiver's `00000 NAME.tga PcDxt1 4.dds`)."""
+    from ..formats.rfg.peg.rfgm_names import rfgm_textures
+
+    listed: list[tuple[str, set[str], dict[str, list[str]]]] = []
+    for folder in folders:
+        try:
+            present = set(os.listdir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # no folder for this peg: nothing of it was exported or edited
+        image_names = [name for name in present if name.lower().endswith(IMPORT_SUFFIXES)]
+        listed.append((folder, present, rfgm_textures(image_names)))
     changed = []
     for texture in list(peg.textures):
         if progress is not None:
             progress(texture.name)
         stem = _stem(texture.name)
-        names = [(stem + suffix, False) for suffix in IMPORT_SUFFIXES if stem + suffix in present]
-        names += [(name, True) for name in rfgm.get(texture.name.lower(), [])]
-        images = [(path, by_rfgm) for name, by_rfgm in names if os.path.isfile(path := os.path.join(folder, name))]
+        images: list[tuple[str, bool]] = []
+        for folder, present, rfgm in listed:
+            names = [(stem + suffix, False) for suffix in IMPORT_SUFFIXES if stem + suffix in present]
+            names += [(name, True) for name in rfgm.get(stem.lower(), [])]
+            images += [(path, by_rfgm) for name, by_rfgm in names if os.path.isfile(path := os.path.join(folder, name))]
         used.update(path for path, _ in images)
         changes = [
             (path, change)
@@ -313,8 +364,8 @@ def _import_folder(
             if (change := _image_change(peg, texture, path, resize, by_rfgm)) is not None
         ]
         if len(changes) > 1:
-            listed = " and ".join(os.path.basename(path) for path, _ in changes)
-            raise GamepakError(f"{folder}: {listed} both differ from {texture.name}: keep the one to import")
+            listed_names = " and ".join(os.path.relpath(path, folders[0]) for path, _ in changes)
+            raise GamepakError(f"{folders[0]}: {listed_names} both differ from {texture.name}: keep the one to import")
         if changes:
             path, change = changes[0]
             try:
@@ -325,49 +376,26 @@ def _import_folder(
     return changed
 
 
-def _rfgm_names(present: Iterable[str]) -> dict[str, list[str]]:
-    """The files of a folder named as RFGM.Archiver names exported textures
-    (`{order:05} {name} {format} {mips}.{dds|png}`), by their texture name in lower case."""
-    import re
-
-    pattern = re.compile(r"\d+ (?P<name>.+) \w+ \d+\.(?:dds|png)", re.IGNORECASE)
-    found: dict[str, list[str]] = {}
-    for file_name in sorted(present):
-        match = pattern.fullmatch(file_name)
-        if match is not None:
-            found.setdefault(match["name"].lower(), []).append(file_name)
-    return found
-
-
-# Images are sized from their header before anything is decoded. Without `resize`, an image
-# may be at most AREA_FACTOR times the texture's area (an import) or DEFAULT_ADD_SIDE squared
-# (an add); with it, up to MAX_SIDE on a side and MAX_PIXELS in all (Pillow's own bomb limit
-# is above that; an 8192x8192 image takes about 0.6 GiB to decode and encode).
-MAX_SIDE = 16384
+# Images are sized from their header before anything is decoded (`core.pictures`). Without
+# `resize`, an image may be at most AREA_FACTOR times the texture's area (an import) or
+# DEFAULT_ADD_SIDE squared (an add); with it, up to MAX_SIDE on a side and MAX_PIXELS in all
+# (an 8192x8192 image takes about 0.6 GiB to decode and encode).
 DDS_HEADERS_MAX = 148  # "DDS ", the 124-byte header and the 20-byte DX10 one
-MAX_PIXELS = 8192 * 8192
-AREA_FACTOR = 4
 DEFAULT_ADD_SIDE = 4096
 
 
 def check_image_size(width: int, height: int, what: str, *, texture: PegTexture | None, resize: bool) -> None:
-    """Refuse an image size before it is decoded: larger than MAX_SIDE on a side, or without
-    `resize` more than AREA_FACTOR times `texture`'s area (DEFAULT_ADD_SIDE squared for a new
+    """Refuse an image size before it is decoded (`core.pictures.check_size`): without
+    `resize`, more than AREA_FACTOR times `texture`'s area (DEFAULT_ADD_SIDE squared for a new
     texture, `texture` None)."""
-    if width > MAX_SIDE or height > MAX_SIDE or width * height > MAX_PIXELS:
-        raise GamepakError(
-            f"{what}: {width}x{height} is larger than gamepak takes for a texture "
-            f"(at most {MAX_SIDE} on a side and {MAX_PIXELS // 1_000_000} million pixels)"
-        )
-    if resize:
-        return
+    from ..core.pictures import AREA_FACTOR, check_size
+
     if texture is None:
         limit, allowed = DEFAULT_ADD_SIDE * DEFAULT_ADD_SIDE, f"{DEFAULT_ADD_SIDE}x{DEFAULT_ADD_SIDE}"
     else:
         limit = AREA_FACTOR * texture.width * texture.height
         allowed = f"{AREA_FACTOR}x the area of {texture.name} ({texture.width}x{texture.height})"
-    if width * height > limit:
-        raise GamepakError(f"{what}: {width}x{height} is more than {allowed}; --resize allows a larger image")
+    check_size(width, height, what, area_limit=limit, allowed=allowed, resize=resize)
 
 
 def _image_change(
@@ -421,31 +449,35 @@ def _image_change(
     stored = peg.read_image(name)
     if pixels.shape == stored.shape and np.array_equal(pixels, stored):
         return None  # unchanged: never re-encoded
-    return lambda: peg.replace_image(name, pixels)
+    # An edited image imported once already differs from its lossy decode, but encodes to the
+    # stored bytes again: compare what would be written with what is stored, not with the image.
+    try:
+        chain, width, height, mips = peg.encode_image(name, pixels)
+    except GamepakError as exc:
+        raise GamepakError(f"{path}: {exc}") from None
+    if (width, height, mips) == (texture.width, texture.height, texture.mips) and chain == peg.mip_data(name):
+        return None
+    return lambda: peg.replace_data(name, chain, width, height, mips)
 
 
 def read_rgba(path: str, *, texture: PegTexture | None = None, resize: bool = True) -> Any:
     """An image file Pillow reads, as an RGBA array; a GamepakError naming the file when it
     cannot be read or is larger than `check_image_size` allows (sized from its header, before
     its pixels are decoded)."""
-    import numpy as np
-    from PIL import Image
+    from ..core.pictures import read_rgba as read_sized
 
-    try:
-        with Image.open(path) as image:
-            check_image_size(*image.size, path, texture=texture, resize=resize)
-            if image.mode == "RGBA":  # not copied once more by convert
-                image.load()
-                return np.asarray(image)
-            with image.convert("RGBA") as converted:
-                return np.asarray(converted)
-    except (OSError, ValueError, SyntaxError, EOFError, NotImplementedError, Image.DecompressionBombError) as exc:
-        raise GamepakError(f"{path}: not an image Pillow reads ({exc})") from None
+    return read_sized(path, lambda width, height: check_image_size(width, height, path, texture=texture, resize=resize))
 
 
-def _warn_unused(target: str, folder: str, used: set[str], peg: str | None = None) -> None:
-    """Name the image files under `folder` that no texture took (a typo in a file name would
-    otherwise be a silent no-op), with the command that adds the first as a texture."""
+def _warn_unused(target: str, folder: str, used: set[str], known: list[str], peg: str | None = None) -> None:
+    """Name the image files under `folder` that no texture took, each with the nearest texture
+    name (a typo in a file name would otherwise be a silent no-op), and the command that adds
+    the first without a near name as a new texture. When no image of the folder matched any
+    texture, the import did nothing the user meant: a GamepakError (exit 1) instead."""
+    import difflib
+
+    from ..formats.rfg.peg.rfgm_names import plain_name
+
     unused = []
     for parent, _, files in os.walk(folder):
         unused += [
@@ -453,29 +485,44 @@ def _warn_unused(target: str, folder: str, used: set[str], peg: str | None = Non
             for file in files
             if file.lower().endswith(IMPORT_SUFFIXES) and os.path.join(parent, file) not in used
         ]
-    if unused:
-        import shlex
-        import warnings
+    if not unused:
+        return
+    unused.sort()
+    by_stem = {_stem(name).lower(): name for name in known}
 
-        unused.sort()
-        listed = ", ".join(unused[:5]) + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")
-        first = unused[0]
-        words = [
-            "gamepak",
-            "texture",
-            "add",
-            target,
-            os.path.join(folder, first),
-            "--name",
-            _stem(os.path.basename(first)),
-        ]
+    def stem_of(relative: str) -> str:
+        base = os.path.basename(relative)
+        plain = _stem(plain_name(base) or base)
+        return plain[: -len(".tga")] if plain.lower().endswith(".tga") else plain
+
+    def nearest(relative: str) -> str | None:
+        close = difflib.get_close_matches(stem_of(relative).lower(), list(by_stem), n=1)
+        return by_stem[close[0]] if close else None
+
+    shown = [
+        f"{relative} (nearest texture: {near})" if (near := nearest(relative)) else f"{relative} (no texture near)"
+        for relative in unused[:5]
+    ]
+    listed = ", ".join(shown) + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")
+    if not used:
+        raise GamepakError(
+            f"{folder}: no image matches a texture of {target}, nothing imported: {listed} "
+            "(export names each image after its texture; RFGM's names are taken too)"
+        )
+    import shlex
+    import warnings
+
+    advice = ""
+    first = next((relative for relative in unused if nearest(relative) is None), None)
+    if first is not None:
+        words = ["gamepak", "texture", "add", target, os.path.join(folder, first), "--name", stem_of(first)]
         if not is_cpu_name(target):
             # The peg the image's folder stands for (FOLDER/<member path>/image), or --peg's.
             holder = peg if peg is not None else os.path.dirname(first).replace(os.sep, "/")
             if holder:
-                words += ["--peg", holder]
-        warnings.warn(
-            f"{folder}: {len(unused)} image(s) match no texture and were left alone: {listed} "
-            f"(`{shlex.join(words)}` adds the first as a new texture)",
-            stacklevel=3,
-        )
+                words += ["--peg", "/".join(plain_name(part) or part for part in holder.split("/"))]
+        advice = f" (`{shlex.join(words)}` adds {first} as a new texture)"
+    warnings.warn(
+        f"{folder}: {len(unused)} image(s) match no texture and were left alone: {listed}{advice}",
+        stacklevel=3,
+    )

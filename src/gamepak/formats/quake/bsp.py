@@ -223,29 +223,54 @@ class MapFile:
     def miptex_spans(self) -> list[tuple[int, int] | None]:
         """(start, end) of each miptex record inside the textures lump (the next record's start
         or the lump end), None for a missing one."""
+        import bisect
+
         offsets = self.texture_offsets()
         length = self.lumps[2].length
         ordered = sorted({offset for offset in offsets if offset >= 0} | {length})
         spans: list[tuple[int, int] | None] = []
+        shared: dict[int, tuple[int, int]] = {}  # one tuple per record, however many slots name it
         for offset in offsets:
             if offset < 0:
                 spans.append(None)
                 continue
-            spans.append((offset, ordered[ordered.index(offset) + 1]))
+            span = shared.get(offset)
+            if span is None:
+                # bisect, not list.index: a lump of a million offsets must not cost a million squared.
+                span = shared[offset] = (offset, ordered[bisect.bisect_right(ordered, offset)])
+            spans.append(span)
         return spans
 
     def textures(self) -> list[PaletteImage | None]:
-        """Each embedded miptex (None when missing); mips offsets checked inside their record."""
+        """Each embedded miptex (None when missing); mips offsets checked inside their record.
+        Slots naming the same record share one image (never a copy per slot: a lump of a
+        million offsets naming one large miptex would otherwise need a million copies)."""
         lump = self.lumps[2]
         data = self.lump("textures")
         result: list[PaletteImage | None] = []
+        read: dict[tuple[int, int], PaletteImage] = {}
         for span in self.miptex_spans():
             if span is None:
                 result.append(None)
                 continue
-            start, end = span
-            result.append(read_miptex(data[start:end], None, self.label, base=lump.offset + start))
+            if span not in read:
+                start, end = span
+                read[span] = read_miptex(data[start:end], None, self.label, base=lump.offset + start)
+            result.append(read[span])
         return result
+
+    def distinct_textures(self) -> list[tuple[tuple[int, int], PaletteImage]]:
+        """(span in the textures lump, image) of each miptex record with pixels, once per record
+        (a slot repeating an earlier slot's offset adds nothing): the images `texture` lists,
+        exports and imports, in slot order."""
+        seen: set[tuple[int, int]] = set()
+        found = []
+        for span, texture in zip(self.miptex_spans(), self.textures(), strict=True):
+            if span is None or texture is None or not texture.mips or span in seen:
+                continue
+            seen.add(span)
+            found.append((span, texture))
+        return found
 
     def geometry(self) -> Geometry:
         """Vertexes, planes, faces, texinfo, the corner vertex of every surfedge, models and

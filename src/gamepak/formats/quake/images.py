@@ -45,7 +45,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from ...errors import CorruptArchiveError, GamepakError
+from ...errors import CorruptArchiveError
 from .palette import FULLBRIGHT_START
 
 TYPE_CHECKING = False
@@ -68,7 +68,7 @@ class ImageError(CorruptArchiveError):
     """A palette image whose bytes contradict its layout."""
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a sprite or model of many tiny images holds one of these per image
 class PaletteImage:
     """One 8-bit image: `mips[0]` is the full-size picture (w·h palette indices), then the
     smaller mips for miptex and WAL (empty when a BSP keeps only the header). `transparent` is
@@ -346,14 +346,19 @@ def from_rgba(rgba: np.ndarray, palette: bytes, transparent: int | None, *, full
     return indices.reshape(height, width)
 
 
-def build_mips(indices: np.ndarray, palette: bytes, transparent: int | None) -> list[bytes]:
+def build_mips(
+    indices: np.ndarray, palette: bytes, transparent: int | None, *, fullbrights: bool = True
+) -> list[bytes]:
     """Mips 1-3 from mip 0: each texel the average colour of its 2x2, 4x4 or 8x8 block, matched
-    to the nearest ordinary palette colour (a block mostly transparent stays transparent)."""
+    to the nearest ordinary palette colour (a block mostly transparent stays transparent).
+    `fullbrights=False`: the palette has no fullbright range (a WAD3 texture's own), every
+    entry is ordinary."""
     import numpy as np
 
     colours = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3).astype(np.float32)
     allowed = np.ones(256, dtype=bool)
-    allowed[FULLBRIGHT_START:] = False
+    if fullbrights:
+        allowed[FULLBRIGHT_START:] = False
     if transparent is not None:
         allowed[transparent] = False
     result = []
@@ -402,15 +407,3 @@ def png_from_rgba(width: int, height: int, rgba: bytes) -> bytes:
 def png_of(image: PaletteImage, palette: bytes) -> bytes:
     """The RGBA PNG of an image's mip 0."""
     return png_from_rgba(image.width, image.height, rgba_bytes(image, palette))
-
-
-def read_picture(path: str) -> np.ndarray:
-    """An image file (PNG, TGA, anything Pillow reads) as (h, w, 4) uint8 RGBA."""
-    import numpy as np
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(path) as picture:
-            return np.asarray(picture.convert("RGBA"))
-    except (OSError, UnidentifiedImageError, ValueError) as exc:
-        raise GamepakError(f"{path}: cannot read the image: {exc}") from None

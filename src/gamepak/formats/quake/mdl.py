@@ -50,7 +50,7 @@ class ModelFormatError(ImageError):
     """An MDL whose counts or offsets do not fit its bytes."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Pose:
     name: str
     offset: int  # of its trivertx array
@@ -58,7 +58,7 @@ class Pose:
     interval: float | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Skin:
     name: str
     offset: int

@@ -80,15 +80,21 @@ def palette_from_bytes(data: bytes, label: str) -> bytes:
     raise GamepakError(f"{label}: offset 0: a palette is 768 bytes (or a 256-colour PCX), not {len(data)} bytes")
 
 
-def palette_beside(path: str | os.PathLike[str]) -> bytes | None:
-    """The palette a Quake game folder keeps near `path`: `palette.lmp`, `gfx/palette.lmp` or
-    `../gfx/palette.lmp` from its folder (a map in `id1/maps/` finds `id1/gfx/palette.lmp`)."""
+def palette_file_beside(path: str | os.PathLike[str]) -> str | None:
+    """The palette file a Quake game folder keeps near `path`: `palette.lmp`, `gfx/palette.lmp`
+    or `../gfx/palette.lmp` from its folder (a map in `id1/maps/` finds `id1/gfx/palette.lmp`)."""
     folder = os.path.dirname(os.path.abspath(os.fspath(path)))
     for candidate in ("palette.lmp", os.path.join("gfx", "palette.lmp"), os.path.join("..", "gfx", "palette.lmp")):
         full = os.path.join(folder, candidate)
         if os.path.isfile(full):
-            return read_palette_file(full)
+            return full
     return None
+
+
+def palette_beside(path: str | os.PathLike[str]) -> bytes | None:
+    """The palette of `palette_file_beside(path)`, if there is one."""
+    found = palette_file_beside(path)
+    return read_palette_file(found) if found is not None else None
 
 
 def find_palette(path: str | os.PathLike[str], override: str | os.PathLike[str] | None = None) -> bytes:
@@ -97,3 +103,68 @@ def find_palette(path: str | os.PathLike[str], override: str | os.PathLike[str] 
     if override:
         return read_palette_file(override)
     return palette_beside(path) or built_in_palette()
+
+
+# -- Quake II ------------------------------------------------------------------------------------
+
+# Quake II keeps its palette at the end of `pics/colormap.pcx`; a `.wal` sits in
+# `baseq2/textures/<set>/`, two folders below `baseq2/`.
+COLORMAP = ("pics", "colormap.pcx")
+COLORMAP_LEVELS = 4
+QUAKE2_PALETTE_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "quake2-palette.hex")
+
+
+def quake2_palette() -> bytes | None:
+    """The Quake II palette gamepak ships (`data/quake2-palette.hex`, a clearly marked data
+    file: see its header), or None while that file holds no palette."""
+    try:
+        with open(QUAKE2_PALETTE_DATA, encoding="ascii") as handle:
+            digits = "".join(line.strip() for line in handle if line.strip() and not line.lstrip().startswith("#"))
+    except OSError:
+        return None
+    if not digits:
+        return None
+    try:
+        data = bytes.fromhex(digits)
+    except ValueError:
+        raise GamepakError(f"{QUAKE2_PALETTE_DATA}: not hex digits (a damaged installation)") from None
+    if len(data) != PALETTE_SIZE:
+        raise GamepakError(f"{QUAKE2_PALETTE_DATA}: {len(data)} bytes, not {PALETTE_SIZE} (a damaged installation)")
+    return data
+
+
+def colormap_near(path: str | os.PathLike[str]) -> str | None:
+    """The game's `pics/colormap.pcx` for a Quake II file at `path`: in its folder or up to
+    COLORMAP_LEVELS folders above (`baseq2/textures/e1u1/floor.wal` finds
+    `baseq2/pics/colormap.pcx`), or None."""
+    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    for _level in range(COLORMAP_LEVELS + 1):
+        candidate = os.path.join(folder, *COLORMAP)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return None
+
+
+def quake2_palette_for(
+    path: str | os.PathLike[str], override: str | os.PathLike[str] | None = None
+) -> tuple[bytes, str]:
+    """(palette, where it came from) for Quake II images read from `path`: `override` first,
+    then the game's `pics/colormap.pcx` near it (`colormap_near`), then the one gamepak ships
+    (`quake2_palette`); a GamepakError when none is found, since Quake 1's would draw the
+    image in the wrong colours."""
+    if override:
+        return read_palette_file(override), f"{os.fspath(override)} (--palette)"
+    found = colormap_near(path)
+    if found is not None:
+        return read_palette_file(found), found
+    shipped = quake2_palette()
+    if shipped is not None:
+        return shipped, "Quake II's palette (built in; no pics/colormap.pcx found)"
+    raise GamepakError(
+        f"{os.fspath(path)}: a Quake II image needs Quake II's palette: no pics/colormap.pcx found near it, "
+        "and this gamepak ships none; give --palette baseq2/pics/colormap.pcx"
+    )

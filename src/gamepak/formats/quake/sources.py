@@ -76,8 +76,7 @@ def read_images(kind: str, data: bytes, name: str, label: str, *, wad3: bool = F
     if kind == "wal":
         return [images.read_wal(data, name, label)]
     if kind == "bsp":
-        found = bsp.MapFile(data, label).textures()
-        return _unique([texture for texture in found if texture is not None and texture.mips])
+        return _unique([texture for _span, texture in bsp.MapFile(data, label).distinct_textures()])
     if kind == "spr":
         return spr.read(data, label).images(data)
     if kind == "mdl":
@@ -121,14 +120,10 @@ def replace_images(kind: str, data: bytes, label: str, changed: dict[int, Palett
     if kind == "bsp":
         map_file = bsp.MapFile(data, label)
         lump = map_file.lumps[2]
-        spans = [
-            span
-            for span, texture in zip(map_file.miptex_spans(), map_file.textures(), strict=True)
-            if texture is not None and texture.mips
-        ]
+        spans = [span for span, _texture in map_file.distinct_textures()]
         for index, image in changed.items():
             _same_size(old[index], image, label)
-            start, end = spans[index]  # type: ignore[misc]
+            start, end = spans[index]
             # The mips go where the record's own offsets say (kept, as the size is the same, so
             # each fits where it was read; offsets may share bytes, so no record is laid out anew).
             original = data[lump.offset + start : lump.offset + end]

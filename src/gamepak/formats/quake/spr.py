@@ -31,7 +31,7 @@ MAGIC = b"IDSP"
 TYPES = ("parallel-upright", "facing-upright", "parallel", "oriented", "parallel-oriented")
 
 
-@dataclass
+@dataclass(slots=True)
 class SpriteFrame:
     """One picture of a sprite: where its pixels are in the file, its origin, its group."""
 

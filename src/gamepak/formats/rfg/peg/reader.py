@@ -69,29 +69,60 @@ class Peg:
         if order not in ("BGRA", "RGBA"):
             raise GamepakError(f"channel order must be BGRA or RGBA, not {order!r}")
         header, textures = read_entries(cpu, name, len(gpu))
-        frames = [gpu[texture.data_offset : texture.data_offset + texture.frame_size] for texture in textures]
-        peg = cls(name, header, textures, frames, order)
-        expected = peg._gpu_layout()[1]
-        if expected != len(gpu) or [t.data_offset for t in textures] != peg._gpu_layout()[0]:
+        peg = cls(name, header, textures, [], order)
+        # The layout is checked before any frame is copied: entries whose frames overlap (every
+        # one naming the whole GPU file, say) would otherwise copy the file once per entry.
+        offsets, expected = peg._gpu_layout()
+        if expected != len(gpu) or [t.data_offset for t in textures] != offsets:
             raise CorruptArchiveError(
                 "data offsets: textures are not laid out one after another at the "
                 f"alignment ({expected} bytes expected, the GPU file has {len(gpu)})",
                 path=name,
             )
+        peg._frames = [gpu[texture.data_offset : texture.data_offset + texture.frame_size] for texture in textures]
         return peg
 
     # -- looking up ----------------------------------------------------------------------
     def texture(self, name: str) -> PegTexture:
         """The texture called `name` (with or without its `.tga`); TextureNotFoundError if none."""
-        for texture in self.textures:
+        return self.textures[self._index(name)]
+
+    def _index(self, name: str) -> int:
+        """The position of the first texture called `name` (its full name or its stem), from a
+        table built once per set of textures: export and import look every texture up by name,
+        which a scan per look-up made quadratic (minutes for a peg of 30,000 textures). A hit
+        is checked against the texture at that position, and a miss scans, so a table made
+        stale by a texture renamed or moved by hand is never believed."""
+        lookup = self.__dict__.get("_lookup")
+        if lookup is None or lookup[0] != len(self.textures):
+            table: dict[str, int] = {}
+            for index, texture in enumerate(self.textures):
+                table.setdefault(texture.name, index)
+                table.setdefault(texture.name.rsplit(".", 1)[0], index)
+            lookup = (len(self.textures), table)
+            self.__dict__["_lookup"] = lookup
+        hit = lookup[1].get(name)
+        if hit is not None and hit < len(self.textures):
+            texture = self.textures[hit]
             if name in (texture.name, texture.name.rsplit(".", 1)[0]):
-                return texture
+                return int(hit)
+        for index, texture in enumerate(self.textures):
+            if name in (texture.name, texture.name.rsplit(".", 1)[0]):
+                self.__dict__.pop("_lookup", None)
+                return index
         raise TextureNotFoundError(f"{self.name}: no texture named {name!r}")
+
+    def _position(self, texture: PegTexture) -> int:
+        """The position of `texture` itself in the list (by identity)."""
+        index = self._index(texture.name)
+        if self.textures[index] is texture:
+            return index
+        return next(i for i, candidate in enumerate(self.textures) if candidate is texture)
 
     def mip_data(self, name: str) -> bytes:
         """The stored mip chain of one texture, exactly (no padding)."""
         texture = self.texture(name)
-        return self._frames[self.textures.index(texture)][: texture.chain_size]
+        return self._frames[self._position(texture)][: texture.chain_size]
 
     def read_image(self, name: str) -> np.ndarray:
         """The top mip as an RGBA uint8 array of shape (height, width, 4)."""
@@ -128,7 +159,7 @@ class Peg:
         width, height = width or texture.width, height or texture.height
         mips = mips or texture.mips
         beyond = texture.frame_size - align(texture.chain_size, self.header["alignment"])
-        if beyond > 0 and any(self._frames[self.textures.index(texture)][-beyond:]):
+        if beyond > 0 and any(self._frames[self._position(texture)][-beyond:]):
             # Cube map faces or animation frames after the chain: a new chain would drop them.
             raise GamepakError(
                 f"{self.name}: {texture.name}: its frame holds {beyond} bytes after the mip chain "
@@ -149,11 +180,13 @@ class Peg:
         texture.width, texture.height, texture.mips = width, height, mips
         # keep the convention the entry used: exact chain, or rounded up to the alignment
         texture.frame_size = need if exact else align(need, self.header["alignment"])
-        self._frames[self.textures.index(texture)] = chain + bytes(texture.frame_size - need)
+        self._frames[self._position(texture)] = chain + bytes(texture.frame_size - need)
 
-    def replace_image(self, name: str, rgba: Any, mips: int | None = None) -> None:
-        """Encode an RGBA image (array or Pillow image) into the texture's format, mips
-        regenerated; the size may change (mips then default to what the old count allows)."""
+    def encode_image(self, name: str, rgba: Any, mips: int | None = None) -> tuple[bytes, int, int, int]:
+        """An RGBA image (array or Pillow image) encoded into the texture's format, mips
+        regenerated, without storing it: (chain, width, height, mips), what `replace_data`
+        takes. An import compares the chain with `mip_data` to tell an image that encodes to
+        the stored bytes (an edited PNG imported once already) from a real change."""
         import numpy as np
 
         from .pixels import encode_chain
@@ -165,8 +198,12 @@ class Peg:
         height, width = pixels.shape[:2]
         self._check_size(texture.format, width, height, f"{self.name}: {texture.name}")
         mips = mips or min(texture.mips, max_mips(width, height))
-        chain = encode_chain(texture.format, pixels, mips, self.order)
-        self.replace_data(name, chain, width, height, mips)
+        return encode_chain(texture.format, pixels, mips, self.order), width, height, mips
+
+    def replace_image(self, name: str, rgba: Any, mips: int | None = None) -> None:
+        """Encode an RGBA image (array or Pillow image) into the texture's format, mips
+        regenerated; the size may change (mips then default to what the old count allows)."""
+        self.replace_data(name, *self.encode_image(name, rgba, mips))
 
     def add_texture(
         self, name: str, rgba: Any, fmt: PixelFormat = PixelFormat.DXT5, mips: int | None = None, flags: int = 0
@@ -223,9 +260,10 @@ class Peg:
 
     def remove_texture(self, name: str) -> None:
         """Drop a texture; later ones move down (offsets are recomputed on writing)."""
-        index = self.textures.index(self.texture(name))
+        index = self._index(name)
         del self.textures[index]
         del self._frames[index]
+        self.__dict__.pop("_lookup", None)
 
     def to_dds(self, name: str) -> bytes:
         """A DDS file of the texture: every mip, exactly the stored data."""

@@ -1,0 +1,90 @@
+"""Peak memory per input byte of each texture reader (Quake WAD, LMP, MIP, SPR, MDL, BSP, and RFG
+pegs) on its worst inputs (tests/texture_worst_inputs.py: many tiny images, one image named
+from every slot), for `texture ls` and `texture export`. Each figure is the command's own peak
+(VmHWM) in a fresh process, less the floor (the same interpreter importing what the commands
+import, numpy and Pillow, and reading the file whole), divided by the file's size.
+
+    python benchmarks/bench_texture_memory.py [MIB]      # inputs of about MIB MiB (default 4)
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from _common import scratch
+
+SRC = str(Path(__file__).resolve().parent.parent / "src")
+TESTS = str(Path(__file__).resolve().parent.parent / "tests")
+sys.path.insert(0, TESTS)
+from texture_worst_inputs import BUILDERS, peg_many_tiny_textures  # noqa: E402
+
+MEASURE = """
+import sys
+from gamepak.cli import main
+code = main(sys.argv[1:])
+with open("/proc/self/status") as status:
+    print(next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")), file=sys.stderr)
+sys.exit(code)
+"""
+
+FLOOR = """
+import sys
+import numpy, PIL.Image
+import gamepak.cli
+data = open(sys.argv[1], "rb").read()
+with open("/proc/self/status") as status:
+    print(next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")), file=sys.stderr)
+"""
+
+
+def peak_kib(code: str, *arguments: str) -> tuple[int, int]:
+    """(exit code, peak KiB) of `code` run with `arguments` in a fresh interpreter."""
+    env = {**os.environ, "PYTHONPATH": SRC}
+    result = subprocess.run([sys.executable, "-c", code, *arguments], capture_output=True, text=True, env=env)
+    lines = result.stderr.strip().splitlines()
+    try:
+        return result.returncode, int(lines[-1])
+    except (IndexError, ValueError):
+        return result.returncode, -1
+
+
+def measure(path: Path, out: Path) -> dict[str, str]:
+    size = path.stat().st_size
+    _, floor = peak_kib(FLOOR, str(path))
+    row = {}
+    for verb, arguments in (
+        ("ls", ["texture", "ls", str(path)]),
+        ("export", ["texture", "export", str(path), "-o", str(out)]),
+    ):
+        code, peak = peak_kib(MEASURE, *arguments)
+        extra = max(0, peak - floor) * 1024
+        row[verb] = f"{extra / size:7.1f} B/B ({peak / 1024:6.1f} MiB{'' if code == 0 else f', exit {code}'})"
+    row["floor"] = f"{floor / 1024:.1f} MiB"
+    return row
+
+
+def main() -> None:
+    mib = float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
+    size = int(mib * (1 << 20))
+    folder = scratch("texture-memory")
+    builders = dict(BUILDERS)
+    builders["peg, many tiny textures"] = (peg_many_tiny_textures, "many.cpeg_pc")
+    print(f"peak memory above the floor per input byte, inputs of about {mib:g} MiB")
+    for label, (build, name) in builders.items():
+        path = folder / name
+        built = build(size)
+        if isinstance(built, tuple):  # a peg: the CPU file and its GPU partner
+            path.write_bytes(built[0])
+            (folder / (path.stem + ".gpeg_pc")).write_bytes(built[1])
+        else:
+            path.write_bytes(built)
+        row = measure(path, folder / f"out-{path.name}")
+        megabytes = path.stat().st_size / 1e6
+        print(f"  {label:34} {megabytes:5.1f} MB  ls {row['ls']}  export {row['export']}  floor {row['floor']}")
+
+
+if __name__ == "__main__":
+    main()
