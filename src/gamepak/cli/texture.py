@@ -110,7 +110,6 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     build.add_argument(
         "--wad3", action="store_true", help="a Half-Life WAD3: each texture with its own palette (quantised)"
     )
-    _quiet(build)
     _palette_option(build)
 
     add = add_command(sub, "add", run_add, "Add a new texture to a peg (a file, or one inside a pack).")
