@@ -56,6 +56,7 @@ RUNS: list[tuple[str, list[str], str]] = [
     ("texture import", ["crate.cpeg_pc", "textures"], "nothing"),
     ("texture add", ["crate.cpeg_pc", "decal.png", "--name", "decal", "--format", "8888"], "nothing"),
     ("texture rm", ["crate.cpeg_pc", "decal"], "nothing"),
+    ("texture build", ["wadsrc", "-o", "built.wad"], "nothing"),
     ("table ls", ["weapons.xtbl"], "same"),
     ("table export", ["weapons.xtbl", "-o", "sheets"], "nothing"),
     ("table import", ["weapons.xtbl", "sheets"], "nothing"),
@@ -101,6 +102,8 @@ def _workspace(root: Path) -> None:
     (root / "crate.cpeg_pc").write_bytes(cpu)
     (root / "crate.gpeg_pc").write_bytes(gpu)
     (root / "decal.png").write_bytes(image_bytes("PNG", picture(16, 16)))
+    (root / "wadsrc").mkdir()
+    (root / "wadsrc" / "wall.png").write_bytes(image_bytes("PNG", picture(16, 16)))
     (root / "weapons.xtbl").write_bytes(weapons())
     (root / "z.layer_pc").write_bytes(a_layer())
     with gamepak.create(root / "sprites.f", "j2me-table") as writer:

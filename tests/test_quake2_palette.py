@@ -41,13 +41,16 @@ def test_a_wal_without_colormap_is_never_drawn_through_quake_1s_palette(
     """Before: exported through Quake 1's palette without a word, exit 0."""
     monkeypatch.setattr(palette, "QUAKE2_PALETTE_DATA", str(tmp_path / "none.hex"))  # as shipped today: empty
     wal = _loose_wal(tmp_path)
-    for argv in (["export", str(wal), "-o", str(tmp_path / "out")], ["ls", str(wal)]):
-        capsys.readouterr()
-        assert main(["texture", *argv]) == 1
-        err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1 and str(wal) in err
-        assert "Quake II's palette" in err and "--palette" in err
+    capsys.readouterr()
+    assert main(["texture", "export", str(wal), "-o", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(wal) in err
+    assert "Quake II's palette" in err and "--palette" in err
     assert not (tmp_path / "out").exists()
+    # A listing draws nothing: it lists the image and says no palette was found.
+    assert main(["texture", "ls", str(wal)]) == 0
+    listed = capsys.readouterr()
+    assert "wal" in listed.out and "palette: none found" in listed.err and "--palette" in listed.err
 
 
 def test_the_shipped_quake2_palette_is_used_and_named(

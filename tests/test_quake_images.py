@@ -269,6 +269,7 @@ def test_cli_texture_verbs_on_a_wad(tmp_path: Path) -> None:
     assert code == 0 and (tmp_path / "o" / "BOX.png").exists()
     code, _, err = in_process_cli("texture", "import", str(path), str(tmp_path / "o"))
     assert code == 0 and "unchanged" in err
+    import_takes_an_edit(path, tmp_path / "o", "BOX", cli=True)
     (tmp_path / "bad.lmp").write_bytes(struct.pack("<ii", 4, 4))
     code, _, err = in_process_cli("texture", "ls", str(tmp_path / "bad.lmp"))
     assert code != 0 and len(err.strip().splitlines()) == 1 and "bad.lmp" in err and "offset 0" in err

@@ -44,7 +44,7 @@ def test_a_folder_builds_a_wad2_that_vgio_reads(tmp_path: Path, capsys: pytest.C
     out = tmp_path / "textures.wad"
     assert main(["texture", "build", str(folder), "-o", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "built" in err and "3 texture(s)" in err and "palette: Quake's palette" in err
+    assert "built" in err and "3 textures" in err and "palette: Quake's palette" in err
     with vgio_wad.WadFile(str(out)) as wad_file:
         assert wad_file.namelist() == ["Wall_1", "dark", "lights"]
         infos = {info.filename: info for info in wad_file.infolist()}

@@ -93,7 +93,7 @@ def test_rfgm_named_png_in_a_pack_changes_its_texture(tmp_path: Path, capsys: py
     edited = theirs / rfgm_name("heat_map_enemy", 0, "pcDxt1", 4, (32, 32), ".png")
     Image.new("RGBA", (32, 32), (250, 10, 10, 255)).save(edited)
     assert main(["texture", "import", str(pack), str(out)]) == 0
-    assert "1 texture(s) changed: xray_effect.cpeg_pc/heat_map_enemy.tga" in capsys.readouterr().err
+    assert "1 texture changed: xray_effect.cpeg_pc/heat_map_enemy.tga" in capsys.readouterr().err
     from gamepak.ops.textures import export_textures
 
     export_textures(pack, tmp_path / "again", names=["heat_map_enemy"])
@@ -153,7 +153,7 @@ def test_reimporting_an_edited_png_is_unchanged_and_leaves_the_pair_alone(
     Image.fromarray(rng.integers(0, 256, (32, 32, 4), dtype=np.uint8), "RGBA").save(out / "heat_map_enemy.png")
     capsys.readouterr()
     assert main(["texture", "import", str(target), str(out)]) == 0
-    assert "1 texture(s) changed: heat_map_enemy.tga" in capsys.readouterr().err
+    assert "1 texture changed: heat_map_enemy.tga" in capsys.readouterr().err
     pair = [target, target.parent / "p.gpeg_pc"]
     stored = [path.read_bytes() for path in pair]
     old = 1_000_000_000  # an mtime no write could leave

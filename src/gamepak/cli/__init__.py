@@ -53,7 +53,7 @@ COMMANDS: dict[str, dict[str, str]] = {
         "text": "Export and import the strings of J2ME text packs.",
     },
     "gamepak.cli.texture": {
-        "texture": "Textures (RFG pegs, Quake images): list, export, import, add, rm",
+        "texture": "Textures (RFG pegs, Quake images): list, export, import, build, add, rm",
     },
     "gamepak.cli.sprite": {
         "sprite": "Gameloft J2ME sprites (BSPRITE): list, export to PNG + JSON, import",

@@ -39,9 +39,15 @@ ELEMENT_ARRAY_BUFFER = 34963
 FLOAT = 5126
 UNSIGNED_SHORT = 5123
 UNSIGNED_INT = 5125
-# The format's numbers live with the document reader, below both this writer and the reader.
-from .gltf_document import (  # noqa: E402
+# The format's numbers live with the document reader, below both this writer and the reader;
+# named here too, as callers have always found them here.
+from .gltf_document import (  # noqa: E402, F401
+    COMPONENT_COUNTS,
+    COMPONENT_DTYPES,
     GLB_MAGIC,
+    MIN_ZEROS_BYTES,
+    TRIANGLE_FAN,
+    TRIANGLE_STRIP,
     TRIANGLES,
 )
 

@@ -73,14 +73,21 @@ class _Palettes:
     never looks for Quake II's): Quake's for every kind but `wal`, Quake II's for `wal`. Each
     comes with where it was found, which the commands print."""
 
-    def __init__(self, source: str, override: str | None, archive: Any | None) -> None:
+    def __init__(self, source: str, override: str | None, archive: Any | None, required: bool = True) -> None:
         self.source, self.override, self.archive = source, override, archive
+        # A listing needs no colours: a palette that cannot be found is said, not refused.
+        self.required = required
         self._found: dict[bool, tuple[bytes, str]] = {}
 
     def for_kind(self, kind: str) -> tuple[bytes, str]:
         quake2 = kind == "wal"
         if quake2 not in self._found:
-            self._found[quake2] = self._quake2() if quake2 else self._quake()
+            try:
+                self._found[quake2] = self._quake2() if quake2 else self._quake()
+            except GamepakError:
+                if self.required:
+                    raise
+                self._found[quake2] = (b"", "none found (Quake II's pics/colormap.pcx, or --palette, to export)")
         return self._found[quake2]
 
     def _member(self, names: tuple[str, ...]) -> tuple[bytes, str] | None:
@@ -121,9 +128,10 @@ class _Palettes:
         return quake2_palette_for(self.source, self.override)
 
 
-def iter_units(source: str | os.PathLike[str], *, palette: str | None = None) -> Iterator[Unit]:
+def iter_units(source: str | os.PathLike[str], *, palette: str | None = None, colours: bool = True) -> Iterator[Unit]:
     """Each file holding palette images in `source`, in order (a pack's nested packs where
-    they stand), with the palette its images are drawn through (Quake II's for `.wal`)."""
+    they stand), with the palette its images are drawn through (Quake II's for `.wal`);
+    without `colours` (a listing), a palette that cannot be found is said, not refused."""
     path = os.fspath(source)
     kind = sources.kind_of_extension(path)
     if kind is not None:
@@ -133,13 +141,13 @@ def iter_units(source: str | os.PathLike[str], *, palette: str | None = None) ->
         name = os.path.splitext(os.path.basename(path))[0]
         found = sources.read_images(kind, data, name, path)
         base = os.path.basename(path)
-        colours, where = _Palettes(path, palette, None).for_kind(kind)
-        yield Unit(base, False, kind, data, found, colours, _image_paths(base, False, kind, found), where)
+        drawn, where = _Palettes(path, palette, None, colours).for_kind(kind)
+        yield Unit(base, False, kind, data, found, drawn, _image_paths(base, False, kind, found), where)
         return
     from ..core.opening import open as open_archive
 
     with open_archive(path) as pack:
-        yield from _units_in(pack, "", path, _Palettes(path, palette, pack))
+        yield from _units_in(pack, "", path, _Palettes(path, palette, pack, colours))
 
 
 # Members opened as packs to look inside (by name: sniffing every member costs more than the rest).
@@ -193,7 +201,7 @@ def list_textures(source: str | os.PathLike[str], *, palette: str | None = None)
             "transparent": image.transparent,
             "palette": "own (WAD3)" if image.palette is not None else unit.palette_source,
         }
-        for unit in iter_units(source, palette=palette)
+        for unit in iter_units(source, palette=palette, colours=False)
         for image, relative in zip(unit.images, unit.image_paths, strict=True)
     ]
 
