@@ -43,6 +43,9 @@ def run_child(edit: Callable[[], None], stop_at: int | None, report: int | None 
     try:
         calls = [0]
         write = os.write  # the real one: the reports must not count themselves
+        # Only this child stops itself: a process it forks (the extractor's second worker) has
+        # the traced calls too, and stopping there would leave this child waiting on it forever.
+        me = os.getpid()
 
         for name in SLOWED:
             original = getattr(os, name, None)
@@ -50,7 +53,7 @@ def run_child(edit: Callable[[], None], stop_at: int | None, report: int | None 
 
                 def traced(*args: object, _original: Callable[..., object] = original, _name: str = name) -> object:
                     calls[0] += 1
-                    if calls[0] == stop_at:
+                    if calls[0] == stop_at and os.getpid() == me:
                         offset = args[2] if _name == "pwrite" else ""
                         if report is not None:
                             write(report, f"{calls[0]} {_name} {offset}\n".encode())
