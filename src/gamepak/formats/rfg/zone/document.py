@@ -19,6 +19,7 @@ one, is kept byte for byte in a file beside the document (`relation`), never reg
 from __future__ import annotations
 
 import math
+import re
 
 from ....errors import GamepakError
 from .model import NO_HANDLE, Zone, ZoneObject, ZoneProperty
@@ -90,16 +91,19 @@ class _Where:
         return GamepakError(": ".join([*where, reason]))
 
 
+# A number in a document: decimal or 0x hex, ASCII digits only (int() would take "²" and other
+# Unicode digits), at most 20 of them.
+_NUMBER = re.compile(r"\s*(?:0[xX]([0-9a-fA-F]{1,20})|([0-9]{1,20}))\s*\Z")
+
+
 def _number(value: object, bits: int, field: str, where: _Where, index: int | None = None) -> int:
-    if isinstance(value, str):
-        # ASCII digits only: int() would take "²" and other Unicode digits.
-        text = value.strip()
-        digits, base = (text[2:], 16) if text[:2].lower() == "0x" else (text, 10)
-        allowed = "0123456789abcdefABCDEF" if base == 16 else "0123456789"
-        if not digits or len(digits) > 20 or any(char not in allowed for char in digits):
+    if type(value) is str:
+        found = _NUMBER.match(value)
+        if found is None:
             raise where.error(f"{field} must be a number or 0x hex, not {value!r}", index)
-        value = int(digits, base)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << bits:
+        hex_digits, decimal = found.groups()
+        value = int(hex_digits, 16) if hex_digits is not None else int(decimal)
+    if type(value) is not int or not 0 <= value < 1 << bits:
         raise where.error(f"{field} must be a whole number from 0 to {(1 << bits) - 1}, not {value!r}", index)
     return value
 
