@@ -10,7 +10,6 @@ listed with the reason and never stops the others. Changes go back through one c
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections.abc import Callable, Iterable, Iterator
 
@@ -133,19 +132,9 @@ def _parsed(source: str, members: Iterable[tuple[str, bytes]]) -> Tables:
 
 
 def _selected(source: str, members: Iterable[str]) -> Iterator[tuple[str, bytes]]:
-    wanted = [name.replace("\\", "/").lower() for name in members]
-    found: set[str] = set()
-    for member, data in iter_members(source):
-        if wanted:
-            lowered = member.lower()
-            hits = [name for name in wanted if fnmatch.fnmatchcase(lowered, name) or lowered.rsplit("/", 1)[-1] == name]
-            if not hits:
-                continue
-            found.update(hits)
-        yield member, data
-    missing = [name for name in wanted if name not in found]
-    if missing:
-        raise GamepakError(f"{source}: no table {', '.join(missing)}")
+    from .content_files import selected
+
+    return selected(source, iter_members(source), members, "table")
 
 
 def list_tables(source: str | os.PathLike[str]) -> list[dict[str, object]]:
@@ -389,22 +378,9 @@ def _new_rule_breaks(before: Table, after: Table) -> list[str]:
 
 def _store(source: str, changed: dict[str, bytes]) -> None:
     """Write changed tables back: one edit of a pack, atomic rewrites of loose files."""
-    if not changed:
-        return
-    from ..core.atomic import write_bytes
+    from .content_files import write_back
 
-    if os.path.isdir(source):
-        for member, data in changed.items():
-            write_bytes(os.path.join(source, *member.split("/")), data, overwrite=True)
-    elif is_table_name(source):
-        for data in changed.values():
-            write_bytes(source, data, overwrite=True)
-    else:
-        from .edit import edit
-
-        with edit(source) as pack:
-            for member, data in changed.items():
-                pack.replace(member, data)
+    write_back(source, changed, is_table_name)
 
 
 def check_tables(

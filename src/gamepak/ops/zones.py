@@ -11,7 +11,6 @@ zones that changed are rewritten, and inside them only the edited objects' bytes
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -99,19 +98,9 @@ class Zones(dict[str, Zone]):
 
 
 def _selected(source: str, members: Iterable[str]) -> Iterator[tuple[str, bytes]]:
-    wanted = [name.replace("\\", "/").lower() for name in members]
-    found: set[str] = set()
-    for member, data in iter_zones(source):
-        if wanted:
-            lowered = member.lower()
-            hits = [name for name in wanted if fnmatch.fnmatchcase(lowered, name) or lowered.rsplit("/", 1)[-1] == name]
-            if not hits:
-                continue
-            found.update(hits)
-        yield member, data
-    missing = [name for name in wanted if name not in found]
-    if missing:
-        raise GamepakError(f"{source}: no zone {', '.join(missing)}")
+    from .content_files import selected
+
+    return selected(source, iter_zones(source), members, "zone")
 
 
 def _by_path(source: str, paths: list[str]) -> Iterator[tuple[str, bytes]] | None:
@@ -289,22 +278,9 @@ def import_zones(target: str | os.PathLike[str], folder: str | os.PathLike[str],
 
 def _store(source: str, changed: dict[str, bytes]) -> None:
     """Write changed zones back: one edit of a pack, atomic rewrites of loose files."""
-    if not changed:
-        return
-    from ..core.atomic import write_bytes
+    from .content_files import write_back
 
-    if os.path.isdir(source):
-        for member, data in changed.items():
-            write_bytes(os.path.join(source, *member.split("/")), data, overwrite=True)
-    elif is_zone_name(source):
-        for data in changed.values():
-            write_bytes(source, data, overwrite=True)
-    else:
-        from .edit import edit
-
-        with edit(source) as pack:
-            for member, data in changed.items():
-                pack.replace(member, data)
+    write_back(source, changed, is_zone_name)
 
 
 def check_zones(source: str | os.PathLike[str]) -> list[tuple[str, str, str]]:
