@@ -117,8 +117,17 @@ def _samples() -> dict[str, Callable[[], Sample]]:
         return Sample({"weapons.xtbl": data}, "vpp", {"weapons.xtbl": data}, ["table", "ls", "{file}"],
                       ["table", "ls", "{pack}"], "weapons.xtbl")  # fmt: skip
 
+    def rfg_mesh() -> Sample:
+        from rfg_mesh_bytes import build, quad_spec
+
+        cpu, gpu = build(quad_spec())
+        pair = {"quad.csmesh_pc": cpu, "quad.gsmesh_pc": gpu}
+        return Sample(pair, "vpp", pair, ["model", "info", "{file}"],
+                      ["model", "info", "{pack}", "quad.csmesh_pc"], "gpu_file: quad.gsmesh_pc")  # fmt: skip
+
     return {
         "peg": peg,
+        "rfg-mesh": rfg_mesh,
         "quake-image": quake_image,
         "joe": joe,
         "mdl": mdl,

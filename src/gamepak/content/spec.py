@@ -76,6 +76,7 @@ class ContentKind:
         "lump_kinds",
         "name",
         "packs",
+        "partner_extensions",
         "signatures",
         "types",
         "verbs",
@@ -88,6 +89,7 @@ class ContentKind:
         description: str,
         *,
         extensions: tuple[str, ...] = (),
+        partner_extensions: tuple[str, ...] = (),
         signatures: tuple[bytes, ...] = (),
         lump_kinds: tuple[str, ...] = (),
         packs: tuple[str, ...] = (),
@@ -100,6 +102,7 @@ class ContentKind:
         self.family = family
         self.description = description
         self.extensions = extensions
+        self.partner_extensions = partner_extensions
         self.signatures = signatures
         self.lump_kinds = lump_kinds
         self.packs = packs
@@ -119,8 +122,15 @@ class ContentKind:
         return self.verbs[verb](*arguments, options=options, **common)
 
     def named_by(self, name: str) -> bool:
-        """Whether a file or member name carries one of this kind's extensions."""
-        return name.lower().endswith(self.extensions) if self.extensions else False
+        """Whether a file or member name carries one of this kind's extensions (or, for a kind
+        stored as two files, its partner's: a verb given either file takes the kind)."""
+        named = self.extensions + self.partner_extensions
+        return name.lower().endswith(named) if named else False
+
+    def partner_named_by(self, name: str) -> bool:
+        """Whether `name` is the second file of a two-file kind (a mesh's GPU file): surfaces
+        that show a file read the kind through its first file, those that count count it once."""
+        return name.lower().endswith(self.partner_extensions) if self.partner_extensions else False
 
     def signed_by(self, head: bytes) -> bool:
         return any(head.startswith(signature) for signature in self.signatures)

@@ -166,15 +166,6 @@ def _zone_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return Preview("zone", "map/rfg-zone", data=zone_data(read_all(place, MAX_ZONE_BYTES), place.path))
 
 
-def _rfg_mesh_preview(place: Place, head: bytes, kind: str) -> Preview | None:
-    """Either file of an RFG mesh pair (the glue lives in `models.rfg.content`)."""
-    from ..models.rfg.content import is_mesh_file, viewer_counts
-
-    if not is_mesh_file(place.name):
-        return None
-    return Preview("model", "model/rfg-mesh", data=viewer_counts(place, MAX_MODEL_BYTES))
-
-
 def _audio_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return Preview("audio", kind) if kind in AUDIO_TYPES else None
 
@@ -216,7 +207,6 @@ Previewer = Callable[["Place", bytes, str], "Preview | None"]
 PREVIEWERS: list[tuple[str, Previewer]] = [
     ("content", lambda place, head, kind: _content_preview(place, head, probe=False)),
     ("image", _image_preview),
-    ("model", _rfg_mesh_preview),
     ("audio", _audio_preview),
     ("zone", lambda place, head, kind: _zone_preview(place, head, kind)),
     ("sprite", _sprite_preview),
@@ -346,16 +336,14 @@ def texture_png(place: Place, name: str, mip: int = 0) -> bytes:
 
 
 def model_glb(place: Place) -> bytes:
-    """A model file as binary glTF for the viewer: an RFG mesh pair textured from the pegs
-    around it, else the first kind of the file (content registry) that makes one."""
-    from ..models.rfg.content import is_mesh_file, place_glb
-
-    if is_mesh_file(place.name):
-        return place_glb(place, MAX_MODEL_BYTES)
+    """A model file as binary glTF for the viewer: by the first kind of the file (content
+    registry) that makes one (a two-file kind's: read through its first file)."""
     head = _head(place)
     for row in _kinds(place, head, probe=False):
         if row.has("glb"):
-            return bytes(row.call("glb", read_all(place, MAX_MODEL_BYTES), place.path, options=_options(place, row)))
+            own = _first_file(place, row)
+            data = read_all(own, MAX_MODEL_BYTES)
+            return bytes(row.call("glb", data, own.path, options=_options(own, row, MAX_MODEL_BYTES)))
     raise GamepakError(f"{place.path}: not a model the viewer shows")
 
 
@@ -460,25 +448,49 @@ def _kinds(place: Place, head: bytes, *, probe: bool) -> list[Any]:
     from ..content import of_member
 
     found = of_member(
-        place.name, head, lump=getattr(place.entry, "kind", None), holder=_holder_format(place), probe=probe
+        place.name,
+        head,
+        lump=getattr(place.entry, "kind", None),
+        holder=_holder_format(place),
+        probe=probe,
+        partners=True,
     )
     return found if not probe else [row for row in found if row.has("probe")]
 
 
-def _options(place: Place, row: Any) -> dict[str, Any]:
+def _partner(place: Place, row: Any) -> Place:
+    """The other file of a two-file kind (a peg's GPU file, a mesh's CPU file), beside `place`
+    (in its folder, or in the same pack)."""
+    wanted = row.call("partner", place.name)
+    partner = place.sibling(wanted)
+    if partner is None:
+        raise GamepakError(f"{place.path}: its partner {wanted} is not beside it")
+    return partner
+
+
+def _first_file(place: Place, row: Any) -> Place:
+    """The file a kind's verbs read: `place`, or its partner when `place` is the second file of
+    a two-file kind (a mesh's GPU file is shown through its CPU file)."""
+    return _partner(place, row) if row.partner_named_by(place.name) else place
+
+
+def _options(place: Place, row: Any, limit: int = MAX_IMAGE_BYTES * 4) -> dict[str, Any]:
     """What a row's preview verbs may take: the WAD lump kind, where the palette is looked for,
-    and the partner file a kind reads beside its own (a peg's GPU file), read only when needed."""
+    the pack a member lies in and what lies beside it (where a mesh's textures are looked for),
+    and the partner file a kind reads beside its own (a peg's GPU file, at most `limit` bytes),
+    read only when needed."""
+    pack_key = place._pack_key
+    pack = pack_key[0] if place.node is not None and pack_key else None
     options: dict[str, Any] = {
         "lump": getattr(place.entry, "kind", None),
         "palette": _disk_path(place),
         "palette_near": _disk_path(place),
+        "pack": pack,
+        "beside": place.disk_path or pack,
     }
     if row.has("partner"):
-        wanted = row.call("partner", place.name)
-        partner = place.sibling(wanted)
-        if partner is None:
-            raise GamepakError(f"{place.path}: its partner {wanted} is not beside it")
-        options["partner"] = lambda: read_all(partner, MAX_IMAGE_BYTES * 4)
+        partner = _partner(place, row)
+        options["partner"] = lambda: read_all(partner, limit)
         options["key"] = (place.identity, partner.identity)
     return options
 
@@ -496,11 +508,12 @@ def _textures_view(place: Place, row: Any, kind: str) -> Preview | None:
 def _model_view(place: Place, row: Any, kind: str) -> Preview | None:
     if not row.has("counts"):
         return None
+    place = _first_file(place, row)
     data = read_all(place, MAX_MODEL_BYTES)
-    counts = dict(row.call("counts", data, place.path))
-    shown = Preview("model", kind, data=counts)
+    options = _options(place, row, MAX_MODEL_BYTES)
+    shown = Preview("model", kind, data=dict(row.call("counts", data, place.path, options=options)))
     # A kind that also holds textures (a Quake map) shows them in a gallery under its 3D view.
-    shown.textures = _gallery(place, row, data, _options(place, row))
+    shown.textures = _gallery(place, row, data, options)
     return shown
 
 
