@@ -125,8 +125,18 @@ def _samples() -> dict[str, Callable[[], Sample]]:
         return Sample(pair, "vpp", pair, ["model", "info", "{file}"],
                       ["model", "info", "{pack}", "quad.csmesh_pc"], "gpu_file: quad.gsmesh_pc")  # fmt: skip
 
+    def sprite() -> Sample:
+        # A sprite file on its own (as `extract` writes it) and a member of a J2ME pack.
+        from sprite_bytes import simple_sprite
+
+        data = simple_sprite()
+        return Sample({"hero.bsprite": data}, "j2me-table", {"0": data, "1": bytes(range(40))},
+                      ["texture", "ls", "{file}"], ["texture", "ls", "{pack}"], "module 000",
+                      extra={"browsed_as": "0.bin"})  # fmt: skip
+
     return {
         "peg": peg,
+        "sprite": sprite,
         "rfg-mesh": rfg_mesh,
         "quake-image": quake_image,
         "joe": joe,
@@ -140,10 +150,8 @@ def _samples() -> dict[str, Callable[[], Sample]]:
 
 SAMPLES = _samples()
 # Kinds walked through every surface by their own tests, named here so that a new row is never
-# skipped silently: folders, not files (tests/test_scenes.py, tests/test_web_scenes.py), and
-# Gameloft sprites, which have no file of their own and a preview of their own (modules,
-# frames, animations: tests/test_sprite_cli.py, test_sprite_web.py, test_sprite_catalog.py).
-FOLDER_KINDS = {"scene": "a VDrift track or car folder", "sprite": "members of J2ME packs, no file of their own"}
+# skipped silently: folders, not files (tests/test_scenes.py, tests/test_web_scenes.py).
+FOLDER_KINDS = {"scene": "a VDrift track or car folder"}
 ROWS = [kind for kind in content.KINDS if kind.name not in FOLDER_KINDS]
 
 
@@ -258,7 +266,7 @@ def test_loose_and_packed_files_get_the_same_preview(kind: content.ContentKind, 
     packed_page = client.get(f"/browse/{kind.name}/{pack.name}/{member}")
     assert loose_page.status_code == packed_page.status_code == 200
     loose_shape, packed_shape = _preview_shape(loose_page.text), _preview_shape(packed_page.text)
-    preview = kind.family.preview
+    preview = kind.preview
     if preview == "table":
         assert f'href="/table/{kind.name}/{loose.name}"' in loose_page.text
         assert f'href="/table/{kind.name}/{pack.name}/{member}"' in packed_page.text

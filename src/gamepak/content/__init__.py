@@ -22,7 +22,8 @@ A row (`ContentKind`) says:
 - what the catalog records (`family.catalog`: its table; `family.archive_kind`: the
   `archives.kind` of a loose file) and the member type labels (`types`: extension -> label);
 - what the viewer shows (`family.preview`: the template, filled by the row's `gallery`/`png`,
-  `glb`/`counts` or `strings` verbs).
+  `glb`/`counts` or `strings` verbs; a kind with a page of its own names it, `preview`, and
+  fills it with its `preview` verb).
 
 Adding a content kind (RFG meshes, J2ME sprites, RFG zones) is one module plus one row:
 1. Write the module (a format module under formats/ or models/, e.g. `models/rfg/mesh.py`) with
@@ -79,7 +80,9 @@ FAMILIES: dict[str, Family] = {
                 "rm": "rm(target, names, options=) -> [name removed] (pegs only)",
                 "gallery": "gallery(data, name, label, options=) -> [{name, width, height, format, mips}]",
                 "png": "png(data, name, label, texture, mip, options=) -> PNG bytes (options: partner, palette)",
-                "rows": "rows(data, name, label, options=) -> [{peg, name, width, height, format, mips, flags}]",
+                "rows": "rows(data, name, label, options=) -> [{peg, name, width, height, format, mips, flags}]"
+                " (and the kind's own textures columns)",
+                "preview": "preview(data, label) -> the data of the kind's own viewer template (`ContentKind.preview`)",
             },
             ("ls", "export", "import"),
         ),
@@ -148,6 +151,7 @@ _TEXTURES = "gamepak.ops.textures"
 _QUAKE_TEXTURES = "gamepak.ops.quake_textures"
 _PREVIEWS = "gamepak.content.previews"
 _MESHES = "gamepak.models.rfg.content"
+_SPRITE = b"\xdf\x03\x01\x01\x01\x01"
 _MESH_OPS = "gamepak.ops.meshes"
 
 KINDS: tuple[ContentKind, ...] = (
@@ -279,20 +283,27 @@ KINDS: tuple[ContentKind, ...] = (
             "rows": Verb(f"{_PREVIEWS}:quake_rows", ("lump",)),
         },
     ),
-    # Gameloft J2ME sprites have no name or signature of their own: looked for inside J2ME packs
-    # (their bytes tell, `formats.j2me.sprite.summary.sniff_sprite`); `gamepak sprite` is their
-    # own command, the texture verbs give their modules.
+    # Gameloft J2ME sprites have no name of their own: members of J2ME packs, told by their first
+    # bytes (version 0x03DF, flags 0x01010101: `formats.j2me.sprite.model.SIGNATURE`), so every
+    # member of such a pack up to `max_bytes` is looked at; `gamepak sprite` is their own
+    # command, the texture verbs give their modules, the viewer has a page of its own for them.
     ContentKind(
         "sprite",
         FAMILIES["texture"],
         "Gameloft J2ME sprites (BSPRITE): modules, frames and animations, in J2ME packs",
+        signatures=(_SPRITE,),
         packs=("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized", "j2me-ids"),
+        types={_SPRITE: "image/bsprite"},
         verbs={
             "ls": Verb("gamepak.ops.sprites:list_textures", ("palette",)),
             "line": Verb("gamepak.ops.sprites:ls_line"),
             "export": Verb("gamepak.ops.sprites:export_textures"),
             "import": Verb("gamepak.ops.sprites:import_textures"),
+            "rows": Verb(f"{_PREVIEWS}:sprite_rows"),
+            "preview": Verb("gamepak.formats.j2me.sprite.summary:preview_images"),
         },
+        preview="sprite",
+        max_bytes=1 << 20,  # formats.j2me.sprite.summary.MAX_SPRITE_BYTES
     ),
     ContentKind(
         "scene",
@@ -529,6 +540,6 @@ def readme_table() -> str:
             files += " (+ " + ", ".join(f"`{extension}`" for extension in kind.partner_extensions) + ")"
         lines.append(
             f"| `{kind.name}` | {kind.description} | {files} | {commands} | {family.catalog or '-'} | "
-            f"{f'`{family.archive_kind}`' if family.archive_kind else '-'} | {family.preview} |"
+            f"{f'`{family.archive_kind}`' if family.archive_kind else '-'} | {kind.preview} |"
         )
     return "\n".join(lines) + "\n"

@@ -74,9 +74,11 @@ class ContentKind:
         "fallback",
         "family",
         "lump_kinds",
+        "max_bytes",
         "name",
         "packs",
         "partner_extensions",
+        "preview",
         "signatures",
         "types",
         "verbs",
@@ -97,6 +99,8 @@ class ContentKind:
         verbs: dict[str, Verb] | None = None,
         claims: Verb | None = None,
         fallback: bool = False,
+        preview: str | None = None,
+        max_bytes: int | None = None,
     ) -> None:
         self.name = name
         self.family = family
@@ -110,6 +114,12 @@ class ContentKind:
         self.verbs = verbs or {}
         self.claims = claims
         self.fallback = fallback
+        # The viewer's template for this kind (its family's unless it has one of its own: a
+        # sprite's sheets, frames and animations), filled by the kind's own `preview` verb.
+        self.preview = preview or family.preview
+        # The largest file of the kind a surface reads when it looks at every member of a pack
+        # the kind lives in (known by its bytes alone): larger ones are not taken for it.
+        self.max_bytes = max_bytes
 
     def __repr__(self) -> str:
         return f"<ContentKind {self.name}>"

@@ -170,26 +170,6 @@ def _audio_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return Preview("audio", kind) if kind in AUDIO_TYPES else None
 
 
-def _sprite_preview(place: Place, head: bytes, kind: str) -> Preview | None:
-    """A Gameloft J2ME sprite (BSPRITE): its module sheet, frames and animations, per palette,
-    as data: URLs (the page's CSP allows them for images)."""
-    from ..formats.j2me.sprite.summary import MAX_SPRITE_BYTES, preview_images, sniff_sprite
-
-    if not sniff_sprite(head) or place.size > MAX_SPRITE_BYTES:
-        return None
-    import base64
-
-    def url(png: bytes) -> str:
-        return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-
-    found = preview_images(read_all(place, MAX_SPRITE_BYTES), place.path)
-    for palette in found["palettes"]:
-        palette["sheet"] = url(palette["sheet"])
-        for picture in palette["frames"] + palette["anims"]:
-            picture["url"] = url(picture.pop("png"))
-    return Preview("sprite", "image/bsprite", data=found)
-
-
 def _text_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     if kind.split("/", 1)[0] != "text":
         return None
@@ -209,7 +189,6 @@ PREVIEWERS: list[tuple[str, Previewer]] = [
     ("image", _image_preview),
     ("audio", _audio_preview),
     ("zone", lambda place, head, kind: _zone_preview(place, head, kind)),
-    ("sprite", _sprite_preview),
     # Kinds with no name or signature (J2ME strings), asked once images and audio said no.
     ("strings", lambda place, head, kind: _content_preview(place, head, probe=True)),
     ("text", _text_preview),
@@ -526,11 +505,33 @@ def _strings_view(place: Place, row: Any, kind: str) -> Preview | None:
     return Preview("strings", kind, strings=[text for _, _, text in found[1]])
 
 
-# How each preview template of the content registry's families is filled.
+def _sprite_view(place: Place, row: Any, kind: str) -> Preview | None:
+    """The `sprite` template (a Gameloft sprite's module sheet, frames and animations, per
+    palette), from the kind's `preview` verb; its PNGs become data: URLs (the page's CSP allows
+    them for images). A file larger than the kind's `max_bytes` is not one."""
+    import base64
+
+    limit = row.max_bytes or MAX_IMAGE_BYTES
+    if place.size > limit:
+        return None
+
+    def url(png: bytes) -> str:
+        return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+    found = row.call("preview", read_all(place, limit), place.path)
+    for palette in found["palettes"]:
+        palette["sheet"] = url(palette["sheet"])
+        for picture in palette["frames"] + palette["anims"]:
+            picture["url"] = url(picture.pop("png"))
+    return Preview(row.preview, kind, data=found)
+
+
+# How each preview template of the content registry is filled.
 CONTENT_VIEWS: dict[str, Callable[[Place, Any, str], Preview | None]] = {
     "textures": _textures_view,
     "model": _model_view,
     "strings": _strings_view,
+    "sprite": _sprite_view,
 }
 
 
@@ -538,7 +539,7 @@ def _content_preview(place: Place, head: bytes, *, probe: bool) -> Preview | Non
     """The preview of the first content kind of the file that gives one (content registry)."""
     kind = file_type(place, head)
     for row in _kinds(place, head, probe=probe):
-        view = CONTENT_VIEWS.get(row.family.preview or "")
+        view = CONTENT_VIEWS.get(row.preview or "")
         shown = view(place, row, kind) if view is not None else None
         if shown is not None:
             return shown
