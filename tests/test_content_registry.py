@@ -134,8 +134,17 @@ def _samples() -> dict[str, Callable[[], Sample]]:
                       ["texture", "ls", "{file}"], ["texture", "ls", "{pack}"], "module 000",
                       extra={"browsed_as": "0.bin"})  # fmt: skip
 
+    def rfg_zone() -> Sample:
+        from test_rfg_zones import a_layer
+
+        data = a_layer()
+        name = "dm_01.layer_pc"
+        return Sample({name: data}, "vpp", {name: data}, ["zone", "ls", "{file}"], ["zone", "ls", "{pack}"],
+                      "0x78800002")  # fmt: skip
+
     return {
         "peg": peg,
+        "rfg-zone": rfg_zone,
         "sprite": sprite,
         "rfg-mesh": rfg_mesh,
         "quake-image": quake_image,
@@ -188,7 +197,7 @@ def catalog(laid_out: tuple[Path, dict[str, tuple[Sample, Path, Path]]]) -> dict
     root, _ = laid_out
     out = root.parent / (root.name + ".catalog")
     build_catalog([str(root)], str(out), scheduler="synchronous")
-    tables = ("archives", "textures", "models", "strings", "errors")
+    tables = ("archives", "textures", "models", "strings", "zone_objects", "errors")
     return {table: read_table(str(out), table).to_pylist() for table in tables}
 
 
@@ -327,7 +336,7 @@ def test_the_catalog_lists_the_kind_loose_and_packed(kind: content.ContentKind, 
         expected = "archive"  # a J2ME text pack is a pack (j2me-sized) holding the strings
     assert archives[0]["kind"] == expected, archives[0]
     for row in catalog["archives"]:
-        assert row["kind"] in ("archive", "table", "model", "texture", "strings"), row
+        assert row["kind"] in ("archive", "table", "model", "texture", "strings", "zone"), row
 
 
 def test_loose_quake_images_and_wal_are_textures_rows(laid_out, catalog) -> None:

@@ -1,8 +1,9 @@
-"""The content registry: one row per kind of content (textures, models, scenes, strings, tables),
-as `core/registry.py` is for archives. Every surface reads these rows: the `texture`, `model`,
-`text` and `table` verbs pick the row that takes a file and call its functions; the viewer picks
-the preview of a file from them (loose or packed alike); the catalog fills its `textures`,
-`models` and `strings` tables and the `archives.kind` of a loose content file from them; the
+"""The content registry: one row per kind of content (textures, models, scenes, strings, tables,
+zones), as `core/registry.py` is for archives. Every surface reads these rows: the `texture`,
+`model`, `text` and `table` verbs pick the row that takes a file and call its functions; the
+viewer picks the preview of a file from them (loose or packed alike); the catalog fills its
+`textures`, `models`, `strings` and `zone_objects` tables (a family may have a table of its
+own) and the `archives.kind` of a loose content file from them; the
 member types the catalog and the viewer show come from them; the README's table of content
 kinds is `readme_table()`. No surface tests a row's name.
 
@@ -126,6 +127,22 @@ FAMILIES: dict[str, Family] = {
                 "strings": "strings(data, label, options=) -> (what, [(index, key, string)]) (viewer)",
             },
             ("export", "import"),
+        ),
+        # A zone has its own command (`gamepak zone`: ls, export, import, check, by
+        # `gamepak.ops.zones`), its own catalog table (`zone_objects`: one row per object) and
+        # its own page in the viewer (a map).
+        Family(
+            "zone",
+            "zone",
+            "zone_objects",
+            "zone",
+            "zone",
+            {
+                "rows": "rows(data, name, label) -> [{zone, index, class, class_hash, handle, name, x, y, z}]"
+                " (the catalog's zone_objects rows)",
+                "preview": "preview(data, label) -> what the viewer's zone page draws, or None (not a zone)",
+            },
+            ("ls", "export", "import", "check"),
         ),
         # A table is read by `table` and the viewer's table page; the catalog lists its file as
         # a member, with no rows of its own.
@@ -353,6 +370,18 @@ KINDS: tuple[ContentKind, ...] = (
         },
         # No signature: what `text` reads when nothing else claims the file.
         fallback=True,
+    ),
+    ContentKind(
+        "rfg-zone",
+        FAMILIES["zone"],
+        "Red Faction Guerrilla zones and layers: objects with a class, a position and properties",
+        extensions=(".rfgzone_pc", ".layer_pc"),
+        packs=("vpp",),
+        types={".rfgzone_pc": "map/rfg-zone", ".layer_pc": "map/rfg-zone"},
+        verbs={
+            "rows": Verb("gamepak.content.zones:rows"),
+            "preview": Verb("gamepak.content.zones:preview"),
+        },
     ),
     ContentKind(
         "xtbl",

@@ -49,6 +49,8 @@ HEAD_BYTES = 4096
 MAX_IMAGE_BYTES = 64 << 20
 MAX_MODEL_BYTES = 32 << 20
 MAX_STRINGS_BYTES = 4 << 20
+# Far above any game zone (the largest territory cells are a few MB).
+MAX_ZONE_BYTES = 32 << 20
 # Pixels of the largest image decoded (16384 x 4096, or a 8192 x 8192 texture).
 MAX_PIXELS = 1 << 26
 # Text shown of a text file, and bytes per page of the hex view.
@@ -158,14 +160,6 @@ def _image_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return shown
 
 
-def _zone_preview(place: Place, head: bytes, kind: str) -> Preview | None:
-    from .zone_map import MAX_ZONE_BYTES, is_zone, zone_data
-
-    if not is_zone(place.name, head):
-        return None
-    return Preview("zone", "map/rfg-zone", data=zone_data(read_all(place, MAX_ZONE_BYTES), place.path))
-
-
 def _audio_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return Preview("audio", kind) if kind in AUDIO_TYPES else None
 
@@ -188,7 +182,6 @@ PREVIEWERS: list[tuple[str, Previewer]] = [
     ("content", lambda place, head, kind: _content_preview(place, head, probe=False)),
     ("image", _image_preview),
     ("audio", _audio_preview),
-    ("zone", lambda place, head, kind: _zone_preview(place, head, kind)),
     # Kinds with no name or signature (J2ME strings), asked once images and audio said no.
     ("strings", lambda place, head, kind: _content_preview(place, head, probe=True)),
     ("text", _text_preview),
@@ -526,12 +519,20 @@ def _sprite_view(place: Place, row: Any, kind: str) -> Preview | None:
     return Preview(row.preview, kind, data=found)
 
 
+def _zone_view(place: Place, row: Any, kind: str) -> Preview | None:
+    """The `zone` template (an RFG zone as a map seen from above, its objects and their
+    properties), from the kind's `preview` verb (None: named like a zone, but not one)."""
+    found = row.call("preview", read_all(place, MAX_ZONE_BYTES), place.path)
+    return Preview("zone", kind, data=found) if found is not None else None
+
+
 # How each preview template of the content registry is filled.
 CONTENT_VIEWS: dict[str, Callable[[Place, Any, str], Preview | None]] = {
     "textures": _textures_view,
     "model": _model_view,
     "strings": _strings_view,
     "sprite": _sprite_view,
+    "zone": _zone_view,
 }
 
 
