@@ -472,3 +472,51 @@ def test_the_strings_page_names_from_the_served_folders_tables(tmp_path: Path, m
     assert page.status_code == 200 and "1 matching" in page.text and "<code>UI_MENU_QUIT</code>" in page.text
     assert "<code>UI_MENU_START</code>" not in client.get("/strings/language/locatexts_xx_yy.rfglocatext").text
     assert len(looked_up) == 1
+
+
+# -- kinds of two files, of a page and a table of their own ------------------------------------------
+def test_a_mesh_missing_its_partner_or_pack_is_one_line(tmp_path: Path) -> None:
+    """A loose mesh without its GPU file: `model info`, the catalog and the viewer each say so
+    in one line naming the partner; a pack that is not there is named by `model export`."""
+    from rfg_mesh_bytes import build, quad_spec
+    from starlette.testclient import TestClient
+
+    from gamepak.catalog import build_catalog
+    from gamepak.catalog.schema import read_table
+    from gamepak.web.app import create_app
+
+    from conftest import in_process_cli
+
+    cpu, _ = build(quad_spec())
+    (tmp_path / "alone.csmesh_pc").write_bytes(cpu)
+    code, out, err = in_process_cli("model", "info", str(tmp_path / "alone.csmesh_pc"))
+    assert code == 1 and out == "" and err.count("\n") == 1 and "alone.gsmesh_pc" in err, err
+    page = TestClient(create_app(str(tmp_path)), base_url="http://127.0.0.1").get("/browse/alone.csmesh_pc")
+    assert "no preview" in page.text and "alone.gsmesh_pc is not beside it" in page.text
+    build_catalog([str(tmp_path)], str(tmp_path / "out"), scheduler="synchronous")
+    errors = read_table(str(tmp_path / "out"), "errors").to_pylist()
+    assert [row["stage"] for row in errors] == ["models"] and "alone.gsmesh_pc" in errors[0]["message"]
+    missing = tmp_path / "missing.vpp_pc"
+    code, _, err = in_process_cli("model", "export", str(missing), "-o", str(tmp_path / "meshes"))
+    assert code == 1 and str(missing) in err and err.count("\n") == 1, err
+
+
+def test_export_all_leaves_the_kinds_that_find_their_own_files(tmp_path: Path) -> None:
+    """`model export-all` converts members from their bytes alone: a mesh (whose pair `model
+    export PACK` writes) is not a model to it, as the README's table says."""
+    from rfg_mesh_bytes import build, quad_spec
+
+    from conftest import in_process_cli
+
+    cpu, gpu = build(quad_spec())
+    pack = tmp_path / "meshes.vpp_pc"
+    with create(pack) as writer:
+        writer.add("quad.csmesh_pc", cpu)
+        writer.add("quad.gsmesh_pc", gpu)
+        writer.add("cube.joe", cube_joe())
+    code, _, err = in_process_cli("model", "export-all", str(pack), "-o", str(tmp_path / "out"))
+    assert code == 0 and "2 members that are not models" in err, err
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["cube.glb"]
+    assert "`model export-all`" not in next(
+        line for line in content.readme_table().splitlines() if line.startswith("| `rfg-mesh`")
+    )
