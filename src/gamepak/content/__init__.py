@@ -26,7 +26,7 @@ A row (`ContentKind`) says:
   `glb`/`counts` or `strings` verbs; a kind with a page of its own names it, `preview`, and
   fills it with its `preview` verb).
 
-Adding a content kind (RFG meshes, J2ME sprites, RFG zones) is one module plus one row:
+Adding a content kind is one module plus one row (RFG meshes, J2ME sprites and RFG zones were):
 1. Write the module (a format module under formats/ or models/, e.g. `models/rfg/mesh.py`) with
    one function per verb of its family, in the family's call signature (`FAMILIES[...].verbs`
    spells each one out). For a model: `counts(data, label)` (the viewer's caption),

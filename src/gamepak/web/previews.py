@@ -1,14 +1,15 @@
 """Previews of one file by what it holds: images, RFG textures and Quake images as PNG, JOE
-models and Quake models and maps as glTF, text, J2ME strings, audio, and a hex view for
-everything else.
+models, RFG meshes and Quake models and maps as glTF, Gameloft sprites, RFG zones as maps, text,
+J2ME strings, audio, and a hex view for everything else.
 
 Which preview a file gets is the table `PREVIEWERS`: (kind, function) pairs tried in order; the
 first function to return a `Preview` wins, and a file none takes is shown as hex. Content kinds
-(textures, models, strings: `gamepak.content`) come first, through the registry: the kinds of
-the file (by name, signature or WAD lump kind, loose or inside a pack alike) are asked in order,
-each for its family's preview (`CONTENT_VIEWS`: a texture gallery, a 3D view with its counts, a
-list of strings), filled by the kind's own verbs (`gallery`/`png`, `counts`/`glb`, `strings`);
-a new content kind needs nothing here. A preview of kind K is drawn by the template
+(textures, models, strings, sprites, zones: `gamepak.content`) come first, through the
+registry: the kinds of the file (by name, signature or WAD lump kind, loose or inside a pack
+alike; either file of a two-file kind, shown through its first) are asked in order, each for
+its preview (`CONTENT_VIEWS`, by the kind's template: a texture gallery, a 3D view with its
+counts, a list of strings, a sprite's pictures, a zone's map), filled by the kind's own verbs
+(`gallery`/`png`, `counts`/`glb`, `strings`, `preview`); a new content kind needs nothing here. A preview of kind K is drawn by the template
 `templates/previews/K.html` (given `preview` and the page's URLs). To add one for files that
 are no content kind (say, fonts):
 
