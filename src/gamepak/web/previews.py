@@ -9,7 +9,8 @@ registry: the kinds of the file (by name, signature or WAD lump kind, loose or i
 alike; either file of a two-file kind, shown through its first) are asked in order, each for
 its preview (`CONTENT_VIEWS`, by the kind's template: a texture gallery, a 3D view with its
 counts, a list of strings, a sprite's pictures, a zone's map), filled by the kind's own verbs
-(`gallery`/`png`, `counts`/`glb`, `strings`, `preview`); a new content kind needs nothing here. A preview of kind K is drawn by the template
+(`gallery`/`png`, `counts`/`glb`, `strings`, `preview`); a new content kind needs nothing here.
+A preview of kind K is drawn by the template
 `templates/previews/K.html` (given `preview` and the page's URLs). To add one for files that
 are no content kind (say, fonts):
 
