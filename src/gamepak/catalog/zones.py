@@ -18,11 +18,11 @@ MAX_ZONE_BYTES = 64 << 20
 COLUMNS = ("zone", "index", "class", "class_hash", "handle", "name", "x", "y", "z")
 
 
-def kinds_of(name: str) -> list[Any]:
-    """The content kinds with rows in this table that a member called `name` is."""
-    from ..content import of_member
+def table_kinds() -> list[Any]:
+    """The content kinds (content registry) whose rows go to this table."""
+    from ..content import kinds
 
-    return [kind for kind in of_member(name, probe=False) if kind.family.catalog == TABLE and kind.has("rows")]
+    return [kind for kind in kinds() if kind.family.catalog == TABLE and kind.has("rows")]
 
 
 def member_zone_columns(
@@ -32,8 +32,9 @@ def member_zone_columns(
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     readable: list[Entry] = []
     kind_of: dict[int, Any] = {}
+    wanted = table_kinds()  # asked of every member: by name, as the game finds its zones
     for entry in entries:
-        found = kinds_of(entry.name)
+        found = [kind for kind in wanted if kind.named_by(entry.name)]
         if not found:
             continue
         if entry.size > MAX_ZONE_BYTES:
