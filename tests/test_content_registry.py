@@ -358,6 +358,32 @@ def test_the_j2me_strings_of_a_pack_member_are_strings_rows(laid_out, catalog) -
     assert [row["string"] for row in rows] == LANG_STRINGS and {row["member"] for row in rows} == {"0"}
 
 
+# -- info and detect ------------------------------------------------------------------------------
+# Extensions of content kinds that are neither a format nor pointed at a command, and why.
+NO_POINTER = {
+    ".glb": "a binary glTF: any tool reads it",
+    ".mip": "a Quake miptex lump written out by `extract`",
+    ".car": "a VDrift car's definition, read with its folder",
+    ".xtbl": "XML text",
+}
+
+
+@pytest.mark.parametrize("kind", content.KINDS, ids=lambda kind: kind.name)
+def test_info_and_detect_point_a_content_file_at_its_command(kind: content.ContentKind) -> None:
+    """`gamepak info`/`detect` of a loose file of a content kind that is no pack names the
+    command of a kind that takes it (core's pointer table, checked against the registry)."""
+    from gamepak.core.registry import format_for_path, other_command_for
+
+    for extension in kind.extensions + kind.partner_extensions:
+        name = "x" + extension
+        if format_for_path(name) is not None or extension in NO_POINTER:
+            continue
+        pointer = other_command_for(name)
+        assert pointer is not None, f"{kind.name}: nothing points a {extension} file at its command"
+        commands = {row.family.command for row in content.KINDS if row.named_by(name)}
+        assert any(f"gamepak {command} " in pointer for command in commands), (extension, pointer)
+
+
 # -- the README ------------------------------------------------------------------------------------
 def test_the_readme_table_is_the_registry() -> None:
     text = README.read_text(encoding="utf-8")
