@@ -117,8 +117,36 @@ def _samples() -> dict[str, Callable[[], Sample]]:
         return Sample({"weapons.xtbl": data}, "vpp", {"weapons.xtbl": data}, ["table", "ls", "{file}"],
                       ["table", "ls", "{pack}"], "weapons.xtbl")  # fmt: skip
 
+    def rfg_mesh() -> Sample:
+        from rfg_mesh_bytes import build, quad_spec
+
+        cpu, gpu = build(quad_spec())
+        pair = {"quad.csmesh_pc": cpu, "quad.gsmesh_pc": gpu}
+        return Sample(pair, "vpp", pair, ["model", "info", "{file}"],
+                      ["model", "info", "{pack}", "quad.csmesh_pc"], "gpu_file: quad.gsmesh_pc")  # fmt: skip
+
+    def sprite() -> Sample:
+        # A sprite file on its own (as `extract` writes it) and a member of a J2ME pack.
+        from sprite_bytes import simple_sprite
+
+        data = simple_sprite()
+        return Sample({"hero.bsprite": data}, "j2me-table", {"0": data, "1": bytes(range(40))},
+                      ["texture", "ls", "{file}"], ["texture", "ls", "{pack}"], "module 000",
+                      extra={"browsed_as": "0.bin"})  # fmt: skip
+
+    def rfg_zone() -> Sample:
+        from test_rfg_zones import a_layer
+
+        data = a_layer()
+        name = "dm_01.layer_pc"
+        return Sample({name: data}, "vpp", {name: data}, ["zone", "ls", "{file}"], ["zone", "ls", "{pack}"],
+                      "0x78800002")  # fmt: skip
+
     return {
         "peg": peg,
+        "rfg-zone": rfg_zone,
+        "sprite": sprite,
+        "rfg-mesh": rfg_mesh,
         "quake-image": quake_image,
         "joe": joe,
         "mdl": mdl,
@@ -131,10 +159,8 @@ def _samples() -> dict[str, Callable[[], Sample]]:
 
 SAMPLES = _samples()
 # Kinds walked through every surface by their own tests, named here so that a new row is never
-# skipped silently: folders, not files (tests/test_scenes.py, tests/test_web_scenes.py), and
-# Gameloft sprites, which have no file of their own and a preview of their own (modules,
-# frames, animations: tests/test_sprite_cli.py, test_sprite_web.py, test_sprite_catalog.py).
-FOLDER_KINDS = {"scene": "a VDrift track or car folder", "sprite": "members of J2ME packs, no file of their own"}
+# skipped silently: folders, not files (tests/test_scenes.py, tests/test_web_scenes.py).
+FOLDER_KINDS = {"scene": "a VDrift track or car folder"}
 ROWS = [kind for kind in content.KINDS if kind.name not in FOLDER_KINDS]
 
 
@@ -171,7 +197,7 @@ def catalog(laid_out: tuple[Path, dict[str, tuple[Sample, Path, Path]]]) -> dict
     root, _ = laid_out
     out = root.parent / (root.name + ".catalog")
     build_catalog([str(root)], str(out), scheduler="synchronous")
-    tables = ("archives", "textures", "models", "strings", "errors")
+    tables = ("archives", "textures", "models", "strings", "zone_objects", "errors")
     return {table: read_table(str(out), table).to_pylist() for table in tables}
 
 
@@ -249,7 +275,7 @@ def test_loose_and_packed_files_get_the_same_preview(kind: content.ContentKind, 
     packed_page = client.get(f"/browse/{kind.name}/{pack.name}/{member}")
     assert loose_page.status_code == packed_page.status_code == 200
     loose_shape, packed_shape = _preview_shape(loose_page.text), _preview_shape(packed_page.text)
-    preview = kind.family.preview
+    preview = kind.preview
     if preview == "table":
         assert f'href="/table/{kind.name}/{loose.name}"' in loose_page.text
         assert f'href="/table/{kind.name}/{pack.name}/{member}"' in packed_page.text
@@ -310,7 +336,7 @@ def test_the_catalog_lists_the_kind_loose_and_packed(kind: content.ContentKind, 
         expected = "archive"  # a J2ME text pack is a pack (j2me-sized) holding the strings
     assert archives[0]["kind"] == expected, archives[0]
     for row in catalog["archives"]:
-        assert row["kind"] in ("archive", "table", "model", "texture", "strings"), row
+        assert row["kind"] in ("archive", "table", "model", "texture", "strings", "zone"), row
 
 
 def test_loose_quake_images_and_wal_are_textures_rows(laid_out, catalog) -> None:
@@ -330,6 +356,32 @@ def test_the_j2me_strings_of_a_pack_member_are_strings_rows(laid_out, catalog) -
     _, _, pack = found["j2me-strings"]
     rows = [row for row in catalog["strings"] if row["archive_path"] == str(pack)]
     assert [row["string"] for row in rows] == LANG_STRINGS and {row["member"] for row in rows} == {"0"}
+
+
+# -- info and detect ------------------------------------------------------------------------------
+# Extensions of content kinds that are neither a format nor pointed at a command, and why.
+NO_POINTER = {
+    ".glb": "a binary glTF: any tool reads it",
+    ".mip": "a Quake miptex lump written out by `extract`",
+    ".car": "a VDrift car's definition, read with its folder",
+    ".xtbl": "XML text",
+}
+
+
+@pytest.mark.parametrize("kind", content.KINDS, ids=lambda kind: kind.name)
+def test_info_and_detect_point_a_content_file_at_its_command(kind: content.ContentKind) -> None:
+    """`gamepak info`/`detect` of a loose file of a content kind that is no pack names the
+    command of a kind that takes it (core's pointer table, checked against the registry)."""
+    from gamepak.core.registry import format_for_path, other_command_for
+
+    for extension in kind.extensions + kind.partner_extensions:
+        name = "x" + extension
+        if format_for_path(name) is not None or extension in NO_POINTER:
+            continue
+        pointer = other_command_for(name)
+        assert pointer is not None, f"{kind.name}: nothing points a {extension} file at its command"
+        commands = {row.family.command for row in content.KINDS if row.named_by(name)}
+        assert any(f"gamepak {command} " in pointer for command in commands), (extension, pointer)
 
 
 # -- the README ------------------------------------------------------------------------------------
@@ -446,3 +498,51 @@ def test_the_strings_page_names_from_the_served_folders_tables(tmp_path: Path, m
     assert page.status_code == 200 and "1 matching" in page.text and "<code>UI_MENU_QUIT</code>" in page.text
     assert "<code>UI_MENU_START</code>" not in client.get("/strings/language/locatexts_xx_yy.rfglocatext").text
     assert len(looked_up) == 1
+
+
+# -- kinds of two files, of a page and a table of their own ------------------------------------------
+def test_a_mesh_missing_its_partner_or_pack_is_one_line(tmp_path: Path) -> None:
+    """A loose mesh without its GPU file: `model info`, the catalog and the viewer each say so
+    in one line naming the partner; a pack that is not there is named by `model export`."""
+    from rfg_mesh_bytes import build, quad_spec
+    from starlette.testclient import TestClient
+
+    from gamepak.catalog import build_catalog
+    from gamepak.catalog.schema import read_table
+    from gamepak.web.app import create_app
+
+    from conftest import in_process_cli
+
+    cpu, _ = build(quad_spec())
+    (tmp_path / "alone.csmesh_pc").write_bytes(cpu)
+    code, out, err = in_process_cli("model", "info", str(tmp_path / "alone.csmesh_pc"))
+    assert code == 1 and out == "" and err.count("\n") == 1 and "alone.gsmesh_pc" in err, err
+    page = TestClient(create_app(str(tmp_path)), base_url="http://127.0.0.1").get("/browse/alone.csmesh_pc")
+    assert "no preview" in page.text and "alone.gsmesh_pc is not beside it" in page.text
+    build_catalog([str(tmp_path)], str(tmp_path / "out"), scheduler="synchronous")
+    errors = read_table(str(tmp_path / "out"), "errors").to_pylist()
+    assert [row["stage"] for row in errors] == ["models"] and "alone.gsmesh_pc" in errors[0]["message"]
+    missing = tmp_path / "missing.vpp_pc"
+    code, _, err = in_process_cli("model", "export", str(missing), "-o", str(tmp_path / "meshes"))
+    assert code == 1 and str(missing) in err and err.count("\n") == 1, err
+
+
+def test_export_all_leaves_the_kinds_that_find_their_own_files(tmp_path: Path) -> None:
+    """`model export-all` converts members from their bytes alone: a mesh (whose pair `model
+    export PACK` writes) is not a model to it, as the README's table says."""
+    from rfg_mesh_bytes import build, quad_spec
+
+    from conftest import in_process_cli
+
+    cpu, gpu = build(quad_spec())
+    pack = tmp_path / "meshes.vpp_pc"
+    with create(pack) as writer:
+        writer.add("quad.csmesh_pc", cpu)
+        writer.add("quad.gsmesh_pc", gpu)
+        writer.add("cube.joe", cube_joe())
+    code, _, err = in_process_cli("model", "export-all", str(pack), "-o", str(tmp_path / "out"))
+    assert code == 0 and "2 members that are not models" in err, err
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["cube.glb"]
+    assert "`model export-all`" not in next(
+        line for line in content.readme_table().splitlines() if line.startswith("| `rfg-mesh`")
+    )

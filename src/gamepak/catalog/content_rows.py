@@ -1,7 +1,7 @@
-"""The rows one file adds to the content-kind tables (textures, strings, models) and to errors.
-Each kind's module (textures.py, strings.py, models.py) turns members or a loose file into
-columns; ContentRows sends them to their sinks and counts them. ArchiveScanner (scan.py) walks
-the file and its packs and calls these as it finds each kind.
+"""The rows one file adds to the content-kind tables (textures, strings, models, zone_objects)
+and to errors. Each table's module (textures.py, strings.py, models.py, zones.py) turns members
+or a loose file into columns; ContentRows sends them to their sinks and counts them.
+ArchiveScanner (scan.py) walks the file and its packs and calls these as it finds each kind.
 """
 
 from __future__ import annotations
@@ -110,22 +110,25 @@ class ContentRows:
             return False
         errors_before, models_before = self.stats.errors, self.stats.models
         textures = 0
+        own: dict[str, int] = {}  # rows of a family's table of its own (zones: zone_objects)
         for row in rows:
             if row.family.catalog == "textures" and row.has("rows"):
                 textures += self._loose_textures(handle, row)
             elif row.family.catalog == "models":
                 self._loose_model(handle, row.name)
+            elif row.family.catalog is not None and row.has("rows"):
+                own[row.family.catalog] = self._loose_own_rows(handle, row, row.family.catalog)
         failed = self.stats.errors - errors_before
         if not with_row:
             return True
-        if not (textures or failed or self.stats.models > models_before):
+        if not (textures or failed or self.stats.models > models_before or any(own.values())):
             return False
         fields: dict[str, Any] = {
             "format": rows[0].name,
             "kind": rows[0].family.archive_kind or "content",
             "detected_by": "signature" if rows[0].signed_by(head) else "extension",
             "sha256": self._handle_sha256(handle, ref.relative),  # type: ignore[attr-defined]
-            "header": json.dumps({"textures": textures}),
+            "header": json.dumps({"textures": textures, **own}),
             "status": "errors" if failed else "ok",
             "error_count": failed,
         }
@@ -155,6 +158,31 @@ class ContentRows:
             columns = {key: [texture[key] for texture in found] for key in found[0]}
             self.sinks.textures.extend(len(found), columns, {"archive_path": ref.path, "nested_path": folder or "."})
             self.stats.textures += len(found)
+        return len(found)
+
+    def _loose_own_rows(self, handle: Any, row: Any, table: str) -> int:
+        """The rows of a loose file of kind `row` in its family's table of its own (`table`:
+        zone_objects), by its `rows` verb; errors rows (stage: the table) when it does not read."""
+        from .zones import MAX_ZONE_BYTES, add_rows
+
+        ref = self.ref
+        sink = getattr(self.sinks, table, None)
+        if sink is None:
+            return 0
+        folder, name = os.path.split(ref.relative)
+        if ref.size > MAX_ZONE_BYTES:
+            self.error(table, f"{ref.size} bytes is more than the {MAX_ZONE_BYTES} read for {table}", ref.relative)
+            return 0
+        try:
+            found = row.call("rows", read_at(handle, ref.size, 0), name, ref.relative)
+        except (GamepakError, OSError, ValueError) as exc:
+            self.error(table, exc, ref.relative, name)
+            return 0
+        if found:
+            columns: dict[str, list[Any]] = {key: [] for key in found[0]}
+            add_rows(columns, found)
+            sink.extend(len(found), columns, {"archive_path": ref.path, "nested_path": folder or "."})
+            setattr(self.stats, table, getattr(self.stats, table) + len(found))
         return len(found)
 
     # -- strings ------------------------------------------------------------------------------

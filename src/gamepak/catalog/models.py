@@ -36,28 +36,36 @@ def model_format(name: str) -> str | None:
     return None
 
 
-def counts(kind: str, data: bytes, label: str) -> tuple[int, int, int] | None:
-    """(vertices, triangles, frames) of a model's bytes by its kind's `stats` verb (None: not a
-    model the catalog counts, a glTF among JOE files); GamepakError when they do not parse."""
+def counts(kind: str, data: bytes, label: str, partner: Callable[[], bytes] | None = None) -> dict[str, Any] | None:
+    """The models columns of a model's bytes by its kind's `stats` verb: format, vertices,
+    triangles, frames, and any the kind adds (an RFG mesh's LODs, its texture); None: not a
+    model the catalog counts (a glTF among JOE files); GamepakError when they do not parse.
+    `partner` reads the other file of a two-file kind."""
     from ..content import get
 
-    found = get(kind).call("stats", data, label)
-    return None if found is None else (int(found[0]), int(found[1]), int(found[2]))
+    found = get(kind).call("stats", data, label, options={"partner": partner})
+    if found is None:
+        return None
+    if isinstance(found, dict):
+        return {"format": kind, **found}
+    return {"format": kind, "vertices": int(found[0]), "triangles": int(found[1]), "frames": int(found[2])}
 
 
 def _empty() -> dict[str, list[Any]]:
     return {key: [] for key in COLUMNS}
 
 
-def _add(columns: dict[str, list[Any]], model: str, kind: str, numbers: tuple[int, int, int], scene: Any) -> None:
-    columns["model"].append(model)
-    columns["format"].append(kind)
-    for key, value in zip(("vertices", "triangles", "frames"), numbers):
-        columns[key].append(value)
+def _add(columns: dict[str, list[Any]], model: str, numbers: dict[str, Any], scene: Any) -> None:
+    """One models row: `numbers` (from `counts`), the scene that places the model (its texture
+    unless the kind names one), and the columns only some kinds have (null in other rows)."""
+    before = len(columns["model"])
     name, scene_kind, texture = scene or (None, None, None)
-    columns["scene"].append(name)
-    columns["scene_kind"].append(scene_kind)
-    columns["texture"].append(texture)
+    row = {"model": model, "scene": name, "scene_kind": scene_kind, "texture": texture, **numbers}
+    for key, value in row.items():
+        columns.setdefault(key, [None] * before).append(value)
+    for values in columns.values():
+        if len(values) == before:
+            values.append(None)
 
 
 def track_scene(pack_path: str | None) -> dict[str, tuple[str, str, str]]:
@@ -109,67 +117,68 @@ def member_model_columns(
 ) -> tuple[int, dict[str, list[Any]]]:
     """(row count, columns) of the model members of `entries`; one that cannot be read or
     parsed is reported through `error(problem, member)`."""
+    from ..content import get
+
     columns = _empty()
     scene = track_scene(archive.filename if isinstance(archive.filename, str) else None)
+    by_key: dict[str, Entry] | None = None
     for entry in entries:
         kind = model_format(entry.name)
         if kind is None:
             continue
-        if entry.size > MAX_MODEL_BYTES:
-            error(f"{entry.size} bytes is too large for a model (at most {MAX_MODEL_BYTES} are read)", entry.name)
+        partner: Entry | None = None
+        size = entry.size
+        if get(kind).has("partner"):
+            # A two-file kind (an RFG mesh): one row per pair, named by its first file; the
+            # second is found among the same members, ignoring case as the game does.
+            if by_key is None:
+                by_key = {other.name.lower(): other for other in entries}
+            partner = by_key.get(get(kind).call("partner", entry.name).lower())
+            if partner is None:
+                continue
+            size += partner.size
+        if size > MAX_MODEL_BYTES:
+            error(f"{size} bytes is too large for a model (at most {MAX_MODEL_BYTES} are read)", entry.name)
             continue
         try:
-            numbers = counts(kind, archive.read(entry), f"{archive.filename}:{entry.name}")
+            read = (lambda other=partner: archive.read(other)) if partner is not None else None
+            numbers = counts(kind, archive.read(entry), f"{archive.filename}:{entry.name}", read)
         except (GamepakError, OSError) as exc:
             error(exc, entry.name)
             continue
         if numbers is not None:
-            _add(columns, entry.name, kind, numbers, scene.get(entry.name))
-    _add_rfg_meshes(archive, entries, columns, error)
+            _add(columns, entry.name, numbers, scene.get(entry.name))
     return len(columns["model"]), columns
-
-
-def _add_rfg_meshes(
-    archive: Archive,
-    entries: list[Entry],
-    columns: dict[str, list[Any]],
-    error: Callable[[BaseException | str, str], None],
-) -> None:
-    """Rows of the RFG mesh pairs among `entries` (one per pair, named by its CPU file)."""
-    from ..models.rfg.content import catalog_pairs, catalog_row
-
-    by_name = {entry.name: entry for entry in entries}
-    pairs = catalog_pairs(list(by_name))
-    if not pairs:
-        return
-    rfg_keys = ("lods", "materials", "bones", "textures")
-    for key in rfg_keys:  # the other models' rows have none of these
-        columns.setdefault(key, [None] * len(columns["model"]))
-    for cpu_name, gpu_name in pairs:
-        cpu, gpu = by_name[cpu_name], by_name[gpu_name]
-        if cpu.size + gpu.size > MAX_MODEL_BYTES:
-            error(
-                f"{cpu.size + gpu.size} bytes is too large for a model (at most {MAX_MODEL_BYTES} are read)", cpu_name
-            )
-            continue
-        try:
-            row = catalog_row(archive.read(cpu), archive.read(gpu), f"{archive.filename}/{cpu_name}")
-        except (GamepakError, OSError) as exc:
-            error(exc, cpu_name)
-            continue
-        if row is None:
-            continue
-        _add(columns, cpu_name, row["kind"], (row["vertices"], row["triangles"], 1), (None, None, row["diffuse"]))
-        for key in rfg_keys:
-            value = row[key]
-            columns[key].append("; ".join(value) if isinstance(value, list) else value)
 
 
 def file_model_columns(path: str, name: str, kind: str, data: bytes) -> tuple[int, dict[str, list[Any]]]:
     """(1, columns) of a loose model file (GamepakError when it does not parse)."""
     columns = _empty()
-    numbers = counts(kind, data, path)
+    numbers = counts(kind, data, path, _partner_beside(path, kind))
     if numbers is None:
         return 0, columns
-    _add(columns, name, kind, numbers, car_scene(path))
+    _add(columns, name, numbers, car_scene(path))
     return 1, columns
+
+
+def _partner_beside(path: str, kind: str) -> Callable[[], bytes] | None:
+    """A function reading the other file of a two-file kind (`partner` verb) lying beside the
+    loose file `path` (names compared ignoring case, as the game does); it raises GamepakError
+    when there is none. None for a kind of one file."""
+    from ..content import get
+
+    row = get(kind)
+    if not row.has("partner"):
+        return None
+    folder = os.path.dirname(path) or "."
+    wanted = row.call("partner", os.path.basename(path))
+
+    def read() -> bytes:
+        from ..core.files import read_file
+
+        found = next((name for name in os.listdir(folder) if name.lower() == wanted.lower()), None)
+        if found is None:
+            raise GamepakError(f"{path}: its partner {wanted} is not beside it")
+        return read_file(os.path.join(folder, found), limit=MAX_MODEL_BYTES)
+
+    return read

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..content.previews import SPRITE_COLUMNS
 from ..errors import GamepakError
 from ..formats.rfg.peg.sources import name_key, partners_by_key
 
@@ -35,12 +36,12 @@ def cpu_positions(entries: list[Entry], format_name: str | None = None) -> list[
     """Positions in `entries` of the members holding textures: those a texture kind of the
     content registry takes (by name, or a WAD lump's kind), a kind with a partner file (a peg's
     GPU file) only when its partner is among them (names compared ignoring case, the rule
-    `texture` and `verify` use); in a J2ME pack (`format_name`), every member small enough to
-    be a sprite (their bytes tell)."""
-    if format_name is not None and format_name.startswith("j2me"):
-        from ..formats.j2me.sprite.summary import MAX_SPRITE_BYTES
-
-        return [position for position, entry in enumerate(entries) if entry.size <= MAX_SPRITE_BYTES]
+    `texture` and `verify` use); in a pack of a format (`format_name`) a texture kind known by
+    its bytes alone lives in (J2ME sprites), every member small enough to be one."""
+    by_bytes = _kinds_by_bytes(format_name)
+    if by_bytes:
+        largest = max(kind.max_bytes or MAX_CPU_BYTES for kind in by_bytes)
+        return [position for position, entry in enumerate(entries) if entry.size <= largest]
     from ..content import of_member
 
     by_key: dict[str, str] | None = None
@@ -79,11 +80,12 @@ def texture_columns(
     `iter_pegs` does."""
     columns: dict[str, list[Any]] = {key: [] for key in ("peg", "name", "width", "height", "format", "mips", "flags")}
     columns.update({key: [] for key in SPRITE_COLUMNS})
-    if archive.format_name.startswith("j2me"):
-        # Any member may be a sprite: one at a time, by its first bytes (a J2ME pack may hold
-        # thousands of members; they are never all held at once).
+    by_bytes = _kinds_by_bytes(archive.format_name)
+    if by_bytes:
+        # Any member may be one (a sprite): one at a time, by its first bytes (a J2ME pack may
+        # hold thousands of members; they are never all held at once).
         for position in positions:
-            _add_sprite_member(columns, archive, entries[position], nested_path, error)
+            _add_member_by_bytes(columns, archive, entries[position], by_bytes, nested_path, error)
         return len(columns["name"]), columns
     kept = kept or {}
     wanted = sorted(readable(entries, positions))
@@ -109,42 +111,41 @@ def texture_columns(
     return len(columns["name"]), columns
 
 
-# The sprite's own columns of the textures table (null in the rows of other textures).
-SPRITE_COLUMNS = ("modules", "frames", "anims", "palettes", "encoding")
+def _kinds_by_bytes(format_name: str | None) -> list[Any]:
+    """The texture kinds (content registry) with no name of their own, told by their first
+    bytes, that live in packs of `format_name` (J2ME sprites in J2ME packs)."""
+    from ..content import kinds
+
+    return [
+        kind
+        for kind in kinds("texture")
+        if not kind.extensions and kind.signatures and kind.has("rows") and format_name in kind.packs
+    ]
 
 
-def _add_sprite_member(
+def _add_member_by_bytes(
     columns: dict[str, list[Any]],
     archive: Archive,
     entry: Entry,
+    by_bytes: list[Any],
     nested_path: str,
     error: Callable[[BaseException | str, str], None],
 ) -> None:
-    """A row for a member of a J2ME pack that is a Gameloft sprite (none for other members)."""
-    from ..formats.j2me.sprite import read_sprite
-    from ..formats.j2me.sprite.summary import sniff_sprite, summary_row
-
+    """The rows of a member that is one of the kinds `by_bytes` (its first bytes tell; none for
+    other members), by that kind's `rows` verb."""
     try:
         with archive.open(entry) as stream:
-            if not sniff_sprite(stream.read(6)):
-                return
-        data = archive.read(entry)
-        sprite = read_sprite(data, nested_path, entry.name)
+            head = stream.read(64)
+        kind = next((kind for kind in by_bytes if kind.signed_by(head)), None)
+        if kind is None or (kind.max_bytes is not None and entry.size > kind.max_bytes):
+            return
+        found = kind.call("rows", archive.read(entry), entry.name, nested_path)
     except (OSError, GamepakError) as exc:
         error(exc, entry.name)
         return
-    row = summary_row(sprite, len(data))
-    for key, value in (
-        ("peg", entry.name),
-        ("name", "sprite"),
-        ("width", row["width"]),
-        ("height", row["height"]),
-        ("format", "bsprite"),
-        ("mips", 0),
-        ("flags", sprite.flags),
-        *((key, row[key]) for key in SPRITE_COLUMNS),
-    ):
-        columns[key].append(value)
+    for row in found:
+        for key in columns:
+            columns[key].append(row.get(key))
 
 
 def _add_rows(

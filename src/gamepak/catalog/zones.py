@@ -1,6 +1,8 @@
-"""The zone_objects rows of RFG zones (`.rfgzone_pc`, `.layer_pc`) among a pack's members: one row
-per object (zone, index, class, class_hash, handle, name, x, y, z), so that "where are all the
-supply crates" is one query. A zone that cannot be read is an errors row; the others go on."""
+"""The catalog's `zone_objects` table: one row per object of every RFG zone (`.rfgzone_pc`,
+`.layer_pc`) among a pack's members (zone, index, class, class_hash, handle, name, x, y, z), so
+that "where are all the supply crates" is one query. The zones are the members the content
+registry's kinds with this table (`family.catalog`) take, their rows those kinds' `rows` verb
+gives. A zone that cannot be read is an errors row; the others go on."""
 
 from __future__ import annotations
 
@@ -8,12 +10,19 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.archive import Archive, Entry
-from ..formats.rfg.zone.check import is_zone_name
-from ..formats.rfg.zone.model import ZoneError, read
+from ..errors import GamepakError
 
+TABLE = "zone_objects"
 # Far above any game zone; a larger member is an errors row, not read.
 MAX_ZONE_BYTES = 64 << 20
 COLUMNS = ("zone", "index", "class", "class_hash", "handle", "name", "x", "y", "z")
+
+
+def table_kinds() -> list[Any]:
+    """The content kinds (content registry) whose rows go to this table."""
+    from ..content import kinds
+
+    return [kind for kind in kinds() if kind.family.catalog == TABLE and kind.has("rows")]
 
 
 def member_zone_columns(
@@ -21,29 +30,32 @@ def member_zone_columns(
 ) -> tuple[int, dict[str, list[Any]]]:
     """(row count, columns) of every object of the zones among `entries`."""
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
-    zones = [entry for entry in entries if is_zone_name(entry.name)]
-    readable = []
-    for entry in zones:
+    readable: list[Entry] = []
+    kind_of: dict[int, Any] = {}
+    wanted = table_kinds()  # asked of every member: by name, as the game finds its zones
+    for entry in entries:
+        found = [kind for kind in wanted if kind.named_by(entry.name)]
+        if not found:
+            continue
         if entry.size > MAX_ZONE_BYTES:
             error(f"{entry.size} bytes is too large for a zone (at most {MAX_ZONE_BYTES} are read)", entry.name)
         else:
             readable.append(entry)
+            kind_of[entry.index] = found[0]
     if not readable:
         return 0, columns
     for entry, chunks in archive.iter_data(readable):
         try:
-            zone = read(b"".join(chunks), None, entry.name)
-        except ZoneError as exc:
+            rows = kind_of[entry.index].call("rows", b"".join(chunks), entry.name, entry.name)
+        except GamepakError as exc:
             error(exc, entry.name)
             continue
-        for index, obj in enumerate(zone.objects):
-            position = obj.position
-            columns["zone"].append(entry.name)
-            columns["index"].append(index)
-            columns["class"].append(obj.class_name())
-            columns["class_hash"].append(obj.class_hash)
-            columns["handle"].append(obj.handle)
-            columns["name"].append(obj.name())
-            for axis, value in zip("xyz", position or (None, None, None)):
-                columns[axis].append(value)
+        add_rows(columns, rows)
     return len(columns["zone"]), columns
+
+
+def add_rows(columns: dict[str, list[Any]], rows: list[dict[str, Any]]) -> None:
+    """Rows (dicts by column) added to `columns`."""
+    for row in rows:
+        for key, values in columns.items():
+            values.append(row[key])

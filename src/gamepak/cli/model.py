@@ -133,9 +133,15 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     imported.add_argument("--dry-run", action="store_true", help="with --into: say what would change, write nothing")
     _allow_large(imported)
     imported.add_argument("--overwrite", action="store_true", help="replace the output file if it exists")
-    from . import mesh as rfg_mesh
-
-    rfg_mesh.add_options(export, imported)
+    export.add_argument("--lod", type=int, default=0, metavar="N", help="RFG meshes: the LOD to export (default 0)")
+    export.add_argument("--lods", action="store_true", help="RFG meshes: every LOD, the others as separate nodes")
+    export.add_argument(
+        "--no-textures", action="store_true", help="RFG meshes: do not look for the textures among pegs"
+    )
+    export.add_argument("--rig", metavar="FILE", help="RFG character meshes: the .rig_pc naming the bones")
+    imported.add_argument(
+        "--asm", metavar="FILE", help="with --into PACK: an .asm_pc file beside the pack to keep in step"
+    )
 
     render = add_command(
         sub,
@@ -247,24 +253,38 @@ def _output_format(output: str, format_name: str | None) -> str:
     return chosen
 
 
-def _content_model(args: argparse.Namespace) -> tuple[Any, bytes, str, dict[str, Any]] | None:
-    """(model kind, bytes, label, options) when MODEL (or MEMBER) is a model kind of the content
-    registry with its own verbs (Quake MDL and BSP, ...), else None (the mesh formats of
-    `gamepak.models`: JOE, OBJ, glTF, PLY). A kind stored as two files (its `partner` verb
-    names the other, beside it) gets a function reading that one in `options["partner"]`."""
+def _kind(args: argparse.Namespace) -> Any:
+    """The model kind (content registry) that takes MODEL (or its MEMBER)."""
     from ..content import for_path
 
-    kind = for_path("model", args.model_path, args.member)
-    if not kind.has("export"):
-        return None
+    return for_path("model", args.model_path, args.member)
+
+
+def _opened(kind: Any, args: argparse.Namespace) -> tuple[bytes, str, dict[str, Any]]:
+    """(bytes, label, options) of MODEL [MEMBER] for `kind`'s verbs: read by the kind's own
+    `open` verb when it has one (a mesh pair), else the file or member itself. A kind stored as
+    two files (its `partner` verb names the other, beside it) gets a function reading that
+    one in `options["partner"]`."""
     options = dict(vars(args))
+    if kind.has("open"):
+        data, label, found = kind.call("open", args.model_path, args.member)
+        return data, label, {**options, **found}
     if kind.has("partner"):
         own = args.member if args.member is not None else args.model_path
         partner = posixpath.join(posixpath.dirname(own), kind.call("partner", posixpath.basename(own)))
         if args.member is None:
             partner = os.path.join(os.path.dirname(args.model_path), os.path.basename(partner))
         options["partner"] = lambda: _model_bytes(args.model_path if args.member else partner, args.member and partner)
-    return kind, _model_bytes(args.model_path, args.member), _label(args.model_path, args.member), options
+    return _model_bytes(args.model_path, args.member), _label(args.model_path, args.member), options
+
+
+def _content_model(args: argparse.Namespace, kind: Any) -> tuple[Any, bytes, str, dict[str, Any]] | None:
+    """(model kind, bytes, label, options) when MODEL (or MEMBER) is a model kind of the content
+    registry with its own verbs (Quake MDL and BSP, RFG meshes, ...), else None (the mesh formats
+    of `gamepak.models`: JOE, OBJ, glTF, PLY)."""
+    if not kind.has("export"):
+        return None
+    return (kind, *_opened(kind, args))
 
 
 def _model_bytes(path: str, member: str | None) -> bytes:
@@ -281,23 +301,12 @@ def _model_bytes(path: str, member: str | None) -> bytes:
         return holder.read(entry)
 
 
-def _rfg_mesh(args: argparse.Namespace) -> Any:
-    """The RFG mesh command module when MODEL (or MEMBER) is an RFG mesh file, else None."""
-    from ..models.rfg.content import is_mesh_file
-
-    if not is_mesh_file(args.member or args.model_path):
-        return None
-    from . import mesh
-
-    return mesh
-
-
 def run_info(args: argparse.Namespace) -> None:
     import warnings
 
-    rfg = _rfg_mesh(args)
-    if rfg is not None:
-        rfg.run_info(args)
+    kind = _kind(args)
+    if kind.has("open"):  # a kind that finds its files itself (a mesh pair), before any scene
+        _info(args, kind, *_opened(kind, args))
         return
     found = _scene(args)
     if found is not None:
@@ -310,18 +319,9 @@ def run_info(args: argparse.Namespace) -> None:
         lines.extend(f"  - {warning}" for warning in summary["warnings"])
         write_text("\n".join(lines) + "\n")
         return
-    found_kind = _content_model(args)
+    found_kind = _content_model(args, kind)
     if found_kind is not None:
-        kind, data, label, _ = found_kind
-        shown = {
-            "file": args.model_path,
-            **({"member": args.member} if args.member else {}),
-            **kind.call("info", data, label),
-        }
-        if args.as_json:
-            print_json(shown)
-        else:
-            write_text("".join(f"{key}: {value}\n" for key, value in shown.items()))
+        _info(args, *found_kind)
         return
     from .. import models
 
@@ -352,6 +352,32 @@ def run_info(args: argparse.Namespace) -> None:
     write_text("\n".join(lines) + "\n")
 
 
+def _info(args: argparse.Namespace, kind: Any, data: bytes, label: str, options: dict[str, Any]) -> None:
+    """`model info` of a content kind: its `info` verb, as JSON or as its `text` verb says."""
+    shown = {
+        "file": args.model_path,
+        **({"member": args.member} if args.member else {}),
+        **kind.call("info", data, label, options=options),
+    }
+    if args.as_json:
+        print_json(shown)
+    elif kind.has("text"):
+        write_text(kind.call("text", shown))
+    else:
+        write_text("".join(f"{key}: {value}\n" for key, value in shown.items()))
+
+
+def _exported(done: Any, default: str) -> None:
+    """What an `export` verb wrote: ([written], [warnings]) said as notes, or (None) `default`."""
+    if done is None:
+        summary(f"wrote {default}")
+        return
+    written, warnings = done
+    for warning in warnings:
+        note(f"warning: {warning}")
+    note(f"wrote {', '.join(written)}")
+
+
 def _vector(values: Any) -> str:
     if isinstance(values, list):
         return "(" + ", ".join(f"{value:.6g}" for value in values) + ")"
@@ -366,22 +392,27 @@ def run_export(args: argparse.Namespace) -> None:
         from ..errors import OutputExistsError
 
         raise OutputExistsError(args.output)
-    rfg = _rfg_mesh(args)
-    if rfg is None and args.member is None and args.model_path.lower().endswith((".vpp_pc", ".str2_pc")):
-        from . import mesh as rfg  # every mesh of an RFG pack into a folder
-    if rfg is not None:
-        rfg.run_export(args)
+    kind = _kind(args)
+    if args.member is None and kind.has("export_pack") and not kind.named_by(args.model_path):
+        # A pack the kind lives in (an RFG pack's meshes): every one of them into a folder.
+        written, warnings = kind.call("export_pack", args.model_path, args.output, options=vars(args))
+        for warning in warnings:
+            note(f"warning: {warning}")
+        note(f"wrote {len(written)} files to {args.output}")
+        return
+    if kind.has("open"):  # a kind that finds its files itself (a mesh pair), before any scene
+        data, label, options = _opened(kind, args)
+        _exported(kind.call("export", data, label, args.output, options=options), args.output)
         return
     output_folder(args.output)
     found = _scene(args)
     if found is not None:
         _export_scene(found, args)
         return
-    found_kind = _content_model(args)
+    found_kind = _content_model(args, kind)
     if found_kind is not None:
-        kind, data, label, options = found_kind
-        kind.call("export", data, label, args.output, options=options)
-        summary(f"wrote {args.output}")
+        _, data, label, options = found_kind
+        _exported(kind.call("export", data, label, args.output, options=options), args.output)
         return
     chosen = _output_format(args.output, args.format_name)
     mesh = _load(args.model_path, args.member)
@@ -428,9 +459,16 @@ def run_import(args: argparse.Namespace) -> None:
             args.member = args.into[1]
         args.into = args.into[0]
     if args.into is not None and os.path.isfile(args.into):
-        from . import mesh as rfg  # an RFG mesh written back into its pack
+        # A model written back into a pack by the kind of the member it replaces (an RFG mesh).
+        from ..content import for_path
 
-        rfg.run_import(args)
+        kind = for_path("model", args.into, args.member)
+        if not kind.has("import"):
+            raise UsageError(f"{args.into}: no model kind of it is written back by --into PACK MEMBER")
+        report = kind.call("import", args.model_path, args.into, args.member, options=vars(args))
+        for warning in report.warnings:
+            note(f"warning: {warning}")
+        note(("would change " if args.dry_run else "") + report.summary())
         return
     if args.into is not None:
         if args.member is not None or args.output is not None:
@@ -478,8 +516,12 @@ def run_render(args: argparse.Namespace) -> None:
 
     if not args.overwrite and os.path.lexists(args.output):
         raise OutputExistsError(args.output)
-    rfg = _rfg_mesh(args)
-    mesh = rfg.neutral(args) if rfg is not None else _load(args.model_path, args.member, args.up)
+    kind = _kind(args)
+    if kind.has("mesh"):
+        data, label, options = _opened(kind, args)
+        mesh = kind.call("mesh", data, label, options=options)
+    else:
+        mesh = _load(args.model_path, args.member, args.up)
     output_folder(args.output)
     models.write_atomic(args.output, render_png(mesh, args.size), overwrite=args.overwrite)
     summary(f"wrote {args.output} ({args.size}x{args.size})")

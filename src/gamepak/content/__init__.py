@@ -1,8 +1,9 @@
-"""The content registry: one row per kind of content (textures, models, scenes, strings, tables),
-as `core/registry.py` is for archives. Every surface reads these rows: the `texture`, `model`,
-`text` and `table` verbs pick the row that takes a file and call its functions; the viewer picks
-the preview of a file from them (loose or packed alike); the catalog fills its `textures`,
-`models` and `strings` tables and the `archives.kind` of a loose content file from them; the
+"""The content registry: one row per kind of content (textures, models, scenes, strings, tables,
+zones), as `core/registry.py` is for archives. Every surface reads these rows: the `texture`,
+`model`, `text` and `table` verbs pick the row that takes a file and call its functions; the
+viewer picks the preview of a file from them (loose or packed alike); the catalog fills its
+`textures`, `models`, `strings` and `zone_objects` tables (a family may have a table of its
+own) and the `archives.kind` of a loose content file from them; the
 member types the catalog and the viewer show come from them; the README's table of content
 kinds is `readme_table()`. No surface tests a row's name.
 
@@ -22,9 +23,10 @@ A row (`ContentKind`) says:
 - what the catalog records (`family.catalog`: its table; `family.archive_kind`: the
   `archives.kind` of a loose file) and the member type labels (`types`: extension -> label);
 - what the viewer shows (`family.preview`: the template, filled by the row's `gallery`/`png`,
-  `glb`/`counts` or `strings` verbs).
+  `glb`/`counts` or `strings` verbs; a kind with a page of its own names it, `preview`, and
+  fills it with its `preview` verb).
 
-Adding a content kind (RFG meshes, J2ME sprites, RFG zones) is one module plus one row:
+Adding a content kind is one module plus one row (RFG meshes, J2ME sprites and RFG zones were):
 1. Write the module (a format module under formats/ or models/, e.g. `models/rfg/mesh.py`) with
    one function per verb of its family, in the family's call signature (`FAMILIES[...].verbs`
    spells each one out). For a model: `counts(data, label)` (the viewer's caption),
@@ -34,8 +36,12 @@ Adding a content kind (RFG meshes, J2ME sprites, RFG zones) is one module plus o
    and `ls`/`line`/`export`/`import` for `gamepak texture`. For strings: `strings`, `export`,
    `import`. A kind stored as two files (RFG meshes: `.csmesh_pc` + `.gsmesh_pc`, as pegs)
    adds `partner(name) -> the other file's name`: its verbs then get `partner`, a function
-   reading that file (the viewer reads it beside the file or inside the same pack; `model`
-   beside MODEL or MEMBER). Options of its own reach it by keyword, as `Verb.options` lists.
+   reading that file (the viewer and the catalog read it beside the file or inside the same
+   pack; `model` beside MODEL or MEMBER); `partner_extensions` lets the viewer and `model`
+   take the second file too (shown through the first; the catalog counts the pair once). A
+   kind that finds its files itself (a mesh given by its base name in nested packs) adds
+   `open(path, member)`, and the `model` verbs get what it returns. Options of its own reach
+   it by keyword, as `Verb.options` lists.
 2. Add one `ContentKind(...)` to `KINDS` below: its name, `FAMILIES[...]`, description, `extensions`,
    `signatures` (and `types`: the member type labels the catalog and the viewer show), and its
    verbs as `Verb("module:function", (option keys it takes))`. A kind with no name or
@@ -75,7 +81,9 @@ FAMILIES: dict[str, Family] = {
                 "rm": "rm(target, names, options=) -> [name removed] (pegs only)",
                 "gallery": "gallery(data, name, label, options=) -> [{name, width, height, format, mips}]",
                 "png": "png(data, name, label, texture, mip, options=) -> PNG bytes (options: partner, palette)",
-                "rows": "rows(data, name, label, options=) -> [{peg, name, width, height, format, mips, flags}]",
+                "rows": "rows(data, name, label, options=) -> [{peg, name, width, height, format, mips, flags}]"
+                " (and the kind's own textures columns)",
+                "preview": "preview(data, label) -> the data of the kind's own viewer template (`ContentKind.preview`)",
             },
             ("ls", "export", "import"),
         ),
@@ -86,13 +94,22 @@ FAMILIES: dict[str, Family] = {
             "model",
             "model",
             {
-                "counts": "counts(data, label) -> {vertices, faces, size} (the viewer)",
+                "counts": "counts(data, label, options=) -> {vertices, faces, size} (the viewer)",
                 "info": "info(data, label) -> {format, ...} (`model info`)",
-                "stats": "stats(data, label) -> (vertices, triangles, frames) or None (the catalog's models rows)",
+                "stats": "stats(data, label, options=) -> (vertices, triangles, frames), or a dict of models columns"
+                " (format, vertices, triangles, frames, texture, its own), or None (the catalog's models rows)",
                 "glb": "glb(data, label, options=) -> binary glTF (the viewer, `model export-all`)",
-                "export": "export(data, label, output, options=) (`model export`; without it: the mesh formats)",
+                "export": "export(data, label, output, options=) -> None or ([written], [warnings]) (`model export`;"
+                " without it: the mesh formats)",
                 "gallery": "gallery(data, name, label, options=): the textures a model holds (a map's), as a texture's",
                 "png": "png(data, name, label, texture, mip, options=): one of them as PNG, as a texture's",
+                # A kind whose files are found by more than MODEL [MEMBER] themselves (a mesh pair:
+                # either file names it, a member by its base name in nested packs):
+                "open": "open(path, member) -> (data, label, options): what the `model` verbs get",
+                "text": "text(info) -> str: `model info`'s text (without it: a `key: value` line each)",
+                "mesh": "mesh(data, label, options=) -> a neutral Mesh (`model render`)",
+                "export_pack": "export_pack(path, output, options=) -> ([written], [warnings]): `model export PACK`",
+                "import": "import(model, pack, member, options=) -> report (.warnings, .summary()): --into PACK",
             },
             ("info", "export", "export-all"),
         ),
@@ -110,6 +127,22 @@ FAMILIES: dict[str, Family] = {
                 "strings": "strings(data, label, options=) -> (what, [(index, key, string)]) (viewer)",
             },
             ("export", "import"),
+        ),
+        # A zone has its own command (`gamepak zone`: ls, export, import, check, by
+        # `gamepak.ops.zones`), its own catalog table (`zone_objects`: one row per object) and
+        # its own page in the viewer (a map).
+        Family(
+            "zone",
+            "zone",
+            "zone_objects",
+            "zone",
+            "zone",
+            {
+                "rows": "rows(data, name, label) -> [{zone, index, class, class_hash, handle, name, x, y, z}]"
+                " (the catalog's zone_objects rows)",
+                "preview": "preview(data, label) -> what the viewer's zone page draws, or None (not a zone)",
+            },
+            ("ls", "export", "import", "check"),
         ),
         # A table is read by `table` and the viewer's table page; the catalog lists its file as
         # a member, with no rows of its own.
@@ -134,6 +167,9 @@ FAMILIES: dict[str, Family] = {
 _TEXTURES = "gamepak.ops.textures"
 _QUAKE_TEXTURES = "gamepak.ops.quake_textures"
 _PREVIEWS = "gamepak.content.previews"
+_MESHES = "gamepak.models.rfg.content"
+_SPRITE = b"\xdf\x03\x01\x01\x01\x01"
+_MESH_OPS = "gamepak.ops.meshes"
 
 KINDS: tuple[ContentKind, ...] = (
     ContentKind(
@@ -172,6 +208,33 @@ KINDS: tuple[ContentKind, ...] = (
             "counts": Verb(f"{_PREVIEWS}:mesh_counts"),
             "stats": Verb(f"{_PREVIEWS}:joe_stats"),
             "glb": Verb(f"{_PREVIEWS}:mesh_glb"),
+        },
+    ),
+    # A mesh is two files: the CPU one names it (catalog rows, README), either is taken by the
+    # `model` verbs and the viewer (`partner_extensions`).
+    ContentKind(
+        "rfg-mesh",
+        FAMILIES["model"],
+        "Red Faction Guerrilla meshes: static and character, LODs, materials and their pegs, bones",
+        extensions=(".csmesh_pc", ".ccmesh_pc"),
+        partner_extensions=(".gsmesh_pc", ".gcmesh_pc"),
+        packs=("vpp",),
+        types=dict.fromkeys((".csmesh_pc", ".ccmesh_pc", ".gsmesh_pc", ".gcmesh_pc"), "model/rfg-mesh"),
+        verbs={
+            "partner": Verb(f"{_MESHES}:partner"),
+            "counts": Verb(f"{_MESHES}:counts", ("partner",)),
+            "stats": Verb(f"{_MESHES}:stats", ("partner",)),
+            "glb": Verb(f"{_MESHES}:glb", ("partner", "pack", "beside")),
+            "open": Verb(f"{_MESH_OPS}:open_pair"),
+            "info": Verb(f"{_MESH_OPS}:info", ("pair",)),
+            "text": Verb(f"{_MESHES}:text"),
+            "mesh": Verb(f"{_MESH_OPS}:neutral", ("pair",)),
+            "export": Verb(
+                f"{_MESH_OPS}:export",
+                ("pair", "format_name", "lod", "lods", "search", "overwrite", "no_textures", "rig"),
+            ),
+            "export_pack": Verb(f"{_MESH_OPS}:export_every", ("format_name", "search", "overwrite")),
+            "import": Verb(f"{_MESH_OPS}:import_model", ("asm", "dry_run")),
         },
     ),
     ContentKind(
@@ -237,20 +300,27 @@ KINDS: tuple[ContentKind, ...] = (
             "rows": Verb(f"{_PREVIEWS}:quake_rows", ("lump",)),
         },
     ),
-    # Gameloft J2ME sprites have no name or signature of their own: looked for inside J2ME packs
-    # (their bytes tell, `formats.j2me.sprite.summary.sniff_sprite`); `gamepak sprite` is their
-    # own command, the texture verbs give their modules.
+    # Gameloft J2ME sprites have no name of their own: members of J2ME packs, told by their first
+    # bytes (version 0x03DF, flags 0x01010101: `formats.j2me.sprite.model.SIGNATURE`), so every
+    # member of such a pack up to `max_bytes` is looked at; `gamepak sprite` is their own
+    # command, the texture verbs give their modules, the viewer has a page of its own for them.
     ContentKind(
         "sprite",
         FAMILIES["texture"],
         "Gameloft J2ME sprites (BSPRITE): modules, frames and animations, in J2ME packs",
+        signatures=(_SPRITE,),
         packs=("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized", "j2me-ids"),
+        types={_SPRITE: "image/bsprite"},
         verbs={
             "ls": Verb("gamepak.ops.sprites:list_textures", ("palette",)),
             "line": Verb("gamepak.ops.sprites:ls_line"),
             "export": Verb("gamepak.ops.sprites:export_textures"),
             "import": Verb("gamepak.ops.sprites:import_textures"),
+            "rows": Verb(f"{_PREVIEWS}:sprite_rows"),
+            "preview": Verb("gamepak.formats.j2me.sprite.summary:preview_images"),
         },
+        preview="sprite",
+        max_bytes=1 << 20,  # formats.j2me.sprite.summary.MAX_SPRITE_BYTES
     ),
     ContentKind(
         "scene",
@@ -300,6 +370,18 @@ KINDS: tuple[ContentKind, ...] = (
         },
         # No signature: what `text` reads when nothing else claims the file.
         fallback=True,
+    ),
+    ContentKind(
+        "rfg-zone",
+        FAMILIES["zone"],
+        "Red Faction Guerrilla zones and layers: objects with a class, a position and properties",
+        extensions=(".rfgzone_pc", ".layer_pc"),
+        packs=("vpp",),
+        types={".rfgzone_pc": "map/rfg-zone", ".layer_pc": "map/rfg-zone"},
+        verbs={
+            "rows": Verb("gamepak.content.zones:rows"),
+            "preview": Verb("gamepak.content.zones:preview"),
+        },
     ),
     ContentKind(
         "xtbl",
@@ -358,12 +440,15 @@ def of_member(
     holder: str | None = None,
     family: str | None = None,
     probe: bool = True,
+    partners: bool = False,
 ) -> list[ContentKind]:
     """The kinds a file or member called `name`, whose first bytes are `head`, may be, in the
     registry's order (a WAD lump: by its `lump` kind; `holder`: the format of the pack holding
     it). A kind matches by signature or by name; a kind with neither (J2ME strings) is asked
     through its `probe` verb, inside its packs or when no other kind matched (not at all
-    without `probe`: a caller that first asks other tables, as the viewer asks for images)."""
+    without `probe`: a caller that first asks other tables, as the viewer asks for images).
+    With `partners`, the second file of a two-file kind (a mesh's GPU file) is the kind too
+    (the viewer shows it through its first file; the catalog counts the pair once)."""
     rows = kinds(family)
     if lump is not None:
         return [kind for kind in rows if lump in kind.lump_kinds]
@@ -371,7 +456,9 @@ def of_member(
     found = [
         kind
         for kind in rows
-        if (kind.extensions and lowered.endswith(kind.extensions)) or (head and kind.signed_by(head))
+        if (kind.extensions and lowered.endswith(kind.extensions))
+        or (head and kind.signed_by(head))
+        or (partners and kind.partner_named_by(lowered))
     ]
     for kind in rows if probe else ():
         wanted = "probe" in kind.verbs and kind not in found and (not found or holder in kind.packs)
@@ -383,8 +470,9 @@ def of_member(
 def for_path(family: str, path: str | os.PathLike[str], member: str | None = None) -> ContentKind:
     """The row of `family` that takes the file (or the pack's `member`) at `path` for a verb:
     a row that claims it (`claims`), else one its name or first bytes show, else one whose
-    `packs` holds the format the file is read as, else the family's fallback row (refused, a
-    GamepakError naming the kinds expected, when that row's `probe` says the file is not one)."""
+    `packs` holds the format the file is read as (for a missing file: its name says), else the
+    family's fallback row (refused, a GamepakError naming the kinds expected, when that row's
+    `probe` says the file is not one)."""
     name = os.fspath(path)
     rows = kinds(family)
     for kind in rows:
@@ -409,6 +497,16 @@ def for_path(family: str, path: str | os.PathLike[str], member: str | None = Non
             for kind in rows:
                 if detection.format in kind.packs:
                     return kind
+    elif member is None and not os.path.lexists(name):
+        # Nothing to read: the pack format its name says (`model export missing.vpp_pc` is
+        # refused by the verb of the kind that exports such packs, naming the file).
+        from ..core.registry import format_for_path
+
+        spec = format_for_path(name)
+        named_format = spec.name if spec is not None else None
+        for kind in rows:
+            if named_format in kind.packs:
+                return kind
     fallback = next((kind for kind in rows if kind.fallback), rows[0])
     # A kind with no name or signature is asked whether the file may be one (a plain text file
     # is no J2ME strings): a file nothing takes is refused, naming what was expected.
@@ -424,7 +522,16 @@ def for_path(family: str, path: str | os.PathLike[str], member: str | None = Non
 def exporter_for(name: str, head: bytes = b"") -> ContentKind | None:
     """The model kind with its own `export` verb (a Quake MDL or BSP) a member called `name`
     (first bytes `head`) is, or None: what `ops.model_export.export_all` converts itself."""
-    return next((kind for kind in of_member(name, head, family="model", probe=False) if kind.has("export")), None)
+    # A kind that finds its own files (`open`: a mesh pair) is not converted from a member's
+    # bytes alone: `model export PACK` (its `export_pack`) writes those.
+    return next(
+        (
+            kind
+            for kind in of_member(name, head, family="model", probe=False)
+            if kind.has("export") and not kind.has("open")
+        ),
+        None,
+    )
 
 
 def member_types() -> tuple[dict[bytes, str], dict[str, str]]:
@@ -452,11 +559,16 @@ def readme_table() -> str:
     ]
     for kind in KINDS:
         family = kind.family
-        verbs = [*family.commands, *(verb for verb in ("add", "rm") if verb in kind.verbs)]
+        own = ("add", "rm", "import")  # verbs only some kinds of a family have
+        # `model export-all` converts members from their bytes: not a kind that finds its own files.
+        shared = [command for command in family.commands if not (command == "export-all" and kind.has("open"))]
+        verbs = [*shared, *(verb for verb in own if verb in kind.verbs and verb not in family.commands)]
         commands = ", ".join(f"`{family.command} {verb}`" for verb in verbs)
         files = ", ".join(f"`{extension}`" for extension in kind.extensions) or "(by content)"
+        if kind.partner_extensions:
+            files += " (+ " + ", ".join(f"`{extension}`" for extension in kind.partner_extensions) + ")"
         lines.append(
             f"| `{kind.name}` | {kind.description} | {files} | {commands} | {family.catalog or '-'} | "
-            f"{f'`{family.archive_kind}`' if family.archive_kind else '-'} | {family.preview} |"
+            f"{f'`{family.archive_kind}`' if family.archive_kind else '-'} | {kind.preview} |"
         )
     return "\n".join(lines) + "\n"

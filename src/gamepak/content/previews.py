@@ -6,7 +6,7 @@ and a label naming the file in messages; none reads anything else but what it is
 
     textures: gallery(data, name, label) -> [{name, width, height, format, mips}]
               png(data, name, label, texture, mip) -> PNG bytes
-              rows(data, name, label) -> catalog textures rows
+              rows(data, name, label) -> catalog textures rows (pegs, Quake images, sprites)
     models:   counts(data, label) -> {vertices, faces, size}; glb(data, label) -> binary glTF
     strings:  strings(data, label) -> (what, [(index, key, string)]) or None
 """
@@ -139,6 +139,34 @@ def peg_png(
         found.format, chain[start : start + level_size(found.format, width, height)], width, height, peg.order
     )
     return png_bytes(Image.fromarray(pixels, "RGBA"))
+
+
+# -- Gameloft J2ME sprites --------------------------------------------------------------------------
+# The sprite's own columns of the catalog's textures rows (null in the rows of other textures).
+SPRITE_COLUMNS = ("modules", "frames", "anims", "palettes", "encoding")
+
+
+def sprite_rows(data: bytes, name: str, label: str) -> list[dict[str, Any]]:
+    """The catalog's textures row of a sprite: `peg` the file, `name` "sprite", `format`
+    "bsprite", width and height its largest module's, `flags` the sprite's flags, and the
+    sprite's own columns (`label`: the pack holding it, or the file itself)."""
+    from ..formats.j2me.sprite import read_sprite
+    from ..formats.j2me.sprite.summary import summary_row
+
+    sprite = read_sprite(data, label, None if label.endswith(name) else name)
+    row = summary_row(sprite, len(data))
+    return [
+        {
+            "peg": name,
+            "name": "sprite",
+            "width": row["width"],
+            "height": row["height"],
+            "format": "bsprite",
+            "mips": 0,
+            "flags": sprite.flags,
+            **{key: row[key] for key in SPRITE_COLUMNS},
+        }
+    ]
 
 
 # -- Quake palette images ------------------------------------------------------------------------

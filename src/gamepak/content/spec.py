@@ -74,8 +74,11 @@ class ContentKind:
         "fallback",
         "family",
         "lump_kinds",
+        "max_bytes",
         "name",
         "packs",
+        "partner_extensions",
+        "preview",
         "signatures",
         "types",
         "verbs",
@@ -88,6 +91,7 @@ class ContentKind:
         description: str,
         *,
         extensions: tuple[str, ...] = (),
+        partner_extensions: tuple[str, ...] = (),
         signatures: tuple[bytes, ...] = (),
         lump_kinds: tuple[str, ...] = (),
         packs: tuple[str, ...] = (),
@@ -95,11 +99,14 @@ class ContentKind:
         verbs: dict[str, Verb] | None = None,
         claims: Verb | None = None,
         fallback: bool = False,
+        preview: str | None = None,
+        max_bytes: int | None = None,
     ) -> None:
         self.name = name
         self.family = family
         self.description = description
         self.extensions = extensions
+        self.partner_extensions = partner_extensions
         self.signatures = signatures
         self.lump_kinds = lump_kinds
         self.packs = packs
@@ -107,6 +114,12 @@ class ContentKind:
         self.verbs = verbs or {}
         self.claims = claims
         self.fallback = fallback
+        # The viewer's template for this kind (its family's unless it has one of its own: a
+        # sprite's sheets, frames and animations), filled by the kind's own `preview` verb.
+        self.preview = preview or family.preview
+        # The largest file of the kind a surface reads when it looks at every member of a pack
+        # the kind lives in (known by its bytes alone): larger ones are not taken for it.
+        self.max_bytes = max_bytes
 
     def __repr__(self) -> str:
         return f"<ContentKind {self.name}>"
@@ -119,8 +132,15 @@ class ContentKind:
         return self.verbs[verb](*arguments, options=options, **common)
 
     def named_by(self, name: str) -> bool:
-        """Whether a file or member name carries one of this kind's extensions."""
-        return name.lower().endswith(self.extensions) if self.extensions else False
+        """Whether a file or member name carries one of this kind's extensions (or, for a kind
+        stored as two files, its partner's: a verb given either file takes the kind)."""
+        named = self.extensions + self.partner_extensions
+        return name.lower().endswith(named) if named else False
+
+    def partner_named_by(self, name: str) -> bool:
+        """Whether `name` is the second file of a two-file kind (a mesh's GPU file): surfaces
+        that show a file read the kind through its first file, those that count count it once."""
+        return name.lower().endswith(self.partner_extensions) if self.partner_extensions else False
 
     def signed_by(self, head: bytes) -> bool:
         return any(head.startswith(signature) for signature in self.signatures)

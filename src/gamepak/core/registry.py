@@ -209,7 +209,8 @@ FORMATS: tuple[FormatSpec, ...] = (
 
 
 # Files gamepak reads with a command of their own, not as packs: extension -> what to run (the
-# "not a format gamepak knows" error says it instead).
+# "not a format gamepak knows" error says it instead). tests/test_content_registry.py checks
+# that each content kind's extensions (the content registry's rows) are here or a format.
 _PEG_CPU = "an RFG texture set (peg), not a pack: `gamepak texture ls` lists it, `texture export` writes its images"
 OTHER_COMMANDS = {
     ".cpeg_pc": _PEG_CPU,
@@ -224,6 +225,10 @@ OTHER_COMMANDS = {
     **dict.fromkeys(
         (".csmesh_pc", ".gsmesh_pc", ".ccmesh_pc", ".gcmesh_pc"),
         "half of an RFG mesh pair, not a pack: `gamepak model info` / `model export` read it",
+    ),
+    **dict.fromkeys(
+        (".rfgzone_pc", ".layer_pc"),
+        "an RFG zone, not a pack: `gamepak zone ls` lists its objects, `zone export` writes them as JSON",
     ),
 }
 

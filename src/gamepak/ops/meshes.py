@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import GamepakError, MemberNotFoundError, OutputExistsError
+from ..errors import GamepakError, MemberNotFoundError, OutputExistsError, UsageError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -44,13 +44,6 @@ class MeshPair:
         from ..models.rfg import read_mesh
 
         return read_mesh(self.cpu, self.gpu, label=self.label(), gpu_label=self.label(gpu=True))
-
-
-def is_mesh_member(name: str) -> bool:
-    """Whether `name` is either file of an RFG mesh pair."""
-    from ..models.rfg import is_mesh_name
-
-    return is_mesh_name(name)
 
 
 def _find_in(names: Iterable[str], wanted: str) -> str | None:
@@ -137,7 +130,7 @@ def iter_pairs(path: str | os.PathLike[str]) -> Iterator[MeshPair]:
     and walked once, each pair read from the pack holding it."""
     from ..core.nested import walk
     from ..core.opening import open as open_archive
-    from ..models.rfg.content import catalog_pairs
+    from ..models.rfg.content import pairs_among
 
     with open_archive(path) as opened:
         holders: dict[str, tuple[Archive, dict[str, Entry]]] = {}
@@ -145,7 +138,7 @@ def iter_pairs(path: str | os.PathLike[str]) -> Iterator[MeshPair]:
             prefix = name[: len(name) - len(entry.name)]
             holders.setdefault(prefix, (holder, {}))[1][entry.name] = entry
         for prefix, (holder, entries) in holders.items():
-            for cpu_name, gpu_name in catalog_pairs(list(entries)):
+            for cpu_name, gpu_name in pairs_among(list(entries)):
                 yield MeshPair(
                     os.fspath(path),
                     prefix + cpu_name,
@@ -339,3 +332,88 @@ def import_into(model: str, pack: str, member: str, *, asm: str | None = None, d
             editor.replace(pair.cpu_path, result.cpu)
     report.written = True
     return report
+
+
+# ------------------------------------------------------------------ the content registry's verbs
+# The `model` command's verbs of the `rfg-mesh` row (gamepak.content), in the model family's
+# call signatures: `open` finds the pair, the others get what it found as the `pair` option.
+
+
+def open_pair(path: str, member: str | None) -> tuple[bytes, str, dict[str, Any]]:
+    """(CPU bytes, label, {"pair", "partner"}) of the mesh MODEL [MEMBER] names (either file)."""
+    pair = load_pair(path, member)
+    return pair.cpu, pair.label(), {"pair": pair, "partner": lambda: pair.gpu}
+
+
+def info(data: bytes, label: str, *, pair: MeshPair) -> dict[str, Any]:
+    """`model info` of a mesh: where its two files are, then its summary."""
+    details: dict[str, Any] = {}
+    if pair.pack:
+        details["member"] = pair.cpu_path
+    details["gpu_file"] = pair.gpu_path.rsplit("/", 1)[-1] if pair.pack else os.path.basename(pair.gpu_path)
+    details.update(pair.read().summary())
+    return details
+
+
+def neutral(data: bytes, label: str, *, pair: MeshPair) -> Any:
+    """LOD 0 of a mesh as a neutral `Mesh` (`model render`)."""
+    from ..models.rfg.export import neutral_mesh
+
+    return neutral_mesh(pair.read(), pair.name)
+
+
+def _format(output: str, chosen: str | None) -> str:
+    if chosen is not None:
+        return chosen
+    lowered = output.lower()
+    for suffix, name in ((".glb", "glb"), (".gltf", "gltf"), (".obj", "obj")):
+        if lowered.endswith(suffix):
+            return name
+    raise UsageError(f"cannot tell the format of {output!r}: an RFG mesh is written as .glb, .gltf or .obj")
+
+
+def export(
+    data: bytes,
+    label: str,
+    output: str,
+    *,
+    pair: MeshPair,
+    format_name: str | None = None,
+    lod: int = 0,
+    lods: bool = False,
+    search: list[str] | None = None,
+    overwrite: bool = False,
+    no_textures: bool = False,
+    rig: str | None = None,
+) -> tuple[list[str], list[str]]:
+    """`model export` of a mesh (`export_pair`); (files written, warnings)."""
+    return export_pair(
+        pair,
+        output,
+        format_name=_format(output, format_name),
+        lod=lod,
+        all_lods=lods,
+        search=list(search or []),
+        overwrite=overwrite,
+        textures=not no_textures,
+        rig=rig,
+    )
+
+
+def export_every(
+    path: str, output: str, *, format_name: str | None = None, search: list[str] | None = None, overwrite: bool = False
+) -> tuple[list[str], list[str]]:
+    """`model export PACK -o FOLDER`: every mesh of the pack (`export_pack`)."""
+    chosen = format_name or "glb"
+    if chosen not in ("glb", "gltf", "obj"):
+        raise UsageError(f"an RFG mesh is written as glb, gltf or obj, not {chosen}")
+    return export_pack(path, output, format_name=chosen, search=list(search or []), overwrite=overwrite)
+
+
+def import_model(
+    model: str, pack: str, member: str | None, *, asm: str | None = None, dry_run: bool = False
+) -> MeshImport:
+    """`model import MODEL --into PACK MEMBER`: `import_into`."""
+    if member is None:
+        raise UsageError("model import MODEL --into PACK needs the mesh's MEMBER: MODEL MEMBER --into PACK")
+    return import_into(model, pack, member, asm=asm, dry_run=dry_run)

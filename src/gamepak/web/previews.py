@@ -1,14 +1,16 @@
 """Previews of one file by what it holds: images, RFG textures and Quake images as PNG, JOE
-models and Quake models and maps as glTF, text, J2ME strings, audio, and a hex view for
-everything else.
+models, RFG meshes and Quake models and maps as glTF, Gameloft sprites, RFG zones as maps, text,
+J2ME strings, audio, and a hex view for everything else.
 
 Which preview a file gets is the table `PREVIEWERS`: (kind, function) pairs tried in order; the
 first function to return a `Preview` wins, and a file none takes is shown as hex. Content kinds
-(textures, models, strings: `gamepak.content`) come first, through the registry: the kinds of
-the file (by name, signature or WAD lump kind, loose or inside a pack alike) are asked in order,
-each for its family's preview (`CONTENT_VIEWS`: a texture gallery, a 3D view with its counts, a
-list of strings), filled by the kind's own verbs (`gallery`/`png`, `counts`/`glb`, `strings`);
-a new content kind needs nothing here. A preview of kind K is drawn by the template
+(textures, models, strings, sprites, zones: `gamepak.content`) come first, through the
+registry: the kinds of the file (by name, signature or WAD lump kind, loose or inside a pack
+alike; either file of a two-file kind, shown through its first) are asked in order, each for
+its preview (`CONTENT_VIEWS`, by the kind's template: a texture gallery, a 3D view with its
+counts, a list of strings, a sprite's pictures, a zone's map), filled by the kind's own verbs
+(`gallery`/`png`, `counts`/`glb`, `strings`, `preview`); a new content kind needs nothing here.
+A preview of kind K is drawn by the template
 `templates/previews/K.html` (given `preview` and the page's URLs). To add one for files that
 are no content kind (say, fonts):
 
@@ -49,6 +51,8 @@ HEAD_BYTES = 4096
 MAX_IMAGE_BYTES = 64 << 20
 MAX_MODEL_BYTES = 32 << 20
 MAX_STRINGS_BYTES = 4 << 20
+# Far above any game zone (the largest territory cells are a few MB).
+MAX_ZONE_BYTES = 32 << 20
 # Pixels of the largest image decoded (16384 x 4096, or a 8192 x 8192 texture).
 MAX_PIXELS = 1 << 26
 # Text shown of a text file, and bytes per page of the hex view.
@@ -158,45 +162,8 @@ def _image_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return shown
 
 
-def _zone_preview(place: Place, head: bytes, kind: str) -> Preview | None:
-    from .zone_map import MAX_ZONE_BYTES, is_zone, zone_data
-
-    if not is_zone(place.name, head):
-        return None
-    return Preview("zone", "map/rfg-zone", data=zone_data(read_all(place, MAX_ZONE_BYTES), place.path))
-
-
-def _rfg_mesh_preview(place: Place, head: bytes, kind: str) -> Preview | None:
-    """Either file of an RFG mesh pair (the glue lives in `models.rfg.content`)."""
-    from ..models.rfg.content import is_mesh_file, viewer_counts
-
-    if not is_mesh_file(place.name):
-        return None
-    return Preview("model", "model/rfg-mesh", data=viewer_counts(place, MAX_MODEL_BYTES))
-
-
 def _audio_preview(place: Place, head: bytes, kind: str) -> Preview | None:
     return Preview("audio", kind) if kind in AUDIO_TYPES else None
-
-
-def _sprite_preview(place: Place, head: bytes, kind: str) -> Preview | None:
-    """A Gameloft J2ME sprite (BSPRITE): its module sheet, frames and animations, per palette,
-    as data: URLs (the page's CSP allows them for images)."""
-    from ..formats.j2me.sprite.summary import MAX_SPRITE_BYTES, preview_images, sniff_sprite
-
-    if not sniff_sprite(head) or place.size > MAX_SPRITE_BYTES:
-        return None
-    import base64
-
-    def url(png: bytes) -> str:
-        return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-
-    found = preview_images(read_all(place, MAX_SPRITE_BYTES), place.path)
-    for palette in found["palettes"]:
-        palette["sheet"] = url(palette["sheet"])
-        for picture in palette["frames"] + palette["anims"]:
-            picture["url"] = url(picture.pop("png"))
-    return Preview("sprite", "image/bsprite", data=found)
 
 
 def _text_preview(place: Place, head: bytes, kind: str) -> Preview | None:
@@ -216,10 +183,7 @@ Previewer = Callable[["Place", bytes, str], "Preview | None"]
 PREVIEWERS: list[tuple[str, Previewer]] = [
     ("content", lambda place, head, kind: _content_preview(place, head, probe=False)),
     ("image", _image_preview),
-    ("model", _rfg_mesh_preview),
     ("audio", _audio_preview),
-    ("zone", lambda place, head, kind: _zone_preview(place, head, kind)),
-    ("sprite", _sprite_preview),
     # Kinds with no name or signature (J2ME strings), asked once images and audio said no.
     ("strings", lambda place, head, kind: _content_preview(place, head, probe=True)),
     ("text", _text_preview),
@@ -346,16 +310,14 @@ def texture_png(place: Place, name: str, mip: int = 0) -> bytes:
 
 
 def model_glb(place: Place) -> bytes:
-    """A model file as binary glTF for the viewer: an RFG mesh pair textured from the pegs
-    around it, else the first kind of the file (content registry) that makes one."""
-    from ..models.rfg.content import is_mesh_file, place_glb
-
-    if is_mesh_file(place.name):
-        return place_glb(place, MAX_MODEL_BYTES)
+    """A model file as binary glTF for the viewer: by the first kind of the file (content
+    registry) that makes one (a two-file kind's: read through its first file)."""
     head = _head(place)
     for row in _kinds(place, head, probe=False):
         if row.has("glb"):
-            return bytes(row.call("glb", read_all(place, MAX_MODEL_BYTES), place.path, options=_options(place, row)))
+            own = _first_file(place, row)
+            data = read_all(own, MAX_MODEL_BYTES)
+            return bytes(row.call("glb", data, own.path, options=_options(own, row, MAX_MODEL_BYTES)))
     raise GamepakError(f"{place.path}: not a model the viewer shows")
 
 
@@ -460,25 +422,49 @@ def _kinds(place: Place, head: bytes, *, probe: bool) -> list[Any]:
     from ..content import of_member
 
     found = of_member(
-        place.name, head, lump=getattr(place.entry, "kind", None), holder=_holder_format(place), probe=probe
+        place.name,
+        head,
+        lump=getattr(place.entry, "kind", None),
+        holder=_holder_format(place),
+        probe=probe,
+        partners=True,
     )
     return found if not probe else [row for row in found if row.has("probe")]
 
 
-def _options(place: Place, row: Any) -> dict[str, Any]:
+def _partner(place: Place, row: Any) -> Place:
+    """The other file of a two-file kind (a peg's GPU file, a mesh's CPU file), beside `place`
+    (in its folder, or in the same pack)."""
+    wanted = row.call("partner", place.name)
+    partner = place.sibling(wanted)
+    if partner is None:
+        raise GamepakError(f"{place.path}: its partner {wanted} is not beside it")
+    return partner
+
+
+def _first_file(place: Place, row: Any) -> Place:
+    """The file a kind's verbs read: `place`, or its partner when `place` is the second file of
+    a two-file kind (a mesh's GPU file is shown through its CPU file)."""
+    return _partner(place, row) if row.partner_named_by(place.name) else place
+
+
+def _options(place: Place, row: Any, limit: int = MAX_IMAGE_BYTES * 4) -> dict[str, Any]:
     """What a row's preview verbs may take: the WAD lump kind, where the palette is looked for,
-    and the partner file a kind reads beside its own (a peg's GPU file), read only when needed."""
+    the pack a member lies in and what lies beside it (where a mesh's textures are looked for),
+    and the partner file a kind reads beside its own (a peg's GPU file, at most `limit` bytes),
+    read only when needed."""
+    pack_key = place._pack_key
+    pack = pack_key[0] if place.node is not None and pack_key else None
     options: dict[str, Any] = {
         "lump": getattr(place.entry, "kind", None),
         "palette": _disk_path(place),
         "palette_near": _disk_path(place),
+        "pack": pack,
+        "beside": place.disk_path or pack,
     }
     if row.has("partner"):
-        wanted = row.call("partner", place.name)
-        partner = place.sibling(wanted)
-        if partner is None:
-            raise GamepakError(f"{place.path}: its partner {wanted} is not beside it")
-        options["partner"] = lambda: read_all(partner, MAX_IMAGE_BYTES * 4)
+        partner = _partner(place, row)
+        options["partner"] = lambda: read_all(partner, limit)
         options["key"] = (place.identity, partner.identity)
     return options
 
@@ -496,11 +482,12 @@ def _textures_view(place: Place, row: Any, kind: str) -> Preview | None:
 def _model_view(place: Place, row: Any, kind: str) -> Preview | None:
     if not row.has("counts"):
         return None
+    place = _first_file(place, row)
     data = read_all(place, MAX_MODEL_BYTES)
-    counts = dict(row.call("counts", data, place.path))
-    shown = Preview("model", kind, data=counts)
+    options = _options(place, row, MAX_MODEL_BYTES)
+    shown = Preview("model", kind, data=dict(row.call("counts", data, place.path, options=options)))
     # A kind that also holds textures (a Quake map) shows them in a gallery under its 3D view.
-    shown.textures = _gallery(place, row, data, _options(place, row))
+    shown.textures = _gallery(place, row, data, options)
     return shown
 
 
@@ -513,11 +500,41 @@ def _strings_view(place: Place, row: Any, kind: str) -> Preview | None:
     return Preview("strings", kind, strings=[text for _, _, text in found[1]])
 
 
-# How each preview template of the content registry's families is filled.
+def _sprite_view(place: Place, row: Any, kind: str) -> Preview | None:
+    """The `sprite` template (a Gameloft sprite's module sheet, frames and animations, per
+    palette), from the kind's `preview` verb; its PNGs become data: URLs (the page's CSP allows
+    them for images). A file larger than the kind's `max_bytes` is not one."""
+    import base64
+
+    limit = row.max_bytes or MAX_IMAGE_BYTES
+    if place.size > limit:
+        return None
+
+    def url(png: bytes) -> str:
+        return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+    found = row.call("preview", read_all(place, limit), place.path)
+    for palette in found["palettes"]:
+        palette["sheet"] = url(palette["sheet"])
+        for picture in palette["frames"] + palette["anims"]:
+            picture["url"] = url(picture.pop("png"))
+    return Preview(row.preview, kind, data=found)
+
+
+def _zone_view(place: Place, row: Any, kind: str) -> Preview | None:
+    """The `zone` template (an RFG zone as a map seen from above, its objects and their
+    properties), from the kind's `preview` verb (None: named like a zone, but not one)."""
+    found = row.call("preview", read_all(place, MAX_ZONE_BYTES), place.path)
+    return Preview("zone", kind, data=found) if found is not None else None
+
+
+# How each preview template of the content registry is filled.
 CONTENT_VIEWS: dict[str, Callable[[Place, Any, str], Preview | None]] = {
     "textures": _textures_view,
     "model": _model_view,
     "strings": _strings_view,
+    "sprite": _sprite_view,
+    "zone": _zone_view,
 }
 
 
@@ -525,7 +542,7 @@ def _content_preview(place: Place, head: bytes, *, probe: bool) -> Preview | Non
     """The preview of the first content kind of the file that gives one (content registry)."""
     kind = file_type(place, head)
     for row in _kinds(place, head, probe=probe):
-        view = CONTENT_VIEWS.get(row.family.preview or "")
+        view = CONTENT_VIEWS.get(row.preview or "")
         shown = view(place, row, kind) if view is not None else None
         if shown is not None:
             return shown

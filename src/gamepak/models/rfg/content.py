@@ -1,9 +1,14 @@
-"""Glue between RFG meshes and the rest of gamepak (the content registry's `rfg-mesh` row):
-sniffing, the catalog's summary row, the viewer's .glb. Kept in one module so the registry
-can move it as one piece."""
+"""The content registry's `rfg-mesh` row: what the viewer and the catalog ask of an RFG mesh,
+in the model family's call signatures (`gamepak.content.FAMILIES["model"]`). A mesh is two files
+(the CPU file, `.csmesh_pc`/`.ccmesh_pc`, and its GPU partner); each verb gets the CPU file's
+bytes and `partner`, a function reading the GPU file (found beside it, or in the same pack, by
+the caller). The `model` command's verbs, which find the pair themselves (either file names it,
+a member by its base name in nested packs), are in `gamepak.ops.meshes`."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from typing import Any
 
 from .layout import CHARACTER_SIGNATURE, STATIC_SIGNATURE
@@ -14,37 +19,15 @@ def sniff(head: bytes) -> bool:
     return len(head) >= 4 and int.from_bytes(head[:4], "little") in (STATIC_SIGNATURE, CHARACTER_SIGNATURE)
 
 
-def catalog_row(cpu: bytes, gpu: bytes, label: str) -> dict[str, Any] | None:
-    """The catalog's `models` figures of one mesh pair: kind, vertices, triangles, LODs,
-    materials, bones, texture names; None when the CPU file is no PC mesh (a stand-in)."""
-    from .reader import read_mesh
+def partner(name: str) -> str:
+    """The other file of the pair `name` is one file of (either way, in `name`'s case)."""
+    from . import pair_names
 
-    if not sniff(cpu[:4]):
-        return None
-
-    mesh = read_mesh(cpu, gpu, label=label, gpu_label=label)
-    summary = mesh.summary()
-    return {
-        "kind": summary["kind"],
-        "vertices": summary["vertices"],
-        "triangles": summary["lod0_triangles"],
-        "lods": summary["lods"],
-        "materials": len(summary["materials"]),
-        "bones": summary["bones"],
-        "textures": summary["texture_names"],
-        "diffuse": next((m.texture_for("Diffuse_Map") for m in mesh.materials if m.texture_for("Diffuse_Map")), None),
-    }
+    cpu, gpu = pair_names(name)
+    return gpu if cpu == name else cpu
 
 
-def viewer_glb(cpu: bytes, gpu: bytes, name: str, textures: dict[str, bytes] | None = None) -> bytes:
-    """The .glb the viewer's 3D view shows (LOD 0, textures given as PNG bytes by name)."""
-    from .export import export_gltf
-    from .reader import read_mesh
-
-    return export_gltf(read_mesh(cpu, gpu, label=name, gpu_label=name), name, textures=textures)
-
-
-def catalog_pairs(names: list[str]) -> list[tuple[str, str]]:
+def pairs_among(names: list[str]) -> list[tuple[str, str]]:
     """(CPU member, GPU member) of every mesh pair among a pack's member names."""
     from . import EXTENSIONS, pair_names
 
@@ -58,42 +41,36 @@ def catalog_pairs(names: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-# -- the viewer ------------------------------------------------------------------------------------
-# A viewer "place" (gamepak.web.site.Place) is used through: name, path, size, open(),
-# sibling(name), disk_path, node and _pack_key (the pack file it lies in).
-
-
-def is_mesh_file(name: str) -> bool:
-    """Whether a file name is either half of an RFG mesh pair."""
-    from . import is_mesh_name
-
-    return is_mesh_name(name)
-
-
-def place_pair(place: Any, limit: int) -> tuple[bytes, bytes]:
-    """(CPU bytes, GPU bytes) of the mesh pair a viewer place is half of; the other half is
-    found beside it (in the same folder or pack)."""
-    from ...errors import GamepakError
-    from . import pair_names
-
-    halves = []
-    for wanted in pair_names(place.name):
-        found = place if wanted.lower() == place.name.lower() else place.sibling(wanted)
-        if found is None:
-            raise GamepakError(f"{place.path}: its partner {wanted} is not beside it")
-        if found.size > limit:
-            raise GamepakError(f"{found.path}: {found.size} bytes, more than the {limit >> 20} MiB a preview reads")
-        with found.open() as stream:
-            halves.append(stream.read(limit + 1)[:limit])
-    return halves[0], halves[1]
-
-
-def viewer_counts(place: Any, limit: int) -> dict[str, Any]:
-    """What the viewer's model page says: vertices, LOD 0 faces and the box's size."""
+def _read(data: bytes, partner: Callable[[], bytes], label: str) -> Any:
     from .reader import read_mesh
 
-    mesh = read_mesh(*place_pair(place, limit), label=place.path, gpu_label=place.path)
+    return read_mesh(data, partner(), label=label, gpu_label=label)
+
+
+def stats(data: bytes, label: str, *, partner: Callable[[], bytes]) -> dict[str, Any] | None:
+    """The catalog's `models` figures of one mesh pair: its kind as the format, vertices, LOD 0
+    triangles, the diffuse texture, and the mesh's own columns (LODs, materials, bones, texture
+    names); None when the CPU file is no PC mesh (a stand-in)."""
+    if not sniff(data[:4]):
+        return None
+    mesh = _read(data, partner, label)
     summary = mesh.summary()
+    return {
+        "format": summary["kind"],
+        "vertices": summary["vertices"],
+        "triangles": summary["lod0_triangles"],
+        "frames": 1,
+        "texture": next((m.texture_for("Diffuse_Map") for m in mesh.materials if m.texture_for("Diffuse_Map")), None),
+        "lods": summary["lods"],
+        "materials": len(summary["materials"]),
+        "bones": summary["bones"],
+        "textures": "; ".join(summary["texture_names"]),
+    }
+
+
+def counts(data: bytes, label: str, *, partner: Callable[[], bytes]) -> dict[str, Any]:
+    """What the viewer's model page says: vertices, LOD 0 faces and the box's size."""
+    summary = _read(data, partner, label).summary()
     shown: dict[str, Any] = {"vertices": summary["vertices"], "faces": summary["lod0_triangles"]}
     bounds = summary["bounds"]
     if bounds is not None:
@@ -101,19 +78,46 @@ def viewer_counts(place: Any, limit: int) -> dict[str, Any]:
     return shown
 
 
-def place_glb(place: Any, limit: int) -> bytes:
-    """The .glb the viewer draws: LOD 0, textured with the pegs found in the mesh's pack and
-    the packs beside it (or, for loose files, the pegs and packs in its folder)."""
-    import os
-
-    from .reader import read_mesh
+def glb(
+    data: bytes,
+    label: str,
+    *,
+    partner: Callable[[], bytes],
+    pack: str | None = None,
+    beside: str | None = None,
+) -> bytes:
+    """The .glb the viewer draws: LOD 0, textured with the pegs found in the mesh's `pack` and
+    the packs beside it (or, for a loose mesh, the pegs and packs `beside` it); untextured when
+    it lies in neither."""
+    from .export import export_gltf
     from .textures import find_textures
 
-    cpu, gpu = place_pair(place, limit)
-    mesh = read_mesh(cpu, gpu, label=place.path, gpu_label=place.path)
-    pack_key = getattr(place, "_pack_key", None)
-    pack = pack_key[0] if place.node is not None and pack_key else None
-    beside = place.disk_path or pack or "."
-    found = find_textures(mesh.texture_names(), pack=pack, beside=beside) if (pack or place.disk_path) else None
-    name = os.path.splitext(place.name)[0]
-    return viewer_glb(cpu, gpu, name, found.found if found is not None else None)
+    mesh = _read(data, partner, label)
+    found = find_textures(mesh.texture_names(), pack=pack, beside=beside) if beside else None
+    name = os.path.splitext(os.path.basename(label))[0]
+    return export_gltf(mesh, name, textures=found.found if found else None)
+
+
+def text(details: dict[str, Any]) -> str:
+    """`model info`'s text of a mesh: its materials and their texture slots, warnings, bounds."""
+    lines = []
+    for key, value in details.items():
+        if key == "materials":
+            lines.append(f"materials: {len(value)}")
+            for number, material in enumerate(value):
+                slots = ", ".join(f"{slot}={name}" for slot, name in material["textures"].items())
+                lines.append(f"  {number}: {material['shader']} (flags {material['flags']}): {slots or 'no textures'}")
+        elif key == "warnings":
+            lines.append(f"warnings: {len(value) or 'none'}")
+            lines.extend(f"  - {warning}" for warning in value)
+        elif key == "bounds" and value:
+            lines.append("bounds: min " + _vector(value["min"]) + ", max " + _vector(value["max"]) + " (file axes)")
+        elif isinstance(value, list):
+            lines.append(f"{key}: {', '.join(map(str, value)) or '-'}")
+        else:
+            lines.append(f"{key}: {value}")
+    return "\n".join(lines) + "\n"
+
+
+def _vector(values: list[float]) -> str:
+    return "(" + ", ".join(f"{value:.6g}" for value in values) + ")"

@@ -1,17 +1,15 @@
-"""The viewer's zone page: an RFG zone or layer drawn as a map seen from above (an SVG, each
-object a mark at its x/z position coloured by class, with a legend), the objects beside it
-(filtered by class or name by /static/zone-map.js, which also zooms and pans the map), and
-each object's properties in a table. The zone is read within the preview's byte limit."""
+"""The content registry's `rfg-zone` row's verbs: a Red Faction Guerrilla zone or layer
+(`.rfgzone_pc`, `.layer_pc`) as the catalog's `zone_objects` rows and as the viewer's zone page
+(a map seen from above: each object a mark at its x/z position coloured by class, with a
+legend; each object's properties in a table). Each takes the file's bytes (read, bounded, by
+the caller) and a label naming it in messages. `gamepak zone` is the zone's own command
+(`gamepak.ops.zones`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..formats.rfg.zone.check import is_zone_name
-
-# Far above any game zone (the largest territory cells are a few MB).
-MAX_ZONE_BYTES = 32 << 20
-# Longest text a property value shows (the rest is cut, said with an ellipsis).
+# Longest text a property value shows on the page (the rest is cut, said with an ellipsis).
 VALUE_CHARS = 160
 
 
@@ -20,15 +18,38 @@ def _short(value: object) -> str:
     return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "\u2026"
 
 
-def is_zone(name: str, head: bytes) -> bool:
-    """Whether a file is a zone the page draws: its name, and the signature at its start."""
-    return is_zone_name(name) and head[:4] == b"ZONE"
-
-
-def zone_data(data: bytes, path: str) -> dict[str, Any]:
-    """What templates/previews/zone.html draws of a zone file's bytes: objects, legend, view."""
+def rows(data: bytes, name: str, label: str) -> list[dict[str, Any]]:
+    """The catalog's `zone_objects` rows of a zone: one per object (zone: `name`, index, class,
+    class_hash, handle, name, x, y, z); ZoneError (a GamepakError) when it does not read."""
     from ..formats.rfg.zone.model import read
 
+    zone = read(data, None, name)
+    found = []
+    for index, obj in enumerate(zone.objects):
+        x, y, z = obj.position or (None, None, None)
+        found.append(
+            {
+                "zone": name,
+                "index": index,
+                "class": obj.class_name(),
+                "class_hash": obj.class_hash,
+                "handle": obj.handle,
+                "name": obj.name(),
+                "x": x,
+                "y": y,
+                "z": z,
+            }
+        )
+    return found
+
+
+def preview(data: bytes, path: str) -> dict[str, Any] | None:
+    """What the viewer's zone page (templates/previews/zone.html) draws of a zone file's bytes:
+    objects, legend, view; None for a file named like a zone that does not start like one."""
+    from ..formats.rfg.zone.model import read
+
+    if data[:4] != b"ZONE":
+        return None
     zone = read(data, path)
     classes: dict[str, int] = {}
     objects: list[dict[str, Any]] = []
