@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from .container import BLOB_CHUNK, MAX_DELTA_BASE_BYTES, MAX_MEMBER_BYTES, Operation, PatchError
+from .container import BLOB_CHUNK, MAX_DELTA_BASE_BYTES, MAX_MEMBER_BYTES, ZONE_CHANGES, Operation, PatchError
 from .digests import bytes_sha256 as _sha256
 from .digests import file_sha256, member_sha256
 from .write import write_patch
@@ -174,9 +174,10 @@ class _Builder:
     def replace(
         self, file: str, member: str | None, base: _Source, target: _Source, base_sha256: str | None = None
     ) -> None:
-        """A replace of `base` by `target`: a zstd delta when the base is small enough to be read
-        whole and the delta is smaller, else the target's bytes (raw). `base_sha256`: the base's,
-        when the caller has hashed it already."""
+        """A replace of `base` by `target`: an RFG zone's object-level changes when both are
+        zones those changes say all of (so patches changing other objects stack), else a zstd
+        delta when the base is small enough to be read whole and the delta is smaller, else the
+        target's bytes (raw). `base_sha256`: the base's, when the caller has hashed it already."""
         where = _where(file, member)
         if self.files is not None and base.size <= MAX_DELTA_BASE_BYTES:
             from .delta import make_delta
@@ -184,10 +185,16 @@ class _Builder:
             # zstd's "patch from" takes both whole (and keeps its window over both anyway).
             base_bytes, data = base.read(), target.read()
             encoding, blob = "raw", data
-            delta = make_delta(base_bytes, data)
-            if len(delta) < len(data):
-                encoding, blob = "zstd-delta", delta
-            del delta
+            from .zones import changes_blob
+
+            changes = changes_blob(member or file, base_bytes, data)
+            if changes is not None:
+                encoding, blob = ZONE_CHANGES, changes
+            else:
+                delta = make_delta(base_bytes, data)
+                if len(delta) < len(data):
+                    encoding, blob = "zstd-delta", delta
+                del delta
             base_sha256, target_sha256, size = _sha256(base_bytes), _sha256(data), len(data)
             del base_bytes, data  # the base (and a target stored as a delta) freed before the blob is written
             name: str | None = self._blob(where, blob)

@@ -20,6 +20,7 @@ conflict named by object and property (`ZoneConflict`). Changes turn into JSON a
 from __future__ import annotations
 
 import copy
+import re
 
 from ....errors import GamepakError
 from .model import OBJECT, PROPERTY, Zone, ZoneError, ZoneObject, ZoneProperty, read
@@ -217,6 +218,10 @@ def apply_changes(zone: Zone, changes: list[ZoneChange], where: str = "") -> Zon
                         conflicts.append((change.handle, "", "added by the change, present here with other bytes"))
                     continue
                 added = _parse_block(change.after, where)
+                if added.handle != change.handle:
+                    raise GamepakError(
+                        f"{where}: object 0x{change.handle:08X}: the added block holds handle 0x{added.handle:08X}"
+                    )
                 anchor = objects.get(change.anchor) if change.anchor is not None else None
                 position = result.objects.index(anchor) + 1 if anchor is not None else len(result.objects)
                 result.objects.insert(position, added)
@@ -256,7 +261,12 @@ def apply_changes(zone: Zone, changes: list[ZoneChange], where: str = "") -> Zon
                 obj.properties.remove(prop)  # type: ignore[arg-type]
                 continue
             assert isinstance(change.after, bytes)
-            (new,) = _parse_records(change.after, where)
+            parsed = _parse_records(change.after, where)
+            if len(parsed) != 1 or parsed[0].name_hash != name_hash:
+                raise GamepakError(
+                    f"{where}: object 0x{change.handle:08X} {change.field}: the record is not that one property"
+                )
+            new = parsed[0]
             if prop is not None:
                 obj.properties[obj.properties.index(prop)] = new
             else:
@@ -322,13 +332,107 @@ def from_json(document: object, where: str) -> list[ZoneChange]:
         anchor = item.get("anchor")
         if anchor is not None and (not isinstance(anchor, int) or isinstance(anchor, bool)):
             raise GamepakError(f"{where}: a zone change's anchor must be a number")
-        changes.append(
-            ZoneChange(
-                item["handle"],
-                item["field"],
-                value(item.get("before"), "before"),
-                value(item.get("after"), "after"),
-                anchor,
-            )
+        change = ZoneChange(
+            item["handle"],
+            item["field"],
+            value(item.get("before"), "before"),
+            value(item.get("after"), "after"),
+            anchor,
         )
+        _check_change(change, where)
+        changes.append(change)
     return changes
+
+
+_PROPERTY_FIELD = re.compile(r"prop:0x[0-9A-Fa-f]{8}")
+# The header fields' widths in the object record (`model.OBJECT`): bits of a number, bytes of bbox.
+_FIELD_BITS = {"class_hash": 32, "flags": 16, "parent": 32, "sibling": 32, "child": 32, "num": 32}
+_BBOX_BYTES = 24
+
+
+def _check_change(change: ZoneChange, where: str) -> None:
+    """A change from a stranger's patch holds what its field can: checked before it is replayed,
+    so a hand-edited blob is one line naming the object and field, never a struct error."""
+    handle, field = change.handle, change.field
+    if not 0 <= handle <= 0xFFFFFFFF:
+        raise GamepakError(f"{where}: zone change handle {handle} is not a 32-bit number")
+    label = f"{where}: zone change of object 0x{handle:08X} field {field!r}"
+    if field in _FIELD_BITS:
+        for side in (change.before, change.after):
+            if not isinstance(side, int) or not 0 <= side < 1 << _FIELD_BITS[field]:
+                raise GamepakError(f"{label}: before and after must be {_FIELD_BITS[field]}-bit numbers")
+    elif field == "bbox":
+        for side in (change.before, change.after):
+            if not isinstance(side, bytes) or len(side) != _BBOX_BYTES:
+                raise GamepakError(f"{label}: before and after must be {_BBOX_BYTES} bytes in hex")
+    elif field == "" or field == "properties":
+        if change.before is None and change.after is None:
+            raise GamepakError(f"{label}: before and after cannot both be null")
+        if field == "properties" and (change.before is None or change.after is None):
+            raise GamepakError(f"{label}: before and after must be property records in hex")
+    elif _PROPERTY_FIELD.fullmatch(field):
+        if change.before is None and change.after is None:
+            raise GamepakError(f"{label}: before and after cannot both be null")
+    else:
+        raise GamepakError(f"{label}: not a field zone changes know")
+
+
+# --------------------------------------------------------------------------- patch files
+# A patch's "zone-changes" blob: the changes that turn the base zone into the target, as
+# compact UTF-8 JSON (`to_json`'s form). Replayed on whatever version of the zone a target holds.
+
+
+def changes_between(base: bytes, target: bytes, name: str = "") -> bytes | None:
+    """The "zone-changes" blob turning the zone `base` into `target`, or None when either does not
+    read as a zone, nothing object-level changed, or replaying the changes on `base` would not
+    give `target` byte for byte (a header field, the relation section or the objects' order
+    changed: what object-level changes do not say)."""
+    import json
+
+    try:
+        before, after = read(base, member=name), read(target, member=name)
+    except ZoneError:
+        return None
+    changes = diff(before, after)
+    if not changes:
+        return None
+    try:
+        replayed = apply_changes(before, changes, name).to_bytes()
+    except GamepakError:
+        return None
+    if replayed != target:
+        return None
+    return json.dumps(to_json(changes), separators=(",", ":")).encode("utf-8")
+
+
+def load_changes(blob: bytes, where: str) -> list[ZoneChange]:
+    """A "zone-changes" blob read back; one line naming `where` for anything that is not one."""
+    from ....core.json_input import load_json
+
+    return from_json(load_json(blob, f"{where}: zone changes"), where)
+
+
+def replay(data: bytes, changes: list[ZoneChange], where: str) -> bytes:
+    """The zone `data` with `changes` replayed (`apply_changes`), as bytes. A zone that does not
+    read is a ZoneError, changes that do not fit it a ZoneConflict; both name `where`."""
+    try:
+        zone = read(data, member=where)
+    except ZoneError as exc:
+        raise GamepakError(f"{where}: not a zone the changes can be replayed on ({exc.reason})") from None
+    return apply_changes(zone, changes, where).to_bytes()
+
+
+def clashes(first: list[ZoneChange], second: list[ZoneChange]) -> list[tuple[int, str, str]]:
+    """(handle, field, why) for each (object, field) that `first` and `second` both change, to
+    different values: what two change sets cannot both make."""
+    wanted = {change.key: change.after for change in first}
+    return [
+        (change.handle, change.field, "changed differently by two patches")
+        for change in second
+        if change.key in wanted and wanted[change.key] != change.after
+    ]
+
+
+def change_label(handle: int, field: str) -> str:
+    """An (object, field) as messages name it: `object 0x78800002 property op`."""
+    return f"object 0x{handle:08X} {_label(field, default_names())}"

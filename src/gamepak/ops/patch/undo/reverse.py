@@ -8,7 +8,7 @@ import contextlib
 import hashlib
 import os
 
-from ..container import Operation, Patch, PatchError
+from ..container import ZONE_CHANGES, Operation, Patch, PatchError
 from ..write import write_patch
 from .restore import forget_changed, recover
 from .session import Session
@@ -106,6 +106,8 @@ def _reverse_replace(step: Step, state: Target) -> tuple[Operation, bytes | OldM
 
     operation = step.operation
     old, size, digest = _old(step, state)
+    if step.reverse_changes is not None:
+        return _reverse_zone_changes(step, size, digest)
     blob: bytes | OldMember = old
     encoding = "raw"
     # Small members get a reverse delta while the old bytes' memory budget lets the record hold
@@ -123,13 +125,41 @@ def _reverse_replace(step: Step, state: Target) -> tuple[Operation, bytes | OldM
         "replace",
         operation.file,
         operation.member,
-        base_sha256=operation.target_sha256,
+        base_sha256=_written(step),
         target_sha256=digest,
         size=size,
         blob="blobs/0",
         encoding=encoding,
     )
     return reverse, blob
+
+
+def _written(step: Step) -> str | None:
+    """The sha256 of what the step writes: its target, or for a zone's changes replayed on
+    another version of it, of what the plan computed."""
+    if step.operation.encoding != ZONE_CHANGES:
+        return step.operation.target_sha256
+    new = step.new_bytes()
+    assert new is not None  # computed by the plan (`zones.judge`)
+    return hashlib.sha256(new).hexdigest()
+
+
+def _reverse_zone_changes(step: Step, size: int, digest: str) -> tuple[Operation, bytes]:
+    """A zone's object-level changes taken back by the changes back (`Step.reverse_changes`):
+    replayed on the zone as it is then, they leave later patches' changes of other objects."""
+    operation = step.operation
+    assert step.reverse_changes is not None
+    reverse = Operation(
+        "replace",
+        operation.file,
+        operation.member,
+        base_sha256=_written(step),
+        target_sha256=digest,
+        size=size,
+        blob="blobs/0",
+        encoding=ZONE_CHANGES,
+    )
+    return reverse, step.reverse_changes
 
 
 REVERSES: dict[str, Callable[[Step, Target], tuple[Operation, bytes | OldMember | None]]] = {

@@ -1,0 +1,132 @@
+"""The plan's part for RFG zones changed object by object (a replace whose encoding is
+"zone-changes"): each patch's changes are replayed on the zone the target holds, whatever
+version it is, and several patches changing one zone stack into one change.
+
+A member holding the patch's base gives its target; one holding another version (someone
+changed other objects) gets the changes replayed where each still finds what it expects, or
+finds it already done; a field changed here to another value refuses the step, naming the
+object and property. Two patches of one apply changing the same (object, field) differently
+are a conflict named the same way; patches changing different objects apply in order, each on
+the zone as the earlier ones left it, and the last one's change carries the earlier ones'
+(`Step.carried_by`, `Step.stacked_start`: the undo record takes each back in turn, as for
+stacked modinfo.xml edits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from ...errors import GamepakError
+from .container import MAX_DELTA_BASE_BYTES, ZONE_CHANGES, Operation, PatchError, zone_changes_limit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .target import Plan, Step, Target
+
+
+def is_zone_changes(operation: Operation) -> bool:
+    return operation.op == "replace" and operation.encoding == ZONE_CHANGES
+
+
+def changes_blob(name: str, base: bytes, target: bytes) -> bytes | None:
+    """The "zone-changes" blob turning `base` into `target`, two versions of the RFG zone member
+    `name`; None when it is not a zone, the changes do not say all of the difference
+    (`diff.changes_between`), or they are past what such a blob may hold (`zone_changes_limit`)."""
+    from ...formats.rfg.zone.check import is_zone_name
+
+    if not is_zone_name(name):
+        return None
+    from ...formats.rfg.zone.diff import changes_between
+
+    blob = changes_between(base, target, name)
+    return blob if blob is not None and len(blob) <= zone_changes_limit(len(target)) else None
+
+
+def judge(state: Target, steps: list[Step], result: Plan) -> None:
+    """Decide the zone-changes `steps` of one member (in patch order, all still "apply"):
+    apply (with their new bytes computed: `step.new`), skip, refuse, stacked, or a conflict in
+    `result`."""
+    from ...formats.rfg.zone.diff import change_label, clashes, replay
+
+    operation = steps[0].operation
+    size = state.size_of(operation)
+    if size is None:
+        for step in steps:
+            step.action, step.reason = "refuse", "missing"
+        return
+    too_large = _too_large(size)
+    if too_large:
+        for step in steps:
+            step.action, step.reason = "refuse", too_large
+        return
+    read: list[tuple[Step, list[Any]]] = []
+    for step in steps:
+        try:
+            read.append((step, step.patch.zone_changes(step.operation)))
+        except PatchError as exc:
+            step.action, step.reason = "refuse", _without(str(exc), step)
+    conflicts = 0
+    for index, (step, changes) in enumerate(read):
+        for earlier, earlier_changes in read[:index]:
+            found = clashes(earlier_changes, changes)
+            if found:
+                labels = ", ".join(change_label(handle, field) for handle, field, _ in found[:8])
+                more = f" (and {len(found) - 8} more)" if len(found) > 8 else ""
+                result.conflicts.append((f"{operation.where}: {labels}{more}", [earlier.patch.name, step.patch.name]))
+                conflicts += 1
+    if conflicts:
+        return
+    data = state.member_bytes(operation)
+    assert data is not None
+    applied: list[tuple[Step, bytes]] = []
+    for step, changes in read:
+        where = f"{step.patch.path}: {operation.where}"
+        try:
+            new = replay(data, changes, where)
+        except GamepakError as exc:
+            step.action, step.reason = "refuse", _without(str(exc), step)
+            continue
+        start_digest = hashlib.sha256(data).hexdigest()
+        if start_digest == step.operation.target_sha256 or new == data:
+            step.action, step.reason = "skip", "already patched"
+            continue
+        if (
+            start_digest == step.operation.base_sha256
+            and hashlib.sha256(new).hexdigest() != step.operation.target_sha256
+        ):
+            step.action, step.reason = "refuse", "its zone changes do not give its target sha256 on its own base"
+            continue
+        step.new = state.new_content.hold_bytes(where, new)
+        # Its undo: the changes back, replayed as these were, so it can be taken back on its own
+        # while later patches' changes of other objects stay.
+        step.reverse_changes = changes_blob(operation.member or operation.file, new, data)
+        applied.append((step, data))
+        data = new
+    # Each stacked step's undo starts from the zone as the earlier ones left it. Undone by
+    # object-level changes, any of them can be taken back alone; where one is a byte-level
+    # undo, the earlier ones come back only after the later ones (`carried_by`).
+    by_bytes = any(step.reverse_changes is None for step, _ in applied)
+    for (step, _start), (carrier, _) in zip(applied, applied[1:], strict=False):
+        step.action, step.reason = "stacked", f"its zone changes are in {carrier.patch.name}'s change"
+        if by_bytes:
+            step.carried_by = carrier.patch.name
+    for step, start in applied[1:]:
+        step.stacked_start = start
+
+
+def _without(message: str, step: Step) -> str:
+    """A refusal's reason without the patch and member its step line already names."""
+    return message.removeprefix(f"{step.patch.path}: ").removeprefix(f"{step.operation.where}: ")
+
+
+def _too_large(size: int) -> str:
+    from .limits import ALLOW_LARGE_ADVICE, current
+
+    if size > MAX_DELTA_BASE_BYTES and not current().allow_large:
+        return (
+            f"zone changes replay on the whole zone, {size} bytes here, more than {MAX_DELTA_BASE_BYTES}; "
+            f"{ALLOW_LARGE_ADVICE}"
+        )
+    return ""
