@@ -240,6 +240,7 @@ def _compare_packs(builder: _Builder, file: str, base: Archive, modded: Archive,
 
     base_members = loaded_members(base)
     modded_members = loaded_members(modded)
+    tables: list[tuple[str, Entry, Entry, str | None]] = []
     for name, modded_entry in modded_members.items():
         base_entry = base_members.get(name)
         if base_entry is None:
@@ -255,7 +256,13 @@ def _compare_packs(builder: _Builder, file: str, base: Archive, modded: Archive,
             inner_modded = modded.open_archive(modded_entry, inner_format)
             _compare_packs(builder, file, inner_base, inner_modded, f"{prefix}{name}/")
             continue
+        if name.lower().endswith(".asm_pc"):
+            tables.append((name, base_entry, modded_entry, base_digest))  # after the .str2_pc it describes
+            continue
         builder.replace(file, prefix + name, _Member(base, base_entry), _Member(modded, modded_entry), base_digest)
+    for name, base_entry, modded_entry, base_digest in tables:
+        if not _asm_follows(base, base_entry, modded, modded_entry):
+            builder.replace(file, prefix + name, _Member(base, base_entry), _Member(modded, modded_entry), base_digest)
     only_base = {name: member_sha256(base, entry) for name, entry in base_members.items() if name not in modded_members}
     by_hash: dict[str, list[str]] = {}
     for name, digest in only_base.items():
@@ -273,6 +280,30 @@ def _compare_packs(builder: _Builder, file: str, base: Archive, modded: Archive,
             builder.add(file, prefix + name, _Member(modded, entry))
     for name, digest in only_base.items():
         builder.remove(file, prefix + name, digest)
+
+
+def _asm_follows(base: Archive, base_entry: Entry, modded: Archive, modded_entry: Entry) -> bool:
+    """Whether the modded pack's `.asm_pc` is the base's brought up to date with the modded
+    `.str2_pc` members beside it: what the RFG writer does itself whenever an apply rewrites the
+    pack. Such a table is left out of the patch: recorded, it would name the sizes of this one
+    modded copy, and two patches changing different objects of one zone would clash on it."""
+    from ...core.nested import nested_format
+    from ...errors import GamepakError
+    from ...formats.rfg.asm import MAX_FILE, AsmFile, container_name, summarize_str2, update_container
+
+    if max(base_entry.size, modded_entry.size) > MAX_FILE:
+        return False
+    try:
+        table = AsmFile.parse(base.read(base_entry), base_entry.name)
+        for name, entry in loaded_members(modded).items():
+            container = table.container(container_name(name)) if name.lower().endswith(".str2_pc") else None
+            if container is None or nested_format(modded, entry) is None:
+                continue
+            with modded.open_archive(entry, nested_format(modded, entry)) as inner:
+                update_container(container, summarize_str2(inner, name))
+        return table.to_bytes() == modded.read(modded_entry)
+    except GamepakError:
+        return False
 
 
 def _pack_format(path: str) -> str | None:
