@@ -349,3 +349,24 @@ def test_the_real_layers_two_patches_moving_two_objects_of_one_layer_apply_toget
     assert in_process_cli("verify", str(target))[0] == 0
     patch.revert(target)
     assert hashlib.sha256(target.read_bytes()).digest() == hashlib.sha256(source.read_bytes()).digest()
+
+
+def test_a_byte_level_undo_when_the_changes_back_cannot_say_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the changes back are not a zone-changes blob, the undo holds the old bytes: for the
+    bytes the replay wrote (not the patch's target), and stacked patches come back latest first."""
+    from gamepak.ops.patch import zones as patch_zones
+
+    first = made(tmp_path, "A", moved(FIRST, (9, 9, 9)))
+    second = made(tmp_path, "B", disabled(FIRST + 1))
+    monkeypatch.setattr(patch_zones, "changes_blob", lambda name, base, target: None)
+    theirs = pack(tmp_path / "theirs.vpp_pc", layer(disabled(THIRD)))
+    before_layer = layer_bytes(theirs, tmp_path)
+    patch.apply(theirs, [first, second])
+    with pytest.raises(PatchError, match="A's edits were applied inside B's change"):
+        patch.revert(theirs, first)
+    # Another program changes the pack: its original is forgotten, the undo goes member by member.
+    extra = tmp_path / "extra.xtbl"
+    extra.write_bytes(b"<root/>")
+    assert in_process_cli("add", str(theirs), str(extra), "--name", "extra.xtbl")[0] == 0
+    assert patch.revert(theirs, warn=lambda line: None) == ["B", "A"]
+    assert layer_bytes(theirs, tmp_path) == before_layer
