@@ -171,10 +171,20 @@ def test_the_same_property_changed_by_two_patches_is_one_conflict_line(tmp_path:
         PatchError, match=r"C: .*a\.layer_pc: object 0x78800001 property op: changed here to another value"
     ):
         patch.apply(target, [other])
-    # --later-wins does not stack clashing changes: the later patch is refused on the layer the
-    # earlier one left.
-    plan = patch.check(fresh(tmp_path, "again.vpp_pc"), [first, other], later_wins=True)
-    assert not plan.ok
+    # --later-wins: the later patch's value of a field both change; the earlier one's other
+    # changes stay.
+    again = fresh(tmp_path, "again.vpp_pc")
+    result = patch.apply(again, [first, other], later_wins=True)
+    assert [(step.action, step.reason) for step in result.steps] == [("overridden", "C comes later"), ("apply", "")]
+    assert layer_bytes(again, tmp_path) == layer(moved(FIRST, (1, 1, 1))).to_bytes()
+    wider = made(tmp_path, "W", lambda z: (moved(FIRST, (9, 9, 9))(z), disabled(THIRD)(z)))
+    again = fresh(tmp_path, "again2.vpp_pc")
+    result = patch.apply(again, [wider, other], later_wins=True)
+    assert [step.action for step in result.steps] == ["stacked", "apply"]
+    assert "some overridden by C" in result.steps[0].reason
+    assert layer_bytes(again, tmp_path) == layer(lambda z: (moved(FIRST, (1, 1, 1))(z), disabled(THIRD)(z))).to_bytes()
+    code, _, err = in_process_cli("patch", "apply", str(fresh(tmp_path, "cli.vpp_pc")), str(wider), str(other))
+    assert code == 1 and "object 0x78800001 property op is changed differently by W, C" in err
 
 
 def rewrite_blob(gpatch: Path, blob: bytes) -> None:

@@ -134,7 +134,7 @@ def _plan(state: Target, patches: Sequence[Patch], later_wins: bool) -> Plan:
         from .zones import judge
 
         for steps in zone_steps.values():
-            judge(state, steps, result)
+            judge(state, steps, result, later_wins)
     return result
 
 

@@ -44,10 +44,11 @@ def changes_blob(name: str, base: bytes, target: bytes) -> bytes | None:
     return blob if blob is not None and len(blob) <= zone_changes_limit(len(target)) else None
 
 
-def judge(state: Target, steps: list[Step], result: Plan) -> None:
+def judge(state: Target, steps: list[Step], result: Plan, later_wins: bool = False) -> None:
     """Decide the zone-changes `steps` of one member (in patch order, all still "apply"):
     apply (with their new bytes computed: `step.new`), skip, refuse, stacked, or a conflict in
-    `result`."""
+    `result`. `later_wins`: an (object, field) two patches change differently takes the later
+    patch's value instead of being a conflict."""
     from ...formats.rfg.zone.diff import change_label, clashes, replay
 
     operation = steps[0].operation
@@ -68,10 +69,17 @@ def judge(state: Target, steps: list[Step], result: Plan) -> None:
         except PatchError as exc:
             step.action, step.reason = "refuse", _without(str(exc), step)
     conflicts = 0
+    overridden: dict[int, str] = {}  # id(step) -> the later patch that overrides some of its changes
     for index, (step, changes) in enumerate(read):
-        for earlier, earlier_changes in read[:index]:
+        for number, (earlier, earlier_changes) in enumerate(read[:index]):
             found = clashes(earlier_changes, changes)
-            if found:
+            if found and later_wins:
+                # The earlier patch's changes of those fields are left out: the later one's
+                # then find the values they expect.
+                lost = {(handle, field) for handle, field, _ in found}
+                read[number] = (earlier, [change for change in earlier_changes if change.key not in lost])
+                overridden[id(earlier)] = step.patch.name
+            elif found:
                 labels = ", ".join(change_label(handle, field) for handle, field, _ in found[:8])
                 more = f" (and {len(found) - 8} more)" if len(found) > 8 else ""
                 result.conflicts.append((f"{operation.where}: {labels}{more}", [earlier.patch.name, step.patch.name]))
@@ -83,6 +91,9 @@ def judge(state: Target, steps: list[Step], result: Plan) -> None:
     applied: list[tuple[Step, bytes]] = []
     for step, changes in read:
         where = f"{step.patch.path}: {operation.where}"
+        if not changes:  # every one overridden by a later patch
+            step.action, step.reason = "overridden", f"{overridden[id(step)]} comes later"
+            continue
         try:
             new = replay(data, changes, where)
         except GamepakError as exc:
@@ -94,11 +105,14 @@ def judge(state: Target, steps: list[Step], result: Plan) -> None:
             continue
         if (
             start_digest == step.operation.base_sha256
+            and id(step) not in overridden  # partly overridden: not its own target any more
             and hashlib.sha256(new).hexdigest() != step.operation.target_sha256
         ):
             step.action, step.reason = "refuse", "its zone changes do not give its target sha256 on its own base"
             continue
         step.new = state.new_content.hold_bytes(where, new)
+        if id(step) in overridden:
+            step.reason = f"some of its zone changes overridden by {overridden[id(step)]}, which comes later"
         # Its undo: the changes back, replayed as these were, so it can be taken back on its own
         # while later patches' changes of other objects stay.
         step.reverse_changes = changes_blob(operation.member or operation.file, new, data)
@@ -110,6 +124,8 @@ def judge(state: Target, steps: list[Step], result: Plan) -> None:
     by_bytes = any(step.reverse_changes is None for step, _ in applied)
     for (step, _start), (carrier, _) in zip(applied, applied[1:], strict=False):
         step.action, step.reason = "stacked", f"its zone changes are in {carrier.patch.name}'s change"
+        if id(step) in overridden:
+            step.reason += f" (some overridden by {overridden[id(step)]}, which comes later)"
         if by_bytes:
             step.carried_by = carrier.patch.name
     for step, start in applied[1:]:
