@@ -263,10 +263,15 @@ def test_zones_fall_back_to_bytes_when_object_changes_do_not_say_it_all(tmp_path
     assert changes_between(b"not a zone", layer().to_bytes()) is None
 
 
-def test_patch_info_shows_the_encoding(tmp_path: Path) -> None:
-    gpatch = made(tmp_path, "A", moved(FIRST, (9, 9, 9)))
+def test_patch_info_lists_a_zones_changes(tmp_path: Path) -> None:
+    gpatch = made(tmp_path, "A", lambda z: (moved(FIRST, (9, 9, 9))(z), z.remove(THIRD)))
     code, out, _ = in_process_cli("patch", "info", str(gpatch))
-    assert code == 0 and f"replace {LAYER} (" in out and "zone-changes)" in out
+    size = len(layer(lambda z: z.remove(THIRD)).to_bytes())
+    expected = f"  replace {LAYER} ({size} bytes, zone-changes)\n    0x78800003: removed\n    0x78800001: property op changed\n"
+    assert code == 0 and expected in out, out
+    code, out, _ = in_process_cli("patch", "info", str(gpatch), "--json")
+    (operation,) = json.loads(out)["operations"]
+    assert operation["zone_changes"] == ["0x78800003: removed", "0x78800001: property op changed"]
 
 
 edits = st.lists(
@@ -380,3 +385,30 @@ def test_a_byte_level_undo_when_the_changes_back_cannot_say_it(tmp_path: Path, m
     assert in_process_cli("add", str(theirs), str(extra), "--name", "extra.xtbl")[0] == 0
     assert patch.revert(theirs, warn=lambda line: None) == ["B", "A"]
     assert layer_bytes(theirs, tmp_path) == before_layer
+
+
+def test_loose_layers_of_a_game_folder_patch_and_stack_too(tmp_path: Path) -> None:
+    def folder(name: str, edit: Callable[[Zone], object] | None = None) -> Path:
+        path = tmp_path / name / "maps"
+        path.mkdir(parents=True)
+        (path / "a.layer_pc").write_bytes(layer(edit).to_bytes())
+        return path.parent
+
+    base = folder("base")
+    patches = [tmp_path / "a.gpatch", tmp_path / "b.gpatch"]
+    patch.make(base, folder("a", moved(FIRST, (9, 9, 9))), patches[0], name="A")
+    patch.make(base, folder("b", disabled(THIRD)), patches[1], name="B")
+    with Patch.open(patches[0]) as opened:
+        assert [(o.file, o.member, o.encoding) for o in opened.operations] == [
+            ("maps/a.layer_pc", None, "zone-changes")
+        ]
+    game = tmp_path / "game"
+    shutil.copytree(base, game)
+    result = patch.apply(game, patches)
+    assert [step.action for step in result.steps] == ["stacked", "apply"]
+    both = layer(lambda z: (moved(FIRST, (9, 9, 9))(z), disabled(THIRD)(z))).to_bytes()
+    assert (game / "maps" / "a.layer_pc").read_bytes() == both
+    patch.revert(game, patches[0])
+    assert (game / "maps" / "a.layer_pc").read_bytes() == layer(disabled(THIRD)).to_bytes()
+    patch.revert(game)
+    assert (game / "maps" / "a.layer_pc").read_bytes() == layer().to_bytes()

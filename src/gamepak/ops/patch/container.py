@@ -526,7 +526,15 @@ class Patch:
             document[field] = self.manifest.get(field)
         links = self.manifest.get("links")
         document["links"] = links if isinstance(links, list) else []
-        document["operations"] = [operation.to_dict() for operation in self.operations]
+        document["operations"] = [self._operation_info(operation) for operation in self.operations]
+        return document
+
+    def _operation_info(self, operation: Operation) -> dict[str, Any]:
+        """An operation as `info` shows it: its fields, and a zone's changes one line each
+        (`"0x78800002: property op changed"`)."""
+        document = operation.to_dict()
+        if operation.encoding == ZONE_CHANGES:
+            document["zone_changes"] = [change.describe() for change in self.zone_changes(operation)]
         return document
 
     def close(self) -> None:
