@@ -267,7 +267,11 @@ def test_patch_info_lists_a_zones_changes(tmp_path: Path) -> None:
     gpatch = made(tmp_path, "A", lambda z: (moved(FIRST, (9, 9, 9))(z), z.remove(THIRD)))
     code, out, _ = in_process_cli("patch", "info", str(gpatch))
     size = len(layer(lambda z: z.remove(THIRD)).to_bytes())
-    expected = f"  replace {LAYER} ({size} bytes, zone-changes)\n    0x78800003: removed\n    0x78800001: property op changed\n"
+    expected = (
+        f"  replace {LAYER} ({size} bytes, zone-changes)\n"
+        "    0x78800003: removed\n"
+        "    0x78800001: property op changed\n"
+    )
     assert code == 0 and expected in out, out
     code, out, _ = in_process_cli("patch", "info", str(gpatch), "--json")
     (operation,) = json.loads(out)["operations"]
