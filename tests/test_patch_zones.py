@@ -416,3 +416,16 @@ def test_loose_layers_of_a_game_folder_patch_and_stack_too(tmp_path: Path) -> No
     assert (game / "maps" / "a.layer_pc").read_bytes() == layer(disabled(THIRD)).to_bytes()
     patch.revert(game)
     assert (game / "maps" / "a.layer_pc").read_bytes() == layer().to_bytes()
+
+
+def test_a_replayed_zone_shares_nothing_an_edit_changes_with_the_zone_it_came_from() -> None:
+    from gamepak.formats.rfg.zone.diff import apply_changes, diff
+
+    base = layer()
+    before = base.to_bytes()
+    result = apply_changes(base, diff(base, layer(disabled(THIRD))))
+    for obj in result.objects:
+        obj.move_to((7.0, 7.0, 7.0))
+        obj.set_value("enabled", "bool", False)
+        obj.flags = 1
+    assert base.to_bytes() == before

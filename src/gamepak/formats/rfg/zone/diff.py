@@ -19,7 +19,6 @@ conflict named by object and property (`ZoneConflict`). Changes turn into JSON a
 
 from __future__ import annotations
 
-import copy
 import re
 
 from ....errors import GamepakError
@@ -193,10 +192,40 @@ def _parse_block(block: bytes, where: str) -> ZoneObject:
     return zone.objects[0]
 
 
+def _copy(zone: Zone) -> Zone:
+    """A copy of `zone` sharing nothing that edits change in place (objects, properties); the
+    bytes values are immutable and shared. `copy.deepcopy` of a 400-object layer took 0.65 s,
+    most of a patch apply; this takes a few milliseconds."""
+    objects = [
+        ZoneObject(
+            obj.class_hash,
+            obj.handle,
+            obj.bbox_raw,
+            obj.flags,
+            obj.parent,
+            obj.sibling,
+            obj.child,
+            obj.num,
+            [ZoneProperty(prop.type_code, prop.name_hash, prop.value, prop.padding) for prop in obj.properties],
+        )
+        for obj in zone.objects
+    ]
+    return Zone(
+        objects,
+        version=zone.version,
+        handle_count=zone.handle_count,
+        district_hash=zone.district_hash,
+        district_flags=zone.district_flags,
+        relation=zone.relation,
+        trailing=zone.trailing,
+        name=zone.name,
+    )
+
+
 def apply_changes(zone: Zone, changes: list[ZoneChange], where: str = "") -> Zone:
     """A copy of `zone` with `changes` replayed. Each change must find its `before` (or its
     `after`: already done, skipped); otherwise nothing is changed and ZoneConflict lists them."""
-    result = copy.deepcopy(zone)
+    result = _copy(zone)
     where = where or zone.name or "zone"
     conflicts: list[tuple[int, str, str]] = []
     objects = {obj.handle: obj for obj in result.objects}
