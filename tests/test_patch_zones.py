@@ -377,7 +377,7 @@ def test_a_byte_level_undo_when_the_changes_back_cannot_say_it(tmp_path: Path, m
 
     first = made(tmp_path, "A", moved(FIRST, (9, 9, 9)))
     second = made(tmp_path, "B", disabled(FIRST + 1))
-    monkeypatch.setattr(patch_zones, "changes_blob", lambda name, base, target: None)
+    monkeypatch.setattr(patch_zones, "zone_changes_limit", lambda size: 0)  # no blob of changes back fits
     theirs = pack(tmp_path / "theirs.vpp_pc", layer(disabled(THIRD)))
     before_layer = layer_bytes(theirs, tmp_path)
     patch.apply(theirs, [first, second])
@@ -429,3 +429,49 @@ def test_a_replayed_zone_shares_nothing_an_edit_changes_with_the_zone_it_came_fr
         obj.set_value("enabled", "bool", False)
         obj.flags = 1
     assert base.to_bytes() == before
+
+
+zone_edits = st.lists(
+    st.tuples(st.sampled_from(["move", "disable", "remove", "drop enabled", "add"]), st.integers(0, 3)),
+    min_size=1,
+    max_size=5,
+)
+
+
+def edit_zone(zone: Zone, edits: list[tuple[str, int]]) -> None:
+    """Object and property edits of every kind a patch records, at positions `edits` names."""
+    for number, (kind, index) in enumerate(edits):
+        if kind == "add":
+            twin = ZoneObject(zone.objects[0].class_hash if zone.objects else 1, 0x78900000 + number)
+            zone.objects.insert(min(index, len(zone.objects)), twin)
+            continue
+        if not zone.objects:
+            continue
+        obj = zone.objects[index % len(zone.objects)]
+        if kind == "move" and obj.find("op") is not None:
+            obj.move_to((float(number), 1.0, 2.0))
+        elif kind == "disable":
+            obj.set_value("enabled", "bool", number % 2 == 0)
+        elif kind == "remove":
+            zone.objects.remove(obj)
+        elif kind == "drop enabled":
+            obj.properties = [prop for prop in obj.properties if prop.name_hash != property_hash("enabled")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(zone_edits)
+def test_any_object_level_edit_patches_exactly_and_its_changes_back_give_the_old_bytes(
+    edits: list[tuple[str, int]],
+) -> None:
+    from gamepak.formats.rfg.zone.diff import replay_with_undo
+
+    base = layer().to_bytes()
+    target = layer(lambda zone: edit_zone(zone, edits)).to_bytes()
+    blob = changes_between(base, target)
+    if target == base:
+        assert blob is None
+        return
+    assert blob is not None  # every one of these edits is said by object-level changes
+    new, back = replay_with_undo(base, load_changes(blob, "p"), "p")
+    assert new == target and back is not None
+    assert replay(new, load_changes(back, "p"), "p") == base

@@ -49,7 +49,7 @@ def judge(state: Target, steps: list[Step], result: Plan, later_wins: bool = Fal
     apply (with their new bytes computed: `step.new`), skip, refuse, stacked, or a conflict in
     `result`. `later_wins`: an (object, field) two patches change differently takes the later
     patch's value instead of being a conflict."""
-    from ...formats.rfg.zone.diff import change_label, clashes, replay
+    from ...formats.rfg.zone.diff import change_label, clashes, replay_with_undo
 
     operation = steps[0].operation
     size = state.size_of(operation)
@@ -95,7 +95,7 @@ def judge(state: Target, steps: list[Step], result: Plan, later_wins: bool = Fal
             step.action, step.reason = "overridden", f"{overridden[id(step)]} comes later"
             continue
         try:
-            new = replay(data, changes, where)
+            new, back = replay_with_undo(data, changes, where)
         except GamepakError as exc:
             step.action, step.reason = "refuse", _without(str(exc), step)
             continue
@@ -115,7 +115,7 @@ def judge(state: Target, steps: list[Step], result: Plan, later_wins: bool = Fal
             step.reason = f"some of its zone changes overridden by {overridden[id(step)]}, which comes later"
         # Its undo: the changes back, replayed as these were, so it can be taken back on its own
         # while later patches' changes of other objects stay.
-        step.reverse_changes = changes_blob(operation.member or operation.file, new, data)
+        step.reverse_changes = back if back is not None and len(back) <= zone_changes_limit(len(data)) else None
         applied.append((step, data))
         data = new
     # Each stacked step's undo starts from the zone as the earlier ones left it. Undone by

@@ -222,9 +222,13 @@ def _copy(zone: Zone) -> Zone:
     )
 
 
-def apply_changes(zone: Zone, changes: list[ZoneChange], where: str = "") -> Zone:
+def apply_changes(
+    zone: Zone, changes: list[ZoneChange], where: str = "", applied: list[ZoneChange] | None = None
+) -> Zone:
     """A copy of `zone` with `changes` replayed. Each change must find its `before` (or its
-    `after`: already done, skipped); otherwise nothing is changed and ZoneConflict lists them."""
+    `after`: already done, skipped); otherwise nothing is changed and ZoneConflict lists them.
+    `applied`, when given, receives the changes that changed something (not those already done)."""
+    done: list[ZoneChange] = applied if applied is not None else []
     result = _copy(zone)
     where = where or zone.name or "zone"
     conflicts: list[tuple[int, str, str]] = []
@@ -240,6 +244,7 @@ def apply_changes(zone: Zone, changes: list[ZoneChange], where: str = "") -> Zon
                     continue
                 result.objects.remove(obj)
                 del objects[change.handle]
+                done.append(change)
             else:
                 assert isinstance(change.after, bytes)
                 if obj is not None:
@@ -251,10 +256,15 @@ def apply_changes(zone: Zone, changes: list[ZoneChange], where: str = "") -> Zon
                     raise GamepakError(
                         f"{where}: object 0x{change.handle:08X}: the added block holds handle 0x{added.handle:08X}"
                     )
+                # No anchor: the first object; an anchor this zone does not hold: after the others.
                 anchor = objects.get(change.anchor) if change.anchor is not None else None
-                position = result.objects.index(anchor) + 1 if anchor is not None else len(result.objects)
+                if change.anchor is None:
+                    position = 0
+                else:
+                    position = result.objects.index(anchor) + 1 if anchor is not None else len(result.objects)
                 result.objects.insert(position, added)
                 objects[change.handle] = added
+                done.append(change)
             continue
         if obj is None:
             conflicts.append((change.handle, change.field, "the object is not in the zone"))
@@ -267,6 +277,7 @@ def apply_changes(zone: Zone, changes: list[ZoneChange], where: str = "") -> Zon
                 conflicts.append((change.handle, change.field, "changed here to another value"))
                 continue
             setattr(obj, _ATTRIBUTE.get(change.field, change.field), change.after)
+            done.append(change)
         elif change.field == "properties":
             current_records = _records(obj)
             if current_records == change.after:
@@ -276,6 +287,7 @@ def apply_changes(zone: Zone, changes: list[ZoneChange], where: str = "") -> Zon
                 continue
             assert isinstance(change.after, bytes)
             obj.properties = _parse_records(change.after, where)
+            done.append(change)
         elif change.field.startswith("prop:"):
             name_hash = int(change.field[5:], 16)
             props = _properties(obj)
@@ -286,6 +298,7 @@ def apply_changes(zone: Zone, changes: list[ZoneChange], where: str = "") -> Zon
             if current_record != change.before:
                 conflicts.append((change.handle, change.field, "changed here to another value"))
                 continue
+            done.append(change)
             if change.after is None:
                 obj.properties.remove(prop)  # type: ignore[arg-type]
                 continue
@@ -443,12 +456,56 @@ def load_changes(blob: bytes, where: str) -> list[ZoneChange]:
 
 def replay(data: bytes, changes: list[ZoneChange], where: str) -> bytes:
     """The zone `data` with `changes` replayed (`apply_changes`), as bytes. A zone that does not
-    read is a ZoneError, changes that do not fit it a ZoneConflict; both name `where`."""
+    read, or changes that do not fit it (a ZoneConflict), are one line naming `where`."""
+    return replay_with_undo(data, changes, where, undo=False)[0]
+
+
+def replay_with_undo(
+    data: bytes, changes: list[ZoneChange], where: str, *, undo: bool = True
+) -> tuple[bytes, bytes | None]:
+    """(`replay`'s bytes, the "zone-changes" blob that takes them back to `data`): the changes
+    that changed something, inverted, when replaying them gives `data` byte for byte; else None
+    (and None without `undo`, or when nothing changed)."""
+    import json
+
     try:
         zone = read(data, member=where)
     except ZoneError as exc:
         raise GamepakError(f"{where}: not a zone the changes can be replayed on ({exc.reason})") from None
-    return apply_changes(zone, changes, where).to_bytes()
+    applied: list[ZoneChange] = []
+    result = apply_changes(zone, changes, where, applied)
+    new = result.to_bytes()
+    if not undo or not applied:
+        return new, None
+    back = _inverse(applied, zone)
+    try:
+        exact = apply_changes(result, back, where).to_bytes() == data
+    except GamepakError:
+        exact = False
+    return new, json.dumps(to_json(back), separators=(",", ":")).encode("utf-8") if exact else None
+
+
+def _inverse(applied: list[ZoneChange], before: Zone) -> list[ZoneChange]:
+    """The changes that take `applied` (replayed on `before`) back: each one's before and after
+    swapped; what was removed comes back after what preceded it in `before`."""
+    objects = {obj.handle: obj for obj in before.objects}
+    previous_object: dict[int, int | None] = {}
+    prior: int | None = None
+    for obj in before.objects:
+        previous_object[obj.handle] = prior
+        prior = obj.handle
+    back = []
+    for change in applied:
+        anchor = None
+        if change.after is None and change.field == "":
+            anchor = previous_object.get(change.handle)
+        elif change.after is None and change.field.startswith("prop:"):
+            name_hash = int(change.field[5:], 16)
+            properties = objects[change.handle].properties
+            index = next(i for i, prop in enumerate(properties) if prop.name_hash == name_hash)
+            anchor = properties[index - 1].name_hash if index else None
+        back.append(ZoneChange(change.handle, change.field, change.after, change.before, anchor))
+    return back
 
 
 def clashes(first: list[ZoneChange], second: list[ZoneChange]) -> list[tuple[int, str, str]]:
