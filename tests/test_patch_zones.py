@@ -475,3 +475,23 @@ def test_any_object_level_edit_patches_exactly_and_its_changes_back_give_the_old
     new, back = replay_with_undo(base, load_changes(blob, "p"), "p")
     assert new == target and back is not None
     assert replay(new, load_changes(back, "p"), "p") == base
+
+
+def test_an_export_for_syncfaction_still_ships_the_asm_table(tmp_path: Path) -> None:
+    """A gamepak patch leaves out the .asm_pc the writer derives on apply; a SyncFaction mod
+    folder keeps it (SyncFaction is not known to update it)."""
+    from gamepak.ops.patch.export import export
+
+    source = sample("vpp/dlcp01_activities.vpp_pc")
+    games = [tmp_path / "base" / "data", tmp_path / "modded" / "data"]
+    for folder in games:
+        folder.mkdir(parents=True)
+    shutil.copyfile(source, games[0] / source.name)
+    moved_copy(source, games[1] / source.name, None, 3, 10.0)
+    export(games[0].parent, games[1].parent, tmp_path / "mod", "syncfaction")
+    shipped = sorted(path.name for path in (tmp_path / "mod" / "data" / source.name).iterdir())
+    assert shipped == ["DLC_AD_07_09.str2_pc", "dlc_activity_containers.asm_pc"]
+    gpatch = tmp_path / "p.gpatch"
+    patch.make(games[0].parent, games[1].parent, gpatch)
+    with Patch.open(gpatch) as opened:
+        assert [operation.encoding for operation in opened.operations] == ["zone-changes"]

@@ -6,6 +6,11 @@ stores them, and packs nested in members (`misc.vpp_pc/zone.str2_pc/x.cpeg_pc`) 
 member by member too: a pack another tool rewrote with other flags or order yields only its real
 changes.
 
+An RFG zone member is recorded as its object-level changes ("zone-changes", `zones.py`) when
+those say all of the difference, so patches changing different objects of one zone stack; an
+`.asm_pc` whose changes are only what the RFG writer derives from the changed `.str2_pc` members
+on apply is left out of a gamepak patch (two zone patches would otherwise clash on its sizes).
+
 Memory stays bounded whatever the number and size of the changes. The blobs are held in memory
 up to `MEMORY_BYTES` in all; past it, each goes to a file in a private scratch folder beside the
 output (`scratch.ScratchFiles`: on its file system, never a tmpfs `/tmp`), which `write_patch`
@@ -256,7 +261,8 @@ def _compare_packs(builder: _Builder, file: str, base: Archive, modded: Archive,
             inner_modded = modded.open_archive(modded_entry, inner_format)
             _compare_packs(builder, file, inner_base, inner_modded, f"{prefix}{name}/")
             continue
-        if name.lower().endswith(".asm_pc"):
+        if builder.files is not None and name.lower().endswith(".asm_pc"):
+            # A gamepak patch (not an export for other tools, which may not update the table).
             tables.append((name, base_entry, modded_entry, base_digest))  # after the .str2_pc it describes
             continue
         builder.replace(file, prefix + name, _Member(base, base_entry), _Member(modded, modded_entry), base_digest)
