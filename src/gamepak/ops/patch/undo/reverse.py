@@ -106,14 +106,17 @@ def _reverse_replace(step: Step, state: Target) -> tuple[Operation, bytes | OldM
 
     operation = step.operation
     old, size, digest = _old(step, state)
-    if step.reverse_changes is not None:
-        return _reverse_zone_changes(step, size, digest)
     blob: bytes | OldMember = old
     encoding = "raw"
-    # Small members get a reverse delta while the old bytes' memory budget lets the record hold
-    # it until written (one per member: their number is the mod's); large ones are kept whole (a
-    # delta would hold both in memory with zstd's tables), streamed when the plan did not keep them.
-    if (operation.size or 0) <= UNDO_DELTA_BYTES and size <= UNDO_DELTA_BYTES:
+    if step.reverse_changes is not None:
+        # A zone's changes taken back by the changes back: replayed on the zone as it is then,
+        # they leave later patches' changes of other objects.
+        blob, encoding = step.reverse_changes, ZONE_CHANGES
+    elif (operation.size or 0) <= UNDO_DELTA_BYTES and size <= UNDO_DELTA_BYTES:
+        # Small members get a reverse delta while the old bytes' memory budget lets the record
+        # hold it until written (one per member: their number is the mod's); large ones are kept
+        # whole (a delta would hold both in memory with zstd's tables), streamed when the plan
+        # did not keep them.
         whole = b"".join(old.chunks()) if isinstance(old, OldMember) else old
         new = step.new_bytes()
         if new is None:
@@ -142,24 +145,6 @@ def _written(step: Step) -> str | None:
     new = step.new_bytes()
     assert new is not None  # computed by the plan (`zones.judge`)
     return hashlib.sha256(new).hexdigest()
-
-
-def _reverse_zone_changes(step: Step, size: int, digest: str) -> tuple[Operation, bytes]:
-    """A zone's object-level changes taken back by the changes back (`Step.reverse_changes`):
-    replayed on the zone as it is then, they leave later patches' changes of other objects."""
-    operation = step.operation
-    assert step.reverse_changes is not None
-    reverse = Operation(
-        "replace",
-        operation.file,
-        operation.member,
-        base_sha256=_written(step),
-        target_sha256=digest,
-        size=size,
-        blob="blobs/0",
-        encoding=ZONE_CHANGES,
-    )
-    return reverse, step.reverse_changes
 
 
 REVERSES: dict[str, Callable[[Step, Target], tuple[Operation, bytes | OldMember | None]]] = {
