@@ -495,3 +495,23 @@ def test_an_export_for_syncfaction_still_ships_the_asm_table(tmp_path: Path) -> 
     patch.make(games[0].parent, games[1].parent, gpatch)
     with Patch.open(gpatch) as opened:
         assert [operation.encoding for operation in opened.operations] == ["zone-changes"]
+
+
+def test_an_added_and_a_removed_object_from_two_patches_stack_and_come_back_one_by_one(tmp_path: Path) -> None:
+    def add(zone: Zone) -> None:
+        twin = ZoneObject(zone.objects[0].class_hash, 0x78800009, properties=list(zone.objects[0].properties))
+        zone.objects.insert(1, twin)
+
+    def remove(zone: Zone) -> None:
+        zone.remove(THIRD)
+
+    adding, removing = made(tmp_path, "add", add), made(tmp_path, "remove", remove)
+    with Patch.open(adding) as opened:
+        assert opened.info()["operations"][0]["zone_changes"] == ["0x78800009: added (object_dummy)"]
+    target = fresh(tmp_path)
+    original = target.read_bytes()
+    patch.apply(target, [adding, removing])
+    assert layer_bytes(target, tmp_path) == layer(lambda z: (add(z), remove(z))).to_bytes()
+    assert patch.revert(target, adding) == ["add"]
+    assert layer_bytes(target, tmp_path) == layer(remove).to_bytes()
+    assert patch.revert(target) == ["remove"] and target.read_bytes() == original
