@@ -498,12 +498,13 @@ def test_an_export_for_syncfaction_still_ships_the_asm_table(tmp_path: Path) -> 
 
 
 def test_an_added_and_a_removed_object_from_two_patches_stack_and_come_back_one_by_one(tmp_path: Path) -> None:
-    def add(zone: Zone) -> None:
+    def add(zone: Zone) -> object:
         twin = ZoneObject(zone.objects[0].class_hash, 0x78800009, properties=list(zone.objects[0].properties))
         zone.objects.insert(1, twin)
+        return twin
 
-    def remove(zone: Zone) -> None:
-        zone.remove(THIRD)
+    def remove(zone: Zone) -> object:
+        return zone.remove(THIRD)
 
     adding, removing = made(tmp_path, "add", add), made(tmp_path, "remove", remove)
     with Patch.open(adding) as opened:
