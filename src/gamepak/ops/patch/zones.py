@@ -49,7 +49,7 @@ def judge(state: Target, steps: list[Step], result: Plan, later_wins: bool = Fal
     apply (with their new bytes computed: `step.new`), skip, refuse, stacked, or a conflict in
     `result`. `later_wins`: an (object, field) two patches change differently takes the later
     patch's value instead of being a conflict."""
-    from ...formats.rfg.zone.diff import change_label, clashes, replay_with_undo
+    from ...formats.rfg.zone.diff import replay_with_undo
 
     operation = steps[0].operation
     size = state.size_of(operation)
@@ -68,23 +68,8 @@ def judge(state: Target, steps: list[Step], result: Plan, later_wins: bool = Fal
             read.append((step, step.patch.zone_changes(step.operation)))
         except PatchError as exc:
             step.action, step.reason = "refuse", _without(str(exc), step)
-    conflicts = 0
     overridden: dict[int, str] = {}  # id(step) -> the later patch that overrides some of its changes
-    for index, (step, changes) in enumerate(read):
-        for number, (earlier, earlier_changes) in enumerate(read[:index]):
-            found = clashes(earlier_changes, changes)
-            if found and later_wins:
-                # The earlier patch's changes of those fields are left out: the later one's
-                # then find the values they expect.
-                lost = {(handle, field) for handle, field, _ in found}
-                read[number] = (earlier, [change for change in earlier_changes if change.key not in lost])
-                overridden[id(earlier)] = step.patch.name
-            elif found:
-                labels = ", ".join(change_label(handle, field) for handle, field, _ in found[:8])
-                more = f" (and {len(found) - 8} more)" if len(found) > 8 else ""
-                result.conflicts.append((f"{operation.where}: {labels}{more}", [earlier.patch.name, step.patch.name]))
-                conflicts += 1
-    if conflicts:
+    if not _settle_clashes(read, result, later_wins, overridden):
         return
     data = state.member_bytes(operation)
     assert data is not None
@@ -118,6 +103,38 @@ def judge(state: Target, steps: list[Step], result: Plan, later_wins: bool = Fal
         step.reverse_changes = back if back is not None and len(back) <= zone_changes_limit(len(data)) else None
         applied.append((step, data))
         data = new
+    _stack(applied, overridden)
+
+
+def _settle_clashes(
+    read: list[tuple[Step, list[Any]]], result: Plan, later_wins: bool, overridden: dict[int, str]
+) -> bool:
+    """Find the (object, field)s two patches of `read` change differently: each pair a conflict
+    in `result` (False returned), or, with `later_wins`, left out of the earlier patch's changes
+    in `read` (noted in `overridden`)."""
+    from ...formats.rfg.zone.diff import change_label, clashes
+
+    settled = True
+    for index, (step, changes) in enumerate(read):
+        for number, (earlier, earlier_changes) in enumerate(read[:index]):
+            found = clashes(earlier_changes, changes)
+            if found and later_wins:
+                # The later patch's changes of those fields then find the values they expect.
+                lost = {(handle, field) for handle, field, _ in found}
+                read[number] = (earlier, [change for change in earlier_changes if change.key not in lost])
+                overridden[id(earlier)] = step.patch.name
+            elif found:
+                labels = ", ".join(change_label(handle, field) for handle, field, _ in found[:8])
+                more = f" (and {len(found) - 8} more)" if len(found) > 8 else ""
+                where = step.operation.where
+                result.conflicts.append((f"{where}: {labels}{more}", [earlier.patch.name, step.patch.name]))
+                settled = False
+    return settled
+
+
+def _stack(applied: list[tuple[Step, bytes]], overridden: dict[int, str]) -> None:
+    """Several steps that change one zone (with the zone each started from): written once, by
+    the last; the others are "stacked" into its change."""
     # Each stacked step's undo starts from the zone as the earlier ones left it. Undone by
     # object-level changes, any of them can be taken back alone; where one is a byte-level
     # undo, the earlier ones come back only after the later ones (`carried_by`).
