@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gamepak.errors import GamepakError
 from gamepak.formats.rfg.zone.diff import changes_between, load_changes, replay
 from gamepak.formats.rfg.zone.model import Zone, ZoneObject, ZoneProperty, read
 from gamepak.formats.rfg.zone.names import default_names, property_hash
@@ -535,3 +536,59 @@ def test_a_zone_patch_on_a_pack_without_the_layer_or_with_too_large_a_one_is_ref
         f"zone changes replay on the whole zone, {len(layer().to_bytes())} bytes here, more than 100"
         in plan.steps[0].reason
     )
+
+
+def _record(prop: ZoneProperty) -> str:
+    return prop.record().hex()
+
+
+values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(1 << 40), 1 << 40),
+    st.binary(max_size=80).map(bytes.hex),
+    st.sampled_from(["zz", "0", "", _record(ZoneProperty(5, property_hash("op"), bytes(48))), ADDED_BLOCK]),
+    st.lists(st.integers(), max_size=2),
+)
+hostile_changes = st.lists(
+    st.fixed_dictionaries(
+        {
+            "handle": st.one_of(
+                st.sampled_from([FIRST, THIRD, 0x12345678]), st.integers(-5, 1 << 33), st.text(max_size=3)
+            ),
+            "field": st.sampled_from(
+                [
+                    "",
+                    "properties",
+                    "bbox",
+                    "flags",
+                    "num",
+                    "parent",
+                    "class_hash",
+                    "prop:0xB2600654",
+                    "prop:0x00000000",
+                    "prop:0xZZ",
+                    "op",
+                    "PROP:0xB2600654",
+                ]
+            ),
+            "before": values,
+            "after": values,
+        },
+        optional={"anchor": st.one_of(st.none(), st.integers(-1, 1 << 33), st.text(max_size=2))},
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(hostile_changes)
+def test_any_hand_edited_changes_replay_or_are_one_gamepak_error(document: list[dict[str, object]]) -> None:
+    base = layer().to_bytes()
+    try:
+        changes = load_changes(json.dumps(document).encode(), "p.gpatch: x.layer_pc")
+        result = replay(base, changes, "p.gpatch: x.layer_pc")
+    except GamepakError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("p.gpatch: x.layer_pc")
+        return
+    assert read(result).to_bytes() == result  # whatever replayed is a zone that reads back
