@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gamepak.errors import GamepakError
@@ -211,6 +211,7 @@ def blob_of(gpatch: Path) -> list[dict[str, object]]:
         (lambda c: json.dumps([{**c[0], "handle": "1"}]).encode(), "needs a handle (number)"),
         (lambda c: json.dumps([{**c[0], "field": "prop:0xZZ"}]).encode(), "not a field zone changes know"),
         (lambda c: json.dumps([{**c[0], "field": "flags"}]).encode(), "must be 16-bit numbers"),
+        (lambda c: json.dumps([{**c[0], "field": "bbox"}]).encode(), "must be 24 bytes in hex"),
         (
             lambda c: json.dumps([{**c[0], "after": "00"}]).encode(),
             "does not read (object 0: prop_count 1 cannot fit in 1 bytes)",
@@ -542,6 +543,24 @@ def _record(prop: ZoneProperty) -> str:
     return prop.record().hex()
 
 
+def current_value(handle: object, field: str) -> object:
+    """What the hand-made layer holds for (handle, field), as a change's JSON says it: so that
+    a hostile change finds its before-value and its after-value is replayed."""
+    obj = layer().find(handle) if isinstance(handle, int) else None
+    if obj is None:
+        return None
+    if field == "":
+        return obj.block().hex()
+    if field == "properties":
+        return b"".join(prop.record() for prop in obj.properties).hex()
+    if field == "bbox":
+        return obj.bbox_raw.hex()
+    if field.startswith("prop:0x") and field[7:].isalnum():
+        prop = next((p for p in obj.properties if f"{p.name_hash:08X}" == field[7:].upper()), None)
+        return None if prop is None else prop.record().hex()
+    return getattr(obj, field, None)
+
+
 values = st.one_of(
     st.none(),
     st.booleans(),
@@ -549,6 +568,7 @@ values = st.one_of(
     st.binary(max_size=80).map(bytes.hex),
     st.sampled_from(["zz", "0", "", _record(ZoneProperty(5, property_hash("op"), bytes(48))), ADDED_BLOCK]),
     st.lists(st.integers(), max_size=2),
+    st.sampled_from([1 << 16, 1 << 32, 1 << 40, -1, 1.5, "00" * 23, "00" * 25]),  # what no field holds
 )
 hostile_changes = st.lists(
     st.fixed_dictionaries(
@@ -572,7 +592,7 @@ hostile_changes = st.lists(
                     "PROP:0xB2600654",
                 ]
             ),
-            "before": values,
+            "before": st.one_of(st.just("current"), values),
             "after": values,
         },
         optional={"anchor": st.one_of(st.none(), st.integers(-1, 1 << 33), st.text(max_size=2))},
@@ -581,10 +601,16 @@ hostile_changes = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(hostile_changes)
+@example([{"handle": FIRST, "field": "flags", "before": "current", "after": 1 << 40}])
+@example([{"handle": FIRST, "field": "bbox", "before": "current", "after": "00" * 23}])
+@example([{"handle": THIRD, "field": "prop:0xB2600654", "before": "current", "after": ADDED_BLOCK}])
 def test_any_hand_edited_changes_replay_or_are_one_gamepak_error(document: list[dict[str, object]]) -> None:
     base = layer().to_bytes()
+    for change in document:
+        if change["before"] == "current":
+            change["before"] = current_value(change["handle"], str(change["field"]))
     try:
         changes = load_changes(json.dumps(document).encode(), "p.gpatch: x.layer_pc")
         result = replay(base, changes, "p.gpatch: x.layer_pc")
