@@ -246,6 +246,7 @@ def _compare_packs(builder: _Builder, file: str, base: Archive, modded: Archive,
     base_members = loaded_members(base)
     modded_members = loaded_members(modded)
     tables: list[tuple[str, Entry, Entry, str | None]] = []
+    first_operation = len(builder.operations)
     for name, modded_entry in modded_members.items():
         base_entry = base_members.get(name)
         if base_entry is None:
@@ -266,9 +267,6 @@ def _compare_packs(builder: _Builder, file: str, base: Archive, modded: Archive,
             tables.append((name, base_entry, modded_entry, base_digest))  # after the .str2_pc it describes
             continue
         builder.replace(file, prefix + name, _Member(base, base_entry), _Member(modded, modded_entry), base_digest)
-    for name, base_entry, modded_entry, base_digest in tables:
-        if not _asm_follows(base, base_entry, modded, modded_entry):
-            builder.replace(file, prefix + name, _Member(base, base_entry), _Member(modded, modded_entry), base_digest)
     only_base = {name: member_sha256(base, entry) for name, entry in base_members.items() if name not in modded_members}
     by_hash: dict[str, list[str]] = {}
     for name, digest in only_base.items():
@@ -286,6 +284,20 @@ def _compare_packs(builder: _Builder, file: str, base: Archive, modded: Archive,
             builder.add(file, prefix + name, _Member(modded, entry))
     for name, digest in only_base.items():
         builder.remove(file, prefix + name, digest)
+    # The writer brings a table up to date only when the apply rewrites the pack for a changed
+    # .str2_pc: a table whose change is its own (a stale one fixed) stays in the patch.
+    str2_changed = any(
+        _top_level(operation.member, prefix).lower().endswith(".str2_pc")
+        for operation in builder.operations[first_operation:]
+    )
+    for name, base_entry, modded_entry, base_digest in tables:
+        if not (str2_changed and _asm_follows(base, base_entry, modded, modded_entry)):
+            builder.replace(file, prefix + name, _Member(base, base_entry), _Member(modded, modded_entry), base_digest)
+
+
+def _top_level(member: str | None, prefix: str) -> str:
+    """The member of the pack at `prefix` that `member` (a nested path) is in, or is."""
+    return (member or "").removeprefix(prefix).split("/", 1)[0]
 
 
 def _asm_follows(base: Archive, base_entry: Entry, modded: Archive, modded_entry: Entry) -> bool:
