@@ -14,14 +14,47 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 
 from _fuzzing import expected_errors, fuzz, quiet, scratch_folder
+
+
+def layer(first_x: float = 1.0) -> bytes:
+    """An RFG layer (`../shared/specs/rfg-zones.md`) of two objects, each with an `op` property
+    (position + orientation) and an `enabled` one: its patches hold object-level changes."""
+    objects = []
+    for handle, x in ((0x78800001, first_x), (0x78800002, 4.0)):
+        records = struct.pack("<HHI", 5, 48, 0xB2600654) + struct.pack("<12f", x, 2, 3, 1, 0, 0, 0, 1, 0, 0, 0, 1)
+        records += struct.pack("<HHI", 5, 1, 0xCD9564FA) + b"\x01\x00\x00\x00"
+        head = struct.pack(
+            "<II6fHHIIIIHH",
+            0x9F3641D4,
+            handle,
+            0,
+            0,
+            0,
+            1,
+            1,
+            1,
+            0xFF00,
+            56 + len(records),
+            0xFFFFFFFF,
+            0xFFFFFFFF,
+            0xFFFFFFFF,
+            1,
+            2,
+            len(records),
+        )
+        objects.append(head + records)
+    return struct.pack("<4sIIIII", b"ZONE", 36, len(objects), 0, 0, 4) + b"".join(objects)
+
 
 # The pack every input is applied to (the seeds' base).
 BASE_MEMBERS = [
     ("maps/e1m1.bsp", b"IBSP" + bytes(range(200))),
     ("readme.txt", b"hello world\n" * 20),
     ("sound/b.wav", b"RIFF\x02\x00\x00\x00"),
+    ("maps/a.layer_pc", layer()),
 ]
 
 

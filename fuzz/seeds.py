@@ -138,8 +138,8 @@ def asm_seeds() -> Iterator[tuple[str, bytes]]:
 
 def gpatch_seeds() -> Iterator[tuple[str, bytes]]:
     """Patch files made against fuzz_read_gpatch's base pack: a replace (a delta or the bytes),
-    an add, a remove, a rename, and all of them in one patch."""
-    from fuzz_read_gpatch import BASE_MEMBERS, base_pack
+    an add, a remove, a rename, all of them in one patch, and a zone's object-level changes."""
+    from fuzz_read_gpatch import BASE_MEMBERS, base_pack, layer
 
     import gamepak
 
@@ -149,6 +149,7 @@ def gpatch_seeds() -> Iterator[tuple[str, bytes]]:
         "add": {**base, "maps/e1m2.bsp": b"IBSP new"},
         "remove": {name: data for name, data in base.items() if name != "sound/b.wav"},
         "rename": {("maps/start.bsp" if name == "maps/e1m1.bsp" else name): data for name, data in base.items()},
+        "zone": {**base, "maps/a.layer_pc": layer(first_x=9.0)},
     }
     variants["all"] = {
         "maps/start.bsp": base["maps/e1m1.bsp"],

@@ -223,7 +223,9 @@ def run_info(args: argparse.Namespace) -> int | None:
         lines += [f"link: {link}" for link in document["links"]]
         lines.append(f"format version: {document['version']}")
         lines.append(f"operations: {len(patch.operations)}")
-        lines += [f"  {operation.describe()}" for operation in patch.operations]
+        for operation, shown in zip(patch.operations, document["operations"], strict=True):
+            lines.append(f"  {operation.describe()}")
+            lines += [f"    {change}" for change in shown.get("zone_changes", ())]
         write_text("\n".join(lines) + "\n")
     return None
 

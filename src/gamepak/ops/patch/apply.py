@@ -3,7 +3,9 @@
 Every operation is checked against the target before anything is written: the member holds the
 patch's base -> apply; it already holds the target -> skip (applying twice changes nothing);
 anything else -> refused, naming the member. Two patches changing one member to different bytes
-conflict; `later_wins=True` keeps the later patch's change (the order given) instead.
+conflict; `later_wins=True` keeps the later patch's change (the order given) instead. An RFG
+zone changed object by object ("zone-changes") is judged by `zones.judge`: replayed on a member
+holding neither base nor target, and stacked with other patches' changes of other objects.
 Operations are grouped per pack and each pack goes through one `gamepak.edit` commit (in place
 for PAK/JoePack, a temporary file + rename otherwise; an RFG rebuild reuses unchanged
 compressed data).
@@ -97,10 +99,14 @@ def _plan(state: Target, patches: Sequence[Patch], later_wins: bool) -> Plan:
             result.steps.append(step)
             for key in _keys(operation):
                 owners.setdefault(key, []).append(step)
+    from .zones import is_zone_changes
+
     for key, steps in owners.items():
         patches_here = {id(step.patch) for step in steps}
         if len(patches_here) < 2:
             continue
+        if all(is_zone_changes(step.operation) for step in steps):
+            continue  # object-level changes of one zone: they stack unless they clash (`zones.judge`)
         effects = {_effect(step.operation) for step in steps}
         if len(effects) == 1:
             for step in steps[1:]:  # the same change twice: done once
@@ -116,9 +122,19 @@ def _plan(state: Target, patches: Sequence[Patch], later_wins: bool) -> Plan:
         member = steps[0].operation.where if key == steps[0].operation.key else f"{key[0]}: {key[1]}"
         names = list(dict.fromkeys(step.patch.name for step in steps))
         result.conflicts.append((member, names))
+    zone_steps: dict[tuple[str, str | None], list[Step]] = {}
     for step in result.steps:
-        if step.action == "apply":
+        if step.action != "apply":
+            continue
+        if is_zone_changes(step.operation):
+            zone_steps.setdefault(step.operation.key, []).append(step)
+        else:
             step.action, step.reason = _judge(state, step.operation)
+    if zone_steps:
+        from .zones import judge
+
+        for steps in zone_steps.values():
+            judge(state, steps, result, later_wins)
     return result
 
 

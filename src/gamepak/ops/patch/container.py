@@ -4,7 +4,10 @@
                  "name", "author", "description", "patch_version", "game", "links": [..],
                  "operations": [OPERATION, ...]}
     blobs/N     the bytes of operation N: a member's new content ("raw"), or a zstd frame made
-                with the base member as dictionary ("zstd-delta"), stored uncompressed in the zip
+                with the base member as dictionary ("zstd-delta"), or an RFG zone's object-level
+                changes ("zone-changes": `formats.rfg.zone.diff`'s JSON, replayed on whatever
+                version of the zone the target holds, so patches changing different objects of
+                one zone stack), stored uncompressed in the zip
 
     OPERATION   {"op": "add" | "remove" | "replace" | "rename",
                  "file": "data/table.vpp_pc"  (the pack or plain file, relative to the target;
@@ -13,7 +16,7 @@
                                                plain file),
                  "new_member": "..."          (rename only),
                  "base_sha256", "target_sha256", "size" (the target's size),
-                 "blob": "blobs/N", "encoding": "raw" | "zstd-delta",
+                 "blob": "blobs/N", "encoding": "raw" | "zstd-delta" | "zone-changes",
                  "position": N                (add only, optional: its index in its pack)}
 
 Why a zip: every system can open it and list it, members are read one at a time, and the
@@ -57,6 +60,9 @@ OPERATIONS = ("add", "remove", "replace", "rename")
 METADATA_FIELDS = ("name", "author", "description", "patch_version", "game")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _BLOB = re.compile(r"blobs/[0-9]{1,9}")
+# A replace's blob: the new bytes, a zstd delta against the old, or an RFG zone's object changes.
+ZONE_CHANGES = "zone-changes"
+ENCODINGS = ("raw", "zstd-delta", ZONE_CHANGES)
 
 
 class PatchError(GamepakError):
@@ -280,7 +286,7 @@ class Operation:
                 raise PatchError(f"{where}: size {size!r} is not between 0 and {MAX_MEMBER_BYTES}")
             if not (isinstance(blob, str) and _BLOB.fullmatch(blob)):
                 raise PatchError(f"{where}: blob {blob!r} is not blobs/N")
-            if encoding not in ("raw", "zstd-delta") or (op == "add" and encoding != "raw"):
+            if encoding not in ENCODINGS or (op == "add" and encoding != "raw"):
                 raise PatchError(f"{where}: unknown encoding {encoding!r}")
         else:
             size = blob = encoding = None
@@ -387,7 +393,7 @@ class Patch:
                     assert operation.size is not None
                     # A zstd frame is never much larger than what it decodes to (its worst case:
                     # the bytes stored raw, plus a few bytes per 128 KiB block and the header).
-                    limit = operation.size if operation.encoding == "raw" else delta_blob_limit(operation.size)
+                    limit = blob_limit(operation)
                     if blob_info.file_size > limit:
                         raise PatchError(
                             f"{path}: operation {number}: {operation.blob} declares {blob_info.file_size} "
@@ -425,6 +431,10 @@ class Patch:
         import hashlib
 
         size = operation.size or 0
+        if operation.encoding == ZONE_CHANGES:
+            # A zone is small and its changes are replayed on the whole of it.
+            yield self.target_bytes(operation, base)
+            return
         if operation.encoding == "zstd-delta":
             from .delta import delta_chunks
 
@@ -463,7 +473,13 @@ class Patch:
         another thread."""
         import hashlib
 
-        if operation.encoding == "zstd-delta":
+        if operation.encoding == ZONE_CHANGES:
+            if base is None:
+                raise PatchError(f"{self.path}: {operation.where}: zone changes need the member they change")
+            data = self.replay_zone(operation, blob, base)
+            if hashlib.sha256(base).hexdigest() != operation.base_sha256:
+                return data  # another version of the zone: its own result, no target to match
+        elif operation.encoding == "zstd-delta":
             from .delta import apply_delta
 
             if base is None:
@@ -478,6 +494,31 @@ class Patch:
             raise PatchError(f"{self.path}: {operation.where}: the patch's bytes do not match its target sha256")
         return data
 
+    def zone_changes(self, operation: Operation) -> list[Any]:
+        """A "zone-changes" operation's changes (`formats.rfg.zone.diff.ZoneChange`), read from its
+        blob; PatchError naming the patch and member for a blob that is not such changes."""
+        from ...formats.rfg.zone.diff import load_changes
+
+        try:
+            return load_changes(self.blob(operation), f"{self.path}: {operation.where}")
+        except PatchError:
+            raise
+        except GamepakError as exc:
+            raise PatchError(str(exc)) from None
+
+    def replay_zone(self, operation: Operation, blob: bytes, base: bytes) -> bytes:
+        """`base` (a version of the zone) with the operation's zone changes (`blob`) replayed;
+        PatchError naming the object and field of each that does not fit."""
+        from ...formats.rfg.zone.diff import load_changes, replay
+
+        where = f"{self.path}: {operation.where}"
+        try:
+            return replay(base, load_changes(blob, where), where)
+        except PatchError:
+            raise
+        except GamepakError as exc:
+            raise PatchError(str(exc)) from None
+
     def info(self) -> dict[str, Any]:
         """What `gamepak patch info --json` prints."""
         document: dict[str, Any] = {"path": self.path, "version": self.manifest.get("version")}
@@ -485,7 +526,15 @@ class Patch:
             document[field] = self.manifest.get(field)
         links = self.manifest.get("links")
         document["links"] = links if isinstance(links, list) else []
-        document["operations"] = [operation.to_dict() for operation in self.operations]
+        document["operations"] = [self._operation_info(operation) for operation in self.operations]
+        return document
+
+    def _operation_info(self, operation: Operation) -> dict[str, Any]:
+        """An operation as `info` shows it: its fields, and a zone's changes one line each
+        (`"0x78800002: property op changed"`)."""
+        document = operation.to_dict()
+        if operation.encoding == ZONE_CHANGES:
+            document["zone_changes"] = [change.describe() for change in self.zone_changes(operation)]
         return document
 
     def close(self) -> None:
@@ -505,6 +554,23 @@ class Patch:
 def delta_blob_limit(size: int) -> int:
     """The most bytes a zstd delta blob decoding to `size` bytes may hold."""
     return size + (size >> 7) + (1 << 16)
+
+
+def zone_changes_limit(size: int) -> int:
+    """The most bytes a "zone-changes" blob for a zone of `size` bytes may hold: each changed
+    record in hex twice (before and after) and a few dozen bytes of JSON per change. `make`
+    stores a larger one as a delta instead."""
+    return 4 * size + (1 << 16)
+
+
+def blob_limit(operation: Operation) -> int:
+    """The most bytes an operation's blob may hold, by its encoding."""
+    size = operation.size or 0
+    if operation.encoding == "raw":
+        return size
+    if operation.encoding == ZONE_CHANGES:
+        return zone_changes_limit(size)
+    return delta_blob_limit(size)
 
 
 def check_metadata(manifest: dict[str, Any], where: str) -> None:

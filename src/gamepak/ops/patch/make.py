@@ -6,6 +6,11 @@ stores them, and packs nested in members (`misc.vpp_pc/zone.str2_pc/x.cpeg_pc`) 
 member by member too: a pack another tool rewrote with other flags or order yields only its real
 changes.
 
+An RFG zone member is recorded as its object-level changes ("zone-changes", `zones.py`) when
+those say all of the difference, so patches changing different objects of one zone stack; an
+`.asm_pc` whose changes are only what the RFG writer derives from the changed `.str2_pc` members
+on apply is left out of a gamepak patch (two zone patches would otherwise clash on its sizes).
+
 Memory stays bounded whatever the number and size of the changes. The blobs are held in memory
 up to `MEMORY_BYTES` in all; past it, each goes to a file in a private scratch folder beside the
 output (`scratch.ScratchFiles`: on its file system, never a tmpfs `/tmp`), which `write_patch`
@@ -20,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from .container import BLOB_CHUNK, MAX_DELTA_BASE_BYTES, MAX_MEMBER_BYTES, Operation, PatchError
+from .container import BLOB_CHUNK, MAX_DELTA_BASE_BYTES, MAX_MEMBER_BYTES, ZONE_CHANGES, Operation, PatchError
 from .digests import bytes_sha256 as _sha256
 from .digests import file_sha256, member_sha256
 from .write import write_patch
@@ -174,9 +179,10 @@ class _Builder:
     def replace(
         self, file: str, member: str | None, base: _Source, target: _Source, base_sha256: str | None = None
     ) -> None:
-        """A replace of `base` by `target`: a zstd delta when the base is small enough to be read
-        whole and the delta is smaller, else the target's bytes (raw). `base_sha256`: the base's,
-        when the caller has hashed it already."""
+        """A replace of `base` by `target`: an RFG zone's object-level changes when both are
+        zones those changes say all of (so patches changing other objects stack), else a zstd
+        delta when the base is small enough to be read whole and the delta is smaller, else the
+        target's bytes (raw). `base_sha256`: the base's, when the caller has hashed it already."""
         where = _where(file, member)
         if self.files is not None and base.size <= MAX_DELTA_BASE_BYTES:
             from .delta import make_delta
@@ -184,10 +190,16 @@ class _Builder:
             # zstd's "patch from" takes both whole (and keeps its window over both anyway).
             base_bytes, data = base.read(), target.read()
             encoding, blob = "raw", data
-            delta = make_delta(base_bytes, data)
-            if len(delta) < len(data):
-                encoding, blob = "zstd-delta", delta
-            del delta
+            from .zones import changes_blob
+
+            changes = changes_blob(member or file, base_bytes, data)
+            if changes is not None:
+                encoding, blob = ZONE_CHANGES, changes
+            else:
+                delta = make_delta(base_bytes, data)
+                if len(delta) < len(data):
+                    encoding, blob = "zstd-delta", delta
+                del delta
             base_sha256, target_sha256, size = _sha256(base_bytes), _sha256(data), len(data)
             del base_bytes, data  # the base (and a target stored as a delta) freed before the blob is written
             name: str | None = self._blob(where, blob)
@@ -233,6 +245,8 @@ def _compare_packs(builder: _Builder, file: str, base: Archive, modded: Archive,
 
     base_members = loaded_members(base)
     modded_members = loaded_members(modded)
+    tables: list[tuple[str, Entry, Entry, str | None]] = []
+    first_operation = len(builder.operations)
     for name, modded_entry in modded_members.items():
         base_entry = base_members.get(name)
         if base_entry is None:
@@ -247,6 +261,10 @@ def _compare_packs(builder: _Builder, file: str, base: Archive, modded: Archive,
             inner_base = base.open_archive(base_entry, inner_format)
             inner_modded = modded.open_archive(modded_entry, inner_format)
             _compare_packs(builder, file, inner_base, inner_modded, f"{prefix}{name}/")
+            continue
+        if builder.files is not None and name.lower().endswith(".asm_pc"):
+            # A gamepak patch (not an export for other tools, which may not update the table).
+            tables.append((name, base_entry, modded_entry, base_digest))  # after the .str2_pc it describes
             continue
         builder.replace(file, prefix + name, _Member(base, base_entry), _Member(modded, modded_entry), base_digest)
     only_base = {name: member_sha256(base, entry) for name, entry in base_members.items() if name not in modded_members}
@@ -266,6 +284,44 @@ def _compare_packs(builder: _Builder, file: str, base: Archive, modded: Archive,
             builder.add(file, prefix + name, _Member(modded, entry))
     for name, digest in only_base.items():
         builder.remove(file, prefix + name, digest)
+    # The writer brings a table up to date only when the apply rewrites the pack for a changed
+    # .str2_pc: a table whose change is its own (a stale one fixed) stays in the patch.
+    str2_changed = any(
+        _top_level(operation.member, prefix).lower().endswith(".str2_pc")
+        for operation in builder.operations[first_operation:]
+    )
+    for name, base_entry, modded_entry, base_digest in tables:
+        if not (str2_changed and _asm_follows(base, base_entry, modded, modded_entry)):
+            builder.replace(file, prefix + name, _Member(base, base_entry), _Member(modded, modded_entry), base_digest)
+
+
+def _top_level(member: str | None, prefix: str) -> str:
+    """The member of the pack at `prefix` that `member` (a nested path) is in, or is."""
+    return (member or "").removeprefix(prefix).split("/", 1)[0]
+
+
+def _asm_follows(base: Archive, base_entry: Entry, modded: Archive, modded_entry: Entry) -> bool:
+    """Whether the modded pack's `.asm_pc` is the base's brought up to date with the modded
+    `.str2_pc` members beside it: what the RFG writer does itself whenever an apply rewrites the
+    pack. Such a table is left out of the patch: recorded, it would name the sizes of this one
+    modded copy, and two patches changing different objects of one zone would clash on it."""
+    from ...core.nested import nested_format
+    from ...errors import GamepakError
+    from ...formats.rfg.asm import MAX_FILE, AsmFile, container_name, summarize_str2, update_container
+
+    if max(base_entry.size, modded_entry.size) > MAX_FILE:
+        return False
+    try:
+        table = AsmFile.parse(base.read(base_entry), base_entry.name)
+        for name, entry in loaded_members(modded).items():
+            container = table.container(container_name(name)) if name.lower().endswith(".str2_pc") else None
+            if container is None or nested_format(modded, entry) is None:
+                continue
+            with modded.open_archive(entry, nested_format(modded, entry)) as inner:
+                update_container(container, summarize_str2(inner, name))
+        return table.to_bytes() == modded.read(modded_entry)
+    except GamepakError:
+        return False
 
 
 def _pack_format(path: str) -> str | None:

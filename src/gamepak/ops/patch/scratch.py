@@ -183,6 +183,13 @@ class NewContent:
                 raise
         return self.files.write(f"{patch.path}: {operation.where}", size, patch.target_chunks(operation, base))
 
+    def hold_bytes(self, name: str, data: bytes) -> bytes | str:
+        """`data`, computed elsewhere (a zone's replayed changes), kept as `make` keeps what it
+        computes: in memory while `MEMORY_BYTES` in all allow, else in a scratch file (its path)."""
+        if self._hold(len(data)):
+            return data
+        return self.files.write(name, len(data), (data,))
+
     def close(self) -> None:
         self.files.close()
 

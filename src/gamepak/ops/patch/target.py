@@ -46,6 +46,8 @@ class Step:
         # step's edits too; and, on that later step, the member as the earlier edits left it.
         self.carried_by = carried_by
         self.stacked_start = stacked_start
+        # A zone changed object by object (`zones.judge`): the changes that take it back.
+        self.reverse_changes: bytes | None = None
         # What an add or replace writes, once computed (`Target.new_bytes_ahead`): computed once for
         # the undo record's reverse delta and for the write. Its bytes, or the path of a scratch
         # file holding them (`scratch.NewContent`: an apply holds a bounded amount in memory).
@@ -319,8 +321,8 @@ class Target:
         jobs = []
         for step in steps:
             operation = step.operation
-            if operation.op not in ("add", "replace"):
-                continue
+            if operation.op not in ("add", "replace") or step.new is not None:
+                continue  # computed by the plan already (a zone's replayed changes)
             if (operation.size or 0) <= UNDO_DELTA_BYTES:
                 base = self.member_bytes(operation) if operation.encoding == "zstd-delta" else None
                 step.new = content.make(step.patch, operation, base)

@@ -8,7 +8,7 @@ import contextlib
 import hashlib
 import os
 
-from ..container import Operation, Patch, PatchError
+from ..container import ZONE_CHANGES, Operation, Patch, PatchError
 from ..write import write_patch
 from .restore import forget_changed, recover
 from .session import Session
@@ -108,10 +108,15 @@ def _reverse_replace(step: Step, state: Target) -> tuple[Operation, bytes | OldM
     old, size, digest = _old(step, state)
     blob: bytes | OldMember = old
     encoding = "raw"
-    # Small members get a reverse delta while the old bytes' memory budget lets the record hold
-    # it until written (one per member: their number is the mod's); large ones are kept whole (a
-    # delta would hold both in memory with zstd's tables), streamed when the plan did not keep them.
-    if (operation.size or 0) <= UNDO_DELTA_BYTES and size <= UNDO_DELTA_BYTES:
+    if step.reverse_changes is not None:
+        # A zone's changes taken back by the changes back: replayed on the zone as it is then,
+        # they leave later patches' changes of other objects.
+        blob, encoding = step.reverse_changes, ZONE_CHANGES
+    elif (operation.size or 0) <= UNDO_DELTA_BYTES and size <= UNDO_DELTA_BYTES:
+        # Small members get a reverse delta while the old bytes' memory budget lets the record
+        # hold it until written (one per member: their number is the mod's); large ones are kept
+        # whole (a delta would hold both in memory with zstd's tables), streamed when the plan
+        # did not keep them.
         whole = b"".join(old.chunks()) if isinstance(old, OldMember) else old
         new = step.new_bytes()
         if new is None:
@@ -123,13 +128,23 @@ def _reverse_replace(step: Step, state: Target) -> tuple[Operation, bytes | OldM
         "replace",
         operation.file,
         operation.member,
-        base_sha256=operation.target_sha256,
+        base_sha256=_written(step),
         target_sha256=digest,
         size=size,
         blob="blobs/0",
         encoding=encoding,
     )
     return reverse, blob
+
+
+def _written(step: Step) -> str | None:
+    """The sha256 of what the step writes: its target, or for a zone's changes replayed on
+    another version of it, of what the plan computed."""
+    if step.operation.encoding != ZONE_CHANGES:
+        return step.operation.target_sha256
+    new = step.new_bytes()
+    assert new is not None  # computed by the plan (`zones.judge`)
+    return hashlib.sha256(new).hexdigest()
 
 
 REVERSES: dict[str, Callable[[Step, Target], tuple[Operation, bytes | OldMember | None]]] = {
