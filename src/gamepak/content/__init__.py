@@ -42,7 +42,8 @@ Adding a content kind is one module plus one row (RFG meshes, J2ME sprites and R
    kind that finds its files itself (a mesh given by its base name in nested packs) adds
    `open(path, member)`, and the `model` verbs get what it returns. Options of its own reach
    it by keyword, as `Verb.options` lists.
-2. Add one `ContentKind(...)` to `KINDS` below: its name, `FAMILIES[...]`, description, `extensions`,
+2. Add one `ContentKind(...)` to its family's module in `rows/` (`rows/models.py` for a model)
+   and put it in `KINDS` below, in the order it is tried: its name, its family, description, `extensions`,
    `signatures` (and `types`: the member type labels the catalog and the viewer show), and its
    verbs as `Verb("module:function", (option keys it takes))`. A kind with no name or
    signature (J2ME sprites inside `.f` packs) lists the pack formats it lives in (`packs`) and
@@ -53,351 +54,44 @@ run `python -m gamepak.content` and paste its table into README.md's "Content ki
 the kind a sample in tests/test_content_registry.py's `SAMPLES`: that test walks every row
 through every surface and fails for a row without one. tests/content_kind_example.py is such a
 kind (a two-file model), added by one row in `test_a_new_kind_is_one_module_and_one_row`.
-A kind of a new family (a command of its own) also adds a `Family` to `FAMILIES` and its cli/ module.
+A kind of a new family (a command of its own) also adds a module to `rows/` with its `Family`, the
+family to `FAMILIES` and its cli/ module.
 """
 
 from __future__ import annotations
 
 import os
 
+# Aliased: `gamepak.content.zones` and `.strings` are verb modules of their own.
+from .rows import models as _models
+from .rows import tables as _tables
+from .rows import text as _text
+from .rows import textures as _textures
+from .rows import zones as _zones
 from .spec import ContentKind, Family, Verb
 
 __all__ = ["FAMILIES", "KINDS", "ContentKind", "Family", "Verb", "for_path", "get", "kinds", "of_member"]
 
 FAMILIES: dict[str, Family] = {
     family.name: family
-    for family in (
-        Family(
-            "texture",
-            "texture",
-            "textures",
-            "texture",
-            "textures",
-            {
-                "ls": "ls(source, options=) -> [row]; line(row) -> str: `texture ls`",
-                "export": "export(source, output, names=, overwrite=, progress=, options=) -> [path]",
-                "import": "import(target, folder, dry_run=, progress=, options=) -> [name changed]",
-                "add": "add(target, image, name, pixel_format, options=) -> the texture added (pegs only)",
-                "rm": "rm(target, names, options=) -> [name removed] (pegs only)",
-                "gallery": "gallery(data, name, label, options=) -> [{name, width, height, format, mips}]",
-                "png": "png(data, name, label, texture, mip, options=) -> PNG bytes (options: partner, palette)",
-                "rows": "rows(data, name, label, options=) -> [{peg, name, width, height, format, mips, flags}]"
-                " (and the kind's own textures columns)",
-                "preview": "preview(data, label) -> the data of the kind's own viewer template (`ContentKind.preview`)",
-            },
-            ("ls", "export", "import"),
-        ),
-        Family(
-            "model",
-            "model",
-            "models",
-            "model",
-            "model",
-            {
-                "counts": "counts(data, label, options=) -> {vertices, faces, size} (the viewer)",
-                "info": "info(data, label) -> {format, ...} (`model info`)",
-                "stats": "stats(data, label, options=) -> (vertices, triangles, frames), or a dict of models columns"
-                " (format, vertices, triangles, frames, texture, its own), or None (the catalog's models rows)",
-                "glb": "glb(data, label, options=) -> binary glTF (the viewer, `model export-all`)",
-                "export": "export(data, label, output, options=) -> None or ([written], [warnings]) (`model export`;"
-                " without it: the mesh formats)",
-                "gallery": "gallery(data, name, label, options=): the textures a model holds (a map's), as a texture's",
-                "png": "png(data, name, label, texture, mip, options=): one of them as PNG, as a texture's",
-                # A kind whose files are found by more than MODEL [MEMBER] themselves (a mesh pair:
-                # either file names it, a member by its base name in nested packs):
-                "open": "open(path, member) -> (data, label, options): what the `model` verbs get",
-                "text": "text(info) -> str: `model info`'s text (without it: a `key: value` line each)",
-                "mesh": "mesh(data, label, options=) -> a neutral Mesh (`model render`)",
-                "export_pack": "export_pack(path, output, options=) -> ([written], [warnings]): `model export PACK`",
-                "import": "import(model, pack, member, options=) -> report (.warnings, .summary()): --into PACK",
-            },
-            ("info", "export", "export-all"),
-        ),
-        # A folder: no archives row of its own (its models are models rows naming the scene).
-        Family("scene", "model", "models", None, "model", {}, ("info", "export", "import --into")),
-        Family(
-            "strings",
-            "text",
-            "strings",
-            "strings",
-            "strings",
-            {
-                "export": "export(file, output, member, options=) -> StringsDone (`text export`)",
-                "import": "import(file, translation, output, member, options=) -> StringsDone (`text import`)",
-                "strings": "strings(data, label, options=) -> (what, [(index, key, string)]) (viewer)",
-            },
-            ("export", "import"),
-        ),
-        # A zone has its own command (`gamepak zone`: ls, export, import, check, by
-        # `gamepak.ops.zones`), its own catalog table (`zone_objects`: one row per object) and
-        # its own page in the viewer (a map).
-        Family(
-            "zone",
-            "zone",
-            "zone_objects",
-            "zone",
-            "zone",
-            {
-                "rows": "rows(data, name, label) -> [{zone, index, class, class_hash, handle, name, x, y, z}]"
-                " (the catalog's zone_objects rows)",
-                "preview": "preview(data, label) -> what the viewer's zone page draws, or None (not a zone)",
-            },
-            ("ls", "export", "import", "check"),
-        ),
-        # A table is read by `table` and the viewer's table page; the catalog lists its file as
-        # a member, with no rows of its own.
-        Family(
-            "table",
-            "table",
-            None,
-            None,
-            "table",
-            {
-                "ls": "ls(source) -> [row]",
-                "export": "export(source, output, options=) -> ([written], {member: why skipped})",
-                "import": "import(target, folder, options=) -> [change] (options: dry_run, strict, delete, warnings)",
-                "check": "check(source, options=) -> (findings, failures, references not checked) (options: base)",
-            },
-            ("ls", "export", "import", "check"),
-        ),
-    )
+    for family in (_textures.TEXTURE, _models.MODEL, _models.SCENE, _text.STRINGS, _zones.ZONE, _tables.TABLE)
 }
 
-
-_TEXTURES = "gamepak.ops.textures"
-_QUAKE_TEXTURES = "gamepak.ops.quake_textures"
-_PREVIEWS = "gamepak.content.previews"
-_MESHES = "gamepak.models.rfg.content"
-_SPRITE = b"\xdf\x03\x01\x01\x01\x01"
-_MESH_OPS = "gamepak.ops.meshes"
-
+# The one ordered table: the order `of_member` and `for_path` try the rows in (a signature or
+# a claim before a fallback) and the README's table's order.
 KINDS: tuple[ContentKind, ...] = (
-    ContentKind(
-        "peg",
-        FAMILIES["texture"],
-        "Red Faction Guerrilla texture sets (peg v10: a CPU file and its GPU partner)",
-        extensions=(".cpeg_pc", ".cvbm_pc"),
-        signatures=(b"GEKV",),
-        packs=("vpp",),
-        types={".cpeg_pc": "texture/peg", ".cvbm_pc": "texture/peg"},
-        verbs={
-            "ls": Verb(f"{_TEXTURES}:list_textures", ("peg", "order")),
-            "line": Verb(f"{_PREVIEWS}:peg_line"),
-            "export": Verb(f"{_TEXTURES}:export_textures", ("order", "peg", "kind")),
-            "import": Verb(f"{_TEXTURES}:import_textures", ("order", "peg", "resize", "asm")),
-            "add": Verb(f"{_TEXTURES}:add_texture", ("peg", "order", "resize", "asm")),
-            "rm": Verb(f"{_TEXTURES}:remove_textures", ("peg", "asm")),
-            # The GPU file beside the CPU one (names compared ignoring case, as the game does).
-            "partner": Verb("gamepak.formats.rfg.peg.sources:partner_name"),
-            "gallery": Verb(f"{_PREVIEWS}:peg_gallery", ("partner",)),
-            "png": Verb(f"{_PREVIEWS}:peg_png", ("partner", "key")),
-            "rows": Verb(f"{_PREVIEWS}:peg_rows"),
-        },
-        # A pack nothing else claims is looked into for pegs (`texture ls pack.vpp_pc`).
-        fallback=True,
-    ),
-    ContentKind(
-        "joe",
-        FAMILIES["model"],
-        "VDrift JOE models (and binary glTF; `model` converts OBJ, glTF and PLY too)",
-        extensions=(".joe", ".glb"),
-        signatures=(b"glTF",),
-        packs=("jpk",),
-        types={".joe": "model/joe", ".glb": "model/glb", b"glTF": "model/glb"},
-        verbs={
-            "counts": Verb(f"{_PREVIEWS}:mesh_counts"),
-            "stats": Verb(f"{_PREVIEWS}:joe_stats"),
-            "glb": Verb(f"{_PREVIEWS}:mesh_glb"),
-        },
-    ),
-    # A mesh is two files: the CPU one names it (catalog rows, README), either is taken by the
-    # `model` verbs and the viewer (`partner_extensions`).
-    ContentKind(
-        "rfg-mesh",
-        FAMILIES["model"],
-        "Red Faction Guerrilla meshes: static and character, LODs, materials and their pegs, bones",
-        extensions=(".csmesh_pc", ".ccmesh_pc"),
-        partner_extensions=(".gsmesh_pc", ".gcmesh_pc"),
-        packs=("vpp",),
-        types=dict.fromkeys((".csmesh_pc", ".ccmesh_pc", ".gsmesh_pc", ".gcmesh_pc"), "model/rfg-mesh"),
-        verbs={
-            "partner": Verb(f"{_MESHES}:partner"),
-            "counts": Verb(f"{_MESHES}:counts", ("partner",)),
-            "stats": Verb(f"{_MESHES}:stats", ("partner",)),
-            "glb": Verb(f"{_MESHES}:glb", ("partner", "pack", "beside")),
-            "open": Verb(f"{_MESH_OPS}:open_pair"),
-            "info": Verb(f"{_MESH_OPS}:info", ("pair",)),
-            "text": Verb(f"{_MESHES}:text"),
-            "mesh": Verb(f"{_MESH_OPS}:neutral", ("pair",)),
-            "export": Verb(
-                f"{_MESH_OPS}:export",
-                ("pair", "format_name", "lod", "lods", "search", "overwrite", "no_textures", "rig"),
-            ),
-            "export_pack": Verb(f"{_MESH_OPS}:export_every", ("format_name", "search", "overwrite")),
-            "import": Verb(f"{_MESH_OPS}:import_model", ("asm", "dry_run")),
-        },
-    ),
-    ContentKind(
-        "mdl",
-        FAMILIES["model"],
-        "Quake alias models (IDPO v6): every pose, skins as textures",
-        extensions=(".mdl",),
-        signatures=(b"IDPO",),
-        types={".mdl": "model/quake-mdl"},
-        verbs={
-            "counts": Verb(f"{_PREVIEWS}:quake_counts", leading=("mdl",)),
-            "stats": Verb(f"{_PREVIEWS}:quake_stats", leading=("mdl",)),
-            "info": Verb("gamepak.models.quake:summary", leading=("mdl",)),
-            "glb": Verb(f"{_PREVIEWS}:quake_glb", ("palette_near",), leading=("mdl",)),
-            "export": Verb(
-                "gamepak.models.quake:export_file", ("frame", "palette", "scale", "overwrite"), leading=("mdl",)
-            ),
-        },
-    ),
-    ContentKind(
-        "bsp",
-        FAMILIES["model"],
-        "Quake maps (BSP29, BSP2): the world's faces, textured, and their textures in a gallery",
-        extensions=(".bsp",),
-        signatures=(b"\x1d\x00\x00\x00", b"BSP2", b"2PSB"),
-        types={".bsp": "map/quake-bsp"},
-        verbs={
-            "counts": Verb(f"{_PREVIEWS}:quake_counts", leading=("bsp",)),
-            "stats": Verb(f"{_PREVIEWS}:quake_stats", leading=("bsp",)),
-            "info": Verb("gamepak.models.quake:summary", leading=("bsp",)),
-            "glb": Verb(f"{_PREVIEWS}:quake_glb", ("palette_near",), leading=("bsp",)),
-            "export": Verb(
-                "gamepak.models.quake:export_file", ("frame", "palette", "scale", "overwrite"), leading=("bsp",)
-            ),
-            # A map also holds textures: the gallery under its 3D view (its catalog textures rows
-            # are the `quake-image` row's).
-            "gallery": Verb(f"{_PREVIEWS}:quake_gallery", ("lump",)),
-            "png": Verb(f"{_PREVIEWS}:quake_png", ("lump", "palette")),
-        },
-    ),
-    ContentKind(
-        "quake-image",
-        FAMILIES["texture"],
-        "Quake palette images: LMP pictures, WAD lumps, BSP textures, SPR frames, MDL skins, Quake II WAL",
-        extensions=(".lmp", ".wal", ".spr", ".mip", ".bsp", ".mdl"),
-        signatures=(b"IDSP",),
-        lump_kinds=("qpic", "miptex", "conchars"),
-        packs=("pak", "wad", "zip"),
-        types={
-            ".lmp": "image/quake-lump",
-            ".wal": "image/quake2-wal",
-            ".spr": "image/quake-sprite",
-            ".mip": "image/quake-miptex",
-            b"IDSP": "image/quake-sprite",
-        },
-        verbs={
-            "ls": Verb(f"{_QUAKE_TEXTURES}:list_textures", ("palette",)),
-            "line": Verb(f"{_QUAKE_TEXTURES}:ls_line"),
-            "export": Verb(f"{_QUAKE_TEXTURES}:export_textures", ("palette", "palettes")),
-            "import": Verb(f"{_QUAKE_TEXTURES}:import_textures", ("palette", "palettes", "resize")),
-            "gallery": Verb(f"{_PREVIEWS}:quake_gallery", ("lump",)),
-            "png": Verb(f"{_PREVIEWS}:quake_png", ("lump", "palette")),
-            "rows": Verb(f"{_PREVIEWS}:quake_rows", ("lump",)),
-        },
-    ),
-    # Gameloft J2ME sprites have no name of their own: members of J2ME packs, told by their first
-    # bytes (version 0x03DF, flags 0x01010101: `formats.j2me.sprite.model.SIGNATURE`), so every
-    # member of such a pack up to `max_bytes` is looked at; `gamepak sprite` is their own
-    # command, the texture verbs give their modules, the viewer has a page of its own for them.
-    ContentKind(
-        "sprite",
-        FAMILIES["texture"],
-        "Gameloft J2ME sprites (BSPRITE): modules, frames and animations, in J2ME packs",
-        signatures=(_SPRITE,),
-        packs=("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized", "j2me-ids"),
-        types={_SPRITE: "image/bsprite"},
-        verbs={
-            "ls": Verb("gamepak.ops.sprites:list_textures", ("palette",)),
-            "line": Verb("gamepak.ops.sprites:ls_line"),
-            "export": Verb("gamepak.ops.sprites:export_textures"),
-            "import": Verb("gamepak.ops.sprites:import_textures"),
-            "rows": Verb(f"{_PREVIEWS}:sprite_rows"),
-            "preview": Verb("gamepak.formats.j2me.sprite.summary:preview_images"),
-        },
-        preview="sprite",
-        max_bytes=1 << 20,  # formats.j2me.sprite.summary.MAX_SPRITE_BYTES
-    ),
-    ContentKind(
-        "scene",
-        FAMILIES["scene"],
-        "VDrift track or car folders: a scene of JOE models, textured, placed",
-        extensions=(".car",),
-        claims=Verb(f"{_PREVIEWS}:scene_claims"),
-    ),
-    ContentKind(
-        "rfglocatext",
-        FAMILIES["strings"],
-        "Red Faction Guerrilla localization strings (.rfglocatext, UTF-16 by hash)",
-        extensions=(".rfglocatext",),
-        signatures=(b"\x73\x7f\x4c\xa8",),
-        packs=("vpp",),
-        types={".rfglocatext": "text/rfglocatext"},
-        claims=Verb("gamepak.ops.locatext:is_locatext_target"),
-        verbs={
-            "export": Verb(
-                "gamepak.content.strings:locatext_export", ("format", "translation", "names", "source", "overwrite")
-            ),
-            "import": Verb(
-                "gamepak.content.strings:locatext_import",
-                ("format", "translation_kind", "names", "delete", "overwrite", "dry_run"),
-            ),
-            "strings": Verb(f"{_PREVIEWS}:locatext_strings", ("names",)),
-        },
-    ),
-    ContentKind(
-        "j2me-strings",
-        FAMILIES["strings"],
-        "Gameloft J2ME strings: text packs, offset tables, string blobs (ISO-8859-1)",
-        packs=("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized"),
-        types={},
-        verbs={
-            "export": Verb(
-                "gamepak.content.strings:j2me_export", ("format", "format_name", "kind", "translation", "overwrite")
-            ),
-            "import": Verb(
-                "gamepak.content.strings:j2me_import",
-                ("format", "format_name", "kind", "translation_kind", "overwrite"),
-            ),
-            "strings": Verb(f"{_PREVIEWS}:j2me_strings"),
-            # No name or signature tells these: a cheap look at the first bytes decides
-            # whether reading the strings is worth trying.
-            "probe": Verb(f"{_PREVIEWS}:j2me_probe"),
-        },
-        # No signature: what `text` reads when nothing else claims the file.
-        fallback=True,
-    ),
-    ContentKind(
-        "rfg-zone",
-        FAMILIES["zone"],
-        "Red Faction Guerrilla zones and layers: objects with a class, a position and properties",
-        extensions=(".rfgzone_pc", ".layer_pc"),
-        packs=("vpp",),
-        types={".rfgzone_pc": "map/rfg-zone", ".layer_pc": "map/rfg-zone"},
-        verbs={
-            "rows": Verb("gamepak.content.zones:rows"),
-            "preview": Verb("gamepak.content.zones:preview"),
-        },
-    ),
-    ContentKind(
-        "xtbl",
-        FAMILIES["table"],
-        "Red Faction Guerrilla tables (.xtbl): rows and columns typed by their own description",
-        extensions=(".xtbl",),
-        packs=("vpp",),
-        types={".xtbl": "text/xml"},
-        verbs={
-            "ls": Verb("gamepak.ops.tables:list_tables"),
-            "export": Verb("gamepak.ops.tables:export_tables", ("kind", "members", "overwrite")),
-            "import": Verb("gamepak.ops.tables:import_tables", ("dry_run", "strict", "delete", "warnings")),
-            "check": Verb("gamepak.ops.tables:check_tables", ("base",)),
-        },
-        fallback=True,
-    ),
+    _textures.PEG,
+    _models.JOE,
+    _models.RFG_MESH,
+    _models.MDL,
+    _models.BSP,
+    _textures.QUAKE_IMAGE,
+    _textures.SPRITE,
+    _models.SCENE_FOLDER,
+    _text.RFGLOCATEXT,
+    _text.J2ME_STRINGS,
+    _zones.RFG_ZONE,
+    _tables.XTBL,
 )
 
 

@@ -1,7 +1,8 @@
 """The shapes of the content registry's rows (`gamepak.content`): a `Verb` (a function named by
 module and name, imported on first use, and the option keys it takes), a `Family` (what the
 kinds of one family share: command, catalog table, archives kind, preview, verb signatures) and
-a `ContentKind` (one row). The rows themselves are in `gamepak/content/__init__.py`.
+a `ContentKind` (one row). The rows themselves are in `gamepak/content/rows/` (one module per
+family), ordered in `gamepak/content/__init__.py`.
 """
 
 from __future__ import annotations
