@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 import gamepak.content as content
 import gamepak.content.rows as rows
-from gamepak.content.spec import ContentKind, Family
+from gamepak.content.spec import ContentKind, Family, Verb
+
+from conftest import in_process_cli, write_pack
 
 
 def _row_modules() -> dict[str, object]:
@@ -53,3 +59,55 @@ def test_the_lookups_are_the_package_s_own() -> None:
             for value in vars(module).values()
             if callable(value) and getattr(value, "__module__", "") == module.__name__
         ]
+
+
+# -- `verify` runs the rows' pack checks ------------------------------------------------------------
+SEEN: list[tuple[str, str | None, str | None]] = []
+
+
+def fake_verify(archive: Any, *, base: Any = None, source: str | None = None) -> list[Any]:
+    """The `verify` verb of the test's own row: one warning naming what it was handed."""
+    from gamepak.core.archive import Problem
+
+    SEEN.append((archive.filename, base.filename if base is not None else None, source))
+    return [Problem(f"fake: {len(archive)} member(s) looked at", severity="warning")]
+
+
+def _fake_row() -> ContentKind:
+    return ContentKind(
+        "fake-table",
+        content.FAMILIES["table"],
+        "a test's tables, checked inside zips",
+        extensions=(".fake",),
+        packs=("zip",),
+        verbs={"verify": Verb("test_content_rows:fake_verify", ("base", "source"))},
+    )
+
+
+def test_a_row_s_verify_verb_joins_verify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new kind's pack check reaches `gamepak verify` by its row alone, `--base` opened for it."""
+    monkeypatch.setattr(content, "KINDS", (*content.KINDS, _fake_row()))
+    SEEN.clear()
+    pack = write_pack(tmp_path / "mod.zip", {"a.fake": b"a", "b.txt": b"b"})
+    base = write_pack(tmp_path / "base.zip", {"a.fake": b"x"})
+    code, _, err = in_process_cli("verify", str(pack))
+    assert code == 0 and "warning: " in err and "fake: 2 member(s) looked at" in err, err
+    code, _, err = in_process_cli("verify", str(pack), "--base", str(base))
+    assert code == 0 and "fake: 2 member(s) looked at" in err, err
+    assert [(str(pack), None, str(pack)), (str(pack), str(base), str(pack))] == SEEN
+    # Not its pack format: not asked.
+    other = write_pack(tmp_path / "other.pak", {"a.fake": b"a"})
+    assert in_process_cli("verify", str(other))[0] == 0 and len(SEEN) == 2
+
+
+def test_verify_checks_a_pack_s_tables_then_its_zones(tmp_path: Path) -> None:
+    """The RFG rows' checks, by their rows: a pack with a broken table and a broken zone gets
+    the table's warning first, then the zone's error, as before the registry ran them."""
+    assert [kind.name for kind in content.verifiers("vpp")] == ["xtbl", "rfg-zone"]
+    assert content.verifiers("pak") == []
+    pack = write_pack(tmp_path / "both.vpp_pc", {"broken.xtbl": b"<root><Table>", "x.layer_pc": b"\x00" * 8})
+    code, _, err = in_process_cli("verify", str(pack))
+    lines = err.splitlines()
+    table = next(number for number, line in enumerate(lines) if "table broken.xtbl" in line)
+    zone = next(number for number, line in enumerate(lines) if "zone x.layer_pc" in line)
+    assert code == 1 and table < zone, err

@@ -301,6 +301,24 @@ def _quake_check(format_name: str | None, path: str, engine: str | None) -> tupl
     return check_loose(path, engine_named(engine))
 
 
+def _content_checks(opened: Any, source: str, base_path: str | None, format_name: str | None) -> list[Problem]:
+    """The content registry's pack checks of `opened` (RFG tables against their schemas, RFG
+    zones read): the `verify` verb of every row whose `packs` hold its format. `--base` (the
+    original pack) is opened once, for the rows whose verb takes it."""
+    from contextlib import ExitStack
+
+    from ..content import verifiers
+
+    problems: list[Problem] = []
+    with ExitStack() as stack:
+        base = None
+        for kind in verifiers(opened.format_name):
+            if base is None and base_path is not None and "base" in kind.verbs["verify"].options:
+                base = stack.enter_context(open_input(base_path, format_name))
+            problems += kind.call("verify", opened, options={"base": base, "source": source})
+    return problems
+
+
 def run_verify(args: argparse.Namespace) -> int:
     archive = args.archive
     model = _model_check(args.format_name, archive)
@@ -320,18 +338,7 @@ def run_verify(args: argparse.Namespace) -> int:
     else:
         with counting_bar("verifying", ticking=True), open_input(archive, args.format_name) as opened:
             problems = opened.check()
-            if opened.format_name == "vpp":  # RFG tables against their schemas, as warnings
-                from ..formats.rfg.xtbl.parallel import check_pack_tables
-
-                if args.base is not None:
-                    with open_input(args.base, args.format_name) as base:
-                        problems += check_pack_tables(opened, base, archive)
-                else:
-                    problems += check_pack_tables(opened, source=archive)
-            if opened.format_name == "vpp":  # RFG zones (.layer_pc, .rfgzone_pc) read and checked
-                from ..formats.rfg.zone.check import check_pack_zones
-
-                problems += check_pack_zones(opened)
+            problems += _content_checks(opened, archive, args.base, args.format_name)
             if args.asm is not None:
                 if opened.format_name != "vpp":
                     from ..errors import UsageError

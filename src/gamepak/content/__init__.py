@@ -70,7 +70,7 @@ from .rows import textures as _textures
 from .rows import zones as _zones
 from .spec import ContentKind, Family, Verb
 
-__all__ = ["FAMILIES", "KINDS", "ContentKind", "Family", "Verb", "for_path", "get", "kinds", "of_member"]
+__all__ = ["FAMILIES", "KINDS", "ContentKind", "Family", "Verb", "for_path", "get", "kinds", "of_member", "verifiers"]
 
 FAMILIES: dict[str, Family] = {
     family.name: family
@@ -90,8 +90,9 @@ KINDS: tuple[ContentKind, ...] = (
     _models.SCENE_FOLDER,
     _text.RFGLOCATEXT,
     _text.J2ME_STRINGS,
-    _zones.RFG_ZONE,
+    # Tables before zones: `verify` reports a pack's table findings before its zones'.
     _tables.XTBL,
+    _zones.RFG_ZONE,
 )
 
 
@@ -116,6 +117,12 @@ def get(name: str) -> ContentKind:
     from ..errors import UsageError
 
     raise UsageError(f"unknown content kind {name!r}; known: {', '.join(kind.name for kind in KINDS)}")
+
+
+def verifiers(format_name: str) -> list[ContentKind]:
+    """The rows whose `verify` verb `gamepak verify` runs over an open pack of `format_name`
+    (the rows whose `packs` hold it), in the registry's order."""
+    return [kind for kind in KINDS if kind.has("verify") and format_name in kind.packs]
 
 
 def _read_head(path: str, size: int = 64) -> bytes:

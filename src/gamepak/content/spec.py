@@ -14,6 +14,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+# The `verify` verb, one signature for every family that has it: a pack-level check `gamepak
+# verify PACK` runs for each row whose `packs` holds the pack's format.
+VERIFY = (
+    "verify(archive, options=) -> [Problem]: `gamepak verify`'s findings for an open pack of the"
+    " row's `packs` (options: base, the original pack, open, from `verify --base`; source, the path given)"
+)
+
+
 class Verb:
     """One verb of a kind: the function `module:function` and the option keys it takes from
     the options mapping the caller gives (`leading`: arguments put before the caller's)."""

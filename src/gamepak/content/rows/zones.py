@@ -4,6 +4,7 @@ table, the viewer's zone page) and its row: RFG zones and layers (their verbs ar
 
 from __future__ import annotations
 
+from ..spec import VERIFY as _VERIFY
 from ..spec import ContentKind, Family, Verb
 
 # A zone has its own command (`gamepak zone`: ls, export, import, check, by
@@ -19,6 +20,7 @@ ZONE = Family(
         "rows": "rows(data, name, label) -> [{zone, index, class, class_hash, handle, name, x, y, z}]"
         " (the catalog's zone_objects rows)",
         "preview": "preview(data, label) -> what the viewer's zone page draws, or None (not a zone)",
+        "verify": _VERIFY,
     },
     ("ls", "export", "import", "check"),
 )
@@ -33,5 +35,7 @@ RFG_ZONE = ContentKind(
     verbs={
         "rows": Verb("gamepak.content.zones:rows"),
         "preview": Verb("gamepak.content.zones:preview"),
+        # `gamepak verify PACK`: every zone of the pack read and checked.
+        "verify": Verb("gamepak.formats.rfg.zone.check:check_pack_zones"),
     },
 )
