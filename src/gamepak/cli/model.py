@@ -100,7 +100,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     export.add_argument(
         "--palette", metavar="FILE", help="MDL/BSP: a Quake palette.lmp (default: found beside, or built in)"
     )
-    export.add_argument("--scale", type=float, default=1.0, help="MDL/BSP: units per Quake unit (default 1)")
+    export.add_argument(
+        "--scale", type=float, default=EXPORT_OPTIONS["scale"][1], help="MDL/BSP: units per Quake unit (default 1)"
+    )
 
     imported = add_command(
         sub,
@@ -133,7 +135,13 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     imported.add_argument("--dry-run", action="store_true", help="with --into: say what would change, write nothing")
     _allow_large(imported)
     imported.add_argument("--overwrite", action="store_true", help="replace the output file if it exists")
-    export.add_argument("--lod", type=int, default=0, metavar="N", help="RFG meshes: the LOD to export (default 0)")
+    export.add_argument(
+        "--lod",
+        type=int,
+        default=EXPORT_OPTIONS["lod"][1],
+        metavar="N",
+        help="RFG meshes: the LOD to export (default 0)",
+    )
     export.add_argument("--lods", action="store_true", help="RFG meshes: every LOD, the others as separate nodes")
     export.add_argument(
         "--no-textures", action="store_true", help="RFG meshes: do not look for the textures among pegs"
@@ -384,8 +392,22 @@ def _vector(values: Any) -> str:
     return str(values)
 
 
+# The `model export` options only some model kinds take (options key -> flag, default): given
+# for a kind whose verb does not take them (its row's `Verb.options`), they are refused.
+EXPORT_OPTIONS: dict[str, tuple[str, object]] = {
+    "frame": ("--frame", None),
+    "palette": ("--palette", None),
+    "scale": ("--scale", 1.0),
+    "lod": ("--lod", 0),
+    "lods": ("--lods", False),
+    "no_textures": ("--no-textures", False),
+    "rig": ("--rig", None),
+}
+
+
 def run_export(args: argparse.Namespace) -> None:
     from .. import models
+    from .kind_options import refuse_untaken
 
     if args.output is not None and not args.overwrite and os.path.lexists(args.output):
         # Said before a whole track is read, not after.
@@ -395,11 +417,14 @@ def run_export(args: argparse.Namespace) -> None:
     kind = _kind(args)
     if args.member is None and kind.has("export_pack") and not kind.named_by(args.model_path):
         # A pack the kind lives in (an RFG pack's meshes): every one of them into a folder.
+        refuse_untaken(args, kind, "export_pack", EXPORT_OPTIONS)
         written, warnings = kind.call("export_pack", args.model_path, args.output, options=vars(args))
         for warning in warnings:
             note(f"warning: {warning}")
         note(f"wrote {len(written)} files to {args.output}")
         return
+    # Scenes and the mesh formats (JOE, OBJ, glTF, PLY) have no `export` verb: they take none.
+    refuse_untaken(args, kind, "export", EXPORT_OPTIONS)
     if kind.has("open"):  # a kind that finds its files itself (a mesh pair), before any scene
         data, label, options = _opened(kind, args)
         _exported(kind.call("export", data, label, args.output, options=options), args.output)

@@ -178,11 +178,31 @@ def _kind(path: str) -> Any:
     return for_path("texture", path)
 
 
+# The options only some texture kinds take (options key -> flag, default): given to a kind whose
+# verb does not take them (its row's `Verb.options`), they are refused, not ignored.
+KIND_OPTIONS: dict[str, tuple[str, object]] = {
+    "peg": ("--peg", None),
+    "order": ("--order", "BGRA"),
+    "kind": ("--as", "png"),
+    "resize": ("--resize", False),
+    "asm": ("--asm", None),
+    "palette": ("--palette", None),
+}
+
+
+def _taking(args: argparse.Namespace, kind: Any, verb: str) -> Any:
+    """`kind`, once every kind option given in `args` is one its `verb` takes."""
+    from .kind_options import refuse_untaken
+
+    refuse_untaken(args, kind, verb, KIND_OPTIONS)
+    return kind
+
+
 def _order(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--order",
         choices=("BGRA", "RGBA"),
-        default="BGRA",
+        default=KIND_OPTIONS["order"][1],
         type=str.upper,
         help="memory order of 8888 textures (default BGRA)",
     )
@@ -190,7 +210,7 @@ def _order(parser: argparse.ArgumentParser) -> None:
 
 def run_ls(args: argparse.Namespace) -> int | None:
     require_input(args.source)
-    kind = _kind(args.source)
+    kind = _taking(args, _kind(args.source), "ls")
     rows = kind.call("ls", args.source, options=vars(args))
     if args.as_json:
         print_json(rows)
@@ -213,7 +233,7 @@ def run_export(args: argparse.Namespace) -> int | None:
     require_input(args.source)
     palettes: list[str] = []
     with counting_bar("exporting textures") as advance:
-        written = _kind(args.source).call(
+        written = _taking(args, _kind(args.source), "export").call(
             "export",
             args.source,
             args.output,
@@ -231,7 +251,7 @@ def run_import(args: argparse.Namespace) -> int | None:
     require_input(args.target)
     palettes: list[str] = []
     with counting_bar("checking textures") as advance:
-        changed = _kind(args.target).call(
+        changed = _taking(args, _kind(args.target), "import").call(
             "import",
             args.target,
             args.folder,
@@ -269,7 +289,7 @@ def run_build(args: argparse.Namespace) -> int | None:
     return None
 
 
-def _editable(target: str, verb: str) -> Any:
+def _editable(args: argparse.Namespace, target: str, verb: str) -> Any:
     """The texture kind of `target` when it takes `add` and `rm` (RFG pegs); images of other
     kinds are lumps or pack members: say which command does it."""
     kind = _kind(target)
@@ -280,11 +300,11 @@ def _editable(target: str, verb: str) -> Any:
             f"{target}: `texture {verb}` edits RFG pegs; {kind.description} are WAD lumps or pack members, "
             f"which `gamepak {verb}` {'adds' if verb == 'add' else 'removes'}"
         )
-    return kind
+    return _taking(args, kind, verb)
 
 
 def run_add(args: argparse.Namespace) -> int | None:
-    texture = _editable(args.target, "add").call(
+    texture = _editable(args, args.target, "add").call(
         "add", args.target, args.image, args.name, args.pixel_format, options=vars(args)
     )
     where = f"{args.target}/{args.peg}" if args.peg else args.target
@@ -297,7 +317,7 @@ def run_add(args: argparse.Namespace) -> int | None:
 
 def run_rm(args: argparse.Namespace) -> int | None:
     require_input(args.target)
-    removed = _editable(args.target, "rm").call("rm", args.target, args.names, options=vars(args))
+    removed = _editable(args, args.target, "rm").call("rm", args.target, args.names, options=vars(args))
     where = f"{args.target}/{args.peg}" if args.peg else args.target
     summary(f"removed {count(len(removed), 'texture')} from {where}: {', '.join(removed)}")
     return None

@@ -95,7 +95,7 @@ SPRITE = ContentKind(
     packs=("j2me-table", "j2me-offsets", "j2me-end-offsets", "j2me-sized", "j2me-ids"),
     types={_SPRITE: "image/bsprite"},
     verbs={
-        "ls": Verb("gamepak.ops.sprites:list_textures", ("palette",)),
+        "ls": Verb("gamepak.ops.sprites:list_textures"),
         "line": Verb("gamepak.ops.sprites:ls_line"),
         "export": Verb("gamepak.ops.sprites:export_textures"),
         "import": Verb("gamepak.ops.sprites:import_textures"),

@@ -1,0 +1,110 @@
+"""`texture` and `model` refuse an option the content kind they were given does not take (its
+row's `Verb.options`), in one line naming the option and the kind, as `text` does; an option
+at its default, or one the kind takes, passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from quake_bytes import mdl_bytes, qpic_bytes
+from sprite_bytes import simple_sprite
+
+import gamepak
+from gamepak.cli.kind_options import refuse_untaken
+from gamepak.content import get
+from gamepak.errors import UsageError
+
+from conftest import in_process_cli
+
+
+@pytest.fixture
+def picture(tmp_path: Path) -> Path:
+    path = tmp_path / "pic.lmp"
+    path.write_bytes(qpic_bytes(4, 2, bytes(range(8))))
+    return path
+
+
+@pytest.fixture
+def sprites(tmp_path: Path) -> Path:
+    path = tmp_path / "sprites.f"
+    with gamepak.create(path, "j2me-table") as writer:
+        writer.add("0", simple_sprite())
+    return path
+
+
+def _refused(code: int, err: str, *words: str) -> None:
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert all(word in lines[0] for word in words), err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "option"),
+    [
+        (["ls", "{pic}", "--order", "RGBA"], "--order"),
+        (["ls", "{pic}", "--peg", "x.cpeg_pc"], "--peg"),
+        (["export", "{pic}", "-o", "{out}", "--as", "dds"], "--as"),
+        (["import", "{pic}", "{out}", "--asm", "x.asm_pc"], "--asm"),
+    ],
+)
+def test_a_quake_image_refuses_the_peg_options(
+    picture: Path, tmp_path: Path, arguments: list[str], option: str
+) -> None:
+    filled = [word.format(pic=picture, out=tmp_path / "out") for word in arguments]
+    code, _, err = in_process_cli("texture", *filled)
+    _refused(code, err, option, "Quake palette images", "Red Faction Guerrilla texture sets")
+    assert not (tmp_path / "out").exists()
+
+
+def test_options_a_quake_image_takes_or_left_at_their_default_pass(picture: Path, tmp_path: Path) -> None:
+    assert in_process_cli("texture", "ls", str(picture), "--order", "BGRA")[0] == 0
+    code, _, err = in_process_cli("texture", "export", str(picture), "-o", str(tmp_path / "out"), "--as", "png")
+    assert code == 0, err
+    code, _, err = in_process_cli("texture", "import", str(picture), str(tmp_path / "out"), "--resize")
+    assert code == 0, err
+
+
+def test_a_peg_refuses_the_quake_palette(tmp_path: Path) -> None:
+    peg = tmp_path / "crate.cpeg_pc"
+    peg.write_bytes(b"GEKV" + bytes(60))
+    code, _, err = in_process_cli("texture", "ls", str(peg), "--palette", "palette.lmp")
+    _refused(code, err, "--palette", "Red Faction Guerrilla texture sets", "Quake palette images")
+
+
+def test_sprites_refuse_what_they_ignored(sprites: Path, tmp_path: Path) -> None:
+    code, _, err = in_process_cli("texture", "ls", str(sprites), "--palette", "palette.lmp")
+    _refused(code, err, "--palette", "Gameloft J2ME sprites")
+    code, _, err = in_process_cli("texture", "export", str(sprites), "-o", str(tmp_path / "o"), "--as", "dds")
+    _refused(code, err, "--as", "Gameloft J2ME sprites")
+    code, _, err = in_process_cli("texture", "import", str(sprites), str(tmp_path), "--resize")
+    _refused(code, err, "--resize", "Gameloft J2ME sprites")
+    assert in_process_cli("texture", "ls", str(sprites))[0] == 0
+
+
+def _mdl() -> bytes:
+    return mdl_bytes(st=[(0, 0, 0)] * 3, triangles=[(1, 0, 1, 2)], poses=[[(0, 0, 0), (9, 0, 0), (0, 9, 0)]])
+
+
+def test_model_export_refuses_another_kind_s_options(tmp_path: Path) -> None:
+    mdl = tmp_path / "thing.mdl"
+    mdl.write_bytes(_mdl())
+    code, _, err = in_process_cli("model", "export", str(mdl), "-o", str(tmp_path / "a.glb"), "--lod", "1")
+    _refused(code, err, "--lod", "Red Faction Guerrilla meshes", "Quake alias models")
+    code, _, err = in_process_cli("model", "export", str(mdl), "-o", str(tmp_path / "a.glb"), "--no-textures")
+    _refused(code, err, "--no-textures", "Quake alias models")
+    joe = tmp_path / "thing.joe"
+    joe.write_bytes(b"\x00" * 16)
+    code, _, err = in_process_cli("model", "export", str(joe), "-o", str(tmp_path / "b.glb"), "--frame", "0")
+    _refused(code, err, "--frame", "Quake alias models", "VDrift JOE models")
+    assert not (tmp_path / "a.glb").exists() and not (tmp_path / "b.glb").exists()
+    code, _, err = in_process_cli("model", "export", str(mdl), "-o", str(tmp_path / "a.glb"), "--frame", "0")
+    assert code == 0, err
+
+
+def test_refuse_untaken_names_no_taker_when_no_row_takes_it() -> None:
+    import argparse
+
+    with pytest.raises(UsageError, match="--lod is not taken by `model` for Red Faction Guerrilla meshes"):
+        refuse_untaken(argparse.Namespace(lod=2), get("rfg-mesh"), "export_pack", {"lod": ("--lod", 0)})
+    refuse_untaken(argparse.Namespace(lod=0), get("rfg-mesh"), "export_pack", {"lod": ("--lod", 0)})
