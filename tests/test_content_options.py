@@ -108,3 +108,20 @@ def test_refuse_untaken_names_no_taker_when_no_row_takes_it() -> None:
     with pytest.raises(UsageError, match="--lod is not taken by `model` for Red Faction Guerrilla meshes"):
         refuse_untaken(argparse.Namespace(lod=2), get("rfg-mesh"), "export_pack", {"lod": ("--lod", 0)})
     refuse_untaken(argparse.Namespace(lod=0), get("rfg-mesh"), "export_pack", {"lod": ("--lod", 0)})
+
+
+# -- `texture export` counts what the kind exports ---------------------------------------------------
+def test_texture_export_of_sprites_counts_sprites_not_files(tmp_path: Path) -> None:
+    pack = tmp_path / "two.f"
+    with gamepak.create(pack, "j2me-table") as writer:
+        writer.add("0", simple_sprite())
+        writer.add("1", b"MThd not a sprite")
+        writer.add("2", simple_sprite())
+    code, _, err = in_process_cli("texture", "export", str(pack), "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    assert f"exported 2 sprites (4 modules, 2 frames, 2 animations) to {tmp_path / 'out'}" in err, err
+
+
+def test_texture_export_of_other_kinds_counts_textures(picture: Path, tmp_path: Path) -> None:
+    code, _, err = in_process_cli("texture", "export", str(picture), "-o", str(tmp_path / "out"))
+    assert code == 0 and f"exported 1 texture to {tmp_path / 'out'}" in err, err

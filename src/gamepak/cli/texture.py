@@ -232,8 +232,9 @@ def _say_palettes(palettes: list[str]) -> None:
 def run_export(args: argparse.Namespace) -> int | None:
     require_input(args.source)
     palettes: list[str] = []
+    kind = _taking(args, _kind(args.source), "export")
     with counting_bar("exporting textures") as advance:
-        written = _taking(args, _kind(args.source), "export").call(
+        written = kind.call(
             "export",
             args.source,
             args.output,
@@ -243,7 +244,9 @@ def run_export(args: argparse.Namespace) -> int | None:
             options={**vars(args), "palettes": palettes},
         )
     _say_palettes(palettes)
-    summary(f"exported {count(len(written), 'texture')} to {args.output}")
+    # What the kind exports (a sprite writes several files), as its row counts it.
+    what = kind.call("exported", written) if kind.has("exported") else count(len(written), "texture")
+    summary(f"exported {what} to {args.output}")
     return None
 
 

@@ -12,7 +12,8 @@ pack is edited once for all the others (nothing is written when anything is refu
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -279,6 +280,21 @@ def export_textures(
     indexed PNGs, with the frames, anims and sprite.json that `texture import` reads back);
     `names` are members."""
     return export_sprites(source, output, list(names) or None, overwrite=overwrite)
+
+
+def exported(written: Sequence[str]) -> str:
+    """What `texture export` of sprites wrote, counted as the sprite's files are laid out
+    (`formats.j2me.sprite.files`): "2 sprites (4 modules, 2 frames, 2 animations)", not the
+    files, which are not textures."""
+    from ..formats.j2me.sprite.files import JSON_NAME
+
+    folders = Counter(os.path.basename(os.path.dirname(path)) for path in written)
+    sprites = sum(os.path.basename(path) == JSON_NAME for path in written)
+    parts = [
+        f"{folders[folder]} {noun}{'' if folders[folder] == 1 else 's'}"
+        for folder, noun in (("modules", "module"), ("frames", "frame"), ("anims", "animation"))
+    ]
+    return f"{sprites} sprite{'' if sprites == 1 else 's'} ({', '.join(parts)})"
 
 
 def import_textures(

@@ -15,6 +15,7 @@ TEXTURE = Family(
     {
         "ls": "ls(source, options=) -> [row]; line(row) -> str: `texture ls`",
         "export": "export(source, output, names=, overwrite=, progress=, options=) -> [path]",
+        "exported": "exported([path]) -> what `texture export` says it wrote (without it: 'N textures')",
         "import": "import(target, folder, dry_run=, progress=, options=) -> [name changed]",
         "add": "add(target, image, name, pixel_format, options=) -> the texture added (pegs only)",
         "rm": "rm(target, names, options=) -> [name removed] (pegs only)",
@@ -98,6 +99,8 @@ SPRITE = ContentKind(
         "ls": Verb("gamepak.ops.sprites:list_textures"),
         "line": Verb("gamepak.ops.sprites:ls_line"),
         "export": Verb("gamepak.ops.sprites:export_textures"),
+        # What `texture export` says it wrote: sprites and their modules, frames, animations.
+        "exported": Verb("gamepak.ops.sprites:exported"),
         "import": Verb("gamepak.ops.sprites:import_textures"),
         "rows": Verb(f"{_PREVIEWS}:sprite_rows"),
         "preview": Verb("gamepak.formats.j2me.sprite.summary:preview_images"),
