@@ -520,18 +520,16 @@ def test_an_added_and_a_removed_object_from_two_patches_stack_and_come_back_one_
     assert patch.revert(target) == ["remove"] and target.read_bytes() == original
 
 
-def test_a_zone_patch_on_a_pack_without_the_layer_or_with_too_large_a_one_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from gamepak.ops.patch import zones as patch_zones
+def test_a_zone_patch_on_a_pack_without_the_layer_or_with_too_large_a_one_is_refused(tmp_path: Path) -> None:
+    from gamepak.core import content_limits
 
     gpatch = made(tmp_path, "A", moved(FIRST, (9, 9, 9)))
     inner = write_pack(tmp_path / "other-build" / "dm.str2_pc", {"t.xtbl": b"<root/>"})
     without = write_pack(tmp_path / "without.vpp_pc", {"dm.str2_pc": inner.read_bytes()})
     code, out, _ = in_process_cli("patch", "check", str(without), str(gpatch))
     assert code == 1 and f"A: {LAYER}: missing" in out, out
-    monkeypatch.setattr(patch_zones, "MAX_DELTA_BASE_BYTES", 100)
-    plan = patch.check(fresh(tmp_path), [gpatch])
+    with content_limits.limits(zone_bytes=100):  # the one zone limit every zone reader keeps
+        plan = patch.check(fresh(tmp_path), [gpatch])
     assert [step.action for step in plan.steps] == ["refuse"]
     assert (
         f"zone changes replay on the whole zone, {len(layer().to_bytes())} bytes here, more than 100"

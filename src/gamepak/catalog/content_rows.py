@@ -163,15 +163,15 @@ class ContentRows:
     def _loose_own_rows(self, handle: Any, row: Any, table: str) -> int:
         """The rows of a loose file of kind `row` in its family's table of its own (`table`:
         zone_objects), by its `rows` verb; errors rows (stage: the table) when it does not read."""
-        from .zones import MAX_ZONE_BYTES, add_rows
+        from .zones import add_rows, zone_bytes
 
         ref = self.ref
         sink = getattr(self.sinks, table, None)
         if sink is None:
             return 0
         folder, name = os.path.split(ref.relative)
-        if ref.size > MAX_ZONE_BYTES:
-            self.error(table, f"{ref.size} bytes is more than the {MAX_ZONE_BYTES} read for {table}", ref.relative)
+        if ref.size > (largest := zone_bytes()):
+            self.error(table, f"{ref.size} bytes is more than the {largest} read for {table}", ref.relative)
             return 0
         try:
             found = row.call("rows", read_at(handle, ref.size, 0), name, ref.relative)

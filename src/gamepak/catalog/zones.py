@@ -13,9 +13,14 @@ from ..core.archive import Archive, Entry
 from ..errors import GamepakError
 
 TABLE = "zone_objects"
-# Far above any game zone; a larger member is an errors row, not read.
-MAX_ZONE_BYTES = 64 << 20
 COLUMNS = ("zone", "index", "class", "class_hash", "handle", "name", "x", "y", "z")
+
+
+def zone_bytes() -> int:
+    """The largest zone the catalog reads (`core.content_limits`)."""
+    from ..core.content_limits import current
+
+    return current().zone_bytes
 
 
 def table_kinds() -> list[Any]:
@@ -33,12 +38,13 @@ def member_zone_columns(
     readable: list[Entry] = []
     kind_of: dict[int, Any] = {}
     wanted = table_kinds()  # asked of every member: by name, as the game finds its zones
+    largest = zone_bytes()
     for entry in entries:
         found = [kind for kind in wanted if kind.named_by(entry.name)]
         if not found:
             continue
-        if entry.size > MAX_ZONE_BYTES:
-            error(f"{entry.size} bytes is too large for a zone (at most {MAX_ZONE_BYTES} are read)", entry.name)
+        if entry.size > largest:  # a larger member is an errors row, not read
+            error(f"{entry.size} bytes is too large for a zone (at most {largest} are read)", entry.name)
         else:
             readable.append(entry)
             kind_of[entry.index] = found[0]

@@ -10,6 +10,11 @@ content lifts them (`limits(allow_large=True)`), as it lifts a patch's decode bu
     table_elements                  500,000     69,847 (dlc01_anim_files.xtbl)
     table_bytes_per_element         12          22 bytes an element (anim_files.xtbl)
     locatext_entries                200,000     7,298 strings (locatexts_*.rfglocatext)
+    zone_bytes                      64 MiB      a few MB (the largest territory cells)
+
+`zone_bytes` is the one size limit of an RFG zone or layer, whoever reads it: `gamepak zone`
+(`ops.zones`), the catalog's `zone_objects` rows, and a patch's zone changes (which replay on
+the whole zone; `--allow-large` lifts it there, as a patch's other decode budgets).
 
 The density rule (at least `table_bytes_per_element` bytes of XML an element) bounds a
 table's tree to a small multiple of its bytes: a 32 MB table of 8 M `<A/>` elements is
@@ -39,6 +44,7 @@ class ContentLimits:
     table_elements: int = 500_000
     table_bytes_per_element: int = 12
     locatext_entries: int = 200_000
+    zone_bytes: int = 64 << 20
     allow_large: bool = False
 
     def table_element_budget(self, size: int) -> int | None:
@@ -63,7 +69,8 @@ def current() -> ContentLimits:
 
 @contextlib.contextmanager
 def limits(**changes: int | bool) -> Iterator[ContentLimits]:
-    """Budgets changed for the code inside: `limits(allow_large=True)`, `limits(table_elements=10)`."""
+    """Budgets changed for the code inside: `limits(allow_large=True)`, `limits(table_elements=10)`,
+    `limits(zone_bytes=100)`."""
     token = _CURRENT.set(dataclasses.replace(_CURRENT.get(), **changes))  # type: ignore[arg-type]
     try:
         yield _CURRENT.get()

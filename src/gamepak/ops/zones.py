@@ -25,14 +25,20 @@ if TYPE_CHECKING:
 
 DOCUMENT_SUFFIX = ".json"
 RELATION_SUFFIX = ".relation.bin"
-# Far above any game zone (the largest territory cells are a few MB): refuse to read more.
-MAX_ZONE = 64 << 20
+
+
+def _zone_bytes() -> int:
+    """The largest zone read (`core.content_limits`: far above any game zone, whose largest
+    territory cells are a few MB)."""
+    from ..core.content_limits import current
+
+    return current().zone_bytes
 
 
 def _read_file(path: str) -> bytes:
     from ..core.files import read_file
 
-    return read_file(path, limit=MAX_ZONE)
+    return read_file(path, limit=_zone_bytes())
 
 
 def iter_zones(source: str | os.PathLike[str]) -> Iterator[tuple[str, bytes]]:
@@ -55,8 +61,8 @@ def iter_zones(source: str | os.PathLike[str]) -> Iterator[tuple[str, bytes]]:
 
     with open_archive(path) as pack:
         for member, entry, data in iter_named(pack, is_zone_name):
-            if entry.size > MAX_ZONE:
-                raise GamepakError(f"{path}: {member}: larger than any zone file ({MAX_ZONE >> 20} MiB)")
+            if entry.size > (largest := _zone_bytes()):
+                raise GamepakError(f"{path}: {member}: larger than any zone file ({largest >> 20} MiB)")
             yield member, data
 
 
@@ -119,8 +125,8 @@ def _by_path(source: str, paths: list[str]) -> Iterator[tuple[str, bytes]] | Non
                 archive, entry = resolve(pack, path)
             except MemberNotFoundError:
                 return None
-            if entry.size > MAX_ZONE:
-                raise GamepakError(f"{source}: {path}: larger than any zone file ({MAX_ZONE >> 20} MiB)")
+            if entry.size > (largest := _zone_bytes()):
+                raise GamepakError(f"{source}: {path}: larger than any zone file ({largest >> 20} MiB)")
             found.append((path, archive.read(entry)))
     return iter(found)
 

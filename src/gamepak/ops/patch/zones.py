@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 
 from ...errors import GamepakError
-from .container import MAX_DELTA_BASE_BYTES, ZONE_CHANGES, Operation, PatchError, zone_changes_limit
+from .container import ZONE_CHANGES, Operation, PatchError, zone_changes_limit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -155,11 +155,11 @@ def _without(message: str, step: Step) -> str:
 
 
 def _too_large(size: int) -> str:
+    from ...core import content_limits
     from .limits import ALLOW_LARGE_ADVICE, current
 
-    if size > MAX_DELTA_BASE_BYTES and not current().allow_large:
-        return (
-            f"zone changes replay on the whole zone, {size} bytes here, more than {MAX_DELTA_BASE_BYTES}; "
-            f"{ALLOW_LARGE_ADVICE}"
-        )
+    # The zone limit every zone reader keeps (a patch's --allow-large lifts it here).
+    largest = content_limits.current().zone_bytes
+    if size > largest and not current().allow_large:
+        return f"zone changes replay on the whole zone, {size} bytes here, more than {largest}; {ALLOW_LARGE_ADVICE}"
     return ""
