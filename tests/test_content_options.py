@@ -7,12 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from quake_bytes import mdl_bytes, qpic_bytes
 from sprite_bytes import simple_sprite
 
 import gamepak
 from gamepak.cli.kind_options import refuse_untaken
-from gamepak.content import get
+from gamepak.cli.texture import KIND_OPTIONS
+from gamepak.content import KINDS, get
 from gamepak.errors import UsageError
 
 from conftest import in_process_cli
@@ -125,3 +128,33 @@ def test_texture_export_of_sprites_counts_sprites_not_files(tmp_path: Path) -> N
 def test_texture_export_of_other_kinds_counts_textures(picture: Path, tmp_path: Path) -> None:
     code, _, err = in_process_cli("texture", "export", str(picture), "-o", str(tmp_path / "out"))
     assert code == 0 and f"exported 1 texture to {tmp_path / 'out'}" in err, err
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from([kind.name for kind in KINDS if kind.family.command == "texture"]),
+    st.sampled_from(["ls", "export", "import", "add", "rm"]),
+    st.dictionaries(st.sampled_from(sorted(KIND_OPTIONS)), st.sampled_from(["RGBA", "dds", True, "x", None])),
+)
+def test_an_option_is_refused_exactly_when_the_row_does_not_take_it(
+    name: str, verb: str, given_options: dict[str, object]
+) -> None:
+    import argparse
+
+    kind = get(name)
+    taken = kind.verbs[verb].options if kind.has(verb) else ()
+    defaults = {key: default for key, (_, default) in KIND_OPTIONS.items()}
+    untaken = [
+        key
+        for key, value in given_options.items()
+        if key not in taken and value is not None and value is not False and value != defaults[key]
+    ]
+    arguments = argparse.Namespace(**{**defaults, **given_options})
+    if untaken:
+        with pytest.raises(UsageError) as raised:
+            refuse_untaken(arguments, kind, verb, KIND_OPTIONS)
+        message = str(raised.value)
+        assert "\n" not in message and kind.description in message
+        assert any(message.startswith(KIND_OPTIONS[key][0] + " ") for key in untaken)
+    else:
+        refuse_untaken(arguments, kind, verb, KIND_OPTIONS)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from gamepak.content.spec import ContentKind, Family, Verb
 from conftest import in_process_cli, write_pack
 
 
-def _row_modules() -> dict[str, object]:
+def _row_modules() -> dict[str, ModuleType]:
     return {
         info.name: importlib.import_module(f"{rows.__name__}.{info.name}")
         for info in pkgutil.iter_modules(rows.__path__)

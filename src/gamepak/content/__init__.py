@@ -33,8 +33,12 @@ Adding a content kind is one module plus one row (RFG meshes, J2ME sprites and R
    `glb(data, label, *, <options>)` (the viewer's 3D view), `info(data, label)` (`model info`),
    `export(data, label, output, *, <options>)` (`model export`, `model export-all`),
    `stats(data, label)` (the catalog's models rows). For a texture: `gallery`, `png`, `rows`,
-   and `ls`/`line`/`export`/`import` for `gamepak texture`. For strings: `strings`, `export`,
-   `import`. A kind stored as two files (RFG meshes: `.csmesh_pc` + `.gsmesh_pc`, as pegs)
+   and `ls`/`line`/`export`/`import` for `gamepak texture` (and `exported(written)` when its
+   export writes more than one file a texture: a sprite's summary counts sprites, modules,
+   frames). For strings: `strings`, `export`, `import`. A kind with a check of its own inside
+   packs (RFG tables, zones) adds `verify(archive, options=)`: `gamepak verify` runs it over
+   every pack of its `packs`. The command refuses an option the verb's `Verb.options` does not
+   list (`texture --resize` for sprites). A kind stored as two files (RFG meshes: `.csmesh_pc` + `.gsmesh_pc`, as pegs)
    adds `partner(name) -> the other file's name`: its verbs then get `partner`, a function
    reading that file (the viewer and the catalog read it beside the file or inside the same
    pack; `model` beside MODEL or MEMBER); `partner_extensions` lets the viewer and `model`
