@@ -158,3 +158,14 @@ def test_an_option_is_refused_exactly_when_the_row_does_not_take_it(
         assert any(message.startswith(KIND_OPTIONS[key][0] + " ") for key in untaken)
     else:
         refuse_untaken(arguments, kind, verb, KIND_OPTIONS)
+
+
+def test_model_import_into_a_pack_refuses_a_scene_s_delete(tmp_path: Path) -> None:
+    pack = tmp_path / "items.vpp_pc"
+    pack.write_bytes(b"\xce\x0a\x89\x51" + bytes(60))
+    before = pack.read_bytes()
+    code, _, err = in_process_cli(
+        "model", "import", str(tmp_path / "x.glb"), "--into", str(pack), "thing.csmesh_pc", "--delete"
+    )
+    _refused(code, err, "--delete", "Red Faction Guerrilla meshes")
+    assert pack.read_bytes() == before

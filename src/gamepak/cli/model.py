@@ -486,10 +486,13 @@ def run_import(args: argparse.Namespace) -> None:
     if args.into is not None and os.path.isfile(args.into):
         # A model written back into a pack by the kind of the member it replaces (an RFG mesh).
         from ..content import for_path
+        from .kind_options import refuse_untaken
 
         kind = for_path("model", args.into, args.member)
         if not kind.has("import"):
             raise UsageError(f"{args.into}: no model kind of it is written back by --into PACK MEMBER")
+        # --delete is a scene's (objects the scene no longer has): a mesh import has none to remove.
+        refuse_untaken(args, kind, "import", {"delete": ("--delete", False)})
         report = kind.call("import", args.model_path, args.into, args.member, options=vars(args))
         for warning in report.warnings:
             note(f"warning: {warning}")
