@@ -232,6 +232,7 @@ def export_textures(
 
     wanted = {name.lower() for name in names}
     files: list[tuple[str, bytes]] = []
+    wad_palette = b""
     seen: set[str] = set()
     for unit in iter_units(source, palette=palette):
         for image, relative in zip(unit.images, unit.image_paths, strict=True):
@@ -240,6 +241,7 @@ def export_textures(
             if not image.mips:
                 continue  # a BSP texture kept as its header only (qbsp -notex)
             seen.add(image.name.lower())
+            wad_palette = unit.palette
             _note_palette(palettes, unit, image)
             files.append((relative, png_of(image, unit.palette)))
             if progress is not None:
@@ -247,7 +249,14 @@ def export_textures(
     missing = wanted - seen
     if missing:
         raise GamepakError(f"{os.fspath(source)}: no image called {', '.join(sorted(missing))}")
-    return write_files(output, files, overwrite=overwrite)
+    pictures = len(files)
+    if not wanted and files:
+        from .wad_manifest import is_loose_wad, manifest_files
+
+        if is_loose_wad(os.fspath(source)):
+            # What `texture build` needs to give this WAD back byte for byte (issue 47).
+            files += manifest_files(os.fspath(source), wad_palette, {relative for relative, _ in files})
+    return write_files(output, files, overwrite=overwrite)[:pictures]
 
 
 def _note_palette(palettes: list[str] | None, unit: Unit, image: PaletteImage) -> None:

@@ -66,6 +66,7 @@ class BuiltTexture:
     error: float
     fullbright: float
     clear: float
+    note: str = ""  # rebuilt from an export: "as exported" or "re-encoded"
 
 
 @dataclass
@@ -248,12 +249,14 @@ def encode_wad2(
         front = np.zeros(clear.shape, dtype=bool)
         front[:, : clear.shape[1] // 2] = True
         indices[clear & front] = 0
-    mips = build_mips(indices, palette, None if sky else transparent, fullbrights=not fullbright)
+    # A texture that glows keeps fullbrights in its mips (as a rebuild from its export does).
+    glowing = fullbright and bool(((indices >= FULLBRIGHT_START) & (indices != transparent)).any())
+    mips = build_mips(indices, palette, None if sky else transparent, fullbrights=not glowing)
     if mask is not None and mask.any() and not fullbright:
-        glowing = build_mips(indices, palette, transparent, fullbrights=False)
+        lit_mips = build_mips(indices, palette, transparent, fullbrights=False)
         shrunk = mask.astype(np.float32)
         combined = []
-        for plain, lit in zip(mips, glowing, strict=True):
+        for plain, lit in zip(mips, lit_mips, strict=True):
             height, width = shrunk.shape[0] // 2, shrunk.shape[1] // 2
             shrunk = shrunk[: height * 2, : width * 2].reshape(height, 2, width, 2).mean(axis=(1, 3))
             chosen = np.where(
