@@ -214,13 +214,14 @@ def encode_wad2(
     mask: np.ndarray | None = None,
     dither: bool = False,
     alpha_threshold: int = DEFAULT_ALPHA_THRESHOLD,
-) -> tuple[list[bytes], int | None, np.ndarray]:
+) -> tuple[list[bytes], int | None, np.ndarray, float]:
     """The four mips of a Quake miptex called `name` from RGBA pixels, its transparent index,
-    and the mip 0 indices. Fullbright entries (224-255) only where `fullbright` (everywhere) or
-    `mask` (per pixel) allows; clear pixels of `{` names become 255, of a sky's front half 0."""
+    the mip 0 indices and their mean CIEDE2000 error over the drawn pixels. Fullbright entries
+    (224-255) only where `fullbright` (everywhere) or `mask` (per pixel) allows; clear pixels
+    of `{` names become 255, of a sky's front half 0."""
     import numpy as np
 
-    from ..formats.quake.colours import dither_colours, map_colours
+    from ..formats.quake.colours import dither_colours, map_and_measure, map_colours, mean_error
     from ..formats.quake.images import build_mips, miptex_transparent
     from ..formats.quake.palette import FULLBRIGHT_START
 
@@ -236,13 +237,21 @@ def encode_wad2(
     if sky:
         # The engine draws index 0 clear in the front (left) half: kept for clear pixels there.
         ordinary[0] = everything[0] = False
-    mapping = dither_colours if dither else map_colours
-    if fullbright:
-        indices = mapping(rgb, palette, everything)
+    # Pixels that are drawn (not clear): what the mean error is measured over.
+    drawn = ~clear if transparent is not None else None
+    if sky:
+        drawn = ~clear
+        drawn[:, clear.shape[1] // 2 :] = True
+    error = None
+    if dither:
+        indices = dither_colours(rgb, palette, everything if fullbright else ordinary)
     else:
-        indices = mapping(rgb, palette, ordinary)
-        if mask is not None and mask.any():
-            indices = np.where(mask, mapping(rgb, palette, everything), indices)
+        indices, error = map_and_measure(rgb, palette, everything if fullbright else ordinary, drawn)
+    if mask is not None and mask.any() and not fullbright:
+        indices = np.where(mask, (dither_colours if dither else map_colours)(rgb, palette, everything), indices)
+        error = None
+    if error is None:
+        error = mean_error(rgb, indices, palette, drawn)
     if transparent is not None:
         indices[clear] = transparent
     if sky:
@@ -266,7 +275,7 @@ def encode_wad2(
             )
             combined.append(chosen.tobytes())
         mips = combined
-    return [indices.tobytes(), *mips], transparent, indices
+    return [indices.tobytes(), *mips], transparent, indices, error
 
 
 def encode_wad3(
@@ -275,24 +284,32 @@ def encode_wad3(
     *,
     dither: bool = False,
     alpha_threshold: int = DEFAULT_ALPHA_THRESHOLD,
-) -> tuple[list[bytes], bytes, int | None, np.ndarray]:
-    """The four mips, own palette, transparent index and mip 0 indices of a Half-Life miptex."""
+) -> tuple[list[bytes], bytes, int | None, np.ndarray, float]:
+    """The four mips, own palette, transparent index, mip 0 indices and mean CIEDE2000 error of
+    a Half-Life miptex."""
     import numpy as np
 
-    from ..formats.quake.colours import dither_colours, map_colours
+    from ..formats.quake.colours import dither_colours, map_and_measure, mean_error
     from ..formats.quake.images import build_mips, miptex_transparent
 
     transparent = miptex_transparent(name)
     clear = rgba[..., 3] < alpha_threshold
     own = own_palette(rgba, clear if transparent is not None else None)
     allowed = np.ones(256, dtype=bool)
+    drawn = None
     if transparent is not None:
         allowed[transparent] = False
+        drawn = ~clear
     rgb = np.ascontiguousarray(rgba[..., :3])
-    indices = (dither_colours if dither else map_colours)(rgb, own, allowed)
+    if dither:
+        indices = dither_colours(rgb, own, allowed)
+        error = mean_error(rgb, indices, own, drawn)
+    else:
+        indices, error = map_and_measure(rgb, own, allowed, drawn)
     if transparent is not None:
         indices[clear] = transparent
-    return [indices.tobytes(), *build_mips(indices, own, transparent, fullbrights=False)], own, transparent, indices
+    mips = [indices.tobytes(), *build_mips(indices, own, transparent, fullbrights=False)]
+    return mips, own, transparent, indices, error
 
 
 def own_palette(rgba: np.ndarray, clear: np.ndarray | None) -> bytes:
@@ -312,8 +329,16 @@ def own_palette(rgba: np.ndarray, clear: np.ndarray | None) -> bytes:
     return table + (b"" if clear is None else b"\0\0\xff")
 
 
-def _summary(name: str, file: str, rgba: Any, indices: Any, palette: bytes, transparent: int | None) -> BuiltTexture:
-    """The figures `texture build` prints for one texture."""
+def _summary(
+    name: str,
+    file: str,
+    rgba: Any,
+    indices: Any,
+    palette: bytes,
+    transparent: int | None,
+    error: float | None = None,
+) -> BuiltTexture:
+    """The figures `texture build` prints for one texture (`error` measured unless given)."""
     import numpy as np
 
     from ..formats.quake.colours import mean_error
@@ -321,7 +346,8 @@ def _summary(name: str, file: str, rgba: Any, indices: Any, palette: bytes, tran
 
     kept = np.ones(indices.shape, dtype=bool) if transparent is None else indices != transparent
     height, width = indices.shape
-    error = mean_error(rgba[..., :3], indices, palette, kept)
+    if error is None:
+        error = mean_error(rgba[..., :3], indices, palette, kept)
     glowing = float(((indices >= FULLBRIGHT_START) & kept).mean())
     return BuiltTexture(name, file, width, height, error, glowing, float((~kept).mean()))
 
@@ -375,13 +401,13 @@ def build_wad(
             progress(source.file)
         rgba = read_picture(source.path, source.name, resize)
         if wad3:
-            mips, own, transparent, indices = encode_wad3(
+            mips, own, transparent, indices, error = encode_wad3(
                 rgba, source.name, dither=dither, alpha_threshold=alpha_threshold
             )
             drawn: bytes | None = own
         else:
             mask = _mask(masks, source, rgba.shape[:2])
-            mips, transparent, indices = encode_wad2(
+            mips, transparent, indices, error = encode_wad2(
                 rgba,
                 source.name,
                 colours,
@@ -394,7 +420,7 @@ def build_wad(
         height, width = indices.shape
         image = PaletteImage(source.name, "miptex", width, height, mips, transparent, drawn)
         lumps.append((source.name, write_miptex(image)))
-        built.append(_summary(source.name, source.file, rgba, indices, drawn or colours, transparent))
+        built.append(_summary(source.name, source.file, rgba, indices, drawn or colours, transparent, error))
     if palettes is not None and not wad3:
         palettes.append(where)
     with create(output, "wad", overwrite=overwrite, version="WAD3" if wad3 else "WAD2") as writer:
