@@ -18,11 +18,12 @@ import os
 import time
 
 import numpy as np
-from _common import alternate, scratch
 from PIL import Image
 
 from gamepak.formats.quake.palette import built_in_palette
 from gamepak.ops.wad_build import build_wad
+
+from _common import alternate, scratch
 
 GOAL = 2.0
 
