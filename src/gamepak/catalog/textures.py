@@ -85,6 +85,7 @@ def texture_columns(
         for position in positions:
             _add_sprite_member(columns, archive, entries[position], nested_path, error)
         return len(columns["name"]), columns
+    columns.update({key: [] for key in PALETTE_COLUMNS})
     kept = kept or {}
     wanted = sorted(readable(entries, positions))
     for position in positions:
@@ -111,6 +112,8 @@ def texture_columns(
 
 # The sprite's own columns of the textures table (null in the rows of other textures).
 SPRITE_COLUMNS = ("modules", "frames", "anims", "palettes", "encoding")
+# Palette textures' columns (a kind's `rows` give them; null where a kind's rows do not).
+PALETTE_COLUMNS = ("transparent", "fullbright")
 
 
 def _add_sprite_member(
@@ -170,7 +173,9 @@ def _add_rows(
             return
         for row in found:
             for key in columns:
-                if key not in SPRITE_COLUMNS:  # set to null for these rows once all are added
+                if key in PALETTE_COLUMNS:
+                    columns[key].append(row.get(key))
+                elif key not in SPRITE_COLUMNS:  # set to null for these rows once all are added
                     columns[key].append(row[key])
         return
 
