@@ -66,10 +66,10 @@ def test_a_wad_page_shows_its_pictures_with_their_flags(client: object) -> None:
     assert page.status_code == 200
     text = page.text
     assert "Textures (4)" in text  # the palette lump is no picture
-    assert "{fence: 16×16 miptex, 4 mips" in text and "{ clear 25%" in text
-    assert "sky3: 32×16 miptex, 4 mips" in text and '<span class="flag">sky</span>' in text
-    assert "lamp: 16×16 miptex, 4 mips" in text and "fullbright 50%" in text
-    assert "BOX: 2×1 qpic" in text and "clear 50%" in text
+    assert "{fence: 16\u00d716 miptex, 4 mips" in text and "{ clear 25%" in text
+    assert "sky3: 32\u00d716 miptex, 4 mips" in text and '<span class="flag">sky</span>' in text
+    assert "lamp: 16\u00d716 miptex, 4 mips" in text and "fullbright 50%" in text
+    assert "BOX: 2\u00d71 qpic" in text and "clear 50%" in text
     # Every picture of the gallery is served, at its size, from the URL the page gives.
     urls = [part.split('"')[0] for part in text.split('<img src="')[1:]]
     assert len(urls) == 4
@@ -81,7 +81,7 @@ def test_a_wad_page_shows_its_pictures_with_their_flags(client: object) -> None:
     assert sizes == [(16, 16), (32, 16), (16, 16), (2, 1)]
     # A WAD3 texture has its own palette: no fullbright share, whatever its indices.
     hl = client.get("/browse/hl.wad").text  # type: ignore[attr-defined]
-    assert "hlwall: 16×16 miptex, 4 mips" in hl and "fullbright" not in hl
+    assert "hlwall: 16\u00d716 miptex, 4 mips" in hl and "fullbright" not in hl
 
 
 def test_the_gallery_is_bounded(client: object, monkeypatch: pytest.MonkeyPatch) -> None:
