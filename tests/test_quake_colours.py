@@ -114,3 +114,44 @@ def test_cielab_nearest_beats_rgb_nearest_in_ciede2000() -> None:
     perceptual = map_colours(rgb, palette, allowed)
     plain = from_rgba(np.dstack([rgb, np.full((64, 64), 255, np.uint8)]), palette, None, fullbright=False)
     assert mean_error(rgb, perceptual, palette) < 0.95 * mean_error(rgb, plain, palette)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(*[st.integers(0, 255)] * 3), min_size=1, max_size=40), st.booleans())
+def test_cell_nearest_keeps_palette_colours_and_takes_the_cells_nearest(
+    colours: list[tuple[int, int, int]], glowing: bool
+) -> None:
+    from gamepak.formats.quake.colours import CELL_SHIFT, cell_nearest
+
+    palette = built_in_palette()
+    table = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3)
+    allowed = np.ones(256, dtype=bool)
+    allowed[255] = False
+    if not glowing:
+        allowed[224:] = False
+    rgb = np.array(colours, dtype=np.uint8)
+    chosen = cell_nearest(rgb, palette, allowed)
+    assert allowed[chosen].all()
+    held = {tuple(int(v) for v in table[index]): index for index in reversed(np.flatnonzero(allowed))}
+    side = 1 << CELL_SHIFT
+    for colour, index in zip(rgb, chosen, strict=True):
+        key = tuple(int(v) for v in colour)
+        if key in held:
+            assert index == held[key]  # a palette colour keeps its first allowed entry
+        else:
+            centre = ((colour.astype(int) >> CELL_SHIFT) * side + side // 2).astype(np.uint8)[None, :]
+            assert index == nearest_lab(centre, palette, allowed)[0]
+
+
+def test_mips_from_average_blocks_and_keep_clear_ones() -> None:
+    from gamepak.formats.quake.colours import mips_from
+
+    palette = built_in_palette()
+    allowed = np.ones(256, dtype=bool)
+    allowed[224:] = False
+    indices = np.full((16, 16), 40, dtype=np.uint8)
+    indices[:8, :8] = 255  # a clear quarter
+    mips = mips_from(indices, palette, 255, allowed)
+    assert [len(mip) for mip in mips] == [64, 16, 4]
+    mip1 = np.frombuffer(mips[0], dtype=np.uint8).reshape(8, 8)
+    assert (mip1[:4, :4] == 255).all() and (mip1[4:, :] == 40).all() and (mip1[:4, 4:] == 40).all()

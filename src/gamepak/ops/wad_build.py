@@ -221,8 +221,15 @@ def encode_wad2(
     of `{` names become 255, of a sky's front half 0."""
     import numpy as np
 
-    from ..formats.quake.colours import dither_colours, map_and_measure, map_colours, mean_error
-    from ..formats.quake.images import build_mips, miptex_transparent
+    from ..formats.quake.colours import (
+        dither_colours,
+        map_and_measure,
+        map_colours,
+        mean_error,
+        mip_allowed,
+        mips_from,
+    )
+    from ..formats.quake.images import miptex_transparent
     from ..formats.quake.palette import FULLBRIGHT_START
 
     transparent = miptex_transparent(name)
@@ -260,9 +267,9 @@ def encode_wad2(
         indices[clear & front] = 0
     # A texture that glows keeps fullbrights in its mips (as a rebuild from its export does).
     glowing = fullbright and bool(((indices >= FULLBRIGHT_START) & (indices != transparent)).any())
-    mips = build_mips(indices, palette, None if sky else transparent, fullbrights=not glowing)
+    mips = mips_from(indices, palette, transparent, mip_allowed(name, transparent, glowing, False))
     if mask is not None and mask.any() and not fullbright:
-        lit_mips = build_mips(indices, palette, transparent, fullbrights=False)
+        lit_mips = mips_from(indices, palette, transparent, mip_allowed(name, transparent, True, False))
         shrunk = mask.astype(np.float32)
         combined = []
         for plain, lit in zip(mips, lit_mips, strict=True):
@@ -289,8 +296,8 @@ def encode_wad3(
     a Half-Life miptex."""
     import numpy as np
 
-    from ..formats.quake.colours import dither_colours, map_and_measure, mean_error
-    from ..formats.quake.images import build_mips, miptex_transparent
+    from ..formats.quake.colours import dither_colours, map_and_measure, mean_error, mip_allowed, mips_from
+    from ..formats.quake.images import miptex_transparent
 
     transparent = miptex_transparent(name)
     clear = rgba[..., 3] < alpha_threshold
@@ -308,7 +315,7 @@ def encode_wad3(
         indices, error = map_and_measure(rgb, own, allowed, drawn)
     if transparent is not None:
         indices[clear] = transparent
-    mips = [indices.tobytes(), *build_mips(indices, own, transparent, fullbrights=False)]
+    mips = [indices.tobytes(), *mips_from(indices, own, transparent, mip_allowed(name, transparent, False, True))]
     return mips, own, transparent, indices, error
 
 

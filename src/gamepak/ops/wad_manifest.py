@@ -93,7 +93,8 @@ def _regenerate(template: PaletteImage, rgba: np.ndarray, palette: bytes) -> Pal
     them (fullbrights in the mips only for a texture that has them): what build does for an
     edited picture, and what export compares with the stored lump to see which fields the
     manifest must keep."""
-    from ..formats.quake.images import PaletteImage, build_mips, from_rgba
+    from ..formats.quake.colours import mip_allowed, mips_from
+    from ..formats.quake.images import PaletteImage, from_rgba
     from ..formats.quake.palette import FULLBRIGHT_START
 
     indices = from_rgba(rgba, palette, template.transparent, fullbright=False)
@@ -108,8 +109,8 @@ def _regenerate(template: PaletteImage, rgba: np.ndarray, palette: bytes) -> Pal
         glowing = template.palette is not None or bool(
             ((indices >= FULLBRIGHT_START) & (indices != template.transparent)).any()
         )
-        transparent = None if template.name.lower().startswith("sky") else template.transparent
-        mips += build_mips(indices, palette, transparent, fullbrights=not glowing)
+        allowed = mip_allowed(template.name, template.transparent, glowing, template.palette is not None)
+        mips += mips_from(indices, palette, template.transparent, allowed)
     return PaletteImage(template.name, template.kind, width, height, mips, template.transparent, template.palette)
 
 

@@ -28,6 +28,9 @@ COS_30, SIN_30 = math.cos(math.radians(30)), math.sin(math.radians(30))
 COS_6, SIN_6 = math.cos(math.radians(6)), math.sin(math.radians(6))
 COS_63, SIN_63 = math.cos(math.radians(63)), math.sin(math.radians(63))
 RADIANS_275, RADIANS_25 = math.radians(275), math.radians(25)
+# Quake's fullbright colours start here (formats.quake.palette.FULLBRIGHT_START, not imported:
+# this module needs nothing of the palette files).
+FULLBRIGHT_ENTRIES = 224
 # Rows of pixels mapped per block: the (rows x palette) distance table stays in the CPU cache.
 BLOCK = 256
 
@@ -160,24 +163,24 @@ def _distinct(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def map_colours(rgb: np.ndarray, palette: bytes, allowed: np.ndarray) -> np.ndarray:
-    """Palette indices for (h, w, 3) uint8 pixels, each its nearest allowed entry in CIELAB; each
-    distinct colour is looked up once."""
+    """Palette indices for (h, w, 3) uint8 pixels (`cell_nearest`: a palette colour keeps its
+    entry, others take the entry nearest in CIELAB to their cell); each distinct colour once."""
     height, width = rgb.shape[:2]
     columns, inverse = _distinct(rgb)
-    return nearest_lab(columns, palette, allowed)[inverse].reshape(height, width)
+    return cell_nearest(columns, palette, allowed)[inverse].reshape(height, width)
 
 
 def map_and_measure(
     rgb: np.ndarray, palette: bytes, allowed: np.ndarray, counted: np.ndarray | None = None
 ) -> tuple[np.ndarray, float]:
-    """`map_colours` and `mean_error` of its result at once: each distinct colour converted to
-    CIELAB once, looked up once and measured once (a pixel's error is its colour's)."""
+    """`map_colours` and `mean_error` of its result at once: each distinct colour looked up
+    once, converted to CIELAB once and measured once (a pixel's error is its colour's)."""
     import numpy as np
 
     height, width = rgb.shape[:2]
     columns, inverse = _distinct(rgb)
+    chosen = cell_nearest(columns, palette, allowed)
     lab = srgb_to_lab(columns, "float32")
-    chosen = nearest_lab(columns, palette, allowed, lab)
     weights = np.bincount(inverse if counted is None else inverse[counted.ravel()], minlength=len(columns))
     total = int(weights.sum())
     error = 0.0
@@ -234,3 +237,104 @@ def mean_error(rgb: np.ndarray, indices: np.ndarray, palette: bytes, counted: np
     target = palette_lab(palette)[(pairs & 255).astype(np.intp)]
     errors = ciede2000(srgb_to_lab(source, "float32"), target)
     return float((errors * counts).sum() / counts.sum())
+
+
+# -- fast mapping: exact colours, then a per-palette cache of 4x4x4 colour cells --------------
+# Pillow's own quantiser looks colours up by cell too. A cell's entry is the allowed palette
+# colour nearest in CIELAB to the cell's centre, computed the first time a picture needs it and
+# kept for the rest of the build (200 pictures share most of their cells).
+CELL_SHIFT = 2
+CELL_SIDE = 256 >> CELL_SHIFT
+
+
+@functools.lru_cache(maxsize=16)
+def _cell_cache(palette: bytes, allowed_key: bytes) -> np.ndarray:
+    """The cell table of one palette and allowed set (-1: not looked up yet); filled in place."""
+    import numpy as np
+
+    return np.full(CELL_SIDE**3, -1, dtype=np.int16)
+
+
+@functools.lru_cache(maxsize=16)
+def _exact_table(palette: bytes, allowed_key: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """The allowed palette colours packed as 24-bit keys, sorted, and the first entry of each."""
+    import numpy as np
+
+    allowed = np.unpackbits(np.frombuffer(allowed_key, dtype=np.uint8))[:256].astype(bool)
+    table = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3).astype(np.uint32)
+    order = np.flatnonzero(allowed)
+    packed = (table[order, 0] << 16) | (table[order, 1] << 8) | table[order, 2]
+    keys, first = np.unique(packed, return_index=True)
+    return keys, order[first].astype(np.uint8)
+
+
+def cell_nearest(columns: np.ndarray, palette: bytes, allowed: np.ndarray) -> np.ndarray:
+    """For each 8-bit RGB row of `columns` (n, 3), an allowed palette index: the entry itself
+    for a colour the palette holds (its first allowed entry), else the entry nearest in CIELAB
+    to the centre of the colour's 4x4x4 cell."""
+    import numpy as np
+
+    allowed_key = np.packbits(allowed).tobytes()
+    keys, lookup = _exact_table(palette, allowed_key)
+    packed = (columns[:, 0].astype(np.uint32) << 16) | (columns[:, 1].astype(np.uint32) << 8) | columns[:, 2]
+    position = np.searchsorted(keys, packed).clip(0, len(keys) - 1)
+    exact = keys[position] == packed
+    result = np.empty(len(columns), dtype=np.uint8)
+    result[exact] = lookup[position[exact]]
+    rest = ~exact
+    if rest.any():
+        coarse = columns[rest].astype(np.int32) >> CELL_SHIFT
+        cells = (coarse[:, 0] * CELL_SIDE + coarse[:, 1]) * CELL_SIDE + coarse[:, 2]
+        cache = _cell_cache(palette, allowed_key)
+        values = cache[cells]
+        missing = values < 0
+        if missing.any():
+            needed = np.unique(cells[missing])
+            side = 1 << CELL_SHIFT
+            centres = np.stack(
+                [needed // (CELL_SIDE * CELL_SIDE), (needed // CELL_SIDE) % CELL_SIDE, needed % CELL_SIDE], axis=1
+            )
+            cache[needed] = nearest_lab((centres * side + side // 2).astype(np.uint8), palette, allowed)
+            values = cache[cells]
+        result[rest] = values
+    return result
+
+
+def mips_from(
+    indices: np.ndarray, palette: bytes, transparent: int | None, allowed: np.ndarray, levels: int = 3
+) -> list[bytes]:
+    """Mips 1..levels of a texture from its mip 0 `indices`: each texel the average colour of
+    its 2x2, 4x4 or 8x8 block mapped by `cell_nearest` among `allowed` (a block at least half
+    clear stays `transparent`)."""
+    import numpy as np
+
+    colours = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3).astype(np.float32)
+    rgb = colours[indices]
+    clear = (indices == transparent).astype(np.float32) if transparent is not None else None
+    result = []
+    for _level in range(levels):
+        height, width = max(1, rgb.shape[0] // 2), max(1, rgb.shape[1] // 2)
+        # Each level averages 2x2 of the one before, unrounded: the 2^k block of mip 0.
+        rgb = rgb[: height * 2, : width * 2].reshape(height, 2, width, 2, 3).mean(axis=(1, 3))
+        rounded = np.rint(rgb).astype(np.uint8).reshape(-1, 3)
+        mip = cell_nearest(rounded, palette, allowed).reshape(height, width)
+        if clear is not None:
+            clear = clear[: height * 2, : width * 2].reshape(height, 2, width, 2).mean(axis=(1, 3))
+            mip[clear >= 0.5] = transparent
+        result.append(mip.tobytes())
+    return result
+
+
+def mip_allowed(name: str, transparent: int | None, glowing: bool, own_palette: bool) -> np.ndarray:
+    """The entries a texture's smaller mips may use: not its transparent index, not a sky's
+    clear 0, and fullbrights (224-255) only for a texture that glows or has its own palette."""
+    import numpy as np
+
+    allowed = np.ones(256, dtype=bool)
+    if not (glowing or own_palette):
+        allowed[FULLBRIGHT_ENTRIES:] = False
+    if transparent is not None:
+        allowed[transparent] = False
+    if name.lower().startswith("sky"):
+        allowed[0] = False
+    return allowed
