@@ -15,8 +15,9 @@ hold before anything is written (each refusal one line naming the file):
   engine draws clear; no opaque pixel takes 0.
 - `+0name`: the frames of an animation are numbered without a gap (`+0`...`+9`, `+a`...`+j`).
 
-Colours map to the palette by nearest CIELAB colour, or with `dither` by Floyd-Steinberg
-(Pillow's); a WAD3 texture gets its own palette, quantised by Pillow. Each texture's summary
+Colours map to the palette by CIELAB distance (a colour the palette holds keeps its entry;
+others take the entry nearest to their 4x4x4 colour cell, `formats.quake.colours.cell_nearest`),
+or with `dither` by Floyd-Steinberg (Pillow's); a WAD3 texture gets its own palette, quantised by Pillow. Each texture's summary
 gives the mean CIEDE2000 difference between its pictures' colours and the palette colours they
 became (`formats.quake.colours`).
 
