@@ -228,3 +228,31 @@ def test_a_forged_xor_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[s
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "mips_xor" in err and "more than the" in err
     assert not (tmp_path / "again.wad").exists()
+
+
+def test_a_picture_added_to_an_export_becomes_a_new_lump(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from gamepak.formats.quake import wad
+
+    rng = np.random.default_rng(8)
+    mips = [bytes(rng.integers(0, 224, (16 >> k) ** 2, dtype=np.uint8)) for k in range(4)]
+    name = b"+0lava".ljust(16, b"\0")
+    source = tmp_path / "p.wad"
+    source.write_bytes(_wad(b"WAD2", [(name, 0x44, _miptex(name, 16, 16, mips))]))
+    folder = tmp_path / "out"
+    assert main(["texture", "export", str(source), "-o", str(folder)]) == 0
+    Image.new("RGB", (32, 16), tuple(int(v) for v in PALETTE[9])).save(folder / "+1lava.png")
+    again = tmp_path / "again.wad"
+    assert main(["texture", "build", str(folder), "-o", str(again)]) == 0
+    with wad.Reader(again) as reader:
+        assert reader.namelist() == ["+0lava", "+1lava"]
+        assert reader.read("+0lava") == _miptex(name, 16, 16, mips)  # the exported lump as it was
+        assert set(reader.read("+1lava")[40 : 40 + 512]) == {9}
+    # A new picture naming a lump the WAD has, or leaving a gap in its animation: one line.
+    (folder / "+1lava.png").rename(folder / "+3lava.png")
+    capsys.readouterr()
+    assert main(["texture", "build", str(folder), "-o", str(tmp_path / "gap.wad")]) == 1
+    assert "has no frame +1lava" in capsys.readouterr().err
+    (folder / "+3lava.png").rename(folder / "+0LAVA.tga")
+    assert main(["texture", "build", str(folder), "-o", str(tmp_path / "twice.wad")]) == 1
+    assert "names the same lump as +0lava.png" in capsys.readouterr().err
+    assert not (tmp_path / "gap.wad").exists() and not (tmp_path / "twice.wad").exists()

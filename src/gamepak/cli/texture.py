@@ -297,7 +297,8 @@ def run_build(args: argparse.Namespace) -> int | None:
         clear = f"  clear {texture.clear:.0%}" if texture.clear else ""
         summary(
             f"  {texture.name:<15} {texture.width:>4}x{texture.height:<4} "
-            f"mean CIEDE2000 {texture.error:.2f}{glow}{clear}  ({texture.file})"
+            f"mean CIEDE2000 {texture.error:.2f}{glow}{clear}  ({texture.file}"
+            + (f", {texture.note})" if texture.note else ")")
         )
     summary(f"built {args.output}: {count(len(built), 'texture')}")
     return None

@@ -17,12 +17,13 @@ hold before anything is written (each refusal one line naming the file):
 
 Colours map to the palette by CIELAB distance (a colour the palette holds keeps its entry;
 others take the entry nearest to their 4x4x4 colour cell, `formats.quake.colours.cell_nearest`),
-or with `dither` by Floyd-Steinberg (Pillow's); a WAD3 texture gets its own palette, quantised by Pillow. Each texture's summary
-gives the mean CIEDE2000 difference between its pictures' colours and the palette colours they
-became (`formats.quake.colours`).
+or with `dither` by Floyd-Steinberg (Pillow's); a WAD3 texture gets its own palette, quantised
+by Pillow. Each texture's summary gives the mean CIEDE2000 difference between its picture's
+colours and the palette colours they became (`formats.quake.colours`).
 
 A folder written by `texture export` of a WAD carries a manifest (`ops.wad_manifest`): then the
-WAD is rebuilt byte for byte, an edited picture changing only its own lump.
+WAD is rebuilt byte for byte, an edited picture changing only its own lump, and a picture added
+to the folder since becomes a new lump after the others.
 """
 
 from __future__ import annotations
@@ -92,22 +93,22 @@ def lump_name(stem: str, case: str = "keep") -> tuple[str, bool]:
     return (name.upper() if case == "upper" else name), fullbright
 
 
-def _sources(root: str, case: str, listed: list[str] | None = None) -> list[_Source]:
-    """The pictures of `root` with their lump names, every name checked before any is decoded."""
+def pictures_in(root: str) -> list[str]:
+    """The file names of the pictures (PNG, TGA, BMP) in the folder `root`, sorted."""
+    return sorted(
+        name
+        for name in os.listdir(root)
+        if name.lower().endswith(BUILD_SUFFIXES) and os.path.isfile(os.path.join(root, name))
+    )
+
+
+def _sources(root: str, case: str, files: list[str], taken: dict[str, str] | None = None) -> list[_Source]:
+    """The pictures `files` of `root` with their lump names, every name checked before any is
+    decoded; `taken`: lump names already in the WAD (case-folded) and the files they came from."""
     if case not in CASES:
         raise GamepakError(f"case {case!r}: one of {', '.join(CASES)}")
-    files = (
-        listed
-        if listed is not None
-        else sorted(
-            name
-            for name in os.listdir(root)
-            if name.lower().endswith(BUILD_SUFFIXES) and os.path.isfile(os.path.join(root, name))
-        )
-    )
-    if not files:
-        raise GamepakError(f"{root}: no PNG, TGA or BMP to build a WAD from")
-    taken: dict[str, str] = {}
+    taken = dict(taken or {})
+    before = dict(taken)
     found = []
     for file_name in files:
         path = os.path.join(root, file_name)
@@ -120,7 +121,8 @@ def _sources(root: str, case: str, listed: list[str] | None = None) -> list[_Sou
             raise GamepakError(f"{path}: names the same lump as {taken[name.lower()]} (WAD names ignore case)")
         taken[name.lower()] = file_name
         found.append(_Source(file_name, path, name, fullbright))
-    check_animations(root, [(source.name, source.path) for source in found])
+    named = [(name, os.path.join(root, file)) for name, file in before.items()]
+    check_animations(root, named + [(source.name, source.path) for source in found])
     return found
 
 
@@ -384,7 +386,7 @@ def build_wad(
     from ..core.opening import create
     from ..formats.quake.images import PaletteImage, write_miptex
     from ..formats.quake.palette import built_in_palette, read_palette_file
-    from .wad_manifest import read_texture_manifest, rebuild_from_manifest
+    from .wad_manifest import manifest_lumps, read_texture_manifest
 
     root = os.fspath(folder)
     if not os.path.isdir(root):
@@ -399,12 +401,21 @@ def build_wad(
     else:
         colours, where = built_in_palette(), "Quake's palette (built in: LibreQuake's)"
     manifest = read_texture_manifest(root)
-    if manifest is not None:
-        return rebuild_from_manifest(root, manifest, output, colours, overwrite=overwrite, progress=progress)
-    sources = _sources(root, case)
     lumps: list[tuple[str, bytes]] = []
-    built = []
-    for source in sources:
+    built: list[BuiltTexture] = []
+    layout = None
+    taken: dict[str, str] = {}
+    files = pictures_in(root)
+    if manifest is not None:
+        # An exported WAD: its lumps as the manifest says, then any picture added since.
+        lumps, built, colours, wad3 = manifest_lumps(root, manifest, colours, progress=progress)
+        layout = manifest.get("exact") or None
+        taken = {member["name"].lower(): member["path"] for member in manifest["members"]}
+        listed = {member["path"] for member in manifest["members"]}
+        files = [name for name in files if name not in listed]
+    elif not files:
+        raise GamepakError(f"{root}: no PNG, TGA or BMP to build a WAD from")
+    for source in _sources(root, case, files, taken):
         if progress is not None:
             progress(source.file)
         rgba = read_picture(source.path, source.name, resize)
@@ -428,10 +439,13 @@ def build_wad(
         height, width = indices.shape
         image = PaletteImage(source.name, "miptex", width, height, mips, transparent, drawn)
         lumps.append((source.name, write_miptex(image)))
-        built.append(_summary(source.name, source.file, rgba, indices, drawn or colours, transparent, error))
-    if palettes is not None and not wad3:
+        added = _summary(source.name, source.file, rgba, indices, drawn or colours, transparent, error)
+        added.note = "added" if manifest is not None else ""
+        built.append(added)
+    if palettes is not None and not wad3 and manifest is None:
         palettes.append(where)
-    with create(output, "wad", overwrite=overwrite, version="WAD3" if wad3 else "WAD2") as writer:
+    version = "WAD3" if wad3 else "WAD2"
+    with create(output, "wad", overwrite=overwrite, version=version, layout=layout) as writer:
         for name, data in lumps:
             writer.add(name, data)
     return built

@@ -272,22 +272,21 @@ def read_texture_manifest(folder: str) -> dict[str, Any] | None:
     return dict(document)
 
 
-def rebuild_from_manifest(
+def manifest_lumps(
     folder: str,
     manifest: dict[str, Any],
-    output: str | os.PathLike[str],
     palette: bytes,
     *,
-    overwrite: bool = False,
     progress: Callable[[str], object] | None = None,
-) -> list[BuiltTexture]:
-    """The WAD `manifest` describes, from the files of `folder`: each picture whose pixels are
-    as exported gives its lump back byte for byte; an edited one is re-encoded."""
+) -> tuple[list[tuple[str, bytes]], list[BuiltTexture], bytes, bool]:
+    """The lumps of the WAD `manifest` describes, from the files of `folder` (each picture
+    whose pixels are as exported gives its lump back byte for byte; an edited one is
+    re-encoded), what each picture became, the palette (the manifest's, else `palette`) and
+    whether the WAD is a WAD3."""
     import numpy as np
 
     from ..core.files import read_file
     from ..core.layout import decode_blob
-    from ..core.opening import create
     from ..core.pictures import AREA_FACTOR, check_size, read_rgba
     from ..formats.quake.palette import palette_from_bytes
     from .wad_build import _summary
@@ -352,12 +351,7 @@ def rebuild_from_manifest(
         result = _summary(member["name"], member["path"], rgba, indices, own or palette, image.transparent)
         result.note = note
         built.append(result)
-    version = manifest.get("options", {}).get("version", "WAD2")
-    layout = manifest.get("exact") or None
-    with create(output, "wad", overwrite=overwrite, version=version, layout=layout) as writer:
-        for name, data in lumps:
-            writer.add(name, data)
-    return built
+    return lumps, built, palette, manifest.get("options", {}).get("version", "WAD2") == "WAD3"
 
 
 def _split_mips(joined: bytes, template: PaletteImage, where: str, field: str) -> list[bytes]:
