@@ -51,6 +51,10 @@ def client(tmp_path: Path) -> object:
     root.mkdir()
     (root / "tex.wad").write_bytes(_sample_wad())
     (root / "hl.wad").write_bytes(wad_bytes([(b"hlwall", 0x43, _wad3_miptex(b"hlwall", 16, 16))], magic=b"WAD3"))
+    import gamepak
+
+    with gamepak.create(root / "pak0.pak") as pak:
+        pak.add("gfx/tex.wad", _sample_wad())
     return starlette.TestClient(create_app(root), base_url="http://127.0.0.1:8000")
 
 
@@ -115,3 +119,12 @@ def test_catalog_rows_carry_transparent_and_fullbright(tmp_path: Path) -> None:
     assert rows["pic"]["transparent"] == pytest.approx(0.25) and rows["pic"]["fullbright"] == pytest.approx(0.25)
     assert rows["hlwall"]["fullbright"] is None  # its own palette: no fullbright range
     assert np.isclose(rows["sky3"]["transparent"], 0)
+
+
+def test_a_wad_inside_a_pak_has_its_gallery_too(client: object) -> None:
+    text = client.get("/browse/pak0.pak/gfx/tex.wad").text  # type: ignore[attr-defined]
+    assert "Textures (4)" in text and "{ clear 25%" in text
+    url = text.split('<img src="')[1].split('"')[0].replace("&amp;", "&")
+    assert url.startswith("/texture/pak0.pak/gfx/tex.wad/")
+    response = client.get(url)  # type: ignore[attr-defined]
+    assert response.status_code == 200 and response.headers["content-type"] == "image/png"
