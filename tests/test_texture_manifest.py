@@ -182,9 +182,9 @@ def test_any_wad2_of_miptex_rebuilds(
     ("damage", "message"),
     [
         (lambda text: "{not json", "not a texture manifest (JSON"),
-        (lambda text: text.replace('"kind": "miptex"', '"kind": "sound"'), "texture.kind: one of qpic, miptex"),
-        (lambda text: text.replace('"width": 16', '"width": 99999'), "texture.width: a size from 1 to 16384"),
-        (lambda text: text.replace('"path": "t0.png"', '"path": "../t0.png"'), ".."),
+        (lambda text: text.replace('"kind":"miptex"', '"kind":"sound"'), "texture.kind: one of qpic, miptex"),
+        (lambda text: text.replace('"width":16', '"width":99999'), "texture.width: a size from 1 to 16384"),
+        (lambda text: text.replace('"path":"t0.png"', '"path":"../t0.png"'), ".."),
     ],
 )
 def test_a_broken_manifest_is_one_line_and_writes_nothing(

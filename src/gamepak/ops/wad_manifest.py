@@ -10,7 +10,7 @@ positions, types, directory name fields with bytes after the NUL, filler), plus:
     members[i]["texture"] = {            # a lump exported as a picture
         "kind": "miptex",                # qpic, miptex or conchars
         "width": 64, "height": 64,
-        "digest": "sha256 hex",          # of the picture's RGBA pixels as exported
+        "digest": "hex",                 # of the picture's RGBA pixels as exported (SHA-256, 128 bits)
         "name_field": "base64",          # miptex: its own 16-byte name field, when not clean
         "palette": "base64",             # WAD3: the texture's own palette
         "tail": "base64",                # bytes after the image (WAD3 padding, conchars' extra)
@@ -27,6 +27,7 @@ others the nearest ordinary colour, mips rebuilt).
 
 from __future__ import annotations
 
+import functools
 import os
 
 from ..errors import GamepakError
@@ -61,7 +62,9 @@ def pixel_digest(rgba: np.ndarray | bytes, width: int, height: int) -> str:
     import hashlib
 
     data = rgba if isinstance(rgba, bytes) else rgba.tobytes()
-    return hashlib.sha256(f"{width}x{height}:".encode() + data).hexdigest()
+    # 128 bits of SHA-256: a picture edited by chance into the same digest is not a worry, and
+    # a WAD of 50,000 tiny pictures keeps a smaller manifest.
+    return hashlib.sha256(f"{width}x{height}:".encode() + data).hexdigest()[:32]
 
 
 def _pack(data: bytes) -> str:
@@ -152,7 +155,6 @@ def manifest_files(path: str, palette: bytes, exported: set[str]) -> list[tuple[
     WAD at `path`, whose pictures were drawn through `palette`; `exported` the pictures written."""
     import json
 
-    from ..core.jsontext import JSON_INDENT
     from ..core.layout import encode_blob
     from ..formats.quake import sources
     from ..formats.quake.wad import Reader, WadEntry
@@ -188,7 +190,7 @@ def manifest_files(path: str, palette: bytes, exported: set[str]) -> list[tuple[
     }
     if version == "WAD2":
         document["palette"] = encode_blob(palette)
-    files.append((TEXTURE_MANIFEST_NAME, json.dumps(document, indent=JSON_INDENT, ensure_ascii=True).encode()))
+    files.append((TEXTURE_MANIFEST_NAME, json.dumps(document, separators=(",", ":"), ensure_ascii=True).encode()))
     return files
 
 
@@ -212,7 +214,15 @@ def _texture_fields(image: PaletteImage, data: bytes, palette: bytes) -> dict[st
     if image.palette is not None:
         fields["palette"] = encode_blob(image.palette)
     template = _template(fields, image.name, len(image.mips), image.palette)
-    regenerated = _regenerate(template, to_rgba(image, palette), image.palette or palette)
+    if len(image.mips) == 1:
+        # No mips to rebuild (a qpic, the console font): what `_regenerate` gives is each index
+        # replaced by the first entry of its colour, one `bytes.translate` (a WAD of 50,000
+        # tiny pictures takes seconds, not a numpy round per picture).
+        regenerated = _with_mips(
+            template, [image.pixels.translate(_first_entries(image.palette or palette, image.transparent))]
+        )
+    else:
+        regenerated = _regenerate(template, to_rgba(image, palette), image.palette or palette)
     if _encode_lump(regenerated, fields, image.palette) == data:
         return fields
     made, kept = b"".join(regenerated.mips), b"".join(image.mips)
@@ -224,6 +234,18 @@ def _texture_fields(image: PaletteImage, data: bytes, palette: bytes) -> dict[st
         del fields["mips_xor"]
     fields["data"] = _pack(data)
     return fields
+
+
+@functools.lru_cache(maxsize=8)
+def _first_entries(palette: bytes, transparent: int | None) -> bytes:
+    """A `bytes.translate` table giving each index the first entry of its colour (the
+    transparent index kept, and never chosen for another): what `from_rgba` makes of a picture
+    drawn through `palette`."""
+    first: dict[bytes, int] = {}
+    for index in range(256):
+        if index != transparent:
+            first.setdefault(palette[3 * index : 3 * index + 3], index)
+    return bytes(index if index == transparent else first[palette[3 * index : 3 * index + 3]] for index in range(256))
 
 
 def _xor(first: bytes, second: bytes) -> bytes:
