@@ -219,3 +219,20 @@ def test_wad3_dither_and_brace(tmp_path: Path) -> None:
     assert (indices[:4] == 255).all() and (indices[4:] != 255).all()
     end = 40 + 1024 + 256 + 64 + 16
     assert record[end : end + 2] == b"\0\1" and record[end + 2 + 765 : end + 2 + 768] == b"\0\0\xff"
+
+
+def test_bad_masks_and_thresholds_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "pics"
+    masks = tmp_path / "masks"
+    folder.mkdir()
+    masks.mkdir()
+    _solid(folder / "panel.png", (16, 16), (90, 60, 40))
+    (masks / "panel.png").write_bytes(b"not a picture")
+    out = tmp_path / "t.wad"
+    assert _build(folder, out, "--fullbright", str(masks)) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(masks / "panel.png") in err and "not an image Pillow reads" in err
+    assert _build(folder, out, "--alpha-threshold", "300") == 1
+    assert "alpha threshold 300: between 0 and 256" in capsys.readouterr().err
+    assert not out.exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["masks", "pics"]
