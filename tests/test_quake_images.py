@@ -75,7 +75,13 @@ def test_unchanged_export_reimports_byte_for_byte(tmp_path: Path) -> None:
     path = tmp_path / "t.wad"
     path.write_bytes(wad)
     quake_textures.export_textures(path, tmp_path / "out")
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["BOX.png", "CONCHARS.png", "{fence.png"]
+    # The manifest lets `texture build` give the WAD back byte for byte (issue 47).
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        ".gamepak-textures.json",
+        "BOX.png",
+        "CONCHARS.png",
+        "{fence.png",
+    ]
     assert quake_textures.import_textures(path, tmp_path / "out") == []
     assert path.read_bytes() == wad
     import_takes_an_edit(path, tmp_path / "out", "BOX")

@@ -37,14 +37,15 @@ def test_a_folder_builds_a_wad2_that_vgio_reads(tmp_path: Path, capsys: pytest.C
     wall = rng.choice(unique, (16, 32)).astype(np.uint8)
     _picture(folder / "Wall_1.png", wall)
     lights = np.full((16, 16), 10, dtype=np.uint8)
-    lights[4:8, 4:8] = 250  # a fullbright colour, exactly: kept
-    _picture(folder / "lights.tga", lights)
+    lights[4:8, 4:8] = 250  # a fullbright colour, in a texture asking for them (`_fbr`): kept
+    _picture(folder / "lights_fbr.tga", lights)
     Image.new("RGB", (16, 16), (0, 0, 0)).save(folder / "dark.bmp")
     (folder / "notes.txt").write_text("not a picture")
     out = tmp_path / "textures.wad"
     assert main(["texture", "build", str(folder), "-o", str(out)]) == 0
     err = capsys.readouterr().err
     assert "built" in err and "3 textures" in err and "palette: Quake's palette" in err
+    assert "mean CIEDE2000 0.00" in err  # exact palette colours: no error
     with vgio_wad.WadFile(str(out)) as wad_file:
         assert wad_file.namelist() == ["Wall_1", "dark", "lights"]
         infos = {info.filename: info for info in wad_file.infolist()}

@@ -105,6 +105,10 @@ TEXTURES = pa.schema(
         pa.field("format", pa.string(), nullable=False),
         pa.field("mips", pa.int16(), nullable=False),
         pa.field("flags", pa.int32(), nullable=False),
+        # Palette textures (Quake's) only: the share of pixels drawn clear (the transparent index)
+        # and in fullbright colours (224-255; null for a WAD3 texture's own palette).
+        pa.field("transparent", pa.float32()),
+        pa.field("fullbright", pa.float32()),
         # Gameloft J2ME sprites only (format "bsprite"); null for other textures.
         pa.field("modules", pa.int32()),
         pa.field("frames", pa.int32()),

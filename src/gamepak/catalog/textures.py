@@ -80,6 +80,7 @@ def texture_columns(
     `iter_pegs` does."""
     columns: dict[str, list[Any]] = {key: [] for key in ("peg", "name", "width", "height", "format", "mips", "flags")}
     columns.update({key: [] for key in SPRITE_COLUMNS})
+    columns.update({key: [] for key in PALETTE_COLUMNS})
     by_bytes = _kinds_by_bytes(archive.format_name)
     if by_bytes:
         # Any member may be one (a sprite): one at a time, by its first bytes (a J2ME pack may
@@ -121,6 +122,10 @@ def _kinds_by_bytes(format_name: str | None) -> list[Any]:
         for kind in kinds("texture")
         if not kind.extensions and kind.signatures and kind.has("rows") and format_name in kind.packs
     ]
+
+
+# Palette textures' columns (a kind's `rows` give them; null where a kind's rows do not).
+PALETTE_COLUMNS = ("transparent", "fullbright")
 
 
 def _add_member_by_bytes(
@@ -171,7 +176,9 @@ def _add_rows(
             return
         for row in found:
             for key in columns:
-                if key not in SPRITE_COLUMNS:  # set to null for these rows once all are added
+                if key in PALETTE_COLUMNS:
+                    columns[key].append(row.get(key))
+                elif key not in SPRITE_COLUMNS:  # set to null for these rows once all are added
                     columns[key].append(row[key])
         return
 

@@ -101,8 +101,11 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "build",
         run_build,
         "Make a Quake texture WAD (WAD2) from a folder of PNG/TGA/BMP pictures: one miptex per file, named "
-        "after it (at most 15 characters), sides multiples of 16, nearest palette colours (fullbrights only "
-        "where exact), {name pictures clear where alpha < 128, four mips.",
+        "after it (at most 15 characters; star_/plus_/minu_ stand for * + -), sides multiples of 16 (sky 256x128), "
+        "nearest palette colours in CIELAB (fullbrights only for names ending _fbr or where a --fullbright mask "
+        "is white), {name pictures clear under the alpha threshold, +0name animations without gaps, four mips; "
+        "prints each texture's mean CIEDE2000 error. A folder from 'texture export' of a WAD rebuilds it byte "
+        "for byte.",
     )
     build.add_argument("folder", metavar="DIR", help="the folder of pictures")
     build.add_argument("-o", "--output", required=True, metavar="FILE", help="the WAD to write")
@@ -111,6 +114,25 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--wad3", action="store_true", help="a Half-Life WAD3: each texture with its own palette (quantised)"
     )
     _palette_option(build)
+    build.add_argument(
+        "--case", choices=("keep", "upper"), default="keep", help="lump names as the files spell them, or upper case"
+    )
+    build.add_argument("--dither", action="store_true", help="Floyd-Steinberg dithering instead of nearest colours")
+    build.add_argument(
+        "--fullbright",
+        metavar="MASKS",
+        help="a folder of masks named as the pictures: white pixels may take fullbright colours (224-255)",
+    )
+    build.add_argument(
+        "--resize", action="store_true", help="scale pictures to sides of multiples of 16 (skies to 256x128)"
+    )
+    build.add_argument(
+        "--alpha-threshold",
+        type=int,
+        default=128,
+        metavar="N",
+        help="{name and sky pictures: pixels of alpha under N are clear (default 128)",
+    )
 
     add = add_command(sub, "add", run_add, "Add a new texture to a peg (a file, or one inside a pack).")
     add.add_argument("target", metavar="TARGET", help="a .cpeg_pc/.cvbm_pc file, or a pack holding pegs")
@@ -274,11 +296,11 @@ def run_import(args: argparse.Namespace) -> int | None:
 
 
 def run_build(args: argparse.Namespace) -> int | None:
-    from ..ops.quake_textures import build_wad
+    from ..ops.wad_build import build_wad
 
     palettes: list[str] = []
     with counting_bar("building textures") as advance:
-        names = build_wad(
+        built = build_wad(
             args.folder,
             args.output,
             palette=args.palette,
@@ -286,9 +308,22 @@ def run_build(args: argparse.Namespace) -> int | None:
             progress=advance,
             palettes=palettes,
             wad3=args.wad3,
+            case=args.case,
+            dither=args.dither,
+            fullbright=args.fullbright,
+            resize=args.resize,
+            alpha_threshold=args.alpha_threshold,
         )
     _say_palettes(palettes)
-    summary(f"built {args.output}: {count(len(names), 'texture')}")
+    for texture in built:
+        glow = f"  fullbright {texture.fullbright:.0%}" if texture.fullbright else ""
+        clear = f"  clear {texture.clear:.0%}" if texture.clear else ""
+        summary(
+            f"  {texture.name:<15} {texture.width:>4}x{texture.height:<4} "
+            f"mean CIEDE2000 {texture.error:.2f}{glow}{clear}  ({texture.file}"
+            + (f", {texture.note})" if texture.note else ")")
+        )
+    summary(f"built {args.output}: {count(len(built), 'texture')}")
     return None
 
 

@@ -183,7 +183,10 @@ def _quake_images(data: bytes, name: str, label: str, lump: str | None) -> list[
         image_name = os.path.splitext(os.path.basename(name))[0]
     if kind is None or not has_signature(kind, data):
         return []
-    return [image for image in read_images(kind, data, image_name, label) if image.mips]
+    # A WAD lump's record tells a WAD3 texture by the palette after its mips (read_miptex keeps
+    # none for a WAD2 record, which ends with its last mip).
+    wad3 = lump == "miptex"
+    return [image for image in read_images(kind, data, image_name, label, wad3=wad3) if image.mips]
 
 
 def quake_gallery(data: bytes, name: str, label: str, *, lump: str | None = None) -> list[dict[str, Any]]:
@@ -202,19 +205,27 @@ def quake_gallery(data: bytes, name: str, label: str, *, lump: str | None = None
 
 def quake_rows(data: bytes, name: str, label: str, *, lump: str | None = None) -> list[dict[str, Any]]:
     """The catalog's textures rows of a Quake file (`peg`: the file holding the image, `flags`:
-    its transparent index, -1 when opaque)."""
-    return [
-        {
-            "peg": name,
-            "name": image.name,
-            "width": image.width,
-            "height": image.height,
-            "format": image.kind,
-            "mips": len(image.mips),
-            "flags": -1 if image.transparent is None else image.transparent,
-        }
-        for image in _quake_images(data, name, label, lump)
-    ]
+    its transparent index, -1 when opaque; `transparent`, `fullbright`: the shares of its
+    pixels drawn clear and in fullbright colours, `formats.quake.palette.colour_shares`)."""
+    from ..formats.quake.palette import colour_shares
+
+    rows = []
+    for image in _quake_images(data, name, label, lump):
+        clear, fullbright = colour_shares(image.pixels, image.transparent, image.palette is not None)
+        rows.append(
+            {
+                "peg": name,
+                "name": image.name,
+                "width": image.width,
+                "height": image.height,
+                "format": image.kind,
+                "mips": len(image.mips),
+                "flags": -1 if image.transparent is None else image.transparent,
+                "transparent": clear,
+                "fullbright": fullbright,
+            }
+        )
+    return rows
 
 
 def quake_png(

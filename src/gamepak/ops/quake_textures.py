@@ -232,6 +232,7 @@ def export_textures(
 
     wanted = {name.lower() for name in names}
     files: list[tuple[str, bytes]] = []
+    wad_palette = b""
     seen: set[str] = set()
     for unit in iter_units(source, palette=palette):
         for image, relative in zip(unit.images, unit.image_paths, strict=True):
@@ -240,6 +241,7 @@ def export_textures(
             if not image.mips:
                 continue  # a BSP texture kept as its header only (qbsp -notex)
             seen.add(image.name.lower())
+            wad_palette = unit.palette
             _note_palette(palettes, unit, image)
             files.append((relative, png_of(image, unit.palette)))
             if progress is not None:
@@ -247,7 +249,14 @@ def export_textures(
     missing = wanted - seen
     if missing:
         raise GamepakError(f"{os.fspath(source)}: no image called {', '.join(sorted(missing))}")
-    return write_files(output, files, overwrite=overwrite)
+    pictures = len(files)
+    if not wanted and files:
+        from .wad_manifest import is_loose_wad, manifest_files
+
+        if is_loose_wad(os.fspath(source)):
+            # What `texture build` needs to give this WAD back byte for byte (issue 47).
+            files += manifest_files(os.fspath(source), wad_palette, {relative for relative, _ in files})
+    return write_files(output, files, overwrite=overwrite)[:pictures]
 
 
 def _note_palette(palettes: list[str] | None, unit: Unit, image: PaletteImage) -> None:
@@ -366,109 +375,3 @@ def import_textures(
         for unit, data in replacements:
             pack.replace(unit.path, data)
     return changed_names
-
-
-# -- texture build: a WAD2 from a folder of pictures ---------------------------------------------
-
-BUILD_SUFFIXES = (".png", ".tga", ".bmp")
-# A miptex name field is 16 bytes, NUL-terminated: 15 characters at most.
-MIPTEX_NAME_MAX = 15
-# Every mip level of a miptex must come out whole: 16 is what the compilers ask for.
-MIPTEX_SIDE_MULTIPLE = 16
-
-
-def build_wad(
-    folder: str | os.PathLike[str],
-    output: str | os.PathLike[str],
-    *,
-    palette: str | None = None,
-    overwrite: bool = False,
-    progress: Callable[[str], object] | None = None,
-    palettes: list[str] | None = None,
-    wad3: bool = False,
-) -> list[str]:
-    """Make a WAD2 (`wad3`: a Half-Life WAD3, each texture with its own palette of at most 256
-    colours, quantised by Pillow) of miptex at `output` from every PNG, TGA and BMP of `folder` (each named
-    after its file, case kept, in name order); returns the lump names. Colours map to the
-    palette (`palette` a file, else Quake's) by nearest colour among the ordinary entries, an
-    exact palette colour keeping its entry (so fullbrights 224-255 only where the picture has
-    them exactly); a `{name` picture's pixels of alpha under 128 become index 255; the four
-    mips are made from mip 0. A name over 15 characters or not ASCII, two files naming one lump
-    (case ignored), a side not a multiple of 16 or a file that is no picture is refused in one
-    line naming the file, before anything is written; the WAD appears whole or not at all."""
-    from ..core.opening import create
-    from ..core.pictures import check_size, read_rgba
-    from ..formats.quake.images import PaletteImage, build_mips, from_rgba, miptex_transparent, write_miptex
-    from ..formats.quake.palette import built_in_palette, read_palette_file
-
-    root = os.fspath(folder)
-    if not os.path.isdir(root):
-        raise GamepakError(f"{root}: not a folder of pictures")
-    if palette:
-        colours, where = read_palette_file(palette), f"{palette} (--palette)"
-    else:
-        colours, where = built_in_palette(), "Quake's palette (built in: LibreQuake's)"
-    files = sorted(
-        name
-        for name in os.listdir(root)
-        if name.lower().endswith(BUILD_SUFFIXES) and os.path.isfile(os.path.join(root, name))
-    )
-    if not files:
-        raise GamepakError(f"{root}: no PNG, TGA or BMP to build a WAD from")
-    taken: dict[str, str] = {}
-    lumps: list[tuple[str, bytes]] = []
-    for file_name in files:
-        path = os.path.join(root, file_name)
-        name = os.path.splitext(file_name)[0]
-        if not name.isascii() or not name or len(name) > MIPTEX_NAME_MAX or "\0" in name:
-            raise GamepakError(
-                f"{path}: {name!r} cannot name a miptex (1 to {MIPTEX_NAME_MAX} ASCII characters); rename the file"
-            )
-        if name.lower() in taken:
-            raise GamepakError(f"{path}: names the same lump as {taken[name.lower()]} (WAD names ignore case)")
-        taken[name.lower()] = file_name
-        if progress is not None:
-            progress(file_name)
-
-        def check(width: int, height: int, path: str = path) -> None:
-            check_size(width, height, path, area_limit=None, allowed="", resize=False)
-            if width % MIPTEX_SIDE_MULTIPLE or height % MIPTEX_SIDE_MULTIPLE:
-                raise GamepakError(
-                    f"{path}: {width}x{height}: a texture's sides must be multiples of {MIPTEX_SIDE_MULTIPLE}"
-                )
-
-        rgba = read_rgba(path, check)
-        transparent = miptex_transparent(name)
-        if wad3:
-            own = _own_palette(rgba, transparent is not None)
-            indices = from_rgba(rgba, own, transparent, fullbright=True)
-            mips = [indices.tobytes(), *build_mips(indices, own, transparent, fullbrights=False)]
-        else:
-            own = None
-            indices = from_rgba(rgba, colours, transparent, fullbright=False)
-            mips = [indices.tobytes(), *build_mips(indices, colours, transparent)]
-        height, width = indices.shape
-        image = PaletteImage(name, "miptex", width, height, mips, transparent, own)
-        lumps.append((name, write_miptex(image)))
-    if palettes is not None and not wad3:
-        palettes.append(where)
-    with create(output, "wad", overwrite=overwrite, version="WAD3" if wad3 else "WAD2") as writer:
-        for name, data in lumps:
-            writer.add(name, data)
-    return [name for name, _ in lumps]
-
-
-def _own_palette(rgba: Any, clear: bool) -> bytes:
-    """A WAD3 texture's palette: the picture's colours quantised by Pillow to 256 (255 for a
-    `{` texture, whose last entry is the blue Half-Life draws clear), padded to 768 bytes."""
-    from PIL import Image
-
-    opaque = rgba[..., :3] if not clear else rgba[rgba[..., 3] >= 128][:, :3].reshape(-1, 1, 3)
-    if opaque.size == 0:
-        opaque = rgba[..., :3].reshape(-1, 1, 3)
-    limit = 255 if clear else 256
-    with Image.fromarray(opaque.astype("uint8"), "RGB") as picture, picture.quantize(limit) as quantised:
-        used = bytes(quantised.getpalette() or b"")[: 3 * limit]
-    # Fewer colours than entries: the rest repeat the first (never chosen before it).
-    table = used + (used[:3] or b"\0\0\0") * ((3 * limit - len(used)) // 3)
-    return table + (b"\0\0\xff" if clear else b"")

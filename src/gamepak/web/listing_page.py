@@ -119,6 +119,9 @@ def listing_page(
         header = [(name, _field_text(value)) for name, value in info.pop("header").items()]
         if params.get("check"):
             check = _check_summary(archive, viewer.public)
+    from .wad_gallery import wad_gallery
+
+    gallery = wad_gallery(place) if page == 1 and not text_filter else None  # a WAD's pictures
     heading = shown_path(place.segments) or shown_name(viewer.site.label)
     return viewer.page(
         "listing.html",
@@ -136,6 +139,7 @@ def listing_page(
             else None
         ),
         check_url=query(check=1) + "#check",
+        gallery=gallery,
         problems=[viewer.public(problem) for problem in place.problems],
         rows=[_row_values(row, place.segments) for row in shown],
         columns=COLUMNS,

@@ -168,3 +168,23 @@ def quake2_palette_for(
         f"{os.fspath(path)}: a Quake II image needs Quake II's palette: no pics/colormap.pcx found near it, "
         "and this gamepak ships none; give --palette baseq2/pics/colormap.pcx"
     )
+
+
+# The fullbright indices as bytes: `bytes.translate(None, ...)` deletes them in one C pass.
+_FULLBRIGHT_BYTES = bytes(range(FULLBRIGHT_START, 256))
+
+
+def colour_shares(pixels: bytes, transparent: int | None, own_palette: bool) -> tuple[float, float | None]:
+    """(share of `pixels` drawn clear, share drawn in fullbright colours) of an 8-bit image:
+    clear pixels are its `transparent` index; fullbrights are 224-255 not clear, and None for
+    an image with its own palette (WAD3), which has no fullbright range."""
+    if not pixels:
+        return 0.0, None if own_palette else 0.0
+    total = len(pixels)
+    clear = pixels.count(transparent) if transparent is not None else 0
+    if own_palette:
+        return clear / total, None
+    glowing = total - len(pixels.translate(None, _FULLBRIGHT_BYTES))
+    if transparent is not None and transparent >= FULLBRIGHT_START:
+        glowing -= clear
+    return clear / total, glowing / total

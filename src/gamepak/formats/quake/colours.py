@@ -1,0 +1,340 @@
+"""Mapping true-colour pictures to a 256-colour palette the way the eye sees it: sRGB to CIELAB
+(D65), nearest palette colour by CIELAB distance, optional Floyd-Steinberg dithering (Pillow's),
+and the CIEDE2000 colour difference that `texture build` reports for each texture.
+
+CIEDE2000 follows G. Sharma, W. Wu, E. N. Dalal, "The CIEDE2000 color-difference formula:
+implementation notes, supplementary test data, and mathematical observations", Color Research
+and Application 30 (2005): the tests check the paper's 34 reference pairs to four decimals.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import numpy as np
+
+# sRGB (IEC 61966-2-1) to CIE XYZ, and the D65 white point the sRGB primaries are defined against.
+SRGB_TO_XYZ = (
+    (0.4124564, 0.3575761, 0.1804375),
+    (0.2126729, 0.7151522, 0.0721750),
+    (0.0193339, 0.1191920, 0.9503041),
+)
+WHITE_D65 = (0.95047, 1.0, 1.08883)
+TWO_PI = 2.0 * math.pi
+COS_30, SIN_30 = math.cos(math.radians(30)), math.sin(math.radians(30))
+COS_6, SIN_6 = math.cos(math.radians(6)), math.sin(math.radians(6))
+COS_63, SIN_63 = math.cos(math.radians(63)), math.sin(math.radians(63))
+RADIANS_275, RADIANS_25 = math.radians(275), math.radians(25)
+# Quake's fullbright colours start here (formats.quake.palette.FULLBRIGHT_START, not imported:
+# this module needs nothing of the palette files).
+FULLBRIGHT_ENTRIES = 224
+# Rows of pixels mapped per block: the (rows x palette) distance table stays in the CPU cache.
+BLOCK = 256
+
+
+def srgb_to_lab(rgb: np.ndarray, dtype: str = "float64") -> np.ndarray:
+    """CIELAB (D65) of 8-bit sRGB colours: (..., 3) uint8 in, (..., 3) floats of `dtype` out
+    (float32 where speed matters more than the fifth digit)."""
+    import numpy as np
+
+    values = np.arange(256, dtype=np.float64) / 255.0
+    # The sRGB transfer curve as a 256-entry table: exact for 8-bit input, no per-pixel powers;
+    # the matrix and the white point folded in, so XYZ/white is one product.
+    linear_table = np.where(values <= 0.04045, values / 12.92, ((values + 0.055) / 1.055) ** 2.4).astype(dtype)
+    linear = linear_table[np.asarray(rgb, dtype=np.uint8)]
+    matrix = (np.asarray(SRGB_TO_XYZ) / np.asarray(WHITE_D65)[:, None]).T.astype(dtype)
+    xyz = linear @ matrix
+    epsilon = (6.0 / 29.0) ** 3
+    scaled = np.cbrt(xyz)
+    low = xyz <= epsilon
+    if low.any():
+        scaled[low] = xyz[low] / (3 * (6.0 / 29.0) ** 2) + 4.0 / 29.0
+    lab = np.empty(xyz.shape, dtype=dtype)
+    lab[..., 0] = 116.0 * scaled[..., 1] - 16.0
+    lab[..., 1] = 500.0 * (scaled[..., 0] - scaled[..., 1])
+    lab[..., 2] = 200.0 * (scaled[..., 1] - scaled[..., 2])
+    return lab
+
+
+@functools.lru_cache(maxsize=8)
+def palette_lab(palette: bytes) -> np.ndarray:
+    """The CIELAB colours (float32) of a 768-byte palette, computed once per palette."""
+    import numpy as np
+
+    lab = srgb_to_lab(np.frombuffer(palette, dtype=np.uint8).reshape(-1, 3), "float32")
+    lab.flags.writeable = False
+    return lab
+
+
+def ciede2000(lab1: np.ndarray, lab2: np.ndarray) -> np.ndarray:
+    """The CIEDE2000 difference (kL = kC = kH = 1) between CIELAB colours, element-wise over the
+    last axis of two arrays of the same shape."""
+    import numpy as np
+
+    # float32 inputs stay float32 (the summary's two decimals); anything else is float64.
+    dtype = np.float32 if np.asarray(lab1).dtype == np.float32 == np.asarray(lab2).dtype else np.float64
+    lab1 = np.asarray(lab1, dtype=dtype)
+    lab2 = np.asarray(lab2, dtype=dtype)
+    l1, a1, b1 = lab1[..., 0], lab1[..., 1], lab1[..., 2]
+    l2, a2, b2 = lab2[..., 0], lab2[..., 1], lab2[..., 2]
+    seventh = 25.0**7
+    chroma_mean = (np.sqrt(a1 * a1 + b1 * b1) + np.sqrt(a2 * a2 + b2 * b2)) / 2.0
+    chroma_mean_7 = _seventh_power(chroma_mean)
+    g = 0.5 * (1.0 - np.sqrt(chroma_mean_7 / (chroma_mean_7 + seventh)))
+    a1p, a2p = (1.0 + g) * a1, (1.0 + g) * a2
+    c1p, c2p = np.sqrt(a1p * a1p + b1 * b1), np.sqrt(a2p * a2p + b2 * b2)
+    # Hue angles in radians in [0, 2pi), 0 for a neutral colour (atan2(0, 0) is 0 too).
+    h1p = np.arctan2(b1, a1p)
+    h1p = np.where(h1p < 0, h1p + TWO_PI, h1p)
+    h2p = np.arctan2(b2, a2p)
+    h2p = np.where(h2p < 0, h2p + TWO_PI, h2p)
+    chroma_product = c1p * c2p
+    neutral = chroma_product == 0
+    delta_h = h2p - h1p
+    delta_h = np.where(delta_h > np.pi, delta_h - TWO_PI, np.where(delta_h < -np.pi, delta_h + TWO_PI, delta_h))
+    delta_h = np.where(neutral, 0.0, delta_h)
+    delta_big_h = 2.0 * np.sqrt(chroma_product) * np.sin(delta_h / 2.0)
+    total = h1p + h2p
+    far = np.abs(h1p - h2p) > np.pi
+    h_mean = np.where(far & ~neutral, np.where(total < TWO_PI, total + TWO_PI, total - TWO_PI), total)
+    h_mean = np.where(neutral, h_mean, h_mean / 2.0)
+    # T's four cosines from cos h and sin h by the multiple-angle identities: two trig calls, not four.
+    cos1, sin1 = np.cos(h_mean), np.sin(h_mean)
+    cos2, sin2 = 2.0 * cos1 * cos1 - 1.0, 2.0 * sin1 * cos1
+    cos3, sin3 = cos1 * (2.0 * cos2 - 1.0), sin1 * (2.0 * cos2 + 1.0)
+    cos4, sin4 = 2.0 * cos2 * cos2 - 1.0, 2.0 * sin2 * cos2
+    t = (
+        1.0
+        - 0.17 * (cos1 * COS_30 + sin1 * SIN_30)
+        + 0.24 * cos2
+        + 0.32 * (cos3 * COS_6 - sin3 * SIN_6)
+        - 0.20 * (cos4 * COS_63 + sin4 * SIN_63)
+    )
+    l_mean_50 = (l1 + l2) / 2.0 - 50.0
+    c_mean = (c1p + c2p) / 2.0
+    c_mean_7 = _seventh_power(c_mean)
+    delta_theta = (np.pi / 6.0) * np.exp(-(((h_mean - RADIANS_275) / RADIANS_25) ** 2))
+    r_t = -np.sin(2.0 * delta_theta) * 2.0 * np.sqrt(c_mean_7 / (c_mean_7 + seventh))
+    s_l = 1.0 + 0.015 * l_mean_50 * l_mean_50 / np.sqrt(20.0 + l_mean_50 * l_mean_50)
+    term_l = (l2 - l1) / s_l
+    term_c = (c2p - c1p) / (1.0 + 0.045 * c_mean)
+    term_h = delta_big_h / (1.0 + 0.015 * c_mean * t)
+    return np.asarray(np.sqrt(term_l * term_l + term_c * term_c + term_h * term_h + r_t * term_c * term_h))
+
+
+def _seventh_power(values: np.ndarray) -> np.ndarray:
+    """x**7 by multiplication (numpy's float power is ten times slower)."""
+    square = values * values
+    return square * square * square * values  # type: ignore[no-any-return]
+
+
+def nearest_lab(rgb: np.ndarray, palette: bytes, allowed: np.ndarray, lab: np.ndarray | None = None) -> np.ndarray:
+    """For each 8-bit RGB row of `rgb` (n, 3), the index of the allowed palette entry nearest in
+    CIELAB (the first entry wins a tie, so an exact colour keeps its first entry); `lab`: the
+    rows' CIELAB colours when already known.
+    |c - p|² = |c|² - 2c·p + |p|², and |c|² is the same for every p: one matrix product per block."""
+    import numpy as np
+
+    candidates = np.flatnonzero(allowed)
+    choices = palette_lab(palette)[candidates]
+    squares = (choices**2).sum(axis=1)
+    twice = (-2.0 * choices.T).copy()
+    if lab is None:
+        lab = srgb_to_lab(rgb, "float32")
+    result = np.empty(len(rgb), dtype=np.uint8)
+    for start in range(0, len(rgb), BLOCK):
+        distance = lab[start : start + BLOCK] @ twice
+        distance += squares
+        result[start : start + BLOCK] = candidates[distance.argmin(axis=1)]
+    return result
+
+
+def _distinct(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct colours of (h, w, 3) uint8 pixels as (n, 3) rows, and each pixel's row."""
+    import numpy as np
+
+    packed = (rgb[..., 0].astype(np.uint32) << 16 | rgb[..., 1].astype(np.uint32) << 8 | rgb[..., 2]).ravel()
+    unique, inverse = np.unique(packed, return_inverse=True)
+    columns = np.stack([(unique >> 16) & 255, (unique >> 8) & 255, unique & 255], axis=1).astype(np.uint8)
+    return columns, inverse.ravel()
+
+
+def map_colours(rgb: np.ndarray, palette: bytes, allowed: np.ndarray) -> np.ndarray:
+    """Palette indices for (h, w, 3) uint8 pixels (`cell_nearest`: a palette colour keeps its
+    entry, others take the entry nearest in CIELAB to their cell); each distinct colour once."""
+    height, width = rgb.shape[:2]
+    columns, inverse = _distinct(rgb)
+    return cell_nearest(columns, palette, allowed)[inverse].reshape(height, width)
+
+
+def map_and_measure(
+    rgb: np.ndarray, palette: bytes, allowed: np.ndarray, counted: np.ndarray | None = None
+) -> tuple[np.ndarray, float]:
+    """`map_colours` and `mean_error` of its result at once: each distinct colour looked up
+    once, converted to CIELAB once and measured once (a pixel's error is its colour's)."""
+    import numpy as np
+
+    height, width = rgb.shape[:2]
+    columns, inverse = _distinct(rgb)
+    chosen = cell_nearest(columns, palette, allowed)
+    lab = srgb_to_lab(columns, "float32")
+    weights = np.bincount(inverse if counted is None else inverse[counted.ravel()], minlength=len(columns))
+    total = int(weights.sum())
+    error = 0.0
+    if total:
+        used = weights > 0
+        errors = ciede2000(lab[used], palette_lab(palette)[chosen[used]])
+        error = float((errors * weights[used]).sum() / total)
+    return chosen[inverse].reshape(height, width), error
+
+
+def dither_colours(rgb: np.ndarray, palette: bytes, allowed: np.ndarray) -> np.ndarray:
+    """Palette indices for (h, w, 3) uint8 pixels by Floyd-Steinberg error diffusion over the
+    allowed entries only (Pillow's, which measures distance in RGB)."""
+    import numpy as np
+    from PIL import Image
+
+    colours = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3)
+    candidates = np.flatnonzero(allowed)
+    # Pillow takes a whole 256-entry palette: the allowed colours first, the rest copies of the
+    # first allowed one, mapped back to it below.
+    table = np.repeat(colours[candidates[:1]], 256, axis=0)
+    table[: len(candidates)] = colours[candidates]
+    back = np.full(256, candidates[0], dtype=np.uint8)
+    back[: len(candidates)] = candidates
+    with Image.new("P", (1, 1)) as holder:
+        holder.putpalette(table.tobytes())
+        with Image.fromarray(np.ascontiguousarray(rgb), "RGB") as picture:
+            with picture.quantize(palette=holder, dither=Image.Dither.FLOYDSTEINBERG) as quantised:
+                indices = np.asarray(quantised)
+    return np.asarray(back[indices])
+
+
+def mean_error(rgb: np.ndarray, indices: np.ndarray, palette: bytes, counted: np.ndarray | None = None) -> float:
+    """The mean CIEDE2000 difference between each pixel's colour and the palette colour it was
+    given (`counted`: a mask of the pixels that count, e.g. the opaque ones); each distinct
+    (colour, index) pair is measured once."""
+    import numpy as np
+
+    pixels = rgb.reshape(-1, 3)
+    chosen = indices.ravel()
+    if counted is not None:
+        keep = counted.ravel()
+        pixels, chosen = pixels[keep], chosen[keep]
+    if len(chosen) == 0:
+        return 0.0
+    key = (
+        pixels[:, 0].astype(np.uint64) << 32
+        | pixels[:, 1].astype(np.uint64) << 24
+        | pixels[:, 2].astype(np.uint64) << 16
+        | chosen.astype(np.uint64)
+    )
+    pairs, counts = np.unique(key, return_counts=True)
+    source = np.stack([(pairs >> 32) & 255, (pairs >> 24) & 255, (pairs >> 16) & 255], axis=1).astype(np.uint8)
+    target = palette_lab(palette)[(pairs & 255).astype(np.intp)]
+    errors = ciede2000(srgb_to_lab(source, "float32"), target)
+    return float((errors * counts).sum() / counts.sum())
+
+
+# -- fast mapping: exact colours, then a per-palette cache of 4x4x4 colour cells --------------
+# Pillow's own quantiser looks colours up by cell too. A cell's entry is the allowed palette
+# colour nearest in CIELAB to the cell's centre, computed the first time a picture needs it and
+# kept for the rest of the build (200 pictures share most of their cells).
+CELL_SHIFT = 2
+CELL_SIDE = 256 >> CELL_SHIFT
+
+
+@functools.lru_cache(maxsize=16)
+def _cell_cache(palette: bytes, allowed_key: bytes) -> np.ndarray:
+    """The cell table of one palette and allowed set (-1: not looked up yet); filled in place."""
+    import numpy as np
+
+    return np.full(CELL_SIDE**3, -1, dtype=np.int16)
+
+
+@functools.lru_cache(maxsize=16)
+def _exact_table(palette: bytes, allowed_key: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """The allowed palette colours packed as 24-bit keys, sorted, and the first entry of each."""
+    import numpy as np
+
+    allowed = np.unpackbits(np.frombuffer(allowed_key, dtype=np.uint8))[:256].astype(bool)
+    table = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3).astype(np.uint32)
+    order = np.flatnonzero(allowed)
+    packed = (table[order, 0] << 16) | (table[order, 1] << 8) | table[order, 2]
+    keys, first = np.unique(packed, return_index=True)
+    return keys, order[first].astype(np.uint8)
+
+
+def cell_nearest(columns: np.ndarray, palette: bytes, allowed: np.ndarray) -> np.ndarray:
+    """For each 8-bit RGB row of `columns` (n, 3), an allowed palette index: the entry itself
+    for a colour the palette holds (its first allowed entry), else the entry nearest in CIELAB
+    to the centre of the colour's 4x4x4 cell."""
+    import numpy as np
+
+    allowed_key = np.packbits(allowed).tobytes()
+    keys, lookup = _exact_table(palette, allowed_key)
+    packed = (columns[:, 0].astype(np.uint32) << 16) | (columns[:, 1].astype(np.uint32) << 8) | columns[:, 2]
+    position = np.searchsorted(keys, packed).clip(0, len(keys) - 1)
+    exact = keys[position] == packed
+    result = np.empty(len(columns), dtype=np.uint8)
+    result[exact] = lookup[position[exact]]
+    rest = ~exact
+    if rest.any():
+        coarse = columns[rest].astype(np.int32) >> CELL_SHIFT
+        cells = (coarse[:, 0] * CELL_SIDE + coarse[:, 1]) * CELL_SIDE + coarse[:, 2]
+        cache = _cell_cache(palette, allowed_key)
+        values = cache[cells]
+        missing = values < 0
+        if missing.any():
+            needed = np.unique(cells[missing])
+            side = 1 << CELL_SHIFT
+            centres = np.stack(
+                [needed // (CELL_SIDE * CELL_SIDE), (needed // CELL_SIDE) % CELL_SIDE, needed % CELL_SIDE], axis=1
+            )
+            cache[needed] = nearest_lab((centres * side + side // 2).astype(np.uint8), palette, allowed)
+            values = cache[cells]
+        result[rest] = values
+    return result
+
+
+def mips_from(
+    indices: np.ndarray, palette: bytes, transparent: int | None, allowed: np.ndarray, levels: int = 3
+) -> list[bytes]:
+    """Mips 1..levels of a texture from its mip 0 `indices`: each texel the average colour of
+    its 2x2, 4x4 or 8x8 block mapped by `cell_nearest` among `allowed` (a block at least half
+    clear stays `transparent`)."""
+    import numpy as np
+
+    colours = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3).astype(np.float32)
+    rgb = colours[indices]
+    clear = (indices == transparent).astype(np.float32) if transparent is not None else None
+    result = []
+    for _level in range(levels):
+        height, width = max(1, rgb.shape[0] // 2), max(1, rgb.shape[1] // 2)
+        # Each level averages 2x2 of the one before, unrounded: the 2^k block of mip 0.
+        rgb = rgb[: height * 2, : width * 2].reshape(height, 2, width, 2, 3).mean(axis=(1, 3))
+        rounded = np.rint(rgb).astype(np.uint8).reshape(-1, 3)
+        mip = cell_nearest(rounded, palette, allowed).reshape(height, width)
+        if clear is not None:
+            clear = clear[: height * 2, : width * 2].reshape(height, 2, width, 2).mean(axis=(1, 3))
+            mip[clear >= 0.5] = transparent
+        result.append(mip.tobytes())
+    return result
+
+
+def mip_allowed(name: str, transparent: int | None, glowing: bool, own_palette: bool) -> np.ndarray:
+    """The entries a texture's smaller mips may use: not its transparent index, not a sky's
+    clear 0, and fullbrights (224-255) only for a texture that glows or has its own palette."""
+    import numpy as np
+
+    allowed = np.ones(256, dtype=bool)
+    if not (glowing or own_palette):
+        allowed[FULLBRIGHT_ENTRIES:] = False
+    if transparent is not None:
+        allowed[transparent] = False
+    if name.lower().startswith("sky"):
+        allowed[0] = False
+    return allowed
