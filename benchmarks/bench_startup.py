@@ -49,7 +49,7 @@ def make_inputs(work: str) -> dict[str, str]:
     small = f"{work}/small.pak"
     with gamepak.create(small) as writer:
         for index in range(20):
-            writer.add(f"maps/e1m{index}.bsp", bytes(100))
+            writer.add(f"docs/page{index}.txt", bytes(100))
     other = f"{work}/other.pak"
     shutil.copy(small, other)
     new = f"{work}/new.txt"
@@ -67,7 +67,7 @@ def real_runs(work: str, inputs: dict[str, str]) -> dict[str, Callable[[int], li
     return {
         "ls": lambda _: ["ls", small],
         "info": lambda _: ["info", small],
-        "cat": lambda _: ["cat", small, "maps/e1m3.bsp"],
+        "cat": lambda _: ["cat", small, "docs/page3.txt"],
         "detect": lambda _: ["detect", small],
         "verify": lambda _: ["verify", small],
         "formats": lambda _: ["formats"],
@@ -76,8 +76,8 @@ def real_runs(work: str, inputs: dict[str, str]) -> dict[str, Callable[[int], li
         "convert": lambda number: ["convert", small, f"{work}/converted{number}.zip"],
         "diff": lambda _: ["diff", small, other],
         "add": lambda _: ["add", other, new, "--dry-run"],
-        "rm": lambda _: ["rm", other, "maps/e1m1.bsp", "--dry-run"],
-        "mv": lambda _: ["mv", other, "maps/e1m1.bsp", "maps/moved.bsp", "--dry-run"],
+        "rm": lambda _: ["rm", other, "docs/page1.txt", "--dry-run"],
+        "mv": lambda _: ["mv", other, "docs/page1.txt", "docs/moved.txt", "--dry-run"],
         "compact": lambda _: ["compact", other, "--dry-run"],
     }
 
