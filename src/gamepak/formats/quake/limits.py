@@ -462,8 +462,6 @@ def check_pak(archive: Archive, engine: Engine) -> list[Problem]:
 def check_member(archive: Archive, entry: Entry, engine: Engine) -> list[Problem]:
     """One PAK member, by its extension: a map, a model, a sprite or a WAD (anything else has no
     engine limit here)."""
-    from . import mdl
-
     extension = os.path.splitext(entry.name)[1].lower()
     if extension not in _MEMBER_CHECKS and extension != ".wad":
         return []
@@ -477,6 +475,8 @@ def check_member(archive: Archive, entry: Entry, engine: Engine) -> list[Problem
             reason = getattr(exc, "reason", str(exc))
             return [Problem(f"member {entry.name!r}: not a WAD the engine can load: {reason}", member=entry.name)]
     if extension == ".mdl" and engine.rules.get("mdl.poses") is None:
+        from . import mdl
+
         with archive.open(entry) as stream:  # the header holds every count this engine limits
             data = stream.read(mdl.HEADER.size)
     else:
