@@ -24,7 +24,9 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+Timing = TypeVar("Timing")
 
 # Where the goal rows of one `make bench` run are collected (one tab-separated row per line:
 # row, goal, measured, met, script), read by benchmarks/summary.py.
@@ -44,6 +46,20 @@ def scratch(name: str) -> Path:
     return path
 
 
+def run_clocks(command: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system) of one command, which must succeed; its output
+    is dropped. The CPU time is the process's own: other processes of a busy machine lengthen
+    the wall time much more than it."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise subprocess.CalledProcessError(process.returncode, command)
+    return wall, usage.ru_utime + usage.ru_stime
+
+
 def run(command: list[str]) -> float:
     """Wall time of one command, which must succeed."""
     start = time.perf_counter()
@@ -56,10 +72,10 @@ def alternate(rounds: int, contenders: dict[str, Callable[[int], float]]) -> dic
     return {name: statistics.median(values) for name, values in alternate_times(rounds, contenders).items()}
 
 
-def alternate_times(rounds: int, contenders: dict[str, Callable[[int], float]]) -> dict[str, list[float]]:
-    """Run each contender once per round, alternating, and return every round's seconds (for a
+def alternate_times(rounds: int, contenders: dict[str, Callable[[int], Timing]]) -> dict[str, list[Timing]]:
+    """Run each contender once per round, alternating, and return every round's result (for a
     minimum: on a shared machine the fastest run is the one least disturbed by the others)."""
-    times: dict[str, list[float]] = {name: [] for name in contenders}
+    times: dict[str, list[Timing]] = {name: [] for name in contenders}
     for round_number in range(rounds):
         for name, contender in contenders.items():
             times[name].append(contender(round_number))
