@@ -9,10 +9,13 @@ The timing itself is benchmarks/bench_startup.py's (every verb within 1.25x of
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import gamepak
 from gamepak.cli import COMMANDS, build_parser
@@ -127,3 +130,54 @@ def test_the_probe_sees_a_heavy_module(tiny: dict[str, str]) -> None:
 def test_every_help_covers_every_verb_of_the_help() -> None:
     listed = {arguments[0] for arguments in every_help() if len(arguments) == 2 and arguments[0] != "--help"}
     assert listed == {verb for names in COMMANDS.values() for verb in names}
+
+
+# -- detection passes over formats by their declared signatures (no module imported) --------------
+def _sniff_all(data: bytes) -> dict[str, float]:
+    from gamepak.core.registry import FORMATS
+    from gamepak.core.source import Source
+
+    source = Source.open(io.BytesIO(data))
+    return {spec.name: float(spec.sniffer()(source)) for spec in FORMATS}
+
+
+def _heads() -> st.SearchStrategy[bytes]:
+    """Bytes that start with a declared signature (or one of its bytes changed), or anything."""
+    from gamepak.core.registry import FORMATS
+
+    signed = [(offset, signature) for spec in FORMATS for offset, signature in spec.magic]
+
+    @st.composite
+    def near_a_signature(draw: st.DrawFn) -> bytes:
+        offset, signature = draw(st.sampled_from(signed))
+        data = bytearray(draw(st.binary(min_size=offset, max_size=offset + 64)).ljust(offset, b"\0"))
+        data[offset:offset] = signature
+        if draw(st.booleans()):
+            data[offset + draw(st.integers(0, len(signature) - 1))] ^= 1 << draw(st.integers(0, 7))
+        return bytes(data + draw(st.binary(max_size=600)))
+
+    return st.one_of(near_a_signature(), st.binary(max_size=1100))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=_heads())
+@example(data=bytes(1024))  # an empty tar: two zero blocks, no signature
+def test_a_format_passed_over_by_its_signatures_is_one_its_sniffer_refuses(data: bytes) -> None:
+    from gamepak.core.registry import FORMATS, MAGIC_SPAN
+
+    confidences = _sniff_all(data)
+    for spec in FORMATS:
+        if not spec.may_hold(data[:MAGIC_SPAN]):
+            assert confidences[spec.name] == 0, spec.name
+
+
+def test_detect_imports_only_the_formats_whose_signature_a_file_holds(tiny: dict[str, str]) -> None:
+    probe = (
+        "import sys; import gamepak; print(gamepak.detect(sys.argv[1])[0].format); "
+        "print(sorted(m for m in sys.modules if m.startswith('gamepak.formats.')))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, tiny["small"]], capture_output=True, text=True, check=True)
+    found, modules = result.stdout.splitlines()
+    assert found == "pak"
+    for passed_over in ("gamepak.formats.zip", "gamepak.formats.rfg.packfile", "gamepak.formats.quake.wad"):
+        assert passed_over not in modules
