@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Any, ClassVar
 
 from ...core.archive import Archive, Entry
 from ...core.layout import fill_bytes, restore_fill
@@ -35,6 +34,10 @@ from .structure import (
     parse_sized,
     parse_table,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 INT32_MAX = 0x7FFFFFFF
 INT16_MAX = 0x7FFF
