@@ -90,7 +90,10 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         with gamepak.create(path) as writer:
             for index in range(5):
                 writer.add(f"docs/page{index}.txt", b"text %d" % index)
-    return {"small": str(small), "other": str(other), "folder": str(folder)}
+    inputs = folder / "inputs"
+    inputs.mkdir()
+    (inputs / "readme.txt").write_bytes(b"text")
+    return {"small": str(small), "other": str(other), "folder": str(folder), "inputs": str(inputs)}
 
 
 def test_importing_the_cli_loads_nothing_heavy() -> None:
@@ -113,6 +116,10 @@ def test_help_of_every_command_loads_nothing_heavy(arguments: list[str]) -> None
         ["diff", "{small}", "{other}"],
         ["add", "{other}", "{small}", "--dry-run"],
         ["rm", "{other}", "docs/page1.txt", "--dry-run"],
+        ["detect", "{small}"],
+        ["extract", "{small}", "-o", "{folder}/extracted"],
+        ["create", "{folder}/created.pak", "{inputs}"],
+        ["convert", "{small}", "{folder}/converted.jpk"],
     ],
     ids=lambda command: command[0] + (" -l" if "-l" in command else ""),
 )
