@@ -40,6 +40,8 @@ class FormatSpec:
     `magic`: where that signature sits, as (offset, bytes) pairs: the sniffer accepts only files
     that hold one of them (a quick test before asking it; empty: always ask), unless
     `magic_required` is False (tar: an empty archive is two zero blocks, with no signature).
+    `sniff_module`: the module holding the sniffer when it is not `module`: a light one, as
+    detection asks every format without a signature about every file.
     `kind`: "archive" opens with gamepak.open(); "model" is handled by gamepak.models; "table"
     opens with gamepak.open() as an archive without members (never taken for a nested pack).
     """
@@ -56,6 +58,7 @@ class FormatSpec:
         "name",
         "reader",
         "sniff",
+        "sniff_module",
         "writer",
     )
 
@@ -74,6 +77,7 @@ class FormatSpec:
         aliases: tuple[str, ...] = (),
         magic: tuple[tuple[int, bytes], ...] = (),
         magic_required: bool = True,
+        sniff_module: str | None = None,
     ) -> None:
         self.name = name
         self.description = description
@@ -87,6 +91,7 @@ class FormatSpec:
         self.aliases = aliases
         self.magic = magic
         self.magic_required = magic_required
+        self.sniff_module = sniff_module
 
     def __repr__(self) -> str:
         return f"<FormatSpec {self.name}>"
@@ -101,7 +106,7 @@ class FormatSpec:
         return getattr(self.load(), self.writer)
 
     def sniffer(self) -> Any:
-        return getattr(self.load(), self.sniff)
+        return getattr(load_module(self.sniff_module or self.module), self.sniff)
 
     def may_hold(self, head: bytes) -> bool:
         """Whether a file starting with `head` (at least MAGIC_SPAN bytes, or the whole file) can
@@ -172,7 +177,15 @@ FORMATS: tuple[FormatSpec, ...] = (
         magic=((257, b"ustar"), (0, b"\x1f\x8b"), (0, b"BZh"), (0, b"\xfd7zXZ\x00"), (0, b"\x28\xb5\x2f\xfd")),
         magic_required=False,  # an empty archive is zero blocks only (a weak guess, 0.5)
     ),
-    FormatSpec("joe", "VDrift JOE v3 model", "gamepak.models.joe", (".joe",), has_magic=False, kind="model"),
+    FormatSpec(
+        "joe",
+        "VDrift JOE v3 model",
+        "gamepak.models.joe",
+        (".joe",),
+        has_magic=False,
+        kind="model",
+        sniff_module="gamepak.models.joe_header",  # the reader brings the mesh model
+    ),
     # The J2ME layouts have no signature: only a full structural check can tell them apart.
     FormatSpec(
         "j2me-table",
