@@ -16,6 +16,7 @@ from _common import goal_row, ratio_row
 assert ratio_row("start-up, every verb", 1.18, at_most=1.25, detail="worst: ls") is True
 assert ratio_row("catalog, 2 workers vs one", 1.5, at_least=1.6) is False
 goal_row("catalog peak memory, 1M archives", "< 500 MB", "620 MB", False)
+goal_row("table check vs ElementTree", "<= 1.00x", "no sample", None)
 ratio_row("not recorded", 9.0, at_most=1.0, record=False)
 """
 
@@ -39,6 +40,7 @@ def test_rows_reported_by_a_script_are_summed_up_in_one_table(tmp_path: Path) ->
         "start-up, every verb | <= 1.25x | 1.18x (worst: ls) | yes",
         "catalog, 2 workers vs one | >= 1.60x | 1.50x | NO",
         "catalog peak memory, 1M archives | < 500 MB | 620 MB | NO",
+        "table check vs ElementTree | <= 1.00x | no sample | ?",
         "not recorded | <= 1.00x | 9.00x | NO",
     ]
     summary = run_in_benchmarks(["summary.py"], rows)
@@ -48,7 +50,8 @@ def test_rows_reported_by_a_script_are_summed_up_in_one_table(tmp_path: Path) ->
     assert table[2] == "| start-up, every verb | <= 1.25x | 1.18x (worst: ls) | yes | -c |"
     assert table[4] == "| catalog peak memory, 1M archives | < 500 MB | 620 MB | NO | -c |"
     assert "not recorded" not in summary.stdout
-    assert table[-1] == "1 of 3 goals met in this run"
+    assert table[5] == "| table check vs ElementTree | <= 1.00x | no sample | ? | -c |"
+    assert table[-1] == "1 of 4 goals met in this run"
 
 
 def test_clear_empties_the_rows_and_an_empty_run_is_an_error(tmp_path: Path) -> None:
