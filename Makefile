@@ -45,9 +45,14 @@ fuzz-long: $(PY)
 	$(PY) -m pip install --quiet -e '.[fuzz]'
 	$(PY) fuzz/run.py --minutes $(FUZZ_MINUTES) --corpus build/fuzz-corpus --crashes build/fuzz-crashes
 
+# Every benchmark, then one table of the goals they measured in this run (each script reports
+# its goal rows with benchmarks/_common.py's goal_row into build/bench-rows.tsv).
 bench: $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) benchmarks/summary.py --clear
 	for script in benchmarks/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+	@echo "== goals measured in this run"
+	@$(PY) benchmarks/summary.py
 
 lint: $(PY)
 	$(PY) -m pip install --quiet -e '.[dev]'

@@ -60,6 +60,30 @@ class CommandParser(argparse.ArgumentParser):
     puts the positionals back before the usage is printed instead."""
 
     _set_aside: list[tuple[argparse.Action, Any, Any]] | None = None
+    _declaring = False
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        """argparse's, checking the metavar against nargs with `_MetavarCheck` rather than a
+        full help formatter (whose two regular expressions and terminal size argparse would
+        otherwise make for every option of every run: a tenth of a command's start-up)."""
+        self._declaring = True
+        try:
+            return super().add_argument(*args, **kwargs)
+        finally:
+            self._declaring = False
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        if self._declaring:
+            return _MetavarCheck(self.prog)
+        return super()._get_formatter()
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        """argparse's, given the sub-commands' program name when it is only this parser's (no
+        positionals before them, no usage of its own), which argparse would otherwise work out
+        by formatting a usage line."""
+        if kwargs.get("prog") is None and self.usage is None and not self._get_positional_actions():
+            kwargs["prog"] = self.prog
+        return super().add_subparsers(**kwargs)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
         if self._set_aside is not None or self._subparsers is not None:
@@ -92,6 +116,15 @@ class CommandParser(argparse.ArgumentParser):
         """The usage error, with the usage showing the positionals even when set aside."""
         self._restore()
         super().error(message)
+
+
+class _MetavarCheck(HelpFormatter):
+    """The formatter argparse's `add_argument` asks only to format an option's metavar (an error
+    when it does not fit nargs): `_format_args` reads the action alone, so nothing of a real
+    formatter is set up."""
+
+    def __init__(self, prog: str) -> None:  # the base's is not called: it builds what this never uses
+        self._prog = prog
 
 
 def terminal_columns() -> int:

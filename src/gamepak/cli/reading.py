@@ -282,9 +282,13 @@ def _model_check(format_name: str | None, path: str) -> tuple[list[Problem], int
 def _peg_check(format_name: str | None, path: str) -> tuple[list[Problem], int] | None:
     """(problems, texture count) when `path` is the CPU file of a loose RFG peg pair (its GPU
     partner beside it), else None."""
+    from ..core.registry import format_for_path
+
+    if format_name is not None or format_for_path(path) is not None:
+        return None  # named as a pack (`.pak`, `.vpp_pc`...): the peg modules are not loaded
     from ..formats.rfg.peg.partners import is_cpu_name
 
-    if format_name is not None or not is_cpu_name(path) or not os.path.isfile(path):
+    if not is_cpu_name(path) or not os.path.isfile(path):
         return None
     from ..ops.inspect import check_loose_peg
 

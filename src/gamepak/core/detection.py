@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from ..errors import AmbiguousFormatError, UnknownFormatError, UnsupportedFeatureError
-from .registry import FORMATS, format_for_path, get_format, other_command_for
+from .registry import FORMATS, MAGIC_SPAN, format_for_path, get_format, other_command_for
 from .source import Source
 
 TYPE_CHECKING = False
@@ -56,13 +56,17 @@ def _file_label(file: PathOrFile) -> str:
 
 def detect(file: PathOrFile, *, name: str | None = None) -> list[Detection]:
     """Every format that fits `file`, most plausible first. Formats with a signature come
-    before structural guesses; the file name's extension breaks ties."""
+    before structural guesses; the file name's extension breaks ties. A format whose declared
+    signatures the file lacks is passed over without importing its module."""
     source = Source.open(file, name)
     label = name or _file_label(file)
     try:
         by_extension = format_for_path(label)
+        head = source.pread(MAGIC_SPAN, 0)
         found = []
         for spec in FORMATS:
+            if not spec.may_hold(head):
+                continue
             confidence = float(spec.sniffer()(source))
             if confidence <= 0:
                 continue
@@ -88,7 +92,10 @@ def choose_format(file: PathOrFile, *, name: str | None = None) -> Detection:
     )
     source = Source.open(file, name)
     try:
+        head = source.pread(MAGIC_SPAN, 0)
         for spec in candidates:
+            if not spec.may_hold(head):
+                continue
             confidence = float(spec.sniffer()(source))
             if confidence >= 0.9:
                 return Detection(spec.name, confidence, True)

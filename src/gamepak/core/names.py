@@ -5,9 +5,12 @@ mounting and the catalog all ask here, so one name means one path everywhere."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 
 from ..errors import UnsafePathError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 # The longest file name (in bytes) that Linux, macOS and Windows file systems accept.
 NAME_MAX = 255

@@ -38,7 +38,10 @@ class FormatSpec:
 
     `has_magic`: formats with a signature always win over structural guesses.
     `magic`: where that signature sits, as (offset, bytes) pairs: the sniffer accepts only files
-    that hold one of them (a quick test before asking it; empty: always ask).
+    that hold one of them (a quick test before asking it; empty: always ask), unless
+    `magic_required` is False (tar: an empty archive is two zero blocks, with no signature).
+    `sniff_module`: the module holding the sniffer when it is not `module`: a light one, as
+    detection asks every format without a signature about every file.
     `kind`: "archive" opens with gamepak.open(); "model" is handled by gamepak.models; "table"
     opens with gamepak.open() as an archive without members (never taken for a nested pack).
     """
@@ -50,10 +53,12 @@ class FormatSpec:
         "has_magic",
         "kind",
         "magic",
+        "magic_required",
         "module",
         "name",
         "reader",
         "sniff",
+        "sniff_module",
         "writer",
     )
 
@@ -71,6 +76,8 @@ class FormatSpec:
         kind: str = "archive",
         aliases: tuple[str, ...] = (),
         magic: tuple[tuple[int, bytes], ...] = (),
+        magic_required: bool = True,
+        sniff_module: str | None = None,
     ) -> None:
         self.name = name
         self.description = description
@@ -83,6 +90,8 @@ class FormatSpec:
         self.kind = kind
         self.aliases = aliases
         self.magic = magic
+        self.magic_required = magic_required
+        self.sniff_module = sniff_module
 
     def __repr__(self) -> str:
         return f"<FormatSpec {self.name}>"
@@ -97,7 +106,16 @@ class FormatSpec:
         return getattr(self.load(), self.writer)
 
     def sniffer(self) -> Any:
-        return getattr(self.load(), self.sniff)
+        return getattr(load_module(self.sniff_module or self.module), self.sniff)
+
+    def may_hold(self, head: bytes) -> bool:
+        """Whether a file starting with `head` (at least MAGIC_SPAN bytes, or the whole file) can
+        be this format: False only when the format declares the signatures every file of it
+        holds and `head` holds none, so that detection passes over it without importing its
+        module."""
+        if not self.magic or not self.magic_required:
+            return True
+        return any(head.startswith(signature, offset) for offset, signature in self.magic)
 
 
 FORMATS: tuple[FormatSpec, ...] = (
@@ -157,8 +175,17 @@ FORMATS: tuple[FormatSpec, ...] = (
         "gamepak.formats.tar",
         (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz", ".tar.zst", ".tzst"),
         magic=((257, b"ustar"), (0, b"\x1f\x8b"), (0, b"BZh"), (0, b"\xfd7zXZ\x00"), (0, b"\x28\xb5\x2f\xfd")),
+        magic_required=False,  # an empty archive is zero blocks only (a weak guess, 0.5)
     ),
-    FormatSpec("joe", "VDrift JOE v3 model", "gamepak.models.joe", (".joe",), has_magic=False, kind="model"),
+    FormatSpec(
+        "joe",
+        "VDrift JOE v3 model",
+        "gamepak.models.joe",
+        (".joe",),
+        has_magic=False,
+        kind="model",
+        sniff_module="gamepak.models.joe_header",  # the reader brings the mesh model
+    ),
     # The J2ME layouts have no signature: only a full structural check can tell them apart.
     FormatSpec(
         "j2me-table",
@@ -207,6 +234,8 @@ FORMATS: tuple[FormatSpec, ...] = (
     ),
 )
 
+# How many first bytes of a file `FormatSpec.may_hold` looks at: every declared signature's end.
+MAGIC_SPAN = max(offset + len(signature) for spec in FORMATS for offset, signature in spec.magic)
 
 # Files gamepak reads with a command of their own, not as packs: extension -> what to run (the
 # "not a format gamepak knows" error says it instead). tests/test_content_registry.py checks

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import os
 from _thread import allocate_lock
+from _weakref import ref as weak_reference  # the `weakref` module's C core (see _DescriptorCloser)
 
 from ..errors import CorruptArchiveError, GamepakError
 from .portable import pread as portable_pread
@@ -73,10 +74,42 @@ class OwnedBuffer(bytearray):
     them) instead of copying them first."""
 
 
+class _DescriptorCloser:
+    """Closes a descriptor once: when called (`Source.close`), or when its owner is dropped
+    unclosed. `weakref.finalize`'s job, without the `weakref` module and the `atexit` hook it
+    brings (a twentieth of a short command's start-up); a descriptor still open at exit is
+    closed by the system."""
+
+    __slots__ = ("_reference", "fd")
+    # Closers whose descriptor is open: this keeps each alive (with its weak reference, whose
+    # callback fires when the owner goes) until it has closed.
+    pending: set[_DescriptorCloser] = set()
+
+    def __init__(self, owner: object, fd: int) -> None:
+        self.fd = fd
+        self._reference: Any = weak_reference(owner, self._owner_dropped)
+        _DescriptorCloser.pending.add(self)
+
+    @property
+    def alive(self) -> bool:
+        return self in _DescriptorCloser.pending
+
+    def __call__(self) -> None:
+        try:
+            _DescriptorCloser.pending.remove(self)  # atomic: two threads closing close once
+        except KeyError:
+            return
+        self._reference = None
+        os.close(self.fd)
+
+    def _owner_dropped(self, _reference: object) -> None:
+        self()
+
+
 class Source:
     """Positioned reads over a file path, a file descriptor or a seekable file object."""
 
-    _closer: Any = None  # a weakref.finalize, when the source opened its own descriptor
+    _closer: _DescriptorCloser | None = None  # when the source opened its own descriptor
 
     def __init__(
         self,
@@ -98,9 +131,7 @@ class Source:
         # A descriptor this source opened is closed by `close()`, or when the source is dropped
         # unclosed (a pack a long-running server forgot must not keep its descriptor).
         if owns_fd and fd is not None:
-            import weakref  # here: `import gamepak` stays light
-
-            self._closer = weakref.finalize(self, os.close, fd)
+            self._closer = _DescriptorCloser(self, fd)
 
     @classmethod
     def open(cls, target: PathOrFile, name: str | None = None) -> Source:

@@ -20,11 +20,32 @@ OBJ, PLY and glTF cannot hold NaN or infinite coordinates: writing a mesh that h
 from __future__ import annotations
 
 import os
-from typing import Any
 
-from ..core.atomic import write_bytes as write_atomic
 from ..errors import GamepakError, OutputExistsError
-from .mesh import Frame, Mesh, ModelError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..core.atomic import write_bytes as write_atomic
+    from .mesh import Frame, Mesh, ModelError
+
+
+# Loaded on first use: detection asks `joe_header` of every file it sees, which imports this
+# package first, and the mesh model (dataclasses) would double a short command's start-up.
+def __getattr__(name: str) -> object:
+    value: object
+    if name in ("Frame", "Mesh", "ModelError"):
+        from . import mesh
+
+        value = getattr(mesh, name)
+    elif name == "write_atomic":
+        from ..core.atomic import write_bytes as value
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_UP",
@@ -68,7 +89,7 @@ def format_for_data(data: bytes) -> str | None:
     """The model format the bytes themselves show (JOE by counts that add up to the size, or
     to less with the usual magic: bytes after the model are ignored by VDrift)."""
     from ..core.source import Source
-    from .joe import sniff
+    from .joe_header import sniff
 
     if data[:4] == b"glTF":
         return "glb"
@@ -87,7 +108,7 @@ def format_for_data(data: bytes) -> str | None:
 
 
 def _up_axis(format_name: str, up: str | None) -> str:
-    from .mesh import UP_AXES
+    from .mesh import UP_AXES, ModelError
 
     chosen = up or DEFAULT_UP.get(format_name, "z")
     if chosen not in UP_AXES:
@@ -99,7 +120,7 @@ def format_for_file(path: str | os.PathLike[str]) -> str | None:
     """The model format of the file at `path`: its extension's, else what its bytes show
     (reading only the start, and the JOE frame headers)."""
     from ..core.source import Source
-    from .joe import sniff
+    from .joe_header import sniff
 
     by_name = format_for_name(os.fspath(path))
     if by_name is not None:
@@ -120,6 +141,8 @@ def loads(
     """Read a model from bytes. The format comes from `format`, else the name's extension,
     else the data. A file named .joe that is text gets a clear error. `up` is the file's up
     axis (default: the format's, see `DEFAULT_UP`); the mesh is always Z up."""
+    from .mesh import ModelError
+
     format_name = format or format_for_name(path or name)
     if format_name is None:
         format_name = format_for_data(data)
@@ -214,6 +237,8 @@ def dumps(
     """The bytes of `mesh` in `format` (joe, glb, gltf, obj, ply); `up` is the file's up axis
     (default: the format's, see `DEFAULT_UP`). OBJ, PLY and glTF refuse NaN or infinite
     values (`ModelError` naming the value and where it was read)."""
+    from .mesh import ModelError
+
     if format not in FORMATS:
         raise ModelError(f"unknown model format {format!r}; known: {', '.join(FORMATS)}")
     up_axis = _up_axis(format, up)
@@ -253,6 +278,9 @@ def save(
     beside it when `texture` is given. `texture` for glTF is a URI relative to the model; a
     .glb embeds the image when `texture` names a PNG/JPEG file that exists. `up`: the file's
     up axis (default: the format's)."""
+    from ..core.atomic import write_bytes as write_atomic
+    from .mesh import ModelError
+
     target = os.fspath(path)
     format_name = format or format_for_name(target)
     if format_name is None:

@@ -217,13 +217,13 @@ def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The manifest of an extracted folder, or None when it has none. Every field is checked
     against the schema (`gamepak.ops.manifest`): a wrong type or an absurd size is an error naming
     the field."""
+    path = os.path.join(folder, MANIFEST_NAME)
+    if not os.path.exists(path):
+        return None  # before any import: `create` asks this of every folder it packs
     import json
 
-    path = os.path.join(folder, MANIFEST_NAME)
     from ..core.files import read_file
 
-    if not os.path.exists(path):
-        return None
     data = read_file(path, what="the manifest")
     try:
         document = json.loads(data)

@@ -9,8 +9,6 @@ The registry reads the layouts' readers, writers and sniffers from here; the tex
 
 from __future__ import annotations
 
-from typing import Any
-
 from .members import content_extension, member_index
 from .packs import (
     EndOffsetsReader,
@@ -67,7 +65,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in TABLE_NAMES:
         from . import string_tables
 

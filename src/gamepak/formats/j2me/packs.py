@@ -10,8 +10,6 @@ places only while their bytes agree (checked by CRC-32).
 from __future__ import annotations
 
 import struct
-import zlib
-from typing import Any, ClassVar
 
 from ...core.archive import Archive, Entry
 from ...core.layout import fill_bytes, restore_fill
@@ -35,6 +33,10 @@ from .structure import (
     parse_sized,
     parse_table,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 INT32_MAX = 0x7FFFFFFF
 INT16_MAX = 0x7FFF
@@ -274,7 +276,9 @@ class TableReader(_PackReader):
         exact = {"offsets": self._relative_offsets(), **self._exact_common()}
         if self._overlapping():
             # A rebuild may place overlapping members as recorded only while their bytes agree.
-            exact["crc32"] = [zlib.crc32(self.read(entry)) for entry in self.infolist()]
+            from zlib import crc32  # here: detection loads this module for every file it sees
+
+            exact["crc32"] = [crc32(self.read(entry)) for entry in self.infolist()]
         return {"options": {}, "exact": exact}
 
 
@@ -296,7 +300,9 @@ class TableWriter(_PackWriter):
         if exact is None or len(exact.get("offsets", [])) != len(members):
             return None
         checksums = exact.get("crc32")
-        if checksums is not None and checksums != [zlib.crc32(member.read()) for member in members]:
+        from zlib import crc32
+
+        if checksums is not None and checksums != [crc32(member.read()) for member in members]:
             return None  # edited members that overlap others cannot keep their places
         return exact
 

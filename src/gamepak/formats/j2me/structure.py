@@ -53,13 +53,15 @@ loose fit, and more members proven consistent give more confidence.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 from ...core.archive import PARSE_ERRORS
 from ...core.source import Source
 from ...errors import CorruptArchiveError, GamepakError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 OFFSETS_HEADER = struct.Struct("<h")
 END_OFFSETS_HEADER = struct.Struct("<i")
@@ -81,18 +83,43 @@ EXACT_BAND = (0.45, 0.89)
 LOOSE_BAND = (0.05, 0.44)
 
 
-@dataclass
 class Structure:
-    """What a layout's header says: where the payload starts and each member's absolute range."""
+    """What a layout's header says: where the payload starts and each member's absolute range.
 
-    payload_start: int
-    spans: list[tuple[int, int]]  # (absolute offset, size) per member, in header order
-    file_size: int
-    details: dict[str, Any] = field(default_factory=dict)
-    # Numbers in the header that were checked against the file (detection's evidence).
-    evidence: float = 0.0
-    # Header bytes in front of each member (a sized pack's uint16), part of an exact tiling.
-    member_prefix: int = 0
+    `spans`: (absolute offset, size) per member, in header order. `evidence`: numbers in the
+    header that were checked against the file (detection's evidence). `member_prefix`: header
+    bytes in front of each member (a sized pack's uint16), part of an exact tiling. A plain
+    class, not a dataclass: `detect` asks these layouts of every file, and dataclasses (with
+    inspect and ast) took longer to import than Python takes to start."""
+
+    __slots__ = ("details", "evidence", "file_size", "member_prefix", "payload_start", "spans")
+
+    def __init__(
+        self,
+        payload_start: int,
+        spans: list[tuple[int, int]],
+        file_size: int,
+        details: dict[str, Any] | None = None,
+        evidence: float = 0.0,
+        member_prefix: int = 0,
+    ) -> None:
+        self.payload_start = payload_start
+        self.spans = spans
+        self.file_size = file_size
+        self.details = {} if details is None else details
+        self.evidence = evidence
+        self.member_prefix = member_prefix
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Structure):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in Structure.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in Structure.__slots__)
+        return f"Structure({fields})"
 
     @property
     def payload_size(self) -> int:

@@ -32,40 +32,70 @@ from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass, field
 
 from ...core.archive import Archive, Entry, Problem, encode_name
 from ...errors import CorruptArchiveError
-from . import bsp, mdl, spr
-from .images import MIPTEX_HEADER, ImageError
+
+# The map, model, sprite and image readers (bsp, mdl, spr, images) are imported by the checks
+# that read such a file, and the tables below are plain classes rather than dataclasses: every
+# `verify` of a PAK, WAD or BSP loads this module, and those imports (dataclasses brings inspect
+# and ast) took longer than Python's own start-up for a pack holding no map or model.
 
 # A member is read whole to check it (maps and models are read by the engine whole too); one
 # larger than this is reported, not read.
 MAX_MEMBER = 1 << 30
 
 
-@dataclass(frozen=True)
 class Rule:
     """One limit of one engine: the value, what the engine does past it, where it was read."""
 
-    limit: int
-    severity: str  # "error": the engine stops (or cannot hold the value); "warning": it prints and goes on
-    source: str
+    __slots__ = ("limit", "severity", "source")
+
+    def __init__(self, limit: int, severity: str, source: str) -> None:
+        self.limit = limit
+        self.severity = severity  # "error": the engine stops (or cannot hold the value); "warning": it goes on
+        self.source = source
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Rule):
+            return NotImplemented
+        return (self.limit, self.severity, self.source) == (other.limit, other.severity, other.source)
+
+    def __hash__(self) -> int:
+        return hash((self.limit, self.severity, self.source))
+
+    def __repr__(self) -> str:
+        return f"Rule(limit={self.limit!r}, severity={self.severity!r}, source={self.source!r})"
 
 
-@dataclass(frozen=True)
 class Engine:
-    """An engine's limits as data."""
+    """An engine's limits as data.
 
-    name: str
-    title: str
-    rules: dict[str, Rule | None]
-    # BSP variants the engine's loader accepts ("BSP29", "BSP30", "BSP2", "2PSB"); None: not known.
-    bsp_versions: frozenset[str] | None
-    # gfx.wad: whether it must be WAD2 (None: not known) and the lumps the engine looks up at
-    # start-up, each with what happens when one is missing.
-    gfx_wad2: Rule | None = None
-    gfx_lumps: dict[str, Rule] = field(default_factory=dict)
+    `bsp_versions`: the BSP variants the engine's loader accepts ("BSP29", "BSP30", "BSP2",
+    "2PSB"); None: not known. `gfx_wad2`: whether gfx.wad must be WAD2 (None: not known);
+    `gfx_lumps`: the lumps the engine looks up in it at start-up, each with what happens when
+    one is missing."""
+
+    __slots__ = ("bsp_versions", "gfx_lumps", "gfx_wad2", "name", "rules", "title")
+
+    def __init__(
+        self,
+        name: str,
+        title: str,
+        rules: dict[str, Rule | None],
+        bsp_versions: frozenset[str] | None,
+        gfx_wad2: Rule | None = None,
+        gfx_lumps: dict[str, Rule] | None = None,
+    ) -> None:
+        self.name = name
+        self.title = title
+        self.rules = rules
+        self.bsp_versions = bsp_versions
+        self.gfx_wad2 = gfx_wad2
+        self.gfx_lumps = {} if gfx_lumps is None else gfx_lumps
+
+    def __repr__(self) -> str:
+        return f"Engine({self.name!r})"
 
 
 # Sources (id-Software/Quake, sezero/quakespasm, rehlds/rehlds):
@@ -264,6 +294,9 @@ class _Findings:
 def check_mdl(data: bytes, engine: Engine, label: str, member: str | None = None) -> list[Problem]:
     """An alias model's header counts, and its poses when `engine` limits them, against `engine`.
     Without a pose limit only the 84-byte header is needed (`data` may be just that)."""
+    from . import mdl
+    from .images import ImageError
+
     found = _Findings(engine, member)
     if engine.rules.get("mdl.poses") is None:
         if len(data) < mdl.HEADER.size:
@@ -298,6 +331,9 @@ def check_mdl(data: bytes, engine: Engine, label: str, member: str | None = None
 
 def check_spr(data: bytes, engine: Engine, label: str, member: str | None = None) -> list[Problem]:
     """A sprite read as the engines read it (no engine limit on sprites was found in their loaders)."""
+    from . import spr
+    from .images import ImageError
+
     found = _Findings(engine, member)
     try:
         spr.read(data, label)
@@ -308,6 +344,8 @@ def check_spr(data: bytes, engine: Engine, label: str, member: str | None = None
 
 def _check_miptex(found: _Findings, head: bytes, where: str, offset: int) -> None:
     """A miptex header's name and size (`head` holds at least its 40 bytes)."""
+    from .images import MIPTEX_HEADER
+
     raw_name, width, height = MIPTEX_HEADER.unpack_from(head)[:3]
     name_bytes = raw_name.partition(b"\0")[0]
     label = f"{where} {name_bytes.decode('latin-1')!r}"
@@ -318,6 +356,8 @@ def _check_miptex(found: _Findings, head: bytes, where: str, offset: int) -> Non
 
 def bsp_variant(data: bytes) -> str | None:
     """The variant ("BSP29", "BSP30", "BSP2" or "2PSB") from a map's first 4 bytes (None: none of them)."""
+    from . import bsp
+
     head = data[:4]
     if head in bsp.VERSIONS:
         return bsp.VERSIONS[head]
@@ -326,6 +366,9 @@ def bsp_variant(data: bytes) -> str | None:
 
 def check_bsp(data: bytes, engine: Engine, label: str, member: str | None = None) -> list[Problem]:
     """A map's version, lump record counts and embedded miptex headers against `engine`."""
+    from . import bsp
+    from .images import MIPTEX_HEADER, ImageError
+
     found = _Findings(engine, member)
     variant = bsp_variant(data)
     if variant is None:
@@ -367,6 +410,8 @@ def check_bsp(data: bytes, engine: Engine, label: str, member: str | None = None
 def check_wad(archive: Archive, engine: Engine, member: str | None = None) -> list[Problem]:
     """A WAD's miptex lumps (names and sizes, as a map compiled from them gets them), and for a
     file called gfx.wad its magic and the lumps the engine looks up at start-up."""
+    from .images import MIPTEX_HEADER
+
     found = _Findings(engine, member)
     name = os.path.basename(member if member is not None else archive.filename).lower()
     magic = getattr(archive, "magic", b"")
@@ -430,6 +475,8 @@ def check_member(archive: Archive, entry: Entry, engine: Engine) -> list[Problem
             reason = getattr(exc, "reason", str(exc))
             return [Problem(f"member {entry.name!r}: not a WAD the engine can load: {reason}", member=entry.name)]
     if extension == ".mdl" and engine.rules.get("mdl.poses") is None:
+        from . import mdl
+
         with archive.open(entry) as stream:  # the header holds every count this engine limits
             data = stream.read(mdl.HEADER.size)
     else:
@@ -441,6 +488,8 @@ def check_member(archive: Archive, entry: Entry, engine: Engine) -> list[Problem
 
 def _is_quake_file(data: bytes) -> bool:
     """An IDPO version 6 model or an IDSP version 1 sprite (what the Quake loaders read)."""
+    from . import mdl, spr
+
     return data[:8] in (mdl.MAGIC + struct.pack("<i", 6), spr.MAGIC + struct.pack("<i", 1))
 
 
@@ -457,6 +506,8 @@ def check_archive(archive: Archive, engine: Engine) -> list[Problem]:
 
 def check_loose(path: str, engine: Engine) -> tuple[list[Problem], str] | None:
     """(problems, "model" or "sprite") for a loose MDL or SPR file (by its first bytes), else None."""
+    from . import mdl
+
     with open(path, "rb") as stream:
         head = stream.read(8)
         if not _is_quake_file(head):

@@ -26,7 +26,21 @@ Channel order of format 407 (8888) is disputed; `Peg.parse(..., order="BGRA")` i
 
 from __future__ import annotations
 
-from .layout import PegTexture, PixelFormat
-from .reader import Peg
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .layout import PegTexture, PixelFormat
+    from .reader import Peg
 
 __all__ = ["Peg", "PegTexture", "PixelFormat"]
+# Loaded on first use: `verify` asks `partners` whether a file is a peg's CPU file on every run,
+# and importing this package first must not bring the reader and its layout (dataclasses,
+# pathlib, typing: twice Python's own start-up) into commands that read no peg.
+_LAZY = {"Peg": ".reader", "PegTexture": ".layout", "PixelFormat": ".layout"}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(__import__(f"{__name__}{_LAZY[name]}", fromlist=[name]), name)
+    globals()[name] = value
+    return value

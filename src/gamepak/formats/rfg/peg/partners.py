@@ -8,8 +8,11 @@ another."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
 
 GPU_PARTNERS = {".cpeg_pc": ".gpeg_pc", ".cvbm_pc": ".gvbm_pc"}
 
@@ -62,6 +65,8 @@ def find_partner(cpu_name: str, names: Iterable[str]) -> str | None:
 def partner_path(cpu_path: str | os.PathLike[str]) -> Path | None:
     """The GPU partner beside a CPU file on disk (a regular file, not a link), by the same
     rule; None when there is none."""
+    from pathlib import Path  # here: `verify` asks `is_cpu_name` of every file, without pathlib
+
     cpu = Path(cpu_path)
     exact = cpu.with_name(partner_name(cpu.name))
     if exact.is_file() and not exact.is_symlink():

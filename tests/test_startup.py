@@ -1,0 +1,190 @@
+"""Start-up (issue 48, item 3): the CLI's import of the package, `gamepak --help`, every command's
+and sub-command's `--help`, and the cheap commands on a tiny pack load no heavy module before a
+command needs it. Each case runs in a fresh interpreter, as the console script does
+(`from gamepak.cli import run`), and reports what `sys.modules` holds at the end.
+
+The timing itself is benchmarks/bench_startup.py's (every verb within 1.25x of
+`python -c "import re"`); this test holds the cause of most of that time, imports, in place.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import gamepak
+from gamepak.cli import COMMANDS, build_parser
+
+# Third-party packages gamepak uses somewhere: each costs more than Python's own start-up.
+THIRD_PARTY = (
+    "numpy", "PIL", "pyarrow", "dask", "distributed", "starlette", "uvicorn", "jinja2", "rich", "click",
+    "pygltflib", "orjson", "polib", "isal", "zstandard", "fsspec", "mfusepy", "mapbox_earcut", "quicktex",
+    "bc7enc", "xxhash", "pandas", "deflate", "zlib_ng", "duckdb",
+)  # fmt: skip
+# Standard-library modules that cost a sizeable share of a start-up (dataclasses brings inspect
+# and ast; shutil brings bz2 and lzma; typing alone is a third of `python -c pass`) and that no
+# command below needs for a tiny pack.
+STANDARD = (
+    "dataclasses", "inspect", "ast", "typing", "pathlib", "shutil", "bz2", "lzma", "zipfile", "tarfile",
+    "json", "textwrap", "gettext", "locale", "threading", "subprocess", "asyncio", "email", "http", "xml",
+    "logging", "socket", "ssl", "tempfile", "urllib", "ipaddress", "decimal", "weakref", "atexit",
+    "concurrent", "multiprocessing", "uuid", "datetime", "importlib.metadata", "tomllib", "csv", "zlib",
+)  # fmt: skip
+HEAVY = THIRD_PARTY + STANDARD
+
+# Runs what the console script runs (or, with no arguments, only imports it), then prints the
+# heavy modules loaded as the last line of stderr.
+PROBE = f"""
+import sys
+from gamepak.cli import run
+code = 0
+if sys.argv[1:]:
+    try:
+        run()
+    except SystemExit as exit:
+        code = exit.code
+sys.stdout.flush()
+print("heavy:", ",".join(sorted(m for m in {HEAVY!r} if m in sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def heavy_after(*arguments: str) -> tuple[int, list[str]]:
+    """(exit code, heavy modules loaded) of `gamepak ARGUMENTS` in a fresh interpreter."""
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *arguments], capture_output=True, text=True, timeout=120, check=False
+    )
+    last = result.stderr.splitlines()[-1] if result.stderr else ""
+    assert last.startswith("heavy:"), result.stderr
+    loaded = last.removeprefix("heavy:").strip()
+    return result.returncode, loaded.split(",") if loaded else []
+
+
+def every_help() -> list[list[str]]:
+    """`--help` of the program, of every verb `gamepak --help` lists, and of every sub-command of a
+    command group."""
+    import argparse
+
+    cases = [["--help"], ["--version"]]
+    for names in COMMANDS.values():
+        for verb in names:
+            cases.append([verb, "--help"])
+            parser = build_parser(verb)
+            command = parser._subparsers._group_actions[0].choices[verb]  # type: ignore[union-attr,index]
+            for action in command._actions:
+                if isinstance(action, argparse._SubParsersAction):
+                    cases += [[verb, sub, "--help"] for sub in action.choices]
+    return cases
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    folder = tmp_path_factory.mktemp("startup")
+    small, other = folder / "small.pak", folder / "other.pak"
+    for path in (small, other):
+        with gamepak.create(path) as writer:
+            for index in range(5):
+                writer.add(f"docs/page{index}.txt", b"text %d" % index)
+    inputs = folder / "inputs"
+    inputs.mkdir()
+    (inputs / "readme.txt").write_bytes(b"text")
+    return {"small": str(small), "other": str(other), "folder": str(folder), "inputs": str(inputs)}
+
+
+def test_importing_the_cli_loads_nothing_heavy() -> None:
+    assert heavy_after() == (0, [])
+
+
+@pytest.mark.parametrize("arguments", every_help(), ids=" ".join)
+def test_help_of_every_command_loads_nothing_heavy(arguments: list[str]) -> None:
+    assert heavy_after(*arguments) == (0, [])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ls", "{small}"],
+        ["ls", "-l", "{small}"],
+        ["info", "{small}"],
+        ["cat", "{small}", "docs/page1.txt"],
+        ["verify", "{small}"],
+        ["diff", "{small}", "{other}"],
+        ["add", "{other}", "{small}", "--dry-run"],
+        ["rm", "{other}", "docs/page1.txt", "--dry-run"],
+        ["detect", "{small}"],
+        ["extract", "{small}", "-o", "{folder}/extracted"],
+        ["create", "{folder}/created.pak", "{inputs}"],
+        ["convert", "{small}", "{folder}/converted.jpk"],
+    ],
+    ids=lambda command: command[0] + (" -l" if "-l" in command else ""),
+)
+def test_cheap_commands_on_a_tiny_pack_load_nothing_heavy(tiny: dict[str, str], command: list[str]) -> None:
+    code, loaded = heavy_after(*(word.format(**tiny) for word in command))
+    assert (code, loaded) == (0, [])
+
+
+def test_the_probe_sees_a_heavy_module(tiny: dict[str, str]) -> None:
+    # The probe itself can fail: a command that needs a heavy module (JSON output) is reported.
+    code, loaded = heavy_after("ls", "--json", tiny["small"])
+    assert code == 0 and "json" in loaded
+
+
+def test_every_help_covers_every_verb_of_the_help() -> None:
+    listed = {arguments[0] for arguments in every_help() if len(arguments) == 2 and arguments[0] != "--help"}
+    assert listed == {verb for names in COMMANDS.values() for verb in names}
+
+
+# -- detection passes over formats by their declared signatures (no module imported) --------------
+def _sniff_all(data: bytes) -> dict[str, float]:
+    from gamepak.core.registry import FORMATS
+    from gamepak.core.source import Source
+
+    source = Source.open(io.BytesIO(data))
+    return {spec.name: float(spec.sniffer()(source)) for spec in FORMATS}
+
+
+def _heads() -> st.SearchStrategy[bytes]:
+    """Bytes that start with a declared signature (or one of its bytes changed), or anything."""
+    from gamepak.core.registry import FORMATS
+
+    signed = [(offset, signature) for spec in FORMATS for offset, signature in spec.magic]
+
+    @st.composite
+    def near_a_signature(draw: st.DrawFn) -> bytes:
+        offset, signature = draw(st.sampled_from(signed))
+        data = bytearray(draw(st.binary(min_size=offset, max_size=offset + 64)).ljust(offset, b"\0"))
+        data[offset:offset] = signature
+        if draw(st.booleans()):
+            data[offset + draw(st.integers(0, len(signature) - 1))] ^= 1 << draw(st.integers(0, 7))
+        return bytes(data + draw(st.binary(max_size=600)))
+
+    return st.one_of(near_a_signature(), st.binary(max_size=1100))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=_heads())
+@example(data=bytes(1024))  # an empty tar: two zero blocks, no signature
+def test_a_format_passed_over_by_its_signatures_is_one_its_sniffer_refuses(data: bytes) -> None:
+    from gamepak.core.registry import FORMATS, MAGIC_SPAN
+
+    confidences = _sniff_all(data)
+    for spec in FORMATS:
+        if not spec.may_hold(data[:MAGIC_SPAN]):
+            assert confidences[spec.name] == 0, spec.name
+
+
+def test_detect_imports_only_the_formats_whose_signature_a_file_holds(tiny: dict[str, str]) -> None:
+    probe = (
+        "import sys; import gamepak; print(gamepak.detect(sys.argv[1])[0].format); "
+        "print(sorted(m for m in sys.modules if m.startswith('gamepak.formats.')))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, tiny["small"]], capture_output=True, text=True, check=True)
+    found, modules = result.stdout.splitlines()
+    assert found == "pak"
+    for passed_over in ("gamepak.formats.zip", "gamepak.formats.rfg.packfile", "gamepak.formats.quake.wad"):
+        assert passed_over not in modules
