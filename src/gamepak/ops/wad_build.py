@@ -408,7 +408,7 @@ def build_wad(
     files = pictures_in(root)
     if manifest is not None:
         # An exported WAD: its lumps as the manifest says, then any picture added since.
-        lumps, built, colours, wad3 = manifest_lumps(root, manifest, colours, progress=progress)
+        lumps, built, colours, wad3 = manifest_lumps(root, manifest, colours, _summary, progress=progress)
         layout = manifest.get("exact") or None
         taken = {member["name"].lower(): member["path"] for member in manifest["members"]}
         listed = {member["path"] for member in manifest["members"]}

@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..formats.quake.images import PaletteImage
-    from .wad_build import BuiltTexture
 
 TEXTURE_MANIFEST_NAME = ".gamepak-textures.json"
 IMAGE_KINDS = ("qpic", "miptex", "conchars")
@@ -302,20 +301,21 @@ def manifest_lumps(
     folder: str,
     manifest: dict[str, Any],
     palette: bytes,
+    summarize: Callable[[str, str, Any, Any, bytes, int | None], Any],
     *,
     progress: Callable[[str], object] | None = None,
-) -> tuple[list[tuple[str, bytes]], list[BuiltTexture], bytes, bool]:
+) -> tuple[list[tuple[str, bytes]], list[Any], bytes, bool]:
     """The lumps of the WAD `manifest` describes, from the files of `folder` (each picture
     whose pixels are as exported gives its lump back byte for byte; an edited one is
-    re-encoded), what each picture became, the palette (the manifest's, else `palette`) and
-    whether the WAD is a WAD3."""
+    re-encoded), what each picture became (`summarize(name, file, rgba, indices, palette,
+    transparent)`: the builder's own summary, passed in so this module stays below it), the
+    palette (the manifest's, else `palette`) and whether the WAD is a WAD3."""
     import numpy as np
 
     from ..core.files import read_file
     from ..core.layout import decode_blob
     from ..core.pictures import AREA_FACTOR, check_size, read_rgba
     from ..formats.quake.palette import palette_from_bytes
-    from .wad_build import _summary
 
     where = os.path.join(folder, TEXTURE_MANIFEST_NAME)
     if "palette" in manifest:
@@ -374,7 +374,7 @@ def manifest_lumps(
             note = "re-encoded"
         lumps.append((member["name"], _encode_lump(image, texture, own)))
         indices = np.frombuffer(image.pixels, dtype=np.uint8).reshape(image.height, image.width)
-        result = _summary(member["name"], member["path"], rgba, indices, own or palette, image.transparent)
+        result = summarize(member["name"], member["path"], rgba, indices, own or palette, image.transparent)
         result.note = note
         built.append(result)
     return lumps, built, palette, manifest.get("options", {}).get("version", "WAD2") == "WAD3"
