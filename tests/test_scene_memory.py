@@ -5,7 +5,10 @@ the text), and equal names are kept once. benchmarks/bench_scenes.py reports `mo
 
 from __future__ import annotations
 
+import json
+import struct
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -81,3 +84,63 @@ def test_reading_a_large_list_stays_within_a_small_multiple_of_it() -> None:
     # Equal names are one string each, and equal values one dict.
     assert len({id(entry.model) for entry in entries}) == 1
     assert len({id(entry.values) for entry in entries}) == 1
+
+
+def _track(folder: Path, objects: int) -> Path:
+    """A track of `objects` objects placing one square (no textures)."""
+    import numpy as np
+
+    import gamepak
+    from gamepak import models
+    from gamepak.models.mesh import Mesh
+
+    square = Mesh.from_vertices(
+        np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], np.float32),
+        [[0, 1, 2], [0, 2, 3]],
+        np.tile(np.array([[0, 0, 1]], np.float32), (4, 1)),
+        np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32),
+    )
+    (folder / "objects").mkdir(parents=True)
+    with gamepak.create(folder / "objects" / "objects.jpk") as writer:
+        writer.add("road.joe", models.dumps(square, "joe"))
+    (folder / "objects" / "list.txt").write_text("17\n" + LINE * objects)
+    return folder
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1000])
+def test_a_glb_written_a_chunk_of_nodes_at_a_time_has_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """The nodes' JSON made a chunk at a time when the file is written (never one text of
+    every node beside the document) gives the bytes of the document written at once."""
+    from gamepak.models import scene
+    from gamepak.models.scene import gltf
+
+    loaded = scene.load(_track(tmp_path / "track", 40))
+    whole = gltf.write(loaded)
+    monkeypatch.setattr(gltf, "NODE_CHUNK", chunk)
+    parts = gltf.glb_parts(loaded)
+    chunks = sum(isinstance(part, gltf.NodesText) for part in parts)
+    assert chunks == ((41 + chunk - 1) // chunk if chunk < 41 else 0)
+    assert gltf.write(loaded) == whole
+    scene.save(loaded, tmp_path / "t.glb")
+    assert (tmp_path / "t.glb").read_bytes() == whole
+    length = struct.unpack_from("<I", whole, 12)[0]
+    assert len(json.loads(whole[20 : 20 + length])["nodes"]) == 41
+
+
+def test_a_node_the_fast_encoder_cannot_write_makes_the_whole_text_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A null in any piece (orjson's word for what the standard library judges) sends the
+    whole document through the one-text path, as before."""
+    from gamepak.models import scene
+    from gamepak.models.scene import gltf
+
+    loaded = scene.load(_track(tmp_path / "track", 10))
+    loaded.root.children[3].extras = {"note": None}
+    whole = gltf.write(loaded)
+    monkeypatch.setattr(gltf, "NODE_CHUNK", 2)
+    parts = gltf.glb_parts(loaded)
+    assert not any(isinstance(part, gltf.NodesText) for part in parts)
+    assert gltf.write(loaded) == whole
