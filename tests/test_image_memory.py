@@ -169,3 +169,34 @@ def test_a_lazy_list_is_a_read_only_list() -> None:
     assert squares[-1] == 16 and squares[1:3] == [1, 4] and 9 in squares and squares.index(4) == 2
     with pytest.raises(IndexError):
         squares[5]
+
+
+def test_exporting_a_peg_makes_each_png_when_it_is_written(tmp_path: Path) -> None:
+    """Before: a peg's PNGs were all made and held, then written (here 100 DXT1 textures of
+    64x64 noise, 2 KB each in the peg and several times that as PNGs); now one at a time."""
+    import random
+
+    from gamepak.formats.rfg.peg.layout import ENTRY, HEADER
+    from gamepak.ops.textures import export_textures
+
+    count, side = 100, 64
+    frame = side * side // 2  # DXT1: 8 bytes a 4x4 block
+    names = b"".join(b"t%d\0" % index for index in range(count))
+    entries = b"".join(
+        ENTRY.pack(frame * index, side, side, 400, side, 0, 0, 1, 0, 0, side, 1, 1, frame, bytes(16))
+        for index in range(count)
+    )
+    gpu = random.Random(41).randbytes(frame * count)
+    cpu_size = HEADER.size + len(entries) + len(names)
+    cpu = HEADER.pack(b"GEKV", 10, 0, cpu_size, len(gpu), count, 0, count, 16) + entries + names
+    (tmp_path / "n.cpeg_pc").write_bytes(cpu)
+    (tmp_path / "n.gpeg_pc").write_bytes(gpu)
+
+    def export() -> None:
+        shutil.rmtree(tmp_path / "out", ignore_errors=True)
+        assert len(export_textures(tmp_path / "n.cpeg_pc", tmp_path / "out")) == count
+
+    peak = _peak(export)
+    png_total = sum(path.stat().st_size for path in (tmp_path / "out").iterdir())
+    assert png_total > 3 * len(gpu)
+    assert peak < png_total, (peak, png_total)
