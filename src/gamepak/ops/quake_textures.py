@@ -233,23 +233,27 @@ def export_textures(
 ) -> Sequence[str]:
     """Write every image of `source` (only those called `names`, if given) under `output` as an
     RGBA PNG; returns the files written. `palettes` gets where each palette used was found."""
+    from array import array
     from bisect import bisect_right
-    from itertools import accumulate
 
     from ..core.lazy import Lazy
     from ..formats.quake.images import png_of
     from .safe_tree import write_made_files
 
     wanted = {name.lower() for name in names}
-    # What to write: (unit, first image, image count) runs, each PNG made when its file is
-    # written (a model of a million 1x1 skins never holds a million PNGs or image objects).
-    runs: list[tuple[Unit, int, int]] = []
+    # What to write, in order: a (path, PNG) made now for each image of a file holding a few
+    # (a WAD's lump, a BSP's textures: the file's bytes go once its PNGs are made), or a whole
+    # sprite's or model's unit, whose PNGs are made when their files are written (a million
+    # 1x1 skins never held as images or PNGs). `starts`: each run's first file number.
+    runs: list[tuple[str, bytes] | Unit] = []
+    starts = array("q", [0])
     seen: set[str] = set()
     for unit in iter_units(source, palette=palette):
         if not wanted and isinstance(unit.images, Lazy):
             if unit.images:  # sprite frames and model skins: none without pixels
                 _note_palette(palettes, unit, unit.images[0])
-                runs.append((unit, 0, len(unit.images)))
+                runs.append(unit)
+                starts.append(starts[-1] + len(unit.images))
             continue
         for index, image in enumerate(unit.images):
             if wanted and image.name.lower() not in wanted:
@@ -258,16 +262,21 @@ def export_textures(
                 continue  # a BSP texture kept as its header only (qbsp -notex)
             seen.add(image.name.lower())
             _note_palette(palettes, unit, image)
-            runs.append((unit, index, 1))
+            relative = unit.image_paths[index]
+            runs.append((relative, png_of(image, unit.palette)))
+            starts.append(starts[-1] + 1)
+            if progress is not None:
+                progress(relative)
     missing = wanted - seen
     if missing:
         raise GamepakError(f"{os.fspath(source)}: no image called {', '.join(sorted(missing))}")
-    starts = list(accumulate((count for _unit, _first, count in runs), initial=0))
 
-    def file(number: int) -> tuple[str, Callable[[], bytes]]:
+    def file(number: int) -> tuple[str, bytes | Callable[[], bytes]]:
         run = bisect_right(starts, number) - 1
-        unit, first, _count = runs[run]
-        index = first + number - starts[run]
+        found = runs[run]
+        if isinstance(found, tuple):
+            return found
+        unit, index = found, number - starts[run]
         relative = unit.image_paths[index]
 
         def png() -> bytes:
