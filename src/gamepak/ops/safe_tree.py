@@ -424,7 +424,10 @@ def write_made_files(
         return _written(root, keys)
 
     def fill(writer: TreeWriter) -> None:
-        for (folder_fd, create_name), key, (_, data) in zip(writer.file_slots(keys, modes), keys, files, strict=True):
+        # Each file's slot taken as it is written: a list of a million slots would outweigh
+        # the names (what `file_slots` does at once, file by file).
+        for key, mode, (_, data) in zip(keys, modes, files, strict=True):
+            folder_fd, create_name = writer.file_slot(key, mode)
 
             def fill_fd(fd: int, data: bytes | Callable[[], bytes] = data) -> None:
                 write_all(fd, data() if callable(data) else data)
