@@ -13,8 +13,12 @@ input: a list.txt of 1,000,000 objects (refused before it is read), one of 100,0
 read without --allow-large), and a glTF of 300,000 nodes reusing one mesh imported with
 --dry-run (minutes and 2 GB before).
 
+Each worst input's line also gives the command's peak above the floor (the interpreter with
+gamepak's CLI and numpy imported, and the input read whole) per input byte, against the goal
+of issue 41 (at most GOAL bytes per input byte).
+
 Run from the checkout (`PYTHONPATH=src python benchmarks/bench_scenes.py`): the commands run
-with the `src` of the environment's PYTHONPATH.
+with the `src` of the environment's PYTHONPATH. `--worst` runs only the worst inputs.
 """
 
 from __future__ import annotations
@@ -69,9 +73,16 @@ def build_track(folder: Path) -> Path:
     return folder / "track"
 
 
+# Bytes of peak memory above the floor per input byte each command may use (issue 41).
+GOAL = 10.0
+
+
 def main() -> None:
     compile_bytecode()
     folder = scratch("scenes")
+    if "--worst" in sys.argv[1:]:
+        worst_inputs(folder)
+        return
     track = build_track(folder)
     textures = sorted((track / "objects").glob("*.png"))
     print(f"track: {OBJECTS} objects, {TEXTURES} textures ({sum(p.stat().st_size for p in textures) >> 20} MiB)")
@@ -176,13 +187,21 @@ def worst_inputs(folder: Path) -> None:
 
     from gamepak.models import scene
 
-    def peak(command: list[str], input_bytes: int, label: str) -> None:
-        seconds, peak_mib, finished = run_with_peak(
-            command, Path(gamepak.__file__).resolve().parent.parent, stderr=subprocess.PIPE
+    src = Path(gamepak.__file__).resolve().parent.parent
+
+    def peak(command: list[str], input_path: Path, label: str) -> None:
+        input_bytes = input_path.stat().st_size
+        _, floor_mib, _ = run_with_peak(
+            [sys.executable, "-c", "import sys, gamepak.cli, numpy; open(sys.argv[1], 'rb').read()", str(input_path)],
+            src,
         )
+        seconds, peak_mib, finished = run_with_peak(command, src, stderr=subprocess.PIPE)
         said = finished.stderr.decode(errors="replace").strip().splitlines()
+        per_byte = max(0.0, peak_mib - floor_mib) * 2**20 / input_bytes
+        verdict = "ok  " if per_byte <= GOAL else "OVER"
         print(
             f"{label:44s} {seconds:6.2f} s  peak {peak_mib:6.1f} MiB  input {input_bytes / 2**20:6.1f} MiB  "
+            f"{per_byte:5.1f} B/B above the floor {verdict} (goal <= {GOAL:g})  "
             f"exit {finished.returncode}: {said[0][:70] if said else ''}"
         )
 
@@ -199,14 +218,15 @@ def worst_inputs(folder: Path) -> None:
     with gamepak.create(small / "objects" / "objects.jpk") as writer:
         writer.add("road.joe", models.dumps(square, "joe"))
     line = f"road.joe a.png {FIELDS_AFTER_NAMES}\n"
+    listing = small / "objects" / "list.txt"
     for count in (1_000_000, 100_000):
-        (small / "objects" / "list.txt").write_text("17\n" + line * count)
-        size = (small / "objects" / "list.txt").stat().st_size
+        listing.write_text("17\n" + line * count)
         peak(
             [GAMEPAK, "model", "export", str(small), "-o", str(folder / f"w{count}.glb")],
-            size,
+            listing,
             f"export, list.txt of {count:,} objects",
         )
+    peak([GAMEPAK, "model", "info", str(small)], listing, "info, list.txt of 100,000 objects")
     (small / "objects" / "list.txt").write_text("17\n" + line)
     scene.save(scene.load(small), folder / "one.glb")
     data = (folder / "one.glb").read_bytes()
@@ -222,7 +242,7 @@ def worst_inputs(folder: Path) -> None:
     (folder / "many.glb").write_bytes(struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body)
     peak(
         [GAMEPAK, "model", "import", str(folder / "many.glb"), "--into", str(small), "--dry-run"],
-        (folder / "many.glb").stat().st_size,
+        folder / "many.glb",
         "import --dry-run, 300,000 nodes, one mesh",
     )
 

@@ -4,7 +4,11 @@ from every slot), for `texture ls` and `texture export`. Each figure is the comm
 (VmHWM) in a fresh process, less the floor (the same interpreter importing what the commands
 import, numpy and Pillow, and reading the file whole), divided by the file's size.
 
-    python benchmarks/bench_texture_memory.py [MIB]      # inputs of about MIB MiB (default 4)
+    python benchmarks/bench_texture_memory.py [MIB] [LABEL]  # inputs of about MIB MiB (default 4);
+                                                             # only the cases whose label holds LABEL
+
+Goal (issue 41): every command within GOAL bytes per input byte above the floor; each row says
+whether it is.
 """
 
 from __future__ import annotations
@@ -51,6 +55,10 @@ def peak_kib(code: str, *arguments: str) -> tuple[int, int]:
         return result.returncode, -1
 
 
+# Bytes of peak memory per input byte above the floor that each command may use (issue 41).
+GOAL = 10.0
+
+
 def measure(path: Path, out: Path) -> dict[str, str]:
     size = path.stat().st_size
     _, floor = peak_kib(FLOOR, str(path))
@@ -61,19 +69,23 @@ def measure(path: Path, out: Path) -> dict[str, str]:
     ):
         code, peak = peak_kib(MEASURE, *arguments)
         extra = max(0, peak - floor) * 1024
-        row[verb] = f"{extra / size:7.1f} B/B ({peak / 1024:6.1f} MiB{'' if code == 0 else f', exit {code}'})"
+        mark = "ok  " if extra / size <= GOAL else "OVER"
+        row[verb] = f"{extra / size:7.1f} B/B {mark} ({peak / 1024:6.1f} MiB{'' if code == 0 else f', exit {code}'})"
     row["floor"] = f"{floor / 1024:.1f} MiB"
     return row
 
 
 def main() -> None:
     mib = float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
+    only = sys.argv[2] if len(sys.argv) > 2 else ""
     size = int(mib * (1 << 20))
     folder = scratch("texture-memory")
     builders = dict(BUILDERS)
     builders["peg, many tiny textures"] = (peg_many_tiny_textures, "many.cpeg_pc")
-    print(f"peak memory above the floor per input byte, inputs of about {mib:g} MiB")
+    print(f"peak memory above the floor per input byte, inputs of about {mib:g} MiB (goal <= {GOAL:g} B/B)")
     for label, (build, name) in builders.items():
+        if only not in label:
+            continue
         path = folder / name
         built = build(size)
         if isinstance(built, tuple):  # a peg: the CPU file and its GPU partner

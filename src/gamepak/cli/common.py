@@ -12,7 +12,7 @@ from ..core.registry import FORMATS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any, NoReturn
 
 FORMAT_NAMES = [spec.name for spec in FORMATS]
@@ -290,6 +290,39 @@ def json_text(document: object) -> str:
 def print_json(document: object) -> None:
     """`document` as the CLI's JSON on stdout."""
     write_text(json_text(document))
+
+
+def write_lines(lines: Iterable[str], batch: int = 1 << 16) -> None:
+    """Text pieces to stdout as `write_text` writes them, in batches of about `batch`
+    characters as they come: a listing of a million rows is never held whole."""
+    pending: list[str] = []
+    size = 0
+    for line in lines:
+        pending.append(line)
+        size += len(line)
+        if size >= batch:
+            write_text("".join(pending))
+            pending.clear()
+            size = 0
+    if pending:
+        write_text("".join(pending))
+
+
+def print_json_rows(rows: Iterable[object]) -> None:
+    """A list of rows as `print_json` prints it (the same bytes), each row written as it
+    comes: rows read lazily are never all held."""
+    import json
+
+    def pieces() -> Iterator[str]:
+        first = True
+        for row in rows:
+            text = json.dumps(row, indent=JSON_INDENT, ensure_ascii=False)
+            # Nested one level deeper than alone; JSON text holds no raw newline but its own.
+            yield ("[\n  " if first else ",\n  ") + text.replace("\n", "\n  ")
+            first = False
+        yield "[]\n" if first else "\n]\n"
+
+    write_lines(pieces())
 
 
 def add_writer_options(parser: argparse.ArgumentParser) -> None:

@@ -11,14 +11,15 @@ from .common import (
     add_json_option,
     count,
     counting_bar,
-    print_json,
+    print_json_rows,
     require_input,
     summary,
-    write_text,
+    write_lines,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 DESCRIPTION = """\
@@ -233,15 +234,26 @@ def _order(parser: argparse.ArgumentParser) -> None:
 def run_ls(args: argparse.Namespace) -> int | None:
     require_input(args.source)
     kind = _taking(args, _kind(args.source), "ls")
+    # Rows may come as they are read (a model of a million skins): printed as they come.
     rows = kind.call("ls", args.source, options=vars(args))
     if args.as_json:
-        print_json(rows)
-    elif rows:
-        write_text("".join(kind.call("line", row) + "\n" for row in rows))
-    else:
+        print_json_rows(rows)
+        return None
+    palettes: dict[str, None] = {}  # which palettes Quake images were listed through (in order)
+    listed = False
+
+    def lines() -> Iterator[str]:
+        nonlocal listed
+        for row in rows:
+            listed = True
+            if row.get("palette"):
+                palettes.setdefault(str(row["palette"]))
+            yield kind.call("line", row) + "\n"
+
+    write_lines(lines())
+    if not listed:
         summary(f"{args.source}: no textures" + (f" in {args.peg}" if args.peg else ""))
-    if not args.as_json:  # which palette Quake images were listed through (rows without one: none)
-        _say_palettes(list(dict.fromkeys(str(row["palette"]) for row in rows if row.get("palette"))))
+    _say_palettes(list(palettes))
     return None
 
 

@@ -23,7 +23,7 @@ in the same pack or beside the file (`palette.lmp`, `gfx/palette.lmp`, `../gfx/p
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,9 +42,9 @@ class Unit:
     member: bool
     kind: str
     data: bytes
-    images: list[PaletteImage]
+    images: Sequence[PaletteImage]  # a sprite's frames, a model's skins: made when read
     palette: bytes
-    image_paths: list[str] = field(default_factory=list)
+    image_paths: Sequence[str] = field(default_factory=list)
     palette_source: str = ""  # where `palette` was found (a file, a member, or built in)
 
 
@@ -54,7 +54,7 @@ def _file_name(name: str) -> str:
     return cleaned if cleaned.strip(".") else f"_{cleaned}"
 
 
-def _image_paths(unit_path: str, member: bool, kind: str, found: list[PaletteImage]) -> list[str]:
+def _image_paths(unit_path: str, member: bool, kind: str, found: Sequence[PaletteImage]) -> Sequence[str]:
     if kind in sources.SINGLE_KINDS:
         stem, extension = os.path.splitext(unit_path)
         if extension.lower() in sources.EXTENSION_KINDS:
@@ -65,7 +65,12 @@ def _image_paths(unit_path: str, member: bool, kind: str, found: list[PaletteIma
             base = os.path.basename(base)
         return [base + ".png"]
     prefix = unit_path + "/" if member else ""
-    return [prefix + _file_name(image.name) + ".png" for image in found]
+    if isinstance(found, list):
+        return [prefix + _file_name(image.name) + ".png" for image in found]
+    from ..core.lazy import Lazy
+
+    # Made when read, as the images are (a model of a million 1x1 skins).
+    return Lazy(len(found), lambda index: prefix + _file_name(found[index].name) + ".png")
 
 
 class _Palettes:
@@ -185,11 +190,12 @@ def _units_in(pack: Any, prefix: str, path: str, palettes: _Palettes) -> Iterato
         yield Unit(member_path, True, kind, data, found, colours, _image_paths(member_path, True, kind, found), where)
 
 
-def list_textures(source: str | os.PathLike[str], *, palette: str | None = None) -> list[dict[str, object]]:
+def list_textures(source: str | os.PathLike[str], *, palette: str | None = None) -> Iterator[dict[str, object]]:
     """Each image of `source` as {file, name, image, kind, width, height, mips, transparent,
     palette} (`image`: its path in an export, without `.png`; `palette`: where the colours
-    come from): what `texture ls --json` prints for Quake files."""
-    return [
+    come from): what `texture ls --json` prints for Quake files. The rows come as they are
+    read (a model of a million skins is listed without holding a row per skin)."""
+    return (
         {
             "file": unit.path,
             "image": relative[: -len(".png")],
@@ -203,7 +209,7 @@ def list_textures(source: str | os.PathLike[str], *, palette: str | None = None)
         }
         for unit in iter_units(source, palette=palette, colours=False)
         for image, relative in zip(unit.images, unit.image_paths, strict=True)
-    ]
+    )
 
 
 def ls_line(row: dict[str, object]) -> str:
@@ -224,18 +230,33 @@ def export_textures(
     palette: str | None = None,
     progress: Callable[[str], object] | None = None,
     palettes: list[str] | None = None,
-) -> list[str]:
+) -> Sequence[str]:
     """Write every image of `source` (only those called `names`, if given) under `output` as an
     RGBA PNG; returns the files written. `palettes` gets where each palette used was found."""
+    from array import array
+    from bisect import bisect_right
+
+    from ..core.lazy import Lazy
     from ..formats.quake.images import png_of
-    from .safe_tree import write_files
+    from .safe_tree import write_made_files
 
     wanted = {name.lower() for name in names}
-    files: list[tuple[str, bytes]] = []
+    # What to write, in order: a (path, PNG) made now for each image of a file holding a few
+    # (a WAD's lump, a BSP's textures: the file's bytes go once its PNGs are made), or a whole
+    # sprite's or model's unit, whose PNGs are made when their files are written (a million
+    # 1x1 skins never held as images or PNGs). `starts`: each run's first file number.
+    runs: list[tuple[str, bytes] | Unit] = []
+    starts = array("q", [0])
     wad_palette = b""
     seen: set[str] = set()
     for unit in iter_units(source, palette=palette):
-        for image, relative in zip(unit.images, unit.image_paths, strict=True):
+        if not wanted and isinstance(unit.images, Lazy):
+            if unit.images:  # sprite frames and model skins: none without pixels
+                _note_palette(palettes, unit, unit.images[0])
+                runs.append(unit)
+                starts.append(starts[-1] + len(unit.images))
+            continue
+        for index, image in enumerate(unit.images):
             if wanted and image.name.lower() not in wanted:
                 continue
             if not image.mips:
@@ -243,20 +264,44 @@ def export_textures(
             seen.add(image.name.lower())
             wad_palette = unit.palette
             _note_palette(palettes, unit, image)
-            files.append((relative, png_of(image, unit.palette)))
+            relative = unit.image_paths[index]
+            runs.append((relative, png_of(image, unit.palette)))
+            starts.append(starts[-1] + 1)
             if progress is not None:
                 progress(relative)
     missing = wanted - seen
     if missing:
         raise GamepakError(f"{os.fspath(source)}: no image called {', '.join(sorted(missing))}")
-    pictures = len(files)
-    if not wanted and files:
+
+    def file(number: int) -> tuple[str, bytes | Callable[[], bytes]]:
+        run = bisect_right(starts, number) - 1
+        found = runs[run]
+        if isinstance(found, tuple):
+            return found
+        unit, index = found, number - starts[run]
+        relative = unit.image_paths[index]
+
+        def png() -> bytes:
+            if progress is not None:
+                progress(relative)
+            return png_of(unit.images[index], unit.palette)
+
+        return relative, png
+
+    pictures = starts[-1]
+    manifest: list[tuple[str, bytes]] = []
+    if not wanted and pictures:
         from .wad_manifest import is_loose_wad, manifest_files
 
         if is_loose_wad(os.fspath(source)):
             # What `texture build` needs to give this WAD back byte for byte (issue 47).
-            files += manifest_files(os.fspath(source), wad_palette, {relative for relative, _ in files})
-    return write_files(output, files, overwrite=overwrite)[:pictures]
+            exported = {run[0] for run in runs if isinstance(run, tuple)}
+            manifest = manifest_files(os.fspath(source), wad_palette, exported)
+    for run in manifest:
+        runs.append(run)
+        starts.append(starts[-1] + 1)
+    written = write_made_files(output, Lazy(starts[-1], file), overwrite=overwrite)
+    return written[:pictures] if manifest else written
 
 
 def _note_palette(palettes: list[str] | None, unit: Unit, image: PaletteImage) -> None:
@@ -344,9 +389,12 @@ def import_textures(
     replacements: list[tuple[Unit, bytes]] = []
     for unit in iter_units(path, palette=palette):
         changed: dict[int, PaletteImage] = {}
-        for index, (image, relative) in enumerate(zip(unit.images, unit.image_paths, strict=True)):
+        for index, relative in enumerate(unit.image_paths):
             picture = _picture_for(root, relative)
-            if picture is None or not image.mips:
+            if picture is None:
+                continue
+            image = unit.images[index]
+            if not image.mips:
                 continue
             if progress is not None:
                 progress(relative)

@@ -36,7 +36,7 @@ from .copier import write_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
 _FOLDER = os.O_RDONLY | flag("O_CLOEXEC") | flag("O_DIRECTORY") | flag("O_NOFOLLOW")
@@ -374,7 +374,7 @@ class PathTree:
 
 def write_files(
     path: str | os.PathLike[str],
-    files: list[tuple[str, bytes]],
+    files: Sequence[tuple[str, bytes | Callable[[], bytes]]],
     *,
     overwrite: bool = False,
     windows_names: bool | None = None,
@@ -382,8 +382,21 @@ def write_files(
     """Write `files` (`/`-separated name, bytes) under `path` the way members are extracted:
     names checked as member names are, no folder on the way may be a link, existing files
     refused unless `overwrite`, and (with folder descriptors) the whole set appearing at once or
-    not at all. For what gamepak makes from members (texture images).
-    Returns the files written."""
+    not at all. For what gamepak makes from members (texture images). A file's bytes may be a
+    function making them, called when that file is written. Returns the files written."""
+    return list(write_made_files(path, files, overwrite=overwrite, windows_names=windows_names))
+
+
+def write_made_files(
+    path: str | os.PathLike[str],
+    files: Sequence[tuple[str, bytes | Callable[[], bytes]]],
+    *,
+    overwrite: bool = False,
+    windows_names: bool | None = None,
+) -> Sequence[str]:
+    """`write_files` for a million tiny files (a model's skins): give `files` as a sequence
+    made when read (`core.lazy.Lazy`) and their bytes as functions, and no list of their
+    bytes or of the paths written is ever held (each path is made when read)."""
     root = os.path.realpath(path)
     names = [name for name, _ in files]
     keys = [plain_key(name) for name in names]
@@ -402,24 +415,34 @@ def write_files(
             tree.start()
             for key, mode, (_, data) in zip(keys, modes, files, strict=True):
 
-                def fill_handle(handle: Any, data: bytes = data) -> None:
-                    handle.write(data)
+                def fill_handle(handle: Any, data: bytes | Callable[[], bytes] = data) -> None:
+                    handle.write(data() if callable(data) else data)
 
                 tree.write(key, mode, fill_handle)
         except OSError as exc:
             raise GamepakError(f"{root}: cannot write there: {exc.strerror or exc}") from exc
-        return [os.path.join(root, *key.split("/")) for key in keys]
+        return _written(root, keys)
 
     def fill(writer: TreeWriter) -> None:
-        for (folder_fd, create_name), key, (_, data) in zip(writer.file_slots(keys, modes), keys, files, strict=True):
+        # Each file's slot taken as it is written: a list of a million slots would outweigh
+        # the names (what `file_slots` does at once, file by file).
+        for key, mode, (_, data) in zip(keys, modes, files, strict=True):
+            folder_fd, create_name = writer.file_slot(key, mode)
 
-            def fill_fd(fd: int, data: bytes = data) -> None:
-                write_all(fd, data)
+            def fill_fd(fd: int, data: bytes | Callable[[], bytes] = data) -> None:
+                write_all(fd, data() if callable(data) else data)
 
             write_file(folder_fd, create_name, key, fill_fd)
 
     write_plan(plan, "write", fill)
-    return [os.path.join(root, *key.split("/")) for key in keys]
+    return _written(root, keys)
+
+
+def _written(root: str, keys: list[str]) -> Sequence[str]:
+    """The path of each file written, made when read (a list of a million would outweigh them)."""
+    from ..core.lazy import Lazy
+
+    return Lazy(len(keys), lambda index: os.path.join(root, *keys[index].split("/")))
 
 
 def write_plan(plan: Plan, verb: str, fill: Callable[[TreeWriter], None]) -> None:

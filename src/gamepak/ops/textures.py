@@ -10,7 +10,7 @@ crash-safe `edit` of the pack, which rebuilds the `.str2_pc` holding the pair an
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError, InvalidOptionError
@@ -66,7 +66,7 @@ def export_textures(
     order: str = "BGRA",
     peg: str | None = None,
     progress: Callable[[str], object] | None = None,
-) -> list[str]:
+) -> Sequence[str]:
     """Write each texture of `source` (a CPU file, or every peg in a pack; `peg`: only that
     member path) under `output` as a PNG (top mip, RGBA) or a DDS (every mip, the stored
     bytes); returns the files written. A pack's textures are laid out by member path
@@ -74,8 +74,9 @@ def export_textures(
     one not found is an error. `progress(path)` is called as each image is made."""
     import io
 
+    from ..core.lazy import Lazy
     from ..core.names import safe_parts
-    from .safe_tree import write_files
+    from .safe_tree import write_made_files
 
     if kind not in IMAGE_KINDS:
         raise GamepakError(f"unknown image kind {kind!r} (png or dds)")
@@ -83,32 +84,46 @@ def export_textures(
     wanted = {_stem(name) for name in names}
     exported: set[str] = set()
     loose = is_cpu_name(os.path.basename(source))
-    written: list[str] = []
+    written: list[Sequence[str]] = []
+
+    def image(holder: Peg, texture: PegTexture) -> bytes:
+        if kind == "dds":
+            return holder.to_dds(texture.name)
+        buffer = io.BytesIO()
+        holder.read_pil(texture.name).save(buffer, "PNG")
+        return buffer.getvalue()
+
     for peg_path, holder in _pegs(source, order, peg):
         # One peg's images are written together, through extraction's safe path: names
-        # checked, no folder on the way a link, the set appearing at once or not at all.
+        # checked, no folder on the way a link, the set appearing at once or not at all. Each
+        # image is made when its file is written (a peg of 65,535 tiny textures never holds
+        # every PNG).
         folder = [] if loose else safe_parts(peg_path)
-        images: list[tuple[str, bytes]] = []
-        for texture in holder.textures:
-            stem = _stem(texture.name)
-            if wanted and stem not in wanted:
-                continue
-            exported.add(stem)
-            if kind == "dds":
-                data = holder.to_dds(texture.name)
-            else:
-                buffer = io.BytesIO()
-                holder.read_pil(texture.name).save(buffer, "PNG")
-                data = buffer.getvalue()
-            images.append(("/".join([*folder, *safe_parts(f"{stem}.{kind}")]), data))
-            if progress is not None:
-                progress(images[-1][0])
-        if images:
-            written += write_files(output, images, overwrite=overwrite)
+        chosen = [texture for texture in holder.textures if not wanted or _stem(texture.name) in wanted]
+        if wanted:
+            exported.update(_stem(texture.name) for texture in chosen)
+
+        def file(
+            index: int, holder: Peg = holder, chosen: list[PegTexture] = chosen, folder: list[str] = folder
+        ) -> tuple[str, Callable[[], bytes]]:
+            texture = chosen[index]
+            relative = "/".join([*folder, *safe_parts(f"{_stem(texture.name)}.{kind}")])
+
+            def make() -> bytes:
+                data = image(holder, texture)
+                if progress is not None:
+                    progress(relative)
+                return data
+
+            return relative, make
+
+        if chosen:
+            written.append(write_made_files(output, Lazy(len(chosen), file), overwrite=overwrite))
     missing = wanted - exported
     if missing:
         raise GamepakError(f"{source}: no texture named {', '.join(sorted(missing))}")
-    return written
+    # One peg's paths are made when read; a pack's are listed.
+    return written[0] if len(written) == 1 else [path for paths in written for path in paths]
 
 
 def import_textures(

@@ -30,9 +30,12 @@ v + translate. Bytes after the last frame (QMEX blocks of the QME editor) are ke
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ...core.lazy import Lazy
 from .images import ImageError, PaletteImage
+from .slots import SlotIndex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,7 +81,8 @@ class AliasModel:
     frame_count: int
     sync_type: int
     flags: int
-    skins: list[Skin] = field(default_factory=list)
+    # Made per skin when read (`slots.Lazy`): a model of many 1x1 skins spends 5 bytes on each.
+    skins: Sequence[Skin] = field(default_factory=list)
     poses: list[Pose] = field(default_factory=list)
     st_offset: int = 0
     triangle_offset: int = 0
@@ -103,15 +107,18 @@ class AliasModel:
 
         return np.frombuffer(data, np.uint8, self.vertex_count * 4, self.poses[pose].offset).reshape(-1, 4)
 
-    def skin_images(self, data: bytes) -> list[PaletteImage]:
-        """Each skin (group members included) as an opaque palette image."""
+    def skin_images(self, data: bytes) -> Sequence[PaletteImage]:
+        """Each skin (group members included) as an opaque palette image, made when read."""
         size = self.skin_width * self.skin_height
-        return [
-            PaletteImage(
+        skins = self.skins
+
+        def image(index: int) -> PaletteImage:
+            skin = skins[index]
+            return PaletteImage(
                 skin.name, "skin", self.skin_width, self.skin_height, [bytes(data[skin.offset : skin.offset + size])]
             )
-            for skin in self.skins
-        ]
+
+        return Lazy(len(skins), image)
 
     def summary(self) -> dict[str, object]:
         return {
@@ -125,6 +132,11 @@ class AliasModel:
             "flags": self.flags,
             "trailing_bytes": self.trailing,
         }
+
+
+def _skin(index: SlotIndex, number: int) -> Skin:
+    offset, slot, member, interval = index.locate(number)
+    return Skin(index.name("skin", slot, member), offset, None if member is None else slot, interval)
 
 
 def read(data: bytes, label: str) -> AliasModel:
@@ -156,6 +168,7 @@ def read(data: bytes, label: str) -> AliasModel:
     model = AliasModel(tuple(scale), tuple(translate), radius, width, height, vertices, triangles, frames, sync, flags)  # type: ignore[arg-type]
     position = HEADER.size
     skin_size = width * height
+    index = SlotIndex(data)
 
     def need(count: int, what: str) -> None:
         if position + count > size:
@@ -174,7 +187,8 @@ def read(data: bytes, label: str) -> AliasModel:
         kind = int_at(f"skin {slot} kind")
         if kind == 0:
             need(skin_size, f"skin {slot}")
-            model.skins.append(Skin(f"skin{slot}", position))
+            index.add_slot(None)
+            index.add_image(position)
             position += skin_size
         elif kind == 1:
             start = position
@@ -183,13 +197,13 @@ def read(data: bytes, label: str) -> AliasModel:
                 raise ModelFormatError(
                     f"skin group {slot}: count {count} does not fit the file", path=label, offset=start
                 )
-            intervals = struct.unpack_from(f"<{count}f", data, position)
+            index.add_slot(position)
             position += 4 * count
-            for number in range(count):
-                model.skins.append(Skin(f"skin{slot}_{number}", position, slot, intervals[number]))
-                position += skin_size
+            index.offsets.extend(range(position, position + count * skin_size, skin_size))
+            position += count * skin_size
         else:
             raise ModelFormatError(f"skin {slot}: kind {kind} is neither 0 nor 1", path=label, offset=position - 4)
+    model.skins = Lazy(len(index), lambda number: _skin(index, number))
     need(vertices * ST_VERTEX, "st-vertices")
     model.st_offset = position
     position += vertices * ST_VERTEX

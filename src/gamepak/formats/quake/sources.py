@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Sequence
 
+from ...core.lazy import Lazy
 from ...errors import GamepakError
 from . import bsp, images, mdl, spr
 from .images import PaletteImage
@@ -65,8 +67,9 @@ def kind_of_extension(name: str) -> str | None:
     return EXTENSION_KINDS.get(os.path.splitext(name.lower())[1])
 
 
-def read_images(kind: str, data: bytes, name: str, label: str, *, wad3: bool = False) -> list[PaletteImage]:
-    """The images a file of `kind` holds (`name`: the texture name of a one-image file)."""
+def read_images(kind: str, data: bytes, name: str, label: str, *, wad3: bool = False) -> Sequence[PaletteImage]:
+    """The images a file of `kind` holds (`name`: the texture name of a one-image file); a
+    sprite's frames and a model's skins are made when read (there may be a million)."""
     if kind == "qpic":
         return [images.read_qpic(data, name, label)]
     if kind == "miptex":
@@ -136,9 +139,11 @@ def replace_images(kind: str, data: bytes, label: str, changed: dict[int, Palett
     if kind in ("spr", "mdl"):
         # Frames and skins are plain pixel runs at known offsets.
         if kind == "spr":
-            starts = [frame.pixel_offset for frame in spr.read(data, label).frames]
+            frames = spr.read(data, label).frames
+            starts: Sequence[int] = Lazy(len(frames), lambda index: frames[index].pixel_offset)
         else:
-            starts = [skin.offset for skin in mdl.read(data, label).skins]
+            skins = mdl.read(data, label).skins
+            starts = Lazy(len(skins), lambda index: skins[index].offset)
         for index, image in changed.items():
             _same_size(old[index], image, label)
             result[starts[index] : starts[index] + len(image.pixels)] = image.pixels

@@ -21,9 +21,12 @@ frames without their kind field.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ...core.lazy import Lazy
 from .images import ImageError, PaletteImage
+from .slots import SlotIndex
 
 HEADER = struct.Struct("<4siifiiifi")
 FRAME = struct.Struct("<iiii")
@@ -52,12 +55,16 @@ class Sprite:
     width: int
     height: int
     sync_type: int
-    frames: list[SpriteFrame] = field(default_factory=list)
+    # Made per frame when read (`slots.Lazy`): a sprite of many 1x1 frames spends 21 bytes on each.
+    frames: Sequence[SpriteFrame] = field(default_factory=list)
 
-    def images(self, data: bytes) -> list[PaletteImage]:
-        """Each frame as a palette image (255 transparent)."""
-        return [
-            PaletteImage(
+    def images(self, data: bytes) -> Sequence[PaletteImage]:
+        """Each frame as a palette image (255 transparent), made when read."""
+        frames = self.frames
+
+        def image(index: int) -> PaletteImage:
+            frame = frames[index]
+            return PaletteImage(
                 frame.name,
                 "sprite",
                 frame.width,
@@ -66,8 +73,16 @@ class Sprite:
                 transparent=255,
                 extras={"origin": list(frame.origin), "interval": frame.interval},
             )
-            for frame in self.frames
-        ]
+
+        return Lazy(len(frames), image)
+
+
+def _frame(index: SlotIndex, data: bytes, number: int) -> SpriteFrame:
+    offset, slot, member, interval = index.locate(number)
+    origin_x, origin_y, width, height = FRAME.unpack_from(data, offset)
+    name = index.name("frame", slot, member)
+    group = None if member is None else slot
+    return SpriteFrame(name, (origin_x, origin_y), width, height, offset + FRAME.size, group, interval)
 
 
 def read(data: bytes, label: str) -> Sprite:
@@ -84,21 +99,20 @@ def read(data: bytes, label: str) -> Sprite:
         raise ImageError(f"frame count {count} does not fit the {len(data)}-byte file", path=label, offset=24)
     sprite = Sprite(version, kind, radius, width, height, sync)
     position = HEADER.size
+    index = SlotIndex(data)
 
-    def single(name: str, group: int | None, interval: float | None) -> None:
+    def single(name: str) -> None:
         nonlocal position
         if position + FRAME.size > len(data):
             raise ImageError(f"frame {name}: header runs past the end of the file", path=label, offset=position)
-        origin_x, origin_y, frame_width, frame_height = FRAME.unpack_from(data, position)
+        _x, _y, frame_width, frame_height = FRAME.unpack_from(data, position)
         if frame_width <= 0 or frame_height <= 0 or position + FRAME.size + frame_width * frame_height > len(data):
             raise ImageError(
                 f"frame {name}: size {frame_width}x{frame_height} does not fit the file",
                 path=label,
                 offset=position + 8,
             )
-        sprite.frames.append(
-            SpriteFrame(name, (origin_x, origin_y), frame_width, frame_height, position + FRAME.size, group, interval)
-        )
+        index.add_image(position)
         position += FRAME.size + frame_width * frame_height
 
     for slot in range(count):
@@ -107,7 +121,8 @@ def read(data: bytes, label: str) -> Sprite:
         (frame_kind,) = struct.unpack_from("<i", data, position)
         position += 4
         if frame_kind == 0:
-            single(f"frame{slot}", None, None)
+            index.add_slot(None)
+            single(f"frame{slot}")
         elif frame_kind == 1:
             if position + 4 > len(data):
                 raise ImageError(f"frame group {slot}: runs past the end of the file", path=label, offset=position)
@@ -116,12 +131,13 @@ def read(data: bytes, label: str) -> Sprite:
                 raise ImageError(
                     f"frame group {slot}: count {members} does not fit the file", path=label, offset=position
                 )
-            intervals = struct.unpack_from(f"<{members}f", data, position + 4)
+            index.add_slot(position + 4)
             position += 4 + 4 * members
-            for number, interval in enumerate(intervals):
-                single(f"frame{slot}_{number}", slot, interval)
+            for number in range(members):
+                single(f"frame{slot}_{number}")
         else:
             raise ImageError(
                 f"frame {slot}: kind {frame_kind} is neither 0 (single) nor 1 (group)", path=label, offset=position - 4
             )
+    sprite.frames = Lazy(len(index), lambda number: _frame(index, data, number))
     return sprite

@@ -19,6 +19,10 @@ from collections.abc import Callable
 
 from .common import Scene, SceneError, SceneImage, SceneMaterial, SceneNode
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .gltf import Part
+
 __all__ = ["Scene", "SceneError", "SceneImage", "SceneMaterial", "SceneNode", "is_scene", "load", "save"]
 
 SCENE_FORMATS = ("glb", "gltf", "obj")
@@ -76,7 +80,7 @@ def save(scene: Scene, path: str | os.PathLike[str], *, overwrite: bool = False)
         raise SceneError(f"{target}: a scene is written as .glb, .gltf or .obj")
     folder = os.path.dirname(target) or "."
     # Every file to write and how to make its bytes (in parts), checked before the first is written.
-    planned: dict[str, Callable[[], list[bytes | SceneImage]]] = {}
+    planned: dict[str, Callable[[], list[Part]]] = {}
     if extension == ".glb":
         planned[target] = lambda: gltf.glb_parts(scene)
     else:
@@ -109,7 +113,7 @@ def save(scene: Scene, path: str | os.PathLike[str], *, overwrite: bool = False)
     return written
 
 
-def _image_part(image: SceneImage) -> list[bytes | SceneImage]:
+def _image_part(image: SceneImage) -> list[Part]:
     return [image]
 
 
@@ -117,7 +121,7 @@ def _image_part(image: SceneImage) -> list[bytes | SceneImage]:
 PREALLOCATE_FROM = 8 << 20
 
 
-def _make_and_write(make: Callable[[], list[bytes | SceneImage]], size_hint: int, fd: int) -> None:
+def _make_and_write(make: Callable[[], list[Part]], size_hint: int, fd: int) -> None:
     """Make the parts and write them to `fd`. A file of at least `size_hint` bytes (tens of
     megabytes of textures) has that much space allocated by a second thread while the parts
     are made: on tmpfs, filling fresh pages costs as much as copying into them."""
@@ -145,11 +149,12 @@ def _preallocate(fd: int, size: int) -> None:
         pass  # a file system without it: the writes allocate as they go
 
 
-def _write_parts(parts: list[bytes | SceneImage], fd: int) -> None:
+def _write_parts(parts: list[Part], fd: int) -> None:
     """Write the parts one after another; an image file is copied by the kernel (no copy in
     memory), checked to be the size it had when the scene was read."""
     from ...core.atomic import write_all
     from ...core.writer import copy_range
+    from .gltf import part_bytes
 
     position = 0
     for part in parts:
@@ -159,7 +164,7 @@ def _write_parts(parts: list[bytes | SceneImage], fd: int) -> None:
             os.lseek(fd, position + part.size, os.SEEK_SET)
             position += part.size
         else:
-            data = part.data if isinstance(part, SceneImage) else part
+            data = part_bytes(part)  # nodes' JSON made here, one chunk at a time
             write_all(fd, data)
             position += len(data)
 

@@ -52,6 +52,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from ..mesh import Mesh
 
 FIELDS = (
@@ -190,10 +192,77 @@ def parse_list(text: str, path: str, warnings: list[str], *, allow_large: bool =
     """The objects of a list.txt, as VDrift reads them; objects it would not draw as written are
     dropped or corrected with a warning naming the file and line. More than `MAX_LIST_OBJECTS`
     objects' worth of tokens is a SceneError unless `allow_large`."""
-    check_list_size(count_tokens(text.encode("utf-8", "surrogatepass")), path, allow_large)
-    words, lines = _tokens(text)
-    header = list_header(words, lines, path, warnings)
-    return [entry for entry in parse_slots(words, lines, header, path, warnings) if entry is not None]
+    # Counted a block at a time too (a token never spans a line end): no copy of the whole text.
+    tokens = sum(count_tokens(piece.encode("utf-8", "surrogatepass")) for piece in _line_blocks(text))
+    check_list_size(tokens, path, allow_large)
+    # Block by block: the tokens of a whole list (17 an object) would cost 10 times the text;
+    # an object cut by a block's end is carried to the next.
+    entries: list[ListEntry] = []
+    header = 0
+    words: list[str] = []
+    lines: Any = []
+    _forget_shared()
+    try:
+        for block_words, block_lines in _token_blocks(text):
+            if not header:
+                if not block_words:
+                    continue
+                header = list_header(block_words, block_lines, path, warnings)
+                block_words, block_lines = block_words[1:], block_lines[1:]
+            words = words + block_words if words else block_words
+            lines = _joined(lines, block_lines)
+            slots, used = _slots(words, lines, header, path, warnings, 0, last=False)
+            entries += (entry for entry in slots if entry is not None)
+            words, lines = words[used:], lines[used:]
+        if not header:
+            list_header([], [], path, warnings)  # the error for an empty list
+        slots, _ = _slots(words, lines, header, path, warnings, 0, last=True)
+        entries += (entry for entry in slots if entry is not None)
+    finally:
+        _forget_shared()
+    return entries
+
+
+# Characters of list.txt tokenised at once (a 100,000-object list is 5.4 MB; 32 KiB of it is
+# 10,000 tokens, 0.6 MB as Python strings).
+TOKEN_BLOCK = 1 << 15
+
+
+def _line_blocks(text: str) -> Iterator[str]:
+    """`text` in pieces of about `TOKEN_BLOCK` characters, each cut after a `\n` (whole lines)."""
+    block = TOKEN_BLOCK
+    start = 0
+    while start < len(text):
+        cut = text.find("\n", start + block)
+        end = len(text) if cut < 0 else cut + 1
+        yield text[start:end]
+        start = end
+
+
+def _token_blocks(text: str) -> Iterator[tuple[list[str], Any]]:
+    """`_tokens` of `text` a block of whole lines at a time, the lines numbered as in the
+    whole text."""
+    lines_before = 0
+    for piece in _line_blocks(text):
+        words, lines = _tokens(piece)
+        yield words, _shifted(lines, lines_before)
+        # A piece ends at a line end (or the text's end): its lines are those splitlines counts.
+        lines_before += len(piece.splitlines())
+
+
+def _shifted(lines: Any, by: int) -> Any:
+    if not by:
+        return lines
+    return lines + by if not isinstance(lines, list) else [line + by for line in lines]
+
+
+def _joined(first: Any, second: Any) -> Any:
+    """Two runs of token lines (lists or arrays) as one."""
+    if not len(first):
+        return second
+    import numpy as np
+
+    return np.concatenate((np.asarray(first, np.int64), np.asarray(second, np.int64)))
 
 
 def list_header(words: list[str], lines: Any, path: str, warnings: list[str]) -> int:
@@ -224,12 +293,29 @@ def parse_slots(words: list[str], lines: Any, header: int, path: str, warnings: 
     """Each whole object of a list.txt's tokens after the header (`header` tokens each), read,
     or None where VDrift would not draw it as written (a warning says why); a last object cut
     short is a warning and no slot."""
-    entries: list[ListEntry | None] = []
+    _forget_shared()
+    try:
+        return _slots(words, lines, header, path, warnings, 1, last=True)[0]
+    finally:
+        _forget_shared()
+
+
+def _forget_shared() -> None:
     _SHARED_VALUES.clear()
-    position = 1
+    _NAMES.clear()
+
+
+def _slots(
+    words: list[str], lines: Any, header: int, path: str, warnings: list[str], position: int, *, last: bool
+) -> tuple[list[ListEntry | None], int]:
+    """`parse_slots` from token `position`, and the token where it stopped: unless `last`, an
+    object cut short stops the reading there (its tokens are read again with the next block)."""
+    entries: list[ListEntry | None] = []
     while position < len(words):
         end = position + header
         if end > len(words):
+            if not last:
+                break
             warnings.append(
                 f"{path}:{lines[position]}: the last object ({words[position]}) stops after "
                 f"{len(words) - position} of {header} values: left out"
@@ -237,8 +323,7 @@ def parse_slots(words: list[str], lines: Any, header: int, path: str, warnings: 
             break
         entries.append(_entry(words, lines, position, end, path, warnings))
         position = end
-    _SHARED_VALUES.clear()
-    return entries
+    return entries, position
 
 
 # Integer fields by position after the two names, with the values VDrift gives a meaning.
@@ -257,6 +342,21 @@ _SHARED_VALUES: dict[tuple[str, ...], dict[str, float | int]] = {}
 _SHARED_LIMIT = 1 << 16
 
 
+# Model and texture names of the list being read, each kept once (a track names a texture from
+# thousands of objects); cleared with `_SHARED_VALUES`.
+_NAMES: dict[str, str] = {}
+
+
+def _name(word: str) -> str:
+    """`word`, or the equal name read before (one string for every object naming it)."""
+    kept = _NAMES.get(word)
+    if kept is not None:
+        return kept
+    if len(_NAMES) < _SHARED_LIMIT:
+        _NAMES[word] = word
+    return word
+
+
 def _known(allowed: frozenset[float], value: float) -> bool:
     return value in allowed
 
@@ -269,7 +369,9 @@ def _entry(words: list[str], lines: Any, start: int, end: int, path: str, warnin
     if shared is not None:
         # Objects with the same values share one (never changed) dict: a list of a million
         # objects holds a few distinct rows of values, not a million.
-        return ListEntry(line=int(lines[start]), model=words[start], texture=words[start + 1], values=shared)
+        return ListEntry(
+            line=int(lines[start]), model=_name(words[start]), texture=_name(words[start + 1]), values=shared
+        )
     try:
         numbers = list(map(float, words[start + 2 : end]))
     except ValueError:
@@ -283,7 +385,8 @@ def _entry(words: list[str], lines: Any, start: int, end: int, path: str, warnin
             values["surface"] = int(surface)
             if len(_SHARED_VALUES) < _SHARED_LIMIT:
                 _SHARED_VALUES[key] = values
-            return ListEntry(line=int(lines[start]), model=words[start], texture=words[start + 1], values=values)
+            model, texture = _name(words[start]), _name(words[start + 1])
+            return ListEntry(line=int(lines[start]), model=model, texture=texture, values=values)
     return _entry_checked(list(zip(words[start:end], lines[start:end])), path, warnings)
 
 

@@ -123,7 +123,11 @@ def align(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-@dataclass
+# An entry's runtime field as nearly every peg stores it (shared by every entry holding it).
+ZERO_RUNTIME = bytes(16)
+
+
+@dataclass(slots=True)  # slots: a peg may hold 65,535 entries (66 bytes each on disk)
 class PegTexture:
     """One entry: its fields as stored (so an unchanged pair writes back byte for byte)."""
 
@@ -142,7 +146,7 @@ class PegTexture:
     frame_count: int
     name_offset: int
     fps: int
-    runtime: bytes = bytes(16)
+    runtime: bytes = ZERO_RUNTIME
 
     @property
     def chain_size(self) -> int:

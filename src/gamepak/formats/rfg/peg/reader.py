@@ -12,6 +12,7 @@ from .layout import (
     HEADER,
     SIGNATURE,
     VERSION,
+    ZERO_RUNTIME,
     PegTexture,
     PixelFormat,
     align,
@@ -419,7 +420,8 @@ def read_entries(
                 frame_count,
                 name_offset,
                 fps,
-                runtime,
+                # The usual all-zero field shared: a peg of 65,535 tiny textures holds one.
+                ZERO_RUNTIME if runtime == ZERO_RUNTIME else runtime,
             )
         )
     return {"platform": platform, "flags": flags, "alignment": alignment}, textures

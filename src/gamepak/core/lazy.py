@@ -1,0 +1,53 @@
+"""A read-only list whose items are made when read: for readers of files holding a million tiny
+things (sprite frames, model skins, exported file names), where one Python object per thing
+would cost many times the file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar, overload
+
+Item = TypeVar("Item")
+
+
+class Lazy(Sequence[Item]):
+    """A read-only list of `length` items, each made by `make(index)` when asked for and not
+    kept: a file's many tiny images listed without holding an object per image."""
+
+    __slots__ = ("_length", "_make")
+
+    def __init__(self, length: int, make: Callable[[int], Item]) -> None:
+        self._length = length
+        self._make = make
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Item]: ...
+
+    def __getitem__(self, index: int | slice) -> Item | list[Item]:
+        if isinstance(index, slice):
+            return [self._make(number) for number in range(*index.indices(self._length))]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("index out of range")
+        return self._make(index)
+
+    def __iter__(self) -> Iterator[Item]:
+        return map(self._make, range(self._length))
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list, tuple or other sequence holding the same items, as a list is."""
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes, bytearray)):
+            return len(self) == len(other) and all(mine == theirs for mine, theirs in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as a list is
+
+    def __repr__(self) -> str:
+        return f"<{self._length} items made when read>"
