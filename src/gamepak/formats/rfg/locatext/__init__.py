@@ -26,7 +26,9 @@ they were stored, back to back after the table: one changed string moves only th
 
 from __future__ import annotations
 
+import codecs
 import struct
+import sys
 import zlib
 
 from ....errors import CorruptArchiveError, FormatLimitError, GamepakError
@@ -136,27 +138,45 @@ class Finding:
         return f"<Finding {self.severity}: {self.message}>"
 
 
-def _game_layout(data: bytes, fields: list[tuple[int, int, int]], table_end: int) -> list[LocaEntry] | None:
+def _entry_words(data: bytes, table_end: int) -> Sequence[int] | None:
+    """The entry table as a flat array of u32 (hash, offset, length, hash, ...): 4 bytes a
+    number, where a list of tuples takes 160 bytes an entry. None where `array` has no 4-byte
+    unsigned type."""
+    from array import array
+
+    words = array("I")
+    if words.itemsize != 4:
+        return None
+    words.frombytes(data[HEADER.size : table_end])
+    if sys.byteorder == "big":
+        words.byteswap()
+    return words
+
+
+def _game_layout(data: bytes, words: Sequence[int], table_end: int) -> list[LocaEntry] | None:
     """The entries when the file has the game's layout and nothing wrong, checked in bulk (the
     strings tile the rest of the file in entry order, one UTF-16 decode finds one NUL per
-    string, at each end; no hash twice); None sends the file through the entry-by-entry checks."""
+    string, at each end; no hash twice); None sends the file through the entry-by-entry checks.
+    `words`: the entry table (`_entry_words`)."""
+    hashes, offsets, lengths = words[0::3], words[1::3], words[2::3]
     position = table_end
-    for _, offset, length in fields:
+    for offset, length in zip(offsets, lengths):
         if offset != position or length & 1 or length < 2:
             return None
         position += length
-    if position != len(data) or len({field[0] for field in fields}) != len(fields):
+    if position != len(data) or len(set(hashes)) != len(hashes):
         return None
     try:
-        text = data[table_end:].decode("utf-16-le")
+        nuls = codecs.utf_16_le_decode(memoryview(data)[table_end:], "strict", True)[0].count("\0")
     except UnicodeDecodeError:
         return None
-    if text.count("\0") != len(fields):
+    if nuls != len(hashes):
         return None
-    if any(data[offset + length - 2 : offset + length] != NUL for _, offset, length in fields):
+    if any(data[offset + length - 2 : offset + length] != NUL for offset, length in zip(offsets, lengths)):
         return None
     return [
-        LocaEntry(hash_value, data[offset : offset + length], None, offset) for hash_value, offset, length in fields
+        LocaEntry(hash_value, data[offset : offset + length], None, offset)
+        for hash_value, offset, length in zip(hashes, offsets, lengths)
     ]
 
 
@@ -193,10 +213,12 @@ def scan(data: bytes, where: str = EXTENSION) -> tuple[list[LocaEntry], list[Fin
             8,
         )
         return [], problems
-    fields = list(struct.iter_unpack("<III", data[HEADER.size : table_end]))
-    quick = _game_layout(data, fields, table_end)
+    words = _entry_words(data, table_end)
+    quick = _game_layout(data, words, table_end) if words is not None else None
     if quick is not None:
         return quick, problems
+    del words
+    fields = list(struct.iter_unpack("<III", data[HEADER.size : table_end]))
     # Strings may share bytes (a warning), but each entry holds a copy of its own: thousands of
     # entries naming one long string would copy it thousands of times. Checked before copying.
     shared = sum(length for _, offset, length in fields if table_end <= offset and offset + length <= size)
@@ -306,6 +328,18 @@ class LocaText:
         self.entries: list[LocaEntry] = entries if entries is not None else []
         self.original = original
         self._original_state = self._state() if original is not None else None
+        self._as_stored = False  # the entries were read from `original`, in its order
+
+    @classmethod
+    def _read(cls, entries: list[LocaEntry], data: bytes) -> LocaText:
+        """The entries `scan` read from `data`: their state at reading is `data`'s entry table,
+        compared with it when written (`to_bytes`) rather than copied (a tuple and two numbers
+        per entry: a third of the memory of reading a file)."""
+        table = cls()
+        table.entries = entries
+        table.original = data
+        table._as_stored = True
+        return table
 
     @classmethod
     def parse(cls, data: bytes, where: str = EXTENSION) -> LocaText:
@@ -315,7 +349,7 @@ class LocaText:
         for problem in problems:
             if problem.severity == "error":
                 raise CorruptArchiveError(problem.message, path=where, offset=problem.offset)
-        return cls(entries, data)
+        return cls._read(entries, data)
 
     def _state(self) -> list[tuple[int, bytes, int]]:
         return [(entry.hash, entry.raw, entry.stored_at) for entry in self.entries]
@@ -338,9 +372,23 @@ class LocaText:
 
     def to_bytes(self) -> bytes:
         """The file's bytes: the original when no entry changed, else rebuilt."""
-        if self.original is not None and self._state() == self._original_state:
+        if self.original is not None and self._unchanged(self.original):
             return self.original
         return build(self.entries)
+
+    def _unchanged(self, original: bytes) -> bool:
+        """Whether every entry holds what it held when read (hash, bytes, place), in order."""
+        if not self._as_stored:
+            return self._state() == self._original_state
+        count = HEADER.unpack_from(original, 0)[2]
+        if count != len(self.entries):
+            return False
+        view = memoryview(original)
+        table = ENTRY.iter_unpack(view[HEADER.size : HEADER.size + ENTRY.size * count])
+        for entry, (hash_value, offset, length) in zip(self.entries, table):
+            if entry.hash != hash_value or entry.stored_at != offset or entry.raw != view[offset : offset + length]:
+                return False
+        return True
 
 
 def sniff(source: Source) -> float:
