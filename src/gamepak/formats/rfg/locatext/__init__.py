@@ -30,6 +30,7 @@ import codecs
 import struct
 import sys
 import zlib
+from itertools import accumulate
 
 from ....errors import CorruptArchiveError, FormatLimitError, GamepakError
 
@@ -138,22 +139,16 @@ class Finding:
         return f"<Finding {self.severity}: {self.message}>"
 
 
-def _entry_words(data: bytes, table_end: int) -> Sequence[int] | None:
-    """The entry table as a flat array of u32 (hash, offset, length, hash, ...): 4 bytes a
-    number, where a list of tuples takes 160 bytes an entry. None where `array` has no 4-byte
-    unsigned type."""
-    from array import array
-
-    words = array("I")
-    if words.itemsize != 4:
+def _entry_words(data: bytes, table_end: int) -> memoryview | None:
+    """The entry table as a flat view of u32 (hash, offset, length, hash, ...), over `data`
+    itself: a list of tuples took 160 bytes an entry. None on a big-endian machine or where
+    the native unsigned int is not 4 bytes (the entry-by-entry reader reads those)."""
+    if sys.byteorder != "little" or struct.calcsize("I") != 4:
         return None
-    words.frombytes(data[HEADER.size : table_end])
-    if sys.byteorder == "big":
-        words.byteswap()
-    return words
+    return memoryview(data)[HEADER.size : table_end].cast("I")
 
 
-def _game_layout(data: bytes, words: Sequence[int], table_end: int) -> list[LocaEntry] | None:
+def _game_layout(data: bytes, words: memoryview, table_end: int) -> list[LocaEntry] | None:
     """The entries when the file has the game's layout and nothing wrong, checked in bulk (the
     strings tile the rest of the file in entry order, one UTF-16 decode finds one NUL per
     string, at each end; no hash twice); None sends the file through the entry-by-entry checks.
@@ -377,12 +372,30 @@ class LocaText:
         return build(self.entries)
 
     def _unchanged(self, original: bytes) -> bool:
-        """Whether every entry holds what it held when read (hash, bytes, place), in order."""
+        """Whether every entry holds what it held when read (hash, bytes, place), in order:
+        the entry table compared as one array, the strings as one run when they tile the
+        file in entry order (the game's layout), else one by one."""
         if not self._as_stored:
             return self._state() == self._original_state
+        entries = self.entries
         count = HEADER.unpack_from(original, 0)[2]
-        if count != len(self.entries):
+        if count != len(entries):
             return False
+        if not entries:
+            return True
+        table_end = HEADER.size + ENTRY.size * count
+        words = _entry_words(original, table_end)
+        if words is None:
+            return self._unchanged_one_by_one(original, count)
+        if words.tolist() != [value for entry in entries for value in (entry.hash, entry.stored_at, len(entry.raw))]:
+            return False
+        offsets = words[1::3].tolist()
+        if offsets == list(accumulate(words[2::3], initial=table_end))[:-1]:
+            end = offsets[-1] + words[-1]  # (the tables are equal: the raws have these lengths)
+            return b"".join([entry.raw for entry in entries]) == memoryview(original)[table_end:end]
+        return self._unchanged_one_by_one(original, count)
+
+    def _unchanged_one_by_one(self, original: bytes, count: int) -> bool:
         view = memoryview(original)
         table = ENTRY.iter_unpack(view[HEADER.size : HEADER.size + ENTRY.size * count])
         for entry, (hash_value, offset, length) in zip(self.entries, table):
