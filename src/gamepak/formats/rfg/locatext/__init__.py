@@ -30,7 +30,8 @@ import codecs
 import struct
 import sys
 import zlib
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import and_, attrgetter, sub
 
 from ....errors import CorruptArchiveError, FormatLimitError, GamepakError
 
@@ -153,13 +154,16 @@ def _game_layout(data: bytes, words: memoryview, table_end: int) -> list[LocaEnt
     strings tile the rest of the file in entry order, one UTF-16 decode finds one NUL per
     string, at each end; no hash twice); None sends the file through the entry-by-entry checks.
     `words`: the entry table (`_entry_words`)."""
-    hashes, offsets, lengths = words[0::3], words[1::3], words[2::3]
-    position = table_end
-    for offset, length in zip(offsets, lengths):
-        if offset != position or length & 1 or length < 2:
-            return None
-        position += length
-    if position != len(data) or len(set(hashes)) != len(hashes):
+    hashes, offsets, lengths = words[0::3].tolist(), words[1::3].tolist(), words[2::3].tolist()
+    # Checked and cut by C iterators (map, slice, accumulate): a Python step per string was
+    # most of reading the game's 7,298.
+    ends = list(accumulate(lengths, initial=table_end))
+    starts = ends[:-1]
+    del ends[0]
+    end = ends[-1] if ends else table_end
+    if offsets != starts or end != len(data) or any(map(and_, lengths, repeat(1))) or 0 in lengths:
+        return None  # (a string of 0 bytes lacks its NUL; odd lengths are not UTF-16)
+    if len(set(hashes)) != len(hashes):
         return None
     try:
         nuls = codecs.utf_16_le_decode(memoryview(data)[table_end:], "strict", True)[0].count("\0")
@@ -167,12 +171,10 @@ def _game_layout(data: bytes, words: memoryview, table_end: int) -> list[LocaEnt
         return None
     if nuls != len(hashes):
         return None
-    if any(data[offset + length - 2 : offset + length] != NUL for offset, length in zip(offsets, lengths)):
+    if b"".join(map(data.__getitem__, map(slice, map(sub, ends, repeat(2)), ends))) != NUL * len(ends):
         return None
-    return [
-        LocaEntry(hash_value, data[offset : offset + length], None, offset)
-        for hash_value, offset, length in zip(hashes, offsets, lengths)
-    ]
+    raws = map(data.__getitem__, map(slice, offsets, ends))
+    return list(map(LocaEntry, hashes, raws, repeat(None), offsets))
 
 
 def scan(data: bytes, where: str = EXTENSION) -> tuple[list[LocaEntry], list[Finding]]:
@@ -316,6 +318,9 @@ def build(entries: list[LocaEntry]) -> bytes:
     return b"".join(parts)
 
 
+_RAW, _STORED_AT, _HASH = attrgetter("raw"), attrgetter("stored_at"), attrgetter("hash")
+
+
 class LocaText:
     """The entries of one `.rfglocatext`, editable, written back byte for byte when unchanged."""
 
@@ -387,12 +392,17 @@ class LocaText:
         words = _entry_words(original, table_end)
         if words is None:
             return self._unchanged_one_by_one(original, count)
-        if words.tolist() != [value for entry in entries for value in (entry.hash, entry.stored_at, len(entry.raw))]:
-            return False
+        raws = list(map(_RAW, entries))
         offsets = words[1::3].tolist()
+        if (
+            offsets != list(map(_STORED_AT, entries))
+            or words[2::3].tolist() != list(map(len, raws))
+            or words[0::3].tolist() != list(map(_HASH, entries))
+        ):
+            return False
         if offsets == list(accumulate(words[2::3], initial=table_end))[:-1]:
             end = offsets[-1] + words[-1]  # (the tables are equal: the raws have these lengths)
-            return b"".join([entry.raw for entry in entries]) == memoryview(original)[table_end:end]
+            return b"".join(raws) == memoryview(original)[table_end:end]
         return self._unchanged_one_by_one(original, count)
 
     def _unchanged_one_by_one(self, original: bytes, count: int) -> bool:
