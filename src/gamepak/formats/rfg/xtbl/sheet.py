@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from itertools import islice
 
 from ....core.jsontext import JSON_INDENT
 from .cells import ROW_NUMBER
@@ -65,16 +66,23 @@ def to_csv(table: Table | StreamedTable) -> bytes:
     blanks = [""] * len(columns)
     blocks = ["\ufeff".encode()]
     lines = [_csv_line(header)]
-    for index, cells in enumerate(table.iter_cells(), start=1):
-        values = list(map(cells.get, columns, blanks))
-        lines.append(_csv_line([str(index), *values] if numbered else values))
-        if len(lines) == _LINES_A_BLOCK:
-            lines.append("")
-            blocks.append("\r\n".join(lines).encode("utf-8"))
-            lines = []
-    lines.append("")
-    blocks.append("\r\n".join(lines).encode("utf-8"))
-    return b"".join(blocks)
+    rows = table.iter_cells()
+    number = 1
+    while True:
+        chunk = list(islice(rows, _LINES_A_BLOCK))
+        if numbered:
+            lines += [
+                _csv_line([str(index), *map(cells.get, columns, blanks)])
+                for index, cells in enumerate(chunk, start=number)
+            ]
+        else:
+            lines += [_csv_line(list(map(cells.get, columns, blanks))) for cells in chunk]
+        number += len(chunk)
+        lines.append("")  # every line ends with CRLF
+        blocks.append("\r\n".join(lines).encode("utf-8"))
+        if len(chunk) < _LINES_A_BLOCK:
+            return b"".join(blocks)
+        lines = []
 
 
 _LINES_A_BLOCK = 4096
@@ -114,7 +122,12 @@ def to_json(table: Table | StreamedTable) -> bytes:
     for cells in table.iter_cells():
         row: dict[str, Any] = {}
         for column, value in cells.items():
-            _put(row, column.split("."), json.loads(value) if table.is_json(column) and value else value)
+            if value and table.is_json(column):
+                _put(row, column.split("."), json.loads(value))
+            elif "." in column:
+                _put(row, column.split("."), value)
+            else:
+                row[column] = value
         pieces.append(separator)
         _indented(row, inner, pieces)
         separator = "," + inner
@@ -142,8 +155,11 @@ def _indented(value: Any, indent: str, pieces: list[str]) -> None:
         inner = indent + " " * JSON_INDENT
         opening = "{" + inner
         for key, item in value.items():
-            pieces += [opening, quote(key), ": "]
-            _indented(item, inner, pieces)
+            if item.__class__ is str:  # most values: no call for them
+                pieces += [opening, quote(key), ": ", quote(item)]
+            else:
+                pieces += [opening, quote(key), ": "]
+                _indented(item, inner, pieces)
             opening = "," + inner
         pieces += [indent, "}"]
     elif isinstance(value, list):
