@@ -206,3 +206,25 @@ def test_export_of_the_largest_table_stays_within_a_small_multiple_of_it(
     assert peak < MEMORY_GOAL * large_table.stat().st_size
     table = Table(large_table.read_bytes(), large_table.name)
     assert written.read_bytes() == (to_csv(table) if kind == "csv" else _json_of_the_whole_document(table))
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 4096])
+@pytest.mark.parametrize("data", DOCUMENTS[:6])
+def test_csv_made_in_blocks_is_what_csv_writer_writes(data: bytes, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import csv
+    import io
+
+    from gamepak.formats.rfg.xtbl import sheet
+    from gamepak.formats.rfg.xtbl.cells import ROW_NUMBER
+
+    monkeypatch.setattr(sheet, "_LINES_A_BLOCK", block)
+    table = Table(data, "t.xtbl")
+    expected = io.StringIO(newline="")
+    writer = csv.writer(expected, lineterminator="\r\n")
+    numbered = table.key == ROW_NUMBER
+    writer.writerow([ROW_NUMBER, *table.columns] if numbered else table.columns)
+    for number, cells in enumerate(Table(data, "t.xtbl").cells(), start=1):
+        values = [sheet.protect_cell(cells.get(column, "")) for column in table.columns]
+        writer.writerow([str(number), *values] if numbered else values)
+    assert to_csv(table) == "\ufeff".encode() + expected.getvalue().encode("utf-8")
+    assert to_csv(StreamedTable(data, "t.xtbl")) == to_csv(Table(data, "t.xtbl"))
