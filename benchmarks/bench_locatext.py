@@ -8,7 +8,8 @@ work the wall times stretch with the load, CPU times much less):
 - import: `gamepak text import FILE out.po -o new.rfglocatext` (the unchanged PO: every entry is
   read, compared and the file written);
 - reference: `gamepak extract PACK -o DIR` of an uncompressed `.vpp_pc` holding FILE as its one
-  member, and of one holding 100 members of the same total size. Target: both within 2x.
+  member, and of one holding 100 members of the same total size. Goals (the fastest runs
+  compared): export within 2x of both, import within 1.5x (issue 48.4).
 - names: `text export ... --names table.vpp_pc` minus the export without names. Target <= 0.5 s.
 
 FILE is the game's Arabic file when ../shared/samples is present, else a synthetic one of 7,298
@@ -33,7 +34,7 @@ from pathlib import Path
 import gamepak
 from gamepak.formats.rfg.locatext import LocaEntry, build
 
-from _common import alternate, compile_bytecode, scratch
+from _common import compile_bytecode, scratch
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 ARABIC = SAMPLES / "rfg" / "locatexts_ar_eg.rfglocatext"
@@ -118,17 +119,26 @@ def main() -> None:
         contenders[names] = lambda n: gamepak_command(
             "text", "export", str(source), "-o", str(fresh("n", n)), "--to", "po", "--names", str(TABLES), label=names
         )
-    medians = alternate(args.rounds, contenders)
+    runs: dict[str, list[float]] = {name: [] for name in contenders}
+    for round_number in range(args.rounds):  # interleaved: each round runs every contender once
+        for name, contender in contenders.items():
+            runs[name].append(contender(round_number))
+    medians = {name: statistics.median(values) for name, values in runs.items()}
+    fastest = {name: min(values) for name, values in runs.items()}
     print(f"file: {'the game' if ARABIC.exists() else 'synthetic'} Arabic .rfglocatext, {len(data):,} bytes")
     cpu = {name: statistics.median(values) for name, values in CPU.items()}
-    print(f"  {'':40} {'wall':>7}    {'CPU':>7}")
+    print(f"  {'':40} {'wall min':>9} {'median':>9}    {'CPU':>7}")
     for name, seconds in medians.items():
-        print(f"  {name:40} {seconds * 1000:7.0f} ms {cpu[name] * 1000:7.0f} ms")
-    for what in ("export PO", "import PO"):
+        print(f"  {name:40} {fastest[name] * 1000:6.0f} ms {seconds * 1000:6.0f} ms {cpu[name] * 1000:7.0f} ms")
+    # Goals: import <= 1.5x extract (issue 48.4), export <= 2x (issue 33); the ratio of the
+    # fastest runs (the machine is shared: the minimum is the run disturbed least).
+    for what, goal in (("export PO", 2.0), ("import PO", 1.5)):
         for reference in ("extract 1 member", "extract 100 members"):
+            ratio = fastest[what] / fastest[reference]
+            verdict = "ok" if ratio <= goal else "OVER"
             print(
-                f"  {what} / {reference}: wall {medians[what] / medians[reference]:.2f}x, "
-                f"CPU {cpu[what] / cpu[reference]:.2f}x (target <= 2)"
+                f"  {what} / {reference}: goal <= {goal}x, measured {ratio:.2f}x (min of {args.rounds}): {verdict}"
+                f"  [median wall {medians[what] / medians[reference]:.2f}x, CPU {cpu[what] / cpu[reference]:.2f}x]"
             )
     if TABLES.exists():
         print(

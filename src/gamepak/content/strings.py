@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing `typing` was a sixth of `text import`'s CPU time
+    from typing import Any
 
 
 class StringsDone:

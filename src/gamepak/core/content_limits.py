@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import dataclasses
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,15 +36,39 @@ if TYPE_CHECKING:
 ALLOW_LARGE_ADVICE = "--allow-large lifts this"
 
 
-@dataclasses.dataclass(frozen=True)
 class ContentLimits:
-    """The budgets in force (see the module's docstring)."""
+    """The budgets in force (see the module's docstring); never changed once made (`limits`
+    makes another). A plain class: `dataclasses` imports `inspect`, a tenth of the start-up
+    of `gamepak text import` and `table check`, which read these."""
 
-    table_elements: int = 500_000
-    table_bytes_per_element: int = 12
-    locatext_entries: int = 200_000
-    zone_bytes: int = 64 << 20
-    allow_large: bool = False
+    __slots__ = ("allow_large", "locatext_entries", "table_bytes_per_element", "table_elements", "zone_bytes")
+
+    def __init__(
+        self,
+        table_elements: int = 500_000,
+        table_bytes_per_element: int = 12,
+        locatext_entries: int = 200_000,
+        zone_bytes: int = 64 << 20,
+        allow_large: bool = False,
+    ) -> None:
+        self.table_elements = table_elements
+        self.table_bytes_per_element = table_bytes_per_element
+        self.locatext_entries = locatext_entries
+        self.zone_bytes = zone_bytes
+        self.allow_large = allow_large
+
+    def replace(self, **changes: int | bool) -> ContentLimits:
+        """These budgets with `changes` (TypeError naming an unknown one)."""
+        values = {name: getattr(self, name) for name in self.__slots__}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"no content limit named {', '.join(sorted(unknown))}")
+        values.update(changes)
+        return ContentLimits(**values)  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"ContentLimits({shown})"
 
     def table_element_budget(self, size: int) -> int | None:
         """How many elements a table of `size` bytes may hold (None: no limit)."""
@@ -58,7 +81,7 @@ class ContentLimits:
         return None if self.allow_large else self.locatext_entries
 
 
-_DEFAULT = ContentLimits()  # frozen: shared safely
+_DEFAULT = ContentLimits()  # never changed: shared safely
 _CURRENT: contextvars.ContextVar[ContentLimits] = contextvars.ContextVar("gamepak_content_limits", default=_DEFAULT)
 
 
@@ -71,7 +94,7 @@ def current() -> ContentLimits:
 def limits(**changes: int | bool) -> Iterator[ContentLimits]:
     """Budgets changed for the code inside: `limits(allow_large=True)`, `limits(table_elements=10)`,
     `limits(zone_bytes=100)`."""
-    token = _CURRENT.set(dataclasses.replace(_CURRENT.get(), **changes))  # type: ignore[arg-type]
+    token = _CURRENT.set(_CURRENT.get().replace(**changes))
     try:
         yield _CURRENT.get()
     finally:

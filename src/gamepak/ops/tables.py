@@ -24,6 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..core.archive import Archive
     from ..formats.rfg.xtbl.check import Finding
+    from ..formats.rfg.xtbl.stream import StreamedTable
 
 SUFFIX = ".xtbl"
 SHEET_KINDS = ("csv", "json")
@@ -180,14 +181,18 @@ def export_tables(
     return written, failures
 
 
-def _convert_all(tables: list[tuple[str, bytes]], convert: Callable[[Table], bytes]) -> list[bytes | str]:
+def _convert_all(
+    tables: list[tuple[str, bytes]], convert: Callable[[Table | StreamedTable], bytes]
+) -> list[bytes | str]:
     """Each (member, bytes) converted by `convert`, or why it cannot be read (str), in order;
     with much XML and a second core, a forked worker converts part of them (`core.forked`)."""
+
+    from ..formats.rfg.xtbl.stream import read_table
 
     def one(index: int) -> bytes | str:
         member, data = tables[index]
         try:
-            return convert(Table(data, member))
+            return convert(read_table(data, member))
         except TableError as exc:
             return str(exc)
 
@@ -413,24 +418,36 @@ def check_against(
 
 def _check_tables(source: str, tables: Tables | None) -> tuple[list[Finding], dict[str, str], int]:
     from ..formats.rfg.xtbl.parallel import check_members, check_parsed
+    from ..formats.rfg.xtbl.stream import read_table
 
     folder = os.path.dirname(source) if is_table_name(source) and not os.path.isdir(source) else None
     if tables is None and folder is None:
         return check_members(list(iter_members(source)))
     if tables is None:
-        tables = open(source)
+        # Read to be checked only: a large table is walked row by row, never held whole.
+        read: dict[str, Table | StreamedTable] = {}
+        failures: dict[str, str] = {}
+        order: list[str] = []
+        for member, data in _selected(source, ()):
+            order.append(member)
+            try:
+                read[member] = read_table(data, member)
+            except TableError as exc:
+                failures[member] = str(exc)
+    else:
+        read, failures, order = dict(tables), tables.failures, tables.order
 
-    def beside(name: str) -> Table | None:
+    def beside(name: str) -> Table | StreamedTable | None:
         """A referenced table beside a loose one."""
         candidate = os.path.join(folder, name) if folder is not None else ""
         if not candidate or not os.path.isfile(candidate):
             return None
         try:
-            return Table(read_file(candidate, limit=MAX_XML_BYTES), name)
+            return read_table(read_file(candidate, limit=MAX_XML_BYTES), name)
         except (GamepakError, TableError):
             return None
 
-    return check_parsed(tables, tables.failures, tables.order, beside)
+    return check_parsed(read, failures, order, beside)
 
 
 def table_view(

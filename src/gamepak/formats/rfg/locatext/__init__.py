@@ -26,8 +26,12 @@ they were stored, back to back after the table: one changed string moves only th
 
 from __future__ import annotations
 
+import codecs
 import struct
+import sys
 import zlib
+from itertools import accumulate, repeat
+from operator import and_, attrgetter, sub
 
 from ....errors import CorruptArchiveError, FormatLimitError, GamepakError
 
@@ -136,28 +140,41 @@ class Finding:
         return f"<Finding {self.severity}: {self.message}>"
 
 
-def _game_layout(data: bytes, fields: list[tuple[int, int, int]], table_end: int) -> list[LocaEntry] | None:
+def _entry_words(data: bytes, table_end: int) -> memoryview | None:
+    """The entry table as a flat view of u32 (hash, offset, length, hash, ...), over `data`
+    itself: a list of tuples took 160 bytes an entry. None on a big-endian machine or where
+    the native unsigned int is not 4 bytes (the entry-by-entry reader reads those)."""
+    if sys.byteorder != "little" or struct.calcsize("I") != 4:
+        return None
+    return memoryview(data)[HEADER.size : table_end].cast("I")
+
+
+def _game_layout(data: bytes, words: memoryview, table_end: int) -> list[LocaEntry] | None:
     """The entries when the file has the game's layout and nothing wrong, checked in bulk (the
     strings tile the rest of the file in entry order, one UTF-16 decode finds one NUL per
-    string, at each end; no hash twice); None sends the file through the entry-by-entry checks."""
-    position = table_end
-    for _, offset, length in fields:
-        if offset != position or length & 1 or length < 2:
-            return None
-        position += length
-    if position != len(data) or len({field[0] for field in fields}) != len(fields):
+    string, at each end; no hash twice); None sends the file through the entry-by-entry checks.
+    `words`: the entry table (`_entry_words`)."""
+    hashes, offsets, lengths = words[0::3].tolist(), words[1::3].tolist(), words[2::3].tolist()
+    # Checked and cut by C iterators (map, slice, accumulate): a Python step per string was
+    # most of reading the game's 7,298.
+    ends = list(accumulate(lengths, initial=table_end))
+    starts = ends[:-1]
+    del ends[0]
+    end = ends[-1] if ends else table_end
+    if offsets != starts or end != len(data) or any(map(and_, lengths, repeat(1))) or 0 in lengths:
+        return None  # (a string of 0 bytes lacks its NUL; odd lengths are not UTF-16)
+    if len(set(hashes)) != len(hashes):
         return None
     try:
-        text = data[table_end:].decode("utf-16-le")
+        nuls = codecs.utf_16_le_decode(memoryview(data)[table_end:], "strict", True)[0].count("\0")
     except UnicodeDecodeError:
         return None
-    if text.count("\0") != len(fields):
+    if nuls != len(hashes):
         return None
-    if any(data[offset + length - 2 : offset + length] != NUL for _, offset, length in fields):
+    if b"".join(map(data.__getitem__, map(slice, map(sub, ends, repeat(2)), ends))) != NUL * len(ends):
         return None
-    return [
-        LocaEntry(hash_value, data[offset : offset + length], None, offset) for hash_value, offset, length in fields
-    ]
+    raws = map(data.__getitem__, map(slice, offsets, ends))
+    return list(map(LocaEntry, hashes, raws, repeat(None), offsets))
 
 
 def scan(data: bytes, where: str = EXTENSION) -> tuple[list[LocaEntry], list[Finding]]:
@@ -193,10 +210,12 @@ def scan(data: bytes, where: str = EXTENSION) -> tuple[list[LocaEntry], list[Fin
             8,
         )
         return [], problems
-    fields = list(struct.iter_unpack("<III", data[HEADER.size : table_end]))
-    quick = _game_layout(data, fields, table_end)
+    words = _entry_words(data, table_end)
+    quick = _game_layout(data, words, table_end) if words is not None else None
     if quick is not None:
         return quick, problems
+    del words
+    fields = list(struct.iter_unpack("<III", data[HEADER.size : table_end]))
     # Strings may share bytes (a warning), but each entry holds a copy of its own: thousands of
     # entries naming one long string would copy it thousands of times. Checked before copying.
     shared = sum(length for _, offset, length in fields if table_end <= offset and offset + length <= size)
@@ -299,6 +318,9 @@ def build(entries: list[LocaEntry]) -> bytes:
     return b"".join(parts)
 
 
+_RAW, _STORED_AT, _HASH = attrgetter("raw"), attrgetter("stored_at"), attrgetter("hash")
+
+
 class LocaText:
     """The entries of one `.rfglocatext`, editable, written back byte for byte when unchanged."""
 
@@ -306,6 +328,18 @@ class LocaText:
         self.entries: list[LocaEntry] = entries if entries is not None else []
         self.original = original
         self._original_state = self._state() if original is not None else None
+        self._as_stored = False  # the entries were read from `original`, in its order
+
+    @classmethod
+    def _read(cls, entries: list[LocaEntry], data: bytes) -> LocaText:
+        """The entries `scan` read from `data`: their state at reading is `data`'s entry table,
+        compared with it when written (`to_bytes`) rather than copied (a tuple and two numbers
+        per entry: a third of the memory of reading a file)."""
+        table = cls()
+        table.entries = entries
+        table.original = data
+        table._as_stored = True
+        return table
 
     @classmethod
     def parse(cls, data: bytes, where: str = EXTENSION) -> LocaText:
@@ -315,7 +349,7 @@ class LocaText:
         for problem in problems:
             if problem.severity == "error":
                 raise CorruptArchiveError(problem.message, path=where, offset=problem.offset)
-        return cls(entries, data)
+        return cls._read(entries, data)
 
     def _state(self) -> list[tuple[int, bytes, int]]:
         return [(entry.hash, entry.raw, entry.stored_at) for entry in self.entries]
@@ -338,9 +372,46 @@ class LocaText:
 
     def to_bytes(self) -> bytes:
         """The file's bytes: the original when no entry changed, else rebuilt."""
-        if self.original is not None and self._state() == self._original_state:
+        if self.original is not None and self._unchanged(self.original):
             return self.original
         return build(self.entries)
+
+    def _unchanged(self, original: bytes) -> bool:
+        """Whether every entry holds what it held when read (hash, bytes, place), in order:
+        the entry table compared as one array, the strings as one run when they tile the
+        file in entry order (the game's layout), else one by one."""
+        if not self._as_stored:
+            return self._state() == self._original_state
+        entries = self.entries
+        count = HEADER.unpack_from(original, 0)[2]
+        if count != len(entries):
+            return False
+        if not entries:
+            return True
+        table_end = HEADER.size + ENTRY.size * count
+        words = _entry_words(original, table_end)
+        if words is None:
+            return self._unchanged_one_by_one(original, count)
+        raws = list(map(_RAW, entries))
+        offsets = words[1::3].tolist()
+        if (
+            offsets != list(map(_STORED_AT, entries))
+            or words[2::3].tolist() != list(map(len, raws))
+            or words[0::3].tolist() != list(map(_HASH, entries))
+        ):
+            return False
+        if offsets == list(accumulate(words[2::3], initial=table_end))[:-1]:
+            end = offsets[-1] + words[-1]  # (the tables are equal: the raws have these lengths)
+            return b"".join(raws) == memoryview(original)[table_end:end]
+        return self._unchanged_one_by_one(original, count)
+
+    def _unchanged_one_by_one(self, original: bytes, count: int) -> bool:
+        view = memoryview(original)
+        table = ENTRY.iter_unpack(view[HEADER.size : HEADER.size + ENTRY.size * count])
+        for entry, (hash_value, offset, length) in zip(self.entries, table):
+            if entry.hash != hash_value or entry.stored_at != offset or entry.raw != view[offset : offset + length]:
+                return False
+        return True
 
 
 def sniff(source: Source) -> float:

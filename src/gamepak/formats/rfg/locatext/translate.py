@@ -65,16 +65,20 @@ def dump_translation(
         def value(text: str | None) -> str:
             return "null" if text is None else quote(text)
 
-        pieces = []
-        for entry in entries:
-            shown = f'    "source": {value(sources.get(entry.hash))},\n' if sources is not None else ""
-            pieces.append(
-                f'  {{\n    "hash": "{entry.hash:08x}",\n    "identifier": {value(entry.identifier)},\n'
-                f'{shown}    "text": {quote(entry.text)}\n  }}'
-            )
-        if not pieces:
+        # Encoded a block of entries at a time: their text is never all held at once.
+        if not entries:
             return b"[]\n"
-        return ("[\n" + ",\n".join(pieces) + "\n]\n").encode("utf-8")
+        blocks: list[bytes] = []
+        for start in range(0, len(entries), 4096):
+            pieces = []
+            for entry in entries[start : start + 4096]:
+                shown = f'    "source": {value(sources.get(entry.hash))},\n' if sources is not None else ""
+                pieces.append(
+                    f'  {{\n    "hash": "{entry.hash:08x}",\n    "identifier": {value(entry.identifier)},\n'
+                    f'{shown}    "text": {quote(entry.text)}\n  }}'
+                )
+            blocks.append((("[\n" if not start else ",\n") + ",\n".join(pieces)).encode("utf-8"))
+        return b"".join([*blocks, b"\n]\n"])
     if format == "csv":
         import csv
         import io

@@ -18,9 +18,11 @@ from .table import Table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
     from xml.etree.ElementTree import Element as EtElement
+
+    from .stream import StreamedTable
 
 
 class Finding:
@@ -66,37 +68,44 @@ def new_findings(findings: list[Finding], base: list[Finding]) -> list[Finding]:
     return [f for f in findings if (f.member, f.row, f.field, f.value, f.problem) not in known]
 
 
-def check_table(table: Table, references: Callable[[str, list[str]], set[str] | None] | None = None) -> list[Finding]:
+def check_table(
+    table: Table | StreamedTable, references: Callable[[str, list[str]], set[str] | None] | None = None
+) -> list[Finding]:
     """Every finding of one table; `references(file, path)` gives the values a Reference may
-    name (None: that table is not at hand, the reference is counted as not checked)."""
+    name (None: that table is not at hand, the reference is counted as not checked). The rows
+    are walked, never all held (a `StreamedTable` holds a chunk of them at a time)."""
     findings: list[Finding] = []
     member = table.member
     schema = table.schema
     key_column = table.key
-    raw = table.raw_cells()  # JSON cells are checked from their elements, never made into text
-    elements = {(id(cells), path): (element, field) for cells, path, element, field in table.pending()}
-    if key_column == ROW_NUMBER:
-        keys = [str(number) for number in range(1, len(raw) + 1)]
-    else:
-        keys = [cells.get(key_column, "") for cells in raw]
+    numbered = key_column == ROW_NUMBER
 
     def add(row: str, field: str, value: str, problem: str, severity: str) -> None:
         findings.append(Finding(member, row, field, value, problem, severity))
 
-    def duplicates(column: str, values: list[str]) -> None:
+    def duplicates(column: str, values: Iterable[str]) -> None:
         first: dict[str, int] = {}
         for index, value in enumerate(values):
             if value and value in first:
-                add(keys[index], column, value, f"duplicate key (also row {first[value] + 1})", "error")
+                # A row is named by its key: its number, or this value (the key column's).
+                row = str(index + 1) if numbered else value
+                add(row, column, value, f"duplicate key (also row {first[value] + 1})", "error")
             first.setdefault(value, index)
 
-    if key_column != ROW_NUMBER:
-        duplicates(key_column, keys)
+    if not numbered:
+        if table.changed:  # else the key column was chosen for holding no value twice
+            duplicates(key_column, (cells.get(key_column, "") for cells, _ in table.iter_raw()))
     else:
         # Rows matched by position: only the fields the schema marks unique must be.
-        for field in schema.fields:
-            if field.unique and not field.children:
-                duplicates(field.name, [cells.get(field.name, "") for cells in raw])
+        unique: dict[str, list[str]] = {
+            field.name: [] for field in schema.fields if field.unique and not field.children
+        }
+        if unique:
+            for cells, _ in table.iter_raw():
+                for name, values in unique.items():
+                    values.append(cells.get(name, ""))
+            for name, values in unique.items():
+                duplicates(name, values)
     reference_sets: dict[tuple[str, str], set[str] | None] = {}
 
     def lookup(field: Field) -> set[str] | None:
@@ -109,28 +118,27 @@ def check_table(table: Table, references: Callable[[str, list[str]], set[str] | 
 
     checkers = _column_checks(table, lookup)
     described = schema.described
-    for key, cells in zip(keys, raw):
+    # JSON cells are checked from their elements (`pending`), never made into text.
+    for index, (cells, pending) in enumerate(table.iter_raw()):
+        key = str(index + 1) if numbered else cells.get(key_column, "")
         for column, value in cells.items():
             if column in checkers:
                 check = checkers[column]
                 if check is None:
                     continue
-                if value == PENDING:
-                    found = check(elements[(id(cells), column)][0])
-                else:
-                    found = check(value)
+                found = check(pending[column][0] if value == PENDING else value)
                 if found:
                     for problem, severity, bad in found:
                         add(key, column, bad, problem, severity)
             elif described and column.split(".", 1)[0] not in EDITOR_FIELDS:
                 if value == PENDING:
-                    element, json_field = elements[(id(cells), column)]
+                    element, json_field = pending[column]
                     value = items_json(element, json_field)
                 add(key, column, value, "not in the schema", "warning")
     return findings
 
 
-def _column_checks(table: Table, lookup: Callable[[Field], set[str] | None]) -> dict[str, Any]:
+def _column_checks(table: Table | StreamedTable, lookup: Callable[[Field], set[str] | None]) -> dict[str, Any]:
     """For each column the schema knows, a function value -> [(problem, severity, value)]."""
     checks: dict[str, Any] = {}
     if not table.schema.described:
@@ -309,7 +317,7 @@ def _build(element: Any, value: Any, field: Field | None, tagged: Any) -> None:
         element.text = value if isinstance(value, str) else json.dumps(value)
 
 
-def reference_values(table: Table, path: list[str]) -> set[str]:
+def reference_values(table: Table | StreamedTable, path: list[str]) -> set[str]:
     """The values a Reference `Row.Field[.Sub...]` may name in `table`: the texts of every
     element at that path below the rows of that tag."""
     values: set[str] = set()
@@ -348,7 +356,11 @@ class ReferenceIndex:
     table when it is at hand (by file name, any case; `load(name)` may find more), cached per
     table and path; counts the reference fields it could not check."""
 
-    def __init__(self, tables: dict[str, Table], load: Callable[[str], Table | None] | None = None) -> None:
+    def __init__(
+        self,
+        tables: Mapping[str, Table | StreamedTable],
+        load: Callable[[str], Table | StreamedTable | None] | None = None,
+    ) -> None:
         self.by_name = {table_file_name(member): table for member, table in tables.items()}
         self.load = load
         self.not_checked = 0

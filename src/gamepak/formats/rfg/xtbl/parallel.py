@@ -7,13 +7,14 @@ same tables that cannot be read and the same count either way, in member order. 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ....core.collector import collector_paused
 from ....errors import GamepakError
 from .check import Finding, ReferenceIndex, check_table, reference_targets, table_file_name
 from .parse import TableError
+from .stream import StreamedTable, read_table
 from .table import Table
 
 TYPE_CHECKING = False
@@ -52,21 +53,21 @@ def check_members(members: list[tuple[str, bytes]]) -> Checked:
                 return _check_split(members, order)
             except WorkerNotStarted:
                 pass  # no second process to be had: check in this one
-        tables: dict[str, Table] = {}
+        tables: dict[str, Table | StreamedTable] = {}
         failures: dict[str, str] = {}
         for member, data in members:
             try:
-                tables[member] = Table(data, member)
+                tables[member] = read_table(data, member)
             except TableError as exc:
                 failures[member] = str(exc)
         return check_parsed(tables, failures, [member for member, _ in members])
 
 
 def check_parsed(
-    tables: dict[str, Table],
+    tables: Mapping[str, Table | StreamedTable],
     failures: dict[str, str],
     order: list[str],
-    load: Callable[[str], Table | None] | None = None,
+    load: Callable[[str], Table | StreamedTable | None] | None = None,
 ) -> Checked:
     """`check_members` of tables already parsed (`failures`: those that could not be; `order`:
     every member in the source's order; `load`: finds a referenced table the others lack)."""
@@ -94,7 +95,7 @@ def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[li
     as one process, in member order."""
     from ....core.forked import Queue, Worker
 
-    held: dict[int, Table] = {}  # the tables this process parsed, by member number
+    held: dict[int, Table | StreamedTable] = {}  # the tables this process parsed, by member number
 
     def parse(queue: Queue) -> tuple[dict[int, str | None], set[tuple[str, str]]]:
         """({member number: why it cannot be read, None when parsed}, the Reference targets)."""
@@ -103,7 +104,7 @@ def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[li
         for number in queue:
             member, data = members[number]
             try:
-                held[number] = table = Table(data, member)
+                held[number] = table = read_table(data, member)
             except TableError as exc:
                 statuses[number] = str(exc)
                 continue

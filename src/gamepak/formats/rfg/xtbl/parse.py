@@ -30,6 +30,19 @@ def parse_xml(data: bytes, where: str, encoding: str | None = None) -> EtElement
     TableError when it is not well-formed, declares a DTD or is too large."""
     import xml.etree.ElementTree as ET
 
+    encoding = checked_encoding(data, where, encoding)
+    parser = ET.XMLParser(encoding=encoding)
+    try:
+        parser.feed(data)
+        return parser.close()
+    except (ET.ParseError, LookupError, UnicodeError, ValueError) as exc:  # or an encoding not read
+        raise not_well_formed(exc, where) from None
+
+
+def checked_encoding(data: bytes, where: str, encoding: str | None = None) -> str | None:
+    """The encoding to parse `data` in (`encoding` when given: one row of a document already
+    read), after the checks every parse of a table makes first: its size, its declared
+    encoding, its element budget (`core.content_limits`), no DTD. TableError naming `where`."""
     if len(data) > MAX_XML_BYTES:
         raise TableError(f"{where}: {len(data)} bytes, more than the {MAX_XML_BYTES} a table may hold")
     if encoding is None:  # (a whole document, not one row of one already read)
@@ -37,11 +50,13 @@ def parse_xml(data: bytes, where: str, encoding: str | None = None) -> EtElement
         check_element_budget(data, where, TableError)
     encoding = encoding or source_encoding(data)
     refuse_any_dtd(data, where, encoding, TableError)
-    parser = ET.XMLParser(encoding=encoding)
-    try:
-        parser.feed(data)
-        return parser.close()
-    except ET.ParseError as exc:
-        raise TableError(f"{where}: not well-formed XML ({exc})") from None
-    except (LookupError, UnicodeError, ValueError) as exc:  # an encoding not read, or bytes not in it
-        raise TableError(f"{where}: its declared encoding cannot be read ({exc})") from None
+    return encoding
+
+
+def not_well_formed(exc: Exception, where: str) -> TableError:
+    """The TableError of a parse that raised `exc` (ParseError, or an encoding not read)."""
+    import xml.etree.ElementTree as ET
+
+    if isinstance(exc, ET.ParseError):
+        return TableError(f"{where}: not well-formed XML ({exc})")
+    return TableError(f"{where}: its declared encoding cannot be read ({exc})")

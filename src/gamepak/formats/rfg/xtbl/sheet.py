@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from itertools import islice
 
 from ....core.jsontext import JSON_INDENT
 from .cells import ROW_NUMBER
@@ -27,6 +28,8 @@ from .xmldoc import MAX_DEPTH
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from .stream import StreamedTable
 
 MAX_SHEET_BYTES = 256 << 20
 
@@ -51,23 +54,38 @@ def unprotect_cell(cell: str) -> str:
     return cell[1:] if cell.startswith("'") else cell
 
 
-def to_csv(table: Table) -> bytes:
+def to_csv(table: Table | StreamedTable) -> bytes:
     """The table as CSV bytes: what `csv.writer` writes (QUOTE_MINIMAL, CRLF), built a line at
     a time: a line without a quote, line end or extra comma is the cells joined (most are);
     only the others are quoted cell by cell (the C writer copies every character one by one,
-    half of an export of table.vpp_pc)."""
+    half of an export of table.vpp_pc). Encoded a block of lines at a time: the lines of a
+    large table are never all held as text."""
     columns = table.columns
     numbered = table.key == ROW_NUMBER
     header = [ROW_NUMBER, *columns] if numbered else columns
     blanks = [""] * len(columns)
+    blocks = ["\ufeff".encode()]
     lines = [_csv_line(header)]
-    if numbered:
-        for index, cells in enumerate(table.cells(), start=1):
-            lines.append(_csv_line([str(index), *map(cells.get, columns, blanks)]))
-    else:
-        lines += [_csv_line(list(map(cells.get, columns, blanks))) for cells in table.cells()]
-    lines.append("")
-    return "\ufeff".encode() + "\r\n".join(lines).encode("utf-8")
+    rows = table.iter_cells()
+    number = 1
+    while True:
+        chunk = list(islice(rows, _LINES_A_BLOCK))
+        if numbered:
+            lines += [
+                _csv_line([str(index), *map(cells.get, columns, blanks)])
+                for index, cells in enumerate(chunk, start=number)
+            ]
+        else:
+            lines += [_csv_line(list(map(cells.get, columns, blanks))) for cells in chunk]
+        number += len(chunk)
+        lines.append("")  # every line ends with CRLF
+        blocks.append("\r\n".join(lines).encode("utf-8"))
+        if len(chunk) < _LINES_A_BLOCK:
+            return b"".join(blocks)
+        lines = []
+
+
+_LINES_A_BLOCK = 4096
 
 
 def _csv_line(values: list[str]) -> str:
@@ -88,16 +106,75 @@ def _csv_line(values: list[str]) -> str:
     )
 
 
-def to_json(table: Table) -> bytes:
-    """The table as JSON bytes (see the module's docstring)."""
-    rows = []
-    for cells in table.cells():
+def to_json(table: Table | StreamedTable) -> bytes:
+    """The table as JSON bytes (see the module's docstring): what `json.dumps` of the whole
+    document with JSON_INDENT writes, made a row at a time (the rows are never all held as
+    objects, nor as text)."""
+    head = json.dumps({"table": table.name, "key": table.key, "rows": []}, ensure_ascii=False, indent=JSON_INDENT)
+    if not len(table):
+        return (head + "\n").encode("utf-8")
+    # The row at its depth in the document (two levels in): each of its lines indented more
+    # (a newline inside a string is written `\n`: every one in the text ends a line).
+    inner = "\n" + " " * (2 * JSON_INDENT)
+    blocks = [(head[: -len("[]\n}")] + "[").encode("utf-8")]
+    pieces: list[str] = []
+    separator = inner
+    for cells in table.iter_cells():
         row: dict[str, Any] = {}
         for column, value in cells.items():
-            _put(row, column.split("."), json.loads(value) if table.is_json(column) and value else value)
-        rows.append(row)
-    document = {"table": table.name, "key": table.key, "rows": rows}
-    return (json.dumps(document, ensure_ascii=False, indent=JSON_INDENT) + "\n").encode("utf-8")
+            if value and table.is_json(column):
+                _put(row, column.split("."), json.loads(value))
+            elif "." in column:
+                _put(row, column.split("."), value)
+            else:
+                row[column] = value
+        pieces.append(separator)
+        _indented(row, inner, pieces)
+        separator = "," + inner
+        if len(pieces) >= 2 * _LINES_A_BLOCK:
+            blocks.append("".join(pieces).encode("utf-8"))
+            pieces = []
+    pieces.append("\n" + " " * JSON_INDENT + "]\n}\n")
+    blocks.append("".join(pieces).encode("utf-8"))
+    return b"".join(blocks)
+
+
+def _indented(value: Any, indent: str, pieces: list[str]) -> None:
+    """`value` as `json.dumps(value, ensure_ascii=False, indent=JSON_INDENT)` writes it at
+    `indent` ("\n" and the spaces before its lines), appended to `pieces`. json.dumps with an
+    indent builds its encoder's closures anew at each call, in reference cycles: a call per
+    row, with the collector paused, left gigabytes behind."""
+    from json.encoder import encode_basestring as quote  # the C encoder json.dumps uses
+
+    if isinstance(value, str):
+        pieces.append(quote(value))
+    elif isinstance(value, dict):
+        if not value:
+            pieces.append("{}")
+            return
+        inner = indent + " " * JSON_INDENT
+        opening = "{" + inner
+        for key, item in value.items():
+            if item.__class__ is str:  # most values: no call for them
+                pieces += [opening, quote(key), ": ", quote(item)]
+            else:
+                pieces += [opening, quote(key), ": "]
+                _indented(item, inner, pieces)
+            opening = "," + inner
+        pieces += [indent, "}"]
+    elif isinstance(value, list):
+        if not value:
+            pieces.append("[]")
+            return
+        inner = indent + " " * JSON_INDENT
+        opening = "[" + inner
+        for item in value:
+            pieces.append(opening)
+            _indented(item, inner, pieces)
+            opening = "," + inner
+        pieces += [indent, "]"]
+    else:  # numbers, true, false, null: as json.dumps writes them
+        pieces.append(json.dumps(value))
 
 
 def _put(row: dict[str, Any], parts: list[str], value: Any) -> None:

@@ -31,7 +31,7 @@ from .xmldoc import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
     from typing import Any
     from xml.etree.ElementTree import Element as EtElement
 
@@ -112,6 +112,20 @@ class Table:
         """(row cells, column, element, field) of each JSON cell `raw_cells` has not made yet."""
         self.raw_cells()
         return self._pending
+
+    def iter_raw(self) -> Iterator[tuple[dict[str, str], dict[str, tuple[EtElement, Field | None]]]]:
+        """(cells, {column: (element, field)} of its JSON cells not made yet) per row, as
+        `StreamedTable.iter_raw` gives them: `raw_cells()` with `pending()` by row."""
+        raw = self.raw_cells()
+        by_row: dict[int, dict[str, tuple[EtElement, Field | None]]] = {}
+        for cells, path, element, field in self._pending:
+            by_row.setdefault(id(cells), {})[path] = (element, field)
+        none: dict[str, tuple[EtElement, Field | None]] = {}
+        return ((cells, by_row.get(id(cells), none)) for cells in raw)
+
+    def iter_cells(self) -> Iterator[dict[str, str]]:
+        """`cells()` as an iterator (as `StreamedTable.iter_cells` gives them)."""
+        return iter(self.cells())
 
     @property
     def columns(self) -> list[str]:
@@ -418,6 +432,11 @@ def _most_common(elements: list[EtElement]) -> str:
     counts: dict[str, int] = {}
     for element in elements:
         counts[element.tag] = counts.get(element.tag, 0) + 1
+    return most_common_tag(counts)
+
+
+def most_common_tag(counts: dict[str, int]) -> str:
+    """The tag counted most (the first of those counted most), "" when none was."""
     return max(counts, key=counts.__getitem__) if counts else ""
 
 
