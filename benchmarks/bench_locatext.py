@@ -34,7 +34,7 @@ from pathlib import Path
 import gamepak
 from gamepak.formats.rfg.locatext import LocaEntry, build
 
-from _common import compile_bytecode, scratch
+from _common import compile_bytecode, ratio_row, scratch
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 ARABIC = SAMPLES / "rfg" / "locatexts_ar_eg.rfglocatext"
@@ -134,11 +134,12 @@ def main() -> None:
     # fastest runs (the machine is shared: the minimum is the run disturbed least).
     for what, goal in (("export PO", 2.0), ("import PO", 1.5)):
         for reference in ("extract 1 member", "extract 100 members"):
-            ratio = fastest[what] / fastest[reference]
-            verdict = "ok" if ratio <= goal else "OVER"
-            print(
-                f"  {what} / {reference}: goal <= {goal}x, measured {ratio:.2f}x (min of {args.rounds}): {verdict}"
-                f"  [median wall {medians[what] / medians[reference]:.2f}x, CPU {cpu[what] / cpu[reference]:.2f}x]"
+            ratio_row(
+                f"text {what} vs {reference} of a pack of the same size",
+                fastest[what] / fastest[reference],
+                at_most=goal,
+                detail=f"min of {args.rounds}; median wall {medians[what] / medians[reference]:.2f}x, "
+                f"CPU {cpu[what] / cpu[reference]:.2f}x",
             )
     if TABLES.exists():
         print(

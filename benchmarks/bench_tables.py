@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import alternate, compile_bytecode, scratch
+from _common import alternate, compile_bytecode, ratio_row, scratch
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 PYTHON = sys.executable
@@ -87,9 +87,12 @@ def main() -> None:
     # Goals: issue 48.4 (check), issue 32 (ls, export).
     goals = {"table ls": 1.0, "table check": 1.0, "table export --as csv": 1.5}
     for name, seconds in fastest.items():
-        ratio = seconds / reference
-        verdict = "ok" if ratio <= goals[name] else "OVER"
-        print(f"{name:<24} {seconds:.3f} s  goal <= {goals[name]}x, measured {ratio:.2f}x: {verdict}")
+        ratio_row(
+            f"{name} vs an ElementTree parse of the same tables",
+            seconds / reference,
+            at_most=goals[name],
+            detail=f"{seconds:.3f} s, min of {args.rounds}",
+        )
 
     if "import" not in only:
         shutil.rmtree(work, ignore_errors=True)
@@ -118,10 +121,11 @@ def main() -> None:
             "table import": lambda n: _timed([*gamepak, "table", "import", str(fresh("import", n)), str(sheets)]),
         },
     )
-    ratio = edits["table import"] / edits["patch apply"]
-    print(
-        f"one-cell table import {edits['table import']:.3f} s vs one-member patch apply "
-        f"{edits['patch apply']:.3f} s: {ratio:.2f}x (target <= 1.0x)"
+    ratio_row(
+        "one-cell table import vs a one-member patch apply",
+        edits["table import"] / edits["patch apply"],
+        at_most=1.0,
+        detail=f"{edits['table import']:.3f} s vs {edits['patch apply']:.3f} s",
     )
     shutil.rmtree(work, ignore_errors=True)
 

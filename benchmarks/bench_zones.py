@@ -22,7 +22,7 @@ from pathlib import Path
 import gamepak
 from gamepak.formats.rfg.zone.model import Zone, ZoneObject, read
 
-from _common import alternate, compile_bytecode, scratch
+from _common import alternate, compile_bytecode, ratio_row, scratch
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 PYTHON = sys.executable
@@ -94,11 +94,11 @@ def main() -> None:
             "zone export": lambda n: _timed([*cli, "zone", "export", str(pack), "-o", str(work / f"export{n}")]),
         },
     )
-    ratio = figures["zone export"] / figures["extract + nested extracts"]
-    print(
-        f"{args.nested} zones of {args.objects} objects: zone export {figures['zone export']:.3f} s, "
-        f"extract of the pack and its {len(nested_names)} nested packs {figures['extract + nested extracts']:.3f} s: "
-        f"{ratio:.2f}x (target <= 1.0x)"
+    ratio_row(
+        f"zone export of {args.nested} zones vs extracting the pack and its nested packs",
+        figures["zone export"] / figures["extract + nested extracts"],
+        at_most=1.0,
+        detail=f"{figures['zone export']:.3f} s vs {figures['extract + nested extracts']:.3f} s",
     )
 
     # One changed property: zone import against a one-member patch apply of the same change.
@@ -129,10 +129,11 @@ def main() -> None:
             "zone import": lambda n: _timed([*cli, "zone", "import", str(fresh("import", n)), str(documents)]),
         },
     )
-    ratio = edits["zone import"] / edits["patch apply"]
-    print(
-        f"one-property zone import {edits['zone import']:.3f} s vs one-member patch apply "
-        f"{edits['patch apply']:.3f} s: {ratio:.2f}x (target <= 1.0x)"
+    ratio_row(
+        "one-property zone import vs a one-member patch apply",
+        edits["zone import"] / edits["patch apply"],
+        at_most=1.0,
+        detail=f"{edits['zone import']:.3f} s vs {edits['patch apply']:.3f} s",
     )
     shutil.rmtree(work, ignore_errors=True)
 
