@@ -333,7 +333,7 @@ def write_file(dir_fd: int, create_name: str, member: str, fill: Callable[[int],
         raise GamepakError(f"cannot write member {member!r}: {exc.strerror or exc}") from exc
 
 
-def chunk_writer(chunks: Iterable[bytes]) -> Callable[[int], None]:
+def chunk_writer(chunks: Iterable[bytes | memoryview]) -> Callable[[int], None]:
     """A `fill` for `write_file` that writes `chunks` in order."""
 
     def write_chunks(fd: int) -> None:
