@@ -438,8 +438,11 @@ class Archive:
         ranges = self._stored_ranges(entries)
         if not ranges:
             return
+        limit = max(self._source.size, SHARED_BYTES_FLOOR)
+        if sum(length for _, length in ranges) <= limit:
+            return  # not even all of it read twice could pass the limit: no sort needed
         total, again = bytes_read_again(ranges)
-        if again > max(self._source.size, SHARED_BYTES_FLOOR):
+        if again > limit:
             raise CorruptArchiveError(
                 f"members share their stored bytes: reading these {len(entries)} would read {total} bytes from a "
                 f"{self._source.size}-byte file, {again} of them more than once; take the members you need by name",

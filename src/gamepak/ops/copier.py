@@ -284,18 +284,16 @@ _FAILED = 0xFFFFFFFF
 
 def _batches(jobs: list[tuple[int, str, int, int, int]], workers: int) -> list[list[tuple[int, str, int, int, int]]]:
     """Jobs cut into batches of about equal bytes: about 16 per worker, few enough for the
-    queue pipe's buffer."""
+    queue pipe's buffer. A file costs something even when empty (4 KiB here). Cut by
+    bisecting the running load: list slices, no step per job."""
+    from bisect import bisect_left
+    from itertools import accumulate
+
     count = min(workers * 16, len(jobs), 1024)
-    target = (sum(job[3] for job in jobs) + 4096 * len(jobs)) / count
-    batches: list[list[tuple[int, str, int, int, int]]] = [[]]
-    load = 0
-    for job in jobs:
-        if load >= target and len(batches) < 1024:
-            batches.append([])
-            load = 0
-        batches[-1].append(job)
-        load += job[3] + 4096  # a file costs something even when empty
-    return batches
+    loads = list(accumulate([job[3] + 4096 for job in jobs]))
+    target = loads[-1] / count
+    cuts = sorted({min(len(jobs), bisect_left(loads, target * number) + 1) for number in range(1, count)} - {len(jobs)})
+    return [jobs[start:stop] for start, stop in zip([0, *cuts], [*cuts, len(jobs)], strict=True)]
 
 
 def _take(queue: int) -> int | None:
