@@ -305,3 +305,11 @@ def test_zip_members_inflated_whole(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     path.write_bytes(_zip(members))
     with gamepak.open(path) as archive:
         assert dict((entry.name, b"".join(chunks)) for entry, chunks in archive.iter_data()) == dict(members)
+
+
+def test_no_members_asked_for(tmp_path: Path) -> None:
+    path = tmp_path / "p.str2_pc"
+    path.write_bytes(_pack(tmp_path, _members(3), 3))
+    with gamepak.open(path) as archive:
+        assert list(archive.iter_data([])) == []
+        assert archive.extractall(tmp_path / "out", []) == []

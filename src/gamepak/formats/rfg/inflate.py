@@ -411,6 +411,8 @@ def _fastest_pass(reader: Pass, entries: list[Entry], views: bool) -> Iterator[t
     streams and runs of sync-flushed chunks of the shared stream (trusted sizes) inflated whole
     within the budget by libdeflate, anything else streamed. Whatever the whole-buffer inflater
     does not produce exactly is read again by the streaming one, which names the fault."""
+    if not entries:
+        return iter(())
     if not fits_whole(0) or reader._checkpointed_passes:
         # A rebuild's passes leave window checkpoints for its later reads: the streaming pass.
         return streamed_member_data(reader, entries)
