@@ -130,9 +130,11 @@ def _members(count: int = 40, seed: int = 3) -> list[tuple[str, bytes]]:
     return [(f"m{i:03d}.xtbl", b" ".join(rng.choices(words, k=rng.randint(0, 3000)))) for i in range(count)]
 
 
-def _extract(data: bytes, tmp_path: Path, name: str) -> tuple[str, object, object] | dict[str, bytes]:
+def _extract(
+    data: bytes, tmp_path: Path, name: str, suffix: str = ".str2_pc"
+) -> tuple[str, object, object] | dict[str, bytes]:
     """What extracting the pack gives: its files, or the error (message, offset, member)."""
-    path = tmp_path / f"{name}.str2_pc"
+    path = tmp_path / f"{name}{suffix}"
     path.write_bytes(data)
     out = tmp_path / f"out-{name}"
     try:
@@ -145,14 +147,15 @@ def _extract(data: bytes, tmp_path: Path, name: str) -> tuple[str, object, objec
 
 
 def _both(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data: bytes
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data: bytes, suffix: str = ".str2_pc"
 ) -> tuple[tuple[str, object, object] | dict[str, bytes], tuple[str, object, object] | dict[str, bytes]]:
+    """`_extract` with libdeflate, then with the `deflate` wheel made unimportable."""
     inflaters.forget_choice()
-    fast = _extract(data, tmp_path, "fast")
+    fast = _extract(data, tmp_path, "fast", suffix)
     with monkeypatch.context() as hidden:
         hidden.setitem(sys.modules, "deflate", None)
         inflaters.forget_choice()
-        streamed = _extract(data, tmp_path, "streamed")
+        streamed = _extract(data, tmp_path, "streamed", suffix)
     inflaters.forget_choice()
     return fast, streamed
 
@@ -250,19 +253,6 @@ def _zip(members: list[tuple[str, bytes]]) -> bytes:
     return buffer.getvalue()
 
 
-def _zip_result(data: bytes, tmp_path: Path, name: str) -> tuple[str, object, object] | dict[str, bytes]:
-    path = tmp_path / f"{name}.zip"
-    path.write_bytes(data)
-    out = tmp_path / f"out-{name}"
-    try:
-        with gamepak.open(path) as archive:
-            archive.extractall(out)
-    except GamepakError as exc:
-        assert not out.exists()
-        return (str(exc).replace(str(path), "PACK"), getattr(exc, "offset", None), getattr(exc, "member", None))
-    return {file.name: file.read_bytes() for file in out.iterdir()}
-
-
 ZIP_DAMAGES: dict[str, Callable[[bytes], bytes]] = {
     "intact": lambda data: data,
     "bad deflate data": lambda data: _flip(data, 30 + 8 + 40),  # inside the first member's data
@@ -283,14 +273,7 @@ def test_zip_members_same_result_whichever_inflater(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, damage: str
 ) -> None:
     members = _members(8)
-    data = ZIP_DAMAGES[damage](_zip(members))
-    inflaters.forget_choice()
-    fast = _zip_result(data, tmp_path, "fast")
-    with monkeypatch.context() as hidden:
-        hidden.setitem(sys.modules, "deflate", None)
-        inflaters.forget_choice()
-        streamed = _zip_result(data, tmp_path, "streamed")
-    inflaters.forget_choice()
+    fast, streamed = _both(monkeypatch, tmp_path, ZIP_DAMAGES[damage](_zip(members)), ".zip")
     assert fast == streamed
     assert (fast == dict(members)) == (damage == "intact")
 
