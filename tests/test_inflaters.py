@@ -99,6 +99,30 @@ def test_missing_wheel_means_streaming(inflater_choice: str) -> None:
         assert result is None and inflaters.whole_inflater() is None and not inflaters.fits_whole(1)
 
 
+def test_run_input_reused_for_runs_of_a_stream() -> None:
+    first = os.urandom(1000) * 40
+    second = first[-5000:] + b"tail " * 9000
+    stream, starts = _sync_flushed([first, second])
+    runs = inflaters.RunInput(1 << 20)
+
+    def reader(data: bytes) -> Callable[[memoryview], int]:
+        def read_into(view: memoryview) -> int:
+            view[: len(data)] = data[: len(view)]
+            return min(len(view), len(data))
+
+        return read_into
+
+    head = stream[: starts[1]]
+    assert runs.inflate_run(reader(head), len(head), len(first), b"", skip=2) == first
+    tail = stream[starts[1] :]
+    window = first[-inflaters.WINDOW :]
+    assert runs.inflate_run(reader(tail), len(tail), len(second), window) == second
+    assert runs.inflate_run(reader(tail[:-10]), len(tail), len(second), window) is None  # read short
+    assert runs.inflate_run(reader(b"\x78\x9d" + head[2:]), len(head), len(first), b"", skip=2) is None  # header
+    assert runs.inflate_run(reader(tail), len(tail), len(second) - 1, window) is None  # would go on
+    assert inflaters.RunInput(100).inflate_run(reader(tail), len(tail), len(second), window) is None  # too big
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.binary(max_size=3000), min_size=1, max_size=6), st.integers(0, 5), st.integers(0, 9))
 def test_runs_of_chunks_rebuild_the_stream(pieces: list[bytes], cut_at: int, level: int) -> None:
@@ -223,13 +247,15 @@ def test_libdeflate_runs_within_the_budget(monkeypatch: pytest.MonkeyPatch, tmp_
 
     monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 20000)
     sizes: list[int] = []
-    original = inflaters.inflate_whole
+    original = inflaters.RunInput.inflate_run
 
-    def recording(deflated: bytes, size: int, window: bytes = b"", *, cut: bool = False) -> bytearray | None:
+    def recording(
+        self: inflaters.RunInput, read_into: object, length: int, size: int, *args: object, **kw: object
+    ) -> object:
         sizes.append(size)
-        return original(deflated, size, window, cut=cut)
+        return original(self, read_into, length, size, *args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(inflate, "inflate_whole", recording)
+    monkeypatch.setattr(inflaters.RunInput, "inflate_run", recording)
     monkeypatch.setattr(inflate.Inflater, "__init__", lambda *args: pytest.fail("streamed"))
     inflaters.forget_choice()
     members = _members()

@@ -120,6 +120,50 @@ def inflate_whole(deflated: Buffer, size: int, window: bytes = b"", *, cut: bool
     return out
 
 
+class RunInput:
+    """One input buffer reused for every run of a stream's chunks that `inflate_run` inflates:
+    fresh memory is slow to touch, and a run's input (with the window before it) would
+    otherwise be read into new bytes, then copied into more."""
+
+    def __init__(self, capacity: int) -> None:
+        self.buffer = bytearray(_STORED.size + WINDOW + capacity + len(_FINAL_BLOCK))
+
+    def inflate_run(
+        self, read_into: Callable[[memoryview], int], length: int, size: int, window: bytes, *, skip: int = 0
+    ) -> bytearray | None:
+        """`length` bytes of raw deflate data that stop at a sync flush, read by
+        `read_into(view)` (which returns how much it read), inflated to exactly `size` bytes
+        after `window`, as `inflate_whole(data[skip:], size, window, cut=True)` does (`skip`: a
+        zlib header at the start, checked); None likewise, or when fewer than `length` bytes
+        could be read."""
+        inflate = whole_inflater()
+        prefix = _STORED.size + len(window) if window else 0
+        if inflate is None or size > WHOLE_BUDGET or prefix + length + len(_FINAL_BLOCK) > len(self.buffer):
+            return None
+        view = memoryview(self.buffer)
+        if window:
+            _STORED.pack_into(self.buffer, 0, 0, len(window), len(window) ^ 0xFFFF)
+            view[_STORED.size : prefix] = window
+        end = prefix + length
+        if read_into(view[prefix:end]) != length:
+            return None
+        if skip and not zlib_header_ok(view[prefix : prefix + skip]):
+            return None
+        if bytes(view[end - len(SYNC_MARK) : end]) != SYNC_MARK:
+            return None
+        view[end : end + len(_FINAL_BLOCK)] = _FINAL_BLOCK
+        data = view[: end + len(_FINAL_BLOCK)] if not skip else view[prefix + skip : end + len(_FINAL_BLOCK)]
+        try:
+            out = inflate(data, len(window) + size + 1)
+        except Exception:  # deflate.DeflateError, and whatever the binding raises for odd input
+            return None
+        if len(out) != len(window) + size:
+            return None
+        if window:
+            del out[: len(window)]
+        return out
+
+
 def inflate_zlib_whole(data: Buffer, size: int) -> bytearray | None:
     """A whole zlib stream (header, deflate data, then its Adler-32 if it is finished, or a sync
     flush if it was cut there) inflated to exactly `size` bytes, or None as `inflate_whole`

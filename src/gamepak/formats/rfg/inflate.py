@@ -25,13 +25,13 @@ from _thread import allocate_lock  # what `threading.Lock` is, without importing
 
 from ...core import inflaters
 from ...core.archive import Entry
-from ...core.inflaters import WINDOW, fits_whole, inflate_whole, inflate_zlib_whole, streaming_module, zlib_header_ok
-from ...core.source import SeekableStream
+from ...core.inflaters import WINDOW, RunInput, fits_whole, inflate_zlib_whole, streaming_module
+from ...core.source import MemberStream, SeekableStream
 from ...errors import CorruptArchiveError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import Any, Protocol
 
     from ...core.entry import MemberData, MemberViews
@@ -491,6 +491,7 @@ class _Runs:
         last = entries[-1]
         self.ends = [*reader._offsets[1:], last.offset + last.size]  # where each chunk's output must end
         self.budget = inflaters.WHOLE_BUDGET
+        self.input: RunInput | None = None  # made at the first run, reused by the others
         self.input_limit = self.budget + (self.budget >> 8)  # deflate's stored blocks add a little
 
     def _input_end(self, chunk: int) -> int:
@@ -514,12 +515,22 @@ class _Runs:
         expected = self.ends[stop - 1] - produced
         if not 0 <= expected <= self.budget or run_in > self.input_limit:
             return None
-        data = self.reader._source.pread(run_in, start)
-        if len(data) != run_in:
-            return None
-        if first:
-            return inflate_whole(data, expected, window, cut=True)
-        return inflate_whole(memoryview(data)[2:], expected, cut=True) if zlib_header_ok(data) else None
+        if self.input is None:
+            self.input = RunInput(self.input_limit)
+        stream = MemberStream(self.reader._source, start, run_in, self.reader.filename)
+        return self.input.inflate_run(_filler(stream), run_in, expected, window, skip=0 if first else 2)
+
+
+def _filler(stream: MemberStream) -> Callable[[memoryview], int]:
+    """`read_into(view)` for `RunInput`: fills the view from the stream; how much it got."""
+
+    def read_into(view: memoryview) -> int:
+        got = 0
+        while got < len(view) and (count := stream.readinto(view[got:])):
+            got += count
+        return got
+
+    return read_into
 
 
 def _streamed_rest(
