@@ -108,15 +108,21 @@ def inflate_whole(deflated: Buffer, size: int, window: bytes = b"", *, cut: bool
     if window or cut:
         prefix = _STORED.pack(0, len(window), len(window) ^ 0xFFFF) + window if window else b""
         deflated = b"".join((prefix, deflated, _FINAL_BLOCK if cut else b""))
+    return _exactly(inflate, deflated, len(window), size)
+
+
+def _exactly(inflate: Callable[[Buffer, int], bytearray], deflated: Buffer, skip: int, size: int) -> bytearray | None:
+    """libdeflate's output of `deflated` past its first `skip` bytes (a window), when it is
+    exactly `size` bytes; else None."""
     try:
         # One byte of room past the expected size: more output is seen, never kept.
-        out = inflate(deflated, len(window) + size + 1)
+        out = inflate(deflated, skip + size + 1)
     except Exception:  # deflate.DeflateError, and whatever the binding raises for odd input
         return None
-    if len(out) != len(window) + size:
+    if len(out) != skip + size:
         return None
-    if window:
-        del out[: len(window)]
+    if skip:
+        del out[:skip]
     return out
 
 
@@ -153,15 +159,7 @@ class RunInput:
             return None
         view[end : end + len(_FINAL_BLOCK)] = _FINAL_BLOCK
         data = view[: end + len(_FINAL_BLOCK)] if not skip else view[prefix + skip : end + len(_FINAL_BLOCK)]
-        try:
-            out = inflate(data, len(window) + size + 1)
-        except Exception:  # deflate.DeflateError, and whatever the binding raises for odd input
-            return None
-        if len(out) != len(window) + size:
-            return None
-        if window:
-            del out[: len(window)]
-        return out
+        return _exactly(inflate, data, len(window), size)
 
 
 def inflate_zlib_whole(data: Buffer, size: int) -> bytearray | None:
