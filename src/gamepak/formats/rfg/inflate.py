@@ -26,7 +26,7 @@ from _thread import allocate_lock  # what `threading.Lock` is, without importing
 from ...core import inflaters
 from ...core.archive import Entry
 from ...core.inflaters import WINDOW, RunInput, fits_whole, inflate_zlib_whole, streaming_module
-from ...core.source import MemberStream, SeekableStream
+from ...core.source import MemberStream, SeekableStream, Source
 from ...errors import CorruptArchiveError
 
 TYPE_CHECKING = False
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from typing import Any, Protocol
 
     from ...core.entry import MemberData, MemberViews
-    from ...core.source import Source
 
     class Compressed(Protocol):
         """What an inflater reads of the pack holding its stream (`packfile.Reader`, above this
@@ -517,12 +516,23 @@ class _Runs:
             return None
         if self.input is None:
             self.input = RunInput(self.input_limit)
-        stream = MemberStream(self.reader._source, start, run_in, self.reader.filename)
-        return self.input.inflate_run(_filler(stream), run_in, expected, window, skip=0 if first else 2)
+        read_into = _filler(self.reader._source, start, run_in, self.reader.filename)
+        return self.input.inflate_run(read_into, run_in, expected, window, skip=0 if first else 2)
 
 
-def _filler(stream: MemberStream) -> Callable[[memoryview], int]:
-    """`read_into(view)` for `RunInput`: fills the view from the stream; how much it got."""
+def _filler(source: Source, start: int, length: int, name: str) -> Callable[[memoryview], int]:
+    """`read_into(view)` for `RunInput`: fills the view with the source's bytes from `start`;
+    how much it got. Straight into the buffer from a plain file; through `pread` from a source
+    that watches its reads (the catalog hashes the file from them)."""
+    if type(source).pread is not Source.pread:
+
+        def read_through(view: memoryview) -> int:
+            data = source.pread(len(view), start)
+            view[: len(data)] = data
+            return len(data)
+
+        return read_through
+    stream = MemberStream(source, start, length, name)
 
     def read_into(view: memoryview) -> int:
         got = 0
