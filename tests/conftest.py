@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -306,3 +307,19 @@ def gltf_validator_errors(validator: Path, files: list[Any]) -> dict[str, list[A
     reports = json.loads(result.stdout)
     assert len(reports) == len(files)
     return {name: report["messages"] for name, report in reports.items() if report["errors"]}
+
+
+@pytest.fixture(params=["libdeflate", "streaming"])
+def inflater_choice(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Run a test with libdeflate (whole buffers within the budget) and with the `deflate`
+    wheel made unimportable (the streaming inflater for everything)."""
+    from gamepak.core import inflaters
+
+    if request.param == "libdeflate":
+        pytest.importorskip("deflate")
+    else:
+        monkeypatch.setitem(sys.modules, "deflate", None)  # `import deflate` raises ImportError
+    inflaters.forget_choice()
+    yield request.param
+    monkeypatch.undo()
+    inflaters.forget_choice()

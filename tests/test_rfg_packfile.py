@@ -439,7 +439,7 @@ def test_edited_member_rebuilds_with_kept_options(tmp_path: Path, twins: Path, n
 
 
 def test_extract_all_decompresses_the_shared_stream_once(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, twins: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, twins: Path, inflater_choice: str
 ) -> None:
     created = []
     original_init = inflate.Inflater.__init__
@@ -451,7 +451,10 @@ def test_extract_all_decompresses_the_shared_stream_once(
     monkeypatch.setattr(inflate.Inflater, "__init__", counting_init)
     with gamepak.open(twins / "table-like.vpp_pc") as archive:
         archive.extractall(tmp_path)
-    assert len(created) == 1
+        last = archive.infolist()[-1]
+        assert archive.inflated_bytes == last.offset + last.size  # type: ignore[attr-defined]
+    # libdeflate inflates runs of chunks whole: no streaming inflater at all.
+    assert len(created) == (0 if inflater_choice == "libdeflate" else 1)
 
 
 def test_reading_one_member_stops_at_its_end(monkeypatch: pytest.MonkeyPatch, twins: Path) -> None:

@@ -117,9 +117,10 @@ def run_extract(args: argparse.Namespace) -> None:
                     windows_names=args.windows_names,
                 )
             extracted += len(written)
-            # extractall writes each entry once, in order: one path per distinct entry.
-            for entry, path in zip(dict.fromkeys(entries), written, strict=True):
-                rows.append({"name": prefix + entry.name, "path": path, "size": entry.size})
+            if args.as_json:
+                # extractall writes each entry once, in order: one path per distinct entry.
+                for entry, path in zip(dict.fromkeys(entries), written, strict=True):
+                    rows.append({"name": prefix + entry.name, "path": path, "size": entry.size})
     if args.as_json:
         print_json(
             {

@@ -20,7 +20,7 @@ from ..errors import (
     MemberNotFoundError,
     UnsafePathError,
 )
-from .entry import Entry, MemberData, Problem, RawRange
+from .entry import Entry, MemberData, MemberViews, Problem, RawRange
 from .source import MemberStream, Source, read_whole
 from .stored_names import (  # noqa: F401 - the names format modules import from here
     FixedRecordNames,
@@ -113,6 +113,12 @@ class Archive:
         for entry in entries:
             self._check_range(entry)
             yield entry, RawRange(entry.offset, entry.size)
+
+    def _member_views(self, entries: list[Entry]) -> Iterator[tuple[Entry, MemberViews]]:
+        """`_member_data` for a caller that only writes the bytes out (extraction): chunks may
+        be views into a buffer the format reuses, valid until the next member is taken (no copy
+        of each member out of a larger decoded run)."""
+        return self._member_data(entries)
 
     def _raw_range(self, entry: Entry) -> RawRange | None:
         """Where a member's bytes lie unchanged in the file (writers copy them with the kernel),
@@ -432,8 +438,11 @@ class Archive:
         ranges = self._stored_ranges(entries)
         if not ranges:
             return
+        limit = max(self._source.size, SHARED_BYTES_FLOOR)
+        if sum(length for _, length in ranges) <= limit:
+            return  # not even all of it read twice could pass the limit: no sort needed
         total, again = bytes_read_again(ranges)
-        if again > max(self._source.size, SHARED_BYTES_FLOOR):
+        if again > limit:
             raise CorruptArchiveError(
                 f"members share their stored bytes: reading these {len(entries)} would read {total} bytes from a "
                 f"{self._source.size}-byte file, {again} of them more than once; take the members you need by name",

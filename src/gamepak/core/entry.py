@@ -75,7 +75,9 @@ class RawRange:
 
 
 # What `_member_data` yields for each member: a raw range, or the member's bytes in chunks.
+# `_member_views` may hand out views into a buffer instead (for writing out only).
 if TYPE_CHECKING:
     MemberData: TypeAlias = RawRange | Iterable[bytes]
+    MemberViews: TypeAlias = RawRange | Iterable[bytes | memoryview]
 else:
-    MemberData = object  # annotations only; the real alias above is for type checkers
+    MemberData = MemberViews = object  # annotations only; the real aliases above are for type checkers

@@ -121,7 +121,27 @@ class Reader(Archive):
                 self._check_range(entry)
                 yield entry, RawRange(entry.offset, entry.size)
             else:
-                yield entry, self._inflated_chunks(entry)
+                whole = self._inflated_whole(entry)
+                yield entry, self._inflated_chunks(entry) if whole is None else (whole,)
+
+    def _inflated_whole(self, entry: Entry) -> bytes | None:
+        """A deflated member inflated in one call by libdeflate (`core.inflaters`) when it fits
+        the budget and its CRC-32 matches; None leaves it to `zipfile`'s stream, which says what
+        is wrong with damaged data."""
+        from ..core.inflaters import fits_whole, inflate_whole
+
+        info = self._info(entry)
+        stored = entry.stored_size or 0
+        # Input bounded too: deflate stores incompressible data with a few bytes per 64 KiB.
+        if info.compress_type != 8 or not fits_whole(entry.size) or stored > entry.size + (entry.size >> 8) + 64:
+            return None
+        data = self._source.pread(stored, entry.offset)
+        out = inflate_whole(data, entry.size) if len(data) == stored else None
+        if out is None:
+            return None
+        import zlib
+
+        return bytes(out) if zlib.crc32(out) == info.CRC else None
 
     def _inflated_chunks(self, entry: Entry) -> Iterator[bytes]:
         with self._open_member(entry) as stream:

@@ -191,7 +191,7 @@ def _write_members(
         ]
     else:
         slot_of = {id(entry): position for position, entry in enumerate(entries)}
-        for entry, data in archive._member_data(entries):
+        for entry, data in archive._member_views(entries):
             position = slot_of[id(entry)]
             dir_fd, name = slots[position]
             if isinstance(data, RawRange):

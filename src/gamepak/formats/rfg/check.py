@@ -217,7 +217,7 @@ def _check_compressed_data(reader: PackfileView, problems: list[Problem]) -> Non
     groups = [entries] if reader.condensed else [[entry] for entry in entries]
     for group in groups:
         try:
-            for _entry, chunks in reader._member_data(group):
+            for _entry, chunks in reader._streamed_member_data(group):
                 for _ in chunks:  # type: ignore[union-attr]
                     pass
         except CorruptArchiveError as exc:
