@@ -73,3 +73,18 @@ def test_the_zone_map_filters_and_zooms_in_chromium(tmp_path: Path) -> None:
         finally:
             browser.close()
     assert errors == []
+
+
+def test_the_zone_preview_keeps_the_one_zone_limit(tmp_path: Path) -> None:
+    """The viewer reads a zone up to `content_limits`' `zone_bytes`, as every zone reader does."""
+    from gamepak.core.content_limits import limits
+    from gamepak.web.previews import preview
+    from gamepak.web.site import Site
+
+    nested_pack(tmp_path)
+    site = Site(str(tmp_path))
+    place = site.resolve(PAGE.removeprefix("/browse/").split("/"), as_file=True)
+    assert preview(place).kind == "zone"
+    with limits(zone_bytes=place.size - 1):
+        shown = preview(place)
+    assert shown.kind == "hex" and any(f"{place.size} bytes, more than the" in note for note in shown.notes)

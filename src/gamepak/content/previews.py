@@ -17,7 +17,7 @@ import collections
 import io
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import GamepakError, MemberNotFoundError
@@ -372,16 +372,19 @@ def _identifiers(sources: list[str], wanted: frozenset[int]) -> dict[int, str]:
 
 
 def locatext_strings(
-    data: bytes, label: str, *, names: Sequence[str] = ()
+    data: bytes, label: str, *, names: Sequence[str] = (), identifiers: Mapping[int, str] | None = None
 ) -> tuple[str, list[tuple[int, str, str]]] | None:
     """(what, [(index, identifier or #hash, string)]) of an `.rfglocatext`, identifiers found
-    in the tables of `names` (packs, .xtbl files, name lists), as `text export --names` does."""
+    in the tables of `names` (packs, .xtbl files, name lists), as `text export --names` does;
+    or in `identifiers` when the caller has them already (the viewer keeps the tables' names)."""
     from ..formats.rfg.locatext import LocaText, is_locatext, language_of, texts_of
 
     if not is_locatext(data):
         return None
     table = LocaText.parse(data, label)
-    if names:
+    if identifiers is not None:
+        table.name({entry.hash: found for entry in table.entries if (found := identifiers.get(entry.hash)) is not None})
+    elif names:
         table.name(_identifiers(list(names), frozenset(entry.hash for entry in table.entries)))
     language = language_of(os.path.basename(label))
     what = f"RFG localization strings{f' ({language})' if language else ''}"

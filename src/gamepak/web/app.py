@@ -104,7 +104,12 @@ class Viewer(Pages):
         query = request.query_params.get("q", "").strip()
         offset = check_offset(request.query_params.get("offset"))
         root = None if self.site.root_is_pack else self.site.root
-        what, rows = await self.isolated(place.path, strings_view.read_strings, place, root)
+        # The tables' names the server kept go to the worker with the fork; the first page
+        # beside these tables reads them in its worker and sends them back to be kept.
+        names = await anyio.to_thread.run_sync(self.names.names_for, place, root)
+        what, rows, read = await self.isolated(place.path, strings_view.page_strings, place, names)
+        if read is not None:
+            self.names.keep(names.key, read)
         found = strings_view.matching(rows, query)
 
         def page_url(start: int) -> str:

@@ -8,24 +8,27 @@ an allocation fails with MemoryError). So the server itself never parses such a 
 holds more than the results it is sent, and a page that gave up (its time limit, or the client
 gone) kills its worker: the work stops with it.
 
-The worker is forked from the server: it shares the request's place (its open packs, read with
-positioned reads on its own copies of their file descriptors) without re-opening anything, and
-sends back its result, or the error it raised, through a pipe. Where fork or `resource` do not
-exist (Windows), `Isolated.available` is False and the caller runs the work in a thread.
+The worker is forked from the server (`core.forked.Worker`, the forked worker the tables' parallel
+export uses too): it shares the request's place (its open packs, read with positioned reads on
+its own copies of their file descriptors) without re-opening anything, and sends back its
+result, or the error it raised, through a pipe. Where fork or `resource` do not exist
+(Windows), `available()` is False and the caller runs the work in a thread.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
+import threading
+import weakref
 from typing import TYPE_CHECKING, Any
 
+from ..core import forked
 from ..errors import GamepakError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from multiprocessing.connection import Connection
-    from multiprocessing.process import BaseProcess
 
 # Address space a preview worker may take on top of what it starts with (the server's own,
 # shared copy-on-write): past it, allocations fail and the page says the file is too large.
@@ -43,67 +46,93 @@ def available() -> bool:
     return True
 
 
-class Worker:
-    """One forked worker running `work(*args)`; `result()` once `ready()`, `kill()` at any time."""
+class Worker(forked.Worker):
+    """One forked worker running `work(*args)` within `memory` bytes more than it started
+    with; `result()` once `ready()`, `kill()` at any time (from another thread than the one
+    waiting for `result()` too)."""
 
     def __init__(self, work: Callable[..., Any], args: tuple[Any, ...], label: str, memory: int) -> None:
-        import multiprocessing
         import warnings
 
         self.label = label
         self.memory = memory
-        context = multiprocessing.get_context("fork")
-        self._receive, send = context.Pipe(duplex=False)
-        self.process: BaseProcess = context.Process(
-            target=_run, args=(send, work, args, memory), name="gamepak-preview", daemon=True
-        )
+        # kill() (the page, giving up) and result() (a thread, reading) meet here: the pipes are
+        # closed by whichever ends last, so a read never meets a descriptor reused meanwhile.
+        self._lock = threading.RLock()
+        self._reading = False
+        self._stopped = False
         with warnings.catch_warnings():
             # Python 3.12 warns about fork in a process with threads; the worker touches no lock
             # another thread may hold (it reads its own copy of the place, then exits).
             warnings.simplefilter("ignore", DeprecationWarning)
-            self.process.start()
-        send.close()  # the worker holds the only writing end: its death ends the pipe
+            try:
+                super().__init__(lambda channel: _run(channel, work, args, label, memory), label)
+            except forked.WorkerNotStarted as exc:
+                # No process or memory left now: the OSError itself, which the viewer answers
+                # with "busy, try again".
+                raise exc.__cause__ if isinstance(exc.__cause__, OSError) else exc from None
+        _running.add(self)
 
     def ready(self) -> bool:
-        """Whether the worker has sent its answer or ended."""
-        return self._receive.poll() or not self.process.is_alive()
+        """Whether the worker has sent its answer or ended (its pipe has something to read)."""
+        import select
+
+        with self._lock:
+            if self.reader < 0:
+                return True
+            return bool(select.select([self.reader], [], [], 0)[0])
 
     def result(self) -> Any:
-        """The worker's result, or the error it raised (raised here), or a GamepakError saying
-        it ran out of memory or died."""
+        """The worker's result, or the error it raised (raised here: a GamepakError saying it
+        ran out of memory, or that it died before answering)."""
+        with self._lock:
+            if self._stopped:
+                raise GamepakError(f"{self.label}: the preview was stopped")
+            self._reading = True
         try:
-            outcome = self._receive.recv()
-        except (EOFError, OSError):
-            self.process.join(1)
-            code = self.process.exitcode
-            raise GamepakError(f"{self.label}: the preview stopped (worker exit code {code})") from None
-        kind = outcome[0]
-        if kind == "ok":
-            return outcome[1]
-        if kind == "memory":
-            raise GamepakError(
-                f"{self.label}: too large to preview: it needs more than the {self.memory >> 20} MiB of memory "
-                "a preview may use"
-            )
-        if kind == "oserror":
-            raise OSError(*outcome[1:])
-        _, error_class, message = outcome
-        try:
-            error = error_class(message)
-        except Exception:  # an error class whose constructor takes other arguments
-            error = GamepakError(message)
-        raise error
+            return self.receive()
+        finally:
+            with self._lock:
+                self._reading = False
+                if self._stopped:
+                    self.close()
 
     def kill(self) -> None:
         """Stop the worker now (idempotent) and reap it."""
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
-        self._receive.close()
+        with self._lock:
+            self._stopped = True
+            if self.pid > 0:
+                try:  # noqa: SIM105 - contextlib costs start-up time
+                    os.kill(self.pid, 9)
+                except OSError:
+                    pass  # already gone
+            self._wait()
+            if not self._reading:  # else the reading thread closes them when its read ends
+                self.close()
+        _running.discard(self)
+
+    def _wait(self) -> int:
+        with self._lock:  # the reading thread (its answer missing) and kill() may both reap
+            return super()._wait()
 
 
-def _run(send: Connection, work: Callable[..., Any], args: tuple[Any, ...], memory: int) -> None:
-    """In the worker: cap the address space, run the work, send what came of it."""
+# Workers not yet killed: a server that exits (Ctrl-C) kills them rather than leave them parsing.
+_running: weakref.WeakSet[Worker] = weakref.WeakSet()
+
+
+def _kill_running() -> None:
+    for worker in list(_running):
+        worker.kill()
+
+
+atexit.register(_kill_running)
+
+
+def _run(  # pragma: no cover - runs in the worker (the tests see what it sends)
+    channel: forked.Channel, work: Callable[..., Any], args: tuple[Any, ...], label: str, memory: int
+) -> None:
+    """In the worker: cap the address space, run the work, send its result. What it raises
+    reaches the server as itself (`core.forked`); these say why in the viewer's words."""
     import resource
 
     start = _address_space()
@@ -111,23 +140,31 @@ def _run(send: Connection, work: Callable[..., Any], args: tuple[Any, ...], memo
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         limit = start + memory if hard == resource.RLIM_INFINITY else min(hard, start + memory)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    too_large = (
+        f"{label}: too large to preview: it needs more than the {memory >> 20} MiB of memory a preview may use"
+    )
+    # The errors are raised after their `except` block: the one caught, its traceback and the
+    # frames holding what filled the memory are gone by then, so the error can be sent.
+    failure = None
     try:
-        outcome: tuple[Any, ...] = ("ok", work(*args))
+        result = work(*args)
     except MemoryError:
-        outcome = ("memory",)
-    except OSError as exc:
-        outcome = ("oserror", exc.errno, exc.strerror, exc.filename)
-    except GamepakError as exc:
-        outcome = ("error", type(exc), str(exc))
+        failure = too_large
     except RecursionError as exc:
-        outcome = ("error", GamepakError, f"too deeply nested to preview ({exc})")
+        failure = f"{label}: too deeply nested to preview ({exc})"
+    except (GamepakError, OSError):
+        raise
+    except Exception as exc:  # a bug: the page names it, the server's console shows no traceback
+        failure = f"{label}: the preview failed: {type(exc).__name__}: {exc}"
+    if failure is not None:
+        raise GamepakError(failure)
     try:
-        send.send(outcome)
+        channel.send(result)
     except MemoryError:
-        send.send(("memory",))
-    except Exception as exc:  # a result or error that cannot be pickled
-        send.send(("error", GamepakError, f"the preview's answer cannot be sent: {type(exc).__name__}"))
-    send.close()
+        failure = too_large
+    if failure is not None:
+        del result
+        raise GamepakError(failure)
 
 
 def _address_space() -> int | None:

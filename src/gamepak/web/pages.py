@@ -19,6 +19,7 @@ from ..version import __version__
 from . import isolate
 from .names import shown_name, visible
 from .site import Busy, Place, Site
+from .strings import NameCache
 from .urls import request_segments, segment_url
 
 if TYPE_CHECKING:
@@ -53,6 +54,8 @@ class Pages:
         # Previews running now, counted by the threads themselves: one given up on still runs,
         # and holds its place until it ends.
         self.previews = threading.BoundedSemaphore(PREVIEW_WORKERS)
+        # The names the game's tables give RFG strings, read once (`strings.NameCache`).
+        self.names = NameCache()
 
     def public(self, text: str) -> str:
         """`text` without the served folder's place on the server's disk (messages name packs by

@@ -51,8 +51,8 @@ HEAD_BYTES = 4096
 MAX_IMAGE_BYTES = 64 << 20
 MAX_MODEL_BYTES = 32 << 20
 MAX_STRINGS_BYTES = 4 << 20
-# Far above any game zone (the largest territory cells are a few MB).
-MAX_ZONE_BYTES = 32 << 20
+# A zone's size limit is the one every zone reader keeps (`core.content_limits`'s `zone_bytes`):
+# the preview parses it in a memory-capped worker, so it needs no smaller bound of its own.
 # Pixels of the largest image decoded (16384 x 4096, or a 8192 x 8192 texture).
 MAX_PIXELS = 1 << 26
 # Text shown of a text file, and bytes per page of the hex view.
@@ -524,7 +524,9 @@ def _sprite_view(place: Place, row: Any, kind: str) -> Preview | None:
 def _zone_view(place: Place, row: Any, kind: str) -> Preview | None:
     """The `zone` template (an RFG zone as a map seen from above, its objects and their
     properties), from the kind's `preview` verb (None: named like a zone, but not one)."""
-    found = row.call("preview", read_all(place, MAX_ZONE_BYTES), place.path)
+    from ..core.content_limits import current
+
+    found = row.call("preview", read_all(place, current().zone_bytes), place.path)
     return Preview("zone", kind, data=found) if found is not None else None
 
 

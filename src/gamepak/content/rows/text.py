@@ -39,7 +39,7 @@ RFGLOCATEXT = ContentKind(
             "gamepak.content.strings:locatext_import",
             ("format", "translation_kind", "names", "delete", "overwrite", "dry_run"),
         ),
-        "strings": Verb(f"{_PREVIEWS}:locatext_strings", ("names",)),
+        "strings": Verb(f"{_PREVIEWS}:locatext_strings", ("names", "identifiers")),
     },
 )
 
