@@ -152,43 +152,19 @@ def nearest_lab(rgb: np.ndarray, palette: bytes, allowed: np.ndarray, lab: np.nd
     return result
 
 
-def _distinct(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct colours of (h, w, 3) uint8 pixels as (n, 3) rows, and each pixel's row."""
-    import numpy as np
-
-    packed = (rgb[..., 0].astype(np.uint32) << 16 | rgb[..., 1].astype(np.uint32) << 8 | rgb[..., 2]).ravel()
-    unique, inverse = np.unique(packed, return_inverse=True)
-    columns = np.stack([(unique >> 16) & 255, (unique >> 8) & 255, unique & 255], axis=1).astype(np.uint8)
-    return columns, inverse.ravel()
-
-
 def map_colours(rgb: np.ndarray, palette: bytes, allowed: np.ndarray) -> np.ndarray:
     """Palette indices for (h, w, 3) uint8 pixels (`cell_nearest`: a palette colour keeps its
-    entry, others take the entry nearest in CIELAB to their cell); each distinct colour once."""
+    entry, others take the entry nearest in CIELAB to their cell)."""
     height, width = rgb.shape[:2]
-    columns, inverse = _distinct(rgb)
-    return cell_nearest(columns, palette, allowed)[inverse].reshape(height, width)
+    return cell_nearest(rgb.reshape(-1, 3), palette, allowed).reshape(height, width)
 
 
 def map_and_measure(
     rgb: np.ndarray, palette: bytes, allowed: np.ndarray, counted: np.ndarray | None = None
 ) -> tuple[np.ndarray, float]:
-    """`map_colours` and `mean_error` of its result at once: each distinct colour looked up
-    once, converted to CIELAB once and measured once (a pixel's error is its colour's)."""
-    import numpy as np
-
-    height, width = rgb.shape[:2]
-    columns, inverse = _distinct(rgb)
-    chosen = cell_nearest(columns, palette, allowed)
-    lab = srgb_to_lab(columns, "float32")
-    weights = np.bincount(inverse if counted is None else inverse[counted.ravel()], minlength=len(columns))
-    total = int(weights.sum())
-    error = 0.0
-    if total:
-        used = weights > 0
-        errors = ciede2000(lab[used], palette_lab(palette)[chosen[used]])
-        error = float((errors * weights[used]).sum() / total)
-    return chosen[inverse].reshape(height, width), error
+    """`map_colours` and `mean_error` of its result at once."""
+    indices = map_colours(rgb, palette, allowed)
+    return indices, mean_error(rgb, indices, palette, counted)
 
 
 def dither_colours(rgb: np.ndarray, palette: bytes, allowed: np.ndarray) -> np.ndarray:
@@ -215,10 +191,11 @@ def dither_colours(rgb: np.ndarray, palette: bytes, allowed: np.ndarray) -> np.n
 
 def mean_error(rgb: np.ndarray, indices: np.ndarray, palette: bytes, counted: np.ndarray | None = None) -> float:
     """The mean CIEDE2000 difference between each pixel's colour and the palette colour it was
-    given (`counted`: a mask of the pixels that count, e.g. the opaque ones); each distinct
-    (colour, index) pair is measured once."""
+    given (`counted`: a mask of the pixels that count, e.g. the opaque ones)."""
     import numpy as np
 
+    # Pixel by pixel: real textures have nearly as many distinct colours as pixels (noise), so
+    # sorting them out first (np.unique) cost more than it saved.
     pixels = rgb.reshape(-1, 3)
     chosen = indices.ravel()
     if counted is not None:
@@ -226,17 +203,8 @@ def mean_error(rgb: np.ndarray, indices: np.ndarray, palette: bytes, counted: np
         pixels, chosen = pixels[keep], chosen[keep]
     if len(chosen) == 0:
         return 0.0
-    key = (
-        pixels[:, 0].astype(np.uint64) << 32
-        | pixels[:, 1].astype(np.uint64) << 24
-        | pixels[:, 2].astype(np.uint64) << 16
-        | chosen.astype(np.uint64)
-    )
-    pairs, counts = np.unique(key, return_counts=True)
-    source = np.stack([(pairs >> 32) & 255, (pairs >> 24) & 255, (pairs >> 16) & 255], axis=1).astype(np.uint8)
-    target = palette_lab(palette)[(pairs & 255).astype(np.intp)]
-    errors = ciede2000(srgb_to_lab(source, "float32"), target)
-    return float((errors * counts).sum() / counts.sum())
+    errors = ciede2000(srgb_to_lab(pixels, "float32"), palette_lab(palette)[chosen])
+    return float(errors.sum(dtype=np.float64) / len(chosen))
 
 
 # -- fast mapping: exact colours, then a per-palette cache of 4x4x4 colour cells --------------
@@ -248,24 +216,35 @@ CELL_SIDE = 256 >> CELL_SHIFT
 
 
 @functools.lru_cache(maxsize=16)
-def _cell_cache(palette: bytes, allowed_key: bytes) -> np.ndarray:
-    """The cell table of one palette and allowed set (-1: not looked up yet); filled in place."""
-    import numpy as np
-
-    return np.full(CELL_SIDE**3, -1, dtype=np.int16)
-
-
-@functools.lru_cache(maxsize=16)
-def _exact_table(palette: bytes, allowed_key: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """The allowed palette colours packed as 24-bit keys, sorted, and the first entry of each."""
+def _cell_tables(palette: bytes, allowed_key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The lookup tables of one palette and allowed set: each cell's entry (-1: not looked up
+    yet; filled in place), which cells hold an allowed palette colour, and those colours packed
+    as 24-bit keys, sorted, with the first allowed entry of each."""
     import numpy as np
 
     allowed = np.unpackbits(np.frombuffer(allowed_key, dtype=np.uint8))[:256].astype(bool)
-    table = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3).astype(np.uint32)
+    table = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3)
     order = np.flatnonzero(allowed)
-    packed = (table[order, 0] << 16) | (table[order, 1] << 8) | table[order, 2]
+    packed = _packed(table[order])
     keys, first = np.unique(packed, return_index=True)
-    return keys, order[first].astype(np.uint8)
+    exact_cells = np.zeros(CELL_SIDE**3, dtype=bool)
+    exact_cells[_cells(table[order])] = True
+    return np.full(CELL_SIDE**3, -1, dtype=np.int16), exact_cells, keys, order[first].astype(np.uint8)
+
+
+def _packed(columns: np.ndarray) -> np.ndarray:
+    """(n, 3) uint8 colours as 24-bit keys."""
+    import numpy as np
+
+    return (columns[:, 0].astype(np.uint32) << 16) | (columns[:, 1].astype(np.uint32) << 8) | columns[:, 2]
+
+
+def _cells(columns: np.ndarray) -> np.ndarray:
+    """The 4x4x4 cell number of each of (n, 3) uint8 colours."""
+    import numpy as np
+
+    coarse = columns.astype(np.intp) >> CELL_SHIFT
+    return (coarse[:, 0] * CELL_SIDE + coarse[:, 1]) * CELL_SIDE + coarse[:, 2]  # type: ignore[no-any-return]
 
 
 def cell_nearest(columns: np.ndarray, palette: bytes, allowed: np.ndarray) -> np.ndarray:
@@ -274,29 +253,26 @@ def cell_nearest(columns: np.ndarray, palette: bytes, allowed: np.ndarray) -> np
     to the centre of the colour's 4x4x4 cell."""
     import numpy as np
 
-    allowed_key = np.packbits(allowed).tobytes()
-    keys, lookup = _exact_table(palette, allowed_key)
-    packed = (columns[:, 0].astype(np.uint32) << 16) | (columns[:, 1].astype(np.uint32) << 8) | columns[:, 2]
-    position = np.searchsorted(keys, packed).clip(0, len(keys) - 1)
-    exact = keys[position] == packed
-    result = np.empty(len(columns), dtype=np.uint8)
-    result[exact] = lookup[position[exact]]
-    rest = ~exact
-    if rest.any():
-        coarse = columns[rest].astype(np.int32) >> CELL_SHIFT
-        cells = (coarse[:, 0] * CELL_SIDE + coarse[:, 1]) * CELL_SIDE + coarse[:, 2]
-        cache = _cell_cache(palette, allowed_key)
+    cache, exact_cells, keys, lookup = _cell_tables(palette, np.packbits(allowed).tobytes())
+    cells = _cells(columns)
+    values = cache[cells]
+    missing = values < 0
+    if missing.any():
+        needed = np.unique(cells[missing])
+        side = 1 << CELL_SHIFT
+        centres = np.stack(
+            [needed // (CELL_SIDE * CELL_SIDE), (needed // CELL_SIDE) % CELL_SIDE, needed % CELL_SIDE], axis=1
+        )
+        cache[needed] = nearest_lab((centres * side + side // 2).astype(np.uint8), palette, allowed)
         values = cache[cells]
-        missing = values < 0
-        if missing.any():
-            needed = np.unique(cells[missing])
-            side = 1 << CELL_SHIFT
-            centres = np.stack(
-                [needed // (CELL_SIDE * CELL_SIDE), (needed // CELL_SIDE) % CELL_SIDE, needed % CELL_SIDE], axis=1
-            )
-            cache[needed] = nearest_lab((centres * side + side // 2).astype(np.uint8), palette, allowed)
-            values = cache[cells]
-        result[rest] = values
+    result = values.astype(np.uint8)
+    # Only a colour in a cell that holds a palette colour can be one: the exact test for those.
+    candidates = np.flatnonzero(exact_cells[cells])
+    if len(candidates):
+        packed = _packed(columns[candidates])
+        position = np.searchsorted(keys, packed).clip(0, len(keys) - 1)
+        exact = keys[position] == packed
+        result[candidates[exact]] = lookup[position[exact]]
     return result
 
 
@@ -308,21 +284,30 @@ def mips_from(
     clear stays `transparent`)."""
     import numpy as np
 
-    colours = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3).astype(np.float32)
-    rgb = colours[indices]
-    clear = (indices == transparent).astype(np.float32) if transparent is not None else None
+    colours = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3).astype(np.int32)
+    # Sums of whole blocks in integers: the average is sum / 4^k, exact in float32 (a power of
+    # two), and rounded half to even as numpy's rint does.
+    sums = colours[indices]
+    clear = (indices == transparent).astype(np.int32) if transparent is not None else None
     result = []
-    for _level in range(levels):
-        height, width = max(1, rgb.shape[0] // 2), max(1, rgb.shape[1] // 2)
-        # Each level averages 2x2 of the one before, unrounded: the 2^k block of mip 0.
-        rgb = rgb[: height * 2, : width * 2].reshape(height, 2, width, 2, 3).mean(axis=(1, 3))
-        rounded = np.rint(rgb).astype(np.uint8).reshape(-1, 3)
-        mip = cell_nearest(rounded, palette, allowed).reshape(height, width)
+    for level in range(1, levels + 1):
+        height, width = max(1, sums.shape[0] // 2), max(1, sums.shape[1] // 2)
+        sums = _block_sums(sums, height, width)
+        rounded = np.rint(sums.astype(np.float32) * np.float32(0.25**level)).astype(np.uint8)
+        mip = cell_nearest(rounded.reshape(-1, 3), palette, allowed).reshape(height, width)
         if clear is not None:
-            clear = clear[: height * 2, : width * 2].reshape(height, 2, width, 2).mean(axis=(1, 3))
-            mip[clear >= 0.5] = transparent
+            clear = _block_sums(clear, height, width)
+            mip[2 * clear >= 4**level] = transparent
         result.append(mip.tobytes())
     return result
+
+
+def _block_sums(values: np.ndarray, height: int, width: int) -> np.ndarray:
+    """The sums of the 2x2 blocks of `values` ((h, w) or (h, w, 3)) as (height, width) blocks
+    (a miptex's sides are multiples of 16: every level has whole blocks)."""
+    top, bottom = values[0 : height * 2 : 2], values[1 : height * 2 : 2]
+    even, odd = slice(0, width * 2, 2), slice(1, width * 2, 2)
+    return top[:, even] + top[:, odd] + bottom[:, even] + bottom[:, odd]  # type: ignore[no-any-return]
 
 
 def mip_allowed(name: str, transparent: int | None, glowing: bool, own_palette: bool) -> np.ndarray:
