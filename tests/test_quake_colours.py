@@ -155,3 +155,43 @@ def test_mips_from_average_blocks_and_keep_clear_ones() -> None:
     assert [len(mip) for mip in mips] == [64, 16, 4]
     mip1 = np.frombuffer(mips[0], dtype=np.uint8).reshape(8, 8)
     assert (mip1[:4, :4] == 255).all() and (mip1[4:, :] == 40).all() and (mip1[:4, 4:] == 40).all()
+
+
+def test_the_vector_form_matches_the_angle_form() -> None:
+    """`ciede2000` works without hue angles; the paper's angle form (kept for exactly opposite
+    hues) must give the same, in float64 and float32, hue wraps, neutrals and opposites included."""
+    from gamepak.formats.quake.colours import _ciede2000_angles
+
+    rng = np.random.default_rng(47)
+    first = np.column_stack([rng.uniform(0, 100, 20000), rng.uniform(-110, 110, (20000, 2))])
+    second = np.column_stack([rng.uniform(0, 100, 20000), rng.uniform(-110, 110, (20000, 2))])
+    second[:5000] = first[:5000] + rng.uniform(-2, 2, (5000, 3))  # close pairs: ΔH' cancels
+    first[::9, 1:] = 0.0  # neutral
+    second[::11, 1:] = -first[::11, 1:]  # opposite hues, mean hue undecided
+    hue = np.radians(rng.uniform(180, 360, 2000))  # around 275°, where the rotation term lives
+    first[-2000:, 1], first[-2000:, 2] = 40 * np.cos(hue), 40 * np.sin(hue)
+    second[-2000:, 1], second[-2000:, 2] = 38 * np.cos(hue + 0.2), 38 * np.sin(hue + 0.2)
+    # Mean hues around 95°, opposite 275°: where 1 + cos(h - 275°) cancels.
+    hue = np.radians(rng.uniform(40, 110, 2000))
+    first[-4000:-2000, 1], first[-4000:-2000, 2] = 50 * np.cos(hue), 50 * np.sin(hue)
+    second[-4000:-2000, 1], second[-4000:-2000, 2] = 45 * np.cos(hue + 0.7), 45 * np.sin(hue + 0.7)
+    expected = _ciede2000_angles(first, second)
+    assert np.abs(ciede2000(first, second) - expected).max() < 1e-6
+    # Exactly opposite hues are ill-conditioned (the formula jumps there): float32 against float32.
+    first32, second32 = first.astype(np.float32), second.astype(np.float32)
+    single = ciede2000(first32, second32)
+    assert single.dtype == np.float32
+    assert np.abs(single - _ciede2000_angles(first32, second32)).max() < 5e-3
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(*[st.integers(0, 255)] * 6), min_size=1, max_size=40))
+def test_pixel_lab_and_ciede2000_agree_with_the_reference(pairs: list[tuple[int, ...]]) -> None:
+    from gamepak.formats.quake.colours import _ciede2000_angles, _pixel_lab_planes
+
+    values = np.array(pairs, dtype=np.uint8)
+    lab = srgb_to_lab(values[:, :3])
+    fast = np.stack(_pixel_lab_planes(values[:, :3]), axis=-1)
+    assert np.abs(fast - lab).max() < 2e-4
+    other = srgb_to_lab(values[:, 3:])
+    assert np.abs(ciede2000(lab, other) - _ciede2000_angles(lab, other)).max() < 1e-6
