@@ -195,3 +195,22 @@ def test_pixel_lab_and_ciede2000_agree_with_the_reference(pairs: list[tuple[int,
     assert np.abs(fast - lab).max() < 2e-4
     other = srgb_to_lab(values[:, 3:])
     assert np.abs(ciede2000(lab, other) - _ciede2000_angles(lab, other)).max() < 1e-6
+
+
+def test_dithering_does_not_depend_on_what_was_dithered_before() -> None:
+    """`dither_colours` keeps one Pillow palette (and its colour cache) per palette: a picture
+    dithers the same first or after others."""
+    from gamepak.formats.quake.colours import _dither_palette, dither_colours
+
+    palette = built_in_palette()
+    allowed = np.ones(256, dtype=bool)
+    allowed[224:] = False
+    rng = np.random.default_rng(9)
+    first, second = (rng.integers(0, 256, (32, 32, 3)).astype(np.uint8) for _ in range(2))
+    _dither_palette.cache_clear()
+    alone = dither_colours(second, palette, allowed)
+    _dither_palette.cache_clear()
+    dither_colours(first, palette, allowed)
+    after = dither_colours(second, palette, allowed)
+    assert (alone == after).all()
+    assert not (allowed[alone] == False).any()  # noqa: E712 - only allowed entries

@@ -14,6 +14,8 @@ import math
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     import numpy as np
 
 # sRGB (IEC 61966-2-1) to CIE XYZ, and the D65 white point the sRGB primaries are defined against.
@@ -267,20 +269,33 @@ def dither_colours(rgb: np.ndarray, palette: bytes, allowed: np.ndarray) -> np.n
     import numpy as np
     from PIL import Image
 
+    holder, back = _dither_palette(palette, np.packbits(allowed).tobytes())
+    with Image.fromarray(np.ascontiguousarray(rgb), "RGB") as picture:
+        with picture.quantize(palette=holder, dither=Image.Dither.FLOYDSTEINBERG) as quantised:
+            indices = np.asarray(quantised)
+    return np.asarray(back[indices])
+
+
+@functools.lru_cache(maxsize=8)
+def _dither_palette(palette: bytes, allowed_key: bytes) -> tuple[Any, np.ndarray]:
+    """The Pillow palette image `dither_colours` quantises to, and its indices back to the
+    palette's. Kept per palette and allowed set: Pillow fills a colour cache inside the palette
+    image as it goes, and a fresh one per texture made dithering 15x slower."""
+    import numpy as np
+    from PIL import Image
+
+    allowed = np.unpackbits(np.frombuffer(allowed_key, dtype=np.uint8))[:256].astype(bool)
     colours = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3)
     candidates = np.flatnonzero(allowed)
     # Pillow takes a whole 256-entry palette: the allowed colours first, the rest copies of the
-    # first allowed one, mapped back to it below.
+    # first allowed one, mapped back to it.
     table = np.repeat(colours[candidates[:1]], 256, axis=0)
     table[: len(candidates)] = colours[candidates]
     back = np.full(256, candidates[0], dtype=np.uint8)
     back[: len(candidates)] = candidates
-    with Image.new("P", (1, 1)) as holder:
-        holder.putpalette(table.tobytes())
-        with Image.fromarray(np.ascontiguousarray(rgb), "RGB") as picture:
-            with picture.quantize(palette=holder, dither=Image.Dither.FLOYDSTEINBERG) as quantised:
-                indices = np.asarray(quantised)
-    return np.asarray(back[indices])
+    holder = Image.new("P", (1, 1))
+    holder.putpalette(table.tobytes())
+    return holder, back
 
 
 def mean_error(rgb: np.ndarray, indices: np.ndarray, palette: bytes, counted: np.ndarray | None = None) -> float:
