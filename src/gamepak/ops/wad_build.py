@@ -237,7 +237,7 @@ def encode_wad2(
 
     transparent = miptex_transparent(name)
     sky = name.lower().startswith("sky")
-    rgb = np.ascontiguousarray(rgba[..., :3])
+    rgb = rgba[..., :3]  # a view: every step below reads it row by row (reshape(-1, 3) needs no copy)
     clear = rgba[..., 3] < alpha_threshold
     ordinary = np.ones(256, dtype=bool)
     ordinary[FULLBRIGHT_START:] = False
@@ -310,7 +310,7 @@ def encode_wad3(
     if transparent is not None:
         allowed[transparent] = False
         drawn = ~clear
-    rgb = np.ascontiguousarray(rgba[..., :3])
+    rgb = rgba[..., :3]
     if dither:
         indices = dither_colours(rgb, own, allowed)
         error = mean_error(rgb, indices, own, drawn)

@@ -441,15 +441,23 @@ def mips_from(
     # two), and rounded half to even as numpy's rint does.
     sums = colours[indices]
     clear = (indices == transparent).astype(np.int32) if transparent is not None else None
-    result = []
+    levels_rounded, shapes, clears = [], [], []
     for level in range(1, levels + 1):
         height, width = max(1, sums.shape[0] // 2), max(1, sums.shape[1] // 2)
         sums = _block_sums(sums, height, width)
-        rounded = np.rint(sums.astype(np.float32) * np.float32(0.25**level)).astype(np.uint8)
-        mip = cell_nearest(rounded.reshape(-1, 3), palette, allowed).reshape(height, width)
+        levels_rounded.append(np.rint(sums.astype(np.float32) * np.float32(0.25**level)).astype(np.uint8))
+        shapes.append((height, width))
         if clear is not None:
             clear = _block_sums(clear, height, width)
-            mip[2 * clear >= 4**level] = transparent
+            clears.append(2 * clear >= 4**level)
+    # All levels mapped in one call (the lookups cost per call more than per texel here).
+    mapped = cell_nearest(np.concatenate([rounded.reshape(-1, 3) for rounded in levels_rounded]), palette, allowed)
+    result, start = [], 0
+    for number, (height, width) in enumerate(shapes):
+        mip = mapped[start : start + height * width].reshape(height, width)
+        start += height * width
+        if clears:
+            mip[clears[number]] = transparent
         result.append(mip.tobytes())
     return result
 
