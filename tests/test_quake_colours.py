@@ -214,3 +214,35 @@ def test_dithering_does_not_depend_on_what_was_dithered_before() -> None:
     after = dither_colours(second, palette, allowed)
     assert (alone == after).all()
     assert allowed[alone].all()  # only allowed entries
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([(16, 16), (32, 16), (16, 48)]),
+    st.sampled_from([None, 255]),
+)
+def test_mips_are_the_rounded_block_means(seed: int, shape: tuple[int, int], transparent: int | None) -> None:
+    """Each mip texel: the mean colour of its 2^k block of mip 0, rounded half to even, mapped
+    by `cell_nearest`; a block at least half clear stays clear (computed here with float means)."""
+    from gamepak.formats.quake.colours import cell_nearest, mips_from
+
+    palette = built_in_palette()
+    table = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3)
+    allowed = np.ones(256, dtype=bool)
+    allowed[224:] = False
+    rng = np.random.default_rng(seed)
+    # Few distinct entries (one of them 255, clear when `transparent`), so that block means
+    # often land on .5 and blocks are often exactly half clear.
+    indices = rng.choice(np.append(rng.integers(0, 255, 2), 255), shape).astype(np.uint8)
+    mips = mips_from(indices, palette, transparent, allowed)
+    for level, mip in enumerate(mips, start=1):
+        side = 2**level
+        height, width = shape[0] // side, shape[1] // side
+        blocks = table[indices].astype(np.float64).reshape(height, side, width, side, 3)
+        expected = cell_nearest(np.rint(blocks.mean(axis=(1, 3))).astype(np.uint8).reshape(-1, 3), palette, allowed)
+        expected = expected.reshape(height, width)
+        if transparent is not None:
+            clear = (indices == transparent).reshape(height, side, width, side).mean(axis=(1, 3))
+            expected[clear >= 0.5] = transparent
+        assert (np.frombuffer(mip, dtype=np.uint8).reshape(height, width) == expected).all()
