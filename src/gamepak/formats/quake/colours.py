@@ -107,20 +107,20 @@ def _ciede2000_planes(first: Planes, second: Planes, dtype: type) -> np.ndarray:
     stretch = dtype(1.5) - dtype(0.5) * np.sqrt(chroma_mean_7 / (chroma_mean_7 + seventh))  # 1 + G
     a1p, a2p = stretch * a1, stretch * a2
     c1p, c2p = np.sqrt(a1p * a1p + b1 * b1), np.sqrt(a2p * a2p + b2 * b2)
-    # Unit hue vectors; a neutral colour's is zero, which makes the mean hue the other's (the
-    # formula adds a hue of 0) and ΔH' zero.
+    # Unit hue vectors; a neutral colour's is zero (0 times 1/tiny), which makes the mean hue
+    # the other's (the formula adds a hue of 0) and ΔH' zero.
     tiny = np.finfo(dtype).tiny
-    inverse1 = (c1p > 0) / np.maximum(c1p, tiny)
-    inverse2 = (c2p > 0) / np.maximum(c2p, tiny)
+    inverse1 = dtype(1.0) / np.maximum(c1p, tiny)
+    inverse2 = dtype(1.0) / np.maximum(c2p, tiny)
     u1a, u1b, u2a, u2b = a1p * inverse1, b1 * inverse1, a2p * inverse2, b2 * inverse2
     chord_a, chord_b = u1a - u2a, u1b - u2b
     delta_big_h = np.sqrt(c1p * c2p) * np.sqrt(chord_a * chord_a + chord_b * chord_b)
     delta_big_h = np.copysign(delta_big_h, u1a * u2b - u1b * u2a + dtype(0.0))
     sum_a, sum_b = u1a + u2a, u1b + u2b
     length = np.sqrt(sum_a * sum_a + sum_b * sum_b)
-    inverse = (length > 0) / np.maximum(length, tiny)
-    cos1 = np.where(length > 0, sum_a * inverse, dtype(1.0))
-    sin1 = sum_b * inverse
+    # Two neutral colours leave no direction (cos = sin = 0): ΔH' is 0 then, and T with it.
+    inverse = dtype(1.0) / np.maximum(length, tiny)
+    cos1, sin1 = sum_a * inverse, sum_b * inverse
     # T's four cosines from cos h and sin h by the multiple-angle identities.
     cos2, sin2 = dtype(2.0) * cos1 * cos1 - dtype(1.0), dtype(2.0) * sin1 * cos1
     cos3, sin3 = cos1 * (dtype(2.0) * cos2 - dtype(1.0)), sin1 * (dtype(2.0) * cos2 + dtype(1.0))
@@ -137,7 +137,7 @@ def _ciede2000_planes(first: Planes, second: Planes, dtype: type) -> np.ndarray:
     cos_off = cos1 * dtype(COS_275) + sin1 * dtype(SIN_275)
     sin_off = sin1 * dtype(COS_275) - cos1 * dtype(SIN_275)
     half = sin_off / np.sqrt(np.maximum(dtype(2.0) * (dtype(1.0) + cos_off), tiny))
-    offset = dtype(2.0) * np.arcsin(np.clip(half, dtype(-1.0), dtype(1.0)))
+    offset = dtype(2.0) * np.arcsin(np.minimum(np.maximum(half, dtype(-1.0)), dtype(1.0)))
     # The mean hue lies in [0°, 360°): an offset of 85° or more is really one of -275° or less;
     # past 120° (cos < -0.5: where 1 + cos cancels) the term below is under 1e-10: none.
     far = (offset >= dtype(RADIANS_85)) | (cos_off < dtype(-0.5))
@@ -353,8 +353,10 @@ def _pixel_lab_planes(pixels: np.ndarray) -> Planes:
         safe = np.maximum(value, epsilon)
         for _step in range(2):
             guess = (guess + guess + safe / (guess * guess)) * np.float32(1.0 / 3.0)
-        low = value <= epsilon
-        scaled.append(np.where(low, value * np.float32(1.0 / (3 * (6.0 / 29.0) ** 2)) + np.float32(4.0 / 29.0), guess))
+        low = value <= epsilon  # near black: the straight segment of the curve
+        if low.any():
+            guess[low] = value[low] * np.float32(1.0 / (3 * (6.0 / 29.0) ** 2)) + np.float32(4.0 / 29.0)
+        scaled.append(guess)
     x, y, z = scaled
     return y * np.float32(116.0) - np.float32(16.0), (x - y) * np.float32(500.0), (y - z) * np.float32(200.0)
 
