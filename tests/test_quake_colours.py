@@ -155,3 +155,94 @@ def test_mips_from_average_blocks_and_keep_clear_ones() -> None:
     assert [len(mip) for mip in mips] == [64, 16, 4]
     mip1 = np.frombuffer(mips[0], dtype=np.uint8).reshape(8, 8)
     assert (mip1[:4, :4] == 255).all() and (mip1[4:, :] == 40).all() and (mip1[:4, 4:] == 40).all()
+
+
+def test_the_vector_form_matches_the_angle_form() -> None:
+    """`ciede2000` works without hue angles; the paper's angle form (kept for exactly opposite
+    hues) must give the same, in float64 and float32, hue wraps, neutrals and opposites included."""
+    from gamepak.formats.quake.colours import _ciede2000_angles
+
+    rng = np.random.default_rng(47)
+    first = np.column_stack([rng.uniform(0, 100, 20000), rng.uniform(-110, 110, (20000, 2))])
+    second = np.column_stack([rng.uniform(0, 100, 20000), rng.uniform(-110, 110, (20000, 2))])
+    second[:5000] = first[:5000] + rng.uniform(-2, 2, (5000, 3))  # close pairs: ΔH' cancels
+    first[::9, 1:] = 0.0  # neutral
+    second[::11, 1:] = -first[::11, 1:]  # opposite hues, mean hue undecided
+    hue = np.radians(rng.uniform(180, 360, 2000))  # around 275°, where the rotation term lives
+    first[-2000:, 1], first[-2000:, 2] = 40 * np.cos(hue), 40 * np.sin(hue)
+    second[-2000:, 1], second[-2000:, 2] = 38 * np.cos(hue + 0.2), 38 * np.sin(hue + 0.2)
+    # Mean hues around 95°, opposite 275°: where 1 + cos(h - 275°) cancels.
+    hue = np.radians(rng.uniform(40, 110, 2000))
+    first[-4000:-2000, 1], first[-4000:-2000, 2] = 50 * np.cos(hue), 50 * np.sin(hue)
+    second[-4000:-2000, 1], second[-4000:-2000, 2] = 45 * np.cos(hue + 0.7), 45 * np.sin(hue + 0.7)
+    expected = _ciede2000_angles(first, second)
+    assert np.abs(ciede2000(first, second) - expected).max() < 1e-6
+    # Exactly opposite hues are ill-conditioned (the formula jumps there): float32 against float32.
+    first32, second32 = first.astype(np.float32), second.astype(np.float32)
+    single = ciede2000(first32, second32)
+    assert single.dtype == np.float32
+    assert np.abs(single - _ciede2000_angles(first32, second32)).max() < 5e-3
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(*[st.integers(0, 255)] * 6), min_size=1, max_size=40))
+def test_pixel_lab_and_ciede2000_agree_with_the_reference(pairs: list[tuple[int, ...]]) -> None:
+    from gamepak.formats.quake.colours import _ciede2000_angles, _pixel_lab_planes
+
+    values = np.array(pairs, dtype=np.uint8)
+    lab = srgb_to_lab(values[:, :3])
+    fast = np.stack(_pixel_lab_planes(values[:, :3]), axis=-1)
+    assert np.abs(fast - lab).max() < 2e-4
+    other = srgb_to_lab(values[:, 3:])
+    assert np.abs(ciede2000(lab, other) - _ciede2000_angles(lab, other)).max() < 1e-6
+
+
+def test_dithering_does_not_depend_on_what_was_dithered_before() -> None:
+    """`dither_colours` keeps one Pillow palette (and its colour cache) per palette: a picture
+    dithers the same first or after others."""
+    from gamepak.formats.quake.colours import _dither_palette, dither_colours
+
+    palette = built_in_palette()
+    allowed = np.ones(256, dtype=bool)
+    allowed[224:] = False
+    rng = np.random.default_rng(9)
+    first, second = (rng.integers(0, 256, (32, 32, 3)).astype(np.uint8) for _ in range(2))
+    _dither_palette.cache_clear()
+    alone = dither_colours(second, palette, allowed)
+    _dither_palette.cache_clear()
+    dither_colours(first, palette, allowed)
+    after = dither_colours(second, palette, allowed)
+    assert (alone == after).all()
+    assert allowed[alone].all()  # only allowed entries
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([(16, 16), (32, 16), (16, 48)]),
+    st.sampled_from([None, 255]),
+)
+def test_mips_are_the_rounded_block_means(seed: int, shape: tuple[int, int], transparent: int | None) -> None:
+    """Each mip texel: the mean colour of its 2^k block of mip 0, rounded half to even, mapped
+    by `cell_nearest`; a block at least half clear stays clear (computed here with float means)."""
+    from gamepak.formats.quake.colours import cell_nearest, mips_from
+
+    palette = built_in_palette()
+    table = np.frombuffer(palette, dtype=np.uint8).reshape(256, 3)
+    allowed = np.ones(256, dtype=bool)
+    allowed[224:] = False
+    rng = np.random.default_rng(seed)
+    # Few distinct entries (one of them 255, clear when `transparent`), so that block means
+    # often land on .5 and blocks are often exactly half clear.
+    indices = rng.choice(np.append(rng.integers(0, 255, 2), 255), shape).astype(np.uint8)
+    mips = mips_from(indices, palette, transparent, allowed)
+    for level, mip in enumerate(mips, start=1):
+        side = 2**level
+        height, width = shape[0] // side, shape[1] // side
+        blocks = table[indices].astype(np.float64).reshape(height, side, width, side, 3)
+        expected = cell_nearest(np.rint(blocks.mean(axis=(1, 3))).astype(np.uint8).reshape(-1, 3), palette, allowed)
+        expected = expected.reshape(height, width)
+        if transparent is not None:
+            clear = (indices == transparent).reshape(height, side, width, side).mean(axis=(1, 3))
+            expected[clear >= 0.5] = transparent
+        assert (np.frombuffer(mip, dtype=np.uint8).reshape(height, width) == expected).all()

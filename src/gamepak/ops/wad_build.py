@@ -237,7 +237,7 @@ def encode_wad2(
 
     transparent = miptex_transparent(name)
     sky = name.lower().startswith("sky")
-    rgb = np.ascontiguousarray(rgba[..., :3])
+    rgb = rgba[..., :3]  # a view: every step below reads it row by row (reshape(-1, 3) needs no copy)
     clear = rgba[..., 3] < alpha_threshold
     ordinary = np.ones(256, dtype=bool)
     ordinary[FULLBRIGHT_START:] = False
@@ -310,7 +310,7 @@ def encode_wad3(
     if transparent is not None:
         allowed[transparent] = False
         drawn = ~clear
-    rgb = np.ascontiguousarray(rgba[..., :3])
+    rgb = rgba[..., :3]
     if dither:
         indices = dither_colours(rgb, own, allowed)
         error = mean_error(rgb, indices, own, drawn)
@@ -383,6 +383,7 @@ def build_wad(
     768-byte file) or Quake's; `fullbright` a folder of masks. Every refusal is one line naming
     the file, before anything is written; the WAD appears whole or not at all. Returns what
     each texture became."""
+    from ..core.memory import keep_freed_heap
     from ..core.opening import create
     from ..formats.quake.images import PaletteImage, write_miptex
     from ..formats.quake.palette import built_in_palette, read_palette_file
@@ -401,6 +402,8 @@ def build_wad(
     else:
         colours, where = built_in_palette(), "Quake's palette (built in: LibreQuake's)"
     manifest = read_texture_manifest(root)
+    # Each picture allocates and frees many numpy temporaries: keep the freed heap for reuse.
+    keep_freed_heap()
     lumps: list[tuple[str, bytes]] = []
     built: list[BuiltTexture] = []
     layout = None
