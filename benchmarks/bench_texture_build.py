@@ -20,6 +20,7 @@ import time
 import numpy as np
 from PIL import Image
 
+from gamepak.core.memory import keep_freed_heap
 from gamepak.formats.quake.palette import built_in_palette
 from gamepak.ops.wad_build import build_wad
 
@@ -48,6 +49,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    # As `gamepak texture build` does (process-wide: Pillow's run below gets it too).
+    keep_freed_heap()
     root = scratch("texture-build")
     folder = root / "pics"
     folder.mkdir()

@@ -308,7 +308,11 @@ def run_import(args: argparse.Namespace) -> int | None:
 
 
 def run_build(args: argparse.Namespace) -> int | None:
+    from ..core.memory import keep_freed_heap
     from ..ops.wad_build import build_wad
+
+    # Process-wide, so the command sets it, not the library (core.memory says why it pays).
+    keep_freed_heap()
 
     palettes: list[str] = []
     with counting_bar("building textures") as advance:

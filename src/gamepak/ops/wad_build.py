@@ -383,7 +383,6 @@ def build_wad(
     768-byte file) or Quake's; `fullbright` a folder of masks. Every refusal is one line naming
     the file, before anything is written; the WAD appears whole or not at all. Returns what
     each texture became."""
-    from ..core.memory import keep_freed_heap
     from ..core.opening import create
     from ..formats.quake.images import PaletteImage, write_miptex
     from ..formats.quake.palette import built_in_palette, read_palette_file
@@ -402,8 +401,6 @@ def build_wad(
     else:
         colours, where = built_in_palette(), "Quake's palette (built in: LibreQuake's)"
     manifest = read_texture_manifest(root)
-    # Each picture allocates and frees many numpy temporaries: keep the freed heap for reuse.
-    keep_freed_heap()
     lumps: list[tuple[str, bytes]] = []
     built: list[BuiltTexture] = []
     layout = None
