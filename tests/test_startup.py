@@ -188,3 +188,50 @@ def test_detect_imports_only_the_formats_whose_signature_a_file_holds(tiny: dict
     assert found == "pak"
     for passed_over in ("gamepak.formats.zip", "gamepak.formats.rfg.packfile", "gamepak.formats.quake.wad"):
         assert passed_over not in modules
+
+
+# -- the reading verbs load nothing of the writing side --------------------------------------------
+WRITING_SIDE = ("gamepak.core.writer", "gamepak.core.layout", "gamepak.core.options")
+
+
+def gamepak_modules_after(*arguments: str) -> tuple[int, list[str]]:
+    """(exit code, gamepak modules loaded) of `gamepak ARGUMENTS` in a fresh interpreter."""
+    probe = PROBE.replace("heavy:", "modules:").replace(
+        f"m for m in {HEAVY!r} if m in sys.modules", "m for m in list(sys.modules) if m.startswith('gamepak')"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, check=False)
+    last = result.stderr.splitlines()[-1] if result.stderr else ""
+    assert last.startswith("modules:"), result.stderr
+    return result.returncode, last.removeprefix("modules:").strip().split(",")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ls", "{small}"],
+        ["info", "{small}"],
+        ["cat", "{small}", "docs/page1.txt"],
+        ["verify", "{small}"],
+        ["diff", "{small}", "{other}"],
+        ["detect", "{small}"],
+        ["extract", "{small}", "-o", "{folder}/extracted-reading"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_reading_verbs_load_nothing_of_the_writing_side(tiny: dict[str, str], command: list[str]) -> None:
+    code, loaded = gamepak_modules_after(*(word.format(**tiny) for word in command))
+    assert code == 0
+    assert "gamepak.formats.quake_pak" in loaded  # the probe sees the modules the verb used
+    assert [module for module in WRITING_SIDE if module in loaded] == []
+
+
+def test_a_writer_class_is_made_on_first_use_and_named_as_before() -> None:
+    import pickle
+
+    from gamepak.formats import quake_pak
+    from gamepak.formats.quake_pak import Writer
+
+    assert quake_pak.Writer is Writer and Writer.__qualname__ == "Writer"
+    assert pickle.loads(pickle.dumps(Writer)) is Writer
+    with pytest.raises(AttributeError, match="no attribute 'Writr'"):
+        quake_pak.Writr  # noqa: B018 - the attribute's lookup is the test
