@@ -235,3 +235,16 @@ def test_a_writer_class_is_made_on_first_use_and_named_as_before() -> None:
     assert pickle.loads(pickle.dumps(Writer)) is Writer
     with pytest.raises(AttributeError, match="no attribute 'Writr'"):
         quake_pak.Writr  # noqa: B018 - the attribute's lookup is the test
+
+
+@pytest.mark.parametrize("module", ["quake_pak", "joepack", "zip", "tar", "j2me"])
+def test_a_format_module_loads_its_writer_only_when_asked(module: str) -> None:
+    probe = (
+        f"import sys; from gamepak.formats import {module} as format_module; "
+        "before = [m for m in sys.modules if m in {'gamepak.core.writer', 'gamepak.core.options'}]; "
+        "writer = getattr(format_module, 'Writer', None) or format_module.TableWriter; "
+        "print(before, writer.__name__, 'gamepak.core.writer' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    before, name, after = result.stdout.split()
+    assert before == "[]" and name.endswith("Writer") and after == "True"
