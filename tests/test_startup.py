@@ -34,6 +34,7 @@ STANDARD = (
     "json", "textwrap", "gettext", "locale", "threading", "subprocess", "asyncio", "email", "http", "xml",
     "logging", "socket", "ssl", "tempfile", "urllib", "ipaddress", "decimal", "weakref", "atexit",
     "concurrent", "multiprocessing", "uuid", "datetime", "importlib.metadata", "tomllib", "csv", "zlib",
+    "contextlib",
 )  # fmt: skip
 HEAVY = THIRD_PARTY + STANDARD
 
