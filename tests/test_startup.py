@@ -249,3 +249,13 @@ def test_a_format_module_loads_its_writer_only_when_asked(module: str) -> None:
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     before, name, after = result.stdout.split()
     assert before == "[]" and name.endswith("Writer") and after == "True"
+
+
+def test_the_command_raises_the_collectors_first_threshold(tiny: dict[str, str]) -> None:
+    # The young collections the imports set off were ~4% of a short command (issue 48, item 3).
+    from gamepak.cli import GC_THRESHOLD
+
+    probe = PROBE.replace('print("heavy:"', 'import gc; print("threshold:", gc.get_threshold()[0]); print("heavy:"')
+    result = subprocess.run([sys.executable, "-c", probe, "ls", tiny["small"]], capture_output=True, text=True)
+    assert f"threshold: {GC_THRESHOLD}" in result.stdout.splitlines()
+    assert GC_THRESHOLD > 700  # above Python's default
