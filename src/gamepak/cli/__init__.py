@@ -198,7 +198,7 @@ def run() -> None:
 
     The collector's first threshold is raised first (700 -> GC_THRESHOLD allocations between
     young collections): importing the modules a command needs makes tens of thousands of
-    objects, none of them garbage, and the young collections they set off were about a sixteenth
+    objects, none of them garbage, and the young collections they set off were about 4%
     of a short command (`gamepak ls` of a small pack: 84.4 -> 80.9 M instructions). Cyclic
     garbage of a long command is still collected, in larger batches."""
     import gc
