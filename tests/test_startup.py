@@ -259,3 +259,10 @@ def test_the_command_raises_the_collectors_first_threshold(tiny: dict[str, str])
     result = subprocess.run([sys.executable, "-c", probe, "ls", tiny["small"]], capture_output=True, text=True)
     assert f"threshold: {GC_THRESHOLD}" in result.stdout.splitlines()
     assert GC_THRESHOLD > 700  # above Python's default
+
+
+def test_cat_of_a_member_of_the_pack_itself_loads_no_nested_walker(tiny: dict[str, str]) -> None:
+    code, loaded = gamepak_modules_after("cat", tiny["small"], "docs/page1.txt")
+    assert code == 0 and "gamepak.core.nested" not in loaded
+    code, loaded = gamepak_modules_after("cat", tiny["small"], "docs/missing.txt")
+    assert code == 1 and "gamepak.core.nested" in loaded  # a path not in the pack: nested packs looked at
