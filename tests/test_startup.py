@@ -34,6 +34,7 @@ STANDARD = (
     "json", "textwrap", "gettext", "locale", "threading", "subprocess", "asyncio", "email", "http", "xml",
     "logging", "socket", "ssl", "tempfile", "urllib", "ipaddress", "decimal", "weakref", "atexit",
     "concurrent", "multiprocessing", "uuid", "datetime", "importlib.metadata", "tomllib", "csv", "zlib",
+    "contextlib",
 )  # fmt: skip
 HEAVY = THIRD_PARTY + STANDARD
 
@@ -188,3 +189,80 @@ def test_detect_imports_only_the_formats_whose_signature_a_file_holds(tiny: dict
     assert found == "pak"
     for passed_over in ("gamepak.formats.zip", "gamepak.formats.rfg.packfile", "gamepak.formats.quake.wad"):
         assert passed_over not in modules
+
+
+# -- the reading verbs load nothing of the writing side --------------------------------------------
+WRITING_SIDE = ("gamepak.core.writer", "gamepak.core.layout", "gamepak.core.options")
+
+
+def gamepak_modules_after(*arguments: str) -> tuple[int, list[str]]:
+    """(exit code, gamepak modules loaded) of `gamepak ARGUMENTS` in a fresh interpreter."""
+    probe = PROBE.replace("heavy:", "modules:").replace(
+        f"m for m in {HEAVY!r} if m in sys.modules", "m for m in list(sys.modules) if m.startswith('gamepak')"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, check=False)
+    last = result.stderr.splitlines()[-1] if result.stderr else ""
+    assert last.startswith("modules:"), result.stderr
+    return result.returncode, last.removeprefix("modules:").strip().split(",")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ls", "{small}"],
+        ["info", "{small}"],
+        ["cat", "{small}", "docs/page1.txt"],
+        ["verify", "{small}"],
+        ["diff", "{small}", "{other}"],
+        ["detect", "{small}"],
+        ["extract", "{small}", "-o", "{folder}/extracted-reading"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_reading_verbs_load_nothing_of_the_writing_side(tiny: dict[str, str], command: list[str]) -> None:
+    code, loaded = gamepak_modules_after(*(word.format(**tiny) for word in command))
+    assert code == 0
+    assert "gamepak.formats.quake_pak" in loaded  # the probe sees the modules the verb used
+    assert [module for module in WRITING_SIDE if module in loaded] == []
+
+
+def test_a_writer_class_is_made_on_first_use_and_named_as_before() -> None:
+    import pickle
+
+    from gamepak.formats import quake_pak
+    from gamepak.formats.quake_pak import Writer
+
+    assert quake_pak.Writer is Writer and Writer.__qualname__ == "Writer"
+    assert pickle.loads(pickle.dumps(Writer)) is Writer
+    with pytest.raises(AttributeError, match="no attribute 'Writr'"):
+        quake_pak.Writr  # noqa: B018 - the attribute's lookup is the test
+
+
+@pytest.mark.parametrize("module", ["quake_pak", "joepack", "zip", "tar", "j2me"])
+def test_a_format_module_loads_its_writer_only_when_asked(module: str) -> None:
+    probe = (
+        f"import sys; from gamepak.formats import {module} as format_module; "
+        "before = [m for m in sys.modules if m in {'gamepak.core.writer', 'gamepak.core.options'}]; "
+        "writer = getattr(format_module, 'Writer', None) or format_module.TableWriter; "
+        "print(before, writer.__name__, 'gamepak.core.writer' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    before, name, after = result.stdout.split()
+    assert before == "[]" and name.endswith("Writer") and after == "True"
+
+
+def test_the_command_raises_the_collectors_first_threshold(tiny: dict[str, str]) -> None:
+    # The young collections the imports set off were ~4% of a short command (issue 48, item 3).
+    from gamepak.cli import GC_THRESHOLD
+
+    probe = PROBE.replace('print("heavy:"', 'import gc; print("threshold:", gc.get_threshold()[0]); print("heavy:"')
+    result = subprocess.run([sys.executable, "-c", probe, "ls", tiny["small"]], capture_output=True, text=True)
+    assert f"threshold: {GC_THRESHOLD}" in result.stdout.splitlines()
+    assert GC_THRESHOLD > 700  # above Python's default
+
+
+def test_cat_of_a_member_of_the_pack_itself_loads_no_nested_walker(tiny: dict[str, str]) -> None:
+    code, loaded = gamepak_modules_after("cat", tiny["small"], "docs/page1.txt")
+    assert code == 0 and "gamepak.core.nested" not in loaded
+    code, loaded = gamepak_modules_after("cat", tiny["small"], "docs/missing.txt")
+    assert code == 1 and "gamepak.core.nested" in loaded  # a path not in the pack: nested packs looked at

@@ -181,6 +181,10 @@ def _innermost_parser(parser: argparse.ArgumentParser, args: argparse.Namespace)
             return parser
 
 
+# The collector's first threshold while the `gamepak` command runs (Python's default: 700).
+GC_THRESHOLD = 20000
+
+
 def run() -> None:
     """The `gamepak` command (the console script and `python -m gamepak`): `main`, then exit
     with its code.
@@ -190,10 +194,17 @@ def run() -> None:
     a seventh of a short command's time (`gamepak ls` of a small pack: 1.49x -> 1.28x the time
     of `python -c "import re"`), only to free memory the process is handing back anyway. The
     rest of the exit is as usual: atexit handlers and thread joins run, files are flushed and
-    closed, objects are released by reference counting as the modules are torn down."""
-    code = main()
+    closed, objects are released by reference counting as the modules are torn down.
+
+    The collector's first threshold is raised first (700 -> GC_THRESHOLD allocations between
+    young collections): importing the modules a command needs makes tens of thousands of
+    objects, none of them garbage, and the young collections they set off were about 4%
+    of a short command (`gamepak ls` of a small pack: 84.4 -> 80.9 M instructions). Cyclic
+    garbage of a long command is still collected, in larger batches."""
     import gc
 
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+    code = main()
     gc.freeze()
     sys.exit(code)
 

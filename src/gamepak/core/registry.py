@@ -33,6 +33,34 @@ def load_module(name: str) -> ModuleType:
     return module
 
 
+def made_on_first_use(namespace: dict[str, Any], makers: dict[str, Any]) -> Any:
+    """A module `__getattr__` (PEP 562) that makes each name of `makers` on first use by calling
+    its maker, and keeps it in the module (`namespace`, the module's `globals()`).
+
+    A format module's writer class is made this way: its base, `core.writer.ArchiveWriter`, and
+    the writer's helpers (`core.layout`, `core.options`) are about a tenth of a short command's
+    start-up, and reading a pack (`ls`, `cat`, `verify`, ...) needs none of them. The class
+    stays in its format's module (one module per format) and is named as before
+    (`module.Writer`, `from module import Writer`, pickling by name)."""
+    from _thread import allocate_lock  # `threading` would cost start-up time
+
+    lock = allocate_lock()  # two threads asking at once get the same class
+
+    def __getattr__(name: str) -> Any:
+        maker = makers.get(name)
+        if maker is None:
+            raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
+        with lock:
+            if name not in namespace:
+                value = maker()
+                if isinstance(value, type):
+                    value.__qualname__ = name  # made inside the maker: named as a module-level class
+                namespace[name] = value
+        return namespace[name]
+
+    return __getattr__
+
+
 class FormatSpec:
     """One format: its name, what it is, and the names of its pieces in its module.
 

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import struct
 
-from ..core.archive import Archive, Entry, FixedRecordNames, encode_name
-from ..core.layout import decode_blob, encode_blob, fill_bytes, restore_fill
-from ..core.options import whole_number
+from ..core.archive import Archive, Entry, FixedRecordNames, PendingMember, encode_name
+from ..core.registry import made_on_first_use
 from ..core.source import Source
-from ..core.writer import ArchiveWriter, Output, PendingMember
 from ..errors import FormatLimitError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from ..core.writer import ArchiveWriter, Output
 
 HEADER = struct.Struct("<8sII")
 # The widest name field the writer's option takes (the header field is a uint32).
@@ -132,6 +132,8 @@ class Reader(FixedRecordNames, Archive):
         return table.edit(path, self, members)
 
     def layout(self) -> dict[str, Any]:
+        from ..core.layout import encode_blob, fill_bytes
+
         entries = self.infolist()
         name_fields = {}
         for index, (_, _, raw) in enumerate(self._records):
@@ -165,51 +167,63 @@ def _kept_name_field(member: PendingMember, name_length: int) -> bytes | None:
     return raw if raw.partition(b"\0")[0] == encode_name(member.name) else None
 
 
-class Writer(ArchiveWriter):
-    """Writes a JoePack as VDrift's packer does: the name field as long as the longest name
-    (or `name_field_size`), data contiguous after the FAT in the order added."""
+def _make_writer() -> type[ArchiveWriter]:
+    """The JoePack writer's class, made when something writes (`made_on_first_use`): reading a
+    JoePack imports nothing of the writing side."""
+    from ..core.layout import decode_blob, restore_fill
+    from ..core.options import whole_number
+    from ..core.writer import ArchiveWriter
 
-    format_name = "jpk"
-    option_defaults = {"name_field_size": None}
-    option_validators = {"name_field_size": whole_number(1, MAX_NAME_FIELD_OPTION, allow_none=True)}
+    class Writer(ArchiveWriter):
+        """Writes a JoePack as VDrift's packer does: the name field as long as the longest name
+        (or `name_field_size`), data contiguous after the FAT in the order added."""
 
-    def _check_name(self, name: str) -> None:
-        raw = encode_name(name)
-        if not raw or b"\0" in raw:
-            raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
-        limit = self.options["name_field_size"]
-        if limit is not None and len(raw) > int(limit):
-            raise FormatLimitError(f"member name {name!r} is longer than the name field ({limit} bytes)")
+        format_name = "jpk"
+        option_defaults = {"name_field_size": None}
+        option_validators = {"name_field_size": whole_number(1, MAX_NAME_FIELD_OPTION, allow_none=True)}
 
-    def _write(self, out: Output, members: list[PendingMember]) -> None:
-        exact = self.layout
-        unchanged = bool(exact) and exact.get("sizes") == [member.size for member in members]
-        if unchanged:
-            name_length = int(exact["name_field_size"])
-        elif self.options["name_field_size"] is not None:
-            name_length = int(self.options["name_field_size"])
-        else:
-            name_length = max((len(encode_name(member.name)) for member in members), default=0)
-        record = struct.Struct(f"<II{name_length}s")
-        position = HEADER.size + record.size * len(members)
-        offsets = []
-        for member in members:
-            offsets.append(position)
-            position += member.size
-        if unchanged:
-            offsets = [int(offset) for offset in exact["offsets"]]
-        if position > 0xFFFFFFFF:
-            raise FormatLimitError("a JoePack cannot exceed 4 GiB (its offsets are 32-bit)")
-        name_fields = exact.get("name_fields", {}) if unchanged else {}
-        out.write(HEADER.pack(MAGIC, len(members), name_length))
-        for index, (member, offset) in enumerate(zip(members, offsets, strict=False)):
-            field = name_fields.get(str(index))
-            raw = decode_blob(field) if field else _kept_name_field(member, name_length) or encode_name(member.name)
-            out.write(record.pack(offset, member.size, raw))
-        for member, offset in zip(members, offsets, strict=False):
-            out.seek(offset)
-            out.write_member(member)
-        if unchanged:
-            out.flush()
-            restore_fill(out, exact.get("fill", []))
-            out.truncate(int(exact["file_size"]))
+        def _check_name(self, name: str) -> None:
+            raw = encode_name(name)
+            if not raw or b"\0" in raw:
+                raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+            limit = self.options["name_field_size"]
+            if limit is not None and len(raw) > int(limit):
+                raise FormatLimitError(f"member name {name!r} is longer than the name field ({limit} bytes)")
+
+        def _write(self, out: Output, members: list[PendingMember]) -> None:
+            exact = self.layout
+            unchanged = bool(exact) and exact.get("sizes") == [member.size for member in members]
+            if unchanged:
+                name_length = int(exact["name_field_size"])
+            elif self.options["name_field_size"] is not None:
+                name_length = int(self.options["name_field_size"])
+            else:
+                name_length = max((len(encode_name(member.name)) for member in members), default=0)
+            record = struct.Struct(f"<II{name_length}s")
+            position = HEADER.size + record.size * len(members)
+            offsets = []
+            for member in members:
+                offsets.append(position)
+                position += member.size
+            if unchanged:
+                offsets = [int(offset) for offset in exact["offsets"]]
+            if position > 0xFFFFFFFF:
+                raise FormatLimitError("a JoePack cannot exceed 4 GiB (its offsets are 32-bit)")
+            name_fields = exact.get("name_fields", {}) if unchanged else {}
+            out.write(HEADER.pack(MAGIC, len(members), name_length))
+            for index, (member, offset) in enumerate(zip(members, offsets, strict=False)):
+                field = name_fields.get(str(index))
+                raw = decode_blob(field) if field else _kept_name_field(member, name_length) or encode_name(member.name)
+                out.write(record.pack(offset, member.size, raw))
+            for member, offset in zip(members, offsets, strict=False):
+                out.seek(offset)
+                out.write_member(member)
+            if unchanged:
+                out.flush()
+                restore_fill(out, exact.get("fill", []))
+                out.truncate(int(exact["file_size"]))
+
+    return Writer
+
+
+__getattr__ = made_on_first_use(globals(), {"Writer": _make_writer})

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import struct
 
-from ..core.archive import Archive, Entry, FixedRecordNames, encode_name
-from ..core.layout import decode_blob, detect_alignment, encode_blob, fill_bytes, restore_fill
-from ..core.options import one_of, whole_number
+from ..core.archive import Archive, Entry, FixedRecordNames, PendingMember, encode_name
+from ..core.registry import made_on_first_use
 from ..core.source import Source
-from ..core.writer import ArchiveWriter, Output, PendingMember
 from ..errors import FormatLimitError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from ..core.writer import ArchiveWriter, Output
 
 HEADER = struct.Struct("<4sII")
 ENTRY = struct.Struct("<56sII")
@@ -135,6 +135,8 @@ class Reader(FixedRecordNames, Archive):
         return problems
 
     def layout(self) -> dict[str, Any]:
+        from ..core.layout import encode_blob, fill_bytes
+
         entries = self.infolist()
         covered = [(0, HEADER.size), (self.directory_offset, self.directory_length)]
         covered += [(entry.offset, entry.size) for entry in entries]
@@ -160,6 +162,8 @@ class Reader(FixedRecordNames, Archive):
         return max((entry.offset + entry.size for entry in self.infolist()), default=HEADER.size)
 
     def layout_options(self) -> dict[str, Any]:
+        from ..core.layout import detect_alignment
+
         return {
             "align": detect_alignment([entry.offset for entry in self.infolist() if entry.size]),
             "directory": "end" if self.directory_offset >= self._data_end() else "start",
@@ -226,79 +230,91 @@ class Reader(FixedRecordNames, Archive):
         return table.edit(path, self, members)
 
 
-class Writer(ArchiveWriter):
-    """Writes a PAK: data from offset 12 (aligned to `align`), directory at the end (or right
-    after the header with `directory="start"`)."""
+def _make_writer() -> type[ArchiveWriter]:
+    """The PAK writer's class, made when something writes (`made_on_first_use`): reading a PAK
+    imports nothing of the writing side."""
+    from ..core.layout import decode_blob, restore_fill
+    from ..core.options import one_of, whole_number
+    from ..core.writer import ArchiveWriter
 
-    format_name = "pak"
-    option_defaults = {"align": 1, "directory": "end"}
-    option_validators = {"align": whole_number(1, 1 << 20), "directory": one_of("end", "start")}
+    class Writer(ArchiveWriter):
+        """Writes a PAK: data from offset 12 (aligned to `align`), directory at the end (or right
+        after the header with `directory="start"`)."""
 
-    def _check_name(self, name: str) -> None:
-        raw = encode_name(name)
-        if len(raw) > MAX_NAME_BYTES:
-            raise FormatLimitError(
-                f"member name {name!r} is {len(raw)} bytes; a PAK name holds at most {MAX_NAME_BYTES}"
+        format_name = "pak"
+        option_defaults = {"align": 1, "directory": "end"}
+        option_validators = {"align": whole_number(1, 1 << 20), "directory": one_of("end", "start")}
+
+        def _check_name(self, name: str) -> None:
+            raw = encode_name(name)
+            if len(raw) > MAX_NAME_BYTES:
+                raise FormatLimitError(
+                    f"member name {name!r} is {len(raw)} bytes; a PAK name holds at most {MAX_NAME_BYTES}"
+                )
+            if b"\0" in raw or not raw:
+                raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+
+        def _write(self, out: Output, members: list[PendingMember]) -> None:
+            if len(members) > QUAKE_MEMBER_LIMIT:
+                limit = "Quake II" if len(members) <= QUAKE2_MEMBER_LIMIT else "Quake and Quake II"
+                import warnings
+
+                warnings.warn(
+                    f"{self.path}: {len(members)} members is more than {limit} can load "
+                    f"({QUAKE_MEMBER_LIMIT} / {QUAKE2_MEMBER_LIMIT}); modern ports allow more",
+                    stacklevel=2,
+                )
+            exact = self.layout
+            if exact and exact.get("sizes") == [member.size for member in members]:
+                self._write_exact(out, members, exact)
+                return
+            align = int(self.options["align"])
+            if align < 1:
+                raise FormatLimitError(f"alignment must be at least 1, not {align}")
+            directory_length = ENTRY.size * len(members)
+            position = HEADER.size
+            if self.options["directory"] == "start":
+                position += directory_length
+            offsets = []
+            for member in members:
+                position = -(-position // align) * align
+                offsets.append(position)
+                position += member.size
+            directory_offset = HEADER.size if self.options["directory"] == "start" else position
+            if max(directory_offset + directory_length, position) > 0x7FFFFFFF:
+                raise FormatLimitError("a PAK cannot exceed 2 GiB (its offsets are signed 32-bit)")
+            out.write(HEADER.pack(MAGIC, directory_offset, directory_length))
+            directory = b"".join(
+                ENTRY.pack(encode_name(member.name), offset, member.size)
+                for member, offset in zip(members, offsets, strict=False)
             )
-        if b"\0" in raw or not raw:
-            raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+            if self.options["directory"] == "start":
+                out.write(directory)
+            for member, offset in zip(members, offsets, strict=False):
+                out.pad_to(offset)
+                out.write_member(member)
+            if self.options["directory"] != "start":
+                out.write(directory)
 
-    def _write(self, out: Output, members: list[PendingMember]) -> None:
-        if len(members) > QUAKE_MEMBER_LIMIT:
-            limit = "Quake II" if len(members) <= QUAKE2_MEMBER_LIMIT else "Quake and Quake II"
-            import warnings
+        def _write_exact(self, out: Output, members: list[PendingMember], exact: dict[str, Any]) -> None:
+            """Rebuild the original byte for byte: recorded positions, name fields and filler."""
+            name_fields = exact.get("name_fields", {})
+            records = []
+            for index, member in enumerate(members):
+                field = name_fields.get(str(index))
+                raw = decode_blob(field) if field else encode_name(member.name)
+                records.append(ENTRY.pack(raw, exact["offsets"][index], member.size))
+            out.pwrite(HEADER.pack(MAGIC, exact["directory_offset"], exact["directory_length"]), 0)
+            directory = b"".join(records)
+            out.pwrite(directory, exact["directory_offset"])
+            for member, offset in zip(members, exact["offsets"], strict=False):
+                out.seek(offset)
+                out.write_member(member)
+            out.flush()
+            restore_fill(out, exact.get("fill", []))
+            out.truncate(exact["file_size"])
 
-            warnings.warn(
-                f"{self.path}: {len(members)} members is more than {limit} can load "
-                f"({QUAKE_MEMBER_LIMIT} / {QUAKE2_MEMBER_LIMIT}); modern ports allow more",
-                stacklevel=2,
-            )
-        exact = self.layout
-        if exact and exact.get("sizes") == [member.size for member in members]:
-            self._write_exact(out, members, exact)
-            return
-        align = int(self.options["align"])
-        if align < 1:
-            raise FormatLimitError(f"alignment must be at least 1, not {align}")
-        directory_length = ENTRY.size * len(members)
-        position = HEADER.size
-        if self.options["directory"] == "start":
-            position += directory_length
-        offsets = []
-        for member in members:
-            position = -(-position // align) * align
-            offsets.append(position)
-            position += member.size
-        directory_offset = HEADER.size if self.options["directory"] == "start" else position
-        if max(directory_offset + directory_length, position) > 0x7FFFFFFF:
-            raise FormatLimitError("a PAK cannot exceed 2 GiB (its offsets are signed 32-bit)")
-        out.write(HEADER.pack(MAGIC, directory_offset, directory_length))
-        directory = b"".join(
-            ENTRY.pack(encode_name(member.name), offset, member.size)
-            for member, offset in zip(members, offsets, strict=False)
-        )
-        if self.options["directory"] == "start":
-            out.write(directory)
-        for member, offset in zip(members, offsets, strict=False):
-            out.pad_to(offset)
-            out.write_member(member)
-        if self.options["directory"] != "start":
-            out.write(directory)
+    return Writer
 
-    def _write_exact(self, out: Output, members: list[PendingMember], exact: dict[str, Any]) -> None:
-        """Rebuild the original byte for byte: recorded positions, name fields and filler."""
-        name_fields = exact.get("name_fields", {})
-        records = []
-        for index, member in enumerate(members):
-            field = name_fields.get(str(index))
-            raw = decode_blob(field) if field else encode_name(member.name)
-            records.append(ENTRY.pack(raw, exact["offsets"][index], member.size))
-        out.pwrite(HEADER.pack(MAGIC, exact["directory_offset"], exact["directory_length"]), 0)
-        directory = b"".join(records)
-        out.pwrite(directory, exact["directory_offset"])
-        for member, offset in zip(members, exact["offsets"], strict=False):
-            out.seek(offset)
-            out.write_member(member)
-        out.flush()
-        restore_fill(out, exact.get("fill", []))
-        out.truncate(exact["file_size"])
+
+__getattr__ = made_on_first_use(globals(), {"Writer": _make_writer})

@@ -18,11 +18,9 @@ compresses as OUT's extension says.
 
 from __future__ import annotations
 
-from ..core.archive import Archive, Entry, RawRange
-from ..core.layout import align_up
-from ..core.options import whole_number
+from ..core.archive import Archive, Entry, PendingMember, RawRange
+from ..core.registry import made_on_first_use
 from ..core.source import MemberStream, Source
-from ..core.writer import ArchiveWriter, Output, PendingMember
 from ..errors import CorruptArchiveError
 from ._stdlib import GuardedStream
 
@@ -33,6 +31,7 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO, ClassVar
 
     from ..core.archive import MemberData
+    from ..core.writer import ArchiveWriter, Output
 
 BLOCK = 512
 RECORD = 20 * BLOCK  # tar pads the archive to whole records
@@ -315,63 +314,74 @@ class Reader(Archive):
         super().close()
 
 
-class Writer(ArchiveWriter):
-    """Writes a pax tar archive, compressed as OUT's extension says (`.tar.gz`/`.tgz`,
-    `.tar.bz2`, `.tar.xz`, `.tar.zst`) at `level` (gzip and bzip2 9, xz 6, zstd 3 by default)."""
+def _make_writer() -> type[ArchiveWriter]:
+    """The tar writer's class, made when something writes (`made_on_first_use`): reading a tar
+    imports nothing of the writing side."""
+    from ..core.layout import align_up
+    from ..core.options import whole_number
+    from ..core.writer import ArchiveWriter
 
-    format_name = "tar"
-    option_defaults: ClassVar[dict[str, Any]] = {"level": None}
-    option_validators: ClassVar[dict[str, Any]] = {"level": whole_number(0, 22, allow_none=True)}
+    class Writer(ArchiveWriter):
+        """Writes a pax tar archive, compressed as OUT's extension says (`.tar.gz`/`.tgz`,
+        `.tar.bz2`, `.tar.xz`, `.tar.zst`) at `level` (gzip and bzip2 9, xz 6, zstd 3 by default)."""
 
-    def _unused_options(self) -> dict[str, str]:
-        kind = compression_of_name(self.path)
-        if kind is None:
-            return {"level": "a plain tar is not compressed (name the output .tar.gz, .tar.bz2, .tar.xz or .tar.zst)"}
-        return {}
+        format_name = "tar"
+        option_defaults: ClassVar[dict[str, Any]] = {"level": None}
+        option_validators: ClassVar[dict[str, Any]] = {"level": whole_number(0, 22, allow_none=True)}
 
-    def _level(self, kind: str) -> int:
-        from ..errors import InvalidOptionError
+        def _unused_options(self) -> dict[str, str]:
+            kind = compression_of_name(self.path)
+            if kind is None:
+                return {
+                    "level": "a plain tar is not compressed (name the output .tar.gz, .tar.bz2, .tar.xz or .tar.zst)"
+                }
+            return {}
 
-        _, _, lowest, highest, default = COMPRESSIONS[kind]
-        level = self.options["level"]
-        if level is None:
-            return default
-        if not lowest <= level <= highest:
-            raise InvalidOptionError(f"level={level}: {kind} levels are {lowest} to {highest}", "level")
-        return int(level)
+        def _level(self, kind: str) -> int:
+            from ..errors import InvalidOptionError
 
-    def _write(self, out: Output, members: list[PendingMember]) -> None:
-        import tarfile
+            _, _, lowest, highest, default = COMPRESSIONS[kind]
+            level = self.options["level"]
+            if level is None:
+                return default
+            if not lowest <= level <= highest:
+                raise InvalidOptionError(f"level={level}: {kind} levels are {lowest} to {highest}", "level")
+            return int(level)
 
-        kind = compression_of_name(self.path)
-        if kind is None:
-            # Headers from tarfile, data copied by the kernel where the member allows.
-            out.write(_other_entries(tarfile, members))
-            for member in members:
-                out.write(_header(tarfile, member))
-                out.write_member(member)
-                out.pad_to(align_up(out.tell(), BLOCK))
-            out.write(bytes(2 * BLOCK))
-            out.pad_to(align_up(out.tell(), RECORD))
-            return
-        level = self._level(kind)
-        out.flush()
-        with open(out.fd, "wb", closefd=False) as handle:
-            handle.seek(out.tell())
-            with _compressing(kind, handle, level) as target:
-                others = _other_entries(tarfile, members)
-                target.write(others)
-                position = len(others)
+        def _write(self, out: Output, members: list[PendingMember]) -> None:
+            import tarfile
+
+            kind = compression_of_name(self.path)
+            if kind is None:
+                # Headers from tarfile, data copied by the kernel where the member allows.
+                out.write(_other_entries(tarfile, members))
                 for member in members:
-                    header = _header(tarfile, member)
-                    target.write(header)
-                    for chunk in member.chunks():
-                        target.write(chunk)
-                    position += len(header) + member.size
-                    target.write(bytes(align_up(position, BLOCK) - position))
-                    position = align_up(position, BLOCK)
-                end = position + 2 * BLOCK
-                target.write(bytes(align_up(end, RECORD) - position))
+                    out.write(_header(tarfile, member))
+                    out.write_member(member)
+                    out.pad_to(align_up(out.tell(), BLOCK))
+                out.write(bytes(2 * BLOCK))
+                out.pad_to(align_up(out.tell(), RECORD))
+                return
+            level = self._level(kind)
+            out.flush()
+            with open(out.fd, "wb", closefd=False) as handle:
+                handle.seek(out.tell())
+                with _compressing(kind, handle, level) as target:
+                    others = _other_entries(tarfile, members)
+                    target.write(others)
+                    position = len(others)
+                    for member in members:
+                        header = _header(tarfile, member)
+                        target.write(header)
+                        for chunk in member.chunks():
+                            target.write(chunk)
+                        position += len(header) + member.size
+                        target.write(bytes(align_up(position, BLOCK) - position))
+                        position = align_up(position, BLOCK)
+                    end = position + 2 * BLOCK
+                    target.write(bytes(align_up(end, RECORD) - position))
+
+    return Writer
 
 
 def _header(tarfile: Any, member: PendingMember) -> bytes:
@@ -407,3 +417,6 @@ def _other_entries(tarfile: Any, members: list[PendingMember]) -> bytes:
                 if not info.isreg() and (info.isdir() or info.issym() or info.islnk())
             )
     return b""
+
+
+__getattr__ = made_on_first_use(globals(), {"Writer": _make_writer})

@@ -20,9 +20,8 @@ import functools
 import struct
 
 from ..core.archive import Archive, Entry, RawRange
-from ..core.options import one_of, whole_number
+from ..core.registry import made_on_first_use
 from ..core.source import MemberStream, Source
-from ..core.writer import ArchiveWriter, Output, PendingMember
 from ..errors import CorruptArchiveError, UnsupportedFeatureError
 from ._stdlib import GuardedStream
 
@@ -32,7 +31,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any, BinaryIO, ClassVar
 
-    from ..core.archive import MemberData
+    from ..core.archive import MemberData, PendingMember
+    from ..core.writer import ArchiveWriter, Output
 
 LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, name length, extra length
 LOCAL_MAGIC = b"PK\x03\x04"
@@ -187,72 +187,82 @@ class Reader(Archive):
         super().close()
 
 
-class Writer(ArchiveWriter):
-    """Writes a ZIP archive: `compression` deflate (default), store, bzip2 or lzma, at `level`
-    (the method's default when empty). Members larger than 4 GiB get zip64 records."""
+def _make_writer() -> type[ArchiveWriter]:
+    """The zip writer's class, made when something writes (`made_on_first_use`): reading a zip
+    imports nothing of the writing side."""
+    from ..core.options import one_of, whole_number
+    from ..core.writer import ArchiveWriter
 
-    format_name = "zip"
-    option_defaults: ClassVar[dict[str, Any]] = {"compression": "deflate", "level": None}
-    option_validators: ClassVar[dict[str, Any]] = {
-        "compression": one_of(*COMPRESSION_NAMES),
-        "level": whole_number(0, 9, allow_none=True),
-    }
+    class Writer(ArchiveWriter):
+        """Writes a ZIP archive: `compression` deflate (default), store, bzip2 or lzma, at `level`
+        (the method's default when empty). Members larger than 4 GiB get zip64 records."""
 
-    def _check_name(self, name: str) -> None:
-        try:
-            name.encode("utf-8")
-        except UnicodeEncodeError:
-            from ..errors import FormatLimitError
+        format_name = "zip"
+        option_defaults: ClassVar[dict[str, Any]] = {"compression": "deflate", "level": None}
+        option_validators: ClassVar[dict[str, Any]] = {
+            "compression": one_of(*COMPRESSION_NAMES),
+            "level": whole_number(0, 9, allow_none=True),
+        }
 
-            shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            raise FormatLimitError(
-                f"member name {shown!r} holds bytes that are not UTF-8 text; a zip stores names as UTF-8 "
-                "(rename it, or convert to a format that keeps names as bytes: pak, jpk, vpp, tar)"
-            ) from None
+        def _check_name(self, name: str) -> None:
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                from ..errors import FormatLimitError
 
-    def _unused_options(self) -> dict[str, str]:
-        # zipfile takes no level for stored or lzma members.
-        if self.options["compression"] in ("store", "lzma"):
-            return {"level": f"compression={self.options['compression']} takes no level"}
-        return {}
+                shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                raise FormatLimitError(
+                    f"member name {shown!r} holds bytes that are not UTF-8 text; a zip stores names as UTF-8 "
+                    "(rename it, or convert to a format that keeps names as bytes: pak, jpk, vpp, tar)"
+                ) from None
 
-    def _write(self, out: Output, members: list[PendingMember]) -> None:
-        import warnings
-        import zipfile
+        def _unused_options(self) -> dict[str, str]:
+            # zipfile takes no level for stored or lzma members.
+            if self.options["compression"] in ("store", "lzma"):
+                return {"level": f"compression={self.options['compression']} takes no level"}
+            return {}
 
-        method = COMPRESSION_NAMES[self.options["compression"]]
-        # Members of a zip (an edit's rebuild, zip -> zip) are copied as stored, with their dates,
-        # comments, attributes and compression, unless another compression was asked for; the
-        # archive comment and folder entries of the source come along.
-        keep = not self.named_options & {"compression", "level"}
-        sources = [m.origin[0] for m in members if keep and m.origin is not None and isinstance(m.origin[0], Reader)]
-        out.flush()
-        with open(out.fd, "wb", closefd=False) as handle:
-            handle.seek(out.tell())
-            with zipfile.ZipFile(handle, "w", compression=method, compresslevel=self.options["level"]) as archive:
-                if sources:
-                    archive.comment = sources[0]._zip.comment
-                    for folder in sources[0]._zip.infolist():
-                        if folder.is_dir():
-                            _copy_stored(archive, folder.filename, sources[0], folder, None)
-                for member in members:
-                    if keep and member.origin is not None and isinstance(member.origin[0], Reader):
-                        reader, entry = member.origin[0], member.origin[1]
+        def _write(self, out: Output, members: list[PendingMember]) -> None:
+            import warnings
+            import zipfile
+
+            method = COMPRESSION_NAMES[self.options["compression"]]
+            # Members of a zip (an edit's rebuild, zip -> zip) are copied as stored, with their dates,
+            # comments, attributes and compression, unless another compression was asked for; the
+            # archive comment and folder entries of the source come along.
+            keep = not self.named_options & {"compression", "level"}
+            sources = [
+                m.origin[0] for m in members if keep and m.origin is not None and isinstance(m.origin[0], Reader)
+            ]
+            out.flush()
+            with open(out.fd, "wb", closefd=False) as handle:
+                handle.seek(out.tell())
+                with zipfile.ZipFile(handle, "w", compression=method, compresslevel=self.options["level"]) as archive:
+                    if sources:
+                        archive.comment = sources[0]._zip.comment
+                        for folder in sources[0]._zip.infolist():
+                            if folder.is_dir():
+                                _copy_stored(archive, folder.filename, sources[0], folder, None)
+                    for member in members:
+                        if keep and member.origin is not None and isinstance(member.origin[0], Reader):
+                            reader, entry = member.origin[0], member.origin[1]
+                            with warnings.catch_warnings():
+                                warnings.filterwarnings("ignore", "Duplicate name", UserWarning)
+                                _copy_stored(archive, member.name, reader, reader._info(entry), entry)
+                            continue
+                        info = zipfile.ZipInfo(member.name, date_time=FIXED_DATE)
+                        info.compress_type = method
+                        info.external_attr = 0o100644 << 16
+                        info.file_size = member.size  # lets zipfile choose zip64 records up front
                         with warnings.catch_warnings():
+                            # Duplicates reach here only when the caller allowed them.
                             warnings.filterwarnings("ignore", "Duplicate name", UserWarning)
-                            _copy_stored(archive, member.name, reader, reader._info(entry), entry)
-                        continue
-                    info = zipfile.ZipInfo(member.name, date_time=FIXED_DATE)
-                    info.compress_type = method
-                    info.external_attr = 0o100644 << 16
-                    info.file_size = member.size  # lets zipfile choose zip64 records up front
-                    with warnings.catch_warnings():
-                        # Duplicates reach here only when the caller allowed them.
-                        warnings.filterwarnings("ignore", "Duplicate name", UserWarning)
-                        target = archive.open(info, "w")
-                    with target:
-                        for chunk in member.chunks():
-                            target.write(chunk)
+                            target = archive.open(info, "w")
+                        with target:
+                            for chunk in member.chunks():
+                                target.write(chunk)
+
+    return Writer
 
 
 def _copy_stored(
@@ -290,3 +300,6 @@ def _copy_stored(
     archive.NameToInfo[copied.filename] = copied
     archive._didModify = True  # type: ignore[attr-defined]
     archive.start_dir = archive.fp.tell()  # type: ignore[union-attr]
+
+
+__getattr__ = made_on_first_use(globals(), {"Writer": _make_writer})

@@ -14,7 +14,6 @@ import sys
 
 from ..core.atomic import write_all
 from ..core.portable import flag
-from ..core.writer import copy_range
 from ..errors import CorruptArchiveError, GamepakError
 
 TYPE_CHECKING = False
@@ -127,6 +126,10 @@ class Copier:
                         if written != size:
                             write_all(fd, piece[written:])
                     elif size > _SMALL_COPY and fd_source is not None:
+                        # Imported here: `core.writer` is the writing side, which extracting
+                        # small members never needs (start-up of `gamepak extract`).
+                        from ..core.writer import copy_range
+
                         copy_range(fd_source, start, fd, 0, size)
                     else:
                         data = pread(source_fd, size, start)

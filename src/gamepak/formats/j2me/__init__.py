@@ -10,19 +10,38 @@ The registry reads the layouts' readers, writers and sniffers from here; the tex
 from __future__ import annotations
 
 from .members import content_extension, member_index
-from .packs import (
-    EndOffsetsReader,
-    EndOffsetsWriter,
-    IdsReader,
-    IdsWriter,
-    OffsetsReader,
-    OffsetsWriter,
-    SizedReader,
-    SizedWriter,
-    TableReader,
-    TableWriter,
-)
 from .structure import sniff_end_offsets, sniff_ids, sniff_offsets, sniff_sized, sniff_table
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .packs import (
+        EndOffsetsReader,
+        EndOffsetsWriter,
+        IdsReader,
+        IdsWriter,
+        OffsetsReader,
+        OffsetsWriter,
+        SizedReader,
+        SizedWriter,
+        TableReader,
+        TableWriter,
+    )
+
+# The layouts' readers and writers, loaded with `packs` when a J2ME pack is opened or written:
+# detection asks the sniffers above about every file without a signature (`gamepak detect`),
+# and `packs` brings the writing side (`core.writer`) with it.
+PACK_NAMES = (
+    "EndOffsetsReader",
+    "EndOffsetsWriter",
+    "IdsReader",
+    "IdsWriter",
+    "OffsetsReader",
+    "OffsetsWriter",
+    "SizedReader",
+    "SizedWriter",
+    "TableReader",
+    "TableWriter",
+)
 
 # Names of `string_tables` and `text` offered here, each module loaded on first use (`text` brings
 # the csv/json/polib helpers of `translations`).
@@ -66,6 +85,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
+    if name in PACK_NAMES:
+        from . import packs
+
+        return getattr(packs, name)
     if name in TABLE_NAMES:
         from . import string_tables
 

@@ -10,7 +10,7 @@ handed to them holds) both need these, so they live here, below both.
 
 from __future__ import annotations
 
-from ...core.writer import PendingMember
+from ...core.archive import PendingMember
 from ...errors import FormatLimitError
 
 # Bytes read to guess a member's extension.
