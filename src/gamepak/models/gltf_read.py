@@ -152,14 +152,17 @@ class NodeMeshes:
         return self._stored()
 
 
-def read_nodes(data: bytes, *, name: str = "", path: str | None = None) -> tuple[list[NodeMeshes], list[str]]:
+def read_nodes(
+    data: bytes, *, name: str = "", path: str | None = None, max_nodes: int | None = None
+) -> tuple[list[NodeMeshes], list[str]]:
     """Every node of the default scene that draws triangles, with its pieces (see `NodeMeshes`),
     and the issues met (primitives that are not triangles). Each mesh's accessors are read
-    once, and each (mesh, world transform) made once, however many nodes draw it."""
+    once, and each (mesh, world transform) made once, however many nodes draw it. With
+    `max_nodes`, a document of more nodes is a ModelError, refused while they are read."""
     import numpy as np
 
     label = path or name or "<bytes>"
-    gltf = load_document(data, label)
+    gltf = load_document(data, label, max_nodes)
     buffers = buffers_of(gltf, label, os.path.dirname(os.path.abspath(path)) if path else None)
     nodes = gltf.items("nodes", label)
     meshes = gltf.items("meshes", label)

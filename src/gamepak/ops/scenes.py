@@ -166,7 +166,9 @@ def import_scene(
     listing = read_list_file(list_data, list_path)
     report.warnings += listing.warnings
     data = _read_regular(source, MAX_SCENE_BYTES, "scene")
-    nodes, issues = gltf.read_nodes(data, path=source)
+    from ..core.content_limits import current
+
+    nodes, issues = gltf.read_nodes(data, path=source, max_nodes=current().scene_node_budget(allow_large))
     del data
     report.warnings += [f"{source}: {issue}" for issue in issues]
 
