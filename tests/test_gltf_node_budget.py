@@ -151,3 +151,18 @@ def test_the_counting_reader_reads_what_json_loads_reads(
     if nodes:
         with pytest.raises(ModelError, match=f"more than {len(nodes) - 1} nodes"):
             gltf_document.load_document(data, "s.gltf", max_nodes=len(nodes) - 1)
+
+
+def test_the_nodes_read_keep_no_dict_per_node() -> None:
+    # What read_nodes hands a scene import for 20,000 nodes reusing one mesh: a NodeMeshes and
+    # a name each. The nodes' dicts (kept by the pieces' closures) and two bound methods per
+    # node took 39 bytes per input byte of peak for 100,000 nodes; they go once read.
+    data = glb(many_nodes(20_000), TRIANGLE)
+    tracemalloc.start()
+    try:
+        found, _ = gltf_read.read_nodes(data, name="s.glb", max_nodes=30_000)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(found) == 20_000 and found[-1].name == "n19999"
+    assert held < 8 * len(data), held / len(data)  # 6.1 now, 15 before
