@@ -101,6 +101,8 @@ def test_the_cli_refuses_without_allow_large_and_reads_with_it(tmp_path: Path) -
         assert len(err.strip().splitlines()) == 1
         code, _, err = in_process_cli(*command, "--allow-large")
     assert code == 0 and "50 added" in err, err
+    # One warning for the nodes without a texture, not one per node (300,000 lines before).
+    assert err.count("no texture") == 1 and "50 nodes have no texture (node 'n0', 'n1', ...)" in err, err
 
 
 @pytest.mark.parametrize(
