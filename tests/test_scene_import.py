@@ -529,7 +529,10 @@ def test_three_hundred_thousand_nodes_reusing_one_mesh_decode_it_once_and_share_
     original = gltf._mesh_pieces
     monkeypatch.setattr(gltf, "_mesh_pieces", lambda *args: decoded.append(args[4]) or original(*args))
     start = time.perf_counter()
-    code, _, err = in_process_cli("model", "import", str(tmp_path / "many.glb"), "--into", str(odd_track))
+    # Past the scene node budget (core/content_limits.py): read with --allow-large.
+    code, _, err = in_process_cli(
+        "model", "import", str(tmp_path / "many.glb"), "--into", str(odd_track), "--allow-large"
+    )
     seconds = time.perf_counter() - start
     assert code == 0 and f"{count} added" in err, err[-500:]
     assert decoded == [mesh]  # one mesh, decoded once

@@ -19,8 +19,9 @@ if TYPE_CHECKING:  # annotations only: importing `typing` was a sixth of `text i
 
 
 class StringsDone:
-    """What a strings verb did: the translation file's bytes (export), how many strings, where
-    they were, notes to show before and after the summary, and the summary of an import."""
+    """What a strings verb did: the translation file's bytes (an export to standard output; empty
+    when it was written to a file), how many strings, where they were, notes to show before
+    and after the summary, and the summary of an import."""
 
     def __init__(
         self,
@@ -69,7 +70,8 @@ def locatext_export(
     )
     count = len(result.located.table)
     return StringsDone(
-        data=result.data,
+        # Written to `output` a block at a time: not read back whole (the file holds it).
+        data=result.data if output is None else b"",
         count=count,
         where=result.located.label,
         after=[f"{result.named} of {count} strings named; the others are exported by hash (#xxxxxxxx)"],

@@ -11,6 +11,11 @@ content lifts them (`limits(allow_large=True)`), as it lifts a patch's decode bu
     table_bytes_per_element         12          22 bytes an element (anim_files.xtbl)
     locatext_entries                200,000     7,298 strings (locatexts_*.rfglocatext)
     zone_bytes                      64 MiB      a few MB (the largest territory cells)
+    scene_nodes                     110,000     1,660 nodes (pau's 1,659 objects and a root)
+
+`scene_nodes` bounds the glTF nodes a scene import (`model import SCENE --into TRACK`) reads:
+a node per object of list.txt, whose own budget is 100,000 objects, and room for grouping
+nodes. A glTF of 300,000 nodes reusing one mesh is refused while its nodes are read.
 
 `zone_bytes` is the one size limit of an RFG zone or layer, whoever reads it: `gamepak zone`
 (`ops.zones`), the catalog's `zone_objects` rows, and a patch's zone changes (which replay on
@@ -41,7 +46,14 @@ class ContentLimits:
     makes another). A plain class: `dataclasses` imports `inspect`, a tenth of the start-up
     of `gamepak text import` and `table check`, which read these."""
 
-    __slots__ = ("allow_large", "locatext_entries", "table_bytes_per_element", "table_elements", "zone_bytes")
+    __slots__ = (
+        "allow_large",
+        "locatext_entries",
+        "scene_nodes",
+        "table_bytes_per_element",
+        "table_elements",
+        "zone_bytes",
+    )
 
     def __init__(
         self,
@@ -50,12 +62,14 @@ class ContentLimits:
         locatext_entries: int = 200_000,
         zone_bytes: int = 64 << 20,
         allow_large: bool = False,
+        scene_nodes: int = 110_000,
     ) -> None:
         self.table_elements = table_elements
         self.table_bytes_per_element = table_bytes_per_element
         self.locatext_entries = locatext_entries
         self.zone_bytes = zone_bytes
         self.allow_large = allow_large
+        self.scene_nodes = scene_nodes
 
     def replace(self, **changes: int | bool) -> ContentLimits:
         """These budgets with `changes` (TypeError naming an unknown one)."""
@@ -79,6 +93,11 @@ class ContentLimits:
     def locatext_entry_budget(self) -> int | None:
         """How many strings an `.rfglocatext` may hold (None: no limit)."""
         return None if self.allow_large else self.locatext_entries
+
+    def scene_node_budget(self, allow_large: bool = False) -> int | None:
+        """How many glTF nodes a scene import may read (None: no limit); `allow_large` is the
+        command's own `--allow-large` where it is not given through `limits`."""
+        return None if self.allow_large or allow_large else self.scene_nodes
 
 
 _DEFAULT = ContentLimits()  # never changed: shared safely

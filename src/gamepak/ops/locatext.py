@@ -14,7 +14,13 @@ import os
 from ..errors import GamepakError, MemberNotFoundError
 from ..formats.rfg.locatext import EXTENSION, LocaText, is_locatext
 from ..formats.rfg.locatext.apply import Applied, apply_translation
-from ..formats.rfg.locatext.translate import dump_translation, load_translation, looks_like_xml, translation_format
+from ..formats.rfg.locatext.translate import (
+    dump_translation,
+    load_translation,
+    looks_like_xml,
+    translation_format,
+    translation_parts,
+)
 
 PACK_EXTENSIONS = (".vpp_pc", ".str2_pc")
 
@@ -136,10 +142,21 @@ class LocaExport:
     """What `export_locatext` did: where the strings were, the translation file's bytes, and
     how many entries were named."""
 
-    def __init__(self, located: Located, data: bytes, named: int) -> None:
+    def __init__(self, located: Located, data: bytes | None, named: int, output: str | None = None) -> None:
         self.located = located
-        self.data = data
+        # None: written to `output` a block at a time and never held whole (read back if asked).
+        self._data = data
+        self._output = output
         self.named = named
+
+    @property
+    def data(self) -> bytes:
+        """The translation file's bytes."""
+        if self._data is None:
+            assert self._output is not None
+            with open(self._output, "rb") as handle:
+                return handle.read()
+        return self._data
 
 
 class LocaImport:
@@ -173,17 +190,20 @@ def export_locatext(
     sources = None
     if source is not None:
         sources = {entry.hash: entry.text for entry in locate(source).table.entries}
-    encoded = dump_translation(
-        located.table.entries,
-        translation_format(output, translation),
-        sources=sources,
-        title=os.path.basename(located.label),
-    )
-    if output is not None:
-        from ..core.atomic import write_bytes
+    chosen = translation_format(output, translation)
+    title = os.path.basename(located.label)
+    if output is None:
+        encoded = dump_translation(located.table.entries, chosen, sources=sources, title=title)
+        return LocaExport(located, encoded, named)
+    from ..core.atomic import write_all, write_via_temporary
 
-        write_bytes(output, encoded, overwrite=overwrite)
-    return LocaExport(located, encoded, named)
+    def fill(fd: int) -> None:
+        # A block at a time: the whole text and its joined copy were 3.5 bytes per input byte.
+        for part in translation_parts(located.table.entries, chosen, sources=sources, title=title):
+            write_all(fd, part)
+
+    write_via_temporary(output, fill, overwrite=overwrite)
+    return LocaExport(located, None, named, os.fspath(output))
 
 
 def import_locatext(

@@ -166,7 +166,9 @@ def import_scene(
     listing = read_list_file(list_data, list_path)
     report.warnings += listing.warnings
     data = _read_regular(source, MAX_SCENE_BYTES, "scene")
-    nodes, issues = gltf.read_nodes(data, path=source)
+    from ..core.content_limits import current
+
+    nodes, issues = gltf.read_nodes(data, path=source, max_nodes=current().scene_node_budget(allow_large))
     del data
     report.warnings += [f"{source}: {issue}" for issue in issues]
 
@@ -312,6 +314,7 @@ def import_scene(
     new_shapes: dict[str, list[tuple[Corners, str]]] = {}
     model_of_pieces: dict[int, str] = {}
     new_values: dict[tuple[tuple[str, float | int], ...], dict[str, float | int]] = {}
+    untextured: list[str] = []
     for node in new_nodes:
         model = _REPEAT_SUFFIX.sub("", node.name) or node.mesh_name or f"object{node.number}"
         if not model.lower().endswith(".joe"):
@@ -319,7 +322,7 @@ def import_scene(
         _check_token(model, f"node {node.name!r}: model name {model!r}", source)
         texture = _extras_texture(node.extras) or (node.images[0] if node.images else "")
         if not texture:
-            report.warnings.append(f"{source}: node {node.name!r} has no texture: list.txt names none.png")
+            untextured.append(node.name)
             texture = "none.png"
         _check_token(texture, f"node {node.name!r}: texture {texture!r}", source)
         # Nodes drawing one glTF mesh in one place share its model, whatever their names: the
@@ -352,6 +355,14 @@ def import_scene(
         report.added.append(node.name)
         report.details.append(f"added: {node.name} (model {chosen}{', new' if chosen in new_members else ''})")
 
+    if len(untextured) == 1:
+        report.warnings.append(f"{source}: node {untextured[0]!r} has no texture: list.txt names none.png")
+    elif untextured:
+        # One line, not one per node: 300,000 nodes reusing one untextured mesh made 300,000.
+        report.warnings.append(
+            f"{source}: {len(untextured):,} nodes have no texture (node {untextured[0]!r}, {untextured[1]!r}"
+            f"{', ...' if len(untextured) > 2 else ''}): list.txt names none.png"
+        )
     # Objects the scene lacks: kept, or with --delete removed with the models nothing else names.
     for slot, name in name_of.items():
         if slot in matched:

@@ -18,7 +18,7 @@ from .rows import Row, Rows, parse_hash
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from . import LocaEntry
 
@@ -53,9 +53,14 @@ def _po_escape_all(fields: list[str]) -> list[str]:
 
 
 def dump_po(entries: Sequence[LocaEntry], sources: dict[int, str] | None, title: str) -> bytes:
-    """The PO file of `entries` (see the module's docstring), made and encoded a block of
-    entries at a time: the texts, keys and lines of every entry are never all held at once
-    (200,000 strings took 19 times the file's size)."""
+    """The PO file of `entries` (see the module's docstring)."""
+    return b"".join(po_parts(entries, sources, title))
+
+
+def po_parts(entries: Sequence[LocaEntry], sources: dict[int, str] | None, title: str) -> Iterator[bytes]:
+    """`dump_po`'s bytes, made and encoded a block of entries at a time as they are asked for:
+    the texts, keys and lines of every entry are never all held at once (200,000 strings took
+    19 times the file's size)."""
     # Written directly (polib takes 10x longer for the game's 7,298 strings); one line per
     # field, as polib writes with wrapwidth=0.
     header = (
@@ -66,12 +71,12 @@ def dump_po(entries: Sequence[LocaEntry], sources: dict[int, str] | None, title:
     )
     head = f'msgid ""\nmsgstr {_po_quote(header)}\n'
     if not entries:
-        return head.encode("utf-8")
-    parts = [f"{head}\n".encode()]
+        yield head.encode("utf-8")
+        return
+    yield f"{head}\n".encode()
     for start in range(0, len(entries), _PO_BLOCK):
         text = "\n".join(_po_blocks(entries[start : start + _PO_BLOCK], sources))
-        parts.append((text if not start else "\n" + text).encode("utf-8"))
-    return b"".join(parts)
+        yield (text if not start else "\n" + text).encode("utf-8")
 
 
 _PO_BLOCK = 4096  # entries made into text at a time

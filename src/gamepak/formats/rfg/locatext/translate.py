@@ -33,12 +33,12 @@ import os
 from ....errors import GamepakError
 from ...translation_files import CSV_DELIMITERS, choose_format
 from . import describe
-from .po import dump_po, rows_from_po
+from .po import po_parts, rows_from_po
 from .rows import Row, Rows, parse_hash
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from . import LocaEntry
 
@@ -56,29 +56,50 @@ def dump_translation(
 ) -> bytes:
     """A translation file holding `entries`; `sources` maps hashes to a reference language's
     strings (shown beside each string)."""
+    return b"".join(translation_parts(entries, format, sources=sources, title=title))
+
+
+def translation_parts(
+    entries: Sequence[LocaEntry], format: str, *, sources: dict[int, str] | None = None, title: str = ""
+) -> Iterator[bytes]:
+    """`dump_translation`'s bytes in parts, made as they are asked for: JSON and PO a block of
+    entries at a time, so that an export written to a file never holds its whole text (nor,
+    joining it, twice that: 3.5 bytes per input byte of the largest allowed file)."""
     if format == "json":
-        from json.encoder import encode_basestring as quote  # the C encoder json.dumps uses
+        yield from _json_parts(entries, sources)
+    elif format == "po":
+        yield from po_parts(entries, sources, title)
+    else:
+        yield _dump_whole(entries, format, sources)
 
-        # What json.dumps(rows, ensure_ascii=False, indent=2) writes (core.jsontext), a row at a time and
-        # written directly: the rows are never all held as objects (2,000,000 took 2.4 GB), and
-        # json.dumps with an indent runs its pure-Python encoder (5x slower).
-        def value(text: str | None) -> str:
-            return "null" if text is None else quote(text)
 
-        # Encoded a block of entries at a time: their text is never all held at once.
-        if not entries:
-            return b"[]\n"
-        blocks: list[bytes] = []
-        for start in range(0, len(entries), 4096):
-            pieces = []
-            for entry in entries[start : start + 4096]:
-                shown = f'    "source": {value(sources.get(entry.hash))},\n' if sources is not None else ""
-                pieces.append(
-                    f'  {{\n    "hash": "{entry.hash:08x}",\n    "identifier": {value(entry.identifier)},\n'
-                    f'{shown}    "text": {quote(entry.text)}\n  }}'
-                )
-            blocks.append((("[\n" if not start else ",\n") + ",\n".join(pieces)).encode("utf-8"))
-        return b"".join([*blocks, b"\n]\n"])
+def _json_parts(entries: Sequence[LocaEntry], sources: dict[int, str] | None) -> Iterator[bytes]:
+    from json.encoder import encode_basestring as quote  # the C encoder json.dumps uses
+
+    # What json.dumps(rows, ensure_ascii=False, indent=2) writes (core.jsontext), a row at a time and
+    # written directly: the rows are never all held as objects (2,000,000 took 2.4 GB), and
+    # json.dumps with an indent runs its pure-Python encoder (5x slower).
+    def value(text: str | None) -> str:
+        return "null" if text is None else quote(text)
+
+    # Encoded a block of entries at a time: their text is never all held at once.
+    if not entries:
+        yield b"[]\n"
+        return
+    for start in range(0, len(entries), 4096):
+        pieces = []
+        for entry in entries[start : start + 4096]:
+            shown = f'    "source": {value(sources.get(entry.hash))},\n' if sources is not None else ""
+            pieces.append(
+                f'  {{\n    "hash": "{entry.hash:08x}",\n    "identifier": {value(entry.identifier)},\n'
+                f'{shown}    "text": {quote(entry.text)}\n  }}'
+            )
+        yield (("[\n" if not start else ",\n") + ",\n".join(pieces)).encode("utf-8")
+    yield b"\n]\n"
+
+
+def _dump_whole(entries: Sequence[LocaEntry], format: str, sources: dict[int, str] | None) -> bytes:
+    """A CSV or RFGM XML translation file (made whole: checked before any of it is written)."""
     if format == "csv":
         import csv
         import io
@@ -91,8 +112,6 @@ def dump_translation(
             source = [sources.get(entry.hash, "")] if sources is not None else []
             writer.writerow([f"{entry.hash:08x}", entry.identifier or "", *source, entry.text])
         return buffer.getvalue().encode("utf-8-sig")
-    if format == "po":
-        return dump_po(entries, sources, title)
     if format == "rfgm-xml":
         return _dump_rfgm_xml(entries)
     raise GamepakError(f"unknown translation format {format!r}")
