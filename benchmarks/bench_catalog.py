@@ -130,6 +130,67 @@ def build_collection(root: Path, scale: float, seed: int = 1) -> tuple[int, int]
     return archive_count, members_total
 
 
+# -- many small archives (--archives N) -------------------------------------------------------
+FOLDER_FILES = 1000  # files per folder of the many-archives collection
+
+
+def _templates(folder: Path, seed: int = 1) -> list[tuple[str, bytes]]:
+    """Small packs of every format (file suffix, bytes): a few members of 64-1,024 bytes each,
+    16 variants per format, RFG packs in three data modes with a nested .str2_pc in one."""
+    import numpy as np
+
+    from gamepak.models import Mesh, dumps
+
+    rng = random.Random(seed)
+    pool = rng.randbytes(1 << 16)
+    mesh = Mesh.from_vertices(
+        np.random.default_rng(seed).random((12, 3), dtype=np.float32), np.arange(12).reshape(4, 3)
+    )
+    templates: list[tuple[str, bytes]] = [(".joe", dumps(mesh, "joe"))]
+    for variant in range(16):
+        members = [
+            (f"data/file{i}.{rng.choice(['txt', 'bin', 'xtbl'])}", _member_data(rng, pool, rng.randrange(64, 1024)))
+            for i in range(rng.randrange(2, 7))
+        ]
+        flat = [(name.replace("/", "_"), data) for name, data in members]
+        numbered = [(str(i), data) for i, (_, data) in enumerate(members)]
+        templates.append((".pak", _pack_bytes(folder, "pak", members)))
+        templates.append((".jpk", _pack_bytes(folder, "jpk", members)))
+        for flags in (0, 1, 3):
+            listed = flat
+            if variant % 4 == 0:
+                inner = _pack_bytes(folder, "vpp", flat[:2], flags=3, level=1)
+                listed = [*flat, (f"nested{variant}.str2_pc", inner)]
+            level = {"level": 1} if flags else {}
+            templates.append((".vpp_pc", _pack_bytes(folder, "vpp", listed, flags=flags, **level)))
+        for layout in ("j2me-table", "j2me-sized", "j2me-offsets"):
+            templates.append(("", _pack_bytes(folder, layout, numbered)))
+    return templates
+
+
+def build_many(root: Path, count: int) -> float:
+    """`count` small archives of every format in folders of FOLDER_FILES files (copies of a few
+    templates, written with os.write: the generator must not take longer than the catalog);
+    returns the seconds it took."""
+    started = time.perf_counter()
+    root.mkdir(parents=True, exist_ok=True)
+    templates = _templates(root)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    for first in range(0, count, FOLDER_FILES):
+        folder = root / f"f{first // FOLDER_FILES:04d}"
+        folder.mkdir(parents=True)
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for index in range(first, min(count, first + FOLDER_FILES)):
+                suffix, data = templates[index % len(templates)]
+                file = os.open(f"a{index}{suffix}", flags, 0o644, dir_fd=descriptor)
+                os.write(file, data)
+                os.close(file)
+        finally:
+            os.close(descriptor)
+    return time.perf_counter() - started
+
+
 class Watch:
     """Peak RSS and CPU seconds of every descendant of a process, sampled every 50 ms."""
 
