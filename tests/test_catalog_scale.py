@@ -183,3 +183,61 @@ def test_rate_text() -> None:
     # 1,000 archives in 2 s since the first report: 500/s, 9,000 left: 18 s.
     assert rate_text(1064, 10_064, 64, 2.0) == "1,064/10,064 archives, 500 archives/s, ETA 0:00:18"
     assert rate_text(2, 1_000_002, 1, 1.0).endswith("1 archives/s, ETA 277:46:40")
+
+
+# -- row groups ------------------------------------------------------------------------------------
+def _row_group_rows(path: Path) -> list[int]:
+    import pyarrow.parquet as pq
+
+    metadata = pq.ParquetFile(path).metadata
+    return [metadata.row_group(index).num_rows for index in range(metadata.num_row_groups)]
+
+
+def test_row_groups_are_bounded_in_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gamepak.catalog import schema
+
+    monkeypatch.setattr(schema, "ROW_GROUP_BYTES", 10_000)
+    (tmp_path / "errors").mkdir()
+    (tmp_path / "members").mkdir()
+    errors = schema.TableSink(str(tmp_path), "errors", "t")
+    rows = [
+        {"path": f"p{i}", "nested_path": None, "member": None, "stage": "s", "message": "m" * 1000, "size": i}
+        for i in range(50)
+    ]
+    for row in rows:
+        errors.add(row)
+    errors.commit()
+    # 10 rows of about 1,000 bytes reach the 10,000-byte bound: 5 groups, not one of 50.
+    assert _row_group_rows(tmp_path / "errors" / "part-t.parquet") == [10] * 5
+    assert [row["message"] for row in schema.read_table(str(tmp_path), "errors").to_pylist()] == ["m" * 1000] * 50
+    members = schema.TableSink(str(tmp_path), "members", "t")
+    for first in range(0, 40, 4):
+        names = [f"{'n' * 600}{i}" for i in range(first, first + 4)]
+        members.extend(
+            4,
+            {"name": names, "index": list(range(4)), "size": [1] * 4, "stored_size": [1] * 4, "offset": [0] * 4},
+            {
+                "archive_path": "a",
+                "nested_path": "a",
+                "depth": 0,
+                "format": "pak",
+                "compression": "none",
+                "hash_algorithm": "none",
+                "member_type": "binary",
+            },
+        )
+    members.commit()
+    assert max(_row_group_rows(tmp_path / "members" / "part-t.parquet")) <= 16
+    assert schema.read_table(str(tmp_path), "members").num_rows == 40
+
+
+def test_row_groups_of_a_catalog_are_bounded_in_rows(
+    packs: Path, reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gamepak.catalog import schema
+
+    monkeypatch.setattr(schema, "ROW_GROUP_ROWS", 5)
+    build_catalog([str(packs)], str(tmp_path / "out"), scheduler="synchronous")
+    groups = [rows for part in (tmp_path / "out").glob("*/part-*.parquet") for rows in _row_group_rows(part)]
+    assert max(groups) == 5 and len(groups) > len(list((tmp_path / "out").glob("*/part-*.parquet")))
+    assert snapshot(tmp_path / "out") == snapshot(reference)
