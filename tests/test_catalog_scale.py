@@ -18,6 +18,8 @@ import gamepak
 pytest.importorskip("pyarrow")
 pytest.importorskip("dask")
 
+from test_catalog import snapshot
+
 from gamepak.catalog import build_catalog
 from gamepak.catalog import run as catalog_run
 from gamepak.catalog.discovery import FileRef, FileSpool, iter_files
@@ -56,13 +58,6 @@ def many_small_packs(root: Path, count: int, seed: int = 3) -> Path:
         else:
             (folder / f"broken{index}.pak").write_bytes(b"PACK" + rng.randbytes(20))
     return root
-
-
-def snapshot(out: Path) -> dict[str, list[str]]:
-    """Every row of every table, sorted (the order of parts and rows is the scheduler's)."""
-    return {
-        table: sorted(repr(sorted(row.items())) for row in read_table(str(out), table).to_pylist()) for table in TABLES
-    }
 
 
 @pytest.fixture(scope="module")
@@ -241,3 +236,24 @@ def test_row_groups_of_a_catalog_are_bounded_in_rows(
     groups = [rows for part in (tmp_path / "out").glob("*/part-*.parquet") for rows in _row_group_rows(part)]
     assert max(groups) == 5 and len(groups) > len(list((tmp_path / "out").glob("*/part-*.parquet")))
     assert snapshot(tmp_path / "out") == snapshot(reference)
+
+
+# -- the walk ---------------------------------------------------------------------------------------
+def test_the_walk_gives_relative_paths_and_regular_files_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "games"
+    (root / "b" / "deep").mkdir(parents=True)
+    (root / "a.pak").write_bytes(b"x")
+    (root / "b" / "c.pak").write_bytes(b"yy")
+    (root / "b" / "deep" / "d").write_bytes(b"zzz")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "e").write_bytes(b"e")
+    (root / "linked").symlink_to(tmp_path / "elsewhere")  # a folder link is not followed (os.walk's rule)
+    (root / "file-link").symlink_to(root / "a.pak")  # a file link is a file
+    os.mkfifo(root / "b" / "fifo")  # not a regular file: never opened
+    expected = ["a.pak", "b/c.pak", "b/deep/d", "file-link"]
+    for spelled in (str(root), f"{root}/", str(root / "b" / ".."), "games"):
+        monkeypatch.chdir(tmp_path)
+        found = [ref for ref in iter_files([spelled]) if isinstance(ref, FileRef)]
+        assert sorted(ref.relative for ref in found) == expected
+        assert all(ref.relative == os.path.relpath(ref.path, spelled) for ref in found)
+        assert [ref.size for ref in sorted(found, key=lambda ref: ref.relative)] == [1, 2, 3, 1]

@@ -10,6 +10,7 @@ import os
 import pickle
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from stat import S_ISREG
 from typing import Any
 
 from ..core.portable import pread
@@ -119,6 +120,10 @@ def _iter_folder(root: str, excluded: str | None) -> Iterator[FileRef | tuple[st
             error = problems.pop()
             yield str(error.filename or folder), f"cannot list: {error.strerror}"
         folders[:] = sorted(f for f in folders if os.path.realpath(os.path.join(folder, f)) != excluded)
+        # One stat per file and the folder's relative path once (a walk of a million files
+        # spent two thirds of its time in a second stat and relpath per file).
+        under = os.path.relpath(folder, root).replace(os.sep, "/")
+        prefix = "" if under == "." else f"{under}/"
         for name in sorted(files):
             path = os.path.join(folder, name)
             try:
@@ -126,10 +131,9 @@ def _iter_folder(root: str, excluded: str | None) -> Iterator[FileRef | tuple[st
             except OSError as exc:
                 yield path, f"cannot read: {exc.strerror}"
                 continue
-            if not os.path.isfile(path):
+            if not S_ISREG(stat.st_mode):
                 continue
-            relative = os.path.relpath(path, root).replace(os.sep, "/")
-            yield FileRef(path, relative, stat.st_size, stat.st_mtime_ns)
+            yield FileRef(path, prefix + name, stat.st_size, stat.st_mtime_ns)
     while problems:
         error = problems.pop()
         yield str(error.filename or root), f"cannot list: {error.strerror}"
