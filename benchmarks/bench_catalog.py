@@ -20,6 +20,12 @@ three data modes with nested .str2_pc packs, J2ME packs, JOE models), about 100,
   is left is parsing, Parquet and imports). coreutils' sha256sum may not use the CPU's SHA
   instructions where OpenSSL (hashlib) does: the hashlib line shows how much that weighs;
 - peak RSS of every worker process (target < 200 MiB);
+- `--archives N` instead: N small packs of every format (copies of a few templates, written with
+  `os.write` so that making them takes a fraction of cataloging them), cataloged once with 2
+  worker processes: peak memory of the whole run (client and workers, PSS summed; target < 500
+  MB at a million), archives per second, the row groups written; then `--sample` of them
+  (10,000) cataloged by `synchronous`, a LocalCluster of 2 workers and `processes` with 2, in
+  alternating rounds: the speed-ups (target >= 1.6x) and whether the rows are the same;
 - the textures table: a pack dense with pegs (150 pairs of 4 textures beside 150 other members,
   plain and compressed+condensed as a `.str2_pc` is) cataloged vs the same pack with its CPU
   files renamed so no textures are read (the same members, bytes and hashing); `--textures-only`
