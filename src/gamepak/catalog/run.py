@@ -341,7 +341,9 @@ def build_catalog(
     split_bytes: int = SPLIT_BYTES,
     progress: Callable[[int, int], None] | None = None,
 ) -> Summary:
-    """Catalog every archive under `paths` into the Parquet dataset folder `out`."""
+    """Catalog every archive under `paths` into the Parquet dataset folder `out`. `progress`,
+    when given, is called as each unit of work finishes with the files done so far and the
+    files found to catalog (the files already cataloged that `resume` skips not counted)."""
     options = options or ScanOptions()
     if scheduler not in SCHEDULERS and "://" not in scheduler:
         raise GamepakError(f"unknown scheduler {scheduler!r}: use {', '.join(SCHEDULERS)} or tcp://HOST:PORT")
