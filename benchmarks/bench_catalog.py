@@ -20,6 +20,12 @@ three data modes with nested .str2_pc packs, J2ME packs, JOE models), about 100,
   is left is parsing, Parquet and imports). coreutils' sha256sum may not use the CPU's SHA
   instructions where OpenSSL (hashlib) does: the hashlib line shows how much that weighs;
 - peak RSS of every worker process (target < 200 MiB);
+- `--archives N` instead: N small packs of every format (copies of a few templates, written with
+  `os.write` so that making them takes a fraction of cataloging them), cataloged once with 2
+  worker processes: peak memory of the whole run (client and workers, PSS summed; target < 500
+  MB at a million), archives per second, the row groups written; then `--sample` of them
+  (10,000) cataloged by `synchronous`, a LocalCluster of 2 workers and `processes` with 2, in
+  alternating rounds: the speed-ups (target >= 1.6x) and whether the rows are the same;
 - the textures table: a pack dense with pegs (150 pairs of 4 textures beside 150 other members,
   plain and compressed+condensed as a `.str2_pc` is) cataloged vs the same pack with its CPU
   files renamed so no textures are read (the same members, bytes and hashing); `--textures-only`
@@ -130,13 +136,79 @@ def build_collection(root: Path, scale: float, seed: int = 1) -> tuple[int, int]
     return archive_count, members_total
 
 
+# -- many small archives (--archives N) -------------------------------------------------------
+FOLDER_FILES = 1000  # files per folder of the many-archives collection
+
+
+def _templates(folder: Path, seed: int = 1) -> list[tuple[str, bytes]]:
+    """Small packs of every format (file suffix, bytes): a few members of 64-1,024 bytes each,
+    16 variants per format, RFG packs in three data modes with a nested .str2_pc in one."""
+    import numpy as np
+
+    from gamepak.models import Mesh, dumps
+
+    rng = random.Random(seed)
+    pool = rng.randbytes(1 << 16)
+    mesh = Mesh.from_vertices(
+        np.random.default_rng(seed).random((12, 3), dtype=np.float32), np.arange(12).reshape(4, 3)
+    )
+    templates: list[tuple[str, bytes]] = [(".joe", dumps(mesh, "joe"))]
+    for variant in range(16):
+        members = [
+            (f"data/file{i}.{rng.choice(['txt', 'bin', 'xtbl'])}", _member_data(rng, pool, rng.randrange(64, 1024)))
+            for i in range(rng.randrange(2, 7))
+        ]
+        flat = [(name.replace("/", "_"), data) for name, data in members]
+        numbered = [(str(i), data) for i, (_, data) in enumerate(members)]
+        templates.append((".pak", _pack_bytes(folder, "pak", members)))
+        templates.append((".jpk", _pack_bytes(folder, "jpk", members)))
+        for flags in (0, 1, 3):
+            listed = flat
+            if variant % 4 == 0:
+                inner = _pack_bytes(folder, "vpp", flat[:2], flags=3, level=1)
+                listed = [*flat, (f"nested{variant}.str2_pc", inner)]
+            level = {"level": 1} if flags else {}
+            templates.append((".vpp_pc", _pack_bytes(folder, "vpp", listed, flags=flags, **level)))
+        for layout in ("j2me-table", "j2me-sized", "j2me-offsets"):
+            templates.append(("", _pack_bytes(folder, layout, numbered)))
+    return templates
+
+
+def build_many(root: Path, count: int) -> float:
+    """`count` small archives of every format in folders of FOLDER_FILES files (copies of a few
+    templates, written with os.write: the generator must not take longer than the catalog);
+    returns the seconds it took."""
+    started = time.perf_counter()
+    root.mkdir(parents=True, exist_ok=True)
+    templates = _templates(root)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    for first in range(0, count, FOLDER_FILES):
+        folder = root / f"f{first // FOLDER_FILES:04d}"
+        folder.mkdir(parents=True)
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for index in range(first, min(count, first + FOLDER_FILES)):
+                suffix, data = templates[index % len(templates)]
+                file = os.open(f"a{index}{suffix}", flags, 0o644, dir_fd=descriptor)
+                os.write(file, data)
+                os.close(file)
+        finally:
+            os.close(descriptor)
+    return time.perf_counter() - started
+
+
 class Watch:
     """Peak RSS and CPU seconds of every descendant of a process, sampled every 50 ms."""
 
-    def __init__(self, pid: int, exclude: int | None = None) -> None:
+    def __init__(self, pid: int, exclude: int | None = None, tree: bool = False) -> None:
         self.pid = pid
         self.exclude = exclude
         self.peaks: dict[int, int] = {}
+        # With `tree`: the process itself too, and the largest sum over the tree (PSS: pages
+        # that forked workers share with their parent are counted once) seen in one sample.
+        self.tree = tree
+        self.root_peak = 0
+        self.tree_peak = 0
         self.cpu_first: dict[int, float] = {}
         self.cpu_last: dict[int, float] = {}
         self._stop = threading.Event()
@@ -154,17 +226,27 @@ class Watch:
                 children = parent.children(recursive=True)
             except psutil.NoSuchProcess:
                 return
+            tree_sum = 0
+            if self.tree:
+                try:
+                    self.root_peak = max(self.root_peak, parent.memory_info().rss)
+                    tree_sum += parent.memory_full_info().pss
+                except psutil.NoSuchProcess:
+                    return
             for child in children:
                 try:
                     with child.oneshot():
                         rss = child.memory_info().rss
                         times = child.cpu_times()
+                        if self.tree:
+                            tree_sum += child.memory_full_info().pss
                 except psutil.NoSuchProcess:
                     continue
                 cpu = times.user + times.system
                 self.peaks[child.pid] = max(self.peaks.get(child.pid, 0), rss)
                 self.cpu_first.setdefault(child.pid, cpu)
                 self.cpu_last[child.pid] = cpu
+            self.tree_peak = max(self.tree_peak, tree_sum)
             time.sleep(0.05)
 
     def __enter__(self) -> Watch:
@@ -181,14 +263,17 @@ class Watch:
         return [self.cpu_last[pid] - (self.cpu_first[pid] if since_start else 0.0) for pid in pids]
 
 
-def timed_catalog(collection: Path, out: Path, *options: str, cluster: bool = False) -> tuple[float, float, Watch]:
+def timed_catalog(
+    collection: Path | list[Path], out: Path, *options: str, cluster: bool = False, tree: bool = False
+) -> tuple[float, float, Watch]:
     """One `gamepak catalog` run: (wall seconds, CPU seconds of the command and its own
-    children, the watch over the worker processes)."""
+    children, the watch over the worker processes; with `tree`, over the command too)."""
     shutil.rmtree(out, ignore_errors=True)
+    paths = [str(path) for path in (collection if isinstance(collection, list) else [collection])]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    process = subprocess.Popen([GAMEPAK, "catalog", str(collection), "-o", str(out), *options], stderr=subprocess.PIPE)
-    with Watch(os.getpid() if cluster else process.pid, exclude=process.pid) as watch:
+    process = subprocess.Popen([GAMEPAK, "catalog", *paths, "-o", str(out), *options], stderr=subprocess.PIPE)
+    with Watch(os.getpid() if cluster else process.pid, exclude=process.pid, tree=tree) as watch:
         _, err = process.communicate()
         elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -197,6 +282,93 @@ def timed_catalog(collection: Path, out: Path, *options: str, cluster: bool = Fa
         sys.exit(f"catalog failed: {err.decode()}")
     print(f"   {' '.join(options)}: {elapsed:.2f} s wall, {cpu:.2f} s CPU  {err.decode().strip()}")
     return elapsed, cpu, watch
+
+
+def _rows(out: Path) -> dict[str, list[str]]:
+    """Every row of every table, sorted (the order of parts and rows is the scheduler's)."""
+    from gamepak.catalog.schema import TABLES, read_table
+
+    return {table: sorted(map(repr, read_table(str(out), table).to_pylist())) for table in TABLES}
+
+
+def _row_groups(out: Path, every: int = 1) -> tuple[int, int, int, int]:
+    """(parts, row groups, most rows, most bytes in one row group) over every `every`th part."""
+    import pyarrow.parquet as pq
+
+    parts = sorted(out.glob("*/part-*.parquet"))
+    groups = most_rows = most_bytes = 0
+    for path in parts[::every]:
+        metadata = pq.ParquetFile(path).metadata
+        for index in range(metadata.num_row_groups):
+            group = metadata.row_group(index)
+            groups += 1
+            most_rows = max(most_rows, group.num_rows)
+            most_bytes = max(most_bytes, group.total_byte_size)
+    return len(parts), groups, most_rows, most_bytes
+
+
+def bench_many(count: int, sample: int, rounds: int) -> None:
+    """`count` small archives cataloged once (peak memory, archives per second, row groups),
+    then a `sample` of them: synchronous vs 2 workers (LocalCluster and processes), alternating
+    rounds, and the same rows from each."""
+    mib = 2**20
+    base = scratch("catalog-many")
+    collection = base / "collection"
+    generated = build_many(collection, count)
+    print(f"generated {count:,} archives in {generated:.1f} s ({count / generated:,.0f} archives/s)")
+    out = base / "out"
+    wall, cpu, watch = timed_catalog(collection, out, "--workers", "2", tree=True)
+    workers = [peak for pid, peak in watch.peaks.items() if pid != watch.pid]
+    print(
+        f"catalog of {count:,} archives (processes, 2 workers): {wall:.0f} s wall ({count / wall:,.0f} archives/s; "
+        f"the generator took {generated / wall:.2f}x that), {cpu:.0f} s CPU; peak memory of the whole run "
+        f"(client and workers, PSS summed) {watch.tree_peak / mib:.0f} MiB (target < 500 MB), client RSS "
+        f"{watch.root_peak / mib:.0f} MiB, workers {', '.join(f'{peak / mib:.0f}' for peak in workers)} MiB"
+    )
+    every = max(1, count // 100_000)
+    parts, groups, most_rows, most_bytes = _row_groups(out, every)
+    print(
+        f"output: {parts:,} parts; {groups:,} row groups in every {every}th part, the largest "
+        f"{most_rows:,} rows, {most_bytes / mib:.1f} MiB uncompressed"
+    )
+    shutil.rmtree(out)
+    if not sample:
+        shutil.rmtree(base, ignore_errors=True)
+        return
+    folders = sorted(collection.iterdir())[: max(1, -(-sample // FOLDER_FILES))]
+    print(f"sample: {len(folders) * FOLDER_FILES:,} archives, {rounds} alternating rounds, medians")
+    from distributed import LocalCluster
+
+    outs = {name: base / f"out-{name}" for name in ("synchronous", "cluster", "processes")}
+    walls: dict[str, list[float]] = {name: [] for name in outs}
+    bounds: dict[str, list[float]] = {name: [] for name in outs}
+    timed_catalog(folders, outs["synchronous"], "--scheduler", "synchronous")  # warm the page cache
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        timed_catalog(folders, outs["cluster"], "--scheduler", address, cluster=True)  # workers import
+        for _ in range(rounds):
+            wall, cpu, _ = timed_catalog(folders, outs["synchronous"], "--scheduler", "synchronous")
+            walls["synchronous"].append(wall)
+            bounds["synchronous"].append(cpu)
+            wall, cpu, watch = timed_catalog(folders, outs["cluster"], "--scheduler", address, cluster=True)
+            walls["cluster"].append(wall)
+            bounds["cluster"].append(cpu + max(watch.worker_cpu(since_start=True), default=0.0))
+            wall, cpu, watch = timed_catalog(folders, outs["processes"], "--scheduler", "processes", "--workers", "2")
+            pool_cpu = watch.worker_cpu(since_start=False)
+            walls["processes"].append(wall)
+            bounds["processes"].append(cpu - sum(pool_cpu) + max(pool_cpu, default=0.0))
+    wall_median = {name: statistics.median(values) for name, values in walls.items()}
+    bound_median = {name: statistics.median(values) for name, values in bounds.items()}
+    for name in ("cluster", "processes"):
+        print(
+            f"  {name} (2 workers) vs synchronous: {wall_median['synchronous'] / wall_median[name]:.2f}x faster in "
+            f"wall time, {bound_median['synchronous'] / bound_median[name]:.2f}x on two free cores (target >= 1.6x)"
+        )
+    reference = _rows(outs["synchronous"])
+    for name in ("cluster", "processes"):
+        same = "the same" if _rows(outs[name]) == reference else "NOT the same"
+        print(f"  {name}: {same} rows as synchronous ({len(reference['members']):,} members)")
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def _hashlib_cpu(paths: list[Path]) -> float:
@@ -240,8 +412,17 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the 2,000-archive collection")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (medians are reported)")
     parser.add_argument("--textures-only", action="store_true", help="only the textures table's cost")
+    parser.add_argument(
+        "--archives", type=int, default=0, help="instead: this many small archives of every format (scale and memory)"
+    )
+    parser.add_argument(
+        "--sample", type=int, default=10_000, help="with --archives: archives compared across schedulers"
+    )
     arguments = parser.parse_args()
     compile_bytecode()
+    if arguments.archives:
+        bench_many(arguments.archives, min(arguments.sample, arguments.archives), arguments.rounds)
+        return
     if arguments.textures_only:
         bench_textures_table(max(arguments.rounds, 7))
         return

@@ -12,8 +12,9 @@ in it is output.py's.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ from ..core.opening import Detection
 from ..core.registry import get_format
 from ..errors import GamepakError, MissingDependencyError
 from .detect import choose
-from .discovery import FileRef, iter_files, open_file
+from .discovery import FileRef, FileSpool, iter_files, open_file
 from .output import drop_files, fill_empty_tables, prepare_output, resume_state, write_walk_errors
 from .rows import ScanOptions
 from .tasks import FileList, run_batch, run_check, run_finish, run_range, run_sha256
@@ -34,6 +35,10 @@ RANGE_MEMBERS = 50_000
 BATCH_BYTES = 32 << 20
 BATCH_FILES = 64
 SCHEDULERS = ("processes", "threads", "synchronous")
+# Units planned and sent at once, per worker (see _execute), and topped up in groups of
+# SUBMIT_GROUP on a dask.distributed cluster.
+WINDOW_UNITS = 64
+SUBMIT_GROUP = 16
 
 
 @dataclass
@@ -120,19 +125,23 @@ def plan(
             units.append(split)
         else:
             small.append(ref)
-    total = sum(ref.size for ref in small)
+    units.extend(batches(small, sum(ref.size for ref in small), workers))
+    return units
+
+
+def batches(small: Iterable[FileRef], total: int, workers: int) -> Iterator[Batch]:
+    """`small` (files of `total` bytes in all) in batches, made as they are read."""
     batch_bytes = max(1 << 20, min(BATCH_BYTES, total // max(1, workers * 8)))
     batch: list[FileRef] = []
     size = 0
     for ref in small:
         if batch and (size + ref.size > batch_bytes or len(batch) >= BATCH_FILES):
-            units.append(Batch(_batch_id(batch), batch))
+            yield Batch(_batch_id(batch), batch)
             batch, size = [], 0
         batch.append(ref)
         size += ref.size
     if batch:
-        units.append(Batch(_batch_id(batch), batch))
-    return units
+        yield Batch(_batch_id(batch), batch)
 
 
 def _graph(units: list[Batch | Split], out: str, options: ScanOptions) -> list[Any]:
@@ -174,24 +183,39 @@ def _graph(units: list[Batch | Split], out: str, options: ScanOptions) -> list[A
     return finals
 
 
-def _compute(
-    finals: list[Any], scheduler: str, workers: int, progress: Callable[[int, int], None] | None
-) -> list[dict[str, int]]:
-    if not finals:
-        return []
+def _files(unit: Batch | Split) -> int:
+    return len(unit.refs) if isinstance(unit, Batch) else 1
+
+
+def _windows(units: Iterable[Batch | Split], size: int) -> Iterator[list[Batch | Split]]:
+    iterator = iter(units)
+    while window := list(itertools.islice(iterator, size)):
+        yield window
+
+
+Done = Callable[[Batch | Split, dict[str, int]], None]
+
+
+def _execute(
+    units: Iterable[Batch | Split], out: str, options: ScanOptions, scheduler: str, workers: int, done: Done
+) -> None:
+    """Run every unit, calling `done(unit, counts)` as each finishes. Units are planned, sent
+    and forgotten a window at a time (`WINDOW_UNITS` per worker), so neither this process nor
+    the scheduler ever holds the graph of the whole run: a million archives' graph was most of
+    what the client grew by."""
     if "://" in scheduler:
-        return _compute_distributed(finals, scheduler, progress)
+        _execute_distributed(units, out, options, scheduler, done)
+        return
     import dask
     from dask.callbacks import Callback
 
-    final_keys = {item.key for item in finals}
-    done = [0]
+    finished: dict[Any, Batch | Split] = {}
 
     class Progress(Callback):  # type: ignore[misc]
         def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
-            if key in final_keys and progress is not None:
-                done[0] += 1
-                progress(done[0], len(finals))
+            unit = finished.pop(key, None)
+            if unit is not None:
+                done(unit, result)
 
     # The scheduler functions themselves: naming them by string makes dask import distributed
     # (about a second) to look for a default client.
@@ -202,9 +226,10 @@ def _compute(
         # One task per dispatch: units are coarse, and dask's default batches of 6 leave one
         # worker idle while the other finishes a batch.
         kwargs: dict[str, Any] = {"scheduler": dask.multiprocessing.get, "num_workers": workers, "chunksize": 1}
-        pool = _fork_pool(workers)
-        if pool is not None:
-            kwargs["pool"] = pool
+        # One pool for every window (dask would start, and for spawned workers import, a new
+        # one per compute call).
+        pool = _fork_pool(workers) or _spawn_pool(workers)
+        kwargs["pool"] = pool
     elif scheduler == "threads":
         import dask.threaded
 
@@ -214,12 +239,16 @@ def _compute(
 
         kwargs = {"scheduler": dask.local.get_sync}
     try:
-        with Progress():
-            results = dask.compute(*finals, **kwargs)
+        # Each window ends when its last unit does (one worker may wait for the other's last
+        # unit): windows of many units per worker keep that wait a fraction of a percent.
+        for window in _windows(units, WINDOW_UNITS * workers):
+            finals = _graph(window, out, options)
+            finished.update((final.key, unit) for final, unit in zip(finals, window))
+            with Progress():
+                dask.compute(*finals, **kwargs)
     finally:
         if pool is not None:
             pool.shutdown()
-    return list(results)
 
 
 def _fork_pool(workers: int) -> Any:
@@ -247,9 +276,23 @@ def _fork_pool(workers: int) -> Any:
     return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
 
 
-def _compute_distributed(
-    finals: list[Any], address: str, progress: Callable[[int, int], None] | None
-) -> list[dict[str, int]]:
+def _spawn_pool(workers: int) -> Any:
+    """Spawned worker processes, made as dask's processes scheduler makes its own."""
+    import functools
+    from concurrent.futures import ProcessPoolExecutor
+
+    import dask.multiprocessing
+
+    # dask's reason: the same string hashes in every worker.
+    if os.environ.get("PYTHONHASHSEED") in (None, "0"):
+        os.environ["PYTHONHASHSEED"] = "6640"
+    initializer = functools.partial(dask.multiprocessing.initialize_worker_process, user_initializer=None)
+    return ProcessPoolExecutor(workers, mp_context=dask.multiprocessing.get_context(), initializer=initializer)
+
+
+def _execute_distributed(
+    units: Iterable[Batch | Split], out: str, options: ScanOptions, address: str, done: Done
+) -> None:
     try:
         from distributed import Client, as_completed
     except ImportError:
@@ -259,13 +302,30 @@ def _compute_distributed(
     except OSError as exc:
         raise GamepakError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     with client:
-        futures = client.compute(finals)
-        results = []
-        for done, future in enumerate(as_completed(futures), 1):
-            results.append(future.result())
-            if progress is not None:
-                progress(done, len(finals))
-        return results
+        # Enough units in flight to keep every worker thread busy (the scheduler hands them
+        # out), few enough that the scheduler's task table stays small.
+        threads = max(1, sum(client.nthreads().values()))
+        in_flight_limit = WINDOW_UNITS * threads
+        pending = iter(units)
+        running: dict[str, Batch | Split] = {}
+        completed = as_completed()
+
+        def submit(count: int) -> None:
+            window = list(itertools.islice(pending, count))
+            if not window:
+                return
+            for future, unit in zip(client.compute(_graph(window, out, options)), window):
+                running[future.key] = unit
+                completed.add(future)
+
+        submit(in_flight_limit)
+        for future in completed:
+            unit = running.pop(future.key)
+            done(unit, future.result())
+            future.release()
+            # Top up in groups: one client.compute call per group, not per unit.
+            if len(running) <= in_flight_limit - SUBMIT_GROUP:
+                submit(SUBMIT_GROUP)
 
 
 # -- the whole run ----------------------------------------------------------------------------------
@@ -281,7 +341,9 @@ def build_catalog(
     split_bytes: int = SPLIT_BYTES,
     progress: Callable[[int, int], None] | None = None,
 ) -> Summary:
-    """Catalog every archive under `paths` into the Parquet dataset folder `out`."""
+    """Catalog every archive under `paths` into the Parquet dataset folder `out`. `progress`,
+    when given, is called as each unit of work finishes with the files done so far and the
+    files found to catalog (the files already cataloged that `resume` skips not counted)."""
     options = options or ScanOptions()
     if scheduler not in SCHEDULERS and "://" not in scheduler:
         raise GamepakError(f"unknown scheduler {scheduler!r}: use {', '.join(SCHEDULERS)} or tcp://HOST:PORT")
@@ -292,28 +354,44 @@ def build_catalog(
     prepare_output(out, options, resume, overwrite)
     summary = Summary()
     done = resume_state(out) if resume else {}
-    refs: list[FileRef] = []
     problems: list[tuple[str, str]] = []
     stale: dict[str, set[str]] = {}
-    for found in iter_files(paths, exclude=out):
-        if isinstance(found, tuple):
-            problems.append(found)
-            continue
-        summary.files += 1
-        previous = done.get(found.path)
-        if previous is not None:
-            if previous[:2] == (found.size, found.mtime_ns):
-                summary.resumed += 1
+    splits: list[Split] = []
+    # The files to catalog go to a spool, not a list: the walk's only lasting memory is the few
+    # split archives (large files, each planned here in member ranges) and the walk's errors.
+    with FileSpool(out) as small:
+        for found in iter_files(paths, exclude=out):
+            if isinstance(found, tuple):
+                problems.append(found)
                 continue
-            # the commit record: a part id without a range suffix (resume_state keeps no other)
-            stale.setdefault(previous[2], set()).add(found.path)
-        refs.append(found)
-    if stale:
-        drop_files(out, stale)
-    units = plan(refs, options, workers, split_bytes)
-    summary.units = len(units)
-    for result in _compute(_graph(units, out, options), scheduler, workers, progress):
-        summary.add(result)
+            summary.files += 1
+            previous = done.get(found.path)
+            if previous is not None:
+                if previous[:2] == (found.size, found.mtime_ns):
+                    summary.resumed += 1
+                    continue
+                # the commit record: a part id without a range suffix (resume_state keeps no other)
+                stale.setdefault(previous[2], set()).add(found.path)
+            split = _plan_split(found, options, max(1, split_bytes // 2)) if found.size > split_bytes else None
+            if split is not None:
+                splits.append(split)
+            else:
+                small.add(found)
+        del done
+        if stale:
+            drop_files(out, stale)
+        total = len(splits) + small.count
+        finished = [0]
+
+        def unit_done(unit: Batch | Split, counts: dict[str, int]) -> None:
+            summary.add(counts)
+            summary.units += 1
+            finished[0] += _files(unit)
+            if progress is not None:
+                progress(finished[0], total)
+
+        units = itertools.chain[Batch | Split](splits, batches(small, small.bytes, workers))
+        _execute(units, out, options, scheduler, workers, unit_done)
     write_walk_errors(out, problems)
     summary.walk_errors = len(problems)
     summary.errors += len(problems)

@@ -185,8 +185,11 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 assert tuple(SCHEMAS) == TABLES
 
-# Rows kept in memory before they are written as one row group.
+# Rows kept in memory before they are written as one row group: at most this many, and at most
+# about this many bytes of text, binary and list values (a strings table of long strings, or
+# packs with thousands of check() problems, would otherwise hold 16,384 large rows in a worker).
 ROW_GROUP_ROWS = 16_384
+ROW_GROUP_BYTES = 16 << 20
 
 _counter = itertools.count()
 
@@ -245,6 +248,18 @@ def to_arrow(values: list[Any], type: pa.DataType) -> pa.Array:
     return pa.Array.from_buffers(type, count, [mask, pa.py_buffer(data)])
 
 
+def _value_bytes(value: Any) -> int:
+    """About what one value weighs in a row group: its length for text and binary, its items'
+    for lists and dicts (check() problems), 8 bytes for anything else."""
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    if isinstance(value, list):
+        return 8 + sum(map(_value_bytes, value))
+    if isinstance(value, dict):
+        return sum(map(_value_bytes, value.values()))
+    return 8
+
+
 class TableSink:
     """Rows of one table, streamed to a temporary Parquet file in row groups of at most
     `ROW_GROUP_ROWS` rows, published under the final name by `commit()`."""
@@ -256,6 +271,12 @@ class TableSink:
         self.temporary = os.path.join(folder, f".{base}.gamepak-{os.getpid()}-{next(_counter)}.tmp")
         self._columns: dict[str, list[Any]] = {name: [] for name in self.schema.names}
         self._pending = 0
+        self._bytes = 0  # about what the pending rows' values weigh (see _value_bytes)
+        self._variable = {
+            field.name
+            for field in self.schema
+            if not (pa.types.is_integer(field.type) or pa.types.is_floating(field.type))
+        }
         self._writer: pq.ParquetWriter | None = None
         self.rows = 0
 
@@ -263,7 +284,8 @@ class TableSink:
         for name, column in self._columns.items():
             column.append(row.get(name))
         self._pending += 1
-        if self._pending >= ROW_GROUP_ROWS:
+        self._bytes += sum(_value_bytes(value) for value in row.values())
+        if self._pending >= ROW_GROUP_ROWS or self._bytes >= ROW_GROUP_BYTES:
             self.flush()
 
     def extend(self, count: int, columns: dict[str, list[Any]], constants: dict[str, Any]) -> None:
@@ -273,10 +295,15 @@ class TableSink:
             values = columns.get(name)
             if values is not None:
                 column.extend(values)
+                if name in self._variable:
+                    self._bytes += sum(map(_value_bytes, values))
+                else:
+                    self._bytes += 8 * count
             else:
                 column.extend(itertools.repeat(constants.get(name), count))
+                self._bytes += count * _value_bytes(constants.get(name))
         self._pending += count
-        if self._pending >= ROW_GROUP_ROWS:
+        if self._pending >= ROW_GROUP_ROWS or self._bytes >= ROW_GROUP_BYTES:
             self.flush()
 
     def flush(self) -> None:
@@ -290,6 +317,7 @@ class TableSink:
         self._writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
         self.rows += self._pending
         self._pending = 0
+        self._bytes = 0
         for column in self._columns.values():
             column.clear()
 

@@ -46,24 +46,48 @@ def _positive(value: str) -> int:
     return number
 
 
+def rate_text(done: int, total: int, first_done: int, seconds: float) -> str:
+    """The progress line's figures: archives done of the total, archives per second since the
+    first report (`first_done` archives were done then, `seconds` ago) and the time left at
+    that rate."""
+    figures = f"{done:,}/{total:,} archives"
+    if seconds <= 0 or done <= first_done:
+        return figures
+    rate = (done - first_done) / seconds
+    left = round((total - done) / rate)
+    return f"{figures}, {rate:,.0f} archives/s, ETA {left // 3600}:{left // 60 % 60:02d}:{left % 60:02d}"
+
+
 class _Bar:
-    """A rich progress bar on stderr when it is a terminal."""
+    """A rich progress bar on stderr when it is a terminal: archives done, their rate, an ETA."""
 
     def __init__(self) -> None:
         self._bar: Any = None
         self._task: Any = None
+        self._first = (0, 0.0)
 
     def __call__(self, done: int, total: int) -> None:
         if not shows_progress():
             return
+        import time
+
+        now = time.monotonic()
         if self._bar is None:
             from rich.console import Console
-            from rich.progress import Progress
+            from rich.progress import BarColumn, Progress, TextColumn
 
-            self._bar = Progress(transient=True, console=Console(stderr=True))
+            self._bar = Progress(
+                TextColumn("cataloging"),
+                BarColumn(),
+                TextColumn("{task.fields[figures]}"),
+                transient=True,
+                console=Console(stderr=True),
+            )
             self._bar.start()
-            self._task = self._bar.add_task("cataloging", total=total)
-        self._bar.update(self._task, completed=done)
+            self._task = self._bar.add_task("cataloging", total=total, figures="")
+            self._first = (done, now)
+        figures = rate_text(done, total, self._first[0], now - self._first[1])
+        self._bar.update(self._task, completed=done, total=total, figures=figures)
 
     def close(self) -> None:
         if self._bar is not None:

@@ -1,0 +1,259 @@
+"""The catalog at scale: the walk spooled to a temporary file, units planned and run a window at a
+time (so a run's client does not grow with the collection), the same rows whatever the window or
+the scheduler, bounded row groups, and progress with a rate and an ETA."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gamepak
+
+pytest.importorskip("pyarrow")
+pytest.importorskip("dask")
+
+from test_catalog import snapshot
+
+from gamepak.catalog import build_catalog
+from gamepak.catalog import run as catalog_run
+from gamepak.catalog.discovery import FileRef, FileSpool, iter_files
+from gamepak.catalog.rows import ScanOptions
+from gamepak.catalog.schema import TABLES, read_table
+from gamepak.cli.catalog import rate_text
+
+
+def _pack(path: Path, format_name: str, members: list[tuple[str, bytes]], **options: Any) -> None:
+    with gamepak.create(path, format_name, overwrite=True, **options) as writer:
+        for name, data in members:
+            writer.add(name, data)
+
+
+def many_small_packs(root: Path, count: int, seed: int = 3) -> Path:
+    """`count` small packs of every format in a few folders (a nested pack in some RFG ones)."""
+    rng = random.Random(seed)
+    for index in range(count):
+        folder = root / f"d{index % 5}"
+        folder.mkdir(parents=True, exist_ok=True)
+        members = [(f"m{i}.bin", rng.randbytes(rng.randrange(16, 300))) for i in range(rng.randrange(1, 5))]
+        kind = index % 6
+        if kind == 0:
+            _pack(folder / f"a{index}.pak", "pak", [(f"data/{n}", d) for n, d in members])
+        elif kind == 1:
+            _pack(folder / f"a{index}.jpk", "jpk", members)
+        elif kind == 2:
+            _pack(folder / f"a{index}.vpp_pc", "vpp", members, flags=3)
+        elif kind == 3:
+            inner = folder / f".inner{index}"
+            _pack(inner, "vpp", members, flags=1)
+            _pack(folder / f"a{index}.vpp_pc", "vpp", [*members, ("in.str2_pc", inner.read_bytes())])
+            inner.unlink()
+        elif kind == 4:
+            _pack(folder / f"r{index}", "j2me-sized", [(str(i), d) for i, (_, d) in enumerate(members)])
+        else:
+            (folder / f"broken{index}.pak").write_bytes(b"PACK" + rng.randbytes(20))
+    return root
+
+
+@pytest.fixture(scope="module")
+def packs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return many_small_packs(tmp_path_factory.mktemp("scale") / "packs", 120)
+
+
+@pytest.fixture(scope="module")
+def reference(packs: Path) -> Path:
+    """The catalog in one window and one process (the run as it was before windows)."""
+    out = packs.parent / "reference.catalog"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(catalog_run, "WINDOW_UNITS", 1 << 30)
+        build_catalog([str(packs)], str(out), scheduler="synchronous")
+    return out
+
+
+def _small_windows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Windows of one unit per worker and batches of 3 files; returns the size of every window
+    planned."""
+    monkeypatch.setattr(catalog_run, "WINDOW_UNITS", 1)
+    monkeypatch.setattr(catalog_run, "SUBMIT_GROUP", 1)
+    monkeypatch.setattr(catalog_run, "BATCH_FILES", 3)
+    windows: list[int] = []
+    graph = catalog_run._graph
+
+    def recording(units: list[Any], out: str, options: ScanOptions) -> list[Any]:
+        windows.append(len(units))
+        return graph(units, out, options)
+
+    monkeypatch.setattr(catalog_run, "_graph", recording)
+    return windows
+
+
+@pytest.mark.parametrize("scheduler", ["synchronous", "threads", "processes"])
+def test_windows_give_the_same_rows(
+    scheduler: str, packs: Path, reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    windows = _small_windows(monkeypatch)
+    summary = build_catalog([str(packs)], str(tmp_path / "out"), scheduler=scheduler, workers=2)
+    # Never more than one unit per worker planned at once: the client holds a window, not the run.
+    assert windows and max(windows) <= 2
+    assert sum(windows) == summary.units == 40  # 120 files in batches of 3
+    assert snapshot(tmp_path / "out") == snapshot(reference)
+    assert summary.archives == read_table(str(reference), "archives").num_rows
+
+
+def test_distributed_windows_give_the_same_rows(
+    packs: Path, reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    windows = _small_windows(monkeypatch)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        summary = build_catalog([str(packs)], str(tmp_path / "out"), scheduler=cluster.scheduler_address)
+    # Two in flight (one per worker thread), then topped up one at a time.
+    assert max(windows) <= 2 and sum(windows) == summary.units == 40
+    assert snapshot(tmp_path / "out") == snapshot(reference)
+
+
+def test_progress_counts_archives_up_to_the_total(packs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _small_windows(monkeypatch)
+    seen: list[tuple[int, int]] = []
+    build_catalog(
+        [str(packs)], str(tmp_path / "out"), scheduler="synchronous", progress=lambda *done: seen.append(done)
+    )
+    assert len(seen) == 40
+    assert [done for done, _ in seen] == list(range(3, 121, 3))
+    assert {total for _, total in seen} == {120}
+
+
+def test_the_spool_leaves_no_file_behind(packs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    build_catalog([str(packs)], str(out), scheduler="synchronous")
+    assert sorted(os.listdir(out)) == sorted([*TABLES, "_gamepak_catalog.json"])
+
+
+def test_planned_batches_are_those_of_the_whole_list(packs: Path, tmp_path: Path) -> None:
+    refs = [ref for ref in iter_files([str(packs)]) if isinstance(ref, FileRef)]
+    with FileSpool(str(tmp_path)) as spool:
+        for ref in refs:
+            spool.add(ref)
+        streamed = list(catalog_run.batches(spool, spool.bytes, 2))
+    whole = catalog_run.plan(refs, ScanOptions(), 2)
+    assert [(unit.part_id, unit.refs) for unit in streamed] == [(unit.part_id, unit.refs) for unit in whole]
+
+
+_names = st.text(st.characters(blacklist_characters="\0", codec="utf-8"), min_size=1, max_size=12) | st.just(
+    "caf\udce9.txt"
+)
+_refs = st.builds(
+    FileRef,
+    _names,
+    _names,
+    st.integers(0, 1 << 40),
+    st.none() | st.integers(-(1 << 62), 1 << 62),
+    st.booleans(),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(refs=st.lists(_refs, max_size=30), chunk=st.integers(1, 7))
+def test_the_spool_gives_back_every_ref_in_order(refs: list[FileRef], chunk: int, tmp_path_factory: Any) -> None:
+    folder = tmp_path_factory.mktemp("spool")
+    with FileSpool(str(folder)) as spool:
+        spool.CHUNK = chunk
+        for ref in refs:
+            spool.add(ref)
+        assert list(spool) == refs
+        assert (spool.count, spool.bytes) == (len(refs), sum(ref.size for ref in refs))
+    assert os.listdir(folder) == []
+
+
+def test_rate_text() -> None:
+    assert rate_text(0, 1000, 0, 0.0) == "0/1,000 archives"
+    assert rate_text(64, 1000, 64, 0.0) == "64/1,000 archives"
+    # 1,000 archives in 2 s since the first report: 500/s, 9,000 left: 18 s.
+    assert rate_text(1064, 10_064, 64, 2.0) == "1,064/10,064 archives, 500 archives/s, ETA 0:00:18"
+    assert rate_text(2, 1_000_002, 1, 1.0).endswith("1 archives/s, ETA 277:46:40")
+
+
+# -- row groups ------------------------------------------------------------------------------------
+def _row_group_rows(path: Path) -> list[int]:
+    import pyarrow.parquet as pq
+
+    metadata = pq.ParquetFile(path).metadata
+    return [metadata.row_group(index).num_rows for index in range(metadata.num_row_groups)]
+
+
+def test_row_groups_are_bounded_in_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gamepak.catalog import schema
+
+    monkeypatch.setattr(schema, "ROW_GROUP_BYTES", 10_000)
+    (tmp_path / "errors").mkdir()
+    (tmp_path / "members").mkdir()
+    errors = schema.TableSink(str(tmp_path), "errors", "t")
+    rows = [
+        {"path": f"p{i}", "nested_path": None, "member": None, "stage": "s", "message": "m" * 1000, "size": i}
+        for i in range(50)
+    ]
+    for row in rows:
+        errors.add(row)
+    errors.commit()
+    # 10 rows of about 1,000 bytes reach the 10,000-byte bound: 5 groups, not one of 50.
+    assert _row_group_rows(tmp_path / "errors" / "part-t.parquet") == [10] * 5
+    assert [row["message"] for row in schema.read_table(str(tmp_path), "errors").to_pylist()] == ["m" * 1000] * 50
+    members = schema.TableSink(str(tmp_path), "members", "t")
+    for first in range(0, 40, 4):
+        names = [f"{'n' * 600}{i}" for i in range(first, first + 4)]
+        members.extend(
+            4,
+            {"name": names, "index": list(range(4)), "size": [1] * 4, "stored_size": [1] * 4, "offset": [0] * 4},
+            {
+                "archive_path": "a",
+                "nested_path": "a",
+                "depth": 0,
+                "format": "pak",
+                "compression": "none",
+                "hash_algorithm": "none",
+                "member_type": "binary",
+            },
+        )
+    members.commit()
+    assert max(_row_group_rows(tmp_path / "members" / "part-t.parquet")) <= 16
+    assert schema.read_table(str(tmp_path), "members").num_rows == 40
+
+
+def test_row_groups_of_a_catalog_are_bounded_in_rows(
+    packs: Path, reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gamepak.catalog import schema
+
+    monkeypatch.setattr(schema, "ROW_GROUP_ROWS", 5)
+    build_catalog([str(packs)], str(tmp_path / "out"), scheduler="synchronous")
+    groups = [rows for part in (tmp_path / "out").glob("*/part-*.parquet") for rows in _row_group_rows(part)]
+    assert max(groups) == 5 and len(groups) > len(list((tmp_path / "out").glob("*/part-*.parquet")))
+    assert snapshot(tmp_path / "out") == snapshot(reference)
+
+
+# -- the walk ---------------------------------------------------------------------------------------
+def test_the_walk_gives_relative_paths_and_regular_files_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "games"
+    (root / "b" / "deep").mkdir(parents=True)
+    (root / "a.pak").write_bytes(b"x")
+    (root / "b" / "c.pak").write_bytes(b"yy")
+    (root / "b" / "deep" / "d").write_bytes(b"zzz")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "e").write_bytes(b"e")
+    (root / "linked").symlink_to(tmp_path / "elsewhere")  # a folder link is not followed (os.walk's rule)
+    (root / "file-link").symlink_to(root / "a.pak")  # a file link is a file
+    os.mkfifo(root / "b" / "fifo")  # not a regular file: never opened
+    expected = ["a.pak", "b/c.pak", "b/deep/d", "file-link"]
+    for spelled in (str(root), f"{root}/", str(root / "b" / ".."), "games"):
+        monkeypatch.chdir(tmp_path)
+        found = [ref for ref in iter_files([spelled]) if isinstance(ref, FileRef)]
+        assert sorted(ref.relative for ref in found) == expected
+        assert all(ref.relative == os.path.relpath(ref.path, spelled) for ref in found)
+        assert [ref.size for ref in sorted(found, key=lambda ref: ref.relative)] == [1, 2, 3, 1]
