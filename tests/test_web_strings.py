@@ -123,4 +123,3 @@ def test_the_games_tables_are_read_once(tmp_path: Path, monkeypatch: pytest.Monk
     second = client.get(f"/strings/{strings_file.name}").text
     assert first == second and len(reads(log)) == 1
     assert first.count("<code>") > 100, "the game's tables name most of its strings"
-

@@ -154,8 +154,9 @@ class LocaExport:
         """The translation file's bytes."""
         if self._data is None:
             assert self._output is not None
-            with open(self._output, "rb") as handle:
-                return handle.read()
+            from ..core.files import read_file
+
+            return read_file(self._output, what="the exported translation")
         return self._data
 
 
