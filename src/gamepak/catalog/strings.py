@@ -19,9 +19,19 @@ from ..formats.rfg.locatext import EXTENSION, LocaText, language_of, texts_of
 if TYPE_CHECKING:
     from ..core.archive import Archive, Entry
 
-# A localization file larger than this is not read (the game's largest are about 1 MB).
-MAX_STRINGS_BYTES = 64 << 20
 COLUMNS = ("member", "language", "hash", "identifier", "index", "string")
+
+
+def strings_bytes() -> int:
+    """The largest strings file the catalog reads (`core.content_limits`: the game's largest
+    are about 1 MB)."""
+    from ..core.content_limits import current
+
+    return current().strings_byte_budget()
+
+
+def _too_large(size: int, largest: int) -> str:
+    return f"{size} bytes is too large for a localization file (at most {largest} are read)"
 
 
 def localization_positions(entries: list[Entry]) -> list[int]:
@@ -53,13 +63,11 @@ def member_string_columns(
     `entries`; one that cannot be read or parsed is reported through `error(problem, member)`."""
     columns = _empty()
     wanted = []
+    largest = strings_bytes()
     for position in positions:
         entry = entries[position]
-        if entry.size > MAX_STRINGS_BYTES:
-            error(
-                f"{entry.size} bytes is too large for a localization file (at most {MAX_STRINGS_BYTES} are read)",
-                entry.name,
-            )
+        if entry.size > largest:
+            error(_too_large(entry.size, largest), entry.name)
         else:
             wanted.append(entry)
     try:
@@ -78,13 +86,16 @@ def member_string_columns(
 def file_string_columns(archive: Archive) -> tuple[int, dict[str, list[Any]]]:
     """(row count, columns) of the strings of an open file that is itself a localization file
     (format `rfglocatext`) or a J2ME text pack (a `j2me-sized` pack of a string table and an
-    index table); (0, {}) for any other file."""
+    index table); (0, {}) for any other file. A localization file past `strings_bytes` is a
+    GamepakError naming it."""
     if archive.format_name == "rfglocatext":
+        if archive.size > (largest := strings_bytes()):
+            raise GamepakError(f"{archive.filename}: {_too_large(archive.size, largest)}")
         columns = _empty()
         entries = getattr(archive, "entries", [])
         _add_locatext(columns, LocaText(list(entries)), None, language_of(archive.filename))
         return len(entries), columns
-    if archive.format_name == "j2me-sized" and archive.size <= MAX_STRINGS_BYTES:
+    if archive.format_name == "j2me-sized" and archive.size <= strings_bytes():
         from ..formats.j2me.string_tables import StringTable, looks_like_text_pack
 
         data = archive._source.read_exact(archive.size, 0, "text pack")
@@ -116,7 +127,8 @@ def probed_string_columns(
     columns = _empty()
     if not probing or _is_text_pack(archive):
         return 0, columns
-    wanted = [entry for entry in entries if 0 < entry.size <= MAX_STRINGS_BYTES]
+    largest = strings_bytes()
+    wanted = [entry for entry in entries if 0 < entry.size <= largest]
     try:
         for entry, chunks in archive.iter_data(wanted):
             data = b"".join(chunks)
@@ -142,7 +154,7 @@ def probed_string_columns(
 
 def _is_text_pack(archive: Archive) -> bool:
     """Whether the whole pack is a J2ME text pack (its strings are the file's own rows)."""
-    if archive.format_name != "j2me-sized" or archive.size > MAX_STRINGS_BYTES:
+    if archive.format_name != "j2me-sized" or archive.size > strings_bytes():
         return False
     from ..formats.j2me.string_tables import looks_like_text_pack
 

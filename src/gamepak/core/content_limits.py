@@ -11,6 +11,7 @@ content lifts them (`limits(allow_large=True)`), as it lifts a patch's decode bu
     table_bytes_per_element         12          22 bytes an element (anim_files.xtbl)
     locatext_entries                200,000     7,298 strings (locatexts_*.rfglocatext)
     zone_bytes                      64 MiB      a few MB (the largest territory cells)
+    strings_bytes                   64 MiB      about 1 MB (locatexts_*.rfglocatext)
     scene_nodes                     110,000     1,660 nodes (pau's 1,659 objects and a root)
 
 `scene_nodes` bounds the glTF nodes a scene import (`model import SCENE --into TRACK`) reads:
@@ -20,6 +21,11 @@ nodes. A glTF of 300,000 nodes reusing one mesh is refused while its nodes are r
 `zone_bytes` is the one size limit of an RFG zone or layer, whoever reads it: `gamepak zone`
 (`ops.zones`), the catalog's `zone_objects` rows, and a patch's zone changes (which replay on
 the whole zone; `--allow-large` lifts it there, as a patch's other decode budgets).
+
+`strings_bytes` is the one size limit of a strings file (an `.rfglocatext`, J2ME strings) read
+whole for its strings by the viewer (a file's preview and its strings page) and the catalog's
+`strings` rows; with `allow_large` it is the cap of any file read whole
+(`core.files.MAX_WHOLE_FILE_BYTES`). The viewer parses it in a memory-capped worker.
 
 The density rule (at least `table_bytes_per_element` bytes of XML an element) bounds a
 table's tree to a small multiple of its bytes: a 32 MB table of 8 M `<A/>` elements is
@@ -50,6 +56,7 @@ class ContentLimits:
         "allow_large",
         "locatext_entries",
         "scene_nodes",
+        "strings_bytes",
         "table_bytes_per_element",
         "table_elements",
         "zone_bytes",
@@ -63,6 +70,7 @@ class ContentLimits:
         zone_bytes: int = 64 << 20,
         allow_large: bool = False,
         scene_nodes: int = 110_000,
+        strings_bytes: int = 64 << 20,
     ) -> None:
         self.table_elements = table_elements
         self.table_bytes_per_element = table_bytes_per_element
@@ -70,6 +78,7 @@ class ContentLimits:
         self.zone_bytes = zone_bytes
         self.allow_large = allow_large
         self.scene_nodes = scene_nodes
+        self.strings_bytes = strings_bytes
 
     def replace(self, **changes: int | bool) -> ContentLimits:
         """These budgets with `changes` (TypeError naming an unknown one)."""
@@ -93,6 +102,16 @@ class ContentLimits:
     def locatext_entry_budget(self) -> int | None:
         """How many strings an `.rfglocatext` may hold (None: no limit)."""
         return None if self.allow_large else self.locatext_entries
+
+    def strings_byte_budget(self) -> int:
+        """The most bytes of a strings file read whole for its strings: `strings_bytes`, or with
+        `allow_large` the most any file is read whole (a member may inflate past what it declares,
+        so a number is always kept)."""
+        if self.allow_large:
+            from .files import MAX_WHOLE_FILE_BYTES
+
+            return MAX_WHOLE_FILE_BYTES
+        return self.strings_bytes
 
     def scene_node_budget(self, allow_large: bool = False) -> int | None:
         """How many glTF nodes a scene import may read (None: no limit); `allow_large` is the

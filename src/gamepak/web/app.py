@@ -107,10 +107,9 @@ class Viewer(Pages):
         # The tables' names the server kept go to the worker with the fork; the first page
         # beside these tables reads them in its worker and sends them back to be kept.
         names = await anyio.to_thread.run_sync(self.names.names_for, place, root)
-        what, rows, read = await self.isolated(place.path, strings_view.page_strings, place, names)
-        if read is not None:
-            self.names.keep(names.key, read)
-        found = strings_view.matching(rows, query)
+        shown = await self.isolated(place.path, strings_view.page_strings, place, names, query, offset)
+        if shown.names is not None:
+            self.names.keep(names.key, shown.names)
 
         def page_url(start: int) -> str:
             return "?" + urlencode({**({"q": query} if query else {}), "offset": start})
@@ -120,15 +119,15 @@ class Viewer(Pages):
             segments=place.segments,
             title=f"strings of {shown_name(place.name)}",
             heading=shown_path(place.segments),
-            what=what,
-            rows=found[offset : offset + strings_view.PAGE_ROWS],
-            total=len(rows),
-            matched=len(found),
+            what=shown.what,
+            rows=shown.rows,
+            total=shown.total,
+            matched=shown.matched,
             query=query,
             file_url=segment_url("browse", place.segments),
             previous_url=page_url(max(0, offset - strings_view.PAGE_ROWS)) if offset > 0 else None,
             next_url=page_url(offset + strings_view.PAGE_ROWS)
-            if offset + strings_view.PAGE_ROWS < len(found)
+            if offset + strings_view.PAGE_ROWS < shown.matched
             else None,
         )
 

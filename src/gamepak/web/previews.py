@@ -50,7 +50,10 @@ HEAD_BYTES = 4096
 # The largest file shown as an image, model or string list (larger ones: hex and download).
 MAX_IMAGE_BYTES = 64 << 20
 MAX_MODEL_BYTES = 32 << 20
-MAX_STRINGS_BYTES = 4 << 20
+# A strings file's limit is every strings reader's (`core.content_limits`'s `strings_bytes`);
+# a preview lists its first PREVIEW_STRINGS (the strings page shows them all, a page at a time),
+# so the page the server renders stays small whatever the file's size.
+PREVIEW_STRINGS = 1000
 # A zone's size limit is the one every zone reader keeps (`core.content_limits`'s `zone_bytes`):
 # the preview parses it in a memory-capped worker, so it needs no smaller bound of its own.
 # Pixels of the largest image decoded (16384 x 4096, or a 8192 x 8192 texture).
@@ -229,16 +232,18 @@ def hex_view(place: Place, kind: str, offset: int) -> Preview:
 
 
 def j2me_strings(place: Place) -> list[str] | None:
-    """The strings of J2ME strings of any shape (a file or a member), one per index as `text
-    export` gives them, or None when it holds none (the content registry's J2ME row)."""
+    """The first PREVIEW_STRINGS strings of J2ME strings of any shape (a file or a member), one
+    per index as `text export` gives them, or None when it holds none (the content registry's
+    J2ME row)."""
     from ..content import of_member
 
-    if place.size > MAX_STRINGS_BYTES:
+    largest = _strings_bytes()
+    if place.size > largest:
         return None
     for row in of_member(place.name, _head(place), holder=_holder_format(place), family="strings"):
-        found = row.call("strings", read_all(place, MAX_STRINGS_BYTES), place.path)
+        found = row.call("strings", read_all(place, largest), place.path)
         if found is not None:
-            return [text for _, _, text in found[1]]
+            return [text for _, _, text in found[1][:PREVIEW_STRINGS]]
     return None
 
 
@@ -491,13 +496,24 @@ def _model_view(place: Place, row: Any, kind: str) -> Preview | None:
     return shown
 
 
+def _strings_bytes() -> int:
+    from ..core.content_limits import current
+
+    return current().strings_byte_budget()
+
+
 def _strings_view(place: Place, row: Any, kind: str) -> Preview | None:
-    if place.size > MAX_STRINGS_BYTES:
+    largest = _strings_bytes()
+    if place.size > largest:
         return None
-    found = row.call("strings", read_all(place, MAX_STRINGS_BYTES), place.path)
+    found = row.call("strings", read_all(place, largest), place.path)
     if found is None:
         return None
-    return Preview("strings", kind, strings=[text for _, _, text in found[1]])
+    rows = found[1]
+    shown = Preview("strings", kind, strings=[text for _, _, text in rows[:PREVIEW_STRINGS]])
+    if len(rows) > PREVIEW_STRINGS:
+        shown.notes.append(f"{len(rows):,} strings: the first {PREVIEW_STRINGS:,} are shown (all on the strings page)")
+    return shown
 
 
 def _sprite_view(place: Place, row: Any, kind: str) -> Preview | None:

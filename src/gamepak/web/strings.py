@@ -22,15 +22,15 @@ import collections
 import os
 import threading
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import GamepakError
 
 if TYPE_CHECKING:
     from .site import Place
 
-# The largest file read for the page, and rows shown per page.
-MAX_STRINGS_BYTES = 16 << 20
+# Rows shown per page. The largest file read for the page is every strings reader's
+# (`core.content_limits`'s `strings_bytes`): the page parses in a memory-capped worker.
 PAGE_ROWS = 1000
 # What the server keeps of the tables' names, in all (a set that does not fit is not kept: its
 # pages read the tables in their workers, as before). The game's tables give ~45,000 names a MB
@@ -141,12 +141,26 @@ def _identity(sources: list[str]) -> SourceKey:
     return tuple(identities)
 
 
-def page_strings(place: Place, names: TableNames) -> tuple[str, list[tuple[int, str, str]], dict[int, str] | None]:
-    """In the page's worker: `read_strings` with the names of `names`, and those names when
-    this worker read them and the server may keep them (NAMES_MEMORY), else None."""
+class StringsPage(NamedTuple):
+    """What the page's worker sends the server: one page of rows, never the whole file's."""
+
+    what: str
+    rows: list[tuple[int, str, str]]  # the rows shown: at most PAGE_ROWS, from `offset` of the matches
+    total: int  # the file's strings
+    matched: int  # those matching the query (all: no query)
+    names: dict[int, str] | None  # the tables' names this worker read, for the server to keep
+
+
+def page_strings(place: Place, names: TableNames, query: str = "", offset: int = 0) -> StringsPage:
+    """In the page's worker: the page of `read_strings` (with the names of `names`) matching
+    `query` from `offset`, and the names this worker read when the server may keep them
+    (NAMES_MEMORY), else None. Filtered and cut here so that the server holds one page of a
+    file of any size (the largest read is `core.content_limits`'s `strings_bytes`)."""
     what, rows = read_strings(place, names=names)
+    found = matching(rows, query)
     read = names.found if names.read_here and names.found is not None else None
-    return what, rows, read if read is not None and names_size(read) <= NAMES_MEMORY else None
+    kept = read if read is not None and names_size(read) <= NAMES_MEMORY else None
+    return StringsPage(what, found[offset : offset + PAGE_ROWS], len(rows), len(found), kept)
 
 
 def read_strings(
@@ -156,12 +170,13 @@ def read_strings(
     registry's strings kinds: an `.rfglocatext`, J2ME strings), RFG strings named from `names`,
     else from the tables found by `name_sources`."""
     from ..content import of_member
+    from ..core.content_limits import current
     from .previews import _head, _holder_format, read_all
 
     head = _head(place)
     rows = of_member(place.name, head, holder=_holder_format(place), family="strings")
     if rows:
-        data = read_all(place, MAX_STRINGS_BYTES)
+        data = read_all(place, current().strings_byte_budget())
         options: dict[str, object] = (
             {"identifiers": names} if names is not None else {"names": name_sources(place, root)}
         )
