@@ -103,12 +103,14 @@ def _head(place: Place) -> bytes:
 def read_all(place: Place, limit: int) -> bytes:
     """The whole file, refused when it is larger than `limit` (its declared size or what reading
     gives: a member may inflate to more than it declares)."""
+    from ..core.sizes import size_text
+
     if place.size > limit:
-        raise GamepakError(f"{place.path}: {place.size} bytes, more than the {limit >> 20} MiB a preview reads")
+        raise GamepakError(f"{place.path}: {place.size} bytes, more than the {size_text(limit)} a preview reads")
     with place.open() as stream:
         data = stream.read(limit + 1)
     if len(data) > limit:
-        raise GamepakError(f"{place.path}: more than the {limit >> 20} MiB a preview reads")
+        raise GamepakError(f"{place.path}: more than the {size_text(limit)} a preview reads")
     return data
 
 
