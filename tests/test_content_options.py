@@ -169,3 +169,37 @@ def test_model_import_into_a_pack_refuses_a_scene_s_delete(tmp_path: Path) -> No
     )
     _refused(code, err, "--delete", "Red Faction Guerrilla meshes")
     assert pack.read_bytes() == before
+
+
+# -- `model export`: the mesh formats' --texture and --up ----------------------------------------
+@pytest.mark.parametrize("option", [["--texture", "skin.png"], ["--up", "z"]])
+def test_model_export_refuses_the_mesh_options_for_a_kind_with_its_own_export(
+    tmp_path: Path, option: list[str]
+) -> None:
+    mdl = tmp_path / "thing.mdl"
+    mdl.write_bytes(_mdl())
+    out = tmp_path / "a.glb"
+    code, _, err = in_process_cli("model", "export", str(mdl), "-o", str(out), *option)
+    _refused(code, err, option[0], "Quake alias models", "is for the mesh formats (JOE, OBJ, glTF, PLY), not")
+    # A mesh (named by its file: refused before either file is read) and a pack of meshes.
+    code, _, err = in_process_cli("model", "export", str(tmp_path / "m.csmesh_pc"), "-o", str(out), *option)
+    _refused(code, err, option[0], "Red Faction Guerrilla meshes")
+    code, _, err = in_process_cli("model", "export", str(tmp_path / "p.vpp_pc"), "-o", str(tmp_path / "o"), *option)
+    _refused(code, err, option[0], "Red Faction Guerrilla meshes")
+    # A scene: refused before the folder is read (an empty folder is no scene: exit 1 else).
+    (tmp_path / "track").mkdir()
+    code, _, err = in_process_cli("model", "export", str(tmp_path / "track"), "-o", str(out), *option)
+    _refused(code, err, option[0], "VDrift track or car folders")
+    assert not out.exists() and not (tmp_path / "o").exists()
+
+
+def test_the_mesh_formats_take_texture_and_up(tmp_path: Path) -> None:
+    from gamepak.demo import crate_mesh
+    from gamepak.models import dumps
+
+    joe = tmp_path / "crate.joe"
+    joe.write_bytes(dumps(crate_mesh(), "joe"))
+    out = tmp_path / "crate.obj"
+    code, _, err = in_process_cli("model", "export", str(joe), "-o", str(out), "--texture", "crate.png", "--up", "z")
+    assert code == 0, err
+    assert "crate.png" in (tmp_path / "crate.mtl").read_text()

@@ -12,10 +12,18 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def refuse_untaken(args: argparse.Namespace, kind: Any, verb: str, flags: Mapping[str, tuple[str, object]]) -> None:
+def refuse_untaken(
+    args: argparse.Namespace,
+    kind: Any,
+    verb: str,
+    flags: Mapping[str, tuple[str, object]],
+    *,
+    taken_by: str | None = None,
+) -> None:
     """Raise a UsageError for the first option of `flags` (options key -> (the flag as typed,
-    its default)) given in `args` that `kind`'s `verb` does not take, naming the kinds that do.
-    An option left at its default (or not given) changes nothing and passes."""
+    its default)) given in `args` that `kind`'s `verb` does not take, naming the kinds that do
+    (`taken_by`: who takes them when no row's verb does, e.g. the command's own path for kinds
+    without the verb). An option left at its default (or not given) changes nothing and passes."""
     from ..content import kinds
     from ..errors import UsageError
 
@@ -27,6 +35,8 @@ def refuse_untaken(args: argparse.Namespace, kind: Any, verb: str, flags: Mappin
             continue
         command = kind.family.command
         takers = [row.description for row in kinds() if row.family.command == command and _takes(row, verb, key)]
+        if not takers and taken_by:
+            takers = [taken_by]
         if not takers:  # e.g. `model export PACK --lod 1`: no kind's whole-pack export takes it
             raise UsageError(f"{flag} is not taken by `{command}` for {kind.description} here")
         raise UsageError(f"{flag} is for {' and '.join(takers)}, not {kind.description}")

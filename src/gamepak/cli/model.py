@@ -403,6 +403,13 @@ EXPORT_OPTIONS: dict[str, tuple[str, object]] = {
     "no_textures": ("--no-textures", False),
     "rig": ("--rig", None),
 }
+# The mesh formats' own options (`models.save`, what exports a kind with no `export` verb of its
+# own: JOE, OBJ, glTF, PLY): refused for a kind whose own verb exports it, and for a scene.
+MESH_OPTIONS: dict[str, tuple[str, object]] = {
+    "texture": ("--texture", None),
+    "up": ("--up", None),
+}
+MESH_FORMATS = "the mesh formats (JOE, OBJ, glTF, PLY)"
 
 
 def run_export(args: argparse.Namespace) -> None:
@@ -418,6 +425,7 @@ def run_export(args: argparse.Namespace) -> None:
     if args.member is None and kind.has("export_pack") and not kind.named_by(args.model_path):
         # A pack the kind lives in (an RFG pack's meshes): every one of them into a folder.
         refuse_untaken(args, kind, "export_pack", EXPORT_OPTIONS)
+        refuse_untaken(args, kind, "export_pack", MESH_OPTIONS, taken_by=MESH_FORMATS)
         written, warnings = kind.call("export_pack", args.model_path, args.output, options=vars(args))
         for warning in warnings:
             note(f"warning: {warning}")
@@ -425,6 +433,13 @@ def run_export(args: argparse.Namespace) -> None:
         return
     # Scenes and the mesh formats (JOE, OBJ, glTF, PLY) have no `export` verb: they take none.
     refuse_untaken(args, kind, "export", EXPORT_OPTIONS)
+    if kind.has("export"):
+        refuse_untaken(args, kind, "export", MESH_OPTIONS, taken_by=MESH_FORMATS)
+    if args.member is None and os.path.isdir(args.model_path):
+        from ..content import get
+
+        # Said before the scene is read.
+        refuse_untaken(args, get("scene"), "export", MESH_OPTIONS, taken_by=MESH_FORMATS)
     if kind.has("open"):  # a kind that finds its files itself (a mesh pair), before any scene
         data, label, options = _opened(kind, args)
         _exported(kind.call("export", data, label, args.output, options=options), args.output)
