@@ -128,3 +128,31 @@ def test_a_wad_inside_a_pak_has_its_gallery_too(client: object) -> None:
     assert url.startswith("/texture/pak0.pak/gfx/tex.wad/")
     response = client.get(url)  # type: ignore[attr-defined]
     assert response.status_code == 200 and response.headers["content-type"] == "image/png"
+
+
+def test_the_gallery_asks_the_content_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Which lumps are pictures, in which packs, and how each is read are the registry's rows,
+    # not a test of the reader's type: a row's `lump_kinds`, `packs` and `rows` verb decide.
+    from gamepak.content import get
+    from gamepak.content.spec import Verb
+    from gamepak.web.site import Site
+    from gamepak.web.wad_gallery import wad_gallery
+
+    (tmp_path / "tex.wad").write_bytes(_sample_wad())
+    place = Site(str(tmp_path)).resolve(["tex.wad"])
+    row = get("quake-image")
+    assert [shown["name"] for shown in wad_gallery(place)["textures"]] == ["{fence", "sky3", "lamp", "BOX"]
+    monkeypatch.setattr(row, "lump_kinds", ("miptex",))
+    assert [shown["name"] for shown in wad_gallery(place)["textures"]] == ["{fence", "sky3", "lamp"]
+    monkeypatch.setattr(row, "verbs", {**row.verbs, "rows": Verb("test_wad_gallery:one_row", ("lump",))})
+    assert [(shown["name"], shown["flags"]) for shown in wad_gallery(place)["textures"]] == [
+        ("made", ["clear 50%"])
+    ] * 3
+    monkeypatch.setattr(row, "packs", ("pak",))
+    assert wad_gallery(place) is None
+
+
+def one_row(data: bytes, name: str, label: str, *, lump: str | None = None) -> list[dict[str, object]]:
+    """A `rows` verb of a made-up kind (test_the_gallery_asks_the_content_registry)."""
+    assert lump == "miptex"
+    return [{"name": "made", "width": 1, "height": 1, "format": "made", "mips": 1, "transparent": 0.5, "fullbright": 0}]

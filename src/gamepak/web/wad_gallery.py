@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 MAX_TEXTURES = 2000
 MAX_BYTES = 64 << 20
-IMAGE_KINDS = ("qpic", "miptex", "conchars")
 
 
 def flags_of(name: str, kind: str, clear: float, fullbright: float | None) -> list[str]:
@@ -40,43 +39,48 @@ def flags_of(name: str, kind: str, clear: float, fullbright: float | None) -> li
 
 
 def wad_gallery(place: Place) -> dict[str, Any] | None:
-    """The gallery of the WAD at `place` ({textures, left_out}), or None when it is no WAD."""
-    from ..formats.quake import sources
-    from ..formats.quake.palette import colour_shares
-    from ..formats.quake.wad import Reader
+    """The gallery of the WAD at `place` ({textures, left_out}), or None when it is no WAD.
+    Which lumps are pictures, and how they are read, is the content registry's: the texture
+    kinds that take a lump by its WAD lump kind (`lump_kinds`) in a pack of this format, each
+    picture read by its kind's `rows` verb (the catalog's textures rows: size, kind, mips, clear
+    and fullbright shares)."""
+    from ..content import kinds
 
     archive = place.archive
-    if not isinstance(archive, Reader):
+    if archive is None:
+        return None
+    lump_rows = [
+        row for row in kinds("texture") if row.lump_kinds and archive.format_name in row.packs and row.has("rows")
+    ]
+    if not lump_rows:
         return None
     textures: list[dict[str, Any]] = []
     left_out = 0
     spent = 0
     for entry in archive.infolist():
-        kind = getattr(entry, "kind", None)
-        if kind not in IMAGE_KINDS:
+        lump = getattr(entry, "kind", None)
+        row = next((row for row in lump_rows if lump in row.lump_kinds), None)
+        if row is None:
             continue
         if len(textures) >= MAX_TEXTURES or spent + entry.size > MAX_BYTES:
             left_out += 1
             continue
         spent += entry.size
         try:
-            found = sources.read_images(kind, archive.read(entry), entry.name, place.path, wad3=archive.wad3)
+            found = row.call("rows", archive.read(entry), entry.name, place.path, options={"lump": lump})
         except GamepakError:
             continue  # a lump that does not parse: its own page says why
         for image in found:
-            if not image.mips:
-                continue
-            clear, fullbright = colour_shares(image.mips[0], image.transparent, image.palette is not None)
-            shown_width, shown_height = shown_size(image.width, image.height)
-            query = urlencode({"name": shown_name(image.name)})
+            shown_width, shown_height = shown_size(image["width"], image["height"])
+            query = urlencode({"name": shown_name(image["name"])})
             textures.append(
                 {
-                    "name": shown_name(image.name),
-                    "width": image.width,
-                    "height": image.height,
-                    "format": image.kind,
-                    "mips": len(image.mips),
-                    "flags": flags_of(image.name, image.kind, clear, fullbright),
+                    "name": shown_name(image["name"]),
+                    "width": image["width"],
+                    "height": image["height"],
+                    "format": image["format"],
+                    "mips": image["mips"],
+                    "flags": flags_of(image["name"], image["format"], image["transparent"], image["fullbright"]),
                     "url": segment_url("texture", [*place.segments, entry.name]) + "?" + query,
                     "page": segment_url("browse", [*place.segments, entry.name]),
                     "shown_width": shown_width,
