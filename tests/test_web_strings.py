@@ -123,3 +123,20 @@ def test_the_games_tables_are_read_once(tmp_path: Path, monkeypatch: pytest.Monk
     second = client.get(f"/strings/{strings_file.name}").text
     assert first == second and len(reads(log)) == 1
     assert first.count("<code>") > 100, "the game's tables name most of its strings"
+
+
+def test_the_strings_verb_keeps_no_names_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The server keeps the tables' names (NameCache) and hands them over as `identifiers`; the
+    # verb's `names` reads the tables for its call, with no per-process cache beside the server's.
+    from gamepak.content import previews as content_previews
+
+    tables(tmp_path / "table.vpp_pc", NAMES[:2])
+    log = tmp_path / "reads.log"
+    count_table_reads(monkeypatch, log)
+    data = locatext(NAMES)
+    for _ in range(2):
+        _, rows = content_previews.locatext_strings(data, "x.rfglocatext", names=[str(tmp_path / "table.vpp_pc")])
+        assert [key for _, key, _ in rows][:2] == NAMES[:2] and rows[2][1].startswith("#")
+    assert len(reads(log)) == 2
+    _, rows = content_previews.locatext_strings(data, "x.rfglocatext", identifiers={})
+    assert len(reads(log)) == 2 and all(key.startswith("#") for _, key, _ in rows)

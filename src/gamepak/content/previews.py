@@ -87,6 +87,17 @@ _pegs: collections.OrderedDict[object, tuple[Any, int]] = collections.OrderedDic
 _pegs_lock = threading.Lock()
 
 
+def _fresh_locks() -> None:
+    """In a forked preview worker (`web.isolate`): the peg cache's lock anew, as a thread of the
+    server may have held one when it forked (the worker's copy would never be released)."""
+    global _pegs_lock
+    _pegs_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_locks)
+
+
 def _peg(data: bytes, label: str, partner: Callable[[], bytes] | None, key: object) -> Any:
     from ..formats.rfg.peg import Peg
 
@@ -330,47 +341,6 @@ def scene_claims(path: str, member: str | None = None) -> bool:
 
 
 # -- strings -----------------------------------------------------------------------------------
-# Identifiers found in the game's tables, kept for the next page of the same file (a strings
-# page is read 1,000 rows at a time): by the tables' identities and the hashes wanted.
-NAMES_KEPT = 4
-_names: collections.OrderedDict[tuple[object, ...], dict[int, str]] = collections.OrderedDict()
-_names_lock = threading.Lock()
-
-
-def _fresh_locks() -> None:
-    """In a forked preview worker (`web.isolate`): the caches' locks anew, as a thread of the
-    server may have held one when it forked (the worker's copy would never be released)."""
-    global _pegs_lock, _names_lock
-    _pegs_lock, _names_lock = threading.Lock(), threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_fresh_locks)
-
-
-def _identifiers(sources: list[str], wanted: frozenset[int]) -> dict[int, str]:
-    from ..formats.rfg.locatext.names import find_names
-
-    identities: list[object] = []
-    for source in sources:
-        try:
-            info = os.stat(source)
-            identities.append((source, info.st_size, info.st_mtime_ns))
-        except OSError:
-            identities.append((source, None))
-    key = (tuple(identities), hash(wanted), len(wanted))
-    with _names_lock:
-        if key in _names:
-            _names.move_to_end(key)
-            return _names[key]
-    found = find_names(sources, (), set(wanted)).identifiers
-    with _names_lock:
-        _names[key] = found
-        while len(_names) > NAMES_KEPT:
-            _names.popitem(last=False)
-    return found
-
-
 def locatext_strings(
     data: bytes, label: str, *, names: Sequence[str] = (), identifiers: Mapping[int, str] | None = None
 ) -> tuple[str, list[tuple[int, str, str]]] | None:
@@ -385,7 +355,11 @@ def locatext_strings(
     if identifiers is not None:
         table.name({entry.hash: found for entry in table.entries if (found := identifiers.get(entry.hash)) is not None})
     elif names:
-        table.name(_identifiers(list(names), frozenset(entry.hash for entry in table.entries)))
+        # Read for this call: the viewer keeps the tables' names itself (`web.strings.NameCache`)
+        # and hands them over as `identifiers`.
+        from ..formats.rfg.locatext.names import find_names
+
+        table.name(find_names(list(names), (), {entry.hash for entry in table.entries}).identifiers)
     language = language_of(os.path.basename(label))
     what = f"RFG localization strings{f' ({language})' if language else ''}"
     keys = [entry.key for entry in table.entries]
