@@ -27,6 +27,7 @@ import os
 import stat
 import sys
 from itertools import repeat
+from operator import is_
 
 from ..core.atomic import remove_stale_temporaries, temporary_name, write_all
 from ..core.names import NAME_MAX, check_windows_names, safe_parts
@@ -100,9 +101,10 @@ class Plan:
         folders = self.folders = {"": _EXISTS if self.root_exists else _NEW_ROOT}
         # per target: None (written directly) or "new" / "replace" (through a temporary name)
         self.modes: list[str | None] = []
-        files = set(keys)
-        if not self.root_exists and self._all_new(keys, files):
+        if not self.root_exists and self._all_new(keys):
             return
+        # Made only here: a fresh destination's plan needs no set of every file (~40 bytes a file).
+        files = set(keys)
         modes = self.modes
         for key, name in zip(keys, names, strict=True):
             folder = key.rpartition("/")[0]
@@ -113,7 +115,7 @@ class Plan:
                 raise GamepakError(f"member {name!r} is in the way of a folder other members need")
             modes.append(None if state != _EXISTS else self._existing_target(key, name))
 
-    def _all_new(self, keys: list[str], files: set[str]) -> bool:
+    def _all_new(self, keys: list[str]) -> bool:
         """The plan for a destination that does not exist yet, with set operations instead of
         a step per member; False when a file is in the way of a folder (the member-by-member
         plan then says which)."""
@@ -125,7 +127,7 @@ class Plan:
                     break
                 needed.add(folder)
         needed.discard("")
-        if not needed.isdisjoint(files):
+        if not needed.isdisjoint(keys):  # a file where a folder goes (keys iterated: no set of them)
             return False
         # Parents before children: make_folders creates them in this order.
         self.folders.update((folder, _NEW) for folder in sorted(needed, key=lambda folder: folder.count("/")))
@@ -400,10 +402,10 @@ def write_made_files(
     root = os.path.realpath(path)
     names = [name for name, _ in files]
     keys = [plain_key(name) for name in names]
-    if len(set(keys)) != len(keys):
-        from collections import Counter
-
-        twice = sorted(key for key, count in Counter(keys).items() if count > 1)
+    if all(map(is_, keys, names)):
+        keys = names  # plain names are their own keys: one list kept, not two
+    twice = _twice(keys)
+    if twice:
         raise GamepakError(f"{root}: two outputs would be written as {', '.join(twice[:5])}")
     if windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin"))):
         check_windows_names(names, keys)
@@ -436,6 +438,15 @@ def write_made_files(
 
     write_plan(plan, "write", fill)
     return _written(root, keys)
+
+
+def _twice(keys: list[str]) -> list[str]:
+    """The keys listed more than once, in order: found in a sorted copy of the list (12 bytes a
+    key at most, with the sort's own room), where a set of them would take about 40."""
+    from itertools import pairwise
+
+    ordered = sorted(keys)
+    return sorted({key for key, following in pairwise(ordered) if key == following})
 
 
 def _written(root: str, keys: list[str]) -> Sequence[str]:
