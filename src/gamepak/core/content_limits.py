@@ -25,7 +25,9 @@ the whole zone; `--allow-large` lifts it there, as a patch's other decode budget
 `strings_bytes` is the one size limit of a strings file (an `.rfglocatext`, J2ME strings) read
 whole for its strings by the viewer (a file's preview and its strings page) and the catalog's
 `strings` rows; with `allow_large` it is the cap of any file read whole
-(`core.files.MAX_WHOLE_FILE_BYTES`). The viewer parses it in a memory-capped worker.
+(`core.files.MAX_WHOLE_FILE_BYTES`). The viewer parses it in a memory-capped worker and the
+server gets at most a page of its rows (a preview's first 1,000 strings, the strings page's
+1,000 of them), so a file at the limit (61 MiB, 200,000 strings) costs the server 3-4 MiB.
 
 The density rule (at least `table_bytes_per_element` bytes of XML an element) bounds a
 table's tree to a small multiple of its bytes: a 32 MB table of 8 M `<A/>` elements is
