@@ -266,3 +266,19 @@ def test_cat_of_a_member_of_the_pack_itself_loads_no_nested_walker(tiny: dict[st
     assert code == 0 and "gamepak.core.nested" not in loaded
     code, loaded = gamepak_modules_after("cat", tiny["small"], "docs/missing.txt")
     assert code == 1 and "gamepak.core.nested" in loaded  # a path not in the pack: nested packs looked at
+
+
+# -- verify finds the content rows that check a pack without importing the content registry -------
+def test_the_verify_index_of_pack_checks_is_the_content_registrys() -> None:
+    from gamepak.cli.reading import PACK_CHECKS
+    from gamepak.content import verifiers
+    from gamepak.core.registry import FORMATS
+
+    declared = {spec.name: tuple(kind.name for kind in verifiers(spec.name)) for spec in FORMATS}
+    assert {name: kinds for name, kinds in declared.items() if kinds} == PACK_CHECKS
+
+
+def test_verify_of_a_pak_imports_no_content_row(tiny: dict[str, str]) -> None:
+    code, loaded = gamepak_modules_after("verify", tiny["small"])
+    assert code == 0
+    assert [module for module in loaded if module.startswith("gamepak.content")] == []

@@ -32,6 +32,12 @@ if TYPE_CHECKING:
 # The tables of formats/quake/limits.py (not imported here: the CLI starts without them).
 ENGINE_NAMES = ("quake", "quakespasm", "goldsrc")
 
+# The pack formats some content row checks in `verify` (`gamepak.content.verifiers`: the rows
+# with a `verify` verb whose `packs` hold the format), and those rows' names in the registry's
+# order. Importing the content registry to find that out was ~6% of `verify`'s start-up, and
+# most formats have no such row; tests/test_startup.py holds this index to the registry.
+PACK_CHECKS: dict[str, tuple[str, ...]] = {"vpp": ("xtbl", "rfg-zone")}
+
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ls = add_command(commands, "ls", run_ls, "List the members of a pack, one name per line, in archive order.")
@@ -317,12 +323,13 @@ def _content_checks(opened: Any, source: str, base_path: str | None, format_name
     """The content registry's pack checks of `opened` (RFG tables against their schemas, RFG
     zones read): the `verify` verb of every row whose `packs` hold its format. `--base` (the
     original pack) is opened once, for the rows whose verb takes it."""
+    if opened.format_name not in PACK_CHECKS:
+        return []  # most formats: no row checks them (the registry and contextlib are not loaded)
+    from contextlib import ExitStack
+
     from ..content import verifiers
 
     kinds = verifiers(opened.format_name)
-    if not kinds:
-        return []  # most formats: no row checks them, and contextlib is ~4% of a start-up
-    from contextlib import ExitStack
 
     problems: list[Problem] = []
     with ExitStack() as stack:
