@@ -282,3 +282,20 @@ def test_verify_of_a_pak_imports_no_content_row(tiny: dict[str, str]) -> None:
     code, loaded = gamepak_modules_after("verify", tiny["small"])
     assert code == 0
     assert [module for module in loaded if module.startswith("gamepak.content")] == []
+
+
+# -- `gamepak formats` lists the writers' options from a static table -----------------------------
+def test_the_formats_table_of_writer_options_is_the_writers() -> None:
+    from gamepak.cli.reading import WRITER_OPTIONS
+    from gamepak.core.registry import FORMATS
+
+    declared = {spec.name: dict(spec.writer_class().option_defaults) for spec in FORMATS if spec.kind == "archive"}
+    assert {name: options for name, options in declared.items() if options} == WRITER_OPTIONS
+    for name, options in WRITER_OPTIONS.items():  # the same values, of the same types (1 is not True)
+        assert [type(value) for value in options.values()] == [type(value) for value in declared[name].values()]
+
+
+def test_formats_imports_no_format_module() -> None:
+    code, loaded = gamepak_modules_after("formats")
+    assert code == 0
+    assert [module for module in loaded if module.startswith(("gamepak.formats", "gamepak.core.writer"))] == []

@@ -409,16 +409,41 @@ def run_verify(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+# The writer options (and their defaults) `gamepak formats` lists, per format: each writer's
+# `option_defaults`, written out here because importing every format module and making every
+# writer class to read them was a third of the command's start-up. A format not here has none.
+# tests/test_startup.py holds this table to the writers.
+WRITER_OPTIONS: dict[str, dict[str, object]] = {
+    "pak": {"align": 1, "directory": "end"},
+    "wad": {"version": "WAD2"},
+    "jpk": {"name_field_size": None},
+    "vpp": {
+        "flags": None,
+        "level": None,
+        "align": None,
+        "strategy": 0,
+        "mem_level": 8,
+        "window_bits": 15,
+        "finish": True,
+        "short_name": "",
+        "path_name": "",
+        "runtime": None,
+        "asm": None,
+    },
+    "zip": {"compression": "deflate", "level": None},
+    "tar": {"level": None},
+    "j2me-end-offsets": {"terminator": 0},
+    "j2me-ids": {"ids": None},
+}
+
+
 def run_formats(args: argparse.Namespace) -> None:
     from ..core.registry import FORMATS
 
     lines = []
     rows = []
     for spec in FORMATS:
-        try:
-            defaults = spec.writer_class().option_defaults if spec.kind == "archive" else {}
-        except (ImportError, AttributeError):
-            defaults = {}
+        defaults = WRITER_OPTIONS.get(spec.name, {})
         rows.append(
             {
                 "name": spec.name,
