@@ -299,3 +299,10 @@ def test_formats_imports_no_format_module() -> None:
     code, loaded = gamepak_modules_after("formats")
     assert code == 0
     assert [module for module in loaded if module.startswith(("gamepak.formats", "gamepak.core.writer"))] == []
+
+
+def test_detect_loads_only_the_sniffers_of_the_formats_without_a_signature(tiny: dict[str, str]) -> None:
+    # tar, JOE and the J2ME layouts are asked about every file; their readers' helpers are not needed.
+    code, loaded = gamepak_modules_after("detect", tiny["small"])
+    assert code == 0 and "gamepak.formats.j2me.structure" in loaded
+    assert [module for module in ("gamepak.formats.j2me.members", "gamepak.formats._stdlib") if module in loaded] == []
