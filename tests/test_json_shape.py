@@ -14,7 +14,7 @@ import pytest
 
 import gamepak
 from gamepak.cli import build_parser
-from gamepak.cli.common import JSON_INDENT
+from gamepak.core.jsontext import JSON_INDENT
 
 from conftest import in_process_cli
 

@@ -266,3 +266,44 @@ def test_cat_of_a_member_of_the_pack_itself_loads_no_nested_walker(tiny: dict[st
     assert code == 0 and "gamepak.core.nested" not in loaded
     code, loaded = gamepak_modules_after("cat", tiny["small"], "docs/missing.txt")
     assert code == 1 and "gamepak.core.nested" in loaded  # a path not in the pack: nested packs looked at
+
+
+# -- verify finds the content rows that check a pack without importing the content registry -------
+def test_the_verify_index_of_pack_checks_is_the_content_registrys() -> None:
+    from gamepak.cli.reading import PACK_CHECKS
+    from gamepak.content import verifiers
+    from gamepak.core.registry import FORMATS
+
+    declared = {spec.name: tuple(kind.name for kind in verifiers(spec.name)) for spec in FORMATS}
+    assert {name: kinds for name, kinds in declared.items() if kinds} == PACK_CHECKS
+
+
+def test_verify_of_a_pak_imports_no_content_row(tiny: dict[str, str]) -> None:
+    code, loaded = gamepak_modules_after("verify", tiny["small"])
+    assert code == 0
+    assert [module for module in loaded if module.startswith("gamepak.content")] == []
+
+
+# -- `gamepak formats` lists the writers' options from a static table -----------------------------
+def test_the_formats_table_of_writer_options_is_the_writers() -> None:
+    from gamepak.cli.reading import WRITER_OPTIONS
+    from gamepak.core.registry import FORMATS
+
+    declared = {spec.name: dict(spec.writer_class().option_defaults) for spec in FORMATS if spec.kind == "archive"}
+    assert {name: options for name, options in declared.items() if options} == WRITER_OPTIONS
+    for name, options in WRITER_OPTIONS.items():  # the same values, of the same types (1 is not True)
+        assert [type(value) for value in options.values()] == [type(value) for value in declared[name].values()]
+
+
+def test_formats_imports_no_format_module() -> None:
+    code, loaded = gamepak_modules_after("formats")
+    assert code == 0
+    assert [module for module in loaded if module.startswith(("gamepak.formats", "gamepak.core.writer"))] == []
+
+
+def test_detect_loads_only_the_sniffers_of_the_formats_without_a_signature(tiny: dict[str, str]) -> None:
+    # tar, JOE and the J2ME layouts are asked about every file; their readers' helpers are not needed.
+    code, loaded = gamepak_modules_after("detect", tiny["small"])
+    assert code == 0 and "gamepak.formats.j2me.structure" in loaded
+    unneeded = ("gamepak.formats.j2me.members", "gamepak.formats._stdlib", "gamepak.formats.tar")  # tar: no zero head
+    assert [module for module in unneeded if module in loaded] == []

@@ -7,7 +7,6 @@ import argparse
 import os
 import sys
 
-from ..core.jsontext import JSON_INDENT
 from ..core.registry import FORMATS
 
 TYPE_CHECKING = False
@@ -284,6 +283,8 @@ def json_text(document: object) -> str:
     """`document` as the CLI's JSON text (one shape for every --json), newline-terminated."""
     import json
 
+    from ..core.jsontext import JSON_INDENT  # here, not at the top: one module less for every command
+
     return json.dumps(document, indent=JSON_INDENT, ensure_ascii=False) + "\n"
 
 
@@ -312,6 +313,8 @@ def print_json_rows(rows: Iterable[object]) -> None:
     """A list of rows as `print_json` prints it (the same bytes), each row written as it
     comes: rows read lazily are never all held."""
     import json
+
+    from ..core.jsontext import JSON_INDENT
 
     def pieces() -> Iterator[str]:
         first = True

@@ -32,6 +32,12 @@ if TYPE_CHECKING:
 # The tables of formats/quake/limits.py (not imported here: the CLI starts without them).
 ENGINE_NAMES = ("quake", "quakespasm", "goldsrc")
 
+# The pack formats some content row checks in `verify` (`gamepak.content.verifiers`: the rows
+# with a `verify` verb whose `packs` hold the format), and those rows' names in the registry's
+# order. Importing the content registry to find that out was ~6% of `verify`'s start-up, and
+# most formats have no such row; tests/test_startup.py holds this index to the registry.
+PACK_CHECKS: dict[str, tuple[str, ...]] = {"vpp": ("xtbl", "rfg-zone")}
+
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ls = add_command(commands, "ls", run_ls, "List the members of a pack, one name per line, in archive order.")
@@ -317,12 +323,13 @@ def _content_checks(opened: Any, source: str, base_path: str | None, format_name
     """The content registry's pack checks of `opened` (RFG tables against their schemas, RFG
     zones read): the `verify` verb of every row whose `packs` hold its format. `--base` (the
     original pack) is opened once, for the rows whose verb takes it."""
+    if opened.format_name not in PACK_CHECKS:
+        return []  # most formats: no row checks them (the registry and contextlib are not loaded)
+    from contextlib import ExitStack
+
     from ..content import verifiers
 
     kinds = verifiers(opened.format_name)
-    if not kinds:
-        return []  # most formats: no row checks them, and contextlib is ~4% of a start-up
-    from contextlib import ExitStack
 
     problems: list[Problem] = []
     with ExitStack() as stack:
@@ -371,7 +378,7 @@ def run_verify(args: argparse.Namespace) -> int:
             member_count = len(opened)
             filename = opened.filename
         what = "member"
-    from ..ops.inspect import split_problems
+    from ..core.entry import split_problems  # in core: verify needs nothing else of ops.inspect
 
     errors, warnings_found = split_problems(problems)
     failed = bool(errors) or (args.strict and bool(warnings_found))
@@ -402,16 +409,41 @@ def run_verify(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+# The writer options (and their defaults) `gamepak formats` lists, per format: each writer's
+# `option_defaults`, written out here because importing every format module and making every
+# writer class to read them was a third of the command's start-up. A format not here has none.
+# tests/test_startup.py holds this table to the writers.
+WRITER_OPTIONS: dict[str, dict[str, object]] = {
+    "pak": {"align": 1, "directory": "end"},
+    "wad": {"version": "WAD2"},
+    "jpk": {"name_field_size": None},
+    "vpp": {
+        "flags": None,
+        "level": None,
+        "align": None,
+        "strategy": 0,
+        "mem_level": 8,
+        "window_bits": 15,
+        "finish": True,
+        "short_name": "",
+        "path_name": "",
+        "runtime": None,
+        "asm": None,
+    },
+    "zip": {"compression": "deflate", "level": None},
+    "tar": {"level": None},
+    "j2me-end-offsets": {"terminator": 0},
+    "j2me-ids": {"ids": None},
+}
+
+
 def run_formats(args: argparse.Namespace) -> None:
     from ..core.registry import FORMATS
 
     lines = []
     rows = []
     for spec in FORMATS:
-        try:
-            defaults = spec.writer_class().option_defaults if spec.kind == "archive" else {}
-        except (ImportError, AttributeError):
-            defaults = {}
+        defaults = WRITER_OPTIONS.get(spec.name, {})
         rows.append(
             {
                 "name": spec.name,

@@ -64,6 +64,12 @@ class Problem:
         return f"<Problem {self.severity}: {self.message}>"
 
 
+def split_problems(problems: list[Problem]) -> tuple[list[Problem], list[Problem]]:
+    """(errors, warnings) of a check: errors fail `verify`, warnings only with --strict."""
+    errors = [problem for problem in problems if problem.severity == "error"]
+    return errors, [problem for problem in problems if problem.severity != "error"]
+
+
 class RawRange:
     """Member data that is a plain byte range of the archive file (copied without decoding)."""
 

@@ -15,13 +15,21 @@ from _thread import allocate_lock
 from _weakref import ref as weak_reference  # the `weakref` module's C core (see _DescriptorCloser)
 
 from ..errors import CorruptArchiveError, GamepakError
-from .portable import pread as portable_pread
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, BinaryIO, TypeAlias
 
     PathOrFile: TypeAlias = str | os.PathLike[str] | BinaryIO
+
+
+def _portable_pread() -> Callable[[int, int, int], bytes]:
+    """`os.pread`'s stand-in where the system lacks it (Windows), imported only there: a module
+    less in every command elsewhere."""
+    from .portable import pread
+
+    return pread
 
 
 # Ranges at least this large are mapped rather than read by `Source.view`.
@@ -184,7 +192,7 @@ class Source:
         if size == 0:
             return b""
         if self.fd is not None:
-            read_at = getattr(os, "pread", None) or portable_pread
+            read_at = getattr(os, "pread", None) or _portable_pread()
             chunks = []
             position = self.base + offset
             remaining = size

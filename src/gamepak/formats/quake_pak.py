@@ -233,7 +233,6 @@ class Reader(FixedRecordNames, Archive):
 def _make_writer() -> type[ArchiveWriter]:
     """The PAK writer's class, made when something writes (`made_on_first_use`): reading a PAK
     imports nothing of the writing side."""
-    from ..core.layout import decode_blob, restore_fill
     from ..core.options import one_of, whole_number
     from ..core.writer import ArchiveWriter
 
@@ -298,6 +297,8 @@ def _make_writer() -> type[ArchiveWriter]:
 
         def _write_exact(self, out: Output, members: list[PendingMember], exact: dict[str, Any]) -> None:
             """Rebuild the original byte for byte: recorded positions, name fields and filler."""
+            from ..core.layout import decode_blob, restore_fill  # only here: most writes make a new layout
+
             name_fields = exact.get("name_fields", {})
             records = []
             for index, member in enumerate(members):

@@ -22,7 +22,6 @@ from ..core.archive import Archive, Entry, PendingMember, RawRange
 from ..core.registry import made_on_first_use
 from ..core.source import MemberStream, Source
 from ..errors import CorruptArchiveError
-from ._stdlib import GuardedStream
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -283,6 +282,8 @@ class Reader(Archive):
         if self._raw(entry):
             return super()._open_member(entry)
         info = self._infos[entry.index]
+        from ._stdlib import GuardedStream  # here: detection asks tar's sniffer about every file
+
         return GuardedStream(self, entry, lambda: self._tar.extractfile(info), _read_errors())  # type: ignore[return-value]
 
     def header_fields(self) -> dict[str, Any]:

@@ -148,8 +148,6 @@ def _add_members(side: _Side, archive: Archive, prefix: str, recursive: bool, as
     `recursive`, a member that is a pack is replaced by its members (OUTER/INNER); with
     `as_extracted`, named as `extract` writes them (`0.png` for a J2ME member `0`, `x` for a
     PAK's `./x`), to compare with a folder."""
-    from ..core.nested import nested_format
-
     winners = {id(entry) for name, entry in archive._lookup().items() if name == entry.name}
     for entry in archive.infolist():  # archive order
         if id(entry) not in winners:
@@ -157,6 +155,8 @@ def _add_members(side: _Side, archive: Archive, prefix: str, recursive: bool, as
         # A name extraction refuses is compared as stored.
         name = prefix + ((archive.extracted_path(entry) or entry.name) if as_extracted else entry.name)
         if recursive:
+            from ..core.nested import nested_format  # here: a plain diff looks at no nested pack
+
             format_name = nested_format(archive, entry)
             if format_name is not None:
                 inner = archive.open_archive(entry, format_name)

@@ -28,12 +28,6 @@ def info_details(path: str, opened: Archive) -> dict[str, Any]:
     }
 
 
-def split_problems(problems: list[Problem]) -> tuple[list[Problem], list[Problem]]:
-    """(errors, warnings) of a check: errors fail `verify`, warnings only with --strict."""
-    errors = [problem for problem in problems if problem.severity == "error"]
-    return errors, [problem for problem in problems if problem.severity != "error"]
-
-
 def check_loose_peg(path: str) -> tuple[list[Problem], int]:
     """`verify` of a loose RFG peg pair, the CPU file `path` and its GPU partner beside it:
     (problems, texture count). The pair is read as the game reads it (header, entries, names,

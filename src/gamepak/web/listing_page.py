@@ -185,7 +185,7 @@ def _field_text(value: Any) -> str:
 
 
 def _check_summary(archive: Any, public: Callable[[str], str]) -> dict[str, Any]:
-    from ..ops.inspect import split_problems
+    from ..core.entry import split_problems
 
     problems = archive.check()
     errors, warnings_found = split_problems(problems)

@@ -9,11 +9,11 @@ The registry reads the layouts' readers, writers and sniffers from here; the tex
 
 from __future__ import annotations
 
-from .members import content_extension, member_index
 from .structure import sniff_end_offsets, sniff_ids, sniff_offsets, sniff_sized, sniff_table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .members import content_extension, member_index
     from .packs import (
         EndOffsetsReader,
         EndOffsetsWriter,
@@ -42,6 +42,9 @@ PACK_NAMES = (
     "TableReader",
     "TableWriter",
 )
+
+# `members`' helpers, loaded on first use: detection imports this package for the sniffers alone.
+MEMBER_NAMES = ("content_extension", "member_index")
 
 # Names of `string_tables` and `text` offered here, each module loaded on first use (`text` brings
 # the csv/json/polib helpers of `translations`).
@@ -89,6 +92,10 @@ def __getattr__(name: str) -> object:
         from . import packs
 
         return getattr(packs, name)
+    if name in MEMBER_NAMES:
+        from . import members
+
+        return getattr(members, name)
     if name in TABLE_NAMES:
         from . import string_tables
 
