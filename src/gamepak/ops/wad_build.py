@@ -28,6 +28,7 @@ to the folder since becomes a new lump after the others.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -208,6 +209,25 @@ def _mask(folder: str | None, source: _Source, shape: tuple[int, int]) -> np.nda
     return None
 
 
+@functools.lru_cache(maxsize=4)
+def _allowed_sets(transparent: int | None, sky: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The entries a WAD2 texture's pixels may take without and with fullbrights: never its
+    transparent index, nor a sky's 0 (the engine draws it clear in the front half)."""
+    import numpy as np
+
+    from ..formats.quake.palette import FULLBRIGHT_START
+
+    ordinary = np.ones(256, dtype=bool)
+    ordinary[FULLBRIGHT_START:] = False
+    everything = np.ones(256, dtype=bool)
+    if transparent is not None:
+        ordinary[transparent] = everything[transparent] = False
+    if sky:
+        ordinary[0] = everything[0] = False
+    ordinary.flags.writeable = everything.flags.writeable = False
+    return ordinary, everything
+
+
 def encode_wad2(
     rgba: np.ndarray,
     name: str,
@@ -225,10 +245,10 @@ def encode_wad2(
     import numpy as np
 
     from ..formats.quake.colours import (
+        KEY_MASK,
+        cell_nearest_keys,
         dither_colours,
-        map_and_measure,
-        map_colours,
-        mean_error,
+        mean_error_keys,
         mip_allowed,
         mips_from,
     )
@@ -237,31 +257,34 @@ def encode_wad2(
 
     transparent = miptex_transparent(name)
     sky = name.lower().startswith("sky")
-    rgb = rgba[..., :3]  # a view: every step below reads it row by row (reshape(-1, 3) needs no copy)
+    rgba = np.ascontiguousarray(rgba)
+    # Each pixel as one packed key (R | G << 8 | B << 16): the RGBA bytes seen as uint32.
+    keys = rgba.view("<u4").reshape(-1) & KEY_MASK
+    height, width = rgba.shape[:2]
     clear = rgba[..., 3] < alpha_threshold
-    ordinary = np.ones(256, dtype=bool)
-    ordinary[FULLBRIGHT_START:] = False
-    everything = np.ones(256, dtype=bool)
-    if transparent is not None:
-        ordinary[transparent] = everything[transparent] = False
-    if sky:
-        # The engine draws index 0 clear in the front (left) half: kept for clear pixels there.
-        ordinary[0] = everything[0] = False
+    ordinary, everything = _allowed_sets(transparent, sky)
     # Pixels that are drawn (not clear): what the mean error is measured over.
     drawn = ~clear if transparent is not None else None
     if sky:
         drawn = ~clear
-        drawn[:, clear.shape[1] // 2 :] = True
-    error = None
+        drawn[:, width // 2 :] = True
+    allowed = everything if fullbright else ordinary
     if dither:
-        indices = dither_colours(rgb, palette, everything if fullbright else ordinary)
+        indices = dither_colours(rgba[..., :3], palette, allowed)
     else:
-        indices, error = map_and_measure(rgb, palette, everything if fullbright else ordinary, drawn)
+        indices = cell_nearest_keys(keys, palette, allowed).reshape(height, width)
     if mask is not None and mask.any() and not fullbright:
-        indices = np.where(mask, (dither_colours if dither else map_colours)(rgb, palette, everything), indices)
-        error = None
-    if error is None:
-        error = mean_error(rgb, indices, palette, drawn)
+        glowing_indices = (
+            dither_colours(rgba[..., :3], palette, everything)
+            if dither
+            else cell_nearest_keys(keys, palette, everything).reshape(height, width)
+        )
+        indices = np.where(mask, glowing_indices, indices)
+    if drawn is None:
+        error = mean_error_keys(keys, indices.reshape(-1), palette)
+    else:
+        counted = drawn.reshape(-1)
+        error = mean_error_keys(keys[counted], indices.reshape(-1)[counted], palette)
     if transparent is not None:
         indices[clear] = transparent
     if sky:
@@ -299,23 +322,33 @@ def encode_wad3(
     a Half-Life miptex."""
     import numpy as np
 
-    from ..formats.quake.colours import dither_colours, map_and_measure, mean_error, mip_allowed, mips_from
+    from ..formats.quake.colours import (
+        KEY_MASK,
+        cell_nearest_keys,
+        dither_colours,
+        mean_error_keys,
+        mip_allowed,
+        mips_from,
+    )
     from ..formats.quake.images import miptex_transparent
 
     transparent = miptex_transparent(name)
+    rgba = np.ascontiguousarray(rgba)
+    keys = rgba.view("<u4").reshape(-1) & KEY_MASK
     clear = rgba[..., 3] < alpha_threshold
     own = own_palette(rgba, clear if transparent is not None else None)
     allowed = np.ones(256, dtype=bool)
-    drawn = None
     if transparent is not None:
         allowed[transparent] = False
-        drawn = ~clear
-    rgb = rgba[..., :3]
     if dither:
-        indices = dither_colours(rgb, own, allowed)
-        error = mean_error(rgb, indices, own, drawn)
+        indices = dither_colours(rgba[..., :3], own, allowed)
     else:
-        indices, error = map_and_measure(rgb, own, allowed, drawn)
+        indices = cell_nearest_keys(keys, own, allowed).reshape(clear.shape)
+    if transparent is None:
+        error = mean_error_keys(keys, indices.reshape(-1), own)
+    else:
+        counted = ~clear.reshape(-1)
+        error = mean_error_keys(keys[counted], indices.reshape(-1)[counted], own)
     if transparent is not None:
         indices[clear] = transparent
     mips = [indices.tobytes(), *mips_from(indices, own, transparent, mip_allowed(name, transparent, False, True))]
