@@ -161,9 +161,9 @@ def _target_size(name: str, width: int, height: int) -> tuple[int, int]:
 
 
 def read_picture(path: str, name: str, resize: bool) -> Any:
-    """The picture at `path` as RGBA pixels, its size checked from the header before decoding:
-    within gamepak's limits, and (unless `resize` scales it) sides of multiples of 16, a sky
-    256x128."""
+    """The picture at `path` as RGBA pixels (possibly a read-only array), its size checked from
+    the header before decoding: within gamepak's limits, and (unless `resize` scales it) sides
+    of multiples of 16, a sky 256x128."""
     from ..core.pictures import check_size, read_rgba
 
     def check(width: int, height: int) -> None:
@@ -181,7 +181,7 @@ def read_picture(path: str, name: str, resize: bool) -> Any:
     def fit(width: int, height: int) -> tuple[int, int] | None:
         return _target_size(name, width, height) if resize else None
 
-    return read_rgba(path, check, fit=fit)
+    return read_rgba(path, check, fit=fit, readonly=True)
 
 
 def _mask(folder: str | None, source: _Source, shape: tuple[int, int]) -> np.ndarray | None:

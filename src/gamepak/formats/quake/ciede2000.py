@@ -155,9 +155,8 @@ def _constants(dtype: type) -> SimpleNamespace:
         "third": 1.0 / 3.0,
         "opposite": 1e-3 if dtype is np.float32 else 1e-9,
     }
-    # arctan u = u - u^3/3 + u^5/5 - ... for |u| <= tan 22.5°: to u^15 the rest is under 2e-8
-    # of u (under 1e-9 for |θ| < 120°, where the term is not negligible).
-    values.update({f"atan{power}": 1.0 / power for power in (3, 5, 7, 9, 11, 13, 15)})
+    # arctan u = u - u^3/3 + u^5/5 - ... for |u| <= tan 15°: to u^13 the rest is under 1e-9 of u.
+    values.update({f"atan{power}": 1.0 / power for power in (3, 5, 7, 9, 11, 13)})
     # sin x for x in [0, pi/3]: to x^11 the rest is under 1e-9.
     values.update({f"sin{power}": 1.0 / math.factorial(power) for power in (3, 5, 7, 9, 11)})
     return SimpleNamespace(**{name: dtype(value) for name, value in values.items()})
@@ -213,13 +212,13 @@ def _ciede2000_planes(first: Planes, second: Planes, dtype: type) -> np.ndarray:
     across *= across
     chord += across
     np.sqrt(chord, out=chord)
-    c_product = c1p * c2p
-    opposite_possible = c_product > k.zero
-    delta_big_h = np.sqrt(c_product, out=c_product)
+    delta_big_h = c1p * c2p
+    np.sqrt(delta_big_h, out=delta_big_h)
     delta_big_h *= chord
+    # The sign of ΔH' is the cross product's (a zero one's only for exact opposites, which the
+    # angle form answers below).
     cross = u1a * u2b
     cross -= u1b * u2a
-    cross += k.zero  # -0.0 to +0.0: a zero ΔH' keeps its sign out of the products below
     np.copysign(delta_big_h, cross, out=delta_big_h)
     u1a += u2a
     u1b += u2b
@@ -271,7 +270,8 @@ def _ciede2000_planes(first: Planes, second: Planes, dtype: type) -> np.ndarray:
     # Nearly opposite hues (u1 + u2 nearly cancels): its direction is noise, and at exactly
     # 180° the formula picks one side itself; the angle form answers for those.
     opposite = length < k.opposite
-    opposite &= opposite_possible
+    if opposite.any():
+        opposite &= (c1p > k.zero) & (c2p > k.zero)
     if opposite.any():
         result[opposite] = _ciede2000_angles(
             np.stack([plane[opposite] for plane in first], axis=-1),
@@ -323,7 +323,7 @@ def _rotation(cosine: np.ndarray, sine: np.ndarray, k: SimpleNamespace) -> np.nd
     far = cos_off < k.far_cos
     # Halving the angle three times: cos(θ/2) = sqrt((1 + cos θ)/2), tan(θ/4) = sin(θ/2) /
     # (1 + cos(θ/2)) with sin(θ/2) = sin θ / (2 cos(θ/2)), tan(θ/8) = t / (1 + sqrt(1 + t^2)):
-    # |θ/8| <= 22.5°, where arctan's series is short.
+    # |θ/8| <= 15° where the term counts (|θ| < 120°), where arctan's series is short.
     cos_off *= k.half
     cos_off += k.half
     np.maximum(cos_off, k.tiny, out=cos_off)
@@ -339,8 +339,8 @@ def _rotation(cosine: np.ndarray, sine: np.ndarray, k: SimpleNamespace) -> np.nd
     tangent /= root  # tan(θ/8)
     wrapped = tangent >= k.far_tan  # θ >= 85°: θ - 360° instead
     square = np.multiply(tangent, tangent, out=root)
-    series = square * k.atan15
-    for power in (13, 11, 9, 7, 5, 3):
+    series = square * k.atan13
+    for power in (11, 9, 7, 5, 3):
         series = np.subtract(getattr(k, f"atan{power}"), series, out=series)
         series *= square
     series = np.subtract(k.one, series, out=series)
@@ -440,25 +440,21 @@ CUBE_FIRST_EXPONENT = 119  # 2^-8, below LAB_EPSILON: smaller values take the st
 
 
 @functools.lru_cache(maxsize=1)
-def _lab_tables() -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-    """For `_key_lab_planes`: per XYZ output and channel, its 256 values' linear light times
-    the XYZ/white coefficient (float32); the cube-root guess table."""
+def _lab_tables() -> tuple[np.ndarray, tuple[tuple[np.generic, ...], ...], np.ndarray]:
+    """For `_key_lab_planes`: the linear light of the 256 channel values, the sRGB-to-XYZ/white
+    matrix (float32 scalars, by output), and the cube-root guess table."""
     import numpy as np
 
     values = np.arange(256, dtype=np.float64) / 255.0
-    linear = np.where(values <= 0.04045, values / 12.92, ((values + 0.055) / 1.055) ** 2.4)
+    linear = np.where(values <= 0.04045, values / 12.92, ((values + 0.055) / 1.055) ** 2.4).astype(np.float32)
     matrix = np.asarray(SRGB_TO_XYZ) / np.asarray(WHITE_D65)[:, None]
-    per_channel = tuple(
-        np.ascontiguousarray((matrix[output, channel] * linear).astype(np.float32))
-        for output in range(3)
-        for channel in range(3)
-    )
+    rows = tuple(tuple(np.float32(value) for value in row) for row in matrix)
     # XYZ/white of 8-bit sRGB lies in [0, 1] (+ rounding): exponents up to 2^0.
     bins = np.arange((128 - CUBE_FIRST_EXPONENT) << CUBE_BITS, dtype=np.int64) + (CUBE_FIRST_EXPONENT << CUBE_BITS)
     shift = 23 - CUBE_BITS
     lower = (bins << shift).astype(np.uint32).view(np.float32).astype(np.float64)
     upper = ((bins + 1) << shift).astype(np.uint32).view(np.float32).astype(np.float64)
-    return per_channel, np.cbrt((lower + upper) / 2.0).astype(np.float32)
+    return linear, rows, np.cbrt((lower + upper) / 2.0).astype(np.float32)
 
 
 def _key_lab_planes(keys: np.ndarray) -> Planes:
@@ -466,19 +462,20 @@ def _key_lab_planes(keys: np.ndarray) -> Planes:
     and b arrays: what `srgb_to_lab` gives, to float32 precision."""
     import numpy as np
 
-    per_channel, guesses = _lab_tables()
+    linear, rows, guesses = _lab_tables()
     k = _constants(np.float32)
     red = (keys & 255).astype(np.intp)
     green = (keys >> 8).astype(np.intp)
     green &= 255
     blue = (keys >> 16).astype(np.intp)
     blue &= 255
+    channels = (linear.take(red), linear.take(green), linear.take(blue))
     epsilon = np.float32(LAB_EPSILON)
     scaled = []
-    for output in range(3):
-        value = per_channel[3 * output].take(red)
-        value += per_channel[3 * output + 1].take(green)
-        value += per_channel[3 * output + 2].take(blue)
+    for row in rows:
+        value = channels[0] * row[0]
+        value += channels[1] * row[1]
+        value += channels[2] * row[2]
         bins = value.view(np.int32) >> (23 - CUBE_BITS)
         bins -= CUBE_FIRST_EXPONENT << CUBE_BITS
         np.maximum(bins, 0, out=bins)

@@ -126,9 +126,14 @@ CELL_SHIFT = 2
 CELL_SIDE = 256 >> CELL_SHIFT
 
 
+# A cell's cached value: its entry, plus EXACT_CELL when the cell holds an allowed palette
+# colour (a colour there may be one exactly); -1 while not looked up yet.
+EXACT_CELL = 0x100
+
+
 @functools.lru_cache(maxsize=16)
 def _cell_tables(palette: bytes, allowed_key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The lookup tables of one palette and allowed set: each cell's entry (-1: not looked up
+    """The lookup tables of one palette and allowed set: each cell's value (-1: not looked up
     yet; filled in place), which cells hold an allowed palette colour, and those colours'
     keys, sorted, with the first allowed entry of each."""
     import numpy as np
@@ -179,11 +184,12 @@ def cell_nearest_keys(keys: np.ndarray, palette: bytes, allowed: np.ndarray) -> 
         centres = np.stack(
             [needed // (CELL_SIDE * CELL_SIDE), (needed // CELL_SIDE) % CELL_SIDE, needed % CELL_SIDE], axis=1
         )
-        cache[needed] = nearest_lab((centres * side + side // 2).astype(np.uint8), palette, allowed)
+        found = nearest_lab((centres * side + side // 2).astype(np.uint8), palette, allowed).astype(np.int16)
+        cache[needed] = found | exact_cells[needed] * np.int16(EXACT_CELL)
         values = cache.take(cells)
-    result = values.astype(np.uint8)
+    result = values.astype(np.uint8)  # the entry (the flag is above the low byte)
     # Only a colour in a cell that holds a palette colour can be one: the exact test for those.
-    candidates = np.flatnonzero(exact_cells.take(cells))
+    candidates = np.flatnonzero(values >= EXACT_CELL)
     if len(candidates):
         packed = keys[candidates]
         position = np.searchsorted(palette_keys, packed)
