@@ -387,12 +387,17 @@ def _summary(
     from ..formats.quake.colours import mean_error
     from ..formats.quake.palette import FULLBRIGHT_START
 
-    kept = np.ones(indices.shape, dtype=bool) if transparent is None else indices != transparent
     height, width = indices.shape
+    # Counts, not masks of the whole picture: the transparent entry is one of the fullbrights
+    # (255) or none of them (a WAD3's, or 0 of a sky).
+    glowing = np.count_nonzero(indices >= FULLBRIGHT_START)
+    clear = 0 if transparent is None else np.count_nonzero(indices == transparent)
+    if transparent is not None and transparent >= FULLBRIGHT_START:
+        glowing -= clear
     if error is None:
+        kept = None if transparent is None else indices != transparent
         error = mean_error(rgba[..., :3], indices, palette, kept)
-    glowing = float(((indices >= FULLBRIGHT_START) & kept).mean())
-    return BuiltTexture(name, file, width, height, error, glowing, float((~kept).mean()))
+    return BuiltTexture(name, file, width, height, error, glowing / indices.size, clear / indices.size)
 
 
 def build_wad(
