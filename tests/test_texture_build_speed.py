@@ -282,3 +282,44 @@ def test_rgb_pictures_read_as_opaque_rgba(tmp_path: Path) -> None:
     Image.fromarray(rgb[:, :24], "RGB").save(tmp_path / "odd.png")
     with pytest.raises(GamepakError, match="multiples of 16"):
         read_picture(str(tmp_path / "odd.png"), "odd", False)
+
+
+def test_batched_errors_equal_each_pictures_own() -> None:
+    """`ErrorBatch` measures pictures together (a large one in cache-sized parts, one of few
+    colours by distinct pairs): each ticket's mean is that picture's per-pixel mean."""
+    from gamepak.formats.quake.ciede2000 import BATCH_PIXELS, ErrorBatch
+
+    rng = np.random.default_rng(12)
+    pictures = [
+        rng.integers(0, 256, (300, 3)).astype(np.uint8),
+        rng.integers(0, 256, (BATCH_PIXELS + 5000, 3)).astype(np.uint8),  # more than one pass
+        rng.integers(0, 256, (7, 3)).astype(np.uint8)[rng.integers(0, 7, 5000)],  # few colours
+        np.zeros((0, 3), dtype=np.uint8),
+        rng.integers(0, 256, (20000, 3)).astype(np.uint8),
+    ]
+    batch = ErrorBatch(PALETTE_BYTES)
+    tickets = []
+    for pixels in pictures:
+        chosen = rng.integers(0, 256, len(pixels)).astype(np.uint8)
+        tickets.append((batch.add(pack_rgb(pixels), chosen), pixels, chosen))
+    for ticket, pixels, chosen in tickets:
+        expected = float(_ciede2000_angles(srgb_to_lab(pixels), PALETTE_LAB[chosen]).mean()) if len(pixels) else 0.0
+        assert batch.mean(ticket) == pytest.approx(expected, rel=2e-5, abs=1e-6)
+
+
+def test_build_summary_errors_are_each_textures_own(tmp_path: Path) -> None:
+    """`build_wad` measures its WAD2 textures in batches: each line's error is still its own."""
+    from gamepak.ops.wad_build import build_wad
+
+    folder = tmp_path / "pics"
+    folder.mkdir()
+    pictures = {}
+    for number, (name, clear_share) in enumerate([("a", 0.0), ("{b", 0.3), ("c", 0.0), ("sky_d", 0.2), ("e", 0.0)]):
+        width, height = (256, 128) if name.startswith("sky") else (32 + 16 * number, 48)
+        pictures[name] = hand_made(number, height, width, clear_share=clear_share)
+        Image.fromarray(pictures[name], "RGBA").save(folder / f"{name}.png")
+    built = build_wad(folder, tmp_path / "out.wad")
+    assert [texture.name for texture in built] == sorted(pictures)
+    for texture in built:
+        alone = encode_wad2(pictures[texture.name], texture.name, PALETTE_BYTES)[3]
+        assert texture.error == pytest.approx(alone, rel=1e-6)

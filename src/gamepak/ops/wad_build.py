@@ -29,6 +29,7 @@ to the folder since becomes a new lump after the others.
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     import numpy as np
+
+    from ..formats.quake.ciede2000 import ErrorBatch
 
 BUILD_SUFFIXES = (".png", ".tga", ".bmp")
 # A miptex name field is 16 bytes, NUL-terminated: 15 characters at most.
@@ -237,11 +240,14 @@ def encode_wad2(
     mask: np.ndarray | None = None,
     dither: bool = False,
     alpha_threshold: int = DEFAULT_ALPHA_THRESHOLD,
+    errors: ErrorBatch | None = None,
 ) -> tuple[list[bytes], int | None, np.ndarray, float]:
     """The four mips of a Quake miptex called `name` from RGBA pixels, its transparent index,
     the mip 0 indices and their mean CIEDE2000 error over the drawn pixels. Fullbright entries
     (224-255) only where `fullbright` (everywhere) or `mask` (per pixel) allows; clear pixels
-    of `{` names become 255, of a sky's front half 0."""
+    of `{` names become 255, of a sky's front half 0. With `errors` (a batch for `palette`)
+    the error is queued there under its next ticket, measured with other pictures', and NaN
+    is returned in its place."""
     import numpy as np
 
     from ..formats.quake.colours import (
@@ -280,11 +286,15 @@ def encode_wad2(
             else cell_nearest_keys(keys, palette, everything).reshape(height, width)
         )
         indices = np.where(mask, glowing_indices, indices)
-    if drawn is None:
-        error = mean_error_keys(keys, indices.reshape(-1), palette)
-    else:
+    measured, chosen = keys, indices.reshape(-1)
+    if drawn is not None:
         counted = drawn.reshape(-1)
-        error = mean_error_keys(keys[counted], indices.reshape(-1)[counted], palette)
+        measured, chosen = keys[counted], chosen[counted]
+    if errors is None:
+        error = mean_error_keys(measured, chosen, palette)
+    else:
+        errors.add(measured, chosen.copy())  # copied: the clear pixels' indices change below
+        error = math.nan
     if transparent is not None:
         indices[clear] = transparent
     if sky:
@@ -453,6 +463,11 @@ def build_wad(
         files = [name for name in files if name not in listed]
     elif not files:
         raise GamepakError(f"{root}: no PNG, TGA or BMP to build a WAD from")
+    from ..formats.quake.ciede2000 import ErrorBatch
+
+    # WAD2 pictures share one palette: their errors are measured in batches (filled in below).
+    batch = None if wad3 else ErrorBatch(colours)
+    queued: list[tuple[BuiltTexture, int]] = []
     for source in _sources(root, case, files, taken):
         if progress is not None:
             progress(source.file)
@@ -472,6 +487,7 @@ def build_wad(
                 mask=mask,
                 dither=dither,
                 alpha_threshold=alpha_threshold,
+                errors=batch,
             )
             drawn = None
         height, width = indices.shape
@@ -480,6 +496,10 @@ def build_wad(
         added = _summary(source.name, source.file, rgba, indices, drawn or colours, transparent, error)
         added.note = "added" if manifest is not None else ""
         built.append(added)
+        if batch is not None:
+            queued.append((added, len(batch.means) - 1))
+    for texture, ticket in queued:
+        texture.error = batch.mean(ticket)  # type: ignore[union-attr]
     if palettes is not None and not wad3 and manifest is None:
         palettes.append(where)
     version = "WAD3" if wad3 else "WAD2"

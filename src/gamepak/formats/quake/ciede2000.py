@@ -43,6 +43,8 @@ LAB_EPSILON = (6.0 / 29.0) ** 3
 # (colour, entry) pair; noise-like pictures (nearly one colour a pixel) pixel by pixel.
 DISTINCT_SAMPLE = 1024
 DISTINCT_SHARE = 0.5
+# Pixels measured in one pass (`ErrorBatch`): numpy's per-call cost against the CPU cache.
+BATCH_PIXELS = 32768
 
 
 def srgb_to_lab(rgb: np.ndarray, dtype: str = "float64") -> np.ndarray:
@@ -523,26 +525,75 @@ def mean_error_keys(keys: np.ndarray, chosen: np.ndarray, palette: bytes) -> flo
     `chosen` for them (uint8, same length). A picture that repeats colours is measured once
     per distinct (colour, entry) pair, weighted by how often it occurs; the result is the
     same mean (to float32 rounding) either way."""
-    import numpy as np
+    batch = ErrorBatch(palette)
+    ticket = batch.add(keys, chosen)
+    return batch.mean(ticket)
 
-    count = len(keys)
-    if count == 0:
-        return 0.0
-    weights = None
-    if count >= 2 * DISTINCT_SAMPLE:
-        # Sorting costs as much as measuring: only for a picture whose sample repeats colours.
-        sample = np.sort(keys[:: count // DISTINCT_SAMPLE])
-        if np.count_nonzero(sample[1:] != sample[:-1]) < DISTINCT_SHARE * len(sample):
-            pairs = chosen.astype(np.uint32)
-            pairs <<= 24
-            pairs |= keys
-            pairs, weights = np.unique(pairs, return_counts=True)
-            keys = pairs & 0xFFFFFF
-            chosen = (pairs >> 24).astype(np.uint8)
-    entries = chosen.astype(np.intp)
-    lightness, green_red, blue_yellow = palette_lab_planes(palette)
-    target = (lightness.take(entries), green_red.take(entries), blue_yellow.take(entries))
-    errors = _ciede2000_planes(_key_lab_planes(keys), target, np.float32)
-    if weights is not None:
-        return float(np.dot(errors.astype(np.float64), weights) / count)
-    return float(errors.sum(dtype=np.float64) / count)
+
+class ErrorBatch:
+    """Mean CIEDE2000 errors of several pictures mapped to one palette, measured together in
+    batches of about BATCH_PIXELS (some 200 numpy passes a batch: two 128x128 pictures in one
+    pass cost 13% less than each alone; larger batches leave the CPU cache). `add` a picture's
+    keys and entries, get a ticket; `mean(ticket)` measures what is pending and answers."""
+
+    def __init__(self, palette: bytes) -> None:
+        self.palette = palette
+        self.pending: list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None, int]] = []
+        self.pending_pixels = 0
+        self.means: list[float | None] = []
+
+    def add(self, keys: np.ndarray, chosen: np.ndarray) -> int:
+        """Queue one picture (24-bit keys, uint32; its entries, uint8); returns its ticket."""
+        import numpy as np
+
+        ticket = len(self.means)
+        self.means.append(None)
+        count = len(keys)
+        if count == 0:
+            self.means[ticket] = 0.0
+            return ticket
+        weights = None
+        if count >= 2 * DISTINCT_SAMPLE:
+            # Sorting costs as much as measuring: only for a picture whose sample repeats colours.
+            sample = np.sort(keys[:: count // DISTINCT_SAMPLE])
+            if np.count_nonzero(sample[1:] != sample[:-1]) < DISTINCT_SHARE * len(sample):
+                pairs = chosen.astype(np.uint32)
+                pairs <<= 24
+                pairs |= keys
+                pairs, weights = np.unique(pairs, return_counts=True)
+                keys = pairs & 0xFFFFFF
+                chosen = (pairs >> 24).astype(np.uint8)
+        self.pending.append((ticket, keys, chosen, weights, count))
+        self.pending_pixels += len(keys)
+        if self.pending_pixels >= BATCH_PIXELS:
+            self.flush()
+        return ticket
+
+    def mean(self, ticket: int) -> float:
+        """The mean error of the picture `ticket` names (measuring what is pending first)."""
+        if self.means[ticket] is None:
+            self.flush()
+        return self.means[ticket]  # type: ignore[return-value]
+
+    def flush(self) -> None:
+        """Measure every pending picture at once."""
+        import numpy as np
+
+        if not self.pending:
+            return
+        pending, self.pending, self.pending_pixels = self.pending, [], 0
+        keys = np.concatenate([item[1] for item in pending]) if len(pending) > 1 else pending[0][1]
+        chosen = np.concatenate([item[2] for item in pending]) if len(pending) > 1 else pending[0][2]
+        lightness, green_red, blue_yellow = palette_lab_planes(self.palette)
+        errors = np.empty(len(keys), dtype=np.float32)
+        for start in range(0, len(keys), BATCH_PIXELS):  # a large picture in cache-sized parts
+            piece = slice(start, start + BATCH_PIXELS)
+            entries = chosen[piece].astype(np.intp)
+            target = (lightness.take(entries), green_red.take(entries), blue_yellow.take(entries))
+            errors[piece] = _ciede2000_planes(_key_lab_planes(keys[piece]), target, np.float32)
+        start = 0
+        for ticket, item_keys, _chosen, weights, count in pending:
+            part = errors[start : start + len(item_keys)]
+            start += len(item_keys)
+            total = part.sum(dtype=np.float64) if weights is None else np.dot(part.astype(np.float64), weights)
+            self.means[ticket] = float(total / count)
