@@ -148,11 +148,11 @@ def _constants(dtype: type) -> SimpleNamespace:
         "sin_275": SIN_275,
         "quarter_pi": math.pi / 4.0,
         "far_cos": -0.5,
-        "exponent_cap": 30.0,
+        "minus_exponent_cap": -30.0,
         "chroma_floor": 1e-3,
         # The offset's eighth angle (its tangent) at 85°.
         "far_tan": math.tan(RADIANS_85 / 8.0),
-        "eighth_scale": 8.0 / RADIANS_25,
+        "minus_eighth_scale_squared": -((8.0 / RADIANS_25) ** 2),
         "third_pi": math.pi / 3.0,
         "third": 1.0 / 3.0,
         "opposite": 1e-3 if dtype is np.float32 else 1e-9,
@@ -198,16 +198,12 @@ def _ciede2000_planes(first: Planes, second: Planes, dtype: type) -> np.ndarray:
     np.sqrt(c2p, out=c2p)
     # Unit hue vectors; a neutral colour's is zero (0 times 1/tiny), which makes the mean hue
     # the other's (the formula adds a hue of 0) and ΔH' zero.
-    inverse1 = np.maximum(c1p, k.tiny)
-    np.divide(k.one, inverse1, out=inverse1)
-    inverse2 = np.maximum(c2p, k.tiny)
-    np.divide(k.one, inverse2, out=inverse2)
-    a1p *= inverse1
-    u1a = a1p
-    u1b = b1 * inverse1
-    a2p *= inverse2
-    u2a = a2p
-    u2b = b2 * inverse2
+    floor1 = np.maximum(c1p, k.tiny)
+    u1a = np.divide(a1p, floor1, out=a1p)
+    u1b = np.divide(b1, floor1, out=floor1)
+    floor2 = np.maximum(c2p, k.tiny)
+    u2a = np.divide(a2p, floor2, out=a2p)
+    u2b = np.divide(b2, floor2, out=floor2)
     chord = u1a - u2a
     chord *= chord
     across = u1b - u2b
@@ -229,10 +225,9 @@ def _ciede2000_planes(first: Planes, second: Planes, dtype: type) -> np.ndarray:
     length += sum_b * sum_b
     np.sqrt(length, out=length)
     # Two neutral colours leave no direction (cos = sin = 0): ΔH' is 0 then, and T with it.
-    inverse = np.maximum(length, k.tiny)
-    np.divide(k.one, inverse, out=inverse)
-    sum_a *= inverse
-    sum_b *= inverse
+    floor = np.maximum(length, k.tiny)
+    sum_a /= floor
+    sum_b /= floor
     cosine, sine = sum_a, sum_b
     t = _hue_weight(cosine, sine, k)
     rotation = _rotation(cosine, sine, k)
@@ -267,7 +262,7 @@ def _ciede2000_planes(first: Planes, second: Planes, dtype: type) -> np.ndarray:
     rotation += term_c
     term_h *= term_h
     rotation += term_h
-    np.maximum(rotation, k.zero, out=rotation)
+    # No negative sum to guard against: |R_T| <= 2 sin 60°, so R_T ΔC ΔH >= -0.87 (ΔC² + ΔH²).
     result = np.sqrt(rotation, out=rotation)
     # Nearly opposite hues (u1 + u2 nearly cancels): its direction is noise, and at exactly
     # 180° the formula picks one side itself; the angle form answers for those.
@@ -347,16 +342,15 @@ def _rotation(cosine: np.ndarray, sine: np.ndarray, k: SimpleNamespace) -> np.nd
         series *= square
     series = np.subtract(k.one, series, out=series)
     series *= tangent  # θ/8
-    series -= wrapped * k.quarter_pi
-    series *= k.eighth_scale  # θ / 25°
-    series *= series
-    # Capped at 30 (e^-30: the term is then 1e-13 of the others, invisible in a float32 sum),
+    np.subtract(series, k.quarter_pi, out=series, where=wrapped)
+    exponent = series * k.minus_eighth_scale_squared
+    exponent *= series  # -(θ / 25°)^2
+    # Capped at -30 (e^-30: the term is then 1e-13 of the others, invisible in a float32 sum),
     # the far ones too: beyond it exp() and the sine's powers below would reach subnormal
     # floats, which cost a hundred times more.
-    np.maximum(series, far * k.exponent_cap, out=series)
-    np.minimum(series, k.exponent_cap, out=series)
-    np.negative(series, out=series)
-    angle = np.exp(series, out=series)
+    np.maximum(exponent, k.minus_exponent_cap, out=exponent)
+    np.copyto(exponent, k.minus_exponent_cap, where=far)
+    angle = np.exp(exponent, out=exponent)
     angle *= k.third_pi  # 2 Δθ, in [0, π/3]
     square = np.multiply(angle, angle, out=square)
     sine_series = square * k.sin11
