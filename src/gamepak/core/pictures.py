@@ -43,11 +43,16 @@ def check_size(width: int, height: int, what: str, *, area_limit: int | None, al
 
 
 def read_rgba(
-    path: str, check: Callable[[int, int], object], *, fit: Callable[[int, int], tuple[int, int] | None] | None = None
+    path: str,
+    check: Callable[[int, int], object],
+    *,
+    fit: Callable[[int, int], tuple[int, int] | None] | None = None,
+    readonly: bool = False,
 ) -> np.ndarray:
     """The image file at `path` as an (h, w, 4) uint8 RGBA array. `check(width, height)` is
     called with the size from the header, before anything is decoded (it raises to refuse);
-    `fit(width, height)` may name a size to scale the image to once decoded. Any file Pillow
+    `fit(width, height)` may name a size to scale the image to once decoded; `readonly`: the
+    caller never writes to the array (an RGB picture then skips a copy). Any file Pillow
     cannot read, and any size Pillow itself calls a decompression bomb, is a GamepakError
     naming the file."""
     import warnings
@@ -66,6 +71,15 @@ def read_rgba(
                 if image.mode == "RGBA" and size is None:  # not copied once more by convert
                     image.load()
                     return np.asarray(image)
+                if image.mode == "RGB" and size is None:
+                    # Pillow keeps RGB pixels as four bytes, the fourth 255: packed out as they
+                    # are, that is RGBA without a conversion pass.
+                    image.load()
+                    data = image.tobytes("raw", "RGBX")
+                    width, height = image.size
+                    return np.frombuffer(data if readonly else bytearray(data), dtype=np.uint8).reshape(
+                        height, width, 4
+                    )
                 with image.convert("RGBA") as converted:
                     if size is not None and size != converted.size:
                         with converted.resize(size, Image.Resampling.LANCZOS) as scaled:

@@ -28,6 +28,8 @@ to the folder since becomes a new lump after the others.
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     import numpy as np
+
+    from ..formats.quake.ciede2000 import ErrorBatch
 
 BUILD_SUFFIXES = (".png", ".tga", ".bmp")
 # A miptex name field is 16 bytes, NUL-terminated: 15 characters at most.
@@ -160,9 +164,9 @@ def _target_size(name: str, width: int, height: int) -> tuple[int, int]:
 
 
 def read_picture(path: str, name: str, resize: bool) -> Any:
-    """The picture at `path` as RGBA pixels, its size checked from the header before decoding:
-    within gamepak's limits, and (unless `resize` scales it) sides of multiples of 16, a sky
-    256x128."""
+    """The picture at `path` as RGBA pixels (possibly a read-only array), its size checked from
+    the header before decoding: within gamepak's limits, and (unless `resize` scales it) sides
+    of multiples of 16, a sky 256x128."""
     from ..core.pictures import check_size, read_rgba
 
     def check(width: int, height: int) -> None:
@@ -180,7 +184,7 @@ def read_picture(path: str, name: str, resize: bool) -> Any:
     def fit(width: int, height: int) -> tuple[int, int] | None:
         return _target_size(name, width, height) if resize else None
 
-    return read_rgba(path, check, fit=fit)
+    return read_rgba(path, check, fit=fit, readonly=True)
 
 
 def _mask(folder: str | None, source: _Source, shape: tuple[int, int]) -> np.ndarray | None:
@@ -208,6 +212,25 @@ def _mask(folder: str | None, source: _Source, shape: tuple[int, int]) -> np.nda
     return None
 
 
+@functools.lru_cache(maxsize=4)
+def _allowed_sets(transparent: int | None, sky: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The entries a WAD2 texture's pixels may take without and with fullbrights: never its
+    transparent index, nor a sky's 0 (the engine draws it clear in the front half)."""
+    import numpy as np
+
+    from ..formats.quake.palette import FULLBRIGHT_START
+
+    ordinary = np.ones(256, dtype=bool)
+    ordinary[FULLBRIGHT_START:] = False
+    everything = np.ones(256, dtype=bool)
+    if transparent is not None:
+        ordinary[transparent] = everything[transparent] = False
+    if sky:
+        ordinary[0] = everything[0] = False
+    ordinary.flags.writeable = everything.flags.writeable = False
+    return ordinary, everything
+
+
 def encode_wad2(
     rgba: np.ndarray,
     name: str,
@@ -217,18 +240,21 @@ def encode_wad2(
     mask: np.ndarray | None = None,
     dither: bool = False,
     alpha_threshold: int = DEFAULT_ALPHA_THRESHOLD,
+    errors: ErrorBatch | None = None,
 ) -> tuple[list[bytes], int | None, np.ndarray, float]:
     """The four mips of a Quake miptex called `name` from RGBA pixels, its transparent index,
     the mip 0 indices and their mean CIEDE2000 error over the drawn pixels. Fullbright entries
     (224-255) only where `fullbright` (everywhere) or `mask` (per pixel) allows; clear pixels
-    of `{` names become 255, of a sky's front half 0."""
+    of `{` names become 255, of a sky's front half 0. With `errors` (a batch for `palette`)
+    the error is queued there under its next ticket, measured with other pictures', and NaN
+    is returned in its place."""
     import numpy as np
 
     from ..formats.quake.colours import (
+        KEY_MASK,
+        cell_nearest_keys,
         dither_colours,
-        map_and_measure,
-        map_colours,
-        mean_error,
+        mean_error_keys,
         mip_allowed,
         mips_from,
     )
@@ -237,31 +263,38 @@ def encode_wad2(
 
     transparent = miptex_transparent(name)
     sky = name.lower().startswith("sky")
-    rgb = rgba[..., :3]  # a view: every step below reads it row by row (reshape(-1, 3) needs no copy)
+    rgba = np.ascontiguousarray(rgba)
+    # Each pixel as one packed key (R | G << 8 | B << 16): the RGBA bytes seen as uint32.
+    keys = rgba.view("<u4").reshape(-1) & KEY_MASK
+    height, width = rgba.shape[:2]
     clear = rgba[..., 3] < alpha_threshold
-    ordinary = np.ones(256, dtype=bool)
-    ordinary[FULLBRIGHT_START:] = False
-    everything = np.ones(256, dtype=bool)
-    if transparent is not None:
-        ordinary[transparent] = everything[transparent] = False
-    if sky:
-        # The engine draws index 0 clear in the front (left) half: kept for clear pixels there.
-        ordinary[0] = everything[0] = False
+    ordinary, everything = _allowed_sets(transparent, sky)
     # Pixels that are drawn (not clear): what the mean error is measured over.
     drawn = ~clear if transparent is not None else None
     if sky:
         drawn = ~clear
-        drawn[:, clear.shape[1] // 2 :] = True
-    error = None
+        drawn[:, width // 2 :] = True
+    allowed = everything if fullbright else ordinary
     if dither:
-        indices = dither_colours(rgb, palette, everything if fullbright else ordinary)
+        indices = dither_colours(rgba[..., :3], palette, allowed)
     else:
-        indices, error = map_and_measure(rgb, palette, everything if fullbright else ordinary, drawn)
+        indices = cell_nearest_keys(keys, palette, allowed).reshape(height, width)
     if mask is not None and mask.any() and not fullbright:
-        indices = np.where(mask, (dither_colours if dither else map_colours)(rgb, palette, everything), indices)
-        error = None
-    if error is None:
-        error = mean_error(rgb, indices, palette, drawn)
+        glowing_indices = (
+            dither_colours(rgba[..., :3], palette, everything)
+            if dither
+            else cell_nearest_keys(keys, palette, everything).reshape(height, width)
+        )
+        indices = np.where(mask, glowing_indices, indices)
+    measured, chosen = keys, indices.reshape(-1)
+    if drawn is not None:
+        counted = drawn.reshape(-1)
+        measured, chosen = keys[counted], chosen[counted]
+    if errors is None:
+        error = mean_error_keys(measured, chosen, palette)
+    else:
+        errors.add(measured, chosen.copy())  # copied: the clear pixels' indices change below
+        error = math.nan
     if transparent is not None:
         indices[clear] = transparent
     if sky:
@@ -299,23 +332,33 @@ def encode_wad3(
     a Half-Life miptex."""
     import numpy as np
 
-    from ..formats.quake.colours import dither_colours, map_and_measure, mean_error, mip_allowed, mips_from
+    from ..formats.quake.colours import (
+        KEY_MASK,
+        cell_nearest_keys,
+        dither_colours,
+        mean_error_keys,
+        mip_allowed,
+        mips_from,
+    )
     from ..formats.quake.images import miptex_transparent
 
     transparent = miptex_transparent(name)
+    rgba = np.ascontiguousarray(rgba)
+    keys = rgba.view("<u4").reshape(-1) & KEY_MASK
     clear = rgba[..., 3] < alpha_threshold
     own = own_palette(rgba, clear if transparent is not None else None)
     allowed = np.ones(256, dtype=bool)
-    drawn = None
     if transparent is not None:
         allowed[transparent] = False
-        drawn = ~clear
-    rgb = rgba[..., :3]
     if dither:
-        indices = dither_colours(rgb, own, allowed)
-        error = mean_error(rgb, indices, own, drawn)
+        indices = dither_colours(rgba[..., :3], own, allowed)
     else:
-        indices, error = map_and_measure(rgb, own, allowed, drawn)
+        indices = cell_nearest_keys(keys, own, allowed).reshape(clear.shape)
+    if transparent is None:
+        error = mean_error_keys(keys, indices.reshape(-1), own)
+    else:
+        counted = ~clear.reshape(-1)
+        error = mean_error_keys(keys[counted], indices.reshape(-1)[counted], own)
     if transparent is not None:
         indices[clear] = transparent
     mips = [indices.tobytes(), *mips_from(indices, own, transparent, mip_allowed(name, transparent, False, True))]
@@ -354,12 +397,17 @@ def _summary(
     from ..formats.quake.colours import mean_error
     from ..formats.quake.palette import FULLBRIGHT_START
 
-    kept = np.ones(indices.shape, dtype=bool) if transparent is None else indices != transparent
     height, width = indices.shape
+    # Counts, not masks of the whole picture: the transparent entry is one of the fullbrights
+    # (255) or none of them (a WAD3's, or 0 of a sky).
+    glowing = np.count_nonzero(indices >= FULLBRIGHT_START)
+    clear = 0 if transparent is None else np.count_nonzero(indices == transparent)
+    if transparent is not None and transparent >= FULLBRIGHT_START:
+        glowing -= clear
     if error is None:
+        kept = None if transparent is None else indices != transparent
         error = mean_error(rgba[..., :3], indices, palette, kept)
-    glowing = float(((indices >= FULLBRIGHT_START) & kept).mean())
-    return BuiltTexture(name, file, width, height, error, glowing, float((~kept).mean()))
+    return BuiltTexture(name, file, width, height, error, glowing / indices.size, clear / indices.size)
 
 
 def build_wad(
@@ -415,6 +463,11 @@ def build_wad(
         files = [name for name in files if name not in listed]
     elif not files:
         raise GamepakError(f"{root}: no PNG, TGA or BMP to build a WAD from")
+    from ..formats.quake.ciede2000 import ErrorBatch
+
+    # WAD2 pictures share one palette: their errors are measured in batches (filled in below).
+    batch = None if wad3 else ErrorBatch(colours)
+    queued: list[tuple[BuiltTexture, int]] = []
     for source in _sources(root, case, files, taken):
         if progress is not None:
             progress(source.file)
@@ -434,6 +487,7 @@ def build_wad(
                 mask=mask,
                 dither=dither,
                 alpha_threshold=alpha_threshold,
+                errors=batch,
             )
             drawn = None
         height, width = indices.shape
@@ -442,6 +496,10 @@ def build_wad(
         added = _summary(source.name, source.file, rgba, indices, drawn or colours, transparent, error)
         added.note = "added" if manifest is not None else ""
         built.append(added)
+        if batch is not None:
+            queued.append((added, len(batch.means) - 1))
+    for texture, ticket in queued:
+        texture.error = batch.mean(ticket)  # type: ignore[union-attr]
     if palettes is not None and not wad3 and manifest is None:
         palettes.append(where)
     version = "WAD3" if wad3 else "WAD2"
