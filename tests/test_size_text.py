@@ -51,3 +51,15 @@ def test_the_viewer_names_a_limit_under_1_mib(tmp_path: Path) -> None:
     with pytest.raises(GamepakError, match=f"big.bin: {600 << 10} bytes, more than the 512 KiB a preview reads$"):
         previews.read_all(place, 512 << 10)
     assert len(previews.read_all(place, 1 << 20)) == 600 << 10
+
+
+def test_scene_text_limit_under_a_mebibyte_is_named_in_kibibytes(tmp_path):
+    """A limit below 1 MiB used to read "0 MiB" in the message."""
+    import pytest
+
+    from gamepak.models.scene.ini import SceneError, read_text
+
+    path = tmp_path / "list.txt"
+    path.write_bytes(b"x" * 2000)
+    with pytest.raises(SceneError, match=r"larger than the 1 KiB gamepak reads"):
+        read_text(str(path), limit=1024)

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.sizes import size_text
 from ..errors import GamepakError
 
 if TYPE_CHECKING:
@@ -112,7 +113,7 @@ def _read_regular(path: str, limit: int, what: str) -> bytes:
         if status.st_size > limit:
             hint = " (--allow-large reads more)" if what == "list" else ""
             raise GamepakError(
-                f"{path}: {status.st_size} bytes, more than the {limit >> 20} MiB {what} gamepak reads{hint}"
+                f"{path}: {status.st_size} bytes, more than the {size_text(limit)} {what} gamepak reads{hint}"
             )
         try:
             return handle.read(limit + 1)[:limit]

@@ -15,6 +15,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 
+from ..core.sizes import size_text
 from ..errors import GamepakError
 from ..formats.rfg.zone.check import is_zone_name
 from ..formats.rfg.zone.model import Zone, ZoneError, read
@@ -62,7 +63,7 @@ def iter_zones(source: str | os.PathLike[str]) -> Iterator[tuple[str, bytes]]:
     with open_archive(path) as pack:
         for member, entry, data in iter_named(pack, is_zone_name):
             if entry.size > (largest := _zone_bytes()):
-                raise GamepakError(f"{path}: {member}: larger than any zone file ({largest >> 20} MiB)")
+                raise GamepakError(f"{path}: {member}: larger than any zone file ({size_text(largest)})")
             yield member, data
 
 
@@ -126,7 +127,7 @@ def _by_path(source: str, paths: list[str]) -> Iterator[tuple[str, bytes]] | Non
             except MemberNotFoundError:
                 return None
             if entry.size > (largest := _zone_bytes()):
-                raise GamepakError(f"{source}: {path}: larger than any zone file ({largest >> 20} MiB)")
+                raise GamepakError(f"{source}: {path}: larger than any zone file ({size_text(largest)})")
             found.append((path, archive.read(entry)))
     return iter(found)
 

@@ -25,6 +25,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..core import forked
+from ..core.sizes import size_text
 from ..errors import GamepakError
 
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ def _run(  # pragma: no cover - runs in the worker (the tests see what it sends)
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         limit = start + memory if hard == resource.RLIM_INFINITY else min(hard, start + memory)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    too_large = f"{label}: too large to preview: it needs more than the {memory >> 20} MiB of memory a preview may use"
+    too_large = f"{label}: too large to preview: it needs more than the {size_text(memory)} of memory a preview may use"
     # The errors are raised after their `except` block: the one caught, its traceback and the
     # frames holding what filled the memory are gone by then, so the error can be sent.
     failure = None

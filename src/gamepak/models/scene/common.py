@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ...core.sizes import size_text
 from ...errors import GamepakError
 
 if TYPE_CHECKING:
@@ -220,7 +221,7 @@ def load_image(name: str, path: str, warnings: list[str]) -> SceneImage | None:
             size = status.st_size
             if size > MAX_TEXTURE_BYTES:
                 warnings.append(
-                    f"{path}: texture {name!r} is larger than {MAX_TEXTURE_BYTES >> 20} MiB: drawn without it"
+                    f"{path}: texture {name!r} is larger than {size_text(MAX_TEXTURE_BYTES)}: drawn without it"
                 )
                 return None
             data = handle.read(IMAGE_HEAD)
@@ -232,7 +233,7 @@ def load_image(name: str, path: str, warnings: list[str]) -> SceneImage | None:
         warnings.append(f"{path}: texture {name!r} cannot be read ({exc.strerror}): drawn without it")
         return None
     if len(data) > MAX_TEXTURE_BYTES:
-        warnings.append(f"{path}: texture {name!r} is larger than {MAX_TEXTURE_BYTES >> 20} MiB: drawn without it")
+        warnings.append(f"{path}: texture {name!r} is larger than {size_text(MAX_TEXTURE_BYTES)}: drawn without it")
         return None
     if mime is not None:
         if has_alpha is None:

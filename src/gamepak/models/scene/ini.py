@@ -17,6 +17,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ...core.sizes import size_text
 from .common import SceneError, open_regular
 
 _COMMENT = re.compile(r"[#;]")
@@ -111,7 +112,7 @@ def read_text(path: str, limit: int = 1 << 24, allow_large: bool = False) -> str
         raise SceneError(f"{path}: cannot read: {exc.strerror}") from None
     if too_large:
         hint = "" if allow_large else " (--allow-large reads more)"
-        raise SceneError(f"{path}: larger than the {limit >> 20} MiB gamepak reads of it{hint}")
+        raise SceneError(f"{path}: larger than the {size_text(limit)} gamepak reads of it{hint}")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
