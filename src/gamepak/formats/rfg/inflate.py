@@ -20,6 +20,7 @@ stream is byte-aligned with every earlier block complete, so a raw decompressor 
 from __future__ import annotations
 
 import bisect
+import os
 import zlib
 from _thread import allocate_lock  # what `threading.Lock` is, without importing `threading`
 
@@ -448,36 +449,113 @@ def _chunk_runs(reader: Pass, wanted: list[Entry], views: bool) -> Iterator[tupl
     block complete). A run whose output is not exactly what the offsets say, or a chunk too
     large for the budget, hands the rest of the pass to the streaming inflater, resumed at the
     run's start with the same window.
-    (Inflating the next run on a second thread while this one's members are written measured
-    16-29% more CPU time and no quicker on this 2-core machine under load: one thread.)"""
+    Runs depend on each other (the window), so one stream inflates on one thread; with a second
+    core and more than one run to inflate, that thread is a second one (`_RunsAhead`), a run or
+    two ahead of the members being written here (libdeflate and `os.write` release the GIL)."""
     runs = _Runs(reader)
-    count = len(runs.entries)
-    next_chunk = 0  # the first chunk not inflated yet
-    produced = 0  # output so far: where the next chunk's output starts
-    window = b""  # the last WINDOW bytes of output so far
-    out = bytearray()
-    out_start = 0  # output position of out[0]
-    for position, entry in enumerate(wanted):
-        reader.check_ratio(entry)
-        while entry.offset + entry.size > out_start + len(out) and next_chunk < count:
-            first = next_chunk
-            stop = runs.end_of_run(first, produced)
-            piece = runs.inflate(first, stop, produced, window)
-            if piece is None:
-                yield from _streamed_rest(reader, wanted[position:], entry, first, produced, window)
+    needed = max(entry.offset + entry.size for entry in wanted)
+    outputs: Iterator[_RunOutput] = runs.outputs(needed)
+    ahead = _RunsAhead(outputs) if needed > runs.budget and _second_core() else None
+    if ahead is not None:
+        outputs = ahead
+    try:
+        out = bytearray()
+        out_start = 0  # output position of out[0]
+        for position, entry in enumerate(wanted):
+            reader.check_ratio(entry)
+            while entry.offset + entry.size > out_start + len(out):
+                run = next(outputs, None)
+                if run is None:
+                    break  # every chunk inflated: the member runs past the stream's end
+                piece, run_start, first, window = run
+                if piece is None:
+                    if ahead is not None:
+                        ahead.stop()
+                    yield from _streamed_rest(reader, wanted[position:], entry, first, run_start, window)
+                    return
+                reader.inflated_bytes += len(piece)
+                out, out_start = piece, run_start
+            begin = entry.offset - out_start
+            if begin < 0 or entry.offset + entry.size > out_start + len(out):
+                # Behind the current run, or past the stream's end: the streaming pass says which.
+                if ahead is not None:
+                    ahead.stop()
+                yield from streamed_member_data(reader, wanted[position:])
                 return
-            reader.inflated_bytes += len(piece)
-            out, out_start = piece, produced
-            produced += len(piece)
-            window = bytes(piece[-WINDOW:]) if len(piece) >= WINDOW else (window + piece)[-WINDOW:]
-            next_chunk = stop
-        begin = entry.offset - out_start
-        if begin < 0 or entry.offset + entry.size > out_start + len(out):
-            # Behind the current run, or past the stream's end: the streaming pass says which.
-            yield from streamed_member_data(reader, wanted[position:])
-            return
-        view = memoryview(out)[begin : begin + entry.size]
-        yield entry, (view if views else view.tobytes(),)
+            view = memoryview(out)[begin : begin + entry.size]
+            yield entry, (view if views else view.tobytes(),)
+    finally:
+        if ahead is not None:
+            ahead.stop()
+
+
+if TYPE_CHECKING:
+    # One run of a pass: its output (None: not exactly what the offsets say, stream from here),
+    # the output position it starts at, its first chunk, and the window before it.
+    _RunOutput = tuple[bytearray | None, int, int, bytes]
+
+
+def _second_core() -> bool:
+    """Whether this process may run on more than one core."""
+    try:
+        return len(os.sched_getaffinity(0)) > 1
+    except (AttributeError, OSError):
+        return (os.cpu_count() or 1) > 1
+
+
+class _RunsAhead:
+    """The runs of a pass inflated on a second thread, at most `DEPTH` waiting ahead of the one
+    whose members are being written (memory: that many runs' output more, 8 MiB each). An error
+    raised there is raised here, when the pass reaches that run, so errors come in the order the
+    one-thread pass gives. `stop()` (a pass ended early, or failed) ends the thread."""
+
+    DEPTH = 1
+
+    def __init__(self, outputs: Iterator[_RunOutput]) -> None:
+        import queue
+        import threading
+
+        self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=self.DEPTH)
+        self._stopped = False
+        self._done = False
+        self._thread = threading.Thread(target=self._work, args=(outputs,), name="gamepak-inflate", daemon=True)
+        self._thread.start()
+
+    def _work(self, outputs: Iterator[_RunOutput]) -> None:
+        put = self._queue.put
+        try:
+            for run in outputs:
+                if self._stopped:
+                    return
+                put(("run", run))
+                if self._stopped or run[0] is None:
+                    return
+            put(("end", None))
+        except BaseException as exc:  # handed to the pass, which raises it in its own thread
+            if not self._stopped:
+                put(("error", exc))
+
+    def __iter__(self) -> _RunsAhead:
+        return self
+
+    def __next__(self) -> _RunOutput:
+        if self._done:
+            raise StopIteration
+        kind, value = self._queue.get()
+        if kind == "run":
+            return value  # type: ignore[no-any-return]
+        self._done = True
+        if kind == "error":
+            raise value
+        raise StopIteration
+
+    def stop(self) -> None:
+        """End the thread: it stops before its next run (a `put` it waits in is freed)."""
+        self._stopped = self._done = True
+        while self._thread.is_alive():
+            while not self._queue.empty():  # only this thread takes from it: never blocks
+                self._queue.get_nowait()
+            self._thread.join(0.05)
 
 
 class _Runs:
@@ -506,6 +584,23 @@ class _Runs:
         ):
             stop += 1
         return stop
+
+    def outputs(self, needed: int) -> Iterator[_RunOutput]:
+        """Each run in stream order until the output reaches `needed` (or the chunks end); a
+        run that is not exactly what the offsets say is the last one given."""
+        count = len(self.entries)
+        next_chunk = 0  # the first chunk not inflated yet
+        produced = 0  # output so far: where the next chunk's output starts
+        window = b""  # the last WINDOW bytes of output so far
+        while next_chunk < count and produced < needed:
+            stop = self.end_of_run(next_chunk, produced)
+            piece = self.inflate(next_chunk, stop, produced, window)
+            yield piece, produced, next_chunk, window
+            if piece is None:
+                return
+            produced += len(piece)
+            window = bytes(piece[-WINDOW:]) if len(piece) >= WINDOW else (window + piece)[-WINDOW:]
+            next_chunk = stop
 
     def inflate(self, first: int, stop: int, produced: int, window: bytes) -> bytearray | None:
         """The run's output, exactly what the offsets say it holds, or None."""
