@@ -427,3 +427,36 @@ def test_an_error_ahead_is_raised_when_the_pass_gets_there(monkeypatch: pytest.M
     assert caught.value.offset == calls[2]
     assert 0 < len(seen) < len(members) and seen == [name for name, _ in members[: len(seen)]]
     assert not _runs_ahead_threads()
+
+
+def test_runs_are_cut_at_the_target_and_a_larger_chunk_is_a_run_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Runs of several chunks stop at RUN_TARGET of output; a member larger than that is still
+    inflated whole (a run of one chunk, within the budget), never streamed."""
+    from gamepak.formats.rfg import inflate
+
+    monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 1 << 20)
+    monkeypatch.setattr(inflaters, "RUN_TARGET", 8000)
+    monkeypatch.setattr(inflate.Inflater, "__init__", lambda *args: pytest.fail("streamed"))
+    runs: list[tuple[int, int]] = []  # (chunks, output bytes)
+    original = inflate._Runs.inflate
+
+    def recording(self: inflate._Runs, first: int, stop: int, *args: object) -> bytearray | None:
+        out = original(self, first, stop, *args)  # type: ignore[arg-type]
+        assert out is not None
+        runs.append((stop - first, len(out)))
+        return out
+
+    monkeypatch.setattr(inflate._Runs, "inflate", recording)
+    inflaters.forget_choice()
+    members = [(name, data[:2000]) for name, data in _members()]
+    members[5] = (members[5][0], b"<x/>" * 5000)  # 20,000 bytes: larger than a run
+    path = tmp_path / "p.str2_pc"
+    path.write_bytes(_pack(tmp_path, members, 3))
+    with gamepak.open(path) as archive:
+        archive.extractall(tmp_path / "out")
+    assert {file.name: file.read_bytes() for file in (tmp_path / "out").iterdir()} == dict(members)
+    assert (1, 20000) in runs
+    assert all(size <= 8000 for chunks, size in runs if chunks > 1)
+    assert sum(1 for chunks, _ in runs if chunks > 1) >= 4

@@ -455,7 +455,7 @@ def _chunk_runs(reader: Pass, wanted: list[Entry], views: bool) -> Iterator[tupl
     runs = _Runs(reader)
     needed = max(entry.offset + entry.size for entry in wanted)
     outputs: Iterator[_RunOutput] = runs.outputs(needed)
-    ahead = _RunsAhead(outputs) if needed > runs.budget and _second_core() else None
+    ahead = _RunsAhead(outputs) if needed > runs.target and _second_core() else None
     if ahead is not None:
         outputs = ahead
     try:
@@ -568,6 +568,7 @@ class _Runs:
         last = entries[-1]
         self.ends = [*reader._offsets[1:], last.offset + last.size]  # where each chunk's output must end
         self.budget = inflaters.WHOLE_BUDGET
+        self.target = min(self.budget, inflaters.RUN_TARGET)  # output a run is cut at
         self.input: RunInput | None = None  # made at the first run, reused by the others
         self.input_limit = self.budget + (self.budget >> 8)  # deflate's stored blocks add a little
 
@@ -576,12 +577,12 @@ class _Runs:
 
     def end_of_run(self, first: int, produced: int) -> int:
         """The chunk after the run starting at `first` (output position `produced`): as many
-        chunks as keep output and input within the budget, at least one."""
+        chunks as keep output within `RUN_TARGET` (and the budget) and input within the budget,
+        at least one."""
         stop = first + 1
         count, ends, start = len(self.entries), self.ends, self.starts[first]
-        while (
-            stop < count and ends[stop] - produced <= self.budget and self._input_end(stop) - start <= self.input_limit
-        ):
+        target = self.target
+        while stop < count and ends[stop] - produced <= target and self._input_end(stop) - start <= self.input_limit:
             stop += 1
         return stop
 
