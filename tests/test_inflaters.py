@@ -460,3 +460,34 @@ def test_runs_are_cut_at_the_target_and_a_larger_chunk_is_a_run_of_its_own(
     assert (1, 20000) in runs
     assert all(size <= 8000 for chunks, size in runs if chunks > 1)
     assert sum(1 for chunks, _ in runs if chunks > 1) >= 4
+
+
+def test_a_source_that_watches_its_reads_is_read_from_one_thread(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The catalog hashes a file from the reads made through its source, in order: such a
+    source is never read from the second thread."""
+    import threading
+
+    from gamepak.core.source import Source
+    from gamepak.formats.rfg import inflate
+
+    monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 20000)
+    monkeypatch.setattr(inflate, "_second_core", lambda: True)
+    inflaters.forget_choice()
+    members = _members()
+    path = tmp_path / "p.str2_pc"
+    path.write_bytes(_pack(tmp_path, members, 3))
+    readers: set[str] = set()
+
+    class Watching(Source):
+        def pread(self, size: int, offset: int) -> bytes:
+            readers.add(threading.current_thread().name)
+            return super().pread(size, offset)
+
+    with gamepak.open(path) as archive:
+        plain = archive._source
+        archive._source = Watching(name=plain.name, size=plain.size, fd=plain.fd)
+        got = {entry.name: b"".join(data) for entry, data in archive.iter_data()}
+    assert got == dict(members)
+    assert readers == {threading.current_thread().name}

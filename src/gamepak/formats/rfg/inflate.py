@@ -450,12 +450,16 @@ def _chunk_runs(reader: Pass, wanted: list[Entry], views: bool) -> Iterator[tupl
     large for the budget, hands the rest of the pass to the streaming inflater, resumed at the
     run's start with the same window.
     Runs depend on each other (the window), so one stream inflates on one thread; with a second
-    core and more than one run to inflate, that thread is a second one (`_RunsAhead`), a run or
-    two ahead of the members being written here (libdeflate and `os.write` release the GIL)."""
+    core, more than one run to inflate and a plain file to read, that thread is a second one
+    (`_RunsAhead`), a run or two ahead of the members being written here (libdeflate and
+    `os.write` release the GIL)."""
     runs = _Runs(reader)
     needed = max(entry.offset + entry.size for entry in wanted)
     outputs: Iterator[_RunOutput] = runs.outputs(needed)
-    ahead = _RunsAhead(outputs) if needed > runs.target and _second_core() else None
+    # A source that watches its reads (the catalog hashes the file from them, in order) is
+    # read from this thread only.
+    plain_source = type(reader._source).pread is Source.pread
+    ahead = _RunsAhead(outputs) if needed > runs.target and plain_source and _second_core() else None
     if ahead is not None:
         outputs = ahead
     try:
