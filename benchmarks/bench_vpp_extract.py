@@ -127,14 +127,14 @@ def gamepak_extract(path: str, dest: str) -> None:
 def gamepak_extract_one_thread(path: str, dest: str) -> None:
     """gamepak with the runs of the stream inflated on the writing thread (what a one-core
     machine gets): shows what the second thread brings."""
-    from gamepak.formats.rfg import inflate
+    from gamepak.formats.rfg import passes
 
-    saved = inflate._second_core
-    inflate._second_core = lambda: False
+    saved = passes._second_core
+    passes._second_core = lambda: False
     try:
         gamepak_extract(path, dest)
     finally:
-        inflate._second_core = saved
+        passes._second_core = saved
 
 
 def gamepak_extract_streaming(path: str, dest: str) -> None:

@@ -220,10 +220,10 @@ DAMAGES: dict[str, Callable[[bytes], bytes]] = {
 def test_same_result_whichever_inflater(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, flags: int, damage: str, budget: int, ahead: bool
 ) -> None:
-    from gamepak.formats.rfg import inflate
+    from gamepak.formats.rfg import passes
 
     monkeypatch.setattr(inflaters, "WHOLE_BUDGET", budget)
-    monkeypatch.setattr(inflate, "_second_core", lambda: ahead)
+    monkeypatch.setattr(passes, "_second_core", lambda: ahead)
     members = _members()
     data = DAMAGES[damage](_pack(tmp_path, members, flags))
     fast, streamed = _both(monkeypatch, tmp_path, data)
@@ -341,18 +341,18 @@ def test_runs_inflated_ahead_on_a_second_thread(monkeypatch: pytest.MonkeyPatch,
     the thread is gone when the pass ends."""
     import threading
 
-    from gamepak.formats.rfg import inflate
+    from gamepak.formats.rfg import passes
 
     monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 20000)
-    monkeypatch.setattr(inflate, "_second_core", lambda: True)
+    monkeypatch.setattr(passes, "_second_core", lambda: True)
     threads: list[str] = []
-    original = inflate._Runs.inflate
+    original = passes._Runs.inflate
 
-    def recording(self: inflate._Runs, *args: object) -> object:
+    def recording(self: passes._Runs, *args: object) -> object:
         threads.append(threading.current_thread().name)
         return original(self, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(inflate._Runs, "inflate", recording)
+    monkeypatch.setattr(passes._Runs, "inflate", recording)
     inflaters.forget_choice()
     members = _members()
     path = tmp_path / "p.str2_pc"
@@ -366,11 +366,11 @@ def test_runs_inflated_ahead_on_a_second_thread(monkeypatch: pytest.MonkeyPatch,
 
 def test_one_run_needs_no_second_thread(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Members within the first run (here: the first few of many) are inflated right here."""
-    from gamepak.formats.rfg import inflate
+    from gamepak.formats.rfg import passes
 
     monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 20000)
-    monkeypatch.setattr(inflate, "_second_core", lambda: True)
-    monkeypatch.setattr(inflate._RunsAhead, "__init__", lambda *args: pytest.fail("a thread for one run"))
+    monkeypatch.setattr(passes, "_second_core", lambda: True)
+    monkeypatch.setattr(passes._RunsAhead, "__init__", lambda *args: pytest.fail("a thread for one run"))
     inflaters.forget_choice()
     members = [(name, data[:1000]) for name, data in _members()]
     path = tmp_path / "p.str2_pc"
@@ -382,10 +382,10 @@ def test_one_run_needs_no_second_thread(monkeypatch: pytest.MonkeyPatch, tmp_pat
 
 def test_a_pass_left_early_ends_the_thread(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A pass that is not read to its end (a write failed) stops the thread at once."""
-    from gamepak.formats.rfg import inflate
+    from gamepak.formats.rfg import passes
 
     monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 20000)
-    monkeypatch.setattr(inflate, "_second_core", lambda: True)
+    monkeypatch.setattr(passes, "_second_core", lambda: True)
     inflaters.forget_choice()
     members = _members()
     path = tmp_path / "p.str2_pc"
@@ -402,20 +402,20 @@ def test_a_pass_left_early_ends_the_thread(monkeypatch: pytest.MonkeyPatch, tmp_
 def test_an_error_ahead_is_raised_when_the_pass_gets_there(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """An error while inflating ahead (here a read failing) is raised in the pass, as the same
     error, after the members before it were handed out."""
-    from gamepak.formats.rfg import inflate
+    from gamepak.formats.rfg import passes
 
     monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 20000)
-    monkeypatch.setattr(inflate, "_second_core", lambda: True)
+    monkeypatch.setattr(passes, "_second_core", lambda: True)
     calls = []
-    original = inflate._Runs.inflate
+    original = passes._Runs.inflate
 
-    def failing(self: inflate._Runs, first: int, *args: object) -> object:
+    def failing(self: passes._Runs, first: int, *args: object) -> object:
         calls.append(first)
         if len(calls) == 3:
             raise CorruptArchiveError("cannot read run", path="PACK", offset=first)
         return original(self, first, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(inflate._Runs, "inflate", failing)
+    monkeypatch.setattr(passes._Runs, "inflate", failing)
     inflaters.forget_choice()
     members = _members()
     path = tmp_path / "p.str2_pc"
@@ -434,21 +434,21 @@ def test_runs_are_cut_at_the_target_and_a_larger_chunk_is_a_run_of_its_own(
 ) -> None:
     """Runs of several chunks stop at RUN_TARGET of output; a member larger than that is still
     inflated whole (a run of one chunk, within the budget), never streamed."""
-    from gamepak.formats.rfg import inflate
+    from gamepak.formats.rfg import inflate, passes
 
     monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 1 << 20)
     monkeypatch.setattr(inflaters, "RUN_TARGET", 8000)
     monkeypatch.setattr(inflate.Inflater, "__init__", lambda *args: pytest.fail("streamed"))
     runs: list[tuple[int, int]] = []  # (chunks, output bytes)
-    original = inflate._Runs.inflate
+    original = passes._Runs.inflate
 
-    def recording(self: inflate._Runs, first: int, stop: int, *args: object) -> bytearray | None:
+    def recording(self: passes._Runs, first: int, stop: int, *args: object) -> bytearray | None:
         out = original(self, first, stop, *args)  # type: ignore[arg-type]
         assert out is not None
         runs.append((stop - first, len(out)))
         return out
 
-    monkeypatch.setattr(inflate._Runs, "inflate", recording)
+    monkeypatch.setattr(passes._Runs, "inflate", recording)
     inflaters.forget_choice()
     members = [(name, data[:2000]) for name, data in _members()]
     members[5] = (members[5][0], b"<x/>" * 5000)  # 20,000 bytes: larger than a run
@@ -470,10 +470,10 @@ def test_a_source_that_watches_its_reads_is_read_from_one_thread(
     import threading
 
     from gamepak.core.source import Source
-    from gamepak.formats.rfg import inflate
+    from gamepak.formats.rfg import passes
 
     monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 20000)
-    monkeypatch.setattr(inflate, "_second_core", lambda: True)
+    monkeypatch.setattr(passes, "_second_core", lambda: True)
     inflaters.forget_choice()
     members = _members()
     path = tmp_path / "p.str2_pc"

@@ -35,16 +35,8 @@ from ...core.archive import Archive, Entry, NameList, Problem, RawRange, decode_
 from ...core.layout import align_up
 from ...core.source import Source
 from ...errors import UnsupportedFeatureError
-from .inflate import (
-    Checkpoints,
-    Inflater,
-    InflateStream,
-    Segment,
-    max_inflated,
-    member_data,
-    member_views,
-    streamed_member_data,
-)
+from .inflate import Checkpoints, Inflater, InflateStream, Segment, max_inflated
+from .passes import member_data, member_views, streamed_member_data
 from .records import (
     BLOCK_ALIGN,
     ENTRY,
