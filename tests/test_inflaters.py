@@ -491,3 +491,40 @@ def test_a_source_that_watches_its_reads_is_read_from_one_thread(
         got = {entry.name: b"".join(data) for entry, data in archive.iter_data()}
     assert got == dict(members)
     assert readers == {threading.current_thread().name}
+
+
+def test_separate_streams_inflated_a_group_ahead(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Flags 1: members are independent streams, inflated in groups on the second thread; a
+    member refused on the way comes after every member before it, as on one thread."""
+    import threading
+
+    from gamepak.formats.rfg import passes
+
+    monkeypatch.setattr(inflaters, "RUN_TARGET", 100_000)  # groups of several members
+    monkeypatch.setattr(passes, "_second_core", lambda: True)
+    threads: list[str] = []
+    original = passes.inflate_zlib_whole
+
+    def recording(data: bytes, size: int) -> bytearray | None:
+        threads.append(threading.current_thread().name)
+        return original(data, size)
+
+    monkeypatch.setattr(passes, "inflate_zlib_whole", recording)
+    inflaters.forget_choice()
+    members = _members()
+    path = tmp_path / "p.str2_pc"
+    path.write_bytes(_pack(tmp_path, members, 1))
+    with gamepak.open(path) as archive:
+        archive.extractall(tmp_path / "out")
+    assert {file.name: file.read_bytes() for file in (tmp_path / "out").iterdir()} == dict(members)
+    assert len(threads) == len(members) and set(threads) == {"gamepak-inflate"}
+    assert not _runs_ahead_threads()
+    # Member 30 declares more than its compressed bytes can hold: refused after 0..29.
+    bad = tmp_path / "bad.str2_pc"
+    bad.write_bytes(_set(path.read_bytes(), _entry_field(30, 4), "<I", 0x7FFFFFFF))
+    seen = []
+    with gamepak.open(bad) as archive, pytest.raises(CorruptArchiveError):
+        for entry, _ in archive.iter_data():
+            seen.append(entry.name)
+    assert seen == [name for name, _ in members[:30]]
+    assert not _runs_ahead_threads()

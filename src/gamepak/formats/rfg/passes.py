@@ -60,7 +60,7 @@ def _fastest_pass(reader: Pass, entries: list[Entry], views: bool) -> Iterator[t
         # A rebuild's passes leave window checkpoints for its later reads: the streaming pass.
         return streamed_member_data(reader, entries)
     if not reader.condensed:
-        return _separate_streams(reader, entries)
+        return _separate_streams(reader, entries, views)
     if not reader.solid_stream()[1] or any(
         later.offset < earlier.offset for earlier, later in zip(entries, entries[1:], strict=False)
     ):
@@ -68,21 +68,58 @@ def _fastest_pass(reader: Pass, entries: list[Entry], views: bool) -> Iterator[t
     return _chunk_runs(reader, entries, views)
 
 
-def _separate_streams(reader: Pass, entries: list[Entry]) -> Iterator[tuple[Entry, MemberData]]:
-    """Flags 1: each member its own zlib stream, inflated whole when it fits."""
-    for entry in entries:
-        reader.check_ratio(entry)
-        stored = entry.stored_size or 0
-        out = None
-        # Input bounded too: deflate stores incompressible data with a few bytes per 64 KiB.
-        if fits_whole(entry.size) and stored <= entry.size + (entry.size >> 8) + 64:
-            data = reader._source.pread(stored, entry.offset)
-            out = inflate_zlib_whole(data, entry.size) if len(data) == stored else None
-        if out is None:
-            yield entry, reader._pass_inflater(entry).read_range(entry)
-            continue
-        reader.inflated_bytes += len(out)
-        yield entry, (bytes(out),)
+def _separate_streams(reader: Pass, entries: list[Entry], views: bool) -> Iterator[tuple[Entry, MemberViews]]:
+    """Flags 1: each member its own zlib stream, inflated whole when it fits. Members are
+    independent, so with a second core and a plain file to read, groups of them are inflated a
+    group ahead on a second thread while the members before are written here."""
+    groups = _inflated_groups(reader, entries)
+    enough = sum(entry.size for entry in entries) > inflaters.RUN_TARGET
+    ahead = _RunsAhead(groups) if enough and _plain_source(reader) and _second_core() else None
+    try:
+        for group in groups if ahead is None else ahead:
+            for entry, out in group:
+                if out is None:
+                    yield entry, reader._pass_inflater(entry).read_range(entry)
+                    continue
+                reader.inflated_bytes += len(out)
+                yield entry, (memoryview(out) if views else bytes(out),)
+    finally:
+        if ahead is not None:
+            ahead.stop()
+
+
+def _inflated_groups(reader: Pass, entries: list[Entry]) -> Iterator[list[tuple[Entry, bytearray | None]]]:
+    """Members in groups of about `RUN_TARGET` of output, each with its output inflated whole,
+    or None where it does not fit (or libdeflate did not produce it exactly): streamed then. A
+    member refused on the way ends the group before it, then the error is raised."""
+    group: list[tuple[Entry, bytearray | None]] = []
+    size = 0
+    try:
+        for entry in entries:
+            reader.check_ratio(entry)
+            stored = entry.stored_size or 0
+            out = None
+            # Input bounded too: deflate stores incompressible data with a few bytes per 64 KiB.
+            if fits_whole(entry.size) and stored <= entry.size + (entry.size >> 8) + 64:
+                data = reader._source.pread(stored, entry.offset)
+                out = inflate_zlib_whole(data, entry.size) if len(data) == stored else None
+            group.append((entry, out))
+            size += entry.size
+            if size >= inflaters.RUN_TARGET:
+                yield group
+                group, size = [], 0
+    except Exception:
+        if group:
+            yield group  # the members before it come first, as on one thread
+        raise
+    if group:
+        yield group
+
+
+def _plain_source(reader: Pass) -> bool:
+    """Whether the pack's source is a plain file: a source that watches its reads (the catalog
+    hashes the file from them, in order) is read from the pass's own thread only."""
+    return type(reader._source).pread is Source.pread
 
 
 def _chunk_runs(reader: Pass, wanted: list[Entry], views: bool) -> Iterator[tuple[Entry, MemberViews]]:
@@ -99,10 +136,7 @@ def _chunk_runs(reader: Pass, wanted: list[Entry], views: bool) -> Iterator[tupl
     runs = _Runs(reader)
     needed = max(entry.offset + entry.size for entry in wanted)
     outputs: Iterator[_RunOutput] = runs.outputs(needed)
-    # A source that watches its reads (the catalog hashes the file from them, in order) is
-    # read from this thread only.
-    plain_source = type(reader._source).pread is Source.pread
-    ahead = _RunsAhead(outputs) if needed > runs.target and plain_source and _second_core() else None
+    ahead = _RunsAhead(outputs) if needed > runs.target and _plain_source(reader) and _second_core() else None
     if ahead is not None:
         outputs = ahead
     try:
@@ -151,14 +185,15 @@ def _second_core() -> bool:
 
 
 class _RunsAhead:
-    """The runs of a pass inflated on a second thread, at most `DEPTH` waiting ahead of the one
-    whose members are being written (memory: that many runs' output more, 8 MiB each). An error
-    raised there is raised here, when the pass reaches that run, so errors come in the order the
-    one-thread pass gives. `stop()` (a pass ended early, or failed) ends the thread."""
+    """The items of a pass (runs of a stream, groups of members) made on a second thread, at
+    most `DEPTH` waiting ahead of the one whose members are being written (memory: that many
+    items' output more, about `RUN_TARGET` each). An error raised there is raised here, when the
+    pass reaches that item, so errors come in the order the one-thread pass gives. `stop()` (a
+    pass ended early, or failed) ends the thread."""
 
     DEPTH = 1
 
-    def __init__(self, outputs: Iterator[_RunOutput]) -> None:
+    def __init__(self, outputs: Iterator[Any]) -> None:
         import queue
         import threading
 
@@ -168,14 +203,14 @@ class _RunsAhead:
         self._thread = threading.Thread(target=self._work, args=(outputs,), name="gamepak-inflate", daemon=True)
         self._thread.start()
 
-    def _work(self, outputs: Iterator[_RunOutput]) -> None:
+    def _work(self, outputs: Iterator[Any]) -> None:
         put = self._queue.put
         try:
-            for run in outputs:
+            for item in outputs:
                 if self._stopped:
                     return
-                put(("run", run))
-                if self._stopped or run[0] is None:
+                put(("item", item))
+                if self._stopped:
                     return
             put(("end", None))
         except BaseException as exc:  # handed to the pass, which raises it in its own thread
@@ -185,12 +220,12 @@ class _RunsAhead:
     def __iter__(self) -> _RunsAhead:
         return self
 
-    def __next__(self) -> _RunOutput:
+    def __next__(self) -> Any:
         if self._done:
             raise StopIteration
         kind, value = self._queue.get()
-        if kind == "run":
-            return value  # type: ignore[no-any-return]
+        if kind == "item":
+            return value
         self._done = True
         if kind == "error":
             raise value
