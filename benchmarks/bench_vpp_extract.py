@@ -4,6 +4,7 @@ Builds a ~200 MB (decompressed) flags-3 `.vpp_pc` of text-like members on /dev/s
 gamepak's writer, then alternates, round after round, into fresh folders on /dev/shm:
 - gamepak: the in-process library call `Reader.extractall` (the same path `gamepak extract`
   takes, without the CLI's argument parsing and progress bar);
+- gamepak-1thread: the same with the stream's runs inflated on the writing thread (one core);
 - gamepak-isal: the same with the `deflate` wheel made unimportable (isal streaming only);
 - minimal: struct-parse the directory, ONE stdlib `zlib.decompressobj()` pass over the data
   block (1 MiB of input at a time), write each member with os.open/os.write as it completes.
@@ -123,6 +124,19 @@ def gamepak_extract(path: str, dest: str) -> None:
         archive.extractall(dest)
 
 
+def gamepak_extract_one_thread(path: str, dest: str) -> None:
+    """gamepak with the runs of the stream inflated on the writing thread (what a one-core
+    machine gets): shows what the second thread brings."""
+    from gamepak.formats.rfg import passes
+
+    saved = passes._second_core
+    passes._second_core = lambda: False
+    try:
+        gamepak_extract(path, dest)
+    finally:
+        passes._second_core = saved
+
+
 def gamepak_extract_streaming(path: str, dest: str) -> None:
     """gamepak with the `deflate` wheel made unimportable: isal's streaming inflater for
     everything (what a platform without libdeflate gets)."""
@@ -206,7 +220,12 @@ def main() -> None:
             f"{os.path.getsize(path) / 2**20:.1f} MiB on disk, level {args.level}, "
             f"{time.perf_counter() - began:.1f} s"
         )
-        runners = {"gamepak": gamepak_extract, "minimal": minimal_extract, "gamepak-isal": gamepak_extract_streaming}
+        runners = {
+            "gamepak": gamepak_extract,
+            "minimal": minimal_extract,
+            "gamepak-1thread": gamepak_extract_one_thread,
+            "gamepak-isal": gamepak_extract_streaming,
+        }
         timings: dict[str, list[float]] = {name: [] for name in runners}
         # CPU seconds of this process (every thread): on a machine other jobs keep busy, wall
         # time mostly measures waiting; a quiet machine's wall time is at most this.
@@ -232,10 +251,10 @@ def main() -> None:
         size_mb = args.size_mb * 1.048576
         for name, value in medians.items():
             print(
-                f"{name:12s} median {value:.3f} s ({size_mb / value:.0f} MB/s)  rounds: "
+                f"{name:15s} median {value:.3f} s ({size_mb / value:.0f} MB/s)  rounds: "
                 + " ".join(f"{v:.3f}" for v in timings[name])
             )
-        for name in ("gamepak", "gamepak-isal"):
+        for name in ("gamepak", "gamepak-1thread", "gamepak-isal"):
             ratios = [g / m for g, m in zip(timings[name], timings["minimal"])]
             print(
                 f"ratio {name}/minimal: median {medians[name] / medians['minimal']:.2f}x, "

@@ -76,3 +76,55 @@ def test_many_contiguous_members_with_padding(tmp_path: Path, monkeypatch: pytes
     assert _extracted(tmp_path, _pak(layout, blob), "out") == _expected(layout, blob)
     if workers == 1:  # a forked worker's reads are not counted here
         assert 0 < len(reads) < 30 and max(reads) <= copier._SPAN  # ~6 MiB in 1 MiB spans, 6 wide gaps
+
+
+# -- the CLI's progress bar: nothing of it in a quick run ----------------------------------------
+class _Terminal:
+    """stderr as a terminal that keeps what is written."""
+
+    def __init__(self) -> None:
+        self.written: list[str] = []
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.written.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_a_quick_run_draws_no_progress_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Items only count until the delay has passed: no rich bar is made, however many items."""
+    import sys
+
+    from gamepak.cli import common
+
+    monkeypatch.setattr(common, "QUIET", False)
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    bar = common.progress_bar(20_000, 0, "extracting", delay=60)
+    with bar as advance:
+        assert advance is not None
+        for item in range(20_000):
+            advance(item)
+    assert bar._bar is None and bar.done == 20_000
+
+
+def test_a_long_run_draws_the_count_so_far(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from gamepak.cli import common
+
+    pytest.importorskip("rich")
+    monkeypatch.setattr(common, "QUIET", False)
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    bar = common.progress_bar(1000, 0, "extracting", delay=0)
+    with bar as advance:
+        for item in range(700):
+            advance(item)
+        assert bar._bar is not None
+        assert bar._bar.tasks[0].completed >= 1  # drawn at the first item, then at most 10 times a second
+    assert bar.done == 700
+    assert common.progress_bar(10, 0, "extracting").__enter__() is None  # small work: no bar at all

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import gamepak
 from gamepak.core import inflaters
+from gamepak.core.archive import RawRange
 from gamepak.errors import CorruptArchiveError, GamepakError
 
 pytest.importorskip("deflate")
@@ -215,10 +216,14 @@ DAMAGES: dict[str, Callable[[bytes], bytes]] = {
 @pytest.mark.parametrize("flags", [1, 3])
 @pytest.mark.parametrize("damage", list(DAMAGES))
 @pytest.mark.parametrize("budget", [1 << 20, 20000, 4096])  # one run, several, members past it
+@pytest.mark.parametrize("ahead", [False, True], ids=["one-thread", "runs-ahead"])
 def test_same_result_whichever_inflater(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, flags: int, damage: str, budget: int
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, flags: int, damage: str, budget: int, ahead: bool
 ) -> None:
+    from gamepak.formats.rfg import passes
+
     monkeypatch.setattr(inflaters, "WHOLE_BUDGET", budget)
+    monkeypatch.setattr(passes, "_second_core", lambda: ahead)
     members = _members()
     data = DAMAGES[damage](_pack(tmp_path, members, flags))
     fast, streamed = _both(monkeypatch, tmp_path, data)
@@ -322,3 +327,204 @@ def test_no_members_asked_for(tmp_path: Path) -> None:
     with gamepak.open(path) as archive:
         assert list(archive.iter_data([])) == []
         assert archive.extractall(tmp_path / "out", []) == []
+
+
+# -- a condensed stream's runs inflated a run ahead, on a second thread ---------------------------
+def _runs_ahead_threads() -> list[str]:
+    import threading
+
+    return [thread.name for thread in threading.enumerate() if thread.name == "gamepak-inflate"]
+
+
+def test_runs_inflated_ahead_on_a_second_thread(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With a second core and several runs, runs are inflated on another thread, in order, and
+    the thread is gone when the pass ends."""
+    import threading
+
+    from gamepak.formats.rfg import passes
+
+    monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 20000)
+    monkeypatch.setattr(passes, "_second_core", lambda: True)
+    threads: list[str] = []
+    original = passes._Runs.inflate
+
+    def recording(self: passes._Runs, *args: object) -> object:
+        threads.append(threading.current_thread().name)
+        return original(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(passes._Runs, "inflate", recording)
+    inflaters.forget_choice()
+    members = _members()
+    path = tmp_path / "p.str2_pc"
+    path.write_bytes(_pack(tmp_path, members, 3))
+    with gamepak.open(path) as archive:
+        archive.extractall(tmp_path / "out")
+    assert len(threads) > 3 and set(threads) == {"gamepak-inflate"}
+    assert {file.name: file.read_bytes() for file in (tmp_path / "out").iterdir()} == dict(members)
+    assert not _runs_ahead_threads()
+
+
+def test_one_run_needs_no_second_thread(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Members within the first run (here: the first few of many) are inflated right here."""
+    from gamepak.formats.rfg import passes
+
+    monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 20000)
+    monkeypatch.setattr(passes, "_second_core", lambda: True)
+    monkeypatch.setattr(passes._RunsAhead, "__init__", lambda *args: pytest.fail("a thread for one run"))
+    inflaters.forget_choice()
+    members = [(name, data[:1000]) for name, data in _members()]
+    path = tmp_path / "p.str2_pc"
+    path.write_bytes(_pack(tmp_path, members, 3))
+    with gamepak.open(path) as archive:
+        archive.extractall(tmp_path / "out", [name for name, _ in members[:3]])
+    assert (tmp_path / "out" / members[2][0]).read_bytes() == members[2][1]
+
+
+def test_a_pass_left_early_ends_the_thread(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A pass that is not read to its end (a write failed) stops the thread at once."""
+    from gamepak.formats.rfg import passes
+
+    monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 20000)
+    monkeypatch.setattr(passes, "_second_core", lambda: True)
+    inflaters.forget_choice()
+    members = _members()
+    path = tmp_path / "p.str2_pc"
+    path.write_bytes(_pack(tmp_path, members, 3))
+    with gamepak.open(path) as archive:
+        passing = archive._member_views(archive.infolist())
+        _, data = next(iter(passing))
+        assert not isinstance(data, RawRange) and b"".join(data) == members[0][1]
+        assert _runs_ahead_threads()
+        passing.close()  # type: ignore[attr-defined]
+        assert not _runs_ahead_threads()
+
+
+def test_an_error_ahead_is_raised_when_the_pass_gets_there(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """An error while inflating ahead (here a read failing) is raised in the pass, as the same
+    error, after the members before it were handed out."""
+    from gamepak.formats.rfg import passes
+
+    monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 20000)
+    monkeypatch.setattr(passes, "_second_core", lambda: True)
+    calls = []
+    original = passes._Runs.inflate
+
+    def failing(self: passes._Runs, first: int, *args: object) -> object:
+        calls.append(first)
+        if len(calls) == 3:
+            raise CorruptArchiveError("cannot read run", path="PACK", offset=first)
+        return original(self, first, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(passes._Runs, "inflate", failing)
+    inflaters.forget_choice()
+    members = _members()
+    path = tmp_path / "p.str2_pc"
+    path.write_bytes(_pack(tmp_path, members, 3))
+    seen = []
+    with gamepak.open(path) as archive, pytest.raises(CorruptArchiveError, match="cannot read run") as caught:
+        for entry, _ in archive._member_views(archive.infolist()):
+            seen.append(entry.name)
+    assert caught.value.offset == calls[2]
+    assert 0 < len(seen) < len(members) and seen == [name for name, _ in members[: len(seen)]]
+    assert not _runs_ahead_threads()
+
+
+def test_runs_are_cut_at_the_target_and_a_larger_chunk_is_a_run_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Runs of several chunks stop at RUN_TARGET of output; a member larger than that is still
+    inflated whole (a run of one chunk, within the budget), never streamed."""
+    from gamepak.formats.rfg import inflate, passes
+
+    monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 1 << 20)
+    monkeypatch.setattr(inflaters, "RUN_TARGET", 8000)
+    monkeypatch.setattr(inflate.Inflater, "__init__", lambda *args: pytest.fail("streamed"))
+    runs: list[tuple[int, int]] = []  # (chunks, output bytes)
+    original = passes._Runs.inflate
+
+    def recording(self: passes._Runs, first: int, stop: int, *args: object) -> bytearray | None:
+        out = original(self, first, stop, *args)  # type: ignore[arg-type]
+        assert out is not None
+        runs.append((stop - first, len(out)))
+        return out
+
+    monkeypatch.setattr(passes._Runs, "inflate", recording)
+    inflaters.forget_choice()
+    members = [(name, data[:2000]) for name, data in _members()]
+    members[5] = (members[5][0], b"<x/>" * 5000)  # 20,000 bytes: larger than a run
+    path = tmp_path / "p.str2_pc"
+    path.write_bytes(_pack(tmp_path, members, 3))
+    with gamepak.open(path) as archive:
+        archive.extractall(tmp_path / "out")
+    assert {file.name: file.read_bytes() for file in (tmp_path / "out").iterdir()} == dict(members)
+    assert (1, 20000) in runs
+    assert all(size <= 8000 for chunks, size in runs if chunks > 1)
+    assert sum(1 for chunks, _ in runs if chunks > 1) >= 4
+
+
+def test_a_source_that_watches_its_reads_is_read_from_one_thread(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The catalog hashes a file from the reads made through its source, in order: such a
+    source is never read from the second thread."""
+    import threading
+
+    from gamepak.core.source import Source
+    from gamepak.formats.rfg import passes
+
+    monkeypatch.setattr(inflaters, "WHOLE_BUDGET", 20000)
+    monkeypatch.setattr(passes, "_second_core", lambda: True)
+    inflaters.forget_choice()
+    members = _members()
+    path = tmp_path / "p.str2_pc"
+    path.write_bytes(_pack(tmp_path, members, 3))
+    readers: set[str] = set()
+
+    class Watching(Source):
+        def pread(self, size: int, offset: int) -> bytes:
+            readers.add(threading.current_thread().name)
+            return super().pread(size, offset)
+
+    with gamepak.open(path) as archive:
+        plain = archive._source
+        archive._source = Watching(name=plain.name, size=plain.size, fd=plain.fd)
+        got = {entry.name: b"".join(data) for entry, data in archive.iter_data()}
+    assert got == dict(members)
+    assert readers == {threading.current_thread().name}
+
+
+def test_separate_streams_inflated_a_group_ahead(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Flags 1: members are independent streams, inflated in groups on the second thread; a
+    member refused on the way comes after every member before it, as on one thread."""
+    import threading
+
+    from gamepak.formats.rfg import passes
+
+    monkeypatch.setattr(inflaters, "RUN_TARGET", 100_000)  # groups of several members
+    monkeypatch.setattr(passes, "_second_core", lambda: True)
+    threads: list[str] = []
+    original = passes.inflate_zlib_whole
+
+    def recording(data: bytes, size: int) -> bytearray | None:
+        threads.append(threading.current_thread().name)
+        return original(data, size)
+
+    monkeypatch.setattr(passes, "inflate_zlib_whole", recording)
+    inflaters.forget_choice()
+    members = _members()
+    path = tmp_path / "p.str2_pc"
+    path.write_bytes(_pack(tmp_path, members, 1))
+    with gamepak.open(path) as archive:
+        archive.extractall(tmp_path / "out")
+    assert {file.name: file.read_bytes() for file in (tmp_path / "out").iterdir()} == dict(members)
+    assert len(threads) == len(members) and set(threads) == {"gamepak-inflate"}
+    assert not _runs_ahead_threads()
+    # Member 30 declares more than its compressed bytes can hold: refused after 0..29.
+    bad = tmp_path / "bad.str2_pc"
+    bad.write_bytes(_set(path.read_bytes(), _entry_field(30, 4), "<I", 0x7FFFFFFF))
+    seen = []
+    with gamepak.open(bad) as archive, pytest.raises(CorruptArchiveError):
+        for entry, _ in archive.iter_data():
+            seen.append(entry.name)
+    assert seen == [name for name, _ in members[:30]]
+    assert not _runs_ahead_threads()

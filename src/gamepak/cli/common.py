@@ -466,38 +466,51 @@ PROGRESS_BYTES = 64 << 20
 class progress_bar:
     """A rich progress bar on stderr for long extractions and creations, when stderr is a
     terminal (plain, without colour, where NO_COLOR is set or TERM=dumb: rich reads both);
-    yields the per-item callback (None when there is no bar)."""
+    yields the per-item callback (None when there is no bar).
 
-    def __init__(self, total: int, total_bytes: int, label: str) -> None:
+    The bar appears only once the work has taken `delay` seconds, and is redrawn at most ten
+    times a second: a quick run never imports rich (~60 ms), and an item costs a counter and a
+    clock read, not a rich update (20,000 small members took 0.1 s more CPU with one per item)."""
+
+    def __init__(self, total: int, total_bytes: int, label: str, delay: float = 0.5) -> None:
         self.total = total
         self.label = label
+        self.delay = delay
         big = total >= PROGRESS_MEMBERS or total_bytes >= PROGRESS_BYTES
         self.enabled = big and shows_progress()
+        self.done = 0
         self._bar: Any = None
+        self._task: Any = None
 
     def __enter__(self) -> Any:
         if not self.enabled:
             return None
         import time
 
-        from rich.console import Console
-        from rich.progress import Progress
-
-        # No refresh thread: extraction forks worker processes only when no other thread runs.
-        self._bar = Progress(transient=True, console=Console(stderr=True), auto_refresh=False)
-        self._bar.start()
-        task = self._bar.add_task(self.label, total=self.total)
-        next_refresh = 0.0
+        monotonic = time.monotonic
+        next_draw = monotonic() + self.delay
 
         def advance(item: object) -> None:
-            nonlocal next_refresh
-            self._bar.advance(task)
-            now = time.monotonic()
-            if now >= next_refresh:
-                self._bar.refresh()
-                next_refresh = now + 0.1
+            nonlocal next_draw
+            self.done += 1
+            now = monotonic()
+            if now >= next_draw:
+                self._draw()
+                next_draw = now + 0.1
 
         return advance
+
+    def _draw(self) -> None:
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            # No refresh thread: extraction forks worker processes only when no other thread runs.
+            self._bar = Progress(transient=True, console=Console(stderr=True), auto_refresh=False)
+            self._bar.start()
+            self._task = self._bar.add_task(self.label, total=self.total)
+        self._bar.update(self._task, completed=self.done)
+        self._bar.refresh()
 
     def __exit__(self, *exc_info: object) -> None:
         if self._bar is not None:

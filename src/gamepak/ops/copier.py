@@ -45,8 +45,8 @@ def copy_members(
     """Create each job's file (folder fd, name) and copy its byte range (offset, size) into it;
     `progress(entries[position])` after each. On several workers when there is enough work."""
     copier = Copier(archive, entries, progress)
-    total_bytes = sum(job[3] for job in jobs)
-    workers = _worker_count() if len(jobs) >= _THREAD_THRESHOLD or total_bytes >= _THREAD_BYTES else 1
+    many = len(jobs) >= _THREAD_THRESHOLD or sum(job[3] for job in jobs) >= _THREAD_BYTES
+    workers = _worker_count() if many else 1
     if workers > 1 and len(jobs) > 1 and archive._source.fd is not None:
         copier.run_split(jobs, workers)
     else:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+from itertools import repeat
 
 from ..core.archive import Archive, RawRange
 from ..core.atomic import write_all
@@ -125,7 +126,7 @@ def extract_members(
         return _extract_by_path(archive, entries, keys, plan, encoded, progress)
 
     def fill(writer: TreeWriter) -> None:
-        _write_members(archive, entries, writer.file_slots(keys, plan.modes), progress)
+        _write_members(archive, entries, writer, keys, plan.modes, progress)
         if manifest:
             folder_fd, create_name = writer.file_slot(MANIFEST_NAME, plan.modes[-1])
             encoded = manifest_bytes(archive, entries, [key.split("/") for key in keys])
@@ -177,19 +178,31 @@ def _extract_by_path(
 def _write_members(
     archive: Archive,
     entries: list[Entry],
-    slots: list[tuple[int, str]],
+    writer: TreeWriter,
+    keys: list[str],
+    modes: list[str | None],
     progress: Callable[[Entry], Any] | None,
 ) -> None:
-    """Write every member into its slot: decoded ones here, plain byte ranges split by bytes
-    over the workers."""
+    """Write every member into its planned file: decoded ones here, plain byte ranges split by
+    bytes over the workers."""
     jobs: list[tuple[int, str, int, int, int]] = []  # folder fd, name, offset, size, position
-    if archive._plain_ranges():
-        # Plain ranges, all checked against the file size by _check_data: no generator needed.
+    if archive._plain_ranges() and not any(modes):
+        # Plain ranges, all checked against the file size by _check_data, every file new: the
+        # jobs straight from the keys in one pass (slots, then jobs, took twice as long).
+        fds = writer.folder_fds
+        jobs = [
+            (fds[folder], base, entry.offset, entry.size, position)
+            for position, ((folder, _, base), entry) in enumerate(zip(map(str.rpartition, keys, repeat("/")), entries))
+        ]
+    elif archive._plain_ranges():
         jobs = [
             (dir_fd, name, entry.offset, entry.size, position)
-            for position, ((dir_fd, name), entry) in enumerate(zip(slots, entries, strict=True))
+            for position, ((dir_fd, name), entry) in enumerate(
+                zip(writer.file_slots(keys, modes), entries, strict=True)
+            )
         ]
     else:
+        slots = writer.file_slots(keys, modes)
         slot_of = {id(entry): position for position, entry in enumerate(entries)}
         for entry, data in archive._member_views(entries):
             position = slot_of[id(entry)]

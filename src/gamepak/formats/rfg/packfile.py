@@ -29,21 +29,14 @@ import struct
 import sys
 from _thread import allocate_lock  # what `threading.Lock` is, without importing `threading`
 from array import array
+from itertools import repeat
 
 from ...core.archive import Archive, Entry, NameList, Problem, RawRange, decode_name
 from ...core.layout import align_up
 from ...core.source import Source
 from ...errors import UnsupportedFeatureError
-from .inflate import (
-    Checkpoints,
-    Inflater,
-    InflateStream,
-    Segment,
-    max_inflated,
-    member_data,
-    member_views,
-    streamed_member_data,
-)
+from .inflate import Checkpoints, Inflater, InflateStream, Segment, max_inflated
+from .passes import member_data, member_views, streamed_member_data
 from .records import (
     BLOCK_ALIGN,
     ENTRY,
@@ -240,12 +233,15 @@ class Reader(Archive):
         stored = [record[5] for record in self.records]
         data_offsets = [record[2] for record in self.records]
         if not self.condensed:
+            # Each member starts where the one before ends, aligned (align_up inlined: this
+            # runs once per member, 20,000 in a pack of small files).
+            positions = []
             position = self.data_start
-            for index, name in enumerate(self._names):
-                length = stored[index] if compressed else sizes[index]
-                entries.append(Entry(name, sizes[index], position, stored[index] if compressed else None, index))
-                position = align_up(position + length, BLOCK_ALIGN)
-            return entries
+            for length in stored if compressed else sizes:
+                positions.append(position)
+                position = -(-(position + length) // BLOCK_ALIGN) * BLOCK_ALIGN
+            stored_sizes = stored if compressed else repeat(None)
+            return list(map(Entry, self._names, sizes, positions, stored_sizes, range(len(sizes))))
         # Condensed: DataOffset is the only record of alignment. Only an archive that can
         # exceed 4 GiB can have wrapped offsets; there they are unwrapped against the running
         # position.
