@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
@@ -307,3 +308,13 @@ def test_detect_loads_only_the_sniffers_of_the_formats_without_a_signature(tiny:
     assert code == 0 and "gamepak.formats.j2me.structure" in loaded
     unneeded = ("gamepak.formats.j2me.members", "gamepak.formats._stdlib", "gamepak.formats.tar")  # tar: no zero head
     assert [module for module in unneeded if module in loaded] == []
+
+
+def test_convert_to_a_pak_loads_no_zipfile(tiny: dict[str, str], tmp_path: Path) -> None:
+    # zipfile brings shutil, bz2 and lzma: only a zip source or target needs it.
+    source = tmp_path / "small.jpk"
+    with gamepak.create(source) as writer:
+        writer.add("docs/page.txt", b"text")
+    assert heavy_after("convert", str(source), str(tmp_path / "converted.pak")) == (0, [])
+    code, loaded = heavy_after("convert", str(source), str(tmp_path / "converted.zip"))
+    assert code == 0 and "zipfile" in loaded  # the probe sees it where it is needed
