@@ -239,10 +239,12 @@ def test_a_writer_class_is_made_on_first_use_and_named_as_before() -> None:
         quake_pak.Writr  # noqa: B018 - the attribute's lookup is the test
 
 
-@pytest.mark.parametrize("module", ["quake_pak", "joepack", "zip", "tar", "j2me"])
+@pytest.mark.parametrize(
+    "module", ["quake_pak", "joepack", "zip", "tar", "j2me", "quake.bsp", "rfg.asm", "rfg.locatext.view"]
+)
 def test_a_format_module_loads_its_writer_only_when_asked(module: str) -> None:
     probe = (
-        f"import sys; from gamepak.formats import {module} as format_module; "
+        f"import sys; import gamepak.formats.{module} as format_module; "
         "before = [m for m in sys.modules if m in {'gamepak.core.writer', 'gamepak.core.options'}]; "
         "writer = getattr(format_module, 'Writer', None) or format_module.TableWriter; "
         "print(before, writer.__name__, 'gamepak.core.writer' in sys.modules)"
