@@ -240,7 +240,19 @@ def test_a_writer_class_is_made_on_first_use_and_named_as_before() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["quake_pak", "joepack", "zip", "tar", "j2me", "quake.wad", "quake.bsp", "rfg.asm", "rfg.locatext.view"]
+    "module",
+    [
+        "quake_pak",
+        "joepack",
+        "zip",
+        "tar",
+        "j2me",
+        "j2me.packs",
+        "quake.wad",
+        "quake.bsp",
+        "rfg.asm",
+        "rfg.locatext.view",
+    ],
 )
 def test_a_format_module_loads_its_writer_only_when_asked(module: str) -> None:
     probe = (
