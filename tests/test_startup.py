@@ -333,3 +333,13 @@ def test_convert_to_a_pak_loads_no_zipfile(tiny: dict[str, str], tmp_path: Path)
     assert heavy_after("convert", str(source), str(tmp_path / "converted.pak")) == (0, [])
     code, loaded = heavy_after("convert", str(source), str(tmp_path / "converted.zip"))
     assert code == 0 and "zipfile" in loaded  # the probe sees it where it is needed
+
+
+def test_the_version_is_imported_only_by_version(tiny: dict[str, str]) -> None:
+    code, loaded = gamepak_modules_after("ls", tiny["small"])
+    assert code == 0 and "gamepak.version" not in loaded
+    result = subprocess.run([sys.executable, "-m", "gamepak", "--version"], capture_output=True, text=True, check=True)
+    assert result.stdout == f"gamepak {gamepak.__version__}\n"
+    from gamepak.version import __version__
+
+    assert gamepak.__version__ == __version__
