@@ -25,7 +25,6 @@ from .errors import (
     UnsafePathError,
     UnsupportedFeatureError,
 )
-from .version import __version__ as __version__
 
 # The archive core and the operations load on first use (`gamepak.open`, `gamepak.edit`,
 # `gamepak.patch`...): every command starts with this module, and `--help` needs none of them.
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
     from .ops.convert import convert
     from .ops.diff import diff
     from .ops.edit import edit
+    from .version import __version__ as __version__
 _LAZY = {
     "Archive": ".core.archive",
     "ArchiveWriter": ".core.writer",
@@ -52,6 +52,8 @@ _LAZY = {
     "open": ".core.opening",
     "open_stream": ".core.opening",
     "Source": ".core.source",
+    # A module less for every command, which asks for the version only with --version.
+    "__version__": ".version",
     "convert": ".ops.convert",
     "diff": ".ops.diff",
     "edit": ".ops.edit",

@@ -110,7 +110,6 @@ def build_parser(command: str | None = "*", subcommand: str | None = None) -> ar
     command group (`texture export`: the group's other four sub-commands are only listed)."""
     _import_argparse()
     from ..errors import EXIT_CODES
-    from ..version import __version__
     from .common import CommandParser, HelpFormatter, OnlyOneBuilt, add_format_option, add_quiet_option
 
     epilog = "exit codes:\n" + "\n".join(f"  {code:<4}{meaning}" for code, meaning in EXIT_CODES)
@@ -121,7 +120,8 @@ def build_parser(command: str | None = "*", subcommand: str | None = None) -> ar
         epilog=epilog,
         formatter_class=HelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"gamepak {__version__}")
+    # No version text: argparse then asks the parser's `version`, which imports it (`--version` only).
+    parser.add_argument("--version", action="version")
     add_format_option(parser, "the input (also accepted after the command)", dest="global_format")
     add_quiet_option(parser, dest="global_quiet")
     commands = parser.add_subparsers(  # type: ignore[call-overload]

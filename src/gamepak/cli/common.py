@@ -61,6 +61,14 @@ class CommandParser(argparse.ArgumentParser):
     _set_aside: list[tuple[argparse.Action, Any, Any]] | None = None
     _declaring = False
 
+    @property
+    def version(self) -> str:
+        """What `--version` prints (argparse's version action asks the parser when it has no
+        text of its own): gamepak's version, imported only then."""
+        from ..version import __version__
+
+        return f"gamepak {__version__}"
+
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         """argparse's, checking the metavar against nargs with `_MetavarCheck` rather than a
         full help formatter (whose two regular expressions and terminal size argparse would

@@ -216,6 +216,9 @@ FORMATS: tuple[FormatSpec, ...] = (
         (".joe",),
         has_magic=False,
         kind="model",
+        # Not a signature (real files carry IDP2 or zeros there): the version field every JOE v3
+        # holds, which lets detection pass over other files without importing gamepak.models.
+        magic=((4, b"\x03\x00\x00\x00"),),
         sniff_module="gamepak.models.joe_header",  # the reader brings the mesh model
     ),
     # The J2ME layouts have no signature: only a full structural check can tell them apart.

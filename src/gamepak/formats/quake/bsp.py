@@ -35,8 +35,8 @@ import struct
 from dataclasses import dataclass
 
 from ...core.archive import Archive, Entry, Problem
+from ...core.registry import made_on_first_use
 from ...core.source import Source
-from ...core.writer import ArchiveWriter, Output, PendingMember
 from ...errors import FormatLimitError
 from .images import ImageError, PaletteImage, read_miptex
 
@@ -45,6 +45,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     import numpy as np
+
+    from ...core.archive import PendingMember
+    from ...core.writer import ArchiveWriter, Output
 
 LUMP_NAMES = (
     "entities",
@@ -404,13 +407,25 @@ class Reader(Archive):
         return iter(())
 
 
-class Writer(ArchiveWriter):
-    """BSPs are compiled by map tools, not packed: creating one is refused."""
+def _make_writer() -> type[ArchiveWriter]:
+    """The BSP writer's class (it refuses), made when something writes (`made_on_first_use`):
+    reading a map imports nothing of the writing side."""
+    from ...core.writer import ArchiveWriter
 
-    format_name = "bsp"
+    class Writer(ArchiveWriter):
+        """BSPs are compiled by map tools, not packed: creating one is refused."""
 
-    def _check_name(self, name: str) -> None:
-        raise FormatLimitError(f"a BSP holds compiled map lumps, not members ({name!r}); compile it with a map tool")
+        format_name = "bsp"
 
-    def _write(self, out: Output, members: list[PendingMember]) -> None:
-        raise FormatLimitError("a BSP cannot be created by gamepak; compile it with a map tool (qbsp)")
+        def _check_name(self, name: str) -> None:
+            raise FormatLimitError(
+                f"a BSP holds compiled map lumps, not members ({name!r}); compile it with a map tool"
+            )
+
+        def _write(self, out: Output, members: list[PendingMember]) -> None:
+            raise FormatLimitError("a BSP cannot be created by gamepak; compile it with a map tool (qbsp)")
+
+    return Writer
+
+
+__getattr__ = made_on_first_use(globals(), {"Writer": _make_writer})

@@ -31,15 +31,16 @@ from __future__ import annotations
 import struct
 
 from ...core.archive import Archive, Entry, FixedRecordNames, encode_name
-from ...core.layout import decode_blob, encode_blob, fill_bytes, restore_fill
-from ...core.options import one_of
+from ...core.registry import made_on_first_use
 from ...core.source import Source
-from ...core.writer import ArchiveWriter, Output, PendingMember
 from ...errors import FormatLimitError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from ...core.archive import PendingMember
+    from ...core.writer import ArchiveWriter, Output
 
 HEADER = struct.Struct("<4sii")
 ENTRY = struct.Struct("<iiiBBH16s")
@@ -232,6 +233,8 @@ class Reader(FixedRecordNames, Archive):
         return problems
 
     def layout(self) -> dict[str, Any]:
+        from ...core.layout import encode_blob, fill_bytes
+
         entries = self.infolist()
         covered = [(0, HEADER.size), (self.directory_offset, len(self._directory))]
         covered += [(entry.offset, entry.size) for entry in entries]
@@ -314,68 +317,84 @@ def _head(member: PendingMember) -> bytes:
         return handle.read(40)
 
 
-class Writer(ArchiveWriter):
-    """Writes a WAD: lump data from offset 12 in order, the directory last. A lump's type comes
-    from the lump it was copied from, else the manifest, else its bytes (`infer_type`)."""
+def _make_writer() -> type[ArchiveWriter]:
+    """The WAD writer's class, made when something writes (`made_on_first_use`): reading a WAD
+    imports nothing of the writing side."""
+    from ...core.layout import decode_blob, restore_fill
+    from ...core.options import one_of
+    from ...core.writer import ArchiveWriter
 
-    format_name = "wad"
-    option_defaults = {"version": "WAD2"}
-    option_validators = {"version": one_of("WAD2", "WAD3")}
-    case_insensitive_names = True
-    flat_names = True
+    class Writer(ArchiveWriter):
+        """Writes a WAD: lump data from offset 12 in order, the directory last. A lump's type comes
+        from the lump it was copied from, else the manifest, else its bytes (`infer_type`)."""
 
-    def _check_name(self, name: str) -> None:
-        raw = encode_name(name)
-        if len(raw) > MAX_NAME_BYTES:
-            raise FormatLimitError(f"lump name {name!r} is {len(raw)} bytes; a WAD name holds at most {MAX_NAME_BYTES}")
+        format_name = "wad"
+        option_defaults = {"version": "WAD2"}
+        option_validators = {"version": one_of("WAD2", "WAD3")}
+        case_insensitive_names = True
+        flat_names = True
 
-    def _lump_type(self, member: PendingMember, types: dict[str, int]) -> int:
-        origin = member.origin
-        if origin is not None and isinstance(origin[1], WadEntry):
-            return origin[1].lump_type
-        if member.name in types:
-            return int(types[member.name])
-        return infer_type(member.name, _head(member), member.size, self.options["version"] == "WAD3")
+        def _check_name(self, name: str) -> None:
+            raw = encode_name(name)
+            if len(raw) > MAX_NAME_BYTES:
+                raise FormatLimitError(
+                    f"lump name {name!r} is {len(raw)} bytes; a WAD name holds at most {MAX_NAME_BYTES}"
+                )
 
-    def _write(self, out: Output, members: list[PendingMember]) -> None:
-        exact = self.layout
-        types = exact.get("types", {}) if exact else {}
-        lump_types = [self._lump_type(member, types) for member in members]
-        magic = str(self.options["version"]).encode("ascii")
-        if exact and exact.get("sizes") == [member.size for member in members]:
-            self._write_exact(out, members, exact, lump_types, magic)
-            return
-        position = HEADER.size
-        records = []
-        for member, lump_type in zip(members, lump_types, strict=True):
-            records.append(ENTRY.pack(position, member.size, member.size, lump_type, 0, 0, encode_name(member.name)))
-            position += member.size
-        if position + len(records) * ENTRY.size > 0x7FFFFFFF:
-            raise FormatLimitError("a WAD cannot exceed 2 GiB (its offsets are signed 32-bit)")
-        out.write(HEADER.pack(magic, len(members), position))
-        for member in members:
-            out.write_member(member)
-        out.write(b"".join(records))
+        def _lump_type(self, member: PendingMember, types: dict[str, int]) -> int:
+            origin = member.origin
+            if origin is not None and isinstance(origin[1], WadEntry):
+                return origin[1].lump_type
+            if member.name in types:
+                return int(types[member.name])
+            return infer_type(member.name, _head(member), member.size, self.options["version"] == "WAD3")
 
-    def _write_exact(
-        self, out: Output, members: list[PendingMember], exact: dict[str, Any], lump_types: list[int], magic: bytes
-    ) -> None:
-        """Rebuild the original byte for byte: recorded positions, name fields and filler."""
-        name_fields = exact.get("name_fields", {})
-        extras = exact.get("record_extras", {})
-        records = []
-        for index, member in enumerate(members):
-            field = name_fields.get(str(index))
-            raw = decode_blob(field) if field else encode_name(member.name)
-            full_size, padding = extras.get(str(index), (member.size, 0))
-            records.append(
-                ENTRY.pack(exact["offsets"][index], member.size, full_size, lump_types[index], 0, padding, raw)
-            )
-        out.pwrite(HEADER.pack(magic, len(members), exact["directory_offset"]), 0)
-        out.pwrite(b"".join(records), exact["directory_offset"])
-        for member, offset in zip(members, exact["offsets"], strict=True):
-            out.seek(offset)
-            out.write_member(member)
-        out.flush()
-        restore_fill(out, exact.get("fill", []))
-        out.truncate(exact["file_size"])
+        def _write(self, out: Output, members: list[PendingMember]) -> None:
+            exact = self.layout
+            types = exact.get("types", {}) if exact else {}
+            lump_types = [self._lump_type(member, types) for member in members]
+            magic = str(self.options["version"]).encode("ascii")
+            if exact and exact.get("sizes") == [member.size for member in members]:
+                self._write_exact(out, members, exact, lump_types, magic)
+                return
+            position = HEADER.size
+            records = []
+            for member, lump_type in zip(members, lump_types, strict=True):
+                records.append(
+                    ENTRY.pack(position, member.size, member.size, lump_type, 0, 0, encode_name(member.name))
+                )
+                position += member.size
+            if position + len(records) * ENTRY.size > 0x7FFFFFFF:
+                raise FormatLimitError("a WAD cannot exceed 2 GiB (its offsets are signed 32-bit)")
+            out.write(HEADER.pack(magic, len(members), position))
+            for member in members:
+                out.write_member(member)
+            out.write(b"".join(records))
+
+        def _write_exact(
+            self, out: Output, members: list[PendingMember], exact: dict[str, Any], lump_types: list[int], magic: bytes
+        ) -> None:
+            """Rebuild the original byte for byte: recorded positions, name fields and filler."""
+            name_fields = exact.get("name_fields", {})
+            extras = exact.get("record_extras", {})
+            records = []
+            for index, member in enumerate(members):
+                field = name_fields.get(str(index))
+                raw = decode_blob(field) if field else encode_name(member.name)
+                full_size, padding = extras.get(str(index), (member.size, 0))
+                records.append(
+                    ENTRY.pack(exact["offsets"][index], member.size, full_size, lump_types[index], 0, padding, raw)
+                )
+            out.pwrite(HEADER.pack(magic, len(members), exact["directory_offset"]), 0)
+            out.pwrite(b"".join(records), exact["directory_offset"])
+            for member, offset in zip(members, exact["offsets"], strict=True):
+                out.seek(offset)
+                out.write_member(member)
+            out.flush()
+            restore_fill(out, exact.get("fill", []))
+            out.truncate(exact["file_size"])
+
+    return Writer
+
+
+__getattr__ = made_on_first_use(globals(), {"Writer": _make_writer})

@@ -39,9 +39,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ...core.archive import Archive, Entry, Problem, decode_name, encode_name
+from ...core.registry import made_on_first_use
 from ...core.source import Source
-from ...core.writer import ArchiveWriter, Output, PendingMember
 from ...errors import CorruptArchiveError, FormatLimitError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ...core.archive import PendingMember
+    from ...core.writer import ArchiveWriter, Output
 
 SIGNATURE = 0xBEEFFEED
 VERSION = 5
@@ -383,19 +388,29 @@ class Reader(Archive):
         return iter(())
 
 
-class Writer(ArchiveWriter):
-    """Writes an empty `.asm_pc` (no containers). Containers describe `.str2_pc` packs: gamepak
-    fills them in when it writes the `.vpp_pc` holding both (or with the vpp writer's `asm`
-    option)."""
+def _make_writer() -> type[ArchiveWriter]:
+    """The `.asm_pc` writer's class, made when something writes (`made_on_first_use`): reading
+    a table imports nothing of the writing side."""
+    from ...core.writer import ArchiveWriter
 
-    format_name = "asm"
-    option_defaults: ClassVar[dict[str, Any]] = {}
+    class Writer(ArchiveWriter):
+        """Writes an empty `.asm_pc` (no containers). Containers describe `.str2_pc` packs: gamepak
+        fills them in when it writes the `.vpp_pc` holding both (or with the vpp writer's `asm`
+        option)."""
 
-    def _check_name(self, name: str) -> None:
-        raise FormatLimitError(
-            f"an .asm_pc holds container tables, not members ({name!r}); write the .vpp_pc that holds "
-            "it and its .str2_pc packs, and gamepak updates its containers"
-        )
+        format_name = "asm"
+        option_defaults: ClassVar[dict[str, Any]] = {}
 
-    def _write(self, out: Output, members: list[PendingMember]) -> None:
-        out.write(AsmFile().to_bytes())
+        def _check_name(self, name: str) -> None:
+            raise FormatLimitError(
+                f"an .asm_pc holds container tables, not members ({name!r}); write the .vpp_pc that holds "
+                "it and its .str2_pc packs, and gamepak updates its containers"
+            )
+
+        def _write(self, out: Output, members: list[PendingMember]) -> None:
+            out.write(AsmFile().to_bytes())
+
+    return Writer
+
+
+__getattr__ = made_on_first_use(globals(), {"Writer": _make_writer})

@@ -8,11 +8,16 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ....core.archive import Archive, Entry, Problem
-from ....core.writer import ArchiveWriter, Output, PendingMember
+from ....core.registry import made_on_first_use
 from ....errors import FormatLimitError
 from . import EXTENSION, HEADER, MAX_FILE, build, language_of, scan, sniff
 
-__all__ = ["Reader", "Writer", "sniff"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ....core.archive import PendingMember
+    from ....core.writer import ArchiveWriter, Output
+
+__all__ = ["Reader", "Writer", "sniff"]  # noqa: F822 - Writer is made on first use (__getattr__)
 
 
 class Reader(Archive):
@@ -53,16 +58,26 @@ class Reader(Archive):
         return iter(())
 
 
-class Writer(ArchiveWriter):
-    """Writes an empty `.rfglocatext` (no strings); strings come in with `gamepak text import`."""
+def _make_writer() -> type[ArchiveWriter]:
+    """The `.rfglocatext` writer's class, made when something writes (`made_on_first_use`):
+    `info` and `verify` import nothing of the writing side."""
+    from ....core.writer import ArchiveWriter
 
-    format_name = "rfglocatext"
-    option_defaults: ClassVar[dict[str, Any]] = {}
+    class Writer(ArchiveWriter):
+        """Writes an empty `.rfglocatext` (no strings); strings come in with `gamepak text import`."""
 
-    def _check_name(self, name: str) -> None:
-        raise FormatLimitError(
-            f"an .rfglocatext holds strings by hash, not members ({name!r}); use `gamepak text import`"
-        )
+        format_name = "rfglocatext"
+        option_defaults: ClassVar[dict[str, Any]] = {}
 
-    def _write(self, out: Output, members: list[PendingMember]) -> None:
-        out.write(build([]))
+        def _check_name(self, name: str) -> None:
+            raise FormatLimitError(
+                f"an .rfglocatext holds strings by hash, not members ({name!r}); use `gamepak text import`"
+            )
+
+        def _write(self, out: Output, members: list[PendingMember]) -> None:
+            out.write(build([]))
+
+    return Writer
+
+
+__getattr__ = made_on_first_use(globals(), {"Writer": _make_writer})
