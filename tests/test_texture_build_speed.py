@@ -323,3 +323,16 @@ def test_build_summary_errors_are_each_textures_own(tmp_path: Path) -> None:
     for texture in built:
         alone = encode_wad2(pictures[texture.name], texture.name, PALETTE_BYTES)[3]
         assert texture.error == pytest.approx(alone, rel=1e-6)
+
+
+def test_a_large_picture_is_looked_up_in_parts() -> None:
+    """Past `LOOKUP_PART` keys the lookup runs in parts: the same indices as the rule's."""
+    from gamepak.formats.quake.colours import LOOKUP_PART, cell_nearest_keys
+
+    rng = np.random.default_rng(13)
+    colours = np.vstack([rng.integers(0, 256, (300, 3)), PALETTE[rng.integers(0, 256, 50)]]).astype(np.uint8)
+    rgb = colours[rng.integers(0, len(colours), (256, 256))]
+    assert rgb.shape[0] * rgb.shape[1] >= 2 * LOOKUP_PART
+    allowed = allowed_entries(False, 255, False)
+    found = cell_nearest_keys(pack_rgb(rgb.reshape(-1, 3)), PALETTE_BYTES, allowed).reshape(256, 256)
+    assert (found == reference_indices(rgb, allowed)).all()
