@@ -173,7 +173,7 @@ def test_float32_form_matches_the_published_pairs() -> None:
     """The build's float32 CIEDE2000 against Sharma et al.'s pairs: to four decimals, except
     where float32 rounding of the inputs turns two hues exactly opposite (the formula jumps
     there, and the float32 angle form jumps the same way)."""
-    from tests.test_quake_colours import SHARMA
+    from test_quake_colours import SHARMA
 
     first = np.array([pair[0] for pair in SHARMA], dtype=np.float32)
     second = np.array([pair[1] for pair in SHARMA], dtype=np.float32)
