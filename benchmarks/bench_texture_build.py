@@ -9,7 +9,9 @@ process, alternating; each round's time is the process's CPU time (user + system
 is shared, and neither contender uses a second thread), and the ratio is of the fastest rounds
 (the least disturbed), the medians printed beside them. Build includes everything it does
 (names, sizes, CIELAB mapping, four mips, each texture's CIEDE2000 and the WAD written).
-`--stages` adds where a plain build's time goes.
+`--stages` adds where a plain build's time goes. When ../shared/samples is there, a second row
+times real textures the same way: VDrift's garage PNGs (mostly 512x512, a few dozen to a few
+thousand colours each), three copies of each.
 
     python benchmarks/bench_texture_build.py [--count 200] [--size 128] [--rounds 5] [--stages]
 """
@@ -18,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 from PIL import Image
@@ -31,6 +35,8 @@ from gamepak.ops.wad_build import build_wad
 from _common import alternate_times, ratio_row, scratch
 
 GOAL = 2.0
+SAMPLES = Path(os.environ.get("GAMEPAK_SAMPLES") or Path(__file__).resolve().parents[2] / "shared" / "samples")
+GARAGE = SAMPLES / "vdrift" / "garage" / "objects"
 
 
 def make_pictures(folder: str, count: int, size: int) -> list[str]:
@@ -106,6 +112,45 @@ def main() -> None:
         fastest["build --dither"] / pillow,
         at_most=GOAL,
         detail=f"CPU time, fastest of {args.rounds} rounds",
+        record=False,
+    )
+    real_textures(root, holder, args.rounds)
+
+
+def real_textures(root: Path, holder: Image.Image, rounds: int) -> None:
+    """The same race on real textures (VDrift's garage PNGs, three copies each), when the
+    samples are there."""
+    pictures = sorted(GARAGE.glob("*.png")) if GARAGE.is_dir() else []
+    if not pictures:
+        print("  (no ../shared/samples: the real-texture row is skipped)")
+        return
+    folder = root / "garage"
+    folder.mkdir()
+    for picture in pictures:
+        for copy in range(3):  # names of 15 characters at most, none a sky's
+            shutil.copyfile(picture, folder / f"x{picture.stem[:11]}{copy}.png")
+    paths = sorted(str(path) for path in folder.iterdir())
+    out = root / "garage.wad"
+
+    def build(_round: int) -> float:
+        start = time.process_time()
+        build_wad(folder, out, overwrite=True)
+        return time.process_time() - start
+
+    def pillow(_round: int) -> float:
+        start = time.process_time()
+        for path in paths:
+            with Image.open(path) as picture, picture.convert("RGB") as rgb, rgb.quantize(palette=holder):
+                pass
+        return time.process_time() - start
+
+    fastest = {name: min(times) for name, times in alternate_times(rounds, {"build": build, "pillow": pillow}).items()}
+    print(f"{len(paths)} real textures: Pillow {fastest['pillow']:.3f} s, texture build {fastest['build']:.3f} s")
+    ratio_row(
+        f"texture build of {len(paths)} real textures (VDrift garage) vs Pillow quantize",
+        fastest["build"] / fastest["pillow"],
+        at_most=GOAL,
+        detail=f"CPU time, fastest of {rounds} rounds",
         record=False,
     )
 

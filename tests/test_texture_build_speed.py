@@ -173,7 +173,7 @@ def test_float32_form_matches_the_published_pairs() -> None:
     """The build's float32 CIEDE2000 against Sharma et al.'s pairs: to four decimals, except
     where float32 rounding of the inputs turns two hues exactly opposite (the formula jumps
     there, and the float32 angle form jumps the same way)."""
-    from tests.test_quake_colours import SHARMA
+    from test_quake_colours import SHARMA
 
     first = np.array([pair[0] for pair in SHARMA], dtype=np.float32)
     second = np.array([pair[1] for pair in SHARMA], dtype=np.float32)
@@ -323,3 +323,16 @@ def test_build_summary_errors_are_each_textures_own(tmp_path: Path) -> None:
     for texture in built:
         alone = encode_wad2(pictures[texture.name], texture.name, PALETTE_BYTES)[3]
         assert texture.error == pytest.approx(alone, rel=1e-6)
+
+
+def test_a_large_picture_is_looked_up_in_parts() -> None:
+    """Past `LOOKUP_PART` keys the lookup runs in parts: the same indices as the rule's."""
+    from gamepak.formats.quake.colours import LOOKUP_PART, cell_nearest_keys
+
+    rng = np.random.default_rng(13)
+    colours = np.vstack([rng.integers(0, 256, (300, 3)), PALETTE[rng.integers(0, 256, 50)]]).astype(np.uint8)
+    rgb = colours[rng.integers(0, len(colours), (256, 256))]
+    assert rgb.shape[0] * rgb.shape[1] >= 2 * LOOKUP_PART
+    allowed = allowed_entries(False, 255, False)
+    found = cell_nearest_keys(pack_rgb(rgb.reshape(-1, 3)), PALETTE_BYTES, allowed).reshape(256, 256)
+    assert (found == reference_indices(rgb, allowed)).all()

@@ -171,8 +171,24 @@ def cell_nearest(columns: np.ndarray, palette: bytes, allowed: np.ndarray) -> np
     return cell_nearest_keys(pack_rgb(columns), palette, allowed)
 
 
+# Keys looked up per pass: a large picture in parts whose arrays stay in the CPU cache.
+LOOKUP_PART = 32768
+
+
 def cell_nearest_keys(keys: np.ndarray, palette: bytes, allowed: np.ndarray) -> np.ndarray:
     """`cell_nearest` of packed 24-bit keys (uint32)."""
+    import numpy as np
+
+    if len(keys) <= LOOKUP_PART:
+        return _cell_nearest_part(keys, palette, allowed)
+    result = np.empty(len(keys), dtype=np.uint8)
+    for start in range(0, len(keys), LOOKUP_PART):
+        result[start : start + LOOKUP_PART] = _cell_nearest_part(keys[start : start + LOOKUP_PART], palette, allowed)
+    return result
+
+
+def _cell_nearest_part(keys: np.ndarray, palette: bytes, allowed: np.ndarray) -> np.ndarray:
+    """`cell_nearest_keys` of one part."""
     import numpy as np
 
     cache, exact_cells, palette_keys, lookup = _cell_tables(palette, np.packbits(allowed).tobytes())
