@@ -4,6 +4,8 @@ expression finds, every other shape is left to it, and the rows read are the sam
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -89,3 +91,33 @@ def test_other_shapes_are_left_to_the_regular_expression(broken: str) -> None:
     text = HEADER + broken
     assert po._uniform_columns(text, len(HEADER)) is None
     assert _read(text) == _read(text, uniform=False)
+
+
+def test_an_import_that_changes_nothing_writes_the_file_s_bytes_without_rebuilding_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_rfg_locatext import handmade
+
+    from gamepak.formats.rfg.locatext import LocaText
+    from gamepak.ops.locatext import export_locatext, import_locatext
+
+    data = handmade([(7, "seven"), (3, 'three "3"\\'), (9, "")], gap=b"\0\0")  # not the game's layout
+    source = tmp_path / "a.rfglocatext"
+    source.write_bytes(data)
+    translation = tmp_path / "a.po"
+    export_locatext(source, translation, names=[])
+    rebuilt: list[bytes] = []
+    to_bytes = LocaText.to_bytes
+
+    def counted(table: LocaText) -> bytes:
+        rebuilt.append(to_bytes(table))
+        return rebuilt[-1]
+
+    monkeypatch.setattr(LocaText, "to_bytes", counted)
+    done = import_locatext(source, translation, tmp_path / "same.rfglocatext")
+    assert done.unchanged and not rebuilt and (tmp_path / "same.rfglocatext").read_bytes() == data
+    # A changed string is rebuilt (and only then).
+    translation.write_text(translation.read_text().replace('msgid "seven"\nmsgstr ""', 'msgid "seven"\nmsgstr "7"'))
+    done = import_locatext(source, translation, tmp_path / "changed.rfglocatext")
+    assert not done.unchanged and len(rebuilt) == 1
+    assert LocaText.parse((tmp_path / "changed.rfglocatext").read_bytes()).entries[0].text == "7"
