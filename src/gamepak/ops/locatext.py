@@ -234,8 +234,14 @@ def import_locatext(
     if rows.identifiers.count(None) != len(rows) and (names is None or names or name_lists):
         name_entries(located, names, name_lists)
     applied = apply_translation(located.table, rows, delete=delete)
-    rebuilt = located.table.to_bytes()
-    unchanged = rebuilt == located.table.original
+    original = located.table.original
+    if original is not None and not (applied.changed or applied.added or applied.removed):
+        # The strings and their order are as read (an identifier is not stored in the file):
+        # the file's own bytes, without comparing every string with them.
+        rebuilt, unchanged = original, True
+    else:
+        rebuilt = located.table.to_bytes()
+        unchanged = rebuilt == original
     output = os.fspath(output)
     if dry_run:
         return LocaImport(located, applied, unchanged, written=False)

@@ -241,18 +241,19 @@ def _simple_po_columns(text: str, where: str) -> Rows | None:
     reads it entry by entry and names the first problem."""
     header = PO_HEADER.match(text)
     start = header.end() if header else 0
-    found = PO_SIMPLE_ENTRY.findall(text, start)
-    if not found:
-        return None
-    comments, msgctxts, msgids, msgstrs, blanks = (list(column) for column in zip(*found))
-    count = len(found)
-    # findall's matches do not overlap and come in order: they tile the rest of the file
-    # exactly when their lengths add up to it.
-    covered = count * PO_SIMPLE_FIXED + sum(
-        sum(map(len, column)) for column in (comments, msgctxts, msgids, msgstrs, blanks)
-    )
-    if start + covered != len(text):
-        return None
+    columns = _uniform_columns(text, start)
+    if columns is None:
+        found = PO_SIMPLE_ENTRY.findall(text, start)
+        if not found:
+            return None
+        columns = [list(column) for column in zip(*found)]
+        # findall's matches do not overlap and come in order: they tile the rest of the file
+        # exactly when their lengths add up to it.
+        covered = len(found) * PO_SIMPLE_FIXED + sum(sum(map(len, column)) for column in columns)
+        if start + covered != len(text):
+            return None
+    comments, msgctxts, msgids, msgstrs, blanks = columns
+    count = len(msgctxts)
     flags = "".join(comments)
     if "#~" in flags or "#," in flags:
         return None  # flags or obsolete entries: the general reader decides
@@ -293,6 +294,65 @@ def _simple_po_columns(text: str, where: str) -> Rows | None:
     texts: list[str | None] = [msgstr or None for msgstr in msgstrs]
     fallbacks: list[str | None] = list(msgids)
     return Rows(hashes, identifiers, texts, fallbacks, location)
+
+
+# A quoted PO string's line whose body holds a backslash (checked one by one: they are few).
+_ESCAPED_LINE = re.compile(rf"[a-z]+ {_QUOTED}")
+
+
+def _uniform_columns(text: str, start: int) -> list[list[str]] | None:
+    """What `PO_SIMPLE_ENTRY.findall(text, start)` gives as columns (comments, msgctxts,
+    msgids, msgstrs, blank lines), when the entries from `start` on are all four lines without
+    comments (msgctxt, msgid, msgstr, a blank line but after the last), as gamepak writes them;
+    None otherwise. Cut by one `split` and checked a column at a time (the regular expression
+    walked every character in Python's matcher: a fifth of a PO import)."""
+    if not text.endswith("\n") or start >= len(text):
+        return None
+    lines = text[start:-1].split("\n")
+    last_blank = "\n"
+    if len(lines) % 4 == 3:
+        lines.append("")
+        last_blank = ""
+    if len(lines) % 4 or any(lines[3::4]):
+        return None
+    bodies = []
+    for prefix, column in (('msgctxt "', lines[0::4]), ('msgid "', lines[1::4]), ('msgstr "', lines[2::4])):
+        body = _quoted_column(column, prefix)
+        if body is None:
+            return None
+        bodies.append(body)
+    count = len(bodies[0])
+    blanks = ["\n"] * count
+    blanks[-1] = last_blank
+    return [[""] * count, *bodies, blanks]
+
+
+def _quoted_column(lines: list[str], prefix: str) -> list[str] | None:
+    """The bodies of `lines`, each `prefix` (a keyword and the opening quote), a body as
+    `_QUOTED` takes it, and the closing quote; None when one is not."""
+    count = len(lines)
+    cut = len(prefix)
+    joined = "\n".join(lines)
+    # Every line starts with the prefix and ends with a quote of its own (it is long enough)...
+    if (
+        min(map(len, lines)) <= cut
+        or not joined.startswith(prefix)
+        or joined.count("\n" + prefix) != count - 1
+        or not joined.endswith('"')
+        or joined.count('"\n') != count - 1
+    ):
+        return None
+    bodies = [line[cut:-1] for line in lines]
+    quotes = joined.count('"')
+    if "\\" in joined:
+        escaped = [number for number, line in enumerate(lines) if "\\" in line]
+        for number in escaped:
+            if _ESCAPED_LINE.fullmatch(lines[number]) is None:
+                return None
+            quotes -= lines[number].count('"')
+        count -= len(escaped)
+    # ... and the others hold no quote between those two.
+    return bodies if quotes == 2 * count else None
 
 
 def _simple_po_rows_in_order(text: str, where: str) -> list[Row] | None:

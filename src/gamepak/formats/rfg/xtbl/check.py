@@ -10,6 +10,8 @@ to a row the referenced table lacks, an element the schema does not know).
 from __future__ import annotations
 
 import json
+from itertools import chain, groupby
+from operator import itemgetter
 
 from .cells import JSON_KINDS, PENDING, ROW_NUMBER
 from .json_cells import items_json
@@ -23,6 +25,11 @@ if TYPE_CHECKING:
     from xml.etree.ElementTree import Element as EtElement
 
     from .stream import StreamedTable
+
+
+BATCH_CELLS = 1 << 14  # the cells of a batch of rows checked a column at a time
+_MEMO_VALUES = 1 << 12  # the good values a check remembers
+_row_number = itemgetter(0)
 
 
 class Finding:
@@ -118,23 +125,75 @@ def check_table(
 
     checkers = _column_checks(table, lookup)
     described = schema.described
-    # JSON cells are checked from their elements (`pending`), never made into text.
-    for index, (cells, pending) in enumerate(table.iter_raw()):
-        key = str(index + 1) if numbered else cells.get(key_column, "")
-        for column, value in cells.items():
+    # The values each column's check found good: a column repeats few values (the game's
+    # 130,000 checked cells hold 16,000), so each is checked once, and a batch of rows is
+    # checked a column at a time (set operations, no call per cell).
+    goods: dict[str, set[str]] = {column: set() for column, check in checkers.items() if check is not None}
+    rows = table.iter_raw()
+    first = 0  # the number of the batch's first row
+    while True:
+        # Rows in batches of about BATCH_CELLS cells, held as cells alone: the JSON cells are
+        # checked from their elements as each row comes (a streamed table's rows are let go).
+        batch: list[dict[str, str]] = []
+        held = 0
+        records: list[tuple[int, str, Any]] = []  # (row number, column, [(problem, severity, value)])
+        for cells, pending in rows:
+            if pending:
+                index = first + len(batch)
+                for column, (element, json_field) in pending.items():
+                    if column in checkers:
+                        check = checkers[column]
+                        if check is not None:
+                            found = check(element)
+                            if found:
+                                records.append((index, column, found))
+                    elif described and column.split(".", 1)[0] not in EDITOR_FIELDS:
+                        records.append(
+                            (index, column, [("not in the schema", "warning", items_json(element, json_field))])
+                        )
+            batch.append(cells)
+            held += len(cells)
+            if held >= BATCH_CELLS:
+                break
+        if not batch:
+            break
+        for column in dict.fromkeys(chain.from_iterable(batch)):  # the batch's columns, in order
             if column in checkers:
                 check = checkers[column]
                 if check is None:
                     continue
-                found = check(pending[column][0] if value == PENDING else value)
-                if found:
-                    for problem, severity, bad in found:
-                        add(key, column, bad, problem, severity)
+                column_values = [cells.get(column) for cells in batch]  # None: not in that row
+                good = goods[column]
+                bad: dict[str, Any] = {}  # value -> its problems
+                for value in set(column_values).difference(good):
+                    if value is not None and value != PENDING:  # (a JSON cell is checked above)
+                        found = _remembered(check, good, value)
+                        if found:
+                            bad[value] = found
+                if bad:
+                    records += [
+                        (first + offset, column, bad[cell]) for offset, cell in enumerate(column_values) if cell in bad
+                    ]
             elif described and column.split(".", 1)[0] not in EDITOR_FIELDS:
-                if value == PENDING:
-                    element, json_field = pending[column]
-                    value = items_json(element, json_field)
-                add(key, column, value, "not in the schema", "warning")
+                records += [
+                    (first + offset, column, [("not in the schema", "warning", cell)])
+                    for offset, cells in enumerate(batch)
+                    if (cell := cells.get(column)) is not None and cell != PENDING
+                ]
+        if records:
+            # In row order, and in a row in its cells' order (as a walk of each row's cells).
+            records.sort(key=_row_number)
+            for row_number, group in groupby(records, key=_row_number):
+                cells = batch[row_number - first]
+                problems = list(group)
+                if len(problems) > 1:
+                    position = {column: place for place, column in enumerate(cells)}
+                    problems.sort(key=lambda record: position[record[1]])
+                key = str(row_number + 1) if numbered else cells.get(key_column, "")
+                for _, column, found in problems:
+                    for problem, severity, bad_value in found:
+                        add(key, column, bad_value, problem, severity)
+        first += len(batch)
     return findings
 
 
@@ -159,6 +218,23 @@ def _column_checks(table: Table | StreamedTable, lookup: Callable[[Field], set[s
 
 
 NO_PROBLEMS: tuple[tuple[str, str, str], ...] = ()
+_NOT_A_FIELD = object()  # a tag no sub-field of an item has
+
+
+def _remembered(check: Callable[[str], Any], good: set[str], value: str) -> Any:
+    """`check(value)`, `value` added to `good` (the values `check` found good) when it is."""
+    found = check(value)
+    if not found:
+        _remember(good, value)
+    return found
+
+
+def _remember(good: set[Any], value: Any) -> None:
+    """Add `value` to `good`, which holds at most `_MEMO_VALUES` (a streamed table's memory
+    stays bounded: all is forgotten then)."""
+    if len(good) >= _MEMO_VALUES:
+        good.clear()
+    good.add(value)
 
 
 def _leaf_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any:
@@ -244,43 +320,65 @@ def _json_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
     combo_names |= {sub.name for child in field.children for sub in child.children}
     item = field.children[0] if field.children and field.kind in ("List", "Grid") else None
     leaf = None
+    # Each sub-field of an item by tag: its check, None when it has none (a struct, a rule-less
+    # field).
     sub_checks: dict[str, Any] = {}
     if item is not None:
         if item.kind not in JSON_KINDS and not item.children:
             leaf = _leaf_check(item, lookup)
         for sub in item.children:
-            if sub.kind not in JSON_KINDS and not sub.children:
-                sub_checks[sub.name] = _leaf_check(sub, lookup)
+            leaf_sub = sub.kind not in JSON_KINDS and not sub.children
+            sub_checks[sub.name] = _leaf_check(sub, lookup) if leaf_sub else None
+    kind = field.kind
 
-    def check_element(element: EtElement) -> list[tuple[str, str, str]]:
+    def check_flags(element: EtElement) -> list[tuple[str, str, str]]:
         problems: list[tuple[str, str, str]] = []
-        if field.kind == "Flags":
-            for child in element:
-                text = child.text or ""
-                if child.tag != "Flag" or len(child):
-                    problems.append(("not a flag", "error", f"<{child.tag}>"))
-                elif allowed_flags and text not in allowed_flags:
-                    problems.append(("not a flag", "error", text))
-        elif field.kind == "ComboElement":
-            for child in element:
-                if child.tag not in combo_names and (len(child) or (child.text or "").strip()):
-                    problems.append(("not a choice", "warning", child.tag))
-        elif item is not None:
-            for child in element:
-                if child.tag != item.name:
-                    problems.append(("not in the schema", "warning", child.tag))
-                elif leaf is not None:
-                    if not len(child):
-                        problems.extend(leaf(child.text or ""))
-                elif item.children:
-                    for sub in child:
-                        if sub.tag not in item.by_name:
-                            problems.append(("not in the schema", "warning", f"{item.name}.{sub.tag}"))
-                        else:
-                            sub_check = sub_checks.get(sub.tag)
-                            if sub_check is not None and not len(sub):
-                                problems.extend(sub_check(sub.text or ""))
+        for child in element:
+            if child.tag != "Flag" or len(child):
+                problems.append(("not a flag", "error", f"<{child.tag}>"))
+            elif allowed_flags and (child.text or "") not in allowed_flags:
+                problems.append(("not a flag", "error", child.text or ""))
         return problems
+
+    def check_combo(element: EtElement) -> list[tuple[str, str, str]]:
+        problems: list[tuple[str, str, str]] = []
+        for child in element:
+            if child.tag not in combo_names and (len(child) or (child.text or "").strip()):
+                problems.append(("not a choice", "warning", child.tag))
+        return problems
+
+    item_name = item.name if item is not None else ""
+
+    def check_items(element: EtElement) -> list[tuple[str, str, str]]:
+        problems: list[tuple[str, str, str]] = []
+        for child in element:
+            if child.tag != item_name:
+                problems.append(("not in the schema", "warning", child.tag))
+            elif leaf is not None:
+                if not len(child):
+                    problems.extend(leaf(child.text or ""))
+            elif sub_checks:
+                for sub in child:
+                    sub_check = sub_checks.get(sub.tag, _NOT_A_FIELD)
+                    if sub_check is None:
+                        continue
+                    if sub_check is _NOT_A_FIELD:
+                        problems.append(("not in the schema", "warning", f"{item_name}.{sub.tag}"))
+                    elif not len(sub):
+                        problems.extend(sub_check(sub.text or ""))
+        return problems
+
+    def check_nothing(element: EtElement) -> list[tuple[str, str, str]]:
+        return []
+
+    if kind == "Flags":
+        check_element = check_flags
+    elif kind == "ComboElement":
+        check_element = check_combo
+    elif item is not None:
+        check_element = check_items
+    else:
+        check_element = check_nothing
 
     def check(value: Any) -> list[tuple[str, str, str]]:
         if not isinstance(value, str):
@@ -324,13 +422,15 @@ def reference_values(table: Table | StreamedTable, path: list[str]) -> set[str]:
     if not path:
         return values
     row_tag, rest = path[0], path[1:]
+    any_row = row_tag == table.name
     for element in table.elements:
-        if element.tag != row_tag and row_tag != table.name:
+        if element.tag != row_tag and not any_row:
             continue
         found = [element]
         for part in rest:
-            found = [child for parent in found for child in parent if child.tag == part]
-        values.update((item.text or "").strip() for item in found)
+            # (`findall` of a plain tag, as every part of a dotted path is, walks the children in C)
+            found = [child for parent in found for child in parent.findall(part)]
+        values.update([(item.text or "").strip() for item in found])
     return values
 
 

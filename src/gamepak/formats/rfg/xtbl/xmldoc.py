@@ -159,9 +159,12 @@ def check_element_budget(data: bytes, where: str, error: type[GamepakError] = Xm
     budget = current().table_element_budget(len(data))
     if budget is None:
         return
-    # Start tags and the few declarations, comments and CDATA, counted in two passes (those
-    # few subtracted only when the count is over: four passes were a tenth of `table check`).
-    bound = data.count(b"<") - data.count(b"</")
+    # Every `<` bounds the elements from above (a tenth of what `table check` does besides the
+    # parse was passes of `bytes.count`): the end tags are subtracted only when that is over
+    # the budget, then the few declarations, comments and CDATA.
+    bound = data.count(b"<")
+    if bound > budget:
+        bound -= data.count(b"</")
     if bound > budget:
         bound = element_count_bound(data)
     if bound > budget:
