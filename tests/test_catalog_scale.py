@@ -119,6 +119,33 @@ def test_distributed_windows_give_the_same_rows(
     assert snapshot(tmp_path / "out") == snapshot(reference)
 
 
+def test_the_catalogs_own_cluster_runs_without_the_profiler() -> None:
+    """The cluster `local` starts: its workers have no statistical profiler and quieter monitors
+    (CLUSTER_CONFIG), and the caller's own dask configuration is left as it was."""
+    pytest.importorskip("distributed")
+    import dask
+    from distributed import Client
+
+    before = dask.config.get("distributed.worker.profile.enabled")
+    with catalog_run.local_cluster(1) as cluster, Client(cluster) as client:
+        seen = client.run(
+            lambda dask_worker: (
+                dask.config.get("distributed.worker.profile.enabled"),
+                dask.config.get("distributed.admin.tick.interval"),
+                "profile" in dask_worker.periodic_callbacks,
+            )
+        )
+    assert list(seen.values()) == [(False, "500ms", False)]
+    assert dask.config.get("distributed.worker.profile.enabled") == before
+
+
+def test_the_local_scheduler_gives_the_same_rows(packs: Path, reference: Path, tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    summary = build_catalog([str(packs)], str(tmp_path / "out"), scheduler="local", workers=2)
+    assert snapshot(tmp_path / "out") == snapshot(reference)
+    assert summary.extra["scheduler"] == "local"
+
+
 def test_progress_counts_archives_up_to_the_total(packs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _small_windows(monkeypatch)
     seen: list[tuple[int, int]] = []
