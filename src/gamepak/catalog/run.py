@@ -31,9 +31,18 @@ from .tasks import FileList, run_batch, run_check, run_finish, run_range, run_sh
 # default) or RANGE_MEMBERS members, whichever comes first.
 SPLIT_BYTES = 256 << 20
 RANGE_MEMBERS = 50_000
-# Small files are grouped into batches of at most this many bytes and files.
+# Small files are grouped into batches of at most this many bytes and files, each also at most
+# 1/(workers * GUIDE) of the work still to plan: the last batches get smaller (down to 1 MiB or
+# BATCH_FILES_MIN files) so that the workers finish together.
 BATCH_BYTES = 32 << 20
 BATCH_FILES = 64
+BATCH_FILES_MIN = 16
+GUIDE = 8
+# On a dask.distributed cluster a task costs more (a round trip through the scheduler, a worker
+# thread's hand-off): tiny archives go in batches of up to this many files there. The local
+# schedulers keep BATCH_FILES: a window ends when its last unit does, and larger units there
+# made one worker wait longer than they saved.
+CLUSTER_BATCH_FILES = 256
 SCHEDULERS = ("processes", "threads", "synchronous", "local")
 # The dask.distributed settings of the cluster the catalog starts (`local`, and the benchmark's):
 # a busy worker's statistical profiler (sampling every thread's stack every 10 ms) and its
@@ -136,19 +145,37 @@ def plan(
             units.append(split)
         else:
             small.append(ref)
-    units.extend(batches(small, sum(ref.size for ref in small), workers))
+    units.extend(batches(small, sum(ref.size for ref in small), workers, len(small)))
     return units
 
 
-def batches(small: Iterable[FileRef], total: int, workers: int) -> Iterator[Batch]:
-    """`small` (files of `total` bytes in all) in batches, made as they are read."""
-    batch_bytes = max(1 << 20, min(BATCH_BYTES, total // max(1, workers * 8)))
+def batches(
+    small: Iterable[FileRef], total: int, workers: int, count: int | None = None, most_files: int | None = None
+) -> Iterator[Batch]:
+    """`small` (`count` files of `total` bytes in all) in batches, made as they are read: at most
+    `most_files` (BATCH_FILES) files and BATCH_BYTES each, and at most 1/(workers * GUIDE) of
+    what is left to batch (so every worker gets several, and the last ones are small)."""
+    most_files = most_files or BATCH_FILES
+    fewest_files = min(BATCH_FILES_MIN, most_files)
+    share = max(1, workers * GUIDE)
+    left_bytes, left_files = total, count
     batch: list[FileRef] = []
     size = 0
+    batch_bytes = batch_files = 0
+
+    def limits() -> tuple[int, int]:
+        files = most_files if left_files is None else max(fewest_files, min(most_files, left_files // share))
+        return max(1 << 20, min(BATCH_BYTES, left_bytes // share)), files
+
+    batch_bytes, batch_files = limits()
     for ref in small:
-        if batch and (size + ref.size > batch_bytes or len(batch) >= BATCH_FILES):
+        if batch and (size + ref.size > batch_bytes or len(batch) >= batch_files):
             yield Batch(_batch_id(batch), batch)
+            left_bytes -= size
+            if left_files is not None:
+                left_files -= len(batch)
             batch, size = [], 0
+            batch_bytes, batch_files = limits()
         batch.append(ref)
         size += ref.size
     if batch:
@@ -320,7 +347,8 @@ def _execute_distributed(
         # Enough units in flight to keep every worker thread busy (the scheduler hands them
         # out), few enough that the scheduler's task table stays small.
         threads = max(1, sum(client.nthreads().values()))
-        in_flight_limit = WINDOW_UNITS * threads
+        # (Counted in units of BATCH_FILES files: as many files in flight whatever the batch size.)
+        in_flight_limit = max(threads, WINDOW_UNITS * threads * BATCH_FILES // CLUSTER_BATCH_FILES)
         pending = iter(units)
         running: dict[str, Batch | Split] = {}
         completed = as_completed()
@@ -421,7 +449,9 @@ def build_catalog(
             if progress is not None:
                 progress(finished[0], total)
 
-        units = itertools.chain[Batch | Split](splits, batches(small, small.bytes, workers))
+        distributed = scheduler == "local" or "://" in scheduler
+        most_files = CLUSTER_BATCH_FILES if distributed else BATCH_FILES
+        units = itertools.chain[Batch | Split](splits, batches(small, small.bytes, workers, small.count, most_files))
         _execute(units, out, options, scheduler, workers, unit_done)
     write_walk_errors(out, problems)
     summary.walk_errors = len(problems)
