@@ -81,6 +81,7 @@ def _small_windows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(catalog_run, "WINDOW_UNITS", 1)
     monkeypatch.setattr(catalog_run, "SUBMIT_GROUP", 1)
     monkeypatch.setattr(catalog_run, "BATCH_FILES", 3)
+    monkeypatch.setattr(catalog_run, "CLUSTER_BATCH_FILES", 3)
     windows: list[int] = []
     graph = catalog_run._graph
 
@@ -119,6 +120,33 @@ def test_distributed_windows_give_the_same_rows(
     assert snapshot(tmp_path / "out") == snapshot(reference)
 
 
+def test_the_catalogs_own_cluster_runs_without_the_profiler() -> None:
+    """The cluster `local` starts: its workers have no statistical profiler and quieter monitors
+    (CLUSTER_CONFIG), and the caller's own dask configuration is left as it was."""
+    pytest.importorskip("distributed")
+    import dask
+    from distributed import Client
+
+    before = dask.config.get("distributed.worker.profile.enabled")
+    with catalog_run.local_cluster(1) as cluster, Client(cluster) as client:
+        seen = client.run(
+            lambda dask_worker: (
+                dask.config.get("distributed.worker.profile.enabled"),
+                dask.config.get("distributed.admin.tick.interval"),
+                "profile" in dask_worker.periodic_callbacks,
+            )
+        )
+    assert list(seen.values()) == [(False, "500ms", False)]
+    assert dask.config.get("distributed.worker.profile.enabled") == before
+
+
+def test_the_local_scheduler_gives_the_same_rows(packs: Path, reference: Path, tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    summary = build_catalog([str(packs)], str(tmp_path / "out"), scheduler="local", workers=2)
+    assert snapshot(tmp_path / "out") == snapshot(reference)
+    assert summary.extra["scheduler"] == "local"
+
+
 def test_progress_counts_archives_up_to_the_total(packs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _small_windows(monkeypatch)
     seen: list[tuple[int, int]] = []
@@ -141,9 +169,47 @@ def test_planned_batches_are_those_of_the_whole_list(packs: Path, tmp_path: Path
     with FileSpool(str(tmp_path)) as spool:
         for ref in refs:
             spool.add(ref)
-        streamed = list(catalog_run.batches(spool, spool.bytes, 2))
+        streamed = list(catalog_run.batches(spool, spool.bytes, 2, spool.count))
     whole = catalog_run.plan(refs, ScanOptions(), 2)
     assert [(unit.part_id, unit.refs) for unit in streamed] == [(unit.part_id, unit.refs) for unit in whole]
+
+
+def _tiny(count: int) -> list[FileRef]:
+    return [FileRef(f"/c/a{index}.pak", f"a{index}.pak", 700, 1) for index in range(count)]
+
+
+def test_batches_are_large_while_much_is_left_and_small_at_the_end() -> None:
+    """Tiny archives: batches of BATCH_FILES while there is plenty left, then each at most
+    1/(workers * GUIDE) of what is left, down to BATCH_FILES_MIN, so the workers finish together."""
+    refs = _tiny(5000)
+    sizes = [len(batch.refs) for batch in catalog_run.batches(refs, 700 * len(refs), 2, len(refs))]
+    assert sum(sizes) == 5000
+    assert sizes[0] == catalog_run.BATCH_FILES
+    assert sizes == sorted(sizes, reverse=True)
+    assert sizes[-3:] == [catalog_run.BATCH_FILES_MIN] * 3 or sizes[-1] < catalog_run.BATCH_FILES_MIN
+    assert sum(1 for size in sizes if size < catalog_run.BATCH_FILES) >= 2 * catalog_run.GUIDE
+    # On a cluster: larger batches (a task costs more there), tapered the same way.
+    cluster = [len(batch.refs) for batch in catalog_run.batches(refs, 700 * len(refs), 2, len(refs), 256)]
+    assert cluster[0] == 256 and len(cluster) < len(sizes)
+    assert cluster == sorted(cluster, reverse=True) and sum(cluster) == 5000
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 3 << 20), max_size=300),
+    st.integers(1, 8),
+    st.sampled_from([None, 3, 64, 256]),
+)
+def test_batches_keep_every_file_in_order_within_their_limits(
+    sizes: list[int], workers: int, most_files: int | None
+) -> None:
+    refs = [FileRef(f"/c/{index}", str(index), size, 1) for index, size in enumerate(sizes)]
+    made = list(catalog_run.batches(refs, sum(sizes), workers, len(refs), most_files))
+    assert [ref for batch in made for ref in batch.refs] == refs
+    for batch in made:
+        assert batch.refs
+        assert len(batch.refs) <= (most_files or catalog_run.BATCH_FILES)
+        assert len(batch.refs) == 1 or sum(ref.size for ref in batch.refs) <= catalog_run.BATCH_BYTES
 
 
 _names = st.text(st.characters(blacklist_characters="\0", codec="utf-8"), min_size=1, max_size=12) | st.just(

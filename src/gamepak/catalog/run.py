@@ -31,10 +31,30 @@ from .tasks import FileList, run_batch, run_check, run_finish, run_range, run_sh
 # default) or RANGE_MEMBERS members, whichever comes first.
 SPLIT_BYTES = 256 << 20
 RANGE_MEMBERS = 50_000
-# Small files are grouped into batches of at most this many bytes and files.
+# Small files are grouped into batches of at most this many bytes and files, each also at most
+# 1/(workers * GUIDE) of the work still to plan: the last batches get smaller (down to 1 MiB or
+# BATCH_FILES_MIN files) so that the workers finish together.
 BATCH_BYTES = 32 << 20
 BATCH_FILES = 64
-SCHEDULERS = ("processes", "threads", "synchronous")
+BATCH_FILES_MIN = 16
+GUIDE = 8
+# On a dask.distributed cluster a task costs more (a round trip through the scheduler, a worker
+# thread's hand-off): tiny archives go in batches of up to this many files there. The local
+# schedulers keep BATCH_FILES: a window ends when its last unit does, and larger units there
+# made one worker wait longer than they saved.
+CLUSTER_BATCH_FILES = 256
+SCHEDULERS = ("processes", "threads", "synchronous", "local")
+# The dask.distributed settings of the cluster the catalog starts (`local`, and the benchmark's):
+# a busy worker's statistical profiler (sampling every thread's stack every 10 ms) and its
+# monitors (event-loop ticks every 20 ms, memory every 100 ms, the system every 500 ms) cost
+# 15-17% over its tasks' own CPU here, 3-4% with these. A cluster of the user's is left as it is.
+CLUSTER_CONFIG: dict[str, Any] = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.admin.system-monitor.disk": False,
+}
 # Units planned and sent at once, per worker (see _execute), and topped up in groups of
 # SUBMIT_GROUP on a dask.distributed cluster.
 WINDOW_UNITS = 64
@@ -125,19 +145,37 @@ def plan(
             units.append(split)
         else:
             small.append(ref)
-    units.extend(batches(small, sum(ref.size for ref in small), workers))
+    units.extend(batches(small, sum(ref.size for ref in small), workers, len(small)))
     return units
 
 
-def batches(small: Iterable[FileRef], total: int, workers: int) -> Iterator[Batch]:
-    """`small` (files of `total` bytes in all) in batches, made as they are read."""
-    batch_bytes = max(1 << 20, min(BATCH_BYTES, total // max(1, workers * 8)))
+def batches(
+    small: Iterable[FileRef], total: int, workers: int, count: int | None = None, most_files: int | None = None
+) -> Iterator[Batch]:
+    """`small` (`count` files of `total` bytes in all) in batches, made as they are read: at most
+    `most_files` (BATCH_FILES) files and BATCH_BYTES each, and at most 1/(workers * GUIDE) of
+    what is left to batch (so every worker gets several, and the last ones are small)."""
+    most_files = most_files or BATCH_FILES
+    fewest_files = min(BATCH_FILES_MIN, most_files)
+    share = max(1, workers * GUIDE)
+    left_bytes, left_files = total, count
     batch: list[FileRef] = []
     size = 0
+    batch_bytes = batch_files = 0
+
+    def limits() -> tuple[int, int]:
+        files = most_files if left_files is None else max(fewest_files, min(most_files, left_files // share))
+        return max(1 << 20, min(BATCH_BYTES, left_bytes // share)), files
+
+    batch_bytes, batch_files = limits()
     for ref in small:
-        if batch and (size + ref.size > batch_bytes or len(batch) >= BATCH_FILES):
+        if batch and (size + ref.size > batch_bytes or len(batch) >= batch_files):
             yield Batch(_batch_id(batch), batch)
+            left_bytes -= size
+            if left_files is not None:
+                left_files -= len(batch)
             batch, size = [], 0
+            batch_bytes, batch_files = limits()
         batch.append(ref)
         size += ref.size
     if batch:
@@ -205,6 +243,10 @@ def _execute(
     what the client grew by."""
     if "://" in scheduler:
         _execute_distributed(units, out, options, scheduler, done)
+        return
+    if scheduler == "local":
+        with local_cluster(workers) as cluster:
+            _execute_distributed(units, out, options, cluster.scheduler_address, done)
         return
     import dask
     from dask.callbacks import Callback
@@ -305,7 +347,8 @@ def _execute_distributed(
         # Enough units in flight to keep every worker thread busy (the scheduler hands them
         # out), few enough that the scheduler's task table stays small.
         threads = max(1, sum(client.nthreads().values()))
-        in_flight_limit = WINDOW_UNITS * threads
+        # (Counted in units of BATCH_FILES files: as many files in flight whatever the batch size.)
+        in_flight_limit = max(threads, WINDOW_UNITS * threads * BATCH_FILES // CLUSTER_BATCH_FILES)
         pending = iter(units)
         running: dict[str, Batch | Split] = {}
         completed = as_completed()
@@ -326,6 +369,22 @@ def _execute_distributed(
             # Top up in groups: one client.compute call per group, not per unit.
             if len(running) <= in_flight_limit - SUBMIT_GROUP:
                 submit(SUBMIT_GROUP)
+
+
+def local_cluster(workers: int) -> Any:
+    """A dask.distributed LocalCluster of `workers` single-threaded worker processes (no
+    dashboard) with CLUSTER_CONFIG: the cluster `scheduler="local"` starts for one run, and the
+    one a benchmark keeps warm. Close it when done (it is a context manager)."""
+    try:
+        import dask
+        from distributed import LocalCluster
+    except ImportError:
+        raise MissingDependencyError(
+            "the local scheduler needs dask.distributed: pip install 'gamepak[catalog]'"
+        ) from None
+    # The nannies hand the configuration they were made under to their worker processes.
+    with dask.config.set(CLUSTER_CONFIG):
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
 
 
 # -- the whole run ----------------------------------------------------------------------------------
@@ -390,7 +449,9 @@ def build_catalog(
             if progress is not None:
                 progress(finished[0], total)
 
-        units = itertools.chain[Batch | Split](splits, batches(small, small.bytes, workers))
+        distributed = scheduler == "local" or "://" in scheduler
+        most_files = CLUSTER_BATCH_FILES if distributed else BATCH_FILES
+        units = itertools.chain[Batch | Split](splits, batches(small, small.bytes, workers, small.count, most_files))
         _execute(units, out, options, scheduler, workers, unit_done)
     write_walk_errors(out, problems)
     summary.walk_errors = len(problems)

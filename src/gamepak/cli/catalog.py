@@ -32,11 +32,13 @@ def _library() -> Any:
 
 
 def _scheduler(value: str) -> str:
-    if value in ("processes", "threads", "synchronous") or value.startswith(
+    if value in ("processes", "threads", "synchronous", "local") or value.startswith(
         ("tcp://", "tls://", "ucx://", "inproc://")
     ):
         return value
-    raise argparse.ArgumentTypeError("use processes, threads, synchronous or a scheduler address (tcp://HOST:8786)")
+    raise argparse.ArgumentTypeError(
+        "use processes, threads, synchronous, local or a scheduler address (tcp://HOST:8786)"
+    )
 
 
 def _positive(value: str) -> int:
@@ -147,8 +149,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--scheduler",
         type=_scheduler,
         default="processes",
-        help="Dask scheduler: processes, threads, synchronous, or the address of a dask.distributed scheduler "
-        "(tcp://HOST:8786; every worker must see PATHS and OUT under the same names) (default: %(default)s)",
+        help="Dask scheduler: processes, threads, synchronous, local (a dask.distributed cluster of --workers "
+        "processes started for the run), or the address of a dask.distributed scheduler (tcp://HOST:8786; every "
+        "worker must see PATHS and OUT under the same names) (default: %(default)s)",
     )
     catalog.add_argument(
         "--workers", type=_positive, default=None, help="workers of a local scheduler (default: one per CPU)"

@@ -30,6 +30,8 @@ same file byte for byte (even where the game stored a plain 0x27 apostrophe).
 
 from __future__ import annotations
 
+import itertools
+import re
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -55,6 +57,12 @@ CONTROL_SHARE = 0.02
 TEXT_CONTROLS = frozenset((0x09, 0x0A, 0x0D, 0x92))
 # More than one control character this close to the start is a binary header, not a string.
 HEAD_SIZE = 16
+# The control characters a blob's text may hold few of: C0 and C1 controls but NUL (the
+# strings' terminator) and TEXT_CONTROLS.
+_CONTROL_BYTES = bytes(
+    byte for byte in range(1, 256) if (byte < 0x20 or 0x7F <= byte < 0xA0) and byte not in TEXT_CONTROLS
+)
+_CONTROL = re.compile(b"[" + b"".join(b"\\x%02x" % byte for byte in _CONTROL_BYTES) + b"]")
 
 
 class TextShapeError(GamepakError):
@@ -116,14 +124,10 @@ def binary_reason(data: bytes) -> str | None:
         return f"{extension[1:].upper()} data, not text"
     if not data:
         return "empty"
-    controls = [
-        position
-        for position, byte in enumerate(data)
-        if byte and (byte < 0x20 or 0x7F <= byte < 0xA0) and byte not in TEXT_CONTROLS
-    ]
-    strings = data.count(0)
-    empty = data[:-1].split(b"\0").count(b"")
-    head_controls = [position for position in controls if position < HEAD_SIZE]
+    # Counted and found by C loops (a translate, a regex): a Python loop over the bytes was a
+    # fifth of the catalog's CPU on J2ME packs.
+    control_count = len(data) - len(data.translate(None, _CONTROL_BYTES))
+    head_controls = [match.start() for match in itertools.islice(_CONTROL.finditer(data, 0, HEAD_SIZE), 2)]
     if len(head_controls) > 1:
         # A table of counts and offsets in front of the strings (a pack's header, an unknown
         # offset table): its small numbers are control characters.
@@ -132,13 +136,18 @@ def binary_reason(data: bytes) -> str | None:
             f"{head_controls[0]}, 0x{data[head_controls[1]]:02x} at byte {head_controls[1]}): a table in front of "
             "the strings?"
         )
-    if controls and len(controls) > CONTROL_SHARE * len(data):
-        first = controls[0]
+    if control_count > CONTROL_SHARE * len(data):
+        found = _CONTROL.search(data)
+        first = found.start() if found is not None else 0  # always found: control_count > 0
         return (
-            f"binary data: {len(controls)} of its {len(data)} bytes are control characters "
+            f"binary data: {control_count} of its {len(data)} bytes are control characters "
             f"(the first, 0x{data[first]:02x}, at byte {first})"
         )
-    if strings > 4 and empty * 2 > strings and not _wordy(data):
+    strings = data.count(0)
+    if strings <= 4:
+        return None
+    empty = data[:-1].split(b"\0").count(b"")
+    if empty * 2 > strings and not _wordy(data):
         # Zero-filled binary tables split into empty pieces; a language file with many unused
         # (empty) strings, such as Diamond Rush's lang_IGA.f, has words in the others.
         return f"binary data: {empty} of its {strings} NUL-separated pieces are empty"
@@ -147,8 +156,6 @@ def binary_reason(data: bytes) -> str | None:
 
 def _wordy(data: bytes) -> bool:
     """Whether most non-empty NUL-separated pieces of `data` hold a word (three letters in a row)."""
-    import re
-
     pieces = [piece for piece in data.split(b"\0") if piece]
     word = re.compile(rb"[A-Za-z\xc0-\xff]{3}")
     return bool(pieces) and sum(1 for piece in pieces if word.search(piece)) * 2 > len(pieces)
