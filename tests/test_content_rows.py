@@ -86,8 +86,13 @@ def _fake_row() -> ContentKind:
 
 
 def test_a_row_s_verify_verb_joins_verify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A new kind's pack check reaches `gamepak verify` by its row alone, `--base` opened for it."""
+    """A new kind's pack check reaches `gamepak verify` by its row and its pack formats' entry in
+    `cli.reading.PACK_CHECKS` (the start-up index `test_startup` holds to the rows: verify of a
+    format no row checks does not import the registry), `--base` opened for it."""
+    from gamepak.cli import reading
+
     monkeypatch.setattr(content, "KINDS", (*content.KINDS, _fake_row()))
+    monkeypatch.setitem(reading.PACK_CHECKS, "zip", ("fake-table",))
     SEEN.clear()
     pack = write_pack(tmp_path / "mod.zip", {"a.fake": b"a", "b.txt": b"b"})
     base = write_pack(tmp_path / "base.zip", {"a.fake": b"x"})

@@ -37,7 +37,9 @@ Adding a content kind is one module plus one row (RFG meshes, J2ME sprites and R
    export writes more than one file a texture: a sprite's summary counts sprites, modules,
    frames). For strings: `strings`, `export`, `import`. A kind with a check of its own inside
    packs (RFG tables, zones) adds `verify(archive, options=)`: `gamepak verify` runs it over
-   every pack of its `packs`. The command refuses an option the verb's `Verb.options` does not
+   every pack of its `packs` (listed
+   too in `cli/reading.PACK_CHECKS`, the start-up index tests/test_startup.py holds to the
+   rows). The command refuses an option the verb's `Verb.options` does not
    list (`texture --resize` for sprites). A kind stored as two files (RFG meshes: `.csmesh_pc` + `.gsmesh_pc`, as pegs)
    adds `partner(name) -> the other file's name`: its verbs then get `partner`, a function
    reading that file (the viewer and the catalog read it beside the file or inside the same
