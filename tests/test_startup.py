@@ -343,3 +343,21 @@ def test_the_version_is_imported_only_by_version(tiny: dict[str, str]) -> None:
     from gamepak.version import __version__
 
     assert gamepak.__version__ == __version__
+
+
+# -- extract and create import the manifest's code only when a manifest is written or read ---------
+def test_extract_without_manifest_imports_no_manifest_code(tiny: dict[str, str]) -> None:
+    code, loaded = gamepak_modules_after("extract", tiny["small"], "-o", tiny["folder"] + "/no-manifest")
+    assert code == 0 and "gamepak.ops.extract" in loaded
+    assert [module for module in ("gamepak.ops.manifest", "gamepak.core.jsontext") if module in loaded] == []
+    code, loaded = gamepak_modules_after("extract", tiny["small"], "-o", tiny["folder"] + "/manifest", "--manifest")
+    assert code == 0 and "gamepak.ops.manifest" in loaded  # the probe sees it where it is needed
+
+
+def test_create_of_a_folder_without_manifest_imports_no_manifest_code(tiny: dict[str, str]) -> None:
+    code, loaded = gamepak_modules_after("create", tiny["folder"] + "/created-plain.pak", tiny["inputs"])
+    assert code == 0 and "gamepak.ops.inputs" in loaded and "gamepak.ops.manifest" not in loaded
+    extracted = tiny["folder"] + "/with-manifest"
+    assert gamepak_modules_after("extract", tiny["small"], "-o", extracted, "--manifest")[0] == 0
+    code, loaded = gamepak_modules_after("create", tiny["folder"] + "/rebuilt.pak", extracted)
+    assert code == 0 and "gamepak.ops.manifest" in loaded  # a folder holding one: read
