@@ -361,3 +361,21 @@ def test_create_of_a_folder_without_manifest_imports_no_manifest_code(tiny: dict
     assert gamepak_modules_after("extract", tiny["small"], "-o", extracted, "--manifest")[0] == 0
     code, loaded = gamepak_modules_after("create", tiny["folder"] + "/rebuilt.pak", extracted)
     assert code == 0 and "gamepak.ops.manifest" in loaded  # a folder holding one: read
+
+
+# -- verify of a PAK checks against the written-out `any` engine: no other table, no file check ----
+def test_verify_of_a_pak_builds_no_engine_table_and_imports_no_file_check(tiny: dict[str, str]) -> None:
+    probe = (
+        "import sys; from gamepak.cli import run; sys.argv[1:] = ['verify', sys.argv[1]]\n"
+        "try:\n    run()\nexcept SystemExit:\n    pass\n"
+        "print('gamepak.formats.quake.file_limits' in sys.modules, 'gamepak.formats.quake.engines' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, tiny["small"]], capture_output=True, text=True, check=True)
+    assert result.stdout.split()[-2:] == ["False", "False"]
+    result = subprocess.run(
+        [sys.executable, "-c", probe.replace("'verify', ", "'verify', '--engine', 'quake', "), tiny["small"]],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.split()[-2:] == ["False", "True"]  # the probe sees the tables loaded when an engine is named
