@@ -379,3 +379,15 @@ def test_verify_of_a_pak_builds_no_engine_table_and_imports_no_file_check(tiny: 
         check=True,
     )
     assert result.stdout.split()[-2:] == ["False", "True"]  # the probe sees the tables loaded when an engine is named
+
+
+def test_a_small_extract_imports_no_worker_machinery(tiny: dict[str, str], tmp_path: Path) -> None:
+    # Forked workers (and their pipes, batches and queue) only for many members or bytes.
+    code, loaded = gamepak_modules_after("extract", tiny["small"], "-o", str(tmp_path / "small"))
+    assert code == 0 and "gamepak.ops.copier" in loaded and "gamepak.ops.copy_workers" not in loaded
+    many = tmp_path / "many.pak"
+    with gamepak.create(many) as writer:
+        for index in range(300):  # over the copier's threshold of 256 members
+            writer.add(f"docs/page{index}.txt", b"text")
+    code, loaded = gamepak_modules_after("extract", str(many), "-o", str(tmp_path / "many"))
+    assert code == 0 and "gamepak.ops.copy_workers" in loaded  # the probe sees it where it is needed

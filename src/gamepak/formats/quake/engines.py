@@ -6,7 +6,7 @@ no engine loads none of this (issue 48, start-up).
 
 from __future__ import annotations
 
-from .limits import ANY, HL_MODEL, QS_MODEL, WQ_MODEL, Engine, Rule
+from .rules import ANY, HL_MODEL, QS_MODEL, WQ_MODEL, Engine, Rule
 
 
 def _known() -> tuple[Engine, Engine, Engine]:

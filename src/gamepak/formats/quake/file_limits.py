@@ -9,11 +9,11 @@ import os
 import struct
 
 from ...core.archive import Archive, Problem, encode_name
-from .limits import _Findings
+from .rules import Findings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .engines import Engine
+    from .rules import Engine
 
 
 def check_mdl(data: bytes, engine: Engine, label: str, member: str | None = None) -> list[Problem]:
@@ -22,7 +22,7 @@ def check_mdl(data: bytes, engine: Engine, label: str, member: str | None = None
     from . import mdl
     from .images import ImageError
 
-    found = _Findings(engine, member)
+    found = Findings(engine, member)
     if engine.rules.get("mdl.poses") is None:
         if len(data) < mdl.HEADER.size:
             found.add(f"MDL is {len(data)} bytes, shorter than its {mdl.HEADER.size}-byte header", "error", 0)
@@ -59,7 +59,7 @@ def check_spr(data: bytes, engine: Engine, label: str, member: str | None = None
     from . import spr
     from .images import ImageError
 
-    found = _Findings(engine, member)
+    found = Findings(engine, member)
     try:
         spr.read(data, label)
     except ImageError as exc:
@@ -67,7 +67,7 @@ def check_spr(data: bytes, engine: Engine, label: str, member: str | None = None
     return found.problems
 
 
-def _check_miptex(found: _Findings, head: bytes, where: str, offset: int) -> None:
+def _check_miptex(found: Findings, head: bytes, where: str, offset: int) -> None:
     """A miptex header's name and size (`head` holds at least its 40 bytes)."""
     from .images import MIPTEX_HEADER
 
@@ -94,7 +94,7 @@ def check_bsp(data: bytes, engine: Engine, label: str, member: str | None = None
     from . import bsp
     from .images import MIPTEX_HEADER, ImageError
 
-    found = _Findings(engine, member)
+    found = Findings(engine, member)
     variant = bsp_variant(data)
     if variant is None:
         return found.problems  # not a Quake-family map (a Quake II or III one in a PAK): no limits here
@@ -137,7 +137,7 @@ def check_wad(archive: Archive, engine: Engine, member: str | None = None) -> li
     file called gfx.wad its magic and the lumps the engine looks up at start-up."""
     from .images import MIPTEX_HEADER
 
-    found = _Findings(engine, member)
+    found = Findings(engine, member)
     name = os.path.basename(member if member is not None else archive.filename).lower()
     magic = getattr(archive, "magic", b"")
     if name == "gfx.wad":
