@@ -361,7 +361,7 @@ def test_truncated_pack_is_refused_before_anything_is_written(tmp_path: Path) ->
 
 WORKER_FAILS = """
 import os, sys, time
-import gamepak, gamepak.ops.copier
+import gamepak, gamepak.ops.copy_workers
 
 real_pread = os.pread
 def pread(fd, size, offset):
@@ -380,12 +380,12 @@ def preadv(fd, buffers, offset):
 parent = os.getpid()
 os.pread = pread
 os.preadv = preadv
-real_take = gamepak.ops.copier._take
+real_take = gamepak.ops.copy_workers._take
 def take(queue):
     if os.getpid() == parent:
         time.sleep(0.05)  # let the forked worker take batches too
     return real_take(queue)
-gamepak.ops.copier._take = take
+gamepak.ops.copy_workers._take = take
 seen = []
 try:
     gamepak.open(sys.argv[1]).extractall(sys.argv[2], progress=seen.append)

@@ -426,3 +426,23 @@ def test_verify_engine_quake_passes_the_samples(relative: str) -> None:
     code, _out, err = in_process_cli("verify", "--engine", "quake", str(sample(relative)))
     assert code == 0, err
     assert "error:" not in err
+
+
+def test_the_written_out_any_is_the_most_permissive_of_the_known_engines() -> None:
+    from gamepak.formats.quake import engines
+
+    derived = engines._most_permissive()
+    assert ANY.rules == derived.rules and list(ANY.rules) == list(derived.rules)
+    assert ANY.bsp_versions == derived.bsp_versions
+    assert ANY.gfx_wad2 == derived.gfx_wad2
+    assert ANY.gfx_lumps == derived.gfx_lumps
+    assert (ANY.name, ANY.title) == (derived.name, derived.title)
+
+
+def test_engines_by_name() -> None:
+    assert limits.engine_named(None) is ANY and limits.engine_named("any") is ANY
+    assert [limits.engine_named(name) for name in limits.ENGINE_NAMES] == list(KNOWN)
+    assert {engine.name: engine for engine in (*KNOWN, ANY)} == limits.ENGINES
+    assert tuple(engine.name for engine in KNOWN) == limits.ENGINE_NAMES
+    with pytest.raises(AttributeError, match="no attribute 'QUAK'"):
+        limits.QUAK  # noqa: B018 - the attribute's lookup is the test

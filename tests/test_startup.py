@@ -343,3 +343,51 @@ def test_the_version_is_imported_only_by_version(tiny: dict[str, str]) -> None:
     from gamepak.version import __version__
 
     assert gamepak.__version__ == __version__
+
+
+# -- extract and create import the manifest's code only when a manifest is written or read ---------
+def test_extract_without_manifest_imports_no_manifest_code(tiny: dict[str, str]) -> None:
+    code, loaded = gamepak_modules_after("extract", tiny["small"], "-o", tiny["folder"] + "/no-manifest")
+    assert code == 0 and "gamepak.ops.extract" in loaded
+    assert [module for module in ("gamepak.ops.manifest", "gamepak.core.jsontext") if module in loaded] == []
+    code, loaded = gamepak_modules_after("extract", tiny["small"], "-o", tiny["folder"] + "/manifest", "--manifest")
+    assert code == 0 and "gamepak.ops.manifest" in loaded  # the probe sees it where it is needed
+
+
+def test_create_of_a_folder_without_manifest_imports_no_manifest_code(tiny: dict[str, str]) -> None:
+    code, loaded = gamepak_modules_after("create", tiny["folder"] + "/created-plain.pak", tiny["inputs"])
+    assert code == 0 and "gamepak.ops.inputs" in loaded and "gamepak.ops.manifest" not in loaded
+    extracted = tiny["folder"] + "/with-manifest"
+    assert gamepak_modules_after("extract", tiny["small"], "-o", extracted, "--manifest")[0] == 0
+    code, loaded = gamepak_modules_after("create", tiny["folder"] + "/rebuilt.pak", extracted)
+    assert code == 0 and "gamepak.ops.manifest" in loaded  # a folder holding one: read
+
+
+# -- verify of a PAK checks against the written-out `any` engine: no other table, no file check ----
+def test_verify_of_a_pak_builds_no_engine_table_and_imports_no_file_check(tiny: dict[str, str]) -> None:
+    probe = (
+        "import sys; from gamepak.cli import run; sys.argv[1:] = ['verify', sys.argv[1]]\n"
+        "try:\n    run()\nexcept SystemExit:\n    pass\n"
+        "print('gamepak.formats.quake.file_limits' in sys.modules, 'gamepak.formats.quake.engines' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, tiny["small"]], capture_output=True, text=True, check=True)
+    assert result.stdout.split()[-2:] == ["False", "False"]
+    result = subprocess.run(
+        [sys.executable, "-c", probe.replace("'verify', ", "'verify', '--engine', 'quake', "), tiny["small"]],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.split()[-2:] == ["False", "True"]  # the probe sees the tables loaded when an engine is named
+
+
+def test_a_small_extract_imports_no_worker_machinery(tiny: dict[str, str], tmp_path: Path) -> None:
+    # Forked workers (and their pipes, batches and queue) only for many members or bytes.
+    code, loaded = gamepak_modules_after("extract", tiny["small"], "-o", str(tmp_path / "small"))
+    assert code == 0 and "gamepak.ops.copier" in loaded and "gamepak.ops.copy_workers" not in loaded
+    many = tmp_path / "many.pak"
+    with gamepak.create(many) as writer:
+        for index in range(300):  # over the copier's threshold of 256 members
+            writer.add(f"docs/page{index}.txt", b"text")
+    code, loaded = gamepak_modules_after("extract", str(many), "-o", str(tmp_path / "many"))
+    assert code == 0 and "gamepak.ops.copy_workers" in loaded  # the probe sees it where it is needed

@@ -25,8 +25,8 @@ from ..core.atomic import write_all
 from ..core.names import NAME_MAX, check_windows_names
 from ..core.portable import has_folder_descriptors
 from ..errors import GamepakError, UnsafePathError
+from . import MANIFEST_NAME
 from .copier import chunk_writer, copy_members, write_file
-from .manifest import MANIFEST_NAME, manifest_bytes
 from .safe_tree import PathTree, Plan, TreeWriter, all_plain, plain_key, write_plan
 
 TYPE_CHECKING = False
@@ -121,6 +121,8 @@ def extract_members(
         keys.pop()
     archive._check_data(entries)
     archive.check_shared_bytes(entries)
+    if manifest:
+        from .manifest import manifest_bytes  # only a manifest's writing needs the module
     if not has_folder_descriptors():
         encoded = manifest_bytes(archive, entries, [key.split("/") for key in keys]) if manifest else None
         return _extract_by_path(archive, entries, keys, plan, encoded, progress)

@@ -18,6 +18,7 @@ import stat
 from ..core.atomic import is_temporary_name
 from ..core.snapshot import file_identity, same_file
 from ..errors import GamepakError, NotAnArchiveError, UnnamedFormatError, UsageError
+from . import MANIFEST_NAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,8 +40,6 @@ def _inside(path: str, root: str) -> bool:
 def scan_folder(folder: str, *, follow: bool = False, exclude: tuple[str, ...] = ()) -> FolderScan:
     """The members a folder gives (see the module's docstring). Raises GamepakError naming
     every symlink that leaves the folder (without `follow`) or is broken."""
-    from .manifest import MANIFEST_NAME
-
     scan = FolderScan()
     root = os.path.realpath(folder)
     # Compared as files (device, inode), not paths: a hard link to the output is the output.
@@ -158,7 +157,6 @@ def plan_create(
     only, and a note says what was ignored. `name` sets the stored name of a single file INPUT.
     OUT itself and gamepak's temporary files are never packed."""
     from ..core.registry import format_for_path, get_format
-    from .manifest import read_manifest
 
     user_options = dict(options or {})
     parsed = [split_input(item) for item in inputs]
@@ -166,7 +164,12 @@ def plan_create(
         if len(parsed) != 1 or os.path.isdir(parsed[0][0]) or parsed[0][1] is not None:
             raise GamepakError("--name names a single file INPUT; for several, write each as SRC=NAME")
         parsed = [(parsed[0][0], name)]
-    manifests = [(path, read_manifest(path)) for path, _ in parsed if os.path.isdir(path)]
+    folders = [path for path, _ in parsed if os.path.isdir(path)]
+    manifests: list[tuple[str, dict[str, Any] | None]] = []
+    if any(os.path.exists(os.path.join(folder, MANIFEST_NAME)) for folder in folders):
+        from .manifest import read_manifest  # only a folder holding a manifest needs the module
+
+        manifests = [(path, read_manifest(path)) for path in folders]
     manifests = [(path, manifest) for path, manifest in manifests if manifest is not None]
     if len(manifests) > 1:
         raise GamepakError(f"{manifests[1][0]}: only one INPUT may be a folder with a manifest")

@@ -29,6 +29,7 @@ import os
 
 from ..core.jsontext import JSON_INDENT
 from ..errors import GamepakError
+from . import MANIFEST_NAME  # its home is the package (see there); imported from here too
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
     from ..core.archive import Archive, Entry
 
-MANIFEST_NAME = ".gamepak-manifest.json"
 MANIFEST_VERSION = 1
 
 # Headers, directories, names and alignment padding a format may add per member and in all, on

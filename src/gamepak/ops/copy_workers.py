@@ -1,0 +1,231 @@
+"""The parallel half of `ops.copier`: its jobs split over forked worker processes that take
+batches from a shared queue (a pipe of batch numbers), report each batch done on their own pipe,
+die with their parent and never run the parent's clean-up; threads where forking is not safe.
+Apart from the copier because only an extraction with much work (`copy_members`) runs it: a
+small one never imports this (issue 48, start-up).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+
+from ..core.atomic import write_all
+from ..errors import CorruptArchiveError, GamepakError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from ..core.archive import Entry
+
+
+def run_split(
+    run: Callable[..., None],
+    entries: list[Entry],
+    progress: Callable[[Entry], Any] | None,
+    jobs: list[tuple[int, str, int, int, int]],
+    workers: int,
+) -> None:
+    """Copy the jobs on `workers` processes (this one and forked ones), or threads when
+    forking is not safe (other threads are running, or no fork on this system)."""
+    # No `threading` module loaded means no Python thread besides this one (and importing
+    # it just to ask costs start-up time).
+    threading = sys.modules.get("threading")
+    if hasattr(os, "fork") and (threading is None or threading.active_count() == 1):
+        _run_forked(run, entries, progress, jobs, workers)
+        return
+    shares: list[list[tuple[int, str, int, int, int]]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for job in sorted(jobs, key=lambda job: job[3], reverse=True) if len(jobs) < 64 else jobs:
+        lightest = loads.index(min(loads))
+        shares[lightest].append(job)
+        loads[lightest] += job[3] + 4096  # a file costs something even when empty
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for future in [pool.submit(run, share) for share in shares]:
+            future.result()
+
+
+def _run_forked(
+    run: Callable[..., None],
+    entries: list[Entry],
+    progress: Callable[[Entry], Any] | None,
+    jobs: list[tuple[int, str, int, int, int]],
+    workers: int,
+) -> None:
+    """Workers take batches from a shared queue (a pipe of batch numbers), so a process
+    that gets more CPU time does more of the work: on a busy machine a second core is not
+    always there to take a fixed half."""
+    batches = _batches(jobs, workers)
+    queue, queue_end = os.pipe()
+    try:
+        write_all(queue_end, b"".join(_BATCH.pack(number) for number in range(len(batches))))
+    finally:
+        os.close(queue_end)  # an empty queue then reads as the end
+    children: dict[int, _WorkerPipe] = {}
+    try:
+        for _ in range(workers - 1):
+            reader, writer_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - runs in the child (measured by the tests' results)
+                os.close(reader)
+                _child_main(run, batches, queue, writer_end)
+            os.close(writer_end)
+            children[pid] = _WorkerPipe(reader)
+        while (number := _take(queue)) is not None:
+            run(batches[number])
+            for pipe in children.values():
+                _report(entries, progress, batches, pipe.finished(wait=False))
+        failures = []
+        for pid, pipe in list(children.items()):
+            _, status = os.waitpid(pid, 0)
+            del children[pid]
+            _report(entries, progress, batches, pipe.finished(wait=True))
+            pipe.close()
+            if status != 0:
+                failures.append(pipe.message or f"the extraction worker ended with status {status}")
+        if failures:
+            raise _rebuild_error(failures[0])
+    finally:
+        os.close(queue)
+        for pid, pipe in children.items():  # interrupted: stop the workers before cleaning up
+            try:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+            pipe.close()
+
+
+def _report(
+    entries: list[Entry],
+    progress: Callable[[Entry], Any] | None,
+    batches: list[list[tuple[int, str, int, int, int]]],
+    numbers: list[int],
+) -> None:
+    if progress is not None:
+        for number in numbers:
+            for job in batches[number]:
+                progress(entries[job[4]])
+
+
+class _WorkerPipe:
+    """What a forked worker reports: the number of each batch it finished, then, if it failed,
+    a failure mark and the error."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+        self.message = ""
+        os.set_blocking(fd, False)
+
+    def finished(self, *, wait: bool) -> list[int]:
+        """Batches finished since the last call; with `wait`, everything up to the worker's end."""
+        if self.fd < 0:
+            return []
+        if wait:
+            os.set_blocking(self.fd, True)
+            while chunk := os.read(self.fd, 65536):
+                self.buffer += chunk
+        else:
+            try:  # noqa: SIM105 - contextlib costs start-up time
+                self.buffer += os.read(self.fd, 65536)
+            except BlockingIOError:
+                pass  # nothing new
+        numbers: list[int] = []
+        whole = len(self.buffer) // _BATCH.size * _BATCH.size
+        for position in range(0, whole, _BATCH.size):
+            (number,) = _BATCH.unpack_from(self.buffer, position)
+            if number == _FAILED:
+                if wait:
+                    self.message = self.buffer[position + _BATCH.size :].decode("utf-8", "replace")
+                self.buffer = self.buffer[position:]
+                return numbers
+            numbers.append(number)
+        self.buffer = self.buffer[whole:]
+        return numbers
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+_BATCH = struct.Struct("<I")
+_FAILED = 0xFFFFFFFF
+
+
+def _batches(jobs: list[tuple[int, str, int, int, int]], workers: int) -> list[list[tuple[int, str, int, int, int]]]:
+    """Jobs cut into batches of about equal bytes: about 16 per worker, few enough for the
+    queue pipe's buffer. A file costs something even when empty (4 KiB here). Cut by
+    bisecting the running load: list slices, no step per job."""
+    from bisect import bisect_left
+    from itertools import accumulate
+
+    count = min(workers * 16, len(jobs), 1024)
+    loads = list(accumulate([job[3] + 4096 for job in jobs]))
+    target = loads[-1] / count
+    cuts = sorted({min(len(jobs), bisect_left(loads, target * number) + 1) for number in range(1, count)} - {len(jobs)})
+    return [jobs[start:stop] for start, stop in zip([0, *cuts], [*cuts, len(jobs)], strict=True)]
+
+
+def _take(queue: int) -> int | None:
+    """The next batch number from the queue, or None when it is empty (reads of one record are
+    atomic between processes)."""
+    data = os.read(queue, _BATCH.size)
+    return _BATCH.unpack(data)[0] if data else None
+
+
+def _child_main(
+    run: Callable[..., None], batches: list[list[tuple[int, str, int, int, int]]], queue: int, pipe: int
+) -> None:
+    """A forked worker: copy batches from the queue, report each one done, and exit without
+    running any of the parent's clean-up (atexit handlers, buffered output)."""
+    status = 0
+    try:
+        parent = _die_with_parent()
+        while (number := _take(queue)) is not None:
+            if os.getppid() != parent:
+                break  # the parent was killed: its temporaries are stale, stop adding to them
+            run(batches[number], _ignore)
+            write_all(pipe, _BATCH.pack(number))
+    except BaseException as exc:
+        status = 1
+        kind = type(exc).__name__ if isinstance(exc, GamepakError) else "GamepakError"
+        try:  # noqa: SIM105 - contextlib costs start-up time
+            write_all(pipe, _BATCH.pack(_FAILED) + f"{kind}\n{exc}".encode("utf-8", "replace"))
+        except BaseException:
+            pass  # the exit status still says it failed
+    finally:
+        os._exit(status)
+
+
+def _die_with_parent() -> int:
+    """Ask Linux to kill this worker when its parent dies (a killed extraction must not go on
+    writing into the temporaries the next command removes); returns the parent's PID."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+        except (ImportError, OSError, AttributeError):
+            pass  # the check between batches still stops it
+    return parent
+
+
+def _ignore(position: int) -> None:
+    """Progress in a forked worker: the parent reports whole batches."""
+
+
+def _rebuild_error(message: str) -> GamepakError:
+    kind, _, text = message.partition("\n")
+    if not text:
+        return GamepakError(kind)
+    if kind == "CorruptArchiveError":
+        return CorruptArchiveError(text)
+    return GamepakError(text)
