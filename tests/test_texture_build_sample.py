@@ -243,3 +243,22 @@ def test_build_wad_exact_error_is_the_per_pixel_mean(tmp_path: Path) -> None:
         assert exact[name].error == pytest.approx(want, rel=1e-6) and exact[name].sampled == 0
         assert default[name].error == pytest.approx(want, rel=0.03) and default[name].sampled > 0
     assert default["small"].sampled == 0 and default["small"].error == exact["small"].error
+
+
+def test_a_rebuilt_export_samples_unless_told(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder `texture export` wrote (the manifest path) gives the same kind of figures: sampled
+    by default, exact with `exact_error`, and the same WAD."""
+    wad = tmp_path / "first.wad"
+    build_wad(_folder(tmp_path), wad)
+    exported = tmp_path / "exported"
+    assert main(["texture", "export", str(wad), "-o", str(exported)]) == 0
+    capsys.readouterr()
+    default = {texture.name: texture for texture in build_wad(exported, tmp_path / "again.wad")}
+    exact = {texture.name: texture for texture in build_wad(exported, tmp_path / "exact.wad", exact_error=True)}
+    assert (tmp_path / "again.wad").read_bytes() == (tmp_path / "exact.wad").read_bytes() == wad.read_bytes()
+    assert default["wall"].sampled == 1024 and default["{grate"].sampled == 1536 and default["small"].sampled == 0
+    assert all(texture.sampled == 0 for texture in exact.values())
+    for name, texture in default.items():
+        assert texture.note == "as exported"
+        assert texture.error == pytest.approx(exact[name].error, rel=0.03)
+    assert default["small"].error == exact["small"].error
