@@ -209,10 +209,11 @@ def deviation(folder: Path, out: Path, label: str) -> None:
 
 def stages(paths: list[str], rounds: int = 3) -> None:
     """Where a plain build's time goes (CPU seconds, fastest of `rounds` passes over the
-    pictures): reading the pictures, mip 0 mapping, the CIEDE2000 summary, the three smaller
-    mips, and everything else a build does (names, summaries, the WAD written)."""
+    pictures): reading the pictures, mip 0 mapping, the CIEDE2000 summary (sampled, as by
+    default), the three smaller mips, and everything else a build does (names, summaries, the
+    WAD written)."""
     from gamepak.formats.quake.ciede2000 import ErrorBatch
-    from gamepak.formats.quake.colours import KEY_MASK, cell_nearest_keys, mips_from
+    from gamepak.formats.quake.colours import KEY_MASK, cell_nearest_keys, error_sample, mips_from
     from gamepak.ops.wad_build import read_picture
 
     palette = built_in_palette()
@@ -229,7 +230,7 @@ def stages(paths: list[str], rounds: int = 3) -> None:
             keys = rgba.view("<u4").reshape(-1) & KEY_MASK
             indices = cell_nearest_keys(keys, palette, allowed)
             mapped = time.process_time()
-            batch.add(keys, indices)
+            batch.add(*error_sample(keys, indices.reshape(rgba.shape[:2]), None)[:2])  # as the default build
             measured = time.process_time()
             mips_from(indices.reshape(rgba.shape[:2]), palette, None, allowed)
             done = time.process_time()
