@@ -8,7 +8,11 @@ own colour: about 16,000 distinct colours in 16,384 pixels). Both contenders run
 process, alternating; each round's time is the process's CPU time (user + system: the machine
 is shared, and neither contender uses a second thread), and the ratio is of the fastest rounds
 (the least disturbed), the medians printed beside them. Build includes everything it does
-(names, sizes, CIELAB mapping, four mips, each texture's CIEDE2000 and the WAD written).
+(names, sizes, CIELAB mapping, four mips, each texture's CIEDE2000 and the WAD written). The
+default build estimates each texture's mean CIEDE2000 from the drawn pixels of every 4th row
+and column (the goal's row); `--exact-error`, measuring every pixel, is timed beside it
+(reported, no goal), and the estimate's deviation from the exact mean is printed (max and
+median over the textures, plain and dithered).
 `--stages` adds where a plain build's time goes. When ../shared/samples is there, a second row
 times real textures the same way: VDrift's garage PNGs (mostly 512x512, a few dozen to a few
 thousand colours each), three copies of each.
@@ -32,7 +36,7 @@ from gamepak.core.memory import keep_freed_heap
 from gamepak.formats.quake.palette import built_in_palette
 from gamepak.ops.wad_build import build_wad
 
-from _common import alternate_times, ratio_row, scratch
+from _common import alternate_times, goal_row, ratio_row, scratch
 
 GOAL = 2.0
 SAMPLES = Path(os.environ.get("GAMEPAK_SAMPLES") or Path(__file__).resolve().parents[2] / "shared" / "samples")
@@ -75,6 +79,11 @@ def main() -> None:
         build_wad(folder, out, overwrite=True)
         return time.process_time() - start
 
+    def gamepak_exact(_round: int) -> float:
+        start = time.process_time()
+        build_wad(folder, out, overwrite=True, exact_error=True)
+        return time.process_time() - start
+
     def gamepak_dither(_round: int) -> float:
         start = time.process_time()
         build_wad(folder, out, overwrite=True, dither=True)
@@ -88,13 +97,20 @@ def main() -> None:
         return time.process_time() - start
 
     rounds = alternate_times(
-        args.rounds, {"build": gamepak_build, "build --dither": gamepak_dither, "pillow quantize": pillow_quantize}
+        args.rounds,
+        {
+            "build": gamepak_build,
+            "build --exact-error": gamepak_exact,
+            "build --dither": gamepak_dither,
+            "pillow quantize": pillow_quantize,
+        },
     )
     fastest = {name: min(times) for name, times in rounds.items()}
     print(f"{args.count} textures of {args.size}x{args.size}, CPU seconds, fastest (median) of {args.rounds} rounds")
     for name, label in (
         ("pillow quantize", "Pillow quantize to Quake's palette"),
         ("build", "texture build"),
+        ("build --exact-error", "texture build --exact-error"),
         ("build --dither", "texture build --dither"),
     ):
         print(f"  {label}: {fastest[name]:.3f} s ({statistics.median(rounds[name]):.3f} s)")
@@ -107,6 +123,14 @@ def main() -> None:
         at_most=GOAL,
         detail=f"CPU time, fastest of {args.rounds} rounds",
     )
+    goal_row(
+        f"texture build --exact-error of {args.count} textures vs Pillow quantize",
+        "reported",
+        f"{fastest['build --exact-error'] / pillow:.2f}x (CPU time, fastest of {args.rounds} rounds)",
+        None,
+        record=False,
+    )
+    deviation(folder, root / "deviation.wad", f"{args.count} made-up textures")
     ratio_row(
         f"texture build --dither of {args.count} textures vs Pillow quantize",
         fastest["build --dither"] / pillow,
@@ -144,8 +168,18 @@ def real_textures(root: Path, holder: Image.Image, rounds: int) -> None:
                 pass
         return time.process_time() - start
 
-    fastest = {name: min(times) for name, times in alternate_times(rounds, {"build": build, "pillow": pillow}).items()}
-    print(f"{len(paths)} real textures: Pillow {fastest['pillow']:.3f} s, texture build {fastest['build']:.3f} s")
+    def exact(_round: int) -> float:
+        start = time.process_time()
+        build_wad(folder, out, overwrite=True, exact_error=True)
+        return time.process_time() - start
+
+    contenders = {"build": build, "exact": exact, "pillow": pillow}
+    fastest = {name: min(times) for name, times in alternate_times(rounds, contenders).items()}
+    print(
+        f"{len(paths)} real textures: Pillow {fastest['pillow']:.3f} s, texture build {fastest['build']:.3f} s, "
+        f"--exact-error {fastest['exact']:.3f} s ({fastest['exact'] / fastest['pillow']:.2f}x)"
+    )
+    deviation(folder, out, "real textures")
     ratio_row(
         f"texture build of {len(paths)} real textures (VDrift garage) vs Pillow quantize",
         fastest["build"] / fastest["pillow"],
@@ -155,12 +189,31 @@ def real_textures(root: Path, holder: Image.Image, rounds: int) -> None:
     )
 
 
+def deviation(folder: Path, out: Path, label: str) -> None:
+    """Print how far each texture's default (sampled) mean CIEDE2000 lies from its exact mean:
+    the largest and the median relative deviation, plain and dithered."""
+    for dither in (False, True):
+        exact = build_wad(folder, out, overwrite=True, exact_error=True, dither=dither)
+        default = build_wad(folder, out, overwrite=True, dither=dither)
+        deviations = [
+            abs(estimate.error / measured.error - 1)
+            for estimate, measured in zip(default, exact, strict=True)
+            if estimate.sampled and measured.error
+        ]
+        sampled = f"{len(deviations)} of {len(default)} sampled"
+        figures = (
+            f"max {max(deviations):.2%}, median {statistics.median(deviations):.2%}" if deviations else "none sampled"
+        )
+        print(f"  sampled vs exact mean CIEDE2000, {label}{' --dither' if dither else ''}: {figures} ({sampled})")
+
+
 def stages(paths: list[str], rounds: int = 3) -> None:
     """Where a plain build's time goes (CPU seconds, fastest of `rounds` passes over the
-    pictures): reading the pictures, mip 0 mapping, the CIEDE2000 summary, the three smaller
-    mips, and everything else a build does (names, summaries, the WAD written)."""
+    pictures): reading the pictures, mip 0 mapping, the CIEDE2000 summary (sampled, as by
+    default), the three smaller mips, and everything else a build does (names, summaries, the
+    WAD written)."""
     from gamepak.formats.quake.ciede2000 import ErrorBatch
-    from gamepak.formats.quake.colours import KEY_MASK, cell_nearest_keys, mips_from
+    from gamepak.formats.quake.colours import KEY_MASK, cell_nearest_keys, error_sample, mips_from
     from gamepak.ops.wad_build import read_picture
 
     palette = built_in_palette()
@@ -177,7 +230,7 @@ def stages(paths: list[str], rounds: int = 3) -> None:
             keys = rgba.view("<u4").reshape(-1) & KEY_MASK
             indices = cell_nearest_keys(keys, palette, allowed)
             mapped = time.process_time()
-            batch.add(keys, indices)
+            batch.add(*error_sample(keys, indices.reshape(rgba.shape[:2]), None)[:2])  # as the default build
             measured = time.process_time()
             mips_from(indices.reshape(rgba.shape[:2]), palette, None, allowed)
             done = time.process_time()

@@ -100,7 +100,7 @@ def hand_made(
 )
 def test_fast_build_equals_the_per_pixel_reference(name: str, clear_share: float, fullbright: bool) -> None:
     rgba = hand_made(len(name), 32, 48 if not name.startswith("sky") else 64, clear_share=clear_share)
-    mips, transparent, indices, error = encode_wad2(rgba, name, PALETTE_BYTES, fullbright=fullbright)
+    mips, transparent, indices, error, _sampled = encode_wad2(rgba, name, PALETTE_BYTES, fullbright=fullbright)
     sky = name.startswith("sky")
     allowed = allowed_entries(fullbright, transparent, sky)
     clear = rgba[..., 3] < 128
@@ -123,7 +123,7 @@ def test_fast_build_equals_the_per_pixel_reference(name: str, clear_share: float
 
 def test_dithered_build_measures_the_dithered_indices() -> None:
     rgba = hand_made(3, 32, 32, clear_share=0.2, palette_share=0.0)
-    _mips, transparent, indices, error = encode_wad2(rgba, "{dots", PALETTE_BYTES, dither=True)
+    _mips, transparent, indices, error, _sampled = encode_wad2(rgba, "{dots", PALETTE_BYTES, dither=True)
     allowed = allowed_entries(False, transparent, False)
     dithered = dither_colours(rgba[..., :3], PALETTE_BYTES, allowed)
     clear = rgba[..., 3] < 128
@@ -136,7 +136,7 @@ def test_a_fullbright_mask_takes_the_lit_mapping_only_where_it_says() -> None:
     rgba = hand_made(8, 16, 32)
     mask = np.zeros((16, 32), dtype=bool)
     mask[:, :16] = True
-    _mips, _transparent, indices, error = encode_wad2(rgba, "panel", PALETTE_BYTES, mask=mask)
+    _mips, _transparent, indices, error, _sampled = encode_wad2(rgba, "panel", PALETTE_BYTES, mask=mask)
     rgb = rgba[..., :3]
     plain = reference_indices(rgb[:, 16:], allowed_entries(False, None, False))
     lit = reference_indices(rgb[:, :16], allowed_entries(True, None, False))
@@ -147,7 +147,7 @@ def test_a_fullbright_mask_takes_the_lit_mapping_only_where_it_says() -> None:
 
 def test_wad3_measures_against_its_own_palette() -> None:
     rgba = hand_made(5, 16, 16, palette_share=0.0)  # 256 pixels: at most 256 colours
-    _mips, own, _transparent, indices, error = encode_wad3(rgba, "metal")
+    _mips, own, _transparent, indices, error, _sampled = encode_wad3(rgba, "metal")
     own_lab = srgb_to_lab(np.frombuffer(own, dtype=np.uint8).reshape(256, 3))
     pixels = rgba[..., :3].reshape(-1, 3)
     expected = np.mean(_ciede2000_angles(srgb_to_lab(pixels), own_lab[indices.reshape(-1)]))
@@ -241,7 +241,7 @@ def test_fast_path_property(seed: int, shape: tuple[int, int], name: str, palett
     rgb[exact] = PALETTE[rng.integers(0, 256, int(exact.sum()))]
     alpha = np.where(rng.random((height, width)) < 0.25, 0, 255)
     rgba = np.dstack([rgb, alpha]).astype(np.uint8)
-    mips, transparent, indices, error = encode_wad2(rgba, name, PALETTE_BYTES)
+    mips, transparent, indices, error, _sampled = encode_wad2(rgba, name, PALETTE_BYTES)
     sky = name.startswith("sky")
     allowed = allowed_entries(False, transparent, sky)
     expected = reference_indices(rgb.astype(np.uint8), allowed)

@@ -105,7 +105,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "after it (at most 15 characters; star_/plus_/minu_ stand for * + -), sides multiples of 16 (sky 256x128), "
         "nearest palette colours in CIELAB (fullbrights only for names ending _fbr or where a --fullbright mask "
         "is white), {name pictures clear under the alpha threshold, +0name animations without gaps, four mips; "
-        "prints each texture's mean CIEDE2000 error. A folder from 'texture export' of a WAD rebuilds it byte "
+        "prints each texture's mean CIEDE2000 error (estimated from 1 drawn pixel in 16 past 4,096 of them; "
+        "--exact-error measures every one). A folder from 'texture export' of a WAD rebuilds it byte "
         "for byte.",
     )
     build.add_argument("folder", metavar="DIR", help="the folder of pictures")
@@ -133,6 +134,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         default=128,
         metavar="N",
         help="{name and sky pictures: pixels of alpha under N are clear (default 128)",
+    )
+    build.add_argument(
+        "--exact-error",
+        action="store_true",
+        help="measure each texture's mean CIEDE2000 on every drawn pixel (default: past 4,096 drawn pixels, "
+        "estimated from those of every 4th row and column; the WAD is the same either way)",
     )
 
     add = add_command(sub, "add", run_add, "Add a new texture to a peg (a file, or one inside a pack).")
@@ -329,14 +336,16 @@ def run_build(args: argparse.Namespace) -> int | None:
             fullbright=args.fullbright,
             resize=args.resize,
             alpha_threshold=args.alpha_threshold,
+            exact_error=args.exact_error,
         )
     _say_palettes(palettes)
     for texture in built:
         glow = f"  fullbright {texture.fullbright:.0%}" if texture.fullbright else ""
         clear = f"  clear {texture.clear:.0%}" if texture.clear else ""
+        measured = f"sampled, {texture.sampled:,} px" if texture.sampled else "exact"
         summary(
             f"  {texture.name:<15} {texture.width:>4}x{texture.height:<4} "
-            f"mean CIEDE2000 {texture.error:.2f}{glow}{clear}  ({texture.file}"
+            f"mean CIEDE2000 {texture.error:.2f} ({measured}){glow}{clear}  ({texture.file}"
             + (f", {texture.note})" if texture.note else ")")
         )
     summary(f"built {args.output}: {count(len(built), 'texture')}")

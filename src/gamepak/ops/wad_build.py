@@ -19,7 +19,10 @@ Colours map to the palette by CIELAB distance (a colour the palette holds keeps 
 others take the entry nearest to their 4x4x4 colour cell, `formats.quake.colours.cell_nearest`),
 or with `dither` by Floyd-Steinberg (Pillow's); a WAD3 texture gets its own palette, quantised
 by Pillow. Each texture's summary gives the mean CIEDE2000 difference between its picture's
-colours and the palette colours they became (`formats.quake.colours`).
+colours and the palette colours they became (`formats.quake.colours`): measured on every drawn
+pixel of a picture of at most 4,096 of them (or with `exact_error`), else estimated on the drawn
+pixels of every 4th row and column (`formats.quake.colours.error_sample`). The WAD's bytes are
+the same either way.
 
 A folder written by `texture export` of a WAD carries a manifest (`ops.wad_manifest`): then the
 WAD is rebuilt byte for byte, an edited picture changing only its own lump, and a picture added
@@ -62,8 +65,9 @@ CASES = ("keep", "upper")
 @dataclass
 class BuiltTexture:
     """One texture `build_wad` wrote: its lump name, the file it came from, its size, the mean
-    CIEDE2000 error of its colour mapping, and the share of its pixels that are fullbright or
-    clear."""
+    CIEDE2000 error of its colour mapping, the share of its pixels that are fullbright or
+    clear, and how many pixels the error was estimated from (`sampled`; 0: every drawn pixel,
+    the exact mean)."""
 
     name: str
     file: str
@@ -73,6 +77,7 @@ class BuiltTexture:
     fullbright: float
     clear: float
     note: str = ""  # rebuilt from an export: "as exported" or "re-encoded"
+    sampled: int = 0
 
 
 @dataclass
@@ -241,9 +246,11 @@ def encode_wad2(
     dither: bool = False,
     alpha_threshold: int = DEFAULT_ALPHA_THRESHOLD,
     errors: ErrorBatch | None = None,
-) -> tuple[list[bytes], int | None, np.ndarray, float]:
+    exact_error: bool = False,
+) -> tuple[list[bytes], int | None, np.ndarray, float, int]:
     """The four mips of a Quake miptex called `name` from RGBA pixels, its transparent index,
-    the mip 0 indices and their mean CIEDE2000 error over the drawn pixels. Fullbright entries
+    the mip 0 indices, their mean CIEDE2000 error over the drawn pixels and how many pixels it
+    was estimated from (0: all drawn pixels; `exact_error` always measures all). Fullbright entries
     (224-255) only where `fullbright` (everywhere) or `mask` (per pixel) allows; clear pixels
     of `{` names become 255, of a sky's front half 0. With `errors` (a batch for `palette`)
     the error is queued there under its next ticket, measured with other pictures', and NaN
@@ -254,6 +261,7 @@ def encode_wad2(
         KEY_MASK,
         cell_nearest_keys,
         dither_colours,
+        error_sample,
         mean_error_keys,
         mip_allowed,
         mips_from,
@@ -286,10 +294,7 @@ def encode_wad2(
             else cell_nearest_keys(keys, palette, everything).reshape(height, width)
         )
         indices = np.where(mask, glowing_indices, indices)
-    measured, chosen = keys, indices.reshape(-1)
-    if drawn is not None:
-        counted = drawn.reshape(-1)
-        measured, chosen = keys[counted], chosen[counted]
+    measured, chosen, sampled = error_sample(keys, indices, drawn, exact=exact_error)
     if errors is None:
         error = mean_error_keys(measured, chosen, palette)
     else:
@@ -318,7 +323,7 @@ def encode_wad2(
             )
             combined.append(chosen.tobytes())
         mips = combined
-    return [indices.tobytes(), *mips], transparent, indices, error
+    return [indices.tobytes(), *mips], transparent, indices, error, sampled
 
 
 def encode_wad3(
@@ -327,15 +332,17 @@ def encode_wad3(
     *,
     dither: bool = False,
     alpha_threshold: int = DEFAULT_ALPHA_THRESHOLD,
-) -> tuple[list[bytes], bytes, int | None, np.ndarray, float]:
-    """The four mips, own palette, transparent index, mip 0 indices and mean CIEDE2000 error of
-    a Half-Life miptex."""
+    exact_error: bool = False,
+) -> tuple[list[bytes], bytes, int | None, np.ndarray, float, int]:
+    """The four mips, own palette, transparent index, mip 0 indices, mean CIEDE2000 error of a
+    Half-Life miptex and how many pixels that was estimated from (as `encode_wad2`)."""
     import numpy as np
 
     from ..formats.quake.colours import (
         KEY_MASK,
         cell_nearest_keys,
         dither_colours,
+        error_sample,
         mean_error_keys,
         mip_allowed,
         mips_from,
@@ -354,15 +361,13 @@ def encode_wad3(
         indices = dither_colours(rgba[..., :3], own, allowed)
     else:
         indices = cell_nearest_keys(keys, own, allowed).reshape(clear.shape)
-    if transparent is None:
-        error = mean_error_keys(keys, indices.reshape(-1), own)
-    else:
-        counted = ~clear.reshape(-1)
-        error = mean_error_keys(keys[counted], indices.reshape(-1)[counted], own)
+    drawn = ~clear if transparent is not None else None
+    measured, chosen, sampled = error_sample(keys, indices, drawn, exact=exact_error)
+    error = mean_error_keys(measured, chosen, own)
     if transparent is not None:
         indices[clear] = transparent
     mips = [indices.tobytes(), *mips_from(indices, own, transparent, mip_allowed(name, transparent, False, True))]
-    return mips, own, transparent, indices, error
+    return mips, own, transparent, indices, error, sampled
 
 
 def own_palette(rgba: np.ndarray, clear: np.ndarray | None) -> bytes:
@@ -390,11 +395,15 @@ def _summary(
     palette: bytes,
     transparent: int | None,
     error: float | None = None,
+    sampled: int = 0,
+    *,
+    exact_error: bool = False,
 ) -> BuiltTexture:
-    """The figures `texture build` prints for one texture (`error` measured unless given)."""
+    """The figures `texture build` prints for one texture (`error` and `sampled` measured as
+    `encode_wad2` does unless given)."""
     import numpy as np
 
-    from ..formats.quake.colours import mean_error
+    from ..formats.quake.colours import error_sample, mean_error_keys, pack_rgb
     from ..formats.quake.palette import FULLBRIGHT_START
 
     height, width = indices.shape
@@ -406,8 +415,10 @@ def _summary(
         glowing -= clear
     if error is None:
         kept = None if transparent is None else indices != transparent
-        error = mean_error(rgba[..., :3], indices, palette, kept)
-    return BuiltTexture(name, file, width, height, error, glowing / indices.size, clear / indices.size)
+        keys = pack_rgb(rgba[..., :3].reshape(-1, 3))
+        measured, chosen, sampled = error_sample(keys, indices, kept, exact=exact_error)
+        error = mean_error_keys(measured, chosen, palette)
+    return BuiltTexture(name, file, width, height, error, glowing / indices.size, clear / indices.size, sampled=sampled)
 
 
 def build_wad(
@@ -424,11 +435,15 @@ def build_wad(
     fullbright: str | os.PathLike[str] | None = None,
     resize: bool = False,
     alpha_threshold: int = DEFAULT_ALPHA_THRESHOLD,
+    exact_error: bool = False,
 ) -> list[BuiltTexture]:
     """Make a WAD2 (`wad3`: a Half-Life WAD3) of miptex at `output` from every PNG, TGA and BMP
     of `folder`, under the rules of this module's table (in name order; a folder exported with
     a manifest in its order, byte for byte where unchanged). The palette is `palette` (a
-    768-byte file) or Quake's; `fullbright` a folder of masks. Every refusal is one line naming
+    768-byte file) or Quake's; `fullbright` a folder of masks. Each texture's mean error is
+    estimated from a fixed grid of 1 drawn pixel in 16 when it has more than 4,096 (its
+    `sampled` says how many), or measured on every drawn pixel with `exact_error`; the WAD's
+    bytes are the same either way. Every refusal is one line naming
     the file, before anything is written; the WAD appears whole or not at all. Returns what
     each texture became."""
     from ..core.opening import create
@@ -456,7 +471,9 @@ def build_wad(
     files = pictures_in(root)
     if manifest is not None:
         # An exported WAD: its lumps as the manifest says, then any picture added since.
-        lumps, built, colours, wad3 = manifest_lumps(root, manifest, colours, _summary, progress=progress)
+        lumps, built, colours, wad3 = manifest_lumps(
+            root, manifest, colours, functools.partial(_summary, exact_error=exact_error), progress=progress
+        )
         layout = manifest.get("exact") or None
         taken = {member["name"].lower(): member["path"] for member in manifest["members"]}
         listed = {member["path"] for member in manifest["members"]}
@@ -473,13 +490,13 @@ def build_wad(
             progress(source.file)
         rgba = read_picture(source.path, source.name, resize)
         if wad3:
-            mips, own, transparent, indices, error = encode_wad3(
-                rgba, source.name, dither=dither, alpha_threshold=alpha_threshold
+            mips, own, transparent, indices, error, sampled = encode_wad3(
+                rgba, source.name, dither=dither, alpha_threshold=alpha_threshold, exact_error=exact_error
             )
             drawn: bytes | None = own
         else:
             mask = _mask(masks, source, rgba.shape[:2])
-            mips, transparent, indices, error = encode_wad2(
+            mips, transparent, indices, error, sampled = encode_wad2(
                 rgba,
                 source.name,
                 colours,
@@ -488,12 +505,13 @@ def build_wad(
                 dither=dither,
                 alpha_threshold=alpha_threshold,
                 errors=batch,
+                exact_error=exact_error,
             )
             drawn = None
         height, width = indices.shape
         image = PaletteImage(source.name, "miptex", width, height, mips, transparent, drawn)
         lumps.append((source.name, write_miptex(image)))
-        added = _summary(source.name, source.file, rgba, indices, drawn or colours, transparent, error)
+        added = _summary(source.name, source.file, rgba, indices, drawn or colours, transparent, error, sampled)
         added.note = "added" if manifest is not None else ""
         built.append(added)
         if batch is not None:

@@ -118,6 +118,49 @@ def mean_error(rgb: np.ndarray, indices: np.ndarray, palette: bytes, counted: np
     return mean_error_keys(keys, chosen, palette)
 
 
+# -- the summary's error: every drawn pixel, or a fixed grid of them -----------------------------
+# A picture of more than ERROR_EXACT_PIXELS drawn pixels is measured at the drawn pixels of every
+# ERROR_SAMPLE_STEP-th row and column (from 0): at least 1 drawn pixel in 16, spread over the
+# whole picture, the same pixels every build. Measuring every pixel was about half a build's
+# time; the grid's mean is within 3% of the exact one on the benchmark's and on real textures,
+# but a dithered picture of 16-pixel tiles errs most on the tiles' edges, which the grid always
+# holds: up to 15% there (README).
+# A grid holding fewer than ERROR_SAMPLE_FLOOR drawn pixels (a picture under 128x128, or drawn
+# pixels that miss the grid) is too thin to trust: then every drawn pixel counts.
+ERROR_SAMPLE_STEP = 4
+ERROR_EXACT_PIXELS = 4096
+ERROR_SAMPLE_FLOOR = 1024
+
+
+def error_sample(
+    keys: np.ndarray, chosen: np.ndarray, drawn: np.ndarray | None, *, exact: bool = False
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The packed keys and entries a picture's mean error is measured on, and how many pixels
+    were sampled (0: every drawn pixel, the exact mean). `keys`: the picture's keys, flat;
+    `chosen`: its entries, (h, w); `drawn`: (h, w) mask of the pixels that count (None: all).
+    With `exact`, or few drawn pixels, every drawn pixel; else the drawn pixels of the grid of
+    every ERROR_SAMPLE_STEP-th row and column. The arrays returned may be views of the inputs."""
+    import numpy as np
+
+    height, width = chosen.shape
+    counted = height * width if drawn is None else int(np.count_nonzero(drawn))
+    if not exact and counted > ERROR_EXACT_PIXELS:
+        step = ERROR_SAMPLE_STEP
+        grid_keys = keys.reshape(height, width)[::step, ::step]
+        grid_chosen = chosen[::step, ::step]
+        if drawn is None:
+            sample_keys, sample_chosen = grid_keys.reshape(-1), grid_chosen.reshape(-1)
+        else:
+            on_grid = drawn[::step, ::step]
+            sample_keys, sample_chosen = grid_keys[on_grid], grid_chosen[on_grid]
+        if len(sample_keys) >= ERROR_SAMPLE_FLOOR:
+            return sample_keys, sample_chosen, len(sample_keys)
+    if drawn is None:
+        return keys, chosen.reshape(-1), 0
+    flat = drawn.reshape(-1)
+    return keys[flat], chosen.reshape(-1)[flat], 0
+
+
 # -- fast mapping: exact colours, then a per-palette cache of 4x4x4 colour cells --------------
 # Pillow's own quantiser looks colours up by cell too. A cell's entry is the allowed palette
 # colour nearest in CIELAB to the cell's centre, computed the first time a picture needs it and
