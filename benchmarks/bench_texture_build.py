@@ -9,8 +9,8 @@ process, alternating; each round's time is the process's CPU time (user + system
 is shared, and neither contender uses a second thread), and the ratio is of the fastest rounds
 (the least disturbed), the medians printed beside them. Build includes everything it does
 (names, sizes, CIELAB mapping, four mips, each texture's CIEDE2000 and the WAD written). The
-default build estimates each texture's mean CIEDE2000 from the drawn pixels of every 4th row
-and column (the goal's row); `--exact-error`, measuring every pixel, is timed beside it
+default build estimates each texture's mean CIEDE2000 from one drawn pixel of each 4x4 cell (its
+place moving from cell to cell; the goal's row); `--exact-error`, measuring every pixel, is timed beside it
 (reported, no goal), and the estimate's deviation from the exact mean is printed (max and
 median over the textures, plain and dithered).
 `--stages` adds where a plain build's time goes. When ../shared/samples is there, a second row

@@ -216,6 +216,25 @@ def test_dithering_does_not_depend_on_what_was_dithered_before() -> None:
     assert allowed[alone].all()  # only allowed entries
 
 
+def test_dithering_rgba_pixels_is_dithering_their_rgb() -> None:
+    """RGBA pixels go to Pillow as RGBX (alpha skipped): the same indices as their RGB alone,
+    whatever the alpha, and a non-contiguous picture too."""
+    from gamepak.formats.quake.colours import dither_colours
+
+    palette = built_in_palette()
+    allowed = np.ones(256, dtype=bool)
+    allowed[224:] = False
+    rng = np.random.default_rng(10)
+    rgba = rng.integers(0, 256, (48, 80, 4)).astype(np.uint8)
+    rgb = np.ascontiguousarray(rgba[..., :3])
+    want = dither_colours(rgb, palette, allowed)
+    assert want.shape == (48, 80)
+    assert (dither_colours(rgba, palette, allowed) == want).all()
+    assert (dither_colours(rgba[..., :3], palette, allowed) == want).all()
+    flipped = rgba[::-1]
+    assert (dither_colours(flipped, palette, allowed) == dither_colours(rgb[::-1].copy(), palette, allowed)).all()
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.integers(0, 2**32 - 1),

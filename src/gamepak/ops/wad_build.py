@@ -284,12 +284,12 @@ def encode_wad2(
         drawn[:, width // 2 :] = True
     allowed = everything if fullbright else ordinary
     if dither:
-        indices = dither_colours(rgba[..., :3], palette, allowed)
+        indices = dither_colours(rgba, palette, allowed)
     else:
         indices = cell_nearest_keys(keys, palette, allowed).reshape(height, width)
     if mask is not None and mask.any() and not fullbright:
         glowing_indices = (
-            dither_colours(rgba[..., :3], palette, everything)
+            dither_colours(rgba, palette, everything)
             if dither
             else cell_nearest_keys(keys, palette, everything).reshape(height, width)
         )
@@ -358,7 +358,7 @@ def encode_wad3(
     if transparent is not None:
         allowed[transparent] = False
     if dither:
-        indices = dither_colours(rgba[..., :3], own, allowed)
+        indices = dither_colours(rgba, own, allowed)
     else:
         indices = cell_nearest_keys(keys, own, allowed).reshape(clear.shape)
     drawn = ~clear if transparent is not None else None
