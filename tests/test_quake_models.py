@@ -342,6 +342,22 @@ def test_export_all_converts_quake_models_and_maps(tmp_path: Path) -> None:
     assert "skipped progs/broken.mdl" in err
 
 
+def test_export_all_up_says_which_members_keep_their_own_axes(tmp_path: Path) -> None:
+    """`--up` turns meshes only: Quake models and maps, exported by their own rows, are named in
+    one warning instead of the option being ignored silently."""
+    with gamepak.create(tmp_path / "pak0.pak") as writer:
+        writer.add("progs/seam.mdl", mdl_bytes(**SEAM_MODEL))
+        writer.add("maps/m.bsp", bsp_bytes())
+    pak = str(tmp_path / "pak0.pak")
+    code, _, err = in_process_cli("model", "export-all", pak, "-o", str(tmp_path / "out"), "--up", "z")
+    assert code == 0, err
+    warned = [line for line in err.splitlines() if "--up z" in line]
+    assert len(warned) == 1 and "own axes" in warned[0], err
+    assert warned[0].endswith("own axes: mdl x1, bsp x1"), warned
+    code, _, err = in_process_cli("model", "export-all", pak, "-o", str(tmp_path / "plain"))
+    assert code == 0 and "--up" not in err, err
+
+
 def test_bsp2_reads_like_bsp29() -> None:
     data = bsp_bytes(bsp2=True)
     assert bsp.MapFile(data, "m.bsp").variant == "BSP2"

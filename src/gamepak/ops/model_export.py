@@ -93,6 +93,7 @@ def export_all(
     written: list[str] = []
     with open_archive(archive) as opened:
         planned: list[tuple[Entry, Any, str | None, str]] = []
+        unturned: dict[str, int] = {}  # members --up does not turn, by kind
         taken: set[str] = set()
         for entry in opened.infolist():
             found = _model_of(opened, entry, exporter_for or _meshes_only)
@@ -114,6 +115,8 @@ def export_all(
                 if kind is not None:
                     kind.call("export", data, label, target, options={"overwrite": overwrite})
                     written.append(target)
+                    if up is not None:
+                        unturned[kind.name] = unturned.get(kind.name, 0) + 1
                     continue
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
@@ -127,6 +130,11 @@ def export_all(
                 written.extend(models.save(mesh, target, format_name, overwrite=overwrite, up=up))
             except GamepakError as exc:
                 skipped.append((entry.name, str(exc)))
+    if unturned and warn is not None:
+        # Members with an export of their own (Quake models and maps) keep their own axes:
+        # said, not silently ignored, since --up was asked for.
+        kinds = ", ".join(f"{name} x{count}" for name, count in unturned.items())
+        warn(f"warning: --up {up} is for the mesh formats; exported in their own axes: {kinds}")
     return written, skipped
 
 
