@@ -8,6 +8,7 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
 
     from .source import Source
     from .writer import Output
@@ -86,3 +87,14 @@ def restore_fill(out: Output, runs: list[list[int | str]]) -> None:
     """Write back what `fill_bytes` recorded."""
     for offset, encoded in runs:
         out.pwrite(decode_blob(str(encoded)), int(offset))
+
+
+def write_members_exactly(out: Output, members: list[Any], exact: dict[str, Any], *, strict: bool = True) -> None:
+    """An exact rebuild's last step: each member at the offset `exact` records for it, then the
+    bytes between them (`restore_fill`), the file cut to its recorded size."""
+    for member, offset in zip(members, exact["offsets"], strict=strict):
+        out.seek(offset)
+        out.write_member(member)
+    out.flush()
+    restore_fill(out, exact.get("fill", []))
+    out.truncate(exact["file_size"])

@@ -297,7 +297,7 @@ def _make_writer() -> type[ArchiveWriter]:
 
         def _write_exact(self, out: Output, members: list[PendingMember], exact: dict[str, Any]) -> None:
             """Rebuild the original byte for byte: recorded positions, name fields and filler."""
-            from ..core.layout import decode_blob, restore_fill  # only here: most writes make a new layout
+            from ..core.layout import decode_blob, write_members_exactly  # only here: most writes make a new layout
 
             name_fields = exact.get("name_fields", {})
             records = []
@@ -308,12 +308,7 @@ def _make_writer() -> type[ArchiveWriter]:
             out.pwrite(HEADER.pack(MAGIC, exact["directory_offset"], exact["directory_length"]), 0)
             directory = b"".join(records)
             out.pwrite(directory, exact["directory_offset"])
-            for member, offset in zip(members, exact["offsets"], strict=False):
-                out.seek(offset)
-                out.write_member(member)
-            out.flush()
-            restore_fill(out, exact.get("fill", []))
-            out.truncate(exact["file_size"])
+            write_members_exactly(out, members, exact, strict=False)
 
     return Writer
 

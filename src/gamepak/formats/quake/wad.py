@@ -320,7 +320,7 @@ def _head(member: PendingMember) -> bytes:
 def _make_writer() -> type[ArchiveWriter]:
     """The WAD writer's class, made when something writes (`made_on_first_use`): reading a WAD
     imports nothing of the writing side."""
-    from ...core.layout import decode_blob, restore_fill
+    from ...core.layout import decode_blob, write_members_exactly
     from ...core.options import one_of
     from ...core.writer import ArchiveWriter
 
@@ -387,12 +387,7 @@ def _make_writer() -> type[ArchiveWriter]:
                 )
             out.pwrite(HEADER.pack(magic, len(members), exact["directory_offset"]), 0)
             out.pwrite(b"".join(records), exact["directory_offset"])
-            for member, offset in zip(members, exact["offsets"], strict=True):
-                out.seek(offset)
-                out.write_member(member)
-            out.flush()
-            restore_fill(out, exact.get("fill", []))
-            out.truncate(exact["file_size"])
+            write_members_exactly(out, members, exact)
 
     return Writer
 
