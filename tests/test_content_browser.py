@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 from quake_bytes import bsp_bytes
-from test_web_browser import CHROMIUM, Watched, browser, serving, watched
+from test_web_browser import CHROMIUM, Watched, browser, serving, wait_until, watched
 
 from gamepak import create
 
@@ -73,9 +73,7 @@ def test_a_loose_map_shows_as_the_packed_one(server: str, watched: Watched) -> N
     assert covered.mean() > 0.05, "the map covers almost nothing"
     # The texture gallery under the 3D view: the map's one texture, decoded by the browser.
     assert page.locator("main figure img").count() == 1
-    page.wait_for_function(
-        "[...document.querySelectorAll('main figure img')].every(i => i.complete && i.naturalWidth == 16)"
-    )
+    wait_until(page, "[...document.querySelectorAll('main figure img')].every(i => i.complete && i.naturalWidth == 16)")
     assert "0 members" not in page.inner_text("main")
     packed = _canvas(page, f"{server}/browse/pak0.pak/maps/e1m1.bsp")
     assert page.locator("main figure img").count() == 1

@@ -52,7 +52,9 @@ def test_a_sprite_page_draws_its_frames_and_plays_its_animations(base: str, page
     shown, errors = page
     shown.goto(f"{base}/browse/gen1.f/5.bin")
     assert "47 modules, 33 frames, 5 animations, 3 palettes" in shown.inner_text("body")
-    shown.wait_for_function("[...document.images].every(i => i.complete && i.naturalWidth > 0)")
+    from test_web_browser import wait_until
+
+    wait_until(shown, "[...document.images].every(i => i.complete && i.naturalWidth > 0)")
     # Frame 3 as the browser decoded it is the composer's picture.
     drawn = shown.evaluate(
         """(() => { const image = document.querySelector('img[alt="frame 3"]');

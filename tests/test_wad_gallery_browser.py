@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 from quake_bytes import miptex_bytes, qpic_bytes, wad_bytes
-from test_web_browser import CHROMIUM, Watched, browser, serving, watched
+from test_web_browser import CHROMIUM, Watched, browser, serving, wait_until, watched
 
 from gamepak.formats.quake.palette import built_in_palette
 
@@ -45,8 +45,9 @@ def test_the_wad_gallery_shows_every_picture(server: str, watched: Watched) -> N
     page.goto(f"{server}/browse/tex.wad")
     images = page.locator("section.wad-gallery figure img")
     assert images.count() == 3
-    page.wait_for_function(
-        "[...document.querySelectorAll('section.wad-gallery figure img')].every(i => i.complete && i.naturalWidth > 0)"
+    wait_until(
+        page,
+        "[...document.querySelectorAll('section.wad-gallery figure img')].every(i => i.complete && i.naturalWidth > 0)",
     )
     natural = page.eval_on_selector_all(
         "section.wad-gallery figure img", "list => list.map(i => [i.naturalWidth, i.naturalHeight])"

@@ -19,7 +19,7 @@ import pytest
 from PIL import Image
 from starlette.testclient import TestClient
 from test_scenes import CAR, list_line, make_car, make_track, png, quad
-from test_web_browser import CHROMIUM, Watched, browser, serving, watched  # noqa: F401  (fixtures)
+from test_web_browser import CHROMIUM, Watched, browser, serving, wait_until, watched  # noqa: F401  (fixtures)
 
 from gamepak.web.app import create_app
 
@@ -141,7 +141,7 @@ def test_a_track_draws_textured_with_toggles_and_names(scene_server: str, watche
     box = page.locator(".scene canvas").bounding_box()
     scale = box["width"] / first.shape[1]
     page.mouse.move(box["x"] + xs[len(xs) // 2] * scale, box["y"] + ys[len(ys) // 2] * scale)
-    page.wait_for_function("document.querySelector('.scene-hover').textContent.length > 0", timeout=5000)
+    wait_until(page, "document.querySelector('.scene-hover').textContent.length > 0", timeout=5000)
     assert page.inner_text(".scene-hover") == "road.joe"
     assert watched.errors == []
 

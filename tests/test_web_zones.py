@@ -40,7 +40,7 @@ CHROMIUM = os.environ.get("GAMEPAK_CHROMIUM", "/usr/bin/chromium")
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Chromium at {CHROMIUM} (Debian's chromium package)")
 def test_the_zone_map_filters_and_zooms_in_chromium(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
-    from test_web_browser import serving
+    from test_web_browser import serving, wait_until
 
     nested_pack(tmp_path)
     errors: list[str] = []
@@ -66,7 +66,7 @@ def test_the_zone_map_filters_and_zooms_in_chromium(tmp_path: Path) -> None:
                 assert box is not None
                 page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
                 page.mouse.wheel(0, -300)
-                page.wait_for_function(f"document.getElementById('zone-map').getAttribute('viewBox') !== {before!r}")
+                wait_until(page, f"document.getElementById('zone-map').getAttribute('viewBox') !== {before!r}")
                 after = [float(value) for value in (page.get_attribute("#zone-map", "viewBox") or "").split()]
                 assert after[2] < [float(value) for value in (before or "").split()][2]  # zoomed in
                 page.close()
