@@ -391,3 +391,26 @@ def test_a_small_extract_imports_no_worker_machinery(tiny: dict[str, str], tmp_p
             writer.add(f"docs/page{index}.txt", b"text")
     code, loaded = gamepak_modules_after("extract", str(many), "-o", str(tmp_path / "many"))
     assert code == 0 and "gamepak.ops.copy_workers" in loaded  # the probe sees it where it is needed
+
+
+# -- `warnings` is imported only when something warns, and its warnings are still gamepak's lines --
+def test_a_command_imports_no_warnings_module_and_still_shows_warnings_as_its_lines(tiny: dict[str, str]) -> None:
+    probe = (
+        "import sys; from gamepak.cli import main; sys.argv[1:] = ['ls', sys.argv[1]]; main()\n"
+        "print('imported:', 'warnings' in sys.modules, 'gettext' in sys.modules)\n"
+        "import argparse, warnings; warnings.warn('a library warning')\n"
+        "print('same warn:', argparse.warnings.warn is warnings.warn, warnings.__loader__.get_source('warnings') > '')"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, tiny["small"]], capture_output=True, text=True, check=True)
+    assert "imported: False False" in result.stdout.splitlines()
+    assert "same warn: True True" in result.stdout.splitlines()
+    assert result.stderr == "gamepak: warning: a library warning\n"
+
+
+def test_warnings_imported_before_the_command_are_shown_as_its_lines(tiny: dict[str, str]) -> None:
+    probe = (
+        "import sys, warnings; from gamepak.cli import main; sys.argv[1:] = ['ls', sys.argv[1]]; main()\n"
+        "warnings.warn('a library warning')"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, tiny["small"]], capture_output=True, text=True, check=True)
+    assert result.stderr == "gamepak: warning: a library warning\n"

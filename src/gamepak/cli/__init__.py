@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 # The command modules, the commands each declares and their one-line summaries, in the order
 # `gamepak --help` lists them. A run imports only the module of the command it runs, and
@@ -83,22 +83,34 @@ COMMAND_MODULES = tuple(COMMANDS)
 
 
 def _import_argparse() -> None:
-    """argparse, imported without gettext and locale (about 2 ms of a 15 ms start-up): argparse
-    binds gettext's two functions when imported, to translate its messages, and no translation
-    of them is installed with CPython. A stand-in with the two functions as the identity is in
-    place only while argparse is imported, so a later `import gettext` gets the real module."""
-    if "argparse" in sys.modules or "gettext" in sys.modules:
+    """argparse, imported without gettext, locale and warnings (about 2.5 ms of a 15 ms
+    start-up). argparse binds gettext's two functions when imported, to translate its messages,
+    and no translation of them is installed with CPython: a stand-in holds the two functions as
+    the identity. It binds the module `warnings` for one call, `warnings.warn`, made only when
+    argument groups are nested (deprecated; gamepak nests none): the stand-in holds the very
+    function `warnings.warn` is, C's `_warnings.warn`, which imports `warnings` itself when it
+    has a warning to show. The stand-ins are in place only while argparse is imported, so a
+    later `import gettext` or `import warnings` gets the real module."""
+    if "argparse" in sys.modules:
         return
     import types
 
-    stand_in = types.ModuleType("gettext")
-    stand_in.gettext = lambda message: message  # type: ignore[attr-defined]
-    stand_in.ngettext = lambda singular, plural, count: singular if count == 1 else plural  # type: ignore[attr-defined]
-    sys.modules["gettext"] = stand_in
+    stand_ins = {}
+    if "gettext" not in sys.modules:
+        gettext = stand_ins["gettext"] = types.ModuleType("gettext")
+        gettext.gettext = lambda message: message  # type: ignore[attr-defined]
+        gettext.ngettext = lambda singular, plural, count: singular if count == 1 else plural  # type: ignore[attr-defined]
+    if "warnings" not in sys.modules:
+        import _warnings
+
+        warnings = stand_ins["warnings"] = types.ModuleType("warnings")
+        warnings.warn = _warnings.warn  # type: ignore[attr-defined]
+    sys.modules.update(stand_ins)
     try:
         import argparse  # noqa: F401 - imported here for its side of sys.modules
     finally:
-        del sys.modules["gettext"]
+        for name in stand_ins:
+            del sys.modules[name]
 
 
 def build_parser(command: str | None = "*", subcommand: str | None = None) -> argparse.ArgumentParser:
@@ -229,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     args.quiet = common.QUIET = bool(
         getattr(args, "quiet", False) or args.global_quiet or getattr(args, "group_quiet", False)
     )
-    warnings.showwarning = _show_warning
+    _route_warnings()
     return run_handler(args)
 
 
@@ -240,6 +252,55 @@ def _show_warning(
     from .common import note
 
     note(f"warning: {message}")
+
+
+def _route_warnings() -> None:
+    """Show library warnings with `_show_warning`: set now when `warnings` is imported, else the
+    moment it is. Importing it for every command would cost about 2% of a short command's
+    start-up (0.9 M instructions), and it is needed only once something warns: code that warns
+    imports it first (`import warnings; warnings.warn(...)`), and Python imports it at start-up
+    when given -W or PYTHONWARNINGS."""
+    module = sys.modules.get("warnings")
+    if module is not None:
+        module.showwarning = _show_warning  # type: ignore[attr-defined]
+    elif _RouteWarningsOnImport not in sys.meta_path:
+        sys.meta_path.insert(0, _RouteWarningsOnImport)
+
+
+class _RouteWarningsOnImport:
+    """A finder ahead of the others that hands `warnings`' import to them and, once the module is
+    executed, sets its `showwarning` (and then leaves `sys.meta_path`)."""
+
+    @classmethod
+    def find_spec(cls, name: str, path: object = None, target: object = None) -> Any:
+        if name != "warnings":
+            return None
+        sys.meta_path.remove(cls)
+        for finder in sys.meta_path:
+            find_spec = getattr(finder, "find_spec", None)
+            spec = find_spec(name, path, target) if find_spec is not None else None
+            if spec is not None:
+                spec.loader = _RoutingLoader(spec.loader)
+                return spec
+        return None
+
+
+class _RoutingLoader:
+    """The loader that found `warnings`, setting `showwarning` once it has executed the module;
+    anything else (`get_source` for tracebacks...) is the loader's own."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.loader.exec_module(module)
+        module.showwarning = _show_warning
 
 
 def run_handler(args: argparse.Namespace) -> int:
