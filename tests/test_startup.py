@@ -414,3 +414,31 @@ def test_warnings_imported_before_the_command_are_shown_as_its_lines(tiny: dict[
     )
     result = subprocess.run([sys.executable, "-c", probe, tiny["small"]], capture_output=True, text=True, check=True)
     assert result.stderr == "gamepak: warning: a library warning\n"
+
+
+# -- the edits' dry runs: removing members or planning a compaction loads nothing of the writing side -
+@pytest.mark.parametrize(
+    "command",
+    [["rm", "{other}", "docs/page1.txt", "--dry-run"], ["compact", "{other}", "--dry-run"]],
+    ids=lambda command: command[0],
+)
+def test_a_dry_run_that_checks_no_name_loads_nothing_of_the_writing_side(
+    tiny: dict[str, str], command: list[str]
+) -> None:
+    code, loaded = gamepak_modules_after(*(word.format(**tiny) for word in command))
+    assert code == 0 and "gamepak.ops.edit" in loaded
+    assert [module for module in (*WRITING_SIDE, "gamepak.core.snapshot") if module in loaded] == []
+    # a name to check (add, mv) makes the writer that checks it: the probe sees it
+    code, loaded = gamepak_modules_after("mv", tiny["other"], "docs/page1.txt", "docs/moved.txt", "--dry-run")
+    assert code == 0 and "gamepak.core.writer" in loaded
+
+
+def test_an_editor_refuses_the_callers_writer_options_at_once(tiny: dict[str, str]) -> None:
+    # The checker is made lazily, but options the caller gives are still checked when opening.
+    with pytest.raises(gamepak.InvalidOptionError, match="has no option asm"):
+        gamepak.edit(tiny["other"], options={"asm": "level.asm_pc"})
+    pack = gamepak.edit(tiny["other"])
+    with pytest.raises(gamepak.FormatLimitError, match="a PAK name holds at most 55"):
+        pack.add("x" * 57, b"data")  # a name the format cannot hold: refused when added
+    assert pack.plan() == []
+    pack.abort()

@@ -68,6 +68,12 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and sys.platform.startswith("linux")
 
 
+def file_identity(info: os.stat_result) -> tuple[int, int]:
+    """What tells one file from another: (device, inode); on Windows `os.stat` fills both in
+    (the volume serial number and the file index)."""
+    return info.st_dev, info.st_ino
+
+
 def lock_exclusive(fd: int) -> bool:
     """Take an exclusive lock on an open file without waiting: True if taken (or the system has
     no locks), False if another process holds it. `fcntl.flock` on POSIX, `msvcrt.locking` on

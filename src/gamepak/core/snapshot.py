@@ -18,16 +18,12 @@ import io
 import os
 
 from ..errors import GamepakError, InputChangedError
+from .portable import file_identity  # there: the editor, which locks packs with core.portable, asks it too
 from .source import read_whole
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-
-
-def file_identity(info: os.stat_result) -> tuple[int, int]:
-    """What tells one file from another: (device, inode)."""
-    return info.st_dev, info.st_ino
 
 
 def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:

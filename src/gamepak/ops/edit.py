@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import os
 
-from ..core.archive import Archive
+from ..core.archive import Archive, PendingMember
+from ..core.portable import file_identity
 from ..core.registry import get_format
-from ..core.snapshot import file_identity
-from ..core.writer import ArchiveWriter, PendingMember
 from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
+
+    from ..core.writer import ArchiveWriter
 
 
 class EditResult:
@@ -96,16 +97,33 @@ class _PackEdit:
         self.writer_name = writer_name  # a file name with the pack's extension (format defaults)
         self.result = result
         self.spec = get_format(archive.format_name)
-        # The pack's own choices, and any options the caller adds for the rewrite.
-        self.options = {**archive.layout_options(), **(options or {})}
+        self._caller_options = options or {}
+        self._options: dict[str, Any] | None = None
         self.members = [
             PendingMember(entry.name, None, None, entry.size, origin=(archive, entry)) for entry in archive.infolist()
         ]
-        # A writer that is never closed: it checks names against the format's limits.
-        self.checker: ArchiveWriter = self.spec.writer_class()(writer_name, overwrite=True, **self.options)
+        self._checker: ArchiveWriter | None = None
+        if self._caller_options:
+            self.checker  # noqa: B018 - made now: the caller's options are refused before any change
         self.children: dict[int, _PackEdit] = {}  # id(member) -> the edit of the pack it holds
         self.changed = False
         self._streams: list[Any] = []
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The writer options of a rewrite: the pack's own choices, and any the caller adds."""
+        if self._options is None:
+            self._options = {**self.archive.layout_options(), **self._caller_options}
+        return self._options
+
+    @property
+    def checker(self) -> ArchiveWriter:
+        """A writer that is never closed: it checks names against the format's limits. Made when
+        a name is first checked (or at once for the caller's options): a dry run that only
+        removes members or plans a compaction imports nothing of the writing side."""
+        if self._checker is None:
+            self._checker = self.spec.writer_class()(self.writer_name, overwrite=True, **self.options)
+        return self._checker
 
     # -- finding members ---------------------------------------------------------------------
     def _matches(self, member: PendingMember, name: str) -> bool:
