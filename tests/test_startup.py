@@ -442,3 +442,62 @@ def test_an_editor_refuses_the_callers_writer_options_at_once(tiny: dict[str, st
         pack.add("x" * 57, b"data")  # a name the format cannot hold: refused when added
     assert pack.plan() == []
     pack.abort()
+
+
+# -- the rarely raised errors are made on first use, as the same classes ---------------------------
+RARE_ERRORS = {
+    "AmbiguousFormatError": ("UnknownFormatError",),
+    "UnnamedFormatError": ("UnknownFormatError",),
+    "InvalidOptionError": ("UnsupportedFeatureError",),
+    "NotAnArchiveError": ("UnsupportedFeatureError",),
+    "FormatLimitError": ("GamepakError",),
+    "InputChangedError": ("GamepakError",),
+    "MissingDependencyError": ("GamepakError",),
+    "OutputExistsError": ("GamepakError", "FileExistsError"),
+    "UsageError": ("GamepakError",),
+}
+
+
+def test_reading_a_pack_makes_none_of_the_rarely_raised_errors(tiny: dict[str, str]) -> None:
+    probe = (
+        "import sys; from gamepak.cli import main; sys.argv[1:] = ['ls', sys.argv[1]]; main()\n"
+        "import gamepak.errors as errors; print('made:', sorted(set(vars(errors)) & set(errors._MAKERS)))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, tiny["small"]], capture_output=True, text=True, check=True)
+    assert "made: []" in result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("name", sorted(RARE_ERRORS))
+def test_a_rarely_raised_error_is_the_same_class_however_it_is_reached(name: str) -> None:
+    import pickle
+
+    from gamepak import errors
+
+    cls = getattr(errors, name)
+    assert getattr(errors, name) is cls and getattr(gamepak, name, cls) is cls  # one class, made once
+    assert (cls.__name__, cls.__qualname__, cls.__module__) == (name, name, "gamepak.errors")
+    assert [base.__name__ for base in cls.__bases__] == list(RARE_ERRORS[name])
+    assert issubclass(cls, errors.GamepakError) and name in dir(errors)
+    assert pickle.loads(pickle.dumps(cls)) is cls
+    namespace: dict[str, object] = {}
+    exec(f"from gamepak.errors import {name}", namespace)
+    assert namespace[name] is cls
+
+
+def test_pickled_errors_and_their_exit_codes_are_as_before() -> None:
+    import pickle
+
+    from gamepak import errors
+
+    for error, code in (
+        (errors.UsageError("bad"), errors.EXIT_USAGE),
+        (errors.InvalidOptionError("no such option", "align"), errors.EXIT_USAGE),
+        (errors.UnnamedFormatError("which format?"), errors.EXIT_USAGE),
+        (errors.FormatLimitError("too long"), errors.EXIT_BAD_INPUT),
+        (errors.CorruptArchiveError("bad", path="x.pak", offset=4), errors.EXIT_BAD_INPUT),
+    ):
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is type(error) and str(again) == str(error)
+        assert errors.exit_code_for(error) == code
+    with pytest.raises(AttributeError, match="no attribute 'UsageErr'"):
+        errors.UsageErr  # noqa: B018 - the attribute's lookup is the test

@@ -13,14 +13,9 @@ from __future__ import annotations
 
 from .core.registry import FORMATS, FormatSpec, format_for_path, get_format
 from .errors import (
-    AmbiguousFormatError,
     CorruptArchiveError,
-    FormatLimitError,
     GamepakError,
-    InvalidOptionError,
     MemberNotFoundError,
-    NotAnArchiveError,
-    OutputExistsError,
     UnknownFormatError,
     UnsafePathError,
     UnsupportedFeatureError,
@@ -34,6 +29,13 @@ if TYPE_CHECKING:
     from .core.opening import Detection, choose_format, create, detect, open, open_stream
     from .core.source import Source
     from .core.writer import ArchiveWriter
+    from .errors import (
+        AmbiguousFormatError,
+        FormatLimitError,
+        InvalidOptionError,
+        NotAnArchiveError,
+        OutputExistsError,
+    )
     from .ops import patch as patch
     from .ops import tables as tables
     from .ops import zones as zones
@@ -57,6 +59,12 @@ _LAZY = {
     "convert": ".ops.convert",
     "diff": ".ops.diff",
     "edit": ".ops.edit",
+    # The errors `gamepak.errors` makes on first use (rarely raised).
+    "AmbiguousFormatError": ".errors",
+    "FormatLimitError": ".errors",
+    "InvalidOptionError": ".errors",
+    "NotAnArchiveError": ".errors",
+    "OutputExistsError": ".errors",
 }
 
 

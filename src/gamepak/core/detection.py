@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import AmbiguousFormatError, UnknownFormatError, UnsupportedFeatureError
+from ..errors import UnknownFormatError, UnsupportedFeatureError
 from .registry import FORMATS, MAGIC_SPAN, format_for_path, get_format, other_command_for
 from .source import Source
 
@@ -112,6 +112,8 @@ def choose_format(file: PathOrFile, *, name: str | None = None) -> Detection:
         )
     best = found[0]
     if not best.has_magic and len(found) > 1 and found[1].confidence == best.confidence:
+        from ..errors import AmbiguousFormatError  # here: rarely raised, made on first use
+
         tied = [d.format for d in found if d.confidence == best.confidence]
         several = f"{label}: fits several formats equally well ({', '.join(tied)})"
         raise AmbiguousFormatError(f"{several}; pass format=... to name one", tied).for_cli(

@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import os
 
-from ..errors import (
-    NotAnArchiveError,
-    UnnamedFormatError,
-)
 from .detection import Detection, choose_format, detect, open_reader  # noqa: F401 - the public names
 from .registry import format_for_path, get_format
 
@@ -53,6 +49,8 @@ def create(
     if format is None:
         spec = format_for_path(os.fspath(path))
         if spec is None:
+            from ..errors import UnnamedFormatError  # here: rarely raised, made on first use
+
             unnamed = f"{os.fspath(path)}: cannot tell the format from the name"
             raise UnnamedFormatError(f"{unnamed}; pass format=... to name one").for_cli(
                 f"{unnamed}; --format names one"
@@ -60,6 +58,8 @@ def create(
     else:
         spec = get_format(format)
     if spec.kind == "model":
+        from ..errors import NotAnArchiveError
+
         raise NotAnArchiveError(
             f"{os.fspath(path)}: a {spec.description} is a single model, not an archive of members; "
             "make one with 'gamepak model import' (gamepak.models in Python)"

@@ -20,7 +20,6 @@ import struct
 from ..core.archive import Archive, Entry, FixedRecordNames, PendingMember, encode_name
 from ..core.registry import made_on_first_use
 from ..core.source import Source
-from ..errors import FormatLimitError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -235,6 +234,7 @@ def _make_writer() -> type[ArchiveWriter]:
     imports nothing of the writing side."""
     from ..core.options import one_of, whole_number
     from ..core.writer import ArchiveWriter
+    from ..errors import FormatLimitError
 
     class Writer(ArchiveWriter):
         """Writes a PAK: data from offset 12 (aligned to `align`), directory at the end (or right
