@@ -98,9 +98,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def run_extract(args: argparse.Namespace) -> None:
-    from ..errors import UsageError
-
     if args.manifest and args.members:
+        from ..errors import UsageError  # here: made on first use
+
         raise UsageError("--manifest describes the whole archive: give no MEMBERS with it")
     rows: list[dict[str, Any]] = []
     with open_input(args.archive, args.format_name) as opened:
@@ -138,7 +138,7 @@ def run_extract(args: argparse.Namespace) -> None:
 
 def run_create(args: argparse.Namespace) -> None:
     from ..core.opening import create
-    from ..errors import GamepakError, UsageError
+    from ..errors import GamepakError
     from ..ops.inputs import plan_create, split_input
 
     out, inputs = args.out, args.inputs
@@ -147,6 +147,8 @@ def run_create(args: argparse.Namespace) -> None:
     if args.member_name is not None and (
         len(inputs) != 1 or os.path.isdir(inputs[0]) or not os.path.lexists(inputs[0])
     ):
+        from ..errors import UsageError
+
         raise UsageError("--name names a single file INPUT; for several, write each as SRC=NAME")
     if args.asm_table is not None and not os.path.isfile(args.asm_table):
         raise GamepakError(f"{args.asm_table}: no such file (--asm)")
