@@ -501,3 +501,84 @@ def test_pickled_errors_and_their_exit_codes_are_as_before() -> None:
         assert errors.exit_code_for(error) == code
     with pytest.raises(AttributeError, match="no attribute 'UsageErr'"):
         errors.UsageErr  # noqa: B018 - the attribute's lookup is the test
+
+
+# -- the parse matches words to nargs as argparse's regular expressions do, without compiling them --
+NARGS = (None, "?", "*", "+", "...", "A...", "==SUPPRESS==", 0, 1, 2, 3)
+
+
+def _actions(draw: st.DrawFn, most: int) -> list[object]:
+    import argparse
+
+    count = draw(st.integers(1, most))
+    return [
+        argparse.Action(option_strings=draw(st.sampled_from([[], ["-x"]])), dest=f"d{index}", nargs=nargs)
+        for index, nargs in enumerate(draw(st.lists(st.sampled_from(NARGS), min_size=count, max_size=count)))
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), words=st.text(alphabet="AO-", max_size=12))
+def test_words_are_matched_to_nargs_as_argparses_regular_expressions_match_them(
+    data: st.DataObject, words: str
+) -> None:
+    import argparse
+    import re
+
+    from gamepak.cli.common import CommandParser, nargs_match
+
+    actions = data.draw(st.composite(lambda draw: _actions(draw, 4))())
+    ours, plain = CommandParser(prog="t"), argparse.ArgumentParser(prog="t")
+    pattern = "".join(plain._get_nargs_pattern(action) for action in actions)  # type: ignore[attr-defined]
+    expected = re.match(pattern, words)
+    found = nargs_match(pattern, words)
+    assert found == (() if expected is None else ([len(group) for group in expected.groups()], expected.end()))
+    assert ours._match_arguments_partial(actions, words) == plain._match_arguments_partial(actions, words)  # type: ignore[attr-defined]
+    for action in actions:
+        try:
+            wanted: object = plain._match_argument(action, words)  # type: ignore[attr-defined]
+        except argparse.ArgumentError as error:
+            wanted = str(error)
+        try:
+            got: object = ours._match_argument(action, words)  # type: ignore[attr-defined]
+        except argparse.ArgumentError as error:
+            got = str(error)
+        assert got == wanted
+
+
+def test_a_pattern_of_another_kind_is_left_to_the_regular_expression() -> None:
+    from gamepak.cli.common import nargs_match
+
+    for pattern in ("(A+)", "A", "(A{2})", "([A-O]*)", "(A|O)", "((A))", "(A", "(-*A-*)x"):
+        assert nargs_match(pattern, "AAA") is None, pattern
+    assert nargs_match("(-*A-*)(-*[A-]*)", "A-AA") == ([2, 2], 4)
+    assert nargs_match("(-*A-*)", "OA") == ()
+
+
+def test_parsing_a_command_line_compiles_no_regular_expression_of_nargs(tiny: dict[str, str]) -> None:
+    import ast
+    import re
+
+    probe = (
+        "import re, sys; from gamepak.cli import main; before = set(re._cache)\n"
+        "sys.argv[1:] = ['extract', sys.argv[1], '-o', sys.argv[2], 'docs/page1.txt', 'docs/*']; main()\n"
+        "print('compiled:', sorted(key[1] for key in set(re._cache) - before))"
+    )
+    out = tiny["folder"] + "/extracted-no-regex"
+    result = subprocess.run(
+        [sys.executable, "-c", probe, tiny["small"], out], capture_output=True, text=True, check=True
+    )
+    compiled = ast.literal_eval(result.stdout.splitlines()[-1].removeprefix("compiled: "))
+    assert compiled and not [pattern for pattern in compiled if re.fullmatch(r"[()\[\]AO*?-]+", pattern)]
+    # the probe sees them: argparse's own matching compiles e.g. (-*A-*)(-*[A-]*)
+    plain = probe.replace("from gamepak.cli import main", "import argparse; from gamepak.cli import main, common")
+    plain = plain.replace(
+        "main()",
+        "common.CommandParser._match_arguments_partial = argparse.ArgumentParser._match_arguments_partial; main()",
+    )
+    out = tiny["folder"] + "/extracted-regex"
+    result = subprocess.run(
+        [sys.executable, "-c", plain, tiny["small"], out], capture_output=True, text=True, check=True
+    )
+    compiled = ast.literal_eval(result.stdout.splitlines()[-1].removeprefix("compiled: "))
+    assert [pattern for pattern in compiled if re.fullmatch(r"[()\[\]AO*?-]+", pattern)]

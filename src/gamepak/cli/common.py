@@ -11,7 +11,7 @@ from ..core.registry import FORMATS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import Any, NoReturn
 
 FORMAT_NAMES = [spec.name for spec in FORMATS]
@@ -114,6 +114,34 @@ class CommandParser(argparse.ArgumentParser):
                 action.required = required
             self._set_aside = None
 
+    def _match_argument(self, action: argparse.Action, arg_strings_pattern: str) -> int:
+        """argparse's: how many words an option takes, found without compiling argparse's
+        regular expression for it (`nargs_match`); argparse's own when they do not fit (for its
+        message)."""
+        matched = nargs_match(self._get_nargs_pattern(action), arg_strings_pattern)  # type: ignore[attr-defined]
+        if not matched:
+            return super()._match_argument(action, arg_strings_pattern)  # type: ignore[misc, no-any-return]
+        return matched[0][0]
+
+    def _match_arguments_partial(self, actions: Sequence[argparse.Action], arg_strings_pattern: str) -> list[int]:
+        """argparse's: how many words each of the leading positionals takes, found without
+        compiling a regular expression (`nargs_match`). Where Python versions answer
+        differently (a match followed by an option and ending in actions that take no word),
+        argparse's own answers."""
+        for count in range(len(actions), 0, -1):
+            pattern = "".join(self._get_nargs_pattern(action) for action in actions[:count])  # type: ignore[attr-defined]
+            matched = nargs_match(pattern, arg_strings_pattern)
+            if matched is None:
+                break
+            if matched:
+                lengths, end = matched
+                if not (end < len(arg_strings_pattern) and arg_strings_pattern[end] == "O" and not lengths[-1]):
+                    return lengths
+                break
+        else:
+            return []
+        return super()._match_arguments_partial(actions, arg_strings_pattern)  # type: ignore[misc, no-any-return]
+
     def _restore(self) -> None:
         for action, nargs, default in self._set_aside or ():
             action.nargs, action.default = nargs, default
@@ -123,6 +151,70 @@ class CommandParser(argparse.ArgumentParser):
         """The usage error, with the usage showing the positionals even when set aside."""
         self._restore()
         super().error(message)
+
+
+def nargs_match(pattern: str, words: str) -> tuple[list[int], int] | tuple[()] | None:
+    """`re.match(pattern, words)` for the patterns argparse makes of its actions' nargs, without
+    compiling them: (each group's length, where the match ends), `()` when it does not match,
+    or None for a pattern not of that kind. Parsing one command line compiled about four such
+    expressions, each costing about a third of a million instructions (2% of a command's
+    start-up together), to be used once.
+
+    argparse writes the words of a command line one letter each (`A` an argument, `O` an
+    option, `-` the `--` ending the options) and each action's nargs as a group of items,
+    each a letter or a class of letters taken once, optionally (`?`) or any number of times
+    (`*`): `(-*A-*)` one argument, `(-*[A-]*)` any number, `(A)` an option's value. As in the
+    regular expression, each item takes as many letters as it can and gives them back one at
+    a time while the rest does not match; a failed (item, position) is remembered, so a
+    pattern takes at most items x letters steps."""
+    items: list[tuple[str, int, int, int]] = []  # (letters, fewest, most, group)
+    group, at, size = 0, 0, len(pattern)
+    while at < size:
+        if pattern[at] != "(":
+            return None
+        at += 1
+        while at < size and pattern[at] != ")":
+            if pattern[at] == "[":
+                close = pattern.find("]", at)
+                letters = pattern[at + 1 : close] if close > at else ""
+                at = close + 1
+                if "-" in letters[1:-1]:  # a range, not the letter
+                    return None
+            else:
+                letters = pattern[at]
+                at += 1
+            if not letters or letters.strip("AO-"):
+                return None
+            fewest, most = 1, 1
+            if at < size and pattern[at] in "*?":
+                fewest, most = 0, len(words) if pattern[at] == "*" else 1
+                at += 1
+            items.append((letters, fewest, most, group))
+        if at >= size:
+            return None
+        at, group = at + 1, group + 1
+    lengths = [0] * group
+    failed: set[tuple[int, int]] = set()
+
+    def end_from(index: int, position: int) -> int | None:
+        if index == len(items):
+            return position
+        if (index, position) in failed:
+            return None
+        letters, fewest, most, item_group = items[index]
+        run = 0
+        while run < most and position + run < len(words) and words[position + run] in letters:
+            run += 1
+        for taken in range(run, fewest - 1, -1):
+            end = end_from(index + 1, position + taken)
+            if end is not None:
+                lengths[item_group] += taken
+                return end
+        failed.add((index, position))
+        return None
+
+    end = end_from(0, 0)
+    return () if end is None else (lengths, end)
 
 
 class _MetavarCheck(HelpFormatter):
