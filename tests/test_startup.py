@@ -582,3 +582,34 @@ def test_parsing_a_command_line_compiles_no_regular_expression_of_nargs(tiny: di
     )
     compiled = ast.literal_eval(result.stdout.splitlines()[-1].removeprefix("compiled: "))
     assert [pattern for pattern in compiled if re.fullmatch(r"[()\[\]AO*?-]+", pattern)]
+
+
+# -- a plain member name is matched without compiling a regular expression --------------------------
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.text(alphabet="./ab*?[]!-\\", max_size=8),
+    pattern=st.text(alphabet="./ab*?[]!-\\", max_size=8),
+    prefixes=st.tuples(st.booleans(), st.booleans()),
+)
+def test_a_member_name_matches_a_pattern_as_fnmatch_says(name: str, pattern: str, prefixes: tuple[bool, bool]) -> None:
+    import fnmatch
+
+    from gamepak.core.names import member_matches
+
+    name, pattern = "./" * prefixes[0] + name, "./" * prefixes[1] + pattern
+    bare_name, bare_pattern = name.removeprefix("./"), pattern.removeprefix("./")
+    expected = fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(bare_name, bare_pattern)
+    assert member_matches(name, pattern) == expected
+
+
+def test_extracting_members_by_plain_names_compiles_no_pattern(tiny: dict[str, str]) -> None:
+    probe = (
+        "import sys; from gamepak.cli import main\n"
+        "sys.argv[1:] = ['extract', sys.argv[1], '-o', sys.argv[2], 'docs/page1.txt', './docs/page2.txt']; main()\n"
+        "print('fnmatch' in sys.modules)"
+    )
+    out = tiny["folder"] + "/extracted-plain-names"
+    command = [sys.executable, "-c", probe, tiny["small"], out]
+    result = subprocess.run(command, capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "False"
+    assert sorted(path.name for path in Path(out, "docs").iterdir()) == ["page1.txt", "page2.txt"]
