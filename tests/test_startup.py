@@ -525,7 +525,7 @@ def test_words_are_matched_to_nargs_as_argparses_regular_expressions_match_them(
     import argparse
     import re
 
-    from gamepak.cli.common import CommandParser, nargs_match
+    from gamepak.cli.parser import CommandParser, nargs_match
 
     actions = data.draw(st.composite(lambda draw: _actions(draw, 4))())
     ours, plain = CommandParser(prog="t"), argparse.ArgumentParser(prog="t")
@@ -547,7 +547,7 @@ def test_words_are_matched_to_nargs_as_argparses_regular_expressions_match_them(
 
 
 def test_a_pattern_of_another_kind_is_left_to_the_regular_expression() -> None:
-    from gamepak.cli.common import nargs_match
+    from gamepak.cli.parser import nargs_match
 
     for pattern in ("(A+)", "A", "(A{2})", "([A-O]*)", "(A|O)", "((A))", "(A", "(-*A-*)x"):
         assert nargs_match(pattern, "AAA") is None, pattern
@@ -571,10 +571,13 @@ def test_parsing_a_command_line_compiles_no_regular_expression_of_nargs(tiny: di
     compiled = ast.literal_eval(result.stdout.splitlines()[-1].removeprefix("compiled: "))
     assert compiled and not [pattern for pattern in compiled if re.fullmatch(r"[()\[\]AO*?-]+", pattern)]
     # the probe sees them: argparse's own matching compiles e.g. (-*A-*)(-*[A-]*)
-    plain = probe.replace("from gamepak.cli import main", "import argparse; from gamepak.cli import main, common")
+    plain = probe.replace(
+        "from gamepak.cli import main",
+        "import argparse; from gamepak.cli import main; from gamepak.cli.parser import CommandParser",
+    )
     plain = plain.replace(
         "main()",
-        "common.CommandParser._match_arguments_partial = argparse.ArgumentParser._match_arguments_partial; main()",
+        "CommandParser._match_arguments_partial = argparse.ArgumentParser._match_arguments_partial; main()",
     )
     out = tiny["folder"] + "/extracted-regex"
     result = subprocess.run(

@@ -6,6 +6,9 @@ imports nothing heavy: a handler imports what it needs when it runs, so every co
 `--help`, starts about as fast as Python itself. Only this package prints or exits; handlers raise
 `GamepakError`, which `main` turns into one line on stderr and the exit code of
 `gamepak.errors.EXIT_CODES`.
+
+Here: `COMMANDS`, `build_parser` and `main`. `cli.parser` adapts argparse (`CommandParser`,
+`HelpFormatter`, `OnlyOneBuilt`); `cli.common` holds what the command modules share.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from typing import Any
 
 # The command modules, the commands each declares and their one-line summaries, in the order
 # `gamepak --help` lists them. A run imports only the module of the command it runs, and
@@ -122,7 +124,8 @@ def build_parser(command: str | None = "*", subcommand: str | None = None) -> ar
     command group (`texture export`: the group's other four sub-commands are only listed)."""
     _import_argparse()
     from ..errors import EXIT_CODES
-    from .common import CommandParser, HelpFormatter, OnlyOneBuilt, add_format_option, add_quiet_option
+    from .common import add_format_option, add_quiet_option
+    from .parser import CommandParser, HelpFormatter, OnlyOneBuilt
 
     epilog = "exit codes:\n" + "\n".join(f"  {code:<4}{meaning}" for code, meaning in EXIT_CODES)
     parser = CommandParser(
@@ -241,66 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     args.quiet = common.QUIET = bool(
         getattr(args, "quiet", False) or args.global_quiet or getattr(args, "group_quiet", False)
     )
-    _route_warnings()
+    common.route_warnings()
     return run_handler(args)
-
-
-def _show_warning(
-    message: object, category: object, filename: str, lineno: int, file: object = None, line: object = None
-) -> None:
-    """Library warnings as one `gamepak: warning: ...` line, without file and line numbers."""
-    from .common import note
-
-    note(f"warning: {message}")
-
-
-def _route_warnings() -> None:
-    """Show library warnings with `_show_warning`: set now when `warnings` is imported, else the
-    moment it is. Importing it for every command would cost about 2% of a short command's
-    start-up (0.9 M instructions), and it is needed only once something warns: code that warns
-    imports it first (`import warnings; warnings.warn(...)`), and Python imports it at start-up
-    when given -W or PYTHONWARNINGS."""
-    module = sys.modules.get("warnings")
-    if module is not None:
-        module.showwarning = _show_warning  # type: ignore[attr-defined]
-    elif _RouteWarningsOnImport not in sys.meta_path:
-        sys.meta_path.insert(0, _RouteWarningsOnImport)
-
-
-class _RouteWarningsOnImport:
-    """A finder ahead of the others that hands `warnings`' import to them and, once the module is
-    executed, sets its `showwarning` (and then leaves `sys.meta_path`)."""
-
-    @classmethod
-    def find_spec(cls, name: str, path: object = None, target: object = None) -> Any:
-        if name != "warnings":
-            return None
-        sys.meta_path.remove(cls)
-        for finder in sys.meta_path:
-            find_spec = getattr(finder, "find_spec", None)
-            spec = find_spec(name, path, target) if find_spec is not None else None
-            if spec is not None:
-                spec.loader = _RoutingLoader(spec.loader)
-                return spec
-        return None
-
-
-class _RoutingLoader:
-    """The loader that found `warnings`, setting `showwarning` once it has executed the module;
-    anything else (`get_source` for tracebacks...) is the loader's own."""
-
-    def __init__(self, loader: Any) -> None:
-        self.loader = loader
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.loader, name)
-
-    def create_module(self, spec: Any) -> Any:
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        self.loader.exec_module(module)
-        module.showwarning = _show_warning
 
 
 def run_handler(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import EXIT_DIFFERENT, EXIT_OK, GamepakError, MissingDependencyError
-from .common import add_command, add_json_option, count, print_json, shows_progress, summary, write_text
+from .common import add_command, add_json_option, count, shows_progress, summary, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -235,6 +235,8 @@ def run_catalog_diff(args: argparse.Namespace) -> int:
     old, new, as_json = args.old, args.new, args.as_json
     result = _library().diff_catalogs(old, new)
     if as_json:
+        from .json_output import print_json
+
         print_json({"equal": result.equal, **result.to_dict()})
     else:
         for member in result.added:

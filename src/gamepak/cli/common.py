@@ -1,5 +1,7 @@
 """What every command module shares: declaring a command, the reader's `--format` option,
-writer `-O` options, and writing to the terminal. Light: argparse and the format table only."""
+writer `-O` options, writing to the terminal, opening its inputs and showing progress. Light:
+argparse and the format table only. argparse's adaptations are `cli.parser`'s; JSON output is
+`cli.json_output`'s."""
 
 from __future__ import annotations
 
@@ -8,234 +10,14 @@ import os
 import sys
 
 from ..core.registry import FORMATS
+from .parser import ONLY_SUBCOMMAND, HelpFormatter, OnlyOneBuilt
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
-    from typing import Any, NoReturn
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
 
 FORMAT_NAMES = [spec.name for spec in FORMATS]
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter, keeping descriptions as written, that asks the terminal's width
-    itself: argparse's own way imports `shutil` (and with it bz2 and lzma) in every command,
-    a tenth of Python's start-up, only to check help strings nobody prints."""
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
-        if width is None:
-            width = terminal_columns() - 2
-        super().__init__(prog, indent_increment, max_help_position, width)
-
-    def _split_lines(self, text: str, width: int) -> list[str]:
-        """An option's help as lines of at most `width`, broken at spaces: what argparse does
-        through `textwrap`, whose regular expressions take longer to compile than the rest of
-        `--help` (a word longer than the line keeps its own line instead of being cut)."""
-        lines: list[str] = []
-        line = ""
-        for word in text.split():
-            if line and len(line) + 1 + len(word) > width:
-                lines.append(line)
-                line = word
-            else:
-                line = f"{line} {word}" if line else word
-        return [*lines, line] if line else lines
-
-
-class CommandParser(argparse.ArgumentParser):
-    """argparse's parser that takes a command's options anywhere among its positionals, as
-    tar, git and zip do: `extract test.pak -o out 'maps/*'` as `extract -o out test.pak 'maps/*'`.
-
-    `parse_args` stops taking positionals once an option follows the first group of them
-    (`unrecognized arguments: maps/*`). A command's own parser (one without sub-commands) is
-    therefore parsed in two passes, as argparse's `parse_intermixed_args` does: the options
-    first, with the positionals set aside, then the positionals from the words left. That is
-    refused for a parser holding sub-commands, so the top parser and the command groups
-    (`table`, `patch`, ...) parse as usual and hand their sub-command's words to its parser,
-    which takes them in two passes. `--` still ends the options.
-
-    Done here rather than with `parse_known_intermixed_args` itself, which formats the usage
-    on every run (for its error messages): half a millisecond of a 15 ms start-up. An error
-    puts the positionals back before the usage is printed instead."""
-
-    _set_aside: list[tuple[argparse.Action, Any, Any]] | None = None
-    _declaring = False
-
-    @property
-    def version(self) -> str:
-        """What `--version` prints (argparse's version action asks the parser when it has no
-        text of its own): gamepak's version, imported only then."""
-        from ..version import __version__
-
-        return f"gamepak {__version__}"
-
-    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
-        """argparse's, checking the metavar against nargs with `_MetavarCheck` rather than a
-        full help formatter (whose two regular expressions and terminal size argparse would
-        otherwise make for every option of every run: a tenth of a command's start-up)."""
-        self._declaring = True
-        try:
-            return super().add_argument(*args, **kwargs)
-        finally:
-            self._declaring = False
-
-    def _get_formatter(self) -> argparse.HelpFormatter:
-        if self._declaring:
-            return _MetavarCheck(self.prog)
-        return super()._get_formatter()
-
-    def add_subparsers(self, **kwargs: Any) -> Any:
-        """argparse's, given the sub-commands' program name when it is only this parser's (no
-        positionals before them, no usage of its own), which argparse would otherwise work out
-        by formatting a usage line."""
-        if kwargs.get("prog") is None and self.usage is None and not self._get_positional_actions():
-            kwargs["prog"] = self.prog
-        return super().add_subparsers(**kwargs)
-
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
-        if self._set_aside is not None or self._subparsers is not None:
-            return super().parse_known_args(args, namespace)
-        positionals = self._get_positional_actions()
-        self._set_aside = [(action, action.nargs, action.default) for action in positionals]
-        try:
-            for action in positionals:  # nargs SUPPRESS: the action takes no word, sets nothing
-                action.nargs = action.default = argparse.SUPPRESS
-            namespace, remaining = super().parse_known_args(args, namespace)
-        finally:
-            self._restore()
-        optionals = [(action, action.required) for action in self._get_optional_actions()]
-        self._set_aside = []
-        try:
-            for action, _ in optionals:  # a required option was given (or refused) in the first pass
-                action.required = False
-            return super().parse_known_args(remaining, namespace)
-        finally:
-            for action, required in optionals:
-                action.required = required
-            self._set_aside = None
-
-    def _match_argument(self, action: argparse.Action, arg_strings_pattern: str) -> int:
-        """argparse's: how many words an option takes, found without compiling argparse's
-        regular expression for it (`nargs_match`); argparse's own when they do not fit (for its
-        message)."""
-        matched = nargs_match(self._get_nargs_pattern(action), arg_strings_pattern)  # type: ignore[attr-defined]
-        if not matched:
-            return super()._match_argument(action, arg_strings_pattern)  # type: ignore[misc, no-any-return]
-        return matched[0][0]
-
-    def _match_arguments_partial(self, actions: Sequence[argparse.Action], arg_strings_pattern: str) -> list[int]:
-        """argparse's: how many words each of the leading positionals takes, found without
-        compiling a regular expression (`nargs_match`). Where Python versions answer
-        differently (a match followed by an option and ending in actions that take no word),
-        argparse's own answers."""
-        for count in range(len(actions), 0, -1):
-            pattern = "".join(self._get_nargs_pattern(action) for action in actions[:count])  # type: ignore[attr-defined]
-            matched = nargs_match(pattern, arg_strings_pattern)
-            if matched is None:
-                break
-            if matched:
-                lengths, end = matched
-                if not (end < len(arg_strings_pattern) and arg_strings_pattern[end] == "O" and not lengths[-1]):
-                    return lengths
-                break
-        else:
-            return []
-        return super()._match_arguments_partial(actions, arg_strings_pattern)  # type: ignore[misc, no-any-return]
-
-    def _restore(self) -> None:
-        for action, nargs, default in self._set_aside or ():
-            action.nargs, action.default = nargs, default
-        self._set_aside = []
-
-    def error(self, message: str) -> NoReturn:
-        """The usage error, with the usage showing the positionals even when set aside."""
-        self._restore()
-        super().error(message)
-
-
-def nargs_match(pattern: str, words: str) -> tuple[list[int], int] | tuple[()] | None:
-    """`re.match(pattern, words)` for the patterns argparse makes of its actions' nargs, without
-    compiling them: (each group's length, where the match ends), `()` when it does not match,
-    or None for a pattern not of that kind. Parsing one command line compiled about four such
-    expressions, each costing about a third of a million instructions (2% of a command's
-    start-up together), to be used once.
-
-    argparse writes the words of a command line one letter each (`A` an argument, `O` an
-    option, `-` the `--` ending the options) and each action's nargs as a group of items,
-    each a letter or a class of letters taken once, optionally (`?`) or any number of times
-    (`*`): `(-*A-*)` one argument, `(-*[A-]*)` any number, `(A)` an option's value. As in the
-    regular expression, each item takes as many letters as it can and gives them back one at
-    a time while the rest does not match; a failed (item, position) is remembered, so a
-    pattern takes at most items x letters steps."""
-    items: list[tuple[str, int, int, int]] = []  # (letters, fewest, most, group)
-    group, at, size = 0, 0, len(pattern)
-    while at < size:
-        if pattern[at] != "(":
-            return None
-        at += 1
-        while at < size and pattern[at] != ")":
-            if pattern[at] == "[":
-                close = pattern.find("]", at)
-                letters = pattern[at + 1 : close] if close > at else ""
-                at = close + 1
-                if "-" in letters[1:-1]:  # a range, not the letter
-                    return None
-            else:
-                letters = pattern[at]
-                at += 1
-            if not letters or letters.strip("AO-"):
-                return None
-            fewest, most = 1, 1
-            if at < size and pattern[at] in "*?":
-                fewest, most = 0, len(words) if pattern[at] == "*" else 1
-                at += 1
-            items.append((letters, fewest, most, group))
-        if at >= size:
-            return None
-        at, group = at + 1, group + 1
-    lengths = [0] * group
-    failed: set[tuple[int, int]] = set()
-
-    def end_from(index: int, position: int) -> int | None:
-        if index == len(items):
-            return position
-        if (index, position) in failed:
-            return None
-        letters, fewest, most, item_group = items[index]
-        run = 0
-        while run < most and position + run < len(words) and words[position + run] in letters:
-            run += 1
-        for taken in range(run, fewest - 1, -1):
-            end = end_from(index + 1, position + taken)
-            if end is not None:
-                lengths[item_group] += taken
-                return end
-        failed.add((index, position))
-        return None
-
-    end = end_from(0, 0)
-    return () if end is None else (lengths, end)
-
-
-class _MetavarCheck(HelpFormatter):
-    """The formatter argparse's `add_argument` asks only to format an option's metavar (an error
-    when it does not fit nargs): `_format_args` reads the action alone, so nothing of a real
-    formatter is set up."""
-
-    def __init__(self, prog: str) -> None:  # the base's is not called: it builds what this never uses
-        self._prog = prog
-
-
-def terminal_columns() -> int:
-    """The width of the terminal stdout is on ($COLUMNS first), else 80."""
-    try:
-        return int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        pass
-    try:
-        return os.get_terminal_size(sys.stdout.fileno()).columns
-    except (OSError, ValueError, AttributeError):
-        return 80
 
 
 def add_command(
@@ -290,45 +72,6 @@ def summary(message: str, *, stdout: bool = False) -> None:
         note(message)
 
 
-class _NotBuilt:
-    """Stands for the parser of a command that this run does not parse: takes every
-    declaration and keeps none."""
-
-    def __getattr__(self, name: str) -> Any:
-        return self._ignore
-
-    def _ignore(self, *args: object, **kwargs: object) -> _NotBuilt:
-        return self
-
-
-NOT_BUILT: Any = _NotBuilt()
-# Set by `OnlyOneBuilt` on the parser it builds: the sub-command its command line names.
-ONLY_SUBCOMMAND = "_gamepak_only_subcommand"
-
-
-class OnlyOneBuilt(argparse._SubParsersAction):  # type: ignore[type-arg]
-    """Commands (or a group's sub-commands) of which only `only` is built (None: every one);
-    the others are listed by name and summary, all that `--help` shows of them. argparse spends
-    about half a millisecond on each parser it makes. `inner`: the sub-command the built
-    command's own group builds (`texture export`: the group's other sub-commands are listed)."""
-
-    def __init__(self, *args: Any, only: str | None = None, inner: str | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.only = only
-        self.inner = inner
-
-    def add_parser(self, name: str, **kwargs: Any) -> Any:
-        if self.only in (None, name):
-            parser = super().add_parser(name, **kwargs)
-            if self.only == name and self.inner is not None:
-                setattr(parser, ONLY_SUBCOMMAND, self.inner)  # read by add_group
-            return parser
-        if kwargs.get("help") is not None:
-            self._choices_actions.append(self._ChoicesPseudoAction(name, (), kwargs["help"]))
-        self._name_parser_map[name] = NOT_BUILT
-        return NOT_BUILT
-
-
 def add_group(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]
     """The sub-commands of a command group (`gamepak model export`, `gamepak texture ls`)."""
     only = getattr(parser, ONLY_SUBCOMMAND, None)
@@ -374,23 +117,60 @@ def write_text(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
-# Every --json of the CLI: one shape (README "JSON output"): two-space indent, UTF-8 text, and
-# the same key for the same thing in every verb: `file` the input, `members` a member count,
-# `size` bytes of content, `stored_size` bytes as the pack stores them.
+def _show_warning(
+    message: object, category: object, filename: str, lineno: int, file: object = None, line: object = None
+) -> None:
+    """Library warnings as one `gamepak: warning: ...` line, without file and line numbers."""
+    note(f"warning: {message}")
 
 
-def json_text(document: object) -> str:
-    """`document` as the CLI's JSON text (one shape for every --json), newline-terminated."""
-    import json
+def route_warnings() -> None:
+    """Show library warnings with `_show_warning`: set now when `warnings` is imported, else the
+    moment it is. Importing it for every command would cost about 2% of a short command's
+    start-up (0.9 M instructions), and it is needed only once something warns: code that warns
+    imports it first (`import warnings; warnings.warn(...)`), and Python imports it at start-up
+    when given -W or PYTHONWARNINGS."""
+    module = sys.modules.get("warnings")
+    if module is not None:
+        module.showwarning = _show_warning  # type: ignore[attr-defined]
+    elif _RouteWarningsOnImport not in sys.meta_path:
+        sys.meta_path.insert(0, _RouteWarningsOnImport)
 
-    from ..core.jsontext import JSON_INDENT  # here, not at the top: one module less for every command
 
-    return json.dumps(document, indent=JSON_INDENT, ensure_ascii=False) + "\n"
+class _RouteWarningsOnImport:
+    """A finder ahead of the others that hands `warnings`' import to them and, once the module is
+    executed, sets its `showwarning` (and then leaves `sys.meta_path`)."""
+
+    @classmethod
+    def find_spec(cls, name: str, path: object = None, target: object = None) -> Any:
+        if name != "warnings":
+            return None
+        sys.meta_path.remove(cls)
+        for finder in sys.meta_path:
+            find_spec = getattr(finder, "find_spec", None)
+            spec = find_spec(name, path, target) if find_spec is not None else None
+            if spec is not None:
+                spec.loader = _RoutingLoader(spec.loader)
+                return spec
+        return None
 
 
-def print_json(document: object) -> None:
-    """`document` as the CLI's JSON on stdout."""
-    write_text(json_text(document))
+class _RoutingLoader:
+    """The loader that found `warnings`, setting `showwarning` once it has executed the module;
+    anything else (`get_source` for tracebacks...) is the loader's own."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.loader.exec_module(module)
+        module.showwarning = _show_warning
 
 
 def write_lines(lines: Iterable[str], batch: int = 1 << 16) -> None:
@@ -407,25 +187,6 @@ def write_lines(lines: Iterable[str], batch: int = 1 << 16) -> None:
             size = 0
     if pending:
         write_text("".join(pending))
-
-
-def print_json_rows(rows: Iterable[object]) -> None:
-    """A list of rows as `print_json` prints it (the same bytes), each row written as it
-    comes: rows read lazily are never all held."""
-    import json
-
-    from ..core.jsontext import JSON_INDENT
-
-    def pieces() -> Iterator[str]:
-        first = True
-        for row in rows:
-            text = json.dumps(row, indent=JSON_INDENT, ensure_ascii=False)
-            # Nested one level deeper than alone; JSON text holds no raw newline but its own.
-            yield ("[\n  " if first else ",\n  ") + text.replace("\n", "\n  ")
-            first = False
-        yield "[]\n" if first else "\n]\n"
-
-    write_lines(pieces())
 
 
 def add_writer_options(parser: argparse.ArgumentParser) -> None:
@@ -736,3 +497,13 @@ def select_members(archive: Any, patterns: list[str] | tuple[str, ...]) -> Itera
             break
         else:
             raise MemberNotFoundError(pattern, archive.filename)
+
+
+def __getattr__(name: str) -> Any:
+    """The JSON output helpers, which live in `cli.json_output` (loaded by a command when it
+    prints JSON), reached here too."""
+    if name in ("json_text", "print_json", "print_json_rows"):
+        from . import json_output
+
+        return getattr(json_output, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,6 @@ from .common import (
     note,
     output_folder,
     parse_options,
-    print_json,
     summary,
 )
 
@@ -122,6 +121,8 @@ def run_diff(args: argparse.Namespace) -> int:
             progress=advance,
         )
     if args.as_json:
+        from .json_output import print_json
+
         print_json(result.to_dict())
     else:
         # Equal inputs say so: silence would look like a command that did nothing. With -q

@@ -15,7 +15,6 @@ from .common import (
     open_input,
     output_folder,
     parse_options,
-    print_json,
     progress_bar,
     select_members,
     summary,
@@ -122,6 +121,8 @@ def run_extract(args: argparse.Namespace) -> None:
                 for entry, path in zip(dict.fromkeys(entries), written, strict=True):
                     rows.append({"name": prefix + entry.name, "path": path, "size": entry.size})
     if args.as_json:
+        from .json_output import print_json
+
         print_json(
             {
                 "file": args.archive,

@@ -12,7 +12,6 @@ from .common import (
     counting_bar,
     note,
     output_folder,
-    print_json,
     summary,
     write_text,
 )
@@ -213,6 +212,8 @@ def run_info(args: argparse.Namespace) -> int | None:
     with Patch.open(args.patch) as patch:
         document = patch.info()
         if args.as_json:
+            from .json_output import print_json
+
             print_json(document)
             return None
         lines = [
@@ -232,6 +233,8 @@ def run_info(args: argparse.Namespace) -> int | None:
 
 def _print_loose_mod(document: dict[str, Any], as_json: bool) -> None:
     if as_json:
+        from .json_output import print_json
+
         print_json(document)
         return
     lines = [
@@ -260,6 +263,8 @@ def _ignored_lines(document: dict[str, Any]) -> list[str]:
 
 def _print_modinfo(document: dict[str, Any], as_json: bool) -> None:
     if as_json:
+        from .json_output import print_json
+
         print_json(document)
         return
     lines = [f"{field}: {document[field]}" for field in ("name", "author", "description") if document[field]]
@@ -330,6 +335,8 @@ def run_check(args: argparse.Namespace) -> int | None:
         plan = check(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args))
     _say_notes(plan)
     if args.as_json:
+        from .json_output import print_json
+
         print_json(plan.to_dict())
     else:
         write_text("".join(line + "\n" for line in plan.lines()))
@@ -346,6 +353,8 @@ def run_apply(args: argparse.Namespace) -> int | None:
         plan = apply(args.target, args.patches, later_wins=args.later_wins, choices=_choices(args), warn=_warning)
     _say_notes(plan)
     if args.as_json:
+        from .json_output import print_json
+
         print_json(plan.to_dict())
     else:
         skipped = len(plan.steps) - len(plan.to_apply)

@@ -13,10 +13,8 @@ from .common import (
     add_json_option,
     count,
     counting_bar,
-    json_text,
     note,
     open_input,
-    print_json,
     summary,
     windows_path,
     write_text,
@@ -145,6 +143,8 @@ def ls_text(opened: Archive, *, as_json: bool, long_format: bool, recursive: boo
         return "\n".join(names) + "\n" if names else ""
     rows = _rows(opened, recursive)
     if as_json:
+        from .json_output import json_text
+
         return json_text(rows)
     lines = []
     for row in rows:
@@ -168,6 +168,8 @@ def run_info(args: argparse.Namespace) -> None:
 def info_text(details: dict[str, Any], as_json: bool) -> str:
     """What `gamepak info` prints."""
     if as_json:
+        from .json_output import json_text
+
         return json_text(details)
     lines: list[str] = []
     for key, value in details.items():
@@ -245,6 +247,8 @@ def run_detect(args: argparse.Namespace) -> int:
             result["other_command"] = other
         results.append(result)
     if args.as_json:
+        from .json_output import print_json
+
         print_json(results)
     else:
         for result in results:
@@ -383,6 +387,8 @@ def run_verify(args: argparse.Namespace) -> int:
     errors, warnings_found = split_problems(problems)
     failed = bool(errors) or (args.strict and bool(warnings_found))
     if args.as_json:
+        from .json_output import print_json
+
         print_json(
             {
                 "file": archive,
@@ -458,6 +464,8 @@ def run_formats(args: argparse.Namespace) -> None:
         extensions = " ".join(spec.extensions) or "(no extension)"
         lines.append(f"{spec.name:18} {spec.description}  [{extensions}]  options: {options}\n")
     if args.as_json:
+        from .json_output import print_json
+
         print_json(rows)
     else:
         write_text("".join(lines))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_command, add_format_option, add_group, add_json_option, note, print_json, write_text
+from .common import add_command, add_format_option, add_group, add_json_option, note, write_text
 
 DESCRIPTION = """\
 Gameloft J2ME sprites (BSPRITE v3: Diamond Rush's .f packs and demoSpr.bin): modules (small
@@ -81,6 +81,8 @@ def run_ls(args: argparse.Namespace) -> int | None:
 
     rows = list_sprites(args.pack, args.members or None, format=args.format_name)
     if args.as_json:
+        from .json_output import print_json
+
         print_json(rows)
     elif rows:
         write_text("".join(sprite_line(row) + "\n" for row in rows))

@@ -11,7 +11,6 @@ from .common import (
     add_json_option,
     count,
     counting_bar,
-    print_json_rows,
     require_input,
     summary,
     write_lines,
@@ -244,6 +243,8 @@ def run_ls(args: argparse.Namespace) -> int | None:
     # Rows may come as they are read (a model of a million skins): printed as they come.
     rows = kind.call("ls", args.source, options=vars(args))
     if args.as_json:
+        from .json_output import print_json_rows
+
         print_json_rows(rows)
         return None
     palettes: dict[str, None] = {}  # which palettes Quake images were listed through (in order)

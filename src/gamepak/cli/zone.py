@@ -3,7 +3,7 @@ imported back and checked."""
 
 from __future__ import annotations
 
-from .common import add_command, add_group, add_json_option, count, print_json, summary, write_text
+from .common import add_command, add_group, add_json_option, count, summary, write_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -83,6 +83,8 @@ def run_ls(args: argparse.Namespace) -> int | None:
 
     rows = list_objects(args.source, args.members)
     if args.as_json:
+        from .json_output import print_json
+
         print_json(rows)
         return None
     lines = []
