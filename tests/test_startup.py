@@ -325,14 +325,17 @@ def test_detect_loads_only_the_sniffers_of_the_formats_without_a_signature(tiny:
     assert [module for module in unneeded if module in loaded] == []
 
 
-def test_convert_to_a_pak_loads_no_zipfile(tiny: dict[str, str], tmp_path: Path) -> None:
-    # zipfile brings shutil, bz2 and lzma: only a zip source or target needs it.
+def test_convert_to_a_pak_or_a_new_zip_loads_no_zipfile(tiny: dict[str, str], tmp_path: Path) -> None:
+    # zipfile brings shutil, bz2 and lzma: only a zip source (or a zip written with a level,
+    # bzip2 or lzma) needs it; a new zip of stored or deflated members is written without it.
     source = tmp_path / "small.jpk"
     with gamepak.create(source) as writer:
         writer.add("docs/page.txt", b"text")
     assert heavy_after("convert", str(source), str(tmp_path / "converted.pak")) == (0, [])
     code, loaded = heavy_after("convert", str(source), str(tmp_path / "converted.zip"))
-    assert code == 0 and "zipfile" in loaded  # the probe sees it where it is needed
+    assert code == 0 and "zipfile" not in loaded and "zlib" in loaded
+    code, loaded = heavy_after("convert", str(tmp_path / "converted.zip"), str(tmp_path / "back.pak"))
+    assert code == 0 and "zipfile" in loaded  # the probe sees it where it is needed: reading a zip
 
 
 def test_the_version_is_imported_only_by_version(tiny: dict[str, str]) -> None:

@@ -1,4 +1,5 @@
-"""ZIP archives (`zip`), read and written through the standard library's `zipfile`.
+"""ZIP archives (`zip`), read through the standard library's `zipfile` and written by it or, for a
+new zip of stored or deflated members, by `write_new_zip` (zipfile's bytes, without its import).
 
 | offset        | size | field                                                           |
 |---------------|------|-----------------------------------------------------------------|
@@ -11,13 +12,17 @@ Folders (names ending in `/`) are not members. Stored members are plain byte ran
 copied without decoding; deflated, bzip2 and lzma members are inflated by `zipfile`, which also
 checks each member's CRC-32. Encrypted members are refused. A later duplicate wins, as with
 `zipfile.ZipFile.getinfo`. The writer stores every member with the same date (1980-01-01) and
-mode (0644), so the same members give the same bytes.
+mode (0644), so the same members give the same bytes. Importing `zipfile` costs more than
+Python's own start-up (it brings pathlib, shutil, bz2 and lzma), so the common case, a new zip
+of stored or deflated members at zlib's default level, is written here with zipfile's exact
+records; members copied from another zip, a `level`, bzip2 and lzma still go through zipfile.
 """
 
 from __future__ import annotations
 
 import functools
 import struct
+import sys
 
 from ..core.archive import Archive, Entry, RawRange
 from ..core.registry import made_on_first_use
@@ -223,9 +228,6 @@ def _make_writer() -> type[ArchiveWriter]:
             return {}
 
         def _write(self, out: Output, members: list[PendingMember]) -> None:
-            import warnings
-            import zipfile
-
             method = COMPRESSION_NAMES[self.options["compression"]]
             # Members of a zip (an edit's rebuild, zip -> zip) are copied as stored, with their dates,
             # comments, attributes and compression, unless another compression was asked for; the
@@ -234,6 +236,14 @@ def _make_writer() -> type[ArchiveWriter]:
             sources = [
                 m.origin[0] for m in members if keep and m.origin is not None and isinstance(m.origin[0], Reader)
             ]
+            if not sources and method in (STORED, DEFLATED) and self.options["level"] is None:
+                # zipfile's own bytes without importing it (about 40 M instructions: pathlib,
+                # shutil, bz2, lzma...): a new zip of stored or deflated members, the common case.
+                write_new_zip(out, members, method)
+                return
+            import warnings
+            import zipfile
+
             out.flush()
             with open(out.fd, "wb", closefd=False) as handle:
                 handle.seek(out.tell())
@@ -263,6 +273,100 @@ def _make_writer() -> type[ArchiveWriter]:
                                 target.write(chunk)
 
     return Writer
+
+
+# The records of a new zip, as `zipfile` writes them (its struct formats and versions).
+STORED, DEFLATED = 0, 8
+LOCAL_RECORD = struct.Struct("<4s2B4HL2L2H")
+CENTRAL_RECORD = struct.Struct("<4s4B4HL2L5H2L")
+END_RECORD = struct.Struct("<4s4H2LH")
+END64_RECORD = struct.Struct("<4sQ2H2L4Q")
+END64_LOCATOR = struct.Struct("<4sLQL")
+ZIP64_LIMIT = (1 << 31) - 1  # zipfile's: sizes and offsets past it get zip64 fields
+ZIP64_COUNT_LIMIT = (1 << 16) - 1
+DEFAULT_VERSION, ZIP64_VERSION = 20, 45
+# The creator's system, zipfile's: 3 (Unix) everywhere but Windows (0).
+CREATOR_SYSTEM = 0 if sys.platform == "win32" else 3
+FILE_ATTRIBUTES = 0o100644 << 16
+FIXED_DOS_DATE = (FIXED_DATE[0] - 1980) << 9 | FIXED_DATE[1] << 5 | FIXED_DATE[2]
+FIXED_DOS_TIME = FIXED_DATE[3] << 11 | FIXED_DATE[4] << 5 | FIXED_DATE[5] // 2
+
+
+def write_new_zip(out: Output, members: list[PendingMember], method: int) -> None:
+    """A new zip of `members`, stored (`method` 0) or deflated (8) at zlib's default level, byte
+    for byte what `zipfile.ZipFile(..., "w")` writes for them through `ZipFile.open(info, "w")`
+    with the writer's `ZipInfo` (FIXED_DATE, mode 0644, a Unix creator): each local header
+    written first and rewritten with the CRC-32 and sizes once the data is out (zip64 fields when
+    the size, plus 5% for compression, passes ZIP64_LIMIT), then the central directory and the
+    end record (zip64 ones past 65535 members or ZIP64_LIMIT bytes). tests/test_zip_writer.py
+    holds the two to the same bytes, and `unzip -t` or `7z t` judges the result where installed."""
+    import zlib
+
+    directory: list[tuple[bytes, int, int, int, int, int, int, int]] = []
+    for member in members:
+        try:
+            name, flags = member.name.encode("ascii"), 0
+        except UnicodeEncodeError:
+            name, flags = member.name.encode("utf-8"), 0x800  # the UTF-8 name flag
+        zip64 = member.size * 1.05 > ZIP64_LIMIT  # decided up front, as zipfile does
+        version = ZIP64_VERSION if zip64 else DEFAULT_VERSION
+        offset = out.tell()
+
+        out.write(_local_header(name, flags, method, zip64, 0, 0, 0))
+        compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15) if method else None
+        crc = size = compressed = 0
+        for chunk in member.chunks():
+            crc = zlib.crc32(chunk, crc)
+            size += len(chunk)
+            if compressor is not None:
+                chunk = compressor.compress(chunk)
+            compressed += len(chunk)
+            out.write(chunk)
+        if compressor is not None:
+            tail = compressor.flush()
+            compressed += len(tail)
+            out.write(tail)
+        if not zip64 and (size > ZIP64_LIMIT or compressed > ZIP64_LIMIT):
+            raise RuntimeError(
+                f"{'File' if size > ZIP64_LIMIT else 'Compressed'} size too large, try using force_zip64"
+            )
+        out.pwrite(_local_header(name, flags, method, zip64, crc, compressed, size), offset)
+        directory.append((name, flags, version, crc, compressed, size, offset, zip64))
+    start = out.tell()
+    for name, flags, version, crc, compressed, size, offset, _ in directory:
+        large: list[int] = []
+        if size > ZIP64_LIMIT or compressed > ZIP64_LIMIT:
+            large += [size, compressed]
+            size = compressed = 0xFFFFFFFF
+        if offset > ZIP64_LIMIT:
+            large.append(offset)
+            offset = 0xFFFFFFFF
+        extra = struct.pack(f"<HH{len(large)}Q", 1, 8 * len(large), *large) if large else b""
+        if large:
+            version = ZIP64_VERSION
+        record = CENTRAL_RECORD.pack(
+            b"PK\x01\x02", version, CREATOR_SYSTEM, version, 0, flags, method, FIXED_DOS_TIME, FIXED_DOS_DATE, crc,
+            compressed, size, len(name), len(extra), 0, 0, 0, FILE_ATTRIBUTES, offset,
+        )  # fmt: skip
+        out.write(record + name + extra)
+    end = out.tell()
+    count, size, offset = len(directory), end - start, start
+    if count > ZIP64_COUNT_LIMIT or offset > ZIP64_LIMIT or size > ZIP64_LIMIT:
+        out.write(END64_RECORD.pack(b"PK\x06\x06", 44, 45, 45, 0, 0, count, count, size, offset))
+        out.write(END64_LOCATOR.pack(b"PK\x06\x07", 0, end, 1))
+        count, size, offset = min(count, 0xFFFF), min(size, 0xFFFFFFFF), min(offset, 0xFFFFFFFF)
+    out.write(END_RECORD.pack(EMPTY_MAGIC, 0, 0, count, count, size, offset, 0))
+
+
+def _local_header(name: bytes, flags: int, method: int, zip64: bool, crc: int, compressed: int, size: int) -> bytes:
+    """A member's local header as zipfile writes it (`ZipInfo.FileHeader`)."""
+    extra = b""
+    if zip64:
+        extra = struct.pack("<HHQQ", 1, 16, size, compressed)
+        compressed = size = 0xFFFFFFFF
+    version = ZIP64_VERSION if zip64 else DEFAULT_VERSION
+    fields = (version, 0, flags, method, FIXED_DOS_TIME, FIXED_DOS_DATE, crc, compressed, size, len(name), len(extra))
+    return LOCAL_RECORD.pack(LOCAL_MAGIC, *fields) + name + extra
 
 
 def _copy_stored(
