@@ -74,6 +74,14 @@ def file_identity(info: os.stat_result) -> tuple[int, int]:
     return info.st_dev, info.st_ino
 
 
+def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one existing file (False when either cannot be looked up)."""
+    try:
+        return file_identity(os.stat(first)) == file_identity(os.stat(second))
+    except (OSError, ValueError):
+        return False
+
+
 def lock_exclusive(fd: int) -> bool:
     """Take an exclusive lock on an open file without waiting: True if taken (or the system has
     no locks), False if another process holds it. `fcntl.flock` on POSIX, `msvcrt.locking` on

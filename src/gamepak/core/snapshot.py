@@ -1,4 +1,5 @@
-"""Input files as writers see them: which file a path is, and its bytes as one snapshot.
+"""Input files as writers see them: which file a path is (`core.portable.file_identity`,
+`same_file`), and its bytes as one snapshot.
 
 A file is known by its device and inode number, not its path: a hard link, a symlink or a path
 spelled another way still names the same file, and a pack must never be its own input (an
@@ -18,20 +19,11 @@ import io
 import os
 
 from ..errors import GamepakError, InputChangedError
-from .portable import file_identity  # there: the editor, which locks packs with core.portable, asks it too
 from .source import read_whole
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-
-
-def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
-    """Whether two paths name one existing file (False when either cannot be looked up)."""
-    try:
-        return file_identity(os.stat(first)) == file_identity(os.stat(second))
-    except (OSError, ValueError):
-        return False
 
 
 class InputFile(io.FileIO):

@@ -28,7 +28,6 @@ from ..core.archive import Archive, Entry, RawRange
 from ..core.registry import made_on_first_use
 from ..core.source import MemberStream, Source
 from ..errors import CorruptArchiveError, UnsupportedFeatureError
-from ._stdlib import GuardedStream
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -157,6 +156,8 @@ class Reader(Archive):
         self._check_readable(entry)
         if self._raw(entry):
             return super()._open_member(entry)
+        from ._stdlib import GuardedStream  # here: writing a zip needs none of the reading side
+
         return GuardedStream(self, entry, lambda: self._zip.open(self._info(entry)), _read_errors())  # type: ignore[return-value]
 
     def header_fields(self) -> dict[str, Any]:
@@ -171,6 +172,8 @@ class Reader(Archive):
         }
 
     def _verify(self) -> list[str]:
+        from ._stdlib import GuardedStream
+
         problems = super()._verify()
         for entry in self.infolist():
             # Through zipfile, stored members too: it checks each member's CRC-32.

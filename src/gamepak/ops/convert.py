@@ -52,7 +52,8 @@ def collect_members(archive: Archive, flatten_nested: bool, opened: list[Archive
     """(name, archive holding it, entry) for every member; with `flatten_nested`, a member that
     is itself a pack is replaced by its members, named OUTER/INNER (at any depth). Nested
     archives opened on the way are appended to `opened` (the caller closes them)."""
-    from ..core.nested import nested_format
+    if flatten_nested:  # only then: a plain convert looks into no member
+        from ..core.nested import nested_format
 
     members: list[tuple[str, Archive, Entry]] = []
 
@@ -197,7 +198,7 @@ def convert(
     """
     from ..core.opening import create
     from ..core.opening import open as open_archive
-    from ..core.snapshot import same_file
+    from ..core.portable import same_file
 
     source_path, target_path = os.fspath(source), os.fspath(target)
     if same_file(source_path, target_path):

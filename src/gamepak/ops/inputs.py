@@ -16,7 +16,7 @@ import os
 import stat
 
 from ..core.atomic import is_temporary_name
-from ..core.snapshot import file_identity, same_file
+from ..core.portable import file_identity, same_file
 from ..errors import GamepakError, NotAnArchiveError, UnnamedFormatError, UsageError
 from . import MANIFEST_NAME
 
