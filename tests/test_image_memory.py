@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from texture_worst_inputs import mdl_many_tiny_skins, spr_many_tiny_frames
 
-from gamepak.cli.common import json_text, print_json_rows, write_lines
+from gamepak.cli.common import write_lines
+from gamepak.cli.json_output import json_text, print_json_rows
 from gamepak.core.files import read_file
 from gamepak.core.lazy import Lazy
 from gamepak.formats.quake import mdl, sources, spr

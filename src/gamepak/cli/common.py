@@ -497,13 +497,3 @@ def select_members(archive: Any, patterns: list[str] | tuple[str, ...]) -> Itera
             break
         else:
             raise MemberNotFoundError(pattern, archive.filename)
-
-
-def __getattr__(name: str) -> Any:
-    """The JSON output helpers, which live in `cli.json_output` (loaded by a command when it
-    prints JSON), reached here too."""
-    if name in ("json_text", "print_json", "print_json_rows"):
-        from . import json_output
-
-        return getattr(json_output, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,10 +17,10 @@ from .common import (
     count,
     note,
     output_folder,
-    print_json,
     summary,
     write_text,
 )
+from .json_output import print_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from .common import add_command, add_group, add_json_option, count, note, print_json, require_input, summary, write_text
+from .common import add_command, add_group, add_json_option, count, note, require_input, summary, write_text
+from .json_output import print_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
