@@ -251,13 +251,7 @@ def _hash_keys(keys: list[str]) -> tuple[int, ...] | None:
         return None
     if set(map(len, keys)) != {9}:
         return None  # (a key of 8 and one of 10 would leave every # at its place)
-    digits = joined.replace("#", "")
-    if not (digits.isascii() and digits.isalnum()):
-        return None  # (fromhex would take blanks between the digits)
-    try:
-        return struct.unpack(f">{count}I", bytes.fromhex(digits))
-    except ValueError:
-        return None
+    return _hexadecimal(joined.replace("#", ""), count)
 
 
 def _simple_po_rows(text: str, where: str) -> Rows | None:
@@ -292,7 +286,7 @@ def _simple_po_columns(text: str, where: str) -> Rows | None:
     flags = "".join(comments)
     if "#~" in flags or "#," in flags:
         return None  # flags or obsolete entries: the general reader decides
-    keys = _hash_keys(msgctxts)
+    keys = msgctxts.hashes if isinstance(msgctxts, _Bodies) else _hash_keys(msgctxts)
     if keys is not None:
         hashes: list[int | None] = list(keys)
         identifiers: list[str | None] = [None] * count
@@ -360,9 +354,19 @@ def _uniform_columns(text: str, start: int) -> list[Any] | None:
         last_blank = ""
     if len(lines) % 4 or any(lines[3::4]):
         return None
+    count = len(lines) // 4
     quotes = 0
     columns: list[Any] = []
     for prefix, column in (('msgctxt "', lines[0::4]), ('msgstr "', lines[2::4])):
+        # The common columns first, checked whole: gamepak's hash keys, no translation yet.
+        if prefix == 'msgctxt "' and (hashes := _hash_key_lines(column)) is not None:
+            columns.append(_Bodies(column, len(prefix), [], hashes))
+            quotes += 2 * count
+            continue
+        if prefix == 'msgstr "' and column.count('msgstr ""') == count:
+            columns.append([""] * count)
+            quotes += 2 * count
+            continue
         quoted = _quoted_column(column, prefix)
         if quoted is None:
             return None
@@ -371,10 +375,38 @@ def _uniform_columns(text: str, start: int) -> list[Any] | None:
     msgids = _msgid_column(text, start, lines[1::4], quotes)
     if msgids is None:
         return None
-    count = len(msgids)
     blanks = ["\n"] * count
     blanks[-1] = last_blank
     return [[""] * count, columns[0], msgids, columns[1], blanks]
+
+
+_HASH_KEY_LINE = 'msgctxt "#01234567"'
+
+
+def _hash_key_lines(lines: list[str]) -> tuple[int, ...] | None:
+    """The hashes of msgctxt `lines` that all hold gamepak's `#5a3c91f0` keys, else None:
+    checked a character column at a time over them all, not a line at a time."""
+    count = len(lines)
+    width = len(_HASH_KEY_LINE)
+    if set(map(len, lines)) != {width}:
+        return None
+    joined = "".join(lines)
+    for place in (*range(10), width - 1):  # `msgctxt "#` and the closing quote, in every line
+        if joined[place::width] != _HASH_KEY_LINE[place] * count:
+            return None
+    return _hexadecimal(joined[10:-1].replace('"msgctxt "#', ""), count)
+
+
+def _hexadecimal(digits: str, count: int) -> tuple[int, ...] | None:
+    """`count` big-endian u32 written as 8 hexadecimal digits each in `digits`, else None."""
+    if len(digits) != 8 * count:
+        return None
+    try:
+        raw = bytes.fromhex(digits)
+    except ValueError:
+        return None
+    # fromhex skips blanks between the digits: so many bytes only when none was there.
+    return struct.unpack(f">{count}I", raw) if len(raw) == 4 * count else None
 
 
 def _quoted_column(lines: list[str], prefix: str) -> tuple[list[str], int] | None:
@@ -419,7 +451,7 @@ def _msgid_column(text: str, start: int, lines: list[str], other_quotes: int) ->
         text.count("\n" + _MSGID, start) != count
         # ... ends with a quote of its own (each is followed by a msgstr line)...
         or text.count('"\nmsgstr "', start) != count
-        or text.count("\n" + _MSGID + "\n", start)
+        or _MSGID in lines
     ):
         return None
     # ... and holds no quote between those two, but in escapes (few lines hold a backslash).
@@ -438,13 +470,14 @@ class _Bodies:
     """The bodies of a column of quoted lines (`prefix "body"`), cut from a line when asked for;
     `unescape` makes the escaped ones' values (gettext's escapes) once."""
 
-    __slots__ = ("cut", "escaped", "lines", "values")
+    __slots__ = ("cut", "escaped", "hashes", "lines", "values")
 
-    def __init__(self, lines: list[str], cut: int, escaped: list[int]) -> None:
+    def __init__(self, lines: list[str], cut: int, escaped: list[int], hashes: tuple[int, ...] | None = None) -> None:
         self.lines = lines
         self.cut = cut
         self.escaped = escaped  # the numbers of the lines holding a backslash
         self.values: dict[int, str] = {}
+        self.hashes = hashes  # msgctxts that are all hash keys: their hashes
 
     def __len__(self) -> int:
         return len(self.lines)
