@@ -108,3 +108,11 @@ def packs(draw: st.DrawFn) -> list[tuple[str, bytes]]:
 @given(members=packs())
 def test_any_pack_checked_as_parsed_finds_what_holding_every_tree_finds(members: list[tuple[str, bytes]]) -> None:
     assert streamed(members) == holding_every_tree(members)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.text(alphabet="aZ_-.:0é \t<>&\"'x", max_size=6))
+def test_a_name_taken_without_expat_is_one_expat_takes(name: str) -> None:
+    from gamepak.formats.rfg.xtbl.xmldoc import _expat_takes_as_a_name, is_element_name
+
+    assert is_element_name(name) == _expat_takes_as_a_name(name)
