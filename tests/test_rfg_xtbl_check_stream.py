@@ -116,3 +116,25 @@ def test_a_name_taken_without_expat_is_one_expat_takes(name: str) -> None:
     from gamepak.formats.rfg.xtbl.xmldoc import _expat_takes_as_a_name, is_element_name
 
     assert is_element_name(name) == _expat_takes_as_a_name(name)
+
+
+@settings(max_examples=25, deadline=None)
+@given(members=packs())
+def test_any_pack_checked_on_two_processes_finds_what_holding_every_tree_finds(
+    members: list[tuple[str, bytes]],
+) -> None:
+    # Each process decides the References into the tables it read before sending the others
+    # (`_Checks.part`); the parent decides the rest.
+    import os
+
+    from gamepak.core.portable import can_fork
+
+    if not can_fork():
+        pytest.skip("no fork here")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parallel, "FORK_BYTES", 0)
+        patch.setattr(os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+        if len(members) < 4:
+            members = members + [(f"pad{number}.xtbl", b"<root><Table/></root>") for number in range(4 - len(members))]
+        assert parallel.split_order(members) is not None
+        assert streamed(members) == holding_every_tree(members)

@@ -514,6 +514,7 @@ class Later:
 
 
 _LATER = Later()
+UNDECIDED = _LATER  # what `resolve_later`'s `values` answers for values not known yet
 
 
 class DeferredReferences:
@@ -541,17 +542,23 @@ class DeferredReferences:
 
 
 def resolve_later(
-    findings: list[Finding], keys: Mapping[str, tuple[str, str]], values: Callable[[str, str], set[str] | None]
+    findings: list[Finding],
+    keys: Mapping[str, tuple[str, str]],
+    values: Callable[[str, str], set[str] | Later | None],
 ) -> list[Finding]:
     """`findings` with each LATER one decided now that `values(file name, dotted path)` gives
-    what a Reference may name (None: that table is not at hand, not checked): kept as the
-    warning `check_table` would have made with the values at hand, or dropped."""
+    what a Reference may name (None: that table is not at hand, not checked; a `Later`: not
+    known yet, left undecided): kept as the warning `check_table` would have made with the
+    values at hand, or dropped."""
     if not any(finding.severity == LATER for finding in findings):
         return findings
     decided: list[Finding] = []
     for finding in findings:
         if finding.severity == LATER:
             known = values(*keys[finding.problem])
+            if isinstance(known, Later):
+                decided.append(finding)
+                continue
             value = finding.value
             if known is None or value in known or value.strip() in known:
                 continue

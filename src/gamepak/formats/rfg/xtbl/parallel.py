@@ -13,8 +13,10 @@ from typing import Any
 from ....core.collector import collector_paused
 from ....errors import GamepakError
 from .check import (
+    UNDECIDED,
     DeferredReferences,
     Finding,
+    Later,
     ReferenceIndex,
     check_table,
     reference_values,
@@ -144,7 +146,18 @@ class _Checks:
             self.keys.update(references.keys)
 
     def part(self) -> tuple[Any, ...]:
-        """What the worker sends the parent."""
+        """What the worker sends the parent: the LATER findings it can decide itself decided
+        first (most of them: a third of what it sent, pickled and read back on the parent's
+        side of the wait)."""
+
+        def values(name: str, path: str) -> set[str] | Later | None:
+            if name not in self.last:
+                return None  # no table of that name at all
+            held = self.ready(name, path)
+            return held if held is not None else UNDECIDED
+
+        for number, found in self.found.items():
+            self.found[number] = resolve_later(found, self.keys, values)
         return self.found, self.unreadable, self.names, self.values, self.asked, self.keys, self.failed
 
     def merge(self, part: tuple[Any, ...]) -> None:
