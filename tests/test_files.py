@@ -226,8 +226,8 @@ class _Trickle(io.RawIOBase):
 def test_read_whole_reads_up_to_its_size_whatever_the_first_buffer_said(
     length: int, size: int, first_buffer: int | None, step: int
 ) -> None:
-    # (small direct reads and buffer steps: a first buffer too small for the file, a file that
-    # grew since its size was taken, goes on into the growing buffer)
+    # (small direct reads and buffer steps: a first buffer too small for the stream, as for a
+    # file that grew since its size was taken, still gets all of it up to `size`)
     from gamepak.core import source
 
     data = bytes(range(256)) * (length // 256 + 1)

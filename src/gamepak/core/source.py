@@ -48,34 +48,21 @@ def read_whole(stream: Any, size: int, first_buffer: int | None = None) -> bytes
     `first_buffer` caps what is allocated before any data arrives (a size read from a hostile
     header is not trusted further than, say, the file's size); the buffer then doubles as data
     arrives, up to `size`."""
-    expected = size if first_buffer is None else min(size, first_buffer)
-    if expected <= _DIRECT_READ:
-        # Read directly (a file read whole: its size plus one byte). The growing buffer below
-        # cost 6 times as much for a 1 MB file (a fresh buffer zeroed, then its copy).
+    if size <= _DIRECT_READ:
         parts = []
-        remaining = expected
+        remaining = size
         while remaining:
             part = stream.read(remaining)
             if not part:
                 break
             parts.append(part)
             remaining -= len(part)
-        first = parts[0] if len(parts) == 1 else b"".join(parts)
-        if remaining or expected == size:
-            return first  # the stream ended (or `size` is read)
-        # It holds more than `first_buffer` said (a file that grew): the rest as below, into
-        # one buffer starting with what was read.
-        buffer = io.BytesIO(first)
-        buffer.seek(0, io.SEEK_END)
-        filled = capacity = len(first)
-        del first, parts
-    else:
-        # A BytesIO hands its internal bytes object over from `getvalue()` without copying
-        # when it is exactly full and no view of it is held (CPython), and grows it with
-        # `realloc` (which moves large blocks by remapping pages, not copying): the one buffer
-        # becomes the result.
-        buffer = io.BytesIO()
-        filled = capacity = 0
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    # A BytesIO hands its internal bytes object over from `getvalue()` without copying when it
+    # is exactly full and no view of it is held (CPython), and grows it with `realloc` (which
+    # moves large blocks by remapping pages, not copying): the one buffer becomes the result.
+    buffer = io.BytesIO()
+    filled = capacity = 0
     while filled < size:
         if filled == capacity:
             capacity = min(size, 2 * capacity or max(first_buffer or size, _DIRECT_READ))
