@@ -553,9 +553,14 @@ def resolve_later(
     if not any(finding.severity == LATER for finding in findings):
         return findings
     decided: list[Finding] = []
+    asked: dict[str, set[str] | Later | None] = {}  # by problem text: one key each
     for finding in findings:
         if finding.severity == LATER:
-            known = values(*keys[finding.problem])
+            problem = finding.problem
+            if problem in asked:
+                known = asked[problem]
+            else:
+                known = asked[problem] = values(*keys[problem])
             if isinstance(known, Later):
                 decided.append(finding)
                 continue
