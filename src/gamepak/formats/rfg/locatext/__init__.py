@@ -424,6 +424,12 @@ class LocaText:
     def __len__(self) -> int:
         return len(self._spans[0]) if self._spans is not None else len(self.entries)
 
+    def hashes(self) -> list[int]:
+        """Each entry's hash, in order."""
+        if self._spans is not None:
+            return self._spans[0]
+        return [entry.hash for entry in self.entries]
+
     def index_of(self) -> dict[int, int]:
         """Each hash's entry index."""
         if self._spans is not None:
