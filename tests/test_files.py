@@ -8,13 +8,17 @@ dozen "read the whole file or raise" helpers, most without a cap.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gamepak.core.files import read_file, read_file_owned
 from gamepak.core.source import OwnedBuffer
@@ -194,3 +198,41 @@ def test_a_format_module_being_imported_by_another_thread_is_waited_for(
         time.sleep(0.01)
     assert load_module("slow_format_module").sniff == "ready"
     first.join()
+
+
+class _Trickle(io.RawIOBase):
+    """A stream giving at most `step` bytes a read (as a pipe or a signal may)."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self.data, self.step, self.position = data, step, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        piece = self.data[self.position : self.position + min(self.step, len(buffer))]
+        buffer[: len(piece)] = piece
+        self.position += len(piece)
+        return len(piece)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    length=st.integers(0, 3000),
+    size=st.integers(0, 4000),
+    first_buffer=st.one_of(st.none(), st.integers(1, 4000)),
+    step=st.integers(1, 5000),
+)
+def test_read_whole_reads_up_to_its_size_whatever_the_first_buffer_said(
+    length: int, size: int, first_buffer: int | None, step: int
+) -> None:
+    # (small direct reads and buffer steps: a first buffer too small for the stream, as for a
+    # file that grew since its size was taken, still gets all of it up to `size`)
+    from gamepak.core import source
+
+    data = bytes(range(256)) * (length // 256 + 1)
+    data = data[:length]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(source, "_DIRECT_READ", 1000)
+        patch.setattr(source, "_READ_STEP", 700)
+        assert source.read_whole(_Trickle(data, step), size, first_buffer) == data[:size]

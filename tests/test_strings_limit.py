@@ -106,3 +106,33 @@ def test_a_preview_lists_the_first_strings_and_the_server_gets_one_page(
     assert (page.rows, page.total, page.matched) == ([(2, "#00000003", "string 2")], 3, 3)
     page = strings.page_strings(place, names, "string 1", 0)
     assert (len(page.rows), page.total, page.matched) == (1, 3, 1)
+
+
+def test_the_text_commands_keep_the_limit(tmp_path: Path) -> None:
+    """`text export` and `text import` read a strings file (loose or a pack's member, RFG or
+    J2ME) of at most `strings_bytes`, refused before it is read; `--allow-large` lifts it."""
+    from conftest import in_process_cli
+
+    loose = tmp_path / NAME
+    loose.write_bytes(locatext())
+    pack = write_pack(tmp_path / "misc.vpp_pc", {NAME: locatext()})
+    j2me = tmp_path / "strings.bin"
+    j2me.write_bytes(b"Hello\0World\0")
+    size = loose.stat().st_size
+    for path, member, label in (
+        (loose, [], str(loose)),
+        (pack, [NAME], f"{pack}/{NAME}"),
+        (j2me, [], str(j2me)),
+    ):
+        export = ["text", "export", str(path), *member, "-o", str(tmp_path / "out.json")]
+        with limits(strings_bytes=path.stat().st_size if path is j2me else size):
+            assert in_process_cli(*export, "--overwrite")[0] == 0
+        with limits(strings_bytes=(path.stat().st_size if path is j2me else size) - 1):
+            code, _, err = in_process_cli(*export, "--overwrite")
+            assert code == 1 and f"{label}: " in err and "a strings file is read with; --allow-large lifts this" in err
+            assert in_process_cli(*export, "--overwrite", "--allow-large")[0] == 0
+            imported = ["text", "import", str(path), *member, str(tmp_path / "out.json"), "-o", str(tmp_path / "new")]
+            code, _, err = in_process_cli(*imported)
+            assert code == 1 and "--allow-large lifts this" in err and not (tmp_path / "new").exists()
+            assert in_process_cli(*imported, "--allow-large")[0] == 0
+            (tmp_path / "new").unlink()

@@ -92,7 +92,7 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-large",
         action="store_true",
-        help=".rfglocatext: read files past the budget of 200,000 strings",
+        help="read strings files past the budgets: 64 MiB a file, 200,000 strings an .rfglocatext",
     )
     parser.add_argument(
         "--names",

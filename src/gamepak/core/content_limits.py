@@ -23,8 +23,8 @@ nodes. A glTF of 300,000 nodes reusing one mesh is refused while its nodes are r
 the whole zone; `--allow-large` lifts it there, as a patch's other decode budgets).
 
 `strings_bytes` is the one size limit of a strings file (an `.rfglocatext`, J2ME strings) read
-whole for its strings by the viewer (a file's preview and its strings page) and the catalog's
-`strings` rows; with `allow_large` it is the cap of any file read whole
+whole for its strings by `gamepak text` (`read_strings_file`), the viewer (a file's preview and
+its strings page) and the catalog's `strings` rows; with `allow_large` it is the cap of any file read whole
 (`core.files.MAX_WHOLE_FILE_BYTES`). The viewer parses it in a memory-capped worker and the
 server gets at most a page of its rows (a preview's first 1,000 strings, the strings page's
 1,000 of them), so a file at the limit (61 MiB, 200,000 strings) costs the server 3-4 MiB.
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -119,6 +120,33 @@ class ContentLimits:
         """How many glTF nodes a scene import may read (None: no limit); `allow_large` is the
         command's own `--allow-large` where it is not given through `limits`."""
         return None if self.allow_large or allow_large else self.scene_nodes
+
+
+def strings_file_too_large(label: str, size: int) -> str | None:
+    """Why a strings file (an `.rfglocatext`, J2ME strings; loose or a member) of `size` bytes
+    is not read whole for its strings (past `strings_byte_budget`), or None when it may be."""
+    budget = current().strings_byte_budget()
+    if size <= budget:
+        return None
+    advice = "" if current().allow_large else f"; {ALLOW_LARGE_ADVICE}"
+    return f"{label}: {size} bytes, more than the {budget} a strings file is read with{advice}"
+
+
+def read_strings_file(path: str | os.PathLike[str]) -> bytes:
+    """A strings file read whole for its strings (`gamepak text`): at most `strings_byte_budget`
+    bytes, a larger one refused before it is read (GamepakError naming it)."""
+    from ..errors import GamepakError
+    from .files import read_file
+
+    name = os.fspath(path)
+    try:
+        size = os.stat(name).st_size
+    except OSError:
+        size = 0  # (read_file names what is wrong with it)
+    too_large = strings_file_too_large(name, size)
+    if too_large is not None:
+        raise GamepakError(too_large)
+    return read_file(name, limit=current().strings_byte_budget())
 
 
 _DEFAULT = ContentLimits()  # never changed: shared safely

@@ -106,7 +106,9 @@ def locate(file: str | os.PathLike[str], member: str | None = None, *, format: s
     path = os.fspath(file)
     _remove_dead_temporaries(path)
     if member is None and format is None and is_locatext(_read_head(path)):
-        return Located(path, None, LocaText.parse(_read_all(path), path))
+        from ..core.content_limits import read_strings_file
+
+        return Located(path, None, LocaText.parse(read_strings_file(path), path))
     from ..core.nested import resolve
     from ..core.opening import open as open_archive
 
@@ -122,8 +124,13 @@ def locate(file: str | os.PathLike[str], member: str | None = None, *, format: s
             inner, entry = resolve(archive, member)
         except MemberNotFoundError:
             raise GamepakError(f"{path}: no member {member!r}") from None
-        data = inner.read(entry)
         label = f"{path}/{member}"
+        from ..core.content_limits import strings_file_too_large
+
+        too_large = strings_file_too_large(label, entry.size)
+        if too_large is not None:
+            raise GamepakError(too_large)
+        data = inner.read(entry)
         return Located(path, member, LocaText.parse(data, label), archive.format_name)
 
 

@@ -58,9 +58,10 @@ class TextImport(TextMember):
 
 
 def _read_file(path: str | os.PathLike[str]) -> bytes:
-    from ...core.files import read_file
+    """A strings file or pack, read whole: at most the strings budget (`core.content_limits`)."""
+    from ...core.content_limits import read_strings_file
 
-    return read_file(path)
+    return read_strings_file(path)
 
 
 def _find_member(archive: Any, member: str) -> Any:
@@ -227,8 +228,10 @@ def import_strings(
     fmt = translation_format(translation, translation_kind)
     located = locate_strings(file, member, format=format, kind=kind)
     table = located.table
+    from ...core.files import read_file
+
     texts = load_translation(
-        _read_file(translation), len(table), fmt, where=os.fspath(translation), originals=table.texts
+        read_file(translation), len(table), fmt, where=os.fspath(translation), originals=table.texts
     )
     rebuilt = table.rebuild(texts)
     changed = sum(decode_string(raw) != text for raw, text in zip(table.raw_strings, texts))

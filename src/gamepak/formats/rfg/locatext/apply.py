@@ -27,25 +27,34 @@ def apply_translation(table: LocaText, rows: Rows | Sequence[Row], *, delete: bo
     the identifier), entries the rows lack removed only with `delete`. Everything is checked
     first: on an error `table` is unchanged."""
     rows = Rows.of(rows)
-    index_of = table.index_of()
-    entries = table.entries
     hashes, identifiers, texts = rows.hashes, rows.identifiers, rows.texts
     count = len(hashes)
     named = identifiers.count(None) != count
-    if not named and None not in hashes and len(set(hashes)) == count:
-        # Every row keyed by its hash, none twice (gamepak's own export without names): the
-        # checks of `_plan` pass, at the cost of a few passes over lists.
+    if not named and hashes == table.hashes():
+        # Every entry by its hash, in the file's order (gamepak's own export without names):
+        # row n is entry n (the file's hashes are unique).
         values: list[int] = hashes  # type: ignore[assignment]
-        indexes = list(map(index_of.get, values))
+        indexes: list[int | None] = list(range(count))
+    elif not named and None not in hashes and len(set(hashes)) == count:
+        # Every row keyed by its hash, none twice: the checks of `_plan` pass, at the cost of
+        # a few passes over lists.
+        values = hashes  # type: ignore[assignment]
+        indexes = list(map(table.index_of().get, values))
     else:
-        values, indexes = _plan(rows, index_of, entries)
+        values, indexes = _plan(rows, table.index_of(), table.entries)
     applied = Applied()
     updates: dict[int, bytes] = {}
     new_entries: list[LocaEntry] = []
     # Only rows with a text, or new keys, can change anything (an untouched PO has no msgstr).
-    pending = [number for number, text in enumerate(texts) if text is not None]
+    if texts.count(None) == count:
+        pending: list[int] = []
+    else:
+        pending = [number for number, text in enumerate(texts) if text is not None]
     if None in indexes:
         pending = sorted({*pending, *(number for number, index in enumerate(indexes) if index is None)})
+    if not (pending or named or delete):
+        return applied  # nothing to change: the entries are left as read (not even made)
+    entries = table.entries
     current = texts_of(entries) if pending else []
     for number in pending:
         text, index = texts[number], indexes[number]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 import struct
+from itertools import compress, repeat
+from operator import contains
 
 from ....errors import GamepakError
 from . import texts_of
@@ -19,6 +21,7 @@ from .rows import Row, Rows, parse_hash
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
     from collections.abc import Iterator, Sequence
+    from typing import Any
 
     from . import LocaEntry
 
@@ -31,11 +34,8 @@ PO_UNESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t", "a": "\a"
 PO_TABLE = {ord(character): escaped for character, escaped in PO_ESCAPES.items()}
 
 
-PO_SPECIAL = re.compile('[\\\\"\n\r\t]')
-
-
 def _po_quote(text: str) -> str:
-    if PO_SPECIAL.search(text):
+    if _compiled("PO_SPECIAL").search(text):
         text = text.translate(PO_TABLE)
     return f'"{text}"'
 
@@ -211,18 +211,47 @@ def _po_entries(text: str, where: str) -> list[_PoEntry]:
 _QUOTED = r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"'
 # The shape gamepak (and polib with wrapwidth=0) writes: one line per field. A file made only
 # of these is read by one regular expression; any other shape goes through `_po_entries`.
-PO_HEADER = re.compile(
-    r'(?:#[^\n]*\n)*msgid ""\nmsgstr "[^"\\\n]*(?:\\.[^"\\\n]*)*"\n(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"\n)*\n'
-)
-PO_SIMPLE_ENTRY = re.compile(
-    rf"((?:#[^\n]*\n)*)msgctxt {_QUOTED}\nmsgid {_QUOTED}\nmsgstr {_QUOTED}\n(?:(\n)|(?=#|msgctxt)|$)"
-)
+# The regular expressions, compiled when first used (`_compiled`; as module attributes, e.g.
+# `po.PO_HEADER`, too): compiling them all took a millisecond of every `text import`, which
+# uses one or two.
+_PATTERNS = {
+    "PO_SPECIAL": '[\\\\"\n\r\t]',
+    "PO_HEADER": r'(?:#[^\n]*\n)*msgid ""\nmsgstr "[^"\\\n]*(?:\\.[^"\\\n]*)*"\n(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"\n)*\n',
+    "PO_SIMPLE_ENTRY": (
+        rf"((?:#[^\n]*\n)*)msgctxt {_QUOTED}\nmsgid {_QUOTED}\nmsgstr {_QUOTED}\n(?:(\n)|(?=#|msgctxt)|$)"
+    ),
+    # msgctxts that are all gamepak's `#5a3c91f0` hash keys, one a line.
+    "PO_HASH_KEYS": r"#[0-9A-Fa-f]{8}(?:\n#[0-9A-Fa-f]{8})*",
+    # A quoted PO string's line whose body holds a backslash (checked one by one: they are few).
+    "ESCAPED_LINE": rf"[a-z]+ {_QUOTED}",
+}
+
+
+def _compiled(name: str) -> re.Pattern[str]:
+    """The regular expression `name` of `_PATTERNS` (re keeps what it compiled)."""
+    return re.compile(_PATTERNS[name])
+
+
+def __getattr__(name: str) -> re.Pattern[str]:
+    if name in _PATTERNS:
+        return _compiled(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # The characters of a PO_SIMPLE_ENTRY match outside its groups.
 PO_SIMPLE_FIXED = len('msgctxt ""\nmsgid ""\nmsgstr ""\n')
-# msgctxts that are all gamepak's `#5a3c91f0` hash keys, one a line.
-PO_HASH_KEYS = re.compile(r"#[0-9A-Fa-f]{8}(?:\n#[0-9A-Fa-f]{8})*")
+
+
+def _hash_keys(keys: list[str]) -> tuple[int, ...] | None:
+    """The hashes of `keys` when every one is gamepak's `#5a3c91f0` (`#` and 8 hexadecimal
+    digits), else None: checked by a few passes over them all, not a match each."""
+    count = len(keys)
+    joined = "".join(keys)
+    if len(joined) != 9 * count or joined[::9] != "#" * count or joined.count("#") != count:
+        return None
+    if set(map(len, keys)) != {9}:
+        return None  # (a key of 8 and one of 10 would leave every # at its place)
+    return _hexadecimal(joined.replace("#", ""), count)
 
 
 def _simple_po_rows(text: str, where: str) -> Rows | None:
@@ -239,11 +268,11 @@ def _simple_po_columns(text: str, where: str) -> Rows | None:
     `findall`, bulk checks), or None when anything needs a closer look (another shape, flags,
     escapes that are not gettext's, keys that are not clean): `_simple_po_rows_in_order` then
     reads it entry by entry and names the first problem."""
-    header = PO_HEADER.match(text)
+    header = _compiled("PO_HEADER").match(text)
     start = header.end() if header else 0
     columns = _uniform_columns(text, start)
     if columns is None:
-        found = PO_SIMPLE_ENTRY.findall(text, start)
+        found = _compiled("PO_SIMPLE_ENTRY").findall(text, start)
         if not found:
             return None
         columns = [list(column) for column in zip(*found)]
@@ -257,13 +286,14 @@ def _simple_po_columns(text: str, where: str) -> Rows | None:
     flags = "".join(comments)
     if "#~" in flags or "#," in flags:
         return None  # flags or obsolete entries: the general reader decides
-    if PO_HASH_KEYS.fullmatch("\n".join(msgctxts)):
-        hashes: list[int | None] = list(struct.unpack(f">{count}I", bytes.fromhex("".join(msgctxts).replace("#", ""))))
+    keys = msgctxts.hashes if isinstance(msgctxts, _Bodies) else _hash_keys(msgctxts)
+    if keys is not None:
+        hashes: list[int | None] = list(keys)
         identifiers: list[str | None] = [None] * count
     else:
         hashes, identifiers = [], []
         for key in msgctxts:
-            if not key or "\\" in key or (key.startswith("#") and not (len(key) == 9 and PO_HASH_KEYS.fullmatch(key))):
+            if not key or "\\" in key or (key.startswith("#") and _hash_keys([key]) is None):
                 return None
             if key[0] == "#":
                 hashes.append(int(key[1:], 16))
@@ -271,7 +301,13 @@ def _simple_po_columns(text: str, where: str) -> Rows | None:
             else:
                 hashes.append(None)
                 identifiers.append(key)
-    for column in (msgids, msgstrs):
+    if isinstance(msgids, _Bodies):
+        if not msgids.unescape():
+            return None
+        escapable = [msgstrs]
+    else:
+        escapable = [msgids, msgstrs]
+    for column in escapable:
         if "\\" in "".join(column):
             for number, value in enumerate(column):
                 if "\\" in value:
@@ -292,20 +328,23 @@ def _simple_po_columns(text: str, where: str) -> Rows | None:
         return f"{where}: line {lines[number]}"
 
     texts: list[str | None] = [msgstr or None for msgstr in msgstrs]
-    fallbacks: list[str | None] = list(msgids)
+    # (`_Bodies` is a sequence of str, without the ABC's weight)
+    fallbacks: Sequence[str | None] = msgids if isinstance(msgids, _Bodies) else list(msgids)  # type: ignore[assignment]
     return Rows(hashes, identifiers, texts, fallbacks, location)
 
 
-# A quoted PO string's line whose body holds a backslash (checked one by one: they are few).
-_ESCAPED_LINE = re.compile(rf"[a-z]+ {_QUOTED}")
+def _escaped_line() -> re.Pattern[str]:
+    return _compiled("ESCAPED_LINE")
 
 
-def _uniform_columns(text: str, start: int) -> list[list[str]] | None:
+def _uniform_columns(text: str, start: int) -> list[Any] | None:
     """What `PO_SIMPLE_ENTRY.findall(text, start)` gives as columns (comments, msgctxts,
     msgids, msgstrs, blank lines), when the entries from `start` on are all four lines without
     comments (msgctxt, msgid, msgstr, a blank line but after the last), as gamepak writes them;
     None otherwise. Cut by one `split` and checked a column at a time (the regular expression
-    walked every character in Python's matcher: a fifth of a PO import)."""
+    walked every character in Python's matcher: a fifth of a PO import); the msgids, most of
+    the text and needed only for new entries, are checked by counts over the text and cut
+    from their lines when asked for (`_Bodies`)."""
     if not text.endswith("\n") or start >= len(text):
         return None
     lines = text[start:-1].split("\n")
@@ -315,21 +354,64 @@ def _uniform_columns(text: str, start: int) -> list[list[str]] | None:
         last_blank = ""
     if len(lines) % 4 or any(lines[3::4]):
         return None
-    bodies = []
-    for prefix, column in (('msgctxt "', lines[0::4]), ('msgid "', lines[1::4]), ('msgstr "', lines[2::4])):
-        body = _quoted_column(column, prefix)
-        if body is None:
+    count = len(lines) // 4
+    quotes = 0
+    columns: list[Any] = []
+    for prefix, column in (('msgctxt "', lines[0::4]), ('msgstr "', lines[2::4])):
+        # The common columns first, checked whole: gamepak's hash keys, no translation yet.
+        if prefix == 'msgctxt "' and (hashes := _hash_key_lines(column)) is not None:
+            columns.append(_Bodies(column, len(prefix), [], hashes))
+            quotes += 2 * count
+            continue
+        if prefix == 'msgstr "' and column.count('msgstr ""') == count:
+            columns.append([""] * count)
+            quotes += 2 * count
+            continue
+        quoted = _quoted_column(column, prefix)
+        if quoted is None:
             return None
-        bodies.append(body)
-    count = len(bodies[0])
+        columns.append(quoted[0])
+        quotes += quoted[1]
+    msgids = _msgid_column(text, start, lines[1::4], quotes)
+    if msgids is None:
+        return None
     blanks = ["\n"] * count
     blanks[-1] = last_blank
-    return [[""] * count, *bodies, blanks]
+    return [[""] * count, columns[0], msgids, columns[1], blanks]
 
 
-def _quoted_column(lines: list[str], prefix: str) -> list[str] | None:
+_HASH_KEY_LINE = 'msgctxt "#01234567"'
+
+
+def _hash_key_lines(lines: list[str]) -> tuple[int, ...] | None:
+    """The hashes of msgctxt `lines` that all hold gamepak's `#5a3c91f0` keys, else None:
+    checked a character column at a time over them all, not a line at a time."""
+    count = len(lines)
+    width = len(_HASH_KEY_LINE)
+    if set(map(len, lines)) != {width}:
+        return None
+    joined = "".join(lines)
+    for place in (*range(10), width - 1):  # `msgctxt "#` and the closing quote, in every line
+        if joined[place::width] != _HASH_KEY_LINE[place] * count:
+            return None
+    return _hexadecimal(joined[10:-1].replace('"msgctxt "#', ""), count)
+
+
+def _hexadecimal(digits: str, count: int) -> tuple[int, ...] | None:
+    """`count` big-endian u32 written as 8 hexadecimal digits each in `digits`, else None."""
+    if len(digits) != 8 * count:
+        return None
+    try:
+        raw = bytes.fromhex(digits)
+    except ValueError:
+        return None
+    # fromhex skips blanks between the digits: so many bytes only when none was there.
+    return struct.unpack(f">{count}I", raw) if len(raw) == 4 * count else None
+
+
+def _quoted_column(lines: list[str], prefix: str) -> tuple[list[str], int] | None:
     """The bodies of `lines`, each `prefix` (a keyword and the opening quote), a body as
-    `_QUOTED` takes it, and the closing quote; None when one is not."""
+    `_QUOTED` takes it, and the closing quote, and the quotes they hold; None when one is not."""
     count = len(lines)
     cut = len(prefix)
     joined = "\n".join(lines)
@@ -343,25 +425,94 @@ def _quoted_column(lines: list[str], prefix: str) -> list[str] | None:
     ):
         return None
     bodies = [line[cut:-1] for line in lines]
-    quotes = joined.count('"')
+    quotes = total = joined.count('"')
     if "\\" in joined:
         escaped = [number for number, line in enumerate(lines) if "\\" in line]
         for number in escaped:
-            if _ESCAPED_LINE.fullmatch(lines[number]) is None:
+            if _escaped_line().fullmatch(lines[number]) is None:
                 return None
             quotes -= lines[number].count('"')
         count -= len(escaped)
     # ... and the others hold no quote between those two.
-    return bodies if quotes == 2 * count else None
+    return (bodies, total) if quotes == 2 * count else None
+
+
+_MSGID = 'msgid "'
+
+
+def _msgid_column(text: str, start: int, lines: list[str], other_quotes: int) -> _Bodies | None:
+    """The msgid column of `_uniform_columns` (`lines`: the msgid lines, one an entry; the
+    msgctxt and msgstr lines checked already, holding `other_quotes` quotes), checked as
+    `_quoted_column` checks a column but without joining or cutting it: by counts over the
+    text from `start`, where no other line starts with `msgid "`."""
+    count = len(lines)
+    if (
+        # Every msgid line starts with the keyword (the only lines that do are msgid lines)...
+        text.count("\n" + _MSGID, start) != count
+        # ... ends with a quote of its own (each is followed by a msgstr line)...
+        or text.count('"\nmsgstr "', start) != count
+        or _MSGID in lines
+    ):
+        return None
+    # ... and holds no quote between those two, but in escapes (few lines hold a backslash).
+    quotes = text.count('"', start) - other_quotes
+    escaped = list(compress(range(count), map(contains, lines, repeat("\\"))))
+    for number in escaped:
+        if _escaped_line().fullmatch(lines[number]) is None:
+            return None
+        quotes -= lines[number].count('"')
+    if quotes != 2 * (count - len(escaped)):
+        return None
+    return _Bodies(lines, len(_MSGID), escaped)
+
+
+class _Bodies:
+    """The bodies of a column of quoted lines (`prefix "body"`), cut from a line when asked for;
+    `unescape` makes the escaped ones' values (gettext's escapes) once."""
+
+    __slots__ = ("cut", "escaped", "hashes", "lines", "values")
+
+    def __init__(self, lines: list[str], cut: int, escaped: list[int], hashes: tuple[int, ...] | None = None) -> None:
+        self.lines = lines
+        self.cut = cut
+        self.escaped = escaped  # the numbers of the lines holding a backslash
+        self.values: dict[int, str] = {}
+        self.hashes = hashes  # msgctxts that are all hash keys: their hashes
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __getitem__(self, number: int) -> str:
+        if number < 0:
+            number += len(self.lines)
+        value = self.values.get(number)
+        return value if value is not None else self.lines[number][self.cut : -1]
+
+    def __iter__(self) -> Iterator[str]:
+        return map(self.__getitem__, range(len(self.lines)))
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == other if isinstance(other, list) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def unescape(self) -> bool:
+        """Replace gettext's escapes in the escaped bodies; False when one holds another."""
+        for number in self.escaped:
+            value = _po_unescape(self.lines[number][self.cut : -1])
+            if value is None:
+                return False
+            self.values[number] = value
+        return True
 
 
 def _simple_po_rows_in_order(text: str, where: str) -> list[Row] | None:
     """`_simple_po_rows` entry by entry: the first problem raised with its line."""
-    header = PO_HEADER.match(text)
+    header = _compiled("PO_HEADER").match(text)
     position = header.end() if header else 0
     line = text.count("\n", 0, position) + 1
     rows = []
-    for match in PO_SIMPLE_ENTRY.finditer(text, position):
+    for match in _compiled("PO_SIMPLE_ENTRY").finditer(text, position):
         if match.start() != position:
             return None
         comments, msgctxt, msgid, msgstr, blank = match.groups()

@@ -41,7 +41,7 @@ class Rows:
         hashes: list[int | None],
         identifiers: list[str | None],
         texts: list[str | None],
-        fallbacks: list[str | None],
+        fallbacks: Sequence[str | None],
         where: Callable[[int], str],
     ) -> None:
         self.hashes = hashes

@@ -20,7 +20,7 @@ from .table import Table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Container, Iterable, Mapping
     from typing import Any
     from xml.etree.ElementTree import Element as EtElement
 
@@ -76,10 +76,11 @@ def new_findings(findings: list[Finding], base: list[Finding]) -> list[Finding]:
 
 
 def check_table(
-    table: Table | StreamedTable, references: Callable[[str, list[str]], set[str] | None] | None = None
+    table: Table | StreamedTable, references: Callable[[str, list[str]], Container[str] | None] | None = None
 ) -> list[Finding]:
     """Every finding of one table; `references(file, path)` gives the values a Reference may
-    name (None: that table is not at hand, the reference is counted as not checked). The rows
+    name (None: that table is not at hand, the reference is counted as not checked; a `Later`:
+    decided by `resolve_later`, the findings of severity LATER). The rows
     are walked, never all held (a `StreamedTable` holds a chunk of them at a time)."""
     findings: list[Finding] = []
     member = table.member
@@ -113,9 +114,9 @@ def check_table(
                     values.append(cells.get(name, ""))
             for name, values in unique.items():
                 duplicates(name, values)
-    reference_sets: dict[tuple[str, str], set[str] | None] = {}
+    reference_sets: dict[tuple[str, str], Container[str] | None] = {}
 
-    def lookup(field: Field) -> set[str] | None:
+    def lookup(field: Field) -> Container[str] | None:
         assert field.reference is not None
         file, path = field.reference
         cache_key = (file, ".".join(path))
@@ -197,7 +198,7 @@ def check_table(
     return findings
 
 
-def _column_checks(table: Table | StreamedTable, lookup: Callable[[Field], set[str] | None]) -> dict[str, Any]:
+def _column_checks(table: Table | StreamedTable, lookup: Callable[[Field], Container[str] | None]) -> dict[str, Any]:
     """For each column the schema knows, a function value -> [(problem, severity, value)]."""
     checks: dict[str, Any] = {}
     if not table.schema.described:
@@ -237,7 +238,7 @@ def _remember(good: set[Any], value: Any) -> None:
     good.add(value)
 
 
-def _leaf_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any:
+def _leaf_check(field: Field, lookup: Callable[[Field], Container[str] | None]) -> Any:
     """A function value -> [(problem, severity, value)], or None when the field has no rule.
     One function per kind, the common case (a good value) first: it runs once per cell."""
     kind = field.kind
@@ -295,23 +296,26 @@ def _leaf_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any
         return check_extension
     if kind == "Reference" and field.reference is not None:
         file, path = field.reference
-        problem = f"no such row in {file} ({'.'.join(path)})"
-        looked_up: list[set[str] | None] = []  # the values it may name, once a cell asks
+        problem = missing_row(file, path)
+        # The values it may name, once a cell asks, and the severity of a value not among them
+        # (LATER when the values are not known yet: `DeferredReferences`).
+        looked_up: list[Any] = []
 
         def check_reference(value: str) -> Any:
             if not looked_up:
-                looked_up.append(lookup(field))
-            known = looked_up[0]
+                known = lookup(field)
+                looked_up[:] = (known, LATER if isinstance(known, Later) else "warning")
+            known, severity = looked_up
             if known is None or value in known:
                 return NO_PROBLEMS
             text = value.strip()
-            return NO_PROBLEMS if not text or text in known else [(problem, "warning", value)]
+            return NO_PROBLEMS if not text or text in known else [(problem, severity, value)]
 
         return check_reference
     return None
 
 
-def _json_check(field: Field, lookup: Callable[[Field], set[str] | None]) -> Any:
+def _json_check(field: Field, lookup: Callable[[Field], Container[str] | None]) -> Any:
     """A function of a JSON cell (its text, or its element) -> [(problem, severity, value)]."""
     allowed_flags = set(field.flags)
     # ComboElement: the editor leaves the other choices' fields behind, empty: only a filled
@@ -415,6 +419,11 @@ def _build(element: Any, value: Any, field: Field | None, tagged: Any) -> None:
         element.text = value if isinstance(value, str) else json.dumps(value)
 
 
+def missing_row(file: str, path: list[str]) -> str:
+    """The problem of a Reference naming a row the referenced table lacks."""
+    return f"no such row in {file} ({'.'.join(path)})"
+
+
 def reference_values(table: Table | StreamedTable, path: list[str]) -> set[str]:
     """The values a Reference `Row.Field[.Sub...]` may name in `table`: the texts of every
     element at that path below the rows of that tag."""
@@ -487,3 +496,77 @@ class ReferenceIndex:
             return None
         values = self._values[key] = reference_values(table, path)
         return values
+
+
+# The severity of a Reference finding whose values were not known when its table was checked
+# (`DeferredReferences`): `resolve_later` keeps it as a warning or drops it.
+LATER = "later"
+
+
+class Later:
+    """The values of a Reference not known yet: holds none, so every value not blank is a
+    finding of severity LATER, decided once every table has been read."""
+
+    __slots__ = ()
+
+    def __contains__(self, value: object) -> bool:
+        return False
+
+
+_LATER = Later()
+UNDECIDED = _LATER  # what `resolve_later`'s `values` answers for values not known yet
+
+
+class DeferredReferences:
+    """`references` for `check_table` when the referenced tables are not all read yet (a pack's
+    tables checked as each is parsed, its tree dropped at once): a lookup answers the values
+    `ready` already knows to be final, else `Later`. Each lookup is recorded (`asked`, in the
+    order `check_table` asks: the References not checked are counted from them, as
+    `ReferenceIndex` counts them), and each `Later` by its problem text (`keys`), for
+    `resolve_later`."""
+
+    def __init__(self, ready: Callable[[str, str], set[str] | None] | None = None) -> None:
+        self.ready = ready  # (table file name, dotted path) -> the values, when already final
+        self.asked: list[tuple[str, str]] = []  # (table file name, dotted path), once per lookup
+        self.keys: dict[str, tuple[str, str]] = {}  # problem text -> (table file name, dotted path)
+
+    def __call__(self, file: str, path: list[str]) -> set[str] | Later:
+        key = (table_file_name(file), ".".join(path))
+        self.asked.append(key)
+        if self.ready is not None:
+            values = self.ready(*key)
+            if values is not None:
+                return values
+        self.keys[missing_row(file, path)] = key
+        return _LATER
+
+
+def resolve_later(
+    findings: list[Finding],
+    keys: Mapping[str, tuple[str, str]],
+    values: Callable[[str, str], set[str] | Later | None],
+) -> list[Finding]:
+    """`findings` with each LATER one decided now that `values(file name, dotted path)` gives
+    what a Reference may name (None: that table is not at hand, not checked; a `Later`: not
+    known yet, left undecided): kept as the warning `check_table` would have made with the
+    values at hand, or dropped."""
+    if not any(finding.severity == LATER for finding in findings):
+        return findings
+    decided: list[Finding] = []
+    asked: dict[str, set[str] | Later | None] = {}  # by problem text: one key each
+    for finding in findings:
+        if finding.severity == LATER:
+            problem = finding.problem
+            if problem in asked:
+                known = asked[problem]
+            else:
+                known = asked[problem] = values(*keys[problem])
+            if isinstance(known, Later):
+                decided.append(finding)
+                continue
+            value = finding.value
+            if known is None or value in known or value.strip() in known:
+                continue
+            finding.severity = "warning"
+        decided.append(finding)
+    return decided

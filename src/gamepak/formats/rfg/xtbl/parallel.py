@@ -8,18 +8,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from itertools import starmap
+from operator import attrgetter
 from typing import Any
 
 from ....core.collector import collector_paused
 from ....errors import GamepakError
-from .check import Finding, ReferenceIndex, check_table, reference_targets, table_file_name
+from .check import (
+    UNDECIDED,
+    DeferredReferences,
+    Finding,
+    Later,
+    ReferenceIndex,
+    check_table,
+    reference_values,
+    resolve_later,
+    table_file_name,
+)
 from .parse import TableError
 from .stream import StreamedTable, read_table
 from .table import Table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ....core.forked import Channel, Queue
+    from ....core.forked import Channel
 
 Checked = tuple[list[Finding], dict[str, str], int]
 
@@ -43,24 +55,189 @@ def split_order(tables: list[tuple[str, bytes]]) -> list[int] | None:
 
 def check_members(members: list[tuple[str, bytes]]) -> Checked:
     """(findings, {member: why it cannot be read or checked}, References not checked) of the
-    tables `members` ((member path, bytes), in order) hold; two processes when worth it."""
-    with collector_paused():  # every tree is kept until the last finding: no collection walks them
+    tables `members` ((member path, bytes), in order) hold; two processes when worth it.
+
+    Each table is checked as soon as it is parsed and its tree dropped at once (holding every
+    tree until the last check cost more memory than the parse itself: page faults, and
+    collections walking them). A Reference into a table not read yet is decided at the end
+    (`check.DeferredReferences`), from the values each table's References may ask for, taken
+    from it before its tree goes: the targets its schema's `<Reference>` elements name, found
+    in the bytes of all the tables first (`_guessed_targets`); a target that scan missed is
+    read again from its table's bytes (`_Checks.values`)."""
+    with collector_paused():  # (the trees are freed by their reference counts)
+        targets = _guessed_targets(members)
         order = split_order(members)
         if order is not None:
             from ....core.forked import WorkerNotStarted
 
             try:
-                return _check_split(members, order)
+                return _check_split(members, order, targets)
             except WorkerNotStarted:
                 pass  # no second process to be had: check in this one
-        tables: dict[str, Table | StreamedTable] = {}
-        failures: dict[str, str] = {}
-        for member, data in members:
-            try:
-                tables[member] = read_table(data, member)
-            except TableError as exc:
-                failures[member] = str(exc)
-        return check_parsed(tables, failures, [member for member, _ in members])
+        checks = _Checks(members, targets, stop=True)
+        for number in _referenced_first(members, targets, range(len(members))):
+            checks.take(number)
+        return checks.finish()
+
+
+def _referenced_first(
+    members: list[tuple[str, bytes]], targets: dict[str, set[str]], order: Iterable[int]
+) -> list[int]:
+    """`order` with the tables References name first: once read, their values are known when
+    the others are checked (fewer findings left to decide at the end)."""
+    order = list(order)
+    named = [number for number in order if table_file_name(members[number][0]) in targets]
+    if not named or len(named) == len(order):
+        return order
+    chosen = set(named)
+    return named + [number for number in order if number not in chosen]
+
+
+_FIELDS = attrgetter("member", "row", "field", "value", "problem", "severity")  # Finding's arguments
+
+
+class _Checks:
+    """What one process found in the tables it took (by member number): their findings (with
+    LATER ones undecided), why some cannot be read or checked, the file name of each table
+    read, the values its References may name (by dotted path), and the References each table's
+    check asked for. `finish` (in the parent, with the worker's part `merge`d) decides."""
+
+    def __init__(self, members: list[tuple[str, bytes]], targets: dict[str, set[str]], *, stop: bool) -> None:
+        self.members = members
+        self.targets = targets
+        self.stop = stop  # raise a check's GamepakError at once (else the first by member number is)
+        self.found: dict[int, list[Finding]] = {}
+        self.unreadable: dict[int, str] = {}
+        self.names: dict[int, str] = {}
+        self.values: dict[int, dict[str, set[str]]] = {}
+        self.asked: dict[int, list[tuple[str, str]]] = {}
+        self.keys: dict[str, tuple[str, str]] = {}
+        self.failed: tuple[int, GamepakError] | None = None
+        # The member number a file name finds in the end, unless that table cannot be read:
+        # the last of that name (as ReferenceIndex takes them).
+        self.last = {table_file_name(member): number for number, (member, _) in enumerate(members)}
+
+    def ready(self, name: str, path: str) -> set[str] | None:
+        """The values a Reference to `name`'s `path` may name when they are final already: that
+        table was read here, and it is the last of its name."""
+        number = self.last.get(name)
+        held = self.values.get(number) if number is not None and number in self.names else None
+        return held.get(path) if held is not None else None
+
+    def take(self, number: int) -> None:
+        """Parse member `number`, keep what References may ask of it, check it, drop its tree."""
+        member, data = self.members[number]
+        try:
+            table = read_table(data, member)
+        except TableError as exc:
+            self.unreadable[number] = str(exc)
+            return
+        name = self.names[number] = table_file_name(member)
+        paths = self.targets.get(name)
+        if paths:
+            self.values[number] = {path: reference_values(table, path.split(".")) for path in paths}
+        references = DeferredReferences(self.ready)
+        try:
+            self.found[number] = check_table(table, references)
+        except TableError as exc:  # its rows cannot be read (say, nested too deep): the others are checked
+            self.unreadable[number] = str(exc)
+        except GamepakError as exc:
+            if self.stop:
+                raise
+            if self.failed is None or number < self.failed[0]:
+                self.failed = (number, exc)
+        if references.asked:
+            self.asked[number] = references.asked
+            self.keys.update(references.keys)
+
+    def part(self) -> tuple[Any, ...]:
+        """What the worker sends the parent: the LATER findings it can decide itself decided
+        first (most of them: a third of what it sent, pickled and read back on the parent's
+        side of the wait)."""
+
+        def values(name: str, path: str) -> set[str] | Later | None:
+            if name not in self.last:
+                return None  # no table of that name at all
+            held = self.ready(name, path)
+            return held if held is not None else UNDECIDED
+
+        # Findings sent as tuples of their fields: pickled in C (a `Finding` each took 5 us of
+        # Python, 80 ms for the game's tables).
+        found = {
+            number: list(map(_FIELDS, resolve_later(findings, self.keys, values)))
+            for number, findings in self.found.items()
+        }
+        return found, self.unreadable, self.names, self.values, self.asked, self.keys, self.failed
+
+    def merge(self, part: tuple[Any, ...]) -> None:
+        found, unreadable, names, values, asked, keys, failed = part
+        self.found.update((number, list(starmap(Finding, fields))) for number, fields in found.items())
+        self.unreadable.update(unreadable)
+        self.names.update(names)
+        self.values.update(values)
+        self.asked.update(asked)
+        self.keys.update(keys)
+        if failed is not None and (self.failed is None or failed[0] < self.failed[0]):
+            self.failed = failed
+
+    def finish(self) -> Checked:
+        """(findings, {member: why it cannot be read or checked}, References not checked), as
+        one process holding every tree finds them, in member order."""
+        if self.failed is not None:
+            raise self.failed[1]
+        # The table a file name finds: the last one read of that name (as ReferenceIndex does).
+        latest = {self.names[number]: number for number in sorted(self.names)}
+
+        def values(name: str, path: str) -> set[str] | None:
+            number = latest.get(name)
+            if number is None:
+                return None
+            held = self.values.setdefault(number, {})
+            if path not in held:  # a target `_guessed_targets` did not see: read its table again
+                member, data = self.members[number]
+                held[path] = reference_values(read_table(data, member), path.split("."))
+            return held[path]
+
+        findings: list[Finding] = []
+        for number in sorted(self.found):
+            findings += resolve_later(self.found[number], self.keys, values)
+        not_checked = sum(name not in latest for asked in self.asked.values() for name, _ in asked)
+        members = self.members
+        unreadable = {members[number][0]: reason for number, reason in sorted(self.unreadable.items())}
+        return findings, unreadable, not_checked
+
+
+def _guessed_targets(members: list[tuple[str, bytes]]) -> dict[str, set[str]]:
+    """{table file name: dotted paths} the `<Reference>` elements in the tables' bytes name
+    (`<File>` and `<Type>`): what the References of their schemas may ask for, found without
+    parsing (about 1% of a check). A guess: one written otherwise (an entity, another
+    encoding) is read again at the end, more are harmless."""
+    targets: dict[str, set[str]] = {}
+    for _, data in members:
+        start = data.find(b"<Reference>")
+        while start >= 0:
+            end = data.find(b"</Reference>", start)
+            if end < 0:
+                break
+            element = data[start:end]
+            file = _inner(element, b"<File>", b"</File>")
+            target = _inner(element, b"<Type>", b"</Type>")
+            if file is not None and target is not None:
+                path = ".".join(part for part in target.split(".") if part)
+                if path:
+                    targets.setdefault(table_file_name(file), set()).add(path)
+            start = data.find(b"<Reference>", end)
+    return targets
+
+
+def _inner(element: bytes, opening: bytes, closing: bytes) -> str | None:
+    """The stripped text between `opening` and `closing` in `element` (as Latin-1), or None."""
+    start = element.find(opening)
+    if start < 0:
+        return None
+    start += len(opening)
+    end = element.find(closing, start)
+    return element[start:end].decode("latin-1").strip() if end >= 0 else None
 
 
 def check_parsed(
@@ -86,98 +263,30 @@ def check_parsed(
     return findings, failures, index.not_checked
 
 
-def _check_split(members: list[tuple[str, bytes]], order: list[int]) -> tuple[list[Finding], dict[str, str], int]:
-    """`check_members` on two processes (`core.forked`): each parses the tables it takes from the
-    queue, then checks them. References between tables are resolved in between: the worker
-    says which tables it read and which (table, path) values its tables' References may ask
-    for; the parent says which of those tables the worker holds and what it needs from them,
-    and each sends the other the values its own tables hold. Same findings, failures and count
+def _check_split(members: list[tuple[str, bytes]], order: list[int], targets: dict[str, set[str]]) -> Checked:
+    """`check_members` on two processes (`core.forked`): each takes tables from the queue,
+    parses, checks and drops each (`_Checks.take`); the worker then sends what it found and
+    the parent decides the References (`_Checks.finish`). Same findings, failures and count
     as one process, in member order."""
     from ....core.forked import Queue, Worker
 
-    held: dict[int, Table | StreamedTable] = {}  # the tables this process parsed, by member number
-
-    def parse(queue: Queue) -> tuple[dict[int, str | None], set[tuple[str, str]]]:
-        """({member number: why it cannot be read, None when parsed}, the Reference targets)."""
-        statuses: dict[int, str | None] = {}
-        targets: set[tuple[str, str]] = set()
-        for number in queue:
-            member, data = members[number]
-            try:
-                held[number] = table = read_table(data, member)
-            except TableError as exc:
-                statuses[number] = str(exc)
-                continue
-            statuses[number] = None
-            targets |= reference_targets(table.schema.fields)
-        return statuses, targets
-
-    def local_index(tables: dict[str, int]) -> ReferenceIndex:
-        """References into `tables` ({file name: member number}, those held here)."""
-        return ReferenceIndex({members[number][0]: held[number] for number in tables.values()})
-
-    def values(index: ReferenceIndex, targets: Iterable[tuple[str, str]]) -> dict[tuple[str, str], set[str]]:
-        return {(name, path): index(name, path.split(".")) or set() for name, path in targets}
-
-    def check(
-        index: ReferenceIndex,
-    ) -> tuple[dict[int, list[Finding]], dict[int, str], int, tuple[int, GamepakError] | None]:
-        """This process's findings by member number, the tables whose rows cannot be read (by
-        member number, why), the references not checked, and the first table (by member number)
-        whose check raised another error, with what it raised: one process would have stopped
-        there."""
-        found: dict[int, list[Finding]] = {}
-        unreadable: dict[int, str] = {}
-        for number in sorted(held):
-            try:
-                found[number] = check_table(held[number], index)
-            except TableError as exc:
-                unreadable[number] = str(exc)
-            except GamepakError as exc:
-                return found, unreadable, index.not_checked, (number, exc)
-        return found, unreadable, index.not_checked, None
+    checks = _Checks(members, targets, stop=False)
+    queue = Queue(_referenced_first(members, targets, order))
 
     def work(channel: Channel) -> None:
         with collector_paused():
-            channel.send(parse(queue))
-            tables, asked = channel.receive()
-            index = local_index(tables)
-            answer = values(index, asked)
-            index.know(channel.receive())  # read before answering: both messages may fill a pipe
-            channel.send(answer)
-            channel.send(check(index))
+            for number in queue:
+                checks.take(number)
+            channel.send(checks.part())
 
-    queue = Queue(order)
     try:
         with collector_paused(), Worker(work, "table check") as worker:
-            statuses, targets = parse(queue)
-            their_statuses, their_targets = worker.receive()
-            statuses.update(their_statuses)
-            # The table a file name finds: the last one read of that name (as ReferenceIndex does).
-            found_by = {
-                table_file_name(members[number][0]): number for number in sorted(statuses) if statuses[number] is None
-            }
-            mine = {name: number for name, number in found_by.items() if number in held}
-            theirs = {name: number for name, number in found_by.items() if number not in held}
-            worker.send((theirs, [target for target in targets if target[0] in theirs]))
-            index = local_index(mine)
-            worker.send(values(index, [target for target in their_targets if target[0] in mine]))
-            index.know(worker.receive())
-            found, unchecked, not_checked, failed = check(index)
-            held.clear()  # the trees are freed while the worker finishes
-            del index
-            their_found, their_unchecked, their_not_checked, their_failed = worker.receive()
+            for number in queue:
+                checks.take(number)
+            checks.merge(worker.receive())
     finally:
         queue.close()
-    failures = [failure for failure in (failed, their_failed) if failure is not None]
-    if failures:
-        raise min(failures, key=lambda failure: failure[0])[1]
-    found.update(their_found)
-    findings = [finding for number in sorted(found) for finding in found[number]]
-    statuses.update(unchecked)
-    statuses.update(their_unchecked)
-    unreadable = {members[number][0]: reason for number, reason in sorted(statuses.items()) if reason is not None}
-    return findings, unreadable, not_checked + their_not_checked
+    return checks.finish()
 
 
 _LOOKS_LIKE_A_TABLE = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<root[\s>/]", re.DOTALL)
