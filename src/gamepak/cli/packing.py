@@ -134,6 +134,9 @@ def run_extract(args: argparse.Namespace) -> None:
     summary(f"extracted {count(extracted, 'member')} to {args.output}")
     if not extracted and opened.contents_hint:
         note(f"{args.archive} holds no members: {opened.contents_hint}")
+    from . import common
+
+    common.QUICK_EXIT = True  # every pack and file it opened is closed
 
 
 def run_create(args: argparse.Namespace) -> None:
