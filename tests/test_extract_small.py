@@ -78,6 +78,36 @@ def test_many_contiguous_members_with_padding(tmp_path: Path, monkeypatch: pytes
         assert 0 < len(reads) < 30 and max(reads) <= copier._SPAN  # ~6 MiB in 1 MiB spans, 6 wide gaps
 
 
+# -- the forked workers' batches: in order, shrinking toward the end ----------------------------
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 1 << 22), min_size=2, max_size=3000), st.integers(2, 4))
+def test_batches_hold_every_job_in_order_and_shrink(sizes: list[int], workers: int) -> None:
+    from gamepak.ops.copy_workers import _batches
+
+    jobs = [(3, f"m{index}", index * 100, size, index) for index, size in enumerate(sizes)]
+    batches = _batches(jobs, workers)
+    assert [job for batch in batches for job in batch] == jobs and all(batches)
+    assert len(batches) <= 64  # the queue pipe holds them all
+    loads = [sum(job[3] + 4096 for job in batch) for batch in batches]
+    largest_job = max(size + 4096 for size in sizes)
+    total = sum(loads)
+    # Each batch about 1/(4 x workers) of what was left, the last ones about 1/256 of the whole:
+    # one job more at most, as a cut falls after the job that passes the mark.
+    left = total
+    for load in loads:
+        assert load <= max(left / (4 * workers), total / 256) + largest_job
+        left -= load
+
+
+def test_many_equal_jobs_end_in_small_batches() -> None:
+    from gamepak.ops.copy_workers import _batches
+
+    batches = _batches([(3, "m", index * 8192, 8192, index) for index in range(20_000)], 2)
+    sizes = [len(batch) for batch in batches]
+    assert sizes[0] == 2500 and all(later <= earlier + 1 for earlier, later in zip(sizes, sizes[1:]))
+    assert max(sizes[-5:]) <= 20_000 // 256 + 1  # the last worker waits for at most ~80 files
+
+
 # -- the CLI's progress bar: nothing of it in a quick run ----------------------------------------
 class _Terminal:
     """stderr as a terminal that keeps what is written."""

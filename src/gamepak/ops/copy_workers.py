@@ -160,16 +160,27 @@ _FAILED = 0xFFFFFFFF
 
 
 def _batches(jobs: list[tuple[int, str, int, int, int]], workers: int) -> list[list[tuple[int, str, int, int, int]]]:
-    """Jobs cut into batches of about equal bytes: about 16 per worker, few enough for the
-    queue pipe's buffer. A file costs something even when empty (4 KiB here). Cut by
-    bisecting the running load: list slices, no step per job."""
+    """The jobs cut into batches for the queue, in their order, shrinking toward the end so the
+    workers finish together: each holds about 1/(4 x workers) of the load left, down to 1/256
+    of the whole (about 35 batches, few enough for the queue pipe's buffer). Equal batches of
+    1/32 left one worker idle for up to a batch at the end (6-12 ms of a 20,000-file run). A
+    file costs something even when empty (4 KiB here). Cut by bisecting the running load:
+    list slices, no step per job.
+
+    Kept in archive order rather than grouped by folder: two workers then rarely create in
+    the same folder at once (their batches lie far apart), and members that follow each other
+    in the file are read together; grouping by folder measured no gain (issue 48)."""
     from bisect import bisect_left
     from itertools import accumulate
 
-    count = min(workers * 16, len(jobs), 1024)
     loads = list(accumulate([job[3] + 4096 for job in jobs]))
-    target = loads[-1] / count
-    cuts = sorted({min(len(jobs), bisect_left(loads, target * number) + 1) for number in range(1, count)} - {len(jobs)})
+    total = loads[-1]
+    smallest = total / 256
+    bounds = []
+    done = 0.0
+    while (done := done + max((total - done) / (4 * workers), smallest)) < total:
+        bounds.append(done)
+    cuts = sorted({min(len(jobs), bisect_left(loads, bound) + 1) for bound in bounds} - {len(jobs)})
     return [jobs[start:stop] for start, stop in zip([0, *cuts], [*cuts, len(jobs)], strict=True)]
 
 
