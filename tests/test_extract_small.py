@@ -158,3 +158,73 @@ def test_a_long_run_draws_the_count_so_far(monkeypatch: pytest.MonkeyPatch) -> N
         assert bar._bar.tasks[0].completed >= 1  # drawn at the first item, then at most 10 times a second
     assert bar.done == 700
     assert common.progress_bar(10, 0, "extracting").__enter__() is None  # small work: no bar at all
+
+
+# -- no collection walks the entries and jobs while an extraction makes them --------------------
+def _collections_during(work: object) -> list[int]:
+    """The generations the cyclic collector walked while `work()` ran (the threshold set low,
+    so any stretch of allocations would set one off)."""
+    import gc
+
+    walked: list[int] = []
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            walked.append(info["generation"])
+
+    threshold = gc.get_threshold()
+    gc.set_threshold(100, 10, 10)
+    gc.callbacks.append(record)
+    try:
+        work()  # type: ignore[operator]
+    finally:
+        gc.callbacks.remove(record)
+        gc.set_threshold(*threshold)
+    return walked
+
+
+def test_extraction_makes_its_entries_and_jobs_without_a_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    layout = [(index * 10, 10) for index in range(3000)]
+    path = tmp_path / "many.pak"
+    path.write_bytes(_pak(layout, bytes(30_000)))
+
+    from gamepak.cli import main
+
+    assert main(["extract", "-q", str(path), "-o", str(tmp_path / "first")]) == 0  # every module imported
+    out = str(tmp_path / "out")
+    with gamepak.open(path) as archive:
+        assert _collections_during(lambda: archive.extractall(out)) == [] and gc.isenabled()
+    assert len(list((tmp_path / "out").rglob("m*"))) == 3000
+
+    # The command makes the entries before the library's extractall is called: its whole work
+    # (cli.packing._extract) runs paused.
+    from gamepak.cli import packing
+
+    walked: list[int] = []
+    work = packing._extract
+    monkeypatch.setattr(packing, "_extract", lambda args: walked.extend(_collections_during(lambda: work(args))))
+    assert main(["extract", "-q", str(path), "-o", str(tmp_path / "cli")]) == 0
+    assert walked == [] and gc.isenabled() and len(list((tmp_path / "cli").rglob("m*"))) == 3000
+
+
+def test_a_pause_inside_a_pause_changes_nothing() -> None:
+    import gc
+
+    from gamepak.core.collector import collector_paused
+
+    with collector_paused():
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()

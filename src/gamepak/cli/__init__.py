@@ -223,9 +223,9 @@ def _quick_exit(code: int) -> None:
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         return  # the normal exit joins them
-    import atexit
-
-    atexit._run_exitfuncs()
+    atexit = sys.modules.get("atexit")
+    if atexit is not None:  # never imported: nothing was registered with it
+        atexit._run_exitfuncs()
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -332,20 +332,22 @@ class Archive:
         `windows_names`: refuse names Windows cannot hold and names that differ only in case
         (default: on Windows and macOS, whose file systems need it)."""
         from ..ops.extract import extract_members
+        from .collector import collector_paused
 
-        if members is None:
-            entries = self.infolist()
-        else:  # entries as they are (the CLI passes 20,000 of them): no method call per member
-            entries = [member if isinstance(member, Entry) else self.getinfo(member) for member in members]
-        return extract_members(
-            self,
-            entries,
-            path,
-            overwrite=overwrite,
-            manifest=manifest,
-            progress=progress,
-            windows_names=windows_names,
-        )
+        with collector_paused():  # no collection walks the entries and copy jobs as they are made
+            if members is None:
+                entries = self.infolist()
+            else:  # entries as they are (the CLI passes 20,000 of them): no method call per member
+                entries = [member if isinstance(member, Entry) else self.getinfo(member) for member in members]
+            return extract_members(
+                self,
+                entries,
+                path,
+                overwrite=overwrite,
+                manifest=manifest,
+                progress=progress,
+                windows_names=windows_names,
+            )
 
     def verify(self) -> list[str]:
         """Every error found, as sentences; an empty list means the archive is sound.
