@@ -84,11 +84,12 @@ def test_many_contiguous_members_with_padding(tmp_path: Path, monkeypatch: pytes
 def test_batches_hold_every_job_in_order_and_shrink(sizes: list[int], workers: int) -> None:
     from gamepak.ops.copy_workers import _batches
 
-    jobs = [(3, f"m{index}", index * 100, size, index) for index, size in enumerate(sizes)]
-    batches = _batches(jobs, workers)
-    assert [job for batch in batches for job in batch] == jobs and all(batches)
+    batches = _batches(sizes, workers)
+    assert batches[0][0] == 0 and batches[-1][1] == len(sizes)
+    assert all(start < stop for start, stop in batches)
+    assert all(stop == following for (_, stop), (following, _) in zip(batches, batches[1:]))
     assert len(batches) <= 64  # the queue pipe holds them all
-    loads = [sum(job[3] + 4096 for job in batch) for batch in batches]
+    loads = [sum(size + 4096 for size in sizes[start:stop]) for start, stop in batches]
     largest_job = max(size + 4096 for size in sizes)
     total = sum(loads)
     # Each batch about 1/(4 x workers) of what was left, the last ones about 1/256 of the whole:
@@ -102,10 +103,33 @@ def test_batches_hold_every_job_in_order_and_shrink(sizes: list[int], workers: i
 def test_many_equal_jobs_end_in_small_batches() -> None:
     from gamepak.ops.copy_workers import _batches
 
-    batches = _batches([(3, "m", index * 8192, 8192, index) for index in range(20_000)], 2)
-    sizes = [len(batch) for batch in batches]
+    sizes = [stop - start for start, stop in _batches([8192] * 20_000, 2)]
     assert sizes[0] == 2500 and all(later <= earlier + 1 for earlier, later in zip(sizes, sizes[1:]))
     assert max(sizes[-5:]) <= 20_000 // 256 + 1  # the last worker waits for at most ~80 files
+
+
+def test_planned_jobs_are_made_a_slice_at_a_time() -> None:
+    from gamepak.core.archive import Entry
+    from gamepak.ops.copier import PlannedJobs, job_sizes
+
+    entries = [Entry(f"n{index}", index * 3, index * 100, None, index) for index in range(10)]
+    keys = ["top.bin", "a/x", "a/b/y", "a/b/z", "c/w", "v", "a/u", "a/b/t", "s", "c/r"]
+    jobs = PlannedJobs(entries, keys, {"": 3, "a": 4, "a/b": 5, "c": 6})
+    made = jobs[0:10]
+    assert made == [
+        (3, "top.bin", 0, 0, 0),
+        (4, "x", 100, 3, 1),
+        (5, "y", 200, 6, 2),
+        (5, "z", 300, 9, 3),
+        (6, "w", 400, 12, 4),
+        (3, "v", 500, 15, 5),
+        (4, "u", 600, 18, 6),
+        (5, "t", 700, 21, 7),
+        (3, "s", 800, 24, 8),
+        (6, "r", 900, 27, 9),
+    ]
+    assert jobs[3:7] == made[3:7] and jobs[9:10] == made[9:] and len(jobs) == 10
+    assert job_sizes(jobs) == job_sizes(made) == [index * 3 for index in range(10)]
 
 
 # -- the CLI's progress bar: nothing of it in a quick run ----------------------------------------
@@ -174,6 +198,7 @@ def _collections_during(work: object) -> list[int]:
 
     threshold = gc.get_threshold()
     gc.set_threshold(100, 10, 10)
+    gc.collect()  # the count starts from nothing: the few allocations before a pause set off none
     gc.callbacks.append(record)
     try:
         work()  # type: ignore[operator]

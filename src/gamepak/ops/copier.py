@@ -10,6 +10,7 @@ with their parent, and never run the parent's clean-up.
 from __future__ import annotations
 
 import os
+from itertools import repeat
 
 from ..core.atomic import write_all
 from ..core.portable import flag
@@ -35,24 +36,65 @@ _SPAN_GAP = 4096
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | flag("O_CLOEXEC") | flag("O_NOFOLLOW") | flag("O_BINARY")
 
 
+Job = tuple[int, str, int, int, int]  # folder fd, name to create, offset, size, position
+
+
+class PlannedJobs:
+    """The jobs of members whose data are plain byte ranges, each into its planned file
+    (`keys[i]`, `/`-joined, in the folder `folder_fds[its folder]`), made a slice at a time:
+    `jobs[start:stop]`. Forked workers each make the jobs of the batches they take, instead
+    of the parent making all of them before the first file is written (20,000 members:
+    7 ms of the parent's time, now shared)."""
+
+    __slots__ = ("entries", "folder_fds", "keys")
+
+    def __init__(self, entries: list[Entry], keys: list[str], folder_fds: dict[str, int]) -> None:
+        self.entries = entries
+        self.keys = keys
+        self.folder_fds = folder_fds
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, part: slice) -> list[Job]:
+        fds = self.folder_fds
+        start = part.start or 0
+        return [
+            (fds[folder], base, entry.offset, entry.size, position)
+            for position, ((folder, _, base), entry) in enumerate(
+                zip(map(str.rpartition, self.keys[part], repeat("/")), self.entries[part]), start
+            )
+        ]
+
+    def sizes(self) -> list[int]:
+        """Each job's size, without making the jobs."""
+        return [entry.size for entry in self.entries]
+
+
+def job_sizes(jobs: list[Job] | PlannedJobs) -> list[int]:
+    """The size of each job (the bytes it copies)."""
+    return jobs.sizes() if isinstance(jobs, PlannedJobs) else [job[3] for job in jobs]
+
+
 def copy_members(
     archive: Archive,
     entries: list[Entry],
-    jobs: list[tuple[int, str, int, int, int]],
+    jobs: list[Job] | PlannedJobs,
     progress: Callable[[Entry], Any] | None,
 ) -> None:
     """Create each job's file (folder fd, name) and copy its byte range (offset, size) into it;
     `progress(entries[position])` after each. On several workers when there is enough work."""
     copier = Copier(archive, entries, progress)
-    many = len(jobs) >= _THREAD_THRESHOLD or sum(job[3] for job in jobs) >= _THREAD_BYTES
+    sizes = job_sizes(jobs)
+    many = len(jobs) >= _THREAD_THRESHOLD or sum(sizes) >= _THREAD_BYTES
     workers = _worker_count() if many else 1
     if workers > 1 and len(jobs) > 1 and archive._source.fd is not None:
-        copier.run_split(jobs, workers)
+        copier.run_split(jobs, sizes, workers)
     else:
-        copier.run(jobs)
+        copier.run(jobs[0 : len(jobs)])
 
 
-def _span_length(jobs: list[tuple[int, str, int, int, int]], number: int) -> int:
+def _span_length(jobs: list[Job], number: int) -> int:
     """How much to read from job `number`'s start: through the small members that follow it
     closely (gaps of padding at most `_SPAN_GAP`), up to `_SPAN` bytes."""
     _, _, offset, size, _ = jobs[number]
@@ -80,7 +122,7 @@ class Copier:
         self.entries = entries
         self.progress = progress
 
-    def run(self, jobs: list[tuple[int, str, int, int, int]], report: Callable[[int], object] | None = None) -> None:
+    def run(self, jobs: list[Job], report: Callable[[int], object] | None = None) -> None:
         """Copy each job's range; `report(position)` after each (default: the progress callback)."""
         source = self.archive._source
         fd_source = source.fd
@@ -166,12 +208,13 @@ class Copier:
         member = self.entries[position].name if position >= 0 else "?"
         return GamepakError(f"cannot write member {member!r}: {exc.strerror or exc}")
 
-    def run_split(self, jobs: list[tuple[int, str, int, int, int]], workers: int) -> None:
-        """Copy the jobs on `workers` processes (this one and forked ones), or threads when
-        forking is not safe (`ops.copy_workers`, imported only when there is that much work)."""
+    def run_split(self, jobs: list[Job] | PlannedJobs, sizes: list[int], workers: int) -> None:
+        """Copy the jobs (of these sizes) on `workers` processes (this one and forked ones), or
+        threads when forking is not safe (`ops.copy_workers`, imported only when there is that
+        much work)."""
         from .copy_workers import run_split
 
-        run_split(self.run, self.entries, self.progress, jobs, workers)
+        run_split(self.run, self.entries, self.progress, jobs, sizes, workers)
 
 
 def write_file(dir_fd: int, create_name: str, member: str, fill: Callable[[int], object]) -> None:
