@@ -197,6 +197,11 @@ class Reader(Archive):
             self._decoded = [decode_name(raw) for raw in self.raw_names]
         return self._decoded
 
+    @_names.setter
+    def _names(self, value: list[str]) -> None:
+        if value:  # the base class's initial empty list is not an answer
+            self._decoded = value
+
     def _ascii_names(self) -> list[str] | None:
         """The names cut from the name block decoded once, where it is all ASCII (a byte offset
         is then a character offset): half the time of cutting bytes and decoding each. None
@@ -207,11 +212,6 @@ class Reader(Archive):
             return None
         find = block.index
         return [block[start : find("\0", start)] for start in self._name_offsets()]
-
-    @_names.setter
-    def _names(self, value: list[str]) -> None:
-        if value:  # the base class's initial empty list is not an answer
-            self._decoded = value
 
     def _name_at(self, index: int) -> str:
         start = self._name_offsets()[index]
