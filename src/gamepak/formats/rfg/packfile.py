@@ -26,7 +26,6 @@ from __future__ import annotations
 import bisect
 import io
 import struct
-import sys
 from _thread import allocate_lock  # what `threading.Lock` is, without importing `threading`
 from array import array
 from itertools import repeat
@@ -34,6 +33,7 @@ from itertools import repeat
 from ...core.archive import Archive, Entry, NameList, Problem, RawRange, decode_name
 from ...core.layout import align_up
 from ...core.source import Source
+from ...core.stored_names import uint32_array
 from ...errors import UnsupportedFeatureError
 from .inflate import Checkpoints, Inflater, InflateStream, Segment, max_inflated
 from .passes import member_data, member_views, streamed_member_data
@@ -162,10 +162,7 @@ class Reader(Archive):
         5 CompressedDataSize), without unpacking the records: a strided slice of the entry
         block read as an array (20,000 records: 0.1 ms, where unpacking them took 6)."""
         if self._entry_fields is None:
-            fields = array("I" if array("I").itemsize == 4 else "L", self._entry_block)
-            if sys.byteorder == "big":
-                fields.byteswap()
-            self._entry_fields = fields
+            self._entry_fields = uint32_array(self._entry_block)
         return self._entry_fields[number :: ENTRY.size // 4]
 
     def _name_offsets(self) -> Sequence[int]:
