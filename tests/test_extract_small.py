@@ -110,7 +110,7 @@ def test_many_equal_jobs_end_in_small_batches() -> None:
 
 def test_planned_jobs_are_made_a_slice_at_a_time() -> None:
     from gamepak.core.archive import Entry
-    from gamepak.ops.copier import PlannedJobs, job_sizes
+    from gamepak.ops.copy_jobs import PlannedJobs, job_sizes
 
     entries = [Entry(f"n{index}", index * 3, index * 100, None, index) for index in range(10)]
     keys = ["top.bin", "a/x", "a/b/y", "a/b/z", "c/w", "v", "a/u", "a/b/t", "s", "c/r"]

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..core.archive import Entry
-    from .copier import Job, PlannedJobs
+    from .copy_jobs import Job, PlannedJobs
 
 # A batch of the queue: the jobs from `start` to `stop`, made by the worker that takes it.
 Batch = tuple[int, int]

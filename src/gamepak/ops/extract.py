@@ -25,7 +25,8 @@ from ..core.names import NAME_MAX, check_windows_names
 from ..core.portable import has_folder_descriptors
 from ..errors import GamepakError, UnsafePathError
 from . import MANIFEST_NAME
-from .copier import Job, PlannedJobs, chunk_writer, copy_members, write_file
+from .copier import chunk_writer, copy_members, write_file
+from .copy_jobs import Job, PlannedJobs
 from .safe_tree import PathTree, Plan, TreeWriter, all_plain, plain_key, write_plan
 
 TYPE_CHECKING = False
