@@ -253,3 +253,44 @@ def test_a_pause_inside_a_pause_changes_nothing() -> None:
         assert not gc.isenabled()  # left as it was found
     finally:
         gc.enable()
+
+
+def test_each_thread_keeps_one_span_buffer_from_batch_to_batch(tmp_path: Path) -> None:
+    """A worker runs many batches: one span buffer per thread, made once (a fresh megabyte per
+    batch was zeroed and faulted in again), never shared by two threads at once."""
+    import threading
+
+    from gamepak.ops.copy_jobs import PlannedJobs
+
+    layout = [(index * 1000, 1000) for index in range(400)]
+    blob = random.Random(9).randbytes(400_000)
+    path = tmp_path / "many.pak"
+    path.write_bytes(_pak(layout, blob))
+    out = tmp_path / "out"
+    folders = {}
+    out.mkdir()
+    for folder in ("d0", "d1", "d2"):
+        (out / folder).mkdir()
+        folders[folder] = os.open(out / folder, os.O_RDONLY)
+    try:
+        with gamepak.open(path) as archive:
+            entries = archive.infolist()
+            jobs = PlannedJobs(entries, [entry.name for entry in entries], folders)
+            worker = copier.Copier(archive, entries, None)
+            for start in range(0, 200, 50):  # four batches on this thread
+                worker.run(jobs[start : start + 50])
+            assert len(worker._buffers) == 1
+            first = next(iter(worker._buffers.values()))
+            threads = [threading.Thread(target=worker.run, args=(jobs[start : start + 100],)) for start in (200, 300)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            # Other threads (the main one still running) never took this one's buffer.
+            assert len(worker._buffers) >= 2 and first in worker._buffers.values()
+    finally:
+        for fd in folders.values():
+            os.close(fd)
+    assert {f"d{index % 3}/m{index}": (out / f"d{index % 3}" / f"m{index}").read_bytes() for index in range(400)} == (
+        _expected(layout, blob)
+    )
