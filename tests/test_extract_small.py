@@ -78,6 +78,60 @@ def test_many_contiguous_members_with_padding(tmp_path: Path, monkeypatch: pytes
         assert 0 < len(reads) < 30 and max(reads) <= copier._SPAN  # ~6 MiB in 1 MiB spans, 6 wide gaps
 
 
+# -- the forked workers' batches: in order, shrinking toward the end ----------------------------
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 1 << 22), min_size=2, max_size=3000), st.integers(2, 4))
+def test_batches_hold_every_job_in_order_and_shrink(sizes: list[int], workers: int) -> None:
+    from gamepak.ops.copy_workers import _batches
+
+    batches = _batches(sizes, workers)
+    assert batches[0][0] == 0 and batches[-1][1] == len(sizes)
+    assert all(start < stop for start, stop in batches)
+    assert all(stop == following for (_, stop), (following, _) in zip(batches, batches[1:]))
+    assert len(batches) <= 64  # the queue pipe holds them all
+    loads = [sum(size + 4096 for size in sizes[start:stop]) for start, stop in batches]
+    largest_job = max(size + 4096 for size in sizes)
+    total = sum(loads)
+    # Each batch about 1/(4 x workers) of what was left, the last ones about 1/256 of the whole:
+    # one job more at most, as a cut falls after the job that passes the mark.
+    left = total
+    for load in loads:
+        assert load <= max(left / (4 * workers), total / 256) + largest_job
+        left -= load
+
+
+def test_many_equal_jobs_end_in_small_batches() -> None:
+    from gamepak.ops.copy_workers import _batches
+
+    sizes = [stop - start for start, stop in _batches([8192] * 20_000, 2)]
+    assert sizes[0] == 2500 and all(later <= earlier + 1 for earlier, later in zip(sizes, sizes[1:]))
+    assert max(sizes[-5:]) <= 20_000 // 256 + 1  # the last worker waits for at most ~80 files
+
+
+def test_planned_jobs_are_made_a_slice_at_a_time() -> None:
+    from gamepak.core.archive import Entry
+    from gamepak.ops.copy_jobs import PlannedJobs, job_sizes
+
+    entries = [Entry(f"n{index}", index * 3, index * 100, None, index) for index in range(10)]
+    keys = ["top.bin", "a/x", "a/b/y", "a/b/z", "c/w", "v", "a/u", "a/b/t", "s", "c/r"]
+    jobs = PlannedJobs(entries, keys, {"": 3, "a": 4, "a/b": 5, "c": 6})
+    made = jobs[0:10]
+    assert made == [
+        (3, "top.bin", 0, 0, 0),
+        (4, "x", 100, 3, 1),
+        (5, "y", 200, 6, 2),
+        (5, "z", 300, 9, 3),
+        (6, "w", 400, 12, 4),
+        (3, "v", 500, 15, 5),
+        (4, "u", 600, 18, 6),
+        (5, "t", 700, 21, 7),
+        (3, "s", 800, 24, 8),
+        (6, "r", 900, 27, 9),
+    ]
+    assert jobs[3:7] == made[3:7] and jobs[9:10] == made[9:] and len(jobs) == 10
+    assert job_sizes(jobs) == job_sizes(made) == [index * 3 for index in range(10)]
+
+
 # -- the CLI's progress bar: nothing of it in a quick run ----------------------------------------
 class _Terminal:
     """stderr as a terminal that keeps what is written."""
@@ -128,3 +182,115 @@ def test_a_long_run_draws_the_count_so_far(monkeypatch: pytest.MonkeyPatch) -> N
         assert bar._bar.tasks[0].completed >= 1  # drawn at the first item, then at most 10 times a second
     assert bar.done == 700
     assert common.progress_bar(10, 0, "extracting").__enter__() is None  # small work: no bar at all
+
+
+# -- no collection walks the entries and jobs while an extraction makes them --------------------
+def _collections_during(work: object) -> list[int]:
+    """The generations the cyclic collector walked while `work()` ran (the threshold set low,
+    so any stretch of allocations would set one off)."""
+    import gc
+
+    walked: list[int] = []
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            walked.append(info["generation"])
+
+    threshold = gc.get_threshold()
+    gc.set_threshold(100, 10, 10)
+    gc.collect()  # the count starts from nothing: the few allocations before a pause set off none
+    gc.callbacks.append(record)
+    try:
+        work()  # type: ignore[operator]
+    finally:
+        gc.callbacks.remove(record)
+        gc.set_threshold(*threshold)
+    return walked
+
+
+def test_extraction_makes_its_entries_and_jobs_without_a_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    layout = [(index * 10, 10) for index in range(3000)]
+    path = tmp_path / "many.pak"
+    path.write_bytes(_pak(layout, bytes(30_000)))
+
+    from gamepak.cli import main
+
+    assert main(["extract", "-q", str(path), "-o", str(tmp_path / "first")]) == 0  # every module imported
+    out = str(tmp_path / "out")
+    with gamepak.open(path) as archive:
+        assert _collections_during(lambda: archive.extractall(out)) == [] and gc.isenabled()
+    assert len(list((tmp_path / "out").rglob("m*"))) == 3000
+
+    # The command makes the entries before the library's extractall is called: its whole work
+    # (cli.packing._extract) runs paused.
+    from gamepak.cli import packing
+
+    walked: list[int] = []
+    work = packing._extract
+    monkeypatch.setattr(packing, "_extract", lambda args: walked.extend(_collections_during(lambda: work(args))))
+    assert main(["extract", "-q", str(path), "-o", str(tmp_path / "cli")]) == 0
+    assert walked == [] and gc.isenabled() and len(list((tmp_path / "cli").rglob("m*"))) == 3000
+
+
+def test_a_pause_inside_a_pause_changes_nothing() -> None:
+    import gc
+
+    from gamepak.core.collector import collector_paused
+
+    with collector_paused():
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()
+
+
+def test_each_thread_keeps_one_span_buffer_from_batch_to_batch(tmp_path: Path) -> None:
+    """A worker runs many batches: one span buffer per thread, made once (a fresh megabyte per
+    batch was zeroed and faulted in again), never shared by two threads at once."""
+    import threading
+
+    from gamepak.ops.copy_jobs import PlannedJobs
+
+    layout = [(index * 1000, 1000) for index in range(400)]
+    blob = random.Random(9).randbytes(400_000)
+    path = tmp_path / "many.pak"
+    path.write_bytes(_pak(layout, blob))
+    out = tmp_path / "out"
+    folders = {}
+    out.mkdir()
+    for folder in ("d0", "d1", "d2"):
+        (out / folder).mkdir()
+        folders[folder] = os.open(out / folder, os.O_RDONLY)
+    try:
+        with gamepak.open(path) as archive:
+            entries = archive.infolist()
+            jobs = PlannedJobs(entries, [entry.name for entry in entries], folders)
+            worker = copier.Copier(archive, entries, None)
+            for start in range(0, 200, 50):  # four batches on this thread
+                worker.run(jobs[start : start + 50])
+            assert len(worker._buffers) == 1
+            first = next(iter(worker._buffers.values()))
+            threads = [threading.Thread(target=worker.run, args=(jobs[start : start + 100],)) for start in (200, 300)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            # Other threads (the main one still running) never took this one's buffer.
+            assert len(worker._buffers) >= 2 and first in worker._buffers.values()
+    finally:
+        for fd in folders.values():
+            os.close(fd)
+    assert {f"d{index % 3}/m{index}": (out / f"d{index % 3}" / f"m{index}").read_bytes() for index in range(400)} == (
+        _expected(layout, blob)
+    )

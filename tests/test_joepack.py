@@ -172,3 +172,16 @@ def test_hand_made_joepack_reads_and_rebuilds_byte_exact(tmp_path: Path) -> None
     assert in_process_cli("extract", str(original), "-o", str(tmp_path / "x"), "--manifest")[0] == 0
     assert in_process_cli("create", str(tmp_path / "copy.jpk"), str(tmp_path / "x"))[0] == 0
     assert (tmp_path / "copy.jpk").read_bytes() == original.read_bytes()
+
+
+@pytest.mark.parametrize("name_length", range(1, 13))
+def test_entries_placed_whatever_the_name_field_length(name_length: int) -> None:
+    """Records of 8 + L bytes: read as strided uint32 fields when L keeps them 4-byte aligned,
+    unpacked one by one otherwise; the same entries either way."""
+    members = [(bytes([97 + index]) * min(name_length, index + 1), bytes([index]) * (index * 37)) for index in range(6)]
+    with gamepak.open(io.BytesIO(jpk_bytes(members, name_length))) as pack:
+        entries = pack.infolist()
+        assert [(entry.name.encode(), entry.size, entry.index) for entry in entries] == [
+            (name, len(data), index) for index, (name, data) in enumerate(members)
+        ]
+        assert [pack.read(entry) for entry in entries] == [data for _, data in members]

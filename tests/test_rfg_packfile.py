@@ -969,3 +969,31 @@ def test_zlib_settings_given_as_none_take_zlibs_defaults(tmp_path: Path) -> None
             writer.add("one.txt", b"one " * 100)
         written.append((tmp_path / name).read_bytes())
     assert written[0] == written[1]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet="ab_é\u6587", min_size=1, max_size=6).map(lambda stem: stem + ".x"), max_size=12, unique=True
+    ),
+    st.sampled_from([0, 1, 2, 3]),
+)
+def test_names_and_places_read_without_unpacking_the_records(
+    tmp_path_factory: pytest.TempPathFactory, names: list[str], flags: int
+) -> None:
+    """The entries are placed from strided fields of the entry block and named from the name
+    block decoded once when it is ASCII (one by one otherwise): the same as from the records."""
+    path = tmp_path_factory.mktemp("fields") / "p.vpp_pc"
+    with gamepak.create(path, "vpp", flags=flags) as writer:
+        for index, name in enumerate(names):
+            writer.add(name, bytes([index]) * (index * 700))
+    with gamepak.open(path) as archive:
+        assert isinstance(archive, Reader)
+        assert [entry.name for entry in archive.infolist()] == names
+        assert archive._ascii_names() == (names if all(name.isascii() for name in names) else None)
+        records = archive.records
+        assert list(archive._field(0)) == [record[0] for record in records]
+        assert list(archive._field(2)) == [record[2] for record in records]
+        assert list(archive._field(4)) == [record[4] for record in records] == [len(archive.read(n)) for n in names]
+        assert list(archive._field(5)) == [record[5] for record in records]
+        assert [archive.read(name) for name in names] == [bytes([i]) * (i * 700) for i in range(len(names))]

@@ -42,7 +42,17 @@ HEAVY = THIRD_PARTY + STANDARD
 # Runs what the console script runs (or, with no arguments, only imports it), then prints the
 # heavy modules loaded as the last line of stderr.
 PROBE = f"""
-import sys
+import os, sys
+def report():
+    sys.stdout.flush()
+    print("heavy:", ",".join(sorted(m for m in {HEAVY!r} if m in sys.modules)), file=sys.stderr)
+    sys.stderr.flush()
+end, main = os._exit, os.getpid()
+def reporting_exit(code):  # `extract` ends without the tear-down (cli._quick_exit)
+    if os.getpid() == main:
+        report()
+    end(code)
+os._exit = reporting_exit
 from gamepak.cli import run
 code = 0
 if sys.argv[1:]:
@@ -50,8 +60,7 @@ if sys.argv[1:]:
         run()
     except SystemExit as exit:
         code = exit.code
-sys.stdout.flush()
-print("heavy:", ",".join(sorted(m for m in {HEAVY!r} if m in sys.modules)), file=sys.stderr)
+report()
 sys.exit(code)
 """
 

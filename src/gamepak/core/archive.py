@@ -332,20 +332,22 @@ class Archive:
         `windows_names`: refuse names Windows cannot hold and names that differ only in case
         (default: on Windows and macOS, whose file systems need it)."""
         from ..ops.extract import extract_members
+        from .collector import collector_paused
 
-        if members is None:
-            entries = self.infolist()
-        else:  # entries as they are (the CLI passes 20,000 of them): no method call per member
-            entries = [member if isinstance(member, Entry) else self.getinfo(member) for member in members]
-        return extract_members(
-            self,
-            entries,
-            path,
-            overwrite=overwrite,
-            manifest=manifest,
-            progress=progress,
-            windows_names=windows_names,
-        )
+        with collector_paused():  # no collection walks the entries and copy jobs as they are made
+            if members is None:
+                entries = self.infolist()
+            else:  # entries as they are (the CLI passes 20,000 of them): no method call per member
+                entries = [member if isinstance(member, Entry) else self.getinfo(member) for member in members]
+            return extract_members(
+                self,
+                entries,
+                path,
+                overwrite=overwrite,
+                manifest=manifest,
+                progress=progress,
+                windows_names=windows_names,
+            )
 
     def verify(self) -> list[str]:
         """Every error found, as sentences; an empty list means the archive is sound.
@@ -438,10 +440,15 @@ class Archive:
         the file's size (at least `SHARED_BYTES_FLOOR`) would be read again: an archive of a few
         megabytes listing a thousand members over the same bytes would extract (or hash) gigabytes;
         for a zip, a thousand names over one compressed kernel, terabytes."""
+        limit = max(self._source.size, SHARED_BYTES_FLOOR)
+        # The default ranges' lengths are the sizes: summed first, without a list of pairs
+        # (20,000 members: 2.4 -> 0.5 ms).
+        default = type(self)._stored_ranges is Archive._stored_ranges and self._plain_ranges()
+        if default and sum(entry.size for entry in entries) <= limit:
+            return
         ranges = self._stored_ranges(entries)
         if not ranges:
             return
-        limit = max(self._source.size, SHARED_BYTES_FLOOR)
         if sum(length for _, length in ranges) <= limit:
             return  # not even all of it read twice could pass the limit: no sort needed
         total, again = bytes_read_again(ranges)

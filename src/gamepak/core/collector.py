@@ -5,25 +5,25 @@ objects as usual meanwhile; only cycles wait for the collector to run again."""
 
 from __future__ import annotations
 
-import contextlib
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterator
+class collector_paused:
+    """The collector paused for the code inside (`with collector_paused():`), and left as it
+    was found: a pause inside a pause changes nothing. Nothing is frozen afterwards
+    (`gc.freeze` would keep every cycle alive at that moment for good, a leak in a long-running
+    program): a pause should span the whole of the work that keeps the many objects, and they
+    die with it. A class rather than `contextlib.contextmanager`: extraction uses it, and
+    `gamepak extract` does not otherwise import contextlib (start-up)."""
 
+    __slots__ = ("_enabled",)
 
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """The collector paused for the code inside (and left as it was found: a pause inside a
-    pause changes nothing). Nothing is frozen afterwards (`gc.freeze` would keep every cycle
-    alive at that moment for good, a leak in a long-running program): a pause should span the
-    whole of the work that keeps the many objects, and they die with it."""
-    import gc
+    def __enter__(self) -> None:
+        import gc
 
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+        self._enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._enabled:
+            import gc
+
             gc.enable()

@@ -5,12 +5,17 @@ the bytes), encoded back, read lazily from fixed-size records, and the names a w
 from __future__ import annotations
 
 import struct
+import sys
+from array import array
+from itertools import repeat
 
 # `typing` and `collections.abc` cost milliseconds at import; annotations are strings here.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
+
+    from .entry import Entry
 
 
 def unsafe_name_reason(name: str) -> str | None:
@@ -122,6 +127,16 @@ class NameList:
         return repr(self._list())
 
 
+def uint32_array(raw: bytes) -> array[int]:
+    """`raw` read as little-endian unsigned 32-bit integers (its length a multiple of 4): one
+    field of every fixed-size record is then a strided slice, `fields[k::stride]`, made at C
+    speed instead of unpacking each record."""
+    fields = array("I" if array("I").itemsize == 4 else "L", raw)
+    if sys.byteorder == "big":
+        fields.byteswap()
+    return fields
+
+
 class FixedRecordNames:
     """For readers whose directory is fixed-size records, each with a name field (PAK, JoePack):
     the raw directory is kept as one bytes object, the count comes from its length, and names
@@ -133,6 +148,20 @@ class FixedRecordNames:
     _name_size: int
     _count: int
     _decoded: list[str] | None
+
+    def _plain_entries(self, offset_at: int, size_at: int) -> list[Entry] | None:
+        """The entries of members stored as they are, whose offset and size are little-endian
+        uint32 at these byte positions of each record, made without unpacking the records
+        (strided slices of the directory as an array: 20,000 entries a fifth faster); None
+        when the records or the positions are not 4-byte aligned."""
+        from .entry import Entry
+
+        stride, unaligned = divmod(self._record_size, 4)
+        if unaligned or offset_at % 4 or size_at % 4:
+            return None
+        fields = uint32_array(self._directory)
+        offsets, sizes = fields[offset_at // 4 :: stride], fields[size_at // 4 :: stride]
+        return list(map(Entry, self._names, sizes, offsets, repeat(None), range(self._count)))
 
     def _keep_directory(self, raw: bytes, record_size: int, name_start: int, name_size: int) -> None:
         self._directory = raw

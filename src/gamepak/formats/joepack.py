@@ -68,6 +68,9 @@ class Reader(FixedRecordNames, Archive):
     def _build_entries(self) -> list[Entry]:
         if not self._count:
             return []
+        placed = self._plain_entries(0, 4)  # offset, size, then the name field
+        if placed is not None:
+            return placed
         positions = struct.Struct(f"<II{self.name_length}x").iter_unpack(self._directory)
         return [
             Entry(name, size, offset, None, index)

@@ -91,12 +91,7 @@ class Reader(FixedRecordNames, Archive):
         return super().getinfo(name)  # the base reports it (and knows other spellings)
 
     def _build_entries(self) -> list[Entry]:
-        return [
-            Entry(name, size, offset, None, index)
-            for index, (name, (offset, size)) in enumerate(
-                zip(self._names, POSITION_FIELDS.iter_unpack(self._directory))
-            )
-        ]
+        return self._plain_entries(NAME_FIELD, NAME_FIELD + 4) or []  # 64-byte records: always aligned
 
     def _raw_names(self) -> list[bytes]:
         return [raw for (raw,) in NAME_FIELDS.iter_unpack(self._directory)]

@@ -14,6 +14,7 @@ import os
 from ..core.atomic import write_all
 from ..core.portable import flag
 from ..errors import CorruptArchiveError, GamepakError
+from .copy_jobs import Job, PlannedJobs, job_sizes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,21 +39,22 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | flag("O_CLOEXEC") | flag("O_NOF
 def copy_members(
     archive: Archive,
     entries: list[Entry],
-    jobs: list[tuple[int, str, int, int, int]],
+    jobs: list[Job] | PlannedJobs,
     progress: Callable[[Entry], Any] | None,
 ) -> None:
     """Create each job's file (folder fd, name) and copy its byte range (offset, size) into it;
     `progress(entries[position])` after each. On several workers when there is enough work."""
     copier = Copier(archive, entries, progress)
-    many = len(jobs) >= _THREAD_THRESHOLD or sum(job[3] for job in jobs) >= _THREAD_BYTES
+    sizes = job_sizes(jobs)
+    many = len(jobs) >= _THREAD_THRESHOLD or sum(sizes) >= _THREAD_BYTES
     workers = _worker_count() if many else 1
     if workers > 1 and len(jobs) > 1 and archive._source.fd is not None:
-        copier.run_split(jobs, workers)
+        copier.run_split(jobs, sizes, workers)
     else:
-        copier.run(jobs)
+        copier.run(jobs[0 : len(jobs)])
 
 
-def _span_length(jobs: list[tuple[int, str, int, int, int]], number: int) -> int:
+def _span_length(jobs: list[Job], number: int) -> int:
     """How much to read from job `number`'s start: through the small members that follow it
     closely (gaps of padding at most `_SPAN_GAP`), up to `_SPAN` bytes."""
     _, _, offset, size, _ = jobs[number]
@@ -79,8 +81,11 @@ class Copier:
         self.archive = archive
         self.entries = entries
         self.progress = progress
+        # The span buffer of each thread that runs jobs, kept from batch to batch: a fresh
+        # 1 MiB buffer per batch was zeroed and faulted in again (each forked worker runs ~17).
+        self._buffers: dict[int, memoryview] = {}
 
-    def run(self, jobs: list[tuple[int, str, int, int, int]], report: Callable[[int], object] | None = None) -> None:
+    def run(self, jobs: list[Job], report: Callable[[int], object] | None = None) -> None:
         """Copy each job's range; `report(position)` after each (default: the progress callback)."""
         source = self.archive._source
         fd_source = source.fd
@@ -103,7 +108,7 @@ class Copier:
         # Small members lying one after another are read together into one reused buffer:
         # one read for many files, and no fresh memory per file.
         spans = fd_source is not None and hasattr(os, "preadv") and len(jobs) > 1
-        view = memoryview(bytearray(_SPAN)) if spans else None
+        view = self._span_buffer() if spans else None
         span_start = span_end = 0  # the archive bytes the buffer holds
         position = -1
         try:
@@ -144,6 +149,17 @@ class Copier:
         except OSError as exc:
             raise self._write_error(exc, position) from exc
 
+    def _span_buffer(self) -> memoryview:
+        """This thread's reusable buffer for spans of small members (threads may run jobs of
+        one copier at once; a forked worker has its own copy of the memory)."""
+        from _thread import get_ident  # `threading` itself is not imported by an extraction
+
+        thread = get_ident()
+        view = self._buffers.get(thread)
+        if view is None:
+            view = self._buffers[thread] = memoryview(bytearray(_SPAN))
+        return view
+
     def _read_rest(self, data: bytes, offset: int, size: int, position: int) -> bytes:
         """Large members come back from pread in pieces; a short read at the end is corruption."""
         source = self.archive._source
@@ -166,12 +182,13 @@ class Copier:
         member = self.entries[position].name if position >= 0 else "?"
         return GamepakError(f"cannot write member {member!r}: {exc.strerror or exc}")
 
-    def run_split(self, jobs: list[tuple[int, str, int, int, int]], workers: int) -> None:
-        """Copy the jobs on `workers` processes (this one and forked ones), or threads when
-        forking is not safe (`ops.copy_workers`, imported only when there is that much work)."""
+    def run_split(self, jobs: list[Job] | PlannedJobs, sizes: list[int], workers: int) -> None:
+        """Copy the jobs (of these sizes) on `workers` processes (this one and forked ones), or
+        threads when forking is not safe (`ops.copy_workers`, imported only when there is that
+        much work)."""
         from .copy_workers import run_split
 
-        run_split(self.run, self.entries, self.progress, jobs, workers)
+        run_split(self.run, self.entries, self.progress, jobs, sizes, workers)
 
 
 def write_file(dir_fd: int, create_name: str, member: str, fill: Callable[[int], object]) -> None:

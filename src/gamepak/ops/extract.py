@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import sys
-from itertools import repeat
 
 from ..core.archive import Archive, RawRange
 from ..core.atomic import write_all
@@ -27,6 +26,7 @@ from ..core.portable import has_folder_descriptors
 from ..errors import GamepakError, UnsafePathError
 from . import MANIFEST_NAME
 from .copier import chunk_writer, copy_members, write_file
+from .copy_jobs import Job, PlannedJobs
 from .safe_tree import PathTree, Plan, TreeWriter, all_plain, plain_key, write_plan
 
 TYPE_CHECKING = False
@@ -187,15 +187,11 @@ def _write_members(
 ) -> None:
     """Write every member into its planned file: decoded ones here, plain byte ranges split by
     bytes over the workers."""
-    jobs: list[tuple[int, str, int, int, int]] = []  # folder fd, name, offset, size, position
+    jobs: list[Job] | PlannedJobs = []
     if archive._plain_ranges() and not any(modes):
         # Plain ranges, all checked against the file size by _check_data, every file new: the
-        # jobs straight from the keys in one pass (slots, then jobs, took twice as long).
-        fds = writer.folder_fds
-        jobs = [
-            (fds[folder], base, entry.offset, entry.size, position)
-            for position, ((folder, _, base), entry) in enumerate(zip(map(str.rpartition, keys, repeat("/")), entries))
-        ]
+        # jobs straight from the keys, made by the workers a batch at a time.
+        jobs = PlannedJobs(entries, keys, writer.folder_fds)
     elif archive._plain_ranges():
         jobs = [
             (dir_fd, name, entry.offset, entry.size, position)
@@ -206,11 +202,13 @@ def _write_members(
     else:
         slots = writer.file_slots(keys, modes)
         slot_of = {id(entry): position for position, entry in enumerate(entries)}
+        ranges: list[Job] = []
+        jobs = ranges
         for entry, data in archive._member_views(entries):
             position = slot_of[id(entry)]
             dir_fd, name = slots[position]
             if isinstance(data, RawRange):
-                jobs.append((dir_fd, name, data.offset, data.size, position))
+                ranges.append((dir_fd, name, data.offset, data.size, position))
                 continue
             write_file(dir_fd, name, entry.name, chunk_writer(data))
             if progress is not None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import bisect
 import io
 import struct
-import sys
 from _thread import allocate_lock  # what `threading.Lock` is, without importing `threading`
 from array import array
 from itertools import repeat
@@ -34,6 +33,7 @@ from itertools import repeat
 from ...core.archive import Archive, Entry, NameList, Problem, RawRange, decode_name
 from ...core.layout import align_up
 from ...core.source import Source
+from ...core.stored_names import uint32_array
 from ...errors import UnsupportedFeatureError
 from .inflate import Checkpoints, Inflater, InflateStream, Segment, max_inflated
 from .passes import member_data, member_views, streamed_member_data
@@ -127,7 +127,7 @@ class Reader(Archive):
         self._count = count
         self._entry_block = source.read_exact(ENTRY.size * count, HEADER_BLOCK, "entry block")
         self._name_block = names = source.read_exact(self.name_block_size, self.names_start, "name block")
-        self._name_offset_array: array[int] | None = None
+        self._entry_fields: array[int] | None = None
         self.data_start = self.names_start + align_up(self.name_block_size, BLOCK_ALIGN)
         # Every name must end inside the name block: checked here, at C speed (a name starting
         # at or before the block's last NUL ends there at the latest); records, names and
@@ -157,14 +157,17 @@ class Reader(Archive):
         self._checkpointed_passes = False
         self._offsets: list[int] = []
 
+    def _field(self, number: int) -> Sequence[int]:
+        """One field of every entry record (0 NameOffset, 2 DataOffset, 4 DataSize,
+        5 CompressedDataSize), without unpacking the records: a strided slice of the entry
+        block read as an array (20,000 records: 0.1 ms, where unpacking them took 6)."""
+        if self._entry_fields is None:
+            self._entry_fields = uint32_array(self._entry_block)
+        return self._entry_fields[number :: ENTRY.size // 4]
+
     def _name_offsets(self) -> Sequence[int]:
         """Each entry's NameOffset, without unpacking the records."""
-        if self._name_offset_array is None:
-            fields = array("I" if array("I").itemsize == 4 else "L", self._entry_block)
-            if sys.byteorder == "big":
-                fields.byteswap()
-            self._name_offset_array = fields[0 :: ENTRY.size // 4]
-        return self._name_offset_array
+        return self._field(0)
 
     @property
     def records(self) -> list[tuple[int, ...]]:
@@ -186,6 +189,8 @@ class Reader(Archive):
     @property
     def _names(self) -> list[str]:
         if self._decoded is None:
+            self._decoded = self._ascii_names()
+        if self._decoded is None:
             self._decoded = [decode_name(raw) for raw in self.raw_names]
         return self._decoded
 
@@ -193,6 +198,17 @@ class Reader(Archive):
     def _names(self, value: list[str]) -> None:
         if value:  # the base class's initial empty list is not an answer
             self._decoded = value
+
+    def _ascii_names(self) -> list[str] | None:
+        """The names cut from the name block decoded once, where it is all ASCII (a byte offset
+        is then a character offset): half the time of cutting bytes and decoding each. None
+        otherwise (names are then decoded one by one, losslessly)."""
+        try:
+            block = self._name_block.decode("ascii")
+        except UnicodeDecodeError:
+            return None
+        find = block.index
+        return [block[start : find("\0", start)] for start in self._name_offsets()]
 
     def _name_at(self, index: int) -> str:
         start = self._name_offsets()[index]
@@ -229,9 +245,9 @@ class Reader(Archive):
         it, unwrapped past 4 GiB)."""
         entries = []
         compressed = self.compressed
-        sizes = [record[4] for record in self.records]
-        stored = [record[5] for record in self.records]
-        data_offsets = [record[2] for record in self.records]
+        sizes = list(self._field(4))
+        stored = list(self._field(5))
+        data_offsets = list(self._field(2))
         if not self.condensed:
             # Each member starts where the one before ends, aligned (align_up inlined: this
             # runs once per member, 20,000 in a pack of small files).

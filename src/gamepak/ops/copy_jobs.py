@@ -1,0 +1,50 @@
+"""The copy jobs of an extraction: which bytes of the archive go into which created file.
+Apart from `ops.copier` (which runs them) and `ops.copy_workers` (which splits them over
+forked workers) so both can name them without importing each other."""
+
+from __future__ import annotations
+
+from itertools import repeat
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..core.archive import Entry
+
+Job = tuple[int, str, int, int, int]  # folder fd, name to create, offset, size, position
+
+
+class PlannedJobs:
+    """The jobs of members whose data are plain byte ranges, each into its planned file
+    (`keys[i]`, `/`-joined, in the folder `folder_fds[its folder]`), made a slice at a time:
+    `jobs[start:stop]`. Forked workers each make the jobs of the batches they take, instead
+    of the parent making all of them before the first file is written (20,000 members:
+    7 ms of the parent's time, now shared)."""
+
+    __slots__ = ("entries", "folder_fds", "keys")
+
+    def __init__(self, entries: list[Entry], keys: list[str], folder_fds: dict[str, int]) -> None:
+        self.entries = entries
+        self.keys = keys
+        self.folder_fds = folder_fds
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, part: slice) -> list[Job]:
+        fds = self.folder_fds
+        start = part.start or 0
+        return [
+            (fds[folder], base, entry.offset, entry.size, position)
+            for position, ((folder, _, base), entry) in enumerate(
+                zip(map(str.rpartition, self.keys[part], repeat("/")), self.entries[part]), start
+            )
+        ]
+
+    def sizes(self) -> list[int]:
+        """Each job's size, without making the jobs."""
+        return [entry.size for entry in self.entries]
+
+
+def job_sizes(jobs: list[Job] | PlannedJobs) -> list[int]:
+    """The size of each job (the bytes it copies)."""
+    return jobs.sizes() if isinstance(jobs, PlannedJobs) else [job[3] for job in jobs]

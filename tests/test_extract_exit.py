@@ -1,0 +1,116 @@
+"""How `gamepak extract` ends (issue 48 item 2): without the interpreter's tear-down
+(`cli._quick_exit`), yet losing nothing a normal exit gives: atexit handlers run, stdout and
+stderr arrive whole (also through a pipe), the exit code is kept, a running thread is waited
+for, and a failed extraction leaves nothing behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import gamepak
+
+# Runs `gamepak.cli.run` as the console script does, after `setup` (Python source) ran.
+PROBE = """
+import atexit, sys
+{setup}
+from gamepak.cli import run
+sys.argv[1:] = sys.argv[2:]
+run()
+"""
+# The process's end says whether it skipped the tear-down (os._exit in the main process).
+EXIT_MARK = """
+import os
+_exit, _main = os._exit, os.getpid()
+def _reporting_exit(code):
+    if os.getpid() == _main:
+        os.write(2, b"quick exit\\n")
+    _exit(code)
+os._exit = _reporting_exit
+"""
+
+
+def _pak(path: Path, count: int) -> Path:
+    with gamepak.create(path) as writer:
+        for index in range(count):
+            writer.add(f"d{index % 7}/m{index}.bin", bytes([index % 251]) * (index % 300))
+    return path
+
+
+def _run(setup: str, *arguments: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env.pop("PYTHONUNBUFFERED", None)  # stdout through a pipe is then block-buffered
+    return subprocess.run(
+        [sys.executable, "-c", PROBE.format(setup=setup), "-", *arguments],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_extract_skips_the_tear_down_but_runs_atexit(tmp_path: Path) -> None:
+    pak = _pak(tmp_path / "a.pak", 300)
+    # What an atexit handler writes stays in the buffers (no newline, stdout a pipe) until flushed.
+    setup = "atexit.register(lambda: (sys.stdout.write('out'), sys.stderr.write('atexit ran')))\n" + EXIT_MARK
+    done = _run(setup, "extract", str(pak), "-o", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "out"
+    assert done.stderr.splitlines() == [
+        f"gamepak: extracted 300 members to {tmp_path / 'out'}",
+        "atexit ranquick exit",
+    ]
+    assert len([file for file in (tmp_path / "out").rglob("*") if file.is_file()]) == 300
+    # A command that does not ask for the quick exit ends as usual.
+    listed = _run(setup, "ls", str(pak))
+    assert listed.returncode == 0 and listed.stderr == "atexit ran" and listed.stdout.endswith("m299.bin\nout")
+
+
+def test_json_through_a_pipe_arrives_whole(tmp_path: Path) -> None:
+    """Block-buffered stdout (a pipe) is flushed before the process ends."""
+    pak = _pak(tmp_path / "a.pak", 2000)
+    done = _run("", "extract", str(pak), "-o", str(tmp_path / "out"), "--json", "-q")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["members"] == 2000 and len(report["written"]) == 2000
+
+
+def test_a_failed_extraction_keeps_its_code_and_leaves_nothing(tmp_path: Path) -> None:
+    pak = _pak(tmp_path / "a.pak", 300)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "d3").mkdir()
+    (out / "d3" / "m3.bin").write_bytes(b"mine")
+    done = _run(EXIT_MARK, "extract", str(pak), "-o", str(out))
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "m3.bin" in done.stderr  # the one error line; a normal exit
+    assert sorted(str(path.relative_to(out)) for path in out.rglob("*")) == ["d3", "d3/m3.bin"]
+    assert (out / "d3" / "m3.bin").read_bytes() == b"mine"
+
+
+def test_a_running_thread_is_waited_for(tmp_path: Path) -> None:
+    """With another thread alive the normal exit runs (it joins the thread)."""
+    pak = _pak(tmp_path / "a.pak", 20)
+    setup = (
+        "import threading, time\n"
+        "threading.Thread(target=lambda: (time.sleep(0.3), sys.stderr.write('thread done\\n'))).start()\n"
+    )
+    done = _run(setup, "extract", str(pak), "-o", str(tmp_path / "out"))
+    assert done.returncode == 0 and done.stderr.splitlines()[-1] == "thread done"
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_forked_extraction_ends_quickly_and_whole(tmp_path: Path, workers: int) -> None:
+    """Past the copier's threshold (forked workers) too: every file whole, the workers reaped."""
+    pak = _pak(tmp_path / "a.pak", 1500)
+    setup = f"import gamepak.ops.copier as copier; copier._worker_count = lambda: {workers}\n" + EXIT_MARK
+    done = _run(setup, "extract", str(pak), "-o", str(tmp_path / "out"), "-q")
+    assert (done.returncode, done.stderr) == (0, "quick exit\n")
+    with gamepak.open(pak) as archive:
+        for entry in archive.infolist():
+            assert (tmp_path / "out" / entry.name).read_bytes() == archive.read(entry)
