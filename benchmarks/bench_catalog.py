@@ -345,7 +345,8 @@ def bench_many(count: int, sample: int, rounds: int) -> None:
         shutil.rmtree(base, ignore_errors=True)
         return
     folders = sorted(collection.iterdir())[: max(1, -(-sample // FOLDER_FILES))]
-    print(f"sample: {len(folders) * FOLDER_FILES:,} archives, {rounds} alternating rounds, medians")
+    sampled = min(count, len(folders) * FOLDER_FILES)  # the last folder may be partly filled
+    print(f"sample: {sampled:,} archives, {rounds} alternating rounds, medians")
     from gamepak.catalog.run import local_cluster
 
     outs = {name: base / f"out-{name}" for name in ("synchronous", "cluster", "processes")}
@@ -373,17 +374,25 @@ def bench_many(count: int, sample: int, rounds: int) -> None:
             f"  {name} (2 workers) vs synchronous: {wall_median['synchronous'] / wall_median[name]:.2f}x faster in "
             f"wall time, {bound_median['synchronous'] / bound_median[name]:.2f}x on two free cores (target >= 1.6x)"
         )
-        ratio_row(
-            f"catalog of {len(folders) * FOLDER_FILES:,} archives, 2 workers ({name}) vs one process",
+        _speedup_rows(
+            f"catalog of {sampled:,} archives, 2 workers ({name}) vs one process",
             wall_median["synchronous"] / wall_median[name],
-            at_least=1.6,
-            detail=f"wall; {bound_median['synchronous'] / bound_median[name]:.2f}x on two free cores",
+            bound_median["synchronous"] / bound_median[name],
         )
     reference = _rows(outs["synchronous"])
     for name in ("cluster", "processes"):
         same = "the same" if _rows(outs[name]) == reference else "NOT the same"
         print(f"  {name}: {same} rows as synchronous ({len(reference['members']):,} members)")
     shutil.rmtree(base, ignore_errors=True)
+
+
+def _speedup_rows(row: str, wall: float, cpu: float) -> None:
+    """A 2-worker speed-up's goal rows (>= 1.6x): in wall time, and from CPU seconds (the time
+    two free cores would take: the client's own work plus the busiest worker's). Under load
+    (other work on the two cores) the wall row says NO while the CPU row still shows whether
+    the catalog itself meets the goal; on a quiet machine the two agree."""
+    ratio_row(row, wall, at_least=1.6, detail="wall time")
+    ratio_row(f"{row} (CPU)", cpu, at_least=1.6, detail="CPU seconds: client + busiest worker")
 
 
 def _hashlib_cpu(paths: list[Path]) -> float:
@@ -523,11 +532,8 @@ def main() -> None:
         f"{synchronous_cpu / processes_bound:.2f}x on two free cores (CPU: {synchronous_cpu:.1f} s vs client + busiest "
         f"worker {processes_bound:.1f} s) (target >= 1.6x; medians of {arguments.rounds} rounds)"
     )
-    ratio_row(
-        "catalog, 2 workers (processes) vs one process",
-        synchronous / processes,
-        at_least=1.6,
-        detail=f"wall; {synchronous_cpu / processes_bound:.2f}x on two free cores",
+    _speedup_rows(
+        "catalog, 2 workers (processes) vs one process", synchronous / processes, synchronous_cpu / processes_bound
     )
     print(
         f"LocalCluster (2 workers) vs processes: {cluster_time / processes:.2f}x the wall time, "

@@ -61,3 +61,16 @@ def test_clear_empties_the_rows_and_an_empty_run_is_an_error(tmp_path: Path) -> 
     assert rows.read_text() == ""
     empty = run_in_benchmarks(["summary.py"], rows)
     assert empty.returncode == 1 and "no goal rows were recorded" in empty.stderr
+
+
+def test_the_catalog_s_speed_up_has_a_wall_row_and_a_cpu_row(tmp_path: Path) -> None:
+    # Under load the wall row says NO while the CPU row shows the catalog itself meets the goal.
+    rows = tmp_path / "rows.tsv"
+    script = "from bench_catalog import _speedup_rows\n_speedup_rows('catalog, 2 workers vs one', 1.21, 1.74)\n"
+    reported = run_in_benchmarks(["-c", script], rows)
+    assert reported.returncode == 0, reported.stderr
+    recorded = [line.split("\t")[:4] for line in rows.read_text().splitlines()]
+    assert recorded == [
+        ["catalog, 2 workers vs one", ">= 1.60x", "1.21x (wall time)", "NO"],
+        ["catalog, 2 workers vs one (CPU)", ">= 1.60x", "1.74x (CPU seconds: client + busiest worker)", "yes"],
+    ]

@@ -292,6 +292,43 @@ def test_row_groups_are_bounded_in_bytes(tmp_path: Path, monkeypatch: pytest.Mon
     assert schema.read_table(str(tmp_path), "members").num_rows == 40
 
 
+class _Text(str):
+    """A str subclass: weighed by the long way, as `_value_bytes` does."""
+
+
+_weighed = st.recursive(
+    st.one_of(
+        st.text(max_size=8),
+        st.binary(max_size=8),
+        st.none(),
+        st.integers(),
+        st.floats(allow_nan=False),
+        st.booleans(),
+        st.text(max_size=8).map(_Text),
+    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.one_of(
+        st.lists(_weighed, max_size=12),
+        st.lists(st.text(max_size=8), max_size=12),
+        st.lists(st.one_of(st.text(max_size=8), st.binary(max_size=8), st.none()), max_size=12),
+    )
+)
+def test_values_weigh_what_each_value_weighs(values: list[Any]) -> None:
+    # The quick weighing of a column or a row (which decides where row groups are cut) is the
+    # value-by-value one's, whatever the column holds.
+    from gamepak.catalog import schema
+
+    expected = sum(map(schema._value_bytes, values))
+    assert schema._values_bytes(values) == expected
+    assert schema._values_bytes({str(i): v for i, v in enumerate(values)}.values()) == expected
+
+
 def test_row_groups_of_a_catalog_are_bounded_in_rows(
     packs: Path, reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -105,6 +105,19 @@ def test_model_export_refuses_another_kind_s_options(tmp_path: Path) -> None:
     assert code == 0, err
 
 
+@pytest.mark.parametrize("option", [["--frame", "0"], ["--lod", "1"], ["--scale", "2"], ["--no-textures"]])
+def test_model_export_of_a_folder_refuses_another_kind_s_options_naming_scenes(
+    tmp_path: Path, option: list[str]
+) -> None:
+    # A folder is a scene: the refusal names scenes, not the JOE row a name no row claims gets.
+    (tmp_path / "track").mkdir()
+    out = tmp_path / "a.glb"
+    code, _, err = in_process_cli("model", "export", str(tmp_path / "track"), "-o", str(out), *option)
+    _refused(code, err, option[0], "not VDrift track or car folders")
+    assert "VDrift JOE models" not in err, err
+    assert not out.exists()
+
+
 def test_refuse_untaken_names_no_taker_when_no_row_takes_it() -> None:
     import argparse
 

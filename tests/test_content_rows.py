@@ -11,6 +11,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gamepak.content as content
 import gamepak.content.rows as rows
@@ -60,6 +62,66 @@ def test_the_lookups_are_the_package_s_own() -> None:
             for value in vars(module).values()
             if callable(value) and getattr(value, "__module__", "") == module.__name__
         ]
+
+
+# -- `of_member` by name and signature: found once per suffix ------------------------------------
+def _found_plainly(name: str, family: str | None, head: bytes = b"", partners: bool = False) -> list[ContentKind]:
+    """The rule `of_member` keeps (without probes): the rows, in order, whose extensions the name
+    ends with, whose signature the head starts with, or (with `partners`) whose partner it is."""
+    lowered = name.lower()
+    return [
+        kind
+        for kind in content.kinds(family)
+        if (kind.extensions and lowered.endswith(kind.extensions))
+        or (head and kind.signed_by(head))
+        or (partners and kind.partner_named_by(lowered))
+    ]
+
+
+_EXTENSIONS = sorted(
+    {extension for kind in content.KINDS for extension in (*kind.extensions, *kind.partner_extensions)}
+)
+_SIGNATURES = sorted({signature for kind in content.KINDS for signature in kind.signatures})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="ab./_", max_size=10),
+    st.sampled_from([*_EXTENSIONS, "", ".", ".txt", ".JOE", ".Cpeg_PC", "joe", ".bsp.txt", "_pc"]),
+    st.sampled_from([None, *content.FAMILIES]),
+    st.one_of(st.just(b""), st.binary(max_size=6), st.sampled_from(_SIGNATURES).map(lambda sig: sig + b"\0\1")),
+    st.booleans(),
+)
+def test_of_member_is_the_rows_the_name_or_the_head_says(
+    stem: str, extension: str, family: str | None, head: bytes, partners: bool
+) -> None:
+    name = stem + extension
+    assert content.of_member(name, head, family=family, probe=False, partners=partners) == _found_plainly(
+        name, family, head, partners
+    )
+
+
+def _row_named(extensions: tuple[str, ...]) -> ContentKind:
+    return ContentKind("test-kind", content.FAMILIES["model"], "a test's row", extensions=extensions)
+
+
+def test_an_extension_of_two_dots_is_looked_up_name_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    content.of_member("mesh.gz", family="model", probe=False)  # the table before is cached
+    row = _row_named((".mesh.gz",))
+    monkeypatch.setattr(content, "KINDS", (*content.KINDS, row))
+    monkeypatch.setattr(content, "_BY_FAMILY", {})
+    # Its suffix `.gz` alone would not say it: the swapped table is heard, name by name.
+    assert content.of_member("thing.MESH.gz", family="model", probe=False) == [row]
+    assert content.of_member("thing.gz", family="model", probe=False) == []
+    assert content.of_member("thing.mesh.gz", probe=False) == [row]
+
+
+def test_odd_suffixes_are_not_remembered_without_end() -> None:
+    for number in range(3 * content._RowIndex.SUFFIXES_KEPT):
+        content.of_member(f"file.{number}", family="model", probe=False)
+    cached = content._INDEXES["model"].by_suffix
+    assert cached is not None and len(cached) <= content._RowIndex.SUFFIXES_KEPT
+    assert content.of_member("file.joe", family="model", probe=False) == _found_plainly("file.joe", "model")
 
 
 # -- `verify` runs the rows' pack checks ------------------------------------------------------------

@@ -124,6 +124,79 @@ def test_run_input_reused_for_runs_of_a_stream() -> None:
     assert inflaters.RunInput(100).inflate_run(reader(tail), len(tail), len(second), window) is None  # too big
 
 
+def _bytes_reader(data: bytes) -> Callable[[memoryview], int]:
+    def read_into(view: memoryview) -> int:
+        view[: len(data)] = data[: len(view)]
+        return min(len(view), len(data))
+
+    return read_into
+
+
+def test_run_input_allocates_what_a_run_needs_not_its_capacity() -> None:
+    import tracemalloc
+
+    data = b"small pack member " * 50
+    stream, _ = _sync_flushed([data])
+    inflaters._thread_buffer.spare = None  # as on a fresh thread
+    tracemalloc.start()
+    try:
+        for _ in range(20):  # one owner per pack, as the catalog opens them
+            runs = inflaters.RunInput(inflaters.WHOLE_BUDGET)
+            assert runs.inflate_run(_bytes_reader(stream), len(stream), len(data), b"", skip=2) == data
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # The thread's one small buffer, not the 8 MiB capacity (each owner used to zero its own).
+    assert peak < 2 * inflaters.RunInput.THREAD_KEEP
+
+
+def test_small_runs_share_the_threads_buffer() -> None:
+    data = b"shared " * 100
+    stream, _ = _sync_flushed([data])
+    inflaters.RunInput(1 << 20).inflate_run(_bytes_reader(stream), len(stream), len(data), b"", skip=2)
+    kept = inflaters._thread_buffer.spare
+    assert kept is not None
+    assert inflaters.RunInput(1 << 20).inflate_run(_bytes_reader(stream), len(stream), len(data), b"", skip=2) == data
+    assert inflaters._thread_buffer.spare is kept
+
+
+def test_a_run_read_while_another_is_inflating_gets_its_own_buffer() -> None:
+    # A pack nested in another: reading the outer run's input inflates a run of the inner
+    # stream on the same thread; the outer input must not be overwritten by it.
+    outer_data = b"outer member " * 300
+    inner_data = b"INNER!" * 500
+    outer, _ = _sync_flushed([outer_data])
+    inner, _ = _sync_flushed([inner_data])
+    results = []
+
+    def read_outer(view: memoryview) -> int:
+        got = _bytes_reader(outer)(view)
+        results.append(
+            inflaters.RunInput(1 << 20).inflate_run(_bytes_reader(inner), len(inner), len(inner_data), b"", skip=2)
+        )
+        return got
+
+    assert inflaters.RunInput(1 << 20).inflate_run(read_outer, len(outer), len(outer_data), b"", skip=2) == outer_data
+    assert results == [inner_data]
+
+
+def test_large_runs_use_the_owners_buffer_grown_as_runs_grow() -> None:
+    rng = random.Random(5)
+    pieces = [rng.randbytes(700_000), rng.randbytes(1_500_000), rng.randbytes(1_000)]
+    stream, starts = _sync_flushed(pieces, level=1)
+    runs = inflaters.RunInput(inflaters.WHOLE_BUDGET)
+    ends = [*starts[1:], len(stream)]
+    window = b""
+    sizes = []
+    for index, piece in enumerate(pieces):
+        chunk = stream[starts[index] : ends[index]]
+        assert runs.inflate_run(_bytes_reader(chunk), len(chunk), len(piece), window, skip=0 if index else 2) == piece
+        window = piece[-inflaters.WINDOW :]
+        sizes.append(len(runs.buffer))
+    # The first run fits the thread's buffer; the second needs more and keeps it for the third.
+    assert sizes[0] == 0 and 1_500_000 < sizes[1] <= runs.capacity and sizes[2] == sizes[1]
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.binary(max_size=3000), min_size=1, max_size=6), st.integers(0, 5), st.integers(0, 9))
 def test_runs_of_chunks_rebuild_the_stream(pieces: list[bytes], cut_at: int, level: int) -> None:

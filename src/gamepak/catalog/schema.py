@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+from collections.abc import Collection
+from operator import countOf
 from typing import Any
 
 import pyarrow as pa
@@ -260,6 +262,33 @@ def _value_bytes(value: Any) -> int:
     return 8
 
 
+_TEXT = frozenset((str, bytes))
+_TEXT_OR_NULL = frozenset((str, bytes, type(None)))
+# Types `_value_bytes` weighs 8 (exact types: a subclass of anything takes the long way).
+_SCALARS = frozenset((int, float, bool, type(None)))
+
+
+def _values_bytes(values: Collection[Any]) -> int:
+    """`sum(map(_value_bytes, values))`, the sizes the catalog adds per row or per column,
+    without a call per value: at the catalog's scale these were 1.6% of its CPU."""
+    kinds = set(map(type, values))
+    if kinds <= _TEXT:  # nearly every variable column
+        return sum(map(len, values))
+    if kinds <= _TEXT_OR_NULL:
+        # Empty texts weigh 0 either way, so `filter` may drop them with the nulls.
+        return sum(map(len, filter(None, values))) + 8 * countOf(values, None)
+    total = 0
+    for value in values:
+        kind = type(value)
+        if kind in _TEXT:
+            total += len(value)
+        elif kind in _SCALARS:
+            total += 8
+        else:
+            total += _value_bytes(value)
+    return total
+
+
 class TableSink:
     """Rows of one table, streamed to a temporary Parquet file in row groups of at most
     `ROW_GROUP_ROWS` rows, published under the final name by `commit()`."""
@@ -284,7 +313,7 @@ class TableSink:
         for name, column in self._columns.items():
             column.append(row.get(name))
         self._pending += 1
-        self._bytes += sum(_value_bytes(value) for value in row.values())
+        self._bytes += _values_bytes(row.values())
         if self._pending >= ROW_GROUP_ROWS or self._bytes >= ROW_GROUP_BYTES:
             self.flush()
 
@@ -296,7 +325,7 @@ class TableSink:
             if values is not None:
                 column.extend(values)
                 if name in self._variable:
-                    self._bytes += sum(map(_value_bytes, values))
+                    self._bytes += _values_bytes(values)
                 else:
                     self._bytes += 8 * count
             else:

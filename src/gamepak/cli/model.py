@@ -262,9 +262,13 @@ def _output_format(output: str, format_name: str | None) -> str:
 
 
 def _kind(args: argparse.Namespace) -> Any:
-    """The model kind (content registry) that takes MODEL (or its MEMBER)."""
-    from ..content import for_path
+    """The model kind (content registry) that takes MODEL (or its MEMBER); a folder is a scene
+    (the scene family's row: an option is then refused naming scenes, not the JOE row that
+    `for_path` falls back to for a name no model row claims)."""
+    from ..content import for_path, get
 
+    if args.member is None and os.path.isdir(args.model_path):
+        return get("scene")
     return for_path("model", args.model_path, args.member)
 
 
@@ -435,11 +439,8 @@ def run_export(args: argparse.Namespace) -> None:
     refuse_untaken(args, kind, "export", EXPORT_OPTIONS)
     if kind.has("export"):
         refuse_untaken(args, kind, "export", MESH_OPTIONS, taken_by=MESH_FORMATS)
-    if args.member is None and os.path.isdir(args.model_path):
-        from ..content import get
-
-        # Said before the scene is read.
-        refuse_untaken(args, get("scene"), "export", MESH_OPTIONS, taken_by=MESH_FORMATS)
+    if kind.name == "scene":  # said before the scene is read
+        refuse_untaken(args, kind, "export", MESH_OPTIONS, taken_by=MESH_FORMATS)
     if kind.has("open"):  # a kind that finds its files itself (a mesh pair), before any scene
         data, label, options = _opened(kind, args)
         _exported(kind.call("export", data, label, args.output, options=options), args.output)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from _thread import _local as _thread_local
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -132,12 +133,24 @@ def _exactly(inflate: Callable[[Buffer, int], bytearray], deflated: Buffer, skip
 
 
 class RunInput:
-    """One input buffer reused for every run of a stream's chunks that `inflate_run` inflates:
-    fresh memory is slow to touch, and a run's input (with the window before it) would
-    otherwise be read into new bytes, then copied into more."""
+    """The input buffer of every run of a stream's chunks that `inflate_run` inflates: fresh
+    memory is slow to touch, and a run's input (with the window before it) would otherwise be
+    read into new bytes, then copied into more.
+
+    The buffer is sized to what a run needs, not to `capacity` (the most a run may take): a
+    catalog opens thousands of small condensed packs, and zeroing an 8 MiB buffer for each took
+    a fifth of its CPU on them. A run within `THREAD_KEEP` borrows the one buffer its thread
+    keeps for that (so small packs, one after another, share it); a larger one uses a buffer of
+    this owner's, kept for its later runs. No view of either outlives `inflate_run` (libdeflate
+    returns new memory), so the next run may overwrite it."""
+
+    # The buffer a thread keeps between runs at most: what a web server's or a scheduler's idle
+    # threads hold is bounded, and a run larger than it is cheap to allocate beside its inflating.
+    THREAD_KEEP = 1 << 20
 
     def __init__(self, capacity: int) -> None:
-        self.buffer = bytearray(_STORED.size + WINDOW + capacity + len(_FINAL_BLOCK))
+        self.capacity = _STORED.size + WINDOW + capacity + len(_FINAL_BLOCK)
+        self.buffer = bytearray()  # this owner's, for runs larger than THREAD_KEEP
 
     def inflate_run(
         self, read_into: Callable[[memoryview], int], length: int, size: int, window: bytes, *, skip: int = 0
@@ -149,22 +162,54 @@ class RunInput:
         could be read."""
         inflate = whole_inflater()
         prefix = _STORED.size + len(window) if window else 0
-        if inflate is None or size > WHOLE_BUDGET or prefix + length + len(_FINAL_BLOCK) > len(self.buffer):
+        needed = prefix + length + len(_FINAL_BLOCK)
+        if inflate is None or size > WHOLE_BUDGET or needed > self.capacity:
             return None
-        view = memoryview(self.buffer)
-        if window:
-            _STORED.pack_into(self.buffer, 0, 0, len(window), len(window) ^ 0xFFFF)
-            view[_STORED.size : prefix] = window
-        end = prefix + length
-        if read_into(view[prefix:end]) != length:
-            return None
-        if skip and not zlib_header_ok(view[prefix : prefix + skip]):
-            return None
-        if bytes(view[end - len(SYNC_MARK) : end]) != SYNC_MARK:
-            return None
-        view[end : end + len(_FINAL_BLOCK)] = _FINAL_BLOCK
-        data = view[: end + len(_FINAL_BLOCK)] if not skip else view[prefix + skip : end + len(_FINAL_BLOCK)]
-        return _exactly(inflate, data, len(window), size)
+        if needed > self.THREAD_KEEP:
+            if len(self.buffer) < needed:
+                # Doubling: a pass whose runs grow allocates a few times, not once per run.
+                self.buffer = bytearray(min(self.capacity, max(needed, 2 * len(self.buffer))))
+            return self._inflate_in(self.buffer, inflate, read_into, length, size, window, skip)
+        # Taken from the thread while in use: a `read_into` that inflates a run of another
+        # stream (a pack nested in one being read) gets a buffer of its own.
+        buffer = getattr(_thread_buffer, "spare", None) or bytearray(self.THREAD_KEEP)
+        _thread_buffer.spare = None
+        try:
+            return self._inflate_in(buffer, inflate, read_into, length, size, window, skip)
+        finally:
+            _thread_buffer.spare = buffer
+
+    @staticmethod
+    def _inflate_in(
+        buffer: bytearray,
+        inflate: Callable[[Buffer, int], bytearray],
+        read_into: Callable[[memoryview], int],
+        length: int,
+        size: int,
+        window: bytes,
+        skip: int,
+    ) -> bytearray | None:
+        """`inflate_run` with its input read into `buffer` (large enough)."""
+        prefix = _STORED.size + len(window) if window else 0
+        with memoryview(buffer) as view:
+            if window:
+                _STORED.pack_into(buffer, 0, 0, len(window), len(window) ^ 0xFFFF)
+                view[_STORED.size : prefix] = window
+            end = prefix + length
+            if read_into(view[prefix:end]) != length:
+                return None
+            if skip and not zlib_header_ok(view[prefix : prefix + skip]):
+                return None
+            if bytes(view[end - len(SYNC_MARK) : end]) != SYNC_MARK:
+                return None
+            view[end : end + len(_FINAL_BLOCK)] = _FINAL_BLOCK
+            data = view[: end + len(_FINAL_BLOCK)] if not skip else view[prefix + skip : end + len(_FINAL_BLOCK)]
+            return _exactly(inflate, data, len(window), size)
+
+
+# Each thread's buffer for small runs (`RunInput.THREAD_KEEP`); `_thread` rather than
+# `threading`, which would cost start-up time.
+_thread_buffer = _thread_local()
 
 
 def inflate_zlib_whole(data: Buffer, size: int) -> bytearray | None:

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
+from ..core.arrays import sorted_unique
 from ..errors import GamepakError
 
 if TYPE_CHECKING:
@@ -185,7 +186,7 @@ class Frame:
 
         if not self.face_count:
             return None
-        used = self.positions[np.unique(self.corners[:, :, 0])]
+        used = self.positions[sorted_unique(self.corners[:, :, 0])]
         used = used[np.isfinite(used).all(axis=1)]
         if not len(used):
             return None
@@ -372,7 +373,7 @@ class Mesh(Frame):
         bounds = self.bounds()
         texcoord_range = None
         if len(self.texcoords) and self.face_count:
-            used = self.texcoords[np.unique(self.corners[:, :, 2])]
+            used = self.texcoords[sorted_unique(self.corners[:, :, 2])]
             used = used[np.isfinite(used).all(axis=1)]
             if len(used):
                 texcoord_range = {"min": used.min(axis=0).tolist(), "max": used.max(axis=0).tolist()}

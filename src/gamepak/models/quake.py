@@ -25,6 +25,7 @@ import json
 import struct
 from typing import TYPE_CHECKING, Any
 
+from ..core.arrays import sorted_unique
 from ..errors import GamepakError
 
 if TYPE_CHECKING:
@@ -392,7 +393,7 @@ def bsp_to_gltf(data: bytes, label: str, *, palette: bytes, binary: bool = True,
             continue
         chosen = np.arange(first, first + count)
         primitives = []
-        for miptex in np.unique(face_miptex[chosen]):
+        for miptex in sorted_unique(face_miptex[chosen]):
             picked = chosen[face_miptex[chosen] == miptex]
             counts = faces["count"][picked].astype(np.int64)
             starts = faces["first"][picked].astype(np.int64)

@@ -183,10 +183,15 @@ def find_records(data: bytes) -> tuple[RecordTable, list[Record]] | None:
         header_size = RECORD_COUNT.size + RECORD_OFFSET.size * fields
         if header_size >= len(data):
             continue
-        offsets = [value for (value,) in RECORD_OFFSET.iter_unpack(data[RECORD_COUNT.size : header_size])]
+        # The first offset is 0 or the table's size: tested before the whole table is read, as
+        # the catalog asks this of every member of a J2ME pack (most are no record table).
+        (first,) = RECORD_OFFSET.unpack_from(data, RECORD_COUNT.size)
+        if first != 0 and first != header_size:
+            continue
+        offsets = struct.unpack_from(f"<{fields}h", data, RECORD_COUNT.size)
         for from_start in (False, True):
             base = header_size if from_start else 0
-            if offsets[0] != base:
+            if first != base:
                 continue
             starts = [header_size + offset - base for offset in offsets]
             ends = starts[1:] if end_offset else [*starts[1:], len(data)]

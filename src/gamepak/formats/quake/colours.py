@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 
+from ...core.arrays import sorted_unique
 from .ciede2000 import (  # noqa: F401  (re-exported: the colour vocabulary lives here)
     _ciede2000_angles,
     _ciede2000_planes,
@@ -260,7 +261,7 @@ def _cell_nearest_part(keys: np.ndarray, palette: bytes, allowed: np.ndarray) ->
     cells = _cells(keys)
     values = cache.take(cells)
     if (values < 0).any():
-        needed = np.unique(cells[values < 0])
+        needed = sorted_unique(cells[values < 0])
         side = 1 << CELL_SHIFT
         centres = np.stack(
             [needed // (CELL_SIDE * CELL_SIDE), (needed // CELL_SIDE) % CELL_SIDE, needed % CELL_SIDE], axis=1

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...core.arrays import sorted_unique
+
 if TYPE_CHECKING:
     from ...core.archive import Archive, Problem
     from .reader import RfgMesh
@@ -31,7 +33,7 @@ def mesh_warnings(mesh: RfgMesh) -> list[str]:
             )
     for number, submesh in enumerate(mesh.submeshes):
         used = [mesh.indices[b.first_index : b.first_index + b.index_count] for b in submesh.blocks]
-        ids = np.unique(np.concatenate(used)) if used else np.zeros(0, np.int64)
+        ids = sorted_unique(np.concatenate(used)) if used else np.zeros(0, np.int64)
         ids = ids[ids != restart]
         if ids.size:
             low, high = points[ids].min(axis=0), points[ids].max(axis=0)

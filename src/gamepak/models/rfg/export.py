@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ...core.arrays import sorted_unique
 from ..mesh import ModelError
 from .geometry import block_triangles, normals, positions, skin, to_gltf_space, to_gltf_winding, uv_set
 
@@ -64,7 +65,7 @@ def plan(mesh: RfgMesh, name: str, *, lod: int = 0, all_lods: bool = False) -> l
         for number in numbers:
             pieces = [(block.material, block_triangles(mesh, block)) for block in mesh.submeshes[number].blocks]
             used = [triangles.reshape(-1) for _, triangles in pieces]
-            vertex_ids = np.unique(np.concatenate(used)) if used else np.zeros(0, np.int64)
+            vertex_ids = sorted_unique(np.concatenate(used)) if used else np.zeros(0, np.int64)
             if level == lod or not all_lods:
                 label = name if len(numbers) == 1 else f"{name}.submesh{number}"
             else:
@@ -381,7 +382,7 @@ def neutral_mesh(mesh: RfgMesh, name: str, *, lod: int = 0) -> Mesh:
     nodes = plan(mesh, name, lod=lod)
     pieces = [node.vertex_ids[triangles] for node in nodes for _, triangles in node.primitives]
     triangles = np.concatenate(pieces) if pieces else np.zeros((0, 3), np.int64)
-    used = np.unique(triangles)
+    used = sorted_unique(triangles)
     local = np.searchsorted(used, triangles)
     return Mesh.from_vertices(
         y_up_to_z_up(all_positions[used]),

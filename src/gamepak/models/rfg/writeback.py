@@ -22,6 +22,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ...core.arrays import sorted_unique
 from ..mesh import ModelError
 from .export import exported_uv_sets, gltf_vertex_values, plan
 from .geometry import to_gltf_space
@@ -385,7 +386,7 @@ def patch_boxes(mesh: RfgMesh, cpu: bytes, new_positions: np.ndarray) -> tuple[b
     numbers = []
     for number, submesh in enumerate(mesh.submeshes):
         used = [block_triangles(mesh, block).reshape(-1) for block in submesh.blocks]
-        ids = np.unique(np.concatenate(used)) if used else np.zeros(0, np.int64)
+        ids = sorted_unique(np.concatenate(used)) if used else np.zeros(0, np.int64)
         if not ids.size:
             continue
         low = new_positions[ids].min(axis=0)
