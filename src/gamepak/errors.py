@@ -143,6 +143,40 @@ def exit_code_for(error: BaseException) -> int:
 
 
 # -- the errors made on first use ------------------------------------------------------------------
+if TYPE_CHECKING:  # what type checkers (and the library's typed users) see of them
+
+    class AmbiguousFormatError(UnknownFormatError):
+        candidates: list[str]
+
+        def __init__(self, message: str, candidates: list[str]) -> None: ...
+
+    class UnnamedFormatError(UnknownFormatError): ...
+
+    class InvalidOptionError(UnsupportedFeatureError):
+        option: str | None
+
+        def __init__(self, message: str, option: str | None = None) -> None: ...
+
+    class NotAnArchiveError(UnsupportedFeatureError): ...
+
+    class FormatLimitError(GamepakError): ...
+
+    class InputChangedError(GamepakError):
+        path: str
+        change: str
+
+        def __init__(self, path: str, change: str) -> None: ...
+
+    class MissingDependencyError(GamepakError): ...
+
+    class OutputExistsError(GamepakError, FileExistsError):
+        path: str
+
+        def __init__(self, path: str | os.PathLike[str]) -> None: ...
+
+    class UsageError(GamepakError): ...
+
+
 def _make_ambiguous_format_error() -> type[GamepakError]:
     class AmbiguousFormatError(UnknownFormatError):
         """Several formats fit equally well; the user has to name one."""
