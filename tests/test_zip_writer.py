@@ -141,3 +141,24 @@ def test_a_new_zip_imports_no_zipfile(tmp_path: Path) -> None:
     probe = probe.replace("gamepak.create(sys.argv[1])", "gamepak.create(sys.argv[1], compression='bzip2')")
     result = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "b.zip")], capture_output=True, text=True)
     assert result.stdout.split() == ["True"], result.stderr
+
+
+@pytest.mark.parametrize("level", [1, 9])
+def test_a_level_given_is_the_level_the_members_are_deflated_at(tmp_path: Path, level: int) -> None:
+    """`-O level=N` (writer option `level`): each new member's data is a raw deflate stream at that
+    level (zipfile applies the archive's level only to members added by name: it was ignored)."""
+    import zipfile
+    import zlib
+
+    data = b"".join(b"the quick brown fox jumps over the lazy dog %d\n" % number for number in range(3000))
+    target = tmp_path / f"level{level}.zip"
+    with gamepak.create(target, "zip", level=level) as writer:
+        writer.add("a.txt", data)
+    with zipfile.ZipFile(target) as archive:
+        info = archive.getinfo("a.txt")
+        assert archive.read("a.txt") == data
+    packer = zlib.compressobj(level, zlib.DEFLATED, -15)
+    expected = packer.compress(data) + packer.flush()
+    raw = target.read_bytes()
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    assert raw[start : start + info.compress_size] == expected

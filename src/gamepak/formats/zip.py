@@ -265,6 +265,10 @@ def _make_writer() -> type[ArchiveWriter]:
                             continue
                         info = zipfile.ZipInfo(member.name, date_time=FIXED_DATE)
                         info.compress_type = method
+                        # A ZipInfo carries its own level (the archive's applies only to members
+                        # added by name): without it `-O level=N` changed nothing.
+                        level_field = "compress_level" if hasattr(info, "compress_level") else "_compresslevel"
+                        setattr(info, level_field, self.options["level"])
                         info.external_attr = 0o100644 << 16
                         info.file_size = member.size  # lets zipfile choose zip64 records up front
                         with warnings.catch_warnings():
