@@ -630,3 +630,27 @@ def test_extracting_members_by_plain_names_compiles_no_pattern(tiny: dict[str, s
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     assert result.stdout.splitlines()[-1] == "False"
     assert sorted(path.name for path in Path(out, "docs").iterdir()) == ["page1.txt", "page2.txt"]
+
+
+# -- the directories of PAKs and JoePacks are read without the `array` module ------------------------
+@pytest.mark.parametrize(
+    "command",
+    [["ls", "{small}"], ["verify", "{small}"], ["diff", "{small}", "{other}"], ["rm", "{other}", "x", "--dry-run"]],
+    ids=lambda command: command[0],
+)
+def test_reading_a_pak_directory_imports_no_array_module(tiny: dict[str, str], command: list[str]) -> None:
+    probe = PROBE.replace(f"m for m in {HEAVY!r} if m in sys.modules", "m for m in ('array',) if m in sys.modules")
+    arguments = [word.format(**tiny) for word in command]
+    result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, check=False)
+    assert result.stderr.splitlines()[-1] == "heavy: "
+
+
+@settings(max_examples=50, deadline=None)
+@given(words=st.lists(st.integers(0, 2**32 - 1), max_size=40))
+def test_the_uint32_view_reads_as_the_array_does(words: list[int]) -> None:
+    import struct
+
+    from gamepak.core.stored_names import _uint32_view, uint32_array
+
+    raw = struct.pack(f"<{len(words)}I", *words)
+    assert list(_uint32_view(raw)) == uint32_array(raw).tolist() == words

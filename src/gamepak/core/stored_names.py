@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import struct
 import sys
-from array import array
 from itertools import repeat
 
 # `typing` and `collections.abc` cost milliseconds at import; annotations are strings here.
+# `array` too: a shared library whose start also imports collections.abc (0.8 M instructions
+# of every command that reads a pack); the directories of PAKs and JoePacks are read as a
+# memoryview instead, and `uint32_array` imports it when called.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from array import array
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
@@ -131,10 +134,23 @@ def uint32_array(raw: bytes) -> array[int]:
     """`raw` read as little-endian unsigned 32-bit integers (its length a multiple of 4): one
     field of every fixed-size record is then a strided slice, `fields[k::stride]`, made at C
     speed instead of unpacking each record."""
+    from array import array
+
     fields = array("I" if array("I").itemsize == 4 else "L", raw)
     if sys.byteorder == "big":
         fields.byteswap()
     return fields
+
+
+def _uint32_view(raw: bytes) -> memoryview | array[int]:
+    """`raw` (its length a multiple of 4) as little-endian unsigned 32-bit integers, as
+    `uint32_array` reads it, but without a copy and without importing `array` where the machine's
+    own order is little-endian (a view of `raw`: for a result used at once, not one kept)."""
+    if sys.byteorder == "little":
+        view = memoryview(raw).cast("I")
+        if view.itemsize == 4:
+            return view
+    return uint32_array(raw)
 
 
 class FixedRecordNames:
@@ -159,7 +175,7 @@ class FixedRecordNames:
         stride, unaligned = divmod(self._record_size, 4)
         if unaligned or offset_at % 4 or size_at % 4:
             return None
-        fields = uint32_array(self._directory)
+        fields = _uint32_view(self._directory[: self._count * self._record_size])
         offsets, sizes = fields[offset_at // 4 :: stride], fields[size_at // 4 :: stride]
         return list(map(Entry, self._names, sizes, offsets, repeat(None), range(self._count)))
 
