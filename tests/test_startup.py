@@ -654,3 +654,21 @@ def test_the_uint32_view_reads_as_the_array_does(words: list[int]) -> None:
 
     raw = struct.pack(f"<{len(words)}I", *words)
     assert list(_uint32_view(raw)) == uint32_array(raw).tolist() == words
+
+
+# -- the name rules every read meets are in `stored_names`: no `core.names` for verify, rm, compact --
+@pytest.mark.parametrize(
+    "command",
+    [["verify", "{small}"], ["rm", "{other}", "docs/page1.txt", "--dry-run"], ["compact", "{other}", "--dry-run"]],
+    ids=lambda command: command[0],
+)
+def test_reading_names_loads_no_module_of_the_new_name_rules(tiny: dict[str, str], command: list[str]) -> None:
+    code, loaded = gamepak_modules_after(*(word.format(**tiny) for word in command))
+    assert code == 0 and "gamepak.core.stored_names" in loaded and "gamepak.core.names" not in loaded
+
+
+def test_the_name_rules_are_one_function_under_both_modules() -> None:
+    from gamepak.core import names, stored_names
+
+    for name in ("NAME_MAX", "member_matches", "safe_parts"):
+        assert getattr(names, name) is getattr(stored_names, name)

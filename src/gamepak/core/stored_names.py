@@ -1,12 +1,17 @@
 """Member names as archive directories store them: decoded from bytes (losslessly, whatever
-the bytes), encoded back, read lazily from fixed-size records, and the names a writer refuses.
-`core.archive` re-exports these for the format modules."""
+the bytes), encoded back, read lazily from fixed-size records, and the names a writer refuses;
+the path components a stored name stands for on disk (`safe_parts`, extraction's rule) and
+whether it matches a glob (`member_matches`). `core.archive` re-exports these for the format
+modules; `core.names` holds the rules of new names and of Windows paths."""
 
 from __future__ import annotations
 
+import os
 import struct
 import sys
 from itertools import repeat
+
+from ..errors import UnsafePathError
 
 # `typing` and `collections.abc` cost milliseconds at import; annotations are strings here.
 # `array` too: a shared library whose start also imports collections.abc (0.8 M instructions
@@ -19,6 +24,54 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .entry import Entry
+
+
+# The longest file name (in bytes) that Linux, macOS and Windows file systems accept.
+NAME_MAX = 255
+
+
+def member_matches(name: str, pattern: str) -> bool:
+    """Whether a member name matches a glob (`extract`'s and `rm`'s patterns); a leading './'
+    (common in PAKs) is optional on either side, so 'maps/*' matches './maps/e1m1.bsp'."""
+    bare_name, bare_pattern = name.removeprefix("./"), pattern.removeprefix("./")
+    if not ("*" in pattern or "?" in pattern or "[" in pattern):
+        # A plain name matches only itself (fnmatch's answer), without compiling a regular
+        # expression for it (a third of a million instructions per name given).
+        return name == pattern or bare_name == bare_pattern
+    import fnmatch  # imports `re`: only when patterns are given
+
+    if fnmatch.fnmatchcase(name, pattern):
+        return True
+    return (bare_name, bare_pattern) != (name, pattern) and fnmatch.fnmatchcase(bare_name, bare_pattern)
+
+
+def safe_parts(name: str) -> list[str]:
+    """The path components a member name stands for, or `UnsafePathError`."""
+    if not name:
+        raise UnsafePathError(name, "empty name")
+    if "\0" in name:
+        raise UnsafePathError(name, "NUL byte in name")
+    if name[0] in "/\\":
+        raise UnsafePathError(name, "absolute path")
+    if name[1:2] == ":" and name[0].isascii() and name[0].isalpha():
+        raise UnsafePathError(name, "drive letter")
+    parts = [part for part in name.replace("\\", "/").split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise UnsafePathError(name, "'..' would leave the destination")
+    if not parts:
+        raise UnsafePathError(name, "name has no file part")
+    for part in parts:
+        if part.isascii() and len(part) <= NAME_MAX:  # most names: one byte per character
+            continue
+        try:
+            length = len(os.fsencode(part))
+        except UnicodeError:
+            raise UnsafePathError(name, "the name cannot be encoded for this file system") from None
+        if length > NAME_MAX:
+            raise UnsafePathError(
+                name, f"the path part {part[:24]!r}... is {length} bytes; file systems allow {NAME_MAX}"
+            )
+    return parts
 
 
 def unsafe_name_reason(name: str) -> str | None:

@@ -161,7 +161,7 @@ class _PackEdit:
     def glob(self, pattern: str) -> list[str]:
         """Full names (OUTER/INNER inside nested packs) of the members `pattern` matches: a glob
         on this pack's names, else OUTER/GLOB inside a member that is a pack, as `extract`'s."""
-        from ..core.names import member_matches
+        from ..core.stored_names import member_matches
 
         matched = [self.prefix + member.name for member in self.members if member_matches(member.name, pattern)]
         if matched:
