@@ -672,3 +672,13 @@ def test_the_name_rules_are_one_function_under_both_modules() -> None:
 
     for name in ("NAME_MAX", "member_matches", "safe_parts"):
         assert getattr(names, name) is getattr(stored_names, name)
+
+
+def test_extract_on_linux_loads_the_windows_name_rules_only_when_asked(tiny: dict[str, str]) -> None:
+    if sys.platform.startswith(("win", "darwin")):
+        pytest.skip("there, extraction checks Windows names by default")
+    code, loaded = gamepak_modules_after("extract", tiny["small"], "-o", tiny["folder"] + "/no-windows-names")
+    assert code == 0 and "gamepak.ops.safe_tree" in loaded and "gamepak.core.names" not in loaded
+    out = tiny["folder"] + "/windows-names"
+    code, loaded = gamepak_modules_after("extract", tiny["small"], "-o", out, "--windows-names")
+    assert code == 0 and "gamepak.core.names" in loaded  # the probe sees them where they are used
