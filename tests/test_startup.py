@@ -442,9 +442,65 @@ def test_a_dry_run_that_checks_no_name_loads_nothing_of_the_writing_side(
     code, loaded = gamepak_modules_after(*(word.format(**tiny) for word in command))
     assert code == 0 and "gamepak.ops.edit" in loaded
     assert [module for module in (*WRITING_SIDE, "gamepak.core.snapshot") if module in loaded] == []
-    # a name to check (add, mv) makes the writer that checks it: the probe sees it
-    code, loaded = gamepak_modules_after("mv", tiny["other"], "docs/page1.txt", "docs/moved.txt", "--dry-run")
+    # a name to check in a format without a `name_rule` (JoePack: its rule depends on an option)
+    # makes the writer that checks it: the probe sees it
+    joepack = tiny["folder"] + "/names.jpk"
+    with gamepak.create(joepack, overwrite=True) as writer:
+        writer.add("docs/page1.txt", b"text")
+    code, loaded = gamepak_modules_after("mv", joepack, "docs/page1.txt", "docs/moved.txt", "--dry-run")
     assert code == 0 and "gamepak.core.writer" in loaded
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["mv", "{other}", "docs/page1.txt", "docs/moved.txt", "--dry-run"],
+        ["add", "{other}", "{inputs}/readme.txt", "--dry-run"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_a_dry_run_that_checks_a_pak_name_loads_nothing_of_the_writing_side(
+    tiny: dict[str, str], command: list[str]
+) -> None:
+    # The PAK's registry row names its rule for new names: no writer is made to check them.
+    code, loaded = gamepak_modules_after(*(word.format(**tiny) for word in command))
+    assert code == 0 and "gamepak.ops.edit" in loaded
+    assert [module for module in (*WRITING_SIDE, "gamepak.core.snapshot") if module in loaded] == []
+
+
+def _outcome(check: object, name: str) -> tuple[type, str] | None:
+    try:
+        check(name)  # type: ignore[operator]
+    except gamepak.GamepakError as error:
+        return type(error), str(error)
+    return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.one_of(st.text(max_size=70), st.text(alphabet="ab/.\\:\0é", max_size=60)), nested=st.booleans())
+@example(name="x" * 55, nested=False)
+@example(name="x" * 56, nested=False)
+@example(name="é" * 28, nested=False)
+@example(name="", nested=False)
+@example(name="../up", nested=False)
+def test_an_editor_refuses_a_name_by_the_name_rule_as_the_writer_does(
+    tiny: dict[str, str], name: str, nested: bool
+) -> None:
+    from gamepak.core.registry import FORMATS
+
+    name = "docs/" + name if nested else name
+    assert [spec.name for spec in FORMATS if spec.name_rule is not None] == ["pak"]
+    pack = gamepak.edit(tiny["other"])
+    try:
+        edit = pack._root
+        light = _outcome(edit.check_name, name)  # the row's name rule: no writer made
+        assert edit._checker is None and edit.flat_names is False
+        writer = _outcome(edit.checker.check_name, name)
+        assert edit._checker is not None and edit.flat_names is edit.checker.flat_names
+        assert light == writer
+        assert _outcome(edit.check_name, name) == writer  # once made, the writer checks
+    finally:
+        pack.abort()
 
 
 def test_an_editor_refuses_the_callers_writer_options_at_once(tiny: dict[str, str]) -> None:

@@ -74,6 +74,24 @@ def safe_parts(name: str) -> list[str]:
     return parts
 
 
+def refuse_name(name: object, format_name: str, flat: bool) -> None:
+    """Refuse a name any writer refuses (not a string, empty, NUL, '..' parts, absolute,
+    backslash; '/' where the format's names are `flat`): the part of
+    `ArchiveWriter.check_name` every format shares, here so an editor can check a name
+    without making a writer."""
+    from ..errors import FormatLimitError, GamepakError
+
+    if not isinstance(name, str):
+        raise GamepakError(f"member name {name!r} is not a string")
+    if not name or "\0" in name:
+        raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+    reason = unsafe_name_reason(name)
+    if reason is not None:
+        raise UnsafePathError(name, reason)
+    if flat and "/" in name:
+        raise FormatLimitError(f"member name {name!r}: {format_name} names hold no folders ('/')")
+
+
 def unsafe_name_reason(name: str) -> str | None:
     """Why a writer refuses to store `name` (it would leave the folder it is extracted to, or
     means different paths on different systems), or None when the name is fine."""

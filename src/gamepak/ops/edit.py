@@ -23,6 +23,7 @@ import os
 from ..core.archive import Archive, PendingMember
 from ..core.portable import file_identity
 from ..core.registry import get_format
+from ..core.stored_names import refuse_name
 from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
 
 TYPE_CHECKING = False
@@ -222,8 +223,23 @@ class _PackEdit:
         return member._open()
 
     # -- changes -----------------------------------------------------------------------------
+    def check_name(self, name: str) -> None:
+        """Refuse a name the format cannot store, as its writer's `check_name` would: with the
+        format's `name_rule` where it has one (no writer made), else with the checker."""
+        rule = self.spec.name_rule
+        if rule is None or self._checker is not None:
+            self.checker.check_name(name)
+            return
+        refuse_name(name, self.spec.name, flat=False)  # a format with a name rule holds folders
+        getattr(self.spec.load(), rule)(name)
+
+    @property
+    def flat_names(self) -> bool:
+        """Whether the format's names hold no folders (formats with a `name_rule` hold them)."""
+        return False if self.spec.name_rule is not None and self._checker is None else self.checker.flat_names
+
     def _new_member(self, name: str, data_or_path: Any) -> PendingMember:
-        self.checker.check_name(name)
+        self.check_name(name)
         if isinstance(data_or_path, (bytes, bytearray, memoryview)):
             data = bytes(data_or_path)
             return PendingMember(name, data, None, len(data))
@@ -248,7 +264,7 @@ class _PackEdit:
         extraction could not take out again is not stored."""
         from ..core.names import check_new_name
 
-        check_new_name(name, flat=self.checker.flat_names)
+        check_new_name(name, flat=self.flat_names)
 
     def append(self, name: str, data_or_path: Any, position: int | None = None) -> int:
         index = len(self.members) if position is None else max(0, min(position, len(self.members)))
@@ -269,7 +285,7 @@ class _PackEdit:
 
     def rename_at(self, index: int, new_name: str) -> None:
         self._check_new_name(new_name)
-        self.checker.check_name(new_name)
+        self.check_name(new_name)
         member = self.members[index]
         member.name = new_name
         self.changed = True
