@@ -466,6 +466,7 @@ def test_a_dry_run_that_checks_a_pak_name_loads_nothing_of_the_writing_side(
     code, loaded = gamepak_modules_after(*(word.format(**tiny) for word in command))
     assert code == 0 and "gamepak.ops.edit" in loaded
     assert [module for module in (*WRITING_SIDE, "gamepak.core.snapshot") if module in loaded] == []
+    assert "gamepak.core.names" not in loaded  # the rule of new names is in stored_names
 
 
 def _outcome(check: object, name: str) -> tuple[type, str] | None:
@@ -726,7 +727,7 @@ def test_reading_names_loads_no_module_of_the_new_name_rules(tiny: dict[str, str
 def test_the_name_rules_are_one_function_under_both_modules() -> None:
     from gamepak.core import names, stored_names
 
-    for name in ("NAME_MAX", "member_matches", "safe_parts"):
+    for name in ("NAME_MAX", "member_matches", "safe_parts", "check_new_name"):
         assert getattr(names, name) is getattr(stored_names, name)
 
 

@@ -1,62 +1,18 @@
 """Member-name rules shared by every layer: which path components a stored name stands for on
-disk, and which names can never be written safely. Extraction, create's manifests, editing,
-mounting and the catalog all ask here, so one name means one path everywhere."""
+disk, which names can never be written safely, and what a Windows (or case-insensitive) file
+system can hold. Extraction, create's manifests, editing, mounting and the catalog all ask
+here (or in `stored_names`, for the rules re-exported below), so one name means one path
+everywhere."""
 
 from __future__ import annotations
 
-import os
-
 from ..errors import UnsafePathError
 
-# The rules every read of a name meets (`safe_parts`, `member_matches`, NAME_MAX) live in
-# `stored_names`, which every command that opens a pack has loaded already: importing this
-# module for them was 0.6 M instructions of `verify`, `rm` and `compact`. Known here too.
-from .stored_names import NAME_MAX, member_matches, safe_parts  # noqa: F401
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-
-def check_new_name(
-    name: object,
-    taken: Iterable[str] = (),
-    *,
-    flat: bool = False,
-    ignore_case: bool = False,
-    max_bytes: int = NAME_MAX,
-) -> str:
-    """The rule every writer of names applies (`add`, `texture add --name`, patch members), so
-    nothing is stored that extraction would refuse to take out again: a non-empty string
-    without NUL or backslash, that `safe_parts` (extraction's rule) takes: not absolute, no
-    drive letter, no '..' part, a file part; no trailing '/'; each part at most `max_bytes`
-    bytes on disk (NAME_MAX, the file systems' limit; less where export adds a suffix); no '/'
-    at all where names are `flat`; not one of `taken`, nor (`ignore_case`, where the game
-    ignores case) the same as one ignoring case. Returns `name`; UnsafePathError says why."""
-    if not isinstance(name, str):
-        raise UnsafePathError(repr(name), "a name must be text")
-    if not name:
-        raise UnsafePathError(name, "empty name")
-    if "\0" in name:
-        raise UnsafePathError(name, "NUL byte in name")
-    if "\\" in name:
-        raise UnsafePathError(name, "backslash in name (use '/' between folders)")
-    parts = safe_parts(name)  # absolute paths, drive letters, '..', names too long to encode
-    if flat and "/" in name:
-        raise UnsafePathError(name, "a '/' in a name that holds no folders")
-    if name.endswith("/"):
-        raise UnsafePathError(name, "a trailing '/' names a folder, not a file")
-    for part in parts:
-        length = len(part) if part.isascii() else len(os.fsencode(part))
-        if length > max_bytes:
-            raise UnsafePathError(name, f"the path part {part[:24]!r}... is {length} bytes; at most {max_bytes}")
-    for other in taken:
-        if other == name:
-            raise UnsafePathError(name, "the name is taken")
-        if ignore_case and other.lower() == name.lower():
-            raise UnsafePathError(name, f"differs only in case from {other!r}, and the game ignores case")
-    return name
-
+# The rules every read of a name meets (`safe_parts`, `member_matches`, NAME_MAX) and the rule
+# of new names (`check_new_name`) live in `stored_names`, which every command that opens a pack
+# has loaded already: importing this module for them was 0.6 M instructions of `verify`, `rm`,
+# `compact`, `add` and `mv`. Known here too.
+from .stored_names import NAME_MAX, check_new_name, member_matches, safe_parts  # noqa: F401
 
 # --- What a Windows (or case-insensitive) file system can hold ------------------------------
 # Extraction applies these rules on Windows and macOS by itself, and anywhere when asked

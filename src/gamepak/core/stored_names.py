@@ -74,6 +74,46 @@ def safe_parts(name: str) -> list[str]:
     return parts
 
 
+def check_new_name(
+    name: object,
+    taken: Iterable[str] = (),
+    *,
+    flat: bool = False,
+    ignore_case: bool = False,
+    max_bytes: int = NAME_MAX,
+) -> str:
+    """The rule every writer of names applies (`add`, `texture add --name`, patch members), so
+    nothing is stored that extraction would refuse to take out again: a non-empty string
+    without NUL or backslash, that `safe_parts` (extraction's rule) takes: not absolute, no
+    drive letter, no '..' part, a file part; no trailing '/'; each part at most `max_bytes`
+    bytes on disk (NAME_MAX, the file systems' limit; less where export adds a suffix); no '/'
+    at all where names are `flat`; not one of `taken`, nor (`ignore_case`, where the game
+    ignores case) the same as one ignoring case. Returns `name`; UnsafePathError says why."""
+    if not isinstance(name, str):
+        raise UnsafePathError(repr(name), "a name must be text")
+    if not name:
+        raise UnsafePathError(name, "empty name")
+    if "\0" in name:
+        raise UnsafePathError(name, "NUL byte in name")
+    if "\\" in name:
+        raise UnsafePathError(name, "backslash in name (use '/' between folders)")
+    parts = safe_parts(name)  # absolute paths, drive letters, '..', names too long to encode
+    if flat and "/" in name:
+        raise UnsafePathError(name, "a '/' in a name that holds no folders")
+    if name.endswith("/"):
+        raise UnsafePathError(name, "a trailing '/' names a folder, not a file")
+    for part in parts:
+        length = len(part) if part.isascii() else len(os.fsencode(part))
+        if length > max_bytes:
+            raise UnsafePathError(name, f"the path part {part[:24]!r}... is {length} bytes; at most {max_bytes}")
+    for other in taken:
+        if other == name:
+            raise UnsafePathError(name, "the name is taken")
+        if ignore_case and other.lower() == name.lower():
+            raise UnsafePathError(name, f"differs only in case from {other!r}, and the game ignores case")
+    return name
+
+
 def refuse_name(name: object, format_name: str, flat: bool) -> None:
     """Refuse a name any writer refuses (not a string, empty, NUL, '..' parts, absolute,
     backslash; '/' where the format's names are `flat`): the part of

@@ -23,7 +23,7 @@ import os
 from ..core.archive import Archive, PendingMember
 from ..core.portable import file_identity
 from ..core.registry import get_format
-from ..core.stored_names import refuse_name
+from ..core.stored_names import check_new_name, refuse_name
 from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
 
 TYPE_CHECKING = False
@@ -260,10 +260,8 @@ class _PackEdit:
         self.changed = True
 
     def _check_new_name(self, name: str) -> None:
-        """The rule every writer of names applies (`core.names.check_new_name`): a name that
+        """The rule every writer of names applies (`core.stored_names.check_new_name`): a name that
         extraction could not take out again is not stored."""
-        from ..core.names import check_new_name
-
         check_new_name(name, flat=self.flat_names)
 
     def append(self, name: str, data_or_path: Any, position: int | None = None) -> int:
