@@ -224,19 +224,12 @@ class _PackEdit:
 
     # -- changes -----------------------------------------------------------------------------
     def check_name(self, name: str) -> None:
-        """Refuse a name the format cannot store, as its writer's `check_name` would: with the
-        format's `name_rule` where it has one (no writer made), else with the checker."""
-        rule = self.spec.name_rule
-        if rule is None or self._checker is not None:
-            self.checker.check_name(name)
-            return
-        refuse_name(name, self.spec.name, flat=False)  # a format with a name rule holds folders
-        getattr(self.spec.load(), rule)(name)
-
-    @property
-    def flat_names(self) -> bool:
-        """Whether the format's names hold no folders (formats with a `name_rule` hold them)."""
-        return False if self.spec.name_rule is not None and self._checker is None else self.checker.flat_names
+        """Refuse a name the format cannot store, as its writer would: by the format's
+        `name_rule` where it has one (its names hold folders), without making a writer."""
+        if self.spec.name_rule is None:
+            return self.checker.check_name(name)
+        refuse_name(name, self.spec.name, flat=False)
+        getattr(self.spec.load(), self.spec.name_rule)(name)
 
     def _new_member(self, name: str, data_or_path: Any) -> PendingMember:
         self.check_name(name)
@@ -262,7 +255,7 @@ class _PackEdit:
     def _check_new_name(self, name: str) -> None:
         """The rule every writer of names applies (`core.stored_names.check_new_name`): a name that
         extraction could not take out again is not stored."""
-        check_new_name(name, flat=self.flat_names)
+        check_new_name(name, flat=self.spec.name_rule is None and self.checker.flat_names)
 
     def append(self, name: str, data_or_path: Any, position: int | None = None) -> int:
         index = len(self.members) if position is None else max(0, min(position, len(self.members)))
