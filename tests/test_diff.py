@@ -187,3 +187,54 @@ def test_a_small_equal_diff_does_not_load_hashlib(tmp_path: Path) -> None:
     probe = "import sys, gamepak; assert gamepak.diff(sys.argv[1], sys.argv[2]).equal; print('hashlib' in sys.modules)"
     output = subprocess.run([sys.executable, "-c", probe, str(a), str(b)], capture_output=True, text=True, check=True)
     assert output.stdout.strip() == "False"
+
+
+@given(
+    contents=st.lists(st.binary(max_size=40), min_size=1, max_size=10),
+    flips=st.lists(st.booleans(), min_size=10, max_size=10),
+    batch_bytes=st.integers(0, 64),
+)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_members_compared_in_batches_find_what_hashing_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, contents: list[bytes], flips: list[bool], batch_bytes: int
+) -> None:
+    # Plain ranges are read a batch of up to BATCH_BYTES at a time per side (any size: one
+    # member over it is streamed); what differs is what sha256 says differs.
+    import hashlib
+    import shutil
+
+    from gamepak.ops import diff as diff_module
+
+    monkeypatch.setattr(diff_module, "BATCH_BYTES", batch_bytes)
+    members = [(f"m{index}.bin", data) for index, data in enumerate(contents)]
+    changed = [
+        (name, data[:-1] + bytes([data[-1] ^ 1]) if data and flip else data)
+        for (name, data), flip in zip(members, flips)
+    ]
+    a = make(tmp_path / "a.pak", members, overwrite=True)
+    b = make(tmp_path / "b.pak", changed, overwrite=True)
+    seen: list[str] = []
+    result = gamepak.diff(a, b, progress=seen.append)
+    expected = [
+        name
+        for (name, old), (_, new) in zip(members, changed)
+        if hashlib.sha256(old).digest() != hashlib.sha256(new).digest()
+    ]
+    assert [change["name"] for change in result.changed] == expected
+    assert sorted(seen) == sorted([name for name, _ in members] + expected * 2)  # once each; hashed: per side
+    folder = tmp_path / "folder"
+    shutil.rmtree(folder, ignore_errors=True)  # tmp_path is shared by the examples
+    with gamepak.open(b) as pack:
+        pack.extractall(folder)
+    assert [change["name"] for change in gamepak.diff(a, folder).changed] == expected
+
+
+def test_plain_members_are_compared_without_a_stream_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gamepak.core.archive import Archive
+
+    opened: list[str] = []
+    plain_open = Archive.open
+    monkeypatch.setattr(Archive, "open", lambda self, member: opened.append(str(member)) or plain_open(self, member))
+    a = make(tmp_path / "a.pak", BASE)
+    b = make(tmp_path / "b.pak", BASE)
+    assert gamepak.diff(a, b).equal and opened == []

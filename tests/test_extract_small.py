@@ -294,3 +294,26 @@ def test_each_thread_keeps_one_span_buffer_from_batch_to_batch(tmp_path: Path) -
     assert {f"d{index % 3}/m{index}": (out / f"d{index % 3}" / f"m{index}").read_bytes() for index in range(400)} == (
         _expected(layout, blob)
     )
+
+
+def test_the_span_buffer_grows_only_as_far_as_the_spans_need(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A tiny extraction zeroes a few kilobytes, not the megabyte; spans past it still come whole.
+    sizes: list[int] = []
+    made = copier.Copier._span_buffer
+
+    def recording(self: copier.Copier, length: int) -> memoryview:
+        view = made(self, length)
+        sizes.append(len(view))
+        return view
+
+    monkeypatch.setattr(copier.Copier, "_span_buffer", recording)
+    blob = random.Random(7).randbytes(20 * 100)
+    assert _extracted(tmp_path, _pak([(index * 100, 100) for index in range(20)], blob), "tiny") == {
+        f"d{index % 3}/m{index}": blob[index * 100 : index * 100 + 100] for index in range(20)
+    }
+    assert 0 < max(sizes) <= 2000
+    sizes.clear()
+    big = random.Random(8).randbytes(200 * 8000)
+    layout = [(index * 8000, 8000) for index in range(200)]  # spans of up to a megabyte
+    assert _extracted(tmp_path, _pak(layout, big), "big") == _expected(layout, big)
+    assert 1 << 19 < max(sizes) <= copier._SPAN

@@ -442,9 +442,64 @@ def test_a_dry_run_that_checks_no_name_loads_nothing_of_the_writing_side(
     code, loaded = gamepak_modules_after(*(word.format(**tiny) for word in command))
     assert code == 0 and "gamepak.ops.edit" in loaded
     assert [module for module in (*WRITING_SIDE, "gamepak.core.snapshot") if module in loaded] == []
-    # a name to check (add, mv) makes the writer that checks it: the probe sees it
-    code, loaded = gamepak_modules_after("mv", tiny["other"], "docs/page1.txt", "docs/moved.txt", "--dry-run")
+    # a name to check in a format without a `name_rule` (JoePack: its rule depends on an option)
+    # makes the writer that checks it: the probe sees it
+    joepack = tiny["folder"] + "/names.jpk"
+    with gamepak.create(joepack, overwrite=True) as writer:
+        writer.add("docs/page1.txt", b"text")
+    code, loaded = gamepak_modules_after("mv", joepack, "docs/page1.txt", "docs/moved.txt", "--dry-run")
     assert code == 0 and "gamepak.core.writer" in loaded
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["mv", "{other}", "docs/page1.txt", "docs/moved.txt", "--dry-run"],
+        ["add", "{other}", "{inputs}/readme.txt", "--dry-run"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_a_dry_run_that_checks_a_pak_name_loads_nothing_of_the_writing_side(
+    tiny: dict[str, str], command: list[str]
+) -> None:
+    # The PAK's registry row names its rule for new names: no writer is made to check them.
+    code, loaded = gamepak_modules_after(*(word.format(**tiny) for word in command))
+    assert code == 0 and "gamepak.ops.edit" in loaded
+    assert [module for module in (*WRITING_SIDE, "gamepak.core.snapshot") if module in loaded] == []
+    assert "gamepak.core.names" not in loaded  # the rule of new names is in stored_names
+
+
+def _outcome(check: object, name: str) -> tuple[type, str] | None:
+    try:
+        check(name)  # type: ignore[operator]
+    except gamepak.GamepakError as error:
+        return type(error), str(error)
+    return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.one_of(st.text(max_size=70), st.text(alphabet="ab/.\\:\0é", max_size=60)), nested=st.booleans())
+@example(name="x" * 55, nested=False)
+@example(name="x" * 56, nested=False)
+@example(name="é" * 28, nested=False)
+@example(name="", nested=False)
+@example(name="../up", nested=False)
+def test_an_editor_refuses_a_name_by_the_name_rule_as_the_writer_does(
+    tiny: dict[str, str], name: str, nested: bool
+) -> None:
+    from gamepak.core.registry import FORMATS
+
+    name = "docs/" + name if nested else name
+    assert [spec.name for spec in FORMATS if spec.name_rule is not None] == ["pak"]
+    pack = gamepak.edit(tiny["other"])
+    try:
+        edit = pack._root
+        light = _outcome(edit.check_name, name)  # the row's name rule: no writer made
+        assert edit._checker is None
+        assert _outcome(edit.checker.check_name, name) == light
+        assert edit.checker.flat_names is False  # a format with a name rule holds folders
+    finally:
+        pack.abort()
 
 
 def test_an_editor_refuses_the_callers_writer_options_at_once(tiny: dict[str, str]) -> None:
@@ -630,3 +685,55 @@ def test_extracting_members_by_plain_names_compiles_no_pattern(tiny: dict[str, s
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     assert result.stdout.splitlines()[-1] == "False"
     assert sorted(path.name for path in Path(out, "docs").iterdir()) == ["page1.txt", "page2.txt"]
+
+
+# -- the directories of PAKs and JoePacks are read without the `array` module ------------------------
+@pytest.mark.parametrize(
+    "command",
+    [["ls", "{small}"], ["verify", "{small}"], ["diff", "{small}", "{other}"], ["rm", "{other}", "x", "--dry-run"]],
+    ids=lambda command: command[0],
+)
+def test_reading_a_pak_directory_imports_no_array_module(tiny: dict[str, str], command: list[str]) -> None:
+    probe = PROBE.replace(f"m for m in {HEAVY!r} if m in sys.modules", "m for m in ('array',) if m in sys.modules")
+    arguments = [word.format(**tiny) for word in command]
+    result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, check=False)
+    assert result.stderr.splitlines()[-1] == "heavy: "
+
+
+@settings(max_examples=50, deadline=None)
+@given(words=st.lists(st.integers(0, 2**32 - 1), max_size=40))
+def test_the_uint32_view_reads_as_the_array_does(words: list[int]) -> None:
+    import struct
+
+    from gamepak.core.stored_names import _uint32_view, uint32_array
+
+    raw = struct.pack(f"<{len(words)}I", *words)
+    assert list(_uint32_view(raw)) == uint32_array(raw).tolist() == words
+
+
+# -- the name rules every read meets are in `stored_names`: no `core.names` for verify, rm, compact --
+@pytest.mark.parametrize(
+    "command",
+    [["verify", "{small}"], ["rm", "{other}", "docs/page1.txt", "--dry-run"], ["compact", "{other}", "--dry-run"]],
+    ids=lambda command: command[0],
+)
+def test_reading_names_loads_no_module_of_the_new_name_rules(tiny: dict[str, str], command: list[str]) -> None:
+    code, loaded = gamepak_modules_after(*(word.format(**tiny) for word in command))
+    assert code == 0 and "gamepak.core.stored_names" in loaded and "gamepak.core.names" not in loaded
+
+
+def test_the_name_rules_are_one_function_under_both_modules() -> None:
+    from gamepak.core import names, stored_names
+
+    for name in ("NAME_MAX", "member_matches", "safe_parts", "check_new_name"):
+        assert getattr(names, name) is getattr(stored_names, name)
+
+
+def test_extract_on_linux_loads_the_windows_name_rules_only_when_asked(tiny: dict[str, str]) -> None:
+    if sys.platform.startswith(("win", "darwin")):
+        pytest.skip("there, extraction checks Windows names by default")
+    code, loaded = gamepak_modules_after("extract", tiny["small"], "-o", tiny["folder"] + "/no-windows-names")
+    assert code == 0 and "gamepak.ops.safe_tree" in loaded and "gamepak.core.names" not in loaded
+    out = tiny["folder"] + "/windows-names"
+    code, loaded = gamepak_modules_after("extract", tiny["small"], "-o", out, "--windows-names")
+    assert code == 0 and "gamepak.core.names" in loaded  # the probe sees them where they are used

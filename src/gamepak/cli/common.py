@@ -480,7 +480,7 @@ def select_members(archive: Any, patterns: list[str] | tuple[str, ...]) -> Itera
     if not patterns:
         yield archive, archive.infolist(), ""
         return
-    from ..core.names import member_matches
+    from ..core.stored_names import member_matches
 
     entries = archive.infolist()
     for pattern in patterns:

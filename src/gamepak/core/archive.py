@@ -223,7 +223,7 @@ class Archive:
     def extracted_path(self, entry: Entry) -> str | None:
         """The path `extract` writes `entry` under, '/'-separated (`maps/x` for a PAK's
         `./maps/x`, `0.png` for a J2ME member `0`); None for a name extraction refuses."""
-        from .names import safe_parts
+        from .stored_names import safe_parts
 
         try:
             return "/".join(safe_parts(self.extraction_name(entry)))
@@ -362,7 +362,7 @@ class Archive:
             problems = self._check()
         except GamepakError as exc:
             return [Problem(str(exc), offset=getattr(exc, "offset", None), member=getattr(exc, "member", None))]
-        from .names import safe_parts
+        from .stored_names import safe_parts
 
         for entry in self.infolist():
             try:

@@ -17,7 +17,7 @@ import itertools
 import os
 
 from ..errors import GamepakError, OutputExistsError
-from .names import NAME_MAX
+from .stored_names import NAME_MAX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

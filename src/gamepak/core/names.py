@@ -1,104 +1,18 @@
 """Member-name rules shared by every layer: which path components a stored name stands for on
-disk, and which names can never be written safely. Extraction, create's manifests, editing,
-mounting and the catalog all ask here, so one name means one path everywhere."""
+disk, which names can never be written safely, and what a Windows (or case-insensitive) file
+system can hold. Extraction, create's manifests, editing, mounting and the catalog all ask
+here (or in `stored_names`, for the rules re-exported below), so one name means one path
+everywhere."""
 
 from __future__ import annotations
 
-import os
-
 from ..errors import UnsafePathError
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-# The longest file name (in bytes) that Linux, macOS and Windows file systems accept.
-NAME_MAX = 255
-
-
-def member_matches(name: str, pattern: str) -> bool:
-    """Whether a member name matches a glob (`extract`'s and `rm`'s patterns); a leading './'
-    (common in PAKs) is optional on either side, so 'maps/*' matches './maps/e1m1.bsp'."""
-    bare_name, bare_pattern = name.removeprefix("./"), pattern.removeprefix("./")
-    if not ("*" in pattern or "?" in pattern or "[" in pattern):
-        # A plain name matches only itself (fnmatch's answer), without compiling a regular
-        # expression for it (a third of a million instructions per name given).
-        return name == pattern or bare_name == bare_pattern
-    import fnmatch  # imports `re`: only when patterns are given
-
-    if fnmatch.fnmatchcase(name, pattern):
-        return True
-    return (bare_name, bare_pattern) != (name, pattern) and fnmatch.fnmatchcase(bare_name, bare_pattern)
-
-
-def safe_parts(name: str) -> list[str]:
-    """The path components a member name stands for, or `UnsafePathError`."""
-    if not name:
-        raise UnsafePathError(name, "empty name")
-    if "\0" in name:
-        raise UnsafePathError(name, "NUL byte in name")
-    if name[0] in "/\\":
-        raise UnsafePathError(name, "absolute path")
-    if name[1:2] == ":" and name[0].isascii() and name[0].isalpha():
-        raise UnsafePathError(name, "drive letter")
-    parts = [part for part in name.replace("\\", "/").split("/") if part not in ("", ".")]
-    if ".." in parts:
-        raise UnsafePathError(name, "'..' would leave the destination")
-    if not parts:
-        raise UnsafePathError(name, "name has no file part")
-    for part in parts:
-        if part.isascii() and len(part) <= NAME_MAX:  # most names: one byte per character
-            continue
-        try:
-            length = len(os.fsencode(part))
-        except UnicodeError:
-            raise UnsafePathError(name, "the name cannot be encoded for this file system") from None
-        if length > NAME_MAX:
-            raise UnsafePathError(
-                name, f"the path part {part[:24]!r}... is {length} bytes; file systems allow {NAME_MAX}"
-            )
-    return parts
-
-
-def check_new_name(
-    name: object,
-    taken: Iterable[str] = (),
-    *,
-    flat: bool = False,
-    ignore_case: bool = False,
-    max_bytes: int = NAME_MAX,
-) -> str:
-    """The rule every writer of names applies (`add`, `texture add --name`, patch members), so
-    nothing is stored that extraction would refuse to take out again: a non-empty string
-    without NUL or backslash, that `safe_parts` (extraction's rule) takes: not absolute, no
-    drive letter, no '..' part, a file part; no trailing '/'; each part at most `max_bytes`
-    bytes on disk (NAME_MAX, the file systems' limit; less where export adds a suffix); no '/'
-    at all where names are `flat`; not one of `taken`, nor (`ignore_case`, where the game
-    ignores case) the same as one ignoring case. Returns `name`; UnsafePathError says why."""
-    if not isinstance(name, str):
-        raise UnsafePathError(repr(name), "a name must be text")
-    if not name:
-        raise UnsafePathError(name, "empty name")
-    if "\0" in name:
-        raise UnsafePathError(name, "NUL byte in name")
-    if "\\" in name:
-        raise UnsafePathError(name, "backslash in name (use '/' between folders)")
-    parts = safe_parts(name)  # absolute paths, drive letters, '..', names too long to encode
-    if flat and "/" in name:
-        raise UnsafePathError(name, "a '/' in a name that holds no folders")
-    if name.endswith("/"):
-        raise UnsafePathError(name, "a trailing '/' names a folder, not a file")
-    for part in parts:
-        length = len(part) if part.isascii() else len(os.fsencode(part))
-        if length > max_bytes:
-            raise UnsafePathError(name, f"the path part {part[:24]!r}... is {length} bytes; at most {max_bytes}")
-    for other in taken:
-        if other == name:
-            raise UnsafePathError(name, "the name is taken")
-        if ignore_case and other.lower() == name.lower():
-            raise UnsafePathError(name, f"differs only in case from {other!r}, and the game ignores case")
-    return name
-
+# The rules every read of a name meets (`safe_parts`, `member_matches`, NAME_MAX) and the rule
+# of new names (`check_new_name`) live in `stored_names`, which every command that opens a pack
+# has loaded already: importing this module for them was 0.6 M instructions of `verify`, `rm`,
+# `compact`, `add` and `mv`. Known here too.
+from .stored_names import NAME_MAX, check_new_name, member_matches, safe_parts  # noqa: F401
 
 # --- What a Windows (or case-insensitive) file system can hold ------------------------------
 # Extraction applies these rules on Windows and macOS by itself, and anywhere when asked

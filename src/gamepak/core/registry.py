@@ -73,6 +73,11 @@ class FormatSpec:
     detection asks every format without a signature about every file.
     `kind`: "archive" opens with gamepak.open(); "model" is handled by gamepak.models; "table"
     opens with gamepak.open() as an archive without members (never taken for a nested pack).
+    `name_rule`: the module's function `(name)` that refuses what the format's writer refuses
+    in `_check_name`, for a format whose names hold folders and whose rule depends on no writer
+    option: an editor checks new names with it (and `core.stored_names.refuse_name`) without
+    making a writer (its modules, and the pack's layout options, were a twentieth of an
+    `add --dry-run`). None: names are checked by a writer.
     """
 
     __slots__ = (
@@ -85,6 +90,7 @@ class FormatSpec:
         "magic_required",
         "module",
         "name",
+        "name_rule",
         "reader",
         "sniff",
         "sniff_module",
@@ -107,6 +113,7 @@ class FormatSpec:
         magic: tuple[tuple[int, bytes], ...] = (),
         magic_required: bool = True,
         sniff_module: str | None = None,
+        name_rule: str | None = None,
     ) -> None:
         self.name = name
         self.description = description
@@ -121,6 +128,7 @@ class FormatSpec:
         self.magic = magic
         self.magic_required = magic_required
         self.sniff_module = sniff_module
+        self.name_rule = name_rule
 
     def __repr__(self) -> str:
         return f"<FormatSpec {self.name}>"
@@ -151,7 +159,14 @@ class FormatSpec:
 
 
 FORMATS: tuple[FormatSpec, ...] = (
-    FormatSpec("pak", "Quake / Quake II PAK", "gamepak.formats.quake_pak", (".pak",), magic=((0, b"PACK"),)),
+    FormatSpec(
+        "pak",
+        "Quake / Quake II PAK",
+        "gamepak.formats.quake_pak",
+        (".pak",),
+        magic=((0, b"PACK"),),
+        name_rule="check_name",
+    ),
     FormatSpec(
         "wad",
         "Quake WAD2 / Half-Life WAD3 texture archive",

@@ -1,21 +1,135 @@
 """Member names as archive directories store them: decoded from bytes (losslessly, whatever
-the bytes), encoded back, read lazily from fixed-size records, and the names a writer refuses.
-`core.archive` re-exports these for the format modules."""
+the bytes), encoded back, read lazily from fixed-size records, and the names a writer refuses;
+the path components a stored name stands for on disk (`safe_parts`, extraction's rule) and
+whether it matches a glob (`member_matches`). `core.archive` re-exports these for the format
+modules; `core.names` holds the rules of new names and of Windows paths."""
 
 from __future__ import annotations
 
+import os
 import struct
 import sys
-from array import array
 from itertools import repeat
 
+from ..errors import UnsafePathError
+
 # `typing` and `collections.abc` cost milliseconds at import; annotations are strings here.
+# `array` too: a shared library whose start also imports collections.abc (0.8 M instructions
+# of every command that reads a pack); the directories of PAKs and JoePacks are read as a
+# memoryview instead, and `uint32_array` imports it when called.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from array import array
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
     from .entry import Entry
+
+
+# The longest file name (in bytes) that Linux, macOS and Windows file systems accept.
+NAME_MAX = 255
+
+
+def member_matches(name: str, pattern: str) -> bool:
+    """Whether a member name matches a glob (`extract`'s and `rm`'s patterns); a leading './'
+    (common in PAKs) is optional on either side, so 'maps/*' matches './maps/e1m1.bsp'."""
+    bare_name, bare_pattern = name.removeprefix("./"), pattern.removeprefix("./")
+    if not ("*" in pattern or "?" in pattern or "[" in pattern):
+        # A plain name matches only itself (fnmatch's answer), without compiling a regular
+        # expression for it (a third of a million instructions per name given).
+        return name == pattern or bare_name == bare_pattern
+    import fnmatch  # imports `re`: only when patterns are given
+
+    if fnmatch.fnmatchcase(name, pattern):
+        return True
+    return (bare_name, bare_pattern) != (name, pattern) and fnmatch.fnmatchcase(bare_name, bare_pattern)
+
+
+def safe_parts(name: str) -> list[str]:
+    """The path components a member name stands for, or `UnsafePathError`."""
+    if not name:
+        raise UnsafePathError(name, "empty name")
+    if "\0" in name:
+        raise UnsafePathError(name, "NUL byte in name")
+    if name[0] in "/\\":
+        raise UnsafePathError(name, "absolute path")
+    if name[1:2] == ":" and name[0].isascii() and name[0].isalpha():
+        raise UnsafePathError(name, "drive letter")
+    parts = [part for part in name.replace("\\", "/").split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise UnsafePathError(name, "'..' would leave the destination")
+    if not parts:
+        raise UnsafePathError(name, "name has no file part")
+    for part in parts:
+        if part.isascii() and len(part) <= NAME_MAX:  # most names: one byte per character
+            continue
+        try:
+            length = len(os.fsencode(part))
+        except UnicodeError:
+            raise UnsafePathError(name, "the name cannot be encoded for this file system") from None
+        if length > NAME_MAX:
+            raise UnsafePathError(
+                name, f"the path part {part[:24]!r}... is {length} bytes; file systems allow {NAME_MAX}"
+            )
+    return parts
+
+
+def check_new_name(
+    name: object,
+    taken: Iterable[str] = (),
+    *,
+    flat: bool = False,
+    ignore_case: bool = False,
+    max_bytes: int = NAME_MAX,
+) -> str:
+    """The rule every writer of names applies (`add`, `texture add --name`, patch members), so
+    nothing is stored that extraction would refuse to take out again: a non-empty string
+    without NUL or backslash, that `safe_parts` (extraction's rule) takes: not absolute, no
+    drive letter, no '..' part, a file part; no trailing '/'; each part at most `max_bytes`
+    bytes on disk (NAME_MAX, the file systems' limit; less where export adds a suffix); no '/'
+    at all where names are `flat`; not one of `taken`, nor (`ignore_case`, where the game
+    ignores case) the same as one ignoring case. Returns `name`; UnsafePathError says why."""
+    if not isinstance(name, str):
+        raise UnsafePathError(repr(name), "a name must be text")
+    if not name:
+        raise UnsafePathError(name, "empty name")
+    if "\0" in name:
+        raise UnsafePathError(name, "NUL byte in name")
+    if "\\" in name:
+        raise UnsafePathError(name, "backslash in name (use '/' between folders)")
+    parts = safe_parts(name)  # absolute paths, drive letters, '..', names too long to encode
+    if flat and "/" in name:
+        raise UnsafePathError(name, "a '/' in a name that holds no folders")
+    if name.endswith("/"):
+        raise UnsafePathError(name, "a trailing '/' names a folder, not a file")
+    for part in parts:
+        length = len(part) if part.isascii() else len(os.fsencode(part))
+        if length > max_bytes:
+            raise UnsafePathError(name, f"the path part {part[:24]!r}... is {length} bytes; at most {max_bytes}")
+    for other in taken:
+        if other == name:
+            raise UnsafePathError(name, "the name is taken")
+        if ignore_case and other.lower() == name.lower():
+            raise UnsafePathError(name, f"differs only in case from {other!r}, and the game ignores case")
+    return name
+
+
+def refuse_name(name: object, format_name: str, flat: bool) -> None:
+    """Refuse a name any writer refuses (not a string, empty, NUL, '..' parts, absolute,
+    backslash; '/' where the format's names are `flat`): the part of
+    `ArchiveWriter.check_name` every format shares, here so an editor can check a name
+    without making a writer."""
+    from ..errors import FormatLimitError, GamepakError
+
+    if not isinstance(name, str):
+        raise GamepakError(f"member name {name!r} is not a string")
+    if not name or "\0" in name:
+        raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+    reason = unsafe_name_reason(name)
+    if reason is not None:
+        raise UnsafePathError(name, reason)
+    if flat and "/" in name:
+        raise FormatLimitError(f"member name {name!r}: {format_name} names hold no folders ('/')")
 
 
 def unsafe_name_reason(name: str) -> str | None:
@@ -131,10 +245,23 @@ def uint32_array(raw: bytes) -> array[int]:
     """`raw` read as little-endian unsigned 32-bit integers (its length a multiple of 4): one
     field of every fixed-size record is then a strided slice, `fields[k::stride]`, made at C
     speed instead of unpacking each record."""
+    from array import array
+
     fields = array("I" if array("I").itemsize == 4 else "L", raw)
     if sys.byteorder == "big":
         fields.byteswap()
     return fields
+
+
+def _uint32_view(raw: bytes) -> memoryview | array[int]:
+    """`raw` (its length a multiple of 4) as little-endian unsigned 32-bit integers, as
+    `uint32_array` reads it, but without a copy and without importing `array` where the machine's
+    own order is little-endian (a view of `raw`: for a result used at once, not one kept)."""
+    if sys.byteorder == "little":
+        view = memoryview(raw).cast("I")
+        if view.itemsize == 4:
+            return view
+    return uint32_array(raw)
 
 
 class FixedRecordNames:
@@ -159,7 +286,7 @@ class FixedRecordNames:
         stride, unaligned = divmod(self._record_size, 4)
         if unaligned or offset_at % 4 or size_at % 4:
             return None
-        fields = uint32_array(self._directory)
+        fields = _uint32_view(self._directory[: self._count * self._record_size])
         offsets, sizes = fields[offset_at // 4 :: stride], fields[size_at // 4 :: stride]
         return list(map(Entry, self._names, sizes, offsets, repeat(None), range(self._count)))
 

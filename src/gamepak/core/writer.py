@@ -15,10 +15,10 @@ from ..errors import (
     GamepakError,
     InvalidOptionError,
     OutputExistsError,
-    UnsafePathError,
 )
-from .archive import Archive, Entry, PendingMember, unsafe_name_reason
+from .archive import Archive, Entry, PendingMember
 from .portable import pread, pwrite
+from .stored_names import refuse_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -276,15 +276,7 @@ class ArchiveWriter:
     def check_name(self, name: str) -> None:
         """Refuse a name any writer refuses (empty, NUL, '..' parts, absolute, backslash; '/' in
         a flat format) or this format cannot store (`_check_name`), without queueing anything."""
-        if not isinstance(name, str):
-            raise GamepakError(f"member name {name!r} is not a string")
-        if not name or "\0" in name:
-            raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
-        reason = unsafe_name_reason(name)
-        if reason is not None:
-            raise UnsafePathError(name, reason)
-        if self.flat_names and "/" in name:
-            raise FormatLimitError(f"member name {name!r}: {self.format_name} names hold no folders ('/')")
+        refuse_name(name, self.format_name, self.flat_names)
         self._check_name(name)
 
     def close(self) -> None:

@@ -224,6 +224,20 @@ class Reader(FixedRecordNames, Archive):
         return table.edit(path, self, members)
 
 
+def check_name(name: str) -> None:
+    """Refuse a name a PAK cannot store (FormatLimitError): the writer's rule, here so that an
+    editor checks new names without making a writer (the registry row's `name_rule`)."""
+    raw = encode_name(name)
+    if len(raw) > MAX_NAME_BYTES:
+        from ..errors import FormatLimitError
+
+        raise FormatLimitError(f"member name {name!r} is {len(raw)} bytes; a PAK name holds at most {MAX_NAME_BYTES}")
+    if b"\0" in raw or not raw:
+        from ..errors import FormatLimitError
+
+        raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+
+
 def _make_writer() -> type[ArchiveWriter]:
     """The PAK writer's class, made when something writes (`made_on_first_use`): reading a PAK
     imports nothing of the writing side."""
@@ -240,13 +254,7 @@ def _make_writer() -> type[ArchiveWriter]:
         option_validators = {"align": whole_number(1, 1 << 20), "directory": one_of("end", "start")}
 
         def _check_name(self, name: str) -> None:
-            raw = encode_name(name)
-            if len(raw) > MAX_NAME_BYTES:
-                raise FormatLimitError(
-                    f"member name {name!r} is {len(raw)} bytes; a PAK name holds at most {MAX_NAME_BYTES}"
-                )
-            if b"\0" in raw or not raw:
-                raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+            check_name(name)
 
         def _write(self, out: Output, members: list[PendingMember]) -> None:
             if len(members) > QUAKE_MEMBER_LIMIT:

@@ -108,7 +108,7 @@ class Copier:
         # Small members lying one after another are read together into one reused buffer:
         # one read for many files, and no fresh memory per file.
         spans = fd_source is not None and hasattr(os, "preadv") and len(jobs) > 1
-        view = self._span_buffer() if spans else None
+        view = self._span_buffer(0) if spans else None
         span_start = span_end = 0  # the archive bytes the buffer holds
         position = -1
         try:
@@ -121,6 +121,8 @@ class Copier:
                     elif view is not None and size <= _SPAN_MEMBER:
                         if start < span_start or start + size > span_end:
                             length = _span_length(jobs, number)
+                            if length > len(view):
+                                view = self._span_buffer(length)
                             span_start, span_end = start, start + os.preadv(source_fd, [view[:length]], start)
                         if start + size <= span_end:
                             piece = view[start - span_start : start - span_start + size]
@@ -149,15 +151,19 @@ class Copier:
         except OSError as exc:
             raise self._write_error(exc, position) from exc
 
-    def _span_buffer(self) -> memoryview:
+    def _span_buffer(self, length: int) -> memoryview:
         """This thread's reusable buffer for spans of small members (threads may run jobs of
-        one copier at once; a forked worker has its own copy of the memory)."""
+        one copier at once; a forked worker has its own copy of the memory), at least `length`
+        bytes (at most _SPAN). Grown as spans need it, at least doubling: a small extraction
+        zeroes and faults in a few kilobytes, not the whole megabyte (`gamepak extract` of 20
+        members of 100 bytes: 81.5 -> 80.5 M instructions)."""
         from _thread import get_ident  # `threading` itself is not imported by an extraction
 
         thread = get_ident()
         view = self._buffers.get(thread)
-        if view is None:
-            view = self._buffers[thread] = memoryview(bytearray(_SPAN))
+        if view is None or len(view) < length:
+            size = min(_SPAN, max(length, 2 * len(view) if view is not None else 0))
+            view = self._buffers[thread] = memoryview(bytearray(size))
         return view
 
     def _read_rest(self, data: bytes, offset: int, size: int, position: int) -> bytes:

@@ -19,12 +19,16 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from ..core.archive import Archive
+    from ..core.archive import Archive, Entry
 
 
 # Bytes to read, both sides together, above which hashing each side on its own thread pays for
 # importing threads and hashlib.
 THREADS_PAY_OFF = 8 << 20
+# Members compared byte for byte that a pack stores as plain ranges are read up to this many
+# bytes at a time per side, with one read of the span they cover (`Archive.read_many`), not a
+# stream each (`gamepak diff` of two equal 20-member PAKs: 81.6 -> 81.1 M instructions).
+BATCH_BYTES = 1 << 20
 
 
 class DiffResult:
@@ -90,6 +94,8 @@ class _Side:
         self.header: dict[str, Any] = {}
         self.sizes: dict[str, int] = {}
         self._openers: dict[str, Callable[[], Any]] = {}
+        # A pack's member: the archive and entry it comes from (a folder's files: none).
+        self.members: dict[str, tuple[Archive, Entry]] = {}
         self._hashes: dict[str, str] = {}
         self.closers: list[Callable[[], object]] = []
         # Called with each member's name once its bytes were read (the CLI's progress line).
@@ -165,6 +171,7 @@ def _add_members(side: _Side, archive: Archive, prefix: str, recursive: bool, as
                 continue
         side.sizes[name] = entry.size
         side._openers[name] = lambda archive=archive, entry=entry: archive.open(entry)  # type: ignore[misc]
+        side.members[name] = (archive, entry)
 
 
 def _add_nested_file(side: _Side, name: str, file_path: str) -> bool:
@@ -257,13 +264,61 @@ def _same_bytes(side_a: _Side, side_b: _Side, name: str) -> bool:
     return False
 
 
+def _plain_member(side: _Side, name: str) -> tuple[Archive, Entry] | None:
+    """(archive, entry) of a member its pack stores as a plain range of bytes, else None."""
+    member = side.members.get(name)
+    if member is None or member[0]._raw_range(member[1]) is None:
+        return None
+    return member
+
+
+def _equal_by_bytes(side_a: _Side, side_b: _Side, names: list[str]) -> set[str]:
+    """The members of `names` (sizes equal on both sides) that hold the same bytes on both
+    sides: those stored as plain ranges on both sides read in batches of up to BATCH_BYTES per
+    side (each batch of one pack per side), the others compared stream against stream."""
+    equal: set[str] = set()
+    batch: list[str] = []
+    batch_bytes = 0
+    packs: tuple[Archive, Archive] | None = None
+
+    def compare_batch() -> None:
+        if not batch:
+            return
+        assert packs is not None
+        data_a = packs[0].read_many([side_a.members[name][1] for name in batch])
+        data_b = packs[1].read_many([side_b.members[name][1] for name in batch])
+        for name, bytes_a, bytes_b in zip(batch, data_a, data_b):
+            if bytes_a == bytes_b:
+                equal.add(name)
+            if side_a.progress is not None:
+                side_a.progress(name)
+        batch.clear()
+
+    for name in names:
+        plain_a, plain_b = _plain_member(side_a, name), _plain_member(side_b, name)
+        size = side_a.sizes[name]
+        if plain_a is None or plain_b is None or size > BATCH_BYTES:
+            if _same_bytes(side_a, side_b, name):
+                equal.add(name)
+            continue
+        if packs != (plain_a[0], plain_b[0]) or batch_bytes + size > BATCH_BYTES:
+            compare_batch()
+            packs, batch_bytes = (plain_a[0], plain_b[0]), 0
+        batch.append(name)
+        batch_bytes += size
+    compare_batch()
+    return equal
+
+
 def _compare(side_a: _Side, side_b: _Side) -> DiffResult:
     result = DiffResult(side_a.label, side_b.label, side_a.format_name, side_b.format_name)
     only_a = [name for name in side_a.sizes if name not in side_b.sizes]
     only_b = [name for name in side_b.sizes if name not in side_a.sizes]
     same_size = [name for name, size in side_a.sizes.items() if side_b.sizes.get(name) == size]
     compare_bytes = _byte_comparison_pays(side_a, side_b, same_size)
-    if not compare_bytes:
+    if compare_bytes:
+        equal = _equal_by_bytes(side_a, side_b, same_size)
+    else:
         _hash_both(side_a, same_size, side_b, same_size)
     for name, size_a in side_a.sizes.items():
         size_b = side_b.sizes.get(name)
@@ -274,7 +329,7 @@ def _compare(side_a: _Side, side_b: _Side) -> DiffResult:
                 {"name": name, "size_a": size_a, "size_b": size_b, "sha256_a": None, "sha256_b": None}
             )
             continue
-        if compare_bytes and _same_bytes(side_a, side_b, name):
+        if compare_bytes and name in equal:
             continue
         digest_a, digest_b = side_a.sha256(name), side_b.sha256(name)
         if digest_a != digest_b:

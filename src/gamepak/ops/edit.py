@@ -23,6 +23,7 @@ import os
 from ..core.archive import Archive, PendingMember
 from ..core.portable import file_identity
 from ..core.registry import get_format
+from ..core.stored_names import check_new_name, refuse_name
 from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
 
 TYPE_CHECKING = False
@@ -161,7 +162,7 @@ class _PackEdit:
     def glob(self, pattern: str) -> list[str]:
         """Full names (OUTER/INNER inside nested packs) of the members `pattern` matches: a glob
         on this pack's names, else OUTER/GLOB inside a member that is a pack, as `extract`'s."""
-        from ..core.names import member_matches
+        from ..core.stored_names import member_matches
 
         matched = [self.prefix + member.name for member in self.members if member_matches(member.name, pattern)]
         if matched:
@@ -222,8 +223,16 @@ class _PackEdit:
         return member._open()
 
     # -- changes -----------------------------------------------------------------------------
+    def check_name(self, name: str) -> None:
+        """Refuse a name the format cannot store, as its writer would: by the format's
+        `name_rule` where it has one (its names hold folders), without making a writer."""
+        if self.spec.name_rule is None:
+            return self.checker.check_name(name)
+        refuse_name(name, self.spec.name, flat=False)
+        getattr(self.spec.load(), self.spec.name_rule)(name)
+
     def _new_member(self, name: str, data_or_path: Any) -> PendingMember:
-        self.checker.check_name(name)
+        self.check_name(name)
         if isinstance(data_or_path, (bytes, bytearray, memoryview)):
             data = bytes(data_or_path)
             return PendingMember(name, data, None, len(data))
@@ -244,11 +253,9 @@ class _PackEdit:
         self.changed = True
 
     def _check_new_name(self, name: str) -> None:
-        """The rule every writer of names applies (`core.names.check_new_name`): a name that
+        """The rule every writer of names applies (`core.stored_names.check_new_name`): a name that
         extraction could not take out again is not stored."""
-        from ..core.names import check_new_name
-
-        check_new_name(name, flat=self.checker.flat_names)
+        check_new_name(name, flat=self.spec.name_rule is None and self.checker.flat_names)
 
     def append(self, name: str, data_or_path: Any, position: int | None = None) -> int:
         index = len(self.members) if position is None else max(0, min(position, len(self.members)))
@@ -269,7 +276,7 @@ class _PackEdit:
 
     def rename_at(self, index: int, new_name: str) -> None:
         self._check_new_name(new_name)
-        self.checker.check_name(new_name)
+        self.check_name(new_name)
         member = self.members[index]
         member.name = new_name
         self.changed = True

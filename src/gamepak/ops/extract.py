@@ -21,8 +21,8 @@ import sys
 
 from ..core.archive import Archive, RawRange
 from ..core.atomic import write_all
-from ..core.names import NAME_MAX, check_windows_names
 from ..core.portable import has_folder_descriptors
+from ..core.stored_names import NAME_MAX
 from ..errors import GamepakError, UnsafePathError
 from . import MANIFEST_NAME
 from .copier import chunk_writer, copy_members, write_file
@@ -112,6 +112,9 @@ def extract_members(
     keys = _target_keys(archive, entries)
     names = [entry.name for entry in entries]
     if windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin"))):
+        # Imported here: on Linux, without --windows-names, extraction loads no `core.names`.
+        from ..core.names import check_windows_names
+
         check_windows_names(names, keys)
     if manifest:
         keys.append(MANIFEST_NAME)

@@ -30,8 +30,8 @@ from itertools import repeat
 from operator import is_
 
 from ..core.atomic import remove_stale_temporaries, temporary_name, write_all
-from ..core.names import NAME_MAX, check_windows_names, safe_parts
 from ..core.portable import flag, has_folder_descriptors
+from ..core.stored_names import NAME_MAX, safe_parts
 from ..errors import GamepakError, OutputExistsError, UnsafePathError
 from .copier import write_file
 
@@ -408,6 +408,8 @@ def write_made_files(
     if twice:
         raise GamepakError(f"{root}: two outputs would be written as {', '.join(twice[:5])}")
     if windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin"))):
+        from ..core.names import check_windows_names  # only then: see ops.extract
+
         check_windows_names(names, keys)
     plan = Plan(root, keys, names, overwrite)
     modes = plan.modes or [None] * len(keys)
@@ -487,7 +489,6 @@ def replace_folder(output: str, files: Mapping[str, bytes | Callable[[int], obje
     import shutil
 
     from ..core.atomic import remove_stale_temporaries, temporary_name, write_bytes, write_via_temporary
-    from ..core.names import safe_parts
 
     parent, base = os.path.split(os.path.abspath(output))
     planned = {relative: safe_parts(relative) for relative in files}  # no '..', no absolute path
