@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from itertools import chain, groupby
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 from .cells import JSON_KINDS, PENDING, ROW_NUMBER
 from .json_cells import items_json
@@ -48,7 +48,7 @@ class Finding:
     @property
     def kind(self) -> str:
         """The problem without its detail (`not a choice`), for counting."""
-        return self.problem.split(":", 1)[0].split(" (", 1)[0]
+        return problem_kind(self.problem)
 
     def __reduce__(self) -> tuple[type[Finding], tuple[str, ...]]:
         # Sent between processes by value (the default for slots goes through copyreg: slower).
@@ -66,6 +66,38 @@ class Finding:
 
     def __str__(self) -> str:
         return f"{self.member}: row {self.row}: {self.field} = {self.value!r}: {self.problem}"
+
+
+def problem_kind(problem: str) -> str:
+    """A finding's problem without its detail (`not a choice`), for counting."""
+    return problem.split(":", 1)[0].split(" (", 1)[0]
+
+
+def finding_lines(findings: Iterable[Finding]) -> str:
+    """`f"{finding.severity}: {finding}\\n"` of each finding, made without a call to str()
+    each (the game's tables give 6,000 findings: these lines end `table check`'s run). Keep
+    in step with `Finding.__str__` (a test holds them equal)."""
+    return "".join(
+        [f"{f.severity}: {f.member}: row {f.row}: {f.field} = {f.value!r}: {f.problem}\n" for f in findings]
+    )
+
+
+def count_kinds(findings: Iterable[Finding]) -> dict[tuple[str, str], int]:
+    """{(severity, kind): how many findings}, in the order each first appears: counted by
+    (severity, problem) in C first, then folded by kind (a few hundred distinct problems
+    against thousands of findings)."""
+    from collections import Counter
+
+    findings = list(findings)
+    kinds: dict[tuple[str, str], int] = {}
+    for (severity, problem), number in Counter(zip(map(_SEVERITY, findings), map(_PROBLEM, findings))).items():
+        kind = (severity, problem_kind(problem))
+        kinds[kind] = kinds.get(kind, 0) + number
+    return kinds
+
+
+_SEVERITY = attrgetter("severity")
+_PROBLEM = attrgetter("problem")
 
 
 def new_findings(findings: list[Finding], base: list[Finding]) -> list[Finding]:
