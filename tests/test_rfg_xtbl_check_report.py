@@ -12,14 +12,17 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import sample
-
 from gamepak.formats.rfg.xtbl.check import Finding, count_kinds, finding_lines
 
+from conftest import sample
+
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
-PROBLEMS = st.sampled_from(
-    ["not a choice", "not a choice: x", "no such row in a.xtbl", "not a flag (of 3)", "not in the schema", ""]
-) | TEXT
+PROBLEMS = (
+    st.sampled_from(
+        ["not a choice", "not a choice: x", "no such row in a.xtbl", "not a flag (of 3)", "not in the schema", ""]
+    )
+    | TEXT
+)
 FINDINGS = st.lists(
     st.builds(Finding, TEXT, TEXT, TEXT, TEXT, PROBLEMS, st.sampled_from(["error", "warning"])), max_size=40
 )

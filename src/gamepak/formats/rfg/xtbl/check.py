@@ -77,9 +77,7 @@ def finding_lines(findings: Iterable[Finding]) -> str:
     """`f"{finding.severity}: {finding}\\n"` of each finding, made without a call to str()
     each (the game's tables give 6,000 findings: these lines end `table check`'s run). Keep
     in step with `Finding.__str__` (a test holds them equal)."""
-    return "".join(
-        [f"{f.severity}: {f.member}: row {f.row}: {f.field} = {f.value!r}: {f.problem}\n" for f in findings]
-    )
+    return "".join([f"{f.severity}: {f.member}: row {f.row}: {f.field} = {f.value!r}: {f.problem}\n" for f in findings])
 
 
 def count_kinds(findings: Iterable[Finding]) -> dict[tuple[str, str], int]:
