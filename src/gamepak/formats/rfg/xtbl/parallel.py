@@ -10,7 +10,6 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from itertools import starmap
 from operator import attrgetter
-from typing import Any
 
 from ....core.collector import collector_paused
 from ....errors import GamepakError
@@ -31,6 +30,8 @@ from .table import Table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ....core.forked import Channel
 
 Checked = tuple[list[Finding], dict[str, str], int]
