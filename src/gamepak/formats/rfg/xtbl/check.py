@@ -9,7 +9,6 @@ to a row the referenced table lacks, an element the schema does not know).
 
 from __future__ import annotations
 
-import json
 from itertools import chain, groupby
 from operator import attrgetter, itemgetter
 
@@ -446,6 +445,8 @@ def _build(element: Any, value: Any, field: Field | None, tagged: Any) -> None:
         for tag, inner in value.items():
             _build(ET.SubElement(element, tag), inner, field.child(tag) if field is not None else None, tagged)
     elif value is not None:
+        import json
+
         element.text = value if isinstance(value, str) else json.dumps(value)
 
 
