@@ -584,20 +584,36 @@ def resolve_later(
     if not any(finding.severity == LATER for finding in findings):
         return findings
     decided: list[Finding] = []
-    asked: dict[str, set[str] | Later | None] = {}  # by problem text: one key each
+    keep = decided.append
+    # By problem text (one key each): the values a Reference may name, `_ANY` when that table
+    # is not at hand (not checked: dropped), `_LATER` when not known yet (kept undecided). One
+    # lookup a finding: the game's tables leave 20,000 to decide, on the critical path of a
+    # check on two processes.
+    asked: dict[str, Any] = {}
     for finding in findings:
-        if finding.severity == LATER:
-            problem = finding.problem
-            if problem in asked:
-                known = asked[problem]
-            else:
-                known = asked[problem] = values(*keys[problem])
-            if isinstance(known, Later):
-                decided.append(finding)
-                continue
-            value = finding.value
-            if known is None or value in known or value.strip() in known:
-                continue
+        if finding.severity != LATER:
+            keep(finding)
+            continue
+        known = asked.get(finding.problem)
+        if known is None:
+            known = values(*keys[finding.problem])
+            known = _LATER if isinstance(known, Later) else _ANY if known is None else known
+            asked[finding.problem] = known
+        if known is _LATER:
+            keep(finding)
+        elif not (finding.value in known or finding.value.strip() in known):
             finding.severity = "warning"
-        decided.append(finding)
+            keep(finding)
     return decided
+
+
+class _AnyValue:
+    """Holds every value: the References into a table not at hand are not checked."""
+
+    __slots__ = ()
+
+    def __contains__(self, value: object) -> bool:
+        return True
+
+
+_ANY = _AnyValue()
