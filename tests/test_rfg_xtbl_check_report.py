@@ -53,15 +53,17 @@ def test_counts_keep_the_order_each_kind_first_appears() -> None:
 
 
 def test_check_leaves_the_collector_on(tmp_path: Path) -> None:
-    """The command freezes what it made and turns the collector back on (in-process callers
-    keep a working collector)."""
+    """The command moves what it made to the oldest generation and turns the collector back
+    on: in-process callers keep a working collector and nothing frozen."""
     from gamepak.cli import main
 
     table = tmp_path / "t.xtbl"
     table.write_text("<root><Table><t><Name>a</Name></t></Table></root>", encoding="utf-8")
     assert gc.isenabled()
+    frozen = gc.get_freeze_count()
     main(["table", "check", str(table)])
     assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen  # nothing left frozen
 
 
 def test_game_tables_report() -> None:

@@ -194,15 +194,16 @@ def run_check(args: argparse.Namespace) -> int | None:
     from ..core.collector import collector_paused
 
     # The check pauses the collector while it parses (`ops.tables.check_tables`); what it and
-    # the imports on its way made is frozen before the collector runs again: the first
-    # collection after the pause walked those 25,000 objects (6-14 ms of the game's tables'
-    # 0.75 s, after the last table) for a command about to end. Frozen objects are still freed
-    # by their reference counts; `cli.run` freezes everything when the command ends anyway.
+    # the imports on its way made goes to the oldest generation before the collector runs
+    # again (frozen and thawed at once: nothing stays frozen for a caller in this process):
+    # the first collection after the pause walked those 25,000 objects (6-14 ms of the game's
+    # tables' 0.75 s, after the last table) for a command about to end.
     with _budgets(args), collector_paused():
         try:
             return _run_check(args)
         finally:
             gc.freeze()
+            gc.unfreeze()
 
 
 def _run_check(args: argparse.Namespace) -> int | None:
