@@ -51,6 +51,56 @@ def test_each_family_lives_in_one_module_with_its_rows() -> None:
                 assert homes[value.family.name] == module_name, f"{value.name} is not in its family's module"
 
 
+def test_a_family_s_rows_alone_are_those_of_the_whole_table() -> None:
+    """`kinds(family)` before the whole table is made imports the family's own row module only
+    (`_HOMES`) and gives the rows `KINDS` gives that family, in the same order; every family
+    has its home."""
+    assert set(content._HOMES) == set(content.FAMILIES)
+    for family, home in content._HOMES.items():
+        assert content.FAMILIES[family] in vars(_row_modules()[home]).values()
+    script = """
+import sys
+import gamepak.content as content
+alone = {family: content.kinds(family) for family in content._HOMES}
+loaded = sorted(name for name in sys.modules if name.startswith("gamepak.content.rows."))
+print(loaded)
+whole = {family: tuple(kind for kind in content.KINDS if kind.family.name == family) for family in content._HOMES}
+print(alone == whole)
+"""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split("\n")[1] == "True"
+    # One family asked for: its module alone.
+    one = "import sys, gamepak.content as c; c.kinds('strings'); print(sorted(m for m in sys.modules if '.rows.' in m))"
+    out = subprocess.run([sys.executable, "-c", one], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "['gamepak.content.rows.text']"
+
+
+def test_text_import_loads_no_other_family_s_rows(tmp_path: Path) -> None:
+    """`gamepak text import` of an RFG localization file reads the strings rows only."""
+    import subprocess
+    import sys
+
+    from gamepak.formats.rfg.locatext import LocaEntry, build
+
+    source = tmp_path / "a.rfglocatext"
+    source.write_bytes(build([LocaEntry(7, "hi".encode("utf-16-le") + b"\0\0")]))
+    po = tmp_path / "a.po"
+    subprocess.run([sys.executable, "-m", "gamepak", "text", "export", str(source), "-o", str(po)], check=True)
+    script = (
+        "import sys, atexit\n"
+        "atexit.register(lambda: sys.stderr.write('ROWS ' + repr(sorted(m for m in sys.modules if '.rows.' in m))))\n"
+        "from gamepak.cli import run\n"
+        f"sys.argv = ['gamepak', 'text', 'import', {str(source)!r}, {str(po)!r}, '-o', "
+        f"{str(tmp_path / 'b.rfglocatext')!r}]\n"
+        "run()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert "ROWS ['gamepak.content.rows.text']" in done.stderr
+
+
 def test_the_lookups_are_the_package_s_own() -> None:
     """`kinds`, `get`, `of_member` and `for_path` read `gamepak.content.KINDS` (a test or a
     plug-in that swaps the table is heard) and no row module defines a lookup."""

@@ -138,3 +138,40 @@ def test_any_pack_checked_on_two_processes_finds_what_holding_every_tree_finds(
             members = members + [(f"pad{number}.xtbl", b"<root><Table/></root>") for number in range(4 - len(members))]
         assert parallel.split_order(members) is not None
         assert streamed(members) == holding_every_tree(members)
+
+
+def test_the_worker_decides_its_references_into_the_parent_s_tables() -> None:
+    """The parent sends the worker the values of the tables it read (`_Checks.known`): the
+    worker's part then holds no undecided finding into them, only its own tables' names and
+    values, and the parent's merge decides the same findings as one process."""
+    from gamepak.formats.rfg.xtbl.check import LATER
+
+    items = b"<root><Table><Item><Name>sword</Name></Item><Item><Name>bow</Name></Item></Table></root>"
+    weapons = referring("Weapon", "items.xtbl", "Item.Name", ["sword", "axe", "bow", "bow"])
+    members = [("items.xtbl", items), ("weapons.xtbl", weapons)]
+    targets = parallel._guessed_targets(members)
+    parent = parallel._Checks(members, targets, stop=False)
+    worker = parallel._Checks(members, targets, stop=False)
+    parent.take(0)  # the parent read items.xtbl
+    worker.take(1)  # the worker checked weapons.xtbl: its References wait for items.xtbl
+    assert [finding.severity for finding in worker.found[1]] == [LATER] * 4
+    worker.learn(parent.known())
+    part = worker.part()
+    found, _, names, values = part[:4]
+    assert [fields[3] for fields in found[1]] == ["axe"]
+    assert all(fields[5] != LATER for fields in found[1])
+    assert names == {1: "weapons.xtbl"} and set(values) <= {1}  # the parent's own not sent back
+    parent.merge(part)
+    assert [finding.to_dict() for finding in parent.finish()[0]] == holding_every_tree(members)[0]
+
+
+def test_the_scan_finds_references_wherever_the_description_is() -> None:
+    """The scan starts at the last `<TableDescription` (after the rows, as the game writes
+    them); a description before the rows, or none at all, is still scanned."""
+    after = referring("Weapon", "items.xtbl", "Item.Name", ["sword"])
+    head, description = after.split(b"<TableDescription>")
+    before = b"<root><TableDescription>" + description.replace(b"</root>", b"") + head[len(b"<root>") :] + b"</root>"
+    bare = b"<root><Reference><File>x.xtbl</File><Type>X.Name</Type></Reference></root>"
+    for data in (after, before):
+        assert parallel._guessed_targets([("w.xtbl", data)]) == {"items.xtbl": {"Item.Name"}}
+    assert parallel._guessed_targets([("b.xtbl", bare)]) == {"x.xtbl": {"X.Name"}}

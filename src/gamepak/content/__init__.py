@@ -49,7 +49,8 @@ Adding a content kind is one module plus one row (RFG meshes, J2ME sprites and R
    `open(path, member)`, and the `model` verbs get what it returns. Options of its own reach
    it by keyword, as `Verb.options` lists.
 2. Add one `ContentKind(...)` to its family's module in `rows/` (`rows/models.py` for a model)
-   and put it in `KINDS` below, in the order it is tried: its name, its family, description, `extensions`,
+   and put it in `_ORDER` below (`KINDS` is made of it), in the order it is tried: its name,
+   its family, description, `extensions`,
    `signatures` (and `types`: the member type labels the catalog and the viewer show), and its
    verbs as `Verb("module:function", (option keys it takes))`. A kind with no name or
    signature (J2ME sprites inside `.f` packs) lists the pack formats it lives in (`packs`) and
@@ -61,74 +62,124 @@ the kind a sample in tests/test_content_registry.py's `SAMPLES`: that test walks
 through every surface and fails for a row without one. tests/content_kind_example.py is such a
 kind (a two-file model), added by one row in `test_a_new_kind_is_one_module_and_one_row`.
 A kind of a new family (a command of its own) also adds a module to `rows/` with its `Family`, the
-family to `FAMILIES` and its cli/ module.
+family to `_FAMILY_ROWS` and `_HOMES` (`FAMILIES` is made of them) and its cli/ module.
 """
 
 from __future__ import annotations
 
 import os
 
-# Aliased: `gamepak.content.zones` and `.strings` are verb modules of their own.
-from .rows import models as _models
-from .rows import tables as _tables
-from .rows import text as _text
-from .rows import textures as _textures
-from .rows import zones as _zones
+from ..core.registry import load_module
 from .spec import ContentKind, Family, Verb
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["FAMILIES", "KINDS", "ContentKind", "Family", "Verb", "for_path", "get", "kinds", "of_member", "verifiers"]
 
-FAMILIES: dict[str, Family] = {
-    family.name: family
-    for family in (_textures.TEXTURE, _models.MODEL, _models.SCENE, _text.STRINGS, _zones.ZONE, _tables.TABLE)
+# The families, by (row module in `rows/`, name there); `FAMILIES` is {family name: Family}.
+_FAMILY_ROWS = (
+    ("textures", "TEXTURE"),
+    ("models", "MODEL"),
+    ("models", "SCENE"),
+    ("text", "STRINGS"),
+    ("zones", "ZONE"),
+    ("tables", "TABLE"),
+)
+# The module each family's rows live in: `kinds(family)` imports that one only (`text import`
+# needs the strings rows, not the models'; tests/test_content_rows.py holds this to the rows).
+_HOMES = {
+    "texture": "textures",
+    "model": "models",
+    "scene": "models",
+    "strings": "text",
+    "zone": "zones",
+    "table": "tables",
 }
 
-# The one ordered table: the order `of_member` and `for_path` try the rows in (a signature or
-# a claim before a fallback) and the README's table's order.
-KINDS: tuple[ContentKind, ...] = (
-    _textures.PEG,
-    _models.JOE,
-    _models.RFG_MESH,
-    _models.MDL,
-    _models.BSP,
-    _textures.QUAKE_IMAGE,
-    _textures.SPRITE,
-    _models.SCENE_FOLDER,
-    _text.RFGLOCATEXT,
-    _text.J2ME_STRINGS,
+# The one ordered table, as (row module, name there): the order `of_member` and `for_path` try
+# the rows in (a signature or a claim before a fallback) and the README's table's order.
+# `KINDS` is these rows.
+_ORDER = (
+    ("textures", "PEG"),
+    ("models", "JOE"),
+    ("models", "RFG_MESH"),
+    ("models", "MDL"),
+    ("models", "BSP"),
+    ("textures", "QUAKE_IMAGE"),
+    ("textures", "SPRITE"),
+    ("models", "SCENE_FOLDER"),
+    ("text", "RFGLOCATEXT"),
+    ("text", "J2ME_STRINGS"),
     # Tables before zones: `verify` reports a pack's table findings before its zones'.
-    _tables.XTBL,
-    _zones.RFG_ZONE,
+    ("tables", "XTBL"),
+    ("zones", "RFG_ZONE"),
 )
+
+# Made when first asked for (`__getattr__`); a test or a plug-in may set them.
+FAMILIES: dict[str, Family]
+KINDS: tuple[ContentKind, ...]
+
+
+def _row(module: str, name: str) -> Any:
+    """The row (or family) `name` of the row module `module`, imported on first use."""
+    return getattr(load_module(f"{__name__}.rows.{module}"), name)
+
+
+def __getattr__(name: str) -> Any:
+    """`KINDS` and `FAMILIES`, made (every row module imported) when first read."""
+    if name == "KINDS":
+        value: Any = tuple(_row(module, row) for module, row in _ORDER)
+    elif name == "FAMILIES":
+        value = {family.name: family for family in (_row(module, row) for module, row in _FAMILY_ROWS)}
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def _kinds() -> tuple[ContentKind, ...]:
+    """`KINDS` (as set, or made now)."""
+    table = globals().get("KINDS")
+    return table if table is not None else __getattr__("KINDS")  # type: ignore[no-any-return]
 
 
 _BY_FAMILY: dict[str, tuple[ContentKind, ...]] = {}
 
 
 def kinds(family: str | None = None) -> tuple[ContentKind, ...]:
-    """The rows, in order (of one family when named)."""
+    """The rows, in order (of one family when named: until the whole table is made, only that
+    family's row module is imported)."""
     if family is None:
-        return KINDS
+        return _kinds()
     found = _BY_FAMILY.get(family)
     if found is None:  # asked once per member by the catalog: made once
-        found = _BY_FAMILY[family] = tuple(kind for kind in KINDS if kind.family.name == family)
+        table = globals().get("KINDS")
+        if table is None and family in _HOMES:
+            home = _HOMES[family]
+            rows = (_row(module, row) for module, row in _ORDER if module == home)
+            found = tuple(kind for kind in rows if kind.family.name == family)
+        else:
+            found = tuple(kind for kind in table or _kinds() if kind.family.name == family)
+        _BY_FAMILY[family] = found
     return found
 
 
 def get(name: str) -> ContentKind:
     """The row called `name`."""
-    for kind in KINDS:
+    for kind in _kinds():
         if kind.name == name:
             return kind
     from ..errors import UsageError
 
-    raise UsageError(f"unknown content kind {name!r}; known: {', '.join(kind.name for kind in KINDS)}")
+    raise UsageError(f"unknown content kind {name!r}; known: {', '.join(kind.name for kind in _kinds())}")
 
 
 def verifiers(format_name: str) -> list[ContentKind]:
     """The rows whose `verify` verb `gamepak verify` runs over an open pack of `format_name`
     (the rows whose `packs` hold it), in the registry's order."""
-    return [kind for kind in KINDS if kind.has("verify") and format_name in kind.packs]
+    return [kind for kind in _kinds() if kind.has("verify") and format_name in kind.packs]
 
 
 def _read_head(path: str, size: int = 64) -> bytes:
@@ -293,7 +344,7 @@ def member_types() -> tuple[dict[bytes, str], dict[str, str]]:
     `member_type` and the viewer's listings call a content file."""
     signatures: dict[bytes, str] = {}
     extensions: dict[str, str] = {}
-    for kind in KINDS:
+    for kind in _kinds():
         for extension, label in kind.types.items():
             if isinstance(extension, str):
                 extensions.setdefault(extension, label)
@@ -311,7 +362,7 @@ def readme_table() -> str:
         "| kind | what | files | commands | catalog | `archives.kind` | viewer |",
         "|---|---|---|---|---|---|---|",
     ]
-    for kind in KINDS:
+    for kind in _kinds():
         family = kind.family
         own = ("add", "rm", "import")  # verbs only some kinds of a family have
         # `model export-all` converts members from their bytes: not a kind that finds its own files.

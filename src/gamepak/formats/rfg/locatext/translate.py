@@ -147,8 +147,11 @@ def _dump_rfgm_xml(entries: Sequence[LocaEntry]) -> bytes:
 def _decode(data: bytes, where: str) -> str:
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise GamepakError(f"{where}: UTF-16 text; save it as UTF-8")
+    # As "utf-8-sig" decodes (a byte offset in an error counts from after the mark), without
+    # the codec lookup that imports its module (`text import`'s start-up).
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     try:
-        return data.decode("utf-8-sig")
+        return str(memoryview(data)[bom:], "utf-8")
     except UnicodeDecodeError as exc:
         raise GamepakError(f"{where}: byte {exc.start}: not UTF-8 (save the file as UTF-8)") from None
 

@@ -9,9 +9,14 @@ tags differ, else a list as above.
 
 from __future__ import annotations
 
-import json
 import re
-from json.encoder import encode_basestring as _quote  # the C encoder json.dumps uses
+
+# The C encoder json.dumps uses for strings, taken from its own module: the `json` package is
+# imported only by what parses or dumps JSON (not by `table check`).
+try:
+    from _json import encode_basestring as _quote
+except ImportError:  # no C accelerator: json's own fallback
+    from json.encoder import encode_basestring as _quote
 
 from .parse import TableError
 from .xmldoc import MAX_DEPTH, Element, XmlDocument
@@ -112,6 +117,8 @@ def parse_json_cell(value: str, where: str) -> Any:
 
     if json_depth(value) > MAX_JSON_DEPTH:
         raise TableError(f"{where}: JSON nested more than {MAX_DEPTH} deep")
+    import json
+
     try:
         items = json.loads(value) if value.strip() else []
     except (ValueError, RecursionError) as exc:
@@ -177,4 +184,6 @@ def _write_value(document: XmlDocument, element: Element, value: Any, field: Fie
     elif value is None:
         return
     else:
+        import json
+
         document.set_text(element, value if isinstance(value, str) else json.dumps(value))
