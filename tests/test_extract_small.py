@@ -114,7 +114,7 @@ def test_planned_jobs_are_made_a_slice_at_a_time() -> None:
 
     entries = [Entry(f"n{index}", index * 3, index * 100, None, index) for index in range(10)]
     keys = ["top.bin", "a/x", "a/b/y", "a/b/z", "c/w", "v", "a/u", "a/b/t", "s", "c/r"]
-    jobs = PlannedJobs(entries, keys, {"": 3, "a": 4, "a/b": 5, "c": 6})
+    jobs = PlannedJobs([e.offset for e in entries], [e.size for e in entries], keys, {"": 3, "a": 4, "a/b": 5, "c": 6})
     made = jobs[0:10]
     assert made == [
         (3, "top.bin", 0, 0, 0),
@@ -275,7 +275,9 @@ def test_each_thread_keeps_one_span_buffer_from_batch_to_batch(tmp_path: Path) -
     try:
         with gamepak.open(path) as archive:
             entries = archive.infolist()
-            jobs = PlannedJobs(entries, [entry.name for entry in entries], folders)
+            jobs = PlannedJobs(
+                [e.offset for e in entries], [e.size for e in entries], [entry.name for entry in entries], folders
+            )
             worker = copier.Copier(archive, entries, None)
             for start in range(0, 200, 50):  # four batches on this thread
                 worker.run(jobs[start : start + 50])

@@ -6,6 +6,7 @@ import argparse
 import os
 
 from .common import (
+    PROGRESS_MEMBERS,
     add_command,
     add_format_option,
     add_json_option,
@@ -114,9 +115,12 @@ def _extract(args: argparse.Namespace) -> None:
     rows: list[dict[str, Any]] = []
     with open_input(args.archive, args.format_name) as opened:
         extracted = 0
-        for holder, entries, prefix in select_members(opened, args.members):
+        # Every member: None, so that a pack whose directory gives columns is extracted from
+        # them without an entry per member (ops.extract).
+        groups = select_members(opened, args.members) if args.members else [(opened, None, "")]
+        for holder, entries, prefix in groups:
             destination = os.path.join(args.output, prefix) if prefix else args.output
-            with progress_bar(len(entries), sum(e.size for e in entries), "extracting") as advance:
+            with progress_bar(*_workload(holder, entries), "extracting") as advance:
                 written = holder.extractall(
                     destination,
                     entries,
@@ -128,7 +132,8 @@ def _extract(args: argparse.Namespace) -> None:
             extracted += len(written)
             if args.as_json:
                 # extractall writes each entry once, in order: one path per distinct entry.
-                for entry, path in zip(dict.fromkeys(entries), written, strict=True):
+                every = holder.infolist() if entries is None else dict.fromkeys(entries)
+                for entry, path in zip(every, written, strict=True):
                     rows.append({"name": prefix + entry.name, "path": path, "size": entry.size})
     if args.as_json:
         from .json_output import print_json
@@ -148,6 +153,15 @@ def _extract(args: argparse.Namespace) -> None:
     from . import common
 
     common.QUICK_EXIT = True  # every pack and file it opened is closed
+
+
+def _workload(holder: Any, entries: list[Any] | None) -> tuple[int, int]:
+    """(members, bytes) of an extraction, for its progress bar; the bytes are summed only where
+    the count alone does not already call for the bar."""
+    if entries is not None:
+        return len(entries), sum(entry.size for entry in entries)
+    count = len(holder)
+    return count, 0 if count >= PROGRESS_MEMBERS else sum(entry.size for entry in holder.infolist())
 
 
 def run_create(args: argparse.Namespace) -> None:

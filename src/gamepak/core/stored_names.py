@@ -20,7 +20,7 @@ from ..errors import UnsafePathError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from array import array
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import Any
 
     from .entry import Entry
@@ -283,12 +283,21 @@ class FixedRecordNames:
         when the records or the positions are not 4-byte aligned."""
         from .entry import Entry
 
+        columns = self._position_columns(offset_at, size_at)
+        if columns is None:
+            return None
+        names, offsets, sizes = columns
+        return list(map(Entry, names, sizes, offsets, repeat(None), range(self._count)))
+
+    def _position_columns(self, offset_at: int, size_at: int) -> tuple[list[str], Sequence[int], Sequence[int]] | None:
+        """(names, offsets, sizes) of every record, the offset and size being little-endian uint32
+        at these byte positions of each record: strided views of the directory, no step per
+        record; None when the records or the positions are not 4-byte aligned."""
         stride, unaligned = divmod(self._record_size, 4)
         if unaligned or offset_at % 4 or size_at % 4:
             return None
         fields = _uint32_view(self._directory[: self._count * self._record_size])
-        offsets, sizes = fields[offset_at // 4 :: stride], fields[size_at // 4 :: stride]
-        return list(map(Entry, self._names, sizes, offsets, repeat(None), range(self._count)))
+        return self._names, fields[offset_at // 4 :: stride], fields[size_at // 4 :: stride]
 
     def _keep_directory(self, raw: bytes, record_size: int, name_start: int, name_size: int) -> None:
         self._directory = raw

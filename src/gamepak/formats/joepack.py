@@ -24,6 +24,7 @@ from ..errors import FormatLimitError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from ..core.writer import ArchiveWriter, Output
@@ -76,6 +77,9 @@ class Reader(FixedRecordNames, Archive):
             Entry(name, size, offset, None, index)
             for index, (name, (offset, size)) in enumerate(zip(self._names, positions, strict=False))
         ]
+
+    def _plain_columns(self) -> tuple[list[str], Sequence[int], Sequence[int]] | None:
+        return self._position_columns(0, 4)  # None when the name field leaves records unaligned
 
     def _fat_end(self) -> int:
         return HEADER.size + self._count * (FAT_FIXED.size + self.name_length)

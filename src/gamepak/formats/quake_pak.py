@@ -23,6 +23,7 @@ from ..core.source import Source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from ..core.writer import ArchiveWriter, Output
@@ -92,6 +93,9 @@ class Reader(FixedRecordNames, Archive):
 
     def _build_entries(self) -> list[Entry]:
         return self._plain_entries(NAME_FIELD, NAME_FIELD + 4) or []  # 64-byte records: always aligned
+
+    def _plain_columns(self) -> tuple[list[str], Sequence[int], Sequence[int]] | None:
+        return self._position_columns(NAME_FIELD, NAME_FIELD + 4)
 
     def _raw_names(self) -> list[bytes]:
         return [raw for (raw,) in NAME_FIELDS.iter_unpack(self._directory)]

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..core.archive import Archive, Entry
+    from .copy_jobs import Entries
 
 # Below this many members or bytes, a second worker costs more than it saves.
 _THREAD_THRESHOLD = 256
@@ -38,7 +39,7 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | flag("O_CLOEXEC") | flag("O_NOF
 
 def copy_members(
     archive: Archive,
-    entries: list[Entry],
+    entries: Entries,
     jobs: list[Job] | PlannedJobs,
     progress: Callable[[Entry], Any] | None,
 ) -> None:
@@ -77,7 +78,7 @@ def _worker_count() -> int:
 class Copier:
     """Copies plain byte ranges of the archive into created files."""
 
-    def __init__(self, archive: Archive, entries: list[Entry], progress: Callable[[Entry], Any] | None) -> None:
+    def __init__(self, archive: Archive, entries: Entries, progress: Callable[[Entry], Any] | None) -> None:
         self.archive = archive
         self.entries = entries
         self.progress = progress

@@ -8,22 +8,35 @@ from itertools import repeat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..core.archive import Entry
+    from collections.abc import Sequence
+    from typing import Protocol
+
+    from ..core.entry import Entry
+
+    class Entries(Protocol):
+        """The members of an extraction by position (a list, or entries made when asked for)."""
+
+        def __getitem__(self, position: int, /) -> Entry: ...
+
 
 Job = tuple[int, str, int, int, int]  # folder fd, name to create, offset, size, position
 
 
 class PlannedJobs:
-    """The jobs of members whose data are plain byte ranges, each into its planned file
-    (`keys[i]`, `/`-joined, in the folder `folder_fds[its folder]`), made a slice at a time:
-    `jobs[start:stop]`. Forked workers each make the jobs of the batches they take, instead
-    of the parent making all of them before the first file is written (20,000 members:
-    7 ms of the parent's time, now shared)."""
+    """The jobs of members whose data are plain byte ranges (`offsets[i]`, `sizes[i]`), each
+    into its planned file (`keys[i]`, `/`-joined, in the folder `folder_fds[its folder]`), made
+    a slice at a time: `jobs[start:stop]`. Forked workers each make the jobs of the batches they
+    take, instead of the parent making all of them before the first file is written (20,000
+    members: 7 ms of the parent's time, now shared). The offsets and sizes may be columns of
+    the archive's directory (`Archive._plain_columns`): no entry per member is needed."""
 
-    __slots__ = ("entries", "folder_fds", "keys")
+    __slots__ = ("folder_fds", "keys", "offsets", "sizes_of")
 
-    def __init__(self, entries: list[Entry], keys: list[str], folder_fds: dict[str, int]) -> None:
-        self.entries = entries
+    def __init__(
+        self, offsets: Sequence[int], sizes: Sequence[int], keys: list[str], folder_fds: dict[str, int]
+    ) -> None:
+        self.offsets = offsets
+        self.sizes_of = sizes
         self.keys = keys
         self.folder_fds = folder_fds
 
@@ -34,15 +47,15 @@ class PlannedJobs:
         fds = self.folder_fds
         start = part.start or 0
         return [
-            (fds[folder], base, entry.offset, entry.size, position)
-            for position, ((folder, _, base), entry) in enumerate(
-                zip(map(str.rpartition, self.keys[part], repeat("/")), self.entries[part]), start
+            (fds[folder], base, offset, size, position)
+            for position, ((folder, _, base), offset, size) in enumerate(
+                zip(map(str.rpartition, self.keys[part], repeat("/")), self.offsets[part], self.sizes_of[part]), start
             )
         ]
 
     def sizes(self) -> list[int]:
         """Each job's size, without making the jobs."""
-        return [entry.size for entry in self.entries]
+        return list(self.sizes_of)
 
 
 def job_sizes(jobs: list[Job] | PlannedJobs) -> list[int]:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..core.archive import Entry
-    from .copy_jobs import Job, PlannedJobs
+    from .copy_jobs import Entries, Job, PlannedJobs
 
 # A batch of the queue: the jobs from `start` to `stop`, made by the worker that takes it.
 Batch = tuple[int, int]
@@ -28,7 +28,7 @@ Batch = tuple[int, int]
 
 def run_split(
     run: Callable[..., None],
-    entries: list[Entry],
+    entries: Entries,
     progress: Callable[[Entry], Any] | None,
     jobs: list[Job] | PlannedJobs,
     sizes: list[int],
@@ -58,7 +58,7 @@ def run_split(
 
 def _run_forked(
     run: Callable[..., None],
-    entries: list[Entry],
+    entries: Entries,
     progress: Callable[[Entry], Any] | None,
     jobs: list[Job] | PlannedJobs,
     sizes: list[int],
@@ -110,7 +110,7 @@ def _run_forked(
 
 
 def _report(
-    entries: list[Entry],
+    entries: Entries,
     progress: Callable[[Entry], Any] | None,
     jobs: list[Job] | PlannedJobs,
     batches: list[Batch],

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+from operator import add
 
 from ..core.archive import Archive, RawRange
 from ..core.atomic import write_all
@@ -31,7 +32,7 @@ from .safe_tree import PathTree, Plan, TreeWriter, all_plain, plain_key, write_p
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from ..core.archive import Entry
@@ -44,17 +45,24 @@ def plan_targets(archive: Archive, entries: list[Entry]) -> list[list[str]]:
     return [key.split("/") for key in _target_keys(archive, entries)]
 
 
+def _unique_keys(names: list[str]) -> tuple[list[str], bool]:
+    """The keys of these extraction names, and whether they are all different and none is the
+    manifest's name (the common case: no file needs another name)."""
+    keys = names if all_plain(names) else [plain_key(name) for name in names]
+    unique = set(keys)
+    return keys, len(unique) == len(keys) and MANIFEST_NAME not in unique
+
+
 def _target_keys(archive: Archive, entries: list[Entry]) -> list[str]:
     """`plan_targets` as `/`-joined strings (what the extraction works with)."""
     if type(archive).extraction_name is Archive.extraction_name:
-        keys = [entry.name for entry in entries]
+        names = [entry.name for entry in entries]
     else:
-        keys = [archive.extraction_name(entry) for entry in entries]
-    if not all_plain(keys):
-        keys = [plain_key(name) for name in keys]
-    unique = set(keys)
-    if len(unique) == len(keys) and MANIFEST_NAME not in unique:
+        names = [archive.extraction_name(entry) for entry in entries]
+    keys, unique = _unique_keys(names)
+    if unique:
         return keys
+    keys = list(keys)  # renamed in place below: never the caller's list of names
     owner: dict[str, int] = {}
     order = range(len(entries)) if archive.duplicate_wins == "first" else range(len(entries) - 1, -1, -1)
     for position in order:
@@ -94,7 +102,7 @@ def _target_keys(archive: Archive, entries: list[Entry]) -> list[str]:
 
 def extract_members(
     archive: Archive,
-    entries: list[Entry],
+    entries: list[Entry] | None,
     path: str | os.PathLike[str],
     *,
     overwrite: bool = False,
@@ -102,11 +110,17 @@ def extract_members(
     progress: Callable[[Entry], Any] | None = None,
     windows_names: bool | None = None,
 ) -> list[str]:
-    """Extract `entries` of `archive` under `path` safely; returns the files written.
-    `windows_names` (default: on Windows and macOS) refuses, before anything is written, names a
-    Windows file system cannot hold and names that differ only in case."""
-    entries = list(dict.fromkeys(entries))  # the same entry twice is one file
+    """Extract `entries` of `archive` (None: every member) under `path` safely; returns the files
+    written. `windows_names` (default: on Windows and macOS) refuses, before anything is written,
+    names a Windows file system cannot hold and names that differ only in case."""
     root = os.path.realpath(path)
+    if entries is None:
+        windows = windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin")))
+        written = None if manifest else _extract_columns(archive, root, overwrite, progress, windows)
+        if written is not None:
+            return written
+        entries = archive.infolist()
+    entries = list(dict.fromkeys(entries))  # the same entry twice is one file
     if manifest and len(entries) != len(archive):
         raise GamepakError("a manifest describes the whole archive: extract every member with it")
     keys = _target_keys(archive, entries)
@@ -138,10 +152,85 @@ def extract_members(
             write_file(folder_fd, create_name, MANIFEST_NAME, lambda fd: write_all(fd, encoded))
 
     write_plan(plan, "extract", fill)
+    return _written(root, keys)
+
+
+def _written(root: str, keys: list[str]) -> list[str]:
+    """The path of each file written."""
     prefix = root + os.sep
     if os.sep != "/":
         return [prefix + key.replace("/", os.sep) for key in keys]
     return [prefix + key for key in keys]
+
+
+def _extract_columns(
+    archive: Archive, root: str, overwrite: bool, progress: Callable[[Entry], Any] | None, windows_names: bool
+) -> list[str] | None:
+    """Every member of an archive that gives its directory as columns (`Archive._plain_columns`)
+    extracted from them, without an `Entry` per member; None, having written nothing, when this
+    archive or its members need more than the columns say (the entry-by-entry path then does
+    it, and says what is wrong when something is: a duplicate name, a range outside the file).
+
+    The same checks as the entry-by-entry path, made on the columns in bulk: the names' keys,
+    unique; every range inside the file; the bytes read at most the file's size."""
+    cls = type(archive)
+    if not (
+        archive._plain_ranges()
+        and cls.extraction_name is Archive.extraction_name
+        and cls._check_data is Archive._check_data
+        and cls.check_shared_bytes is Archive.check_shared_bytes
+        and has_folder_descriptors()
+    ):
+        return None
+    columns = archive._plain_columns()
+    if columns is None:
+        return None
+    names, offsets, sizes = columns
+    keys, unique = _unique_keys(names)
+    if not unique:
+        return None
+    # Offsets and sizes are unsigned fields: a range is outside the file only past its end.
+    # Bytes read twice cannot pass the limit when all of them together do not.
+    if names and (
+        max(map(add, offsets, sizes)) > archive._source.size
+        or sum(sizes) > archive._read_limit()
+    ):
+        return None
+    if windows_names:
+        from ..core.names import check_windows_names  # only then: see extract_members
+
+        check_windows_names(names, keys)
+    plan = Plan(root, keys, names, overwrite)
+    every = _EveryEntry(archive)
+
+    def fill(writer: TreeWriter) -> None:
+        _write_members(archive, every, writer, keys, plan.modes, progress, (offsets, sizes))
+
+    write_plan(plan, "extract", fill)
+    return _written(root, keys)
+
+
+class _EveryEntry:
+    """Every member's entry by position, made only when one is asked for (a progress callback,
+    an error naming its member): an extraction from the columns makes none otherwise."""
+
+    __slots__ = ("archive", "entries")
+
+    def __init__(self, archive: Archive) -> None:
+        self.archive = archive
+        self.entries: list[Entry] | None = None
+
+    def __getitem__(self, position: int) -> Entry:
+        return self.listed()[position]
+
+    def listed(self) -> list[Entry]:
+        """Every entry (made on the first call)."""
+        if self.entries is None:
+            self.entries = self.archive.infolist()
+        return self.entries
+
+    def __len__(self) -> int:
+        return len(self.archive)
 
 
 def _extract_by_path(
@@ -182,32 +271,40 @@ def _extract_by_path(
 
 def _write_members(
     archive: Archive,
-    entries: list[Entry],
+    entries: list[Entry] | _EveryEntry,
     writer: TreeWriter,
     keys: list[str],
     modes: list[str | None],
     progress: Callable[[Entry], Any] | None,
+    columns: tuple[Sequence[int], Sequence[int]] | None = None,
 ) -> None:
     """Write every member into its planned file: decoded ones here, plain byte ranges split by
-    bytes over the workers."""
+    bytes over the workers. `columns`: the plain ranges' (offsets, sizes), when they come from
+    the directory's columns (`entries` then made only when asked for)."""
     jobs: list[Job] | PlannedJobs = []
-    if archive._plain_ranges() and not any(modes):
-        # Plain ranges, all checked against the file size by _check_data, every file new: the
-        # jobs straight from the keys, made by the workers a batch at a time.
-        jobs = PlannedJobs(entries, keys, writer.folder_fds)
-    elif archive._plain_ranges():
-        jobs = [
-            (dir_fd, name, entry.offset, entry.size, position)
-            for position, ((dir_fd, name), entry) in enumerate(
-                zip(writer.file_slots(keys, modes), entries, strict=True)
-            )
-        ]
+    if archive._plain_ranges():
+        # Plain ranges, all checked against the file size before: the jobs straight from the
+        # keys, made by the workers a batch at a time when every file is new.
+        if columns is None:
+            listed = entries if isinstance(entries, list) else entries.listed()
+            columns = [entry.offset for entry in listed], [entry.size for entry in listed]
+        offsets, sizes = columns
+        if not any(modes):
+            jobs = PlannedJobs(offsets, sizes, keys, writer.folder_fds)
+        else:
+            jobs = [
+                (dir_fd, name, offset, size, position)
+                for position, ((dir_fd, name), offset, size) in enumerate(
+                    zip(writer.file_slots(keys, modes), offsets, sizes, strict=True)
+                )
+            ]
     else:
+        listed = entries if isinstance(entries, list) else entries.listed()
         slots = writer.file_slots(keys, modes)
-        slot_of = {id(entry): position for position, entry in enumerate(entries)}
+        slot_of = {id(entry): position for position, entry in enumerate(listed)}
         ranges: list[Job] = []
         jobs = ranges
-        for entry, data in archive._member_views(entries):
+        for entry, data in archive._member_views(listed):
             position = slot_of[id(entry)]
             dir_fd, name = slots[position]
             if isinstance(data, RawRange):
