@@ -171,3 +171,33 @@ def test_a_write_error_names_its_member(tmp_path: Path, monkeypatch: pytest.Monk
     with gamepak.open(path) as archive, pytest.raises(GamepakError, match=r"cannot write member 'd0/sub/m4.bin'"):
         archive.extractall(tmp_path / "out")
     assert os.listdir(tmp_path) == ["few.pak"]
+
+
+@pytest.mark.parametrize("flags", [0, 1, 2, 3])
+def test_an_rfg_pack_s_columns_are_its_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: int) -> None:
+    """Uncompressed `.vpp_pc` packs (flags 0 and 2) give their columns, condensed or not; a
+    compressed one has none (its members are not plain ranges)."""
+    members = {f"m{index}.bin": bytes([index]) * (index * 777 % 5000) for index in range(40)}
+    for name, data in members.items():
+        (tmp_path / name).write_bytes(data)
+    path = tmp_path / "pack.vpp_pc"
+    with gamepak.create(path, "vpp", flags=flags) as writer:
+        for name in members:
+            writer.add(name, tmp_path / name)
+    with gamepak.open(path) as archive:
+        columns = archive._plain_columns()
+        if flags & 1:
+            assert columns is None
+            return
+        assert columns is not None
+        names, offsets, sizes = columns
+        entries = archive.infolist()
+        assert (list(names), list(offsets), list(sizes)) == (
+            [entry.name for entry in entries],
+            [entry.offset for entry in entries],
+            [entry.size for entry in entries],
+        )
+    with gamepak.open(path) as archive:
+        _no_entries(monkeypatch, archive)
+        archive.extractall(tmp_path / "out")
+    assert _files(tmp_path / "out") == members

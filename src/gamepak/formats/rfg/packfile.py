@@ -54,7 +54,7 @@ from .records import (
 # `typing` and `collections.abc` cost milliseconds at import (see archive.py).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
     from typing import Any, BinaryIO
 
     from ...core.archive import MemberData, MemberViews
@@ -247,17 +247,11 @@ class Reader(Archive):
         compressed = self.compressed
         sizes = list(self._field(4))
         stored = list(self._field(5))
-        data_offsets = list(self._field(2))
         if not self.condensed:
-            # Each member starts where the one before ends, aligned (align_up inlined: this
-            # runs once per member, 20,000 in a pack of small files).
-            positions = []
-            position = self.data_start
-            for length in stored if compressed else sizes:
-                positions.append(position)
-                position = -(-(position + length) // BLOCK_ALIGN) * BLOCK_ALIGN
+            positions = self._packed_positions(stored if compressed else sizes)
             stored_sizes = stored if compressed else repeat(None)
             return list(map(Entry, self._names, sizes, positions, stored_sizes, range(len(sizes))))
+        data_offsets = list(self._field(2))
         # Condensed: DataOffset is the only record of alignment. Only an archive that can
         # exceed 4 GiB can have wrapped offsets; there they are unwrapped against the running
         # position.
@@ -275,6 +269,29 @@ class Reader(Archive):
             else:
                 entries.append(Entry(name, sizes[index], self.data_start + unwrapped[index], None, index))
         return entries
+
+    def _packed_positions(self, lengths: Iterable[int]) -> list[int]:
+        """Where each member starts in a pack that is not condensed: where the one before ends,
+        aligned (align_up inlined: this runs once per member, 20,000 in a pack of small files)."""
+        positions = []
+        position = self.data_start
+        for length in lengths:
+            positions.append(position)
+            position = -(-(position + length) // BLOCK_ALIGN) * BLOCK_ALIGN
+        return positions
+
+    def _plain_columns(self) -> tuple[list[str], Sequence[int], Sequence[int]] | None:
+        """An uncompressed pack's names, offsets and sizes (where `_place_entries` puts them),
+        without an entry per member."""
+        if self.compressed:
+            return None
+        sizes = self._field(4)
+        if not self.condensed:
+            return self._names, self._packed_positions(sizes), sizes
+        if sum(sizes) + 4096 * len(sizes) > U32:
+            return None  # DataOffset fields that may wrap past 4 GiB: `_place_entries` unwraps them
+        start = self.data_start
+        return self._names, [start + offset for offset in self._field(2)], sizes
 
     # -- the compressed data's streams ------------------------------------------------------
     def solid_stream(self) -> tuple[list[Segment], bool]:
