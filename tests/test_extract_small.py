@@ -100,6 +100,23 @@ def test_batches_hold_every_job_in_order_and_shrink(sizes: list[int], workers: i
         left -= load
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 1 << 22), min_size=1, max_size=500), st.integers(2, 4))
+def test_batches_are_cut_where_the_running_load_passes_each_mark(sizes: list[int], workers: int) -> None:
+    """The cuts of a step per job (each job's load summed in turn, files included), made without one."""
+    from bisect import bisect_left
+    from itertools import accumulate
+
+    from gamepak.ops.copy_workers import _batches
+
+    loads = list(accumulate(size + 4096 for size in sizes))
+    total, marks, done = loads[-1], [], 0.0
+    while (done := done + max((total - done) / (4 * workers), total / 256)) < total:
+        marks.append(done)
+    cuts = sorted({min(len(sizes), bisect_left(loads, mark) + 1) for mark in marks} - {len(sizes)})
+    assert _batches(sizes, workers) == list(zip([0, *cuts], [*cuts, len(sizes)], strict=True))
+
+
 def test_many_equal_jobs_end_in_small_batches() -> None:
     from gamepak.ops.copy_workers import _batches
 

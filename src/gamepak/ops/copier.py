@@ -18,7 +18,7 @@ from .copy_jobs import Job, PlannedJobs, job_sizes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
     from ..core.archive import Archive, Entry
@@ -189,7 +189,7 @@ class Copier:
         member = self.entries[position].name if position >= 0 else "?"
         return GamepakError(f"cannot write member {member!r}: {exc.strerror or exc}")
 
-    def run_split(self, jobs: list[Job] | PlannedJobs, sizes: list[int], workers: int) -> None:
+    def run_split(self, jobs: list[Job] | PlannedJobs, sizes: Sequence[int], workers: int) -> None:
         """Copy the jobs (of these sizes) on `workers` processes (this one and forked ones), or
         threads when forking is not safe (`ops.copy_workers`, imported only when there is that
         much work)."""

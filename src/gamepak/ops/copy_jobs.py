@@ -53,11 +53,11 @@ class PlannedJobs:
             )
         ]
 
-    def sizes(self) -> list[int]:
+    def sizes(self) -> Sequence[int]:
         """Each job's size, without making the jobs."""
-        return list(self.sizes_of)
+        return self.sizes_of
 
 
-def job_sizes(jobs: list[Job] | PlannedJobs) -> list[int]:
+def job_sizes(jobs: list[Job] | PlannedJobs) -> Sequence[int]:
     """The size of each job (the bytes it copies)."""
     return jobs.sizes() if isinstance(jobs, PlannedJobs) else [job[3] for job in jobs]

@@ -185,14 +185,19 @@ def _extract_columns(
     columns = archive._plain_columns()
     if columns is None:
         return None
-    names, offsets, sizes = columns
+    names, offset_column, size_column = columns
     keys, unique = _unique_keys(names)
     if not unique:
         return None
-    # Offsets and sizes are unsigned fields: a range is outside the file only past its end.
-    # Bytes read twice cannot pass the limit when all of them together do not.
+    # As lists (a column's ints made once: the checks, the batches and the workers' jobs
+    # each go over them again).
+    offsets, sizes = list(offset_column), list(size_column)
+    # Offsets and sizes are unsigned fields: a range is outside the file only past its end
+    # (the exact check only where the quick bound does not already say so). Bytes read twice
+    # cannot pass the limit when all of them together do not.
+    file_size = archive._source.size
     if names and (
-        max(map(add, offsets, sizes)) > archive._source.size
+        (max(offsets) + max(sizes) > file_size and max(map(add, offsets, sizes)) > file_size)
         or sum(sizes) > archive._read_limit()
     ):
         return None
