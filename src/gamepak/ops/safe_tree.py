@@ -50,14 +50,16 @@ def all_plain(names: list[str]) -> bool:
     normalise or refuse), checked with a few scans of all names joined: no step per name."""
     if not names:
         return True
-    joined = "\0".join(names)
-    if not joined or joined.count("\0") != len(names) - 1 or not joined.isascii() or max(map(len, names)) > NAME_MAX:
+    # Every name between slashes, in one string: an empty part anywhere (an empty name, a
+    # leading, trailing or doubled '/') shows as "//", found in one scan (one per pair of
+    # characters took 40% longer); a NUL is looked for, not used as the names' separator
+    # (joining on NULs, counting them and replacing them took 6 M instructions more of
+    # 20,000 names).
+    bounded = "/" + "/".join(names) + "/"
+    if not bounded.isascii() or "\0" in bounded or "\\" in bounded or ":" in bounded:
         return False
-    if "\\" in joined or ":" in joined:
+    if max(map(len, names)) > NAME_MAX:
         return False
-    # Every name between slashes: an empty part anywhere (an empty name, a leading, trailing or
-    # doubled '/') shows as "//", found in one scan (one per pair of characters took 40% longer).
-    bounded = "/" + joined.replace("\0", "/") + "/"
     return "//" not in bounded and "/./" not in bounded and "/../" not in bounded
 
 
