@@ -469,6 +469,39 @@ def test_a_dry_run_that_checks_a_pak_name_loads_nothing_of_the_writing_side(
     assert "gamepak.core.names" not in loaded  # the rule of new names is in stored_names
 
 
+# -- a dry run only reads: no edit lock (`fcntl`), no clean-up of temporaries (`core.atomic`) ------
+COMMIT_SIDE = ("fcntl", "gamepak.core.atomic", "gamepak.core.portable", "gamepak.ops.edit_commit")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["add", "{other}", "{inputs}/readme.txt", "--dry-run"],
+        ["rm", "{other}", "docs/page1.txt", "--dry-run"],
+        ["mv", "{other}", "docs/page1.txt", "docs/moved.txt", "--dry-run"],
+        ["update", "{other}", "{inputs}", "--dry-run"],
+        ["compact", "{other}", "--dry-run"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_a_dry_run_loads_nothing_of_the_lock_or_the_clean_up(
+    tiny: dict[str, str], command: list[str], tmp_path: Path
+) -> None:
+    import shutil
+
+    probe = PROBE.replace(f"m for m in {HEAVY!r}", f"m for m in {COMMIT_SIDE!r}")
+    arguments = [word.format(**tiny) for word in command]
+    result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, check=False)
+    loaded = result.stderr.splitlines()[-1].removeprefix("heavy: ")
+    # `update` reads a folder, whose temporaries it leaves out by their names (`core.atomic`)
+    expected = "gamepak.core.atomic,gamepak.core.portable" if command[0] == "update" else ""
+    assert (result.returncode, loaded) == (0, expected)
+    # an edit that may commit (of a copy) takes the lock and clears temporaries: the probe sees them
+    arguments[1] = shutil.copy(tiny["other"], tmp_path)
+    result = subprocess.run([sys.executable, "-c", probe, *arguments[:-1]], capture_output=True, text=True, check=False)
+    assert result.stderr.splitlines()[-1] == "heavy: " + ",".join(sorted(COMMIT_SIDE)), result.stderr
+
+
 def _outcome(check: object, name: str) -> tuple[type, str] | None:
     try:
         check(name)  # type: ignore[operator]
