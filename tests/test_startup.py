@@ -442,12 +442,39 @@ def test_a_dry_run_that_checks_no_name_loads_nothing_of_the_writing_side(
     code, loaded = gamepak_modules_after(*(word.format(**tiny) for word in command))
     assert code == 0 and "gamepak.ops.edit" in loaded
     assert [module for module in (*WRITING_SIDE, "gamepak.core.snapshot") if module in loaded] == []
-    # a name to check in a format without a `name_rule` (JoePack: its rule depends on an option)
-    # makes the writer that checks it: the probe sees it
-    joepack = tiny["folder"] + "/names.jpk"
-    with gamepak.create(joepack, overwrite=True) as writer:
-        writer.add("docs/page1.txt", b"text")
-    code, loaded = gamepak_modules_after("mv", joepack, "docs/page1.txt", "docs/moved.txt", "--dry-run")
+
+
+# JoePack's rule reads the `name_field_size` option; a packfile's names hold no folders; J2ME
+# members are numbered; a zip's names are UTF-8; a tar takes any safe name.
+NAMED_PACKS = {
+    "jpk": ("names.jpk", "docs/page1.txt", "docs/moved.txt"),
+    "vpp": ("names.vpp_pc", "page1.txt", "moved.txt"),
+    "zip": ("names.zip", "docs/page1.txt", "docs/moved.txt"),
+    "tar": ("names.tar", "docs/page1.txt", "docs/moved.txt"),
+    "wad": ("names.wad", "PAGE1", "MOVED"),
+    "j2me-table": ("names.bin", "0", "1"),
+}
+
+
+@pytest.mark.parametrize("format_name", sorted(NAMED_PACKS))
+def test_add_and_mv_dry_runs_of_every_format_check_names_without_a_writer(
+    tiny: dict[str, str], format_name: str, tmp_path: Path
+) -> None:
+    file_name, member, new = NAMED_PACKS[format_name]
+    pack = str(tmp_path / file_name)
+    with gamepak.create(pack, format_name) as writer:
+        writer.add(member, b"text")
+    readme = tiny["inputs"] + "/readme.txt"
+    commands = [["add", pack, readme, "--name", new, "--dry-run"]]
+    if not member.isdigit():  # J2ME members have no names to change
+        commands.append(["mv", pack, member, new, "--dry-run"])
+    for command in commands:
+        code, loaded = gamepak_modules_after(*command)
+        assert code == 0 and "gamepak.ops.edit" in loaded, command
+        # (a packfile's reader aligns with `core.layout` too)
+        assert [module for module in ("gamepak.core.writer", "gamepak.core.options") if module in loaded] == []
+    # the edit itself makes the writer that checks the names again (the probe sees it)
+    code, loaded = gamepak_modules_after(*commands[0][:-1])
     assert code == 0 and "gamepak.core.writer" in loaded
 
 
@@ -497,7 +524,7 @@ def test_a_dry_run_loads_nothing_of_the_lock_or_the_clean_up(
     expected = "gamepak.core.atomic,gamepak.core.portable" if command[0] == "update" else ""
     assert (result.returncode, loaded) == (0, expected)
     # an edit that may commit (of a copy) takes the lock and clears temporaries: the probe sees them
-    arguments[1] = shutil.copy(tiny["other"], tmp_path)
+    arguments[1] = shutil.copy(tiny["other"], str(tmp_path))
     result = subprocess.run([sys.executable, "-c", probe, *arguments[:-1]], capture_output=True, text=True, check=False)
     assert result.stderr.splitlines()[-1] == "heavy: " + ",".join(sorted(COMMIT_SIDE)), result.stderr
 
@@ -520,10 +547,10 @@ def _outcome(check: object, name: str) -> tuple[type, str] | None:
 def test_an_editor_refuses_a_name_by_the_name_rule_as_the_writer_does(
     tiny: dict[str, str], name: str, nested: bool
 ) -> None:
-    from gamepak.core.registry import FORMATS
+    from gamepak.core.registry import get_format
 
     name = "docs/" + name if nested else name
-    assert [spec.name for spec in FORMATS if spec.name_rule is not None] == ["pak"]
+    assert get_format("pak").name_rule is not None  # every format's: tests/test_edit_name_rules.py
     pack = gamepak.edit(tiny["other"])
     try:
         edit = pack._root

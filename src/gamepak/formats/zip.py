@@ -195,6 +195,21 @@ class Reader(Archive):
         super().close()
 
 
+def check_name(name: str) -> None:
+    """Refuse a name a zip cannot store (FormatLimitError): the writer's rule, here so that an
+    editor checks new names without making a writer (the registry row's `name_rule`)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        from ..errors import FormatLimitError
+
+        shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise FormatLimitError(
+            f"member name {shown!r} holds bytes that are not UTF-8 text; a zip stores names as UTF-8 "
+            "(rename it, or convert to a format that keeps names as bytes: pak, jpk, vpp, tar)"
+        ) from None
+
+
 def _make_writer() -> type[ArchiveWriter]:
     """The zip writer's class, made when something writes (`made_on_first_use`): reading a zip
     imports nothing of the writing side."""
@@ -213,16 +228,7 @@ def _make_writer() -> type[ArchiveWriter]:
         }
 
         def _check_name(self, name: str) -> None:
-            try:
-                name.encode("utf-8")
-            except UnicodeEncodeError:
-                from ..errors import FormatLimitError
-
-                shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-                raise FormatLimitError(
-                    f"member name {shown!r} holds bytes that are not UTF-8 text; a zip stores names as UTF-8 "
-                    "(rename it, or convert to a format that keeps names as bytes: pak, jpk, vpp, tar)"
-                ) from None
+            check_name(name)
 
         def _unused_options(self) -> dict[str, str]:
             # zipfile takes no level for stored or lzma members.

@@ -225,11 +225,18 @@ class _PackEdit:
     # -- changes -----------------------------------------------------------------------------
     def check_name(self, name: str) -> None:
         """Refuse a name the format cannot store, as its writer would: by the format's
-        `name_rule` where it has one (its names hold folders), without making a writer."""
-        if self.spec.name_rule is None:
+        `name_rule` (given the pack's writer options where it reads them) without making a
+        writer; by the writer when the format has none or one is made (the caller's options,
+        which it normalised)."""
+        spec = self.spec
+        if spec.name_rule is None or self._checker is not None:
             return self.checker.check_name(name)
-        refuse_name(name, self.spec.name, flat=False)
-        getattr(self.spec.load(), self.spec.name_rule)(name)
+        refuse_name(name, spec.name, flat=spec.flat_names)
+        rule = getattr(spec.load(), spec.name_rule)
+        if spec.name_rule_options:
+            rule(name, self.options)
+        else:
+            rule(name)
 
     def _new_member(self, name: str, data_or_path: Any) -> PendingMember:
         self.check_name(name)
@@ -255,7 +262,7 @@ class _PackEdit:
     def _check_new_name(self, name: str) -> None:
         """The rule every writer of names applies (`core.stored_names.check_new_name`): a name that
         extraction could not take out again is not stored."""
-        check_new_name(name, flat=self.spec.name_rule is None and self.checker.flat_names)
+        check_new_name(name, flat=self.spec.flat_names)
 
     def append(self, name: str, data_or_path: Any, position: int | None = None) -> int:
         index = len(self.members) if position is None else max(0, min(position, len(self.members)))
