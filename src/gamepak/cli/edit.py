@@ -161,10 +161,12 @@ class _aborting:
 
 
 def run_add(args: argparse.Namespace) -> None:
-    from ..errors import GamepakError, UsageError
+    from ..errors import GamepakError
 
     files = args.files
     if args.name is not None and (len(files) != 1 or os.path.isdir(files[0])):
+        from ..errors import UsageError  # rarely raised: made on first use
+
         raise UsageError("--name needs exactly one FILE that is not a folder")
     members: list[tuple[str, str]] = []
     for item in files:

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import os
 
-from ..errors import (
-    FormatLimitError,
-    GamepakError,
-    InvalidOptionError,
-    OutputExistsError,
-)
+# The rarely raised errors (FormatLimitError, InvalidOptionError, OutputExistsError) are made on
+# first use (`gamepak.errors`): imported where they are raised.
+from ..errors import GamepakError
 from .archive import Archive, Entry, PendingMember
 from .portable import pread, pwrite
 from .stored_names import refuse_name
@@ -164,6 +161,8 @@ class ArchiveWriter:
         self.allow_duplicates = allow_duplicates
         unknown = set(options) - set(self.option_defaults) - {"layout"}
         if unknown:
+            from ..errors import InvalidOptionError  # rarely raised: made on first use
+
             raise InvalidOptionError(
                 f"format {self.format_name!r} has no option {', '.join(sorted(unknown))}; "
                 f"it takes: {', '.join(sorted(self.option_defaults)) or 'none'}",
@@ -183,6 +182,8 @@ class ArchiveWriter:
         self.progress: Callable[[PendingMember], object] | None = None
         self._closed = False
         if not overwrite and os.path.lexists(self.path):
+            from ..errors import OutputExistsError  # rarely raised: made on first use
+
             raise OutputExistsError(self.path)
 
     def _validated(self, options: dict[str, Any]) -> dict[str, Any]:
@@ -197,6 +198,8 @@ class ArchiveWriter:
                 checked[key] = validator(value)
             except (ValueError, TypeError) as exc:
                 given = "" if value is None else value
+                from ..errors import InvalidOptionError  # rarely raised: made on first use
+
                 raise InvalidOptionError(f"{self.format_name} option {key}={given}: {exc}", key) from None
         return checked
 
@@ -212,6 +215,8 @@ class ArchiveWriter:
         for key in sorted(given):
             if key in unused and given[key] is not None:
                 why = f"{self.format_name} option {key}={given[key]} has no effect: {unused[key]}"
+                from ..errors import InvalidOptionError  # rarely raised: made on first use
+
                 raise InvalidOptionError(why, key)
 
     def _check_name(self, name: str) -> None:
@@ -266,8 +271,12 @@ class ArchiveWriter:
         if taken is not None:
             same = "" if taken == name else f" (as {taken!r}: {self.format_name}'s game looks names up ignoring case)"
             if not self.allows_duplicates:
+                from ..errors import FormatLimitError  # rarely raised: made on first use
+
                 raise FormatLimitError(f"member name {name!r} is taken{same}: {self.format_name} cannot hold two")
             if not self.allow_duplicates:
+                from ..errors import FormatLimitError  # rarely raised: made on first use
+
                 raise FormatLimitError(
                     f"member name {name!r} is added twice{same} "
                     "(allow_duplicates=True / --allow-duplicates to keep both)"
