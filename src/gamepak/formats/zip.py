@@ -298,6 +298,8 @@ END64_LOCATOR = struct.Struct("<4sLQL")
 ZIP64_LIMIT = (1 << 31) - 1  # zipfile's: sizes and offsets past it get zip64 fields
 ZIP64_COUNT_LIMIT = (1 << 16) - 1
 DEFAULT_VERSION, ZIP64_VERSION = 20, 45
+# Members up to this size are read (and deflated) whole before their header is written.
+WHOLE_MEMBER = 1 << 20
 # The creator's system, zipfile's: 3 (Unix) everywhere but Windows (0).
 CREATOR_SYSTEM = 0 if sys.platform == "win32" else 3
 FILE_ATTRIBUTES = 0o100644 << 16
@@ -324,7 +326,17 @@ def write_new_zip(out: Output, members: list[PendingMember], method: int) -> Non
         zip64 = member.size * 1.05 > ZIP64_LIMIT  # decided up front, as zipfile does
         version = ZIP64_VERSION if zip64 else DEFAULT_VERSION
         offset = out.tell()
-
+        if member.size <= WHOLE_MEMBER:
+            # Read whole and written once, the header first with its final fields: the bytes
+            # zipfile writes as a header rewritten after the data (no seek back, no second write).
+            data = b"".join(member.chunks())
+            crc, size = zlib.crc32(data), len(data)
+            if method:
+                compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
+                data = compressor.compress(data) + compressor.flush()
+            out.write(_local_header(name, flags, method, zip64, crc, len(data), size) + data)
+            directory.append((name, flags, version, crc, len(data), size, offset, zip64))
+            continue
         out.write(_local_header(name, flags, method, zip64, 0, 0, 0))
         compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15) if method else None
         crc = size = compressed = 0
