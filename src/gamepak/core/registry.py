@@ -38,7 +38,7 @@ def made_on_first_use(namespace: dict[str, Any], makers: dict[str, Any]) -> Any:
     its maker, and keeps it in the module (`namespace`, the module's `globals()`).
 
     A format module's writer class is made this way: its base, `core.writer.ArchiveWriter`, and
-    the writer's helpers (`core.layout`, `core.options`) are about a tenth of a short command's
+    the writer's helpers (`core.layout`, the option checkers) are about a tenth of a short command's
     start-up, and reading a pack (`ls`, `cat`, `verify`, ...) needs none of them. The class
     stays in its format's module (one module per format) and is named as before
     (`module.Writer`, `from module import Writer`, pickling by name)."""

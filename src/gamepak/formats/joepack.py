@@ -187,8 +187,7 @@ def _make_writer() -> type[ArchiveWriter]:
     """The JoePack writer's class, made when something writes (`made_on_first_use`): reading a
     JoePack imports nothing of the writing side."""
     from ..core.layout import decode_blob, restore_fill
-    from ..core.options import whole_number
-    from ..core.writer import ArchiveWriter
+    from ..core.writer import ArchiveWriter, whole_number
 
     class Writer(ArchiveWriter):
         """Writes a JoePack as VDrift's packer does: the name field as long as the longest name

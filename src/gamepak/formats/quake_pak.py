@@ -241,8 +241,7 @@ def check_name(name: str) -> None:
 def _make_writer() -> type[ArchiveWriter]:
     """The PAK writer's class, made when something writes (`made_on_first_use`): reading a PAK
     imports nothing of the writing side."""
-    from ..core.options import one_of, whole_number
-    from ..core.writer import ArchiveWriter
+    from ..core.writer import ArchiveWriter, one_of, whole_number
 
     class Writer(ArchiveWriter):
         """Writes a PAK: data from offset 12 (aligned to `align`), directory at the end (or right

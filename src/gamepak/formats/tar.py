@@ -325,8 +325,7 @@ def _make_writer() -> type[ArchiveWriter]:
     """The tar writer's class, made when something writes (`made_on_first_use`): reading a tar
     imports nothing of the writing side."""
     from ..core.layout import align_up
-    from ..core.options import whole_number
-    from ..core.writer import ArchiveWriter
+    from ..core.writer import ArchiveWriter, whole_number
 
     class Writer(ArchiveWriter):
         """Writes a pax tar archive, compressed as OUT's extension says (`.tar.gz`/`.tgz`,

@@ -213,8 +213,7 @@ def check_name(name: str) -> None:
 def _make_writer() -> type[ArchiveWriter]:
     """The zip writer's class, made when something writes (`made_on_first_use`): reading a zip
     imports nothing of the writing side."""
-    from ..core.options import one_of, whole_number
-    from ..core.writer import ArchiveWriter
+    from ..core.writer import ArchiveWriter, one_of, whole_number
 
     class Writer(ArchiveWriter):
         """Writes a ZIP archive: `compression` deflate (default), store, bzip2 or lzma, at `level`

@@ -329,8 +329,7 @@ def _make_writer() -> type[ArchiveWriter]:
     """The WAD writer's class, made when something writes (`made_on_first_use`): reading a WAD
     imports nothing of the writing side."""
     from ...core.layout import decode_blob, write_members_exactly
-    from ...core.options import one_of
-    from ...core.writer import ArchiveWriter
+    from ...core.writer import ArchiveWriter, one_of
 
     class Writer(ArchiveWriter):
         """Writes a WAD: lump data from offset 12 in order, the directory last. A lump's type comes

@@ -23,8 +23,7 @@ import zlib
 
 from ...core.archive import encode_name
 from ...core.layout import align_up, restore_fill
-from ...core.options import boolean, whole_number
-from ...core.writer import ArchiveWriter, Output, PendingMember
+from ...core.writer import ArchiveWriter, Output, PendingMember, boolean, whole_number
 from ...errors import FormatLimitError, GamepakError, UnsupportedFeatureError
 from .options import asm_file, header_text, runtime_hex
 from .packfile import Reader, check_name
