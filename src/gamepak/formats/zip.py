@@ -331,8 +331,8 @@ def write_new_zip(out: Output, members: list[PendingMember], method: int) -> Non
             data = b"".join(member.chunks())
             crc, size = zlib.crc32(data), len(data)
             if method:
-                compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
-                data = compressor.compress(data) + compressor.flush()
+                whole = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
+                data = whole.compress(data) + whole.flush()
             out.write(_local_header(name, flags, method, zip64, crc, len(data), size) + data)
             directory.append((name, flags, version, crc, len(data), size, offset, zip64))
             continue
