@@ -736,7 +736,7 @@ def test_nested_edit_scratch_folders_carry_the_pid_and_killed_runs_leave_none(
     import tempfile
 
     import gamepak.core.atomic
-    from gamepak.ops.edit import _Scratch
+    from gamepak.ops.edit_commit import Scratch as _Scratch
 
     temp = tmp_path / "temp"
     temp.mkdir()

@@ -202,7 +202,7 @@ def test_detect_imports_only_the_formats_whose_signature_a_file_holds(tiny: dict
 
 
 # -- the reading verbs load nothing of the writing side --------------------------------------------
-WRITING_SIDE = ("gamepak.core.writer", "gamepak.core.layout", "gamepak.core.options")
+WRITING_SIDE = ("gamepak.core.writer", "gamepak.core.layout")  # the option checkers are in core.writer
 
 
 def gamepak_modules_after(*arguments: str) -> tuple[int, list[str]]:
@@ -266,7 +266,7 @@ def test_a_writer_class_is_made_on_first_use_and_named_as_before() -> None:
 def test_a_format_module_loads_its_writer_only_when_asked(module: str) -> None:
     probe = (
         f"import sys; import gamepak.formats.{module} as format_module; "
-        "before = [m for m in sys.modules if m in {'gamepak.core.writer', 'gamepak.core.options'}]; "
+        "before = [m for m in sys.modules if m in {'gamepak.core.writer', 'gamepak.core.layout'}]; "
         "writer = getattr(format_module, 'Writer', None) or format_module.TableWriter; "
         "print(before, writer.__name__, 'gamepak.core.writer' in sys.modules)"
     )
@@ -442,12 +442,39 @@ def test_a_dry_run_that_checks_no_name_loads_nothing_of_the_writing_side(
     code, loaded = gamepak_modules_after(*(word.format(**tiny) for word in command))
     assert code == 0 and "gamepak.ops.edit" in loaded
     assert [module for module in (*WRITING_SIDE, "gamepak.core.snapshot") if module in loaded] == []
-    # a name to check in a format without a `name_rule` (JoePack: its rule depends on an option)
-    # makes the writer that checks it: the probe sees it
-    joepack = tiny["folder"] + "/names.jpk"
-    with gamepak.create(joepack, overwrite=True) as writer:
-        writer.add("docs/page1.txt", b"text")
-    code, loaded = gamepak_modules_after("mv", joepack, "docs/page1.txt", "docs/moved.txt", "--dry-run")
+
+
+# JoePack's rule reads the `name_field_size` option; a packfile's names hold no folders; J2ME
+# members are numbered; a zip's names are UTF-8; a tar takes any safe name.
+NAMED_PACKS = {
+    "jpk": ("names.jpk", "docs/page1.txt", "docs/moved.txt"),
+    "vpp": ("names.vpp_pc", "page1.txt", "moved.txt"),
+    "zip": ("names.zip", "docs/page1.txt", "docs/moved.txt"),
+    "tar": ("names.tar", "docs/page1.txt", "docs/moved.txt"),
+    "wad": ("names.wad", "PAGE1", "MOVED"),
+    "j2me-table": ("names.bin", "0", "1"),
+}
+
+
+@pytest.mark.parametrize("format_name", sorted(NAMED_PACKS))
+def test_add_and_mv_dry_runs_of_every_format_check_names_without_a_writer(
+    tiny: dict[str, str], format_name: str, tmp_path: Path
+) -> None:
+    file_name, member, new = NAMED_PACKS[format_name]
+    pack = str(tmp_path / file_name)
+    with gamepak.create(pack, format_name) as writer:
+        writer.add(member, b"text")
+    readme = tiny["inputs"] + "/readme.txt"
+    commands = [["add", pack, readme, "--name", new, "--dry-run"]]
+    if not member.isdigit():  # J2ME members have no names to change
+        commands.append(["mv", pack, member, new, "--dry-run"])
+    for command in commands:
+        code, loaded = gamepak_modules_after(*command)
+        assert code == 0 and "gamepak.ops.edit" in loaded, command
+        # (a packfile's reader aligns with `core.layout` too)
+        assert "gamepak.core.writer" not in loaded
+    # the edit itself makes the writer that checks the names again (the probe sees it)
+    code, loaded = gamepak_modules_after(*commands[0][:-1])
     assert code == 0 and "gamepak.core.writer" in loaded
 
 
@@ -469,6 +496,39 @@ def test_a_dry_run_that_checks_a_pak_name_loads_nothing_of_the_writing_side(
     assert "gamepak.core.names" not in loaded  # the rule of new names is in stored_names
 
 
+# -- a dry run only reads: no edit lock (`fcntl`), no clean-up of temporaries (`core.atomic`) ------
+COMMIT_SIDE = ("fcntl", "gamepak.core.atomic", "gamepak.core.portable", "gamepak.ops.edit_commit")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["add", "{other}", "{inputs}/readme.txt", "--dry-run"],
+        ["rm", "{other}", "docs/page1.txt", "--dry-run"],
+        ["mv", "{other}", "docs/page1.txt", "docs/moved.txt", "--dry-run"],
+        ["update", "{other}", "{inputs}", "--dry-run"],
+        ["compact", "{other}", "--dry-run"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_a_dry_run_loads_nothing_of_the_lock_or_the_clean_up(
+    tiny: dict[str, str], command: list[str], tmp_path: Path
+) -> None:
+    import shutil
+
+    probe = PROBE.replace(f"m for m in {HEAVY!r}", f"m for m in {COMMIT_SIDE!r}")
+    arguments = [word.format(**tiny) for word in command]
+    result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, check=False)
+    loaded = result.stderr.splitlines()[-1].removeprefix("heavy: ")
+    # `update` reads a folder, whose temporaries it leaves out by their names (`core.atomic`)
+    expected = "gamepak.core.atomic,gamepak.core.portable" if command[0] == "update" else ""
+    assert (result.returncode, loaded) == (0, expected)
+    # an edit that may commit (of a copy) takes the lock and clears temporaries: the probe sees them
+    arguments[1] = shutil.copy(tiny["other"], str(tmp_path))
+    result = subprocess.run([sys.executable, "-c", probe, *arguments[:-1]], capture_output=True, text=True, check=False)
+    assert result.stderr.splitlines()[-1] == "heavy: " + ",".join(sorted(COMMIT_SIDE)), result.stderr
+
+
 def _outcome(check: object, name: str) -> tuple[type, str] | None:
     try:
         check(name)  # type: ignore[operator]
@@ -487,10 +547,10 @@ def _outcome(check: object, name: str) -> tuple[type, str] | None:
 def test_an_editor_refuses_a_name_by_the_name_rule_as_the_writer_does(
     tiny: dict[str, str], name: str, nested: bool
 ) -> None:
-    from gamepak.core.registry import FORMATS
+    from gamepak.core.registry import get_format
 
     name = "docs/" + name if nested else name
-    assert [spec.name for spec in FORMATS if spec.name_rule is not None] == ["pak"]
+    assert get_format("pak").name_rule is not None  # every format's: tests/test_edit_name_rules.py
     pack = gamepak.edit(tiny["other"])
     try:
         edit = pack._root
@@ -534,6 +594,37 @@ def test_reading_a_pack_makes_none_of_the_rarely_raised_errors(tiny: dict[str, s
     )
     result = subprocess.run([sys.executable, "-c", probe, tiny["small"]], capture_output=True, text=True, check=True)
     assert "made: []" in result.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["create", "{folder}/made-no-errors.pak", "{inputs}"],
+        ["add", "{other}", "{inputs}/readme.txt", "--dry-run"],
+        ["mv", "{other}", "docs/page1.txt", "docs/moved.txt", "--dry-run"],
+        ["convert", "{small}", "{folder}/made-no-errors.zip"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_writing_makes_none_of_the_rarely_raised_errors(tiny: dict[str, str], command: list[str]) -> None:
+    # Each made class is ~0.1 M instructions: create made seven, imported where nothing raised them.
+    probe = (
+        "import sys; from gamepak.cli import main; code = main(sys.argv[1:])\n"
+        "import gamepak.errors as errors; print('made:', sorted(set(vars(errors)) & set(errors._MAKERS)))"
+    )
+    arguments = [word.format(**tiny) for word in command]
+    result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, check=True)
+    assert "made: []" in result.stdout.splitlines()
+    if command[0] in ("create", "convert"):  # the probe sees one where it is raised: the output exists now
+        again = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True)
+        assert "made: ['OutputExistsError']" in again.stdout.splitlines()
+
+
+def test_create_loads_nothing_of_the_reading_side(tiny: dict[str, str]) -> None:
+    # A writer needs `PendingMember`, not the sources, detection and opening of packs.
+    code, loaded = gamepak_modules_after("create", tiny["folder"] + "/no-reading.pak", tiny["inputs"])
+    assert code == 0 and "gamepak.core.writer" in loaded
+    assert [m for m in ("gamepak.core.source", "gamepak.core.detection", "gamepak.core.opening") if m in loaded] == []
 
 
 @pytest.mark.parametrize("name", sorted(RARE_ERRORS))

@@ -65,20 +65,26 @@ DATA = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
+# Members up to WHOLE_MEMBER are deflated whole and their header written once; larger ones
+# stream, their header rewritten after the data: made small (1000), both paths in one zip.
+@pytest.mark.parametrize("whole_member", [zip_format.WHOLE_MEMBER, 1000])
+@settings(max_examples=40, deadline=None)
 @given(members=st.lists(st.tuples(NAMES, DATA), max_size=6), compression=st.sampled_from(sorted(METHODS)))
 def test_a_new_zip_is_byte_for_byte_what_zipfile_wrote(
-    tmp_path_factory: pytest.TempPathFactory, members: list[tuple[str, bytes]], compression: str
+    tmp_path_factory: pytest.TempPathFactory, members: list[tuple[str, bytes]], compression: str, whole_member: int
 ) -> None:
     try:
         expected = zipfile_bytes(members, compression)
     except ValueError:
         return  # a name the writer refuses before writing (checked elsewhere)
     tmp_path = tmp_path_factory.mktemp("zip")
+    original, zip_format.WHOLE_MEMBER = zip_format.WHOLE_MEMBER, whole_member
     try:
         written = gamepak_bytes(tmp_path, members, compression)
     except gamepak.GamepakError:
         return
+    finally:
+        zip_format.WHOLE_MEMBER = original
     assert written == expected
     with zipfile.ZipFile(io.BytesIO(written)) as archive:
         assert archive.testzip() is None

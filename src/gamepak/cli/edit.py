@@ -119,6 +119,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def _editor(args: argparse.Namespace, compact: bool) -> Editor:
+    """The command's editor; a dry run's only plans (no lock, no clean-up: it reads, as `ls`)."""
     from ..errors import GamepakError
     from ..ops.edit import Editor
 
@@ -126,7 +127,8 @@ def _editor(args: argparse.Namespace, compact: bool) -> Editor:
     asm = getattr(args, "asm", None)
     if asm is not None and not os.path.isfile(asm):
         raise GamepakError(f"{asm}: no such file (--asm)")
-    return Editor(args.archive, args.format_name, compact=compact, options={"asm": asm} if asm else None)
+    options = {"asm": asm} if asm else None
+    return Editor(args.archive, args.format_name, compact=compact, options=options, plan_only=args.dry_run)
 
 
 def _finish(editor: Editor, dry_run: bool, list_changes: bool = False) -> None:
@@ -159,10 +161,12 @@ class _aborting:
 
 
 def run_add(args: argparse.Namespace) -> None:
-    from ..errors import GamepakError, UsageError
+    from ..errors import GamepakError
 
     files = args.files
     if args.name is not None and (len(files) != 1 or os.path.isdir(files[0])):
+        from ..errors import UsageError  # rarely raised: made on first use
+
         raise UsageError("--name needs exactly one FILE that is not a folder")
     members: list[tuple[str, str]] = []
     for item in files:

@@ -21,7 +21,6 @@ from ..errors import (
     UnsafePathError,
 )
 from .entry import Entry, MemberData, MemberViews, Problem, RawRange
-from .source import MemberStream, Source, read_whole
 from .stored_names import (  # noqa: F401 - the names format modules import from here
     FixedRecordNames,
     NameList,
@@ -84,6 +83,8 @@ class Archive:
     _by_extracted: dict[str, Entry] | None = None
 
     def __init__(self, file: PathOrFile, *, name: str | None = None) -> None:
+        from .source import Source  # here: a writer (PendingMember) needs none of the reading side
+
         self._source = Source.open(file, name)
         self.filename = self._source.name
         self._names: list[str] = []
@@ -131,6 +132,8 @@ class Archive:
 
     def _open_member(self, entry: Entry) -> BinaryIO:
         """A seekable stream over one member. The default fits raw ranges."""
+        from .source import MemberStream
+
         self._check_range(entry)
         return MemberStream(self._source, entry.offset, entry.size, f"{self.filename}/{entry.name}")  # type: ignore[return-value]
 
@@ -264,6 +267,8 @@ class Archive:
         """A member's whole content. Memory: about its size, once (the stream fills one buffer
         that becomes the result); no more than the archive's size is allocated before the
         member's bytes arrive, whatever size its header declares."""
+        from .source import read_whole
+
         entry = self._entry(member)
         with self.open(entry) as stream:
             data = read_whole(stream, entry.size, first_buffer=self.size)

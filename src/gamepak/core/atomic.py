@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import os
 
-from ..errors import GamepakError, OutputExistsError
+from ..errors import GamepakError  # OutputExistsError, rarely raised, where it is raised
 from .stored_names import NAME_MAX
 
 TYPE_CHECKING = False
@@ -161,6 +161,8 @@ def make_via_temporary(path: str | os.PathLike[str], make: Callable[[str], objec
     copy edited in place, a pack a writer builds); what it left is removed when it fails."""
     target = os.fspath(path)
     if not overwrite and os.path.lexists(target):
+        from ..errors import OutputExistsError  # rarely raised: made on first use
+
         raise OutputExistsError(target)
     folder, base = os.path.split(os.path.abspath(target))
     remove_stale_temporaries(folder)
@@ -183,6 +185,8 @@ def _publish(temporary: str, target: str, overwrite: bool) -> None:
     try:
         os.link(temporary, target)
     except FileExistsError:
+        from ..errors import OutputExistsError  # rarely raised: made on first use
+
         raise OutputExistsError(target) from None
     except OSError:
         # A file system without hard links: the existence check made before writing stands.

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 
-from .detection import Detection, choose_format, detect, open_reader  # noqa: F401 - the public names
 from .registry import format_for_path, get_format
 
 TYPE_CHECKING = False
@@ -14,6 +13,7 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
     from .archive import Archive
+    from .detection import Detection, choose_format, detect  # noqa: F401 - the public names
     from .source import PathOrFile
     from .writer import ArchiveWriter
 
@@ -31,8 +31,19 @@ def open(file: PathOrFile, format: str | None = None, *, name: str | None = None
     `CorruptArchiveError` (the data contradicts the format; it names the file and offset),
     `UnsupportedFeatureError` (e.g. a model, not an archive) and `GamepakError` for unreadable files.
     """
+    from .detection import open_reader
+
     archive: Archive = open_reader(file, format, name=name)
     return archive
+
+
+def __getattr__(name: str) -> object:
+    # Detection's names load `core.detection` when first asked for: `create` needs none of it.
+    if name in ("Detection", "choose_format", "detect", "open_reader"):
+        from . import detection
+
+        return getattr(detection, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def create(

@@ -38,7 +38,7 @@ def made_on_first_use(namespace: dict[str, Any], makers: dict[str, Any]) -> Any:
     its maker, and keeps it in the module (`namespace`, the module's `globals()`).
 
     A format module's writer class is made this way: its base, `core.writer.ArchiveWriter`, and
-    the writer's helpers (`core.layout`, `core.options`) are about a tenth of a short command's
+    the writer's helpers (`core.layout`, the option checkers) are about a tenth of a short command's
     start-up, and reading a pack (`ls`, `cat`, `verify`, ...) needs none of them. The class
     stays in its format's module (one module per format) and is named as before
     (`module.Writer`, `from module import Writer`, pickling by name)."""
@@ -74,16 +74,19 @@ class FormatSpec:
     `kind`: "archive" opens with gamepak.open(); "model" is handled by gamepak.models; "table"
     opens with gamepak.open() as an archive without members (never taken for a nested pack).
     `name_rule`: the module's function `(name)` that refuses what the format's writer refuses
-    in `_check_name`, for a format whose names hold folders and whose rule depends on no writer
-    option: an editor checks new names with it (and `core.stored_names.refuse_name`) without
-    making a writer (its modules, and the pack's layout options, were a twentieth of an
-    `add --dry-run`). None: names are checked by a writer.
+    in `_check_name` (the writer calls it too), or `(name, options)` with `name_rule_options`
+    when the rule reads writer options (a JoePack's `name_field_size`): an editor checks new
+    names with it (and `core.stored_names.refuse_name`) without making a writer (its modules,
+    and the pack's layout options, were a twentieth of an `add --dry-run`). None: names are
+    checked by a writer.
+    `flat_names`: the writer's `flat_names` (names hold no folders), for the same checks.
     """
 
     __slots__ = (
         "aliases",
         "description",
         "extensions",
+        "flat_names",
         "has_magic",
         "kind",
         "magic",
@@ -91,6 +94,7 @@ class FormatSpec:
         "module",
         "name",
         "name_rule",
+        "name_rule_options",
         "reader",
         "sniff",
         "sniff_module",
@@ -114,6 +118,8 @@ class FormatSpec:
         magic_required: bool = True,
         sniff_module: str | None = None,
         name_rule: str | None = None,
+        name_rule_options: bool = False,
+        flat_names: bool = False,
     ) -> None:
         self.name = name
         self.description = description
@@ -129,6 +135,8 @@ class FormatSpec:
         self.magic_required = magic_required
         self.sniff_module = sniff_module
         self.name_rule = name_rule
+        self.name_rule_options = name_rule_options
+        self.flat_names = flat_names
 
     def __repr__(self) -> str:
         return f"<FormatSpec {self.name}>"
@@ -173,6 +181,8 @@ FORMATS: tuple[FormatSpec, ...] = (
         "gamepak.formats.quake.wad",
         (".wad",),
         magic=((0, b"WAD2"), (0, b"WAD3")),
+        name_rule="check_name",
+        flat_names=True,
     ),
     # A map: `info` lists its lumps, textures and entities; `model export` builds its geometry.
     FormatSpec(
@@ -183,13 +193,23 @@ FORMATS: tuple[FormatSpec, ...] = (
         kind="table",
         magic=((0, b"\x1d\x00\x00\x00"), (0, b"BSP2"), (0, b"2PSB")),
     ),
-    FormatSpec("jpk", "VDrift JoePack v1", "gamepak.formats.joepack", (".jpk",), magic=((0, b"JPK01.00"),)),
+    FormatSpec(
+        "jpk",
+        "VDrift JoePack v1",
+        "gamepak.formats.joepack",
+        (".jpk",),
+        magic=((0, b"JPK01.00"),),
+        name_rule="check_name",
+        name_rule_options=True,  # the name field's size
+    ),
     FormatSpec(
         "vpp",
         "Red Faction Guerrilla packfile v3",
         "gamepak.formats.rfg",
         (".vpp_pc", ".str2_pc"),
         magic=((0, b"\xce\x0a\x89\x51"),),
+        name_rule="check_name",
+        flat_names=True,
     ),
     # A table of contents with no members: `info` and `verify` open it; nested walks skip it.
     FormatSpec(
@@ -215,6 +235,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         "gamepak.formats.zip",
         (".zip", ".pk3", ".kpf"),
         magic=((0, b"PK\x03\x04"), (0, b"PK\x05\x06")),
+        name_rule="check_name",
     ),
     FormatSpec(
         "tar",
@@ -223,6 +244,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz", ".tar.zst", ".tzst"),
         magic=((257, b"ustar"), (0, b"\x1f\x8b"), (0, b"BZh"), (0, b"\xfd7zXZ\x00"), (0, b"\x28\xb5\x2f\xfd")),
         magic_required=False,  # an empty archive is zero blocks only (a weak guess, 0.5)
+        name_rule="check_name",
     ),
     FormatSpec(
         "joe",
@@ -245,6 +267,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         writer="TableWriter",
         sniff="sniff_table",
         has_magic=False,
+        name_rule="member_index",
     ),
     FormatSpec(
         "j2me-offsets",
@@ -254,6 +277,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         writer="OffsetsWriter",
         sniff="sniff_offsets",
         has_magic=False,
+        name_rule="member_index",
     ),
     FormatSpec(
         "j2me-end-offsets",
@@ -263,6 +287,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         writer="EndOffsetsWriter",
         sniff="sniff_end_offsets",
         has_magic=False,
+        name_rule="member_index",
     ),
     FormatSpec(
         "j2me-sized",
@@ -272,6 +297,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         writer="SizedWriter",
         sniff="sniff_sized",
         has_magic=False,
+        name_rule="member_index",
     ),
     FormatSpec(
         "j2me-ids",
@@ -281,6 +307,7 @@ FORMATS: tuple[FormatSpec, ...] = (
         writer="IdsWriter",
         sniff="sniff_ids",
         has_magic=False,
+        name_rule="member_index",
     ),
 )
 

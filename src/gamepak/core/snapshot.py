@@ -18,12 +18,17 @@ from __future__ import annotations
 import io
 import os
 
-from ..errors import GamepakError, InputChangedError
-from .source import read_whole
+from ..errors import GamepakError  # InputChangedError, rarely raised, where it is raised
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+
+def _changed_error(error: Exception) -> bool:
+    from ..errors import InputChangedError  # made on first use: only when a read failed
+
+    return isinstance(error, InputChangedError)
 
 
 class InputFile(io.FileIO):
@@ -55,11 +60,16 @@ class InputFile(io.FileIO):
 
     def _check(self, info: os.stat_result, bytes_read: int | None = None) -> None:
         if info.st_size != self.size:
-            raise InputChangedError(self.path, f"{self.size} -> {info.st_size} bytes")
-        if info.st_mtime_ns != self.mtime_ns:
-            raise InputChangedError(self.path, "modified meanwhile")
-        if bytes_read is not None and bytes_read != self.size:
-            raise InputChangedError(self.path, f"read {bytes_read} of its {self.size} bytes")
+            why = f"{self.size} -> {info.st_size} bytes"
+        elif info.st_mtime_ns != self.mtime_ns:
+            why = "modified meanwhile"
+        elif bytes_read is not None and bytes_read != self.size:
+            why = f"read {bytes_read} of its {self.size} bytes"
+        else:
+            return
+        from ..errors import InputChangedError  # rarely raised: made on first use
+
+        raise InputChangedError(self.path, why)
 
     def finish(self, bytes_read: int) -> None:
         """Check, after reading `bytes_read` bytes from the start, that they were the whole file
@@ -68,6 +78,8 @@ class InputFile(io.FileIO):
 
     def read_all(self) -> bytes:
         """The whole content, checked (memory: its size, once)."""
+        from .source import read_whole
+
         try:
             data = read_whole(self, self.size)
         except OSError as exc:
@@ -91,7 +103,7 @@ class InputFile(io.FileIO):
 
     def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
         try:
-            if isinstance(exc, Exception) and not isinstance(exc, InputChangedError) and not self.closed:
+            if isinstance(exc, Exception) and not self.closed and not _changed_error(exc):
                 # A read that failed because the file changed (it ended early) says so.
                 self._check(self._stat())
         finally:

@@ -11,7 +11,7 @@ import struct
 import sys
 from itertools import repeat
 
-from ..errors import UnsafePathError
+from ..errors import GamepakError, UnsafePathError
 
 # `typing` and `collections.abc` cost milliseconds at import; annotations are strings here.
 # `array` too: a shared library whose start also imports collections.abc (0.8 M instructions
@@ -119,16 +119,18 @@ def refuse_name(name: object, format_name: str, flat: bool) -> None:
     backslash; '/' where the format's names are `flat`): the part of
     `ArchiveWriter.check_name` every format shares, here so an editor can check a name
     without making a writer."""
-    from ..errors import FormatLimitError, GamepakError
-
     if not isinstance(name, str):
         raise GamepakError(f"member name {name!r} is not a string")
     if not name or "\0" in name:
+        from ..errors import FormatLimitError  # rarely raised: made on first use
+
         raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
     reason = unsafe_name_reason(name)
     if reason is not None:
         raise UnsafePathError(name, reason)
     if flat and "/" in name:
+        from ..errors import FormatLimitError  # rarely raised: made on first use
+
         raise FormatLimitError(f"member name {name!r}: {format_name} names hold no folders ('/')")
 
 

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import os
 
-from ..errors import (
-    FormatLimitError,
-    GamepakError,
-    InvalidOptionError,
-    OutputExistsError,
-)
+# The rarely raised errors (FormatLimitError, InvalidOptionError, OutputExistsError) are made on
+# first use (`gamepak.errors`): imported where they are raised.
+from ..errors import GamepakError
 from .archive import Archive, Entry, PendingMember
 from .portable import pread, pwrite
 from .stored_names import refuse_name
@@ -24,6 +21,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, ClassVar
+
+    Validator = Callable[[Any], Any]
 
 
 class Output:
@@ -164,6 +163,8 @@ class ArchiveWriter:
         self.allow_duplicates = allow_duplicates
         unknown = set(options) - set(self.option_defaults) - {"layout"}
         if unknown:
+            from ..errors import InvalidOptionError  # rarely raised: made on first use
+
             raise InvalidOptionError(
                 f"format {self.format_name!r} has no option {', '.join(sorted(unknown))}; "
                 f"it takes: {', '.join(sorted(self.option_defaults)) or 'none'}",
@@ -183,6 +184,8 @@ class ArchiveWriter:
         self.progress: Callable[[PendingMember], object] | None = None
         self._closed = False
         if not overwrite and os.path.lexists(self.path):
+            from ..errors import OutputExistsError  # rarely raised: made on first use
+
             raise OutputExistsError(self.path)
 
     def _validated(self, options: dict[str, Any]) -> dict[str, Any]:
@@ -197,6 +200,8 @@ class ArchiveWriter:
                 checked[key] = validator(value)
             except (ValueError, TypeError) as exc:
                 given = "" if value is None else value
+                from ..errors import InvalidOptionError  # rarely raised: made on first use
+
                 raise InvalidOptionError(f"{self.format_name} option {key}={given}: {exc}", key) from None
         return checked
 
@@ -212,6 +217,8 @@ class ArchiveWriter:
         for key in sorted(given):
             if key in unused and given[key] is not None:
                 why = f"{self.format_name} option {key}={given[key]} has no effect: {unused[key]}"
+                from ..errors import InvalidOptionError  # rarely raised: made on first use
+
                 raise InvalidOptionError(why, key)
 
     def _check_name(self, name: str) -> None:
@@ -266,8 +273,12 @@ class ArchiveWriter:
         if taken is not None:
             same = "" if taken == name else f" (as {taken!r}: {self.format_name}'s game looks names up ignoring case)"
             if not self.allows_duplicates:
+                from ..errors import FormatLimitError  # rarely raised: made on first use
+
                 raise FormatLimitError(f"member name {name!r} is taken{same}: {self.format_name} cannot hold two")
             if not self.allow_duplicates:
+                from ..errors import FormatLimitError  # rarely raised: made on first use
+
                 raise FormatLimitError(
                     f"member name {name!r} is added twice{same} "
                     "(allow_duplicates=True / --allow-duplicates to keep both)"
@@ -307,3 +318,86 @@ class ArchiveWriter:
             self.close()
         else:
             self.abort()
+
+
+# -- the building blocks of `ArchiveWriter.option_validators` ----------------------------------
+# Each builder returns a validator: a function that takes the value a user gave (from Python, a
+# manifest, or the CLI's `-O KEY=VALUE`, where numbers arrive as ints, `yes`/`no` as booleans and
+# an empty value as None) and returns the normalised value, or raises ValueError saying what the
+# option takes. The writer turns that into an InvalidOptionError naming the option. Every format
+# takes the same spellings: numbers as text too (`"9"`, `"0x10"`), booleans as yes/no,
+# true/false, on/off or 1/0. Here rather than in a module of their own: every writer's class
+# needs them when it is made (a module import is about 0.3 M instructions of a command).
+
+
+def whole_number(minimum: int | None = None, maximum: int | None = None, *, allow_none: bool = False) -> Validator:
+    """An int in [minimum, maximum] (either bound optional); None only with `allow_none`."""
+    if minimum is not None and maximum is not None:
+        wanted = f"a whole number from {minimum} to {maximum}"
+    elif minimum is not None:
+        wanted = f"a whole number of at least {minimum}"
+    else:
+        wanted = "a whole number"
+    if allow_none:
+        wanted += " (or empty for the default)"
+
+    def validate(value: Any) -> Any:
+        if value is None and allow_none:
+            return None
+        if isinstance(value, str):
+            try:
+                value = int(value.strip(), 0)
+            except ValueError:
+                raise ValueError(f"takes {wanted}, not {_shown(value)}") from None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"takes {wanted}, not {_shown(value)}")
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+            raise ValueError(f"takes {wanted}")
+        return value
+
+    return validate
+
+
+def one_of(*choices: Any) -> Validator:
+    """One of `choices` (strings compare ignoring case)."""
+
+    def validate(value: Any) -> Any:
+        for choice in choices:
+            if value == choice and type(value) is type(choice):
+                return choice
+            if isinstance(value, str) and isinstance(choice, str) and value.lower() == choice.lower():
+                return choice
+        listed = ", ".join(_shown(choice) for choice in choices)
+        raise ValueError(f"takes one of {listed}, not {_shown(value)}")
+
+    return validate
+
+
+def boolean(*, allow_none: bool = False) -> Validator:
+    """True or False (yes/no, true/false, on/off or 1/0)."""
+
+    def validate(value: Any) -> Any:
+        if value is None and allow_none:
+            return None
+        if isinstance(value, bool):
+            return value
+        if value in (0, 1) and isinstance(value, int):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in _SPELLED:
+            return _SPELLED[value.strip().lower()]
+        raise ValueError(f"takes yes or no (true/false), not {_shown(value)}")
+
+    return validate
+
+
+_SPELLED = {"yes": True, "true": True, "on": True, "1": True, "no": False, "false": False, "off": False, "0": False}
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "an empty value"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)

@@ -24,7 +24,7 @@ from ..errors import FormatLimitError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
     from ..core.writer import ArchiveWriter, Output
@@ -174,12 +174,23 @@ def _kept_name_field(member: PendingMember, name_length: int) -> bytes | None:
     return raw if raw.partition(b"\0")[0] == encode_name(member.name) else None
 
 
+def check_name(name: str, options: Mapping[str, Any]) -> None:
+    """Refuse a name a JoePack written with writer `options` cannot store (FormatLimitError): the
+    writer's rule, here so that an editor checks new names without making a writer (the
+    registry row's `name_rule`; it depends on the `name_field_size` option)."""
+    raw = encode_name(name)
+    if not raw or b"\0" in raw:
+        raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+    limit = options.get("name_field_size")
+    if limit is not None and len(raw) > int(limit):
+        raise FormatLimitError(f"member name {name!r} is longer than the name field ({limit} bytes)")
+
+
 def _make_writer() -> type[ArchiveWriter]:
     """The JoePack writer's class, made when something writes (`made_on_first_use`): reading a
     JoePack imports nothing of the writing side."""
     from ..core.layout import decode_blob, restore_fill
-    from ..core.options import whole_number
-    from ..core.writer import ArchiveWriter
+    from ..core.writer import ArchiveWriter, whole_number
 
     class Writer(ArchiveWriter):
         """Writes a JoePack as VDrift's packer does: the name field as long as the longest name
@@ -190,12 +201,7 @@ def _make_writer() -> type[ArchiveWriter]:
         option_validators = {"name_field_size": whole_number(1, MAX_NAME_FIELD_OPTION, allow_none=True)}
 
         def _check_name(self, name: str) -> None:
-            raw = encode_name(name)
-            if not raw or b"\0" in raw:
-                raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
-            limit = self.options["name_field_size"]
-            if limit is not None and len(raw) > int(limit):
-                raise FormatLimitError(f"member name {name!r} is longer than the name field ({limit} bytes)")
+            check_name(name, self.options)
 
         def _write(self, out: Output, members: list[PendingMember]) -> None:
             exact = self.layout

@@ -19,13 +19,13 @@ import struct
 
 from ..core.archive import Archive, Entry, FixedRecordNames, PendingMember, encode_name
 from ..core.registry import made_on_first_use
-from ..core.source import Source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+    from ..core.source import Source
     from ..core.writer import ArchiveWriter, Output
 
 HEADER = struct.Struct("<4sII")
@@ -233,11 +233,11 @@ def check_name(name: str) -> None:
     editor checks new names without making a writer (the registry row's `name_rule`)."""
     raw = encode_name(name)
     if len(raw) > MAX_NAME_BYTES:
-        from ..errors import FormatLimitError
+        from ..errors import FormatLimitError  # rarely raised: made on first use
 
         raise FormatLimitError(f"member name {name!r} is {len(raw)} bytes; a PAK name holds at most {MAX_NAME_BYTES}")
     if b"\0" in raw or not raw:
-        from ..errors import FormatLimitError
+        from ..errors import FormatLimitError  # rarely raised: made on first use
 
         raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
 
@@ -245,9 +245,7 @@ def check_name(name: str) -> None:
 def _make_writer() -> type[ArchiveWriter]:
     """The PAK writer's class, made when something writes (`made_on_first_use`): reading a PAK
     imports nothing of the writing side."""
-    from ..core.options import one_of, whole_number
-    from ..core.writer import ArchiveWriter
-    from ..errors import FormatLimitError
+    from ..core.writer import ArchiveWriter, one_of, whole_number
 
     class Writer(ArchiveWriter):
         """Writes a PAK: data from offset 12 (aligned to `align`), directory at the end (or right
@@ -276,6 +274,8 @@ def _make_writer() -> type[ArchiveWriter]:
                 return
             align = int(self.options["align"])
             if align < 1:
+                from ..errors import FormatLimitError  # rarely raised: made on first use
+
                 raise FormatLimitError(f"alignment must be at least 1, not {align}")
             directory_length = ENTRY.size * len(members)
             position = HEADER.size
@@ -288,6 +288,8 @@ def _make_writer() -> type[ArchiveWriter]:
                 position += member.size
             directory_offset = HEADER.size if self.options["directory"] == "start" else position
             if max(directory_offset + directory_length, position) > 0x7FFFFFFF:
+                from ..errors import FormatLimitError  # rarely raised: made on first use
+
                 raise FormatLimitError("a PAK cannot exceed 2 GiB (its offsets are signed 32-bit)")
             out.write(HEADER.pack(MAGIC, directory_offset, directory_length))
             directory = b"".join(

@@ -315,12 +315,17 @@ class Reader(Archive):
         super().close()
 
 
+def check_name(name: str) -> None:
+    """A tar stores every name `core.stored_names.refuse_name` lets through (long ones in pax
+    records): nothing more to refuse. The writer's rule all the same (the registry row's
+    `name_rule`), so that an editor checks new names without making a writer."""
+
+
 def _make_writer() -> type[ArchiveWriter]:
     """The tar writer's class, made when something writes (`made_on_first_use`): reading a tar
     imports nothing of the writing side."""
     from ..core.layout import align_up
-    from ..core.options import whole_number
-    from ..core.writer import ArchiveWriter
+    from ..core.writer import ArchiveWriter, whole_number
 
     class Writer(ArchiveWriter):
         """Writes a pax tar archive, compressed as OUT's extension says (`.tar.gz`/`.tgz`,
@@ -329,6 +334,9 @@ def _make_writer() -> type[ArchiveWriter]:
         format_name = "tar"
         option_defaults: ClassVar[dict[str, Any]] = {"level": None}
         option_validators: ClassVar[dict[str, Any]] = {"level": whole_number(0, 22, allow_none=True)}
+
+        def _check_name(self, name: str) -> None:
+            check_name(name)
 
         def _unused_options(self) -> dict[str, str]:
             kind = compression_of_name(self.path)

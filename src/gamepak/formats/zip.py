@@ -195,11 +195,25 @@ class Reader(Archive):
         super().close()
 
 
+def check_name(name: str) -> None:
+    """Refuse a name a zip cannot store (FormatLimitError): the writer's rule, here so that an
+    editor checks new names without making a writer (the registry row's `name_rule`)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        from ..errors import FormatLimitError
+
+        shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise FormatLimitError(
+            f"member name {shown!r} holds bytes that are not UTF-8 text; a zip stores names as UTF-8 "
+            "(rename it, or convert to a format that keeps names as bytes: pak, jpk, vpp, tar)"
+        ) from None
+
+
 def _make_writer() -> type[ArchiveWriter]:
     """The zip writer's class, made when something writes (`made_on_first_use`): reading a zip
     imports nothing of the writing side."""
-    from ..core.options import one_of, whole_number
-    from ..core.writer import ArchiveWriter
+    from ..core.writer import ArchiveWriter, one_of, whole_number
 
     class Writer(ArchiveWriter):
         """Writes a ZIP archive: `compression` deflate (default), store, bzip2 or lzma, at `level`
@@ -213,16 +227,7 @@ def _make_writer() -> type[ArchiveWriter]:
         }
 
         def _check_name(self, name: str) -> None:
-            try:
-                name.encode("utf-8")
-            except UnicodeEncodeError:
-                from ..errors import FormatLimitError
-
-                shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-                raise FormatLimitError(
-                    f"member name {shown!r} holds bytes that are not UTF-8 text; a zip stores names as UTF-8 "
-                    "(rename it, or convert to a format that keeps names as bytes: pak, jpk, vpp, tar)"
-                ) from None
+            check_name(name)
 
         def _unused_options(self) -> dict[str, str]:
             # zipfile takes no level for stored or lzma members.
@@ -292,6 +297,8 @@ END64_LOCATOR = struct.Struct("<4sLQL")
 ZIP64_LIMIT = (1 << 31) - 1  # zipfile's: sizes and offsets past it get zip64 fields
 ZIP64_COUNT_LIMIT = (1 << 16) - 1
 DEFAULT_VERSION, ZIP64_VERSION = 20, 45
+# Members up to this size are read (and deflated) whole before their header is written.
+WHOLE_MEMBER = 1 << 20
 # The creator's system, zipfile's: 3 (Unix) everywhere but Windows (0).
 CREATOR_SYSTEM = 0 if sys.platform == "win32" else 3
 FILE_ATTRIBUTES = 0o100644 << 16
@@ -318,7 +325,17 @@ def write_new_zip(out: Output, members: list[PendingMember], method: int) -> Non
         zip64 = member.size * 1.05 > ZIP64_LIMIT  # decided up front, as zipfile does
         version = ZIP64_VERSION if zip64 else DEFAULT_VERSION
         offset = out.tell()
-
+        if member.size <= WHOLE_MEMBER:
+            # Read whole and written once, the header first with its final fields: the bytes
+            # zipfile writes as a header rewritten after the data (no seek back, no second write).
+            data = b"".join(member.chunks())
+            crc, size = zlib.crc32(data), len(data)
+            if method:
+                whole = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
+                data = whole.compress(data) + whole.flush()
+            out.write(_local_header(name, flags, method, zip64, crc, len(data), size) + data)
+            directory.append((name, flags, version, crc, len(data), size, offset, zip64))
+            continue
         out.write(_local_header(name, flags, method, zip64, 0, 0, 0))
         compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15) if method else None
         crc = size = compressed = 0

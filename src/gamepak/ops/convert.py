@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import FormatLimitError, GamepakError
+from ..errors import GamepakError  # FormatLimitError, rarely raised, where it is raised
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -142,6 +142,8 @@ def offer_members(writer: ArchiveWriter, members: list[tuple[str, Any, Any]], wh
         listed = refused[:MAX_LISTED]
         if len(refused) > MAX_LISTED:
             listed.append(f"... and {len(refused) - MAX_LISTED} more")
+        from ..errors import FormatLimitError  # rarely raised: made on first use
+
         raise FormatLimitError(
             f"{what}: {len(refused)} of {len(members)} member{'s' if len(members) != 1 else ''} cannot go "
             f"into a {writer.format_name} pack; nothing was written:\n  " + "\n  ".join(listed)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 
 from ..core.archive import Archive, PendingMember
-from ..core.portable import file_identity
 from ..core.registry import get_format
 from ..core.stored_names import check_new_name, refuse_name
 from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
     from ..core.writer import ArchiveWriter
+    from .edit_commit import Scratch
 
 
 class EditResult:
@@ -88,10 +88,10 @@ class _PackEdit:
         result: EditResult,
         prefix: str = "",
         options: dict[str, Any] | None = None,
-        pack_file: tuple[int, int] | None = None,
+        pack_file: os.stat_result | None = None,
     ) -> None:
         self.archive = archive
-        # The identity (device, inode) of the file being edited, which no member may come from.
+        # The file being edited (its `os.stat`), which no member may come from.
         self.pack_file = pack_file
         self.label = label
         self.prefix = prefix  # the nested path of this pack inside the top pack, with "/"
@@ -225,11 +225,18 @@ class _PackEdit:
     # -- changes -----------------------------------------------------------------------------
     def check_name(self, name: str) -> None:
         """Refuse a name the format cannot store, as its writer would: by the format's
-        `name_rule` where it has one (its names hold folders), without making a writer."""
-        if self.spec.name_rule is None:
+        `name_rule` (given the pack's writer options where it reads them) without making a
+        writer; by the writer when the format has none or one is made (the caller's options,
+        which it normalised)."""
+        spec = self.spec
+        if spec.name_rule is None or self._checker is not None:
             return self.checker.check_name(name)
-        refuse_name(name, self.spec.name, flat=False)
-        getattr(self.spec.load(), self.spec.name_rule)(name)
+        refuse_name(name, spec.name, flat=spec.flat_names)
+        rule = getattr(spec.load(), spec.name_rule)
+        if spec.name_rule_options:
+            rule(name, self.options)
+        else:
+            rule(name)
 
     def _new_member(self, name: str, data_or_path: Any) -> PendingMember:
         self.check_name(name)
@@ -241,7 +248,7 @@ class _PackEdit:
             info = os.stat(path)
         except OSError as exc:
             raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
-        if file_identity(info) == self.pack_file:
+        if self.pack_file is not None and os.path.samestat(info, self.pack_file):
             # An in-place edit would read the pack while it appends to it.
             raise GamepakError(f"{path}: is the pack being edited; a pack cannot be added to itself")
         return PendingMember.from_file(name, path, info)
@@ -255,7 +262,7 @@ class _PackEdit:
     def _check_new_name(self, name: str) -> None:
         """The rule every writer of names applies (`core.stored_names.check_new_name`): a name that
         extraction could not take out again is not stored."""
-        check_new_name(name, flat=self.spec.name_rule is None and self.checker.flat_names)
+        check_new_name(name, flat=self.spec.flat_names)
 
     def append(self, name: str, data_or_path: Any, position: int | None = None) -> int:
         index = len(self.members) if position is None else max(0, min(position, len(self.members)))
@@ -285,7 +292,7 @@ class _PackEdit:
         return self.changed or any(child.any_change() for child in self.children.values())
 
     # -- writing -----------------------------------------------------------------------------
-    def final_members(self, scratch: _Scratch) -> list[PendingMember]:
+    def final_members(self, scratch: Scratch) -> list[PendingMember]:
         """The members to write, in order; nested packs that changed are rebuilt first."""
         members = []
         for member in self.members:
@@ -316,53 +323,13 @@ class _PackEdit:
         self._streams.clear()
 
 
-class _Scratch:
-    """A temporary folder for rebuilt nested packs, made only when one is needed."""
-
-    def __init__(self) -> None:
-        self.folder: str | None = None
-        self._count = 0
-
-    def path_for(self, file_name: str) -> str:
-        """A fresh path ending in `file_name` (the extension picks a writer's defaults)."""
-        if self.folder is None:
-            from ..core.atomic import temporary_folder
-
-            # Named with this process's id: what a killed edit leaves, the next edit removes.
-            self.folder = temporary_folder("gamepak-edit")
-        self._count += 1
-        folder = os.path.join(self.folder, str(self._count))
-        os.mkdir(folder)
-        return os.path.join(folder, file_name)
-
-    def remove(self) -> None:
-        if self.folder is not None:
-            import shutil
-
-            shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _lock(path: str) -> int:
-    """An fd holding an exclusive advisory lock on the pack: two gamepak edits of one pack at
-    once would append at the same place. A second one is refused rather than made to wait,
-    since what it read would be stale by the time it got the lock."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise GamepakError(f"{path}: cannot open: {exc.strerror}") from exc
-    from ..core.portable import lock_exclusive
-
-    if not lock_exclusive(fd):
-        os.close(fd)
-        raise GamepakError(f"{path}: another gamepak process is editing it")
-    return fd
-
-
 class Editor:
     """Changes to one archive file, applied by `commit()`. Get one with `gamepak.edit()`.
 
     Member names may be nested (`outer.str2_pc/inner.txt`). With `compact=True` the commit
-    always rebuilds the pack, dropping the dead space earlier in-place edits left."""
+    always rebuilds the pack, dropping the dead space earlier in-place edits left. With
+    `plan_only=True` (a dry run) it only plans: like a reading command, it takes no lock and
+    clears no stale temporaries (the next editor that may commit does), and `commit()` refuses."""
 
     def __init__(
         self,
@@ -371,26 +338,34 @@ class Editor:
         *,
         compact: bool = False,
         options: dict[str, Any] | None = None,
+        plan_only: bool = False,
     ) -> None:
         from ..core.opening import open as open_archive
 
         self.path = os.fspath(path)
         self.compact = compact
+        self.plan_only = plan_only
         if not os.path.isfile(self.path):
             raise GamepakError(f"{self.path}: not a file")
-        from ..core.atomic import remove_stale_temporaries
+        self._lock_fd = -1
+        if not plan_only:
+            from ..core.atomic import remove_stale_temporaries
 
-        # In-place edits never pass through write_via_temporary: clean what killed runs left here.
-        remove_stale_temporaries(os.path.dirname(os.path.abspath(self.path)))
-        self._lock_fd = _lock(self.path)
+            # In-place edits never pass through write_via_temporary: clean what killed runs left here.
+            remove_stale_temporaries(os.path.dirname(os.path.abspath(self.path)))
+            from .edit_commit import lock_pack
+
+            self._lock_fd = lock_pack(self.path)
         try:
             self.archive = open_archive(self.path, format)
         except BaseException:
-            os.close(self._lock_fd)
+            self._unlock()
             raise
         try:
-            pack_file = file_identity(os.fstat(self._lock_fd))
-            if file_identity(os.stat(self.path)) != pack_file:
+            # (device, inode) as `core.portable.file_identity` compares them; `samestat` spares a
+            # dry run that module.
+            pack_file = os.stat(self.path)
+            if self._lock_fd >= 0 and not os.path.samestat(os.fstat(self._lock_fd), pack_file):
                 raise GamepakError(f"{self.path}: was replaced while being opened; try again")
             self.result = EditResult(self.path, self.archive.format_name)
             self.result.old_size = self.result.new_size = self.archive.size
@@ -399,7 +374,7 @@ class Editor:
             )
         except BaseException:
             self.archive.close()
-            os.close(self._lock_fd)
+            self._unlock()
             raise
         self._plan: list[str] = []
         # Files a folder sync left out (links, temporaries), one sentence each.
@@ -500,6 +475,9 @@ class Editor:
     def commit(self) -> EditResult:
         """Write the changes (in place where the format allows, else by a rebuild) and close."""
         self._open()
+        if self.plan_only:
+            self.close()  # a caller's mistake: the plan is dropped, as abort() would
+            raise GamepakError(f"{self.path}: this editor only plans (a dry run) and cannot commit")
         try:
             if self._root.any_change() or self.compact:
                 self._write()
@@ -508,7 +486,9 @@ class Editor:
         return self.result
 
     def _write(self) -> None:
-        scratch = _Scratch()
+        from .edit_commit import Scratch
+
+        scratch = Scratch()
         try:
             members = self._root.final_members(scratch)
             tail = self._tail()
@@ -536,11 +516,15 @@ class Editor:
         count = self.archive.size - end
         if count <= 0:
             return None
-        return end, count, _digest(self.path, end, count)
+        from .edit_commit import digest
+
+        return end, count, digest(self.path, end, count)
 
     def _tail_kept(self, end: int, count: int, digest: bytes) -> bool:
         """Whether the bytes `_tail` saw are still where they were."""
-        return os.path.getsize(self.path) >= end + count and _digest(self.path, end, count) == digest
+        from .edit_commit import digest as digest_of
+
+        return os.path.getsize(self.path) >= end + count and digest_of(self.path, end, count) == digest
 
     def abort(self) -> None:
         """Drop the changes; the pack stays as it was."""
@@ -553,7 +537,12 @@ class Editor:
         self._closed = True
         self._root.close()
         self.archive.close()
-        os.close(self._lock_fd)  # releases the lock
+        self._unlock()
+
+    def _unlock(self) -> None:
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)  # releases the lock
+            self._lock_fd = -1
 
     def __enter__(self) -> Editor:
         return self
@@ -565,24 +554,13 @@ class Editor:
             self.abort()
 
 
-def _digest(path: str, offset: int, size: int) -> bytes:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        handle.seek(offset)
-        while size > 0 and (chunk := handle.read(min(size, 1 << 20))):
-            digest.update(chunk)
-            size -= len(chunk)
-    return digest.digest()
-
-
 def edit(
     path: str | os.PathLike[str],
     format: str | None = None,
     *,
     compact: bool = False,
     options: dict[str, Any] | None = None,
+    plan_only: bool = False,
 ) -> Editor:
     """An editor for the archive at `path`: `add`, `replace`, `remove`, `rename`, then `commit()`
     (done when a `with` block ends without an exception; nothing changes on disk before).
@@ -594,6 +572,7 @@ def edit(
     formats are rebuilt into a temporary file that replaces the pack. `compact=True` always
     rebuilds, reclaiming space earlier in-place edits left. `options` are writer options added
     to the pack's own for a rewrite (e.g. `{"asm": "level.asm_pc"}`: an RFG `.asm_pc` file
-    outside the pack to keep in step).
+    outside the pack to keep in step). `plan_only=True` makes an editor that only plans (a dry
+    run: no lock, nothing cleared, `commit()` refused).
     """
-    return Editor(path, format, compact=compact, options=options)
+    return Editor(path, format, compact=compact, options=options, plan_only=plan_only)

@@ -17,7 +17,7 @@ import stat
 
 from ..core.atomic import is_temporary_name
 from ..core.portable import file_identity, same_file
-from ..errors import GamepakError, NotAnArchiveError, UnnamedFormatError, UsageError
+from ..errors import GamepakError  # the rarely raised ones where they are raised: made on first use
 from . import MANIFEST_NAME
 
 TYPE_CHECKING = False
@@ -117,6 +117,8 @@ def split_input(item: str) -> tuple[str, str | None]:
         if item[cut] == "=" and os.path.lexists(item[:cut]):
             name = item[cut + 1 :].strip("/")
             if not name:
+                from ..errors import UsageError  # rarely raised: made on first use
+
                 raise UsageError(f"{item!r}: the name after '=' is empty")
             return item[:cut], name
     raise GamepakError(f"{item}: no such file or folder")
@@ -179,8 +181,12 @@ def plan_create(
     if spec is None and manifest is not None:
         spec = get_format(manifest["format"])
     if spec is None:
+        from ..errors import UnnamedFormatError  # rarely raised: made on first use
+
         raise UnnamedFormatError(f"{out}: cannot tell the format from the name; name one with --format")
     if spec.kind == "model":
+        from ..errors import NotAnArchiveError  # rarely raised: made on first use
+
         raise NotAnArchiveError(
             f"{out}: a {spec.description} is a single model, not an archive of members; "
             "make one with 'gamepak model import MODEL OUT.joe'"

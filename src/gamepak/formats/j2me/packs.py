@@ -229,8 +229,7 @@ def _make_writers() -> dict[str, type[ArchiveWriter]]:
     """The five writers' classes, made together when something writes (`made_on_first_use`):
     opening a J2ME pack imports nothing of the writing side."""
     from ...core.layout import restore_fill
-    from ...core.options import whole_number
-    from ...core.writer import ArchiveWriter
+    from ...core.writer import ArchiveWriter, whole_number
 
     class _PackWriter(ArchiveWriter):
         """What the five writers share: names to indices, limits, exact rebuilds."""

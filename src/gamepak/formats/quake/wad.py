@@ -317,12 +317,19 @@ def _head(member: PendingMember) -> bytes:
         return handle.read(40)
 
 
+def check_name(name: str) -> None:
+    """Refuse a lump name a WAD cannot store (FormatLimitError): the writer's rule, here so that
+    an editor checks new names without making a writer (the registry row's `name_rule`)."""
+    raw = encode_name(name)
+    if len(raw) > MAX_NAME_BYTES:
+        raise FormatLimitError(f"lump name {name!r} is {len(raw)} bytes; a WAD name holds at most {MAX_NAME_BYTES}")
+
+
 def _make_writer() -> type[ArchiveWriter]:
     """The WAD writer's class, made when something writes (`made_on_first_use`): reading a WAD
     imports nothing of the writing side."""
     from ...core.layout import decode_blob, write_members_exactly
-    from ...core.options import one_of
-    from ...core.writer import ArchiveWriter
+    from ...core.writer import ArchiveWriter, one_of
 
     class Writer(ArchiveWriter):
         """Writes a WAD: lump data from offset 12 in order, the directory last. A lump's type comes
@@ -335,11 +342,7 @@ def _make_writer() -> type[ArchiveWriter]:
         flat_names = True
 
         def _check_name(self, name: str) -> None:
-            raw = encode_name(name)
-            if len(raw) > MAX_NAME_BYTES:
-                raise FormatLimitError(
-                    f"lump name {name!r} is {len(raw)} bytes; a WAD name holds at most {MAX_NAME_BYTES}"
-                )
+            check_name(name)
 
         def _lump_type(self, member: PendingMember, types: dict[str, int]) -> int:
             origin = member.origin

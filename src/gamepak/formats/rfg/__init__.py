@@ -15,18 +15,18 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .packfile import Reader, sniff
+    from .packfile import Reader, check_name, sniff
     from .records import name_hash
     from .writer import Writer
 
-__all__ = ["Reader", "Writer", "name_hash", "sniff"]
+__all__ = ["Reader", "Writer", "check_name", "name_hash", "sniff"]
 
 
 def __getattr__(name: str) -> object:
     # The reader loads when a pack is opened, the writer (and the `.asm_pc` and rebuild modules
     # it needs) only when something writes: the other RFG formats (`.rfglocatext`, `.xtbl`)
     # live in this package and load without either.
-    if name in ("Reader", "sniff"):
+    if name in ("Reader", "check_name", "sniff"):
         from . import packfile
 
         return getattr(packfile, name)

@@ -1,8 +1,8 @@
 """The packfile writer's own option checkers (`Writer.option_validators`): the header's text
-fields, the runtime bytes and the external `.asm_pc`. Numbers and booleans use `core.options`'
+fields, the runtime bytes and the external `.asm_pc`. Numbers and booleans use `core.writer`'
 builders, as every format's writer does.
 
-Each returns the normalised value or raises ValueError("why"), as `core.options`' builders do;
+Each returns the normalised value or raises ValueError("why"), as `core.writer`'s builders do;
 `runtime` takes an int or hex, and an empty value means the default.
 """
 

@@ -30,7 +30,7 @@ from _thread import allocate_lock  # what `threading.Lock` is, without importing
 from array import array
 from itertools import accumulate, repeat
 
-from ...core.archive import Archive, Entry, NameList, Problem, RawRange, decode_name
+from ...core.archive import Archive, Entry, NameList, Problem, RawRange, decode_name, encode_name
 from ...core.layout import align_up
 from ...core.source import Source
 from ...core.stored_names import uint32_array
@@ -72,6 +72,16 @@ def sniff(source: Source) -> float:
     if magic != MAGIC:
         return 0.0
     return 1.0 if version == VERSION and source.size >= HEADER.size else 0.5
+
+
+def check_name(name: str) -> None:
+    """Refuse a name a packfile cannot store (FormatLimitError): the writer's rule, here so that
+    an editor checks new names without making a writer (the registry row's `name_rule`)."""
+    raw = encode_name(name)
+    if not raw or b"\0" in raw:
+        from ...errors import FormatLimitError
+
+        raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
 
 
 def _unwrap(value: int, floor: int) -> int:

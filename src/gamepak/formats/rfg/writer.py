@@ -23,11 +23,10 @@ import zlib
 
 from ...core.archive import encode_name
 from ...core.layout import align_up, restore_fill
-from ...core.options import boolean, whole_number
-from ...core.writer import ArchiveWriter, Output, PendingMember
+from ...core.writer import ArchiveWriter, Output, PendingMember, boolean, whole_number
 from ...errors import FormatLimitError, GamepakError, UnsupportedFeatureError
 from .options import asm_file, header_text, runtime_hex
-from .packfile import Reader
+from .packfile import Reader, check_name
 from .rebuild import classic_zlib
 from .records import (
     BLOCK_ALIGN,
@@ -120,9 +119,7 @@ class Writer(ArchiveWriter):
         self._external_asm: bytes | None = None
 
     def _check_name(self, name: str) -> None:
-        raw = encode_name(name)
-        if not raw or b"\0" in raw:
-            raise FormatLimitError(f"member name {name!r} is empty or holds a NUL byte")
+        check_name(name)
 
     def _unused_options(self) -> dict[str, str]:
         flags = self.options["flags"]
