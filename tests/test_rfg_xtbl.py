@@ -349,7 +349,7 @@ def test_json_export_is_lossless() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=30))
+@given(st.text(alphabet=st.characters(exclude_categories=("Cs", "Cc")), max_size=30))
 def test_any_text_set_in_a_cell_reads_back_and_changes_only_that_line(value: str) -> None:
     data = weapons()
     table = Table(data, "weapons.xtbl")
