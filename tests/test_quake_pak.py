@@ -159,7 +159,7 @@ def test_entry_outside_file_fails_on_read_not_listing() -> None:
 @given(
     st.lists(
         st.tuples(
-            st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\0"), min_size=1, max_size=18).filter(
+            st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\0"), min_size=1, max_size=18).filter(
                 storable_name
             ),
             st.binary(max_size=300),
