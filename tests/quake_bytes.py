@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 import struct
+from typing import TypedDict
+
+
+class MdlGeometry(TypedDict):
+    """`mdl_bytes`' geometry arguments, kept together by tests that build one model many ways."""
+
+    st: list[tuple[int, int, int]]
+    triangles: list[tuple[int, int, int, int]]
+    poses: list[list[tuple[int, int, int]]]
 
 
 def wad_bytes(lumps: list[tuple[bytes, int, bytes]], magic: bytes = b"WAD2") -> bytes:

@@ -41,7 +41,12 @@ class Vertex:
 
 
 # code -> (nmap, ca, fixed uv count or None)
-FORMATS = {0: (False, False, None), 1: (False, True, None), 2: (True, False, None), 3: (True, True, None)}
+FORMATS: dict[int, tuple[bool, bool, int | None]] = {
+    0: (False, False, None),
+    1: (False, True, None),
+    2: (True, False, None),
+    3: (True, True, None),
+}
 FORMATS[30] = (False, False, 0)
 for _k in range(1, 5):
     for _step, (_nmap, _ca) in enumerate(((False, False), (False, True), (True, False), (True, True))):
@@ -128,9 +133,9 @@ def build(spec: MeshSpec) -> tuple[bytes, bytes]:
             low = tuple(min(point[axis] for point in points) for axis in range(3))
             high = tuple(max(point[axis] for point in points) for axis in range(3))
         submesh_records += struct.pack("<I3f3f3fI", len(submesh), 0, 0, 0, *low, *high, 0x0A511C60)
-        for material, block in submesh:
+        for material_index, block in submesh:
             block_records += struct.pack(
-                "<HHIIII", material, 0, first, len(block), min(block or [0]), max(block or [0])
+                "<HHIIII", material_index, 0, first, len(block), min(block or [0]), max(block or [0])
             )
             first += len(block)
     block_count = sum(len(submesh) for submesh in spec.submeshes)

@@ -6,6 +6,7 @@ import io
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -184,7 +185,7 @@ def test_namelist_is_a_lazy_list_like_sequence(tmp_path: Path, suffix: str) -> N
     ids=["pak", "vpp1", "vpp3", "zip", "tgz"],
 )
 def test_read_of_a_large_member_allocates_its_size_once(
-    tmp_path: Path, format_name: str, suffix: str, options: dict[str, object]
+    tmp_path: Path, format_name: str, suffix: str, options: dict[str, Any]
 ) -> None:
     import tracemalloc
 

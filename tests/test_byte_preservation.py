@@ -47,12 +47,12 @@ def _padded_joepack(path: Path, fill: int) -> bytes:
     with gamepak.create(path, name_field_size=20) as writer:
         for member, data in MEMBERS:
             writer.add(member, data)
-    data = bytearray(path.read_bytes())
+    padded = bytearray(path.read_bytes())
     for member, _ in MEMBERS:
-        start = data.index(member.encode() + b"\0") + len(member) + 1
-        data[start : start - len(member) - 1 + 20] = bytes([fill]) * (20 - len(member) - 1)
-    path.write_bytes(bytes(data))
-    return bytes(data)
+        start = padded.index(member.encode() + b"\0") + len(member) + 1
+        padded[start : start - len(member) - 1 + 20] = bytes([fill]) * (20 - len(member) - 1)
+    path.write_bytes(bytes(padded))
+    return bytes(padded)
 
 
 @pytest.mark.parametrize("fill", [0xFF, 0xCD])

@@ -657,7 +657,7 @@ def test_hash_choices(algorithm: str, collection: Path, tmp_path: Path) -> None:
         scheduler="synchronous",
     )
     with gamepak.open(collection / "id1.pak") as archive:
-        expected = {}
+        expected: dict[str, str | None] = {}
         for entry in archive.infolist():
             data = archive.read(entry)
             if algorithm == "blake2b":

@@ -130,7 +130,7 @@ def split_example(
 
 
 def _prefixes(table: dict[str, Any]) -> set[str]:
-    prefixes = set()
+    prefixes: set[str] = set()
     for verb in table:
         parts = verb.split()
         prefixes.update(" ".join(parts[: n + 1]) for n in range(len(parts)))

@@ -7,6 +7,7 @@ import json
 import os
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,8 +26,8 @@ from conftest import in_process_cli
 MANIFEST = ".gamepak-manifest.json"
 
 
-def make(path: Path, members: list[tuple[str, bytes]], **options: object) -> Path:
-    with gamepak.create(path, **options) as writer:  # type: ignore[arg-type]
+def make(path: Path, members: list[tuple[str, bytes]], **options: Any) -> Path:
+    with gamepak.create(path, **options) as writer:
         for name, data in members:
             writer.add(name, data)
     return path
@@ -512,7 +513,8 @@ def test_every_format_takes_the_same_spellings(
 ) -> None:
     """Numbers as text and booleans as yes/no, on/off or 1/0 mean the same to every writer
     (the packfile writer once had checkers of its own, with other spellings and wordings)."""
-    writer = gamepak.create(tmp_path / name, format_name, **{option: given})
+    options: dict[str, Any] = {option: given}
+    writer = gamepak.create(tmp_path / name, format_name, **options)
     assert writer.options[option] == kept
     writer.abort()
 

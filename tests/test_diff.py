@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -234,7 +235,12 @@ def test_plain_members_are_compared_without_a_stream_each(tmp_path: Path, monkey
 
     opened: list[str] = []
     plain_open = Archive.open
-    monkeypatch.setattr(Archive, "open", lambda self, member: opened.append(str(member)) or plain_open(self, member))
+
+    def recorded(self: Archive, member: Any) -> Any:
+        opened.append(str(member))
+        return plain_open(self, member)
+
+    monkeypatch.setattr(Archive, "open", recorded)
     a = make(tmp_path / "a.pak", BASE)
     b = make(tmp_path / "b.pak", BASE)
     assert gamepak.diff(a, b).equal and opened == []

@@ -47,6 +47,7 @@ def test_a_file_over_the_cap_is_refused_before_it_is_read(tmp_path: Path, monkey
         raise AssertionError("read although over the cap")
 
     monkeypatch.setattr(files, "read_whole", no_read)
+    monkeypatch.setattr(files.os, "read", no_read)
     with pytest.raises(GamepakError, match=rf"^{re.escape(str(path))}: 1000 bytes, more than the 999 bytes"):
         read_file(path, limit=999)
     monkeypatch.undo()
@@ -70,6 +71,63 @@ def test_a_file_growing_past_the_cap_while_read_is_refused(tmp_path: Path, monke
     monkeypatch.setattr(files.os, "fstat", small_fstat)
     with pytest.raises(GamepakError, match="grew while read"):
         read_file(path, limit=50)
+
+
+@pytest.mark.parametrize("grown", [1, 5000, 3 << 20])
+def test_a_file_growing_within_the_cap_while_read_is_read_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grown: int
+) -> None:
+    path = tmp_path / "grows.bin"
+    path.write_bytes(b"x" * 10)
+    import gamepak.core.files as files
+
+    real_fstat = os.fstat
+
+    def small_fstat(fd: int) -> os.stat_result:
+        result = real_fstat(fd)
+        with open(path, "ab") as handle:
+            handle.write(b"y" * grown)
+        return result
+
+    monkeypatch.setattr(files.os, "fstat", small_fstat)
+    assert read_file(path, limit=10 + grown) == b"x" * 10 + b"y" * grown
+    monkeypatch.undo()
+    # The same growth once more (10 + 2 * grown bytes): one byte over the cap is refused.
+    with pytest.raises(GamepakError, match="grew while read"):
+        _grow_and_read(path, files, monkeypatch, limit=9 + 2 * grown)
+
+
+def _grow_and_read(path: Path, files: Any, monkeypatch: pytest.MonkeyPatch, limit: int) -> bytes:
+    """read_file of `path` (now 10 + grown bytes) while it grows by as much again."""
+    real_fstat = os.fstat
+    grown = path.stat().st_size - 10
+
+    def small_fstat(fd: int) -> os.stat_result:
+        result = real_fstat(fd)
+        with open(path, "ab") as handle:
+            handle.write(b"z" * grown)
+        return result
+
+    monkeypatch.setattr(files.os, "fstat", small_fstat)
+    return read_file(path, limit=limit)
+
+
+def test_a_file_is_read_whole_in_one_buffer_of_its_size(tmp_path: Path) -> None:
+    """No buffer larger than the file made first (before: a first buffer of 1 MiB at least,
+    zeroed, then cut: 0.71 ms for an 850 kB file against a direct read's 0.09 ms)."""
+    import tracemalloc
+
+    path = tmp_path / "a.bin"
+    data = os.urandom(600_000)
+    path.write_bytes(data)
+    read_file(path)
+    tracemalloc.start()
+    try:
+        assert read_file(path) == data
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(data) <= peak < len(data) + 4096, peak
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

@@ -11,7 +11,7 @@ import struct
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quake_bytes import bsp_bytes, mdl_bytes, miptex_bytes, qpic_bytes, spr_bytes, wad_bytes, wal_bytes
+from quake_bytes import MdlGeometry, bsp_bytes, mdl_bytes, miptex_bytes, qpic_bytes, spr_bytes, wad_bytes, wal_bytes
 
 import gamepak
 from gamepak.errors import GamepakError
@@ -21,7 +21,7 @@ from gamepak.formats.quake.palette import built_in_palette
 from gamepak.models import quake
 
 EXAMPLES = int(os.environ.get("GAMEPAK_FUZZ_EXAMPLES", "60"))
-SEAM = {
+SEAM: MdlGeometry = {
     "st": [(0x20, 1, 0), (0, 2, 1), (0, 3, 2), (0, 1, 3)],
     "triangles": [(1, 0, 1, 2), (0, 0, 2, 3)],
     "poses": [[(0, 0, 0), (10, 0, 0), (0, 10, 0), (0, 0, 10)], [(1, 0, 0), (11, 0, 0), (1, 10, 0), (1, 0, 10)]],

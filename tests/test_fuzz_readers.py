@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -33,7 +34,7 @@ CASES = [
 ]
 
 
-def _pack(format_name: str, options: dict[str, object]) -> bytes:
+def _pack(format_name: str, options: dict[str, Any]) -> bytes:
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:

@@ -18,6 +18,7 @@ import gamepak
 from gamepak.core.source import Source
 from gamepak.errors import CorruptArchiveError, InvalidOptionError
 from gamepak.formats.j2me import structure
+from gamepak.formats.j2me.packs import IdsReader
 
 from conftest import sample
 
@@ -36,7 +37,7 @@ def test_spec_bytes_read_and_detected(tmp_path: Path) -> None:
     path.write_bytes(ids_pack(RECORDS))
     assert [d.format for d in gamepak.detect(path)][:1] == ["j2me-ids"]
     with gamepak.open(path) as pack:
-        assert pack.format_name == "j2me-ids"
+        assert pack.format_name == "j2me-ids" and isinstance(pack, IdsReader)
         assert pack.namelist() == ["0", "1", "2"]
         assert [pack.read(name) for name in pack.namelist()] == [data for _, data in RECORDS]
         assert pack.ids == [0, 7, 2]
@@ -61,7 +62,7 @@ def test_writer_matches_spec_and_keeps_ids_through_an_edit(tmp_path: Path) -> No
     with gamepak.edit(path) as pack:
         pack.add("3", b"new")
     with gamepak.open(path, "j2me-ids") as reopened:
-        assert reopened.ids == [0, 7, 2, 8]
+        assert isinstance(reopened, IdsReader) and reopened.ids == [0, 7, 2, 8]
 
 
 @pytest.mark.parametrize("ids", [[-1], [65536], "0,x", [True], "70000"])
@@ -112,7 +113,7 @@ def test_the_games_demospr_bin(tmp_path: Path) -> None:
     path = sample("gameloft/demoSpr.bin")
     assert gamepak.detect(path)[0].format == "j2me-ids"
     with gamepak.open(path) as pack:
-        assert pack.ids == [0, 1, 2]
+        assert isinstance(pack, IdsReader) and pack.ids == [0, 1, 2]
         assert [entry.size for entry in pack.infolist()] == [2750, 940, 481]
         assert all(pack.read(entry).startswith(b"\xdf\x03\x01\x01\x01\x01") for entry in pack.infolist())
     gamepak.convert(path, tmp_path / "copy.bin", "j2me-ids")

@@ -120,9 +120,9 @@ def test_truncated_member() -> None:
 @given(
     st.lists(
         st.tuples(
-            st.text(
-                st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), min_size=1, max_size=30
-            ).filter(storable_name),
+            st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\0"), min_size=1, max_size=30).filter(
+                storable_name
+            ),
             st.binary(max_size=200),
         ),
         max_size=10,

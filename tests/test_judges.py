@@ -4,6 +4,7 @@ read every PAK gamepak writes, whatever the layout options, with the same names 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,7 +27,7 @@ def _vgio_members(path: Path) -> list[tuple[str, bytes]]:
 
 
 @pytest.mark.parametrize("options", [{}, {"align": 4}, {"align": 16, "directory": "start"}])
-def test_vgio_reads_gamepak_paks(tmp_path: Path, options: dict[str, object]) -> None:
+def test_vgio_reads_gamepak_paks(tmp_path: Path, options: dict[str, Any]) -> None:
     members = [("maps/e1m1.bsp", b"BSP" * 100), ("progs.dat", b"\x06\x00"), ("sound/empty.wav", b"")]
     path = tmp_path / "mod.pak"
     with gamepak.create(path, **options) as writer:

@@ -82,6 +82,10 @@ def test_gamepak_s_own_po_without_names_is_split(names: bool) -> None:
         'msgctxt "#00000001"\nmsgid "\nmsgstr ""\n\nmsgctxt "#00000002"\nmsgid "a"b"\nmsgstr ""\n',  # quotes moved
         'msgctxt "#00000001"\nmsgid "ab\nmsgstr ""\n\nmsgctxt "#00000002"\nmsgid "a"b"\nmsgstr ""\n',  # ... again
         'msgctxt "#00000001"\nmsgid "a\\"\nmsgstr ""\n',  # the closing quote escaped
+        'msgctxt "#00000001"\nmsgid "a"b\nmsgstr ""\n',  # the last line's closing quote inside
+        'msgctxt "#00000001"\nmsgid "a\nmsgstr ""\n\nmsgctxt "#00000002"\nmsgid "b""\nmsgstr ""\n',  # moved
+        'msgctxt "#00000001"\nmsgstr "a"\nmsgstr ""\n',  # a msgstr for the msgid
+        'msgctxt "#00000001"\nmsgid "a"\nmsgstr ""\n\nmsgctxt "#00000002"\nmsgstr "b"\nmsgstr ""\n',
         'msgctxt "#00000001"\nmsgid  "a"\nmsgstr ""\n',  # two blanks
         'msgctxt "#00000001"\nmsgid "a"\nmsgstr ""',  # no last line end
         '#. comment\nmsgctxt "#00000001"\nmsgid "a"\nmsgstr ""\n',

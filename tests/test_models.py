@@ -113,12 +113,12 @@ def assert_same_geometry(original: Mesh, other: Mesh, *, unit_normals: bool = Fa
     other_positions, other_normals, other_texcoords = other.corner_values()
     np.testing.assert_allclose(other_positions, positions, rtol=1e-6, atol=1e-6)
     assert (normals is None) == (other_normals is None)
-    if normals is not None:
+    if normals is not None and other_normals is not None:
         if unit_normals:
             normals = normals / np.linalg.norm(normals, axis=2, keepdims=True)
         np.testing.assert_allclose(other_normals, normals, rtol=1e-5, atol=1e-6)
     assert (texcoords is None) == (other_texcoords is None)
-    if texcoords is not None:
+    if texcoords is not None and other_texcoords is not None:
         np.testing.assert_allclose(other_texcoords, texcoords, rtol=1e-6, atol=1e-6)
 
 
@@ -371,6 +371,7 @@ f -5 -4 -3 -2 -1
     # Corners without a normal took their face's flat normal; without texcoords, (0, 0). The
     # quad's `vt 0 0` is the image's bottom-left corner: JOE's (0, 1), v counted from the top.
     _, normals, texcoords = mesh.corner_values()
+    assert normals is not None and texcoords is not None
     assert np.allclose(normals, [0, 0, 1])
     assert np.allclose(texcoords[:2], [0, 1]) and np.allclose(texcoords[2:], 0)
     assert joe.read(joe.write(mesh)).face_count == 5
@@ -381,11 +382,12 @@ f -5 -4 -3 -2 -1
 def test_import_refuses_models_past_joes_limits() -> None:
     rng = np.random.default_rng(1)
     face_count = 32001
-    big = Mesh(rng.normal(size=(3, 3)), [[0, 0, 1]], np.zeros((0, 2)), np.zeros((face_count, 3, 3), np.int64))
+    up = np.array([[0, 0, 1]], np.float32)
+    big = Mesh(rng.normal(size=(3, 3)), up, np.zeros((0, 2)), np.zeros((face_count, 3, 3), np.int64))
     big.corners[:, :, 0] = [0, 1, 2]
     with pytest.raises(FormatLimitError, match="at most 32000"):
         joe.write(big)
-    wide = Mesh(rng.normal(size=(70000, 3)), [[0, 0, 1]], np.zeros((0, 2)), np.zeros((1, 3, 3), np.int64))
+    wide = Mesh(rng.normal(size=(70000, 3)), up, np.zeros((0, 2)), np.zeros((1, 3, 3), np.int64))
     with pytest.raises(FormatLimitError, match="65536"):
         joe.write(wide)
 
@@ -860,7 +862,8 @@ def test_many_empty_frames_load_without_an_object_per_frame() -> None:
     assert mesh.frame_count == 100_000
     assert joe.write(mesh) == data
     # Exporting frame 0 (turned to Y up) builds none of the others.
-    assert models.dumps(mesh, "obj").startswith(b"#") and not mesh.extra_frames._built
+    assert models.dumps(mesh, "obj").startswith(b"#")
+    assert isinstance(mesh.extra_frames, joe.FrameList) and not mesh.extra_frames._built
     assert mesh.extra_frames[-1].face_count == 0 and len(mesh.extra_frames[5:8]) == 3
     # Counts the file cannot hold are refused before any table is built.
     with pytest.raises(CorruptArchiveError, match="100001 frames of 0 faces need more"):
@@ -965,7 +968,7 @@ def test_obj_and_ply_flip_v_and_give_the_same_float32_back(values: list[float]) 
     # and reading them gives every texture coordinate back bit for bit.
     texcoords = np.array(values, dtype=np.float32).reshape(3, 2)
     corners = np.array([[[0, 0, 0], [1, 0, 1], [2, 0, 2]]], dtype=np.int64)
-    mesh = Mesh(np.eye(3, dtype=np.float32), [[0, 0, 1]], texcoords, corners)
+    mesh = Mesh(np.eye(3, dtype=np.float32), np.array([[0, 0, 1]], np.float32), texcoords, corners)
     obj_text = obj.write(mesh).decode()
     first = next(line for line in obj_text.splitlines() if line.startswith("vt "))
     assert float(first.split()[2]) == 1.0 - float(texcoords[0, 1])
@@ -973,14 +976,16 @@ def test_obj_and_ply_flip_v_and_give_the_same_float32_back(values: list[float]) 
         back = models.loads(models.dumps(mesh, format_name), format_name)
         _, _, got = back.corner_values()
         expected = mesh.corner_values()[2]
-        assert got is not None and np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+        assert got is not None and expected is not None
+        assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
 
 
 # ------------------------------------------------------------------------- glTF from strangers
 
 
-def _gltf_with_external_buffer(folder: Path, uri: str) -> Path:
-    """A .gltf whose one buffer is the file `uri` names (relative to the .gltf's folder)."""
+def _gltf_with_external_buffer(folder: Path, uri: str) -> tuple[Path, bytes]:
+    """(a .gltf whose one buffer is the file `uri` names (relative to the .gltf's folder), the
+    buffer's bytes)."""
     data = models.dumps(joe.read(triangle_bytes()), "gltf")
     document = json.loads(data)
     blob_uri = document["buffers"][0]["uri"]
@@ -990,7 +995,7 @@ def _gltf_with_external_buffer(folder: Path, uri: str) -> Path:
     document["buffers"][0]["uri"] = uri
     path = folder / "model.gltf"
     path.write_text(json.dumps(document))
-    return path, blob  # type: ignore[return-value]
+    return path, blob
 
 
 def test_gltf_buffers_beside_the_file_are_read_and_none_outside(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from quake_bytes import bsp_bytes, mdl_bytes
+from quake_bytes import MdlGeometry, bsp_bytes, mdl_bytes
 from test_blender_judge import BLENDER_PYTHON, IMPORT_SCRIPT, _blender
 
 import gamepak
@@ -25,7 +25,7 @@ from conftest import glb_summary, gltf_validator_errors, in_process_cli, sample
 PALETTE = built_in_palette()
 # Four vertices; triangle 0 faces front, triangle 1 faces back and uses vertex 0, which is on
 # the seam: that corner needs s + skinwidth/2, so vertex 0 is split in two.
-SEAM_MODEL = {
+SEAM_MODEL: MdlGeometry = {
     "st": [(0x20, 1, 0), (0, 2, 1), (0, 3, 2), (0, 1, 3)],
     "triangles": [(1, 0, 1, 2), (0, 0, 2, 3)],
     "poses": [
@@ -246,10 +246,10 @@ def test_real_models_and_maps_match_the_spec() -> None:
         for primitive in document["meshes"][0]["primitives"]:
             positions = accessor(document, blob, primitive["attributes"]["POSITION"])
             normals = accessor(document, blob, primitive["attributes"]["NORMAL"])
-            triangles = accessor(document, blob, primitive["indices"]).reshape(-1, 3)
-            a, b, c = (positions[triangles[:, k]] for k in range(3))
-            turns = (np.cross(b - a, c - a) * normals[triangles[:, 0]]).sum(axis=1)
-            assert (turns >= 0).all() and (turns > 0).sum() >= len(triangles) * 0.7
+            corners = accessor(document, blob, primitive["indices"]).reshape(-1, 3)
+            a, b, c = (positions[corners[:, k]] for k in range(3))
+            turns = (np.cross(b - a, c - a) * normals[corners[:, 0]]).sum(axis=1)
+            assert (turns >= 0).all() and (turns > 0).sum() >= len(corners) * 0.7
 
 
 def _exports(tmp_path: Path) -> list[str]:
@@ -420,8 +420,7 @@ def test_bsp_faces_sharing_their_surfedges_are_refused_before_building_the_mesh(
     # 1,000-entry surfedges lump (a 30 KB file) asked for a million glTF vertices; the budget
     # is one vertex per byte of the file, four times what a real map's surfedges can give.
     faces, corners = 1000, 1000
-    data = bsp_bytes()
-    data = _with_lump(data, 13, struct.pack(f"<{corners}i", *([1] * corners)))
+    data = _with_lump(bsp_bytes(), 13, struct.pack(f"<{corners}i", *([1] * corners)))
     data = _with_lump(bytes(data), 7, struct.pack("<HhihhBBBBi", 0, 0, 0, corners, 0, 255, 255, 255, 255, -1) * faces)
     models = bsp.MapFile(bsp_bytes(), "m").lumps[14]
     struct.pack_into("<i", data, models.offset + 60, faces)  # the world holds every face

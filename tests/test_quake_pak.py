@@ -159,9 +159,9 @@ def test_entry_outside_file_fails_on_read_not_listing() -> None:
 @given(
     st.lists(
         st.tuples(
-            st.text(
-                st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), min_size=1, max_size=18
-            ).filter(storable_name),
+            st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\0"), min_size=1, max_size=18).filter(
+                storable_name
+            ),
             st.binary(max_size=300),
         ),
         max_size=12,

@@ -161,7 +161,7 @@ NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_*+{", min_size=1,
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lumps=st.dictionaries(NAMES, st.binary(max_size=200), min_size=1, max_size=8))
 def test_round_trip_agrees_with_vgio(tmp_path: Path, lumps: dict[str, bytes]) -> None:
-    unique = {}
+    unique: dict[str, tuple[str, bytes]] = {}
     for name, data in lumps.items():
         unique.setdefault(name.lower(), (name, data))
     path = tmp_path / "random.wad"

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import numpy as np
 import pytest
 from PIL import Image
-from quake_bytes import bsp_bytes, mdl_bytes, miptex_bytes, qpic_bytes, spr_bytes, wad_bytes
+from quake_bytes import MdlGeometry, bsp_bytes, mdl_bytes, miptex_bytes, qpic_bytes, spr_bytes, wad_bytes
 
 import gamepak
 from gamepak.formats.quake.palette import built_in_palette
@@ -21,7 +21,7 @@ from conftest import glb_summary
 starlette = pytest.importorskip("starlette.testclient")
 
 PALETTE = np.frombuffer(built_in_palette(), dtype=np.uint8).reshape(256, 3)
-SEAM = {
+SEAM: MdlGeometry = {
     "st": [(0, 1, 0), (0, 2, 1), (0, 3, 2)],
     "triangles": [(1, 0, 1, 2)],
     "poses": [[(0, 0, 0), (10, 0, 0), (0, 10, 0)]],

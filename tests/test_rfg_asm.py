@@ -19,6 +19,7 @@ import gamepak
 from gamepak.errors import CorruptArchiveError, FormatLimitError, GamepakError
 from gamepak.formats.rfg.asm import AsmContainer, AsmFile, AsmMismatchError, AsmPrimitive
 from gamepak.formats.rfg.writer import AsmUpdated
+from gamepak.formats.rfg.writer import Writer as RfgWriter
 
 from conftest import in_process_cli, sample
 
@@ -321,6 +322,7 @@ def test_writer_updates_the_table_of_a_changed_str2(tmp_path: Path) -> None:
             with gamepak.create(out) as writer:
                 writer.add_member("level.asm_pc", archive, "level.asm_pc")
                 writer.add("crate.str2_pc", new_str2)
+        assert isinstance(writer, RfgWriter)
         assert any("primitive 'crate.cpeg_pc' sizes 120/1000 -> 120/924" in change for change in writer.asm_updates)
     with gamepak.open(out) as archive:
         found = read_asm_sizes(archive.read("level.asm_pc"))

@@ -477,7 +477,7 @@ def test_rfg_options_are_refused_for_j2me(tmp_path: Path) -> None:
 
 # -- property ---------------------------------------------------------------------------------
 
-TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=20)
+TEXT = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\0"), max_size=20)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -11,7 +11,7 @@ import pygltflib
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rfg_mesh_bytes import MaterialSpec, Vertex, build, quad_spec, rig_bytes
+from rfg_mesh_bytes import MaterialSpec, MeshSpec, Vertex, build, quad_spec, rig_bytes
 
 from gamepak.errors import GamepakError
 from gamepak.models.rfg import read_mesh
@@ -33,7 +33,7 @@ def peg_pair(names: dict[str, tuple[int, int, int, int]]) -> tuple[bytes, bytes]
     return peg.to_bytes()
 
 
-def textured_spec(**changes: object) -> object:
+def textured_spec(**changes: object) -> MeshSpec:
     material = MaterialSpec(
         textures=[
             ("thing_d.tga", "Diffuse_Map"),
@@ -256,7 +256,8 @@ def test_battery_export_figures(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------- import
 
 
-def moved_glb(data: bytes, vertex: int, delta: tuple[float, float, float], attribute: str = "POSITION") -> bytes:
+def moved_glb(data: bytes, vertex: int, delta: tuple[float, ...], attribute: str = "POSITION") -> bytes:
+    """`data` with one vertex's attribute moved by `delta` (its first 3, or 2 for a UV)."""
     gltf = pygltflib.GLTF2.load_from_bytes(data)
     blob = bytearray(gltf.binary_blob())
     index = getattr(gltf.meshes[0].primitives[0].attributes, attribute)

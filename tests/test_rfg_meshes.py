@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rfg_mesh_bytes import FORMATS, MaterialSpec, Vertex, build, crc, quad_spec
+from rfg_mesh_bytes import FORMATS, MaterialSpec, MeshSpec, Vertex, build, crc, quad_spec
 
 from gamepak.errors import GamepakError
-from gamepak.models.rfg import MeshFormatError, read_mesh, volition_crc
+from gamepak.models.rfg import MeshFormatError, RfgMesh, read_mesh, volition_crc
 from gamepak.models.rfg.geometry import block_triangles, normals, positions, skin, strip_triangles, tangents, uv_set
 from gamepak.models.rfg.layout import VERTEX_FORMATS
 
@@ -23,8 +23,8 @@ from conftest import in_process_cli, sample, write_pack
 BATTERY = "vpp/repair_battery.str2_pc"
 
 
-def read(spec: object) -> object:
-    cpu, gpu = build(spec)  # type: ignore[arg-type]
+def read(spec: MeshSpec) -> RfgMesh:
+    cpu, gpu = build(spec)
     return read_mesh(cpu, gpu, label="t.csmesh_pc", gpu_label="t.gsmesh_pc")
 
 
@@ -91,7 +91,8 @@ def test_triangle_list_topology() -> None:
 
 @pytest.mark.parametrize("code", sorted(FORMATS))
 def test_every_vertex_format(code: int) -> None:
-    uv_count = FORMATS[code][2] if FORMATS[code][2] is not None else 2
+    fixed = FORMATS[code][2]
+    uv_count = fixed if fixed is not None else 2
     vertices = [
         Vertex(
             (float(n), 0.5, -float(n)),

@@ -10,6 +10,7 @@ import random
 import struct
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -43,7 +44,7 @@ def _xml(seed: int, size: int) -> bytes:
     return (b"<table>" + b"".join(rows))[:size]
 
 
-def _write_twin(path: Path, members: list[tuple[str, bytes]], **options: object) -> bytes:
+def _write_twin(path: Path, members: list[tuple[str, bytes]], **options: Any) -> bytes:
     with gamepak.create(path, overwrite=True, **options) as writer:
         for name, data in members:
             writer.add(name, data)
@@ -233,7 +234,7 @@ def test_round_trip_every_mode(
     tmp_path_factory: pytest.TempPathFactory, members: list[tuple[str, bytes]], flags: int, align: int
 ) -> None:
     folder = tmp_path_factory.mktemp("rt")
-    options = {"flags": flags}
+    options: dict[str, Any] = {"flags": flags}
     if flags & 1:  # only compressed packs take a level
         options["level"] = 6
     if flags & 2:
@@ -729,7 +730,7 @@ def test_bad_magic_and_version() -> None:
         {"flags": 3, "level": 4, "align": 32, "mem_level": 9},
     ],
 )
-def test_rebuild_recovers_writer_settings(tmp_path: Path, options: dict[str, object]) -> None:
+def test_rebuild_recovers_writer_settings(tmp_path: Path, options: dict[str, Any]) -> None:
     original = tmp_path / "original.vpp_pc"
     rng = random.Random(5)
     words = [b"alpha", b"beta", b"gamma", b"delta", b"<tag>", b"</tag>", b"value=", b"\n"]
@@ -961,10 +962,11 @@ def test_zlib_settings_given_as_none_take_zlibs_defaults(tmp_path: Path) -> None
     """`window_bits=None` (and `mem_level`, `strategy`) means the default, as for every other
     option: it once reached zlib as None and escaped as a TypeError."""
     written = []
-    for name, options in (
+    cases: tuple[tuple[str, dict[str, Any]], ...] = (
         ("given.str2_pc", dict.fromkeys(("window_bits", "mem_level", "strategy"))),
         ("plain.str2_pc", {}),
-    ):
+    )
+    for name, options in cases:
         with gamepak.create(tmp_path / name, "vpp", **options) as writer:
             writer.add("one.txt", b"one " * 100)
         written.append((tmp_path / name).read_bytes())

@@ -8,6 +8,7 @@ import random
 import tracemalloc
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -31,7 +32,7 @@ def words(seed: int, count: int) -> bytes:
 MEMBERS = [(f"m{index}.txt", words(index, 400 + 300 * index)) for index in range(5)]
 
 
-def write(path: Path, members: list[tuple[str, bytes]], **options: object) -> Path:
+def write(path: Path, members: list[tuple[str, bytes]], **options: Any) -> Path:
     with gamepak.create(path, overwrite=True, **options) as writer:
         for name, data in members:
             writer.add(name, data)
@@ -247,7 +248,8 @@ def test_output_never_passes_the_declared_size() -> None:
 )
 def test_bad_option_values_are_refused_up_front(tmp_path: Path, option: str, value: object) -> None:
     with pytest.raises(UnsupportedFeatureError, match=option):
-        gamepak.create(tmp_path / "x.vpp_pc", **{option: value})
+        options: dict[str, Any] = {option: value}
+        gamepak.create(tmp_path / "x.vpp_pc", **options)
     assert not list(tmp_path.iterdir())
 
 

@@ -16,7 +16,7 @@ from gamepak.formats.rfg.xtbl.check import Finding, count_kinds, finding_lines
 
 from conftest import sample
 
-TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
 PROBLEMS = (
     st.sampled_from(
         ["not a choice", "not a choice: x", "no such row in a.xtbl", "not a flag (of 3)", "not in the schema", ""]

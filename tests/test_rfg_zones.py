@@ -427,14 +427,14 @@ def test_the_catalog_lists_every_zone_object(tmp_path: Path) -> None:
     struct.pack_into("<I", broken, 8, 99)
     write_pack(root / "broken.str2_pc", {"bad.layer_pc": bytes(broken)})
     build_catalog([str(root)], str(tmp_path / "out"), scheduler="synchronous")
-    rows = duckdb.sql(
+    rows = duckdb.execute(
         f"SELECT zone, index, class, handle, name, x, y, z FROM '{tmp_path}/out/zone_objects/*.parquet' ORDER BY handle"
     ).fetchall()
     assert rows == [
         ("dlc01_09_08_130.layer_pc", 0, "object_dummy", 0x78800001, "crate", 1.0, 2.0, 3.0),
         ("dlc01_09_08_130.layer_pc", 1, "object_dummy", 0x78800002, None, 4.0, 5.0, 6.0),
     ]
-    errors = duckdb.sql(f"SELECT stage, member, message FROM '{tmp_path}/out/errors/*.parquet'").fetchall()
+    errors = duckdb.execute(f"SELECT stage, member, message FROM '{tmp_path}/out/errors/*.parquet'").fetchall()
     assert [(stage, member) for stage, member, _ in errors] == [("zones", "bad.layer_pc")]
     assert "object_count 99" in errors[0][2]
 

@@ -11,10 +11,11 @@ import json
 import os
 import struct
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from test_scenes import list_line, make_track, png, quad
+from test_scenes import list_line, make_track, mesh_of, png, quad
 
 from gamepak import models
 from gamepak.models import scene
@@ -119,7 +120,7 @@ def test_float_noise_in_normals_and_renumbered_faces_are_not_a_change(odd_track:
 def test_one_moved_object_changes_only_its_model_and_is_named(odd_track: Path, tmp_path: Path) -> None:
     found = scene.load(odd_track)
     nodes = {node.name: node for node in found.root.walk()}
-    moved = nodes["road.joe"].mesh
+    moved = mesh_of(nodes["road.joe"])
     moved.positions = moved.positions + np.float32(1.0)
     scene.save(found, tmp_path / "moved.glb")
     stored = pack_members(odd_track / "objects" / "objects.jpk")
@@ -141,13 +142,8 @@ def test_an_edited_instance_of_a_shared_model_becomes_a_new_model_and_the_other_
     nodes = {node.name: node for node in found.root.walk()}
     assert nodes["wall.joe"].mesh is nodes["wall.joe #2"].mesh  # one model, two objects
     edited = nodes["wall.joe #2"]
-    edited.mesh = Mesh(
-        edited.mesh.positions + np.float32(5.0),
-        edited.mesh.normals,
-        edited.mesh.texcoords,
-        edited.mesh.corners,
-        magic=edited.mesh.magic,
-    )
+    old = mesh_of(edited)
+    edited.mesh = Mesh(old.positions + np.float32(5.0), old.normals, old.texcoords, old.corners, magic=old.magic)
     scene.save(found, tmp_path / "edited.glb")
     stored = pack_members(odd_track / "objects" / "objects.jpk")
     code, _, err = in_process_cli("model", "import", str(tmp_path / "edited.glb"), "--into", str(odd_track))
@@ -159,14 +155,14 @@ def test_an_edited_instance_of_a_shared_model_becomes_a_new_model_and_the_other_
     entries = track_module.parse_list((odd_track / "objects" / "list.txt").read_text(), "list.txt", [])
     assert [entry.model for entry in entries] == ["wall.joe", "road.joe", "wall-2.joe", "leaf.joe"]
     reread = {node.name: node for node in scene.load(odd_track).root.walk()}
-    assert reread["wall-2.joe"].mesh.bounds() == ([5.0, 5.0, 5.0], [9.0, 5.0, 8.0])
-    assert reread["wall.joe"].mesh.bounds() == ([0.0, 0.0, 0.0], [4.0, 0.0, 3.0])
+    assert mesh_of(reread["wall-2.joe"]).bounds() == ([5.0, 5.0, 5.0], [9.0, 5.0, 8.0])
+    assert mesh_of(reread["wall.joe"]).bounds() == ([0.0, 0.0, 0.0], [4.0, 0.0, 3.0])
 
 
 def test_both_instances_edited_alike_replace_the_shared_model(odd_track: Path, tmp_path: Path) -> None:
     found = scene.load(odd_track)
     nodes = {node.name: node for node in found.root.walk()}
-    shared = nodes["wall.joe"].mesh
+    shared = mesh_of(nodes["wall.joe"])
     shared.positions = shared.positions + np.float32(2.0)  # one mesh object: both nodes move
     scene.save(found, tmp_path / "both.glb")
     code, _, err = in_process_cli("model", "import", str(tmp_path / "both.glb"), "--into", str(odd_track))
@@ -527,7 +523,12 @@ def test_three_hundred_thousand_nodes_reusing_one_mesh_decode_it_once_and_share_
     (tmp_path / "many.glb").write_bytes(struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body)
     decoded = []
     original = gltf._mesh_pieces
-    monkeypatch.setattr(gltf, "_mesh_pieces", lambda *args: decoded.append(args[4]) or original(*args))
+
+    def recorded(*args: Any) -> Any:
+        decoded.append(args[4])
+        return original(*args)
+
+    monkeypatch.setattr(gltf, "_mesh_pieces", recorded)
     start = time.perf_counter()
     # Past the scene node budget (core/content_limits.py): read with --allow-large.
     code, _, err = in_process_cli(

@@ -20,6 +20,7 @@ from gamepak import open as gamepak_open
 from gamepak.models import scene
 from gamepak.models.mesh import Mesh
 from gamepak.models.scene import track as track_module
+from gamepak.models.scene.common import SceneNode
 
 from conftest import SAMPLES, glb_summary, gltf_validator_errors, in_process_cli, sample, write_pack
 
@@ -40,8 +41,20 @@ def png(colour: tuple[int, ...], mode: str = "RGB") -> bytes:
     return out.getvalue()
 
 
+def mesh_of(node: SceneNode) -> Mesh:
+    """The mesh of a node the test knows has one."""
+    assert node.mesh is not None, node.name
+    return node.mesh
+
+
+def image_of(node: SceneNode) -> str:
+    """The image key of a node's material, which the test knows it has."""
+    assert node.material is not None and node.material.image is not None, node.name
+    return node.material.image
+
+
 def list_line(model: str, texture: str, **values: float) -> str:
-    fields = dict.fromkeys(track_module.FIELDS[2:], 0)
+    fields: dict[str, float] = dict.fromkeys(track_module.FIELDS[2:], 0)
     fields.update(values)
     return " ".join([model, texture, *(str(fields[name]) for name in track_module.FIELDS[2:])])
 
@@ -325,7 +338,7 @@ def test_normals_stored_by_the_old_converter_are_swapped_back_as_vdrift_does(tmp
     folder = make_track(tmp_path / "t", [list_line("s.joe", "a.png")], {"s.joe": swapped}, {"a.png": png((1, 2, 3))})
     found = scene.load(folder)
     [node] = [node for node in found.root.walk() if node.mesh is not None]
-    assert node.mesh.normals[0].tolist() == pytest.approx([0, -0.0, 1])
+    assert mesh_of(node).normals[0].tolist() == pytest.approx([0, -0.0, 1])
     assert found.counts["normal_swaps"] == 1
 
 
@@ -358,7 +371,8 @@ def test_an_obj_scene_has_one_group_per_object_and_a_material_per_texture(small_
     # Read back as one mesh: every face, Y up as gamepak's OBJ files are.
     mesh = models.load(tmp_path / "small.obj")
     assert mesh.face_count == 12
-    assert mesh.bounds()[1][2] == pytest.approx(50)  # the sky's height, back to Z up
+    bounds = mesh.bounds()
+    assert bounds is not None and bounds[1][2] == pytest.approx(50)  # the sky's height, back to Z up
 
 
 def test_obj_and_glb_of_a_car_draw_the_same_corners(tmp_path: Path) -> None:
@@ -552,12 +566,12 @@ def test_a_car_body_texture_alpha_is_baked_as_paint_and_its_winding_turned_outwa
     folder = make_car(tmp_path / "cars" / "TC", CAR, body_alpha=0)
     found = scene.load(folder, paint=(1.0, 0.0, 0.0))
     body = next(node for node in found.root.walk() if node.name == "body")
-    image = found.images[body.material.image]
+    image = found.images[image_of(body)]
     assert not image.has_alpha
     with Image.open(io.BytesIO(image.data)) as opened:
         assert opened.mode == "RGB" and opened.getpixel((0, 0)) == (255, 0, 0)
     # The body was stored clockwise with up normals: now every face agrees with its normals.
-    assert (body.mesh.face_normals() @ np.array([0, 0, 1]) > 0).all()
+    assert (mesh_of(body).face_normals() @ np.array([0, 0, 1]) > 0).all()
 
 
 def test_a_car_without_wheel_sections_says_which_layout_it_is(tmp_path: Path) -> None:
@@ -637,11 +651,11 @@ def test_the_real_mcs_car_matches_the_spec(tmp_path: Path) -> None:
     assert nodes["steering"]["rotation"] == pytest.approx([0.6915, 0, 0, 0.7224], abs=1e-4)
     assert document["nodes"][0]["extras"]["vdrift"]["ground_height"] == pytest.approx(-0.794, abs=1e-3)
     body = next(node for node in found.root.walk() if node.name == "body")
-    summed = body.mesh.normals[body.mesh.corners[:, :, 1]].sum(axis=1)
-    assert ((body.mesh.face_normals() * summed).sum(axis=1) >= 0).all()
-    assert not found.images[body.material.image].has_alpha
+    summed = mesh_of(body).normals[mesh_of(body).corners[:, :, 1]].sum(axis=1)
+    assert ((mesh_of(body).face_normals() * summed).sum(axis=1) >= 0).all()
+    assert not found.images[image_of(body)].has_alpha
     glass = next(node for node in found.root.walk() if node.name == "glass")
-    assert glass.material.alpha_mode == "BLEND"
+    assert glass.material is not None and glass.material.alpha_mode == "BLEND"
     assert any("carparts" in image.path for image in found.images.values())
 
 
@@ -662,16 +676,16 @@ def test_an_unchanged_scene_imports_back_without_changing_a_byte(small_track: Pa
 
 
 def test_an_edited_scene_changes_only_the_edited_model_and_adds_new_objects(small_track: Path, tmp_path: Path) -> None:
-    from gamepak.models.scene.common import SceneMaterial, SceneNode
+    from gamepak.models.scene.common import SceneMaterial
 
     with gamepak_open(small_track / "objects" / "objects.jpk") as pack:
         before = {entry.name: pack.read(entry) for entry in pack.infolist()}
     found = scene.load(small_track)
     nodes = {node.name: node for node in found.root.walk()}
-    moved = nodes["fence.joe"].mesh
+    moved = mesh_of(nodes["fence.joe"])
     moved.positions = moved.positions + np.float32(2.0)
     found.root.children.append(
-        SceneNode("barrel.joe", mesh=quad(9, 9), material=SceneMaterial(image=nodes["road.joe"].material.image))
+        SceneNode("barrel.joe", mesh=quad(9, 9), material=SceneMaterial(image=image_of(nodes["road.joe"])))
     )
     found.root.children.remove(nodes["tree.joe"])
     scene.save(found, tmp_path / "edited.glb")
@@ -757,7 +771,7 @@ def test_a_texture_claiming_a_huge_size_is_not_decoded(tmp_path: Path) -> None:
     found = scene.load(folder)
     assert any("too large to bake" in warning for warning in found.warnings)
     body = next(node for node in found.root.walk() if node.name == "body")
-    assert found.images[body.material.image].data == bytes(data)
+    assert found.images[image_of(body)].data == bytes(data)
 
 
 def test_embedded_images_are_the_files_bytes_and_one_changed_before_writing_is_an_error(

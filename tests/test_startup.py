@@ -13,6 +13,7 @@ import io
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import example, given, settings
@@ -20,6 +21,9 @@ from hypothesis import strategies as st
 
 import gamepak
 from gamepak.cli import COMMANDS, build_parser
+
+if TYPE_CHECKING:
+    import argparse
 
 # Third-party packages gamepak uses somewhere: each costs more than Python's own start-up.
 THIRD_PARTY = (
@@ -667,7 +671,8 @@ def test_pickled_errors_and_their_exit_codes_are_as_before() -> None:
 NARGS = (None, "?", "*", "+", "...", "A...", "==SUPPRESS==", 0, 1, 2, 3)
 
 
-def _actions(draw: st.DrawFn, most: int) -> list[object]:
+@st.composite
+def _actions(draw: st.DrawFn, most: int) -> list[argparse.Action]:
     import argparse
 
     count = draw(st.integers(1, most))
@@ -687,20 +692,20 @@ def test_words_are_matched_to_nargs_as_argparses_regular_expressions_match_them(
 
     from gamepak.cli.parser import CommandParser, nargs_match
 
-    actions = data.draw(st.composite(lambda draw: _actions(draw, 4))())
+    actions = data.draw(_actions(4))
     ours, plain = CommandParser(prog="t"), argparse.ArgumentParser(prog="t")
-    pattern = "".join(plain._get_nargs_pattern(action) for action in actions)  # type: ignore[attr-defined]
+    pattern = "".join(plain._get_nargs_pattern(action) for action in actions)
     expected = re.match(pattern, words)
     found = nargs_match(pattern, words)
     assert found == (() if expected is None else ([len(group) for group in expected.groups()], expected.end()))
-    assert ours._match_arguments_partial(actions, words) == plain._match_arguments_partial(actions, words)  # type: ignore[attr-defined]
+    assert ours._match_arguments_partial(actions, words) == plain._match_arguments_partial(actions, words)
     for action in actions:
         try:
-            wanted: object = plain._match_argument(action, words)  # type: ignore[attr-defined]
+            wanted: object = plain._match_argument(action, words)
         except argparse.ArgumentError as error:
             wanted = str(error)
         try:
-            got: object = ours._match_argument(action, words)  # type: ignore[attr-defined]
+            got: object = ours._match_argument(action, words)
         except argparse.ArgumentError as error:
             got = str(error)
         assert got == wanted

@@ -77,8 +77,8 @@ def test_the_catalog_keeps_the_limit(tmp_path: Path) -> None:
         build_catalog([str(root)], str(tmp_path / out), scheduler="synchronous")
         found = list((tmp_path / out / "strings").glob("*.parquet"))
         rows = f"SELECT count(*) FROM '{tmp_path}/{out}/strings/*.parquet'"
-        count = duckdb.sql(rows).fetchall()[0][0] if found else 0
-        errors = duckdb.sql(f"SELECT path, message FROM '{tmp_path}/{out}/errors/*.parquet'").fetchall()
+        count = duckdb.execute(rows).fetchall()[0][0] if found else 0
+        errors = duckdb.execute(f"SELECT path, message FROM '{tmp_path}/{out}/errors/*.parquet'").fetchall()
         return count, errors
 
     assert catalog("all")[0] == 6

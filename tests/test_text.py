@@ -277,7 +277,7 @@ def test_cli_formats_by_extension(tmp_path: Path) -> None:
 
 
 latin1_text = st.text(
-    alphabet=st.characters(min_codepoint=1, max_codepoint=0xFF, blacklist_characters="\x92"), max_size=20
+    alphabet=st.characters(min_codepoint=1, max_codepoint=0xFF, exclude_characters="\x92"), max_size=20
 )
 
 

@@ -101,9 +101,9 @@ def test_encode_wad2_measures_the_grid_of_a_brace_texture() -> None:
     rgba[:, 40:48, 3] = 0
     _mips, transparent, indices, error, sampled = encode_wad2(rgba, "{grate", PALETTE_BYTES)
     drawn = rgba[..., 3] >= 128
-    grid = np.zeros(drawn.size, dtype=bool)
-    grid[_sample_places(*drawn.shape)] = True
-    grid = grid.reshape(drawn.shape)
+    flat = np.zeros(drawn.size, dtype=bool)
+    flat[_sample_places(*drawn.shape)] = True
+    grid = flat.reshape(drawn.shape)
     assert sampled == np.count_nonzero(grid & drawn) and transparent == 255
     want = exact_mean(rgba, indices, PALETTE_BYTES, grid & drawn)  # clear pixels are 255 now: not on it
     assert error == pytest.approx(want, rel=1e-6)
@@ -135,9 +135,9 @@ def test_the_limit_is_4096_drawn_pixels() -> None:
     """Only the sample's 4,096 pixels drawn: measured exactly (on the same pixels); one more
     drawn pixel, off the sample: sampled, on the sample's 4,096."""
     rgba = textured(7, 256)
-    places = np.zeros(256 * 256, dtype=bool)
-    places[_sample_places(256, 256)] = True
-    places = places.reshape(256, 256)
+    flat = np.zeros(256 * 256, dtype=bool)
+    flat[_sample_places(256, 256)] = True
+    places = flat.reshape(256, 256)
     rgba[..., 3] = np.where(places, 255, 0)
     assert encode_wad2(rgba, "{dots", PALETTE_BYTES)[4] == 0
     off = next((row, 0) for row in range(4) if not places[row, 0])

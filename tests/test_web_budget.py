@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -75,7 +76,7 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-def server(root: Path, memory: int, seconds: float) -> tuple[object, str]:
+def server(root: Path, memory: int, seconds: float) -> tuple[subprocess.Popen[str], str]:
     code = (
         "import sys",
         "from gamepak.web import isolate, pages, serve",

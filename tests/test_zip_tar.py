@@ -7,6 +7,7 @@ import io
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -281,7 +282,9 @@ def test_compressed_tars_round_trip_and_gnu_tar_reads_them(tmp_path: Path, exten
 
 
 @pytest.mark.parametrize(("mode", "extension"), [("w:gz", ".tgz"), ("w:bz2", ".tar.bz2"), ("w:xz", ".tar.xz")])
-def test_tars_compressed_by_tarfile_are_read(tmp_path: Path, mode: str, extension: str) -> None:
+def test_tars_compressed_by_tarfile_are_read(
+    tmp_path: Path, mode: Literal["w:gz", "w:bz2", "w:xz"], extension: str
+) -> None:
     path = tmp_path / f"theirs{extension}"
     with tarfile.open(path, mode) as archive:
         info = tarfile.TarInfo("x.txt")

@@ -48,8 +48,8 @@ def test_the_catalog_keeps_the_limit(tmp_path: Path) -> None:
         build_catalog([str(root)], str(tmp_path / "out"), scheduler="synchronous")
     assert (
         not list((tmp_path / "out" / "zone_objects").glob("*.parquet"))
-        or not duckdb.sql(f"SELECT * FROM '{tmp_path}/out/zone_objects/*.parquet'").fetchall()
+        or not duckdb.execute(f"SELECT * FROM '{tmp_path}/out/zone_objects/*.parquet'").fetchall()
     )
-    errors = duckdb.sql(f"SELECT member, message FROM '{tmp_path}/out/errors/*.parquet' ORDER BY member").fetchall()
+    errors = duckdb.execute(f"SELECT member, message FROM '{tmp_path}/out/errors/*.parquet' ORDER BY member").fetchall()
     limit = str(len(a_layer()) - 1)
     assert len(errors) == 2 and all(limit in message for _, message in errors), errors

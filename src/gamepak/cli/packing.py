@@ -114,6 +114,8 @@ def _extract(args: argparse.Namespace) -> None:
         raise UsageError("--manifest describes the whole archive: give no MEMBERS with it")
     rows: list[dict[str, Any]] = []
     with open_input(args.archive, args.format_name) as opened:
+        from ..ops.extract import extract_tree, written_paths
+
         extracted = 0
         # Every member: None, so that a pack whose directory gives columns is extracted from
         # them without an entry per member (ops.extract).
@@ -121,9 +123,12 @@ def _extract(args: argparse.Namespace) -> None:
         for holder, entries, prefix in groups:
             destination = os.path.join(args.output, prefix) if prefix else args.output
             with progress_bar(*_workload(holder, entries), "extracting") as advance:
-                written = holder.extractall(
-                    destination,
+                # `extractall` without its list of paths, made only for --json (20,000 of them
+                # for a big pack, to be counted).
+                root, written = extract_tree(
+                    holder,
                     entries,
+                    destination,
                     overwrite=args.overwrite,
                     manifest=args.manifest and holder is opened,
                     progress=advance,
@@ -131,9 +136,9 @@ def _extract(args: argparse.Namespace) -> None:
                 )
             extracted += len(written)
             if args.as_json:
-                # extractall writes each entry once, in order: one path per distinct entry.
+                # Each entry is written once, in order: one path per distinct entry.
                 every = holder.infolist() if entries is None else dict.fromkeys(entries)
-                for entry, path in zip(every, written, strict=True):
+                for entry, path in zip(every, written_paths(root, written), strict=True):
                     rows.append({"name": prefix + entry.name, "path": path, "size": entry.size})
     if args.as_json:
         from .json_output import print_json

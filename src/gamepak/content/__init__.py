@@ -292,16 +292,16 @@ def for_path(family: str, path: str | os.PathLike[str], member: str | None = Non
         for kind in rows:
             if kind.signatures and kind.signed_by(head):
                 return kind
-        from ..core.opening import detect
+        from ..core.detection import detections
 
         try:
-            found = detect(name)
+            # Read as they are made: a pack its signature decides asks no structural sniffer.
+            for detection in detections(name):
+                for kind in rows:
+                    if detection.format in kind.packs:
+                        return kind
         except Exception:  # an unreadable file is reported by the handler itself
-            found = []
-        for detection in found:
-            for kind in rows:
-                if detection.format in kind.packs:
-                    return kind
+            pass
     elif member is None and not os.path.lexists(name):
         # Nothing to read: the pack format its name says (`model export missing.vpp_pc` is
         # refused by the verb of the kind that exports such packs, naming the file).

@@ -35,7 +35,7 @@ from .stored_names import (  # noqa: F401 - the names format modules import from
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
-    from typing import Any, BinaryIO, ClassVar
+    from typing import Any, BinaryIO, ClassVar, Self
 
     from .snapshot import InputFile
     from .source import PathOrFile
@@ -494,7 +494,7 @@ class Archive:
         """Release the file (a caller-supplied file object stays open)."""
         self._source.close()
 
-    def __enter__(self) -> Archive:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -14,6 +14,7 @@ from .source import Source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from .source import PathOrFile
@@ -58,25 +59,35 @@ def detect(file: PathOrFile, *, name: str | None = None) -> list[Detection]:
     """Every format that fits `file`, most plausible first. Formats with a signature come
     before structural guesses; the file name's extension breaks ties. A format whose declared
     signatures the file lacks is passed over without importing its module."""
+    return list(detections(file, name=name))
+
+
+def detections(file: PathOrFile, *, name: str | None = None) -> Iterator[Detection]:
+    """`detect`'s list, made as it is read: the formats without a signature (structural
+    guesses, each sniffer in a module of its own) are asked only once every format with one
+    has been read. A caller that takes the first detection it can use (a content row's pack
+    format) so opens a `.vpp_pc` without importing the J2ME and JOE sniffers. The file stays
+    open until the iterator is exhausted or dropped."""
     source = Source.open(file, name)
-    label = name or _file_label(file)
     try:
-        by_extension = format_for_path(label)
+        by_extension = format_for_path(name or _file_label(file))
         head = source.pread(MAGIC_SPAN, 0)
-        found = []
-        for spec in FORMATS:
-            if not spec.may_hold(head):
-                continue
-            confidence = float(spec.sniffer()(source))
-            if confidence <= 0:
-                continue
-            if by_extension is spec:
-                confidence = min(1.0, confidence + 0.05)
-            found.append(Detection(spec.name, round(confidence, 3), spec.has_magic))
+        # Every detection with a signature sorts before every one without (`detect`'s order).
+        for signed in (True, False):
+            found = []
+            for spec in FORMATS:
+                if spec.has_magic != signed or not spec.may_hold(head):
+                    continue
+                confidence = float(spec.sniffer()(source))
+                if confidence <= 0:
+                    continue
+                if by_extension is spec:
+                    confidence = min(1.0, confidence + 0.05)
+                found.append(Detection(spec.name, round(confidence, 3), spec.has_magic))
+            found.sort(key=lambda d: d.confidence, reverse=True)
+            yield from found
     finally:
         source.close()
-    found.sort(key=lambda d: (d.has_magic, d.confidence), reverse=True)
-    return found
 
 
 def choose_format(file: PathOrFile, *, name: str | None = None) -> Detection:

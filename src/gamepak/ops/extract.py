@@ -113,12 +113,39 @@ def extract_members(
     """Extract `entries` of `archive` (None: every member) under `path` safely; returns the files
     written. `windows_names` (default: on Windows and macOS) refuses, before anything is written,
     names a Windows file system cannot hold and names that differ only in case."""
+    root, keys = extract_tree(
+        archive, entries, path, overwrite=overwrite, manifest=manifest, progress=progress, windows_names=windows_names
+    )
+    return written_paths(root, keys)
+
+
+def written_paths(root: str, keys: list[str]) -> list[str]:
+    """The paths of the files `extract_tree` wrote under `root`, from their keys."""
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    if os.sep != "/":
+        return [prefix + key.replace("/", os.sep) for key in keys]
+    return [prefix + key for key in keys]
+
+
+def extract_tree(
+    archive: Archive,
+    entries: list[Entry] | None,
+    path: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    manifest: bool = False,
+    progress: Callable[[Entry], Any] | None = None,
+    windows_names: bool | None = None,
+) -> tuple[str, list[str]]:
+    """`extract_members` without its list of paths: (the folder written under, the key of each
+    file written, its path under that folder with `/` between the parts; the distinct entries'
+    in order). A caller that only counts the files (the CLI) so makes no path per member."""
     root = os.path.realpath(path)
     if entries is None:
         windows = windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin")))
-        written = None if manifest else _extract_columns(archive, root, overwrite, progress, windows)
-        if written is not None:
-            return written
+        column_keys = None if manifest else _extract_columns(archive, root, overwrite, progress, windows)
+        if column_keys is not None:
+            return root, column_keys
         entries = archive.infolist()
     entries = list(dict.fromkeys(entries))  # the same entry twice is one file
     if manifest and len(entries) != len(archive):
@@ -142,7 +169,8 @@ def extract_members(
         from .manifest import manifest_bytes  # only a manifest's writing needs the module
     if not has_folder_descriptors():
         encoded = manifest_bytes(archive, entries, [key.split("/") for key in keys]) if manifest else None
-        return _extract_by_path(archive, entries, keys, plan, encoded, progress)
+        _extract_by_path(archive, entries, keys, plan, encoded, progress)
+        return root, [*keys, MANIFEST_NAME] if manifest else keys
 
     def fill(writer: TreeWriter) -> None:
         _write_members(archive, entries, writer, keys, plan.modes, progress)
@@ -152,15 +180,7 @@ def extract_members(
             write_file(folder_fd, create_name, MANIFEST_NAME, lambda fd: write_all(fd, encoded))
 
     write_plan(plan, "extract", fill)
-    return _written(root, keys)
-
-
-def _written(root: str, keys: list[str]) -> list[str]:
-    """The path of each file written."""
-    prefix = root + os.sep
-    if os.sep != "/":
-        return [prefix + key.replace("/", os.sep) for key in keys]
-    return [prefix + key for key in keys]
+    return root, keys
 
 
 def _extract_columns(
@@ -212,7 +232,7 @@ def _extract_columns(
         _write_members(archive, every, writer, keys, plan.modes, progress, (offsets, sizes))
 
     write_plan(plan, "extract", fill)
-    return _written(root, keys)
+    return keys
 
 
 class _EveryEntry:
@@ -245,7 +265,7 @@ def _extract_by_path(
     plan: Plan,
     manifest: bytes | None,
     progress: Callable[[Entry], Any] | None,
-) -> list[str]:
+) -> None:
     """The same plan written by path, where folder descriptors are missing (Windows); see
     `PathTree` for how the guarantees stay."""
     import shutil
@@ -269,9 +289,6 @@ def _extract_by_path(
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
         raise GamepakError(f"{plan.root}: cannot extract there: {exc.strerror or exc}{where}") from exc
-    if manifest is not None:
-        keys = [*keys, MANIFEST_NAME]
-    return [os.path.join(plan.root, *key.split("/")) for key in keys]
 
 
 def _write_members(

@@ -149,6 +149,14 @@ def _known() -> tuple[Engine, Engine, Engine]:
 
 _BUILT = ("QUAKE", "QUAKESPASM", "GOLDSRC", "KNOWN", "ENGINES")
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # what `__getattr__` builds, declared with its types for type checkers
+    QUAKE: Engine
+    QUAKESPASM: Engine
+    GOLDSRC: Engine
+    KNOWN: tuple[Engine, Engine, Engine]
+    ENGINES: dict[str, Engine]
+
 
 def __getattr__(name: str) -> object:
     """`QUAKE`, `QUAKESPASM`, `GOLDSRC`, `KNOWN` and `ENGINES`, built when first asked for."""

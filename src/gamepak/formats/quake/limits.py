@@ -54,6 +54,11 @@ from .rules import (  # noqa: F401 - the shared rules, known to callers under th
 _FROM_ENGINES = frozenset({"QUAKE", "QUAKESPASM", "GOLDSRC", "KNOWN", "ENGINES"})
 _FROM_FILE_LIMITS = frozenset({"check_mdl", "check_spr", "check_bsp", "check_wad", "bsp_variant"})
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the names `__getattr__` gives, declared with their types for type checkers
+    from .engines import ENGINES, GOLDSRC, KNOWN, QUAKE, QUAKESPASM  # noqa: F401
+    from .file_limits import bsp_variant, check_bsp, check_mdl, check_spr, check_wad  # noqa: F401
+
 
 def __getattr__(name: str) -> object:
     """The tables (`QUAKE`, `ANY`, ...) and the file checks (`check_mdl`, ...), from their modules."""
