@@ -238,6 +238,35 @@ def test_the_spool_gives_back_every_ref_in_order(refs: list[FileRef], chunk: int
     assert os.listdir(folder) == []
 
 
+@settings(max_examples=40, deadline=None)
+@given(refs=st.lists(_refs, max_size=30))
+def test_a_batch_crosses_to_a_worker_as_columns(refs: list[FileRef]) -> None:
+    """A batch's files are pickled as five columns (no FileRef per file, whose pickling was a
+    fifth of the client's work per archive) and come back as the same FileRefs."""
+    import pickle
+
+    import cloudpickle
+
+    from gamepak.catalog.tasks import FileList
+
+    for dumps in (pickle.dumps, cloudpickle.dumps):
+        data = dumps(FileList(refs))
+        back = pickle.loads(data)
+        assert back.refs == refs and all(type(ref) is FileRef for ref in back.refs)
+        assert b"FileRef" not in data
+
+
+def test_a_batch_id_names_its_files_states() -> None:
+    refs = [FileRef(f"/c/a{index}.pak", f"a{index}.pak", 700, 1) for index in range(3)]
+    batch_id = catalog_run._batch_id(refs)
+    assert batch_id == catalog_run._batch_id(list(refs)) and len(batch_id) == 17
+    changed = [refs[0], refs[1]._replace(size=701), refs[2]]
+    touched = [refs[0], refs[1]._replace(mtime_ns=2), refs[2]]
+    others = {catalog_run._batch_id(x) for x in (changed, touched, refs[::-1], refs[:2])}
+    assert batch_id not in others and len(others) == 4
+    assert catalog_run._batch_id([FileRef("/c/caf\udce9", "caf\udce9", 1, None)]).startswith("b")
+
+
 def test_rate_text() -> None:
     assert rate_text(0, 1000, 0, 0.0) == "0/1,000 archives"
     assert rate_text(64, 1000, 64, 0.0) == "64/1,000 archives"
