@@ -389,3 +389,29 @@ def test_the_walk_gives_relative_paths_and_regular_files_only(tmp_path: Path, mo
         assert sorted(ref.relative for ref in found) == expected
         assert all(ref.relative == os.path.relpath(ref.path, spelled) for ref in found)
         assert [ref.size for ref in sorted(found, key=lambda ref: ref.relative)] == [1, 2, 3, 1]
+
+
+def test_the_walk_is_in_sorted_order_files_before_folders(tmp_path: Path) -> None:
+    """Each folder's files (sorted), then its folders (sorted), depth first; the output folder
+    and folder links never entered; a broken link reported (as os.walk then os.stat did)."""
+    root = tmp_path / "games"
+    for folder in ("z", "a/b", "a/c", "out/x"):
+        (root / folder).mkdir(parents=True)
+    for name in ("z/1", "a/b/2", "a/c/3", "a/4", "5", "A", "out/x/6"):
+        (root / name).write_bytes(b"x" * len(name))
+    (root / "a" / "link").symlink_to(root / "z")
+    (root / "broken").symlink_to(tmp_path / "missing")
+    found = list(iter_files([str(root)], exclude=str(root / "out")))
+    listed = [ref.relative if isinstance(ref, FileRef) else ref for ref in found]
+    assert listed == [
+        "5",
+        "A",
+        (str(root / "broken"), "cannot read: No such file or directory"),
+        "a/4",
+        "a/b/2",
+        "a/c/3",
+        "z/1",
+    ]
+    assert [ref.path for ref in found if isinstance(ref, FileRef)] == [
+        os.path.join(str(root), ref.relative) for ref in found if isinstance(ref, FileRef)
+    ]

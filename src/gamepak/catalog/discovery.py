@@ -117,29 +117,43 @@ def iter_files(roots: list[str], exclude: str | None = None) -> Iterator[FileRef
 
 
 def _iter_folder(root: str, excluded: str | None) -> Iterator[FileRef | tuple[str, str]]:
-    problems: list[OSError] = []
-    for folder, folders, files in os.walk(root, onerror=problems.append):
-        while problems:
-            error = problems.pop()
+    """os.walk's walk (top down, folder links listed but not entered, a folder that cannot be
+    listed reported and skipped), each folder's files then its folders in sorted order, made
+    from its scandir entries: a file's path and its stat come from its entry, and the relative
+    path of a folder from its parent's (os.walk, then a path join and a stat per file, was a
+    quarter of the client's work per archive)."""
+    pending = [(root, "")]
+    while pending:
+        folder, prefix = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=_entry_name)
+        except OSError as error:
             yield str(error.filename or folder), f"cannot list: {error.strerror}"
-        folders[:] = sorted(f for f in folders if os.path.realpath(os.path.join(folder, f)) != excluded)
-        # One stat per file and the folder's relative path once (a walk of a million files
-        # spent two thirds of its time in a second stat and relpath per file).
-        under = os.path.relpath(folder, root).replace(os.sep, "/")
-        prefix = "" if under == "." else f"{under}/"
-        for name in sorted(files):
-            path = os.path.join(folder, name)
+            continue
+        folders = []
+        for entry in entries:
             try:
-                stat = os.stat(path)
+                is_folder = entry.is_dir()
+            except OSError:
+                is_folder = False
+            if is_folder:
+                folders.append(entry)
+                continue
+            try:
+                stat = entry.stat()
             except OSError as exc:
-                yield path, f"cannot read: {exc.strerror}"
+                yield entry.path, f"cannot read: {exc.strerror}"
                 continue
-            if not S_ISREG(stat.st_mode):
-                continue
-            yield FileRef(path, prefix + name, stat.st_size, stat.st_mtime_ns)
-    while problems:
-        error = problems.pop()
-        yield str(error.filename or root), f"cannot list: {error.strerror}"
+            if S_ISREG(stat.st_mode):
+                yield FileRef(entry.path, prefix + entry.name, stat.st_size, stat.st_mtime_ns)
+        for entry in reversed(folders):
+            if not entry.is_symlink() and os.path.realpath(entry.path) != excluded:
+                pending.append((entry.path, f"{prefix}{entry.name}/"))
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def _fsspec_mtime(info: dict[str, Any]) -> int | None:
