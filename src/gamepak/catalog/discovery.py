@@ -54,12 +54,12 @@ class FileSpool:
 
         # Closed by close() (the spool is a context manager itself).
         self._file = tempfile.TemporaryFile(dir=folder, prefix=".gamepak-walk-")  # noqa: SIM115
-        self._chunk: list[tuple[str, str, int, int | None, bool]] = []
+        self._chunk: list[tuple[Any, ...]] = []
         self.count = 0
         self.bytes = 0
 
     def add(self, ref: FileRef) -> None:
-        self._chunk.append((ref.path, ref.relative, ref.size, ref.mtime_ns, ref.url))
+        self._chunk.append(tuple(ref))  # a plain tuple pickles without a call per ref
         self.count += 1
         self.bytes += ref.size
         if len(self._chunk) >= self.CHUNK:
@@ -79,8 +79,7 @@ class FileSpool:
         self._file.seek(0)
         while length := int.from_bytes(self._file.read(8), "little"):
             # Only ever this process's own pickles, in a file nobody else can name.
-            for fields in pickle.loads(zlib.decompress(self._file.read(length))):
-                yield FileRef(*fields)
+            yield from map(FileRef._make, pickle.loads(zlib.decompress(self._file.read(length))))
 
     def close(self) -> None:
         self._file.close()
