@@ -120,6 +120,36 @@ def test_distributed_windows_give_the_same_rows(
     assert snapshot(tmp_path / "out") == snapshot(reference)
 
 
+def test_a_cluster_runs_the_last_parts_on_a_worker(
+    packs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk's errors and the empty parts are written on a worker (which has pyarrow loaded),
+    so the client of a cluster run never imports pyarrow; the walk's errors still come first."""
+    import threading
+
+    distributed = pytest.importorskip("distributed")
+    seen: list[bool] = []
+    real = catalog_run.fill_empty_tables
+
+    def fill(out: str) -> None:
+        seen.append(threading.current_thread() is threading.main_thread())
+        real(out)
+
+    monkeypatch.setattr(catalog_run, "fill_empty_tables", fill)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        summary = build_catalog(
+            [str(packs), str(tmp_path / "missing")], str(tmp_path / "out"), scheduler=cluster.scheduler_address
+        )
+    assert seen == [False]
+    assert summary.walk_errors == 1
+    errors = read_table(str(tmp_path / "out"), "errors").to_pylist()
+    assert [row["path"] for row in errors if row["stage"] == "walk"] == [str(tmp_path / "missing")]
+    assert "part-walk.parquet" in os.listdir(tmp_path / "out" / "errors")
+    assert "part-empty.parquet" in os.listdir(tmp_path / "out" / "strings")
+
+
 def test_the_catalogs_own_cluster_runs_without_the_profiler() -> None:
     """The cluster `local` starts: its workers have no statistical profiler and quieter monitors
     (CLUSTER_CONFIG), and the caller's own dask configuration is left as it was."""
