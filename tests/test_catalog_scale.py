@@ -120,6 +120,36 @@ def test_distributed_windows_give_the_same_rows(
     assert snapshot(tmp_path / "out") == snapshot(reference)
 
 
+def test_a_cluster_runs_the_last_parts_on_a_worker(
+    packs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk's errors and the empty parts are written on a worker (which has pyarrow loaded),
+    so the client of a cluster run never imports pyarrow; the walk's errors still come first."""
+    import threading
+
+    distributed = pytest.importorskip("distributed")
+    seen: list[bool] = []
+    real = catalog_run.fill_empty_tables
+
+    def fill(out: str) -> None:
+        seen.append(threading.current_thread() is threading.main_thread())
+        real(out)
+
+    monkeypatch.setattr(catalog_run, "fill_empty_tables", fill)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        summary = build_catalog(
+            [str(packs), str(tmp_path / "missing")], str(tmp_path / "out"), scheduler=cluster.scheduler_address
+        )
+    assert seen == [False]
+    assert summary.walk_errors == 1
+    errors = read_table(str(tmp_path / "out"), "errors").to_pylist()
+    assert [row["path"] for row in errors if row["stage"] == "walk"] == [str(tmp_path / "missing")]
+    assert "part-walk.parquet" in os.listdir(tmp_path / "out" / "errors")
+    assert "part-empty.parquet" in os.listdir(tmp_path / "out" / "strings")
+
+
 def test_the_catalogs_own_cluster_runs_without_the_profiler() -> None:
     """The cluster `local` starts: its workers have no statistical profiler and quieter monitors
     (CLUSTER_CONFIG), and the caller's own dask configuration is left as it was."""
@@ -239,6 +269,35 @@ def test_the_spool_gives_back_every_ref_in_order(refs: list[FileRef], chunk: int
         assert list(spool) == refs
         assert (spool.count, spool.bytes) == (len(refs), sum(ref.size for ref in refs))
     assert os.listdir(folder) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(refs=st.lists(_refs, max_size=30))
+def test_a_batch_crosses_to_a_worker_as_columns(refs: list[FileRef]) -> None:
+    """A batch's files are pickled as five columns (no FileRef per file, whose pickling was a
+    fifth of the client's work per archive) and come back as the same FileRefs."""
+    import pickle
+
+    import cloudpickle
+
+    from gamepak.catalog.tasks import FileList
+
+    for dumps in (pickle.dumps, cloudpickle.dumps):
+        data = dumps(FileList(refs))
+        back = pickle.loads(data)
+        assert back.refs == refs and all(type(ref) is FileRef for ref in back.refs)
+        assert b"FileRef" not in data
+
+
+def test_a_batch_id_names_its_files_states() -> None:
+    refs = [FileRef(f"/c/a{index}.pak", f"a{index}.pak", 700, 1) for index in range(3)]
+    batch_id = catalog_run._batch_id(refs)
+    assert batch_id == catalog_run._batch_id(list(refs)) and len(batch_id) == 17
+    changed = [refs[0], refs[1]._replace(size=701), refs[2]]
+    touched = [refs[0], refs[1]._replace(mtime_ns=2), refs[2]]
+    others = {catalog_run._batch_id(x) for x in (changed, touched, refs[::-1], refs[:2])}
+    assert batch_id not in others and len(others) == 4
+    assert catalog_run._batch_id([FileRef("/c/caf\udce9", "caf\udce9", 1, None)]).startswith("b")
 
 
 def test_rate_text() -> None:
@@ -363,3 +422,29 @@ def test_the_walk_gives_relative_paths_and_regular_files_only(tmp_path: Path, mo
         assert sorted(ref.relative for ref in found) == expected
         assert all(ref.relative == os.path.relpath(ref.path, spelled) for ref in found)
         assert [ref.size for ref in sorted(found, key=lambda ref: ref.relative)] == [1, 2, 3, 1]
+
+
+def test_the_walk_is_in_sorted_order_files_before_folders(tmp_path: Path) -> None:
+    """Each folder's files (sorted), then its folders (sorted), depth first; the output folder
+    and folder links never entered; a broken link reported (as os.walk then os.stat did)."""
+    root = tmp_path / "games"
+    for folder in ("z", "a/b", "a/c", "out/x"):
+        (root / folder).mkdir(parents=True)
+    for name in ("z/1", "a/b/2", "a/c/3", "a/4", "5", "A", "out/x/6"):
+        (root / name).write_bytes(b"x" * len(name))
+    (root / "a" / "link").symlink_to(root / "z")
+    (root / "broken").symlink_to(tmp_path / "missing")
+    found = list(iter_files([str(root)], exclude=str(root / "out")))
+    listed = [ref.relative if isinstance(ref, FileRef) else ref for ref in found]
+    assert listed == [
+        "5",
+        "A",
+        (str(root / "broken"), "cannot read: No such file or directory"),
+        "a/4",
+        "a/b/2",
+        "a/c/3",
+        "z/1",
+    ]
+    assert [ref.path for ref in found if isinstance(ref, FileRef)] == [
+        os.path.join(str(root), ref.relative) for ref in found if isinstance(ref, FileRef)
+    ]

@@ -11,6 +11,7 @@ in it is output.py's.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import os
@@ -101,8 +102,10 @@ class Split:
 
 
 def _batch_id(refs: list[FileRef]) -> str:
-    digest = hashlib.sha1("\n".join(ref.key for ref in refs).encode()).hexdigest()[:16]
-    return f"b{digest}"
+    """A batch's part id: a digest of what names its files' states (path, size, mtime), one
+    hash per batch (a FileRef.key per file, hashed again, was a tenth of the client's work)."""
+    text = "\n".join([f"{ref.path}\0{ref.size}\0{ref.mtime_ns}" for ref in refs])
+    return f"b{hashlib.sha1(text.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}"
 
 
 def _plan_split(ref: FileRef, options: ScanOptions, range_bytes: int) -> Split | None:
@@ -235,18 +238,24 @@ Done = Callable[[Batch | Split, dict[str, int]], None]
 
 
 def _execute(
-    units: Iterable[Batch | Split], out: str, options: ScanOptions, scheduler: str, workers: int, done: Done
+    units: Iterable[Batch | Split],
+    out: str,
+    options: ScanOptions,
+    scheduler: str,
+    workers: int,
+    done: Done,
+    finish: Callable[[str], None] = fill_empty_tables,
 ) -> None:
-    """Run every unit, calling `done(unit, counts)` as each finishes. Units are planned, sent
-    and forgotten a window at a time (`WINDOW_UNITS` per worker), so neither this process nor
-    the scheduler ever holds the graph of the whole run: a million archives' graph was most of
-    what the client grew by."""
+    """Run every unit, calling `done(unit, counts)` as each finishes, then `finish(out)`. Units
+    are planned, sent and forgotten a window at a time (`WINDOW_UNITS` per worker), so neither
+    this process nor the scheduler ever holds the graph of the whole run: a million archives'
+    graph was most of what the client grew by."""
     if "://" in scheduler:
-        _execute_distributed(units, out, options, scheduler, done)
+        _execute_distributed(units, out, options, scheduler, done, finish)
         return
     if scheduler == "local":
         with local_cluster(workers) as cluster:
-            _execute_distributed(units, out, options, cluster.scheduler_address, done)
+            _execute_distributed(units, out, options, cluster.scheduler_address, done, finish)
         return
     import dask
     from dask.callbacks import Callback
@@ -291,6 +300,7 @@ def _execute(
     finally:
         if pool is not None:
             pool.shutdown()
+    finish(out)
 
 
 def _fork_pool(workers: int) -> Any:
@@ -333,7 +343,12 @@ def _spawn_pool(workers: int) -> Any:
 
 
 def _execute_distributed(
-    units: Iterable[Batch | Split], out: str, options: ScanOptions, address: str, done: Done
+    units: Iterable[Batch | Split],
+    out: str,
+    options: ScanOptions,
+    address: str,
+    done: Done,
+    finish: Callable[[str], None],
 ) -> None:
     try:
         from distributed import Client, as_completed
@@ -369,6 +384,9 @@ def _execute_distributed(
             # Top up in groups: one client.compute call per group, not per unit.
             if len(running) <= in_flight_limit - SUBMIT_GROUP:
                 submit(SUBMIT_GROUP)
+        # On a worker, which has pyarrow loaded: this client never imports it (0.17 s of its
+        # CPU, on the run's critical path, just to write the empty parts).
+        client.submit(finish, out, pure=False).result()
 
 
 def local_cluster(workers: int) -> Any:
@@ -385,6 +403,13 @@ def local_cluster(workers: int) -> Any:
     # The nannies hand the configuration they were made under to their worker processes.
     with dask.config.set(CLUSTER_CONFIG):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+
+
+def finish_output(out: str, problems: list[tuple[str, str]]) -> None:
+    """The parts a run writes once its units are done: the walk's errors, then an empty part
+    in each table that has none."""
+    write_walk_errors(out, problems)
+    fill_empty_tables(out)
 
 
 # -- the whole run ----------------------------------------------------------------------------------
@@ -420,7 +445,7 @@ def build_catalog(
     # split archives (large files, each planned here in member ranges) and the walk's errors.
     with FileSpool(out) as small:
         for found in iter_files(paths, exclude=out):
-            if isinstance(found, tuple):
+            if not isinstance(found, FileRef):  # (path, problem)
                 problems.append(found)
                 continue
             summary.files += 1
@@ -452,10 +477,10 @@ def build_catalog(
         distributed = scheduler == "local" or "://" in scheduler
         most_files = CLUSTER_BATCH_FILES if distributed else BATCH_FILES
         units = itertools.chain[Batch | Split](splits, batches(small, small.bytes, workers, small.count, most_files))
-        _execute(units, out, options, scheduler, workers, unit_done)
-    write_walk_errors(out, problems)
+        _execute(
+            units, out, options, scheduler, workers, unit_done, functools.partial(finish_output, problems=problems)
+        )
     summary.walk_errors = len(problems)
     summary.errors += len(problems)
-    fill_empty_tables(out)
     summary.extra = {"options": asdict(options), "scheduler": scheduler, "workers": workers}
     return summary
