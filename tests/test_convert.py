@@ -317,3 +317,31 @@ def test_nest_is_the_way_back_from_flatten_nested(tmp_path: Path) -> None:
         with pack.open_archive("zone.str2_pc") as zone:
             assert zone.namelist() == ["a.txt", "b.txt"] and zone.read("b.txt") == b"beta"
     assert gamepak.diff(outer, back, recursive=True).equal
+
+
+@pytest.mark.parametrize("format_name", ["pak", "zip", "tar"])
+def test_a_queued_members_chunks_are_what_its_stream_reads(tmp_path: Path, format_name: str) -> None:
+    """A member stored as a plain range is read from the pack without a stream per member
+    (PendingMember.chunks): the same chunks as `archive.open(entry)` gives, the same refusal of a
+    range that runs past the end, and one progress call after the last chunk."""
+    from gamepak.core.archive import PendingMember
+
+    pack = make(tmp_path / f"chunks.{format_name}", FLAT + [("odd.bin", bytes(range(251)) * 3)])
+    with gamepak.open(pack) as archive:
+        for entry in archive.infolist():
+            with archive.open(entry) as stream:
+                expected = list(iter(lambda stream=stream: stream.read(100), b""))  # type: ignore[misc]
+            calls: list[object] = []
+            member = PendingMember(entry.name, None, None, entry.size, origin=(archive, entry))
+            member.on_written = calls.append
+            assert list(member.chunks(100)) == expected and calls == [member]
+        if archive._raw_range(entry) is not None:  # a range past the end: refused before reading
+            from gamepak.core.archive import Entry
+
+            bad = Entry("bad.bin", archive.size, entry.offset)
+            with pytest.raises(gamepak.CorruptArchiveError, match="runs past the end") as raised:
+                archive.open(bad)
+            member = PendingMember("bad.bin", None, None, bad.size, origin=(archive, bad))
+            with pytest.raises(gamepak.CorruptArchiveError) as again:
+                list(member.chunks())
+            assert str(again.value) == str(raised.value)

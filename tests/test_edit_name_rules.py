@@ -118,3 +118,32 @@ def test_a_dry_run_refuses_a_name_with_the_real_runs_message(
                 pack.write_bytes(before)
     assert refused >= 3  # each format refuses several of them
     assert pack.read_bytes() == before
+
+
+def _unsafe_reason_as_first_written(name: str) -> str | None:
+    """`unsafe_name_reason` as it was first written (a generator over the parts): the rule the
+    counting version must keep, name for name."""
+    if "\\" in name:
+        return "backslash in name (use '/' between folders)"
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":" and name[0].isascii() and name[0].isalpha()):
+        return "absolute path"
+    parts = name.split("/")
+    if ".." in parts:
+        return "'..' would leave the folder it is extracted to"
+    if not name or all(part in ("", ".") for part in parts):
+        return "the name has no file part"
+    if name.endswith("/"):
+        return "a trailing '/' names a folder, not a file"
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.text(alphabet="./a:\\é", max_size=9))
+@example(name="")
+@example(name="./.")
+@example(name="a/./")
+@example(name="...")
+def test_the_shared_name_rule_refuses_what_it_refused_before(name: str) -> None:
+    from gamepak.core.stored_names import unsafe_name_reason
+
+    assert unsafe_name_reason(name) == _unsafe_reason_as_first_written(name)

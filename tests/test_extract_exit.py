@@ -1,5 +1,5 @@
-"""How `gamepak extract` ends (issue 48 item 2): without the interpreter's tear-down
-(`cli._quick_exit`), yet losing nothing a normal exit gives: atexit handlers run, stdout and
+"""How `gamepak extract` (and `convert`) ends (issue 48 items 2 and 3): without the interpreter's
+tear-down (`cli._quick_exit`), yet losing nothing a normal exit gives: atexit handlers run, stdout and
 stderr arrive whole (also through a pipe), the exit code is kept, a running thread is waited
 for, and a failed extraction leaves nothing behind."""
 
@@ -114,3 +114,19 @@ def test_forked_extraction_ends_quickly_and_whole(tmp_path: Path, workers: int) 
     with gamepak.open(pak) as archive:
         for entry in archive.infolist():
             assert (tmp_path / "out" / entry.name).read_bytes() == archive.read(entry)
+
+
+def test_convert_skips_the_tear_down_too_and_its_output_is_whole(tmp_path: Path) -> None:
+    """`convert` closes what it opened, so it ends quickly as well; a refused convert as usual."""
+    pak = _pak(tmp_path / "a.pak", 40)
+    setup = "atexit.register(lambda: sys.stderr.write('atexit ran'))\n" + EXIT_MARK
+    target = tmp_path / "a.zip"
+    done = _run(setup, "convert", str(pak), str(target))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [f"gamepak: wrote {target} (40 members, pak -> zip)", "atexit ranquick exit"]
+    with gamepak.open(pak) as source, gamepak.open(target) as converted:
+        assert [(entry.name, converted.read(entry.name)) for entry in converted.infolist()] == [
+            (entry.name, source.read(entry)) for entry in source.infolist()
+        ]
+    refused = _run(setup, "convert", str(pak), str(target))  # the output exists now
+    assert refused.returncode == 1 and refused.stderr.endswith("atexit ran") and "quick exit" not in refused.stderr

@@ -351,6 +351,15 @@ def test_convert_to_a_pak_or_a_new_zip_loads_no_zipfile(tiny: dict[str, str], tm
     assert code == 0 and "zipfile" in loaded  # the probe sees it where it is needed: reading a zip
 
 
+def test_convert_to_a_new_zip_loads_no_portable_helpers(tiny: dict[str, str], tmp_path: Path) -> None:
+    # os.pwrite and os.path.samefile do on POSIX what `core.portable` offers: its stand-ins are
+    # for systems without them (tests/test_portable.py), a module less (~0.4 M instructions) here.
+    code, loaded = gamepak_modules_after("convert", tiny["small"], str(tmp_path / "converted.zip"))
+    assert code == 0 and "gamepak.core.writer" in loaded and "gamepak.core.portable" not in loaded
+    code, loaded = gamepak_modules_after("create", str(tmp_path / "created.pak"), tiny["inputs"])
+    assert code == 0 and "gamepak.core.portable" in loaded  # the probe sees it where it is used
+
+
 def test_the_version_is_imported_only_by_version(tiny: dict[str, str]) -> None:
     code, loaded = gamepak_modules_after("ls", tiny["small"])
     assert code == 0 and "gamepak.version" not in loaded

@@ -105,6 +105,11 @@ def run_convert(args: argparse.Namespace) -> None:
         f"wrote {args.target} ({count(result.member_count, 'member')}, "
         f"{result.source_format} -> {result.target_format})"
     )
+    from . import common
+
+    # Every pack convert opened is closed and its output is in place: the run may end without
+    # the interpreter's tear-down (`cli._quick_exit`), about 2 M instructions of a small convert.
+    common.QUICK_EXIT = True
 
 
 def run_diff(args: argparse.Namespace) -> int:

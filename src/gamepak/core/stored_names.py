@@ -144,7 +144,9 @@ def unsafe_name_reason(name: str) -> str | None:
     parts = name.split("/")
     if ".." in parts:
         return "'..' would leave the folder it is extracted to"
-    if not name or all(part in ("", ".") for part in parts):
+    # Every part empty or ".": counted, not walked by a generator (a third of this check's cost,
+    # paid by every name a writer queues).
+    if parts.count("") + parts.count(".") == len(parts):
         return "the name has no file part"
     if name.endswith("/"):
         return "a trailing '/' names a folder, not a file"

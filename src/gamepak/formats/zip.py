@@ -316,14 +316,15 @@ def write_new_zip(out: Output, members: list[PendingMember], method: int) -> Non
     holds the two to the same bytes, and `unzip -t` or `7z t` judges the result where installed."""
     import zlib
 
-    directory: list[tuple[bytes, int, int, int, int, int, int, int]] = []
+    # Each member's central directory record, made as the member is written: the directory
+    # goes out in one write.
+    directory: list[bytes] = []
     for member in members:
         try:
             name, flags = member.name.encode("ascii"), 0
         except UnicodeEncodeError:
             name, flags = member.name.encode("utf-8"), 0x800  # the UTF-8 name flag
         zip64 = member.size * 1.05 > ZIP64_LIMIT  # decided up front, as zipfile does
-        version = ZIP64_VERSION if zip64 else DEFAULT_VERSION
         offset = out.tell()
         if member.size <= WHOLE_MEMBER:
             # Read whole and written once, the header first with its final fields: the bytes
@@ -331,48 +332,34 @@ def write_new_zip(out: Output, members: list[PendingMember], method: int) -> Non
             data = b"".join(member.chunks())
             crc, size = zlib.crc32(data), len(data)
             if method:
-                whole = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
-                data = whole.compress(data) + whole.flush()
-            out.write(_local_header(name, flags, method, zip64, crc, len(data), size) + data)
-            directory.append((name, flags, version, crc, len(data), size, offset, zip64))
-            continue
-        out.write(_local_header(name, flags, method, zip64, 0, 0, 0))
-        compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15) if method else None
-        crc = size = compressed = 0
-        for chunk in member.chunks():
-            crc = zlib.crc32(chunk, crc)
-            size += len(chunk)
+                # One call, the same raw deflate stream as zipfile's compressor object fed the
+                # whole member then flushed (same level, window and memory level): no object.
+                data = zlib.compress(data, zlib.Z_DEFAULT_COMPRESSION, -15)
+            compressed = len(data)
+            out.write(_local_header(name, flags, method, zip64, crc, compressed, size) + data)
+        else:
+            out.write(_local_header(name, flags, method, zip64, 0, 0, 0))
+            compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15) if method else None
+            crc = size = compressed = 0
+            for chunk in member.chunks():
+                crc = zlib.crc32(chunk, crc)
+                size += len(chunk)
+                if compressor is not None:
+                    chunk = compressor.compress(chunk)
+                compressed += len(chunk)
+                out.write(chunk)
             if compressor is not None:
-                chunk = compressor.compress(chunk)
-            compressed += len(chunk)
-            out.write(chunk)
-        if compressor is not None:
-            tail = compressor.flush()
-            compressed += len(tail)
-            out.write(tail)
-        if not zip64 and (size > ZIP64_LIMIT or compressed > ZIP64_LIMIT):
-            raise RuntimeError(
-                f"{'File' if size > ZIP64_LIMIT else 'Compressed'} size too large, try using force_zip64"
-            )
-        out.pwrite(_local_header(name, flags, method, zip64, crc, compressed, size), offset)
-        directory.append((name, flags, version, crc, compressed, size, offset, zip64))
+                tail = compressor.flush()
+                compressed += len(tail)
+                out.write(tail)
+            if not zip64 and (size > ZIP64_LIMIT or compressed > ZIP64_LIMIT):
+                raise RuntimeError(
+                    f"{'File' if size > ZIP64_LIMIT else 'Compressed'} size too large, try using force_zip64"
+                )
+            out.pwrite(_local_header(name, flags, method, zip64, crc, compressed, size), offset)
+        directory.append(_central_record(name, flags, method, zip64, crc, compressed, size, offset))
     start = out.tell()
-    for name, flags, version, crc, compressed, size, offset, _ in directory:
-        large: list[int] = []
-        if size > ZIP64_LIMIT or compressed > ZIP64_LIMIT:
-            large += [size, compressed]
-            size = compressed = 0xFFFFFFFF
-        if offset > ZIP64_LIMIT:
-            large.append(offset)
-            offset = 0xFFFFFFFF
-        extra = struct.pack(f"<HH{len(large)}Q", 1, 8 * len(large), *large) if large else b""
-        if large:
-            version = ZIP64_VERSION
-        record = CENTRAL_RECORD.pack(
-            b"PK\x01\x02", version, CREATOR_SYSTEM, version, 0, flags, method, FIXED_DOS_TIME, FIXED_DOS_DATE, crc,
-            compressed, size, len(name), len(extra), 0, 0, 0, FILE_ATTRIBUTES, offset,
-        )  # fmt: skip
-        out.write(record + name + extra)
+    out.write(b"".join(directory))
     end = out.tell()
     count, size, offset = len(directory), end - start, start
     if count > ZIP64_COUNT_LIMIT or offset > ZIP64_LIMIT or size > ZIP64_LIMIT:
@@ -380,6 +367,30 @@ def write_new_zip(out: Output, members: list[PendingMember], method: int) -> Non
         out.write(END64_LOCATOR.pack(b"PK\x06\x07", 0, end, 1))
         count, size, offset = min(count, 0xFFFF), min(size, 0xFFFFFFFF), min(offset, 0xFFFFFFFF)
     out.write(END_RECORD.pack(EMPTY_MAGIC, 0, 0, count, count, size, offset, 0))
+
+
+def _central_record(
+    name: bytes, flags: int, method: int, zip64: bool, crc: int, compressed: int, size: int, offset: int
+) -> bytes:
+    """A member's central directory record as zipfile writes it (`ZipFile._write_end_record`):
+    zip64 fields for the sizes and the offset past ZIP64_LIMIT."""
+    version = ZIP64_VERSION if zip64 else DEFAULT_VERSION
+    large: list[int] = []
+    if size > ZIP64_LIMIT or compressed > ZIP64_LIMIT:
+        large += [size, compressed]
+        size = compressed = 0xFFFFFFFF
+    if offset > ZIP64_LIMIT:
+        large.append(offset)
+        offset = 0xFFFFFFFF
+    extra = b""
+    if large:
+        extra = struct.pack(f"<HH{len(large)}Q", 1, 8 * len(large), *large)
+        version = ZIP64_VERSION
+    record = CENTRAL_RECORD.pack(
+        b"PK\x01\x02", version, CREATOR_SYSTEM, version, 0, flags, method, FIXED_DOS_TIME, FIXED_DOS_DATE, crc,
+        compressed, size, len(name), len(extra), 0, 0, 0, FILE_ATTRIBUTES, offset,
+    )  # fmt: skip
+    return record + name + extra
 
 
 def _local_header(name: bytes, flags: int, method: int, zip64: bool, crc: int, compressed: int, size: int) -> bytes:

@@ -171,6 +171,15 @@ def _live_copies_kept(
     return ordered
 
 
+def _same_file(first: str, second: str) -> bool:
+    """`core.portable.same_file` (two paths naming one existing file), with `os.path`'s own
+    comparison: a conversion needs nothing else of that module (~0.4 M instructions)."""
+    try:
+        return os.path.samefile(first, second)
+    except (OSError, ValueError):
+        return False
+
+
 def convert(
     source: str | os.PathLike[str],
     target: str | os.PathLike[str],
@@ -200,10 +209,9 @@ def convert(
     """
     from ..core.opening import create
     from ..core.opening import open as open_archive
-    from ..core.portable import same_file
 
     source_path, target_path = os.fspath(source), os.fspath(target)
-    if same_file(source_path, target_path):
+    if _same_file(source_path, target_path):
         raise GamepakError(f"{target_path}: is the source pack itself; convert into another file")
     opened: list[Archive] = []
     archive = open_archive(source_path, source_format)
