@@ -141,8 +141,8 @@ def extract_tree(
     file written, its path under that folder with `/` between the parts; the distinct entries'
     in order). A caller that only counts the files (the CLI) so makes no path per member."""
     root = os.path.realpath(path)
+    windows = windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin")))
     if entries is None:
-        windows = windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin")))
         column_keys = None if manifest else _extract_columns(archive, root, overwrite, progress, windows)
         if column_keys is not None:
             return root, column_keys
@@ -152,7 +152,7 @@ def extract_tree(
         raise GamepakError("a manifest describes the whole archive: extract every member with it")
     keys = _target_keys(archive, entries)
     names = [entry.name for entry in entries]
-    if windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin"))):
+    if windows:
         # Imported here: on Linux, without --windows-names, extraction loads no `core.names`.
         from ..core.names import check_windows_names
 
