@@ -324,6 +324,16 @@ def test_extract_with_windows_names_refuses_before_writing(tmp_path: Path) -> No
     assert sorted(p.name for p in (tmp_path / "linux").iterdir()) == ["README.TXT", "Readme.txt", "aux.wav", "ok.txt"]
 
 
+@pytest.mark.parametrize("members", [None, ["Readme.txt", "README.TXT", "aux.wav"]], ids=["every member", "named"])
+def test_windows_names_are_checked_on_both_extraction_routes(members: list[str] | None, tmp_path: Path) -> None:
+    """Every member goes through the directory's columns, named members entry by entry: both
+    refuse before writing anything."""
+    pak = make_pak(tmp_path / "pak0.pak", {"Readme.txt": b"1", "README.TXT": b"2", "aux.wav": b"3", "ok.txt": b"4"})
+    with gamepak.open(pak) as archive, pytest.raises(gamepak.UnsafePathError, match="aux.wav"):
+        archive.extractall(tmp_path / "out", members, windows_names=True)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 def test_case_insensitive_destination_emulated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """macOS's APFS folds case: the rules apply there by themselves (emulated by sys.platform)."""
     monkeypatch.setattr(sys, "platform", "darwin")
