@@ -114,13 +114,20 @@ def _extract(args: argparse.Namespace) -> None:
         raise UsageError("--manifest describes the whole archive: give no MEMBERS with it")
     rows: list[dict[str, Any]] = []
     with open_input(args.archive, args.format_name) as opened:
-        from ..ops.extract import extract_tree, written_paths
+        from ..ops.extract import distinct_entries, extract_tree, written_paths
 
         extracted = 0
         # Every member: None, so that a pack whose directory gives columns is extracted from
         # them without an entry per member (ops.extract).
         groups = select_members(opened, args.members) if args.members else [(opened, None, "")]
+        done: set[tuple[str, int]] = set()  # (folder prefix, member index) already extracted
         for holder, entries, prefix in groups:
+            if entries is not None:
+                # A member that two patterns name is extracted once (`extract P a a`, `'*.txt' a.txt`).
+                entries = [entry for entry in distinct_entries(entries) if (prefix, entry.index) not in done]
+                if not entries:
+                    continue
+                done.update((prefix, entry.index) for entry in entries)
             destination = os.path.join(args.output, prefix) if prefix else args.output
             with progress_bar(*_workload(holder, entries), "extracting") as advance:
                 # `extractall` without its list of paths, made only for --json (20,000 of them
@@ -137,7 +144,7 @@ def _extract(args: argparse.Namespace) -> None:
             extracted += len(written)
             if args.as_json:
                 # Each entry is written once, in order: one path per distinct entry.
-                every = holder.infolist() if entries is None else dict.fromkeys(entries)
+                every = holder.infolist() if entries is None else entries
                 for entry, path in zip(every, written_paths(root, written), strict=True):
                     rows.append({"name": prefix + entry.name, "path": path, "size": entry.size})
     if args.as_json:

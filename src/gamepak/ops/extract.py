@@ -32,7 +32,7 @@ from .safe_tree import PathTree, Plan, TreeWriter, all_plain, plain_key, write_p
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
     from ..core.archive import Entry
@@ -119,6 +119,17 @@ def extract_members(
     return written_paths(root, keys)
 
 
+def distinct_entries(entries: Iterable[Entry]) -> list[Entry]:
+    """Each member once, in the order first given: a member asked for twice is extracted once
+    (as `tarfile` and `zipfile` do). A member is known by its index, not by its `Entry` object:
+    a lookup may make a new one each time (a PAK's `getinfo` reads its record straight from the
+    directory), and a name and an entry can both stand for it."""
+    seen: dict[int, Entry] = {}
+    for entry in entries:
+        seen.setdefault(entry.index, entry)
+    return list(seen.values())
+
+
 def written_paths(root: str, keys: list[str]) -> list[str]:
     """The paths of the files `extract_tree` wrote under `root`, from their keys."""
     prefix = root if root.endswith(os.sep) else root + os.sep
@@ -147,7 +158,7 @@ def extract_tree(
         if column_keys is not None:
             return root, column_keys
         entries = archive.infolist()
-    entries = list(dict.fromkeys(entries))  # the same entry twice is one file
+    entries = distinct_entries(entries)
     if manifest and len(entries) != len(archive):
         raise GamepakError("a manifest describes the whole archive: extract every member with it")
     keys = _target_keys(archive, entries)
