@@ -1,6 +1,7 @@
 """kill -9 during `texture import`: the target reads as the old or the new one, some kill is
 proven to have landed mid-write (a temporary beside the target, or bytes appended in place that
-the old header does not yet refer to), and the next import removes what the dead one left.
+the old header does not yet refer to), and the next import that may write removes what the
+dead one left.
 
 The child process is `test_edit_crash.run_child`: every write, fsync, rename ... slowed by a
 random pause so that the kills land between them.
@@ -91,8 +92,16 @@ def _kill_trials(
         pid = run_child(next_command, 0)  # the next command, in a process of its own (another PID)
         os.waitpid(pid, 0)
         assert _temporaries(folder) == [], f"trial {trial}: a dead import's temporary stayed"
-        assert read() == state  # the next command read it as it was (a dry run changes nothing)
+        assert read() == state  # the next command read it as it was (it had nothing to import)
     return counts
+
+
+def _nothing(tmp_path: Path) -> Path:
+    """An empty folder: the next import from it may write, so it clears what a dead one left,
+    and changes nothing (a dry run would clear nothing: it is read-only)."""
+    folder = tmp_path / "nothing"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 def test_kill_during_a_loose_lmp_import(tmp_path: Path) -> None:
@@ -110,7 +119,7 @@ def test_kill_during_a_loose_lmp_import(tmp_path: Path) -> None:
         [path],
         path.read_bytes,
         lambda: quake_textures.import_textures(path, out),
-        lambda: quake_textures.import_textures(path, out, dry_run=True),
+        lambda: quake_textures.import_textures(path, _nothing(tmp_path)),
     )
     assert counts["old"] + counts["new"] == TRIALS and counts["mid-write"] >= 1, counts
 
@@ -134,7 +143,7 @@ def test_kill_during_a_quake_pak_import_in_place(tmp_path: Path) -> None:
         [pak],
         _members(pak),
         lambda: quake_textures.import_textures(pak, out),
-        lambda: quake_textures.import_textures(pak, out, dry_run=True),
+        lambda: quake_textures.import_textures(pak, _nothing(tmp_path)),
     )
     assert counts["old"] + counts["new"] == TRIALS and counts["mid-write"] >= 1, counts
 
@@ -165,7 +174,7 @@ def test_kill_during_a_loose_wad_import(tmp_path: Path) -> None:
         [path],
         _members(path),
         lambda: quake_textures.import_textures(path, out),
-        lambda: quake_textures.import_textures(path, out, dry_run=True),
+        lambda: quake_textures.import_textures(path, _nothing(tmp_path)),
     )
     assert counts["old"] + counts["new"] == TRIALS and counts["mid-write"] >= 1, counts
 
@@ -192,7 +201,7 @@ def test_kill_during_an_rfg_pack_import(tmp_path: Path) -> None:
         [pack],
         state,
         lambda: textures.import_textures(pack, out),
-        lambda: textures.import_textures(pack, out, dry_run=True),
+        lambda: textures.import_textures(pack, _nothing(tmp_path)),
     )
     assert counts["old"] + counts["new"] == TRIALS and counts["mid-write"] >= 1, counts
 
@@ -221,6 +230,6 @@ def test_kill_during_a_loose_peg_import(tmp_path: Path) -> None:
         [target, gpu],
         state,
         lambda: textures.import_textures(target, out),
-        lambda: textures.import_textures(target, out, dry_run=True),
+        lambda: textures.import_textures(target, _nothing(tmp_path)),
     )
     assert counts["old"] + counts["new"] == TRIALS and counts["mid-write"] >= 1, counts

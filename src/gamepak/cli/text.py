@@ -231,7 +231,8 @@ def run_import(args: argparse.Namespace) -> None:
         raise UsageError("expected FILE TRANSLATION or FILE MEMBER TRANSLATION")
     file, translation = arguments[0], arguments[-1]
     member = arguments[1] if len(arguments) == 3 else None
-    _remove_dead_temporaries(file)
+    if not args.dry_run:  # a dry run is read-only, as the edit verbs' are
+        _remove_dead_temporaries(file)
     output_folder(args.output)
     kind, options = _kind(args, file, member, "import")
     with _budgets(args):

@@ -100,11 +100,15 @@ def is_locatext_target(file: str, member: str | None = None) -> bool:
     return head == b"\xce\x0a\x89\x51" and file.lower().endswith(PACK_EXTENSIONS)
 
 
-def locate(file: str | os.PathLike[str], member: str | None = None, *, format: str | None = None) -> Located:
+def locate(
+    file: str | os.PathLike[str], member: str | None = None, *, format: str | None = None, read_only: bool = False
+) -> Located:
     """The `.rfglocatext` at `file`, or its `member` (a path through nested packs), or the one
-    a pack `file` holds."""
+    a pack `file` holds. What killed runs left beside `file` is removed first, unless
+    `read_only` (an import's dry run)."""
     path = os.fspath(file)
-    _remove_dead_temporaries(path)
+    if not read_only:
+        _remove_dead_temporaries(path)
     if member is None and format is None and is_locatext(_read_head(path)):
         from ..core.content_limits import read_strings_file
 
@@ -236,7 +240,7 @@ def import_locatext(
     data = _read_all(where)
     kind = "rfgm-xml" if looks_like_xml(data) else translation_format(translation, translation_kind)
     rows = load_translation(data, kind, where)
-    located = locate(file, member, format=format)
+    located = locate(file, member, format=format, read_only=dry_run)
     # Identifiers named in the file guard against collisions; only needed when rows name some.
     if rows.identifiers.count(None) != len(rows) and (names is None or names or name_lists):
         name_entries(located, names, name_lists)

@@ -383,8 +383,10 @@ def import_textures(
 
     path = os.fspath(target)
     root = os.fspath(folder)
-    # What a killed import left beside the target goes first, as a pack edit does on opening.
-    remove_stale_temporaries(os.path.dirname(os.path.abspath(path)), force=True)
+    # What a killed import left beside the target goes first, as a pack edit does on opening;
+    # a dry run is read-only (the edit verbs' dry runs clear nothing either).
+    if not dry_run:
+        remove_stale_temporaries(os.path.dirname(os.path.abspath(path)), force=True)
     changed_names: list[str] = []
     replacements: list[tuple[Unit, bytes]] = []
     for unit in iter_units(path, palette=palette):

@@ -39,6 +39,11 @@ def iter_members(source: str | os.PathLike[str]) -> Iterator[tuple[str, bytes]]:
     files, by relative path) or a pack (its members and those of nested packs)."""
     path = os.fspath(source)
     _remove_dead_temporaries(path)
+    return _tables_in(path)
+
+
+def _tables_in(path: str) -> Iterator[tuple[str, bytes]]:
+    """`iter_members` without clearing what killed runs left (an import's dry run reads so)."""
     if os.path.isdir(path):
         for folder, folders, files in os.walk(path):
             folders.sort()
@@ -258,7 +263,8 @@ def import_tables(
     A value the import makes break its field's rule (not one of a Selection's choices, a number
     that does not parse...) is appended to `warnings`, or refused with `strict`."""
     target, folder = os.fspath(target), os.fspath(folder)
-    _remove_dead_temporaries(target)
+    if not dry_run:  # a dry run is read-only: the next import that may write clears them
+        _remove_dead_temporaries(target)
     if not os.path.isdir(folder):
         raise GamepakError(f"{folder}: not a folder (table export writes one to import from)")
     files = sheet_files(folder)
@@ -297,7 +303,7 @@ def import_tables(
 def _wanted_members(source: str, wanted: Callable[[str], bool]) -> Iterator[tuple[str, bytes]]:
     """`iter_members`, of a pack only the tables `wanted` accepts (read no further)."""
     if os.path.isdir(source) or is_table_name(source):
-        for member, data in iter_members(source):
+        for member, data in _tables_in(source):
             if wanted(member):
                 yield member, data
         return

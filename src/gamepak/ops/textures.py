@@ -151,7 +151,8 @@ def import_textures(
     target, folder = os.fspath(target), os.fspath(folder)
     if not os.path.isdir(folder):
         raise GamepakError(f"{folder}: not a folder (export writes one to import from)")
-    _remove_dead_temporaries(target)
+    if not dry_run:  # a dry run is read-only, as `ls` is: the next import that may write clears
+        _remove_dead_temporaries(target)
     used: set[str] = set()
     known: list[str] = []  # every texture name seen, for the nearest name of an unmatched image
     if is_cpu_name(target):
@@ -290,8 +291,9 @@ def _edit(target: str, asm: str | os.PathLike[str] | None) -> Any:
 
 def _remove_dead_temporaries(target: str) -> None:
     """Remove what a killed import left beside `target` (`.NAME.gamepak-PID-N.tmp` of a dead
-    process), as a pack edit does when it opens the pack: the next import cleans up, whether
-    this one writes (a loose pair, a rebuilt pack) or not (a dry run, an in-place edit)."""
+    process), as a pack edit does when it opens the pack: the next import that may write cleans
+    up, whether it then writes (a loose pair, a rebuilt pack) or not (an in-place edit, nothing
+    changed). A dry run leaves them, as the edit verbs' dry runs do."""
     from ..core.atomic import remove_stale_temporaries
 
     remove_stale_temporaries(os.path.dirname(os.path.abspath(target)), force=True)
