@@ -12,6 +12,7 @@ are the CI workflow's job (.github/workflows/ci.yml, once the project is hosted)
 from __future__ import annotations
 
 import fcntl as real_fcntl
+import json
 import os
 import subprocess
 import sys
@@ -166,7 +167,7 @@ def test_extraction_by_path_writes_the_same_files(windows_os: None, tmp_path: Pa
     pak = make_pak(tmp_path / "pak0.pak", MEMBERS)
     with gamepak.open(pak) as archive:
         written = archive.extractall(tmp_path / "out", manifest=True)
-    assert len(written) == len(MEMBERS) + 1
+    assert len(written) == len(MEMBERS)  # the members' files; the manifest is not one
     for name, data in MEMBERS.items():
         assert (tmp_path / "out" / name).read_bytes() == data
     assert (tmp_path / "out" / ".gamepak-manifest.json").exists()
@@ -178,6 +179,33 @@ def test_extraction_by_path_writes_the_same_files(windows_os: None, tmp_path: Pa
     with gamepak.open(pak) as archive:
         archive.extractall(tmp_path / "out", overwrite=True)
     assert (tmp_path / "out" / "readme.txt").read_bytes() == b"hello"
+
+
+@pytest.mark.parametrize("by_path", [False, True], ids=["folder descriptors", "by path (Windows)"])
+def test_both_extraction_routes_list_and_count_the_members_not_the_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_path: bool
+) -> None:
+    """`extractall(manifest=True)` and `extract --manifest --json` say the same on both routes:
+    one file per member, the manifest written beside them but neither listed nor counted."""
+    pak = make_pak(tmp_path / "pak0.pak", MEMBERS)
+    if by_path:
+        reduce_os_to_windows(monkeypatch)
+    from gamepak.core.portable import has_folder_descriptors
+
+    assert has_folder_descriptors() is not by_path
+    with gamepak.open(pak) as archive:
+        written = archive.extractall(tmp_path / "lib", manifest=True)
+    root = (tmp_path / "lib").resolve()
+    assert written == [str(root.joinpath(*name.split("/"))) for name in MEMBERS]
+    assert (root / ".gamepak-manifest.json").is_file()
+    code, out, err = in_process_cli("extract", str(pak), "-o", str(tmp_path / "cli"), "--manifest", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["members"] == len(MEMBERS) and [row["name"] for row in report["written"]] == list(MEMBERS)
+    assert report["size"] == sum(map(len, MEMBERS.values()))
+    assert (tmp_path / "cli" / ".gamepak-manifest.json").is_file()
+    code, _, err = in_process_cli("extract", str(pak), "-o", str(tmp_path / "counted"), "--manifest")
+    assert code == 0 and f"extracted {len(MEMBERS)} members" in err, err
 
 
 def test_extraction_by_path_refuses_links_on_the_way(windows_os: None, tmp_path: Path) -> None:

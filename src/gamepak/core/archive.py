@@ -332,8 +332,9 @@ class Archive:
         progress: Any = None,
         windows_names: bool | None = None,
     ) -> list[str]:
-        """Extract members (all by default) safely under `path`; returns the files written.
-        With `manifest=True`, also writes what `gamepak.create` needs to rebuild the archive.
+        """Extract members (all by default) safely under `path`; returns the files written, one
+        per member. With `manifest=True`, also writes what `gamepak.create` needs to rebuild
+        the archive (`.gamepak-manifest.json` under `path`, not in the list returned).
         `windows_names`: refuse names Windows cannot hold and names that differ only in case
         (default: on Windows and macOS, whose file systems need it)."""
         from ..ops.extract import extract_members

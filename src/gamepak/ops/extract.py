@@ -111,8 +111,9 @@ def extract_members(
     windows_names: bool | None = None,
 ) -> list[str]:
     """Extract `entries` of `archive` (None: every member) under `path` safely; returns the files
-    written. `windows_names` (default: on Windows and macOS) refuses, before anything is written,
-    names a Windows file system cannot hold and names that differ only in case."""
+    written, one per distinct member (a manifest is written beside them, not listed).
+    `windows_names` (default: on Windows and macOS) refuses, before anything is written, names
+    a Windows file system cannot hold and names that differ only in case."""
     root, keys = extract_tree(
         archive, entries, path, overwrite=overwrite, manifest=manifest, progress=progress, windows_names=windows_names
     )
@@ -181,7 +182,7 @@ def extract_tree(
     if not has_folder_descriptors():
         encoded = manifest_bytes(archive, entries, [key.split("/") for key in keys]) if manifest else None
         _extract_by_path(archive, entries, keys, plan, encoded, progress)
-        return root, [*keys, MANIFEST_NAME] if manifest else keys
+        return root, keys  # the members' files, as below: the manifest is not a member
 
     def fill(writer: TreeWriter) -> None:
         _write_members(archive, entries, writer, keys, plan.modes, progress)
