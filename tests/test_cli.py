@@ -136,21 +136,27 @@ def test_make_run_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert (tmp_path / "demo" / "crate.png").stat().st_size > 0
 
 
+def _commands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """The parser's one action of subcommands (argparse keeps it among its private `_actions`)."""
+    (found,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    return found
+
+
 def test_the_command_table_matches_what_the_modules_declare() -> None:
     """cli.COMMANDS says which module declares each command (a run imports only that one)."""
     from gamepak.cli import COMMANDS, build_parser
 
     parser = build_parser("*")
-    declared = list(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    declared = list(_commands(parser).choices)
     assert declared == [name for names in COMMANDS.values() for name in names]
-    summaries = {action.dest: action.help for action in parser._subparsers._group_actions[0]._choices_actions}  # type: ignore[union-attr]
+    summaries = {action.dest: action.help for action in _commands(parser)._choices_actions}
     assert summaries == {name: summary for names in COMMANDS.values() for name, summary in names.items()}
     # `gamepak --help` lists every command, importing none of their modules.
-    assert [a.dest for a in build_parser(None)._subparsers._group_actions[0]._choices_actions] == declared  # type: ignore[union-attr]
+    assert [a.dest for a in _commands(build_parser(None))._choices_actions] == declared
     for module, names in COMMANDS.items():
         for name in names:
             only = build_parser(name)
-            built = only._subparsers._group_actions[0]._name_parser_map  # type: ignore[union-attr]
+            built = _commands(only)._name_parser_map
             assert isinstance(built[name], argparse.ArgumentParser), (module, name)
 
 

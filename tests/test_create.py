@@ -35,7 +35,7 @@ def make(path: Path, members: list[tuple[str, bytes]], **options: Any) -> Path:
 
 def names(path: Path, format_name: str | None = None) -> list[str]:
     with gamepak.open(path, format_name) as archive:
-        return archive.namelist()
+        return list(archive.namelist())
 
 
 @pytest.fixture

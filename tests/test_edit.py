@@ -21,7 +21,7 @@ from gamepak.errors import FormatLimitError, GamepakError, MemberNotFoundError, 
 from conftest import in_process_cli, quick_cli, sample
 
 # (id, format, file suffix, writer options)
-PACKS = [
+PACKS: list[tuple[str, str, str, dict[str, Any]]] = [
     ("pak", "pak", ".pak", {}),
     ("pak-align16", "pak", ".pak", {"align": 16}),
     ("pak-dir-start", "pak", ".pak", {"directory": "start"}),
@@ -757,6 +757,7 @@ def test_nested_edit_scratch_folders_carry_the_pid_and_killed_runs_leave_none(
 
     def path_for(self: _Scratch, file_name: str) -> str:
         built = original(self, file_name)
+        assert self.folder is not None  # made by the call
         made.append(self.folder)
         return built
 

@@ -29,7 +29,7 @@ def snapshot(path: Path, format_name: str) -> list[tuple[str, bytes]]:
         return [(entry.name, archive.read(entry)) for entry in archive.infolist()]
 
 
-def run_child(edit: Callable[[], None], stop_at: int | None, report: int | None = None) -> int:
+def run_child(edit: Callable[[], object], stop_at: int | None, report: int | None = None) -> int:
     """Fork a child that runs `edit`, counting its system calls that change files (`SLOWED`);
     returns its pid. With `stop_at`, the child stops itself (SIGSTOP) just before its
     `stop_at`-th such call, having written to `report` which call that is ("N name offset"), so

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copyreg
 import os
 import signal
+from collections.abc import Callable
 
 import pytest
 
@@ -68,7 +69,7 @@ def test_both_processes_take_from_one_queue_and_talk() -> None:
     ],
 )
 def test_what_ends_the_worker_reaches_the_parent(
-    body: object, error: type[Exception], message: str, monkeypatch: pytest.MonkeyPatch
+    body: Callable[[Channel], None], error: type[Exception], message: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # tblib's pickling support (dask installs it) registers every exception class that exists
     # then with copyreg, which would make Unmakeable from its __dict__ after all.

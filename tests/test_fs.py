@@ -214,7 +214,7 @@ def test_file_object_is_read_by_ranges(tmp_path: Path) -> None:
     class Counting(io.FileIO):
         bytes_read = 0
 
-        def read(self, size: int = -1) -> bytes:
+        def read(self, size: int | None = -1) -> bytes:
             data = super().read(size)
             Counting.bytes_read += len(data)
             return data

@@ -28,8 +28,8 @@ def standin_model(faces: int, seed: int) -> bytes:
     return joe.write(Mesh(rng.uniform(-1, 1, (2, 3)), np.zeros((0, 3)), np.zeros((0, 2)), np.zeros((0, 3, 3))))
 
 
-def _one_by_one(datas: list[bytes]) -> tuple[list[object], list[str]]:
-    results: list[object] = []
+def _one_by_one(datas: list[bytes]) -> tuple[list[Mesh | GamepakError], list[str]]:
+    results: list[Mesh | GamepakError] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for number, data in enumerate(datas):
@@ -40,7 +40,7 @@ def _one_by_one(datas: list[bytes]) -> tuple[list[object], list[str]]:
     return results, [str(warning.message) for warning in caught]
 
 
-def _batched(datas: list[bytes]) -> tuple[list[object], list[str]]:
+def _batched(datas: list[bytes]) -> tuple[list[Mesh | GamepakError], list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         results = joe_batch.read_many(
@@ -49,7 +49,7 @@ def _batched(datas: list[bytes]) -> tuple[list[object], list[str]]:
     return list(results), [str(warning.message) for warning in caught]
 
 
-def assert_same(batched: list[object], single: list[object]) -> None:
+def assert_same(batched: list[Mesh | GamepakError], single: list[Mesh | GamepakError]) -> None:
     assert len(batched) == len(single)
     for got, expected in zip(batched, single):
         if isinstance(expected, GamepakError):
@@ -117,7 +117,7 @@ def test_a_model_of_many_frames_and_an_empty_list() -> None:
     datas = [two_frames, standin_model(4, 2)]
     batched, _ = _batched(datas)
     assert_same(batched, _one_by_one(datas)[0])
-    assert batched[0].frame_count == 2  # type: ignore[union-attr]
+    assert isinstance(batched[0], Mesh) and batched[0].frame_count == 2
     assert joe_batch.read_many([], [], []) == []
 
 

@@ -42,7 +42,7 @@ def many_frames(frames: int, faces: int = 40, vertices: int = 30, seed: int = 1)
 
 def _both(path: Path, up: str | None = None) -> tuple[object, object]:
     """(summary or error of the whole-file reader, the same of the scanning one)."""
-    results = []
+    results: list[object] = []
     for read in (lambda: models.load(path, "joe", up=up).summary(), lambda: models.summarize(path, "joe", up=up)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -282,6 +282,7 @@ def test_a_damaged_manifest_or_blob_is_a_patch_error(tmp_path: Path) -> None:
     # The same in a blob, found when it is read.
     path = hostile(tmp_path, manifest_with({**ADD, "file": "", "size": 300}), {"blobs/0": b"abc" * 100})
     with Patch.open(path) as opened:
+        assert opened._zip is not None  # a .gpatch's blobs are a zip's members
         stored = opened._zip.getinfo("blobs/0")
         raw = bytearray(path.read_bytes())
     offset = stored.header_offset + 30 + len(stored.filename) + len(stored.extra) + 2

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -290,15 +291,17 @@ def test_a_kill_during_make_leaves_a_scratch_folder_the_next_make_removes(
     monkeypatch.setattr(MAKE, "MAX_DELTA_BASE_BYTES", 0)
     original = scratch.ScratchFiles.write
 
-    def write_then_die(files: scratch.ScratchFiles, *args: object) -> str:
-        path = original(files, *args)  # type: ignore[arg-type]
+    def write_then_die(files: scratch.ScratchFiles, name: str, size: int, chunks: Iterable[bytes]) -> str:
+        path = original(files, name, size, chunks)
         if files.count == 2:
             os.kill(os.getpid(), signal.SIGKILL)  # a kill -9 with two scratch files written
         return path
 
     def work() -> None:
-        scratch.ScratchFiles.write = write_then_die  # type: ignore[method-assign]
-        gamepak.patch.make(base, modded, out / "p.gpatch")
+        # In the forked child only (it ends by os._exit or the kill: nothing to undo).
+        with pytest.MonkeyPatch.context() as patched:
+            patched.setattr(scratch.ScratchFiles, "write", write_then_die)
+            gamepak.patch.make(base, modded, out / "p.gpatch")
 
     pid = run_child(work, None)
     _, status = os.waitpid(pid, 0)

@@ -411,21 +411,27 @@ def test_apply_and_revert_again_and_again_keeps_the_original(tmp_path: Path, ext
                 data = Path(record.kept(name)).read_bytes()
                 assert seen.setdefault(name, data) == data, name
 
+    def apply(patch: Path) -> None:
+        gamepak.patch.apply(target, [patch])
+
+    def revert(patch: Path) -> None:
+        gamepak.patch.revert(target, patch)
+
     steps = [
-        (gamepak.patch.apply, one),
-        (gamepak.patch.apply, two),
-        (gamepak.patch.revert, two),
-        (gamepak.patch.revert, one),
-        (gamepak.patch.apply, one),
-        (gamepak.patch.apply, two),
-        (gamepak.patch.revert, two),
-        (gamepak.patch.apply, two),  # number 2 again
-        (gamepak.patch.revert, one),
-        (gamepak.patch.apply, one),
-        (gamepak.patch.revert, two),
+        (apply, one),
+        (apply, two),
+        (revert, two),
+        (revert, one),
+        (apply, one),
+        (apply, two),
+        (revert, two),
+        (apply, two),  # number 2 again
+        (revert, one),
+        (apply, one),
+        (revert, two),
     ]
     for action, patch in steps:
-        action(target, [patch]) if action is gamepak.patch.apply else action(target, patch)
+        action(patch)
         kept_files_unchanged()
     gamepak.patch.revert(target)
     assert sha(target) == sha(base)

@@ -16,6 +16,7 @@ import pytest
 
 import gamepak
 from gamepak.ops.patch import PatchError, scratch
+from gamepak.ops.patch.container import Operation, Patch
 from gamepak.ops.patch.limits import limits
 
 from conftest import pack_members as contents
@@ -363,9 +364,11 @@ def test_a_kill_while_streaming_leaves_nothing_the_next_command_keeps(
     made = 0
     original = scratch.NewContent.make
 
-    def make_then_die(content: scratch.NewContent, *args: object) -> bytes | str:
+    def make_then_die(
+        content: scratch.NewContent, patch: Patch, operation: Operation, base: bytes | None
+    ) -> bytes | str:
         nonlocal made
-        result = original(content, *args)  # type: ignore[arg-type]
+        result = original(content, patch, operation, base)
         made += 1
         if made == 2:
             os.kill(os.getpid(), signal.SIGKILL)  # a kill -9 with two scratch files written
@@ -374,8 +377,10 @@ def test_a_kill_while_streaming_leaves_nothing_the_next_command_keeps(
     from test_edit_crash import run_child
 
     def work() -> None:
-        scratch.NewContent.make = make_then_die  # type: ignore[method-assign]
-        gamepak.patch.apply(target, [patch])
+        # In the forked child only (it ends by os._exit or the kill: nothing to undo).
+        with pytest.MonkeyPatch.context() as patched:
+            patched.setattr(scratch.NewContent, "make", make_then_die)
+            gamepak.patch.apply(target, [patch])
 
     pid = run_child(work, None)
     _, status = os.waitpid(pid, 0)

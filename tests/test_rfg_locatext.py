@@ -26,7 +26,7 @@ from gamepak.formats.rfg.locatext import (
 )
 from gamepak.formats.rfg.locatext.apply import apply_translation
 from gamepak.formats.rfg.locatext.names import find_names, leaf_texts
-from gamepak.formats.rfg.locatext.rows import Row
+from gamepak.formats.rfg.locatext.rows import Row, Rows
 from gamepak.formats.rfg.locatext.translate import dump_translation, load_translation
 from gamepak.ops.locatext import export_locatext, import_locatext, locate
 
@@ -564,7 +564,7 @@ def test_real_arabic_file_one_string_change(tmp_path: Path) -> None:
 # -- PO reading -------------------------------------------------------------------------------
 
 
-def _rows(rows: list[Row]) -> list[tuple[object, ...]]:
+def _rows(rows: Rows | list[Row]) -> list[tuple[object, ...]]:
     return [(row.hash, row.identifier, row.text, row.fallback, row.where) for row in rows]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import struct
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -14,6 +15,9 @@ from PIL import Image
 from quake_bytes import miptex_bytes, qpic_bytes, wad_bytes
 
 from gamepak.formats.quake.palette import colour_shares
+
+if TYPE_CHECKING:
+    from gamepak.web.site import Place
 
 starlette = pytest.importorskip("starlette.testclient")
 
@@ -130,6 +134,16 @@ def test_a_wad_inside_a_pak_has_its_gallery_too(client: object) -> None:
     assert response.status_code == 200 and response.headers["content-type"] == "image/png"
 
 
+def _textures(place: Place) -> list[dict[str, Any]]:
+    """The textures of the gallery of the WAD at `place` (a WAD: never None)."""
+    from gamepak.web.wad_gallery import wad_gallery
+
+    gallery = wad_gallery(place)
+    assert gallery is not None
+    textures: list[dict[str, Any]] = gallery["textures"]
+    return textures
+
+
 def test_the_gallery_asks_the_content_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Which lumps are pictures, in which packs, and how each is read are the registry's rows,
     # not a test of the reader's type: a row's `lump_kinds`, `packs` and `rows` verb decide.
@@ -141,13 +155,11 @@ def test_the_gallery_asks_the_content_registry(tmp_path: Path, monkeypatch: pyte
     (tmp_path / "tex.wad").write_bytes(_sample_wad())
     place = Site(str(tmp_path)).resolve(["tex.wad"])
     row = get("quake-image")
-    assert [shown["name"] for shown in wad_gallery(place)["textures"]] == ["{fence", "sky3", "lamp", "BOX"]
+    assert [shown["name"] for shown in _textures(place)] == ["{fence", "sky3", "lamp", "BOX"]
     monkeypatch.setattr(row, "lump_kinds", ("miptex",))
-    assert [shown["name"] for shown in wad_gallery(place)["textures"]] == ["{fence", "sky3", "lamp"]
+    assert [shown["name"] for shown in _textures(place)] == ["{fence", "sky3", "lamp"]
     monkeypatch.setattr(row, "verbs", {**row.verbs, "rows": Verb("test_wad_gallery:one_row", ("lump",))})
-    assert [(shown["name"], shown["flags"]) for shown in wad_gallery(place)["textures"]] == [
-        ("made", ["clear 50%"])
-    ] * 3
+    assert [(shown["name"], shown["flags"]) for shown in _textures(place)] == [("made", ["clear 50%"])] * 3
     monkeypatch.setattr(row, "packs", ("pak",))
     assert wad_gallery(place) is None
 

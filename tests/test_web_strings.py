@@ -135,8 +135,12 @@ def test_the_strings_verb_keeps_no_names_of_its_own(tmp_path: Path, monkeypatch:
     count_table_reads(monkeypatch, log)
     data = locatext(NAMES)
     for _ in range(2):
-        _, rows = content_previews.locatext_strings(data, "x.rfglocatext", names=[str(tmp_path / "table.vpp_pc")])
+        found = content_previews.locatext_strings(data, "x.rfglocatext", names=[str(tmp_path / "table.vpp_pc")])
+        assert found is not None
+        _, rows = found
         assert [key for _, key, _ in rows][:2] == NAMES[:2] and rows[2][1].startswith("#")
     assert len(reads(log)) == 2
-    _, rows = content_previews.locatext_strings(data, "x.rfglocatext", identifiers={})
+    found = content_previews.locatext_strings(data, "x.rfglocatext", identifiers={})
+    assert found is not None
+    _, rows = found
     assert len(reads(log)) == 2 and all(key.startswith("#") for _, key, _ in rows)
