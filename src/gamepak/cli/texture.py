@@ -249,6 +249,7 @@ def run_ls(args: argparse.Namespace) -> int | None:
         return None
     palettes: dict[str, None] = {}  # which palettes Quake images were listed through (in order)
     listed = False
+    line = kind.bound("line")  # looked up once, not per row (a model of a million skins)
 
     def lines() -> Iterator[str]:
         nonlocal listed
@@ -256,7 +257,7 @@ def run_ls(args: argparse.Namespace) -> int | None:
             listed = True
             if row.get("palette"):
                 palettes.setdefault(str(row["palette"]))
-            yield kind.call("line", row) + "\n"
+            yield line(row) + "\n"
 
     write_lines(lines())
     if not listed:

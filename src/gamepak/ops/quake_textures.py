@@ -47,6 +47,14 @@ class Unit:
     image_paths: Sequence[str] = field(default_factory=list)
     palette_source: str = ""  # where `palette` was found (a file, a member, or built in)
 
+    def path_of(self, index: int, image: PaletteImage) -> str:
+        """`image_paths[index]`, from image `index` already made: a model's skins and a
+        sprite's frames are made when read, and their lazy paths would make each again for its
+        name."""
+        if self.kind in sources.SINGLE_KINDS:
+            return self.image_paths[index]
+        return _image_path(self.path, self.member, image)
+
 
 def _file_name(name: str) -> str:
     """An image name as a file name (no folders, no NUL)."""
@@ -64,13 +72,17 @@ def _image_paths(unit_path: str, member: bool, kind: str, found: Sequence[Palett
         if not member:
             base = os.path.basename(base)
         return [base + ".png"]
-    prefix = unit_path + "/" if member else ""
     if isinstance(found, list):
-        return [prefix + _file_name(image.name) + ".png" for image in found]
+        return [_image_path(unit_path, member, image) for image in found]
     from ..core.lazy import Lazy
 
     # Made when read, as the images are (a model of a million 1x1 skins).
-    return Lazy(len(found), lambda index: prefix + _file_name(found[index].name) + ".png")
+    return Lazy(len(found), lambda index: _image_path(unit_path, member, found[index]))
+
+
+def _image_path(unit_path: str, member: bool, image: PaletteImage) -> str:
+    """Where an image of a file holding several is exported (`Unit.image_paths`)."""
+    return (unit_path + "/" if member else "") + _file_name(image.name) + ".png"
 
 
 class _Palettes:
@@ -208,7 +220,8 @@ def list_textures(source: str | os.PathLike[str], *, palette: str | None = None)
             "palette": "own (WAD3)" if image.palette is not None else unit.palette_source,
         }
         for unit in iter_units(source, palette=palette, colours=False)
-        for image, relative in zip(unit.images, unit.image_paths, strict=True)
+        for index, image in enumerate(unit.images)
+        for relative in (unit.path_of(index, image),)
     )
 
 
@@ -391,11 +404,11 @@ def import_textures(
     replacements: list[tuple[Unit, bytes]] = []
     for unit in iter_units(path, palette=palette):
         changed: dict[int, PaletteImage] = {}
-        for index, relative in enumerate(unit.image_paths):
+        for index, image in enumerate(unit.images):
+            relative = unit.path_of(index, image)
             picture = _picture_for(root, relative)
             if picture is None:
                 continue
-            image = unit.images[index]
             if not image.mips:
                 continue
             if progress is not None:
