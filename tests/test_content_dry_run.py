@@ -15,15 +15,19 @@ import numpy as np
 import pytest
 from PIL import Image
 from quake_bytes import miptex_bytes, wad_bytes
+from rfg_mesh_bytes import build
 from sprite_bytes import simple_sprite
 from test_cli_texture import _write_peg
 from test_edit_dry_run import HOLDER
 from test_rfg_locatext import sample_file
+from test_rfg_mesh_export import moved_glb, textured_spec
 from test_rfg_xtbl import ITEMS, weapons
 from test_rfg_zones import nested_pack
+from test_scenes import list_line, make_track, mesh_of, png, quad
 from test_sprite_cli import other_sprite
 
 import gamepak
+from gamepak.models import scene
 
 from conftest import in_process_cli, write_pack
 
@@ -107,6 +111,32 @@ def _sprite_pack(work: Path) -> tuple[Path, list[str], str]:
     return pack, ["sprite", "import", str(pack), str(work / "out")], "would change"
 
 
+def _mesh_pack(work: Path) -> tuple[Path, list[str], str]:
+    """An RFG mesh pair in a `.str2_pc`, and a glTF of it with one vertex moved."""
+    cpu, gpu = build(textured_spec())
+    pack = write_pack(work / "thing.str2_pc", {"thing.csmesh_pc": cpu, "thing.gsmesh_pc": gpu})
+    out = work / "thing.glb"
+    assert in_process_cli("model", "export", str(pack), "thing.csmesh_pc", "-o", str(out))[0] == 0
+    out.write_bytes(moved_glb(out.read_bytes(), 3, (0.0, 0.0, 0.125)))
+    return pack, ["model", "import", str(out), "--into", str(pack), "thing.gsmesh_pc"], "would change"
+
+
+def _scene_track(work: Path) -> tuple[Path, list[str], str]:
+    """A VDrift track, and a glTF of its scene with one object moved: its `objects.jpk` edited."""
+    track = make_track(
+        work / "track",
+        [list_line("road.joe", "asphalt.png", mipmap=1), list_line("sky.joe", "sky.png", skybox=1)],
+        {"road.joe": quad(0, 0, 0, 10), "sky.joe": quad(-100, -100, 60, 200)},
+        {"asphalt.png": png((200, 60, 40)), "sky.png": png((30, 200, 60))},
+    )
+    found = scene.load(track)
+    road = mesh_of(next(node for node in found.root.walk() if node.name == "road.joe"))
+    road.positions = road.positions + np.float32(2.0)
+    scene.save(found, work / "moved.glb")
+    pack = track / "objects" / "objects.jpk"
+    return pack, ["model", "import", str(work / "moved.glb"), "--into", str(track)], "1 changed"
+
+
 CASES: dict[str, Case] = {
     "texture-peg": _peg_pack,
     "texture-wad": _wad_pack,
@@ -115,6 +145,8 @@ CASES: dict[str, Case] = {
     "text-pack": _text_pack,
     "zone-pack": _zone_pack,
     "sprite-pack": _sprite_pack,
+    "model-mesh": _mesh_pack,
+    "model-scene": _scene_track,
 }
 
 
