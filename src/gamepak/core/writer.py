@@ -101,6 +101,26 @@ class Output:
             self.write(chunk)
 
 
+def whole_member(member: PendingMember) -> bytes:
+    """A queued member's whole content, for a writer that transforms small members whole
+    (deflates them, sums them): what `b"".join(member.chunks())` gives, and the member reported
+    written as `chunks()` reports it, but a member that is bytes or a plain byte range of an
+    open pack is read in one call, without a generator and its loop (a zip of 20 small members
+    from a PAK: ~0.3 M instructions). The caller bounds the size (no more is held than that)."""
+    data = member.data
+    if data is None:
+        if member.origin is None:
+            return b"".join(member.chunks())
+        archive, entry = member.origin
+        raw = archive._raw_range(entry)
+        if raw is None:
+            return b"".join(member.chunks())
+        archive._check_range(entry)
+        data = archive._source.pread(raw.size, raw.offset)
+    member.consumed()
+    return data
+
+
 def _portable_pwrite() -> Callable[[int, bytes | bytearray | memoryview, int], int]:
     """`os.pwrite`'s stand-in where the system lacks it (Windows), imported only there, as
     `core.source` does for `os.pread`: a module less (~0.4 M instructions) in every write elsewhere."""

@@ -26,7 +26,7 @@ import sys
 
 from ..core.archive import Archive, Entry, RawRange
 from ..core.registry import made_on_first_use
-from ..core.source import MemberStream, Source
+from ..core.source import Source
 from ..errors import CorruptArchiveError, UnsupportedFeatureError
 
 TYPE_CHECKING = False
@@ -67,6 +67,8 @@ class Reader(Archive):
 
     def _load(self) -> None:
         import zipfile
+
+        from ..core.streams import MemberStream  # here: writing a zip needs no stream
 
         # zipfile reads through a view of our source: no second file handle, and an archive
         # nested in another pack is read in place.
@@ -316,6 +318,8 @@ def write_new_zip(out: Output, members: list[PendingMember], method: int) -> Non
     holds the two to the same bytes, and `unzip -t` or `7z t` judges the result where installed."""
     import zlib
 
+    from ..core.writer import whole_member
+
     # Each member's central directory record, made as the member is written: the directory
     # goes out in one write.
     directory: list[bytes] = []
@@ -329,7 +333,7 @@ def write_new_zip(out: Output, members: list[PendingMember], method: int) -> Non
         if member.size <= WHOLE_MEMBER:
             # Read whole and written once, the header first with its final fields: the bytes
             # zipfile writes as a header rewritten after the data (no seek back, no second write).
-            data = b"".join(member.chunks())
+            data = whole_member(member)
             crc, size = zlib.crc32(data), len(data)
             if method:
                 # One call, the same raw deflate stream as zipfile's compressor object fed the
