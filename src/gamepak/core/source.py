@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     PathOrFile: TypeAlias = str | os.PathLike[str] | BinaryIO
 
-    from .streams import MemberStream, SeekableStream  # noqa: F401 - given by `__getattr__`
+    from .streams import MappedView, MemberStream, OwnedBuffer, SeekableStream  # noqa: F401 - `__getattr__`
 
 
 def _portable_pread() -> Callable[[int, int, int], bytes]:
@@ -35,8 +35,6 @@ def _portable_pread() -> Callable[[int, int, int], bytes]:
     return pread
 
 
-# Ranges at least this large are mapped rather than read by `Source.view`.
-_MAP_THRESHOLD = 1 << 20
 # `read_whole`: reads up to this size are plain `read()` calls; larger ones fill one buffer in
 # place, `_READ_STEP` bytes at a time (what a stream that reads into a temporary holds at once).
 _DIRECT_READ = 1 << 20
@@ -78,11 +76,6 @@ def read_whole(stream: Any, size: int, first_buffer: int | None = None) -> bytes
         filled += count
     buffer.truncate(filled)
     return buffer.getvalue()
-
-
-class OwnedBuffer(bytearray):
-    """A file's bytes read for one reader alone, which may keep them (its arrays are views into
-    them) instead of copying them first."""
 
 
 class _DescriptorCloser:
@@ -226,10 +219,12 @@ class Source:
             raise CorruptArchiveError(f"{what} is truncated", path=self.name, offset=offset)
         return data
 
-    def view(self, size: int, offset: int, what: str) -> _View:
+    def view(self, size: int, offset: int, what: str) -> MappedView:
         """Exactly `size` bytes at `offset`, valid inside the `with` block: a memory map of a
         large range of a real file (no copy), else the bytes read."""
-        return _View(self, size, offset, what)
+        from .streams import MappedView
+
+        return MappedView(self, size, offset, what)
 
     @property
     def closed(self) -> bool:
@@ -249,39 +244,13 @@ class Source:
         self.close()
 
 
-class _View:
-    """The context manager `Source.view` returns (a class: `contextlib` costs start-up time)."""
-
-    def __init__(self, source: Source, size: int, offset: int, what: str) -> None:
-        self._args = (source, size, offset, what)
-        self._mapping: Any = None
-        self._view: memoryview | None = None
-
-    def __enter__(self) -> bytes | memoryview:
-        source, size, offset, what = self._args
-        if source.fd is None or size < _MAP_THRESHOLD or offset < 0 or offset + size > source.size:
-            return source.read_exact(size, offset, what)
-        import mmap
-
-        start = source.base + offset
-        page_start = start - start % mmap.ALLOCATIONGRANULARITY
-        self._mapping = mmap.mmap(source.fd, start + size - page_start, access=mmap.ACCESS_READ, offset=page_start)
-        self._view = memoryview(self._mapping)[start - page_start : start - page_start + size]
-        return self._view
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._view is not None:
-            self._view.release()
-            self._mapping.close()
-            self._view = self._mapping = None
-
-
 def __getattr__(name: str) -> object:
-    """`SeekableStream` and `MemberStream`, from `core.streams` (imported on first use, where
-    they were moved: subclasses of `io.RawIOBase`, an ABC, cost about 0.15 M instructions each
-    to make, and listing, extracting or converting a PAK, a JoePack or a packfile reads no
-    member through a stream). `from gamepak.core.source import MemberStream` works as before."""
-    if name in ("SeekableStream", "MemberStream"):
+    """`SeekableStream`, `MemberStream` and `OwnedBuffer`, from `core.streams` (imported on
+    first use, where they were moved: subclasses of `io.RawIOBase`, an ABC, cost about 0.15 M
+    instructions each to make, a `bytearray` subclass 0.1 M, and listing, extracting or
+    converting a PAK, a JoePack or a packfile needs none of them).
+    `from gamepak.core.source import MemberStream` works as before."""
+    if name in ("SeekableStream", "MemberStream", "OwnedBuffer"):
         from . import streams
 
         return getattr(streams, name)

@@ -1,7 +1,9 @@
-"""Seekable read-only streams over the bytes of a `core.source.Source`: `SeekableStream` (the
-position bookkeeping) and `MemberStream` (one byte range of a source, as a file object: a member
-opened with `Archive.open`, or a pack inside a pack, read in place). A module of their own,
-imported when a stream is first made: `core.source` gives both names as before."""
+"""What `core.source` makes of a source's bytes beyond plain reads, made only where it is used:
+`SeekableStream` (the position bookkeeping of a stream) and `MemberStream` (one byte range of a
+source as a read-only file object: a member opened with `Archive.open`, or a pack inside a
+pack, read in place), `OwnedBuffer` (a file's bytes read for one reader) and `MappedView`
+(`Source.view`'s mapping). A module of its own, imported on first use: `core.source` gives the
+first three names as before."""
 
 from __future__ import annotations
 
@@ -10,7 +12,12 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .source import Source
+
+# Ranges at least this large are mapped rather than read by `Source.view`.
+_MAP_THRESHOLD = 1 << 20
 
 
 class SeekableStream(io.RawIOBase):
@@ -88,3 +95,35 @@ class MemberStream(SeekableStream):
             count = os.preadv(source.fd, [target], source.base + offset)
         self._position += count
         return count
+
+
+class OwnedBuffer(bytearray):
+    """A file's bytes read for one reader alone, which may keep them (its arrays are views into
+    them) instead of copying them first."""
+
+
+class MappedView:
+    """The context manager `Source.view` returns (a class: `contextlib` costs start-up time)."""
+
+    def __init__(self, source: Source, size: int, offset: int, what: str) -> None:
+        self._args = (source, size, offset, what)
+        self._mapping: Any = None
+        self._view: memoryview | None = None
+
+    def __enter__(self) -> bytes | memoryview:
+        source, size, offset, what = self._args
+        if source.fd is None or size < _MAP_THRESHOLD or offset < 0 or offset + size > source.size:
+            return source.read_exact(size, offset, what)
+        import mmap
+
+        start = source.base + offset
+        page_start = start - start % mmap.ALLOCATIONGRANULARITY
+        self._mapping = mmap.mmap(source.fd, start + size - page_start, access=mmap.ACCESS_READ, offset=page_start)
+        self._view = memoryview(self._mapping)[start - page_start : start - page_start + size]
+        return self._view
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._view is not None:
+            self._view.release()
+            self._mapping.close()
+            self._view = self._mapping = None
