@@ -95,6 +95,14 @@ class CommandParser(argparse.ArgumentParser):
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
         if self._set_aside is not None or self._subparsers is not None:
             return super().parse_known_args(args, namespace)
+        words = sys.argv[1:] if args is None else args
+        if not any(word[:1] == "-" for word in words) and not any(
+            action.required for action in self._get_optional_actions()
+        ):
+            # No option among the words (`convert a.pak b.zip`): nothing to set aside, one pass
+            # gives what two would, and a third of a millisecond sooner. (With a required
+            # option, the first pass is what reports it missing, alone: kept.)
+            return super().parse_known_args(words, namespace)
         positionals = self._get_positional_actions()
         self._set_aside = [(action, action.nargs, action.default) for action in positionals]
         try:
