@@ -190,9 +190,13 @@ class Source:
             return b""
         if self.fd is not None:
             read_at = getattr(os, "pread", None) or _portable_pread()
-            chunks = []
             position = self.base + offset
-            remaining = size
+            chunk = read_at(self.fd, size, position)
+            if len(chunk) == size or not chunk:
+                return chunk  # at once, as a regular file gives it (no list, no join)
+            chunks = [chunk]
+            remaining = size - len(chunk)
+            position += len(chunk)
             while remaining:
                 chunk = read_at(self.fd, remaining, position)
                 if not chunk:
@@ -200,7 +204,7 @@ class Source:
                 chunks.append(chunk)
                 position += len(chunk)
                 remaining -= len(chunk)
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            return b"".join(chunks)
         assert self._fileobj is not None
         with self._lock:
             self._fileobj.seek(self.base + offset)

@@ -81,8 +81,8 @@ def _make_writer() -> type[ArchiveWriter]:
             "level": whole_number(0, 9, allow_none=True),
         }
 
-        def _check_name(self, name: str) -> None:
-            check_name(name)
+        # The module's rule itself (one call less per name than a method calling it).
+        _check_name = staticmethod(check_name)
 
         def _unused_options(self) -> dict[str, str]:
             # zipfile takes no level for stored or lzma members.
@@ -193,7 +193,7 @@ def write_new_zip(out: Output, members: list[PendingMember], method: int) -> Non
             name, flags = member.name.encode("utf-8"), 0x800  # the UTF-8 name flag
         zip64 = member.size * 1.05 > ZIP64_LIMIT  # decided up front, as zipfile does
         offset = out.tell()
-        if member.size <= WHOLE_MEMBER:
+        if member.size <= WHOLE_MEMBER and not zip64:
             # Read whole and written once, the header first with its final fields: the bytes
             # zipfile writes as a header rewritten after the data (no seek back, no second write).
             data = whole_member(member)
@@ -203,7 +203,9 @@ def write_new_zip(out: Output, members: list[PendingMember], method: int) -> Non
                 # whole member then flushed (same level, window and memory level): no object.
                 data = zlib.compress(data, zlib.Z_DEFAULT_COMPRESSION, -15)
             compressed = len(data)
-            out.write(_local_header(name, flags, method, zip64, crc, compressed, size) + data)
+            # Not zip64: `_local_header`'s record without its checks.
+            fields = (DEFAULT_VERSION, 0, flags, method, FIXED_DOS_TIME, FIXED_DOS_DATE, crc, compressed, size)
+            out.write(LOCAL_RECORD.pack(LOCAL_MAGIC, *fields, len(name), 0) + name + data)
         else:
             out.write(_local_header(name, flags, method, zip64, 0, 0, 0))
             compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15) if method else None
