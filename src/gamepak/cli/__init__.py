@@ -115,13 +115,19 @@ def _import_argparse() -> None:
             del sys.modules[name]
 
 
-def build_parser(command: str | None = "*", subcommand: str | None = None) -> argparse.ArgumentParser:
+def build_parser(
+    command: str | None = "*", subcommand: str | None = None, *, listed: bool = True
+) -> argparse.ArgumentParser:
     """The command line: every command module's declarations under one parser. Only `command`'s
     own parser is built in full ("*": every one); the others are listed by name and summary,
     which is all `gamepak --help` shows of them. argparse spends about half a millisecond on
     each parser it makes (translations looked up, help formats checked): building thirty of
     them for one command would double the start-up time. `subcommand` does the same inside a
-    command group (`texture export`: the group's other four sub-commands are only listed)."""
+    command group (`texture export`: the group's other four sub-commands are only listed).
+    `listed`: False when no help will be printed (no -h/--help on the command line): the
+    commands not built then get no line for it either (argparse makes an object for each,
+    some thirty: 0.2 M instructions); the names are still known, for a mistyped command's
+    message."""
     _import_argparse()
     from ..errors import EXIT_CODES
     from .common import add_format_option, add_quiet_option
@@ -146,6 +152,7 @@ def build_parser(command: str | None = "*", subcommand: str | None = None) -> ar
         action=OnlyOneBuilt,
         only=None if command == "*" else (command or ""),  # None: build every one; "": none
         inner=subcommand,
+        listed=listed,
     )
     if command == "*":
         modules = list(COMMAND_MODULES)
@@ -252,7 +259,10 @@ def _quick_exit(code: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (`gamepak.errors.EXIT_CODES`)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(*_words_of(arguments))
+    # Help may be asked for as -h, --help, an abbreviation (--he) or among short flags (-qh):
+    # any option word with an h lists the commands (the cost of a needless listing is small).
+    asks_help = any(word[:1] == "-" and "h" in word for word in arguments)
+    parser = build_parser(*_words_of(arguments), listed=asks_help)
     try:
         args, unknown = parser.parse_known_args(arguments)
         if unknown:

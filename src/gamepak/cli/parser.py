@@ -266,12 +266,16 @@ class OnlyOneBuilt(argparse._SubParsersAction):  # type: ignore[type-arg]
     """Commands (or a group's sub-commands) of which only `only` is built (None: every one);
     the others are listed by name and summary, all that `--help` shows of them. argparse spends
     about half a millisecond on each parser it makes. `inner`: the sub-command the built
-    command's own group builds (`texture export`: the group's other sub-commands are listed)."""
+    command's own group builds (`texture export`: the group's other sub-commands are listed).
+    `listed`: whether the commands not built get their line of `--help` (`build_parser`)."""
 
-    def __init__(self, *args: Any, only: str | None = None, inner: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, only: str | None = None, inner: str | None = None, listed: bool = True, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.only = only
         self.inner = inner
+        self.listed = listed  # False: the commands not built get no help line (none is printed)
 
     def add_parser(self, name: str, **kwargs: Any) -> Any:
         if self.only in (None, name):
@@ -279,7 +283,7 @@ class OnlyOneBuilt(argparse._SubParsersAction):  # type: ignore[type-arg]
             if self.only == name and self.inner is not None:
                 setattr(parser, ONLY_SUBCOMMAND, self.inner)  # read by add_group
             return parser
-        if kwargs.get("help") is not None:
+        if self.listed and kwargs.get("help") is not None:
             self._choices_actions.append(self._ChoicesPseudoAction(name, (), kwargs["help"]))
         self._name_parser_map[name] = NOT_BUILT
         return NOT_BUILT
