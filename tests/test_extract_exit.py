@@ -136,8 +136,9 @@ def test_convert_skips_the_tear_down_too_and_its_output_is_whole(tmp_path: Path)
 
 
 def test_reading_commands_skip_the_tear_down_with_their_output_and_code(tmp_path: Path) -> None:
-    """The commands that only read end quickly too: stdout (a pipe: block-buffered) arrives whole,
-    atexit handlers run, and the exit code is the command's (verify's and diff's 1 and 3 too)."""
+    """The commands that only read end quickly too (and the edits' dry runs, which write
+    nothing): stdout (a pipe: block-buffered) arrives whole, atexit handlers run, and the exit
+    code is the command's (verify's and diff's 1 and 3 too)."""
     pak = _pak(tmp_path / "a.pak", 300)
     other = _pak(tmp_path / "b.pak", 299)
     setup = "atexit.register(lambda: sys.stderr.write('atexit ran'))\n" + EXIT_MARK
@@ -154,7 +155,13 @@ def test_reading_commands_skip_the_tear_down_with_their_output_and_code(tmp_path
         done = _run(setup, *arguments)
         assert (done.returncode, done.stdout) == (code, stdout), arguments
         assert done.stderr.endswith("atexit ranquick exit\n"), (arguments, done.stderr)
-    for arguments in (("info", str(pak)), ("detect", str(pak)), ("formats",), ("diff", str(pak), str(pak))):
+    dry_runs = (
+        ("add", str(pak), str(other), "--dry-run"),
+        ("rm", str(pak), "d3/m3.bin", "--dry-run"),
+        ("mv", str(pak), "d3/m3.bin", "m3.bin", "--dry-run"),
+        ("compact", str(pak), "--dry-run"),
+    )
+    for arguments in (("info", str(pak)), ("detect", str(pak)), ("formats",), ("diff", str(pak), str(pak)), *dry_runs):
         done = _run(setup, *arguments)
         assert done.returncode == 0 and done.stdout.endswith("\n"), (arguments, done.stderr)
         assert done.stderr.endswith("atexit ranquick exit\n"), (arguments, done.stderr)

@@ -188,6 +188,24 @@ def _words_of(arguments: list[str]) -> tuple[str | None, str | None]:
     return words[0], words[1]
 
 
+def _lists_commands(arguments: list[str]) -> bool:
+    """Whether `gamepak --help`'s list of commands may be printed: help asked for before the
+    command word (`gamepak --help`, `gamepak -q --help ls`), as -h, --help, an abbreviation
+    (--he) or among short flags (-qh). Any option word there with an h counts: a needless
+    listing costs little. After the command word, help is the command's own (`ls --help`)."""
+    skip = False
+    for word in arguments:
+        if skip:
+            skip = False
+        elif word == "--format":
+            skip = True
+        elif not word.startswith("-"):
+            return False  # the command word: its own help, if any
+        elif "h" in word:
+            return True
+    return False
+
+
 def _innermost_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The parser of the deepest (sub-)command `args` ran (`texture add`: the `add` parser)."""
     import argparse
@@ -259,10 +277,7 @@ def _quick_exit(code: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (`gamepak.errors.EXIT_CODES`)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
-    # Help may be asked for as -h, --help, an abbreviation (--he) or among short flags (-qh):
-    # any option word with an h lists the commands (the cost of a needless listing is small).
-    asks_help = any(word[:1] == "-" and "h" in word for word in arguments)
-    parser = build_parser(*_words_of(arguments), listed=asks_help)
+    parser = build_parser(*_words_of(arguments), listed=_lists_commands(arguments))
     try:
         args, unknown = parser.parse_known_args(arguments)
         if unknown:
