@@ -117,6 +117,31 @@ def test_help_is_complete() -> None:
         assert sub_code == 0 and f"usage: gamepak {command}" in sub_out
 
 
+@pytest.mark.parametrize(
+    "spelling", [["--help"], ["-h"], ["--he"], ["-qh"], ["--format", "pak", "--hel"], ["-q", "--help", "ls"]]
+)
+def test_help_lists_every_command_however_it_is_asked_for(spelling: list[str]) -> None:
+    """A run without -h/--help builds no help line for the commands it does not run
+    (`build_parser(listed=False)`); every way of asking for help still lists them all."""
+    from gamepak.cli import COMMANDS
+
+    code, out, _ = in_process_cli(*spelling)
+    assert code == 0
+    listed = [line.split()[0] for line in out.splitlines() if line.startswith("    ") and line[4] != " "]
+    # (With a command word after the help, that command's module declares its commands last.)
+    assert sorted(listed) == sorted(name for names in COMMANDS.values() for name in names)
+
+
+def test_a_run_without_help_makes_no_help_lines_but_knows_every_command() -> None:
+    from gamepak.cli import COMMANDS, build_parser
+
+    commands = build_parser("ls", listed=False)._subparsers._group_actions[0]  # type: ignore[union-attr]
+    assert [action.dest for action in commands._choices_actions] == ["ls"]  # type: ignore[attr-defined]
+    assert sorted(commands.choices) == sorted(name for names in COMMANDS.values() for name in names)  # type: ignore[union-attr]
+    code, _, err = in_process_cli("lst", "a.pak")
+    assert code == 2 and "invalid choice: 'lst'" in err and "'catalog-diff'" in err
+
+
 def test_version_is_fast_path() -> None:
     result = run_cli("--version")
     assert result.returncode == 0 and result.stdout.startswith(b"gamepak ")

@@ -115,13 +115,19 @@ def _import_argparse() -> None:
             del sys.modules[name]
 
 
-def build_parser(command: str | None = "*", subcommand: str | None = None) -> argparse.ArgumentParser:
+def build_parser(
+    command: str | None = "*", subcommand: str | None = None, *, listed: bool = True
+) -> argparse.ArgumentParser:
     """The command line: every command module's declarations under one parser. Only `command`'s
     own parser is built in full ("*": every one); the others are listed by name and summary,
     which is all `gamepak --help` shows of them. argparse spends about half a millisecond on
     each parser it makes (translations looked up, help formats checked): building thirty of
     them for one command would double the start-up time. `subcommand` does the same inside a
-    command group (`texture export`: the group's other four sub-commands are only listed)."""
+    command group (`texture export`: the group's other four sub-commands are only listed).
+    `listed`: False when no help will be printed (no -h/--help on the command line): the
+    commands not built then get no line for it either (argparse makes an object for each,
+    some thirty: 0.2 M instructions); the names are still known, for a mistyped command's
+    message."""
     _import_argparse()
     from ..errors import EXIT_CODES
     from .common import add_format_option, add_quiet_option
@@ -146,6 +152,7 @@ def build_parser(command: str | None = "*", subcommand: str | None = None) -> ar
         action=OnlyOneBuilt,
         only=None if command == "*" else (command or ""),  # None: build every one; "": none
         inner=subcommand,
+        listed=listed,
     )
     if command == "*":
         modules = list(COMMAND_MODULES)
@@ -179,6 +186,24 @@ def _words_of(arguments: list[str]) -> tuple[str | None, str | None]:
                 break
     words += [None, None]
     return words[0], words[1]
+
+
+def _lists_commands(arguments: list[str]) -> bool:
+    """Whether `gamepak --help`'s list of commands may be printed: help asked for before the
+    command word (`gamepak --help`, `gamepak -q --help ls`), as -h, --help, an abbreviation
+    (--he) or among short flags (-qh). Any option word there with an h counts: a needless
+    listing costs little. After the command word, help is the command's own (`ls --help`)."""
+    skip = False
+    for word in arguments:
+        if skip:
+            skip = False
+        elif word == "--format":
+            skip = True
+        elif not word.startswith("-"):
+            return False  # the command word: its own help, if any
+        elif "h" in word:
+            return True
+    return False
 
 
 def _innermost_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
@@ -252,7 +277,7 @@ def _quick_exit(code: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (`gamepak.errors.EXIT_CODES`)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(*_words_of(arguments))
+    parser = build_parser(*_words_of(arguments), listed=_lists_commands(arguments))
     try:
         args, unknown = parser.parse_known_args(arguments)
         if unknown:

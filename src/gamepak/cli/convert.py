@@ -11,6 +11,7 @@ from .common import (
     add_writer_options,
     count,
     counting_bar,
+    ends_quickly,
     note,
     output_folder,
     parse_options,
@@ -133,4 +134,5 @@ def run_diff(args: argparse.Namespace) -> int:
         # Equal inputs say so: silence would look like a command that did nothing. With -q
         # nothing: the exit code answers, as `cmp -s` does.
         summary("\n".join(result.lines() or ["equal"]), stdout=True)
+    ends_quickly()  # both inputs were only read
     return EXIT_OK if result.equal else EXIT_DIFFERENT

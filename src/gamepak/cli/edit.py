@@ -10,6 +10,7 @@ from .common import (
     add_format_option,
     count,
     counting_bar,
+    ends_quickly,
     folder_members,
     note,
     require_input,
@@ -138,6 +139,7 @@ def _finish(editor: Editor, dry_run: bool, list_changes: bool = False) -> None:
         editor.abort()
         write_text("".join(f"{line}\n" for line in planned))
         summary(f"{editor.path}: dry run, {count(len(planned), 'change')} planned, nothing written", stdout=True)
+        ends_quickly()  # a dry run opened nothing to write (no lock, no temporary)
         return
     if list_changes:
         write_text("".join(f"{line}\n" for line in editor.plan()))
@@ -229,6 +231,7 @@ def run_compact(args: argparse.Namespace) -> None:
     if args.dry_run:
         editor.abort()
         summary(f"{args.archive}: dry run, would rebuild it without the space edits left; nothing written", stdout=True)
+        ends_quickly()
         return
     with counting_bar("compacting", ticking=True):
         result = editor.commit()

@@ -13,6 +13,7 @@ from .common import (
     add_json_option,
     count,
     counting_bar,
+    ends_quickly,
     note,
     open_input,
     summary,
@@ -117,6 +118,7 @@ def run_ls(args: argparse.Namespace) -> None:
         write_text(text)
     if hint:
         note(f"{args.archive} holds no members: {hint}")
+    ends_quickly()
 
 
 def _rows(archive: Archive, recursive: bool) -> list[dict[str, Any]]:
@@ -163,6 +165,7 @@ def run_info(args: argparse.Namespace) -> None:
     with open_input(args.archive, args.format_name) as opened:
         details = info_details(args.archive, opened)
     write_text(info_text(details, args.as_json))
+    ends_quickly()
 
 
 def info_text(details: dict[str, Any], as_json: bool) -> str:
@@ -218,6 +221,7 @@ def run_cat(args: argparse.Namespace) -> None:
             while chunk := stream.read(1 << 20):
                 out.write(chunk)
             out.flush()
+    ends_quickly()
 
 
 def run_detect(args: argparse.Namespace) -> int:
@@ -263,6 +267,7 @@ def run_detect(args: argparse.Namespace) -> int:
                 hint = other_command_for(result["file"])
                 fits = f"unknown ({hint})" if hint else "unknown"
             write_text(f"{result['file']}: {fits}\n")
+    ends_quickly()
     return 1 if unknown else 0
 
 
@@ -412,6 +417,7 @@ def run_verify(args: argparse.Namespace) -> int:
         elif not errors:
             # --strict: the warnings fail the check; "OK" would contradict the exit code.
             summary(f"{archive}: FAILED under --strict ({counted})", stdout=True)
+    ends_quickly()
     return 1 if failed else 0
 
 
@@ -469,3 +475,4 @@ def run_formats(args: argparse.Namespace) -> None:
         print_json(rows)
     else:
         write_text("".join(lines))
+    ends_quickly()

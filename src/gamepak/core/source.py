@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 from _thread import allocate_lock
 from _weakref import ref as weak_reference  # the `weakref` module's C core (see _DescriptorCloser)
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 
     PathOrFile: TypeAlias = str | os.PathLike[str] | BinaryIO
 
+    from .streams import MappedView, MemberStream, OwnedBuffer, SeekableStream  # noqa: F401 - `__getattr__`
+
 
 def _portable_pread() -> Callable[[int, int, int], bytes]:
     """`os.pread`'s stand-in where the system lacks it (Windows), imported only there: a module
@@ -32,8 +35,6 @@ def _portable_pread() -> Callable[[int, int, int], bytes]:
     return pread
 
 
-# Ranges at least this large are mapped rather than read by `Source.view`.
-_MAP_THRESHOLD = 1 << 20
 # `read_whole`: reads up to this size are plain `read()` calls; larger ones fill one buffer in
 # place, `_READ_STEP` bytes at a time (what a stream that reads into a temporary holds at once).
 _DIRECT_READ = 1 << 20
@@ -75,11 +76,6 @@ def read_whole(stream: Any, size: int, first_buffer: int | None = None) -> bytes
         filled += count
     buffer.truncate(filled)
     return buffer.getvalue()
-
-
-class OwnedBuffer(bytearray):
-    """A file's bytes read for one reader alone, which may keep them (its arrays are views into
-    them) instead of copying them first."""
 
 
 class _DescriptorCloser:
@@ -156,7 +152,8 @@ class Source:
                 os.close(fd)
                 raise GamepakError(f"{path}: cannot stat: {exc.strerror}") from exc
             return cls(name=name or path, size=size, fd=fd, owns_fd=True)
-        if isinstance(target, MemberStream):
+        streams = sys.modules.get(f"{__package__}.streams")  # not imported: `target` is no MemberStream
+        if streams is not None and isinstance(target, streams.MemberStream):
             parent = target.source
             source = cls(
                 name=name or target.name,
@@ -193,9 +190,13 @@ class Source:
             return b""
         if self.fd is not None:
             read_at = getattr(os, "pread", None) or _portable_pread()
-            chunks = []
             position = self.base + offset
-            remaining = size
+            chunk = read_at(self.fd, size, position)
+            if len(chunk) == size or not chunk:
+                return chunk  # at once, as a regular file gives it (no list, no join)
+            chunks = [chunk]
+            remaining = size - len(chunk)
+            position += len(chunk)
             while remaining:
                 chunk = read_at(self.fd, remaining, position)
                 if not chunk:
@@ -203,7 +204,7 @@ class Source:
                 chunks.append(chunk)
                 position += len(chunk)
                 remaining -= len(chunk)
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            return b"".join(chunks)
         assert self._fileobj is not None
         with self._lock:
             self._fileobj.seek(self.base + offset)
@@ -222,10 +223,12 @@ class Source:
             raise CorruptArchiveError(f"{what} is truncated", path=self.name, offset=offset)
         return data
 
-    def view(self, size: int, offset: int, what: str) -> _View:
+    def view(self, size: int, offset: int, what: str) -> MappedView:
         """Exactly `size` bytes at `offset`, valid inside the `with` block: a memory map of a
         large range of a real file (no copy), else the bytes read."""
-        return _View(self, size, offset, what)
+        from .streams import MappedView
+
+        return MappedView(self, size, offset, what)
 
     @property
     def closed(self) -> bool:
@@ -245,105 +248,14 @@ class Source:
         self.close()
 
 
-class _View:
-    """The context manager `Source.view` returns (a class: `contextlib` costs start-up time)."""
+def __getattr__(name: str) -> object:
+    """`SeekableStream`, `MemberStream` and `OwnedBuffer`, from `core.streams` (imported on
+    first use, where they were moved: subclasses of `io.RawIOBase`, an ABC, cost about 0.15 M
+    instructions each to make, a `bytearray` subclass 0.1 M, and listing, extracting or
+    converting a PAK, a JoePack or a packfile needs none of them).
+    `from gamepak.core.source import MemberStream` works as before."""
+    if name in ("SeekableStream", "MemberStream", "OwnedBuffer"):
+        from . import streams
 
-    def __init__(self, source: Source, size: int, offset: int, what: str) -> None:
-        self._args = (source, size, offset, what)
-        self._mapping: Any = None
-        self._view: memoryview | None = None
-
-    def __enter__(self) -> bytes | memoryview:
-        source, size, offset, what = self._args
-        if source.fd is None or size < _MAP_THRESHOLD or offset < 0 or offset + size > source.size:
-            return source.read_exact(size, offset, what)
-        import mmap
-
-        start = source.base + offset
-        page_start = start - start % mmap.ALLOCATIONGRANULARITY
-        self._mapping = mmap.mmap(source.fd, start + size - page_start, access=mmap.ACCESS_READ, offset=page_start)
-        self._view = memoryview(self._mapping)[start - page_start : start - page_start + size]
-        return self._view
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._view is not None:
-            self._view.release()
-            self._mapping.close()
-            self._view = self._mapping = None
-
-
-class SeekableStream(io.RawIOBase):
-    """The position bookkeeping of gamepak's read-only member streams: a subclass knows its
-    `size` and implements reading at `self._position`."""
-
-    def __init__(self, size: int, name: str) -> None:
-        super().__init__()
-        self.size = size
-        self.name = name
-        self._position = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._position
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        if whence == io.SEEK_SET:
-            position = offset
-        elif whence == io.SEEK_CUR:
-            position = self._position + offset
-        elif whence == io.SEEK_END:
-            position = self.size + offset
-        else:
-            raise ValueError(f"invalid whence {whence}")
-        if position < 0:
-            # OSError, as a real file raises: zipfile probes for optional records this way.
-            raise OSError(22, "negative seek position")  # EINVAL
-        self._position = position
-        return position
-
-
-class MemberStream(SeekableStream):
-    """A seekable, read-only binary stream over `size` bytes at `offset` of a source."""
-
-    def __init__(self, source: Source, offset: int, size: int, name: str) -> None:
-        super().__init__(size, name)
-        self.source = source
-        self.offset = offset
-
-    def read(self, size: int | None = -1) -> bytes:
-        if self.closed:
-            raise ValueError("I/O operation on closed stream")
-        remaining = self.size - self._position
-        if size is None or size < 0 or size > remaining:
-            size = remaining
-        if size <= 0:
-            return b""
-        data = self.source.pread(size, self.offset + self._position)
-        self._position += len(data)
-        return data
-
-    def readall(self) -> bytes:
-        return self.read(-1)
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        if self.closed:
-            raise ValueError("I/O operation on closed stream")
-        source = self.source
-        offset = self.offset + self._position
-        size = min(len(buffer), self.size - self._position, source.size - offset)
-        if size <= 0:
-            return 0
-        if source.fd is None or not hasattr(os, "preadv"):
-            data = self.read(size)
-            buffer[: len(data)] = data
-            return len(data)
-        # Straight into the caller's buffer: no bytes object in between.
-        with memoryview(buffer) as view, view.cast("B")[:size] as target:
-            count = os.preadv(source.fd, [target], source.base + offset)
-        self._position += count
-        return count
+        return getattr(streams, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -156,6 +156,8 @@ def _live_copies_kept(
     """The members in an order where the copy of a duplicated name that the source's game
     loads is the one the target's game loads: when one loads the first copy and the other the
     last, each name's copies are written in reverse (in the places they had)."""
+    if len({name for name, _, _ in members}) == len(members):
+        return members  # no name twice (the common case): the target's reader is not asked
     from ..core.registry import get_format
 
     if get_format(target_format).reader_class().duplicate_wins == source_wins:
