@@ -52,8 +52,21 @@ def test_every_file_gets_its_own_bytes(
     assert _extracted(tmp_path, _pak(layout, blob), "out") == _expected(layout, blob)
 
 
+def _without_mmap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files cannot be mapped here (as where `mmap` is missing or the address space is full)."""
+    import mmap
+
+    def refuse(*args: object, **kwargs: object) -> mmap.mmap:
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(mmap, "mmap", refuse)
+
+
+@pytest.mark.parametrize("mapped", [True, False])
 @pytest.mark.parametrize("workers", [1, 2])
-def test_many_contiguous_members_with_padding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+def test_many_contiguous_members_with_padding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int, mapped: bool
+) -> None:
     rng = random.Random(5)
     layout = []
     position = 0
@@ -73,9 +86,13 @@ def test_many_contiguous_members_with_padding(tmp_path: Path, monkeypatch: pytes
 
     monkeypatch.setattr(os, "preadv", counting_preadv)
     monkeypatch.setattr(copier, "_worker_count", lambda: workers)
+    if not mapped:
+        _without_mmap(monkeypatch)
     assert _extracted(tmp_path, _pak(layout, blob), "out") == _expected(layout, blob)
-    if workers == 1:  # a forked worker's reads are not counted here
+    if workers == 1 and not mapped:  # a forked worker's reads are not counted here
         assert 0 < len(reads) < 30 and max(reads) <= copier._SPAN  # ~6 MiB in 1 MiB spans, 6 wide gaps
+    elif mapped:  # written straight from the mapped file: nothing read into a buffer
+        assert reads == []
 
 
 # -- the forked workers' batches: in order, shrinking toward the end ----------------------------

@@ -1,6 +1,8 @@
 """Copying planned members into the files extraction creates: plain byte ranges of the
-archive with one `pread` and one `write` each (`copy_file_range` for large ones), split by bytes
-over one forked process per core when there are many (threads where forking is not safe).
+archive, each with one `write` from the mapped archive file when there are many (else from
+`preadv` spans of small members, or one `pread` each; `copy_file_range` for large ones), split
+by bytes over one forked process per core when there are many (threads where forking is not
+safe).
 
 The forked workers (`ops.copy_workers`, imported only when there is that much work) take batches
 from a shared queue (a pipe of batch numbers), report each batch done on their own pipe, die
@@ -34,6 +36,9 @@ _SMALL_COPY = 8 << 20
 _SPAN = 1 << 20
 _SPAN_MEMBER = 256 << 10
 _SPAN_GAP = 4096
+# What `write` of a mapped range past the file's (new) end fails with (errno.EFAULT, without
+# importing errno).
+_EFAULT = 14
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | flag("O_CLOEXEC") | flag("O_NOFOLLOW") | flag("O_BINARY")
 
 
@@ -49,10 +54,16 @@ def copy_members(
     sizes = job_sizes(jobs)
     many = len(jobs) >= _THREAD_THRESHOLD or sum(sizes) >= _THREAD_BYTES
     workers = _worker_count() if many else 1
-    if workers > 1 and len(jobs) > 1 and archive._source.fd is not None:
-        copier.run_split(jobs, sizes, workers)
-    else:
-        copier.run(jobs[0 : len(jobs)])
+    if many:
+        copier.map_source()
+    try:
+        if workers > 1 and len(jobs) > 1 and archive._source.fd is not None:
+            copier.run_split(jobs, sizes, workers)
+        else:
+            copier.run(jobs[0 : len(jobs)])
+        copier.check_source()
+    finally:
+        copier.unmap_source()
 
 
 def _span_length(jobs: list[Job], number: int) -> int:
@@ -85,6 +96,62 @@ class Copier:
         # The span buffer of each thread that runs jobs, kept from batch to batch: a fresh
         # 1 MiB buffer per batch was zeroed and faulted in again (each forked worker runs ~17).
         self._buffers: dict[int, memoryview] = {}
+        # The archive file mapped into memory (`map_source`), positions as in the file.
+        self._mapping: Any = None
+        self._mapped: memoryview | None = None
+
+    def map_source(self) -> None:
+        """Map the archive file read-only, so that members are written straight from it: one
+        copy (the kernel's, from the mapped file into the new one) instead of two (into a span
+        buffer, then out of it); about 4% of a 20,000-file extraction's CPU time. Only the
+        kernel ever touches the mapped bytes (`write` of a slice), so a file truncated
+        meanwhile fails that write (EFAULT) instead of killing the process with SIGBUS, and
+        `check_source` catches a cut inside the last page, which reads as zeros. Left
+        unmapped (the `preadv` path) where the file cannot be mapped."""
+        source = self.archive._source
+        if source.fd is None or not source.size:
+            return
+        try:
+            import mmap
+
+            self._mapping = mmap.mmap(source.fd, source.base + source.size, access=mmap.ACCESS_READ)
+        except (ImportError, OSError, ValueError, OverflowError):
+            return  # no mmap here, or no room for the mapping: read with preadv
+        self._mapped = memoryview(self._mapping)
+
+    def unmap_source(self) -> None:
+        """Let go of the mapping `map_source` made."""
+        if self._mapped is not None:
+            self._mapped.release()
+            try:  # noqa: SIM105 - contextlib costs start-up time
+                self._mapping.close()
+            except BufferError:
+                pass  # a slice still held by an error's traceback: unmapped when it goes
+            self._mapped = self._mapping = None
+
+    def check_source(self) -> None:
+        """After writing from the mapping: refuse the extraction if the archive shrank meanwhile
+        (the bytes of a cut inside the mapping's last page read as zeros, with no error)."""
+        source = self.archive._source
+        if self._mapped is not None and source.fd is not None:
+            now = os.fstat(source.fd).st_size - source.base
+            if now < source.size:
+                raise self._shrunk_error(now)
+
+    def _shrunk_error(self, offset: int, position: int = -1) -> CorruptArchiveError:
+        """The archive file is shorter than when it was opened: found at `offset` (and at the
+        member in that `position`, if any)."""
+        source = self.archive._source
+        try:
+            now = f"{os.fstat(source.fd).st_size - source.base} bytes" if source.fd is not None else "?"
+        except OSError:
+            now = "?"
+        return CorruptArchiveError(
+            f"the file shrank from {source.size} bytes to {now} while its members were being extracted",
+            path=self.archive.filename,
+            offset=offset,
+            member=self.entries[position].name if position >= 0 else None,
+        )
 
     def run(self, jobs: list[Job], report: Callable[[int], object] | None = None) -> None:
         """Copy each job's range; `report(position)` after each (default: the progress callback)."""
@@ -108,10 +175,12 @@ class Copier:
         create, write, close, open_file = _CREATE, os.write, os.close, os.open
         # Small members lying one after another are read together into one reused buffer:
         # one read for many files, and no fresh memory per file.
-        spans = fd_source is not None and hasattr(os, "preadv") and len(jobs) > 1
+        mapped = self._mapped
+        spans = mapped is None and fd_source is not None and hasattr(os, "preadv") and len(jobs) > 1
         view = self._span_buffer(0) if spans else None
         span_start = span_end = 0  # the archive bytes the buffer holds
-        position = -1
+        position = offset = -1
+        piece: memoryview | None = None
         try:
             for number, (dir_fd, name, offset, size, position) in enumerate(jobs):
                 fd = open_file(name, create, 0o644, dir_fd=dir_fd)
@@ -119,6 +188,11 @@ class Copier:
                     start = base + offset
                     if not size:
                         pass
+                    elif mapped is not None and size <= _SMALL_COPY:
+                        piece = mapped[start : start + size]
+                        written = write(fd, piece)
+                        if written != size:
+                            write_all(fd, piece[written:])
                     elif view is not None and size <= _SPAN_MEMBER:
                         if start < span_start or start + size > span_end:
                             length = _span_length(jobs, number)
@@ -150,7 +224,11 @@ class Copier:
                 if report is not None:
                     report(position)
         except OSError as exc:
+            if mapped is not None and exc.errno == _EFAULT:  # the mapped file was cut short
+                raise self._shrunk_error(offset, position) from exc
             raise self._write_error(exc, position) from exc
+        finally:
+            piece = None  # no slice of the mapping outlives the run (it could not be unmapped)
 
     def _span_buffer(self, length: int) -> memoryview:
         """This thread's reusable buffer for spans of small members (threads may run jobs of

@@ -1,0 +1,133 @@
+"""Extraction that writes members straight from the mapped archive file (`ops.copier`, issue 48
+item 2): only the kernel touches the mapped bytes, so an archive cut short while its members are
+being written fails as one line naming the file and the offset (EFAULT, not SIGBUS), in this
+process or in a forked worker, and nothing of the extraction is left behind."""
+
+from __future__ import annotations
+
+import os
+import random
+import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gamepak
+from gamepak.cli import main
+from gamepak.errors import CorruptArchiveError
+from gamepak.ops import copier
+
+
+def _pak(sizes: list[int], seed: int = 1) -> tuple[bytes, dict[str, bytes]]:
+    """A PAK of members of these sizes, one after another from offset 12, and what each holds."""
+    rng = random.Random(seed)
+    members = {f"d{index % 4}/m{index}": rng.randbytes(size) for index, size in enumerate(sizes)}
+    records = b""
+    offset = 12
+    for name, data in members.items():
+        records += name.encode().ljust(56, b"\0") + struct.pack("<ii", offset, len(data))
+        offset += len(data)
+    blob = b"".join(members.values())
+    return b"PACK" + struct.pack("<ii", 12 + len(blob), len(records)) + blob + records, members
+
+
+def _cut_on_first_run(path: Path, size: int) -> Callable[..., None]:
+    """`Copier.run` that first cuts the archive at `path` to `size` bytes (in whichever process
+    runs a batch first: this one, or a forked worker), as another program might mid-run."""
+    real_run = copier.Copier.run
+
+    def run(self: copier.Copier, *args: Any, **kwargs: Any) -> None:
+        if os.path.getsize(path) > size:
+            os.truncate(path, size)
+        real_run(self, *args, **kwargs)
+
+    return run
+
+
+def _left_behind(tmp_path: Path, *keep: str) -> list[str]:
+    return sorted(name for name in os.listdir(tmp_path) if name not in keep)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_archive_cut_short_mid_run_is_one_error_and_nothing_is_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    data, _ = _pak([3000] * 400)
+    path = tmp_path / "cut.pak"
+    path.write_bytes(data)
+    monkeypatch.setattr(copier, "_worker_count", lambda: workers)
+    monkeypatch.setattr(copier.Copier, "run", _cut_on_first_run(path, 200_000))
+    with gamepak.open(path) as archive, pytest.raises(CorruptArchiveError) as caught:
+        archive.extractall(tmp_path / "out")
+    message = str(caught.value)
+    assert "\n" not in message and "shrank" in message and str(path) in message and "offset" in message
+    assert _left_behind(tmp_path, "cut.pak") == []
+
+
+def test_the_command_says_it_in_one_line_and_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, _ = _pak([3000] * 400)
+    path = tmp_path / "cut.pak"
+    path.write_bytes(data)
+    monkeypatch.setattr(copier, "_worker_count", lambda: 2)  # the cut seen by a forked worker too
+    monkeypatch.setattr(copier.Copier, "run", _cut_on_first_run(path, 200_000))
+    assert main(["extract", str(path), "-o", str(tmp_path / "out")]) == 1
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gamepak: error: ") and "shrank" in lines[0], captured.err
+    assert "Traceback" not in captured.err
+    assert _left_behind(tmp_path, "cut.pak") == []
+
+
+def test_a_cut_inside_the_last_mapped_page_is_caught_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bytes past the new end but inside its page read as zeros without any error: the size is
+    checked again once everything is written."""
+    data, _ = _pak([10] * 300)  # all member data inside the file's first page
+    path = tmp_path / "cut.pak"
+    path.write_bytes(data)
+    monkeypatch.setattr(copier, "_worker_count", lambda: 1)
+    monkeypatch.setattr(copier.Copier, "run", _cut_on_first_run(path, 1000))
+    with gamepak.open(path) as archive, pytest.raises(CorruptArchiveError, match="shrank from .* to 1000 bytes"):
+        archive.extractall(tmp_path / "out")
+    assert _left_behind(tmp_path, "cut.pak") == []
+
+
+def test_many_members_are_written_from_the_mapping(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data, members = _pak([random.Random(index).randint(0, 5000) for index in range(300)])
+    path = tmp_path / "many.pak"
+    path.write_bytes(data)
+    monkeypatch.setattr(copier, "_worker_count", lambda: 1)
+    mapped: list[bool] = []
+    real_run = copier.Copier.run
+
+    def recording(self: copier.Copier, *args: Any, **kwargs: Any) -> None:
+        mapped.append(self._mapped is not None)
+        real_run(self, *args, **kwargs)
+
+    monkeypatch.setattr(copier.Copier, "run", recording)
+    with gamepak.open(path) as archive:
+        archive.extractall(tmp_path / "out")
+    assert mapped == [True]
+    assert {name: (tmp_path / "out" / name).read_bytes() for name in members} == members
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.integers(0, 20_000), min_size=2, max_size=60), st.integers(0, 5))
+def test_every_file_gets_its_own_bytes_from_the_mapping(
+    tmp_path_factory: pytest.TempPathFactory, sizes: list[int], seed: int
+) -> None:
+    data, members = _pak(sizes, seed)
+    tmp_path = tmp_path_factory.mktemp("mapped")
+    path = tmp_path / "p.pak"
+    path.write_bytes(data)
+    # The mapping is made for this few members too, and split over two processes.
+    with mock.patch.object(copier, "_THREAD_THRESHOLD", 2), mock.patch.object(copier, "_worker_count", lambda: 2):
+        with gamepak.open(path) as archive:
+            archive.extractall(tmp_path / "out")
+    assert {name: (tmp_path / "out" / name).read_bytes() for name in members} == members
