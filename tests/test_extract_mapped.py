@@ -131,3 +131,52 @@ def test_every_file_gets_its_own_bytes_from_the_mapping(
         with gamepak.open(path) as archive:
             archive.extractall(tmp_path / "out")
     assert {name: (tmp_path / "out" / name).read_bytes() for name in members} == members
+
+
+def _mapped_kib(path: Path) -> int:
+    """The resident kilobytes of this process's mappings of `path` (Linux: /proc/self/smaps)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            fields = line.split()
+            if fields and "-" in fields[0] and len(fields[0]) > 8 and not fields[0].endswith(":"):
+                inside = fields[-1] == str(path)
+            elif inside and fields[0] == "Rss:":
+                total += int(fields[1])
+    return total
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="Linux's /proc/self/smaps")
+def test_each_run_lets_go_of_the_pages_it_wrote_from(tmp_path: Path) -> None:
+    """The page table entries of the members written are dropped batch by batch while copying,
+    not all at once by `munmap` (or a worker's exit) once the other core has nothing left to do."""
+    data, members = _pak([8000] * 300)
+    path = tmp_path / "many.pak"
+    path.write_bytes(data)
+    out = tmp_path / "out"
+    out.mkdir()
+    folders = {}
+    for folder in ("d0", "d1", "d2", "d3"):
+        (out / folder).mkdir()
+        folders[folder] = os.open(out / folder, os.O_RDONLY)
+    try:
+        with gamepak.open(path) as archive:
+            from gamepak.ops.copy_jobs import PlannedJobs
+
+            entries = archive.infolist()
+            jobs = PlannedJobs([e.offset for e in entries], [e.size for e in entries], list(members), folders)
+            worker = copier.Copier(archive, entries, None)
+            worker.map_source()
+            try:
+                assert worker._mapped is not None
+                worker.run(jobs[0:150])
+                assert _mapped_kib(path) < 64  # at most a page at each end of the batch
+                bytes(worker._mapped[12 : 12 + 8000 * 150])  # touched here: resident again
+                assert _mapped_kib(path) >= 8000 * 150 // 1024
+                worker.run(jobs[150:300])
+            finally:
+                worker.unmap_source()
+    finally:
+        for fd in folders.values():
+            os.close(fd)
+    assert {name: (out / name).read_bytes() for name in members} == members

@@ -129,6 +129,21 @@ class Copier:
                 pass  # a slice still held by an error's traceback: unmapped when it goes
             self._mapped = self._mapping = None
 
+    def _release_pages(self, jobs: list[Job]) -> None:
+        """Unmap the pages these jobs were written from (their page table entries; the file
+        and its cache stay). Done batch by batch while both processes copy: left to `munmap`
+        and to the workers' exits, the ~43,000 entries of 20,000 small members were torn
+        down after the copying, ~9 ms with the other core idle."""
+        import mmap
+
+        start = self.archive._source.base + min([job[2] for job in jobs])
+        end = self.archive._source.base + max([job[2] + job[3] for job in jobs])
+        start -= start % mmap.PAGESIZE
+        try:  # noqa: SIM105 - contextlib costs start-up time
+            self._mapping.madvise(mmap.MADV_DONTNEED, start, end - start)
+        except (AttributeError, ValueError, OSError):
+            pass  # no madvise here: the entries go with the mapping
+
     def check_source(self) -> None:
         """After writing from the mapping: refuse the extraction if the archive shrank meanwhile
         (the bytes of a cut inside the mapping's last page read as zeros, with no error)."""
@@ -223,6 +238,8 @@ class Copier:
                     close(fd)
                 if report is not None:
                     report(position)
+            if mapped is not None and jobs:
+                self._release_pages(jobs)
         except OSError as exc:
             if mapped is not None and exc.errno == _EFAULT:  # the mapped file was cut short
                 raise self._shrunk_error(offset, position) from exc
