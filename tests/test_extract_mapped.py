@@ -180,3 +180,21 @@ def test_each_run_lets_go_of_the_pages_it_wrote_from(tmp_path: Path) -> None:
         for fd in folders.values():
             os.close(fd)
     assert {name: (out / name).read_bytes() for name in members} == members
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_pack_inside_a_pack_is_written_from_its_place_in_the_outer_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    inner, members = _pak([random.Random(index).randint(0, 3000) for index in range(300)], seed=4)
+    filler = random.Random(6).randbytes(5001)  # the inner pack starts at an odd, unaligned offset
+    records = b"filler".ljust(56, b"\0") + struct.pack("<ii", 12, len(filler))
+    records += b"inner.pak".ljust(56, b"\0") + struct.pack("<ii", 12 + len(filler), len(inner))
+    outer = b"PACK" + struct.pack("<ii", 12 + len(filler) + len(inner), len(records)) + filler + inner + records
+    path = tmp_path / "outer.pak"
+    path.write_bytes(outer)
+    monkeypatch.setattr(copier, "_worker_count", lambda: workers)
+    with gamepak.open(path) as archive, gamepak.open(archive.open("inner.pak")) as nested:
+        assert nested._source.base == 12 + len(filler)
+        nested.extractall(tmp_path / "out")
+    assert {name: (tmp_path / "out" / name).read_bytes() for name in members} == members
