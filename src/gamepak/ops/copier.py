@@ -136,8 +136,17 @@ class Copier:
         down after the copying, ~9 ms with the other core idle."""
         import mmap
 
-        start = self.archive._source.base + min([job[2] for job in jobs])
-        end = self.archive._source.base + max([job[2] + job[3] for job in jobs])
+        # From the first member to the end of the last: the batch's whole stretch of a pack
+        # stored in member order, with no step per member (pages of members out of that
+        # order that fall outside it go with the mapping, as before); in a batch that runs
+        # backwards, from its lowest member to the end of its highest.
+        _, _, first, _, _ = jobs[0]
+        _, _, last, last_size, _ = jobs[-1]
+        if last < first:
+            first, last = min([job[2] for job in jobs]), max([job[2] + job[3] for job in jobs])
+            last_size = 0
+        start = self.archive._source.base + first
+        end = self.archive._source.base + last + last_size
         start -= start % mmap.PAGESIZE
         try:  # noqa: SIM105 - contextlib costs start-up time
             self._mapping.madvise(mmap.MADV_DONTNEED, start, end - start)
