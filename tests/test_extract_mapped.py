@@ -199,3 +199,45 @@ def test_a_pack_inside_a_pack_is_written_from_its_place_in_the_outer_file(
         assert nested._source.base == 12 + len(filler)
         nested.extractall(tmp_path / "out")
     assert {name: (tmp_path / "out" / name).read_bytes() for name in members} == members
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="Linux's /proc/self/smaps")
+@pytest.mark.parametrize("order", ["stored", "shuffled"])
+def test_the_pages_written_from_stay_a_few_megabytes_however_long_the_batch(tmp_path: Path, order: str) -> None:
+    """A batch may be an eighth of a big pack: the mapped pages it wrote from are let go of as
+    it goes, in the pack's order or not, so the process's resident size does not grow by it."""
+    data, members = _pak([16_000] * 1500)  # 24 MB, in one batch
+    path = tmp_path / "long.pak"
+    path.write_bytes(data)
+    out = tmp_path / "out"
+    out.mkdir()
+    folders = {}
+    for folder in ("d0", "d1", "d2", "d3"):
+        (out / folder).mkdir()
+        folders[folder] = os.open(out / folder, os.O_RDONLY)
+    resident: list[int] = []
+
+    def report(position: int) -> None:
+        if position % 100 == 0:
+            resident.append(_mapped_kib(path))
+
+    try:
+        with gamepak.open(path) as archive:
+            from gamepak.ops.copy_jobs import PlannedJobs
+
+            entries = archive.infolist()
+            jobs = PlannedJobs([e.offset for e in entries], [e.size for e in entries], list(members), folders)
+            batch = jobs[0:1500]
+            if order == "shuffled":
+                random.Random(3).shuffle(batch)
+            worker = copier.Copier(archive, entries, None)
+            worker.map_source()
+            try:
+                worker.run(batch, report)
+            finally:
+                worker.unmap_source()
+    finally:
+        for fd in folders.values():
+            os.close(fd)
+    assert len(resident) == 15 and max(resident) <= (copier._MAPPED_KEPT + 256 * 1024) // 1024
+    assert {name: (out / name).read_bytes() for name in members} == members

@@ -36,6 +36,12 @@ _SMALL_COPY = 8 << 20
 _SPAN = 1 << 20
 _SPAN_MEMBER = 256 << 10
 _SPAN_GAP = 4096
+# Written from the mapped archive, the pages of at most about this many bytes keep their page
+# table entries at a time (each counts in the process's resident size): past it, the ones
+# behind are let go of (`Copier._release_pages`).
+_MAPPED_KEPT = 4 << 20
+# How far past the start of the kept stretch its members can reach (one may be that large).
+_KEPT_REACH = _MAPPED_KEPT + _SMALL_COPY
 # What `write` of a mapped range past the file's (new) end fails with (errno.EFAULT, without
 # importing errno).
 _EFAULT = 14
@@ -129,29 +135,20 @@ class Copier:
                 pass  # a slice still held by an error's traceback: unmapped when it goes
             self._mapped = self._mapping = None
 
-    def _release_pages(self, jobs: list[Job]) -> None:
-        """Unmap the pages these jobs were written from (their page table entries; the file
-        and its cache stay). Done batch by batch while both processes copy: left to `munmap`
-        and to the workers' exits, the ~43,000 entries of 20,000 small members were torn
-        down after the copying, ~9 ms with the other core idle."""
+    def _release_pages(self, start: int, end: int) -> None:
+        """Unmap the mapped archive's pages from `start` to `end` (their page table entries;
+        the file and its cache stay), while the copying goes on: the pages written from stay
+        a few megabytes (`_MAPPED_KEPT`) in the process's resident size, not a whole batch
+        (an eighth of the pack), and the entries are not all torn down by `munmap` and the
+        workers' exits after the copying (~43,000 for 20,000 small members: ~9 ms with the
+        other core idle). A page let go of too early is only mapped again when read."""
         import mmap
 
-        # From the first member to the end of the last: the batch's whole stretch of a pack
-        # stored in member order, with no step per member (pages of members out of that
-        # order that fall outside it go with the mapping, as before); in a batch that runs
-        # backwards, from its lowest member to the end of its highest.
-        _, _, first, _, _ = jobs[0]
-        _, _, last, last_size, _ = jobs[-1]
-        if last < first:
-            first, last = min([job[2] for job in jobs]), max([job[2] + job[3] for job in jobs])
-            last_size = 0
-        start = self.archive._source.base + first
-        end = self.archive._source.base + last + last_size
         start -= start % mmap.PAGESIZE
         try:  # noqa: SIM105 - contextlib costs start-up time
             self._mapping.madvise(mmap.MADV_DONTNEED, start, end - start)
         except (AttributeError, ValueError, OSError):
-            pass  # no madvise here: the entries go with the mapping
+            pass  # no madvise here, or past the mapping's end: the entries go with the mapping
 
     def check_source(self) -> None:
         """After writing from the mapping: refuse the extraction if the archive shrank meanwhile
@@ -205,6 +202,7 @@ class Copier:
         span_start = span_end = 0  # the archive bytes the buffer holds
         position = offset = -1
         piece: memoryview | None = None
+        kept_from = base + jobs[0][2] if mapped is not None and jobs else 0  # see _release_pages
         try:
             for number, (dir_fd, name, offset, size, position) in enumerate(jobs):
                 fd = open_file(name, create, 0o644, dir_fd=dir_fd)
@@ -213,6 +211,12 @@ class Copier:
                     if not size:
                         pass
                     elif mapped is not None and size <= _SMALL_COPY:
+                        ahead = start - kept_from
+                        if not 0 <= ahead <= _MAPPED_KEPT:
+                            # Everything written since `kept_from` lies below `start` or, after
+                            # a step back, within a window's reach of `kept_from`.
+                            self._release_pages(kept_from, start if ahead > 0 else kept_from + _KEPT_REACH)
+                            kept_from = start
                         piece = mapped[start : start + size]
                         written = write(fd, piece)
                         if written != size:
@@ -248,7 +252,7 @@ class Copier:
                 if report is not None:
                     report(position)
             if mapped is not None and jobs:
-                self._release_pages(jobs)
+                self._release_pages(kept_from, kept_from + _KEPT_REACH)
         except OSError as exc:
             if mapped is not None and exc.errno == _EFAULT:  # the mapped file was cut short
                 raise self._shrunk_error(offset, position) from exc
