@@ -239,5 +239,6 @@ def test_the_pages_written_from_stay_a_few_megabytes_however_long_the_batch(tmp_
     finally:
         for fd in folders.values():
             os.close(fd)
-    assert len(resident) == 15 and max(resident) <= (copier._MAPPED_KEPT + 256 * 1024) // 1024
+    # Pages are mapped a folio at a time, up to 2 MiB on some file systems: two of slack.
+    assert len(resident) == 15 and max(resident) <= (copier._MAPPED_KEPT + (4 << 20)) // 1024
     assert {name: (out / name).read_bytes() for name in members} == members

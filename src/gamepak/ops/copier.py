@@ -39,7 +39,7 @@ _SPAN_GAP = 4096
 # Written from the mapped archive, the pages of at most about this many bytes keep their page
 # table entries at a time (each counts in the process's resident size): past it, the ones
 # behind are let go of (`Copier._release_pages`).
-_MAPPED_KEPT = 4 << 20
+_MAPPED_KEPT = 1 << 20
 # How far past the start of the kept stretch its members can reach (one may be that large).
 _KEPT_REACH = _MAPPED_KEPT + _SMALL_COPY
 # What `write` of a mapped range past the file's (new) end fails with (errno.EFAULT, without
