@@ -42,6 +42,9 @@ _SPAN_GAP = 4096
 _MAPPED_KEPT = 1 << 20
 # How far past the start of the kept stretch its members can reach (one may be that large).
 _KEPT_REACH = _MAPPED_KEPT + _SMALL_COPY
+# How far before a page read the kernel may map others with it: its fault-around (64 KiB by
+# default), or a whole large folio of the page cache (2 MiB).
+_MAPPED_AROUND = 2 << 20
 # What `write` of a mapped range past the file's (new) end fails with (errno.EFAULT, without
 # importing errno).
 _EFAULT = 14
@@ -144,7 +147,7 @@ class Copier:
         other core idle). A page let go of too early is only mapped again when read."""
         import mmap
 
-        start -= start % mmap.PAGESIZE
+        start = max(0, start - start % mmap.PAGESIZE)
         try:  # noqa: SIM105 - contextlib costs start-up time
             self._mapping.madvise(mmap.MADV_DONTNEED, start, end - start)
         except (AttributeError, ValueError, OSError):
@@ -202,7 +205,9 @@ class Copier:
         span_start = span_end = 0  # the archive bytes the buffer holds
         position = offset = -1
         piece: memoryview | None = None
-        kept_from = base + jobs[0][2] if mapped is not None and jobs else 0  # see _release_pages
+        # The stretch of the mapping this run reads from: from `first` on, in a pack stored in
+        # member order, and `kept_from` is where its pages still mapped start (see below).
+        first = kept_from = base + jobs[0][2] if mapped is not None and jobs else 0
         try:
             for number, (dir_fd, name, offset, size, position) in enumerate(jobs):
                 fd = open_file(name, create, 0o644, dir_fd=dir_fd)
@@ -213,9 +218,14 @@ class Copier:
                     elif mapped is not None and size <= _SMALL_COPY:
                         ahead = start - kept_from
                         if not 0 <= ahead <= _MAPPED_KEPT:
-                            # Everything written since `kept_from` lies below `start` or, after
-                            # a step back, within a window's reach of `kept_from`.
-                            self._release_pages(kept_from, start if ahead > 0 else kept_from + _KEPT_REACH)
+                            # Every page read so far lies below `start` (from `first` on, and
+                            # those the kernel mapped around them) or, after a step back,
+                            # within a stretch's reach of `kept_from`.
+                            if ahead > 0:
+                                self._release_pages(first - _MAPPED_AROUND, start)
+                            else:
+                                self._release_pages(kept_from - _MAPPED_AROUND, kept_from + _KEPT_REACH)
+                                first = min(first, start)
                             kept_from = start
                         piece = mapped[start : start + size]
                         written = write(fd, piece)
@@ -252,7 +262,7 @@ class Copier:
                 if report is not None:
                     report(position)
             if mapped is not None and jobs:
-                self._release_pages(kept_from, kept_from + _KEPT_REACH)
+                self._release_pages(first - _MAPPED_AROUND, kept_from + _KEPT_REACH)
         except OSError as exc:
             if mapped is not None and exc.errno == _EFAULT:  # the mapped file was cut short
                 raise self._shrunk_error(offset, position) from exc
