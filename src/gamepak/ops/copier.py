@@ -205,9 +205,8 @@ class Copier:
         span_start = span_end = 0  # the archive bytes the buffer holds
         position = offset = -1
         piece: memoryview | None = None
-        # The stretch of the mapping this run reads from: from `first` on, in a pack stored in
-        # member order, and `kept_from` is where its pages still mapped start (see below).
-        first = kept_from = base + jobs[0][2] if mapped is not None and jobs else 0
+        # Where the pages of the mapping this run read from, still mapped, start (see below).
+        kept_from = base + jobs[0][2] if mapped is not None and jobs else 0
         try:
             for number, (dir_fd, name, offset, size, position) in enumerate(jobs):
                 fd = open_file(name, create, 0o644, dir_fd=dir_fd)
@@ -218,14 +217,11 @@ class Copier:
                     elif mapped is not None and size <= _SMALL_COPY:
                         ahead = start - kept_from
                         if not 0 <= ahead <= _MAPPED_KEPT:
-                            # Every page read so far lies below `start` (from `first` on, and
-                            # those the kernel mapped around them) or, after a step back,
-                            # within a stretch's reach of `kept_from`.
-                            if ahead > 0:
-                                self._release_pages(first - _MAPPED_AROUND, start)
-                            else:
-                                self._release_pages(kept_from - _MAPPED_AROUND, kept_from + _KEPT_REACH)
-                                first = min(first, start)
+                            # The pages read since the last time lie below `start` (and those
+                            # the kernel mapped around them a little before `kept_from`) or,
+                            # after a step back, within a stretch's reach of `kept_from`.
+                            end = start if ahead > 0 else kept_from + _KEPT_REACH
+                            self._release_pages(kept_from - _MAPPED_AROUND, end)
                             kept_from = start
                         piece = mapped[start : start + size]
                         written = write(fd, piece)
@@ -262,7 +258,7 @@ class Copier:
                 if report is not None:
                     report(position)
             if mapped is not None and jobs:
-                self._release_pages(first - _MAPPED_AROUND, kept_from + _KEPT_REACH)
+                self._release_pages(kept_from - _MAPPED_AROUND, kept_from + _KEPT_REACH)
         except OSError as exc:
             if mapped is not None and exc.errno == _EFAULT:  # the mapped file was cut short
                 raise self._shrunk_error(offset, position) from exc
