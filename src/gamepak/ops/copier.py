@@ -1,8 +1,8 @@
 """Copying planned members into the files extraction creates: plain byte ranges of the
-archive, each with one `write` from the mapped archive file when there are many (else from
-`preadv` spans of small members, or one `pread` each; `copy_file_range` for large ones), split
-by bytes over one forked process per core when there are many (threads where forking is not
-safe).
+archive, each sent by the kernel from the archive into the new file with one `sendfile` when
+there are many (Linux; else `preadv` spans of small members, or one `pread` each;
+`copy_file_range` for large ones), split by bytes over one forked process per core when there
+are many (threads where forking is not safe).
 
 The forked workers (`ops.copy_workers`, imported only when there is that much work) take batches
 from a shared queue (a pipe of batch numbers), report each batch done on their own pipe, die
@@ -12,6 +12,7 @@ with their parent, and never run the parent's clean-up.
 from __future__ import annotations
 
 import os
+import sys
 
 from ..core.atomic import write_all
 from ..core.portable import flag
@@ -36,18 +37,9 @@ _SMALL_COPY = 8 << 20
 _SPAN = 1 << 20
 _SPAN_MEMBER = 256 << 10
 _SPAN_GAP = 4096
-# Written from the mapped archive, the pages of at most about this many bytes keep their page
-# table entries at a time (each counts in the process's resident size): past it, the ones
-# behind are let go of (`Copier._release_pages`).
-_MAPPED_KEPT = 1 << 20
-# How far past the start of the kept stretch its members can reach (one may be that large).
-_KEPT_REACH = _MAPPED_KEPT + _SMALL_COPY
-# How far before a page read the kernel may map others with it: its fault-around (64 KiB by
-# default), or a whole large folio of the page cache (2 MiB).
-_MAPPED_AROUND = 2 << 20
-# What `write` of a mapped range past the file's (new) end fails with (errno.EFAULT, without
-# importing errno).
-_EFAULT = 14
+# What `sendfile` fails with where a file cannot be sent to another file (errno's EINVAL,
+# ENOSYS, ENOTSOCK, EOPNOTSUPP on Linux; without importing errno): read and written instead.
+_NO_SENDFILE = frozenset({22, 38, 88, 95})
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | flag("O_CLOEXEC") | flag("O_NOFOLLOW") | flag("O_BINARY")
 
 
@@ -63,16 +55,12 @@ def copy_members(
     sizes = job_sizes(jobs)
     many = len(jobs) >= _THREAD_THRESHOLD or sum(sizes) >= _THREAD_BYTES
     workers = _worker_count() if many else 1
-    if many:
-        copier.map_source()
-    try:
-        if workers > 1 and len(jobs) > 1 and archive._source.fd is not None:
-            copier.run_split(jobs, sizes, workers)
-        else:
-            copier.run(jobs[0 : len(jobs)])
-        copier.check_source()
-    finally:
-        copier.unmap_source()
+    # Sent by the kernel where it can (one copy, archive to file; no read into a buffer first).
+    copier.send = many and sys.platform.startswith("linux") and hasattr(os, "sendfile")
+    if workers > 1 and len(jobs) > 1 and archive._source.fd is not None:
+        copier.run_split(jobs, sizes, workers)
+    else:
+        copier.run(jobs[0 : len(jobs)])
 
 
 def _span_length(jobs: list[Job], number: int) -> int:
@@ -105,77 +93,9 @@ class Copier:
         # The span buffer of each thread that runs jobs, kept from batch to batch: a fresh
         # 1 MiB buffer per batch was zeroed and faulted in again (each forked worker runs ~17).
         self._buffers: dict[int, memoryview] = {}
-        # The archive file mapped into memory (`map_source`), positions as in the file.
-        self._mapping: Any = None
-        self._mapped: memoryview | None = None
-
-    def map_source(self) -> None:
-        """Map the archive file read-only, so that members are written straight from it: one
-        copy (the kernel's, from the mapped file into the new one) instead of two (into a span
-        buffer, then out of it); about 4% of a 20,000-file extraction's CPU time. Only the
-        kernel ever touches the mapped bytes (`write` of a slice), so a file truncated
-        meanwhile fails that write (EFAULT) instead of killing the process with SIGBUS, and
-        `check_source` catches a cut inside the last page, which reads as zeros. Left
-        unmapped (the `preadv` path) where the file cannot be mapped."""
-        source = self.archive._source
-        if source.fd is None or not source.size:
-            return
-        try:
-            import mmap
-
-            self._mapping = mmap.mmap(source.fd, source.base + source.size, access=mmap.ACCESS_READ)
-        except (ImportError, OSError, ValueError, OverflowError):
-            return  # no mmap here, or no room for the mapping: read with preadv
-        self._mapped = memoryview(self._mapping)
-
-    def unmap_source(self) -> None:
-        """Let go of the mapping `map_source` made."""
-        if self._mapped is not None:
-            self._mapped.release()
-            try:  # noqa: SIM105 - contextlib costs start-up time
-                self._mapping.close()
-            except BufferError:
-                pass  # a slice still held by an error's traceback: unmapped when it goes
-            self._mapped = self._mapping = None
-
-    def _release_pages(self, start: int, end: int) -> None:
-        """Unmap the mapped archive's pages from `start` to `end` (their page table entries;
-        the file and its cache stay), while the copying goes on: the pages written from stay
-        a few megabytes (`_MAPPED_KEPT`) in the process's resident size, not a whole batch
-        (an eighth of the pack), and the entries are not all torn down by `munmap` and the
-        workers' exits after the copying (~43,000 for 20,000 small members: ~9 ms with the
-        other core idle). A page let go of too early is only mapped again when read."""
-        import mmap
-
-        start = max(0, start - start % mmap.PAGESIZE)
-        try:  # noqa: SIM105 - contextlib costs start-up time
-            self._mapping.madvise(mmap.MADV_DONTNEED, start, end - start)
-        except (AttributeError, ValueError, OSError):
-            pass  # no madvise here, or past the mapping's end: the entries go with the mapping
-
-    def check_source(self) -> None:
-        """After writing from the mapping: refuse the extraction if the archive shrank meanwhile
-        (the bytes of a cut inside the mapping's last page read as zeros, with no error)."""
-        source = self.archive._source
-        if self._mapped is not None and source.fd is not None:
-            now = os.fstat(source.fd).st_size - source.base
-            if now < source.size:
-                raise self._shrunk_error(now)
-
-    def _shrunk_error(self, offset: int, position: int = -1) -> CorruptArchiveError:
-        """The archive file is shorter than when it was opened: found at `offset` (and at the
-        member in that `position`, if any)."""
-        source = self.archive._source
-        try:
-            now = f"{os.fstat(source.fd).st_size - source.base} bytes" if source.fd is not None else "?"
-        except OSError:
-            now = "?"
-        return CorruptArchiveError(
-            f"the file shrank from {source.size} bytes to {now} while its members were being extracted",
-            path=self.archive.filename,
-            offset=offset,
-            member=self.entries[position].name if position >= 0 else None,
-        )
+        # Whether members are sent with `sendfile` (`copy_members` decides; off again when this
+        # system cannot send one file to another).
+        self.send = False
 
     def run(self, jobs: list[Job], report: Callable[[int], object] | None = None) -> None:
         """Copy each job's range; `report(position)` after each (default: the progress callback)."""
@@ -197,16 +117,14 @@ class Copier:
                 progress(entries[position])
 
         create, write, close, open_file = _CREATE, os.write, os.close, os.open
-        # Small members lying one after another are read together into one reused buffer:
-        # one read for many files, and no fresh memory per file.
-        mapped = self._mapped
-        spans = mapped is None and fd_source is not None and hasattr(os, "preadv") and len(jobs) > 1
+        # Sent by the kernel straight from the archive's cache into the new file (`send`);
+        # else small members lying one after another are read together into one reused
+        # buffer: one read for many files, and no fresh memory per file.
+        sendfile = os.sendfile if self.send and fd_source is not None else None
+        spans = sendfile is None and fd_source is not None and hasattr(os, "preadv") and len(jobs) > 1
         view = self._span_buffer(0) if spans else None
         span_start = span_end = 0  # the archive bytes the buffer holds
-        position = offset = -1
-        piece: memoryview | None = None
-        # Where the pages of the mapping this run read from, still mapped, start (see below).
-        kept_from = base + jobs[0][2] if mapped is not None and jobs else 0
+        position = -1
         try:
             for number, (dir_fd, name, offset, size, position) in enumerate(jobs):
                 fd = open_file(name, create, 0o644, dir_fd=dir_fd)
@@ -214,19 +132,21 @@ class Copier:
                     start = base + offset
                     if not size:
                         pass
-                    elif mapped is not None and size <= _SMALL_COPY:
-                        ahead = start - kept_from
-                        if not 0 <= ahead <= _MAPPED_KEPT:
-                            # The pages read since the last time lie below `start` (and those
-                            # the kernel mapped around them a little before `kept_from`) or,
-                            # after a step back, within a stretch's reach of `kept_from`.
-                            end = start if ahead > 0 else kept_from + _KEPT_REACH
-                            self._release_pages(kept_from - _MAPPED_AROUND, end)
-                            kept_from = start
-                        piece = mapped[start : start + size]
-                        written = write(fd, piece)
-                        if written != size:
-                            write_all(fd, piece[written:])
+                    elif sendfile is not None and size <= _SMALL_COPY:
+                        try:
+                            sent = sendfile(fd, source_fd, start, size)
+                        except OSError as exc:
+                            if exc.errno not in _NO_SENDFILE:
+                                raise
+                            # Not between these files here: read and write, this one and the rest.
+                            self.send = False
+                            sendfile, sent = None, 0
+                            data = pread(source_fd, size, start)
+                            if len(data) != size:
+                                data = self._read_rest(data, offset, size, position)
+                            write_all(fd, data)
+                        if sent != size and sendfile is not None:
+                            self._send_rest(fd, start + sent, size - sent, position)
                     elif view is not None and size <= _SPAN_MEMBER:
                         if start < span_start or start + size > span_end:
                             length = _span_length(jobs, number)
@@ -257,14 +177,25 @@ class Copier:
                     close(fd)
                 if report is not None:
                     report(position)
-            if mapped is not None and jobs:
-                self._release_pages(kept_from - _MAPPED_AROUND, kept_from + _KEPT_REACH)
         except OSError as exc:
-            if mapped is not None and exc.errno == _EFAULT:  # the mapped file was cut short
-                raise self._shrunk_error(offset, position) from exc
             raise self._write_error(exc, position) from exc
-        finally:
-            piece = None  # no slice of the mapping outlives the run (it could not be unmapped)
+
+    def _send_rest(self, fd: int, start: int, size: int, position: int) -> None:
+        """The rest of a member `sendfile` sent only part of (`size` bytes from `start` in the
+        file); nothing more to send before the end is an archive cut short (after it was
+        opened: its ranges were checked against its size then)."""
+        source = self.archive._source
+        while size:
+            sent = os.sendfile(fd, source.fd, start, size)  # type: ignore[arg-type] # has one
+            if not sent:
+                raise CorruptArchiveError(
+                    "member data is truncated (the file is shorter than when it was opened)",
+                    path=self.archive.filename,
+                    offset=start - source.base,
+                    member=self.entries[position].name,
+                )
+            start += sent
+            size -= sent
 
     def _span_buffer(self, length: int) -> memoryview:
         """This thread's reusable buffer for spans of small members (threads may run jobs of
