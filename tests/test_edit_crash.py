@@ -21,7 +21,7 @@ import gamepak
 from conftest import in_process_cli
 
 TRIALS = 20
-SLOWED = ("pwrite", "write", "fsync", "ftruncate", "copy_file_range", "rename", "replace", "link")
+SLOWED = ("pwrite", "write", "sendfile", "fsync", "ftruncate", "copy_file_range", "rename", "replace", "link")
 
 
 def snapshot(path: Path, format_name: str) -> list[tuple[str, bytes]]:

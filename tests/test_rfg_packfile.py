@@ -197,6 +197,59 @@ def test_hand_made_pack_reads(flags: int) -> None:
         assert archive.header_fields()["member_offsets"].startswith("positions inside the decompressed")
 
 
+def _names_pack(names: list[bytes], layout: str, seed: int) -> bytes:
+    """An uncompressed pack of empty members called `names`, its name block laid out as
+    `layout` says: "packed" (one after another, in entry order, as the writer does), "shuffled"
+    (in another order), "gaps" (extra NULs or bytes between them) or "shared" (equal names
+    stored once)."""
+    rng = random.Random(seed)
+    block = b""
+    offsets: dict[int, int] = {}
+    stored: dict[bytes, int] = {}
+    order = list(range(len(names)))
+    if layout == "shuffled":
+        rng.shuffle(order)
+    for index in order:
+        if layout == "shared" and names[index] in stored:
+            offsets[index] = stored[names[index]]
+            continue
+        if layout == "gaps" and rng.random() < 0.5:
+            block += rng.choice([b"\0", b"x\0", b"\0\0\0"])
+        offsets[index] = stored[names[index]] = len(block)
+        block += names[index] + b"\0"
+    entries = b"".join(rfg_bytes.entry(offsets[index], 0, name, 0, 0xFFFFFFFF) for index, name in enumerate(names))
+    return rfg_bytes.assemble(
+        flags=0, count=len(names), entry_block=entries, names=block, block=b"", data_size=0, compressed_size=0xFFFFFFFF
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab./_ Z", max_size=6).map(str.encode), max_size=12),
+    st.sampled_from(["packed", "shuffled", "gaps", "shared"]),
+    st.integers(0, 9),
+)
+def test_names_come_from_their_offsets_however_the_block_is_laid_out(
+    names: list[bytes], layout: str, seed: int
+) -> None:
+    # The writer's layout is split at the NULs; any other is cut name by name: same names.
+    archive = open_bytes(_names_pack(names, layout, seed))
+    assert list(archive.namelist()) == [name.decode() for name in names]
+    columns = archive._plain_columns()
+    assert columns is not None and columns[0] == [name.decode() for name in names]
+
+
+def test_names_of_a_pack_laid_out_as_written_are_its_name_block_split() -> None:
+    names = [f"dir{index % 7}/file{index}.bin".encode() for index in range(500)]
+    archive = open_bytes(_names_pack(names, "packed", 0))
+    block = archive._name_block.decode("ascii")
+    assert archive._ascii_names() == block.split("\0")[:500]
+    # A block of the same names in another order is not split: each name is cut at its offset.
+    shuffled = open_bytes(_names_pack(names, "shuffled", 1))
+    cut = shuffled._name_block.decode().split("\0")[:500]
+    assert shuffled._ascii_names() == [name.decode() for name in names] != cut
+
+
 def test_sniff() -> None:
     assert packfile.sniff(Source.open(io.BytesIO(hand_made([(b"a", b"x")])))) == 1.0
     other_version = bytearray(hand_made([]))

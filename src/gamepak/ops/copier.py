@@ -1,6 +1,8 @@
 """Copying planned members into the files extraction creates: plain byte ranges of the
-archive with one `pread` and one `write` each (`copy_file_range` for large ones), split by bytes
-over one forked process per core when there are many (threads where forking is not safe).
+archive, each sent by the kernel from the archive into the new file with one `sendfile` when
+there are many (Linux; else `preadv` spans of small members, or one `pread` each;
+`copy_file_range` for large ones), split by bytes over one forked process per core when there
+are many (threads where forking is not safe).
 
 The forked workers (`ops.copy_workers`, imported only when there is that much work) take batches
 from a shared queue (a pipe of batch numbers), report each batch done on their own pipe, die
@@ -10,6 +12,7 @@ with their parent, and never run the parent's clean-up.
 from __future__ import annotations
 
 import os
+import sys
 
 from ..core.atomic import write_all
 from ..core.portable import flag
@@ -34,6 +37,9 @@ _SMALL_COPY = 8 << 20
 _SPAN = 1 << 20
 _SPAN_MEMBER = 256 << 10
 _SPAN_GAP = 4096
+# What `sendfile` fails with where a file cannot be sent to another file (errno's EINVAL,
+# ENOSYS, ENOTSOCK, EOPNOTSUPP on Linux; without importing errno): read and written instead.
+_NO_SENDFILE = frozenset({22, 38, 88, 95})
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | flag("O_CLOEXEC") | flag("O_NOFOLLOW") | flag("O_BINARY")
 
 
@@ -49,6 +55,8 @@ def copy_members(
     sizes = job_sizes(jobs)
     many = len(jobs) >= _THREAD_THRESHOLD or sum(sizes) >= _THREAD_BYTES
     workers = _worker_count() if many else 1
+    # Sent by the kernel where it can (one copy, archive to file; no read into a buffer first).
+    copier.send = many and sys.platform.startswith("linux") and hasattr(os, "sendfile")
     if workers > 1 and len(jobs) > 1 and archive._source.fd is not None:
         copier.run_split(jobs, sizes, workers)
     else:
@@ -85,6 +93,9 @@ class Copier:
         # The span buffer of each thread that runs jobs, kept from batch to batch: a fresh
         # 1 MiB buffer per batch was zeroed and faulted in again (each forked worker runs ~17).
         self._buffers: dict[int, memoryview] = {}
+        # Whether members are sent with `sendfile` (`copy_members` decides; off again when this
+        # system cannot send one file to another).
+        self.send = False
 
     def run(self, jobs: list[Job], report: Callable[[int], object] | None = None) -> None:
         """Copy each job's range; `report(position)` after each (default: the progress callback)."""
@@ -106,9 +117,11 @@ class Copier:
                 progress(entries[position])
 
         create, write, close, open_file = _CREATE, os.write, os.close, os.open
-        # Small members lying one after another are read together into one reused buffer:
-        # one read for many files, and no fresh memory per file.
-        spans = fd_source is not None and hasattr(os, "preadv") and len(jobs) > 1
+        # Sent by the kernel straight from the archive's cache into the new file (`send`);
+        # else small members lying one after another are read together into one reused
+        # buffer: one read for many files, and no fresh memory per file.
+        sendfile = os.sendfile if self.send and fd_source is not None else None
+        spans = sendfile is None and fd_source is not None and hasattr(os, "preadv") and len(jobs) > 1
         view = self._span_buffer(0) if spans else None
         span_start = span_end = 0  # the archive bytes the buffer holds
         position = -1
@@ -119,6 +132,21 @@ class Copier:
                     start = base + offset
                     if not size:
                         pass
+                    elif sendfile is not None and size <= _SMALL_COPY:
+                        try:
+                            sent = sendfile(fd, source_fd, start, size)
+                        except OSError as exc:
+                            if exc.errno not in _NO_SENDFILE:
+                                raise
+                            # Not between these files here: read and write, this one and the rest.
+                            self.send = False
+                            sendfile, sent = None, 0
+                            data = pread(source_fd, size, start)
+                            if len(data) != size:
+                                data = self._read_rest(data, offset, size, position)
+                            write_all(fd, data)
+                        if sent != size and sendfile is not None:
+                            self._send_rest(fd, start + sent, size - sent, position)
                     elif view is not None and size <= _SPAN_MEMBER:
                         if start < span_start or start + size > span_end:
                             length = _span_length(jobs, number)
@@ -151,6 +179,23 @@ class Copier:
                     report(position)
         except OSError as exc:
             raise self._write_error(exc, position) from exc
+
+    def _send_rest(self, fd: int, start: int, size: int, position: int) -> None:
+        """The rest of a member `sendfile` sent only part of (`size` bytes from `start` in the
+        file); nothing more to send before the end is an archive cut short (after it was
+        opened: its ranges were checked against its size then)."""
+        source = self.archive._source
+        while size:
+            sent = os.sendfile(fd, source.fd, start, size)  # type: ignore[arg-type] # has one
+            if not sent:
+                raise CorruptArchiveError(
+                    "member data is truncated (the file is shorter than when it was opened)",
+                    path=self.archive.filename,
+                    offset=start - source.base,
+                    member=self.entries[position].name,
+                )
+            start += sent
+            size -= sent
 
     def _span_buffer(self, length: int) -> memoryview:
         """This thread's reusable buffer for spans of small members (threads may run jobs of

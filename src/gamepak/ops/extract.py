@@ -4,9 +4,9 @@ Every member name becomes a target path under the destination (`plan_targets`), 
 bytes must lie inside the archive file, and the whole tree is planned, written under temporary
 names and published at once by `ops.safe_tree`, which says what that guarantees: no path
 outside the destination, no link on the way, existing files refused unless `overwrite`, and
-nothing left of a refused or failed extraction. Members are written with one `pread` and one
-`write` each (`copy_file_range` for large ones), split by bytes over one forked process per core
-when there are many (`ops.copier`).
+nothing left of a refused or failed extraction. Members are sent by the kernel with one
+`sendfile` each where it can, else read and written (`copy_file_range` for large ones), split by
+bytes over one forked process per core when there are many (`ops.copier`).
 
 Duplicate names: the copy the game would load (`Archive.duplicate_wins`) is written under the
 name; every other copy is written beside it as `NAME.dupN` (N its member index, with a further
