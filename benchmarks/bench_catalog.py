@@ -454,6 +454,16 @@ def timeline(events: list[tuple[str, int, float, float, str]]) -> dict[str, floa
     return phases
 
 
+def _cpu_bound(phases: dict[str, float]) -> float:
+    """The client's CPU plus the busiest worker's (tasks and what it did between them)."""
+    workers = [
+        phases[f"{label}: in tasks (CPU)"] + phases[f"{label}: CPU outside tasks, first to last"]
+        for label in ("worker 1", "worker 2")
+        if f"{label}: units" in phases
+    ]
+    return phases["client CPU in all"] + max(workers, default=0.0)
+
+
 def bench_timeline(count: int, rounds: int) -> None:
     """Where the wall time of a 2-worker run goes that the synchronous run does not pay."""
     base = scratch("catalog-timeline")
@@ -482,6 +492,15 @@ def bench_timeline(count: int, rounds: int) -> None:
         for phase in runs[0]:
             values = [run[phase] for run in runs if phase in run]
             print(f"  {phase:52s} {statistics.median(values):8.3f}")
+    reference = statistics.median(run["total"] for run in results["synchronous"])
+    reference_cpu = statistics.median(run["client CPU in all"] for run in results["synchronous"])
+    for name in ("cluster", "processes"):
+        wall = statistics.median(run["total"] for run in results[name])
+        bound = statistics.median(_cpu_bound(run) for run in results[name])
+        print(
+            f"{name} vs synchronous: {reference / wall:.2f}x in wall time, {reference_cpu / bound:.2f}x on two free "
+            "cores (the client's CPU and the busiest worker's, from their first task to their last)"
+        )
     shutil.rmtree(base, ignore_errors=True)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -246,6 +247,49 @@ def test_the_process_pool_holds_more_units_than_workers(
     build_catalog([str(packs)], str(tmp_path / "out"), scheduler="processes", workers=2)
     assert most[0] == 2 * catalog_run.QUEUED_UNITS > 2
     assert snapshot(tmp_path / "out") == snapshot(reference)
+
+
+_STARTED_EARLY = """
+import multiprocessing, sys
+from gamepak.catalog import build_catalog
+from gamepak.catalog import run
+walk, fork = run.iter_files, run._fork_pool
+seen = []
+
+def walking(*args, **kwargs):
+    seen.append(("workers at the walk", len(multiprocessing.active_children())))
+    return walk(*args, **kwargs)
+
+def forking(workers):
+    pool = fork(workers)
+    seen.append(("forked", pool is not None))
+    return pool
+
+run.iter_files, run._fork_pool = walking, forking
+build_catalog([sys.argv[1]], sys.argv[2], scheduler="processes", workers=2, resume=sys.argv[3] == "resume")
+seen.append(("client imported pyarrow", "pyarrow" in sys.modules))
+print(seen)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
+def test_process_workers_start_before_the_walk(packs: Path, reference: Path, tmp_path: Path) -> None:
+    """`processes` forks its workers before the walk, and they import pyarrow while the client
+    walks: the client never imports it, and a run that resumes (which reads the old catalog with
+    pyarrow) still forks them."""
+    import ast
+    import subprocess
+
+    out = tmp_path / "out"
+    for mode in ("new", "resume"):
+        result = subprocess.run(
+            [sys.executable, "-c", _STARTED_EARLY, str(packs), str(out), mode], capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr
+        seen = ast.literal_eval(result.stdout.strip().splitlines()[-1])
+        imported = mode == "resume"  # resume_state reads the old catalog in the client
+        assert seen == [("forked", True), ("workers at the walk", 2), ("client imported pyarrow", imported)]
+    assert snapshot(out) == snapshot(reference)
 
 
 def test_the_spool_leaves_no_file_behind(packs: Path, tmp_path: Path) -> None:

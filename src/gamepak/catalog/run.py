@@ -11,6 +11,7 @@ in it is output.py's.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import itertools
@@ -26,7 +27,7 @@ from .detect import choose
 from .discovery import FileRef, FileSpool, iter_files, open_file
 from .output import drop_files, fill_empty_tables, prepare_output, resume_state, write_walk_errors
 from .rows import ScanOptions
-from .tasks import FileList, run_batch, run_check, run_finish, run_range, run_sha256
+from .tasks import FileList, run_batch, run_check, run_finish, run_range, run_sha256, warm_up
 
 # Archives larger than this are split into member ranges of at most half of it (128 MiB at the
 # default) or RANGE_MEMBERS members, whichever comes first.
@@ -262,11 +263,12 @@ def _execute(
     workers: int,
     done: Done,
     finish: Callable[[str], None] = fill_empty_tables,
+    pool: Any = None,
 ) -> None:
     """Run every unit, calling `done(unit, counts)` as each finishes, then `finish(out)`. Units
     are planned, sent and forgotten a window at a time (`WINDOW_UNITS` per worker), so neither
     this process nor the scheduler ever holds the graph of the whole run: a million archives'
-    graph was most of what the client grew by."""
+    graph was most of what the client grew by. `processes` runs on `pool` (`started_pool`)."""
     if "://" in scheduler:
         _execute_distributed(units, out, options, scheduler, done, finish)
         return
@@ -287,17 +289,18 @@ def _execute(
 
     # The scheduler functions themselves: naming them by string makes dask import distributed
     # (about a second) to look for a default client.
-    pool = None
     if scheduler == "processes":
         import dask.multiprocessing
 
         # One task per dispatch: units are coarse, and dask's default batches of 6 leave one
-        # worker idle while the other finishes a batch.
-        kwargs: dict[str, Any] = {"scheduler": dask.multiprocessing.get, "num_workers": workers, "chunksize": 1}
-        # One pool for every window (dask would start, and for spawned workers import, a new
-        # one per compute call).
-        pool = _fork_pool(workers) or _spawn_pool(workers)
-        kwargs["pool"] = _QueuedPool(pool, QUEUED_UNITS * workers)
+        # worker idle while the other finishes a batch. One pool for every window (dask would
+        # start, and for spawned workers import, a new one per compute call).
+        kwargs: dict[str, Any] = {
+            "scheduler": dask.multiprocessing.get,
+            "num_workers": workers,
+            "chunksize": 1,
+            "pool": _QueuedPool(pool, QUEUED_UNITS * workers),
+        }
     elif scheduler == "threads":
         import dask.threaded
 
@@ -306,20 +309,41 @@ def _execute(
         import dask.local
 
         kwargs = {"scheduler": dask.local.get_sync}
+    # Each window ends when its last unit does (one worker may wait for the other's last
+    # unit): windows of many units per worker keep that wait a fraction of a percent.
+    planned = 0
+    for window in _windows(units, WINDOW_UNITS * workers):
+        finals = _graph(window, out, options, planned)
+        planned += len(window)
+        finished.update((final.key, unit) for final, unit in zip(finals, window))
+        with Progress():
+            dask.compute(*finals, **kwargs)
+    if pool is not None:
+        # On a worker, which has pyarrow loaded: this process never imports it (see started_pool).
+        pool.submit(finish, out).result()
+    else:
+        finish(out)
+
+
+@contextlib.contextmanager
+def started_pool(scheduler: str, workers: int) -> Iterator[Any]:
+    """The worker processes of a `processes` run (None for the other schedulers), started now,
+    before the walk: each imports what cataloging needs (`tasks.warm_up`: pyarrow) while this
+    process walks the folders and imports dask, rather than this process importing it before
+    forking them (on the run's critical path, beside two idle workers), or each worker in its
+    first unit. So the client of a `processes` run never imports pyarrow, and a run that
+    resumes (which reads the old catalog with pyarrow) still forks its workers."""
+    if scheduler != "processes":
+        yield None
+        return
+    pool = _fork_pool(workers) or _spawn_pool(workers)
     try:
-        # Each window ends when its last unit does (one worker may wait for the other's last
-        # unit): windows of many units per worker keep that wait a fraction of a percent.
-        planned = 0
-        for window in _windows(units, WINDOW_UNITS * workers):
-            finals = _graph(window, out, options, planned)
-            planned += len(window)
-            finished.update((final.key, unit) for final, unit in zip(finals, window))
-            with Progress():
-                dask.compute(*finals, **kwargs)
+        # The first call forks every worker; spawned ones start one a call, while none is idle.
+        for _ in range(workers):
+            pool.submit(int)
+        yield pool
     finally:
-        if pool is not None:
-            pool.shutdown()
-    finish(out)
+        pool.shutdown()
 
 
 class _QueuedPool:
@@ -339,16 +363,17 @@ class _QueuedPool:
 
 
 def _fork_pool(workers: int) -> Any:
-    """Worker processes forked from this one, which has already imported what they need (a
-    spawned worker imports it again: about a second on the critical path); None (dask's
-    spawned workers) where forking is not safe: off Linux, or once this process runs other
-    threads (a progress bar; pyarrow's pools after a --resume read), which a fork would copy
-    mid-flight."""
+    """Worker processes forked from this one, which has already imported the catalog's own
+    modules (a spawned worker imports them again, and Python: about a second), each importing
+    the rest as it starts (`warm_up`); None (dask's spawned workers) where forking is not safe:
+    off Linux, or once this process runs other threads (a progress bar; pyarrow's pools once
+    it has read a catalog), which a fork would copy mid-flight. They are forked when the pool
+    is first given work (started_pool does so at once)."""
     import sys
     import threading
 
-    # pyarrow already loaded means it has read or written here (--resume): its native thread
-    # pools are invisible to `threading`, so do not fork then.
+    # pyarrow already loaded means it has read or written here: its native thread pools are
+    # invisible to `threading`, so do not fork then.
     from ..core.portable import can_fork
 
     if not can_fork() or threading.active_count() > 1 or "pyarrow" in sys.modules:
@@ -356,11 +381,7 @@ def _fork_pool(workers: int) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from . import schema  # noqa: F401 - imported once here rather than in every worker
-
-    if threading.active_count() > 1:
-        return None
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=warm_up)
 
 
 def _spawn_pool(workers: int) -> Any:
@@ -373,7 +394,7 @@ def _spawn_pool(workers: int) -> Any:
     # dask's reason: the same string hashes in every worker.
     if os.environ.get("PYTHONHASHSEED") in (None, "0"):
         os.environ["PYTHONHASHSEED"] = "6640"
-    initializer = functools.partial(dask.multiprocessing.initialize_worker_process, user_initializer=None)
+    initializer = functools.partial(dask.multiprocessing.initialize_worker_process, user_initializer=warm_up)
     return ProcessPoolExecutor(workers, mp_context=dask.multiprocessing.get_context(), initializer=initializer)
 
 
@@ -476,8 +497,31 @@ def build_catalog(
     workers = workers or os.cpu_count() or 1
     prepare_output(out, options, resume, overwrite)
     summary = Summary()
-    done = resume_state(out) if resume else {}
     problems: list[tuple[str, str]] = []
+    with started_pool(scheduler, workers) as pool:
+        _walk_and_run(paths, out, options, scheduler, workers, resume, split_bytes, progress, pool, summary, problems)
+    summary.walk_errors = len(problems)
+    summary.errors += len(problems)
+    summary.extra = {"options": asdict(options), "scheduler": scheduler, "workers": workers}
+    return summary
+
+
+def _walk_and_run(
+    paths: list[str],
+    out: str,
+    options: ScanOptions,
+    scheduler: str,
+    workers: int,
+    resume: bool,
+    split_bytes: int,
+    progress: Callable[[int, int], None] | None,
+    pool: Any,
+    summary: Summary,
+    problems: list[tuple[str, str]],
+) -> None:
+    """build_catalog's walk and run, once its workers are started: counts go to `summary`, the
+    walk's problems to `problems`."""
+    done = resume_state(out) if resume else {}
     stale: dict[str, set[str]] = {}
     splits: list[Split] = []
     # The files to catalog go to a spool, not a list: the walk's only lasting memory is the few
@@ -516,10 +560,5 @@ def build_catalog(
         distributed = scheduler == "local" or "://" in scheduler
         most_files = CLUSTER_BATCH_FILES if distributed else BATCH_FILES
         units = itertools.chain[Batch | Split](splits, batches(small, small.bytes, workers, small.count, most_files))
-        _execute(
-            units, out, options, scheduler, workers, unit_done, functools.partial(finish_output, problems=problems)
-        )
-    summary.walk_errors = len(problems)
-    summary.errors += len(problems)
-    summary.extra = {"options": asdict(options), "scheduler": scheduler, "workers": workers}
-    return summary
+        finish = functools.partial(finish_output, problems=problems)
+        _execute(units, out, options, scheduler, workers, unit_done, finish, pool)
