@@ -78,15 +78,16 @@ def install() -> None:
 
     run.iter_files = traced_walk  # type: ignore[assignment]
     run.run_batch = traced_batch  # type: ignore[assignment]
-    execute = run._execute
+    execute: Any = run._execute
 
-    def traced_execute(units: Any, out: str, options: Any, scheduler: str, workers: int, done: Any, finish: Any) -> Any:
+    def traced_execute(*args: Any) -> Any:
         event("execute-start")
+        *first, finish = args[:7]
         if isinstance(finish, functools.partial):  # finish_output with the walk's problems
             finish = functools.partial(traced_finish_output, **finish.keywords)
         else:
             finish = traced_fill_empty_tables
-        return execute(units, out, options, scheduler, workers, done, finish)
+        return execute(*first, finish, *args[7:])
 
     run._execute = traced_execute  # type: ignore[assignment]
     graph = run._graph
@@ -108,9 +109,9 @@ def install() -> None:
 
 
 def main() -> None:
-    event("client-start")
     trace_path, *arguments = sys.argv[1:]
     os.environ["GAMEPAK_CATALOG_TRACE"] = trace_path
+    event("client-start")
     install()
     event("imports-catalog")
     from gamepak.cli import run
