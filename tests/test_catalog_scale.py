@@ -80,6 +80,7 @@ def _small_windows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Windows of one unit per worker and batches of 3 files; returns the size of every window
     planned."""
     monkeypatch.setattr(catalog_run, "WINDOW_UNITS", 1)
+    monkeypatch.setattr(catalog_run, "CLUSTER_WINDOW_UNITS", 1)
     monkeypatch.setattr(catalog_run, "SUBMIT_GROUP", 1)
     monkeypatch.setattr(catalog_run, "BATCH_FILES", 3)
     monkeypatch.setattr(catalog_run, "CLUSTER_BATCH_FILES", 3)

@@ -57,9 +57,14 @@ CLUSTER_CONFIG: dict[str, Any] = {
     "distributed.admin.system-monitor.interval": "2s",
     "distributed.admin.system-monitor.disk": False,
 }
-# Units planned and sent at once, per worker (see _execute), and topped up in groups of
-# SUBMIT_GROUP on a dask.distributed cluster.
-WINDOW_UNITS = 64
+# Units planned and sent at once, per worker (see _execute). Between two windows of the local
+# schedulers one worker waits for the other's last unit and then both for the next window's
+# planning (0.1-0.3 s a boundary with the machine busy): 256 units of 64 tiny archives, 16k
+# archives a worker, make that a fraction of a percent, and the window held in memory stays a
+# few MB. On a dask.distributed cluster, CLUSTER_WINDOW_UNITS per worker thread are in flight,
+# topped up in groups of SUBMIT_GROUP (units there do not wait for each other).
+WINDOW_UNITS = 256
+CLUSTER_WINDOW_UNITS = 64
 SUBMIT_GROUP = 16
 # Units in flight per worker of the `processes` scheduler (see _QueuedPool).
 QUEUED_UNITS = 2
@@ -419,7 +424,7 @@ def _execute_distributed(
         # out), few enough that the scheduler's task table stays small.
         threads = max(1, sum(client.nthreads().values()))
         # (Counted in units of BATCH_FILES files: as many files in flight whatever the batch size.)
-        in_flight_limit = max(threads, WINDOW_UNITS * threads * BATCH_FILES // CLUSTER_BATCH_FILES)
+        in_flight_limit = max(threads, CLUSTER_WINDOW_UNITS * threads * BATCH_FILES // CLUSTER_BATCH_FILES)
         pending = iter(units)
         running: dict[str, Batch | Split] = {}
         completed = as_completed()
