@@ -438,7 +438,7 @@ def timeline(events: list[tuple[str, int, float, float, str]]) -> dict[str, floa
         "client CPU in all": first["client-end"][1],
     }
     if "pool" in first:
-        phases["pool ready (after the walk)"] = first["pool"][0] - first["walk-end"][0]
+        phases["pool ready (from the walk's end; < 0: before)"] = first["pool"][0] - first["walk-end"][0]
     for number, (pid, runs) in enumerate(sorted(tasks.items(), key=lambda item: item[1][0][0])):
         busy = sum(end - start for start, _, end, _ in runs)
         label = "client" if pid == client else f"worker {number + 1}"
