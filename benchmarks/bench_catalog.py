@@ -386,6 +386,124 @@ def bench_many(count: int, sample: int, rounds: int) -> None:
     shutil.rmtree(base, ignore_errors=True)
 
 
+TRACE_SCRIPT = Path(__file__).resolve().parent / "_catalog_trace.py"
+
+
+def traced_catalog(
+    folders: list[Path], out: Path, trace: Path, *options: str
+) -> list[tuple[str, int, float, float, str]]:
+    """One `gamepak catalog` run through _catalog_trace.py: its events (name, pid, seconds since
+    the command was started, that process's CPU seconds, detail), in time order."""
+    shutil.rmtree(out, ignore_errors=True)
+    trace.unlink(missing_ok=True)
+    paths = [str(path) for path in folders]
+    launched = time.clock_gettime(time.CLOCK_MONOTONIC)
+    command = [sys.executable, str(TRACE_SCRIPT), str(trace), "catalog", *paths, "-o", str(out), *options]
+    subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
+    ended = time.clock_gettime(time.CLOCK_MONOTONIC)
+    events = [("launch", 0, 0.0, 0.0, ""), ("exit", 0, ended - launched, 0.0, "")]
+    for line in trace.read_text().splitlines():
+        name, pid, clock, cpu, detail = (line.split(" ", 4) + [""])[:5]
+        events.append((name, int(pid), float(clock) - launched, float(cpu), detail))
+    return sorted(events, key=lambda event: event[2])
+
+
+def timeline(events: list[tuple[str, int, float, float, str]]) -> dict[str, float]:
+    """The phases of one traced run, in seconds: where its wall time went."""
+    client = next(pid for name, pid, *_ in events if name == "client-start")
+    first = {name: (clock, cpu) for name, pid, clock, cpu, _ in reversed(events) if pid in (client, 0)}
+    tasks: dict[int, list[tuple[float, float, float, float]]] = {}
+    starts: dict[int, tuple[float, float]] = {}
+    for name, pid, clock, cpu, _ in events:
+        if name == "task-start":
+            starts[pid] = (clock, cpu)
+        elif name == "task-end":
+            tasks.setdefault(pid, []).append((*starts.pop(pid), clock, cpu))
+    finish = [(clock, pid) for name, pid, clock, *_ in events if name in ("finish-start", "finish-end")]
+    first_task = min(runs[0][0] for runs in tasks.values())
+    last_task = max(runs[-1][2] for runs in tasks.values())
+    phases = {
+        "interpreter start": first["client-start"][0],
+        "client imports (gamepak.catalog)": first["imports-catalog"][0] - first["client-start"][0],
+        "until the walk starts (CLI, output folder)": first["walk-start"][0] - first["imports-catalog"][0],
+        "walk": first["walk-end"][0] - first["walk-start"][0],
+        "walk end to first unit sent (dask imports, pool)": first["submit"][0] - first["walk-end"][0],
+        "first unit sent to first task started": first_task - first["submit"][0],
+        "tasks: first start to last end": last_task - first_task,
+        "last task end to finish start": finish[0][0] - last_task,
+        "finish (walk errors, empty parts)": finish[-1][0] - finish[0][0],
+        "finish end to exit": first["exit"][0] - finish[-1][0],
+        "total": first["exit"][0],
+        "client CPU before the first unit sent": first["submit"][1],
+        "client CPU in all": first["client-end"][1],
+    }
+    if "pool" in first:
+        phases["pool ready (from the walk's end; < 0: before)"] = first["pool"][0] - first["walk-end"][0]
+    for number, (pid, runs) in enumerate(sorted(tasks.items(), key=lambda item: item[1][0][0])):
+        busy = sum(end - start for start, _, end, _ in runs)
+        label = "client" if pid == client else f"worker {number + 1}"
+        phases[f"{label}: units"] = len(runs)
+        phases[f"{label}: first task starts"] = runs[0][0]
+        phases[f"{label}: in tasks (wall)"] = busy
+        phases[f"{label}: in tasks (CPU)"] = sum(end - start for _, start, _, end in runs)
+        phases[f"{label}: between its tasks"] = runs[-1][2] - runs[0][0] - busy
+        phases[f"{label}: idle at the end"] = last_task - runs[-1][2]
+        phases[f"{label}: CPU outside tasks, first to last"] = (
+            runs[-1][3] - runs[0][1] - phases[f"{label}: in tasks (CPU)"]
+        )
+    return phases
+
+
+def _cpu_bound(phases: dict[str, float]) -> float:
+    """The client's CPU plus the busiest worker's (tasks and what it did between them)."""
+    workers = [
+        phases[f"{label}: in tasks (CPU)"] + phases[f"{label}: CPU outside tasks, first to last"]
+        for label in ("worker 1", "worker 2")
+        if f"{label}: units" in phases
+    ]
+    return phases["client CPU in all"] + max(workers, default=0.0)
+
+
+def bench_timeline(count: int, rounds: int) -> None:
+    """Where the wall time of a 2-worker run goes that the synchronous run does not pay."""
+    base = scratch("catalog-timeline")
+    collection = base / "collection"
+    build_many(collection, count)
+    folders = sorted(collection.iterdir())
+    out, trace = base / "out", base / "trace.txt"
+    traced_catalog(folders, out, trace, "--scheduler", "synchronous")  # warm the page cache
+    os.environ["GAMEPAK_CATALOG_TRACE"] = str(trace)  # the cluster's workers trace their tasks too
+    sys.path.insert(0, str(TRACE_SCRIPT.parent))
+    from gamepak.catalog.run import local_cluster
+
+    results: dict[str, list[dict[str, float]]] = {"synchronous": [], "cluster": [], "processes": []}
+    with local_cluster(2) as cluster:
+        address = cluster.scheduler_address
+        traced_catalog(folders, out, trace, "--scheduler", address)  # the workers import
+        for _ in range(rounds):
+            for name, options in (
+                ("synchronous", ("--scheduler", "synchronous")),
+                ("cluster", ("--scheduler", address)),
+                ("processes", ("--scheduler", "processes", "--workers", "2")),
+            ):
+                results[name].append(timeline(traced_catalog(folders, out, trace, *options)))
+    for name, runs in results.items():
+        print(f"{name} ({count:,} archives; medians of {rounds} rounds, seconds):")
+        for phase in runs[0]:
+            values = [run[phase] for run in runs if phase in run]
+            print(f"  {phase:52s} {statistics.median(values):8.3f}")
+    reference = statistics.median(run["total"] for run in results["synchronous"])
+    reference_cpu = statistics.median(run["client CPU in all"] for run in results["synchronous"])
+    for name in ("cluster", "processes"):
+        wall = statistics.median(run["total"] for run in results[name])
+        bound = statistics.median(_cpu_bound(run) for run in results[name])
+        print(
+            f"{name} vs synchronous: {reference / wall:.2f}x in wall time, {reference_cpu / bound:.2f}x on two free "
+            "cores (the client's CPU and the busiest worker's, from their first task to their last)"
+        )
+    shutil.rmtree(base, ignore_errors=True)
+
+
 def _speedup_rows(row: str, wall: float, cpu: float) -> None:
     """A 2-worker speed-up's goal rows (>= 1.6x): in wall time, and from CPU seconds (the time
     two free cores would take: the client's own work plus the busiest worker's). Under load
@@ -442,8 +560,14 @@ def main() -> None:
     parser.add_argument(
         "--sample", type=int, default=10_000, help="with --archives: archives compared across schedulers"
     )
+    parser.add_argument(
+        "--timeline", type=int, default=0, metavar="N", help="instead: where the time of a run over N archives goes"
+    )
     arguments = parser.parse_args()
     compile_bytecode()
+    if arguments.timeline:
+        bench_timeline(arguments.timeline, arguments.rounds)
+        return
     if arguments.archives:
         bench_many(arguments.archives, min(arguments.sample, arguments.archives), arguments.rounds)
         return

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -79,15 +80,16 @@ def _small_windows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Windows of one unit per worker and batches of 3 files; returns the size of every window
     planned."""
     monkeypatch.setattr(catalog_run, "WINDOW_UNITS", 1)
+    monkeypatch.setattr(catalog_run, "CLUSTER_WINDOW_UNITS", 1)
     monkeypatch.setattr(catalog_run, "SUBMIT_GROUP", 1)
     monkeypatch.setattr(catalog_run, "BATCH_FILES", 3)
     monkeypatch.setattr(catalog_run, "CLUSTER_BATCH_FILES", 3)
     windows: list[int] = []
     graph = catalog_run._graph
 
-    def recording(units: list[Any], out: str, options: ScanOptions) -> list[Any]:
+    def recording(units: list[Any], out: str, options: ScanOptions, first: int = 0) -> list[Any]:
         windows.append(len(units))
-        return graph(units, out, options)
+        return graph(units, out, options, first)
 
     monkeypatch.setattr(catalog_run, "_graph", recording)
     return windows
@@ -186,6 +188,109 @@ def test_progress_counts_archives_up_to_the_total(packs: Path, tmp_path: Path, m
     assert len(seen) == 40
     assert [done for done, _ in seen] == list(range(3, 121, 3))
     assert {total for _, total in seen} == {120}
+
+
+def _record_batches(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
+    """Each batch run appends its part id to `log` (from any process: forked workers too)."""
+    real = catalog_run.run_batch
+
+    def recording(out: str, part_id: str, *args: Any) -> Any:
+        with open(log, "a") as handle:
+            handle.write(part_id + "\n")
+        return real(out, part_id, *args)
+
+    monkeypatch.setattr(catalog_run, "run_batch", recording)
+
+
+@pytest.mark.parametrize("scheduler", ["synchronous", "processes", "cluster"])
+def test_batches_run_in_the_order_planned(
+    scheduler: str, packs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dask runs the batches of a window in the order they were planned (the small ones made for
+    the end of the run last), not in the order of their part ids (digests). One worker, so the
+    order it runs them in is the order dask hands them out."""
+    workers = 1
+    for name in ("BATCH_FILES", "BATCH_FILES_MIN", "CLUSTER_BATCH_FILES"):
+        monkeypatch.setattr(catalog_run, name, 3)
+    log = tmp_path / "ran.txt"
+    _record_batches(monkeypatch, log)
+    if scheduler == "cluster":
+        distributed = pytest.importorskip("distributed")
+        with distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster:
+            build_catalog([str(packs)], str(tmp_path / "out"), scheduler=cluster.scheduler_address)
+    else:
+        build_catalog([str(packs)], str(tmp_path / "out"), scheduler=scheduler, workers=workers)
+    refs = [ref for ref in iter_files([str(packs)]) if isinstance(ref, FileRef)]
+    planned = [batch.part_id for batch in catalog_run.batches(refs, sum(ref.size for ref in refs), workers, len(refs))]
+    assert len(planned) == 40
+    assert log.read_text().split() == planned
+
+
+def test_the_process_pool_holds_more_units_than_workers(
+    packs: Path, reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`processes` keeps QUEUED_UNITS units per worker in flight, so a worker that finishes one
+    takes the next at once rather than waiting for the client to send it."""
+    monkeypatch.setattr(catalog_run, "BATCH_FILES", 3)
+    most = [0]
+    futures: list[Any] = []
+    real = catalog_run._QueuedPool.submit
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        future = real(self, *args, **kwargs)
+        futures.append(future)
+        most[0] = max(most[0], sum(1 for each in futures if not each.done()))
+        return future
+
+    monkeypatch.setattr(catalog_run._QueuedPool, "submit", counting)
+    build_catalog([str(packs)], str(tmp_path / "out"), scheduler="processes", workers=2)
+    assert most[0] == 2 * catalog_run.QUEUED_UNITS > 2
+    assert snapshot(tmp_path / "out") == snapshot(reference)
+
+
+_STARTED_EARLY = """
+import multiprocessing, sys
+from gamepak.catalog import build_catalog
+from gamepak.catalog import run
+walk, fork = run.iter_files, run._fork_pool
+seen = []
+
+def walking(*args, **kwargs):
+    seen.append(("workers at the walk", len(multiprocessing.active_children())))
+    return walk(*args, **kwargs)
+
+def forking(workers):
+    pool = fork(workers)
+    seen.append(("forked", pool is not None))
+    return pool
+
+run.iter_files, run._fork_pool = walking, forking
+build_catalog([sys.argv[1]], sys.argv[2], scheduler="processes", workers=2, resume=sys.argv[3] == "resume")
+seen.append(("client imported pyarrow", "pyarrow" in sys.modules))
+print(seen)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
+def test_process_workers_start_before_the_walk(packs: Path, reference: Path, tmp_path: Path) -> None:
+    """`processes` forks its workers before the walk, and they import pyarrow while the client
+    walks: the client never imports it, and a run that resumes (which reads the old catalog with
+    pyarrow) still forks them."""
+    import ast
+    import subprocess
+
+    out = tmp_path / "out"
+    for mode in ("new", "resume"):
+        result = subprocess.run(
+            [sys.executable, "-c", _STARTED_EARLY, str(packs), str(out), mode], capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr
+        seen = ast.literal_eval(result.stdout.strip().splitlines()[-1])
+        imported = mode == "resume"  # resume_state reads the old catalog in the client
+        assert seen == [("forked", True), ("workers at the walk", 2), ("client imported pyarrow", imported)]
+    assert snapshot(out) == snapshot(reference)
 
 
 def test_the_spool_leaves_no_file_behind(packs: Path, tmp_path: Path) -> None:

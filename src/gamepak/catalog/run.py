@@ -11,6 +11,7 @@ in it is output.py's.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import itertools
@@ -26,7 +27,7 @@ from .detect import choose
 from .discovery import FileRef, FileSpool, iter_files, open_file
 from .output import drop_files, fill_empty_tables, prepare_output, resume_state, write_walk_errors
 from .rows import ScanOptions
-from .tasks import FileList, run_batch, run_check, run_finish, run_range, run_sha256
+from .tasks import FileList, run_batch, run_check, run_finish, run_range, run_sha256, warm_up
 
 # Archives larger than this are split into member ranges of at most half of it (128 MiB at the
 # default) or RANGE_MEMBERS members, whichever comes first.
@@ -56,10 +57,17 @@ CLUSTER_CONFIG: dict[str, Any] = {
     "distributed.admin.system-monitor.interval": "2s",
     "distributed.admin.system-monitor.disk": False,
 }
-# Units planned and sent at once, per worker (see _execute), and topped up in groups of
-# SUBMIT_GROUP on a dask.distributed cluster.
-WINDOW_UNITS = 64
+# Units planned and sent at once, per worker (see _execute). Between two windows of the local
+# schedulers one worker waits for the other's last unit and then both for the next window's
+# planning (0.1-0.3 s a boundary with the machine busy): 256 units of 64 tiny archives, 16k
+# archives a worker, make that a fraction of a percent, and the window held in memory stays a
+# few MB. On a dask.distributed cluster, CLUSTER_WINDOW_UNITS per worker thread are in flight,
+# topped up in groups of SUBMIT_GROUP (units there do not wait for each other).
+WINDOW_UNITS = 256
+CLUSTER_WINDOW_UNITS = 64
 SUBMIT_GROUP = 16
+# Units in flight per worker of the `processes` scheduler (see _QueuedPool).
+QUEUED_UNITS = 2
 
 
 @dataclass
@@ -185,15 +193,30 @@ def batches(
         yield Batch(_batch_id(batch), batch)
 
 
-def _graph(units: list[Batch | Split], out: str, options: ScanOptions) -> list[Any]:
+# Batch keys count down from here (see _batch_key).
+KEY_RANKS = 10**12
+
+
+def _batch_key(index: int, part_id: str) -> str:
+    """The dask key of the run's `index`th batch. Dask runs tasks that are ready together in an
+    order of its own, and among independent tasks of equal standing that is the reverse of their
+    keys' order (dask.order breaks ties by the key's text): keys named by the part id alone (a
+    digest) ran a window's batches in a random order, so the small batches planned for the end
+    ran anywhere in the last window and a large one often ran last, one worker waiting for it.
+    Counting down keeps the plan's order (tests/test_catalog_scale.py checks it)."""
+    return f"batch-{KEY_RANKS - index:013d}-{part_id}"
+
+
+def _graph(units: list[Batch | Split], out: str, options: ScanOptions, first: int = 0) -> list[Any]:
+    """The window `units`, the run's `first`th unit onwards, as dask tasks (one final task each)."""
     import dask
 
     finals = []
-    for unit in units:
+    for index, unit in enumerate(units, first):
         if isinstance(unit, Batch):
             finals.append(
                 dask.delayed(run_batch, pure=False)(
-                    out, unit.part_id, FileList(unit.refs), options, dask_key_name=f"batch-{unit.part_id}"
+                    out, unit.part_id, FileList(unit.refs), options, dask_key_name=_batch_key(index, unit.part_id)
                 )
             )
             continue
@@ -245,11 +268,12 @@ def _execute(
     workers: int,
     done: Done,
     finish: Callable[[str], None] = fill_empty_tables,
+    pool: Any = None,
 ) -> None:
     """Run every unit, calling `done(unit, counts)` as each finishes, then `finish(out)`. Units
     are planned, sent and forgotten a window at a time (`WINDOW_UNITS` per worker), so neither
     this process nor the scheduler ever holds the graph of the whole run: a million archives'
-    graph was most of what the client grew by."""
+    graph was most of what the client grew by. `processes` runs on `pool` (`started_pool`)."""
     if "://" in scheduler:
         _execute_distributed(units, out, options, scheduler, done, finish)
         return
@@ -270,17 +294,18 @@ def _execute(
 
     # The scheduler functions themselves: naming them by string makes dask import distributed
     # (about a second) to look for a default client.
-    pool = None
     if scheduler == "processes":
         import dask.multiprocessing
 
         # One task per dispatch: units are coarse, and dask's default batches of 6 leave one
-        # worker idle while the other finishes a batch.
-        kwargs: dict[str, Any] = {"scheduler": dask.multiprocessing.get, "num_workers": workers, "chunksize": 1}
-        # One pool for every window (dask would start, and for spawned workers import, a new
-        # one per compute call).
-        pool = _fork_pool(workers) or _spawn_pool(workers)
-        kwargs["pool"] = pool
+        # worker idle while the other finishes a batch. One pool for every window (dask would
+        # start, and for spawned workers import, a new one per compute call).
+        kwargs: dict[str, Any] = {
+            "scheduler": dask.multiprocessing.get,
+            "num_workers": workers,
+            "chunksize": 1,
+            "pool": _QueuedPool(pool, QUEUED_UNITS * workers),
+        }
     elif scheduler == "threads":
         import dask.threaded
 
@@ -289,31 +314,71 @@ def _execute(
         import dask.local
 
         kwargs = {"scheduler": dask.local.get_sync}
+    # Each window ends when its last unit does (one worker may wait for the other's last
+    # unit): windows of many units per worker keep that wait a fraction of a percent.
+    planned = 0
+    for window in _windows(units, WINDOW_UNITS * workers):
+        finals = _graph(window, out, options, planned)
+        planned += len(window)
+        finished.update((final.key, unit) for final, unit in zip(finals, window))
+        with Progress():
+            dask.compute(*finals, **kwargs)
+    if pool is not None:
+        # On a worker, which has pyarrow loaded: this process never imports it (see started_pool).
+        pool.submit(finish, out).result()
+    else:
+        finish(out)
+
+
+@contextlib.contextmanager
+def started_pool(scheduler: str, workers: int) -> Iterator[Any]:
+    """The worker processes of a `processes` run (None for the other schedulers), started now,
+    before the walk: each imports what cataloging needs (`tasks.warm_up`: pyarrow) while this
+    process walks the folders and imports dask, rather than this process importing it before
+    forking them (on the run's critical path, beside two idle workers), or each worker in its
+    first unit. So the client of a `processes` run never imports pyarrow, and a run that
+    resumes (which reads the old catalog with pyarrow) still forks its workers."""
+    if scheduler != "processes":
+        yield None
+        return
+    pool = _fork_pool(workers) or _spawn_pool(workers)
     try:
-        # Each window ends when its last unit does (one worker may wait for the other's last
-        # unit): windows of many units per worker keep that wait a fraction of a percent.
-        for window in _windows(units, WINDOW_UNITS * workers):
-            finals = _graph(window, out, options)
-            finished.update((final.key, unit) for final, unit in zip(finals, window))
-            with Progress():
-                dask.compute(*finals, **kwargs)
+        # The first call forks every worker; spawned ones start one a call, while none is idle.
+        for _ in range(workers):
+            pool.submit(int)
+        yield pool
     finally:
-        if pool is not None:
-            pool.shutdown()
-    finish(out)
+        pool.shutdown()
+
+
+class _QueuedPool:
+    """A process pool as dask's `processes` scheduler sees it: dask keeps as many units in
+    flight as the pool says it has workers (`_max_workers`, read by dask.multiprocessing.get),
+    so with the pool's own count a worker that finished a unit sat idle until the client had
+    heard of it and sent the next (a round trip through four threads of the client: 8 ms a
+    unit, about 5% of a worker's time, with the machine busy). Saying more keeps the next units
+    waiting in the pool's queue, taken by whichever worker is free first."""
+
+    def __init__(self, pool: Any, in_flight: int) -> None:
+        self.pool = pool
+        self._max_workers = in_flight
+
+    def submit(self, *args: Any, **kwargs: Any) -> Any:
+        return self.pool.submit(*args, **kwargs)
 
 
 def _fork_pool(workers: int) -> Any:
-    """Worker processes forked from this one, which has already imported what they need (a
-    spawned worker imports it again: about a second on the critical path); None (dask's
-    spawned workers) where forking is not safe: off Linux, or once this process runs other
-    threads (a progress bar; pyarrow's pools after a --resume read), which a fork would copy
-    mid-flight."""
+    """Worker processes forked from this one, which has already imported the catalog's own
+    modules (a spawned worker imports them again, and Python: about a second), each importing
+    the rest as it starts (`warm_up`); None (dask's spawned workers) where forking is not safe:
+    off Linux, or once this process runs other threads (a progress bar; pyarrow's pools once
+    it has read a catalog), which a fork would copy mid-flight. They are forked when the pool
+    is first given work (started_pool does so at once)."""
     import sys
     import threading
 
-    # pyarrow already loaded means it has read or written here (--resume): its native thread
-    # pools are invisible to `threading`, so do not fork then.
+    # pyarrow already loaded means it has read or written here: its native thread pools are
+    # invisible to `threading`, so do not fork then.
     from ..core.portable import can_fork
 
     if not can_fork() or threading.active_count() > 1 or "pyarrow" in sys.modules:
@@ -321,11 +386,7 @@ def _fork_pool(workers: int) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from . import schema  # noqa: F401 - imported once here rather than in every worker
-
-    if threading.active_count() > 1:
-        return None
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=warm_up)
 
 
 def _spawn_pool(workers: int) -> Any:
@@ -338,7 +399,7 @@ def _spawn_pool(workers: int) -> Any:
     # dask's reason: the same string hashes in every worker.
     if os.environ.get("PYTHONHASHSEED") in (None, "0"):
         os.environ["PYTHONHASHSEED"] = "6640"
-    initializer = functools.partial(dask.multiprocessing.initialize_worker_process, user_initializer=None)
+    initializer = functools.partial(dask.multiprocessing.initialize_worker_process, user_initializer=warm_up)
     return ProcessPoolExecutor(workers, mp_context=dask.multiprocessing.get_context(), initializer=initializer)
 
 
@@ -363,16 +424,20 @@ def _execute_distributed(
         # out), few enough that the scheduler's task table stays small.
         threads = max(1, sum(client.nthreads().values()))
         # (Counted in units of BATCH_FILES files: as many files in flight whatever the batch size.)
-        in_flight_limit = max(threads, WINDOW_UNITS * threads * BATCH_FILES // CLUSTER_BATCH_FILES)
+        in_flight_limit = max(threads, CLUSTER_WINDOW_UNITS * threads * BATCH_FILES // CLUSTER_BATCH_FILES)
         pending = iter(units)
         running: dict[str, Batch | Split] = {}
         completed = as_completed()
+
+        planned = [0]
 
         def submit(count: int) -> None:
             window = list(itertools.islice(pending, count))
             if not window:
                 return
-            for future, unit in zip(client.compute(_graph(window, out, options)), window):
+            finals = _graph(window, out, options, planned[0])
+            planned[0] += len(window)
+            for future, unit in zip(client.compute(finals), window):
                 running[future.key] = unit
                 completed.add(future)
 
@@ -437,8 +502,31 @@ def build_catalog(
     workers = workers or os.cpu_count() or 1
     prepare_output(out, options, resume, overwrite)
     summary = Summary()
-    done = resume_state(out) if resume else {}
     problems: list[tuple[str, str]] = []
+    with started_pool(scheduler, workers) as pool:
+        _walk_and_run(paths, out, options, scheduler, workers, resume, split_bytes, progress, pool, summary, problems)
+    summary.walk_errors = len(problems)
+    summary.errors += len(problems)
+    summary.extra = {"options": asdict(options), "scheduler": scheduler, "workers": workers}
+    return summary
+
+
+def _walk_and_run(
+    paths: list[str],
+    out: str,
+    options: ScanOptions,
+    scheduler: str,
+    workers: int,
+    resume: bool,
+    split_bytes: int,
+    progress: Callable[[int, int], None] | None,
+    pool: Any,
+    summary: Summary,
+    problems: list[tuple[str, str]],
+) -> None:
+    """build_catalog's walk and run, once its workers are started: counts go to `summary`, the
+    walk's problems to `problems`."""
+    done = resume_state(out) if resume else {}
     stale: dict[str, set[str]] = {}
     splits: list[Split] = []
     # The files to catalog go to a spool, not a list: the walk's only lasting memory is the few
@@ -477,10 +565,5 @@ def build_catalog(
         distributed = scheduler == "local" or "://" in scheduler
         most_files = CLUSTER_BATCH_FILES if distributed else BATCH_FILES
         units = itertools.chain[Batch | Split](splits, batches(small, small.bytes, workers, small.count, most_files))
-        _execute(
-            units, out, options, scheduler, workers, unit_done, functools.partial(finish_output, problems=problems)
-        )
-    summary.walk_errors = len(problems)
-    summary.errors += len(problems)
-    summary.extra = {"options": asdict(options), "scheduler": scheduler, "workers": workers}
-    return summary
+        finish = functools.partial(finish_output, problems=problems)
+        _execute(units, out, options, scheduler, workers, unit_done, finish, pool)
