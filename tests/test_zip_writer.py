@@ -168,3 +168,13 @@ def test_a_level_given_is_the_level_the_members_are_deflated_at(tmp_path: Path, 
     raw = target.read_bytes()
     start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
     assert raw[start : start + info.compress_size] == expected
+
+
+def test_the_reader_spells_the_zip_constants_as_the_format_module_does() -> None:
+    """`formats.zip_reader` repeats two constants of `formats.zip` (importing them would make the
+    two modules a circle): they must not drift apart."""
+    from gamepak.formats import zip as zip_format
+    from gamepak.formats import zip_reader
+
+    assert zip_reader._LOCAL_MAGIC == zip_format.LOCAL_MAGIC
+    assert zip_reader._METHOD_NAMES == {code: name for name, code in zip_format.COMPRESSION_NAMES.items()}

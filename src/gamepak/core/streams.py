@@ -12,9 +12,20 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
-    from .source import Source
+    class Source(Protocol):
+        """What these streams read through: `core.source.Source` (named by its shape, so that
+        this module, which `core.source` loads on first use, imports nothing back)."""
+
+        fd: int | None
+        base: int
+        size: int
+
+        def pread(self, size: int, offset: int) -> bytes: ...
+
+        def read_exact(self, size: int, offset: int, what: str) -> bytes: ...
+
 
 # Ranges at least this large are mapped rather than read by `Source.view`.
 _MAP_THRESHOLD = 1 << 20

@@ -9,7 +9,6 @@ import struct
 
 from ..core.archive import Archive, Entry, RawRange
 from ..errors import CorruptArchiveError, UnsupportedFeatureError
-from .zip import COMPRESSION_NAMES, LOCAL_MAGIC
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,6 +19,10 @@ if TYPE_CHECKING:
     from ..core.archive import MemberData
 
 LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, name length, extra length
+# `formats.zip`'s LOCAL_MAGIC and its method names by code, spelled again here: `formats.zip`
+# loads this module on first use, so importing them from it would make the two a circle.
+_LOCAL_MAGIC = b"PK\x03\x04"
+_METHOD_NAMES = {0: "store", 8: "deflate", 12: "bzip2", 14: "lzma"}
 
 
 def _read_errors() -> tuple[type[BaseException], ...]:
@@ -55,7 +58,7 @@ class Reader(Archive):
         for index, info in enumerate(self._infos):
             header = self._source.read_exact(LOCAL_HEADER.size, info.header_offset, "ZIP local header")
             magic, name_length, extra_length = LOCAL_HEADER.unpack(header)
-            if magic != LOCAL_MAGIC:
+            if magic != _LOCAL_MAGIC:
                 raise self.corrupt("no local file header where the central directory says", info.header_offset)
             offset = info.header_offset + LOCAL_HEADER.size + name_length + extra_length
             stored = None if info.compress_type == 0 else info.compress_size
@@ -134,7 +137,7 @@ class Reader(Archive):
 
     def header_fields(self) -> dict[str, Any]:
         methods = sorted(
-            {name for info in self._infos for name, code in COMPRESSION_NAMES.items() if info.compress_type == code}
+            {_METHOD_NAMES[info.compress_type] for info in self._infos if info.compress_type in _METHOD_NAMES}
         )
         return {
             "entry_count": len(self._infos),
