@@ -177,4 +177,4 @@ def test_the_reader_spells_the_zip_constants_as_the_format_module_does() -> None
     from gamepak.formats import zip_reader
 
     assert zip_reader._LOCAL_MAGIC == zip_format.LOCAL_MAGIC
-    assert zip_reader._METHOD_NAMES == {code: name for name, code in zip_format.COMPRESSION_NAMES.items()}
+    assert {code: name for name, code in zip_format.COMPRESSION_NAMES.items()} == zip_reader._METHOD_NAMES
