@@ -32,18 +32,23 @@ def model(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The name of each skin image the MDL reader makes, as it is made."""
+def images_made(monkeypatch: pytest.MonkeyPatch, reader: Any) -> list[str]:
+    """The name of each image the Quake `reader` module (mdl, spr) makes, as it is made."""
     names: list[str] = []
-    real = mdl.PaletteImage
+    real = reader.PaletteImage
 
-    def counted(name: str, *args: Any, **keywords: Any) -> mdl.PaletteImage:
+    def counted(name: str, *args: Any, **keywords: Any) -> Any:
         names.append(name)
         return real(name, *args, **keywords)
 
-    monkeypatch.setattr(mdl, "PaletteImage", counted)
+    monkeypatch.setattr(reader, "PaletteImage", counted)
     return names
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of each skin image the MDL reader makes, as it is made."""
+    return images_made(monkeypatch, mdl)
 
 
 def test_listing_makes_each_skin_once(model: Path, made: list[str]) -> None:
@@ -87,14 +92,7 @@ def test_export_makes_each_skin_once(model: Path, made: list[str], tmp_path: Pat
 def test_export_makes_each_sprite_frame_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gamepak.formats.quake import spr
 
-    frames: list[str] = []
-    real = spr.PaletteImage
-
-    def counted(name: str, *args: Any, **keywords: Any) -> spr.PaletteImage:
-        frames.append(name)
-        return real(name, *args, **keywords)
-
-    monkeypatch.setattr(spr, "PaletteImage", counted)
+    frames = images_made(monkeypatch, spr)
     path = tmp_path / "s.spr"
     path.write_bytes(spr_bytes([(1, 1, b"\1"), (2, 1, b"\2\3")], [(0.5, 1, 1, b"\4"), (1.5, 1, 1, b"\5")]))
     code, _, err = in_process_cli("texture", "export", str(path), "-o", str(tmp_path / "out"))
