@@ -437,16 +437,17 @@ def import_textures(
         if changed:
             label = f"{path}:{unit.path}" if unit.member else path
             replacements.append((unit, sources.replace_images(unit.kind, unit.data, label, changed)))
-    if dry_run or not replacements:
+    if not replacements:
         return changed_names
     if not replacements[0][0].member:
-        from ..core.atomic import write_bytes
+        if not dry_run:
+            from ..core.atomic import write_bytes
 
-        write_bytes(path, replacements[0][1], overwrite=True)
+            write_bytes(path, replacements[0][1], overwrite=True)
         return changed_names
-    from .edit import edit
+    from .content_files import pack_edit
 
-    with edit(path) as pack:
+    with pack_edit(path, dry_run=dry_run) as pack:
         for unit, data in replacements:
             pack.replace(unit.path, data)
     return changed_names
