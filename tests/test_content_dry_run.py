@@ -51,10 +51,10 @@ def _peg_pack(work: Path, stem: str = "t", store: Store = write_pack) -> tuple[P
     return pack, ["texture", "import", str(pack), str(work / "out")], "would change"
 
 
-def _wad_pack(work: Path, lump: bytes = b"WALL") -> tuple[Path, list[str], str]:
+def _wad_pack(work: Path, lump: bytes = b"WALL", store: Store = write_pack) -> tuple[Path, list[str], str]:
     """A PAK holding a WAD of one miptex (`lump`), and a folder whose image of it differs."""
     wad = wad_bytes([(lump, 0x44, miptex_bytes(lump, 16, 16))])
-    pack = write_pack(work / "textures.pak", {"gfx/base.wad": wad})
+    pack = store(work / "textures.pak", {"gfx/base.wad": wad})
     assert in_process_cli("texture", "export", str(pack), "-o", str(work / "out"))[0] == 0
     (wall,) = (work / "out").rglob("*.png")
     with Image.open(wall) as image:

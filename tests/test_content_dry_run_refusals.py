@@ -3,7 +3,8 @@ code: the dry runs plan the pack's edit through `Editor(plan_only=True)` (`ops.c
 pack_edit`) as the real run makes it, instead of stopping before the editor. Each case below is
 one the dry run used to pass ("would change ...") while the real run refused: a member name the
 pack's format cannot store (a packfile's names hold no '/', a WAD's lump names at most 15 bytes,
-no name a backslash), a `--asm` that is not there, an output that exists."""
+no name a backslash), on the member changed or on another that the pack's rebuild (or a nested
+pack's) writes again (`Editor.check`), a `--asm` that is not there, an output that exists."""
 
 from __future__ import annotations
 
@@ -65,6 +66,17 @@ def _table_with_a_slash(work: Path) -> tuple[Path, list[str], str]:
     return *_table_pack(work, "sub/weapons.xtbl", _slashed_pack)[:2], SLASH
 
 
+def _table_beside_a_slash(work: Path) -> tuple[Path, list[str], str]:
+    """The table edited is stored well, another member of the pack not: the rebuild refuses it."""
+
+    def store(path: Path, members: dict[str, bytes]) -> Path:
+        return _slashed_pack(
+            path, {"sub/" + name if name == "items.xtbl" else name: data for name, data in members.items()}
+        )
+
+    return *_table_pack(work, store=store)[:2], SLASH
+
+
 def _text_with_a_slash(work: Path) -> tuple[Path, list[str], str]:
     return *_text_pack(work, "sub/locatexts_xx_yy.rfglocatext", _slashed_pack)[:2], SLASH
 
@@ -80,10 +92,25 @@ def _zone_with_a_slash(work: Path) -> tuple[Path, list[str], str]:
     pack = write_pack(work / "zones.vpp_pc", {"sub_z.layer_pc": a_layer()})
     _renamed(pack, "sub_z.layer_pc", "sub/z.layer_pc")
     assert in_process_cli("zone", "export", str(pack), "-o", str(work / "out"))[0] == 0
-    (document,) = (work / "out").rglob("*.layer_pc.json")
+    _moved_object(work / "out")
+    return pack, ["zone", "import", str(pack), str(work / "out")], SLASH
+
+
+def _moved_object(folder: Path) -> None:
+    """The one layer document exported under `folder` with an object moved."""
+    (document,) = folder.rglob("*.layer_pc.json")
     loaded = json.loads(document.read_text())
     loaded["objects"][1]["properties"][1]["value"]["position"] = [7.5, 8, 9]
     document.write_text(json.dumps(loaded))
+
+
+def _zone_in_a_nested_pack_beside_a_slash(work: Path) -> tuple[Path, list[str], str]:
+    """A zone in a `.str2_pc` inside a `.vpp_pc`; another member of the `.str2_pc` is stored as
+    `sub/x.txt`: the nested pack's rebuild refuses it."""
+    inner = _slashed_pack(work / "build" / "z.str2_pc", {"z.layer_pc": a_layer(), "sub/x.txt": b"x"})
+    pack = write_pack(work / "zones.vpp_pc", {"z.str2_pc": inner.read_bytes()})
+    assert in_process_cli("zone", "export", str(pack), "-o", str(work / "out"))[0] == 0
+    _moved_object(work / "out")
     return pack, ["zone", "import", str(pack), str(work / "out")], SLASH
 
 
@@ -114,9 +141,11 @@ CASES: dict[str, Case] = {
     "texture-peg-asm": _peg_without_its_asm,
     "texture-wad-long-lump-name": _wad_of_a_long_lump_name,
     "table-pack-slash": _table_with_a_slash,
+    "table-pack-other-slash": _table_beside_a_slash,
     "text-pack-slash": _text_with_a_slash,
     "text-output-exists": _text_onto_an_existing_file,
     "zone-pack-slash": _zone_with_a_slash,
+    "zone-nested-other-slash": _zone_in_a_nested_pack_beside_a_slash,
     "sprite-pack-slash": _sprite_with_a_slash,
     "model-mesh-slash": _mesh_with_a_slash,
     "model-scene-backslash": _scene_with_a_backslash,
@@ -141,3 +170,22 @@ def test_a_dry_run_refuses_what_the_real_run_refuses(tmp_path: Path, case: str) 
     assert (dry_code, dry_err) == (real_code, real_err), dry_out
     assert "would" not in dry_out + dry_err
     assert target.read_bytes() == before
+
+
+def test_a_pack_edited_in_place_is_not_refused_for_names_it_keeps(tmp_path: Path) -> None:
+    """A PAK is edited in place (its other members' records copied as they are): a member name
+    its writer would refuse, on a member the import leaves alone, stops neither run. The dry
+    run's check queues only the packs the commit rebuilds."""
+
+    def store(path: Path, members: dict[str, bytes]) -> Path:
+        pack = write_pack(path, {**members, "odd_name.txt": b"kept"})
+        return _renamed(pack, "odd_name.txt", "odd\\name.txt")
+
+    pack, command, _ = _wad_pack(tmp_path, store=store)
+    before = pack.read_bytes()
+    code, out, err = in_process_cli(*command, "--dry-run")
+    assert code == 0 and "would change" in out + err, err
+    assert pack.read_bytes() == before
+    code, out, err = in_process_cli(*command)
+    assert code == 0 and "1 texture changed" in out + err, err
+    assert pack.read_bytes() != before

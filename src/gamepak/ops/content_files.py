@@ -67,7 +67,8 @@ def pack_edit(
     block ends without an exception. With `dry_run` the same edit is only planned
     (`Editor(plan_only=True)`: no lock, no temporaries cleared, nothing written), so a dry run
     refuses what the real run would (a name the pack's format cannot store, a member that is
-    not there, the writer's options) with the same message."""
+    not there, the writer's options, a member's name a rebuild cannot store) with the same
+    message."""
     from .edit import Editor
 
     editor = Editor(pack, format, options=options, plan_only=dry_run)
@@ -77,6 +78,9 @@ def pack_edit(
         editor.abort()
         raise
     if dry_run:
-        editor.abort()
+        try:
+            editor.check()
+        finally:
+            editor.abort()
     else:
         editor.commit()
