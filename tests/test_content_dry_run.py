@@ -33,13 +33,17 @@ from conftest import in_process_cli, write_pack
 
 # A case: (the pack, the dry-run command) made in a folder; the command's output must say this.
 Case = Callable[[Path], tuple[Path, list[str], str]]
+# How a case writes its pack: `conftest.write_pack`, or a stand-in storing names gamepak's
+# writers refuse (`test_content_dry_run_refusals`).
+Store = Callable[[Path, dict[str, bytes]], Path]
 
 
-def _peg_pack(work: Path) -> tuple[Path, list[str], str]:
-    """A `.vpp_pc` holding a peg pair, and a folder whose `glow` image differs."""
+def _peg_pack(work: Path, stem: str = "t", store: Store = write_pack) -> tuple[Path, list[str], str]:
+    """A `.vpp_pc` holding a peg pair (`STEM.cpeg_pc`), and a folder whose `glow` image differs."""
     loose = _write_peg(work)
-    pack = write_pack(
-        work / "textures.vpp_pc", {"t.cpeg_pc": loose.read_bytes(), "t.gpeg_pc": (work / "t.gpeg_pc").read_bytes()}
+    pack = store(
+        work / "textures.vpp_pc",
+        {f"{stem}.cpeg_pc": loose.read_bytes(), f"{stem}.gpeg_pc": (work / "t.gpeg_pc").read_bytes()},
     )
     assert in_process_cli("texture", "export", str(pack), "-o", str(work / "out"))[0] == 0
     (glow,) = (work / "out").rglob("glow.*")
@@ -47,10 +51,10 @@ def _peg_pack(work: Path) -> tuple[Path, list[str], str]:
     return pack, ["texture", "import", str(pack), str(work / "out")], "would change"
 
 
-def _wad_pack(work: Path) -> tuple[Path, list[str], str]:
-    """A PAK holding a WAD of one miptex, and a folder whose image of it differs."""
-    wad = wad_bytes([(b"WALL", 0x44, miptex_bytes(b"WALL", 16, 16))])
-    pack = write_pack(work / "textures.pak", {"gfx/base.wad": wad})
+def _wad_pack(work: Path, lump: bytes = b"WALL", store: Store = write_pack) -> tuple[Path, list[str], str]:
+    """A PAK holding a WAD of one miptex (`lump`), and a folder whose image of it differs."""
+    wad = wad_bytes([(lump, 0x44, miptex_bytes(lump, 16, 16))])
+    pack = store(work / "textures.pak", {"gfx/base.wad": wad})
     assert in_process_cli("texture", "export", str(pack), "-o", str(work / "out"))[0] == 0
     (wall,) = (work / "out").rglob("*.png")
     with Image.open(wall) as image:
@@ -60,8 +64,8 @@ def _wad_pack(work: Path) -> tuple[Path, list[str], str]:
     return pack, ["texture", "import", str(pack), str(work / "out")], "would change"
 
 
-def _table_pack(work: Path) -> tuple[Path, list[str], str]:
-    pack = write_pack(work / "table.vpp_pc", {"weapons.xtbl": weapons(), "items.xtbl": ITEMS})
+def _table_pack(work: Path, member: str = "weapons.xtbl", store: Store = write_pack) -> tuple[Path, list[str], str]:
+    pack = store(work / "table.vpp_pc", {member: weapons(), "items.xtbl": ITEMS})
     assert in_process_cli("table", "export", str(pack), "-o", str(work / "sheets"))[0] == 0
     (sheet,) = (work / "sheets").rglob("weapons.xtbl.*")
     sheet.write_text(sheet.read_text("utf-8").replace("pistol", "blaster", 1), "utf-8")
@@ -77,9 +81,11 @@ def _loose_table(work: Path) -> tuple[Path, list[str], str]:
     return table, ["table", "import", str(table), str(work / "sheets")], "blaster"
 
 
-def _text_pack(work: Path) -> tuple[Path, list[str], str]:
+def _text_pack(
+    work: Path, member: str = "locatexts_xx_yy.rfglocatext", store: Store = write_pack
+) -> tuple[Path, list[str], str]:
     data = sample_file(work).read_bytes()
-    pack = write_pack(work / "misc.vpp_pc", {"locatexts_xx_yy.rfglocatext": data})
+    pack = store(work / "misc.vpp_pc", {member: data})
     out = work / "t.json"
     assert in_process_cli("text", "export", str(pack), "-o", str(out))[0] == 0
     rows = json.loads(out.read_text("utf-8"))
@@ -111,18 +117,21 @@ def _sprite_pack(work: Path) -> tuple[Path, list[str], str]:
     return pack, ["sprite", "import", str(pack), str(work / "out")], "would change"
 
 
-def _mesh_pack(work: Path) -> tuple[Path, list[str], str]:
-    """An RFG mesh pair in a `.str2_pc`, and a glTF of it with one vertex moved."""
+def _mesh_pack(
+    work: Path, stem: str = "thing", store: Store = write_pack, pack_name: str = "thing.str2_pc"
+) -> tuple[Path, list[str], str]:
+    """An RFG mesh pair (`STEM.csmesh_pc`) in a `.str2_pc`, and a glTF of it with one vertex moved."""
     cpu, gpu = build(textured_spec())
-    pack = write_pack(work / "thing.str2_pc", {"thing.csmesh_pc": cpu, "thing.gsmesh_pc": gpu})
+    pack = store(work / pack_name, {f"{stem}.csmesh_pc": cpu, f"{stem}.gsmesh_pc": gpu})
     out = work / "thing.glb"
-    assert in_process_cli("model", "export", str(pack), "thing.csmesh_pc", "-o", str(out))[0] == 0
+    assert in_process_cli("model", "export", str(pack), f"{stem}.csmesh_pc", "-o", str(out))[0] == 0
     out.write_bytes(moved_glb(out.read_bytes(), 3, (0.0, 0.0, 0.125)))
-    return pack, ["model", "import", str(out), "--into", str(pack), "thing.gsmesh_pc"], "would change"
+    return pack, ["model", "import", str(out), "--into", str(pack), f"{stem}.gsmesh_pc"], "would change"
 
 
-def _scene_track(work: Path) -> tuple[Path, list[str], str]:
-    """A VDrift track, and a glTF of its scene with one object moved: its `objects.jpk` edited."""
+def _scene_track(work: Path, renamed: str | None = None) -> tuple[Path, list[str], str]:
+    """A VDrift track, and a glTF of its scene with one object moved: its `objects.jpk` edited
+    (with `renamed`, the moved object is a new one of that name)."""
     track = make_track(
         work / "track",
         [list_line("road.joe", "asphalt.png", mipmap=1), list_line("sky.joe", "sky.png", skybox=1)],
@@ -130,8 +139,10 @@ def _scene_track(work: Path) -> tuple[Path, list[str], str]:
         {"asphalt.png": png((200, 60, 40)), "sky.png": png((30, 200, 60))},
     )
     found = scene.load(track)
-    road = mesh_of(next(node for node in found.root.walk() if node.name == "road.joe"))
+    node = next(node for node in found.root.walk() if node.name == "road.joe")
+    road = mesh_of(node)
     road.positions = road.positions + np.float32(2.0)
+    node.name = renamed or node.name
     scene.save(found, work / "moved.glb")
     pack = track / "objects" / "objects.jpk"
     return pack, ["model", "import", str(work / "moved.glb"), "--into", str(track)], "1 changed"

@@ -126,3 +126,24 @@ def test_a_plan_only_editor_refuses_to_commit(tmp_path: Path) -> None:
     with gamepak.edit(pack) as editor:  # nothing held: an editor that may commit opens at once
         editor.add("docs/b.txt", b"b")
     assert pack_members(pack) == {"docs/a.txt": b"a", "docs/b.txt": b"b"}
+
+
+@pytest.mark.parametrize(
+    "verb",
+    [["rm", "b.txt"], ["mv", "b.txt", "c.txt"], ["add", "NEW", "--name", "n.txt"]],
+    ids=["rm", "mv", "add"],
+)
+def test_a_dry_run_refuses_a_name_the_rebuild_would_refuse(tmp_path: Path, verb: list[str]) -> None:
+    """A packfile is rebuilt whole: a member stored as `sub/a.txt` (a '/' its writer refuses,
+    another tool wrote it) stops the real edit of any other member, and so its dry run
+    (`Editor.check`), with the same line."""
+    pack = write_pack(tmp_path / "p.vpp_pc", {"sub_a.txt": b"a", "b.txt": b"b"})
+    pack.write_bytes(pack.read_bytes().replace(b"sub_a.txt", b"sub/a.txt"))
+    (tmp_path / "new.txt").write_bytes(b"new")
+    command = [verb[0], str(pack), *[str(tmp_path / "new.txt") if word == "NEW" else word for word in verb[1:]]]
+    before = pack.read_bytes()
+    real = in_process_cli(*command)
+    assert real[0] == 1 and "names hold no folders" in real[2], real
+    dry = in_process_cli(*command, "--dry-run")
+    assert (dry[0], dry[2]) == (real[0], real[2])
+    assert pack.read_bytes() == before

@@ -136,7 +136,10 @@ def _finish(editor: Editor, dry_run: bool, list_changes: bool = False) -> None:
     """Commit (or with --dry-run only show the plan) and print the summary line."""
     if dry_run:
         planned = editor.plan()
-        editor.abort()
+        try:
+            editor.check()  # what the commit refuses before writing, refused now
+        finally:
+            editor.abort()
         write_text("".join(f"{line}\n" for line in planned))
         summary(f"{editor.path}: dry run, {count(len(planned), 'change')} planned, nothing written", stdout=True)
         ends_quickly()  # a dry run opened nothing to write (no lock, no temporary)

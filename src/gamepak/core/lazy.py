@@ -51,3 +51,15 @@ class Lazy(Sequence[Item]):
 
     def __repr__(self) -> str:
         return f"<{self._length} items made when read>"
+
+
+class NamedLazy(Lazy[Item]):
+    """A `Lazy` of named things (a model's skins as images) whose names are read without making
+    the things: `names[index]` is `self[index].name`, made from the index alone (an export
+    names a million skin files before it makes any skin's pixels)."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, length: int, make: Callable[[int], Item], names: Sequence[str]) -> None:
+        super().__init__(length, make)
+        self.names = names

@@ -6,8 +6,13 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError
+
+if TYPE_CHECKING:
+    from .edit import Editor
 
 
 def selected(
@@ -32,22 +37,50 @@ def selected(
         raise GamepakError(f"{source}: no {noun} {', '.join(missing)}")
 
 
-def write_back(source: str, changed: dict[str, bytes], is_loose: Callable[[str], bool]) -> None:
+def write_back(
+    source: str, changed: dict[str, bytes], is_loose: Callable[[str], bool], *, dry_run: bool = False
+) -> None:
     """Write changed members back into `source`: one crash-safe edit of a pack, atomic
-    rewrites of a folder's files or of a loose file (`is_loose(source)`)."""
+    rewrites of a folder's files or of a loose file (`is_loose(source)`). With `dry_run`
+    nothing is written: a pack's edit is planned only (`pack_edit`)."""
     if not changed:
         return
-    from ..core.atomic import write_bytes
+    if os.path.isdir(source) or is_loose(source):
+        if dry_run:
+            return
+        from ..core.atomic import write_bytes
 
-    if os.path.isdir(source):
+        folder = os.path.isdir(source)
         for member, data in changed.items():
-            write_bytes(os.path.join(source, *member.split("/")), data, overwrite=True)
-    elif is_loose(source):
-        for data in changed.values():
-            write_bytes(source, data, overwrite=True)
-    else:
-        from .edit import edit
+            write_bytes(os.path.join(source, *member.split("/")) if folder else source, data, overwrite=True)
+        return
+    with pack_edit(source, dry_run=dry_run) as pack:
+        for member, data in changed.items():
+            pack.replace(member, data)
 
-        with edit(source) as pack:
-            for member, data in changed.items():
-                pack.replace(member, data)
+
+@contextmanager
+def pack_edit(
+    pack: str, format: str | None = None, *, options: dict[str, Any] | None = None, dry_run: bool = False
+) -> Iterator[Editor]:
+    """The one crash-safe edit of `pack` a content import writes through, committed when the
+    block ends without an exception. With `dry_run` the same edit is only planned
+    (`Editor(plan_only=True)`: no lock, no temporaries cleared, nothing written), so a dry run
+    refuses what the real run would (a name the pack's format cannot store, a member that is
+    not there, the writer's options, a member's name a rebuild cannot store) with the same
+    message."""
+    from .edit import Editor
+
+    editor = Editor(pack, format, options=options, plan_only=dry_run)
+    try:
+        yield editor
+    except BaseException:
+        editor.abort()
+        raise
+    if dry_run:
+        try:
+            editor.check()
+        finally:
+            editor.abort()
+    else:
+        editor.commit()

@@ -315,6 +315,17 @@ class _PackEdit:
             writer.add_pending(member)
         return writer
 
+    def check_writers(self, target: str | None) -> None:
+        """Queue this pack's members in the writer that rebuilds it as `target` (None: it is
+        edited in place, so only its changed nested packs), then drop it: the writer's checks
+        refuse what the commit would, nothing written."""
+        for member in self.members:
+            child = self.children.get(id(member))
+            if child is not None and child.any_change():
+                child.check_writers(child.writer_name)
+        if target is not None:
+            self.writer(target, self.members).abort()
+
     def close(self) -> None:
         for child in self.children.values():
             child.close()
@@ -471,6 +482,16 @@ class Editor:
         pack.rename_at(index, new_inner)
         self.result.renamed.append((full, new))
         self._plan.append(f"rename {full} -> {new}")
+
+    def check(self) -> None:
+        """Refuse now what `commit()` would refuse before writing (a dry run's last step): each
+        pack the commit rebuilds (a changed nested pack; the pack itself when compacting or
+        when its format has no in-place edit) gets its members queued in a writer that is then
+        dropped, so a name the format cannot store is refused even on a member left as it is."""
+        self._open()
+        if self._root.any_change() or self.compact:
+            rebuilt = self.compact or type(self.archive).append_edit is Archive.append_edit
+            self._root.check_writers(self.path if rebuilt else None)
 
     def commit(self) -> EditResult:
         """Write the changes (in place where the format allows, else by a rebuild) and close."""

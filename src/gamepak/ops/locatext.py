@@ -254,9 +254,10 @@ def import_locatext(
         rebuilt = located.table.to_bytes()
         unchanged = rebuilt == original
     output = os.fspath(output)
-    if dry_run:
-        return LocaImport(located, applied, unchanged, written=False)
     if unchanged and os.path.lexists(output) and overwrite and os.path.samefile(located.file, output):
+        return LocaImport(located, applied, unchanged, written=False)
+    if dry_run:
+        _plan_write(located, rebuilt, output, overwrite)
         return LocaImport(located, applied, unchanged, written=False)
     if located.member is None:
         from ..core.atomic import write_bytes
@@ -267,6 +268,20 @@ def import_locatext(
             located.file, located.member, rebuilt, os.fspath(output), format=located.format, overwrite=overwrite
         )
     return LocaImport(located, applied, unchanged)
+
+
+def _plan_write(located: Located, rebuilt: bytes, output: str, overwrite: bool) -> None:
+    """Refuse, as the real import would, what would stop it writing `output`: an output that
+    exists without `overwrite`, a pack edit its editor refuses (only planned: no lock)."""
+    if os.path.lexists(output) and not overwrite:
+        from ..errors import OutputExistsError
+
+        raise OutputExistsError(output)
+    if located.member is not None:
+        from .content_files import pack_edit
+
+        with pack_edit(located.file, located.format, dry_run=True) as editor:
+            editor.replace(located.member, rebuilt)
 
 
 def replace_member(

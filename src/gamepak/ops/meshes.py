@@ -321,16 +321,16 @@ def import_into(model: str, pack: str, member: str, *, asm: str | None = None, d
     folder = os.path.dirname(os.path.abspath(model))
     result = write_back(mesh, pair.name, data, pair.gpu, pair.cpu, label=model, folder=folder)
     report = MeshImport(pack, pair.cpu_path, result.changed_vertices, result.boxes_changed, result.warnings)
-    if dry_run or (result.gpu == pair.gpu and result.cpu == pair.cpu):
+    if result.gpu == pair.gpu and result.cpu == pair.cpu:
         return report
     from .textures import _edit
 
-    with _edit(pack, asm) as editor:
+    with _edit(pack, asm, dry_run) as editor:  # a dry run's only plans: it refuses as the real one
         if result.gpu != pair.gpu:
             editor.replace(pair.gpu_path, result.gpu)
         if result.cpu != pair.cpu:
             editor.replace(pair.cpu_path, result.cpu)
-    report.written = True
+    report.written = not dry_run
     return report
 
 

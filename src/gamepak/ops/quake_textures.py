@@ -74,15 +74,25 @@ def _image_paths(unit_path: str, member: bool, kind: str, found: Sequence[Palett
         return [base + ".png"]
     if isinstance(found, list):
         return [_image_path(unit_path, member, image) for image in found]
-    from ..core.lazy import Lazy
+    from ..core.lazy import Lazy, NamedLazy
 
-    # Made when read, as the images are (a model of a million 1x1 skins).
+    # Made when read, as the images are (a model of a million 1x1 skins), from the names alone
+    # where the images have them apart (skins, frames): an export names each file, then makes
+    # its image once.
+    if isinstance(found, NamedLazy):
+        names = found.names
+        return Lazy(len(found), lambda index: _path_of_name(unit_path, member, names[index]))
     return Lazy(len(found), lambda index: _image_path(unit_path, member, found[index]))
 
 
 def _image_path(unit_path: str, member: bool, image: PaletteImage) -> str:
     """Where an image of a file holding several is exported (`Unit.image_paths`)."""
-    return (unit_path + "/" if member else "") + _file_name(image.name) + ".png"
+    return _path_of_name(unit_path, member, image.name)
+
+
+def _path_of_name(unit_path: str, member: bool, name: str) -> str:
+    """`_image_path` of an image called `name`."""
+    return (unit_path + "/" if member else "") + _file_name(name) + ".png"
 
 
 class _Palettes:
@@ -265,7 +275,7 @@ def export_textures(
     for unit in iter_units(source, palette=palette):
         if not wanted and isinstance(unit.images, Lazy):
             if unit.images:  # sprite frames and model skins: none without pixels
-                _note_palette(palettes, unit, unit.images[0])
+                _note_palette(palettes, unit, None)  # never their own palette: none made to ask
                 runs.append(unit)
                 starts.append(starts[-1] + len(unit.images))
             continue
@@ -317,9 +327,11 @@ def export_textures(
     return written[:pictures] if manifest else written
 
 
-def _note_palette(palettes: list[str] | None, unit: Unit, image: PaletteImage) -> None:
-    """Add where `unit`'s palette was found to `palettes` (once), unless the image has its own."""
-    if palettes is not None and image.palette is None and unit.palette_source not in palettes:
+def _note_palette(palettes: list[str] | None, unit: Unit, image: PaletteImage | None) -> None:
+    """Add where `unit`'s palette was found to `palettes` (once), unless the image has its own
+    (None: an image that never has, a sprite's frame or a model's skin)."""
+    has_own = image is not None and image.palette is not None
+    if palettes is not None and not has_own and unit.palette_source not in palettes:
         palettes.append(unit.palette_source)
 
 
@@ -425,16 +437,17 @@ def import_textures(
         if changed:
             label = f"{path}:{unit.path}" if unit.member else path
             replacements.append((unit, sources.replace_images(unit.kind, unit.data, label, changed)))
-    if dry_run or not replacements:
+    if not replacements:
         return changed_names
     if not replacements[0][0].member:
-        from ..core.atomic import write_bytes
+        if not dry_run:
+            from ..core.atomic import write_bytes
 
-        write_bytes(path, replacements[0][1], overwrite=True)
+            write_bytes(path, replacements[0][1], overwrite=True)
         return changed_names
-    from .edit import edit
+    from .content_files import pack_edit
 
-    with edit(path) as pack:
+    with pack_edit(path, dry_run=dry_run) as pack:
         for unit, data in replacements:
             pack.replace(unit.path, data)
     return changed_names

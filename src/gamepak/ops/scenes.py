@@ -146,7 +146,7 @@ def import_scene(
         count_tokens,
         find_track_folder,
     )
-    from .edit import edit
+    from .content_files import pack_edit
 
     source = os.fspath(scene_path)
     folder = find_track_folder(os.fspath(track))
@@ -386,16 +386,23 @@ def import_scene(
         dropped = {listing.slots[slot].model for slot in changes.removed if listing.slots[slot] is not None}  # type: ignore[union-attr]
         removable = sorted(name for name in dropped - still_named - set(new_members) if name in members)
     new_list = changes.result()
-    if dry_run or report.unchanged:
+    if report.unchanged:
         return report
-    if new_members:
-        with edit(pack_path) as editor:
+    # A dry run plans the pack's edits as the real run makes them (no lock, nothing written),
+    # so a name objects.jpk cannot store is refused there as it would be here.
+    if new_members or (dry_run and removable):
+        with pack_edit(pack_path, dry_run=dry_run) as editor:
             for name, member in new_members.items():
                 editor.add(name, member, replace=name in members)
+            if dry_run:  # the real run removes them once list.txt no longer names them
+                for name in removable:
+                    editor.remove(name)
+    if dry_run:
+        return report
     if new_list != listing.data:
         write_bytes(list_path, new_list, overwrite=True)
     if removable:
-        with edit(pack_path) as editor:
+        with pack_edit(pack_path) as editor:
             for name in removable:
                 editor.remove(name)
     return report

@@ -225,16 +225,17 @@ def import_sprites(
     )
     if not seen:
         raise GamepakError(f"{root}: no folder holds a {JSON_NAME} of a sprite of {label}")
-    if dry_run or not replacements:
+    if not replacements:
         return result
     if replacements[0][0] is None:
-        from ..core.atomic import write_bytes
+        if not dry_run:
+            from ..core.atomic import write_bytes
 
-        write_bytes(label, replacements[0][1], overwrite=True)
+            write_bytes(label, replacements[0][1], overwrite=True)
         return result
-    from .edit import edit
+    from .content_files import pack_edit
 
-    with edit(label, format) as pack:
+    with pack_edit(label, format, dry_run=dry_run) as pack:
         for member, data in replacements:
             assert member is not None
             pack.replace(member, data)

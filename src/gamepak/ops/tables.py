@@ -276,27 +276,23 @@ def import_tables(
     def wanted(member: str) -> bool:
         return member.lower() in names or member.rsplit("/", 1)[-1].lower() in names
 
-    if os.path.isdir(target) or is_table_name(target) or dry_run:
+    if os.path.isdir(target) or is_table_name(target):
         changes, written = _import_into(target, files, _wanted_members(target, wanted), strict, delete, warnings)
         if written and not dry_run:
             _store(target, written)
         return changes
     # A pack: one editor reads the tables and writes them back, the pack locked in between;
-    # the read leaves resume points, so the rewrite does not decode the stream again.
-    from .edit import Editor
+    # the read leaves resume points, so the rewrite does not decode the stream again. A dry
+    # run's editor only plans (no lock), and refuses what the commit would.
+    from .content_files import pack_edit
 
-    editor = Editor(target)
-    try:
+    with pack_edit(target, dry_run=dry_run) as editor:
         editor.archive.keep_seek_points()
         changes, written = _import_into(
             target, files, _members_in(editor.archive, "", wanted), strict, delete, warnings
         )
         for member, data in written.items():
             editor.replace(member, data)
-        if written:
-            editor.commit()
-    finally:
-        editor.close()
     return changes
 
 

@@ -177,8 +177,8 @@ def import_textures(
                 changed += [f"{peg_path}/{name}" for name in names]
             if peg is not None and peg_folders:  # the other pegs' folders were not meant
                 folder = peg_folders[0]
-        if replacements and not dry_run:
-            with _edit(target, asm) as pack:
+        if replacements:
+            with _edit(target, asm, dry_run) as pack:
                 for member, data in replacements.items():
                     pack.replace(member, data)
     _warn_unused(target, folder, used, known, peg)
@@ -276,17 +276,18 @@ def change_peg(
         pack.replace(found.gpu_name or partner_name(peg_path), gpu)
 
 
-def _edit(target: str, asm: str | os.PathLike[str] | None) -> Any:
+def _edit(target: str, asm: str | os.PathLike[str] | None, dry_run: bool = False) -> Any:
     """The crash-safe edit of a pack that texture changes go through; `asm`, a separate
-    `.asm_pc` file, is brought up to date with the changed `.str2_pc` members too."""
-    from .edit import edit
+    `.asm_pc` file, is brought up to date with the changed `.str2_pc` members too. With
+    `dry_run` the edit is only planned (`content_files.pack_edit`)."""
+    from .content_files import pack_edit
 
     if asm is None:
-        return edit(target)
+        return pack_edit(target, dry_run=dry_run)
     asm = os.fspath(asm)
     if not os.path.isfile(asm):
         raise GamepakError(f"{asm}: no such file (--asm)")
-    return edit(target, options={"asm": asm})
+    return pack_edit(target, options={"asm": asm}, dry_run=dry_run)
 
 
 def _remove_dead_temporaries(target: str) -> None:

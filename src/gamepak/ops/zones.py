@@ -278,16 +278,16 @@ def import_zones(target: str | os.PathLike[str], folder: str | os.PathLike[str],
             f"{stored_member}: header changed"
         ]
         written[stored_member] = data
-    if not dry_run:
-        _store(target, written)
+    _store(target, written, dry_run)
     return changes
 
 
-def _store(source: str, changed: dict[str, bytes]) -> None:
-    """Write changed zones back: one edit of a pack, atomic rewrites of loose files."""
+def _store(source: str, changed: dict[str, bytes], dry_run: bool = False) -> None:
+    """Write changed zones back: one edit of a pack, atomic rewrites of loose files (with
+    `dry_run`, the pack's edit only planned: it refuses what the real one would)."""
     from .content_files import write_back
 
-    write_back(source, changed, is_zone_name)
+    write_back(source, changed, is_zone_name, dry_run=dry_run)
 
 
 def check_zones(source: str | os.PathLike[str]) -> list[tuple[str, str, str]]:

@@ -33,7 +33,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ...core.lazy import Lazy
+from ...core.lazy import Lazy, NamedLazy
 from .images import ImageError, PaletteImage
 from .slots import SlotIndex
 
@@ -118,7 +118,9 @@ class AliasModel:
                 skin.name, "skin", self.skin_width, self.skin_height, [bytes(data[skin.offset : skin.offset + size])]
             )
 
-        return Lazy(len(skins), image)
+        # The names without the pixels: an export names every skin's file before making any.
+        names = skins.names if isinstance(skins, NamedLazy) else [skin.name for skin in skins]
+        return NamedLazy(len(skins), image, names)
 
     def summary(self) -> dict[str, object]:
         return {
@@ -203,7 +205,9 @@ def read(data: bytes, label: str) -> AliasModel:
             position += count * skin_size
         else:
             raise ModelFormatError(f"skin {slot}: kind {kind} is neither 0 nor 1", path=label, offset=position - 4)
-    model.skins = Lazy(len(index), lambda number: _skin(index, number))
+    model.skins = NamedLazy(
+        len(index), lambda number: _skin(index, number), Lazy(len(index), lambda number: index.name_of("skin", number))
+    )
     need(vertices * ST_VERTEX, "st-vertices")
     model.st_offset = position
     position += vertices * ST_VERTEX

@@ -59,6 +59,13 @@ class SlotIndex:
         (interval,) = INTERVAL.unpack_from(self.data, intervals + 4 * number)
         return self.offsets[index], slot, number, interval
 
+    def name_of(self, prefix: str, index: int) -> str:
+        """The name of image `index` (`name`), from the index alone: no interval read."""
+        slot = bisect_right(self.first_image, index) - 1
+        if self.interval_offset[slot] < 0:
+            return self.name(prefix, slot, None)
+        return self.name(prefix, slot, index - self.first_image[slot])
+
     def name(self, prefix: str, slot: int, number: int | None) -> str:
         """`skin3`, or `skin3_0` for the first image of the group in slot 3."""
         return f"{prefix}{slot}" if number is None else f"{prefix}{slot}_{number}"

@@ -24,7 +24,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ...core.lazy import Lazy
+from ...core.lazy import Lazy, NamedLazy
 from .images import ImageError, PaletteImage
 from .slots import SlotIndex
 
@@ -74,7 +74,9 @@ class Sprite:
                 extras={"origin": list(frame.origin), "interval": frame.interval},
             )
 
-        return Lazy(len(frames), image)
+        # The names without the pixels: an export names every frame's file before making any.
+        names = frames.names if isinstance(frames, NamedLazy) else [frame.name for frame in frames]
+        return NamedLazy(len(frames), image, names)
 
 
 def _frame(index: SlotIndex, data: bytes, number: int) -> SpriteFrame:
@@ -139,5 +141,9 @@ def read(data: bytes, label: str) -> Sprite:
             raise ImageError(
                 f"frame {slot}: kind {frame_kind} is neither 0 (single) nor 1 (group)", path=label, offset=position - 4
             )
-    sprite.frames = Lazy(len(index), lambda number: _frame(index, data, number))
+    sprite.frames = NamedLazy(
+        len(index),
+        lambda number: _frame(index, data, number),
+        Lazy(len(index), lambda number: index.name_of("frame", number)),
+    )
     return sprite
