@@ -135,9 +135,9 @@ def test_help_lists_every_command_however_it_is_asked_for(spelling: list[str]) -
 def test_a_run_without_help_makes_no_help_lines_but_knows_every_command() -> None:
     from gamepak.cli import COMMANDS, build_parser
 
-    commands = build_parser("ls", listed=False)._subparsers._group_actions[0]  # type: ignore[union-attr]
-    assert [action.dest for action in commands._choices_actions] == ["ls"]  # type: ignore[attr-defined]
-    assert sorted(commands.choices) == sorted(name for names in COMMANDS.values() for name in names)  # type: ignore[union-attr]
+    commands = _commands(build_parser("ls", listed=False))
+    assert [action.dest for action in commands._choices_actions] == ["ls"]
+    assert sorted(commands.choices) == sorted(name for names in COMMANDS.values() for name in names)
     code, _, err = in_process_cli("lst", "a.pak")
     assert code == 2 and "invalid choice: 'lst'" in err and "'catalog-diff'" in err
 

@@ -323,7 +323,13 @@ class _PackEdit:
             child = self.children.get(id(member))
             if child is not None and child.any_change():
                 child.check_writers(child.writer_name)
-        if target is not None:
+        if target is None:
+            return
+        if self.spec.name_rule is not None and self._checker is None:
+            # The rule its writer applies to each member queued, without loading the writer.
+            for member in self.members:
+                self.check_name(member.name)
+        else:
             self.writer(target, self.members).abort()
 
     def close(self) -> None:
