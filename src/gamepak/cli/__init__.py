@@ -19,6 +19,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Iterator
 
 # The command modules, the commands each declares and their one-line summaries, in the order
 # `gamepak --help` lists them. A run imports only the module of the command it runs, and
@@ -169,18 +170,26 @@ def build_parser(
     return parser
 
 
-def _words_of(arguments: list[str]) -> tuple[str | None, str | None]:
-    """The command word of a command line (the first word that is not a global option) and the
-    word after it (a group's sub-command: group parsers take no options with values), or None
-    when there is none (`gamepak`, `gamepak --help`)."""
-    words: list[str | None] = []
+def _global_words(arguments: list[str]) -> Iterator[str]:
+    """The words of a command line up to its end, without the value of `--format` (the one
+    global option that takes a value, so the only one whose next word is not a word of its own)."""
     skip = False
     for word in arguments:
         if skip:
             skip = False
         elif word == "--format":
             skip = True
-        elif not word.startswith("-"):
+        else:
+            yield word
+
+
+def _words_of(arguments: list[str]) -> tuple[str | None, str | None]:
+    """The command word of a command line (the first word that is not a global option) and the
+    word after it (a group's sub-command: group parsers take no options with values), or None
+    when there is none (`gamepak`, `gamepak --help`)."""
+    words: list[str | None] = []
+    for word in _global_words(arguments):
+        if not word.startswith("-"):
             words.append(word)
             if len(words) == 2:
                 break
@@ -193,15 +202,10 @@ def _lists_commands(arguments: list[str]) -> bool:
     command word (`gamepak --help`, `gamepak -q --help ls`), as -h, --help, an abbreviation
     (--he) or among short flags (-qh). Any option word there with an h counts: a needless
     listing costs little. After the command word, help is the command's own (`ls --help`)."""
-    skip = False
-    for word in arguments:
-        if skip:
-            skip = False
-        elif word == "--format":
-            skip = True
-        elif not word.startswith("-"):
+    for word in _global_words(arguments):
+        if not word.startswith("-"):
             return False  # the command word: its own help, if any
-        elif "h" in word:
+        if "h" in word:
             return True
     return False
 
