@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
 
 from ..errors import GamepakError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
+
     from .edit import Editor
 
 
@@ -59,28 +60,39 @@ def write_back(
             pack.replace(member, data)
 
 
-@contextmanager
 def pack_edit(
     pack: str, format: str | None = None, *, options: dict[str, Any] | None = None, dry_run: bool = False
-) -> Iterator[Editor]:
-    """The one crash-safe edit of `pack` a content import writes through, committed when the
-    block ends without an exception. With `dry_run` the same edit is only planned
-    (`Editor(plan_only=True)`: no lock, no temporaries cleared, nothing written), so a dry run
-    refuses what the real run would (a name the pack's format cannot store, a member that is
-    not there, the writer's options, a member's name a rebuild cannot store) with the same
-    message."""
-    from .edit import Editor
+) -> _PackEditing:
+    """The one crash-safe edit of `pack` a content import writes through (`with pack_edit(...)
+    as editor:`), committed when the block ends without an exception. With `dry_run` the same
+    edit is only planned (`Editor(plan_only=True)`: no lock, no temporaries cleared, nothing
+    written), so a dry run refuses what the real run would (a name the pack's format cannot
+    store, a member that is not there, the writer's options, a member's name a rebuild cannot
+    store) with the same message."""
+    return _PackEditing(pack, format, options, dry_run)
 
-    editor = Editor(pack, format, options=options, plan_only=dry_run)
-    try:
-        yield editor
-    except BaseException:
-        editor.abort()
-        raise
-    if dry_run:
-        try:
-            editor.check()
-        finally:
+
+class _PackEditing:
+    """`pack_edit`'s block (a class: `contextlib` and `typing` cost `table check` start-up time,
+    tests/test_rfg_xtbl_check_report.py)."""
+
+    def __init__(self, pack: str, format: str | None, options: dict[str, Any] | None, dry_run: bool) -> None:
+        self.pack, self.format, self.options, self.dry_run = pack, format, options, dry_run
+
+    def __enter__(self) -> Editor:
+        from .edit import Editor
+
+        self.editor = Editor(self.pack, self.format, options=self.options, plan_only=self.dry_run)
+        return self.editor
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        editor = self.editor
+        if exc_type is not None:
             editor.abort()
-    else:
-        editor.commit()
+        elif self.dry_run:
+            try:
+                editor.check()
+            finally:
+                editor.abort()
+        else:
+            editor.commit()
