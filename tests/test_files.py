@@ -57,18 +57,7 @@ def test_a_file_over_the_cap_is_refused_before_it_is_read(tmp_path: Path, monkey
 def test_a_file_growing_past_the_cap_while_read_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "grows.bin"
     path.write_bytes(b"x" * 10)
-    import gamepak.core.files as files
-
-    real_fstat = os.fstat
-
-    def small_fstat(fd: int) -> os.stat_result:
-        # The size seen when opened; the file then holds more than that (and than the cap).
-        result = real_fstat(fd)
-        with open(path, "ab") as handle:
-            handle.write(b"y" * 100)
-        return result
-
-    monkeypatch.setattr(files.os, "fstat", small_fstat)
+    _grows_once_opened(path, monkeypatch, b"y" * 100)  # past the size seen when opened, and the cap
     with pytest.raises(GamepakError, match="grew while read"):
         read_file(path, limit=50)
 
@@ -79,6 +68,17 @@ def test_a_file_growing_within_the_cap_while_read_is_read_to_its_end(
 ) -> None:
     path = tmp_path / "grows.bin"
     path.write_bytes(b"x" * 10)
+    _grows_once_opened(path, monkeypatch, b"y" * grown)
+    assert read_file(path, limit=10 + grown) == b"x" * 10 + b"y" * grown
+    monkeypatch.undo()
+    # The same growth once more (10 + 2 * grown bytes): one byte over the cap is refused.
+    _grows_once_opened(path, monkeypatch, b"z" * grown)
+    with pytest.raises(GamepakError, match="grew while read"):
+        read_file(path, limit=9 + 2 * grown)
+
+
+def _grows_once_opened(path: Path, monkeypatch: pytest.MonkeyPatch, more: bytes) -> None:
+    """`read_file` of `path` sees the size it has when opened, then the file holds `more` too."""
     import gamepak.core.files as files
 
     real_fstat = os.fstat
@@ -86,30 +86,10 @@ def test_a_file_growing_within_the_cap_while_read_is_read_to_its_end(
     def small_fstat(fd: int) -> os.stat_result:
         result = real_fstat(fd)
         with open(path, "ab") as handle:
-            handle.write(b"y" * grown)
+            handle.write(more)
         return result
 
     monkeypatch.setattr(files.os, "fstat", small_fstat)
-    assert read_file(path, limit=10 + grown) == b"x" * 10 + b"y" * grown
-    monkeypatch.undo()
-    # The same growth once more (10 + 2 * grown bytes): one byte over the cap is refused.
-    with pytest.raises(GamepakError, match="grew while read"):
-        _grow_and_read(path, files, monkeypatch, limit=9 + 2 * grown)
-
-
-def _grow_and_read(path: Path, files: Any, monkeypatch: pytest.MonkeyPatch, limit: int) -> bytes:
-    """read_file of `path` (now 10 + grown bytes) while it grows by as much again."""
-    real_fstat = os.fstat
-    grown = path.stat().st_size - 10
-
-    def small_fstat(fd: int) -> os.stat_result:
-        result = real_fstat(fd)
-        with open(path, "ab") as handle:
-            handle.write(b"z" * grown)
-        return result
-
-    monkeypatch.setattr(files.os, "fstat", small_fstat)
-    return read_file(path, limit=limit)
 
 
 def test_a_file_is_read_whole_in_one_buffer_of_its_size(tmp_path: Path) -> None:
