@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
     from ..core.writer import ArchiveWriter
-    from .edit_commit import Scratch
 
 
 class EditResult:
@@ -291,20 +290,7 @@ class _PackEdit:
     def any_change(self) -> bool:
         return self.changed or any(child.any_change() for child in self.children.values())
 
-    # -- writing -----------------------------------------------------------------------------
-    def final_members(self, scratch: Scratch) -> list[PendingMember]:
-        """The members to write, in order; nested packs that changed are rebuilt first."""
-        members = []
-        for member in self.members:
-            child = self.children.get(id(member))
-            if child is not None and child.any_change():
-                built = scratch.path_for(child.writer_name)
-                child.writer(built, child.final_members(scratch)).close()
-                members.append(PendingMember.from_file(member.name, built))
-            else:
-                members.append(member)
-        return members
-
+    # -- writing (the commit itself is `edit_commit.write_changes`) -----------------------------
     def writer(self, target: str, members: list[PendingMember]) -> ArchiveWriter:
         """A writer for `target` with the pack's options and `members` queued (which checks the
         format's limits); nothing is written before it is closed."""
@@ -507,51 +493,12 @@ class Editor:
             raise GamepakError(f"{self.path}: this editor only plans (a dry run) and cannot commit")
         try:
             if self._root.any_change() or self.compact:
-                self._write()
+                from .edit_commit import write_changes
+
+                write_changes(self._root, self.path, compact=self.compact)
         finally:
             self.close()
         return self.result
-
-    def _write(self) -> None:
-        from .edit_commit import Scratch
-
-        scratch = Scratch()
-        try:
-            members = self._root.final_members(scratch)
-            tail = self._tail()
-            in_place = not self.compact and self.archive.append_edit(self.path, members)
-
-            if not in_place:
-                mode = os.stat(self.path).st_mode & 0o7777
-                self._root.writer(self.path, members).close()
-                if os.stat(self.path).st_mode & 0o7777 != mode:
-                    os.chmod(self.path, mode)  # the rebuilt pack keeps the old one's permissions
-            if tail is not None and not self._tail_kept(*tail):
-                self.result.dropped_tail = tail[1]
-        finally:
-            scratch.remove()
-        self.result.method = "in place" if in_place else "compacted" if self.compact else "rebuilt"
-        self.result.new_size = os.path.getsize(self.path)
-
-    def _tail(self) -> tuple[int, int, bytes] | None:
-        """(where the bytes after the members' data start, how many, their digest) when a pack
-        whose members are plain byte ranges has any."""
-        if not self.archive._plain_ranges():
-            return None
-        entries = self.archive.infolist()
-        end = max((entry.offset + entry.size for entry in entries), default=0)
-        count = self.archive.size - end
-        if count <= 0:
-            return None
-        from .edit_commit import digest
-
-        return end, count, digest(self.path, end, count)
-
-    def _tail_kept(self, end: int, count: int, digest: bytes) -> bool:
-        """Whether the bytes `_tail` saw are still where they were."""
-        from .edit_commit import digest as digest_of
-
-        return os.path.getsize(self.path) >= end + count and digest_of(self.path, end, count) == digest
 
     def abort(self) -> None:
         """Drop the changes; the pack stays as it was."""
