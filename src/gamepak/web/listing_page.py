@@ -14,7 +14,7 @@ import anyio
 from ..errors import GamepakError
 from . import previews
 from .names import shown_name, shown_path
-from .site import Place, Row, name_matcher
+from .site import Place, Row
 from .urls import segment_url
 
 if TYPE_CHECKING:
@@ -86,6 +86,8 @@ def listing_page(
     rows = viewer.site.rows(place)
     total = len(rows)
     if text_filter:
+        from .search import name_matcher  # only a filtered listing needs the glob
+
         matches = name_matcher(text_filter)
         rows = [row for row in rows if matches(row.name)]
     if sort == "type" and place.node is not None:

@@ -5,7 +5,8 @@ a signature, or a convincing structural fit) becomes a folder of its members thr
 `gamepak.fs.tree.PackTree`, the mapping behind the mount, so nested packs open the same way and
 member names go through the same checks as `extract`. Nothing outside ROOT is reachable: every
 segment is checked, symbolic links are followed only when they stay inside ROOT, and only
-folders and regular files are opened (a FIFO would block a worker).
+folders and regular files are opened (a FIFO would block a worker). Finding names under ROOT
+is `web.search`'s.
 """
 
 from __future__ import annotations
@@ -14,14 +15,10 @@ import collections
 import contextlib
 import contextvars
 import errno
-import fnmatch
 import functools
 import os
-import re
 import stat
 import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -497,76 +494,14 @@ class Site:
         place.tree.classify(nodes)
         return [_member_row(row.name, row.node) if row.node is not None else row for row in rows]
 
-    # -- search ----------------------------------------------------------------------------------
+    # -- search (web.search: only the search page and a listing's filter load it) ----------------
     def search(self, pattern: str, *, limit: int = 1000, seconds: float = 5.0) -> tuple[list[tuple[str, Row]], str]:
         """(path, row) for names matching the glob `pattern` (case ignored) anywhere under ROOT,
         nested packs included, and a note on how the search was made. Uses the catalog when one
         was given; otherwise walks, stopping after `limit` hits or `seconds`."""
-        matcher = name_matcher(pattern)
-        if self.catalog is not None:
-            return self._search_catalog(matcher, limit)
-        found: list[tuple[str, Row]] = []
-        deadline = time.monotonic() + seconds
-        for path, row in self._walk():
-            if matcher(row.name):
-                found.append((path, row))
-                if len(found) >= limit:
-                    return found, f"the first {limit} matches"
-            if time.monotonic() > deadline:
-                return found, f"stopped after {seconds:g} s: build a catalog (gamepak catalog) to search everything"
-        return found, "every folder and pack searched"
+        from .search import search_site
 
-    def _walk(self) -> Iterator[tuple[str, Row]]:
-        stack: list[list[str]] = [[]]
-        while stack:
-            segments = stack.pop()
-            try:
-                # One pack held at a time: a walk over thousands keeps only the cache's open.
-                with self.session():
-                    place = self.resolve(segments)
-                    rows = self.classify(place, self.rows(place))  # nested packs are searched too
-            except (GamepakError, OSError):
-                continue
-            for row in sorted(rows, key=lambda r: r.name):
-                path = segments + [row.name]
-                yield "/".join(path), row
-                if row.is_folder or (place.node is None and row.type.startswith("pack")):
-                    stack.append(path)
-
-    def _search_catalog(self, matcher: Callable[[str], bool], limit: int) -> tuple[list[tuple[str, Row]], str]:
-        import pyarrow.dataset as ds
-
-        assert self.catalog is not None
-        try:
-            table = ds.dataset(os.path.join(self.catalog, "members"), format="parquet").to_table(
-                columns=["archive_path", "nested_path", "depth", "name", "size", "stored_size", "member_type"]
-            )
-        except Exception as exc:  # pyarrow's own errors: a damaged or foreign folder
-            raise GamepakError(f"{self.catalog}: not a readable catalog: {exc}") from None
-        found: list[tuple[str, Row]] = []
-        columns = table.to_pydict()
-        for archive_path, nested, depth, name, size, stored, kind in zip(
-            columns["archive_path"],
-            columns["nested_path"],
-            columns["depth"],
-            columns["name"],
-            columns["size"],
-            columns["stored_size"],
-            columns["member_type"],
-        ):
-            if not matcher(name.rsplit("/", 1)[-1]) and not matcher(name):
-                continue
-            # archive_path is the pack file as the catalog found it; nested_path ends with the
-            # `depth` packs nested inside it.
-            relative = os.path.relpath(os.path.realpath(archive_path), self.root).replace(os.sep, "/")
-            if relative.startswith("../") or relative == "..":
-                continue
-            inner = nested.split("/")[len(nested.split("/")) - depth :] if depth else []
-            path = "/".join([relative, *inner, name])
-            found.append((path, Row(name, False, size, stored, kind)))
-            if len(found) >= limit:
-                return found, f"the first {limit} matches in the catalog"
-        return found, f"every member in the catalog {os.path.basename(self.catalog)}"
+        return search_site(self, pattern, limit=limit, seconds=seconds)
 
 
 def _os_error_in(exc: BaseException) -> bool:
@@ -582,7 +517,7 @@ def _reason(exc: BaseException) -> str:
 
 def _catalog_in(root: str) -> str | None:
     """A catalog made of ROOT and kept in it (`gamepak catalog ROOT -o ROOT/NAME.catalog`), if any:
-    search then reads it instead of walking."""
+    search (`web.search`) then reads it instead of walking."""
     if not os.path.isdir(root):
         return None
     try:
@@ -594,15 +529,3 @@ def _catalog_in(root: str) -> str | None:
         if name.endswith(".catalog") and os.path.isdir(os.path.join(candidate, "members")):
             return candidate
     return None
-
-
-Matcher = Callable[[str], bool]
-
-
-def name_matcher(pattern: str) -> Matcher:
-    """A case-blind glob; a pattern without wildcards matches names containing it."""
-    lowered = pattern.lower()
-    if not any(c in lowered for c in "*?["):
-        return lambda name: lowered in name.lower()
-    regex = re.compile(fnmatch.translate(lowered))
-    return lambda name: regex.match(name.lower()) is not None
