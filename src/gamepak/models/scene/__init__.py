@@ -52,7 +52,8 @@ def load(
     read a track's list.txt past `track.MAX_LIST_OBJECTS` objects."""
     from ...core.collector import collector_paused
     from .car import find_car_file, read_car
-    from .track import find_track_folder, read_track
+    from .track import find_track_folder
+    from .track_scene import read_track
 
     folder = os.fspath(path)
     if not os.path.isdir(folder):

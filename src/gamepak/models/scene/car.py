@@ -37,13 +37,14 @@ from .common import (
     SceneImage,
     SceneMaterial,
     SceneNode,
+    euler_zyx,
     load_image,
     outside_what,
     own_file,
     repair_mesh,
     shared_folders,
+    vdrift_to_gltf_rotation,
 )
-from .track import euler_zyx, vdrift_to_gltf_rotation
 
 if TYPE_CHECKING:
     from ..mesh import Mesh
@@ -329,7 +330,7 @@ def read_car(
 
 
 def about_name(folder: str, confine: str | None) -> str:
-    from .track import about_name as about
+    from .track_scene import about_name as about
 
     return about(folder, confine)
 

@@ -4,6 +4,7 @@ OBJ writers, `model info` and the viewer read it."""
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -476,3 +477,35 @@ def shared_folders(folder: str, extra: list[str] | None) -> list[str]:
         if candidate not in found:
             found.append(candidate)
     return found
+
+
+# -- rotations: a track's start positions and a car's parts are turned the same way -------------
+
+
+def quaternion_multiply(
+    a: tuple[float, float, float, float], b: tuple[float, float, float, float]
+) -> tuple[float, float, float, float]:
+    """The Hamilton product a * b of (x, y, z, w) quaternions."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return (
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    )
+
+
+def euler_zyx(x_degrees: float, y_degrees: float, z_degrees: float) -> tuple[float, float, float, float]:
+    """VDrift's rotation from Euler angles: q = qz * qy * qx, as (x, y, z, w)."""
+    half = [math.radians(value) / 2 for value in (x_degrees, y_degrees, z_degrees)]
+    qx = (math.sin(half[0]), 0.0, 0.0, math.cos(half[0]))
+    qy = (0.0, math.sin(half[1]), 0.0, math.cos(half[1]))
+    qz = (0.0, 0.0, math.sin(half[2]), math.cos(half[2]))
+    return quaternion_multiply(quaternion_multiply(qz, qy), qx)
+
+
+def vdrift_to_gltf_rotation(q: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+    """A VDrift (Z up) rotation as glTF's (+Y up): the vector part turned like a vector."""
+    x, y, z, w = q
+    return (x, z, -y, w)
