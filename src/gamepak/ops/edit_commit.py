@@ -13,7 +13,7 @@ from ..errors import GamepakError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..core.archive import Archive
-    from .edit import _PackEdit
+    from .edit_members import PackEdit
 
 
 class Scratch:
@@ -71,7 +71,7 @@ def digest(path: str, offset: int, size: int) -> bytes:
     return hasher.digest()
 
 
-def write_changes(root: _PackEdit, path: str, *, compact: bool) -> None:
+def write_changes(root: PackEdit, path: str, *, compact: bool) -> None:
     """Write the changes planned in `root` (the edit of the pack at `path`): in place where its
     format can append them and `compact` is off, else by a rebuild into a temporary file that
     replaces the pack. What was done goes into `root.result`."""
@@ -94,7 +94,7 @@ def write_changes(root: _PackEdit, path: str, *, compact: bool) -> None:
     result.new_size = os.path.getsize(path)
 
 
-def final_members(pack: _PackEdit, scratch: Scratch) -> list[PendingMember]:
+def final_members(pack: PackEdit, scratch: Scratch) -> list[PendingMember]:
     """The members of `pack` to write, in order; nested packs that changed are rebuilt first."""
     members = []
     for member in pack.members:

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
     from ..core.archive import Archive
     from ..core.writer import PendingMember
-    from .edit import Editor, _PackEdit
+    from .edit import Editor
+    from .edit_members import PackEdit
 
 
 def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None:
@@ -33,7 +34,7 @@ def folder_changes(editor: Editor, folder: str, *, delete: bool = False) -> None
     _pack_changes(editor, editor._root, list(scan.members), delete)
 
 
-def _pack_changes(editor: Editor, pack: _PackEdit, files: list[tuple[str, str]], delete: bool) -> None:
+def _pack_changes(editor: Editor, pack: PackEdit, files: list[tuple[str, str]], delete: bool) -> None:
     """`folder_changes` for one pack: `files` are (path relative to the pack, file)."""
     from ..core.names import safe_parts
 
@@ -78,7 +79,7 @@ def _pack_changes(editor: Editor, pack: _PackEdit, files: list[tuple[str, str]],
                 editor.remove(pack.prefix + member.name)
 
 
-def _nested_holder(pack: _PackEdit, by_path: dict[str, PendingMember], relative: str) -> tuple[str, str] | None:
+def _nested_holder(pack: PackEdit, by_path: dict[str, PendingMember], relative: str) -> tuple[str, str] | None:
     """(the member key, the path inside it) when `relative` lies under a member that is a pack."""
     parts = relative.split("/")
     for cut in range(len(parts) - 1, 0, -1):
