@@ -330,7 +330,7 @@ def read_car(
 
 
 def about_name(folder: str, confine: str | None) -> str:
-    from .track_scene import about_name as about
+    from .track import about_name as about
 
     return about(folder, confine)
 

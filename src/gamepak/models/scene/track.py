@@ -1,7 +1,7 @@
-"""A VDrift track's `objects/list.txt` read as its objects (`parse_list`, as VDrift reads them),
-and where a track folder is (`find_track_folder`). The whole track as a scene (models, textures,
-track.txt, surfaces.txt, about.txt) is `track_scene`'s: catalog and list edits read the list
-without it.
+"""What a VDrift track's text files say: its `objects/list.txt` read as its objects (`parse_list`,
+as VDrift reads them), its name, surface types and start positions, and where a track folder is
+(`find_track_folder`). The track built as a scene from them (models, textures, materials) is
+`track_scene`'s: catalog and list edits read the list without loading it.
 
     objects/list.txt   tokens separated by blanks; a token starting with `#` ends its line
                        HEADER                  values per object (17; 14 to 16 in older files)
@@ -17,6 +17,9 @@ without it.
     | 6  | bump_wavelength    | float | 15 | clamptexture       | 0..3  |
     | 7  | bump_amplitude     | float | 16 | surface            | int   |
     | 8  | driveable          | 0/1   |    |                    |       |
+    track.txt          ini: `cull faces` (default on), `start position N` / `start orientation N`
+    surfaces.txt       ini: `[surface-NN]` sections, indexed in sorted order by `surface`
+    about.txt          first line: the track's name
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from .common import SceneError
+from . import ini
+from .common import SceneError, SceneNode, euler_zyx, own_file, quaternion_multiply, vdrift_to_gltf_rotation
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -402,25 +406,50 @@ def find_track_folder(path: str) -> str | None:
     return None
 
 
-# What moved to `track_scene` (and the `ini` module it reads with), still reachable from here
-# for code that names it so, without loading the scene reader for a caller that only parses
-# list.txt.
-_IN_TRACK_SCENE = frozenset(
-    {
-        "read_track",
-        "about_name",
-        "ini",
-        "_start_positions",
-        "euler_zyx",
-        "quaternion_multiply",
-        "vdrift_to_gltf_rotation",
-    }
-)
+def about_name(folder: str, confine: str | None = None) -> str:
+    """The track's (or car's) name: the first line of its about.txt, else the folder's name."""
+    path = os.path.join(folder, "about.txt")
+    if os.path.isfile(path) and own_file(path, folder, confine):
+        lines = ini.read_text(path).splitlines()
+        if lines and lines[0].strip():
+            return lines[0].strip()
+    return os.path.basename(os.path.abspath(folder))
 
 
-def __getattr__(name: str) -> Any:
-    if name in _IN_TRACK_SCENE:
-        from . import track_scene
+def surface_types(path: str) -> dict[int, str]:
+    """surfaces.txt's `Type` of each surface, by the index list.txt's `surface` gives it (the
+    sections in sorted order)."""
+    if not os.path.isfile(path):
+        return {}
+    surfaces = ini.read(path)
+    names = sorted(name for name in surfaces.sections if name.startswith("surface"))
+    return {index: surfaces.sections[name].get("Type", name) for index, name in enumerate(names)}
 
-        return getattr(track_scene, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def start_positions(settings: ini.Ini | None) -> list[SceneNode]:
+    """`start position N` / `start orientation N` as empty marker nodes. The text files keep an
+    older axis order: (a, b, c) is VDrift's (c, a, b), glTF's (c, b, -a)."""
+    if settings is None:
+        return []
+    nodes = []
+    number = 0
+    while True:
+        position = settings.floats("", f"start position {number}", 3)
+        if position is None:
+            break
+        a, b, c = position
+        node = SceneNode(f"start position {number}", translation=(c, b, -a))
+        angles = settings.floats("", f"start orientation {number}", 3)
+        if angles is not None:
+            x, y, z, w = euler_zyx(*angles)
+            # The vector part moves to VDrift's axes as points do, then VDrift turns it a
+            # quarter about +Z ("historical reasons", its code says).
+            turned = quaternion_multiply((0.0, 0.0, math.sqrt(0.5), math.sqrt(0.5)), (z, x, y, w))
+            node.rotation = vdrift_to_gltf_rotation(turned)
+        nodes.append(node)
+        number += 1
+    return nodes
+
+
+# The name the tests and older callers know it by.
+_start_positions = start_positions

@@ -1,10 +1,8 @@
-"""A VDrift track folder read as a scene: `objects/list.txt` (read by `track.parse_list`) names
-each object's JOE model (a member of `objects/objects.jpk`, else a loose file) and texture; the
-JOE vertices are already in world coordinates, so every object is one node with no transform.
-
-    track.txt          ini: `cull faces` (default on), `start position N` / `start orientation N`
-    surfaces.txt       ini: `[surface-NN]` sections, indexed in sorted order by `surface`
-    about.txt          first line: the track's name
+"""A VDrift track folder read as a scene, from what its text files say (`track`): `objects/list.txt`
+names each object's JOE model (a member of `objects/objects.jpk`, else a loose file) and texture;
+the JOE vertices are already in world coordinates, so every object is one node with no transform.
+The objects share materials (texture, flags, `cull faces`) and `surfaces.txt`'s types; track.txt's
+start positions are marker nodes.
 
 Textures are file names used literally (`objects/<name>`, then the data folder's `carparts/` and
 `trackparts/`); VDrift runs on case-sensitive systems, so a name that matches a file only
@@ -14,7 +12,6 @@ never a failed scene.
 
 from __future__ import annotations
 
-import math
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -28,16 +25,24 @@ from .common import (
     SceneImage,
     SceneMaterial,
     SceneNode,
-    euler_zyx,
     load_image,
     outside_what,
     own_file,
-    quaternion_multiply,
     repair_meshes,
     shared_folders,
-    vdrift_to_gltf_rotation,
 )
-from .track import LIST_FILE, MAX_LARGE_LIST_BYTES, MAX_LIST_BYTES, PACK_FILE, ListEntry, find_track_folder, parse_list
+from .track import (
+    LIST_FILE,
+    MAX_LARGE_LIST_BYTES,
+    MAX_LIST_BYTES,
+    PACK_FILE,
+    ListEntry,
+    about_name,
+    find_track_folder,
+    parse_list,
+    start_positions,
+    surface_types,
+)
 
 if TYPE_CHECKING:
     from ..mesh import Mesh
@@ -72,7 +77,7 @@ def read_track(
     )
     cull_faces = settings.flag("", "cull faces", True) if settings else True
     surfaces_path = os.path.join(track, "surfaces.txt")
-    surface_types = _surface_types(surfaces_path) if own_file(surfaces_path, track, confine) else {}
+    surface_names = surface_types(surfaces_path) if own_file(surfaces_path, track, confine) else {}
 
     pack_path = os.path.join(objects, PACK_FILE)
     pack = open_archive(pack_path) if os.path.isfile(pack_path) and own_file(pack_path, track, confine) else None
@@ -122,7 +127,7 @@ def read_track(
             made = shared.get(shared_key)
             if made is None:
                 extras: dict[str, Any] = {"vdrift": {"texture": entry.texture, **values}}
-                surface = surface_types.get(int(values["surface"]))
+                surface = surface_names.get(int(values["surface"]))
                 if surface is not None:
                     extras["vdrift"]["surface_type"] = surface
                 material = _material(values, images.get(image_key) if image_key else None, image_key, cull_faces)
@@ -131,7 +136,7 @@ def read_track(
             (skybox.children if values["skybox"] else root.children).append(node)
         if skybox.children:
             root.children.append(skybox)
-        starts = _start_positions(settings)
+        starts = start_positions(settings)
         if starts:
             root.children.append(SceneNode("start positions", children=starts))
     finally:
@@ -229,45 +234,3 @@ def _material(
 def _unique_name(name: str, taken: dict[str, int]) -> str:
     taken[name] = taken.get(name, 0) + 1
     return name if taken[name] == 1 else f"{name} #{taken[name]}"
-
-
-def about_name(folder: str, confine: str | None = None) -> str:
-    path = os.path.join(folder, "about.txt")
-    if os.path.isfile(path) and own_file(path, folder, confine):
-        lines = ini.read_text(path).splitlines()
-        if lines and lines[0].strip():
-            return lines[0].strip()
-    return os.path.basename(os.path.abspath(folder))
-
-
-def _surface_types(path: str) -> dict[int, str]:
-    if not os.path.isfile(path):
-        return {}
-    surfaces = ini.read(path)
-    names = sorted(name for name in surfaces.sections if name.startswith("surface"))
-    return {index: surfaces.sections[name].get("Type", name) for index, name in enumerate(names)}
-
-
-def _start_positions(settings: ini.Ini | None) -> list[SceneNode]:
-    """`start position N` / `start orientation N` as empty marker nodes. The text files keep an
-    older axis order: (a, b, c) is VDrift's (c, a, b), glTF's (c, b, -a)."""
-    if settings is None:
-        return []
-    nodes = []
-    number = 0
-    while True:
-        position = settings.floats("", f"start position {number}", 3)
-        if position is None:
-            break
-        a, b, c = position
-        node = SceneNode(f"start position {number}", translation=(c, b, -a))
-        angles = settings.floats("", f"start orientation {number}", 3)
-        if angles is not None:
-            x, y, z, w = euler_zyx(*angles)
-            # The vector part moves to VDrift's axes as points do, then VDrift turns it a
-            # quarter about +Z ("historical reasons", its code says).
-            turned = quaternion_multiply((0.0, 0.0, math.sqrt(0.5), math.sqrt(0.5)), (z, x, y, w))
-            node.rotation = vdrift_to_gltf_rotation(turned)
-        nodes.append(node)
-        number += 1
-    return nodes
