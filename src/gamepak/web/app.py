@@ -84,7 +84,9 @@ class Viewer(Pages):
         found: list[tuple[str, Row]] = []
         how = "type a name or a glob (*.tga, zone*/*.str2_pc)"
         if query:
-            found, how = await anyio.to_thread.run_sync(self.site.search, query)
+            from .search import search_site  # only this page and a filtered listing search
+
+            found, how = await anyio.to_thread.run_sync(search_site, self.site, query)
         results = [
             {
                 "path": shown_path(path.split("/")),

@@ -1,4 +1,4 @@
-"""Finding names under what `gamepak serve` shows (`Site.search`), and the case-blind glob a
+"""Finding names under what `gamepak serve` shows (`search_site`), and the case-blind glob a
 listing's filter shares: a walk over folders and packs (nested ones included) that stops after a
 number of hits or seconds, or, when ROOT keeps a catalog of itself, a read of the catalog's
 member table instead (complete and quick on a large tree).
@@ -39,8 +39,9 @@ def name_matcher(pattern: str) -> Matcher:
 def search_site(
     site: Site, pattern: str, *, limit: int = 1000, seconds: float = 5.0
 ) -> tuple[list[tuple[str, Row]], str]:
-    """`Site.search`: (path, row) for names matching the glob `pattern` anywhere under the site's
-    ROOT, and a note on how the search was made."""
+    """(path, row) for names matching the glob `pattern` (case ignored) anywhere under the site's
+    ROOT, nested packs included, and a note on how the search was made. Uses the catalog the site
+    keeps when it has one; otherwise walks, stopping after `limit` hits or `seconds`."""
     matcher = name_matcher(pattern)
     if site.catalog is not None:
         return _search_catalog(site.root, site.catalog, matcher, limit)

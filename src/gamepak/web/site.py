@@ -241,7 +241,8 @@ def _type_of_extension(extension: str) -> str:
 
 
 class Site:
-    """ROOT (a folder, or one pack) as places: `resolve(segments)`, `rows(place)`, `search()`."""
+    """ROOT (a folder, or one pack) as places: `resolve(segments)`, `rows(place)` (names found
+    anywhere under it: `web.search.search_site`)."""
 
     def __init__(self, root: str, *, catalog: str | None = None) -> None:
         real = os.path.realpath(root)
@@ -493,15 +494,6 @@ class Site:
             return rows
         place.tree.classify(nodes)
         return [_member_row(row.name, row.node) if row.node is not None else row for row in rows]
-
-    # -- search (web.search: only the search page and a listing's filter load it) ----------------
-    def search(self, pattern: str, *, limit: int = 1000, seconds: float = 5.0) -> tuple[list[tuple[str, Row]], str]:
-        """(path, row) for names matching the glob `pattern` (case ignored) anywhere under ROOT,
-        nested packs included, and a note on how the search was made. Uses the catalog when one
-        was given; otherwise walks, stopping after `limit` hits or `seconds`."""
-        from .search import search_site
-
-        return search_site(self, pattern, limit=limit, seconds=seconds)
 
 
 def _os_error_in(exc: BaseException) -> bool:
