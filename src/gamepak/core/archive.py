@@ -1,6 +1,6 @@
-"""The reading `Archive` base, the `Entry` it lists (`core.entry`; how names are stored:
-`stored_names`), and the `PendingMember` a writer or an in-place append (`append_edit`) queues:
-here, as its data may be a member of an open archive.
+"""The reading `Archive` base. The records it deals in are `core.entry`'s (the `Entry` it lists, the
+`PendingMember` a writer or an in-place append (`append_edit`) queues), how names are stored is
+`stored_names`'s: format modules import all of them from here.
 
 A format module subclasses `Archive` (and `core.writer.ArchiveWriter`). A reader implements
 `_load()` (parse the directory) and, when its members are not plain byte ranges of the file,
@@ -11,7 +11,6 @@ lives here, and safe extraction in `ops.extract`, once for all formats.
 from __future__ import annotations
 
 import os
-import stat
 import struct
 
 from ..errors import (
@@ -20,7 +19,7 @@ from ..errors import (
     MemberNotFoundError,
     UnsafePathError,
 )
-from .entry import Entry, MemberData, MemberViews, Problem, RawRange
+from .entry import Entry, MemberData, MemberViews, PendingMember, Problem, RawRange
 from .stored_names import (  # noqa: F401 - the names format modules import from here
     FixedRecordNames,
     NameList,
@@ -34,10 +33,9 @@ from .stored_names import (  # noqa: F401 - the names format modules import from
 # (PEP 563), so they are needed only by type checkers.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
     from typing import Any, BinaryIO, ClassVar, Self
 
-    from .snapshot import InputFile
     from .source import PathOrFile
 
 # What a malformed file can make the standard library raise while a reader parses it; `_load`
@@ -83,7 +81,7 @@ class Archive:
     _by_extracted: dict[str, Entry] | None = None
 
     def __init__(self, file: PathOrFile, *, name: str | None = None) -> None:
-        from .source import Source  # here: a writer (PendingMember) needs none of the reading side
+        from .source import Source  # here: a writer, which imports this module, needs no reading side
 
         self._source = Source.open(file, name)
         self.filename = self._source.name
@@ -518,103 +516,3 @@ class Archive:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.filename!r} members={len(self)}>"
-
-
-class PendingMember:
-    """A member queued in a writer: its name and its data (bytes, a path read at close, or a
-    member of an open archive: `origin`).
-
-    `origin` is `(archive, entry)` when the data is an existing member (edits, conversions);
-    a writer of the same format may then copy the member's stored bytes unchanged. A file is
-    read as a snapshot (`core.snapshot`): it must still have the `size` and `mtime_ns` it was
-    queued with, else reading it raises InputChangedError."""
-
-    __slots__ = ("data", "mtime_ns", "name", "on_written", "origin", "path", "size")
-
-    def __init__(
-        self,
-        name: str,
-        data: bytes | None,
-        path: str | None,
-        size: int,
-        origin: tuple[Archive, Entry] | None = None,
-        mtime_ns: int | None = None,
-    ) -> None:
-        self.name = name
-        self.data = data
-        self.path = path
-        self.size = size
-        self.origin = origin
-        self.mtime_ns = mtime_ns
-        # Called once when a writer has consumed the member (drives progress bars).
-        self.on_written: Callable[[PendingMember], object] | None = None
-
-    @classmethod
-    def from_file(cls, name: str, path: str, info: os.stat_result | None = None) -> PendingMember:
-        """A member whose data is the regular file at `path`, as it is now (or as `info`, its
-        `os.stat`, says it is)."""
-        if info is None:
-            try:
-                info = os.stat(path)
-            except OSError as exc:
-                raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
-        if not stat.S_ISREG(info.st_mode):
-            raise GamepakError(f"{path}: not a file")
-        return cls(name, None, path, info.st_size, mtime_ns=info.st_mtime_ns)
-
-    def consumed(self) -> None:
-        """Tell the progress callback, once, that this member's data has been used."""
-        if self.on_written is not None:
-            callback, self.on_written = self.on_written, None
-            callback(self)
-
-    def read(self) -> bytes:
-        """The whole content (for writers that must transform it)."""
-        if self.data is not None:
-            data = self.data
-        elif self.origin is not None:
-            archive, entry = self.origin
-            data = archive.read(entry)
-        else:
-            with self.input_file() as source:
-                data = source.read_all()
-        self.consumed()
-        return data
-
-    def input_file(self) -> InputFile:
-        """The queued file, opened to be read as a snapshot."""
-        from .snapshot import InputFile  # writers only: reading a pack never needs it
-
-        assert self.path is not None
-        return InputFile(self.path, self.size, self.mtime_ns)
-
-    def _open(self) -> BinaryIO:
-        if self.origin is not None:
-            archive, entry = self.origin
-            return archive.open(entry)
-        return self.input_file()  # type: ignore[return-value]
-
-    def chunks(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
-        """The content in chunks, without holding a large file in memory (a file is checked
-        to be unchanged before the last chunk's iteration ends)."""
-        if self.data is not None:
-            yield self.data
-        elif self.origin is not None:
-            archive, entry = self.origin
-            raw = archive._raw_range(entry)
-            if raw is None:
-                with archive.open(entry) as handle:
-                    while chunk := handle.read(chunk_size):
-                        yield chunk
-            else:
-                # The reads `archive.open(entry)` would make, without a stream object per
-                # member (about a third of a small member's cost in a conversion).
-                archive._check_range(entry)
-                stored, position, end = archive._source, raw.offset, raw.offset + raw.size
-                while position < end and (chunk := stored.pread(min(chunk_size, end - position), position)):
-                    position += len(chunk)
-                    yield chunk
-        else:
-            with self.input_file() as source:
-                yield from source.chunks(chunk_size)
-        self.consumed()

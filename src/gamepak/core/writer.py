@@ -1,5 +1,5 @@
 """The `ArchiveWriter` base every format's writer subclasses and the `Output` it fills (the
-`PendingMember`s it queues are `core.archive`'s, imported from here as before).
+`PendingMember`s it queues are `core.entry`'s, imported from here as before).
 
 A writer implements `_check_name()` and `_write()`. Everything else (options, duplicate and
 name checks, inputs read as snapshots, atomic output, in-place appends) lives here once for all
