@@ -132,40 +132,37 @@ class Editor:
         self.result.added.append(name)
         self._plan.append(f"add {name} ({pack.members[index].size} bytes)")
 
-    def replace(self, name: str, data_or_path: Any) -> None:
-        """Replace an existing member's content."""
+    def _existing(self, name: str) -> tuple[PackEdit, int]:
+        """The pack holding the member `name` stands for (nested names included) and its index
+        there; MemberNotFoundError when there is none."""
         self._open()
         pack, inner = self._root.route(name)
         index = pack.find(inner)
         if index is None:
             raise MemberNotFoundError(name, self.path)
-        self._replace(pack, index, data_or_path)
+        return pack, index
+
+    def replace(self, name: str, data_or_path: Any) -> None:
+        """Replace an existing member's content."""
+        self._replace(*self._existing(name), data_or_path)
 
     def _replace(self, pack: PackEdit, index: int, data_or_path: Any) -> None:
         pack.replace_at(index, data_or_path)
-        name = pack.prefix + pack.members[index].name
+        name = pack.full_name(index)
         self.result.replaced.append(name)
         self._plan.append(f"replace {name} ({pack.members[index].size} bytes)")
 
     def remove(self, name: str) -> None:
         """Remove a member."""
-        self._open()
-        pack, inner = self._root.route(name)
-        index = pack.find(inner)
-        if index is None:
-            raise MemberNotFoundError(name, self.path)
-        full = pack.prefix + pack.members[index].name
+        pack, index = self._existing(name)
+        full = pack.full_name(index)
         pack.remove_at(index)
         self.result.removed.append(full)
         self._plan.append(f"remove {full}")
 
     def rename(self, old: str, new: str) -> None:
         """Give a member another name, in the same pack (nested names keep their pack's prefix)."""
-        self._open()
-        pack, inner = self._root.route(old)
-        index = pack.find(inner)
-        if index is None:
-            raise MemberNotFoundError(old, self.path)
+        pack, index = self._existing(old)
         if pack.archive.positional_names:
             raise UnsupportedFeatureError(f"{pack.label}: members of a {pack.spec.name} pack have no names to change")
         if not new.startswith(pack.prefix):
@@ -174,7 +171,7 @@ class Editor:
         other = pack.find(new_inner)
         if other is not None and other != index:
             raise GamepakError(f"{self.path}: already holds {new!r} (remove it first)")
-        full = pack.prefix + pack.members[index].name
+        full = pack.full_name(index)
         pack.rename_at(index, new_inner)
         self.result.renamed.append((full, new))
         self._plan.append(f"rename {full} -> {new}")

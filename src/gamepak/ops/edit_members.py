@@ -138,6 +138,10 @@ class PackEdit:
                     return index
         return None
 
+    def full_name(self, index: int) -> str:
+        """The name of member `index` as the top pack's editor knows it (OUTER/INNER when nested)."""
+        return self.prefix + self.members[index].name
+
     def route(self, name: str) -> tuple[PackEdit, str]:
         """The pack a (possibly nested) name belongs to, and the name inside it."""
         if self.find(name) is not None:
