@@ -65,7 +65,8 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
-    fuzz(TestOneInput, "gamepak.core", "gamepak.formats", "gamepak.ops.edit")
+    # The commit (`edit_commit`) is imported lazily by `ops.edit`: named so that it is instrumented too.
+    fuzz(TestOneInput, "gamepak.core", "gamepak.formats", "gamepak.ops.edit", "gamepak.ops.edit_commit")
 
 
 if __name__ == "__main__":
