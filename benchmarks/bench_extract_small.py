@@ -9,6 +9,12 @@ quickest run of each, the one least disturbed by a shared machine):
 Goal (issue 48): gamepak <= 0.5x tar's time on every row.
 
     python benchmarks/bench_extract_small.py [--rounds 7] [--rows pak350,pak50,jpk350,vpp]
+    python benchmarks/bench_extract_small.py --timeline 7 --rows jpk350   # where a run's time goes
+
+`--timeline N` (needs `strace`) runs each row's extraction N times and prints, per run and as
+the minimum of each step, its timeline: process start -> first fork -> first file written ->
+last file written -> exit (the files' times from their ctime/mtime, so only as fine as the
+file system's clock).
 """
 
 from __future__ import annotations
@@ -109,6 +115,50 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def timeline(work: str, row: str, runs: int) -> None:
+    """Print where each of `runs` extractions of this row spends its wall time (see --timeline)."""
+    import tempfile
+
+    pack, _ = build(work, row)
+    steps: list[list[float]] = []
+    for number in range(runs):
+        target = os.path.join(work, f"{row}-timeline{number}")
+        with tempfile.NamedTemporaryFile("r", suffix=".strace") as trace:
+            subprocess.run(
+                ["strace", "-f", "--seccomp-bpf", "-ttt", "-e", "trace=execve,clone,clone3,fork,vfork,exit_group"]
+                + ["-o", trace.name, GAMEPAK, "extract", pack, "-o", target],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            lines = trace.read().splitlines()
+        main_pid = lines[0].split()[0]
+        start = float(lines[0].split()[1])
+        forks = [float(line.split()[1]) for line in lines if line.split()[0] == main_pid and " clone" in line]
+        ends = [float(line.split()[1]) for line in lines if line.split()[0] == main_pid and "+++ exited" in line]
+        created, modified = [], []
+        for folder, _, files in os.walk(target):
+            for name in files:
+                info = os.lstat(os.path.join(folder, name))
+                created.append(info.st_ctime_ns / 1e9)
+                modified.append(info.st_mtime_ns / 1e9)
+        fork = forks[0] if forks else start
+        points = [start, fork, min(created), max(modified), ends[-1]]
+        step = [(later - earlier) * 1000 for earlier, later in zip(points, points[1:])]
+        steps.append(step)
+        print(
+            f"{row} run {number}: start -> fork {step[0]:6.1f} -> first file {step[1]:6.1f} -> last file "
+            f"{step[2]:6.1f} -> exit {step[3]:6.1f} ms (total {sum(step):6.1f})",
+            flush=True,
+        )
+        subprocess.run(["rm", "-rf", target], check=True)
+    best = [min(step[index] for step in steps) for index in range(4)]
+    print(
+        f"{row} min of each step: start -> fork {best[0]:.1f}, -> first file {best[1]:.1f}, -> last file "
+        f"{best[2]:.1f}, -> exit {best[3]:.1f} ms"
+    )
+
+
 LABELS = {
     "pak350": "PAK, 20k x 1-16 KiB, 350 folders",
     "pak50": "PAK, 20k x 1-64 KiB, 50 folders",
@@ -121,9 +171,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--rows", default=",".join(LABELS))
+    parser.add_argument("--timeline", type=int, default=0, metavar="N", help="timelines of N runs per row instead")
     arguments = parser.parse_args()
     compile_bytecode()
     work = str(scratch("extract-small"))
+    if arguments.timeline:
+        for row in arguments.rows.split(","):
+            timeline(work, row, arguments.timeline)
+            subprocess.run(["rm", "-rf", work], check=True)
+            os.makedirs(work)
+        return
     results = {}
     for row in arguments.rows.split(","):
         times = measure(work, row, arguments.rounds)
