@@ -219,3 +219,28 @@ def test_a_member_that_cannot_be_written_is_named_and_nothing_is_left(
         archive.extractall(tmp_path / "out")
     assert str(caught.value) == "cannot write member 'd1/m321': No space left on device"
     assert _left_behind(tmp_path, "many.pak") == []
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_progress_hears_of_every_sent_member_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """A progress callback (the CLI's bar on a terminal) does not keep members from the short
+    loop: it hears of each one, with its own entry, once its batch is written."""
+    data, members = _pak([random.Random(index).randint(0, 3000) for index in range(400)])
+    path = tmp_path / "many.pak"
+    path.write_bytes(data)
+    monkeypatch.setattr(copier, "_worker_count", lambda: workers)
+    short_loops: list[int] = []
+    real = copier.Copier._send_planned
+
+    def counting(self: copier.Copier, *args: Any) -> int:
+        short_loops.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(copier.Copier, "_send_planned", counting)
+    seen: list[str] = []
+    with gamepak.open(path) as archive:
+        archive.extractall(tmp_path / "out", progress=lambda entry: seen.append(entry.name))
+    assert short_loops and sorted(seen) == sorted(members)
+    assert {name: (tmp_path / "out" / name).read_bytes() for name in members} == members

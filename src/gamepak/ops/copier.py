@@ -100,15 +100,19 @@ class Copier:
     def run_batch(self, jobs: list[Job] | PlannedJobs, start: int, stop: int, *, quiet: bool = False) -> None:
         """Copy the jobs from `start` to `stop`, reporting each to the progress callback unless
         `quiet` (a forked worker: its parent reports whole batches). Members the kernel sends
-        from planned jobs take the short loop (`_send_planned`): no job tuple is made."""
+        from planned jobs take the short loop (`_send_planned`): no job tuple is made, and the
+        progress callback hears of them once the batch is written."""
         if (
             self.send
-            and (quiet or self.progress is None)
             and isinstance(jobs, PlannedJobs)
             and stop > start
             and max(jobs.sizes_of[start:stop]) <= _SMALL_COPY
         ):
             stop_sent = self._send_planned(jobs, start, stop)
+            if not quiet and self.progress is not None:
+                entries, progress = self.entries, self.progress
+                for position in range(start, stop_sent):
+                    progress(entries[position])
             if stop_sent == stop:
                 return
             start = stop_sent  # this system cannot send one file to another: the rest read and written
