@@ -158,7 +158,11 @@ def _children_cpu() -> float:
 
 def timeline(work: str, row: str, runs: int) -> None:
     """Print where each of `runs` extractions of this row spends its wall time (see --timeline)."""
+    import shutil
     import tempfile
+
+    if shutil.which("strace") is None:
+        raise SystemExit("--timeline needs strace")
 
     pack, _ = build(work, row)
     steps: list[list[float]] = []
