@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import gamepak
 from gamepak.cli import main
-from gamepak.errors import CorruptArchiveError
+from gamepak.errors import CorruptArchiveError, GamepakError
 from gamepak.ops import copier
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sendfile"), reason="no os.sendfile here")
@@ -40,9 +40,9 @@ def _pak(sizes: list[int], seed: int = 1) -> tuple[bytes, dict[str, bytes]]:
 
 
 def _cut_on_first_run(path: Path, size: int) -> Callable[..., None]:
-    """`Copier.run` that first cuts the archive at `path` to `size` bytes (in whichever process
+    """`Copier.run_batch` that first cuts the archive at `path` to `size` bytes (in whichever process
     runs a batch first: this one, or a forked worker), as another program might mid-run."""
-    real_run = copier.Copier.run
+    real_run = copier.Copier.run_batch
 
     def run(self: copier.Copier, *args: Any, **kwargs: Any) -> None:
         if os.path.getsize(path) > size:
@@ -65,7 +65,7 @@ def test_an_archive_cut_short_mid_run_is_one_error_and_nothing_is_left(
     path = tmp_path / "cut.pak"
     path.write_bytes(data)
     monkeypatch.setattr(copier, "_worker_count", lambda: workers)
-    monkeypatch.setattr(copier.Copier, "run", _cut_on_first_run(path, cut))
+    monkeypatch.setattr(copier.Copier, "run_batch", _cut_on_first_run(path, cut))
     with gamepak.open(path) as archive, pytest.raises(CorruptArchiveError) as caught:
         archive.extractall(tmp_path / "out")
     message = str(caught.value)
@@ -81,7 +81,7 @@ def test_the_command_says_it_in_one_line_and_exits_1(
     path = tmp_path / "cut.pak"
     path.write_bytes(data)
     monkeypatch.setattr(copier, "_worker_count", lambda: 2)  # the cut seen by a forked worker too
-    monkeypatch.setattr(copier.Copier, "run", _cut_on_first_run(path, 200_000))
+    monkeypatch.setattr(copier.Copier, "run_batch", _cut_on_first_run(path, 200_000))
     assert main(["extract", str(path), "-o", str(tmp_path / "out")]) == 1
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
@@ -192,4 +192,55 @@ def test_a_pack_inside_a_pack_is_sent_from_its_place_in_the_outer_file(
     with gamepak.open(path) as archive, gamepak.open(archive.open("inner.pak")) as nested:
         assert nested._source.base == 12 + len(filler)
         nested.extractall(tmp_path / "out")
+    assert {name: (tmp_path / "out" / name).read_bytes() for name in members} == members
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_member_that_cannot_be_written_is_named_and_nothing_is_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """The short loop of sent members (`Copier._send_planned`) names the member whose file
+    failed, in this process or in a forked worker, and the extraction leaves nothing."""
+    sizes = [random.Random(index).randint(1, 3000) for index in range(400)]
+    data, _ = _pak(sizes)
+    path = tmp_path / "many.pak"
+    path.write_bytes(data)
+    monkeypatch.setattr(copier, "_worker_count", lambda: workers)
+    full_at = 12 + sum(sizes[:321])  # member 321's data: the disk is full from there on
+    real = os.sendfile
+
+    def filling(out_fd: int, in_fd: int, offset: int, count: int) -> int:
+        if offset == full_at:
+            raise OSError(28, "No space left on device")
+        return real(out_fd, in_fd, offset, count)
+
+    monkeypatch.setattr(os, "sendfile", filling)
+    with gamepak.open(path) as archive, pytest.raises(GamepakError) as caught:
+        archive.extractall(tmp_path / "out")
+    assert str(caught.value) == "cannot write member 'd1/m321': No space left on device"
+    assert _left_behind(tmp_path, "many.pak") == []
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_progress_hears_of_every_sent_member_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """A progress callback (the CLI's bar on a terminal) does not keep members from the short
+    loop: it hears of each one, with its own entry, once its batch is written."""
+    data, members = _pak([random.Random(index).randint(0, 3000) for index in range(400)])
+    path = tmp_path / "many.pak"
+    path.write_bytes(data)
+    monkeypatch.setattr(copier, "_worker_count", lambda: workers)
+    short_loops: list[int] = []
+    real = copier.Copier._send_planned
+
+    def counting(self: copier.Copier, *args: Any) -> int:
+        short_loops.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(copier.Copier, "_send_planned", counting)
+    seen: list[str] = []
+    with gamepak.open(path) as archive:
+        archive.extractall(tmp_path / "out", progress=lambda entry: seen.append(entry.name))
+    assert short_loops and sorted(seen) == sorted(members)
     assert {name: (tmp_path / "out" / name).read_bytes() for name in members} == members

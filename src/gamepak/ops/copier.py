@@ -60,7 +60,7 @@ def copy_members(
     if workers > 1 and len(jobs) > 1 and archive._source.fd is not None:
         copier.run_split(jobs, sizes, workers)
     else:
-        copier.run(jobs[0 : len(jobs)])
+        copier.run_batch(jobs, 0, len(jobs))
 
 
 def _span_length(jobs: list[Job], number: int) -> int:
@@ -96,6 +96,65 @@ class Copier:
         # Whether members are sent with `sendfile` (`copy_members` decides; off again when this
         # system cannot send one file to another).
         self.send = False
+
+    def run_batch(self, jobs: list[Job] | PlannedJobs, start: int, stop: int, *, quiet: bool = False) -> None:
+        """Copy the jobs from `start` to `stop`, reporting each to the progress callback unless
+        `quiet` (a forked worker: its parent reports whole batches). Members the kernel sends
+        from planned jobs take the short loop (`_send_planned`): no job tuple is made, and the
+        progress callback hears of them once the batch is written."""
+        if (
+            self.send
+            and isinstance(jobs, PlannedJobs)
+            and stop > start
+            and max(jobs.sizes_of[start:stop]) <= _SMALL_COPY
+        ):
+            stop_sent = self._send_planned(jobs, start, stop)
+            if not quiet and self.progress is not None:
+                entries, progress = self.entries, self.progress
+                for position in range(start, stop_sent):
+                    progress(entries[position])
+            if stop_sent == stop:
+                return
+            start = stop_sent  # this system cannot send one file to another: the rest read and written
+        self.run(jobs[start:stop], _quiet if quiet else None)
+
+    def _send_planned(self, jobs: PlannedJobs, start: int, stop: int) -> int:
+        """Create the files of planned jobs `start` to `stop` and have the kernel send each
+        member into its file, in the shortest loop per file: the key split, the folder's
+        descriptor, three system calls (the generic `run` also made a job tuple and took a
+        branch per copy method; issue 48). Returns where it stopped: `stop`, or the job after
+        the one `sendfile` refused (read and written instead: the caller goes on that way)."""
+        source = self.archive._source
+        source_fd, base = source.fd, source.base
+        if source_fd is None:  # nothing to send from (`run_batch` asks first)
+            return start
+        folder_fds, keys = jobs.folder_fds, jobs.keys
+        open_file, sendfile, close, create = os.open, os.sendfile, os.close, _CREATE
+        key = ""
+        try:
+            for key, offset, size in zip(keys[start:stop], jobs.offsets[start:stop], jobs.sizes_of[start:stop]):
+                folder, _, name = key.rpartition("/")
+                fd = open_file(name, create, 0o644, dir_fd=folder_fds[folder])
+                try:
+                    if size:
+                        try:
+                            sent = sendfile(fd, source_fd, base + offset, size)
+                        except OSError as exc:
+                            if exc.errno not in _NO_SENDFILE:
+                                raise
+                            # Not between these files here: this member and the rest read and written.
+                            self.send = False
+                            position = keys.index(key, start, stop)
+                            data = source.pread(size, offset)
+                            write_all(fd, data if len(data) == size else self._read_rest(data, offset, size, position))
+                            return position + 1
+                        if sent != size:
+                            self._send_rest(fd, base + offset + sent, size - sent, keys.index(key, start, stop))
+                finally:
+                    close(fd)
+        except OSError as exc:
+            raise self._write_error(exc, keys.index(key, start, stop) if key else -1) from exc
+        return stop
 
     def run(self, jobs: list[Job], report: Callable[[int], object] | None = None) -> None:
         """Copy each job's range; `report(position)` after each (default: the progress callback)."""
@@ -240,7 +299,11 @@ class Copier:
         much work)."""
         from .copy_workers import run_split
 
-        run_split(self.run, self.entries, self.progress, jobs, sizes, workers)
+        run_split(self, jobs, sizes, workers)
+
+
+def _quiet(position: int) -> None:
+    """No progress per file (a forked worker: its parent reports whole batches)."""
 
 
 def write_file(dir_fd: int, create_name: str, member: str, fill: Callable[[int], object]) -> None:

@@ -20,28 +20,23 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..core.archive import Entry
+    from .copier import Copier
     from .copy_jobs import Entries, Job, PlannedJobs
 
 # A batch of the queue: the jobs from `start` to `stop`, made by the worker that takes it.
 Batch = tuple[int, int]
 
 
-def run_split(
-    run: Callable[..., None],
-    entries: Entries,
-    progress: Callable[[Entry], Any] | None,
-    jobs: list[Job] | PlannedJobs,
-    sizes: Sequence[int],
-    workers: int,
-) -> None:
+def run_split(copier: Copier, jobs: list[Job] | PlannedJobs, sizes: Sequence[int], workers: int) -> None:
     """Copy the jobs (of these sizes) on `workers` processes (this one and forked ones), or
     threads when forking is not safe (other threads are running, or no fork on this system)."""
     # No `threading` module loaded means no Python thread besides this one (and importing
     # it just to ask costs start-up time).
     threading = sys.modules.get("threading")
     if hasattr(os, "fork") and (threading is None or threading.active_count() == 1):
-        _run_forked(run, entries, progress, jobs, sizes, workers)
+        _run_forked(copier.run_batch, copier.entries, copier.progress, jobs, sizes, workers)
         return
+    run = copier.run
     shares: list[list[Job]] = [[] for _ in range(workers)]
     loads = [0] * workers
     every = jobs[0 : len(jobs)]
@@ -85,7 +80,7 @@ def _run_forked(
             children[pid] = _WorkerPipe(reader)
         while (number := _take(queue)) is not None:
             start, stop = batches[number]
-            run(jobs[start:stop])
+            run(jobs, start, stop)
             for pipe in children.values():
                 _report(entries, progress, jobs, batches, pipe.finished(wait=False))
         failures = []
@@ -219,7 +214,7 @@ def _child_main(
             if os.getppid() != parent:
                 break  # the parent was killed: its temporaries are stale, stop adding to them
             start, stop = batches[number]
-            run(jobs[start:stop], _ignore)
+            run(jobs, start, stop, quiet=True)
             write_all(pipe, _BATCH.pack(number))
     except BaseException as exc:
         status = 1
@@ -266,10 +261,6 @@ def _prctl() -> Callable[..., int]:
         import ctypes
 
         return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
-
-
-def _ignore(position: int) -> None:
-    """Progress in a forked worker: the parent reports whole batches."""
 
 
 def _rebuild_error(message: str) -> GamepakError:
