@@ -87,7 +87,7 @@ def _small_windows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     windows: list[int] = []
     graph = catalog_run._graph
 
-    def recording(units: list[Any], out: str, options: ScanOptions, first: int = 0) -> list[Any]:
+    def recording(units: list[Any], out: str, options: ScanOptions, first: int = 0) -> Any:
         windows.append(len(units))
         return graph(units, out, options, first)
 
@@ -553,3 +553,79 @@ def test_the_walk_is_in_sorted_order_files_before_folders(tmp_path: Path) -> Non
     assert [ref.path for ref in found if isinstance(ref, FileRef)] == [
         os.path.join(str(root), ref.relative) for ref in found if isinstance(ref, FileRef)
     ]
+
+
+# -- the graph given to dask -----------------------------------------------------------------------
+def test_task_arguments_are_never_taken_for_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The units go to dask as a plain dict of tasks, in which dask takes any string argument
+    equal to a key for that key's result: an output folder spelled like a key reaches the task
+    as the folder all the same."""
+    import dask.local
+
+    seen: list[tuple[Any, ...]] = []
+
+    def recording(*args: Any) -> dict[str, int]:
+        seen.append(args)
+        return {"archives": 1}
+
+    monkeypatch.setattr(catalog_run, "run_batch", recording)
+    refs = [FileRef(f"/c/a{index}.pak", f"a{index}.pak", 10, 1) for index in range(4)]
+    units: list[Any] = [catalog_run.Batch(catalog_run._batch_id(refs[:2]), refs[:2]), catalog_run.Batch("b2", refs[2:])]
+    out = catalog_run._batch_key(1, "b2")  # the key of the second batch
+    graph, finals = catalog_run._graph(units, out, ScanOptions(), 0)
+    assert out in graph and finals == [catalog_run._batch_key(0, units[0].part_id), out]
+    assert dask.local.get_sync(graph, finals) == ({"archives": 1}, {"archives": 1})
+    assert sorted((args[0], args[1], args[2].refs) for args in seen) == [
+        (out, "b2", refs[2:]),
+        (out, units[0].part_id, refs[:2]),
+    ]
+
+
+def test_a_split_archives_tasks_get_the_results_they_need(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A split archive's member ranges get its sha256, and its last task the check's fields, the
+    sha256 and every range's counts, in order."""
+    import dask.local
+
+    from gamepak.core.detection import Detection
+
+    ref = FileRef("/c/big.pak", "big.pak", 10, 1)
+    monkeypatch.setattr(catalog_run, "run_sha256", lambda ref: "digest")
+    monkeypatch.setattr(catalog_run, "run_check", lambda ref, options, fmt: {"format": fmt})
+    monkeypatch.setattr(catalog_run, "run_range", lambda out, part, ref, options, fmt, start, stop, sha: (part, sha))
+    monkeypatch.setattr(catalog_run, "run_finish", lambda *args: args)
+    # (A Detection is a tuple: dask would have rebuilt it from its items, which it cannot be.)
+    split = catalog_run.Split(ref, Detection("pak", 1.0, True), "magic", [(0, 2), (2, 3)])
+    graph, finals = catalog_run._graph([split], "/out", ScanOptions(), 0)
+    (result,) = dask.local.get_sync(graph, finals)
+    out, key, got_ref, got_detection, how, fields, sha, *ranges = result
+    assert (out, key, got_ref, got_detection, how) == ("/out", ref.key, ref, split.detection, "magic")
+    assert (fields, sha) == ({"format": "pak"}, "digest")
+    assert ranges == [(f"{ref.key}-r0000", "digest"), (f"{ref.key}-r0001", "digest")]
+
+
+def test_tasks_are_pickled_by_pickle_and_functions_made_at_run_time_by_cloudpickle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pickle
+
+    import cloudpickle
+
+    from gamepak.catalog.tasks import Args, FileList, call, run_batch
+
+    used: list[Any] = []
+    real = cloudpickle.dumps
+
+    def recording(value: Any, *args: Any) -> bytes:
+        used.append(value)
+        return real(value, *args)
+
+    monkeypatch.setattr(cloudpickle, "dumps", recording)
+    refs = [FileRef("/c/a.pak", "a.pak", 10, 1)]
+    task = (call, run_batch, Args("/out", "b1", FileList(refs), ScanOptions()))
+    data = catalog_run._dumps(task)
+    assert used == []
+    back = pickle.loads(data)
+    assert back[2].values[:2] == ("/out", "b1") and back[2].values[2].refs == refs
+    offset = 5
+    made = pickle.loads(catalog_run._dumps(lambda value: value + offset))
+    assert made(1) == 6 and len(used) == 1

@@ -16,6 +16,7 @@ import functools
 import hashlib
 import itertools
 import os
+import pickle
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -27,7 +28,7 @@ from .detect import choose
 from .discovery import FileRef, FileSpool, iter_files, open_file
 from .output import drop_files, fill_empty_tables, prepare_output, resume_state, write_walk_errors
 from .rows import ScanOptions
-from .tasks import FileList, run_batch, run_check, run_finish, run_range, run_sha256, warm_up
+from .tasks import Args, FileList, call, run_batch, run_check, run_finish, run_range, run_sha256, warm_up
 
 # Archives larger than this are split into member ranges of at most half of it (128 MiB at the
 # default) or RANGE_MEMBERS members, whichever comes first.
@@ -207,44 +208,46 @@ def _batch_key(index: int, part_id: str) -> str:
     return f"batch-{KEY_RANKS - index:013d}-{part_id}"
 
 
-def _graph(units: list[Batch | Split], out: str, options: ScanOptions, first: int = 0) -> list[Any]:
-    """The window `units`, the run's `first`th unit onwards, as dask tasks (one final task each)."""
-    import dask
-
-    finals = []
+def _graph(
+    units: list[Batch | Split], out: str, options: ScanOptions, first: int = 0
+) -> tuple[dict[str, tuple[Any, ...]], list[str]]:
+    """The window `units`, the run's `first`th unit onwards, as a plain dask graph (a dict of
+    tasks) and the key of each unit's final task. Not dask.delayed: a delayed call, its
+    collection merged, optimized and turned back into tasks by `dask.compute` cost the client
+    ~1.3 M instructions a unit, a dict given to the scheduler's `get` a fraction of that. Each
+    task is `(call, function, Args(...), *keys)`, its own arguments out of dask's sight
+    (tasks.Args says why)."""
+    graph: dict[str, tuple[Any, ...]] = {}
+    finals: list[str] = []
     for index, unit in enumerate(units, first):
         if isinstance(unit, Batch):
-            finals.append(
-                dask.delayed(run_batch, pure=False)(
-                    out, unit.part_id, FileList(unit.refs), options, dask_key_name=_batch_key(index, unit.part_id)
-                )
-            )
+            key = _batch_key(index, unit.part_id)
+            graph[key] = (call, run_batch, Args(out, unit.part_id, FileList(unit.refs), options))
+            finals.append(key)
             continue
         key = unit.ref.key
-        sha = dask.delayed(run_sha256, pure=False)(unit.ref, dask_key_name=f"sha256-{key}")
-        fields = dask.delayed(run_check, pure=False)(
-            unit.ref, options, unit.detection.format, dask_key_name=f"check-{key}"
-        )
-        ranges = [
-            dask.delayed(run_range, pure=False)(
-                out,
-                f"{key}-r{index:04d}",
-                unit.ref,
-                options,
-                unit.detection.format,
-                start,
-                stop,
+        sha, check = f"sha256-{key}", f"check-{key}"
+        graph[sha] = (call, run_sha256, Args(unit.ref))
+        graph[check] = (call, run_check, Args(unit.ref, options, unit.detection.format))
+        ranges = []
+        for number, (start, stop) in enumerate(unit.ranges):
+            ranges.append(f"range-{key}-{number}")
+            graph[ranges[-1]] = (
+                call,
+                run_range,
+                Args(out, f"{key}-r{number:04d}", unit.ref, options, unit.detection.format, start, stop),
                 sha,
-                dask_key_name=f"range-{key}-{index}",
             )
-            for index, (start, stop) in enumerate(unit.ranges)
-        ]
-        finals.append(
-            dask.delayed(run_finish, pure=False)(
-                out, key, unit.ref, unit.detection, unit.how, fields, sha, *ranges, dask_key_name=f"finish-{key}"
-            )
+        graph[f"finish-{key}"] = (
+            call,
+            run_finish,
+            Args(out, key, unit.ref, unit.detection, unit.how),
+            check,
+            sha,
+            *ranges,
         )
-    return finals
+        finals.append(f"finish-{key}")
+    return graph, finals
 
 
 def _files(unit: Batch | Split) -> int:
@@ -281,7 +284,6 @@ def _execute(
         with local_cluster(workers) as cluster:
             _execute_distributed(units, out, options, cluster.scheduler_address, done, finish)
         return
-    import dask
     from dask.callbacks import Callback
 
     finished: dict[Any, Batch | Split] = {}
@@ -300,29 +302,33 @@ def _execute(
         # One task per dispatch: units are coarse, and dask's default batches of 6 leave one
         # worker idle while the other finishes a batch. One pool for every window (dask would
         # start, and for spawned workers import, a new one per compute call).
-        kwargs: dict[str, Any] = {
-            "scheduler": dask.multiprocessing.get,
-            "num_workers": workers,
-            "chunksize": 1,
-            "pool": _QueuedPool(pool, QUEUED_UNITS * workers),
-        }
+        # The graph is the catalog's own (independent units, no chains): nothing for dask's
+        # `fuse` to join, only its cost.
+        get: Callable[..., Any] = functools.partial(
+            dask.multiprocessing.get,
+            num_workers=workers,
+            chunksize=1,
+            pool=_QueuedPool(pool, QUEUED_UNITS * workers),
+            optimize_graph=False,
+            func_dumps=_dumps,
+        )
     elif scheduler == "threads":
         import dask.threaded
 
-        kwargs = {"scheduler": dask.threaded.get, "num_workers": workers}
+        get = functools.partial(dask.threaded.get, num_workers=workers)
     else:
         import dask.local
 
-        kwargs = {"scheduler": dask.local.get_sync}
+        get = dask.local.get_sync
     # Each window ends when its last unit does (one worker may wait for the other's last
     # unit): windows of many units per worker keep that wait a fraction of a percent.
     planned = 0
     for window in _windows(units, WINDOW_UNITS * workers):
-        finals = _graph(window, out, options, planned)
+        graph, finals = _graph(window, out, options, planned)
         planned += len(window)
-        finished.update((final.key, unit) for final, unit in zip(finals, window))
+        finished.update(zip(finals, window))
         with Progress():
-            dask.compute(*finals, **kwargs)
+            get(graph, finals)
     if pool is not None:
         # On a worker, which has pyarrow loaded: this process never imports it (see started_pool).
         pool.submit(finish, out).result()
@@ -349,6 +355,19 @@ def started_pool(scheduler: str, workers: int) -> Iterator[Any]:
         yield pool
     finally:
         pool.shutdown()
+
+
+def _dumps(value: Any) -> bytes:
+    """How the `processes` scheduler pickles a task for a worker and the worker its result:
+    pickle, in C, where it can (every task of a run: module functions, named by reference),
+    cloudpickle only where it cannot (a function made at run time). dask's own choice,
+    cloudpickle always, was half of the client's work per unit after the graph."""
+    try:
+        return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        import cloudpickle
+
+        return bytes(cloudpickle.dumps(value, pickle.HIGHEST_PROTOCOL))
 
 
 class _QueuedPool:
@@ -435,9 +454,9 @@ def _execute_distributed(
             window = list(itertools.islice(pending, count))
             if not window:
                 return
-            finals = _graph(window, out, options, planned[0])
+            graph, finals = _graph(window, out, options, planned[0])
             planned[0] += len(window)
-            for future, unit in zip(client.compute(finals), window):
+            for future, unit in zip(client.get(graph, finals, sync=False), window):
                 running[future.key] = unit
                 completed.add(future)
 
@@ -446,7 +465,7 @@ def _execute_distributed(
             unit = running.pop(future.key)
             done(unit, future.result())
             future.release()
-            # Top up in groups: one client.compute call per group, not per unit.
+            # Top up in groups: one client.get call per group, not per unit.
             if len(running) <= in_flight_limit - SUBMIT_GROUP:
                 submit(SUBMIT_GROUP)
         # On a worker, which has pyarrow loaded: this client never imports it (0.17 s of its
