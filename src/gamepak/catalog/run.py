@@ -16,7 +16,6 @@ import functools
 import hashlib
 import itertools
 import os
-import pickle
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -67,7 +66,10 @@ CLUSTER_CONFIG: dict[str, Any] = {
 WINDOW_UNITS = 256
 CLUSTER_WINDOW_UNITS = 64
 SUBMIT_GROUP = 16
-# Units in flight per worker of the `processes` scheduler (see _QueuedPool).
+# Units in flight per worker of the `processes` scheduler: with one, a worker that finished a
+# unit sat idle until the client had heard of it and sent the next (a round trip through the
+# client's threads: 8 ms a unit, about 5% of a worker's time, with the machine busy); the
+# second waits in the pool's queue, taken by whichever worker is free first.
 QUEUED_UNITS = 2
 
 
@@ -284,6 +286,26 @@ def _execute(
         with local_cluster(workers) as cluster:
             _execute_distributed(units, out, options, cluster.scheduler_address, done, finish)
         return
+    if scheduler == "processes":
+        # No dask in this process (dispatch.py says why): the units go to the pool in the
+        # order planned, QUEUED_UNITS per worker in flight, a graph of one unit at a time (so
+        # no window ends with one worker waiting for the other's last unit).
+        from .dispatch import PickledPool, run_on_pool
+
+        unit_of: dict[str, Batch | Split] = {}
+
+        def graphs() -> Iterator[tuple[dict[str, tuple[Any, ...]], list[str]]]:
+            for index, unit in enumerate(units):
+                graph, finals = _graph([unit], out, options, index)
+                unit_of[finals[0]] = unit
+                yield graph, finals
+
+        run_on_pool(
+            PickledPool(pool), graphs(), QUEUED_UNITS * workers, lambda key, counts: done(unit_of.pop(key), counts)
+        )
+        # On a worker, which has pyarrow loaded: this process never imports it (see started_pool).
+        pool.submit(finish, out).result()
+        return
     from dask.callbacks import Callback
 
     finished: dict[Any, Batch | Split] = {}
@@ -296,26 +318,10 @@ def _execute(
 
     # The scheduler functions themselves: naming them by string makes dask import distributed
     # (about a second) to look for a default client.
-    if scheduler == "processes":
-        import dask.multiprocessing
-
-        # One task per dispatch: units are coarse, and dask's default batches of 6 leave one
-        # worker idle while the other finishes a batch. One pool for every window (dask would
-        # start, and for spawned workers import, a new one per compute call).
-        # The graph is the catalog's own (independent units, no chains): nothing for dask's
-        # `fuse` to join, only its cost.
-        get: Callable[..., Any] = functools.partial(
-            dask.multiprocessing.get,
-            num_workers=workers,
-            chunksize=1,
-            pool=_QueuedPool(pool, QUEUED_UNITS * workers),
-            optimize_graph=False,
-            func_dumps=_dumps,
-        )
-    elif scheduler == "threads":
+    if scheduler == "threads":
         import dask.threaded
 
-        get = functools.partial(dask.threaded.get, num_workers=workers)
+        get: Callable[..., Any] = functools.partial(dask.threaded.get, num_workers=workers)
     else:
         import dask.local
 
@@ -329,11 +335,7 @@ def _execute(
         finished.update(zip(finals, window))
         with Progress():
             get(graph, finals)
-    if pool is not None:
-        # On a worker, which has pyarrow loaded: this process never imports it (see started_pool).
-        pool.submit(finish, out).result()
-    else:
-        finish(out)
+    finish(out)
 
 
 @contextlib.contextmanager
@@ -355,35 +357,6 @@ def started_pool(scheduler: str, workers: int) -> Iterator[Any]:
         yield pool
     finally:
         pool.shutdown()
-
-
-def _dumps(value: Any) -> bytes:
-    """How the `processes` scheduler pickles a task for a worker and the worker its result:
-    pickle, in C, where it can (every task of a run: module functions, named by reference),
-    cloudpickle only where it cannot (a function made at run time). dask's own choice,
-    cloudpickle always, was half of the client's work per unit after the graph."""
-    try:
-        return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        import cloudpickle
-
-        return bytes(cloudpickle.dumps(value, pickle.HIGHEST_PROTOCOL))
-
-
-class _QueuedPool:
-    """A process pool as dask's `processes` scheduler sees it: dask keeps as many units in
-    flight as the pool says it has workers (`_max_workers`, read by dask.multiprocessing.get),
-    so with the pool's own count a worker that finished a unit sat idle until the client had
-    heard of it and sent the next (a round trip through four threads of the client: 8 ms a
-    unit, about 5% of a worker's time, with the machine busy). Saying more keeps the next units
-    waiting in the pool's queue, taken by whichever worker is free first."""
-
-    def __init__(self, pool: Any, in_flight: int) -> None:
-        self.pool = pool
-        self._max_workers = in_flight
-
-    def submit(self, *args: Any, **kwargs: Any) -> Any:
-        return self.pool.submit(*args, **kwargs)
 
 
 def _fork_pool(workers: int) -> Any:
