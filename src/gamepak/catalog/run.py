@@ -1,4 +1,5 @@
-"""Planning a catalog run and running it on Dask (the client's side of a run).
+"""Planning a catalog run and running it (the client's side of a run): on the catalog's own
+process pool for `processes` (dispatch.py), on Dask for the other schedulers.
 
 The client only walks the folders (names, sizes, modification times) and plans units of work:
 - a *batch*: a few small files, cataloged one after another by one worker;
@@ -57,8 +58,8 @@ CLUSTER_CONFIG: dict[str, Any] = {
     "distributed.admin.system-monitor.interval": "2s",
     "distributed.admin.system-monitor.disk": False,
 }
-# Units planned and sent at once, per worker (see _execute). Between two windows of the local
-# schedulers one worker waits for the other's last unit and then both for the next window's
+# Units planned and sent at once, per worker (see _execute). Between two windows of `threads`
+# and `synchronous` one worker waits for the other's last unit and then both for the next window's
 # planning (0.1-0.3 s a boundary with the machine busy): 256 units of 64 tiny archives, 16k
 # archives a worker, make that a fraction of a percent, and the window held in memory stays a
 # few MB. On a dask.distributed cluster, CLUSTER_WINDOW_UNITS per worker thread are in flight,
@@ -342,7 +343,7 @@ def _execute(
 def started_pool(scheduler: str, workers: int) -> Iterator[Any]:
     """The worker processes of a `processes` run (None for the other schedulers), started now,
     before the walk: each imports what cataloging needs (`tasks.warm_up`: pyarrow) while this
-    process walks the folders and imports dask, rather than this process importing it before
+    process walks the folders, rather than this process importing it before
     forking them (on the run's critical path, beside two idle workers), or each worker in its
     first unit. So the client of a `processes` run never imports pyarrow, and a run that
     resumes (which reads the old catalog with pyarrow) still forks its workers."""
