@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import random
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,10 @@ pytest.importorskip("dask")
 
 from test_catalog import snapshot
 
-from gamepak.catalog import build_catalog
+from gamepak.catalog import build_catalog, dispatch
 from gamepak.catalog import run as catalog_run
 from gamepak.catalog.discovery import FileRef, FileSpool, iter_files
+from gamepak.catalog.dispatch import PickledPool, run_on_pool
 from gamepak.catalog.rows import ScanOptions
 from gamepak.catalog.schema import TABLES, read_table
 from gamepak.cli.catalog import rate_text
@@ -87,7 +89,7 @@ def _small_windows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     windows: list[int] = []
     graph = catalog_run._graph
 
-    def recording(units: list[Any], out: str, options: ScanOptions, first: int = 0) -> list[Any]:
+    def recording(units: list[Any], out: str, options: ScanOptions, first: int = 0) -> Any:
         windows.append(len(units))
         return graph(units, out, options, first)
 
@@ -236,7 +238,7 @@ def test_the_process_pool_holds_more_units_than_workers(
     monkeypatch.setattr(catalog_run, "BATCH_FILES", 3)
     most = [0]
     futures: list[Any] = []
-    real = catalog_run._QueuedPool.submit
+    real = PickledPool.submit
 
     def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
         future = real(self, *args, **kwargs)
@@ -244,7 +246,7 @@ def test_the_process_pool_holds_more_units_than_workers(
         most[0] = max(most[0], sum(1 for each in futures if not each.done()))
         return future
 
-    monkeypatch.setattr(catalog_run._QueuedPool, "submit", counting)
+    monkeypatch.setattr(PickledPool, "submit", counting)
     build_catalog([str(packs)], str(tmp_path / "out"), scheduler="processes", workers=2)
     assert most[0] == 2 * catalog_run.QUEUED_UNITS > 2
     assert snapshot(tmp_path / "out") == snapshot(reference)
@@ -553,3 +555,221 @@ def test_the_walk_is_in_sorted_order_files_before_folders(tmp_path: Path) -> Non
     assert [ref.path for ref in found if isinstance(ref, FileRef)] == [
         os.path.join(str(root), ref.relative) for ref in found if isinstance(ref, FileRef)
     ]
+
+
+# -- the graph given to dask -----------------------------------------------------------------------
+def test_task_arguments_are_never_taken_for_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The units go to dask as a plain dict of tasks, in which dask takes any string argument
+    equal to a key for that key's result: an output folder spelled like a key reaches the task
+    as the folder all the same."""
+    import dask.local
+
+    seen: list[tuple[Any, ...]] = []
+
+    def recording(*args: Any) -> dict[str, int]:
+        seen.append(args)
+        return {"archives": 1}
+
+    monkeypatch.setattr(catalog_run, "run_batch", recording)
+    refs = [FileRef(f"/c/a{index}.pak", f"a{index}.pak", 10, 1) for index in range(4)]
+    units: list[Any] = [catalog_run.Batch(catalog_run._batch_id(refs[:2]), refs[:2]), catalog_run.Batch("b2", refs[2:])]
+    out = catalog_run._batch_key(1, "b2")  # the key of the second batch
+    graph, finals = catalog_run._graph(units, out, ScanOptions(), 0)
+    assert out in graph and finals == [catalog_run._batch_key(0, units[0].part_id), out]
+    assert dask.local.get_sync(graph, finals) == ({"archives": 1}, {"archives": 1})
+    assert sorted((args[0], args[1], args[2].refs) for args in seen) == [
+        (out, "b2", refs[2:]),
+        (out, units[0].part_id, refs[:2]),
+    ]
+
+
+def test_a_split_archives_tasks_get_the_results_they_need(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A split archive's member ranges get its sha256, and its last task the check's fields, the
+    sha256 and every range's counts, in order."""
+    import dask.local
+
+    from gamepak.core.detection import Detection
+
+    ref = FileRef("/c/big.pak", "big.pak", 10, 1)
+    monkeypatch.setattr(catalog_run, "run_sha256", lambda ref: "digest")
+    monkeypatch.setattr(catalog_run, "run_check", lambda ref, options, fmt: {"format": fmt})
+    monkeypatch.setattr(catalog_run, "run_range", lambda out, part, ref, options, fmt, start, stop, sha: (part, sha))
+    monkeypatch.setattr(catalog_run, "run_finish", lambda *args: args)
+    # (A Detection is a tuple: dask would have rebuilt it from its items, which it cannot be.)
+    split = catalog_run.Split(ref, Detection("pak", 1.0, True), "magic", [(0, 2), (2, 3)])
+    graph, finals = catalog_run._graph([split], "/out", ScanOptions(), 0)
+    (result,) = dask.local.get_sync(graph, finals)
+    out, key, got_ref, got_detection, how, fields, sha, *ranges = result
+    assert (out, key, got_ref, got_detection, how) == ("/out", ref.key, ref, split.detection, "magic")
+    assert (fields, sha) == ({"format": "pak"}, "digest")
+    assert ranges == [(f"{ref.key}-r0000", "digest"), (f"{ref.key}-r0001", "digest")]
+
+
+def test_tasks_are_pickled_by_pickle_and_functions_made_at_run_time_by_cloudpickle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pickle
+
+    import cloudpickle
+
+    from gamepak.catalog.tasks import Args, FileList, call, run_batch
+
+    used: list[Any] = []
+    real = cloudpickle.dumps
+
+    def recording(value: Any, *args: Any) -> bytes:
+        used.append(value)
+        return real(value, *args)
+
+    monkeypatch.setattr(cloudpickle, "dumps", recording)
+    refs = [FileRef("/c/a.pak", "a.pak", 10, 1)]
+    task = (call, run_batch, Args("/out", "b1", FileList(refs), ScanOptions()))
+    data = dispatch.dumps(task)
+    assert used == []
+    back = pickle.loads(data)
+    assert back[2].values[:2] == ("/out", "b1") and back[2].values[2].refs == refs
+    offset = 5
+    made = pickle.loads(dispatch.dumps(lambda value: value + offset))
+    assert made(1) == 6 and len(used) == 1
+
+
+# -- the `processes` dispatch (no dask in the client) ---------------------------------------------
+def _stub_tasks(monkeypatch: pytest.MonkeyPatch, ran: list[str]) -> None:
+    """Task functions that log what they ran and return what a test can check."""
+
+    def batch(out: str, part_id: str, files: Any, options: Any) -> dict[str, Any]:
+        ran.append(part_id)
+        return {"batch": part_id}
+
+    def range_(out: str, part: str, ref: FileRef, options: Any, fmt: str, start: int, stop: int, sha: str) -> Any:
+        ran.append(part)
+        return (part, sha)
+
+    def sha256(ref: FileRef) -> str:
+        ran.append("sha " + ref.path)
+        return "digest"
+
+    def check(ref: FileRef, options: Any, fmt: str) -> dict[str, Any]:
+        ran.append("check " + ref.path)
+        return {}
+
+    def finish(*args: Any) -> tuple[Any, ...]:
+        ran.append("finish " + args[2].path)
+        return args[5:]
+
+    monkeypatch.setattr(catalog_run, "run_batch", batch)
+    monkeypatch.setattr(catalog_run, "run_sha256", sha256)
+    monkeypatch.setattr(catalog_run, "run_check", check)
+    monkeypatch.setattr(catalog_run, "run_range", range_)
+    monkeypatch.setattr(catalog_run, "run_finish", finish)
+
+
+def _units(count: int, splits: set[int]) -> list[Any]:
+    from gamepak.core.detection import Detection
+
+    units: list[Any] = []
+    for index in range(count):
+        ref = FileRef(f"/c/a{index}.pak", f"a{index}.pak", 10, 1)
+        if index in splits:
+            units.append(catalog_run.Split(ref, Detection("pak", 1.0, True), "magic", [(0, 1), (1, 2)]))
+        else:
+            units.append(catalog_run.Batch(f"b{index}", [ref]))
+    return units
+
+
+def test_processes_dispatch_runs_the_plan_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With one task in flight, tasks run in the order planned, a split archive's member ranges
+    as soon as its sha256 is made and its last task as soon as its inputs are; each final task
+    is reported once, with its result, and graphs are taken in only as they are needed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ran: list[str] = []
+    _stub_tasks(monkeypatch, ran)
+    units = _units(3, {1})
+    taken: list[int] = []
+    reported: list[tuple[str, Any]] = []
+
+    def graphs() -> Any:
+        for index, unit in enumerate(units):
+            taken.append(len(reported))
+            yield catalog_run._graph([unit], "/out", ScanOptions(), index)
+
+    with ThreadPoolExecutor(1) as pool:
+        run_on_pool(pool, graphs(), 1, lambda key, result: reported.append((key, result)))
+    key = units[1].ref.key
+    assert ran == ["b0", "sha /c/a1.pak", f"{key}-r0000", f"{key}-r0001", "check /c/a1.pak", "finish /c/a1.pak", "b2"]
+    assert reported == [
+        (catalog_run._batch_key(0, "b0"), {"batch": "b0"}),
+        (f"finish-{key}", ({}, "digest", (f"{key}-r0000", "digest"), (f"{key}-r0001", "digest"))),
+        (catalog_run._batch_key(2, "b2"), {"batch": "b2"}),
+    ]
+    assert taken == [0, 1, 2]  # each graph taken once the one before it was done
+
+
+@settings(max_examples=30, deadline=None)
+@given(count=st.integers(0, 12), splits=st.sets(st.integers(0, 11)), in_flight=st.integers(1, 5))
+def test_processes_dispatch_runs_every_task_once_within_its_limit(count: int, splits: set[int], in_flight: int) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        ran: list[str] = []
+        _stub_tasks(monkeypatch, ran)
+        units = _units(count, splits)
+        graphs = [catalog_run._graph([unit], "/out", ScanOptions(), index) for index, unit in enumerate(units)]
+        futures: list[Any] = []
+        most = [0]
+        reported: list[str] = []
+
+        class Counting(ThreadPoolExecutor):
+            """Tasks that take a while, and the most of them sent and not done at once."""
+
+            def submit(self, function: Any, /, *args: Any, **kwargs: Any) -> Any:
+                def slow(*args: Any) -> Any:
+                    time.sleep(0.002)
+                    return function(*args)
+
+                futures.append(super().submit(slow, *args))
+                most[0] = max(most[0], sum(not future.done() for future in futures))
+                return futures[-1]
+
+        def done(key: str, result: Any) -> None:
+            reported.append(key)
+
+        with Counting(3) as pool:
+            run_on_pool(pool, iter(graphs), in_flight, done)
+    assert sorted(reported) == sorted(key for _, finals in graphs for key in finals)
+    assert len(ran) == sum(len(graph) for graph, _ in graphs)
+    assert most[0] <= in_flight
+
+
+def test_processes_dispatch_ends_with_a_tasks_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from gamepak.errors import GamepakError
+
+    def failing(out: str, part_id: str, *args: Any) -> Any:
+        if part_id == "b1":
+            raise GamepakError("a1.pak: offset 4: bad")
+        return {}
+
+    monkeypatch.setattr(catalog_run, "run_batch", failing)
+    graphs = [catalog_run._graph([unit], "/out", ScanOptions(), index) for index, unit in enumerate(_units(3, set()))]
+    with ThreadPoolExecutor(2) as pool, pytest.raises(GamepakError, match="offset 4"):
+        run_on_pool(pool, iter(graphs), 2, lambda key, result: None)
+
+
+def test_a_processes_run_imports_no_dask(packs: Path, reference: Path, tmp_path: Path) -> None:
+    """The client of a `processes` run never imports dask (0.5 G instructions before its first
+    unit, the workers idle), nor cloudpickle when every task pickles by reference."""
+    import subprocess
+
+    script = (
+        "import sys\nfrom gamepak.catalog import build_catalog\n"
+        "build_catalog([sys.argv[1]], sys.argv[2], scheduler='processes', workers=2)\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] in ('dask', 'cloudpickle', 'pyarrow')))"
+    )
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-c", script, str(packs), str(out)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["[]"]
+    assert snapshot(out) == snapshot(reference)

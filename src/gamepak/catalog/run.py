@@ -1,4 +1,5 @@
-"""Planning a catalog run and running it on Dask (the client's side of a run).
+"""Planning a catalog run and running it (the client's side of a run): on the catalog's own
+process pool for `processes` (dispatch.py), on Dask for the other schedulers.
 
 The client only walks the folders (names, sizes, modification times) and plans units of work:
 - a *batch*: a few small files, cataloged one after another by one worker;
@@ -27,7 +28,7 @@ from .detect import choose
 from .discovery import FileRef, FileSpool, iter_files, open_file
 from .output import drop_files, fill_empty_tables, prepare_output, resume_state, write_walk_errors
 from .rows import ScanOptions
-from .tasks import FileList, run_batch, run_check, run_finish, run_range, run_sha256, warm_up
+from .tasks import Args, FileList, call, run_batch, run_check, run_finish, run_range, run_sha256, warm_up
 
 # Archives larger than this are split into member ranges of at most half of it (128 MiB at the
 # default) or RANGE_MEMBERS members, whichever comes first.
@@ -57,8 +58,8 @@ CLUSTER_CONFIG: dict[str, Any] = {
     "distributed.admin.system-monitor.interval": "2s",
     "distributed.admin.system-monitor.disk": False,
 }
-# Units planned and sent at once, per worker (see _execute). Between two windows of the local
-# schedulers one worker waits for the other's last unit and then both for the next window's
+# Units planned and sent at once, per worker (see _execute). Between two windows of `threads`
+# and `synchronous` one worker waits for the other's last unit and then both for the next window's
 # planning (0.1-0.3 s a boundary with the machine busy): 256 units of 64 tiny archives, 16k
 # archives a worker, make that a fraction of a percent, and the window held in memory stays a
 # few MB. On a dask.distributed cluster, CLUSTER_WINDOW_UNITS per worker thread are in flight,
@@ -66,7 +67,10 @@ CLUSTER_CONFIG: dict[str, Any] = {
 WINDOW_UNITS = 256
 CLUSTER_WINDOW_UNITS = 64
 SUBMIT_GROUP = 16
-# Units in flight per worker of the `processes` scheduler (see _QueuedPool).
+# Units in flight per worker of the `processes` scheduler: with one, a worker that finished a
+# unit sat idle until the client had heard of it and sent the next (a round trip through the
+# client's threads: 8 ms a unit, about 5% of a worker's time, with the machine busy); the
+# second waits in the pool's queue, taken by whichever worker is free first.
 QUEUED_UNITS = 2
 
 
@@ -207,44 +211,46 @@ def _batch_key(index: int, part_id: str) -> str:
     return f"batch-{KEY_RANKS - index:013d}-{part_id}"
 
 
-def _graph(units: list[Batch | Split], out: str, options: ScanOptions, first: int = 0) -> list[Any]:
-    """The window `units`, the run's `first`th unit onwards, as dask tasks (one final task each)."""
-    import dask
-
-    finals = []
+def _graph(
+    units: list[Batch | Split], out: str, options: ScanOptions, first: int = 0
+) -> tuple[dict[str, tuple[Any, ...]], list[str]]:
+    """The window `units`, the run's `first`th unit onwards, as a plain dask graph (a dict of
+    tasks) and the key of each unit's final task. Not dask.delayed: a delayed call, its
+    collection merged, optimized and turned back into tasks by `dask.compute` cost the client
+    ~1.3 M instructions a unit, a dict given to the scheduler's `get` a fraction of that. Each
+    task is `(call, function, Args(...), *keys)`, its own arguments out of dask's sight
+    (tasks.Args says why)."""
+    graph: dict[str, tuple[Any, ...]] = {}
+    finals: list[str] = []
     for index, unit in enumerate(units, first):
         if isinstance(unit, Batch):
-            finals.append(
-                dask.delayed(run_batch, pure=False)(
-                    out, unit.part_id, FileList(unit.refs), options, dask_key_name=_batch_key(index, unit.part_id)
-                )
-            )
+            key = _batch_key(index, unit.part_id)
+            graph[key] = (call, run_batch, Args(out, unit.part_id, FileList(unit.refs), options))
+            finals.append(key)
             continue
         key = unit.ref.key
-        sha = dask.delayed(run_sha256, pure=False)(unit.ref, dask_key_name=f"sha256-{key}")
-        fields = dask.delayed(run_check, pure=False)(
-            unit.ref, options, unit.detection.format, dask_key_name=f"check-{key}"
-        )
-        ranges = [
-            dask.delayed(run_range, pure=False)(
-                out,
-                f"{key}-r{index:04d}",
-                unit.ref,
-                options,
-                unit.detection.format,
-                start,
-                stop,
+        sha, check = f"sha256-{key}", f"check-{key}"
+        graph[sha] = (call, run_sha256, Args(unit.ref))
+        graph[check] = (call, run_check, Args(unit.ref, options, unit.detection.format))
+        ranges = []
+        for number, (start, stop) in enumerate(unit.ranges):
+            ranges.append(f"range-{key}-{number}")
+            graph[ranges[-1]] = (
+                call,
+                run_range,
+                Args(out, f"{key}-r{number:04d}", unit.ref, options, unit.detection.format, start, stop),
                 sha,
-                dask_key_name=f"range-{key}-{index}",
             )
-            for index, (start, stop) in enumerate(unit.ranges)
-        ]
-        finals.append(
-            dask.delayed(run_finish, pure=False)(
-                out, key, unit.ref, unit.detection, unit.how, fields, sha, *ranges, dask_key_name=f"finish-{key}"
-            )
+        graph[f"finish-{key}"] = (
+            call,
+            run_finish,
+            Args(out, key, unit.ref, unit.detection, unit.how),
+            check,
+            sha,
+            *ranges,
         )
-    return finals
+        finals.append(f"finish-{key}")
+    return graph, finals
 
 
 def _files(unit: Batch | Split) -> int:
@@ -281,7 +287,26 @@ def _execute(
         with local_cluster(workers) as cluster:
             _execute_distributed(units, out, options, cluster.scheduler_address, done, finish)
         return
-    import dask
+    if scheduler == "processes":
+        # No dask in this process (dispatch.py says why): the units go to the pool in the
+        # order planned, QUEUED_UNITS per worker in flight, a graph of one unit at a time (so
+        # no window ends with one worker waiting for the other's last unit).
+        from .dispatch import PickledPool, run_on_pool
+
+        unit_of: dict[str, Batch | Split] = {}
+
+        def graphs() -> Iterator[tuple[dict[str, tuple[Any, ...]], list[str]]]:
+            for index, unit in enumerate(units):
+                graph, finals = _graph([unit], out, options, index)
+                unit_of[finals[0]] = unit
+                yield graph, finals
+
+        run_on_pool(
+            PickledPool(pool), graphs(), QUEUED_UNITS * workers, lambda key, counts: done(unit_of.pop(key), counts)
+        )
+        # On a worker, which has pyarrow loaded: this process never imports it (see started_pool).
+        pool.submit(finish, out).result()
+        return
     from dask.callbacks import Callback
 
     finished: dict[Any, Batch | Split] = {}
@@ -294,47 +319,31 @@ def _execute(
 
     # The scheduler functions themselves: naming them by string makes dask import distributed
     # (about a second) to look for a default client.
-    if scheduler == "processes":
-        import dask.multiprocessing
-
-        # One task per dispatch: units are coarse, and dask's default batches of 6 leave one
-        # worker idle while the other finishes a batch. One pool for every window (dask would
-        # start, and for spawned workers import, a new one per compute call).
-        kwargs: dict[str, Any] = {
-            "scheduler": dask.multiprocessing.get,
-            "num_workers": workers,
-            "chunksize": 1,
-            "pool": _QueuedPool(pool, QUEUED_UNITS * workers),
-        }
-    elif scheduler == "threads":
+    if scheduler == "threads":
         import dask.threaded
 
-        kwargs = {"scheduler": dask.threaded.get, "num_workers": workers}
+        get: Callable[..., Any] = functools.partial(dask.threaded.get, num_workers=workers)
     else:
         import dask.local
 
-        kwargs = {"scheduler": dask.local.get_sync}
+        get = dask.local.get_sync
     # Each window ends when its last unit does (one worker may wait for the other's last
     # unit): windows of many units per worker keep that wait a fraction of a percent.
     planned = 0
     for window in _windows(units, WINDOW_UNITS * workers):
-        finals = _graph(window, out, options, planned)
+        graph, finals = _graph(window, out, options, planned)
         planned += len(window)
-        finished.update((final.key, unit) for final, unit in zip(finals, window))
+        finished.update(zip(finals, window))
         with Progress():
-            dask.compute(*finals, **kwargs)
-    if pool is not None:
-        # On a worker, which has pyarrow loaded: this process never imports it (see started_pool).
-        pool.submit(finish, out).result()
-    else:
-        finish(out)
+            get(graph, finals)
+    finish(out)
 
 
 @contextlib.contextmanager
 def started_pool(scheduler: str, workers: int) -> Iterator[Any]:
     """The worker processes of a `processes` run (None for the other schedulers), started now,
     before the walk: each imports what cataloging needs (`tasks.warm_up`: pyarrow) while this
-    process walks the folders and imports dask, rather than this process importing it before
+    process walks the folders, rather than this process importing it before
     forking them (on the run's critical path, beside two idle workers), or each worker in its
     first unit. So the client of a `processes` run never imports pyarrow, and a run that
     resumes (which reads the old catalog with pyarrow) still forks its workers."""
@@ -349,22 +358,6 @@ def started_pool(scheduler: str, workers: int) -> Iterator[Any]:
         yield pool
     finally:
         pool.shutdown()
-
-
-class _QueuedPool:
-    """A process pool as dask's `processes` scheduler sees it: dask keeps as many units in
-    flight as the pool says it has workers (`_max_workers`, read by dask.multiprocessing.get),
-    so with the pool's own count a worker that finished a unit sat idle until the client had
-    heard of it and sent the next (a round trip through four threads of the client: 8 ms a
-    unit, about 5% of a worker's time, with the machine busy). Saying more keeps the next units
-    waiting in the pool's queue, taken by whichever worker is free first."""
-
-    def __init__(self, pool: Any, in_flight: int) -> None:
-        self.pool = pool
-        self._max_workers = in_flight
-
-    def submit(self, *args: Any, **kwargs: Any) -> Any:
-        return self.pool.submit(*args, **kwargs)
 
 
 def _fork_pool(workers: int) -> Any:
@@ -435,9 +428,9 @@ def _execute_distributed(
             window = list(itertools.islice(pending, count))
             if not window:
                 return
-            finals = _graph(window, out, options, planned[0])
+            graph, finals = _graph(window, out, options, planned[0])
             planned[0] += len(window)
-            for future, unit in zip(client.compute(finals), window):
+            for future, unit in zip(client.get(graph, finals, sync=False), window):
                 running[future.key] = unit
                 completed.add(future)
 
@@ -446,7 +439,7 @@ def _execute_distributed(
             unit = running.pop(future.key)
             done(unit, future.result())
             future.release()
-            # Top up in groups: one client.compute call per group, not per unit.
+            # Top up in groups: one client.get call per group, not per unit.
             if len(running) <= in_flight_limit - SUBMIT_GROUP:
                 submit(SUBMIT_GROUP)
         # On a worker, which has pyarrow loaded: this client never imports it (0.17 s of its

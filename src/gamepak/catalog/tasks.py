@@ -73,6 +73,28 @@ def _file_list(*columns: list[Any]) -> FileList:
     return FileList(list(map(FileRef._make, zip(*columns))))
 
 
+class Args:
+    """A task's own arguments as one object that dask passes on as it is, for a graph given to
+    dask as a plain dict (run._graph). Dask takes any argument of such a task that is a string,
+    number or tuple equal to a key of the graph for that key's result (and looks inside tuples
+    and lists for more): a catalog folder or a part id spelled like a key would have been
+    replaced. The results a task needs are given beside this, as keys (see `call`)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, *values: Any) -> None:
+        self.values = values
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return Args, self.values
+
+
+def call(function: Any, args: Args, *results: Any) -> Any:
+    """The task of a plain graph: `function(*args, *results)`, the results being those of the
+    keys that follow `args` in the task (dask puts each key's result in its place)."""
+    return function(*args.values, *results)
+
+
 def warm_up() -> None:
     """What a worker process of a `processes` run imports as it starts (run.started_pool): the
     Parquet side (pyarrow, ~0.35 G instructions), while the client still walks the folders."""

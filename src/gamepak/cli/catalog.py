@@ -149,7 +149,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--scheduler",
         type=_scheduler,
         default="processes",
-        help="Dask scheduler: processes, threads, synchronous, local (a dask.distributed cluster of --workers "
+        help="scheduler: processes (a pool of --workers processes), Dask's threads or synchronous, local (a "
+        "dask.distributed cluster of --workers "
         "processes started for the run), or the address of a dask.distributed scheduler (tcp://HOST:8786; every "
         "worker must see PATHS and OUT under the same names) (default: %(default)s)",
     )
