@@ -8,8 +8,8 @@ from itertools import repeat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from typing import Protocol
+    from collections.abc import Callable, Sequence
+    from typing import Any, Protocol
 
     from ..core.entry import Entry
 
@@ -17,6 +17,17 @@ if TYPE_CHECKING:
         """The members of an extraction by position (a list, or entries made when asked for)."""
 
         def __getitem__(self, position: int, /) -> Entry: ...
+
+    class BatchCopier(Protocol):
+        """What `ops.copy_workers` asks of `ops.copier.Copier` (named here, not imported
+        from there: the copier imports the workers when it has that much work)."""
+
+        entries: Entries
+        progress: Callable[[Entry], Any] | None
+
+        def run_batch(self, jobs: list[Job] | PlannedJobs, start: int, stop: int, *, quiet: bool = False) -> None: ...
+
+        def run(self, jobs: list[Job], report: Callable[[int], object] | None = None) -> None: ...
 
 
 Job = tuple[int, str, int, int, int]  # folder fd, name to create, offset, size, position

@@ -20,14 +20,13 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..core.archive import Entry
-    from .copier import Copier
-    from .copy_jobs import Entries, Job, PlannedJobs
+    from .copy_jobs import BatchCopier, Entries, Job, PlannedJobs
 
 # A batch of the queue: the jobs from `start` to `stop`, made by the worker that takes it.
 Batch = tuple[int, int]
 
 
-def run_split(copier: Copier, jobs: list[Job] | PlannedJobs, sizes: Sequence[int], workers: int) -> None:
+def run_split(copier: BatchCopier, jobs: list[Job] | PlannedJobs, sizes: Sequence[int], workers: int) -> None:
     """Copy the jobs (of these sizes) on `workers` processes (this one and forked ones), or
     threads when forking is not safe (other threads are running, or no fork on this system)."""
     # No `threading` module loaded means no Python thread besides this one (and importing
