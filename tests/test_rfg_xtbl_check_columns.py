@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from test_rfg_xtbl import ITEMS, weapons
 
 import gamepak
-from gamepak.formats.rfg.xtbl import Table, check
+from gamepak.formats.rfg.xtbl import Table
 from gamepak.formats.rfg.xtbl.cells import PENDING, ROW_NUMBER
 from gamepak.formats.rfg.xtbl.check import ReferenceIndex, check_table, reference_values
+from gamepak.formats.rfg.xtbl.check import table as check  # (the walk: its batch size, memo and rules)
 from gamepak.formats.rfg.xtbl.json_cells import items_json
 from gamepak.formats.rfg.xtbl.schema import EDITOR_FIELDS
 from gamepak.formats.rfg.xtbl.stream import StreamedTable, read_table
@@ -153,7 +154,7 @@ def test_findings_of_a_row_come_in_its_cells_order() -> None:
 
 def test_a_value_is_checked_once_per_column(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    leaf_check = check._leaf_check
+    leaf_check = check.leaf_check
 
     def counted(field: Any, lookup: Any) -> Any:
         inner = leaf_check(field, lookup)
@@ -166,7 +167,7 @@ def test_a_value_is_checked_once_per_column(monkeypatch: pytest.MonkeyPatch) -> 
 
         return counting
 
-    monkeypatch.setattr(check, "_leaf_check", counted)
+    monkeypatch.setattr(check, "leaf_check", counted)
     monkeypatch.setattr(check, "BATCH_CELLS", 8)  # what a batch met is remembered for the next
     data = weapons(
         "".join(f"<Weapon><Name>w{n}</Name><Magazine_Size>{n % 3}</Magazine_Size></Weapon>" for n in range(300))
