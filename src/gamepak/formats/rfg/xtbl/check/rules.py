@@ -16,8 +16,17 @@ if TYPE_CHECKING:
     from ..schema import Field
 
 
+MEMO_VALUES = 1 << 12  # the good values a check remembers
 NO_PROBLEMS: tuple[tuple[str, str, str], ...] = ()
 _NOT_A_FIELD = object()  # a tag no sub-field of an item has
+
+
+def remember(good: set[Any], value: Any) -> None:
+    """Add `value` to `good` (values a rule found good), which holds at most `MEMO_VALUES` (a
+    streamed table's memory stays bounded: all is forgotten then)."""
+    if len(good) >= MEMO_VALUES:
+        good.clear()
+    good.add(value)
 
 
 def leaf_check(field: Field, lookup: Callable[[Field], Container[str] | None]) -> Any:
@@ -135,6 +144,12 @@ def json_check(field: Field, lookup: Callable[[Field], Container[str] | None]) -
 
     item_name = item.name if item is not None else ""
 
+    # The values each rule found good, by sub-field tag ("" for a leaf item): the items of a
+    # column repeat few values (the game's tables: 180,000 checked, a few thousand distinct),
+    # so each is checked once (as `check_table` does for the other columns).
+    goods: dict[str, set[str]] = {tag: set() for tag, sub_check in sub_checks.items() if sub_check is not None}
+    leaf_good: set[str] = set()
+
     def check_items(element: EtElement) -> list[tuple[str, str, str]]:
         problems: list[tuple[str, str, str]] = []
         for child in element:
@@ -142,16 +157,30 @@ def json_check(field: Field, lookup: Callable[[Field], Container[str] | None]) -
                 problems.append(("not in the schema", "warning", child.tag))
             elif leaf is not None:
                 if not len(child):
-                    problems.extend(leaf(child.text or ""))
+                    text = child.text or ""
+                    if text not in leaf_good:
+                        found = leaf(text)
+                        if found:
+                            problems.extend(found)
+                        else:
+                            remember(leaf_good, text)
             elif sub_checks:
                 for sub in child:
-                    sub_check = sub_checks.get(sub.tag, _NOT_A_FIELD)
+                    tag = sub.tag
+                    sub_check = sub_checks.get(tag, _NOT_A_FIELD)
                     if sub_check is None:
                         continue
                     if sub_check is _NOT_A_FIELD:
-                        problems.append(("not in the schema", "warning", f"{item_name}.{sub.tag}"))
+                        problems.append(("not in the schema", "warning", f"{item_name}.{tag}"))
                     elif not len(sub):
-                        problems.extend(sub_check(sub.text or ""))
+                        text = sub.text or ""
+                        good = goods[tag]
+                        if text not in good:
+                            found = sub_check(text)
+                            if found:
+                                problems.extend(found)
+                            else:
+                                remember(good, text)
         return problems
 
     def check_nothing(element: EtElement) -> list[tuple[str, str, str]]:

@@ -3,14 +3,14 @@ at a time."""
 
 from __future__ import annotations
 
-from itertools import chain, groupby
-from operator import itemgetter
+from itertools import chain, compress, groupby, repeat
+from operator import is_not, itemgetter
 
 from ..cells import PENDING, ROW_NUMBER
 from ..json_cells import items_json
 from ..schema import EDITOR_FIELDS
 from .findings import Finding
-from .rules import json_check, leaf_check
+from .rules import json_check, leaf_check, remember
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 
 BATCH_CELLS = 1 << 14  # the cells of a batch of rows checked a column at a time
-_MEMO_VALUES = 1 << 12  # the good values a check remembers
 _row_number = itemgetter(0)
 
 
@@ -115,7 +114,7 @@ def check_table(
                 check = checkers[column]
                 if check is None:
                     continue
-                column_values = [cells.get(column) for cells in batch]  # None: not in that row
+                column_values = list(map(dict.get, batch, repeat(column)))  # None: not in that row
                 good = goods[column]
                 bad: dict[str, Any] = {}  # value -> its problems
                 for value in set(column_values).difference(good):
@@ -128,10 +127,12 @@ def check_table(
                         (first + offset, column, bad[cell]) for offset, cell in enumerate(column_values) if cell in bad
                     ]
             elif described and column.split(".", 1)[0] not in EDITOR_FIELDS:
+                # (The rows holding it found in C: such a column is in few rows of a batch.)
+                column_values = list(map(dict.get, batch, repeat(column)))
                 records += [
                     (first + offset, column, [("not in the schema", "warning", cell)])
-                    for offset, cells in enumerate(batch)
-                    if (cell := cells.get(column)) is not None and cell != PENDING
+                    for offset in compress(range(len(column_values)), map(is_not, column_values, repeat(None)))
+                    if (cell := column_values[offset]) != PENDING
                 ]
         if records:
             # In row order, and in a row in its cells' order (as a walk of each row's cells).
@@ -140,8 +141,8 @@ def check_table(
                 cells = batch[row_number - first]
                 problems = list(group)
                 if len(problems) > 1:
-                    position = {column: place for place, column in enumerate(cells)}
-                    problems.sort(key=lambda record: position[record[1]])
+                    columns = list(cells)  # (a few problems against many cells: found in C)
+                    problems.sort(key=lambda record: columns.index(record[1]))
                 key = str(row_number + 1) if numbered else cells.get(key_column, "")
                 for _, column, found in problems:
                     for problem, severity, bad_value in found:
@@ -174,13 +175,5 @@ def _remembered(check: Callable[[str], Any], good: set[str], value: str) -> Any:
     """`check(value)`, `value` added to `good` (the values `check` found good) when it is."""
     found = check(value)
     if not found:
-        _remember(good, value)
+        remember(good, value)
     return found
-
-
-def _remember(good: set[Any], value: Any) -> None:
-    """Add `value` to `good`, which holds at most `_MEMO_VALUES` (a streamed table's memory
-    stays bounded: all is forgotten then)."""
-    if len(good) >= _MEMO_VALUES:
-        good.clear()
-    good.add(value)
