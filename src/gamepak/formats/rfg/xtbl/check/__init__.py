@@ -15,6 +15,7 @@ from __future__ import annotations
 from .findings import Finding, count_kinds, finding_lines, new_findings, problem_kind
 from .references import (
     LATER,
+    NOT_AT_HAND,
     UNDECIDED,
     DeferredReferences,
     Later,
@@ -30,6 +31,7 @@ from .table import BATCH_CELLS, check_table
 __all__ = [
     "BATCH_CELLS",
     "LATER",
+    "NOT_AT_HAND",
     "UNDECIDED",
     "DeferredReferences",
     "Finding",

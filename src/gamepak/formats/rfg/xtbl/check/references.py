@@ -113,6 +113,17 @@ _LATER = Later()
 UNDECIDED = _LATER  # what `resolve_later`'s `values` answers for values not known yet
 
 
+class NotAtHand:
+    """What `DeferredReferences`'s `ready` answers for a table that no member holds: the
+    Reference is not checked, as `resolve_later` would decide its findings (3,000 of the game's
+    tables' were made to be dropped at the end)."""
+
+    __slots__ = ()
+
+
+NOT_AT_HAND = NotAtHand()
+
+
 class DeferredReferences:
     """`references` for `check_table` when the referenced tables are not all read yet (a pack's
     tables checked as each is parsed, its tree dropped at once): a lookup answers the values
@@ -121,16 +132,20 @@ class DeferredReferences:
     `ReferenceIndex` counts them), and each `Later` by its problem text (`keys`), for
     `resolve_later`."""
 
-    def __init__(self, ready: Callable[[str, str], set[str] | None] | None = None) -> None:
-        self.ready = ready  # (table file name, dotted path) -> the values, when already final
+    def __init__(self, ready: Callable[[str, str], set[str] | NotAtHand | None] | None = None) -> None:
+        # (table file name, dotted path) -> the values when already final, NOT_AT_HAND when no
+        # table of that name is to be read (the Reference is not checked: no finding is made)
+        self.ready = ready
         self.asked: list[tuple[str, str]] = []  # (table file name, dotted path), once per lookup
         self.keys: dict[str, tuple[str, str]] = {}  # problem text -> (table file name, dotted path)
 
-    def __call__(self, file: str, path: list[str]) -> set[str] | Later:
+    def __call__(self, file: str, path: list[str]) -> set[str] | Later | None:
         key = (table_file_name(file), ".".join(path))
         self.asked.append(key)
         if self.ready is not None:
             values = self.ready(*key)
+            if isinstance(values, NotAtHand):
+                return None
             if values is not None:
                 return values
         self.keys[missing_row(file, path)] = key
