@@ -38,6 +38,79 @@ with gamepak.open(sys.argv[1]) as pack:
             pass
 """
 
+# `--stages`: the CPU time (this process's, the least of ROUNDS) of each stage of one process's
+# `table check`, each stage timed over every table before the next starts (the trees kept
+# between stages: the drop of each tree is timed in "parse"). Where a change to the check
+# helps is read here; whether it helps the two-process run, in the ratios above.
+STAGES = """
+import gc, sys, time
+import xml.etree.ElementTree as ET
+from gamepak.core.collector import collector_paused
+from gamepak.formats.rfg.xtbl import parallel
+from gamepak.formats.rfg.xtbl.check import ReferenceIndex, check_table, reference_values, table_file_name
+from gamepak.formats.rfg.xtbl.parse import TableError
+from gamepak.formats.rfg.xtbl.stream import read_table
+from gamepak.ops.tables import iter_members
+def least(work):
+    best = None
+    for _ in range(int(sys.argv[2])):
+        gc.collect()
+        with collector_paused():
+            start = time.process_time()
+            result = work()
+            spent = time.process_time() - start
+        best = spent if best is None else min(best, spent)
+    return best, result
+def members():
+    return list(iter_members(sys.argv[1]))
+def parse():
+    for _, data in tables:
+        try:
+            ET.fromstring(data)
+        except ET.ParseError:
+            pass
+def read():
+    read = []
+    for member, data in tables:
+        try:
+            read.append(read_table(data, member))
+        except TableError:
+            pass
+    return read
+def cells():
+    for table in read_tables:
+        table._cells = None
+        try:
+            table.raw_cells()
+        except TableError:
+            pass
+def check():
+    for table in read_tables:
+        try:
+            check_table(table, index)
+        except TableError:
+            pass
+def references():
+    for table in read_tables:
+        for path in targets.get(table_file_name(table.member), ()):
+            reference_values(table, path.split("."))
+spent = {}
+spent["decompress"], tables = least(members)
+spent["targets (scan)"], targets = least(lambda: parallel._guessed_targets(tables))
+spent["ElementTree parse"], _ = least(parse)
+spent["read_table"], read_tables = least(read)
+spent["cells (flatten)"], _ = least(cells)
+index = ReferenceIndex({table.member: table for table in read_tables})  # (its values found once)
+spent["check"], _ = least(check)
+spent["reference values"], _ = least(references)
+parallel.FORK_BYTES = 1 << 62
+spent["check_members, one process"], _ = least(lambda: parallel.check_members(tables))
+whole = spent["check_members, one process"]
+for name, seconds in spent.items():
+    print(f"{name:<28} {seconds:7.3f} s  {seconds / whole:6.1%}")
+print("(read_table is the parse plus the schema, the size and encoding checks; the stages above the "
+      "last each time every table, the last is the whole check in one process)")
+"""
 
 # CPU seconds (user + system, the process and its worker) of each contender's runs: on a
 # machine shared with other work the wall times stretch with the load, CPU times much less.
@@ -65,11 +138,20 @@ def main() -> None:
         action="append",
         help="time only this contender (the reference is always timed; may be given again)",
     )
+    parser.add_argument(
+        "--stages",
+        action="store_true",
+        help="print where one process's CPU time of `table check` goes instead (decompress, the parse "
+        "alone, the rest of reading a table, its cells, the check, the references), least of ROUNDS",
+    )
     args = parser.parse_args()
     only = set(args.only or ("ls", "check", "export", "import"))
     source = SAMPLES / "vpp" / "table.vpp_pc"
     if not source.exists():
         raise SystemExit(f"{source} is absent")
+    if args.stages:
+        subprocess.run([PYTHON, "-c", STAGES, str(source), str(args.rounds)], check=True)
+        return
     compile_bytecode()
     work = scratch("tables")
     pack = work / "table.vpp_pc"

@@ -13,9 +13,15 @@ from hypothesis import strategies as st
 from test_rfg_xtbl import ITEMS, weapons
 
 import gamepak
-from gamepak.formats.rfg.xtbl import Table, check
+from gamepak.formats.rfg.xtbl import Table
 from gamepak.formats.rfg.xtbl.cells import PENDING, ROW_NUMBER
-from gamepak.formats.rfg.xtbl.check import ReferenceIndex, check_table, reference_values
+from gamepak.formats.rfg.xtbl.check import (
+    ReferenceIndex,
+    check_table,
+    reference_values,
+    rules,  # (what the rules remember)
+)
+from gamepak.formats.rfg.xtbl.check import table as check  # (the walk: its batch size and rules)
 from gamepak.formats.rfg.xtbl.json_cells import items_json
 from gamepak.formats.rfg.xtbl.schema import EDITOR_FIELDS
 from gamepak.formats.rfg.xtbl.stream import StreamedTable, read_table
@@ -118,8 +124,8 @@ def test_columns_checked_at_once_find_what_each_cell_checked_in_turn_finds(
     batch: int, remembered: int, chosen: list[list[tuple[str, int]]], name_rows: bool
 ) -> None:
     # (the attributes are set and put back here: a fixture would span every example)
-    saved = check.BATCH_CELLS, check._MEMO_VALUES
-    check.BATCH_CELLS, check._MEMO_VALUES = batch, remembered
+    saved = check.BATCH_CELLS, rules.MEMO_VALUES
+    check.BATCH_CELLS, rules.MEMO_VALUES = batch, remembered
     try:
         data = table_of(chosen, name_rows)
         index = ReferenceIndex({"items.xtbl": Table(ITEMS, "items.xtbl")})
@@ -131,7 +137,7 @@ def test_columns_checked_at_once_find_what_each_cell_checked_in_turn_finds(
         assert findings(Table(data, "weapons.xtbl"), alone) == cell_by_cell(Table(data, "weapons.xtbl"), again)
         assert alone.not_checked == again.not_checked
     finally:
-        check.BATCH_CELLS, check._MEMO_VALUES = saved
+        check.BATCH_CELLS, rules.MEMO_VALUES = saved
 
 
 def test_findings_of_a_row_come_in_its_cells_order() -> None:
@@ -153,7 +159,7 @@ def test_findings_of_a_row_come_in_its_cells_order() -> None:
 
 def test_a_value_is_checked_once_per_column(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    leaf_check = check._leaf_check
+    leaf_check = check.leaf_check
 
     def counted(field: Any, lookup: Any) -> Any:
         inner = leaf_check(field, lookup)
@@ -166,7 +172,7 @@ def test_a_value_is_checked_once_per_column(monkeypatch: pytest.MonkeyPatch) -> 
 
         return counting
 
-    monkeypatch.setattr(check, "_leaf_check", counted)
+    monkeypatch.setattr(check, "leaf_check", counted)
     monkeypatch.setattr(check, "BATCH_CELLS", 8)  # what a batch met is remembered for the next
     data = weapons(
         "".join(f"<Weapon><Name>w{n}</Name><Magazine_Size>{n % 3}</Magazine_Size></Weapon>" for n in range(300))
@@ -232,3 +238,36 @@ def test_the_element_budget_counts_only_what_it_needs(row: bytes, refused: bool)
         return
     with pytest.raises(TableError, match=rf"^t\.xtbl: {element_count_bound(data)} elements in {len(data)} bytes"):
         check_element_budget(data, "t.xtbl", TableError)
+
+
+def test_an_item_value_is_checked_once_per_sub_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The items of a List/Grid cell repeat few values: each good one is checked once (the JSON
+    # cells' rules remember them as the columns' do), a bad one is found in every item holding it.
+    calls: list[str] = []
+    leaf_check = rules.leaf_check
+
+    def counted(field: Any, lookup: Any) -> Any:
+        inner = leaf_check(field, lookup)
+        if inner is None or field.name != "Value":
+            return inner
+
+        def counting(value: str) -> Any:
+            calls.append(value)
+            return inner(value)
+
+        return counting
+
+    monkeypatch.setattr(rules, "leaf_check", counted)
+    items = "".join(f"<Requirement><Stat>s</Stat><Value>{n % 3}</Value></Requirement>" for n in range(30))
+    data = weapons(
+        "".join(
+            f"<Weapon><Name>w{n}</Name><Requirements>{items}{'<Requirement><Value>x</Value></Requirement>' * 2}"
+            "</Requirements></Weapon>"
+            for n in range(20)
+        )
+    )
+    found = findings(Table(data, "weapons.xtbl"))
+    assert sorted(set(calls)) == ["0", "1", "2", "x"] and calls.count("0") == 1
+    assert [(f["row"], f["field"], f["value"]) for f in found] == [
+        (f"w{n}", "Requirements", "x") for n in range(20) for _ in range(2)
+    ]

@@ -175,3 +175,59 @@ def test_the_scan_finds_references_wherever_the_description_is() -> None:
     for data in (after, before):
         assert parallel._guessed_targets([("w.xtbl", data)]) == {"items.xtbl": {"Item.Name"}}
     assert parallel._guessed_targets([("b.xtbl", bare)]) == {"x.xtbl": {"X.Name"}}
+
+
+def later_findings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of findings left undecided (LATER) at each `resolve_later`, recorded."""
+    from gamepak.formats.rfg.xtbl.check import LATER
+
+    counts: list[int] = []
+    real = parallel.resolve_later
+
+    def counting(findings: list[Any], keys: Any, values: Any) -> Any:
+        counts.append(sum(finding.severity == LATER for finding in findings))
+        return real(findings, keys, values)
+
+    monkeypatch.setattr(parallel, "resolve_later", counting)
+    return counts
+
+
+def test_a_referenced_table_is_read_before_the_tables_referring_to_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a -> b -> c, and d -> a: in member order a would be checked before b's values are known,
+    # b before c's; read c, b, a, then d, every value is known when its table is checked.
+    members = [
+        ("a.xtbl", referring("A", "b.xtbl", "B.Name", ["B0", "nope"])),
+        ("b.xtbl", referring("B", "c.xtbl", "C.Name", ["C0", "none"])),
+        ("c.xtbl", referring("C", "x.xtbl", "", [""])),
+        ("d.xtbl", referring("D", "a.xtbl", "A.Name", ["A1", "no"])),
+    ]
+    edges: dict[str, dict[str, None]] = {}
+    targets = parallel._guessed_targets(members, edges)
+    assert parallel._referenced_first(members, targets, range(4), edges) == [2, 1, 0, 3]
+    counts = later_findings(monkeypatch)
+    assert streamed(members) == holding_every_tree(members)
+    assert sum(counts) == 0
+    assert [f["value"] for f in streamed(members)[0]] == ["nope", "none", "no"]
+
+
+def test_tables_that_reference_each_other_are_all_read() -> None:
+    members = [
+        ("a.xtbl", referring("A", "b.xtbl", "B.Name", ["B0"])),
+        ("b.xtbl", referring("B", "a.xtbl", "A.Name", ["A0"])),
+        ("c.xtbl", referring("C", "c.xtbl", "C.Name", ["C0"])),
+    ]
+    edges: dict[str, dict[str, None]] = {}
+    targets = parallel._guessed_targets(members, edges)
+    assert sorted(parallel._referenced_first(members, targets, range(3), edges)) == [0, 1, 2]
+    assert streamed(members) == holding_every_tree(members)
+
+
+def test_a_reference_into_a_table_no_member_holds_is_counted_not_left_to_decide(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    members = [("w.xtbl", referring("W", "..\\dlc\\gone.xtbl", "G.Name", ["a", "b", ""]))]
+    counts = later_findings(monkeypatch)
+    found = streamed(members)
+    assert found == holding_every_tree(members)
+    assert found[0] == [] and found[2] == 1  # (the reference field counted as not checked, as before)
+    assert sum(counts) == 0
