@@ -105,6 +105,28 @@ class UnsupportedFeatureError(GamepakError):
     """Valid data that gamepak does not handle (yet), or an option the format lacks."""
 
 
+def cannot_read(
+    path: str | os.PathLike[str],
+    reason: OSError | str,
+    *,
+    what: str = "",
+    error: type[GamepakError] = GamepakError,
+) -> GamepakError:
+    """The error for an input that cannot be opened, stat'ed or read, to raise: one line,
+    `PATH: cannot read: REASON` (`PATH: cannot read the palette: REASON` with `what`), the
+    same for every command. `reason` is the OSError (its strerror: "No such file or directory";
+    its text when it has none; "a folder" for EISDIR, as a folder found by `fstat` is said) or
+    gamepak's own words ("a folder"); `error` is the GamepakError subclass to make (a reader's
+    own, e.g. PatchError). Here, not in `core.files`, because every command loads this module
+    already: no start-up cost for the commands that use it."""
+    if isinstance(reason, IsADirectoryError):
+        reason = "a folder"
+    elif isinstance(reason, OSError):
+        reason = reason.strerror or str(reason)
+    role = f" {what}" if what else ""
+    return error(f"{os.fspath(path)}: cannot read{role}: {reason}")
+
+
 # The exit codes of the `gamepak` command, one table for every command (`gamepak --help` and the
 # README print it). Each code means one thing everywhere: `diff` and `catalog-diff` answer
 # "different" with their own code, so a script tells a difference from a missing file.

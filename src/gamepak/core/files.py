@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ..errors import GamepakError
+from ..errors import GamepakError, cannot_read
 from .source import OwnedBuffer, read_whole
 
 TYPE_CHECKING = False
@@ -67,16 +67,14 @@ def _read(
     file: str, limit: int, what: str, error: type[GamepakError], label: str | None, *, owned: bool
 ) -> bytes | OwnedBuffer:
     label = file if label is None else label
-    role = f" {what}" if what else ""
     try:
         fd = os.open(file, _OPEN_FLAGS)
     except OSError as exc:
-        raise error(f"{label}: cannot read{role}: {exc.strerror or exc}") from None
+        raise cannot_read(label, exc, what=what, error=error) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, device or socket)"
-            raise error(f"{label}: cannot read{role}: {kind}")
+            raise cannot_read(label, irregular_kind(info.st_mode), what=what, error=error)
         if info.st_size > limit:
             raise error(f"{label}: {info.st_size} bytes, more than the {limit} bytes read whole here")
         data: bytes | OwnedBuffer
@@ -86,12 +84,18 @@ def _read(
         else:
             data = _read_direct(fd, info.st_size, limit)
     except OSError as exc:
-        raise error(f"{label}: cannot read{role}: {exc.strerror or exc}") from None
+        raise cannot_read(label, exc, what=what, error=error) from None
     finally:
         os.close(fd)
     if len(data) > limit:
         raise error(f"{label}: more than the {limit} bytes read whole here (it grew while read)")
     return data
+
+
+def irregular_kind(mode: int) -> str:
+    """What a file of `st_mode` `mode` that is not a regular file is, as `cannot read: ...`
+    says it: "a folder", or "not a regular file (a FIFO, device or socket)"."""
+    return "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, device or socket)"
 
 
 def _read_direct(fd: int, size: int, limit: int) -> bytes:

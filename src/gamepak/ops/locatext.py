@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import GamepakError, MemberNotFoundError
+from ..errors import GamepakError, MemberNotFoundError, cannot_read
 from ..formats.rfg.locatext import EXTENSION, LocaText, is_locatext
 from ..formats.rfg.locatext.apply import Applied, apply_translation
 from ..formats.rfg.locatext.translate import (
@@ -49,7 +49,7 @@ def _read_head(path: str, size: int = 4) -> bytes:
         with open(path, "rb") as handle:
             return handle.read(size)
     except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+        raise cannot_read(path, exc) from exc
 
 
 def _read_all(path: str) -> bytes:

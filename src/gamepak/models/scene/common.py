@@ -38,9 +38,13 @@ class SceneError(GamepakError):
 
 class NotRegularFileError(OSError):
     """A path that names a FIFO, device, socket or folder, not a file: never read (a FIFO
-    would block the reader forever)."""
+    would block the reader forever); its strerror says which, as `cannot read: ...` does."""
 
-    strerror = "not a regular file (a FIFO, device or socket)"
+    def __init__(self, path: str, mode: int) -> None:
+        from ...core.files import irregular_kind  # only on this error's path
+
+        super().__init__(path)
+        self.strerror = irregular_kind(mode)
 
 
 def open_regular(path: str) -> Any:
@@ -52,8 +56,9 @@ def open_regular(path: str) -> Any:
         path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     )
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFileError(path)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(path, mode)
     except BaseException:
         os.close(fd)
         raise
