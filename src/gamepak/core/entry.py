@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ..errors import GamepakError, cannot_read
+from ..errors import cannot_read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -150,7 +150,9 @@ class PendingMember:
             except OSError as exc:
                 raise cannot_read(path, exc) from exc
         if not stat.S_ISREG(info.st_mode):
-            raise GamepakError(f"{path}: not a file")
+            from .files import irregular_kind  # only on this error's path
+
+            raise cannot_read(path, irregular_kind(info.st_mode))
         return cls(name, None, path, info.st_size, mtime_ns=info.st_mtime_ns)
 
     def consumed(self) -> None:
