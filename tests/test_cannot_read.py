@@ -148,3 +148,20 @@ def test_any_os_error_is_one_line_naming_the_file(code: int, name: str) -> None:
     line = str(cannot_read(name, error))
     reason = "a folder" if code == errno.EISDIR else os.strerror(code)
     assert line == f"{name}: cannot read: {reason}" and "\n" not in line
+
+
+@pytest.mark.parametrize("kind", ["folder", "dangling"])
+def test_an_image_to_import_that_cannot_be_read_is_not_called_a_bad_image(tmp_path: Path, kind: str) -> None:
+    """Pillow's OSError for the file itself (ENOENT, EISDIR) is the file's: `cannot read`; only
+    what Pillow cannot decode is `not an image Pillow reads`."""
+    from gamepak.core.pictures import read_rgba
+
+    bad = unreadable(tmp_path, kind, ".png")
+    reason = "a folder" if kind == "folder" else NO_FILE
+    with pytest.raises(GamepakError) as caught:
+        read_rgba(str(bad), lambda width, height: None)
+    assert str(caught.value) == f"{bad}: cannot read: {reason}"
+    junk = tmp_path / "junk.png"
+    junk.write_bytes(b"not a picture")
+    with pytest.raises(GamepakError, match=r"junk.png: not an image Pillow reads \(cannot identify"):
+        read_rgba(str(junk), lambda width, height: None)
