@@ -59,16 +59,36 @@ CASES = [
     for kind, said in (("dangling", "dangling"), ("folder", folder))
     if said is not None
 ]
+# A FIFO where a file is read: refused, never waited on (a FIFO's open waits for a writer).
+# Not here: create, which lists every INPUT it refuses (several lines), and table check, which
+# still waits (left to the tables' own work).
+FIFO_CASES = [
+    pytest.param(arguments, suffix, id=name)
+    for name, arguments, suffix, _ in COMMANDS
+    if name not in ("create", "table-check")
+]
 
 
 def unreadable(tmp_path: Path, kind: str, suffix: str) -> Path:
-    """A folder, or a dangling symbolic link, named like the file a command reads."""
+    """A folder, a dangling symbolic link or a FIFO, named like the file a command reads."""
     path = tmp_path / f"unreadable{suffix}"
     if kind == "folder":
         path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
     else:
         path.symlink_to(tmp_path / "gone")
     return path
+
+
+def inputs(tmp_path: Path) -> dict[str, Path]:
+    """The readable inputs the commands take besides the unreadable one."""
+    small = write_pack(tmp_path / "small.pak", {"a.txt": b"a"})
+    strings = tmp_path / "strings.bin"
+    # A J2ME text pack: the sized file "hi", then the sized index table (1 start: 0).
+    strings.write_bytes(b"\x03\x00hi\x00\x04\x00\x01\x00\x00\x00")
+    (tmp_path / "t.po").write_text('msgid ""\nmsgstr ""\n', "utf-8")
+    return {"tmp": tmp_path, "small": small, "strings": strings}
 
 
 def expected_line(path: Path, said: str) -> str:
@@ -82,18 +102,28 @@ def expected_line(path: Path, said: str) -> str:
 def test_every_command_says_one_line_for_an_unreadable_input(
     tmp_path: Path, arguments: list[str], suffix: str, kind: str, said: str
 ) -> None:
-    small = write_pack(tmp_path / "small.pak", {"a.txt": b"a"})
-    strings = tmp_path / "strings.bin"
-    # A J2ME text pack: the sized file "hi", then the sized index table (1 start: 0).
-    strings.write_bytes(b"\x03\x00hi\x00\x04\x00\x01\x00\x00\x00")
-    (tmp_path / "t.po").write_text('msgid ""\nmsgstr ""\n', "utf-8")
+    given = inputs(tmp_path)
     bad = unreadable(tmp_path, kind, suffix)
-    filled = [part.format(bad=bad, tmp=tmp_path, small=small, strings=strings) for part in arguments]
-    pack_bytes = small.read_bytes()
+    filled = [part.format(bad=bad, **given) for part in arguments]
+    pack_bytes = given["small"].read_bytes()
     code, _, err = in_process_cli(*filled)
     assert (code, err.splitlines()) == (1, [expected_line(bad, said)])
-    assert small.read_bytes() == pack_bytes  # nothing was written
+    assert given["small"].read_bytes() == pack_bytes  # nothing was written
     assert not (tmp_path / "out").exists() and not (tmp_path / "new.pak").exists()
+
+
+@pytest.mark.parametrize(("arguments", "suffix"), FIFO_CASES)
+def test_a_fifo_is_refused_not_waited_on(tmp_path: Path, arguments: list[str], suffix: str) -> None:
+    """In its own process, so that a command that waits fails the test (run_cli's timeout)
+    instead of hanging the run."""
+    given = inputs(tmp_path)
+    bad = unreadable(tmp_path, "fifo", suffix)
+    result = run_cli(*[part.format(bad=bad, **given) for part in arguments])
+    reason = "not a regular file (a FIFO, device or socket)"
+    assert (result.returncode, result.stderr.decode().splitlines()) == (
+        1,
+        [f"gamepak: error: {bad}: cannot read: {reason}"],
+    )
 
 
 def test_the_command_line_says_it_without_a_traceback(tmp_path: Path) -> None:

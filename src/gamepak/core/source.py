@@ -144,7 +144,8 @@ class Source:
         if isinstance(target, (str, os.PathLike)):
             path = os.fspath(target)
             try:
-                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                # O_NONBLOCK: a FIFO's open would wait for a writer (a regular file ignores it).
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
             except OSError as exc:
                 # `from exc`: the web's pages tell a shortage (EMFILE) by the cause.
                 raise cannot_read(path, exc) from exc
@@ -153,11 +154,13 @@ class Source:
             except OSError as exc:
                 os.close(fd)
                 raise cannot_read(path, exc) from exc
-            if stat.S_ISDIR(info.st_mode):
-                # A folder opens for reading on POSIX; its first read would fail with an
-                # OSError that names no file.
+            if not stat.S_ISREG(info.st_mode):
+                # A folder opens for reading on POSIX, its first read failing with an OSError
+                # that names no file; a FIFO's reads would wait, or end early, for a writer.
                 os.close(fd)
-                raise cannot_read(path, "a folder")
+                from .files import irregular_kind  # only on this error's path
+
+                raise cannot_read(path, irregular_kind(info.st_mode))
             return cls(name=name or path, size=info.st_size, fd=fd, owns_fd=True)
         streams = sys.modules.get(f"{__package__}.streams")  # not imported: `target` is no MemberStream
         if streams is not None and isinstance(target, streams.MemberStream):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import GamepakError, MemberNotFoundError, cannot_read
+from ..errors import GamepakError, MemberNotFoundError
 from ..formats.rfg.locatext import EXTENSION, LocaText, is_locatext
 from ..formats.rfg.locatext.apply import Applied, apply_translation
 from ..formats.rfg.locatext.translate import (
@@ -45,11 +45,9 @@ class Located:
 
 
 def _read_head(path: str, size: int = 4) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(size)
-    except OSError as exc:
-        raise cannot_read(path, exc) from exc
+    from ..core.files import read_head
+
+    return read_head(path, size)
 
 
 def _read_all(path: str) -> bytes:

@@ -35,13 +35,10 @@ class SpriteMember:
 
 
 def _is_lone_sprite(path: str) -> bool:
+    from ..core.files import read_head
     from ..formats.j2me.sprite import is_sprite
 
-    try:
-        with open(path, "rb") as handle:
-            return is_sprite(handle.read(6))
-    except OSError as exc:
-        raise cannot_read(path, exc) from exc
+    return is_sprite(read_head(path, 6))
 
 
 def iter_sprites(
