@@ -25,6 +25,7 @@ with the module.
 from __future__ import annotations
 
 import os
+import stat  # loaded with `os` already: no start-up cost
 from _thread import allocate_lock  # `threading` would cost start-up time
 
 TYPE_CHECKING = False
@@ -125,6 +126,12 @@ def cannot_read(
         reason = reason.strerror or str(reason)
     role = f" {what}" if what else ""
     return error(f"{os.fspath(path)}: cannot read{role}: {reason}")
+
+
+def irregular_kind(mode: int) -> str:
+    """What a file of `st_mode` `mode` that is not a regular file is, as `cannot_read` says it:
+    "a folder", or "not a regular file (a FIFO, device or socket)"."""
+    return "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, device or socket)"
 
 
 # The exit codes of the `gamepak` command, one table for every command (`gamepak --help` and the

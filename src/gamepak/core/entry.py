@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ..errors import cannot_read
+from ..errors import cannot_read, irregular_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -150,8 +150,6 @@ class PendingMember:
             except OSError as exc:
                 raise cannot_read(path, exc) from exc
         if not stat.S_ISREG(info.st_mode):
-            from .files import irregular_kind  # only on this error's path
-
             raise cannot_read(path, irregular_kind(info.st_mode))
         return cls(name, None, path, info.st_size, mtime_ns=info.st_mtime_ns)
 

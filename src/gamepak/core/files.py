@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ..errors import GamepakError, cannot_read
+from ..errors import GamepakError, cannot_read, irregular_kind
 from .source import OwnedBuffer, read_whole
 
 TYPE_CHECKING = False
@@ -117,12 +117,6 @@ def _read(
     if len(data) > limit:
         raise error(f"{label}: more than the {limit} bytes read whole here (it grew while read)")
     return data
-
-
-def irregular_kind(mode: int) -> str:
-    """What a file of `st_mode` `mode` that is not a regular file is, as `cannot read: ...`
-    says it: "a folder", or "not a regular file (a FIFO, device or socket)"."""
-    return "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, device or socket)"
 
 
 def _read_direct(fd: int, size: int, limit: int) -> bytes:

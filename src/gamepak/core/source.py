@@ -16,7 +16,7 @@ import sys
 from _thread import allocate_lock
 from _weakref import ref as weak_reference  # the `weakref` module's C core (see _DescriptorCloser)
 
-from ..errors import CorruptArchiveError, GamepakError, cannot_read
+from ..errors import CorruptArchiveError, GamepakError, cannot_read, irregular_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -158,8 +158,6 @@ class Source:
                 # A folder opens for reading on POSIX, its first read failing with an OSError
                 # that names no file; a FIFO's reads would wait, or end early, for a writer.
                 os.close(fd)
-                from .files import irregular_kind  # only on this error's path
-
                 raise cannot_read(path, irregular_kind(info.st_mode))
             return cls(name=name or path, size=info.st_size, fd=fd, owns_fd=True)
         streams = sys.modules.get(f"{__package__}.streams")  # not imported: `target` is no MemberStream

@@ -23,7 +23,7 @@ import os
 import stat
 
 from ..core.archive import Archive
-from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError, cannot_read
+from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError, cannot_read, irregular_kind
 from .edit_members import EditResult, PackEdit
 
 TYPE_CHECKING = False
@@ -58,8 +58,6 @@ class Editor:
         except OSError as exc:
             raise cannot_read(self.path, exc) from exc
         if not stat.S_ISREG(mode):
-            from ..core.files import irregular_kind  # only on this error's path
-
             raise cannot_read(self.path, irregular_kind(mode))
         self._lock_fd = -1
         if not plan_only:

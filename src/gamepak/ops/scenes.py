@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.sizes import size_text
-from ..errors import GamepakError, cannot_read
+from ..errors import GamepakError, cannot_read, irregular_kind
 
 if TYPE_CHECKING:
     from ..models.gltf_read import NodeMeshes
@@ -109,8 +109,6 @@ def _read_regular(path: str, limit: int, what: str) -> bytes:
     with open(fd, "rb") as handle:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
-            from ..core.files import irregular_kind
-
             raise cannot_read(path, irregular_kind(status.st_mode))
         if status.st_size > limit:
             hint = " (--allow-large reads more)" if what == "list" else ""

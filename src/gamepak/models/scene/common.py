@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...core.sizes import size_text
-from ...errors import GamepakError
+from ...errors import GamepakError, irregular_kind
 
 if TYPE_CHECKING:
     from ..mesh import Mesh
@@ -41,8 +41,6 @@ class NotRegularFileError(OSError):
     would block the reader forever); its strerror says which, as `cannot read: ...` does."""
 
     def __init__(self, path: str, mode: int) -> None:
-        from ...core.files import irregular_kind  # only on this error's path
-
         super().__init__(path)
         self.strerror = irregular_kind(mode)
 
