@@ -25,6 +25,7 @@ with the module.
 from __future__ import annotations
 
 import os
+import stat  # loaded with `os` already: no start-up cost
 from _thread import allocate_lock  # `threading` would cost start-up time
 
 TYPE_CHECKING = False
@@ -103,6 +104,34 @@ class UnsafePathError(GamepakError):
 
 class UnsupportedFeatureError(GamepakError):
     """Valid data that gamepak does not handle (yet), or an option the format lacks."""
+
+
+def cannot_read(
+    path: str | os.PathLike[str],
+    reason: OSError | str,
+    *,
+    what: str = "",
+    error: type[GamepakError] = GamepakError,
+) -> GamepakError:
+    """The error for an input that cannot be opened, stat'ed or read, to raise: one line,
+    `PATH: cannot read: REASON` (`PATH: cannot read the palette: REASON` with `what`), the
+    same for every command. `reason` is the OSError (its strerror: "No such file or directory";
+    its text when it has none; "a folder" for EISDIR, as a folder found by `fstat` is said) or
+    gamepak's own words ("a folder"); `error` is the GamepakError subclass to make (a reader's
+    own, e.g. PatchError). Here, not in `core.files`, because every command loads this module
+    already: no start-up cost for the commands that use it."""
+    if isinstance(reason, IsADirectoryError):
+        reason = "a folder"
+    elif isinstance(reason, OSError):
+        reason = reason.strerror or str(reason)
+    role = f" {what}" if what else ""
+    return error(f"{os.fspath(path)}: cannot read{role}: {reason}")
+
+
+def irregular_kind(mode: int) -> str:
+    """What a file of `st_mode` `mode` that is not a regular file is, as `cannot_read` says it:
+    "a folder", or "not a regular file (a FIFO, device or socket)"."""
+    return "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, device or socket)"
 
 
 # The exit codes of the `gamepak` command, one table for every command (`gamepak --help` and the

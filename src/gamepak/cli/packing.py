@@ -178,7 +178,7 @@ def _workload(holder: Any, entries: list[Any] | None) -> tuple[int, int]:
 
 def run_create(args: argparse.Namespace) -> None:
     from ..core.registry import get_format
-    from ..errors import GamepakError
+    from ..errors import GamepakError, cannot_read
     from ..ops.inputs import plan_create, split_input
 
     out, inputs = args.out, args.inputs
@@ -213,7 +213,10 @@ def run_create(args: argparse.Namespace) -> None:
         allow_duplicates=args.allow_duplicates or plan.allow_duplicates,
         **plan.options,
     )
-    sizes = [os.path.getsize(path) for _, path in plan.members]
+    try:
+        sizes = [os.path.getsize(path) for _, path in plan.members]
+    except OSError as exc:  # an INPUT that is a dangling link: it exists, but cannot be read
+        raise cannot_read(exc.filename, exc) from exc
     refused = []
     for name, path in plan.members:
         try:

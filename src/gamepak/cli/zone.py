@@ -102,14 +102,14 @@ def run_ls(args: argparse.Namespace) -> int | None:
 def _names(path: str | None) -> object:
     if not path:
         return None
-    from ..errors import GamepakError
+    from ..errors import cannot_read
     from ..formats.rfg.zone.names import Names, read_name_list
 
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             return Names(read_name_list(handle.read(1 << 24)))
     except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+        raise cannot_read(path, exc) from None
 
 
 def run_export(args: argparse.Namespace) -> int | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ..errors import GamepakError
+from ..errors import cannot_read, irregular_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -148,9 +148,9 @@ class PendingMember:
             try:
                 info = os.stat(path)
             except OSError as exc:
-                raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+                raise cannot_read(path, exc) from exc
         if not stat.S_ISREG(info.st_mode):
-            raise GamepakError(f"{path}: not a file")
+            raise cannot_read(path, irregular_kind(info.st_mode))
         return cls(name, None, path, info.st_size, mtime_ns=info.st_mtime_ns)
 
     def consumed(self) -> None:

@@ -1,4 +1,5 @@
-"""Reading a whole file: the one way gamepak does it (`read_file`).
+"""Reading a whole file: the one way gamepak does it (`read_file`); its first bytes, to tell
+what it is (`read_head`).
 
 Every reader that takes a file whole (a table, a translation, a model, a palette, a patch's
 plain file) reads it here, so that each of them:
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ..errors import GamepakError
+from ..errors import GamepakError, cannot_read, irregular_kind
 from .source import OwnedBuffer, read_whole
 
 TYPE_CHECKING = False
@@ -63,20 +64,44 @@ def read_file_owned(
     return data
 
 
+def read_head(path: str | os.PathLike[str], size: int, *, error: type[GamepakError] = GamepakError) -> bytes:
+    """The first `size` bytes of the regular file at `path` (all of it when it is shorter): what
+    tells a file's kind. Raises `error` naming the file, as `read_file` does, when it cannot be
+    opened or read or is not a regular file (a FIFO is refused, never waited on)."""
+    file = os.fspath(path)
+    fd, _ = _open_regular(file, file, "", error)
+    try:
+        return os.read(fd, size)
+    except OSError as exc:
+        raise cannot_read(file, exc, error=error) from None
+    finally:
+        os.close(fd)
+
+
+def _open_regular(file: str, label: str, what: str, error: type[GamepakError]) -> tuple[int, os.stat_result]:
+    """A descriptor open on the regular file `file` (opened without waiting) and its stat;
+    `cannot_read` naming `label` otherwise."""
+    try:
+        fd = os.open(file, _OPEN_FLAGS)
+    except OSError as exc:
+        raise cannot_read(label, exc, what=what, error=error) from None
+    try:
+        info = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        raise cannot_read(label, exc, what=what, error=error) from None
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise cannot_read(label, irregular_kind(info.st_mode), what=what, error=error)
+    return fd, info
+
+
 def _read(
     file: str, limit: int, what: str, error: type[GamepakError], label: str | None, *, owned: bool
 ) -> bytes | OwnedBuffer:
     label = file if label is None else label
-    role = f" {what}" if what else ""
+    fd, info = _open_regular(file, label, what, error)
     try:
-        fd = os.open(file, _OPEN_FLAGS)
-    except OSError as exc:
-        raise error(f"{label}: cannot read{role}: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, device or socket)"
-            raise error(f"{label}: cannot read{role}: {kind}")
         if info.st_size > limit:
             raise error(f"{label}: {info.st_size} bytes, more than the {limit} bytes read whole here")
         data: bytes | OwnedBuffer
@@ -86,7 +111,7 @@ def _read(
         else:
             data = _read_direct(fd, info.st_size, limit)
     except OSError as exc:
-        raise error(f"{label}: cannot read{role}: {exc.strerror or exc}") from None
+        raise cannot_read(label, exc, what=what, error=error) from None
     finally:
         os.close(fd)
     if len(data) > limit:

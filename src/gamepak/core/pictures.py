@@ -16,7 +16,7 @@ scaled to the size of the image it replaces).
 
 from __future__ import annotations
 
-from ..errors import GamepakError
+from ..errors import GamepakError, cannot_read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -88,4 +88,6 @@ def read_rgba(
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise GamepakError(f"{path}: refused: Pillow calls it a decompression bomb ({exc})") from None
     except (OSError, ValueError, SyntaxError, EOFError, NotImplementedError) as exc:
+        if isinstance(exc, OSError) and exc.errno is not None:  # the file's, not Pillow's, e.g. ENOENT
+            raise cannot_read(path, exc) from None
         raise GamepakError(f"{path}: not an image Pillow reads ({exc})") from None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import os
 
-from ..errors import GamepakError  # InputChangedError, rarely raised, where it is raised
+from ..errors import cannot_read  # InputChangedError, rarely raised, where it is raised
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class InputFile(io.FileIO):
         try:
             super().__init__(path, "r")
         except OSError as exc:
-            raise GamepakError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+            raise cannot_read(path, exc) from exc
         self.path = path
         self.size = size
         info = self._stat()
@@ -56,7 +56,7 @@ class InputFile(io.FileIO):
         try:
             return os.fstat(self.fileno())
         except OSError as exc:
-            raise GamepakError(f"{self.path}: cannot read: {exc.strerror or exc}") from exc
+            raise cannot_read(self.path, exc) from exc
 
     def _check(self, info: os.stat_result, bytes_read: int | None = None) -> None:
         if info.st_size != self.size:
@@ -83,7 +83,7 @@ class InputFile(io.FileIO):
         try:
             data = read_whole(self, self.size)
         except OSError as exc:
-            raise GamepakError(f"{self.path}: cannot read: {exc.strerror or exc}") from exc
+            raise cannot_read(self.path, exc) from exc
         self.finish(len(data))
         return data
 
@@ -94,7 +94,7 @@ class InputFile(io.FileIO):
             try:
                 chunk = self.read(min(chunk_size, remaining))
             except OSError as exc:
-                raise GamepakError(f"{self.path}: cannot read: {exc.strerror or exc}") from exc
+                raise cannot_read(self.path, exc) from exc
             if not chunk:
                 break
             remaining -= len(chunk)

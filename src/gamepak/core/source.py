@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 from _thread import allocate_lock
 from _weakref import ref as weak_reference  # the `weakref` module's C core (see _DescriptorCloser)
 
-from ..errors import CorruptArchiveError, GamepakError
+from ..errors import CorruptArchiveError, GamepakError, cannot_read, irregular_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -143,15 +144,22 @@ class Source:
         if isinstance(target, (str, os.PathLike)):
             path = os.fspath(target)
             try:
-                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                # O_NONBLOCK: a FIFO's open would wait for a writer (a regular file ignores it).
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
             except OSError as exc:
-                raise GamepakError(f"{path}: cannot open: {exc.strerror}") from exc
+                # `from exc`: the web's pages tell a shortage (EMFILE) by the cause.
+                raise cannot_read(path, exc) from exc
             try:
-                size = os.fstat(fd).st_size
+                info = os.fstat(fd)
             except OSError as exc:
                 os.close(fd)
-                raise GamepakError(f"{path}: cannot stat: {exc.strerror}") from exc
-            return cls(name=name or path, size=size, fd=fd, owns_fd=True)
+                raise cannot_read(path, exc) from exc
+            if not stat.S_ISREG(info.st_mode):
+                # A folder opens for reading on POSIX, its first read failing with an OSError
+                # that names no file; a FIFO's reads would wait, or end early, for a writer.
+                os.close(fd)
+                raise cannot_read(path, irregular_kind(info.st_mode))
+            return cls(name=name or path, size=info.st_size, fd=fd, owns_fd=True)
         streams = sys.modules.get(f"{__package__}.streams")  # not imported: `target` is no MemberStream
         if streams is not None and isinstance(target, streams.MemberStream):
             parent = target.source

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import GamepakError, OutputExistsError
+from ..errors import OutputExistsError, cannot_read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -205,7 +205,7 @@ def summarize(source: str | os.PathLike[str], format: str | None = None, *, up: 
     try:
         mesh = joe.scan_file(path, name=_model_name(path))
     except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+        raise cannot_read(path, exc) from None
     return mesh.from_up_axis(_up_axis("joe", up)).summary()
 
 

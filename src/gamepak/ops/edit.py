@@ -20,9 +20,10 @@ in a scratch folder, then the outer pack is edited to hold it. Each pack's membe
 from __future__ import annotations
 
 import os
+import stat
 
 from ..core.archive import Archive
-from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError
+from ..errors import GamepakError, MemberNotFoundError, UnsupportedFeatureError, cannot_read, irregular_kind
 from .edit_members import EditResult, PackEdit
 
 TYPE_CHECKING = False
@@ -52,8 +53,12 @@ class Editor:
         self.path = os.fspath(path)
         self.compact = compact
         self.plan_only = plan_only
-        if not os.path.isfile(self.path):
-            raise GamepakError(f"{self.path}: not a file")
+        try:
+            mode = os.stat(self.path).st_mode
+        except OSError as exc:
+            raise cannot_read(self.path, exc) from exc
+        if not stat.S_ISREG(mode):
+            raise cannot_read(self.path, irregular_kind(mode))
         self._lock_fd = -1
         if not plan_only:
             from ..core.atomic import remove_stale_temporaries

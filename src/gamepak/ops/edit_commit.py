@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from ..core.archive import PendingMember  # loaded already: the editor has opened the pack
-from ..errors import GamepakError
+from ..errors import GamepakError, cannot_read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def lock_pack(path: str) -> int:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise GamepakError(f"{path}: cannot open: {exc.strerror}") from exc
+        raise cannot_read(path, exc) from exc
     from ..core.portable import lock_exclusive
 
     if not lock_exclusive(fd):

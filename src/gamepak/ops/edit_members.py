@@ -10,7 +10,7 @@ import os
 from ..core.archive import Archive, PendingMember
 from ..core.registry import get_format
 from ..core.stored_names import check_new_name, refuse_name
-from ..errors import GamepakError
+from ..errors import GamepakError, cannot_read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -237,7 +237,7 @@ class PackEdit:
         try:
             info = os.stat(path)
         except OSError as exc:
-            raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+            raise cannot_read(path, exc) from exc
         if self.pack_file is not None and os.path.samestat(info, self.pack_file):
             # An in-place edit would read the pack while it appends to it.
             raise GamepakError(f"{path}: is the pack being edited; a pack cannot be added to itself")

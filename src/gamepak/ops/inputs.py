@@ -17,7 +17,7 @@ import stat
 
 from ..core.atomic import is_temporary_name
 from ..core.portable import file_identity, same_file
-from ..errors import GamepakError  # the rarely raised ones where they are raised: made on first use
+from ..errors import GamepakError, cannot_read  # the rarely raised ones where they are raised: made on first use
 from . import MANIFEST_NAME
 
 TYPE_CHECKING = False
@@ -84,7 +84,7 @@ def scan_folder(folder: str, *, follow: bool = False, exclude: tuple[str, ...] =
                 if link and os.path.exists(path):
                     info = os.stat(path)  # what the link points to
             except OSError as exc:
-                raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+                raise cannot_read(path, exc) from exc
             if file_identity(info) in excluded:
                 scan.skipped.append(f"{name}: the output being written")
                 continue

@@ -45,11 +45,9 @@ class Located:
 
 
 def _read_head(path: str, size: int = 4) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(size)
-    except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+    from ..core.files import read_head
+
+    return read_head(path, size)
 
 
 def _read_all(path: str) -> bytes:

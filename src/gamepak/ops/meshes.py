@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import GamepakError, MemberNotFoundError, OutputExistsError, UsageError
+from ..errors import GamepakError, MemberNotFoundError, OutputExistsError, UsageError, cannot_read
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -177,7 +177,7 @@ def find_rig(pair: MeshPair, rig: str | None = None) -> tuple[Any, list[str]]:
                     holder, entry = resolve(opened, name)
                     return read_rig(holder.read(entry), f"{pair.pack}/{name}"), []
     except OSError as exc:
-        raise GamepakError(f"{rig or pair.label()}: {exc.strerror}") from None
+        raise cannot_read(rig or pair.label(), exc) from None
     except GamepakError as exc:
         if rig is not None:
             raise

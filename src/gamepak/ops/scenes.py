@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.sizes import size_text
-from ..errors import GamepakError
+from ..errors import GamepakError, cannot_read, irregular_kind
 
 if TYPE_CHECKING:
     from ..models.gltf_read import NodeMeshes
@@ -105,11 +105,11 @@ def _read_regular(path: str, limit: int, what: str) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+        raise cannot_read(path, exc) from None
     with open(fd, "rb") as handle:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
-            raise GamepakError(f"{path}: not a regular file (a FIFO, device or socket): {what} not read")
+            raise cannot_read(path, irregular_kind(status.st_mode))
         if status.st_size > limit:
             hint = " (--allow-large reads more)" if what == "list" else ""
             raise GamepakError(
@@ -118,7 +118,7 @@ def _read_regular(path: str, limit: int, what: str) -> bytes:
         try:
             return handle.read(limit + 1)[:limit]
         except OSError as exc:
-            raise GamepakError(f"{path}: cannot read: {exc.strerror}") from None
+            raise cannot_read(path, exc) from None
 
 
 def import_scene(

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.names import safe_parts
-from ..errors import CorruptArchiveError, GamepakError, UnsafePathError
+from ..errors import CorruptArchiveError, GamepakError, UnsafePathError, cannot_read
 from ..formats.j2me.sprite.summary import MAX_SPRITE_BYTES
 
 
@@ -35,13 +35,10 @@ class SpriteMember:
 
 
 def _is_lone_sprite(path: str) -> bool:
+    from ..core.files import read_head
     from ..formats.j2me.sprite import is_sprite
 
-    try:
-        with open(path, "rb") as handle:
-            return is_sprite(handle.read(6))
-    except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror}") from exc
+    return is_sprite(read_head(path, 6))
 
 
 def iter_sprites(
@@ -172,7 +169,7 @@ def _folder_reader(root: str, folder: str) -> Any:
             with open(full, "rb") as handle:
                 return handle.read(MAX_SPRITE_BYTES * 64)
         except OSError as exc:
-            raise GamepakError(f"{full}: cannot read: {exc.strerror}") from None
+            raise cannot_read(full, exc) from None
 
     return read
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import GamepakError
+from ..errors import GamepakError, cannot_read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,5 +120,5 @@ def _same_chunks(chunks: Iterable[bytes], path: str) -> bool:
             if same and handle.read(1):
                 same = False
     except OSError as exc:
-        raise GamepakError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        raise cannot_read(path, exc) from exc
     return same

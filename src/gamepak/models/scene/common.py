@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...core.sizes import size_text
-from ...errors import GamepakError
+from ...errors import GamepakError, irregular_kind
 
 if TYPE_CHECKING:
     from ..mesh import Mesh
@@ -38,9 +38,11 @@ class SceneError(GamepakError):
 
 class NotRegularFileError(OSError):
     """A path that names a FIFO, device, socket or folder, not a file: never read (a FIFO
-    would block the reader forever)."""
+    would block the reader forever); its strerror says which, as `cannot read: ...` does."""
 
-    strerror = "not a regular file (a FIFO, device or socket)"
+    def __init__(self, path: str, mode: int) -> None:
+        super().__init__(path)
+        self.strerror = irregular_kind(mode)
 
 
 def open_regular(path: str) -> Any:
@@ -52,8 +54,9 @@ def open_regular(path: str) -> Any:
         path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     )
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFileError(path)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(path, mode)
     except BaseException:
         os.close(fd)
         raise

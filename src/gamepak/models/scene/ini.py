@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from ...core.sizes import size_text
+from ...errors import cannot_read
 from .common import SceneError, open_regular
 
 _COMMENT = re.compile(r"[#;]")
@@ -109,7 +110,7 @@ def read_text(path: str, limit: int = 1 << 24, allow_large: bool = False) -> str
             data = b"" if too_large else handle.read(limit + 1)
             too_large = too_large or len(data) > limit
     except OSError as exc:
-        raise SceneError(f"{path}: cannot read: {exc.strerror}") from None
+        raise cannot_read(path, exc, error=SceneError) from None
     if too_large:
         hint = "" if allow_large else " (--allow-large reads more)"
         raise SceneError(f"{path}: larger than the {size_text(limit)} gamepak reads of it{hint}")

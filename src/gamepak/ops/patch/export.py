@@ -23,6 +23,7 @@ import json
 import os
 
 from ...core.jsontext import JSON_INDENT
+from ...errors import cannot_read
 from ..safe_tree import replace_folder
 from .container import MAX_MEMBER_BYTES, PatchError
 from .make import differences
@@ -118,7 +119,7 @@ class _Modded:
                 try:
                     size = os.stat(path).st_size
                 except OSError as exc:
-                    raise PatchError(f"{path}: cannot read: {exc.strerror}") from None
+                    raise cannot_read(path, exc, error=PatchError) from None
             return PendingMember(name, None, path, size)
         from ...core.nested import resolve
 

@@ -18,6 +18,7 @@ import hashlib
 import os
 import stat
 
+from ...errors import cannot_read
 from .container import MAX_MEMBER_BYTES, PatchError, check_relative, zip_read_errors
 
 TYPE_CHECKING = False
@@ -117,7 +118,7 @@ class FolderFiles(ModFiles):
             try:
                 info = entry.stat(follow_symlinks=False)
             except OSError as exc:
-                raise PatchError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+                raise cannot_read(path, exc, error=PatchError) from None
             if stat.S_ISLNK(info.st_mode):
                 raise PatchError(f"{path}: a symbolic link in the mod; mods are read without following links")
             relative = f"{prefix}{entry.name}"
@@ -143,7 +144,7 @@ class FolderFiles(ModFiles):
         try:
             fd = os.open(path, flags)
         except OSError as exc:
-            raise PatchError(f"{path}: cannot be opened ({exc.strerror or exc}; a link is not followed)") from None
+            raise cannot_read(path, f"{exc.strerror or exc}; a link is not followed", error=PatchError) from None
         with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode) or info.st_size != self.sizes[key]:
