@@ -108,14 +108,15 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 def _not_strings(source: str) -> None:
     """An RFG localization file holds strings, not tables: say which command takes it. (Only
     the file itself: an RFG pack holding one may hold tables too.)"""
+    import os
+
+    if os.path.isdir(source):
+        return  # a folder of tables
+    from ..core.files import read_head
     from ..formats.rfg.locatext import is_locatext
 
-    try:
-        with open(source, "rb") as handle:
-            head = handle.read(16)
-    except OSError:
-        return  # a folder, or a missing file: the table command says so itself
-    if is_locatext(head):
+    # A FIFO or a missing file: one line naming it (a FIFO is never waited on).
+    if is_locatext(read_head(source, 16)):
         from ..errors import GamepakError
 
         raise GamepakError(
