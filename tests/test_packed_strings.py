@@ -71,3 +71,16 @@ class _Huge(bytearray):
     def __iadd__(self, other: object) -> _Huge:  # type: ignore[override]
         self.extend(other)  # type: ignore[arg-type]
         return self
+
+
+@settings(max_examples=100)
+@given(st.lists(st.lists(st.text(alphabet=st.characters(codec=None), max_size=6), max_size=5), max_size=5))
+def test_strings_added_in_batches_read_back_as_added_one_by_one(batches: list[list[str]]) -> None:
+    """`extend` (joined and encoded at once; ASCII or not) keeps the same blob and ends as
+    `append` one at a time."""
+    together = PackedStrings()
+    for batch in batches:
+        together.extend(batch)
+    alone = packed([text for batch in batches for text in batch])
+    assert list(together) == list(alone) and together._blob == alone._blob
+    assert list(together._ends) == list(alone._ends)

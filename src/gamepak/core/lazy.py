@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from itertools import accumulate, islice
 from typing import TypeVar, overload
 
 Item = TypeVar("Item")
@@ -85,6 +86,22 @@ class PackedStrings(Sequence[str]):
         if len(blob) > 0xFFFFFFFF and self._ends.typecode == "I":
             self._ends = array("q", self._ends)
         self._ends.append(len(blob))
+
+    def extend(self, texts: list[str]) -> None:
+        """Add each of `texts` at the end: joined and encoded at once (each one encoded alone
+        only to find where it ends, and only when some are not ASCII)."""
+        blob = self._blob
+        end = len(blob)
+        joined = "".join(texts)
+        blob += joined.encode("utf-8", "surrogatepass")
+        if len(blob) > 0xFFFFFFFF and self._ends.typecode == "I":
+            self._ends = array("q", self._ends)
+        if joined.isascii():
+            sizes: Iterator[int] = map(len, texts)
+        else:
+            sizes = (len(text.encode("utf-8", "surrogatepass")) for text in texts)
+        # `initial` starts the sums at the last end, and is no end itself.
+        self._ends.extend(islice(accumulate(sizes, initial=end), 1, None))
 
     def __len__(self) -> int:
         return len(self._ends)

@@ -37,7 +37,7 @@ from .copier import write_file
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from array import array
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
 _FOLDER = os.O_RDONLY | flag("O_CLOEXEC") | flag("O_DIRECTORY") | flag("O_NOFOLLOW")
@@ -434,8 +434,8 @@ def write_made_files(
         # Each file's slot taken as it is written: a list of a million slots would outweigh
         # the names (what `file_slots` does at once, file by file). A plain name is its own
         # key: taken from `files` as made, not decoded again from the packed keys.
-        made_keys: Iterable[str] = (name for name, _ in files) if plain else keys
-        for key, mode, (_, data) in zip(made_keys, modes, files, strict=True):
+        for index, ((name, data), mode) in enumerate(zip(files, modes, strict=True)):
+            key = name if plain else keys[index]
             folder_fd, create_name = writer.file_slot(key, mode)
 
             def fill_fd(fd: int, data: bytes | Callable[[], bytes] = data) -> None:
@@ -454,6 +454,8 @@ def _made_keys(files: Sequence[tuple[str, object]]) -> tuple[Sequence[str], bool
     it (4 bytes a name, where a sorted list of the keys took 8 and the keys themselves ~65);
     only keys whose hashes repeat are compared themselves."""
     from array import array
+    from itertools import islice
+    from operator import is_
 
     from ..core.lazy import PackedStrings
 
@@ -461,14 +463,19 @@ def _made_keys(files: Sequence[tuple[str, object]]) -> tuple[Sequence[str], bool
     shift = min(max(len(files).bit_length() - 12, 0), 16)  # buckets of ~4096 hashes
     low = (1 << shift) - 1
     buckets = [array("I") for _ in range(1 << shift)]
-    add = keys.append
     plain = True
-    for name, _ in files:
-        key = plain_key(name)
-        plain = plain and key is name
-        add(key)
-        hashed = hash(key)
-        buckets[hashed & low].append((hashed >> shift) & 0xFFFFFFFF)
+    made = iter(files)
+    # In batches, each checked by the bulk check extraction uses (`all_plain`): a step per
+    # name only where a batch holds one that is not its own key.
+    while names := [name for name, _ in islice(made, 1024)]:
+        if all_plain(names):
+            batch = names
+        else:
+            batch = [plain_key(name) for name in names]
+            plain = plain and all(map(is_, batch, names))
+        keys.extend(batch)
+        for hashed in map(hash, batch):
+            buckets[hashed & low].append((hashed >> shift) & 0xFFFFFFFF)
     suspects = {(number, value) for number, bucket in enumerate(buckets) for value in _repeated(bucket)}
     del buckets
     if not suspects:
