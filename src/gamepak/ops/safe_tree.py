@@ -27,7 +27,6 @@ import os
 import stat
 import sys
 from itertools import repeat
-from operator import is_
 
 from ..core.atomic import remove_stale_temporaries, temporary_name, write_all
 from ..core.portable import flag, has_folder_descriptors
@@ -37,6 +36,7 @@ from .copier import write_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from array import array
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
@@ -86,7 +86,7 @@ class Plan:
     """Where each file goes and what exists already; built without writing anything.
     Paths are `/`-joined strings relative to the root ("" is the root)."""
 
-    def __init__(self, root: str, keys: list[str], names: list[str], overwrite: bool) -> None:
+    def __init__(self, root: str, keys: Sequence[str], names: Sequence[str], overwrite: bool) -> None:
         self.root = root
         self.overwrite = overwrite
         try:
@@ -117,7 +117,7 @@ class Plan:
                 raise GamepakError(f"member {name!r} is in the way of a folder other members need")
             modes.append(None if state != _EXISTS else self._existing_target(key, name))
 
-    def _all_new(self, keys: list[str]) -> bool:
+    def _all_new(self, keys: Sequence[str]) -> bool:
         """The plan for a destination that does not exist yet, with set operations instead of
         a step per member; False when a file is in the way of a folder (the member-by-member
         plan then says which)."""
@@ -400,19 +400,20 @@ def write_made_files(
 ) -> Sequence[str]:
     """`write_files` for a million tiny files (a model's skins): give `files` as a sequence
     made when read (`core.lazy.Lazy`) and their bytes as functions, and no list of their
-    bytes or of the paths written is ever held (each path is made when read)."""
+    bytes or of the paths written is ever held (each path is made when read). The names are
+    kept packed (`PackedStrings`, a byte a character and 4 a name) and each file's bytes are
+    made as it is written: a str per name held until the end was most of the peak."""
     root = os.path.realpath(path)
-    names = [name for name, _ in files]
-    keys = [plain_key(name) for name in names]
-    if all(map(is_, keys, names)):
-        keys = names  # plain names are their own keys: one list kept, not two
-    twice = _twice(keys)
+    keys, plain, twice = _made_keys(files)
     if twice:
         raise GamepakError(f"{root}: two outputs would be written as {', '.join(twice[:5])}")
+    # The names as given, for messages: the keys when every name is its own key, else each
+    # name made again from `files` when a message needs it.
+    names: Sequence[str] = keys if plain else _names_of(files)
     if windows_names or (windows_names is None and sys.platform.startswith(("win", "darwin"))):
         from ..core.names import check_windows_names  # only then: see ops.extract
 
-        check_windows_names(names, keys)
+        check_windows_names(list(names), list(keys))
     plan = Plan(root, keys, names, overwrite)
     modes = plan.modes or [None] * len(keys)
     if not has_folder_descriptors():
@@ -431,8 +432,10 @@ def write_made_files(
 
     def fill(writer: TreeWriter) -> None:
         # Each file's slot taken as it is written: a list of a million slots would outweigh
-        # the names (what `file_slots` does at once, file by file).
-        for key, mode, (_, data) in zip(keys, modes, files, strict=True):
+        # the names (what `file_slots` does at once, file by file). A plain name is its own
+        # key: taken from `files` as made, not decoded again from the packed keys.
+        for index, ((name, data), mode) in enumerate(zip(files, modes, strict=True)):
+            key = name if plain else keys[index]
             folder_fd, create_name = writer.file_slot(key, mode)
 
             def fill_fd(fd: int, data: bytes | Callable[[], bytes] = data) -> None:
@@ -444,6 +447,65 @@ def write_made_files(
     return _written(root, keys)
 
 
+def _made_keys(files: Sequence[tuple[str, object]]) -> tuple[Sequence[str], bool, list[str]]:
+    """(the key of each file's name, packed; whether every name is its own key; the keys
+    listed more than once, in order), in one pass over `files`. A repeated key is found by its
+    hash: each hash's low bits pick a bucket of a few thousand and 32 more bits are kept in
+    it (4 bytes a name, where a sorted list of the keys took 8 and the keys themselves ~65);
+    only keys whose hashes repeat are compared themselves."""
+    from array import array
+    from itertools import islice
+    from operator import is_
+
+    from ..core.lazy import PackedStrings
+
+    keys = PackedStrings()
+    shift = min(max(len(files).bit_length() - 12, 0), 16)  # buckets of ~4096 hashes
+    low = (1 << shift) - 1
+    buckets = [array("I") for _ in range(1 << shift)]
+    plain = True
+    made = iter(files)
+    # In batches, each checked by the bulk check extraction uses (`all_plain`): a step per
+    # name only where a batch holds one that is not its own key.
+    while names := [name for name, _ in islice(made, 1024)]:
+        if all_plain(names):
+            batch = names
+        else:
+            batch = [plain_key(name) for name in names]
+            plain = plain and all(map(is_, batch, names))
+        keys.extend(batch)
+        for hashed in map(hash, batch):
+            buckets[hashed & low].append((hashed >> shift) & 0xFFFFFFFF)
+    suspects = {(number, value) for number, bucket in enumerate(buckets) for value in _repeated(bucket)}
+    del buckets
+    if not suspects:
+        return keys, plain, []
+    # Different keys may share a hash: the keys behind one are compared themselves.
+    hashes = ((key, hash(key)) for key in keys)
+    alike = [key for key, hashed in hashes if (hashed & low, (hashed >> shift) & 0xFFFFFFFF) in suspects]
+    return keys, plain, _twice(alike)
+
+
+def _repeated(values: array[int]) -> set[int]:
+    """The values listed more than once."""
+    if len(set(values)) == len(values):
+        return set()  # the usual case, in one step
+    seen: set[int] = set()
+    again: set[int] = set()
+    for value in values:
+        if value in seen:
+            again.add(value)
+        seen.add(value)
+    return again
+
+
+def _names_of(files: Sequence[tuple[str, object]]) -> Sequence[str]:
+    """Each file's name, made again from `files` when read."""
+    from ..core.lazy import Lazy
+
+    return Lazy(len(files), lambda index: files[index][0])
+
+
 def _twice(keys: list[str]) -> list[str]:
     """The keys listed more than once, in order: found in a sorted copy of the list (12 bytes a
     key at most, with the sort's own room), where a set of them would take about 40."""
@@ -453,7 +515,7 @@ def _twice(keys: list[str]) -> list[str]:
     return sorted({key for key, following in pairwise(ordered) if key == following})
 
 
-def _written(root: str, keys: list[str]) -> Sequence[str]:
+def _written(root: str, keys: Sequence[str]) -> Sequence[str]:
     """The path of each file written, made when read (a list of a million would outweigh them)."""
     from ..core.lazy import Lazy
 
