@@ -91,6 +91,8 @@ def test_gamepak_s_own_po_without_names_is_split(names: bool) -> None:
         'msgctxt "#00000001"\nmsgid "a"\nmsgstr ""',  # no last line end
         '#. comment\nmsgctxt "#00000001"\nmsgid "a"\nmsgstr ""\n',
         'msgctxt "#00000001"\nmsgid "a"\nmsgstr ""\n\n\n',
+        # Two empty msgstrs on one line, none on the next entry's
+        'msgctxt "#00000001"\nmsgid "a"\nmsgstr ""msgstr ""\n\nmsgctxt "#00000002"\nmsgid "b"\n\n',
     ],
 )
 def test_other_shapes_are_left_to_the_regular_expression(broken: str) -> None:
