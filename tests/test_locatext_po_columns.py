@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gamepak.errors import GamepakError
 from gamepak.formats.rfg.locatext import LocaEntry, po
 from gamepak.formats.rfg.locatext.translate import dump_translation
 
@@ -90,6 +91,8 @@ def test_gamepak_s_own_po_without_names_is_split(names: bool) -> None:
         'msgctxt "#00000001"\nmsgid "a"\nmsgstr ""',  # no last line end
         '#. comment\nmsgctxt "#00000001"\nmsgid "a"\nmsgstr ""\n',
         'msgctxt "#00000001"\nmsgid "a"\nmsgstr ""\n\n\n',
+        # Two empty msgstrs on one line, none on the next entry's
+        'msgctxt "#00000001"\nmsgid "a"\nmsgstr ""msgstr ""\n\nmsgctxt "#00000002"\nmsgid "b"\n\n',
     ],
 )
 def test_other_shapes_are_left_to_the_regular_expression(broken: str) -> None:
@@ -126,3 +129,63 @@ def test_an_import_that_changes_nothing_writes_the_file_s_bytes_without_rebuildi
     done = import_locatext(source, translation, tmp_path / "changed.rfglocatext")
     assert not done.unchanged and len(rebuilt) == 1
     assert LocaText.parse((tmp_path / "changed.rfglocatext").read_bytes()).entries[0].text == "7"
+
+
+BODY_PIECES = ["a", "ب", '"', "\\", "\\\\", '\\"', "\\n", "\n", " "]
+
+
+@settings(max_examples=400, deadline=None)
+@given(body=st.lists(st.sampled_from(BODY_PIECES), max_size=8).map("".join))
+def test_a_quoted_body_is_told_as_the_regular_expression_tells_it(body: str) -> None:
+    import re
+
+    assert po._quoted_body(body) == (re.fullmatch(po._QUOTED, f'"{body}"') is not None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    msgstr=st.lists(st.sampled_from(BODY_PIECES), max_size=6).map("".join),
+    after=st.sampled_from(["\n", '\n"x"\n\n', '"\n\n', "\n\n", "", "\nmsgctxt"]),
+    before=st.sampled_from(["", "# c\n", "#, fuzzy\n"]),
+)
+def test_the_header_ends_where_the_regular_expression_says(msgstr: str, after: str, before: str) -> None:
+    text = f'{before}msgid ""\nmsgstr "{msgstr}"\n{after}msgctxt "#00000001"\nmsgid "a"\nmsgstr ""\n'
+    header = po.PO_HEADER.match(text)
+    assert po._header_end(text) == (header.end() if header else 0)
+
+
+def test_the_own_header_is_told_without_the_regular_expression(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = HEADER + 'msgctxt "#00000001"\nmsgid "a"\nmsgstr ""\n'
+
+    def refused(name: str) -> object:
+        raise AssertionError(f"compiled {name}")
+
+    monkeypatch.setattr(po, "_compiled", refused)
+    assert po._header_end(text) == len(HEADER)
+    assert po.rows_from_po(text, "t.po").hashes == [1]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ['msgctxt "#0000000a"x', 'msgctxt "#000000b"'],  # 20 and 18 characters
+        ['msgctxt "#0000000a', '"msgctxt "#0000000b"'],  # 18 and 20
+        ['msgctxt "#000000\na"', 'msgctxt "#0000000b'],  # a line end among the digits
+        ['msgctxt "#0000000a"', 'msgctxt "#0000000g"'],  # not hexadecimal
+        ['msgctxt "#0000000a"', 'msgctxt "#0000 00b"'],  # a blank fromhex would skip
+        ['msgctxt "#0000000a"', 'msgctxt "#00000٣0b"'],  # not ASCII
+        ['msgctxt "#0000000a"', 'msgctxt "x0000000b"'],
+        ['msgctxt "#0000000a"', 'msgctxt "#0000000b '],
+    ],
+)
+def test_hash_key_lines_that_are_not_all_keys(keys: list[str]) -> None:
+    assert po._hash_key_lines(keys) is None
+    assert po._hash_key_lines(['msgctxt "#0000000a"', 'msgctxt "#FFFFFFFF"']) == (10, 0xFFFFFFFF)
+
+
+@pytest.mark.parametrize("line", ['msgid "a\\qb"', 'msgid "\\"', 'msgid "a"b"', 'msgid "a', 'msgid "'])
+def test_a_bad_msgid_in_gamepak_s_shape_is_named_by_the_general_reader(line: str) -> None:
+    text = HEADER + f'msgctxt "#00000001"\nmsgid "a"\nmsgstr ""\n\nmsgctxt "#00000002"\n{line}\nmsgstr ""\n'
+    assert po._simple_po_columns(text, "t.po") is None
+    with pytest.raises(GamepakError, match="t.po: line 9: "):
+        po.rows_from_po(text, "t.po")

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 import struct
-from itertools import compress, repeat
-from operator import contains
 
 from ....errors import GamepakError
 from . import texts_of
@@ -222,8 +220,6 @@ _PATTERNS = {
     ),
     # msgctxts that are all gamepak's `#5a3c91f0` hash keys, one a line.
     "PO_HASH_KEYS": r"#[0-9A-Fa-f]{8}(?:\n#[0-9A-Fa-f]{8})*",
-    # A quoted PO string's line whose body holds a backslash (checked one by one: they are few).
-    "ESCAPED_LINE": rf"[a-z]+ {_QUOTED}",
 }
 
 
@@ -236,6 +232,43 @@ def __getattr__(name: str) -> re.Pattern[str]:
     if name in _PATTERNS:
         return _compiled(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _header_end(text: str) -> int:
+    """Where PO_HEADER's match at the start of `text` ends (0: none). gamepak's own header, the
+    empty msgid and a msgstr of one line, is told without the regular expression (compiling it
+    took a million instructions of every `text import`)."""
+    if text.startswith(_OWN_HEADER):
+        end = text.find("\n", len(_OWN_HEADER))  # the msgstr line's end: a blank line follows
+        if (
+            end > len(_OWN_HEADER)
+            and text[end - 1] == '"'
+            and text.startswith("\n", end + 1)
+            and _quoted_body(text[len(_OWN_HEADER) : end - 1])
+        ):
+            return end + 2
+    return _header_regex_end(text)
+
+
+_OWN_HEADER = 'msgid ""\nmsgstr "'
+
+
+def _header_regex_end(text: str) -> int:
+    header = _compiled("PO_HEADER").match(text)
+    return header.end() if header else 0
+
+
+def _quoted_body(body: str) -> bool:
+    """Whether `body` is what a quoted PO string holds between its quotes (as `_QUOTED` takes
+    it: no line end, no quote or backslash but in a backslash and the character after it),
+    told by replacing, not by the regular expression. Escaped backslashes go first, left to
+    right as the expression pairs them; then escaped quotes; what is left holds no quote
+    and does not end with a lone backslash."""
+    if "\\" in body:
+        body = body.replace("\\\\", "").replace('\\"', "")
+        if body.endswith("\\"):
+            return False
+    return '"' not in body and "\n" not in body
 
 
 # The characters of a PO_SIMPLE_ENTRY match outside its groups.
@@ -268,8 +301,7 @@ def _simple_po_columns(text: str, where: str) -> Rows | None:
     `findall`, bulk checks), or None when anything needs a closer look (another shape, flags,
     escapes that are not gettext's, keys that are not clean): `_simple_po_rows_in_order` then
     reads it entry by entry and names the first problem."""
-    header = _compiled("PO_HEADER").match(text)
-    start = header.end() if header else 0
+    start = _header_end(text)
     columns = _uniform_columns(text, start)
     if columns is None:
         found = _compiled("PO_SIMPLE_ENTRY").findall(text, start)
@@ -281,11 +313,11 @@ def _simple_po_columns(text: str, where: str) -> Rows | None:
         covered = len(found) * PO_SIMPLE_FIXED + sum(sum(map(len, column)) for column in columns)
         if start + covered != len(text):
             return None
+        flags = "".join(columns[0])
+        if "#~" in flags or "#," in flags:
+            return None  # flags or obsolete entries: the general reader decides
     comments, msgctxts, msgids, msgstrs, blanks = columns
     count = len(msgctxts)
-    flags = "".join(comments)
-    if "#~" in flags or "#," in flags:
-        return None  # flags or obsolete entries: the general reader decides
     keys = msgctxts.hashes if isinstance(msgctxts, _Bodies) else _hash_keys(msgctxts)
     if keys is not None:
         hashes: list[int | None] = list(keys)
@@ -301,12 +333,13 @@ def _simple_po_columns(text: str, where: str) -> Rows | None:
             else:
                 hashes.append(None)
                 identifiers.append(key)
+    untranslated = msgstrs.count("") == count  # an untouched export has no msgstr
+    escapable = [] if untranslated else [msgstrs]
     if isinstance(msgids, _Bodies):
         if not msgids.unescape():
             return None
-        escapable = [msgstrs]
     else:
-        escapable = [msgids, msgstrs]
+        escapable.append(msgids)
     for column in escapable:
         if "\\" in "".join(column):
             for number, value in enumerate(column):
@@ -327,14 +360,10 @@ def _simple_po_columns(text: str, where: str) -> Rows | None:
                 line += 2 + len(blank)
         return f"{where}: line {lines[number]}"
 
-    texts: list[str | None] = [msgstr or None for msgstr in msgstrs]
+    texts: list[str | None] = [None] * count if untranslated else [msgstr or None for msgstr in msgstrs]
     # (`_Bodies` is a sequence of str, without the ABC's weight)
     fallbacks: Sequence[str | None] = msgids if isinstance(msgids, _Bodies) else list(msgids)  # type: ignore[assignment]
     return Rows(hashes, identifiers, texts, fallbacks, location)
-
-
-def _escaped_line() -> re.Pattern[str]:
-    return _compiled("ESCAPED_LINE")
 
 
 def _uniform_columns(text: str, start: int) -> list[Any] | None:
@@ -347,7 +376,9 @@ def _uniform_columns(text: str, start: int) -> list[Any] | None:
     from their lines when asked for (`_Bodies`)."""
     if not text.endswith("\n") or start >= len(text):
         return None
-    lines = text[start:-1].split("\n")
+    lines = text.split("\n")  # the whole text (its rest cut first was a copy of it), then
+    del lines[: text.count("\n", 0, start)]  # without the header's lines
+    lines.pop()  # (the empty one after the last line end)
     last_blank = "\n"
     if len(lines) % 4 == 3:
         lines.append("")
@@ -359,9 +390,10 @@ def _uniform_columns(text: str, start: int) -> list[Any] | None:
     for prefix, column in (('msgctxt "', lines[0::4]), ('msgstr "', lines[2::4])):
         # The common columns first, checked whole: gamepak's hash keys, no translation yet.
         if prefix == 'msgctxt "' and (hashes := _hash_key_lines(column)) is not None:
-            columns.append(_Bodies(column, len(prefix), [], hashes))
+            columns.append(_Bodies(column, len(prefix), hashes))
             continue
-        if prefix == 'msgstr "' and column.count('msgstr ""') == count:
+        # (one comparison of the column joined: a comparison a line took twice as long)
+        if prefix == 'msgstr "' and "\n".join(column) == ('msgstr ""\n' * count)[:-1]:
             columns.append([""] * count)
             continue
         quoted = _quoted_column(column, prefix)
@@ -377,20 +409,30 @@ def _uniform_columns(text: str, start: int) -> list[Any] | None:
 
 
 _HASH_KEY_LINE = 'msgctxt "#01234567"'
+_HASH_KEY_BYTES = _HASH_KEY_LINE.encode()
+_HASH_DIGITS = range(_HASH_KEY_LINE.index("#") + 1, len(_HASH_KEY_LINE) - 1)
 
 
 def _hash_key_lines(lines: list[str]) -> tuple[int, ...] | None:
     """The hashes of msgctxt `lines` that all hold gamepak's `#5a3c91f0` keys, else None:
-    checked a character column at a time over them all, not a line at a time."""
+    checked a character column at a time over them all (as bytes, each line with its line
+    end), the digits gathered a column at a time (the keys cut out by `replace` took 5 M
+    instructions). The line ends can only be at every 20th place, so every line has 19
+    characters: each other place holds a character of `msgctxt "#` or the closing quote, or
+    a digit (a line end there is a blank `fromhex` skips, and the digits come out short)."""
     count = len(lines)
-    width = len(_HASH_KEY_LINE)
-    if set(map(len, lines)) != {width}:
+    width = len(_HASH_KEY_LINE) + 1
+    joined = "\n".join(lines)
+    if len(joined) != width * count - 1 or not joined.isascii():
         return None
-    joined = "".join(lines)
-    for place in (*range(10), width - 1):  # `msgctxt "#` and the closing quote, in every line
-        if joined[place::width] != _HASH_KEY_LINE[place] * count:
+    raw = joined.encode("ascii")
+    for place, character in enumerate(_HASH_KEY_BYTES):  # `msgctxt "#` and the closing quote
+        if place not in _HASH_DIGITS and raw[place::width] != bytes((character,)) * count:
             return None
-    return _hexadecimal(joined[10:-1].replace('"msgctxt "#', ""), count)
+    digits = bytearray(len(_HASH_DIGITS) * count)
+    for column, place in enumerate(_HASH_DIGITS):
+        digits[column :: len(_HASH_DIGITS)] = raw[place::width]
+    return _hexadecimal(digits.decode("ascii"), count)
 
 
 def _hexadecimal(digits: str, count: int) -> tuple[int, ...] | None:
@@ -425,7 +467,7 @@ def _quoted_column(lines: list[str], prefix: str) -> list[str] | None:
     if "\\" in joined:
         escaped = [number for number, line in enumerate(lines) if "\\" in line]
         for number in escaped:
-            if _escaped_line().fullmatch(lines[number]) is None:
+            if not _quoted_body(bodies[number]):
                 return None
             quotes -= lines[number].count('"')
         count -= len(escaped)
@@ -441,7 +483,9 @@ def _msgid_column(lines: list[str]) -> _Bodies | None:
     as `_quoted_column` checks a column but without cutting it: by counts over the column
     joined. (Counted over the whole text instead, the lines' starts, their ends and the quotes
     took three passes over all of it, 7.9 M instructions for the game's Arabic PO; joined, one
-    count finds every line's end and the next one's start, then one counts the quotes.)"""
+    count finds every line's end and the next one's start, then one counts the quotes.) The
+    few lines holding a backslash are found in the joined column, not by a look into every
+    line, and checked one by one."""
     count = len(lines)
     joined = "\n".join(lines)
     if (
@@ -453,40 +497,50 @@ def _msgid_column(lines: list[str]) -> _Bodies | None:
         or _MSGID in lines
     ):
         return None
-    # ... and holds no quote between those two, but in escapes (few lines hold a backslash).
-    quotes = joined.count('"')
-    del joined
-    escaped = list(compress(range(count), map(contains, lines, repeat("\\"))))
-    for number in escaped:
-        if _escaped_line().fullmatch(lines[number]) is None:
+    # ... and holds no quote between those two, but in escapes.
+    quotes = 2 * count
+    escapes_known = True
+    backslash = joined.find("\\")
+    while backslash >= 0:
+        start = joined.rfind("\n", 0, backslash) + 1
+        end = joined.find("\n", backslash)
+        line = joined[start:] if end < 0 else joined[start:end]
+        body = line[len(_MSGID) : -1]
+        if not _quoted_body(body):
             return None
-        quotes -= lines[number].count('"')
-    if quotes != 2 * (count - len(escaped)):
+        quotes += line.count('"') - 2
+        escapes_known = escapes_known and _po_unescape(body) is not None
+        backslash = -1 if end < 0 else joined.find("\\", end)
+    if joined.count('"') != quotes:
         return None
-    return _Bodies(lines, len(_MSGID), escaped)
+    return _Bodies(lines, len(_MSGID), escapes_known=escapes_known)
 
 
 class _Bodies:
     """The bodies of a column of quoted lines (`prefix "body"`), cut from a line when asked for;
-    `unescape` makes the escaped ones' values (gettext's escapes) once."""
+    once `unescape`d, with gettext's escapes replaced."""
 
-    __slots__ = ("cut", "escaped", "hashes", "lines", "values")
+    __slots__ = ("cut", "escapes_known", "hashes", "lines", "unescaped")
 
-    def __init__(self, lines: list[str], cut: int, escaped: list[int], hashes: tuple[int, ...] | None = None) -> None:
+    def __init__(
+        self, lines: list[str], cut: int, hashes: tuple[int, ...] | None = None, *, escapes_known: bool = True
+    ) -> None:
         self.lines = lines
         self.cut = cut
-        self.escaped = escaped  # the numbers of the lines holding a backslash
-        self.values: dict[int, str] = {}
         self.hashes = hashes  # msgctxts that are all hash keys: their hashes
+        self.escapes_known = escapes_known  # every escape in the bodies is gettext's
+        self.unescaped = False
 
     def __len__(self) -> int:
         return len(self.lines)
 
     def __getitem__(self, number: int) -> str:
-        if number < 0:
-            number += len(self.lines)
-        value = self.values.get(number)
-        return value if value is not None else self.lines[number][self.cut : -1]
+        value = self.lines[number][self.cut : -1]
+        if self.unescaped and "\\" in value:
+            unescaped = _po_unescape(value)
+            assert unescaped is not None  # (checked by `unescape`)
+            return unescaped
+        return value
 
     def __iter__(self) -> Iterator[str]:
         return map(self.__getitem__, range(len(self.lines)))
@@ -497,13 +551,10 @@ class _Bodies:
     __hash__ = None  # type: ignore[assignment]
 
     def unescape(self) -> bool:
-        """Replace gettext's escapes in the escaped bodies; False when one holds another."""
-        for number in self.escaped:
-            value = _po_unescape(self.lines[number][self.cut : -1])
-            if value is None:
-                return False
-            self.values[number] = value
-        return True
+        """Give the bodies with gettext's escapes replaced from now on; False when one holds
+        another escape."""
+        self.unescaped = self.escapes_known
+        return self.escapes_known
 
 
 def _simple_po_rows_in_order(text: str, where: str) -> list[Row] | None:
