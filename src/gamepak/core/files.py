@@ -69,7 +69,7 @@ def read_head(path: str | os.PathLike[str], size: int, *, error: type[GamepakErr
     tells a file's kind. Raises `error` naming the file, as `read_file` does, when it cannot be
     opened or read or is not a regular file (a FIFO is refused, never waited on)."""
     file = os.fspath(path)
-    fd, _ = _open_regular(file, file, "", error)
+    fd, _ = open_regular(file, file, "", error)
     try:
         return os.read(fd, size)
     except OSError as exc:
@@ -78,7 +78,7 @@ def read_head(path: str | os.PathLike[str], size: int, *, error: type[GamepakErr
         os.close(fd)
 
 
-def _open_regular(file: str, label: str, what: str, error: type[GamepakError]) -> tuple[int, os.stat_result]:
+def open_regular(file: str, label: str, what: str, error: type[GamepakError]) -> tuple[int, os.stat_result]:
     """A descriptor open on the regular file `file` (opened without waiting) and its stat;
     `cannot_read` naming `label` otherwise."""
     try:
@@ -100,7 +100,7 @@ def _read(
     file: str, limit: int, what: str, error: type[GamepakError], label: str | None, *, owned: bool
 ) -> bytes | OwnedBuffer:
     label = file if label is None else label
-    fd, info = _open_regular(file, label, what, error)
+    fd, info = open_regular(file, label, what, error)
     try:
         if info.st_size > limit:
             raise error(f"{label}: {info.st_size} bytes, more than the {limit} bytes read whole here")

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.sizes import size_text
-from ..errors import GamepakError, cannot_read, irregular_kind
+from ..errors import GamepakError, cannot_read
 
 if TYPE_CHECKING:
     from ..models.gltf_read import NodeMeshes
@@ -100,16 +100,10 @@ class SceneImport:
 def _read_regular(path: str, limit: int, what: str) -> bytes:
     """The bytes of the regular file `path` (never blocking on a FIFO or device), at most
     `limit`; a GamepakError naming it otherwise."""
-    import stat
+    from ..core.files import open_regular
 
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise cannot_read(path, exc) from None
+    fd, status = open_regular(path, path, "", GamepakError)
     with open(fd, "rb") as handle:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise cannot_read(path, irregular_kind(status.st_mode))
         if status.st_size > limit:
             hint = " (--allow-large reads more)" if what == "list" else ""
             raise GamepakError(
