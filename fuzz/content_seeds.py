@@ -331,3 +331,76 @@ def scene_seeds() -> Iterator[tuple[str, bytes]]:
 def base_table() -> bytes:
     """The seeds' table with a schema (`xtbl_seeds`' first): what fuzz_import_sheet edits."""
     return next(xtbl_seeds())[1]
+
+
+def zone_seeds() -> Iterator[tuple[str, bytes]]:
+    """RFG zones for fuzz_read_zone, laid out by hand from ../shared/specs/rfg-zones.md: a layer
+    of two objects (a string, a bool, an op; a parent in the file and one outside it), a layer
+    of the list kinds and handle properties, values kept as bytes (two NULs, a bool of 2, a NaN,
+    an unknown type with non-zero padding, an empty buffer) with bytes after the objects, a
+    territory cell with its 87,368-byte relation section, an empty layer, and one written by the
+    zone writer with an object added."""
+    import struct
+
+    from gamepak.formats.rfg.zone.model import RELATION_SIZE, ZoneObject, read
+    from gamepak.formats.rfg.zone.names import default_names, property_hash
+
+    dummy = default_names().class_hash_of("object_dummy")
+
+    def prop(type_code: int, name: str | int, value: bytes, padding: bytes | None = None) -> bytes:
+        name_hash = property_hash(name) if isinstance(name, str) else name
+        pad = bytes(-len(value) % 4) if padding is None else padding
+        return struct.pack("<HHI", type_code, len(value), name_hash) + value + pad
+
+    def obj(handle: int, props: list[bytes], parent: int = 0xFFFFFFFF, class_hash: int = dummy) -> bytes:
+        records = b"".join(props)
+        none = 0xFFFFFFFF
+        head = struct.pack("<II6fHH", class_hash, handle, 0, 0, 0, 1, 1, 1, 0xFF00, 56 + len(records))
+        return head + struct.pack("<IIIIHH", parent, none, none, 1, len(props), len(records)) + records
+
+    def zone(objects: list[bytes], flags: int = 4, relation: bytes = b"", trailing: bytes = b"") -> bytes:
+        return struct.pack("<4sIIIII", b"ZONE", 36, len(objects), 0, 0, flags) + relation + b"".join(objects) + trailing
+
+    def op(x: float) -> bytes:
+        return struct.pack("<12f", x, 2, 3, 1, 0, 0, 0, 1, 0, 0, 0, 1)
+
+    first = obj(0x78800001, [prop(4, "dummy_type", b"crate\0"), prop(5, "op", op(1))], parent=0x78000005)
+    second = obj(0x78800002, [prop(5, "enabled", b"\x01"), prop(5, "op", op(4))], parent=0x78800001)
+    layer = zone([first, second])
+    yield "layer.layer_pc", layer
+    lists = obj(
+        0x78800003,
+        [
+            prop(5, "yellow_num_points", struct.pack("<I", 3)),
+            prop(6, "yellow_polygon", struct.pack("<6f", 0, 0, 1, 0, 1, 1)),
+            prop(5, "yellow_num_triangles", struct.pack("<I", 1)),
+            prop(6, "yellow_triangles", struct.pack("<3H", 0, 1, 2)),
+            prop(6, "obj_links", struct.pack("<2I", 0x78800001, 0x78800002)),
+            prop(5, "host_handle", struct.pack("<I", 0x78800002)),
+            prop(5, "bb", struct.pack("<6f", 0, 0, 0, 1, 1, 1)),
+            prop(5, "nav_orient", struct.pack("<9f", 1, 0, 0, 0, 1, 0, 0, 0, 1)),
+            prop(5, "spawn_prob", struct.pack("<f", 0.5)),
+            prop(5, "binary_flags", struct.pack("<H", 3)),
+        ],
+    )
+    yield "lists.layer_pc", zone([first, second, lists])
+    odd = obj(
+        0x78800004,
+        [
+            prop(4, "dummy_type", b"two\0\0"),
+            prop(5, "enabled", b"\x02"),
+            prop(5, "spawn_prob", struct.pack("<f", float("nan"))),
+            prop(7, 0x12345678, b"abc", padding=b"\x09"),
+            prop(6, "yellow_triangles", b""),
+        ],
+        class_hash=0x01020304,
+    )
+    yield "odd-values.layer_pc", zone([odd, first], trailing=b"tail")
+    relation = bytes(range(256)) * (RELATION_SIZE // 256) + bytes(RELATION_SIZE % 256)
+    yield "cell.rfgzone_pc", zone([first], flags=0, relation=relation)
+    yield "empty.layer_pc", zone([])
+    written = read(layer)
+    added = written.add(ZoneObject(dummy, 0, struct.pack("<6f", 0, 0, 0, 2, 2, 2), 0xFF01))
+    added.set_value("op", "op", {"position": [7.0, 8.0, 9.0], "orient": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]})
+    added.set_value("display_name", "string", "written")
+    yield "written.layer_pc", written.to_bytes()

@@ -534,3 +534,53 @@ def test_the_real_layers_check_without_a_warning() -> None:
 
     real = sample("vpp/dlcp01_activities.vpp_pc")
     assert [f for member, data in zones.iter_zones(real) for f in check_zone(data, member) if f[0] != "note"] == []
+
+
+# --------------------------------------------------------------------------- fuzz findings
+
+
+def test_a_zone_whose_handles_repeat_is_refused_where_objects_are_named_by_handle(tmp_path: Path) -> None:
+    # fuzz_read_zone/handle-repeated-*: diff paired the objects by handle (the last of each
+    # repeat), so a zone differed from itself, and a change meant whichever object came last.
+    from gamepak.formats.rfg.zone.diff import RepeatedHandle, apply_changes, changes_between
+
+    first = obj(OBJECT_DUMMY, 0x78800001, [prop(5, OP, op_value(1, 2, 3))])
+    second = obj(OBJECT_DUMMY, 0x78800001, [prop(5, property_hash("enabled"), b"\x01")])
+    data = zone([first, second])
+    parsed = read(data, member="x.layer_pc")
+    with pytest.raises(RepeatedHandle, match=r"x.layer_pc: objects 0 and 1 share handle 0x78800001"):
+        diff(parsed, read(data))
+    with pytest.raises(RepeatedHandle, match="objects 0 and 1"):
+        apply_changes(parsed, [])
+    moved = read(data)
+    moved.objects[0].move_to((9.0, 9.0, 9.0))
+    assert changes_between(data, moved.to_bytes(), "x.layer_pc") is None  # a patch keeps the bytes instead
+    # Importing a document that gives the second object its own handle still works, named whole.
+    loose = tmp_path / "x.layer_pc"
+    loose.write_bytes(data)
+    out = tmp_path / "out"
+    zones.export_zones(loose, out)
+    document = json.loads((out / "x.layer_pc.json").read_text())
+    document["objects"][1]["handle"] = "0x78800002"
+    (out / "x.layer_pc.json").write_text(json.dumps(document))
+    assert zones.import_zones(loose, out) == ["x.layer_pc: objects changed (its handles repeat: not listed one by one)"]
+    assert [o.handle for o in read(loose.read_bytes()).objects] == [0x78800001, 0x78800002]
+
+
+def test_an_object_whose_property_names_repeat_is_the_same_as_itself() -> None:
+    # fuzz_read_zone/property-name-repeated: an object with two properties of one name was a
+    # "properties" change against itself (its records compared only when names were unique).
+    from gamepak.formats.rfg.zone.diff import apply_changes
+
+    enabled = property_hash("enabled")
+    data = zone(
+        [obj(OBJECT_DUMMY, 1, [prop(5, enabled, b"\x01"), prop(5, enabled, b"\x00"), prop(5, OP, op_value(1, 2, 3))])]
+    )
+    assert diff(read(data), read(data)) == []
+    moved = read(data)
+    moved.objects[0].move_to((4.0, 5.0, 6.0))
+    changes = diff(read(data), moved)
+    assert [c.describe() for c in changes] == [
+        "0x00000001: properties changed as one list (reordered, or a name repeats)"
+    ]
+    assert apply_changes(read(data), changes).to_bytes() == moved.to_bytes()

@@ -251,7 +251,7 @@ def import_zones(target: str | os.PathLike[str], folder: str | os.PathLike[str],
     Returns the object-level changes, one line each ("member: 0xHANDLE: property op changed").
     Refused before anything is written: a document for a zone the target lacks, a value that
     does not fit its kind, a handle used twice, a parent that is no object."""
-    from ..formats.rfg.zone.diff import diff
+    from ..formats.rfg.zone.diff import RepeatedHandle, diff
 
     target, folder = os.fspath(target), os.fspath(folder)
     if not os.path.isdir(folder):
@@ -274,9 +274,13 @@ def import_zones(target: str | os.PathLike[str], folder: str | os.PathLike[str],
         stored_member = next(name for name, value in zones.items() if value is zone)
         if data == zones.stored[stored_member]:
             continue
-        changes += [f"{stored_member}: {change.describe()}" for change in diff(zone, new)] or [
-            f"{stored_member}: header changed"
-        ]
+        try:
+            described = [f"{stored_member}: {change.describe()}" for change in diff(zone, new, stored_member)]
+        except RepeatedHandle:
+            # The target's handles repeat (the document may be what fixes that): its objects
+            # cannot be told apart by handle, so the change is named as a whole.
+            described = [f"{stored_member}: objects changed (its handles repeat: not listed one by one)"]
+        changes += described or [f"{stored_member}: header changed"]
         written[stored_member] = data
     _store(target, written, dry_run)
     return changes

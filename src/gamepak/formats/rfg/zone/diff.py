@@ -80,7 +80,7 @@ class ZoneChange:
             verb = "added" if self.before is None else "removed" if self.after is None else "changed"
             return f"{where}: {label} {verb}"
         if self.field == "properties":
-            return f"{where}: properties reordered"
+            return f"{where}: properties changed as one list (reordered, or a name repeats)"
         return f"{where}: {self.field} changed"
 
     def to_json(self) -> dict[str, object]:
@@ -96,6 +96,26 @@ class ZoneChange:
         if self.anchor is not None:
             document["anchor"] = self.anchor
         return document
+
+
+class RepeatedHandle(GamepakError):
+    """A zone two of whose objects share a handle: changes name objects by handle, so such a
+    zone cannot be diffed or have changes replayed on it (which object would they mean?)."""
+
+
+def _by_handle(zone: Zone, where: str) -> dict[int, ZoneObject]:
+    """The objects of `zone` by handle; RepeatedHandle naming the handle and both objects when
+    one repeats (`zone check` reports it as an error too)."""
+    objects: dict[int, ZoneObject] = {}
+    for index, obj in enumerate(zone.objects):
+        if obj.handle in objects:
+            first = zone.objects.index(objects[obj.handle])
+            raise RepeatedHandle(
+                f"{where or zone.name or 'zone'}: objects {first} and {index} share handle 0x{obj.handle:08X}; "
+                "object-level changes name objects by handle"
+            )
+        objects[obj.handle] = obj
+    return objects
 
 
 def _records(obj: ZoneObject) -> bytes:
@@ -114,11 +134,12 @@ def _field(obj: ZoneObject, field: str) -> int | bytes:
     return value
 
 
-def diff(before: Zone, after: Zone) -> list[ZoneChange]:
-    """The object-level changes that turn `before` into `after` (objects by handle)."""
+def diff(before: Zone, after: Zone, where: str = "") -> list[ZoneChange]:
+    """The object-level changes that turn `before` into `after` (objects by handle; a zone
+    whose handles repeat is a RepeatedHandle)."""
     changes: list[ZoneChange] = []
-    old = {obj.handle: obj for obj in before.objects}
-    new = {obj.handle: obj for obj in after.objects}
+    old = _by_handle(before, where)
+    new = _by_handle(after, where)
     for handle, obj in old.items():
         if handle not in new:
             changes.append(ZoneChange(handle, "", obj.block(), None))
@@ -139,8 +160,10 @@ def diff(before: Zone, after: Zone) -> list[ZoneChange]:
         kept_order = [p.name_hash for p in was.properties if p.name_hash in props]
         new_order = [p.name_hash for p in obj.properties if p.name_hash in was_props]
         if duplicated or kept_order != new_order:
-            # A repeated name or a new order: the object's properties change as one list.
-            changes.append(ZoneChange(handle, "properties", _records(was), _records(obj)))
+            # A repeated name or a new order: the object's properties change as one list (when
+            # they changed: an object whose names repeat is still the same as itself).
+            if _records(was) != _records(obj):
+                changes.append(ZoneChange(handle, "properties", _records(was), _records(obj)))
             continue
         anchor: int | None = None
         for prop in obj.properties:
@@ -227,12 +250,13 @@ def apply_changes(
 ) -> Zone:
     """A copy of `zone` with `changes` replayed. Each change must find its `before` (or its
     `after`: already done, skipped); otherwise nothing is changed and ZoneConflict lists them.
-    `applied`, when given, receives the changes that changed something (not those already done)."""
+    `applied`, when given, receives the changes that changed something (not those already done).
+    A zone whose handles repeat is a RepeatedHandle: a change could mean either object."""
     done: list[ZoneChange] = applied if applied is not None else []
     result = _copy(zone)
     where = where or zone.name or "zone"
     conflicts: list[tuple[int, str, str]] = []
-    objects = {obj.handle: obj for obj in result.objects}
+    objects = _by_handle(result, where)
     for change in changes:
         obj = objects.get(change.handle)
         if change.field == "":
@@ -435,7 +459,10 @@ def changes_between(base: bytes, target: bytes, name: str = "") -> bytes | None:
         before, after = read(base, member=name), read(target, member=name)
     except ZoneError:
         return None
-    changes = diff(before, after)
+    try:
+        changes = diff(before, after, name)
+    except RepeatedHandle:
+        return None  # the patch records the zone's bytes instead
     if not changes:
         return None
     try:

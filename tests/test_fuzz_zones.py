@@ -1,0 +1,74 @@
+"""Fuzzing the RFG zone reader with hypothesis: the atheris harness fuzz/fuzz_read_zone.py (only
+gamepak errors; what reads is written back byte for byte, its document imports back unchanged,
+its diff against itself is empty and a one-property change replays and is taken back) runs here
+on its seeds, mutated where a zone's counts and sizes live.
+
+`make test` runs a small budget; `make fuzz` a larger one (GAMEPAK_FUZZ_EXAMPLES examples).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
+sys.path.insert(0, str(FUZZ))
+
+import content_seeds  # noqa: E402
+
+EXAMPLES = int(os.environ.get("GAMEPAK_FUZZ_EXAMPLES", "30"))
+# Values that mean something in a zone: the end of a string, a bool's two values, counts and
+# sizes at their edges (u16 fields: block_size, prop_count, prop_block_size, value size).
+SPECIAL_BYTES = [0, 1, 2, 3, 4, 5, 6, 0x38, 0x7F, 0x80, 0xFE, 0xFF]
+
+
+def _mutate(data: bytes, edits: list[tuple[int, int]], cut: int, extra: bytes) -> bytes:
+    buffer = bytearray(data)
+    for position, value in edits:
+        if buffer:
+            buffer[position % len(buffer)] = value
+    return bytes(buffer[: max(0, len(buffer) - cut)]) + extra
+
+
+@pytest.fixture(scope="module")
+def seeds() -> list[tuple[str, bytes]]:
+    # The territory cell's 87 KB relation section would take most edits away from the objects.
+    return [(name, data) for name, data in content_seeds.zone_seeds() if len(data) < 4096]
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    pick=st.integers(0, 1 << 16),
+    edits=st.lists(
+        st.tuples(st.integers(0, 1 << 12), st.sampled_from(SPECIAL_BYTES) | st.integers(0, 255)), max_size=6
+    ),
+    cut=st.integers(0, 16) | st.just(0),
+    extra=st.binary(max_size=8),
+)
+def test_mutated_zones_are_refused_only_with_gamepak_errors(
+    seeds: list[tuple[str, bytes]], pick: int, edits: list[tuple[int, int]], cut: int, extra: bytes
+) -> None:
+    harness = importlib.import_module("fuzz_read_zone")
+    _, seed = seeds[pick % len(seeds)]
+    harness.TestOneInput(_mutate(seed, edits, cut, extra))
+
+
+def test_the_seeds_read_and_reach_the_diff() -> None:
+    from gamepak.formats.rfg.zone.model import read
+
+    harness = importlib.import_module("fuzz_read_zone")
+    for name, data in content_seeds.zone_seeds():
+        zone = read(data)  # a seed the reader refuses would leave the fuzzer nothing to start from
+        assert zone.to_bytes() == data, name
+    changed = harness._one_property_changed(content_seeds.zone_seeds().__next__()[1])
+    assert changed is not None
