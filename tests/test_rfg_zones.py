@@ -584,3 +584,21 @@ def test_an_object_whose_property_names_repeat_is_the_same_as_itself() -> None:
         "0x00000001: properties changed as one list (reordered, or a name repeats)"
     ]
     assert apply_changes(read(data), changes).to_bytes() == moved.to_bytes()
+
+
+def test_changes_that_remove_what_they_added_replay_with_an_undo_that_is_checked() -> None:
+    # Found reading the undo's code: a patch's changes adding an object and then removing its
+    # property made the undo look the object up in the zone as it was (KeyError).
+    from gamepak.formats.rfg.zone.diff import load_changes, replay, replay_with_undo
+
+    data = a_layer()
+    record = prop(5, OP, op_value(7, 7, 7))
+    block = obj(OBJECT_DUMMY, 0x78800009, [record])
+    blob = [
+        {"handle": 0x78800009, "field": "", "before": None, "after": block.hex()},
+        {"handle": 0x78800009, "field": f"prop:0x{OP:08X}", "before": record.hex(), "after": None},
+    ]
+    new, back = replay_with_undo(data, load_changes(json.dumps(blob).encode(), "p.gpatch"), "p.gpatch")
+    assert [o.handle for o in read(new).objects] == [0x78800009, 0x78800001, 0x78800002]  # no anchor: first
+    assert read(new).objects[0].properties == []
+    assert back is None or replay(new, load_changes(back, "undo"), "undo") == data

@@ -514,7 +514,9 @@ def replay_with_undo(
 
 def _inverse(applied: list[ZoneChange], before: Zone) -> list[ZoneChange]:
     """The changes that take `applied` (replayed on `before`) back: each one's before and after
-    swapped; what was removed comes back after what preceded it in `before`."""
+    swapped; what was removed comes back after what preceded it in `before`. A stranger's
+    changes may remove what an earlier one of them added (absent from `before`): its anchor is
+    then a guess, and `replay_with_undo` keeps such an undo only when it gives `before` back."""
     objects = {obj.handle: obj for obj in before.objects}
     previous_object: dict[int, int | None] = {}
     prior: int | None = None
@@ -528,8 +530,9 @@ def _inverse(applied: list[ZoneChange], before: Zone) -> list[ZoneChange]:
             anchor = previous_object.get(change.handle)
         elif change.after is None and change.field.startswith("prop:"):
             name_hash = int(change.field[5:], 16)
-            properties = objects[change.handle].properties
-            index = next(i for i, prop in enumerate(properties) if prop.name_hash == name_hash)
+            owner = objects.get(change.handle)
+            properties = owner.properties if owner is not None else []
+            index = next((i for i, prop in enumerate(properties) if prop.name_hash == name_hash), None)
             anchor = properties[index - 1].name_hash if index else None
         back.append(ZoneChange(change.handle, change.field, change.after, change.before, anchor))
     return back
