@@ -151,6 +151,32 @@ def _check_diff(data: bytes, zone: Zone) -> None:
     assert patch_blob is None or patch_blob == blob, "a patch records other zone changes"
 
 
+def _check_edits(data: bytes, unique: bool) -> None:
+    """The Python API's edits of a stranger's zone: an object added (a new handle of its cell
+    and layer) is the one change a diff finds; every object with an `op` moved changes only
+    position bytes."""
+    from gamepak.formats.rfg.zone.diff import diff
+    from gamepak.formats.rfg.zone.model import ZoneObject, read
+
+    zone = read(data)
+    added = None
+    with expected_errors():  # no free handle left in the cell and layer
+        added = zone.add(ZoneObject(0x9F3641D4, 0))
+    if added is not None:
+        grown = read(zone.to_bytes())
+        assert [obj.handle for obj in grown.objects] == [obj.handle for obj in zone.objects], "an added object"
+        if unique:
+            changes = [(change.handle, change.field) for change in diff(read(data), grown)]
+            assert changes == [(added.handle, "")], f"an added object diffs as {changes}"
+    moved = read(data)
+    for obj in moved.objects:
+        if obj.position is not None:
+            obj.move_to((1.5, -2.5, 3.5))
+    new = moved.to_bytes()
+    assert len(new) == len(data), "moving objects changed the zone's size"
+    assert all(obj.position in (None, (1.5, -2.5, 3.5)) for obj in read(new).objects), "a move reads back otherwise"
+
+
 def TestOneInput(data: bytes) -> None:
     from gamepak.content import zones as zone_content
     from gamepak.formats.rfg.zone.check import check_zone
@@ -175,6 +201,7 @@ def TestOneInput(data: bytes) -> None:
     unique = len(set(handles)) == len(handles)
     _check_document(data, zone, unique)
     _check_commands(data, unique)
+    _check_edits(data, unique)
     if unique:
         _check_diff(data, zone)
     else:
