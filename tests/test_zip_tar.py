@@ -178,6 +178,16 @@ def test_crc_mismatch_is_a_corrupt_archive_error() -> None:
         assert archive.verify()
 
 
+def test_a_damaged_lzma_member_is_a_corrupt_archive_error() -> None:
+    # fuzz_edit_all/zip-lzma-member-corrupt: zipfile's LZMA decompressor raises LZMAError (no
+    # OSError, unlike bz2), which escaped the reader.
+    damaged = bytearray(zip_bytes([("a.txt", bytes(range(256)) * 8)], zipfile.ZIP_LZMA))
+    damaged[30 + len("a.txt") + 9 + 8] ^= 0xFF  # inside the stream, after zip's 4-byte LZMA header and its properties
+    with gamepak.open(io.BytesIO(bytes(damaged))) as archive:
+        with pytest.raises(CorruptArchiveError, match="a.txt"):
+            archive.read("a.txt")
+
+
 @pytest.mark.parametrize(
     "data",
     [
