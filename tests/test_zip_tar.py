@@ -4,6 +4,7 @@ read, and malformed input."""
 from __future__ import annotations
 
 import io
+import struct
 import tarfile
 import zipfile
 from pathlib import Path
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gamepak
-from gamepak.errors import CorruptArchiveError, GamepakError, InvalidOptionError
+from gamepak.errors import CorruptArchiveError, GamepakError, InvalidOptionError, UnsupportedFeatureError
 
 from conftest import in_process_cli, roundtrip, storable_name
 
@@ -186,6 +187,37 @@ def test_a_damaged_lzma_member_is_a_corrupt_archive_error() -> None:
     with gamepak.open(io.BytesIO(bytes(damaged))) as archive:
         with pytest.raises(CorruptArchiveError, match="a.txt"):
             archive.read("a.txt")
+
+
+def test_a_member_whose_local_header_names_it_otherwise_is_refused_by_every_read_path() -> None:
+    # fuzz_manifest_all/zip-local-name-differs: zipfile refused to open it (read, verify), but
+    # iter_data and extraction (libdeflate, whole) read it: a pack that read one way and not another.
+    data = bytearray(zip_bytes([("maps/e1m1.bsp", b"IBSP" * 40), ("b.txt", b"fine")]))
+    data[30 + len("maps/e")] = ord("0")  # the local header's name: maps/e0m1.bsp
+    with gamepak.open(io.BytesIO(bytes(data)), name="odd.zip") as archive:
+        with pytest.raises(CorruptArchiveError, match="'maps/e1m1.bsp': its local header names it 'maps/e0m1.bsp'"):
+            archive.read("maps/e1m1.bsp")
+        with pytest.raises(CorruptArchiveError, match="its local header names it"):
+            [b"".join(chunks) for _, chunks in archive.iter_data()]
+        assert archive.read("b.txt") == b"fine"
+        assert any("local header" in problem for problem in archive.verify())
+
+
+def test_an_edit_refuses_to_copy_a_member_of_a_compression_method_zipfile_cannot_write(tmp_path: Path) -> None:
+    # fuzz_edit_all/zip-empty-member-unknown-method: an empty member (read as b"": nothing to
+    # decompress) of method 514 was copied as stored; zipfile's NotImplementedError escaped the edit.
+    data = bytearray(zip_bytes([("a.txt", b"hello"), ("empty.bin", b"")], zipfile.ZIP_STORED))
+    for header in (b"PK\x03\x04", b"PK\x01\x02"):
+        at = data.rindex(header)  # the last member's local header, then its central record
+        struct.pack_into("<H", data, at + (8 if header == b"PK\x03\x04" else 10), 514)
+    path = tmp_path / "odd.zip"
+    path.write_bytes(bytes(data))
+    with gamepak.open(path) as archive:
+        assert archive.read("empty.bin") == b""
+    with pytest.raises(UnsupportedFeatureError, match="'empty.bin' is stored with compression method 514"):
+        with gamepak.edit(str(path), "zip") as pack:
+            pack.replace("a.txt", b"changed")
+    assert path.read_bytes() == bytes(data)
 
 
 @pytest.mark.parametrize(

@@ -286,6 +286,15 @@ def _copy_stored(
 
     from ..core.entry import Entry
 
+    if info.compress_type not in COMPRESSION_NAMES.values():
+        # zipfile writes no method it cannot read; such a member (read only when empty: there is
+        # nothing to decompress) cannot be copied as stored, nor recompressed from its bytes.
+        from ..errors import UnsupportedFeatureError
+
+        raise UnsupportedFeatureError(
+            f"{reader.filename}: {name!r} is stored with compression method {info.compress_type}, "
+            "which gamepak cannot copy (only store, deflate, bzip2 and lzma)"
+        )
     copied = copy.copy(info)
     copied.filename = copied.orig_filename = name
     copied.flag_bits &= ~0x08  # sizes and CRC go in the local header: no data descriptor after

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
     from ..core.archive import MemberData
 
-LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, name length, extra length
+LOCAL_HEADER = struct.Struct("<4s2xH18xHH")  # signature, flags, name length, extra length
+_UTF8_NAME = 0x800  # the flag bit saying a name is UTF-8 (else code page 437)
 # `formats.zip`'s LOCAL_MAGIC and its method names by code, spelled again here: `formats.zip`
 # loads this module on first use, so importing them from it would make the two a circle.
 _LOCAL_MAGIC = b"PK\x03\x04"
@@ -62,18 +63,39 @@ class Reader(Archive):
             raise self.corrupt(f"not a readable ZIP archive: {exc}") from exc
         self._infos = [info for info in self._zip.infolist() if not info.is_dir()]
         self._names = [info.filename for info in self._infos]
+        self._local_names: dict[int, str] = {}  # filled by _build_entries
 
     def _build_entries(self) -> list[Entry]:
         entries = []
+        # {member index: the name its local header gives} where that is not the central
+        # directory's: zipfile refuses to open such a member, so every read path must.
+        self._local_names = {}
         for index, info in enumerate(self._infos):
-            header = self._source.read_exact(LOCAL_HEADER.size, info.header_offset, "ZIP local header")
-            magic, name_length, extra_length = LOCAL_HEADER.unpack(header)
+            # The header and (one read) the name it should hold.
+            expected = len(info.orig_filename.encode("utf-8", "surrogateescape"))
+            header = self._source.pread(LOCAL_HEADER.size + expected, info.header_offset)
+            if len(header) < LOCAL_HEADER.size:
+                header = self._source.read_exact(LOCAL_HEADER.size, info.header_offset, "ZIP local header")
+            magic, flags, name_length, extra_length = LOCAL_HEADER.unpack_from(header)
             if magic != _LOCAL_MAGIC:
                 raise self.corrupt("no local file header where the central directory says", info.header_offset)
+            local = self._local_name(header, flags, name_length, info.header_offset)
+            if local != info.orig_filename:
+                self._local_names[index] = local
             offset = info.header_offset + LOCAL_HEADER.size + name_length + extra_length
             stored = None if info.compress_type == 0 else info.compress_size
             entries.append(Entry(info.filename, info.file_size, offset, stored, index))
         return entries
+
+    def _local_name(self, header: bytes, flags: int, length: int, at: int) -> str:
+        """The name a local header gives, decoded as zipfile decodes it (by the local flags)."""
+        raw = header[LOCAL_HEADER.size : LOCAL_HEADER.size + length]
+        if len(raw) < length:
+            raw = self._source.pread(length, at + LOCAL_HEADER.size)
+        try:
+            return raw.decode("utf-8" if flags & _UTF8_NAME else "cp437")
+        except UnicodeDecodeError:
+            return raw.decode("utf-8", "backslashreplace")
 
     def _stored_ranges(self, entries: list[Entry]) -> list[tuple[int, int]] | None:
         # Every member's data is its stored (maybe compressed) bytes at its data offset: members
@@ -99,6 +121,10 @@ class Reader(Archive):
     def _check_readable(self, entry: Entry) -> None:
         if self._info(entry).flag_bits & 0x1:
             raise UnsupportedFeatureError(f"{self.filename}: member {entry.name!r} is encrypted")
+        local = self._local_names.get(entry.index)
+        if local is not None:
+            info = self._info(entry)
+            raise self.corrupt(f"its local header names it {local!r}", info.header_offset, member=entry.name)
 
     def _raw_range(self, entry: Entry) -> RawRange | None:
         return RawRange(entry.offset, entry.size) if self._raw(entry) else None
