@@ -54,9 +54,15 @@ def check_pixels(sprite: Any) -> None:
 def check_drawing(sprite: Any) -> None:
     """Every frame, anim and the sheet drawn (or refused by the drawing budget); a frame drawn
     flipped left-right is its picture mirrored."""
+    from gamepak.formats.j2me.sprite import compose
     from gamepak.formats.j2me.sprite.compose import compose_anim, compose_frame, contact_sheet
     from gamepak.formats.j2me.sprite.model import FLIP_X
 
+    cost = None
+    with expected_errors():
+        cost = compose.check_drawing(sprite)
+    if cost is None:
+        return
     with expected_errors():
         contact_sheet(sprite, len(sprite.palettes) - 1)
         for index in range(len(sprite.frames)):
