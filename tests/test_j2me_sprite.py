@@ -562,3 +562,16 @@ def test_a_frames_box_moved_is_its_box_drawn_there(data: bytes, flags: int, dx: 
         box = frame_box(sprite, frame)
         moved = None if box is None else compose._moved(box, flags, dx, dy)
         assert moved == frame_box(sprite, frame, flags, dx, dy)
+
+
+def test_palettes_of_no_colours_are_refused() -> None:
+    """Found reviewing fuzz_read_sprite's export path (data/fuzz/fuzz_read_sprite/empty-module-
+    zero-colours): a 0x3 module needs no colour, so palettes of 0 colours read, but their export
+    held no palette to import back. Refused like no palette at all, at the colour count."""
+    data = sprite_bytes([(0, 3)], [(0, 0, 0, 0)], [(1, 0)], [(0, 0, 0, 0)], [], [], [b""], palettes=[[]])
+    with pytest.raises(
+        CorruptArchiveError, match="1 palettes of 0 colours: the modules' colours are undefined"
+    ) as caught:
+        read_sprite(data, "pack.f", "3")
+    assert caught.value.offset == 33 and "\n" not in str(caught.value)
+    assert len(read_sprite(data[:33] + b"\1\0\0" + data[34:]).modules) == 1  # one colour (entry 0): reads
