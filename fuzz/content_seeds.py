@@ -337,7 +337,7 @@ def sprite_seeds() -> Iterator[tuple[str, bytes]]:
     """Gameloft BSPRITE v3 sprites (`fuzz_read_sprite`) laid out by hand from the spec
     (tests/sprite_bytes.py): modules, flipped FModules, an empty frame, an anim with an offset
     and frame 255; each encoding with its largest index, each colour format, two palettes; one
-    without modules. And one made by gamepak's writer from pixels (`codec.encode`)."""
+    without modules, one with a module of no pixels. And one made by gamepak's writer from pixels (`codec.encode`)."""
     import numpy as np
 
     from gamepak.formats.j2me.sprite import AFrame, Anim, FModule, Frame, Sprite, codec
@@ -359,6 +359,19 @@ def sprite_seeds() -> Iterator[tuple[str, bytes]]:
         palettes = [entries, entries[::-1]]
         yield f"{name}.f", hand.sprite_bytes([(1, 1)], *one, [b"\1"], pixel_format=code, palettes=palettes)
     yield "no-modules.f", hand.sprite_bytes([], [], [(0, 0)], [(0, 0, 0, 0)], [(0, 1, 0, 0, 0)], [(1, 0)], [])
+    # A module without pixels (0 x 3, no data) placed beside one with them: drawn as nothing.
+    yield (
+        "zero-size.f",
+        hand.sprite_bytes(
+            [(0, 3), (1, 1)],
+            [(0, 1, 1, 0), (1, 0, 0, 0)],
+            [(2, 0)],
+            [(0, 0, 1, 1)],
+            [(0, 1, 0, 0, 0)],
+            [(1, 0)],
+            [b"", b"\3"],
+        ),
+    )
     sprite = Sprite(
         modules=[(4, 3), (2, 2)],
         fmodules=[FModule(0, -4, -3, 0), FModule(1, 0, 0, 3), FModule(0, 1, -1, 2)],
