@@ -178,6 +178,16 @@ def test_crc_mismatch_is_a_corrupt_archive_error() -> None:
         assert archive.verify()
 
 
+def test_damaged_lzma_data_is_a_corrupt_archive_error() -> None:
+    """Found by fuzz_read_zip (data/fuzz/fuzz_read_zip/lzma-corrupt-data): lzma's LZMAError
+    escaped the reader, being none of the errors zipfile's other decoders raise."""
+    damaged = bytearray(zip_bytes([("a.txt", b"hello world" * 50)], zipfile.ZIP_LZMA))
+    damaged[30 + len("a.txt") + 9] ^= 0xFF  # inside the lzma stream, after its 9-byte properties header
+    with gamepak.open(io.BytesIO(bytes(damaged))) as archive:
+        with pytest.raises(CorruptArchiveError, match="a.txt.*cannot read the member"):
+            archive.read("a.txt")
+
+
 @pytest.mark.parametrize(
     "data",
     [

@@ -26,10 +26,21 @@ _METHOD_NAMES = {0: "store", 8: "deflate", 12: "bzip2", 14: "lzma"}
 
 
 def _read_errors() -> tuple[type[BaseException], ...]:
+    # lzma: zipfile imports it already; its LZMAError (damaged lzma data) is none of the others.
+    import lzma
     import zipfile
     import zlib
 
-    return (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError, RuntimeError)
+    return (
+        zipfile.BadZipFile,
+        zlib.error,
+        lzma.LZMAError,
+        EOFError,
+        OSError,
+        ValueError,
+        NotImplementedError,
+        RuntimeError,
+    )
 
 
 class Reader(Archive):
