@@ -404,3 +404,59 @@ def zone_seeds() -> Iterator[tuple[str, bytes]]:
     added.set_value("op", "op", {"position": [7.0, 8.0, 9.0], "orient": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]})
     added.set_value("display_name", "string", "written")
     yield "written.layer_pc", written.to_bytes()
+
+def sprite_seeds() -> Iterator[tuple[str, bytes]]:
+    """Gameloft BSPRITE v3 sprites (`fuzz_read_sprite`) laid out by hand from the spec
+    (tests/sprite_bytes.py): modules, flipped FModules, an empty frame, an anim with an offset
+    and frame 255; each encoding with its largest index, each colour format, two palettes; one
+    without modules, one with a module of no pixels. And one made by gamepak's writer from pixels (`codec.encode`)."""
+    import numpy as np
+
+    from gamepak.formats.j2me.sprite import AFrame, Anim, FModule, Frame, Sprite, codec
+
+    spec_bytes()  # puts tests/ on the path
+    import sprite_bytes as hand
+
+    yield "simple.f", hand.simple_sprite()
+    # One FModule (flipped), its frame (rect as stored, never checked), an AFrame with an offset, its anim.
+    one = ([(0, 0, 0, 1)], [(1, 0)], [(0, 0, 3, 2)], [(0, 1, 1, 0, 1)], [(1, 0)])
+    for code, name in codec.ENCODINGS.items():
+        colours = min(codec.ENCODING_COLOURS[code], 8)
+        pixels = np.array([[0, 1, colours - 1], [colours - 1, colours - 1, colours - 1]], dtype=np.uint8)
+        palette = [0x7C1F] + [0x8000 | (number * 0x0421) for number in range(1, colours)]
+        module = codec.encode(code, pixels, colours)
+        yield f"{name}.f", hand.sprite_bytes([(3, 2)], *one, [module], palettes=[palette], encoding=code)
+    for code, name in codec.PIXEL_FORMATS.items():
+        entries = [0x00FF00FF, 0xFF102030] if code == 0x8888 else [0x7C1F if code == 0x5515 else 0xF81F, 0xFFFF]
+        palettes = [entries, entries[::-1]]
+        yield f"{name}.f", hand.sprite_bytes([(1, 1)], *one, [b"\1"], pixel_format=code, palettes=palettes)
+    yield "no-modules.f", hand.sprite_bytes([], [], [(0, 0)], [(0, 0, 0, 0)], [(0, 1, 0, 0, 0)], [(1, 0)], [])
+    # A module without pixels (0 x 3, no data) placed beside one with them: drawn as nothing.
+    yield (
+        "zero-size.f",
+        hand.sprite_bytes(
+            [(0, 3), (1, 1)],
+            [(0, 1, 1, 0), (1, 0, 0, 0)],
+            [(2, 0)],
+            [(0, 0, 1, 1)],
+            [(0, 1, 0, 0, 0)],
+            [(1, 0)],
+            [b"", b"\3"],
+        ),
+    )
+    sprite = Sprite(
+        modules=[(4, 3), (2, 2)],
+        fmodules=[FModule(0, -4, -3, 0), FModule(1, 0, 0, 3), FModule(0, 1, -1, 2)],
+        frames=[Frame(2, 0, (-4, -3, 6, 5)), Frame(1, 2, (1, -1, 4, 3))],
+        aframes=[AFrame(0, 2, 0, 0, 0), AFrame(1, 0, 3, -2, 1), AFrame(255, 1, 0, 0, 0)],
+        anims=[Anim(3, 0), Anim(1, 1)],
+        pixel_format=0x5515,
+        colours=16,
+        palettes=[[0x7C1F] + [0x8000 | (number * 0x0842) for number in range(1, 16)]],
+        encoding=0x27F1,
+    )
+    sprite.module_data = [
+        codec.encode(0x27F1, np.array([[1, 1, 1, 2], [0, 0, 0, 0], [3, 4, 5, 5]], dtype=np.uint8), 16),
+        codec.encode(0x27F1, np.array([[7, 7], [7, 15]], dtype=np.uint8), 16),
+    ]
+    yield "written.f", sprite.to_bytes()

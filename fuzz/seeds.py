@@ -301,6 +301,7 @@ def content_seeds() -> dict[str, list[tuple[str, bytes]]]:
         "sheet": content.sheet_seeds,
         "scene": content.scene_seeds,
         "zone": content.zone_seeds,
+        "sprite": content.sprite_seeds,
     }
     return {kind: list(make()) for kind, make in makers.items()}
 

@@ -32,6 +32,7 @@ CONTENT_HARNESSES = [
     "fuzz_import_sheet",
     "fuzz_read_model",
     "fuzz_read_zone",
+    "fuzz_read_sprite",
 ]
 FINDINGS = sorted((Path(__file__).resolve().parent / "data" / "fuzz").glob("fuzz_*/*"))
 

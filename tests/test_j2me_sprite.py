@@ -7,6 +7,7 @@ its own bytes."""
 from __future__ import annotations
 
 import struct
+import time
 
 import numpy as np
 import pytest
@@ -16,8 +17,10 @@ from sprite_bytes import BLUE, GREEN, MAGENTA_CLEAR, RED, simple_sprite, sprite_
 
 import gamepak
 from gamepak.errors import CorruptArchiveError, FormatLimitError
-from gamepak.formats.j2me.sprite import codec, read_sprite
+from gamepak.formats.j2me.sprite import codec, compose, read_sprite
 from gamepak.formats.j2me.sprite.compose import compose_anim, compose_frame, contact_sheet, frame_box
+from gamepak.formats.j2me.sprite.files import export_files
+from gamepak.formats.j2me.sprite.summary import preview_images
 
 from conftest import sample
 
@@ -486,3 +489,89 @@ def test_mutated_sprites_read_or_are_refused_in_one_line(data: bytes, edits: lis
         compose_frame(sprite, frame, flags=1)
     for anim in range(len(sprite.anims)):
         compose_anim(sprite, anim)
+
+
+# -- the drawing budget (fuzz_read_sprite) ------------------------------------------------------------
+
+# 255 x 255 pixels of I127RLE in 1,026 bytes.
+BIG_RUN = bytes([0x80 + 127, 1]) * 512 + bytes([0x80 + 1, 1])
+
+
+def test_drawing_cost_by_hand() -> None:
+    """simple_sprite: the sheet 2 x 4 pixels; frame 0's box (0, -1)-(3, 1) and its modules' 4
+    pixels; anim 0's canvas the union of frame 0 at (0, 0) and flipped at (5, 0), (0, -1)-(5, 1),
+    3 cells of it and frame 0's 4 pixels twice (frame 255 draws nothing)."""
+    sprite = read_sprite(simple_sprite())
+    assert compose.drawing_cost(sprite) == 2 * 4 + (6 + 4) + (3 * 10 + 8)
+    assert compose.check_drawing(sprite, palettes=2) == 56
+
+
+def test_frames_too_costly_to_draw_are_refused_before_drawing() -> None:
+    """Found by thinking through fuzz_read_sprite's drawing path: 2 KiB naming 10 frames of
+    255 FModules of 255 x 255 pixels each took 56 s to export; now refused at once, in one
+    line, by export, the viewer's preview and `sprite export`."""
+    fmodules = [(0, (i * 7) % 256 - 128, (i * 13) % 256 - 128, i & 3) for i in range(255)]
+    data = sprite_bytes(
+        [(255, 255)], fmodules, [(255, 0)] * 10, [(0, 0, 0, 0)] * 10, [], [], [BIG_RUN], encoding=0x27F1
+    )
+    sprite = read_sprite(data)
+    started = time.monotonic()
+    with pytest.raises(
+        FormatLimitError, match=r"drawing its 10 frames and 0 anims writes \d+ pixels, more than"
+    ) as caught:
+        export_files(sprite)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(FormatLimitError, match=r"^pack.f: drawing its 10 frames"):
+        preview_images(data, "pack.f")
+    assert time.monotonic() - started < 5
+
+
+def test_anims_sharing_aframes_past_the_placements_budget_are_refused() -> None:
+    """300 anims of the same 255 AFrames, each drawing a frame of 255 FModules: 19.5 M
+    placements from 2.6 KiB, refused from the counts before any box is computed."""
+    data = sprite_bytes(
+        [(1, 1)],
+        [(0, 0, 0, 0)] * 255,
+        [(255, 0)],
+        [(0, 0, 1, 1)],
+        [(0, 1, 0, 0, 0)] * 255,
+        [(255, 0)] * 300,
+        [b"\1"],
+    )
+    with pytest.raises(FormatLimitError, match="places 19584255 FModules and AFrames, more than gamepak draws"):
+        compose.drawing_cost(read_sprite(data))
+
+
+def test_preview_draws_only_the_palettes_the_budget_allows(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = sprite_bytes(
+        [(1, 1)], [(0, 0, 0, 0)], [(1, 0)], [(0, 0, 1, 1)], [], [], [b"\1"], palettes=[[RED, GREEN]] * 3
+    )
+    assert len(preview_images(data)["palettes"]) == 3
+    cost = compose.drawing_cost(read_sprite(data))
+    monkeypatch.setattr(compose, "MAX_DRAWN_PIXELS", 2 * cost)
+    assert len(preview_images(data)["palettes"]) == 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(sprites(), st.integers(0, 3), st.integers(-200, 200), st.integers(-200, 200))
+def test_a_frames_box_moved_is_its_box_drawn_there(data: bytes, flags: int, dx: int, dy: int) -> None:
+    """The anims' boxes come from each frame's unflipped box, mirrored and moved: the same box
+    its FModules give drawn with the flags at the offset."""
+    sprite = read_sprite(data)
+    for frame in range(len(sprite.frames)):
+        box = frame_box(sprite, frame)
+        moved = None if box is None else compose._moved(box, flags, dx, dy)
+        assert moved == frame_box(sprite, frame, flags, dx, dy)
+
+
+def test_palettes_of_no_colours_are_refused() -> None:
+    """Found reviewing fuzz_read_sprite's export path (data/fuzz/fuzz_read_sprite/empty-module-
+    zero-colours): a 0x3 module needs no colour, so palettes of 0 colours read, but their export
+    held no palette to import back. Refused like no palette at all, at the colour count."""
+    data = sprite_bytes([(0, 3)], [(0, 0, 0, 0)], [(1, 0)], [(0, 0, 0, 0)], [], [], [b""], palettes=[[]])
+    with pytest.raises(
+        CorruptArchiveError, match="1 palettes of 0 colours: the modules' colours are undefined"
+    ) as caught:
+        read_sprite(data, "pack.f", "3")
+    assert caught.value.offset == 33 and "\n" not in str(caught.value)
+    assert len(read_sprite(data[:33] + b"\1\0\0" + data[34:]).modules) == 1  # one colour (entry 0): reads

@@ -305,6 +305,20 @@ def test_a_damaged_manifest_or_blob_is_a_patch_error(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(PatchError):
         Patch.open(path)
+    # A damaged lzma blob: lzma's LZMAError is none of zipfile's other errors (as fuzz_read_zip
+    # found in the zip reader).
+    path = tmp_path / "lzma.gpatch"
+    with zipfile.ZipFile(path, "w") as zip_file:
+        zip_file.writestr("patch.json", json.dumps(manifest_with({**ADD, "file": "", "size": 300})))
+        zip_file.writestr("blobs/0", b"abc" * 100, zipfile.ZIP_LZMA)
+    with Patch.open(path) as opened:
+        assert opened._zip is not None
+        stored = opened._zip.getinfo("blobs/0")
+    raw = bytearray(path.read_bytes())
+    raw[stored.header_offset + 30 + len(stored.filename) + len(stored.extra) + 9] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with Patch.open(path) as opened, pytest.raises(PatchError, match="blobs/0 cannot be read"):
+        opened.blob(opened.operations[0])
 
 
 def test_unknown_version_and_not_a_patch(tmp_path: Path) -> None:

@@ -31,6 +31,12 @@ Box = tuple[int, int, int, int]
 MAX_ANIM_PIXELS = 1 << 25
 # Ticks of Diamond Rush's main loop: an AFrame's time is this many milliseconds a tick.
 TICK_MS = 50
+# What drawing every picture of one sprite once (its module sheet, frames and anims: an export,
+# a preview) may cost (`drawing_cost`): FModules and AFrames placed, and pixels written. A
+# sprite of 2 KiB can name frames of 255 FModules of 255 x 255 pixels each (10 such frames took
+# 56 s to export here; 64 KiB of them, hours). The samples' largest draws 1.9 M pixels (mm1.f member 0).
+MAX_PLACEMENTS = 1 << 20
+MAX_DRAWN_PIXELS = 1 << 26
 
 
 def module_rgba(sprite: Sprite, index: int, palette: int = 0) -> NDArray[np.uint8]:
@@ -119,17 +125,85 @@ def compose_frame(sprite: Sprite, frame: int, palette: int = 0, flags: int = 0) 
     return Picture(canvas, (-left, -top))
 
 
-def anim_box(sprite: Sprite, anim: int, flags: int = 0) -> Box | None:
-    """The union of the boxes of every AFrame of `anim` after its offset and flip."""
+def _moved(box: Box, flags: int, dx: int, dy: int) -> Box:
+    """`box` (a frame's, drawn unflipped at the origin) drawn with `flags` at (dx, dy): a flip
+    mirrors it about the origin's line, as it mirrors each FModule's box."""
+    left, top, right, bottom = box
+    if flags & FLIP_X:
+        left, right = -right, -left
+    if flags & FLIP_Y:
+        top, bottom = -bottom, -top
+    return (left + dx, top + dy, right + dx, bottom + dy)
+
+
+def anim_box(sprite: Sprite, anim: int, flags: int = 0, frame_boxes: dict[int, Box | None] | None = None) -> Box | None:
+    """The union of the boxes of every AFrame of `anim` after its offset and flip
+    (`frame_boxes`: each frame's unflipped box, filled as they are met)."""
+    known = {} if frame_boxes is None else frame_boxes
     boxes = []
     for af_index in sprite.anims[anim].used:
         af = sprite.aframes[af_index]
-        dx = -af.x if flags & FLIP_X else af.x
-        dy = -af.y if flags & FLIP_Y else af.y
-        box = frame_box(sprite, af.frame, flags ^ af.flags, dx, dy)
+        if af.frame not in known:
+            known[af.frame] = frame_box(sprite, af.frame)
+        box = known[af.frame]
         if box is not None:
-            boxes.append(box)
+            dx = -af.x if flags & FLIP_X else af.x
+            dy = -af.y if flags & FLIP_Y else af.y
+            boxes.append(_moved(box, flags ^ af.flags, dx, dy))
     return _union(boxes)
+
+
+def _area(box: Box | None) -> int:
+    return 0 if box is None else (box[2] - box[0]) * (box[3] - box[1])
+
+
+def drawing_cost(sprite: Sprite) -> int:
+    """The pixels drawing every picture of `sprite` once writes (each module's pixels where it
+    is placed, each canvas, the module sheet), counted from the boxes, before drawing anything.
+    FormatLimitError when the FModules and AFrames to place are past `MAX_PLACEMENTS` (checked
+    first from the counts alone: the boxes cost one step each)."""
+    from itertools import accumulate
+
+    module_area = [width * height for width, height in sprite.modules]
+    # Pixels and FModules of each frame (prefix sums: frames may share FModules), then the same
+    # of each AFrame's frame (anims may share AFrames).
+    area_before = [0, *accumulate(module_area[fm.module] for fm in sprite.fmodules)]
+    frame_area = [area_before[f.used.stop] - area_before[f.first] for f in sprite.frames]
+    frame_count = [len(f.used) for f in sprite.frames]
+
+    def of_frame(values: list[int], frame: int) -> int:
+        return values[frame] if frame < len(values) else 0
+
+    aframe_area = [0, *accumulate(of_frame(frame_area, af.frame) for af in sprite.aframes)]
+    aframe_count = [0, *accumulate(of_frame(frame_count, af.frame) for af in sprite.aframes)]
+    placements = sum(frame_count) + sum(
+        aframe_count[a.used.stop] - aframe_count[a.first] + len(a.used) for a in sprite.anims
+    )
+    if placements > MAX_PLACEMENTS:
+        raise FormatLimitError(
+            f"drawing its {len(sprite.frames)} frames and {len(sprite.anims)} anims places {placements} FModules "
+            f"and AFrames, more than gamepak draws ({MAX_PLACEMENTS})"
+        )
+    boxes: dict[int, Box | None] = {index: frame_box(sprite, index) for index in range(len(sprite.frames))}
+    cost = 2 * sum(module_area)  # the sheet: its canvas, then each module
+    cost += sum(_area(boxes[index]) + frame_area[index] for index in range(len(sprite.frames)))
+    for index, anim in enumerate(sprite.anims):
+        canvas = _area(anim_box(sprite, index, 0, boxes)) or 1
+        cost += len(anim.used) * canvas + aframe_area[anim.used.stop] - aframe_area[anim.first]
+    return cost
+
+
+def check_drawing(sprite: Sprite, palettes: int = 1) -> int:
+    """FormatLimitError when drawing every picture of `sprite` with `palettes` palettes would
+    write more than `MAX_DRAWN_PIXELS` pixels (or place too much); else the cost of one palette."""
+    cost = drawing_cost(sprite)
+    if cost * palettes > MAX_DRAWN_PIXELS:
+        with_palettes = f" with {palettes} palettes" if palettes > 1 else ""
+        raise FormatLimitError(
+            f"drawing its {len(sprite.frames)} frames and {len(sprite.anims)} anims{with_palettes} writes "
+            f"{cost * palettes} pixels, more than gamepak draws ({MAX_DRAWN_PIXELS})"
+        )
+    return cost
 
 
 @dataclass

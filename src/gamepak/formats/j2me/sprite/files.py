@@ -34,7 +34,7 @@ from typing import Any
 
 from ....errors import GamepakError
 from . import codec
-from .compose import TICK_MS, compose_anim, compose_frame, contact_sheet
+from .compose import TICK_MS, check_drawing, compose_anim, compose_frame, contact_sheet
 from .model import AFrame, Anim, FModule, Frame, Sprite
 
 TYPE_CHECKING = False
@@ -121,7 +121,8 @@ def export_files(
     """Every file of a sprite's folder (name -> bytes), `sprite.json` included. Modules are
     written with palette `module_palette`, frames, anims and the sheet with `frame_palette`
     (the same by default). `extra` adds keys to the JSON (e.g. a record's id), which import
-    does not read."""
+    does not read. A sprite whose pictures cost more than `compose.MAX_DRAWN_PIXELS` to draw
+    is refused (FormatLimitError) before any is drawn."""
     if sprite.pixel_format is None or sprite.encoding is None:
         raise GamepakError("a sprite without modules has no images to export")
     if not 0 <= module_palette < len(sprite.palettes):
@@ -129,6 +130,7 @@ def export_files(
             f"palette {module_palette}: the sprite has {len(sprite.palettes)} (0..{len(sprite.palettes) - 1})"
         )
     drawn = module_palette if frame_palette is None else frame_palette
+    check_drawing(sprite)  # before anything is drawn: a few KiB can name hours of drawing
     files: dict[str, bytes] = {}
     rgba = sprite.palette_rgba(module_palette)
     modules = []

@@ -314,6 +314,7 @@ def _read_images(reader: _Reader, sprite: Sprite) -> None:
     (pixel_format,) = reader.unpack("<H", "the pixel format")
     if pixel_format not in codec.PIXEL_FORMATS:
         raise reader.fail(f"unknown pixel format 0x{pixel_format:04x} (8888, 4444, 1555 or 0565)", reader.at - 2)
+    counts_at = reader.at
     palettes, colours = reader.unpack("<BB", "the palette counts")
     entry = "<I" if pixel_format == 0x8888 else "<H"
     size = codec.entry_size(pixel_format)
@@ -332,7 +333,10 @@ def _read_images(reader: _Reader, sprite: Sprite) -> None:
     if pixels > MAX_SPRITE_PIXELS:
         raise reader.fail(f"the modules hold {pixels} pixels, more than gamepak decodes ({MAX_SPRITE_PIXELS})", 8)
     if not palettes:
-        raise reader.fail("no palette: the modules' colours are undefined", encoding_at - palettes * colours * size - 2)
+        raise reader.fail("no palette: the modules' colours are undefined", counts_at)
+    if not colours:
+        # Only modules without pixels could use them; their export would hold no palette to import.
+        raise reader.fail(f"{palettes} palettes of 0 colours: the modules' colours are undefined", counts_at + 1)
     for index, (width, height) in enumerate(sprite.modules):
         (size,) = reader.unpack("<H", f"module {index}'s data size")
         start = reader.at

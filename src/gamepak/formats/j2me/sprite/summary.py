@@ -38,14 +38,21 @@ def summary_row(sprite: Sprite, size: int) -> dict[str, Any]:
 
 def preview_images(data: bytes, where: str | None = None, max_palettes: int = 16) -> dict[str, Any]:
     """A sprite's pictures for a viewer, drawn with each of its palettes (at most
-    `max_palettes`): the module sheet, each frame and each anim (an animated PNG), as PNG
-    bytes with their sizes, and the sprite's summary row."""
-    from .compose import compose_anim, compose_frame, contact_sheet
+    `max_palettes`, and as many as `compose.MAX_DRAWN_PIXELS` allows): the module sheet, each
+    frame and each anim (an animated PNG), as PNG bytes with their sizes, and the sprite's
+    summary row. FormatLimitError when even one palette's pictures cost more."""
+    from ....errors import FormatLimitError
+    from .compose import MAX_DRAWN_PIXELS, check_drawing, compose_anim, compose_frame, contact_sheet
     from .files import animated_png, rgba_png
 
     sprite = read_sprite(data, where)
+    try:
+        cost = check_drawing(sprite) if sprite.modules else 0
+    except FormatLimitError as exc:
+        raise FormatLimitError(f"{where}: {exc}" if where else str(exc)) from None
+    shown = min(len(sprite.palettes), max_palettes, MAX_DRAWN_PIXELS // max(cost, 1))
     palettes = []
-    for number in range(min(len(sprite.palettes), max_palettes)):
+    for number in range(shown):
         sheet, _ = contact_sheet(sprite, number)
         frames = []
         for index in range(len(sprite.frames)):
