@@ -405,6 +405,7 @@ def zone_seeds() -> Iterator[tuple[str, bytes]]:
     added.set_value("display_name", "string", "written")
     yield "written.layer_pc", written.to_bytes()
 
+
 def sprite_seeds() -> Iterator[tuple[str, bytes]]:
     """Gameloft BSPRITE v3 sprites (`fuzz_read_sprite`) laid out by hand from the spec
     (tests/sprite_bytes.py): modules, flipped FModules, an empty frame, an anim with an offset
