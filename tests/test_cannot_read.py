@@ -36,6 +36,7 @@ COMMANDS: list[tuple[str, list[str], str, str | None]] = [
     ("diff", ["diff", "{bad}", "{small}"], ".pak", None),
     ("add", ["add", "{small}", "{bad}"], ".txt", None),
     ("create", ["create", "{tmp}/new.pak", "{bad}"], ".txt", None),
+    ("create-named", ["create", "{tmp}/new.pak", "{bad}=x.txt"], ".txt", None),
     ("rm", ["rm", "{bad}", "a.txt"], ".pak", "folder"),
     ("mv", ["mv", "{bad}", "a.txt", "b.txt"], ".pak", "folder"),
     ("compact", ["compact", "{bad}"], ".pak", "folder"),
@@ -60,8 +61,7 @@ CASES = [
     if said is not None
 ]
 # A FIFO where a file is read: refused, never waited on (a FIFO's open waits for a writer).
-# Not here: create, which lists every INPUT it refuses (several lines).
-FIFO_CASES = [pytest.param(arguments, suffix, id=name) for name, arguments, suffix, _ in COMMANDS if name != "create"]
+FIFO_CASES = [pytest.param(arguments, suffix, id=name) for name, arguments, suffix, _ in COMMANDS]
 
 
 def unreadable(tmp_path: Path, kind: str, suffix: str) -> Path:
@@ -119,6 +119,30 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path: Path, arguments: list[str], s
         1,
         [f"gamepak: error: {bad}: cannot read: {reason}"],
     )
+
+
+# An INPUT of add or create that is not there at all (nothing at the path, not even a link), as
+# typed: said as every command says an input it cannot read, with the system's reason.
+MISSING_INPUTS = [
+    pytest.param(["add", "{small}", "{gone}"], "{gone}", errno.ENOENT, id="add"),
+    pytest.param(["add", "{small}", "x.txt={gone}"], "x.txt={gone}", errno.ENOENT, id="add-equals"),  # no SRC=NAME
+    pytest.param(["add", "{small}", "{small}/x.txt"], "{small}/x.txt", errno.ENOTDIR, id="add-through-a-file"),
+    pytest.param(["create", "{tmp}/new.pak", "{gone}"], "{gone}", errno.ENOENT, id="create"),
+    pytest.param(["create", "{tmp}/new.pak", "{gone}=x.txt"], "{gone}=x.txt", errno.ENOENT, id="create-named"),
+    pytest.param(["create", "{tmp}/new.pak", "{small}/x"], "{small}/x", errno.ENOTDIR, id="create-through-a-file"),
+]
+
+
+@pytest.mark.parametrize(("arguments", "typed", "code"), MISSING_INPUTS)
+def test_a_missing_input_of_add_or_create_is_one_cannot_read_line(
+    tmp_path: Path, arguments: list[str], typed: str, code: int
+) -> None:
+    given = {**inputs(tmp_path), "gone": tmp_path / "gone.txt"}
+    pack_bytes = given["small"].read_bytes()
+    said = in_process_cli(*[part.format(**given) for part in arguments])
+    line = f"gamepak: error: {typed.format(**given)}: cannot read: {os.strerror(code)}"
+    assert (said[0], said[2].splitlines()) == (1, [line])
+    assert given["small"].read_bytes() == pack_bytes and not (tmp_path / "new.pak").exists()
 
 
 def test_the_command_line_says_it_without_a_traceback(tmp_path: Path) -> None:
