@@ -214,3 +214,27 @@ def test_an_image_to_import_that_cannot_be_read_is_not_called_a_bad_image(tmp_pa
     junk.write_bytes(b"not a picture")
     with pytest.raises(GamepakError, match=r"junk.png: not an image Pillow reads \(cannot identify"):
         read_rgba(str(junk), lambda width, height: None)
+
+
+def test_the_catalog_walk_says_an_unreadable_file_as_every_command_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`catalog`'s walk records what it cannot read in its errors table: the same line, made by
+    `cannot_read` (an OSError without a reason once said `cannot read: None`)."""
+    from gamepak.catalog.discovery import iter_files
+
+    folder = tmp_path / "games"
+    folder.mkdir()
+    dangling = unreadable(folder, "dangling", ".pak")
+    gone = tmp_path / "gone.pak"
+    found = list(iter_files([str(folder), str(gone)]))
+    assert found == [
+        (str(dangling), f"{dangling}: cannot read: {NO_FILE}"),
+        (str(gone), f"{gone}: cannot read: {NO_FILE}"),
+    ]
+
+    def refused(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        raise OSError("refused without a reason")
+
+    monkeypatch.setattr(os, "stat", refused)
+    assert list(iter_files([str(gone)])) == [(str(gone), f"{gone}: cannot read: refused without a reason")]
