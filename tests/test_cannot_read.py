@@ -46,6 +46,9 @@ COMMANDS: list[tuple[str, list[str], str, str | None]] = [
     ("model-info", ["model", "info", "{bad}"], ".obj", None),
     ("model-export", ["model", "export", "{bad}", "-o", "{tmp}/m.glb"], ".joe", None),
     ("model-import", ["model", "import", "{bad}", "-o", "{tmp}/m.joe"], ".obj", "folder"),
+    # A VDrift car: the folder given, its `.car` file the one that cannot be read.
+    ("model-info-car", ["model", "info", "{tmp}"], ".car", "folder"),
+    ("model-export-car", ["model", "export", "{tmp}", "-o", "{tmp}/car.glb"], ".car", "folder"),
     ("model-render", ["model", "render", "{bad}", "-o", "{tmp}/m.png"], ".joe", "folder"),
     ("sprite-ls", ["sprite", "ls", "{bad}"], ".bin", "folder"),
     ("sprite-export", ["sprite", "export", "{bad}", "-o", "{tmp}/sprites"], ".bin", "folder"),
@@ -238,3 +241,30 @@ def test_the_catalog_walk_says_an_unreadable_file_as_every_command_does(
 
     monkeypatch.setattr(os, "stat", refused)
     assert list(iter_files([str(gone)])) == [(str(gone), f"{gone}: cannot read: refused without a reason")]
+
+
+def test_a_scene_opens_its_files_through_the_one_open_without_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A car's or track's files (definitions, lists, textures) are opened by
+    `core.source.open_regular_os`, as every input is, not by a copy of it: its OSError
+    carries the reason the scene's messages give."""
+    from gamepak.core import source
+    from gamepak.models.scene import ini
+
+    opened: list[str] = []
+    real = source.open_regular_os
+
+    def recorded(path: str) -> tuple[int, os.stat_result]:
+        opened.append(path)
+        return real(path)
+
+    monkeypatch.setattr(source, "open_regular_os", recorded)
+    car = tmp_path / "a.car"
+    car.write_text("[ body ]\nmass = 1\n")
+    assert ini.read(str(car)).sections["body"]["mass"] == "1"
+    fifo = unreadable(tmp_path, "fifo", ".ini")
+    with pytest.raises(GamepakError) as caught:
+        ini.read_text(str(fifo))
+    assert str(caught.value) == f"{fifo}: cannot read: not a regular file (a FIFO, device or socket)"
+    assert opened == [str(car), str(fifo)]
