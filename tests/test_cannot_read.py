@@ -124,8 +124,8 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path: Path, arguments: list[str], s
     )
 
 
-# An INPUT of add or create that is not there at all (nothing at the path, not even a link), as
-# typed: said as every command says an input it cannot read, with the system's reason.
+# An input that is not there at all (nothing at the path, not even a link), as typed: said as
+# every command says an input it cannot read, with the system's reason.
 MISSING_INPUTS = [
     pytest.param(["add", "{small}", "{gone}"], "{gone}", errno.ENOENT, id="add"),
     pytest.param(["add", "{small}", "x.txt={gone}"], "x.txt={gone}", errno.ENOENT, id="add-equals"),  # no SRC=NAME
@@ -133,13 +133,15 @@ MISSING_INPUTS = [
     pytest.param(["create", "{tmp}/new.pak", "{gone}"], "{gone}", errno.ENOENT, id="create"),
     pytest.param(["create", "{tmp}/new.pak", "{gone}=x.txt"], "{gone}=x.txt", errno.ENOENT, id="create-named"),
     pytest.param(["create", "{tmp}/new.pak", "{small}/x"], "{small}/x", errno.ENOTDIR, id="create-through-a-file"),
+    # The other commands that refuse a missing input before reading it (`cli.common.require_input`).
+    pytest.param(["rm", "{gone}", "a.txt"], "{gone}", errno.ENOENT, id="rm-pack"),
+    pytest.param(["texture", "ls", "{gone}"], "{gone}", errno.ENOENT, id="texture-ls"),
+    pytest.param(["table", "import", "{gone}", "{tmp}"], "{gone}", errno.ENOENT, id="table-import"),
 ]
 
 
 @pytest.mark.parametrize(("arguments", "typed", "code"), MISSING_INPUTS)
-def test_a_missing_input_of_add_or_create_is_one_cannot_read_line(
-    tmp_path: Path, arguments: list[str], typed: str, code: int
-) -> None:
+def test_a_missing_input_is_one_cannot_read_line(tmp_path: Path, arguments: list[str], typed: str, code: int) -> None:
     given = {**inputs(tmp_path), "gone": tmp_path / "gone.txt"}
     pack_bytes = given["small"].read_bytes()
     said = in_process_cli(*[part.format(**given) for part in arguments])
