@@ -137,6 +137,7 @@ MISSING_INPUTS = [
     pytest.param(["rm", "{gone}", "a.txt"], "{gone}", errno.ENOENT, id="rm-pack"),
     pytest.param(["texture", "ls", "{gone}"], "{gone}", errno.ENOENT, id="texture-ls"),
     pytest.param(["table", "import", "{gone}", "{tmp}"], "{gone}", errno.ENOENT, id="table-import"),
+    pytest.param(["catalog", "{small}", "{gone}", "-o", "{tmp}/cat"], "{gone}", errno.ENOENT, id="catalog"),
 ]
 
 
