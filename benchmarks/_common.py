@@ -22,7 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -72,7 +72,7 @@ def alternate(rounds: int, contenders: dict[str, Callable[[int], float]]) -> dic
     return {name: statistics.median(values) for name, values in alternate_times(rounds, contenders).items()}
 
 
-def alternate_times(rounds: int, contenders: dict[str, Callable[[int], Timing]]) -> dict[str, list[Timing]]:
+def alternate_times(rounds: int, contenders: Mapping[str, Callable[[int], Timing]]) -> dict[str, list[Timing]]:
     """Run each contender once per round, alternating, and return every round's result (for a
     minimum: on a shared machine the fastest run is the one least disturbed by the others)."""
     times: dict[str, list[Timing]] = {name: [] for name in contenders}

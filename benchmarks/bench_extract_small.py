@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import gamepak
 
@@ -78,7 +79,7 @@ def build(work: str, row: str) -> tuple[str, str]:
     names = make_tree(tree, folders, largest, seed=len(row))
     extension = {"pak": "pak", "jpk": "jpk", "vpp": "vpp_pc"}[format_name]
     pack = os.path.join(work, f"{row}.{extension}")
-    options = {"flags": 0} if format_name == "vpp" else {}
+    options: dict[str, Any] = {"flags": 0} if format_name == "vpp" else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # more members than Quake allows, on purpose
         with gamepak.create(pack, format_name, **options) as writer:

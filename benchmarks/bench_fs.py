@@ -17,7 +17,6 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -199,4 +198,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -141,10 +141,10 @@ def main() -> None:
             print("table.vpp_pc sample absent: size and RFG apply rows skipped")
 
         # Two patches on one pack: count the replacements of the pack file (its inode changes).
-        members = {f"m{index}.bin": os.urandom(4096) for index in range(50)}
+        shared = {f"m{index}.bin": os.urandom(4096) for index in range(50)}
         for name, changed in (("base", {}), ("one", {"m1.bin": b"one"}), ("two", {"m2.bin": b"two"})):
             with gamepak.create(folder / f"{name}.vpp_pc", overwrite=True) as writer:
-                for member, data in {**members, **changed}.items():
+                for member, data in {**shared, **changed}.items():
                     writer.add(member, data)
         gamepak.patch.make(folder / "base.vpp_pc", folder / "one.vpp_pc", folder / "one.gpatch")
         gamepak.patch.make(folder / "base.vpp_pc", folder / "two.vpp_pc", folder / "two.gpatch")

@@ -49,7 +49,7 @@ def grid_bsp(faces_per_side: int) -> bytes:
     points = [(x * 16.0, y * 16.0, 0.0) for y in range(n + 1) for x in range(n + 1)]
     vertexes = b"".join(struct.pack("<3f", *p) for p in points)
     edges = [(0, 0)]
-    surfedges = []
+    surfedges: list[int] = []
     faces = b""
     for y in range(n):
         for x in range(n):

@@ -36,6 +36,7 @@ COMMANDS: list[tuple[str, list[str], str, str | None]] = [
     ("diff", ["diff", "{bad}", "{small}"], ".pak", None),
     ("add", ["add", "{small}", "{bad}"], ".txt", None),
     ("create", ["create", "{tmp}/new.pak", "{bad}"], ".txt", None),
+    ("create-named", ["create", "{tmp}/new.pak", "{bad}=x.txt"], ".txt", None),
     ("rm", ["rm", "{bad}", "a.txt"], ".pak", "folder"),
     ("mv", ["mv", "{bad}", "a.txt", "b.txt"], ".pak", "folder"),
     ("compact", ["compact", "{bad}"], ".pak", "folder"),
@@ -45,6 +46,9 @@ COMMANDS: list[tuple[str, list[str], str, str | None]] = [
     ("model-info", ["model", "info", "{bad}"], ".obj", None),
     ("model-export", ["model", "export", "{bad}", "-o", "{tmp}/m.glb"], ".joe", None),
     ("model-import", ["model", "import", "{bad}", "-o", "{tmp}/m.joe"], ".obj", "folder"),
+    # A VDrift car: the folder given, its `.car` file the one that cannot be read.
+    ("model-info-car", ["model", "info", "{tmp}"], ".car", "folder"),
+    ("model-export-car", ["model", "export", "{tmp}", "-o", "{tmp}/car.glb"], ".car", "folder"),
     ("model-render", ["model", "render", "{bad}", "-o", "{tmp}/m.png"], ".joe", "folder"),
     ("sprite-ls", ["sprite", "ls", "{bad}"], ".bin", "folder"),
     ("sprite-export", ["sprite", "export", "{bad}", "-o", "{tmp}/sprites"], ".bin", "folder"),
@@ -60,8 +64,7 @@ CASES = [
     if said is not None
 ]
 # A FIFO where a file is read: refused, never waited on (a FIFO's open waits for a writer).
-# Not here: create, which lists every INPUT it refuses (several lines).
-FIFO_CASES = [pytest.param(arguments, suffix, id=name) for name, arguments, suffix, _ in COMMANDS if name != "create"]
+FIFO_CASES = [pytest.param(arguments, suffix, id=name) for name, arguments, suffix, _ in COMMANDS]
 
 
 def unreadable(tmp_path: Path, kind: str, suffix: str) -> Path:
@@ -119,6 +122,33 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path: Path, arguments: list[str], s
         1,
         [f"gamepak: error: {bad}: cannot read: {reason}"],
     )
+
+
+# An input that is not there at all (nothing at the path, not even a link), as typed: said as
+# every command says an input it cannot read, with the system's reason.
+MISSING_INPUTS = [
+    pytest.param(["add", "{small}", "{gone}"], "{gone}", errno.ENOENT, id="add"),
+    pytest.param(["add", "{small}", "x.txt={gone}"], "x.txt={gone}", errno.ENOENT, id="add-equals"),  # no SRC=NAME
+    pytest.param(["add", "{small}", "{small}/x.txt"], "{small}/x.txt", errno.ENOTDIR, id="add-through-a-file"),
+    pytest.param(["create", "{tmp}/new.pak", "{gone}"], "{gone}", errno.ENOENT, id="create"),
+    pytest.param(["create", "{tmp}/new.pak", "{gone}=x.txt"], "{gone}=x.txt", errno.ENOENT, id="create-named"),
+    pytest.param(["create", "{tmp}/new.pak", "{small}/x"], "{small}/x", errno.ENOTDIR, id="create-through-a-file"),
+    # The other commands that refuse a missing input before reading it (`cli.common.require_input`).
+    pytest.param(["rm", "{gone}", "a.txt"], "{gone}", errno.ENOENT, id="rm-pack"),
+    pytest.param(["texture", "ls", "{gone}"], "{gone}", errno.ENOENT, id="texture-ls"),
+    pytest.param(["table", "import", "{gone}", "{tmp}"], "{gone}", errno.ENOENT, id="table-import"),
+    pytest.param(["catalog", "{small}", "{gone}", "-o", "{tmp}/cat"], "{gone}", errno.ENOENT, id="catalog"),
+]
+
+
+@pytest.mark.parametrize(("arguments", "typed", "code"), MISSING_INPUTS)
+def test_a_missing_input_is_one_cannot_read_line(tmp_path: Path, arguments: list[str], typed: str, code: int) -> None:
+    given = {**inputs(tmp_path), "gone": tmp_path / "gone.txt"}
+    pack_bytes = given["small"].read_bytes()
+    said = in_process_cli(*[part.format(**given) for part in arguments])
+    line = f"gamepak: error: {typed.format(**given)}: cannot read: {os.strerror(code)}"
+    assert (said[0], said[2].splitlines()) == (1, [line])
+    assert given["small"].read_bytes() == pack_bytes and not (tmp_path / "new.pak").exists()
 
 
 def test_the_command_line_says_it_without_a_traceback(tmp_path: Path) -> None:
@@ -190,3 +220,54 @@ def test_an_image_to_import_that_cannot_be_read_is_not_called_a_bad_image(tmp_pa
     junk.write_bytes(b"not a picture")
     with pytest.raises(GamepakError, match=r"junk.png: not an image Pillow reads \(cannot identify"):
         read_rgba(str(junk), lambda width, height: None)
+
+
+def test_the_catalog_walk_says_an_unreadable_file_as_every_command_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`catalog`'s walk records what it cannot read in its errors table: the same line, made by
+    `cannot_read` (an OSError without a reason once said `cannot read: None`)."""
+    from gamepak.catalog.discovery import iter_files
+
+    folder = tmp_path / "games"
+    folder.mkdir()
+    dangling = unreadable(folder, "dangling", ".pak")
+    gone = tmp_path / "gone.pak"
+    found = list(iter_files([str(folder), str(gone)]))
+    assert found == [
+        (str(dangling), f"{dangling}: cannot read: {NO_FILE}"),
+        (str(gone), f"{gone}: cannot read: {NO_FILE}"),
+    ]
+
+    def refused(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        raise OSError("refused without a reason")
+
+    monkeypatch.setattr(os, "stat", refused)
+    assert list(iter_files([str(gone)])) == [(str(gone), f"{gone}: cannot read: refused without a reason")]
+
+
+def test_a_scene_opens_its_files_through_the_one_open_without_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A car's or track's files (definitions, lists, textures) are opened by
+    `core.source.open_regular_os`, as every input is, not by a copy of it: its OSError
+    carries the reason the scene's messages give."""
+    from gamepak.core import source
+    from gamepak.models.scene import ini
+
+    opened: list[str] = []
+    real = source.open_regular_os
+
+    def recorded(path: str) -> tuple[int, os.stat_result]:
+        opened.append(path)
+        return real(path)
+
+    monkeypatch.setattr(source, "open_regular_os", recorded)
+    car = tmp_path / "a.car"
+    car.write_text("[ body ]\nmass = 1\n")
+    assert ini.read(str(car)).sections["body"]["mass"] == "1"
+    fifo = unreadable(tmp_path, "fifo", ".ini")
+    with pytest.raises(GamepakError) as caught:
+        ini.read_text(str(fifo))
+    assert str(caught.value) == f"{fifo}: cannot read: not a regular file (a FIFO, device or socket)"
+    assert opened == [str(car), str(fifo)]

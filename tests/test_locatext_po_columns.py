@@ -189,3 +189,23 @@ def test_a_bad_msgid_in_gamepak_s_shape_is_named_by_the_general_reader(line: str
     assert po._simple_po_columns(text, "t.po") is None
     with pytest.raises(GamepakError, match="t.po: line 9: "):
         po.rows_from_po(text, "t.po")
+
+
+@pytest.mark.parametrize("verb", ["export", "import"])
+def test_text_export_loads_no_po_reader_and_text_import_no_po_writer(tmp_path: Path, verb: str) -> None:
+    from test_rfg_locatext import handmade
+    from test_startup import gamepak_modules_after
+
+    source = tmp_path / "a.rfglocatext"
+    source.write_bytes(handmade([(7, "seven"), (3, "three")]))
+    translation = tmp_path / "a.po"
+    translation.write_text(HEADER + 'msgctxt "#00000007"\nmsgid "seven"\nmsgstr "7"\n')
+    if verb == "export":
+        arguments = ["text", "export", str(source), "-o", str(tmp_path / "out.po"), "--names"]
+    else:
+        arguments = ["text", "import", str(source), str(translation), "-o", str(tmp_path / "b.rfglocatext"), "--names"]
+    code, loaded = gamepak_modules_after(*arguments)
+    assert code == 0
+    used, unused = ("po_write", "po") if verb == "export" else ("po", "po_write")
+    assert f"gamepak.formats.rfg.locatext.{used}" in loaded  # the probe sees the modules the verb used
+    assert f"gamepak.formats.rfg.locatext.{unused}" not in loaded

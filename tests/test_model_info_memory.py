@@ -81,6 +81,7 @@ def test_the_scan_says_what_the_reader_says(tmp_path: Path, window: int, monkeyp
     path.write_bytes(bytes(bad))
     whole, scanned = _both(path)
     assert whole == scanned and scanned[0] == "error" and "frame 10 face 7" in scanned[1]  # type: ignore[index]
+    assert scanned[2] == at  # type: ignore[index]  # (the index's own offset in the file: vertex 0 of corner 0)
     # A frame whose counts run past the end, and a negative count.
     for value in (1 << 20, -1):
         broken = bytearray(data)

@@ -497,6 +497,37 @@ def test_syncfaction_loose_archive_folder(tmp_path: Path) -> None:
     assert contents(game / "data" / "misc.vpp_pc") == original
 
 
+def test_syncfaction_members_and_whole_files_are_raw_operations_alike(tmp_path: Path) -> None:
+    """A loose archive's member and a whole game file become the same operation (the mod's file
+    as it is, replacing what the game has or added beside it), each with its own blob."""
+    from gamepak.ops.patch.syncfaction import mod_patch
+
+    game = tmp_path / "game"
+    (game / "data").mkdir(parents=True)
+    build(game / "data" / "misc.vpp_pc", {"camera.xtbl": b"old"})
+    (game / "data" / "table.txt").write_bytes(b"old table")
+    loose = tmp_path / "mod" / "data" / "misc.vpp_pc"
+    loose.mkdir(parents=True)
+    files = {"camera.xtbl": b"new", "added.xtbl": b"added", "table.txt": b"new table", "new.txt": b"brand new"}
+    for name, data in files.items():
+        (loose if name.endswith(".xtbl") else tmp_path / "mod" / "data").joinpath(name).write_bytes(data)
+    patch = mod_patch(tmp_path / "mod", game)
+    found = [
+        (operation.op, operation.file, operation.member, operation.base_sha256, operation.size, operation.encoding)
+        for operation in patch.operations
+    ]
+    assert found == [
+        ("add", "data/misc.vpp_pc", "added.xtbl", None, 5, "raw"),
+        ("replace", "data/misc.vpp_pc", "camera.xtbl", None, 3, "raw"),
+        ("add", "data/new.txt", None, None, 9, "raw"),
+        ("replace", "data/table.txt", None, None, 9, "raw"),
+    ]
+    names = ["added.xtbl", "camera.xtbl", "new.txt", "table.txt"]
+    for operation, name in zip(patch.operations, names, strict=True):
+        assert operation.target_sha256 == hashlib.sha256(files[name]).hexdigest()
+    assert len({operation.blob for operation in patch.operations}) == 4
+
+
 def test_syncfaction_mod_conflicts_with_a_patch(tmp_path: Path) -> None:
     game = tmp_path / "game"
     (game / "data").mkdir(parents=True)

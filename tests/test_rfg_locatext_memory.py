@@ -14,7 +14,7 @@ from test_rfg_locatext import handmade
 
 from gamepak.errors import GamepakError
 from gamepak.formats.rfg.locatext import LocaEntry, LocaText, build, encode_text, scan
-from gamepak.formats.rfg.locatext import po as po_module
+from gamepak.formats.rfg.locatext import po_write as po_module
 from gamepak.ops.locatext import export_locatext
 
 from streaming_helpers import peak_while

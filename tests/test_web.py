@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import numpy as np
@@ -143,6 +144,22 @@ def test_images_are_shown_as_browsers_can(served) -> None:
             assert np.array_equal(pixels[..., :3], expected[..., :3])
         else:
             assert np.array_equal(pixels, expected), name
+
+
+def test_an_image_shown_as_png_is_encoded_as_every_preview_is(served, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The viewer's PNG of a TGA is the content registry's PNG encoding (`png_bytes`), not a copy of it."""
+    from gamepak.content import previews as content_previews
+
+    encoded: list[str] = []
+    real = content_previews.png_bytes
+
+    def recorded(image: Any) -> bytes:
+        encoded.append(image.mode)
+        return real(image)
+
+    monkeypatch.setattr(content_previews, "png_bytes", recorded)
+    _, _, client = served
+    assert client.get("/image/mod.pak/pics/b.tga").status_code == 200 and encoded
 
 
 def test_peg_textures_are_pngs_of_the_decoders_pixels(served) -> None:

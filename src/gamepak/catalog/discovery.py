@@ -15,6 +15,7 @@ from stat import S_ISREG
 from typing import Any, NamedTuple
 
 from ..core.portable import pread
+from ..errors import cannot_read
 
 
 class FileRef(NamedTuple):
@@ -97,7 +98,8 @@ def _is_url(path: str) -> bool:
 
 def iter_files(roots: list[str], exclude: str | None = None) -> Iterator[FileRef | tuple[str, str]]:
     """Every file under `roots` (folders walked in sorted order), as FileRefs; a problem walking
-    yields `(path, message)` instead. `exclude` (the output folder) is never entered."""
+    yields `(path, line)` instead, the line naming the path (`PATH: cannot read: REASON`, as
+    every command says it). `exclude` (the output folder) is never entered."""
     excluded = os.path.realpath(exclude) if exclude else None
     for root in roots:
         if _is_url(root):
@@ -110,7 +112,7 @@ def iter_files(roots: list[str], exclude: str | None = None) -> Iterator[FileRef
             try:
                 stat = os.stat(local)
             except OSError as exc:
-                yield local, f"cannot read: {exc.strerror}"
+                yield local, str(cannot_read(local, exc))
                 continue
             yield FileRef(local, os.path.basename(local), stat.st_size, stat.st_mtime_ns)
 
@@ -128,7 +130,8 @@ def _iter_folder(root: str, excluded: str | None) -> Iterator[FileRef | tuple[st
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=_entry_name)
         except OSError as error:
-            yield str(error.filename or folder), f"cannot list: {error.strerror}"
+            where = str(error.filename or folder)
+            yield where, f"{where}: cannot list: {error.strerror}"
             continue
         folders = []
         for entry in entries:
@@ -142,7 +145,7 @@ def _iter_folder(root: str, excluded: str | None) -> Iterator[FileRef | tuple[st
             try:
                 stat = entry.stat()
             except OSError as exc:
-                yield entry.path, f"cannot read: {exc.strerror}"
+                yield entry.path, str(cannot_read(entry.path, exc))
                 continue
             if S_ISREG(stat.st_mode):
                 yield FileRef(entry.path, prefix + entry.name, stat.st_size, stat.st_mtime_ns)
@@ -179,7 +182,7 @@ def _iter_url(root: str) -> Iterator[FileRef | tuple[str, str]]:
         import fsspec
         from fsspec.core import url_to_fs
     except ImportError:
-        yield root, "URLs need fsspec: pip install 'gamepak[catalog]'"
+        yield root, f"{root}: URLs need fsspec: pip install 'gamepak[catalog]'"
         return
     try:
         fs, base = url_to_fs(root)
@@ -188,7 +191,7 @@ def _iter_url(root: str) -> Iterator[FileRef | tuple[str, str]]:
         else:
             listing = {base: fs.info(base)}
     except (OSError, ValueError) as exc:
-        yield root, f"cannot list: {exc}"
+        yield root, f"{root}: cannot list: {exc}"
         return
     protocol = root.split("://", 1)[0]
     del fsspec

@@ -137,9 +137,9 @@ def write_walk_errors(out: str, problems: list[tuple[str, str]]) -> None:
     from .schema import TableSink
 
     sink = TableSink(out, "errors", "walk")
-    for path, message in problems:
+    for path, line in problems:  # (the line names the path: iter_files)
         ref = FileRef(path, os.path.basename(path), 0, None)
-        row = error_row(ref, "walk", f"{path}: {message}")
+        row = error_row(ref, "walk", line)
         row["size"] = None
         sink.add(row)
     sink.commit()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import EXIT_DIFFERENT, EXIT_OK, GamepakError, MissingDependencyError
+from ..errors import EXIT_DIFFERENT, EXIT_OK, MissingDependencyError, cannot_read
 from .common import add_command, add_json_option, count, shows_progress, summary, write_text
 
 TYPE_CHECKING = False
@@ -194,9 +194,12 @@ def run_catalog(args: argparse.Namespace) -> None:
     scheduler, workers, overwrite, split_size = args.scheduler, args.workers, args.overwrite, args.split_size
     import os
 
-    missing = [path for path in paths if "://" not in path and not os.path.exists(path)]
-    if missing:
-        raise GamepakError(f"{missing[0]}: no such file or folder")
+    for path in paths:
+        if "://" not in path:
+            try:  # (followed: a dangling link is as missing as a name with nothing behind it)
+                os.stat(path)
+            except OSError as exc:
+                raise cannot_read(path, exc) from None
     library = _library()
     options = library.ScanOptions(hash_algorithm=hash_algorithm, nested=nested, guess=guess, verify=verify)
     bar = _Bar()

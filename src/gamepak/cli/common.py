@@ -261,11 +261,14 @@ def open_input(path: str, format_name: str | None) -> Any:
 
 def require_input(path: str) -> None:
     """Refuse a missing input as missing, before a reader says something less direct about it
-    (`texture ls gone.cpeg_pc`: its GPU partner is not what is missing)."""
-    if not os.path.lexists(path):
-        from ..errors import GamepakError
+    (`texture ls gone.cpeg_pc`: its GPU partner is not what is missing), in the line every
+    command gives an input it cannot read (`PATH: cannot read: REASON`, the system's reason)."""
+    try:
+        os.lstat(path)
+    except OSError as exc:
+        from ..errors import cannot_read
 
-        raise GamepakError(f"{path}: no such file or folder")
+        raise cannot_read(path, exc) from None
 
 
 # Set by a command whose handler closes everything it opens (`extract`): the `gamepak` command

@@ -166,8 +166,6 @@ class _aborting:
 
 
 def run_add(args: argparse.Namespace) -> None:
-    from ..errors import GamepakError
-
     files = args.files
     if args.name is not None and (len(files) != 1 or os.path.isdir(files[0])):
         from ..errors import UsageError  # rarely raised: made on first use
@@ -175,8 +173,7 @@ def run_add(args: argparse.Namespace) -> None:
         raise UsageError("--name needs exactly one FILE that is not a folder")
     members: list[tuple[str, str]] = []
     for item in files:
-        if not os.path.lexists(item):
-            raise GamepakError(f"{item}: no such file or folder")
+        require_input(item)
         if os.path.isdir(item):
             members.extend(folder_members(item, exclude=(args.archive,)))  # never the pack itself
         else:

@@ -177,8 +177,10 @@ def _workload(holder: Any, entries: list[Any] | None) -> tuple[int, int]:
 
 
 def run_create(args: argparse.Namespace) -> None:
+    from stat import S_ISREG
+
     from ..core.registry import get_format
-    from ..errors import GamepakError, cannot_read
+    from ..errors import GamepakError, cannot_read, irregular_kind
     from ..ops.inputs import plan_create, split_input
 
     out, inputs = args.out, args.inputs
@@ -200,6 +202,17 @@ def run_create(args: argparse.Namespace) -> None:
         follow=args.follow,
         name=args.member_name,
     )
+    sizes = []
+    for _, path in plan.members:
+        try:
+            info = os.stat(path)
+        except OSError as exc:  # an INPUT that is a dangling link: it exists, but cannot be read
+            raise cannot_read(path, exc) from exc
+        # A FIFO, device or socket given as an INPUT (a folder's are skipped): refused in the
+        # one line of any unreadable input, not listed among the members the format refuses.
+        if not S_ISREG(info.st_mode):
+            raise cannot_read(path, irregular_kind(info.st_mode))
+        sizes.append(info.st_size)
     for line in plan.notes:
         note(line)
     output_folder(out)
@@ -213,10 +226,6 @@ def run_create(args: argparse.Namespace) -> None:
         allow_duplicates=args.allow_duplicates or plan.allow_duplicates,
         **plan.options,
     )
-    try:
-        sizes = [os.path.getsize(path) for _, path in plan.members]
-    except OSError as exc:  # an INPUT that is a dangling link: it exists, but cannot be read
-        raise cannot_read(exc.filename, exc) from exc
     refused = []
     for name, path in plan.members:
         try:

@@ -15,10 +15,9 @@ plain file) reads it here, so that each of them:
 from __future__ import annotations
 
 import os
-import stat
 
-from ..errors import GamepakError, cannot_read, irregular_kind
-from .source import OwnedBuffer, read_whole
+from ..errors import GamepakError, cannot_read
+from .source import OwnedBuffer, open_regular_os, read_whole
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,10 +27,6 @@ if TYPE_CHECKING:
 # streamed by the readers built for them (packs, models read a window at a time), never read
 # whole, so a file past this is refused rather than held.
 MAX_WHOLE_FILE_BYTES = 1 << 30
-
-# Opening without waiting: a FIFO opened for reading would otherwise block until a writer
-# comes. (Windows has no FIFOs and no O_NONBLOCK.)
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 def read_file(
@@ -79,21 +74,12 @@ def read_head(path: str | os.PathLike[str], size: int, *, error: type[GamepakErr
 
 
 def open_regular(file: str, label: str, what: str, error: type[GamepakError]) -> tuple[int, os.stat_result]:
-    """A descriptor open on the regular file `file` (opened without waiting) and its stat;
-    `cannot_read` naming `label` otherwise."""
+    """A descriptor open on the regular file `file` (opened without waiting: `source.open_regular_os`)
+    and its stat; `cannot_read` naming `label` otherwise."""
     try:
-        fd = os.open(file, _OPEN_FLAGS)
+        return open_regular_os(file)
     except OSError as exc:
         raise cannot_read(label, exc, what=what, error=error) from None
-    try:
-        info = os.fstat(fd)
-    except OSError as exc:
-        os.close(fd)
-        raise cannot_read(label, exc, what=what, error=error) from None
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        raise cannot_read(label, irregular_kind(info.st_mode), what=what, error=error)
-    return fd, info
 
 
 def _read(

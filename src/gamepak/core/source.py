@@ -79,6 +79,32 @@ def read_whole(stream: Any, size: int, first_buffer: int | None = None) -> bytes
     return buffer.getvalue()
 
 
+# Opening without waiting: a FIFO opened for reading would otherwise block until a writer
+# comes (a regular file ignores O_NONBLOCK). Windows has no FIFOs and no O_NONBLOCK.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def open_regular_os(path: str) -> tuple[int, os.stat_result]:
+    """A descriptor open on the regular file `path`, opened without waiting, and its stat; an
+    OSError otherwise, its strerror the reason: the system's, or `irregular_kind`'s for a FIFO,
+    device, socket or folder (links followed: a FIFO's reads would wait for a writer; a folder
+    opens on POSIX, its first read failing with an OSError that names no file).
+
+    The one open of an input file: `Source.open` (a pack), `core.files` (a file read whole, said
+    in the one `cannot read` line) and a scene's files (a texture that cannot be read is a
+    warning) word the OSError each their way; here because all three load this module."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            # A plain OSError, no class of its own: making one cost every command 0.12 M instructions.
+            raise OSError(None, irregular_kind(info.st_mode), path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
 class _DescriptorCloser:
     """Closes a descriptor once: when called (`Source.close`), or when its owner is dropped
     unclosed. `weakref.finalize`'s job, without the `weakref` module and the `atexit` hook it
@@ -144,21 +170,10 @@ class Source:
         if isinstance(target, (str, os.PathLike)):
             path = os.fspath(target)
             try:
-                # O_NONBLOCK: a FIFO's open would wait for a writer (a regular file ignores it).
-                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+                fd, info = open_regular_os(path)
             except OSError as exc:
                 # `from exc`: the web's pages tell a shortage (EMFILE) by the cause.
                 raise cannot_read(path, exc) from exc
-            try:
-                info = os.fstat(fd)
-            except OSError as exc:
-                os.close(fd)
-                raise cannot_read(path, exc) from exc
-            if not stat.S_ISREG(info.st_mode):
-                # A folder opens for reading on POSIX, its first read failing with an OSError
-                # that names no file; a FIFO's reads would wait, or end early, for a writer.
-                os.close(fd)
-                raise cannot_read(path, irregular_kind(info.st_mode))
             return cls(name=name or path, size=info.st_size, fd=fd, owns_fd=True)
         streams = sys.modules.get(f"{__package__}.streams")  # not imported: `target` is no MemberStream
         if streams is not None and isinstance(target, streams.MemberStream):

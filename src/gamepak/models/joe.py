@@ -246,6 +246,31 @@ def _first_bad_index_frame(buffer: bytearray, face_count: int, table: Any) -> in
 CHECK_FLOATS = 1 << 20
 
 
+def _bad_index_error(
+    buffer: bytearray,
+    face_count: int,
+    table: Any,
+    bad_frame: int,
+    first_frame: int,
+    base: int,
+    corrupt: Callable[[str, int], Exception],
+) -> Exception:
+    """The error for the first index past its array in row `bad_frame` of `table` (frames read
+    into `buffer` from the file's offset `base`, the first of them frame `first_frame`): the
+    frame, face, corner and index, at the index's own offset in the file. `read` and
+    `scan_file` (a window at a time) both say it so."""
+    frame = _frame_at(buffer, face_count, table[bad_frame])
+    face, corner, kind, index = frame.bad_indices()[0]
+    what = ("vertex", "normal", "texcoord")[kind]
+    count = len((frame.positions, frame.normals, frame.texcoords)[kind])
+    plural = "vertices" if what == "vertex" else f"{what}s"
+    return corrupt(
+        f"frame {first_frame + bad_frame} face {face} corner {corner}: {what} index {index} is past the "
+        f"{count} {plural}",
+        base + int(table[bad_frame, FACES_AT]) + face * FACE_SIZE + kind * 6 + corner * 2,
+    )
+
+
 def _non_finite_frames(buffer: bytearray, face_count: int, table: Any) -> Any:
     """The numbers of the frames holding a NaN or infinite value, found for all frames at once."""
     import numpy as np
@@ -323,15 +348,7 @@ def read(data: bytes, *, path: str | None = None, name: str = "") -> Mesh:
 
     bad_frame = _first_bad_index_frame(buffer, face_count, table)
     if bad_frame is not None:
-        frame = _frame_at(buffer, face_count, table[bad_frame])
-        face, corner, kind, index = frame.bad_indices()[0]
-        what = ("vertex", "normal", "texcoord")[kind]
-        count = len((frame.positions, frame.normals, frame.texcoords)[kind])
-        plural = "vertices" if what == "vertex" else f"{what}s"
-        raise corrupt(
-            f"frame {bad_frame} face {face} corner {corner}: {what} index {index} is past the {count} {plural}",
-            int(table[bad_frame, FACES_AT]) + face * FACE_SIZE + kind * 6 + corner * 2,
-        )
+        raise _bad_index_error(buffer, face_count, table, bad_frame, 0, 0, corrupt)
     issues: list[str] = []
     bad_frames = _non_finite_frames(buffer, face_count, table)
     for frame_number in bad_frames[:REPORTED_FRAMES].tolist():
@@ -443,16 +460,7 @@ def scan_file(path: str, *, name: str = "") -> Mesh:
             table = np.array(rows, dtype=np.int64).reshape(-1, 4)
             bad_frame = _first_bad_index_frame(window, face_count, table)
             if bad_frame is not None:
-                frame = _frame_at(window, face_count, table[bad_frame])
-                face, corner, kind, index = frame.bad_indices()[0]
-                what = ("vertex", "normal", "texcoord")[kind]
-                count = len((frame.positions, frame.normals, frame.texcoords)[kind])
-                plural = "vertices" if what == "vertex" else f"{what}s"
-                raise corrupt(
-                    f"frame {done + bad_frame} face {face} corner {corner}: {what} index {index} is past the "
-                    f"{count} {plural}",
-                    position + int(table[bad_frame, FACES_AT]) + face * FACE_SIZE + kind * 6 + corner * 2,
-                )
+                raise _bad_index_error(window, face_count, table, bad_frame, done, position, corrupt)
             for frame_number in _non_finite_frames(window, face_count, table).tolist():
                 non_finite_count += 1
                 if len(non_finite) < REPORTED_FRAMES:

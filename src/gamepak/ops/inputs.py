@@ -121,7 +121,11 @@ def split_input(item: str) -> tuple[str, str | None]:
 
                 raise UsageError(f"{item!r}: the name after '=' is empty")
             return item[:cut], name
-    raise GamepakError(f"{item}: no such file or folder")
+    try:  # the reason it is not there (no such file, a path through a file, no permission)
+        os.lstat(item)
+    except OSError as exc:
+        raise cannot_read(item, exc) from None
+    return item, None  # (there after all: it appeared meanwhile)
 
 
 class CreatePlan:

@@ -250,15 +250,6 @@ def j2me_strings(place: Place) -> list[str] | None:
 
 
 # -- images ----------------------------------------------------------------------------------------
-def _png(image: Any) -> bytes:
-    if image.mode not in ("RGB", "RGBA", "L", "LA"):
-        image = image.convert("RGBA")
-    out = io.BytesIO()
-    # Level 1: a preview is looked at once; encoding time matters more than bytes on loopback.
-    image.save(out, "PNG", compress_level=1)
-    return out.getvalue()
-
-
 # Bytes of an image read to find its size (a JPEG's size may follow its EXIF data).
 IMAGE_HEAD_BYTES = 256 << 10
 
@@ -285,13 +276,16 @@ def image_bytes(place: Place) -> tuple[bytes, str]:
         return data, kind
     from PIL import Image
 
+    # The registry's PNG encoding of every preview (level 1: a preview is looked at once).
+    from ..content.previews import png_bytes
+
     try:
         with Image.open(io.BytesIO(data)) as image:
             width, height = image.size
             if width * height > MAX_PIXELS:
                 raise GamepakError(f"{place.path}: {width}x{height} pixels, more than a preview decodes")
             image.load()
-            return _png(image), "image/png"
+            return png_bytes(image), "image/png"
     except (OSError, ValueError, Image.DecompressionBombError, SyntaxError) as exc:
         raise GamepakError(f"{place.path}: not an image Pillow can read: {exc}") from None
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...core.sizes import size_text
-from ...errors import GamepakError, irregular_kind
+from ...errors import GamepakError
 
 if TYPE_CHECKING:
     from ..mesh import Mesh
@@ -36,30 +36,14 @@ class SceneError(GamepakError):
     cannot be read, a definition it does not support)."""
 
 
-class NotRegularFileError(OSError):
-    """A path that names a FIFO, device, socket or folder, not a file: never read (a FIFO
-    would block the reader forever); its strerror says which, as `cannot read: ...` does."""
-
-    def __init__(self, path: str, mode: int) -> None:
-        super().__init__(path)
-        self.strerror = irregular_kind(mode)
-
-
 def open_regular(path: str) -> Any:
-    """`path` opened for reading in binary, never blocking (a FIFO's open waits for a writer):
-    a `NotRegularFileError` (an OSError) when it is not a regular file, links followed."""
-    import stat
+    """`path` opened for reading in binary, never blocking (`core.source.open_regular_os`): an
+    OSError when it cannot be (its strerror saying a FIFO, device, socket or folder when it is
+    not a regular file, links followed), which the callers word themselves (a texture that
+    cannot be read is a warning)."""
+    from ...core.source import open_regular_os  # (loaded already: the scene's models are read through it)
 
-    fd = os.open(
-        path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    )
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFileError(path, mode)
-    except BaseException:
-        os.close(fd)
-        raise
+    fd, _ = open_regular_os(path)
     return open(fd, "rb")
 
 

@@ -233,6 +233,15 @@ class _Reader:
             self.held[operation.blob] = blob
         self.operations.append(operation)
 
+    def _add_mod_file(self, file: str, member: str | None, key: str, *, replaces: bool) -> None:
+        """The mod file `key` as it is, replacing (or, where the game has none, adding) the game's
+        `file`, or its `member` (None: the whole file); a loose member and a whole file alike."""
+        digest, size = self.files.digest(key)
+        operation = Operation(
+            "replace" if replaces else "add", file, member, target_sha256=digest, size=size, encoding="raw"
+        )
+        self._add(operation, self.files.where(key), (self.files, key))
+
     def patch(self, found: Layout, required: bool) -> FolderPatch:
         from .limits import current
 
@@ -282,16 +291,7 @@ class _Reader:
                 size = self.files.size(key)
                 where = f"{self.files.where(key)} ({file}: {name})"
                 budget.check(where, size, None if entry is None else entry.size)
-                digest, size = self.files.digest(key)
-                operation = Operation(
-                    "replace" if entry is not None else "add",
-                    file,
-                    name,
-                    target_sha256=digest,
-                    size=size,
-                    encoding="raw",
-                )
-                self._add(operation, self.files.where(key), (self.files, key))
+                self._add_mod_file(file, name, key, replaces=entry is not None)
 
     def _game_file(self, parts: list[str]) -> tuple[str, bool]:
         """The game path `parts` names, as the game spells the folders and file that exist."""
@@ -314,17 +314,7 @@ class _Reader:
         if os.path.lexists(path) and not exists:
             raise PatchError(f"{self.files.where(key)}: the game's {file} is not a regular file")
         budget.check(self.files.where(key), self.files.size(key), os.path.getsize(path) if exists else None)
-        digest, size = self.files.digest(key)
-        operation = Operation(
-            "replace" if exists else "add",
-            file,
-            None,
-            base_sha256=None,
-            target_sha256=digest,
-            size=size,
-            encoding="raw",
-        )
-        self._add(operation, self.files.where(key), (self.files, key))
+        self._add_mod_file(file, None, key, replaces=exists)
 
     def _delta(self, stem: str, key: str, budget: Any) -> None:
         """`foo/bar/test.a.b.xdelta` patches the game's `foo/bar/test.a.b.<ext>`: the one game

@@ -21,7 +21,8 @@ they were stored, back to back after the table: one changed string moves only th
 
 - `names`: identifiers for hashes (the leaf texts of `.xtbl` tables, a user's list).
 - `translate`: `gamepak text export/import` for these files (JSON, CSV, PO, RFGM's XML); the PO
-  form in `po`, the rows read in `rows`, applied to a file by `apply`.
+  form written by `po_write` and read by `po`, the rows read in `rows`, applied to a file by
+  `apply`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""The PO form of a translation (gettext's), written and read back.
+"""The PO form of a translation (gettext's) read back; `po_write` writes it.
 
-Written one line per field, as polib writes with wrapwidth=0: `msgctxt` is the identifier or
-`#hash`; `msgid` the reference language's string (with `source`) and `msgstr` the file's, or,
-without a reference, `msgid` the file's string and `msgstr` empty. Read back by one regular
-expression when a file has that shape, else entry by entry (continuation lines, flags,
-obsolete entries); `msgstr` is used when non-empty and not fuzzy, else the string is kept.
+`msgctxt` is the identifier or `#hash`; `msgstr` is used when non-empty and not fuzzy, else the
+string is kept, `msgid` (the reference language's string, or the file's own) standing in when
+the key is new. A file in the shape gamepak writes (one line per field) is read by columns or
+one regular expression; any other shape entry by entry (continuation lines, flags, obsolete
+entries). Apart from `po_write` so that `text import` loads no writer and `text export` no
+reader.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import re
 import struct
 
 from ....errors import GamepakError
-from . import texts_of
 from .rows import Row, Rows, parse_hash
 
 TYPE_CHECKING = False
@@ -21,90 +21,9 @@ if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
     from collections.abc import Iterator, Sequence
     from typing import Any
 
-    from . import LocaEntry
 
-
-# PO escapes (gettext's): what a quoted PO string cannot hold as it is.
-PO_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# gettext's escapes in a quoted PO string, and the characters they stand for.
 PO_UNESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
-
-
-PO_TABLE = {ord(character): escaped for character, escaped in PO_ESCAPES.items()}
-
-
-def _po_quote(text: str) -> str:
-    if _compiled("PO_SPECIAL").search(text):
-        text = text.translate(PO_TABLE)
-    return f'"{text}"'
-
-
-def _po_escape_all(fields: list[str]) -> list[str]:
-    """`fields` escaped for PO strings: one pass of `str.replace` per escape over all of them
-    joined (a call per field takes longer), field by field when one holds the joining NUL."""
-    joined = "\0".join(fields)
-    if joined.count("\0") != len(fields) - 1:
-        return [_po_quote(field)[1:-1] for field in fields]
-    for character, escaped in PO_ESCAPES.items():  # the backslash first: it is in the others' output
-        if character in joined:
-            joined = joined.replace(character, escaped)
-    return joined.split("\0")
-
-
-def dump_po(entries: Sequence[LocaEntry], sources: dict[int, str] | None, title: str) -> bytes:
-    """The PO file of `entries` (see the module's docstring)."""
-    return b"".join(po_parts(entries, sources, title))
-
-
-def po_parts(entries: Sequence[LocaEntry], sources: dict[int, str] | None, title: str) -> Iterator[bytes]:
-    """`dump_po`'s bytes, made and encoded a block of entries at a time as they are asked for:
-    the texts, keys and lines of every entry are never all held at once (200,000 strings took
-    19 times the file's size)."""
-    # Written directly (polib takes 10x longer for the game's 7,298 strings); one line per
-    # field, as polib writes with wrapwidth=0.
-    header = (
-        f"Project-Id-Version: {title or 'gamepak text export'}\n"
-        "MIME-Version: 1.0\n"
-        "Content-Type: text/plain; charset=UTF-8\n"
-        "Content-Transfer-Encoding: 8bit\n"
-    )
-    head = f'msgid ""\nmsgstr {_po_quote(header)}\n'
-    if not entries:
-        yield head.encode("utf-8")
-        return
-    yield f"{head}\n".encode()
-    for start in range(0, len(entries), _PO_BLOCK):
-        text = "\n".join(_po_blocks(entries[start : start + _PO_BLOCK], sources))
-        yield (text if not start else "\n" + text).encode("utf-8")
-
-
-_PO_BLOCK = 4096  # entries made into text at a time
-
-
-def _po_blocks(entries: Sequence[LocaEntry], sources: dict[int, str] | None) -> list[str]:
-    """Each entry's lines in the PO file (without the blank line between entries)."""
-    texts = texts_of(entries)
-    count = len(entries)
-    keys = [f"#{entry.hash:08x}" if entry.identifier is None else entry.identifier for entry in entries]
-    if sources is None:
-        msgids, msgstrs = texts, [""] * count
-    else:
-        msgids = [sources.get(entry.hash, text) for entry, text in zip(entries, texts)]
-        msgstrs = texts
-    escaped = _po_escape_all([*keys, *msgids, *msgstrs])
-    # Comments: the hash of a named entry, and whether the reference file lacks it.
-    comments = [f"#. hash {entry.hash:08x}\n" if entry.identifier is not None else "" for entry in entries]
-    if sources is not None:
-        comments = [
-            comment if entry.hash in sources else f"{comment}#. not in the reference file\n"
-            for entry, comment in zip(entries, comments)
-        ]
-    # One string per entry (a list item per line took a third longer).
-    return [
-        f'{comment}msgctxt "{key}"\nmsgid "{msgid}"\nmsgstr "{msgstr}"\n'
-        for comment, key, msgid, msgstr in zip(
-            comments, escaped[:count], escaped[count : 2 * count], escaped[2 * count :]
-        )
-    ]
 
 
 def _key(value: str | None, where: str) -> tuple[int | None, str | None]:
@@ -213,7 +132,6 @@ _QUOTED = r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"'
 # `po.PO_HEADER`, too): compiling them all took a millisecond of every `text import`, which
 # uses one or two.
 _PATTERNS = {
-    "PO_SPECIAL": '[\\\\"\n\r\t]',
     "PO_HEADER": r'(?:#[^\n]*\n)*msgid ""\nmsgstr "[^"\\\n]*(?:\\.[^"\\\n]*)*"\n(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"\n)*\n',
     "PO_SIMPLE_ENTRY": (
         rf"((?:#[^\n]*\n)*)msgctxt {_QUOTED}\nmsgid {_QUOTED}\nmsgstr {_QUOTED}\n(?:(\n)|(?=#|msgctxt)|$)"

@@ -17,8 +17,9 @@ hash of an empty name.
   in decimal, as RFGM's archiver writes it; an import tells it by its content. A carriage return
   is written `&#xD;` so that it survives (XML readers turn a bare one into a line feed).
 
-The PO form is `po`; the rows read are `rows`; applying them to a file is `apply`. Reading
-the files (loose, or members of packs) and writing them back is `ops.locatext`.
+The PO form is written by `po_write` and read by `po`; the rows read are `rows`; applying them
+to a file is `apply`. Reading the files (loose, or members of packs) and writing them back is
+`ops.locatext`.
 
 An import changes only the strings whose text differs (an unchanged file comes back byte for
 byte), adds entries for keys the file lacks, and removes entries only with `delete`. Everything
@@ -33,7 +34,6 @@ import os
 from ....errors import GamepakError
 from ...translation_files import CSV_DELIMITERS, choose_format
 from . import describe
-from .po import po_parts, rows_from_po
 from .rows import Row, Rows, parse_hash
 
 TYPE_CHECKING = False
@@ -68,6 +68,8 @@ def translation_parts(
     if format == "json":
         yield from _json_parts(entries, sources)
     elif format == "po":
+        from .po_write import po_parts  # (the reader, `po`, is for imports only)
+
         yield from po_parts(entries, sources, title)
     else:
         yield _dump_whole(entries, format, sources)
@@ -271,5 +273,7 @@ def load_translation(data: bytes, format: str, where: str = "translation") -> Ro
     if format == "csv":
         return Rows.of(_rows_from_csv(text, where))
     if format == "po":
+        from .po import rows_from_po  # (the writer, `po_write`, is for exports only)
+
         return Rows.of(rows_from_po(text, where))
     raise GamepakError(f"unknown translation format {format!r}")
