@@ -761,6 +761,38 @@ def test_parsing_a_command_line_compiles_no_regular_expression_of_nargs(tiny: di
     assert [pattern for pattern in compiled if re.fullmatch(r"[()\[\]AO*?-]+", pattern)]
 
 
+# -- argparse's negative-number test, answered without compiling its regular expression -----------
+@settings(max_examples=300, deadline=None)
+@given(word=st.text(alphabet="-.05\n\u0663\uff17x ", max_size=7))
+@example(word="-5\n")
+@example(word="-.5")
+@example(word="-5.")
+@example(word="-\u0663")  # an Arabic-Indic digit: \\d matches it
+def test_the_negative_number_test_answers_as_argparses_regular_expression(word: str) -> None:
+    import re
+
+    from gamepak.cli.parser import NEGATIVE_NUMBER_PATTERN, negative_number
+
+    assert negative_number(word) == bool(re.match(NEGATIVE_NUMBER_PATTERN, word))
+
+
+def test_argparse_gets_the_negative_number_test_instead_of_compiling_it() -> None:
+    probe = (
+        "import argparse, re; from gamepak.cli import build_parser; build_parser('extract', listed=False)\n"
+        "from gamepak.cli.parser import NEGATIVE_NUMBER_PATTERN, CommandParser, negative_number\n"
+        "assert not [key for key in re._cache if key[1] == NEGATIVE_NUMBER_PATTERN], 'compiled'\n"
+        "parser = CommandParser(prog='t'); parser.add_argument('word')\n"
+        "assert parser._negative_number_matcher.match is negative_number\n"
+        "assert parser.parse_args(['-5']).word == '-5'  # a negative number is a positional\n"
+        "parser.add_argument('-1', dest='one', action='store_true')\n"
+        "assert parser._has_negative_number_optionals  # unless an option looks like one\n"
+        "assert argparse._re.compile(r'a+').match('aa')  # any other pattern is re's\n"
+        # the pattern is still the one argparse compiles: the stand-in is used, not bypassed
+        "import inspect; assert NEGATIVE_NUMBER_PATTERN in inspect.getsource(argparse)\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=60)
+
+
 # -- a plain member name is matched without compiling a regular expression --------------------------
 @settings(max_examples=300, deadline=None)
 @given(
