@@ -39,7 +39,7 @@ STANDARD = (
     "json", "textwrap", "gettext", "locale", "threading", "subprocess", "asyncio", "email", "http", "xml",
     "logging", "socket", "ssl", "tempfile", "urllib", "ipaddress", "decimal", "weakref", "atexit",
     "concurrent", "multiprocessing", "uuid", "datetime", "importlib.metadata", "tomllib", "csv", "zlib",
-    "contextlib",
+    "contextlib", "contextvars",
 )  # fmt: skip
 HEAVY = THIRD_PARTY + STANDARD
 
@@ -874,3 +874,39 @@ def test_extract_on_linux_loads_the_windows_name_rules_only_when_asked(tiny: dic
     out = tiny["folder"] + "/windows-names"
     code, loaded = gamepak_modules_after("extract", tiny["small"], "-o", out, "--windows-names")
     assert code == 0 and "gamepak.core.names" in loaded  # the probe sees them where they are used
+
+
+# -- text import of an .rfglocatext reads and writes files whole: no pack reading, no scopes -------
+@pytest.fixture(scope="module")
+def locatext(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    from gamepak.cli import main
+    from gamepak.formats.rfg.locatext import LocaEntry, build
+
+    folder = tmp_path_factory.mktemp("locatext")
+    file, po = folder / "strings.rfglocatext", folder / "strings.po"
+    file.write_bytes(build([LocaEntry(index, f"text {index}".encode("utf-16-le") + b"\0\0") for index in range(5)]))
+    assert main(["text", "export", str(file), "-o", str(po)]) == 0
+    return {"file": str(file), "po": str(po), "folder": str(folder)}
+
+
+def test_text_import_loads_neither_the_pack_sources_nor_the_name_rules(locatext: dict[str, str]) -> None:
+    out = locatext["folder"] + "/imported"
+    code, loaded = gamepak_modules_after("text", "import", locatext["file"], locatext["po"], "-o", out)
+    assert code == 0 and "gamepak.ops.locatext" in loaded and "gamepak.core.files" in loaded
+    assert not {"gamepak.core.source", "gamepak.core.streams", "gamepak.core.stored_names"} & set(loaded)
+
+
+def test_text_import_without_allow_large_loads_no_context_modules(locatext: dict[str, str]) -> None:
+    out = locatext["folder"] + "/imported-plain"
+    code, loaded = heavy_after("text", "import", locatext["file"], locatext["po"], "-o", out)
+    assert code == 0 and not {"contextlib", "contextvars"} & set(loaded)
+    # the probe sees them when a budget changes
+    out = locatext["folder"] + "/imported-large"
+    code, loaded = heavy_after("text", "import", locatext["file"], locatext["po"], "-o", out, "--allow-large")
+    assert code == 0 and "contextvars" in loaded
+
+
+def test_the_temporaries_name_limit_is_the_name_rules_one() -> None:
+    from gamepak.core import atomic, stored_names
+
+    assert atomic.NAME_MAX == stored_names.NAME_MAX

@@ -18,11 +18,15 @@ import os
 import stat
 
 from ..errors import GamepakError, cannot_read, irregular_kind
-from .source import OwnedBuffer, read_whole
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    # `core.source` (and its `core.streams`, four classes) is imported by the rare paths that
+    # need it, not by every whole read: a `text import` reads its files without either (~2 M
+    # instructions).
+    from .source import OwnedBuffer
 
 # What a file read whole may hold unless the caller names its own cap: larger inputs are
 # streamed by the readers built for them (packs, models read a window at a time), never read
@@ -59,6 +63,8 @@ def read_file_owned(
 ) -> OwnedBuffer:
     """`read_file` into a `source.OwnedBuffer` of the file's size: a bytearray the reader may
     keep views into (the JOE reader's arrays), so the file costs its size once."""
+    from .source import OwnedBuffer
+
     data = _read(os.fspath(path), limit, "", error, None, owned=True)
     assert isinstance(data, OwnedBuffer)
     return data
@@ -133,6 +139,8 @@ def _read_direct(fd: int, size: int, limit: int) -> bytes:
     more = os.read(fd, 1) if len(first) <= limit else b""
     if not more:
         return first
+    from .source import read_whole
+
     with os.fdopen(fd, "rb", buffering=0, closefd=False) as handle:
         rest = read_whole(handle, limit - len(first), first_buffer=len(first))
     return b"".join((first, more, rest))
@@ -140,6 +148,8 @@ def _read_direct(fd: int, size: int, limit: int) -> bytes:
 
 def _read_owned(handle: Any, size: int) -> OwnedBuffer:
     """The file's `size` bytes in one buffer of that size (fewer if it shrank since)."""
+    from .source import OwnedBuffer
+
     buffer = OwnedBuffer(size)
     filled = 0
     with memoryview(buffer) as view:
