@@ -899,7 +899,8 @@ def test_text_import_loads_neither_the_pack_sources_nor_the_name_rules(locatext:
 def test_text_import_without_allow_large_loads_no_context_modules(locatext: dict[str, str]) -> None:
     out = locatext["folder"] + "/imported-plain"
     code, loaded = heavy_after("text", "import", locatext["file"], locatext["po"], "-o", out)
-    assert code == 0 and not {"contextlib", "contextvars"} & set(loaded)
+    # nor zlib: a translation keyed by hashes hashes no identifier
+    assert code == 0 and not {"contextlib", "contextvars", "zlib"} & set(loaded)
     # the probe sees them when a budget changes
     out = locatext["folder"] + "/imported-large"
     code, loaded = heavy_after("text", "import", locatext["file"], locatext["po"], "-o", out, "--allow-large")
@@ -910,3 +911,14 @@ def test_the_temporaries_name_limit_is_the_name_rules_one() -> None:
     from gamepak.core import atomic, stored_names
 
     assert atomic.NAME_MAX == stored_names.NAME_MAX
+
+
+def test_text_import_makes_no_usage_error_class_it_does_not_raise(locatext: dict[str, str]) -> None:
+    probe = PROBE.replace(
+        f"m for m in {HEAVY!r} if m in sys.modules",
+        "m for m in ('UsageError', 'FormatLimitError') if m in vars(sys.modules['gamepak.errors'])",
+    )
+    out = locatext["folder"] + "/imported-no-errors"
+    arguments = ["text", "import", locatext["file"], locatext["po"], "-o", out]
+    result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and result.stderr.splitlines()[-1] == "heavy: ", result.stderr
