@@ -922,3 +922,30 @@ def test_text_import_makes_no_usage_error_class_it_does_not_raise(locatext: dict
     arguments = ["text", "import", locatext["file"], locatext["po"], "-o", out]
     result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, check=False)
     assert result.returncode == 0 and result.stderr.splitlines()[-1] == "heavy: ", result.stderr
+
+
+def test_a_warning_after_the_command_started_is_one_line_of_ours(tiny: dict[str, str]) -> None:
+    # `warnings` is not imported by a short command: the finder sets `showwarning` when it is.
+    probe = (
+        "import sys; from gamepak.cli import main; main(['ls', sys.argv[1]])\n"
+        "assert 'warnings' not in sys.modules\n"
+        "import warnings; warnings.warn('watch out')\n"
+        "assert not [f for f in sys.meta_path if hasattr(f, 'find_spec') and 'warnings' in repr(f.find_spec)]\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, tiny["small"]], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "gamepak: warning: watch out\n"
+
+
+def test_the_progress_bar_class_is_made_by_the_commands_that_show_one(tiny: dict[str, str]) -> None:
+    probe = (
+        "import sys; from gamepak.cli import main, common; main(sys.argv[1:])\n"
+        "print('made:', 'progress_bar' in vars(common))\n"
+    )
+    for arguments, made in (
+        (["ls", tiny["small"]], False),
+        (["convert", tiny["small"], tiny["folder"] + "/bar.zip"], False),
+        (["extract", tiny["small"], "-o", tiny["folder"] + "/bar"], True),
+    ):
+        result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, timeout=60)
+        assert result.stdout.splitlines()[-1] == f"made: {made}", (arguments, result.stderr)
