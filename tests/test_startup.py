@@ -949,3 +949,12 @@ def test_the_progress_bar_class_is_made_by_the_commands_that_show_one(tiny: dict
     ):
         result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, timeout=60)
         assert result.stdout.splitlines()[-1] == f"made: {made}", (arguments, result.stderr)
+
+
+def test_a_metavar_that_does_not_fit_nargs_is_still_refused_when_declared() -> None:
+    from gamepak.cli.parser import CommandParser
+
+    parser = CommandParser(prog="t")
+    parser.add_argument("--pair", nargs=2, metavar=("A", "B"))  # fits
+    with pytest.raises(ValueError, match="length of metavar tuple does not match nargs"):
+        parser.add_argument("--three", nargs=3, metavar=("A", "B"))
