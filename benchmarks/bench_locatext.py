@@ -15,7 +15,11 @@ work the wall times stretch with the load, CPU times much less):
 FILE is the game's Arabic file when ../shared/samples is present, else a synthetic one of 7,298
 Arabic strings of the same total size (then names are not measured without table.vpp_pc).
 
-    python benchmarks/bench_locatext.py [--rounds 7]
+    python benchmarks/bench_locatext.py [--rounds 7] [--instructions]
+
+`--instructions` runs `import PO` and the two extracts once each under valgrind (cachegrind, as
+bench_startup.py's `--instructions`) and compares the instructions executed instead: the same
+figures on a busy machine as on an idle one.
 """
 
 from __future__ import annotations
@@ -78,6 +82,9 @@ def gamepak_command(*arguments: str, label: str = "") -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions under valgrind (one run each) instead of timing"
+    )
     args = parser.parse_args()
     compile_bytecode()
     work = scratch("locatext")
@@ -100,6 +107,10 @@ def main() -> None:
         shutil.rmtree(path, ignore_errors=True)
         return path
 
+    if args.instructions:
+        count_instructions(work, source, po, one, many)
+        shutil.rmtree(work, ignore_errors=True)
+        return
     names = "export PO, names from table.vpp_pc"
     contenders = {
         "export PO": lambda n: gamepak_command(
@@ -147,6 +158,29 @@ def main() -> None:
             f"CPU {cpu[names] - cpu['export PO']:.2f} s (target <= 0.5 s)"
         )
     shutil.rmtree(work, ignore_errors=True)
+
+
+def count_instructions(work: Path, source: Path, po: Path, one: Path, many: Path) -> None:
+    """`import PO` and the extracts, once each under valgrind, as `gamepak_command` runs them;
+    the import's instructions over each extract's as the goal's rows (issue 48.4: at most 1.5x)."""
+    from bench_startup import instructions
+
+    os.environ["PYTHONPATH"] = str(SRC)  # the commands run this checkout's code
+    runs = {
+        "import PO": ["text", "import", str(source), str(po), "-o", str(work / "i-counted"), "--names"],
+        "extract 1 member": ["extract", str(one), "-o", str(work / "x-counted")],
+        "extract 100 members": ["extract", str(many), "-o", str(work / "y-counted")],
+    }
+    counts = {name: instructions([sys.executable, "-m", "gamepak", *arguments]) for name, arguments in runs.items()}
+    for name, count in counts.items():
+        print(f"  {name:40} {count / 1e6:7.1f} M instructions")
+    for reference in ("extract 1 member", "extract 100 members"):
+        ratio_row(
+            f"text import PO vs {reference} of a pack of the same size, in instructions",
+            counts["import PO"] / counts[reference],
+            at_most=1.5,
+            detail=f"{counts['import PO'] / 1e6:.1f} M vs {counts[reference] / 1e6:.1f} M",
+        )
 
 
 if __name__ == "__main__":

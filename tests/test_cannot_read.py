@@ -250,19 +250,19 @@ def test_a_scene_opens_its_files_through_the_one_open_without_waiting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A car's or track's files (definitions, lists, textures) are opened by
-    `core.source.open_regular_os`, as every input is, not by a copy of it: its OSError
+    `core.files.open_regular_os`, as every input is, not by a copy of it: its OSError
     carries the reason the scene's messages give."""
-    from gamepak.core import source
+    from gamepak.core import files
     from gamepak.models.scene import ini
 
     opened: list[str] = []
-    real = source.open_regular_os
+    real = files.open_regular_os
 
     def recorded(path: str) -> tuple[int, os.stat_result]:
         opened.append(path)
         return real(path)
 
-    monkeypatch.setattr(source, "open_regular_os", recorded)
+    monkeypatch.setattr(files, "open_regular_os", recorded)
     car = tmp_path / "a.car"
     car.write_text("[ body ]\nmass = 1\n")
     assert ini.read(str(car)).sections["body"]["mass"] == "1"

@@ -42,11 +42,12 @@ def test_a_file_over_the_cap_is_refused_before_it_is_read(tmp_path: Path, monkey
     path = tmp_path / "big.bin"
     path.write_bytes(b"x" * 1000)
     import gamepak.core.files as files
+    import gamepak.core.source as source
 
     def no_read(*args: object, **kwargs: object) -> bytes:
         raise AssertionError("read although over the cap")
 
-    monkeypatch.setattr(files, "read_whole", no_read)
+    monkeypatch.setattr(source, "read_whole", no_read)  # `files` imports it where it reads on
     monkeypatch.setattr(files.os, "read", no_read)
     with pytest.raises(GamepakError, match=rf"^{re.escape(str(path))}: 1000 bytes, more than the 999 bytes"):
         read_file(path, limit=999)

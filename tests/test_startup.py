@@ -39,7 +39,7 @@ STANDARD = (
     "json", "textwrap", "gettext", "locale", "threading", "subprocess", "asyncio", "email", "http", "xml",
     "logging", "socket", "ssl", "tempfile", "urllib", "ipaddress", "decimal", "weakref", "atexit",
     "concurrent", "multiprocessing", "uuid", "datetime", "importlib.metadata", "tomllib", "csv", "zlib",
-    "contextlib",
+    "contextlib", "contextvars",
 )  # fmt: skip
 HEAVY = THIRD_PARTY + STANDARD
 
@@ -761,6 +761,38 @@ def test_parsing_a_command_line_compiles_no_regular_expression_of_nargs(tiny: di
     assert [pattern for pattern in compiled if re.fullmatch(r"[()\[\]AO*?-]+", pattern)]
 
 
+# -- argparse's negative-number test, answered without compiling its regular expression -----------
+@settings(max_examples=300, deadline=None)
+@given(word=st.text(alphabet="-.05\n\u0663\uff17x ", max_size=7))
+@example(word="-5\n")
+@example(word="-.5")
+@example(word="-5.")
+@example(word="-\u0663")  # an Arabic-Indic digit: \\d matches it
+def test_the_negative_number_test_answers_as_argparses_regular_expression(word: str) -> None:
+    import re
+
+    from gamepak.cli.parser import NEGATIVE_NUMBER_PATTERN, negative_number
+
+    assert negative_number(word) == bool(re.match(NEGATIVE_NUMBER_PATTERN, word))
+
+
+def test_argparse_gets_the_negative_number_test_instead_of_compiling_it() -> None:
+    probe = (
+        "import argparse, re; from gamepak.cli import build_parser; build_parser('extract', listed=False)\n"
+        "from gamepak.cli.parser import NEGATIVE_NUMBER_PATTERN, CommandParser, negative_number\n"
+        "assert not [key for key in re._cache if key[1] == NEGATIVE_NUMBER_PATTERN], 'compiled'\n"
+        "parser = CommandParser(prog='t'); parser.add_argument('word')\n"
+        "assert parser._negative_number_matcher.match is negative_number\n"
+        "assert parser.parse_args(['-5']).word == '-5'  # a negative number is a positional\n"
+        "parser.add_argument('-1', dest='one', action='store_true')\n"
+        "assert parser._has_negative_number_optionals  # unless an option looks like one\n"
+        "assert argparse._re.compile(r'a+').match('aa')  # any other pattern is re's\n"
+        # the pattern is still the one argparse compiles: the stand-in is used, not bypassed
+        "import inspect; assert NEGATIVE_NUMBER_PATTERN in inspect.getsource(argparse)\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=60)
+
+
 # -- a plain member name is matched without compiling a regular expression --------------------------
 @settings(max_examples=300, deadline=None)
 @given(
@@ -842,3 +874,87 @@ def test_extract_on_linux_loads_the_windows_name_rules_only_when_asked(tiny: dic
     out = tiny["folder"] + "/windows-names"
     code, loaded = gamepak_modules_after("extract", tiny["small"], "-o", out, "--windows-names")
     assert code == 0 and "gamepak.core.names" in loaded  # the probe sees them where they are used
+
+
+# -- text import of an .rfglocatext reads and writes files whole: no pack reading, no scopes -------
+@pytest.fixture(scope="module")
+def locatext(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    from gamepak.cli import main
+    from gamepak.formats.rfg.locatext import LocaEntry, build
+
+    folder = tmp_path_factory.mktemp("locatext")
+    file, po = folder / "strings.rfglocatext", folder / "strings.po"
+    file.write_bytes(build([LocaEntry(index, f"text {index}".encode("utf-16-le") + b"\0\0") for index in range(5)]))
+    assert main(["text", "export", str(file), "-o", str(po)]) == 0
+    return {"file": str(file), "po": str(po), "folder": str(folder)}
+
+
+def test_text_import_loads_neither_the_pack_sources_nor_the_name_rules(locatext: dict[str, str]) -> None:
+    out = locatext["folder"] + "/imported"
+    code, loaded = gamepak_modules_after("text", "import", locatext["file"], locatext["po"], "-o", out)
+    assert code == 0 and "gamepak.ops.locatext" in loaded and "gamepak.core.files" in loaded
+    assert not {"gamepak.core.source", "gamepak.core.streams", "gamepak.core.stored_names"} & set(loaded)
+
+
+def test_text_import_without_allow_large_loads_no_context_modules(locatext: dict[str, str]) -> None:
+    out = locatext["folder"] + "/imported-plain"
+    code, loaded = heavy_after("text", "import", locatext["file"], locatext["po"], "-o", out)
+    # nor zlib: a translation keyed by hashes hashes no identifier
+    assert code == 0 and not {"contextlib", "contextvars", "zlib"} & set(loaded)
+    # the probe sees them when a budget changes
+    out = locatext["folder"] + "/imported-large"
+    code, loaded = heavy_after("text", "import", locatext["file"], locatext["po"], "-o", out, "--allow-large")
+    assert code == 0 and "contextvars" in loaded
+
+
+def test_the_temporaries_name_limit_is_the_name_rules_one() -> None:
+    from gamepak.core import atomic, stored_names
+
+    assert atomic.NAME_MAX == stored_names.NAME_MAX
+
+
+def test_text_import_makes_no_usage_error_class_it_does_not_raise(locatext: dict[str, str]) -> None:
+    probe = PROBE.replace(
+        f"m for m in {HEAVY!r} if m in sys.modules",
+        "m for m in ('UsageError', 'FormatLimitError') if m in vars(sys.modules['gamepak.errors'])",
+    )
+    out = locatext["folder"] + "/imported-no-errors"
+    arguments = ["text", "import", locatext["file"], locatext["po"], "-o", out]
+    result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and result.stderr.splitlines()[-1] == "heavy: ", result.stderr
+
+
+def test_a_warning_after_the_command_started_is_one_line_of_ours(tiny: dict[str, str]) -> None:
+    # `warnings` is not imported by a short command: the finder sets `showwarning` when it is.
+    probe = (
+        "import sys; from gamepak.cli import main; main(['ls', sys.argv[1]])\n"
+        "assert 'warnings' not in sys.modules\n"
+        "import warnings; warnings.warn('watch out')\n"
+        "assert not [f for f in sys.meta_path if hasattr(f, 'find_spec') and 'warnings' in repr(f.find_spec)]\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, tiny["small"]], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "gamepak: warning: watch out\n"
+
+
+def test_the_progress_bar_class_is_made_by_the_commands_that_show_one(tiny: dict[str, str]) -> None:
+    probe = (
+        "import sys; from gamepak.cli import main, common; main(sys.argv[1:])\n"
+        "print('made:', 'progress_bar' in vars(common))\n"
+    )
+    for arguments, made in (
+        (["ls", tiny["small"]], False),
+        (["convert", tiny["small"], tiny["folder"] + "/bar.zip"], False),
+        (["extract", tiny["small"], "-o", tiny["folder"] + "/bar"], True),
+    ):
+        result = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, timeout=60)
+        assert result.stdout.splitlines()[-1] == f"made: {made}", (arguments, result.stderr)
+
+
+def test_a_metavar_that_does_not_fit_nargs_is_still_refused_when_declared() -> None:
+    from gamepak.cli.parser import CommandParser
+
+    parser = CommandParser(prog="t")
+    parser.add_argument("--pair", nargs=2, metavar=("A", "B"))  # fits
+    with pytest.raises(ValueError, match="length of metavar tuple does not match nargs"):
+        parser.add_argument("--three", nargs=3, metavar=("A", "B"))

@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import types  # loaded with `re` (enum) already: no start-up cost
 
-from ..core.registry import FORMATS
+from ..core.registry import FORMATS, made_on_first_use
 from .parser import ONLY_SUBCOMMAND, HelpFormatter, OnlyOneBuilt
 
 TYPE_CHECKING = False
@@ -133,26 +134,30 @@ def route_warnings() -> None:
     module = sys.modules.get("warnings")
     if module is not None:
         module.showwarning = _show_warning  # type: ignore[attr-defined]
-    elif _RouteWarningsOnImport not in sys.meta_path:
-        sys.meta_path.insert(0, _RouteWarningsOnImport)
+    elif _ROUTE_WARNINGS_ON_IMPORT not in sys.meta_path:
+        sys.meta_path.insert(0, _ROUTE_WARNINGS_ON_IMPORT)
 
 
-class _RouteWarningsOnImport:
-    """A finder ahead of the others that hands `warnings`' import to them and, once the module is
-    executed, sets its `showwarning` (and then leaves `sys.meta_path`)."""
-
-    @classmethod
-    def find_spec(cls, name: str, path: object = None, target: object = None) -> Any:
-        if name != "warnings":
-            return None
-        sys.meta_path.remove(cls)
-        for finder in sys.meta_path:
-            find_spec = getattr(finder, "find_spec", None)
-            spec = find_spec(name, path, target) if find_spec is not None else None
-            if spec is not None:
-                spec.loader = _routing_loader(spec.loader)
-                return spec
+def _find_warnings_spec(name: str, path: object = None, target: object = None) -> Any:
+    """The finder's `find_spec`: `warnings`' spec from the finders after it, its loader setting
+    `showwarning`; this finder then leaves `sys.meta_path`."""
+    if name != "warnings":
         return None
+    sys.meta_path.remove(_ROUTE_WARNINGS_ON_IMPORT)
+    for finder in sys.meta_path:
+        find_spec = getattr(finder, "find_spec", None)
+        spec = find_spec(name, path, target) if find_spec is not None else None
+        if spec is not None:
+            spec.loader = _routing_loader(spec.loader)
+            return spec
+    return None
+
+
+# A finder ahead of the others that hands `warnings`' import to them and, once the module is
+# executed, sets its `showwarning` (and then leaves `sys.meta_path`). A finder is any object
+# with a `find_spec`: a namespace holding the function, not a class of its own (making a class
+# costs 0.2 M instructions, in every command).
+_ROUTE_WARNINGS_ON_IMPORT: Any = types.SimpleNamespace(find_spec=_find_warnings_spec)
 
 
 def _routing_loader(loader: Any) -> Any:
@@ -351,58 +356,67 @@ PROGRESS_MEMBERS = 500
 PROGRESS_BYTES = 64 << 20
 
 
-class progress_bar:
-    """A rich progress bar on stderr for long extractions and creations, when stderr is a
-    terminal (plain, without colour, where NO_COLOR is set or TERM=dumb: rich reads both);
-    yields the per-item callback (None when there is no bar).
+def _make_progress_bar() -> type:
+    """`progress_bar`, made on first use (`core.registry.made_on_first_use`): extract and create
+    show one; the other commands never make the class (0.2 M instructions)."""
 
-    The bar appears only once the work has taken `delay` seconds, and is redrawn at most ten
-    times a second: a quick run never imports rich (~60 ms), and an item costs a counter and a
-    clock read, not a rich update (20,000 small members took 0.1 s more CPU with one per item)."""
+    class progress_bar:
+        """A rich progress bar on stderr for long extractions and creations, when stderr is a
+        terminal (plain, without colour, where NO_COLOR is set or TERM=dumb: rich reads both);
+        yields the per-item callback (None when there is no bar).
 
-    def __init__(self, total: int, total_bytes: int, label: str, delay: float = 0.5) -> None:
-        self.total = total
-        self.label = label
-        self.delay = delay
-        big = total >= PROGRESS_MEMBERS or total_bytes >= PROGRESS_BYTES
-        self.enabled = big and shows_progress()
-        self.done = 0
-        self._bar: Any = None
-        self._task: Any = None
+        The bar appears only once the work has taken `delay` seconds, and is redrawn at most ten
+        times a second: a quick run never imports rich (~60 ms), and an item costs a counter and a
+        clock read, not a rich update (20,000 small members took 0.1 s more CPU with one per item)."""
 
-    def __enter__(self) -> Any:
-        if not self.enabled:
-            return None
-        import time
+        def __init__(self, total: int, total_bytes: int, label: str, delay: float = 0.5) -> None:
+            self.total = total
+            self.label = label
+            self.delay = delay
+            big = total >= PROGRESS_MEMBERS or total_bytes >= PROGRESS_BYTES
+            self.enabled = big and shows_progress()
+            self.done = 0
+            self._bar: Any = None
+            self._task: Any = None
 
-        monotonic = time.monotonic
-        next_draw = monotonic() + self.delay
+        def __enter__(self) -> Any:
+            if not self.enabled:
+                return None
+            import time
 
-        def advance(item: object) -> None:
-            nonlocal next_draw
-            self.done += 1
-            now = monotonic()
-            if now >= next_draw:
-                self._draw()
-                next_draw = now + 0.1
+            monotonic = time.monotonic
+            next_draw = monotonic() + self.delay
 
-        return advance
+            def advance(item: object) -> None:
+                nonlocal next_draw
+                self.done += 1
+                now = monotonic()
+                if now >= next_draw:
+                    self._draw()
+                    next_draw = now + 0.1
 
-    def _draw(self) -> None:
-        if self._bar is None:
-            from rich.console import Console
-            from rich.progress import Progress
+            return advance
 
-            # No refresh thread: extraction forks worker processes only when no other thread runs.
-            self._bar = Progress(transient=True, console=Console(stderr=True), auto_refresh=False)
-            self._bar.start()
-            self._task = self._bar.add_task(self.label, total=self.total)
-        self._bar.update(self._task, completed=self.done)
-        self._bar.refresh()
+        def _draw(self) -> None:
+            if self._bar is None:
+                from rich.console import Console
+                from rich.progress import Progress
 
-    def __exit__(self, *exc_info: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
+                # No refresh thread: extraction forks worker processes only when no other thread runs.
+                self._bar = Progress(transient=True, console=Console(stderr=True), auto_refresh=False)
+                self._bar.start()
+                self._task = self._bar.add_task(self.label, total=self.total)
+            self._bar.update(self._task, completed=self.done)
+            self._bar.refresh()
+
+        def __exit__(self, *exc_info: object) -> None:
+            if self._bar is not None:
+                self._bar.stop()
+
+    return progress_bar
+
+
+__getattr__ = made_on_first_use(globals(), {"progress_bar": _make_progress_bar})
 
 
 class counting_bar:

@@ -176,7 +176,6 @@ def _kind(args: argparse.Namespace, file: str, member: str | None, verb: str) ->
     """The strings kind (content registry row) that takes FILE (or FILE's MEMBER), and the
     options of the command for its verb; an option the kind does not take is refused."""
     from ..content import for_path, kinds
-    from ..errors import UsageError
 
     kind = for_path("strings", file, member)
     taken = kind.verbs[verb].options
@@ -184,14 +183,22 @@ def _kind(args: argparse.Namespace, file: str, member: str | None, verb: str) ->
         value = getattr(args, key, None)
         if value and value != "auto" and key not in taken:
             takers = [row.description for row in kinds("strings") if key in row.verbs[verb].options]
-            raise UsageError(f"{option} is for {' and '.join(takers) or 'no strings kind'}, not {kind.description}")
+            raise _usage_error(f"{option} is for {' and '.join(takers) or 'no strings kind'}, not {kind.description}")
     asked = (getattr(args, "translation", None), getattr(args, "translation_kind", None))
     if "rfgm-xml" in asked and "names" not in taken:  # RFGM's XML names strings: the kinds that name them
-        raise UsageError(f"rfgm-xml is for RFG localization files (.rfglocatext), not {kind.description}")
+        raise _usage_error(f"rfgm-xml is for RFG localization files (.rfglocatext), not {kind.description}")
     if getattr(args, "dry_run", False) and "dry_run" not in taken:
-        raise UsageError(f"--dry-run is for RFG localization files (.rfglocatext), not {kind.description}")
+        raise _usage_error(f"--dry-run is for RFG localization files (.rfglocatext), not {kind.description}")
     options = dict(vars(args), format=_pack_format(args, file, member))
     return kind, options
+
+
+def _usage_error(message: str) -> Exception:
+    """A `UsageError` saying `message`: the class is made on first use (`gamepak.errors`), so it
+    is imported only when one is raised (0.2 M instructions of every `text import`)."""
+    from ..errors import UsageError
+
+    return UsageError(message)
 
 
 def _remove_dead_temporaries(file: str) -> None:
@@ -225,11 +232,9 @@ def run_export(args: argparse.Namespace) -> None:
 
 
 def run_import(args: argparse.Namespace) -> None:
-    from ..errors import UsageError
-
     arguments = args.arguments
     if len(arguments) not in (2, 3):
-        raise UsageError("expected FILE TRANSLATION or FILE MEMBER TRANSLATION")
+        raise _usage_error("expected FILE TRANSLATION or FILE MEMBER TRANSLATION")
     file, translation = arguments[0], arguments[-1]
     member = arguments[1] if len(arguments) == 3 else None
     if not args.dry_run:  # a dry run is read-only, as the edit verbs' are

@@ -7,10 +7,9 @@ family), ordered in `gamepak/content/__init__.py`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: `collections.abc` was 0.4 M instructions of `text import`
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 

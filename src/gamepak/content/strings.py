@@ -11,10 +11,10 @@ each handing the work to its module (`ops.locatext` for RFG localization files,
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing `typing` was a sixth of `text import`'s CPU time
+    from collections.abc import Sequence
     from typing import Any
 
 

@@ -39,13 +39,12 @@ refused before the parse, where ElementTree alone would take 0.7 GB.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import os
+from _thread import allocate_lock  # `threading` would cost start-up time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    import contextvars
 
 ALLOW_LARGE_ADVICE = "--allow-large lifts this"
 
@@ -150,20 +149,51 @@ def read_strings_file(path: str | os.PathLike[str]) -> bytes:
 
 
 _DEFAULT = ContentLimits()  # never changed: shared safely
-_CURRENT: contextvars.ContextVar[ContentLimits] = contextvars.ContextVar("gamepak_content_limits", default=_DEFAULT)
+# The budgets of each thread and asyncio task, made by the first `limits` that changes one: until
+# then every reader is under `_DEFAULT`. `contextvars` (an extension module) and `contextlib`
+# (eighteen classes) were a twentieth of `gamepak text import` (4 M instructions), whose
+# `limits(allow_large=False)` changes nothing.
+_CURRENT: contextvars.ContextVar[ContentLimits] | None = None
+_MAKING = allocate_lock()  # two threads making it at once share one
 
 
 def current() -> ContentLimits:
     """The budgets in force here."""
-    return _CURRENT.get()
+    variable = _CURRENT
+    return _DEFAULT if variable is None else variable.get()
 
 
-@contextlib.contextmanager
-def limits(**changes: int | bool) -> Iterator[ContentLimits]:
-    """Budgets changed for the code inside: `limits(allow_large=True)`, `limits(table_elements=10)`,
-    `limits(zone_bytes=100)`."""
-    token = _CURRENT.set(_CURRENT.get().replace(**changes))
-    try:
-        yield _CURRENT.get()
-    finally:
-        _CURRENT.reset(token)
+def _variable() -> contextvars.ContextVar[ContentLimits]:
+    global _CURRENT
+    with _MAKING:
+        if _CURRENT is None:
+            import contextvars
+
+            _CURRENT = contextvars.ContextVar("gamepak_content_limits", default=_DEFAULT)
+    return _CURRENT
+
+
+class limits:  # a context manager, named as the function it was
+    """Budgets changed for the code inside: `with limits(allow_large=True)`, `limits(table_elements=10)`,
+    `limits(zone_bytes=100)` (TypeError naming an unknown budget); `as` gives the budgets in
+    force inside. Budgets equal to those in force already (the CLI without `--allow-large`)
+    are left as they are."""
+
+    __slots__ = ("_changes", "_token")
+
+    def __init__(self, **changes: int | bool) -> None:
+        self._changes = changes
+        self._token: contextvars.Token[ContentLimits] | None = None
+
+    def __enter__(self) -> ContentLimits:
+        budgets = current()
+        changed = budgets.replace(**self._changes)
+        if all(getattr(budgets, name) == value for name, value in self._changes.items()):
+            return budgets  # every budget as it is already: nothing to set
+        self._token = _variable().set(changed)
+        return changed
+
+    def __exit__(self, *exc_info: object) -> None:
+        token, self._token = self._token, None
+        if token is not None:
+            _variable().reset(token)

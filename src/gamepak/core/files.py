@@ -15,18 +15,27 @@ plain file) reads it here, so that each of them:
 from __future__ import annotations
 
 import os
+import stat
 
-from ..errors import GamepakError, cannot_read
-from .source import OwnedBuffer, open_regular_os, read_whole
+from ..errors import GamepakError, cannot_read, irregular_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    # `core.source` (and its `core.streams`, four classes) is imported by the rare paths that
+    # need it, not by every whole read: a `text import` reads its files without either (~2 M
+    # instructions).
+    from .source import OwnedBuffer
+
 # What a file read whole may hold unless the caller names its own cap: larger inputs are
 # streamed by the readers built for them (packs, models read a window at a time), never read
 # whole, so a file past this is refused rather than held.
 MAX_WHOLE_FILE_BYTES = 1 << 30
+
+# Opening without waiting: a FIFO opened for reading would otherwise block until a writer
+# comes (a regular file ignores O_NONBLOCK). Windows has no FIFOs and no O_NONBLOCK.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
 def read_file(
@@ -54,6 +63,8 @@ def read_file_owned(
 ) -> OwnedBuffer:
     """`read_file` into a `source.OwnedBuffer` of the file's size: a bytearray the reader may
     keep views into (the JOE reader's arrays), so the file costs its size once."""
+    from .source import OwnedBuffer
+
     data = _read(os.fspath(path), limit, "", error, None, owned=True)
     assert isinstance(data, OwnedBuffer)
     return data
@@ -73,8 +84,30 @@ def read_head(path: str | os.PathLike[str], size: int, *, error: type[GamepakErr
         os.close(fd)
 
 
+def open_regular_os(path: str) -> tuple[int, os.stat_result]:
+    """A descriptor open on the regular file `path`, opened without waiting, and its stat; an
+    OSError otherwise, its strerror the reason: the system's, or `irregular_kind`'s for a FIFO,
+    device, socket or folder (links followed: a FIFO's reads would wait for a writer; a folder
+    opens on POSIX, its first read failing with an OSError that names no file).
+
+    The one open of an input file: `Source.open` (a pack), `open_regular` below (a file read
+    whole, said in the one `cannot read` line) and a scene's files (a texture that cannot be
+    read is a warning) word the OSError each their way. Here, in the module that imports
+    nothing heavier than `errors`, so that a whole-file read loads no `core.source`."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            # A plain OSError, no class of its own: making one cost every command 0.12 M instructions.
+            raise OSError(None, irregular_kind(info.st_mode), path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
 def open_regular(file: str, label: str, what: str, error: type[GamepakError]) -> tuple[int, os.stat_result]:
-    """A descriptor open on the regular file `file` (opened without waiting: `source.open_regular_os`)
+    """A descriptor open on the regular file `file` (opened without waiting: `open_regular_os`)
     and its stat; `cannot_read` naming `label` otherwise."""
     try:
         return open_regular_os(file)
@@ -119,6 +152,8 @@ def _read_direct(fd: int, size: int, limit: int) -> bytes:
     more = os.read(fd, 1) if len(first) <= limit else b""
     if not more:
         return first
+    from .source import read_whole
+
     with os.fdopen(fd, "rb", buffering=0, closefd=False) as handle:
         rest = read_whole(handle, limit - len(first), first_buffer=len(first))
     return b"".join((first, more, rest))
@@ -126,6 +161,8 @@ def _read_direct(fd: int, size: int, limit: int) -> bytes:
 
 def _read_owned(handle: Any, size: int) -> OwnedBuffer:
     """The file's `size` bytes in one buffer of that size (fewer if it shrank since)."""
+    from .source import OwnedBuffer
+
     buffer = OwnedBuffer(size)
     filled = 0
     with memoryview(buffer) as view:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import io
 import os
-import stat
 import sys
 from _thread import allocate_lock
 from _weakref import ref as weak_reference  # the `weakref` module's C core (see _DescriptorCloser)
 
-from ..errors import CorruptArchiveError, GamepakError, cannot_read, irregular_kind
+from ..errors import CorruptArchiveError, GamepakError, cannot_read
+from .files import open_regular_os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -77,32 +77,6 @@ def read_whole(stream: Any, size: int, first_buffer: int | None = None) -> bytes
         filled += count
     buffer.truncate(filled)
     return buffer.getvalue()
-
-
-# Opening without waiting: a FIFO opened for reading would otherwise block until a writer
-# comes (a regular file ignores O_NONBLOCK). Windows has no FIFOs and no O_NONBLOCK.
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-
-
-def open_regular_os(path: str) -> tuple[int, os.stat_result]:
-    """A descriptor open on the regular file `path`, opened without waiting, and its stat; an
-    OSError otherwise, its strerror the reason: the system's, or `irregular_kind`'s for a FIFO,
-    device, socket or folder (links followed: a FIFO's reads would wait for a writer; a folder
-    opens on POSIX, its first read failing with an OSError that names no file).
-
-    The one open of an input file: `Source.open` (a pack), `core.files` (a file read whole, said
-    in the one `cannot read` line) and a scene's files (a texture that cannot be read is a
-    warning) word the OSError each their way; here because all three load this module."""
-    fd = os.open(path, _OPEN_FLAGS)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            # A plain OSError, no class of its own: making one cost every command 0.12 M instructions.
-            raise OSError(None, irregular_kind(info.st_mode), path)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, info
 
 
 class _DescriptorCloser:

@@ -37,11 +37,11 @@ class SceneError(GamepakError):
 
 
 def open_regular(path: str) -> Any:
-    """`path` opened for reading in binary, never blocking (`core.source.open_regular_os`): an
+    """`path` opened for reading in binary, never blocking (`core.files.open_regular_os`): an
     OSError when it cannot be (its strerror saying a FIFO, device, socket or folder when it is
     not a regular file, links followed), which the callers word themselves (a texture that
     cannot be read is a warning)."""
-    from ...core.source import open_regular_os  # (loaded already: the scene's models are read through it)
+    from ...core.files import open_regular_os  # (loaded already: the scene's models are read through it)
 
     fd, _ = open_regular_os(path)
     return open(fd, "rb")

@@ -30,16 +30,15 @@ from __future__ import annotations
 import codecs
 import struct
 import sys
-import zlib
 from array import array
 from itertools import accumulate, repeat
 from operator import attrgetter, itemgetter
 
-from ....errors import CorruptArchiveError, FormatLimitError, GamepakError
+from ....errors import CorruptArchiveError, GamepakError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `typing` costs milliseconds at start-up
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from ....core.source import Source
 
@@ -61,10 +60,24 @@ def identifier_hash(identifier: str) -> int:
     """The hash the game looks an identifier up by: CRC-32 of each character's low byte (of
     its UTF-16 code unit), a low byte in `A`-`Z` lowered (as RFGM's HashVolitionCRCAlt does:
     U+0641 counts as `a`)."""
+    crc32 = _crc32 or _load_crc32()
     if identifier.isascii():
-        return zlib.crc32(identifier.encode("ascii").lower())
+        return crc32(identifier.encode("ascii").lower())
     # bytes.lower() lowers ASCII only, as the game does; [0::2] keeps each code unit's low byte.
-    return zlib.crc32(identifier.encode("utf-16-le", "surrogatepass")[0::2].lower())
+    return crc32(identifier.encode("utf-16-le", "surrogatepass")[0::2].lower())
+
+
+# zlib's `crc32`, imported when an identifier is first hashed: an import of a translation keyed
+# by hashes only (an untouched export) never loads zlib (0.6 M instructions).
+_crc32: Callable[[bytes], int] | None = None
+
+
+def _load_crc32() -> Callable[[bytes], int]:
+    global _crc32
+    from zlib import crc32
+
+    _crc32 = crc32
+    return crc32
 
 
 def hash_key(value: int) -> str:
@@ -365,6 +378,8 @@ def build(entries: list[LocaEntry]) -> bytes:
         offsets[index] = position
         position += len(entries[index].raw)
     if position > U32_MAX:
+        from ....errors import FormatLimitError  # made on first use: imported where raised
+
         raise FormatLimitError(f"the strings would end at byte {position}: past the u32 offsets' reach")
     seen: dict[int, int] = {}
     for index, entry in enumerate(entries):
