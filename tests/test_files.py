@@ -42,12 +42,11 @@ def test_a_file_over_the_cap_is_refused_before_it_is_read(tmp_path: Path, monkey
     path = tmp_path / "big.bin"
     path.write_bytes(b"x" * 1000)
     import gamepak.core.files as files
-    import gamepak.core.source as source
 
     def no_read(*args: object, **kwargs: object) -> bytes:
         raise AssertionError("read although over the cap")
 
-    monkeypatch.setattr(source, "read_whole", no_read)  # `files` imports it where it reads on
+    monkeypatch.setattr(files, "read_whole", no_read)
     monkeypatch.setattr(files.os, "read", no_read)
     with pytest.raises(GamepakError, match=rf"^{re.escape(str(path))}: 1000 bytes, more than the 999 bytes"):
         read_file(path, limit=999)
@@ -267,11 +266,11 @@ def test_read_whole_reads_up_to_its_size_whatever_the_first_buffer_said(
 ) -> None:
     # (small direct reads and buffer steps: a first buffer too small for the stream, as for a
     # file that grew since its size was taken, still gets all of it up to `size`)
-    from gamepak.core import source
+    from gamepak.core import files
 
     data = bytes(range(256)) * (length // 256 + 1)
     data = data[:length]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(source, "_DIRECT_READ", 1000)
-        patch.setattr(source, "_READ_STEP", 700)
-        assert source.read_whole(_Trickle(data, step), size, first_buffer) == data[:size]
+        patch.setattr(files, "_DIRECT_READ", 1000)
+        patch.setattr(files, "_READ_STEP", 700)
+        assert files.read_whole(_Trickle(data, step), size, first_buffer) == data[:size]

@@ -265,7 +265,7 @@ class Archive:
         """A member's whole content. Memory: about its size, once (the stream fills one buffer
         that becomes the result); no more than the archive's size is allocated before the
         member's bytes arrive, whatever size its header declares."""
-        from .source import read_whole
+        from .files import read_whole
 
         entry = self._entry(member)
         with self.open(entry) as stream:

@@ -14,6 +14,7 @@ plain file) reads it here, so that each of them:
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 
@@ -23,10 +24,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    # `core.source` (and its `core.streams`, four classes) is imported by the rare paths that
-    # need it, not by every whole read: a `text import` reads its files without either (~2 M
+    # `core.streams` (four classes) is imported by the rare paths that need it, not by every
+    # whole read: a `text import` reads its files without either (~2 M
     # instructions).
-    from .source import OwnedBuffer
+    from .streams import OwnedBuffer
 
 # What a file read whole may hold unless the caller names its own cap: larger inputs are
 # streamed by the readers built for them (packs, models read a window at a time), never read
@@ -61,9 +62,9 @@ def read_file(
 def read_file_owned(
     path: str | os.PathLike[str], *, limit: int = MAX_WHOLE_FILE_BYTES, error: type[GamepakError] = GamepakError
 ) -> OwnedBuffer:
-    """`read_file` into a `source.OwnedBuffer` of the file's size: a bytearray the reader may
+    """`read_file` into a `streams.OwnedBuffer` of the file's size: a bytearray the reader may
     keep views into (the JOE reader's arrays), so the file costs its size once."""
-    from .source import OwnedBuffer
+    from .streams import OwnedBuffer
 
     data = _read(os.fspath(path), limit, "", error, None, owned=True)
     assert isinstance(data, OwnedBuffer)
@@ -152,8 +153,6 @@ def _read_direct(fd: int, size: int, limit: int) -> bytes:
     more = os.read(fd, 1) if len(first) <= limit else b""
     if not more:
         return first
-    from .source import read_whole
-
     with os.fdopen(fd, "rb", buffering=0, closefd=False) as handle:
         rest = read_whole(handle, limit - len(first), first_buffer=len(first))
     return b"".join((first, more, rest))
@@ -161,7 +160,7 @@ def _read_direct(fd: int, size: int, limit: int) -> bytes:
 
 def _read_owned(handle: Any, size: int) -> OwnedBuffer:
     """The file's `size` bytes in one buffer of that size (fewer if it shrank since)."""
-    from .source import OwnedBuffer
+    from .streams import OwnedBuffer
 
     buffer = OwnedBuffer(size)
     filled = 0
@@ -173,3 +172,46 @@ def _read_owned(handle: Any, size: int) -> OwnedBuffer:
             filled += count
     del buffer[filled:]
     return buffer
+
+
+# `read_whole`: reads up to this size are plain `read()` calls; larger ones fill one buffer in
+# place, `_READ_STEP` bytes at a time (what a stream that reads into a temporary holds at once).
+_DIRECT_READ = 1 << 20
+_READ_STEP = 1 << 20
+
+
+def read_whole(stream: Any, size: int, first_buffer: int | None = None) -> bytes:
+    """Up to `size` bytes of a binary stream, fewer only where it ends, costing about `size`
+    bytes of memory once: the stream fills one buffer with `readinto`, and that buffer becomes
+    the bytes returned (no chunks joined, no copy at the end).
+
+    `first_buffer` caps what is allocated before any data arrives (a size read from a hostile
+    header is not trusted further than, say, the file's size); the buffer then doubles as data
+    arrives, up to `size`."""
+    if size <= _DIRECT_READ:
+        parts = []
+        remaining = size
+        while remaining:
+            part = stream.read(remaining)
+            if not part:
+                break
+            parts.append(part)
+            remaining -= len(part)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    # A BytesIO hands its internal bytes object over from `getvalue()` without copying when it
+    # is exactly full and no view of it is held (CPython), and grows it with `realloc` (which
+    # moves large blocks by remapping pages, not copying): the one buffer becomes the result.
+    buffer = io.BytesIO()
+    filled = capacity = 0
+    while filled < size:
+        if filled == capacity:
+            capacity = min(size, 2 * capacity or max(first_buffer or size, _DIRECT_READ))
+            buffer.seek(capacity - 1)
+            buffer.write(b"\0")  # grows the buffer to `capacity` bytes
+        with buffer.getbuffer() as whole, whole[filled : min(capacity, filled + _READ_STEP)] as free:
+            count = stream.readinto(free)
+        if not count:
+            break
+        filled += count
+    buffer.truncate(filled)
+    return buffer.getvalue()

@@ -78,7 +78,7 @@ class InputFile(io.FileIO):
 
     def read_all(self) -> bytes:
         """The whole content, checked (memory: its size, once)."""
-        from .source import read_whole
+        from .files import read_whole
 
         try:
             data = read_whole(self, self.size)

@@ -36,49 +36,6 @@ def _portable_pread() -> Callable[[int, int, int], bytes]:
     return pread
 
 
-# `read_whole`: reads up to this size are plain `read()` calls; larger ones fill one buffer in
-# place, `_READ_STEP` bytes at a time (what a stream that reads into a temporary holds at once).
-_DIRECT_READ = 1 << 20
-_READ_STEP = 1 << 20
-
-
-def read_whole(stream: Any, size: int, first_buffer: int | None = None) -> bytes:
-    """Up to `size` bytes of a binary stream, fewer only where it ends, costing about `size`
-    bytes of memory once: the stream fills one buffer with `readinto`, and that buffer becomes
-    the bytes returned (no chunks joined, no copy at the end).
-
-    `first_buffer` caps what is allocated before any data arrives (a size read from a hostile
-    header is not trusted further than, say, the file's size); the buffer then doubles as data
-    arrives, up to `size`."""
-    if size <= _DIRECT_READ:
-        parts = []
-        remaining = size
-        while remaining:
-            part = stream.read(remaining)
-            if not part:
-                break
-            parts.append(part)
-            remaining -= len(part)
-        return parts[0] if len(parts) == 1 else b"".join(parts)
-    # A BytesIO hands its internal bytes object over from `getvalue()` without copying when it
-    # is exactly full and no view of it is held (CPython), and grows it with `realloc` (which
-    # moves large blocks by remapping pages, not copying): the one buffer becomes the result.
-    buffer = io.BytesIO()
-    filled = capacity = 0
-    while filled < size:
-        if filled == capacity:
-            capacity = min(size, 2 * capacity or max(first_buffer or size, _DIRECT_READ))
-            buffer.seek(capacity - 1)
-            buffer.write(b"\0")  # grows the buffer to `capacity` bytes
-        with buffer.getbuffer() as whole, whole[filled : min(capacity, filled + _READ_STEP)] as free:
-            count = stream.readinto(free)
-        if not count:
-            break
-        filled += count
-    buffer.truncate(filled)
-    return buffer.getvalue()
-
-
 class _DescriptorCloser:
     """Closes a descriptor once: when called (`Source.close`), or when its owner is dropped
     unclosed. `weakref.finalize`'s job, without the `weakref` module and the `atexit` hook it
