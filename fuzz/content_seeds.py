@@ -339,7 +339,8 @@ def zone_seeds() -> Iterator[tuple[str, bytes]]:
     of the list kinds and handle properties, values kept as bytes (two NULs, a bool of 2, a NaN,
     an unknown type with non-zero padding, an empty buffer) with bytes after the objects, a
     territory cell with its 87,368-byte relation section, an empty layer, and one written by the
-    zone writer with an object added."""
+    zone writer with an object added; and the documents `zone export` writes of three of them
+    (fuzz_read_zone takes an input starting with `{` for a document a user edited)."""
     import struct
 
     from gamepak.formats.rfg.zone.model import RELATION_SIZE, ZoneObject, read
@@ -383,7 +384,8 @@ def zone_seeds() -> Iterator[tuple[str, bytes]]:
             prop(5, "binary_flags", struct.pack("<H", 3)),
         ],
     )
-    yield "lists.layer_pc", zone([first, second, lists])
+    with_lists = zone([first, second, lists])
+    yield "lists.layer_pc", with_lists
     odd = obj(
         0x78800004,
         [
@@ -395,7 +397,8 @@ def zone_seeds() -> Iterator[tuple[str, bytes]]:
         ],
         class_hash=0x01020304,
     )
-    yield "odd-values.layer_pc", zone([odd, first], trailing=b"tail")
+    odd_values = zone([odd, first], trailing=b"tail")
+    yield "odd-values.layer_pc", odd_values
     relation = bytes(range(256)) * (RELATION_SIZE // 256) + bytes(RELATION_SIZE % 256)
     yield "cell.rfgzone_pc", zone([first], flags=0, relation=relation)
     yield "empty.layer_pc", zone([])
@@ -404,6 +407,14 @@ def zone_seeds() -> Iterator[tuple[str, bytes]]:
     added.set_value("op", "op", {"position": [7.0, 8.0, 9.0], "orient": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]})
     added.set_value("display_name", "string", "written")
     yield "written.layer_pc", written.to_bytes()
+    # The documents `zone export` writes, as a user edits them (no relation section: the file
+    # beside the document is not part of an input).
+    import orjson
+
+    from gamepak.formats.rfg.zone.document import to_document
+
+    for name, data in (("layer", layer), ("lists", with_lists), ("odd-values", odd_values)):
+        yield f"{name}.layer_pc.json", orjson.dumps(to_document(read(data)), option=orjson.OPT_INDENT_2)
 
 
 def sprite_seeds() -> Iterator[tuple[str, bytes]]:

@@ -215,6 +215,11 @@ def test_documents_that_do_not_fit_are_refused_naming_object_and_property() -> N
         from_document(wrong, "doc")
     with pytest.raises(GamepakError, match="not a zone document"):
         from_document({"objects": []}, "doc")
+    for kind in ([], {}, 5):  # found reading the code: a list or object as the kind was a TypeError
+        odd = json.loads(json.dumps(document))
+        odd["objects"][0]["properties"][0]["kind"] = kind
+        with pytest.raises(GamepakError, match="doc: object 0: property dummy_type: unknown kind"):
+            from_document(odd, "doc")
     for handle in ("²", "0x" + "f" * 21, "12 34", True):  # ASCII digits, within range, a number
         odd = json.loads(json.dumps(document))
         odd["objects"][0]["handle"] = handle
@@ -602,3 +607,20 @@ def test_changes_that_remove_what_they_added_replay_with_an_undo_that_is_checked
     assert [o.handle for o in read(new).objects] == [0x78800009, 0x78800001, 0x78800002]  # no anchor: first
     assert read(new).objects[0].properties == []
     assert back is None or replay(new, load_changes(back, "undo"), "undo") == data
+
+
+def test_a_document_of_another_zone_version_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    # fuzz_read_zone/document-version-37: a document's version was written as it said, into a
+    # zone the reader (and the game) refuse.
+    with pytest.raises(GamepakError, match="zone version 37 cannot be written"):
+        Zone(version=37).to_bytes()
+    loose = tmp_path / "x.layer_pc"
+    loose.write_bytes(a_layer())
+    out = tmp_path / "out"
+    zones.export_zones(loose, out)
+    document = json.loads((out / "x.layer_pc.json").read_text())
+    document["version"] = 37
+    (out / "x.layer_pc.json").write_text(json.dumps(document))
+    with pytest.raises(GamepakError, match="zone version 37 cannot be written"):
+        zones.import_zones(loose, out)
+    assert loose.read_bytes() == a_layer()

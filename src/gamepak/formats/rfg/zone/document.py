@@ -128,7 +128,7 @@ def _property(entry: object, index: int, where: _Where, names: Names) -> ZonePro
     else:
         raise where.error("a property needs a name or a hash", index)
     kind = entry.get("kind", "hex")
-    if kind != "hex" and kind not in KINDS:
+    if not isinstance(kind, str) or (kind != "hex" and kind not in KINDS):
         raise where.error(f"unknown kind {kind!r} (one of: hex, {', '.join(KINDS)})", index, str(label))
     try:
         value = encode(str(kind), entry.get("value"))

@@ -213,6 +213,8 @@ class Zone:
 
     def to_bytes(self) -> bytes:
         """The file's bytes (the same bytes for a zone read and not changed)."""
+        if self.version != VERSION:  # a document's or the API's: `read` (and the game) take no other
+            raise GamepakError(f"{self.name or 'zone'}: zone version {self.version} cannot be written (only {VERSION})")
         if has_relation_section(self.district_flags) != (self.relation is not None):
             want = "needs" if has_relation_section(self.district_flags) else "cannot have"
             raise GamepakError(
