@@ -300,6 +300,7 @@ def content_seeds() -> dict[str, list[tuple[str, bytes]]]:
         "xtbl": content.xtbl_seeds,
         "sheet": content.sheet_seeds,
         "scene": content.scene_seeds,
+        "rfgmesh": content.rfgmesh_seeds,
     }
     return {kind: list(make()) for kind, make in makers.items()}
 

@@ -31,6 +31,7 @@ CONTENT_HARNESSES = [
     "fuzz_read_scene",
     "fuzz_import_sheet",
     "fuzz_read_model",
+    "fuzz_read_rfgmesh",
 ]
 FINDINGS = sorted((Path(__file__).resolve().parent / "data" / "fuzz").glob("fuzz_*/*"))
 
