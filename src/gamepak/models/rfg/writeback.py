@@ -166,8 +166,18 @@ def write_back(
     new_uvs = [uvs.astype(np.float64).copy() for uvs in expected_uvs]
     result = WriteBack(cpu, gpu)
     planned = plan(mesh, name, lod=0, all_lods=True)
-    if not planned:
-        raise ModelError(f"{mesh.label}: the mesh has no submesh to write vertices back into")
+    if not any(node_plan.primitives for node_plan in planned):
+        # Nothing drawn, so nothing exported to edit (no submesh, or blocks without a whole
+        # triangle): the unchanged export comes back unchanged; a node holding triangles for
+        # it is a changed topology.
+        for drawn in nodes:
+            if len(drawn.corners["POSITION"]):
+                raise ModelError(
+                    f"{label}: node {drawn.name!r} has {len(drawn.corners['POSITION'])} triangles, the mesh "
+                    "draws none: a changed triangle count cannot be written back"
+                )
+        result.warnings.append(f"{mesh.label}: the mesh draws no triangle: no vertex to write back")
+        return result
     matched_any = False
     for node_plan in planned:
         node = _match(nodes, node_plan.name)
