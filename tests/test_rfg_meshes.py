@@ -236,6 +236,8 @@ def test_index_past_the_vertices_and_block_past_the_buffer() -> None:
     cpu, gpu = build(quad_spec())
     block_at = CONFIG_AT + 0x30 + 44  # first render block
     with pytest.raises(MeshFormatError, match="render block 0.*run past"):
+        read_mesh(_patched(cpu, block_at + 4, "<I", 1), gpu)  # first index 1: its 10 end at 11
+    with pytest.raises(MeshFormatError, match="render block 0 index count: the blocks draw 11 indices"):
         read_mesh(_patched(cpu, block_at + 8, "<I", 11), gpu)
     with pytest.raises(MeshFormatError, match="LOD 0 submesh id"):
         read(quad_spec(lod_ids=[3]))
