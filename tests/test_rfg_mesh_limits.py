@@ -107,3 +107,15 @@ def test_write_back_of_many_submeshes() -> None:
     mesh = read_mesh(cpu, gpu)
     result = write_back(mesh, "many", export_gltf(mesh, "many"), gpu, cpu)
     assert (result.gpu, result.cpu, result.changed_vertices) == (gpu, cpu, [])
+
+
+@pytest.mark.parametrize("remaster", [False, True])
+def test_negative_character_counts_name_their_header_field(remaster: bool) -> None:
+    cpu, gpu = build(quad_spec(kind="character", vertex_format=3, bones=[0], remaster=remaster))
+    width = 8 if remaster else 4
+    with pytest.raises(MeshFormatError, match="bone count: -1 is negative") as caught:
+        read_mesh(_patched(cpu, 8 + 7 * width, "<i", -1), gpu)
+    assert caught.value.offset == 8 + 7 * width
+    with pytest.raises(MeshFormatError, match="sphere/cylinder count: 0/-2 is negative") as caught:
+        read_mesh(_patched(cpu, 8 + 9 * width, "<hh", 0, -2), gpu)
+    assert caught.value.offset == 8 + 9 * width

@@ -189,7 +189,7 @@ def read_mesh(cpu: bytes, gpu: bytes, *, label: str = "<csmesh_pc>", gpu_label: 
     cylinders: list[Cylinder] = []
     tag_count = 0
     if kind == "character":
-        bones, spheres, cylinders = _read_character(source, header)
+        bones, spheres, cylinders = _read_character(source, header, width)
     elif header[FIELD_7]:
         tag_count = source.u32(header[FIELD_7], "tag list count")
         source.need(header[FIELD_7] + 4, TAG_SIZE * tag_count, "tag list")
@@ -327,15 +327,16 @@ def _read_material(source: _Bytes, at: int, names_at: int, number: int, names: d
     return Material(at, size, shader, name, flags, textures, constants)
 
 
-def _read_character(source: _Bytes, header: list[int]) -> tuple[list[int], list[Sphere], list[Cylinder]]:
+def _read_character(source: _Bytes, header: list[int], width: int) -> tuple[list[int], list[Sphere], list[Cylinder]]:
+    """Bones, spheres and cylinders; `width`: the header's field width (4, or 8 in the remaster)."""
     bone_count = struct.unpack("<i", struct.pack("<I", header[FIELD_7]))[0]
     if bone_count < 0:
-        raise source.fail(None, "bone count", f"{bone_count} is negative")
+        raise source.fail(8 + FIELD_7 * width, "bone count", f"{bone_count} is negative")
     source.need(header[FIELD_8], 4 * bone_count, "bone count")
     bones = list(struct.unpack_from(f"<{bone_count}I", source.data, header[FIELD_8]))
     sphere_count, cylinder_count = struct.unpack("<hh", struct.pack("<I", header[FIELD_9]))
     if sphere_count < 0 or cylinder_count < 0:
-        raise source.fail(None, "sphere/cylinder count", f"{sphere_count}/{cylinder_count} is negative")
+        raise source.fail(8 + FIELD_9 * width, "sphere/cylinder count", f"{sphere_count}/{cylinder_count} is negative")
     source.need(header[FIELD_10], SPHERE.size * sphere_count, "sphere count")
     source.need(header[FIELD_11], CYLINDER.size * cylinder_count, "cylinder count")
     spheres = []
