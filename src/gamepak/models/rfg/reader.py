@@ -388,7 +388,9 @@ def _check_blocks(mesh: RfgMesh, source: _Bytes) -> None:
     import numpy as np
 
     config = mesh.config
-    restart = 0xFFFF if config.index_size == 2 else 0xFFFFFFFF
+    # Only a strip is cut by the restart index (geometry.strip_triangles); in a triangle list it
+    # is a vertex number like any other, and past the vertices.
+    restart = (0xFFFF if config.index_size == 2 else 0xFFFFFFFF) if config.topology == TOPOLOGY_STRIP else -1
     for number, block in enumerate(mesh.blocks):
         if block.first_index + block.index_count > config.index_count:
             raise source.fail(
