@@ -472,3 +472,42 @@ def sprite_seeds() -> Iterator[tuple[str, bytes]]:
         codec.encode(0x27F1, np.array([[7, 7], [7, 15]], dtype=np.uint8), 16),
     ]
     yield "written.f", sprite.to_bytes()
+
+
+def rfgmesh_seeds() -> Iterator[tuple[str, bytes]]:
+    """RFG mesh pairs laid out by hand from the spec (tests/rfg_mesh_bytes.py), framed as
+    fuzz_read_rfgmesh reads them: a static quad strip (2009, and the remaster's with u32
+    indices and three UV sets), a triangle list, two LODs with two materials, every texture
+    slot, a strip restart, and character meshes (2009 and remaster) with bones, spheres,
+    cylinders and blend weights."""
+    from fuzz_read_rfgmesh import join_mesh_pair
+
+    spec_bytes()  # puts tests/ on the path
+    import rfg_mesh_bytes as meshes
+
+    materials = [
+        meshes.MaterialSpec(),
+        meshes.MaterialSpec(
+            textures=[("b_d.tga", "Diffuse_Map"), ("b_n.tga", "Normal_Map"), ("b_s.tga", "Specular_Map")]
+        ),
+    ]
+    character = {
+        "kind": "character",
+        "vertex_format": 3,
+        "bones": [0, 1, 2],
+        "spheres": [(7, 1, (0.0, 1.5, 0.0), 0.25)],
+        "cylinders": [(8, 2, (0.0, 1.0, 0.0), (0.1, 0.2, 0.3), 0.05, 0.4)],
+    }
+    lods = meshes.quad_spec(lod_ids=[0, 1], materials=materials)
+    lods.submeshes = [[(0, [0, 1, 2, 3]), (1, [2, 3, 4, 5])], [(0, [0, 1, 2, 3])]]
+    specs = {
+        "static": meshes.quad_spec(),
+        "remaster": meshes.quad_spec(remaster=True, index_size=4, vertex_format=41, uv_sets=3),
+        "list": meshes.quad_spec(topology=1, submeshes=[[(0, [0, 1, 2, 2, 1, 3])]]),
+        "restart": meshes.quad_spec(submeshes=[[(0, [0, 1, 2, 3, 0xFFFF, 2, 3, 4, 5])]]),
+        "lods": lods,
+        "character": meshes.quad_spec(**character),
+        "character-remaster": meshes.quad_spec(**{**character, "vertex_format": 42}, remaster=True, uv_sets=3),
+    }
+    for name, spec in specs.items():
+        yield f"{name}.mesh", join_mesh_pair(*meshes.build(spec))

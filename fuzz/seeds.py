@@ -302,6 +302,7 @@ def content_seeds() -> dict[str, list[tuple[str, bytes]]]:
         "scene": content.scene_seeds,
         "zone": content.zone_seeds,
         "sprite": content.sprite_seeds,
+        "rfgmesh": content.rfgmesh_seeds,
     }
     return {kind: list(make()) for kind, make in makers.items()}
 

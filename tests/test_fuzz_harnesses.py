@@ -33,6 +33,7 @@ CONTENT_HARNESSES = [
     "fuzz_read_model",
     "fuzz_read_zone",
     "fuzz_read_sprite",
+    "fuzz_read_rfgmesh",
 ]
 FINDINGS = sorted((Path(__file__).resolve().parent / "data" / "fuzz").glob("fuzz_*/*"))
 

@@ -285,6 +285,27 @@ def test_unchanged_export_writes_back_identical_bytes() -> None:
 
 
 @pytest.mark.parametrize(
+    "submeshes",
+    [[[(0, [0, 1])]], [[(0, [])]], [[(0, [0, 1, 1, 0])]], []],
+    ids=["two-indices", "no-index", "only-degenerates", "no-submesh"],
+)
+def test_a_mesh_drawing_no_triangle_writes_back_unchanged(submeshes: list[list[tuple[int, list[int]]]]) -> None:
+    """Fuzz finding (tests/data/fuzz/fuzz_read_rfgmesh/block-draws-no-triangle): the unchanged
+    export of a mesh whose blocks draw no whole triangle (or that has no submesh) holds no
+    node to match, and the write-back refused it ("none of its nodes"); now it gives both
+    files back as they were. A glTF adding triangles to it is still a changed topology."""
+    cpu, gpu = build(quad_spec(submeshes=submeshes, lod_ids=[0] if submeshes else []))
+    mesh = read_mesh(cpu, gpu, label="q.csmesh_pc")
+    for binary in (True, False):
+        result = write_back(mesh, "q", export_gltf(mesh, "q", binary=binary), gpu, cpu)
+        assert (result.gpu, result.cpu, result.changed_vertices) == (gpu, cpu, [])
+        assert result.warnings == ["q.csmesh_pc: the mesh draws no triangle: no vertex to write back"]
+    other = read_mesh(*build(quad_spec()))
+    with pytest.raises(GamepakError, match="node 'q' has 4 triangles, the mesh draws none"):
+        write_back(mesh, "q", export_gltf(other, "q"), gpu, cpu, label="x.glb")
+
+
+@pytest.mark.parametrize(
     ("attribute", "delta", "field_slice"),
     [
         ("POSITION", (0.0, 0.25, 0.0), slice(4, 8)),

@@ -89,6 +89,20 @@ def test_triangle_list_topology() -> None:
     assert block_triangles(mesh, mesh.blocks[0]).tolist() == [[0, 1, 2], [2, 1, 3]]
 
 
+@pytest.mark.parametrize("index_size", [2, 4])
+def test_the_restart_index_cuts_strips_only(index_size: int) -> None:
+    """Fuzz finding (tests/data/fuzz/fuzz_read_rfgmesh/list-with-restart-index): a triangle list
+    holding 0xFFFF was accepted as if it were a strip's restart, and exporting it indexed past
+    the vertices (IndexError). In a list it is a vertex number: refused as past the vertices."""
+    restart = 0xFFFF if index_size == 2 else 0xFFFFFFFF
+    strip = read(quad_spec(index_size=index_size, submeshes=[[(0, [0, 1, 2, 3, restart, 2, 3, 4, 5])]]))
+    assert len(block_triangles(strip, strip.blocks[0])) == 4
+    listed = quad_spec(topology=1, index_size=index_size, submeshes=[[(0, [0, 1, 2, 2, restart, 3])]])
+    with pytest.raises(MeshFormatError, match=f"index 4: {restart} past the 6 vertices") as caught:
+        read(listed)
+    assert caught.value.offset == 16 + 4 * index_size and caught.value.label == "t.gsmesh_pc"
+
+
 @pytest.mark.parametrize("code", sorted(FORMATS))
 def test_every_vertex_format(code: int) -> None:
     fixed = FORMATS[code][2]
@@ -236,6 +250,8 @@ def test_index_past_the_vertices_and_block_past_the_buffer() -> None:
     cpu, gpu = build(quad_spec())
     block_at = CONFIG_AT + 0x30 + 44  # first render block
     with pytest.raises(MeshFormatError, match="render block 0.*run past"):
+        read_mesh(_patched(cpu, block_at + 4, "<I", 1), gpu)  # first index 1: its 10 end at 11
+    with pytest.raises(MeshFormatError, match="render block 0 index count: the blocks draw 11 indices"):
         read_mesh(_patched(cpu, block_at + 8, "<I", 11), gpu)
     with pytest.raises(MeshFormatError, match="LOD 0 submesh id"):
         read(quad_spec(lod_ids=[3]))

@@ -8,9 +8,9 @@
     glb = export_gltf(mesh, "x", textures=found.found)   # .glb bytes (see `export`)
     back = write_back(mesh, "x", edited_glb, gpu_bytes, cpu_bytes)   # .gpu/.cpu: the files after
 
-The byte layout is in `layout`, the reader in `reader`, strips and vertex codecs in `geometry`,
-glTF/OBJ export in `export`, writing edited vertices back in `writeback`. Spec:
-../shared/specs/rfg-meshes.md. numpy and pygltflib are imported inside the functions.
+The byte layout is in `layout`, the reader in `reader` (what it reads into: `records`), strips
+and vertex codecs in `geometry`, glTF/OBJ export in `export`, writing edited vertices back in
+`writeback`. Spec: ../shared/specs/rfg-meshes.md. numpy and pygltflib are imported inside the functions.
 """
 
 from __future__ import annotations

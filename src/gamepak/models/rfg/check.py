@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...core.arrays import sorted_unique
+from .layout import TOPOLOGY_STRIP
 
 if TYPE_CHECKING:
     from ...core.archive import Archive, Problem
@@ -21,7 +22,8 @@ def mesh_warnings(mesh: RfgMesh) -> list[str]:
 
     found = list(mesh.warnings)
     config = mesh.config
-    restart = 0xFFFF if config.index_size == 2 else 0xFFFFFFFF
+    # As the reader: only a strip has a restart index (a list's indices are all vertices).
+    restart = (0xFFFF if config.index_size == 2 else 0xFFFFFFFF) if config.topology == TOPOLOGY_STRIP else -1
     points = positions(mesh)
     for number, block in enumerate(mesh.blocks):
         drawn = mesh.indices[block.first_index : block.first_index + block.index_count]

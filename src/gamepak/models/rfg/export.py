@@ -336,10 +336,16 @@ def _skeleton(gltf: Any, buffer: _Buffer, mesh: RfgMesh, rig: Rig | None, scene_
             parents[number] = joint_of.get(ancestor, -1)
     first = len(gltf.nodes)
     joints = list(range(first, first + bone_count))
+    # Each joint's children in one pass: asking every joint for its children is quadratic in a
+    # bone count that a stranger's file sets (a few hundred KB can list 100,000 bones).
+    children_of: list[list[int]] = [[] for _ in range(bone_count)]
+    for child, parent in enumerate(parents):
+        if parent >= 0:
+            children_of[parent].append(joints[child])
     for number in range(bone_count):
         parent_world = world[parents[number]] if parents[number] >= 0 else np.zeros(3)
         local = (world[number] - parent_world).tolist()
-        children = [joints[child] for child in range(bone_count) if parents[child] == number]
+        children = children_of[number]
         gltf.nodes.append(
             pygltflib.Node(name=names[number], translation=local if any(local) else None, children=children or [])
         )

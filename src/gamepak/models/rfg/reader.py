@@ -7,9 +7,9 @@ allocated from it; a bad one raises `MeshFormatError` naming the file, the offse
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ...core.stored_names import NAME_MAX
 from ..mesh import ModelError
 from .layout import (
     BLOCK,
@@ -38,10 +38,10 @@ from .layout import (
     TOPOLOGY_LIST,
     TOPOLOGY_STRIP,
     VERTEX_FORMATS,
-    VertexFormat,
     align,
     crc_name,
 )
+from .records import Config, Cylinder, Material, RenderBlock, RfgMesh, Sphere, Submesh, TextureSlot, vertex_dtype
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,231 +54,6 @@ class MeshFormatError(ModelError):
         self.label, self.offset, self.field_name, self.problem = label, offset, field_name, problem
         where = f" at offset {offset} (0x{offset:x})" if offset is not None and offset >= 0 else ""
         super().__init__(f"{label}{where}: {field_name}: {problem}")
-
-
-@dataclass
-class Config:
-    """The mesh config (48 bytes at the config offset)."""
-
-    offset: int
-    version: int
-    hash: int
-    size: int
-    gpu_size: int
-    submesh_count: int
-    submesh_offset: int
-    vertex_count: int
-    stride: int
-    vertex_format: int
-    uv_sets: int
-    second_stride: int
-    vertex_offset: int
-    index_count: int
-    index_offset: int
-    index_size: int
-    topology: int
-    block_count: int
-
-
-@dataclass
-class RenderBlock:
-    """One draw call: a strip (or list) of `index_count` indices from `first_index`."""
-
-    offset: int
-    material: int
-    padding: int
-    first_index: int
-    index_count: int
-    lowest: int
-    highest: int
-
-
-@dataclass
-class Submesh:
-    """A submesh: its render blocks, offset and box (file coordinates)."""
-
-    offset: int
-    block_count: int
-    position: tuple[float, float, float]
-    box_min: tuple[float, float, float]
-    box_max: tuple[float, float, float]
-    runtime: int
-    blocks: list[RenderBlock] = field(default_factory=list)
-
-
-@dataclass
-class TextureSlot:
-    """One texture of a material: its file name, the slot CRC (what it is for) and index."""
-
-    name: str
-    slot_crc: int
-    index: int
-    name_offset: int
-
-    @property
-    def slot(self) -> str:
-        """The slot's name (`Diffuse_Map`, ...) or its CRC in hex."""
-        return crc_name(self.slot_crc)
-
-
-@dataclass
-class Material:
-    """A material record: shader, name CRC, flags, textures and constants."""
-
-    offset: int
-    size: int
-    shader_crc: int
-    name_crc: int
-    flags: int
-    textures: list[TextureSlot]
-    constants: dict[str, tuple[float, float, float, float]]
-
-    @property
-    def shader(self) -> str:
-        return crc_name(self.shader_crc)
-
-    def texture_for(self, slot: str) -> str | None:
-        """The file name in slot `slot` (e.g. `Diffuse_Map`), None when absent."""
-        for texture in self.textures:
-            if texture.slot == slot:
-                return texture.name
-        return None
-
-
-@dataclass
-class Sphere:
-    body_part: int
-    parent: int
-    position: tuple[float, float, float]
-    radius: float
-
-
-@dataclass
-class Cylinder:
-    body_part: int
-    parent: int
-    axis: tuple[float, float, float]
-    position: tuple[float, float, float]
-    radius: float
-    height: float
-
-
-@dataclass
-class RfgMesh:
-    """A mesh pair as read: everything in the CPU file, and the GPU file's buffers."""
-
-    kind: str
-    version: int
-    remaster: bool
-    header: list[int]
-    config: Config
-    submeshes: list[Submesh]
-    materials: list[Material]
-    lod_ids: list[int]
-    bones: list[int]
-    spheres: list[Sphere]
-    cylinders: list[Cylinder]
-    tag_count: int
-    vertex_format: VertexFormat
-    uv_sets: int
-    indices: np.ndarray  # (index_count,) int64
-    vertices: np.ndarray  # structured (vertex_count,), see `vertex_dtype`
-    gpu_hash: int
-    label: str = ""
-    gpu_label: str = ""
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def blocks(self) -> list[RenderBlock]:
-        return [block for submesh in self.submeshes for block in submesh.blocks]
-
-    @property
-    def lod_count(self) -> int:
-        return len(self.lod_ids)
-
-    def lod_submeshes(self, lod: int = 0) -> list[int]:
-        """The submesh numbers of LOD `lod`: every submesh when the mesh has one LOD, else
-        submesh `lod_ids[lod]` (one level per submesh, finest first)."""
-        if not 0 <= lod < max(self.lod_count, 1):
-            raise ModelError(f"{self.label}: no LOD {lod} (the mesh has {self.lod_count})")
-        if self.lod_count <= 1:
-            return list(range(len(self.submeshes)))
-        return [self.lod_ids[lod]]
-
-    def texture_names(self) -> list[str]:
-        """Every distinct texture name, in the order the materials name them."""
-        seen: dict[str, None] = {}
-        for material in self.materials:
-            for texture in material.textures:
-                seen.setdefault(texture.name, None)
-        return list(seen)
-
-    def summary(self) -> dict[str, Any]:
-        """What `model info` prints: kind, version, counts, LODs, materials, textures, bones."""
-        from .geometry import block_triangles, lod_triangle_count
-
-        config = self.config
-        return {
-            "kind": f"rfg-{self.kind}-mesh",
-            "version": self.version,
-            "edition": "remaster" if self.remaster else "2009",
-            "vertex_format": f"{self.vertex_format.code} ({self.vertex_format.name})",
-            "stride": config.stride,
-            "uv_sets": self.uv_sets,
-            "vertices": config.vertex_count,
-            "indices": config.index_count,
-            "index_size": config.index_size,
-            "topology": "strip" if config.topology == TOPOLOGY_STRIP else "list",
-            "triangles": sum(len(block_triangles(self, block)) for block in self.blocks),
-            "lod0_triangles": lod_triangle_count(self, 0),
-            "submeshes": len(self.submeshes),
-            "render_blocks": len(self.blocks),
-            "lods": self.lod_count,
-            "lod_submeshes": self.lod_ids,
-            "materials": [
-                {
-                    "shader": material.shader,
-                    "name_crc": f"0x{material.name_crc:08X}",
-                    "flags": material.flags,
-                    "textures": {texture.slot: texture.name for texture in material.textures},
-                }
-                for material in self.materials
-            ],
-            "texture_names": self.texture_names(),
-            "bones": len(self.bones),
-            "spheres": len(self.spheres),
-            "cylinders": len(self.cylinders),
-            "tags": self.tag_count,
-            "bounds": self.bounds(),
-            "hash": f"0x{config.hash:08X}",
-            "warnings": list(self.warnings),
-        }
-
-    def bounds(self) -> dict[str, list[float]] | None:
-        """The box of the submeshes (file coordinates), as stored."""
-        if not self.submeshes:
-            return None
-        import math
-
-        boxes = [(submesh.box_min, submesh.box_max) for submesh in self.submeshes]
-        if not all(math.isfinite(value) for box in boxes for corner in box for value in corner):
-            return None  # a stranger's NaN: not a box to show (nor JSON)
-        low = [min(box[0][axis] for box in boxes) for axis in range(3)]
-        high = [max(box[1][axis] for box in boxes) for axis in range(3)]
-        return {"min": low, "max": high}
-
-
-def vertex_dtype(vertex_format: VertexFormat, uv_sets: int) -> np.dtype:
-    """The numpy record of one vertex of `vertex_format` with `uv_sets` UV sets."""
-    import numpy as np
-
-    fields: list[tuple[str, str, tuple[int, ...]]] = [("position", "<f4", (3,)), ("normal", "u1", (4,))]
-    if vertex_format.nmap:
-        fields.append(("tangent", "u1", (4,)))
-    if vertex_format.ca:
-        fields += [("weights", "u1", (4,)), ("joints", "u1", (4,))]
-    fields += [(f"uv{number}", "<i2", (2,)) for number in range(uv_sets)]
-    return np.dtype(fields)
 
 
 class _Bytes:
@@ -302,11 +77,16 @@ class _Bytes:
     def u32(self, offset: int, field_name: str) -> int:
         return int(self.unpack(_U32, offset, field_name)[0])
 
-    def cstring(self, offset: int, field_name: str) -> str:
+    def cstring(self, offset: int, field_name: str, limit: int) -> str:
+        """The NUL-terminated name at `offset`, at most `limit` bytes long: names at
+        neighbouring offsets are suffixes of one another, so an unbounded one would let a
+        small file make names of quadratic size."""
         self.need(offset, 1, field_name)
-        end = self.data.find(b"\0", offset)
+        end = self.data.find(b"\0", offset, offset + limit + 1)
         if end < 0:
-            raise self.fail(offset, field_name, "name runs to the end of the file without a NUL")
+            if self.data.find(b"\0", offset) < 0:
+                raise self.fail(offset, field_name, "name runs to the end of the file without a NUL")
+            raise self.fail(offset, field_name, f"name longer than {limit} bytes (a file name's most)")
         return self.data[offset:end].decode("latin-1")
 
 
@@ -381,6 +161,7 @@ def read_mesh(cpu: bytes, gpu: bytes, *, label: str = "<csmesh_pc>", gpu_label: 
     lod_count = header[LOD_COUNT]
     source.need(header[LOD_LIST], 4 * lod_count, "LOD count")
     lod_ids = list(struct.unpack_from(f"<{lod_count}i", cpu, header[LOD_LIST]))
+    levels: dict[int, int] = {}
     for number, submesh_id in enumerate(lod_ids):
         if not 0 <= submesh_id < len(submeshes):
             raise source.fail(
@@ -388,6 +169,15 @@ def read_mesh(cpu: bytes, gpu: bytes, *, label: str = "<csmesh_pc>", gpu_label: 
                 f"LOD {number} submesh id",
                 f"{submesh_id} past {len(submeshes)} submeshes",
             )
+        # Each level is a submesh of its own (spec section 6); a submesh named by many levels
+        # would be drawn (and exported with --lods) once per level.
+        if submesh_id in levels:
+            raise source.fail(
+                header[LOD_LIST] + 4 * number,
+                f"LOD {number} submesh id",
+                f"{submesh_id} is LOD {levels[submesh_id]}'s already",
+            )
+        levels[submesh_id] = number
     for block_number, block in enumerate(sub_block for submesh in submeshes for sub_block in submesh.blocks):
         if materials and block.material >= len(materials):
             raise source.fail(
@@ -399,7 +189,7 @@ def read_mesh(cpu: bytes, gpu: bytes, *, label: str = "<csmesh_pc>", gpu_label: 
     cylinders: list[Cylinder] = []
     tag_count = 0
     if kind == "character":
-        bones, spheres, cylinders = _read_character(source, header)
+        bones, spheres, cylinders = _read_character(source, header, width)
     elif header[FIELD_7]:
         tag_count = source.u32(header[FIELD_7], "tag list count")
         source.need(header[FIELD_7] + 4, TAG_SIZE * tag_count, "tag list")
@@ -458,9 +248,22 @@ def _read_submeshes(source: _Bytes, config: Config) -> list[Submesh]:
     at = start + SUBMESH.size * config.submesh_count
     total = sum(submesh.block_count for submesh in submeshes)
     source.need(at, BLOCK.size * total, "render block count")
+    drawn = 0
     for submesh in submeshes:
         for _ in range(submesh.block_count):
-            submesh.blocks.append(RenderBlock(at, *BLOCK.unpack_from(source.data, at)))
+            block = RenderBlock(at, *BLOCK.unpack_from(source.data, at))
+            # The game's blocks draw parts of the index buffer one after another. Blocks drawing
+            # more indices than it holds overlap, and each would be converted, checked and
+            # exported again: a small file would draw as a huge one.
+            drawn += block.index_count
+            if drawn > config.index_count:
+                raise source.fail(
+                    at + 8,
+                    f"render block {sum(len(s.blocks) for s in submeshes)} index count",
+                    f"the blocks draw {drawn} indices up to here, more than the {config.index_count} of the "
+                    "index buffer (blocks overlap)",
+                )
+            submesh.blocks.append(block)
             at += BLOCK.size
     end_hash = source.u32(at, "config end hash")
     if end_hash != config.hash:
@@ -479,13 +282,26 @@ def _read_materials(source: _Bytes, header: list[int], warnings: list[str]) -> l
     if map_count != count:
         warnings.append(f"material map says {map_count} materials, the header {count}")
     materials = []
+    names: dict[int, str] = {}
     for number in range(count):
         at = source.u32(header[MATERIAL_LIST] + MATERIAL_ENTRY_SIZE * number, f"material {number} offset")
-        materials.append(_read_material(source, at, header[TEXTURE_NAMES], number))
+        materials.append(_read_material(source, at, header[TEXTURE_NAMES], number, names))
+    # The game lays its materials out one after another. Records that overlap (or one listed
+    # twice) would let one record's textures be counted again per entry of the list: a small
+    # file that shows, checks and exports as a huge one.
+    placed = sorted(range(count), key=lambda number: materials[number].offset)
+    for before, after in zip(placed, placed[1:]):
+        first, second = materials[before], materials[after]
+        if second.offset < first.offset + first.size:
+            raise source.fail(
+                header[MATERIAL_LIST] + MATERIAL_ENTRY_SIZE * after,
+                f"material {after} offset",
+                f"{second.offset} lies inside material {before} ({first.offset}, {first.size} bytes)",
+            )
     return materials
 
 
-def _read_material(source: _Bytes, at: int, names_at: int, number: int) -> Material:
+def _read_material(source: _Bytes, at: int, names_at: int, number: int, names: dict[int, str]) -> Material:
     what = f"material {number}"
     size, shader, name, flags, texture_count, constant_count, slots, _ = source.unpack(MATERIAL, at, what)
     source.need(at, size, f"{what} size")
@@ -498,7 +314,10 @@ def _read_material(source: _Bytes, at: int, names_at: int, number: int) -> Mater
     textures = []
     for slot in range(texture_count):
         name_offset, slot_crc, index = TEXTURE_DESC.unpack_from(source.data, textures_at + TEXTURE_DESC.size * slot)
-        texture_name = source.cstring(names_at + name_offset, f"{what} texture {slot} name")
+        texture_name = names.get(names_at + name_offset)
+        if texture_name is None:
+            texture_name = source.cstring(names_at + name_offset, f"{what} texture {slot} name", NAME_MAX)
+            names[names_at + name_offset] = texture_name
         textures.append(TextureSlot(texture_name, slot_crc, index, name_offset))
     constants = {}
     for constant in range(constant_count):
@@ -508,15 +327,16 @@ def _read_material(source: _Bytes, at: int, names_at: int, number: int) -> Mater
     return Material(at, size, shader, name, flags, textures, constants)
 
 
-def _read_character(source: _Bytes, header: list[int]) -> tuple[list[int], list[Sphere], list[Cylinder]]:
+def _read_character(source: _Bytes, header: list[int], width: int) -> tuple[list[int], list[Sphere], list[Cylinder]]:
+    """Bones, spheres and cylinders; `width`: the header's field width (4, or 8 in the remaster)."""
     bone_count = struct.unpack("<i", struct.pack("<I", header[FIELD_7]))[0]
     if bone_count < 0:
-        raise source.fail(None, "bone count", f"{bone_count} is negative")
+        raise source.fail(8 + FIELD_7 * width, "bone count", f"{bone_count} is negative")
     source.need(header[FIELD_8], 4 * bone_count, "bone count")
     bones = list(struct.unpack_from(f"<{bone_count}I", source.data, header[FIELD_8]))
     sphere_count, cylinder_count = struct.unpack("<hh", struct.pack("<I", header[FIELD_9]))
     if sphere_count < 0 or cylinder_count < 0:
-        raise source.fail(None, "sphere/cylinder count", f"{sphere_count}/{cylinder_count} is negative")
+        raise source.fail(8 + FIELD_9 * width, "sphere/cylinder count", f"{sphere_count}/{cylinder_count} is negative")
     source.need(header[FIELD_10], SPHERE.size * sphere_count, "sphere count")
     source.need(header[FIELD_11], CYLINDER.size * cylinder_count, "cylinder count")
     spheres = []
@@ -568,7 +388,9 @@ def _check_blocks(mesh: RfgMesh, source: _Bytes) -> None:
     import numpy as np
 
     config = mesh.config
-    restart = 0xFFFF if config.index_size == 2 else 0xFFFFFFFF
+    # Only a strip is cut by the restart index (geometry.strip_triangles); in a triangle list it
+    # is a vertex number like any other, and past the vertices.
+    restart = (0xFFFF if config.index_size == 2 else 0xFFFFFFFF) if config.topology == TOPOLOGY_STRIP else -1
     for number, block in enumerate(mesh.blocks):
         if block.first_index + block.index_count > config.index_count:
             raise source.fail(

@@ -140,14 +140,16 @@ def _read_nodes(data: bytes, label: str, folder: str | None = None) -> list[_Nod
     return found
 
 
-def _match(nodes: list[_Node], name: str) -> _Node | None:
+def _by_name(nodes: list[_Node]) -> dict[str, _Node]:
+    """The node each name finds (`write_back`'s matching): the first node of that exact name,
+    else the first whose name is that with a Blender suffix (`.001`). One table for all the
+    submeshes: looking through every node per submesh is quadratic in a stranger's count."""
+    exact: dict[str, _Node] = {}
+    suffixed: dict[str, _Node] = {}
     for node in nodes:
-        if node.name == name:
-            return node
-    for node in nodes:
-        if _BLENDER_SUFFIX.sub("", node.name) == name:
-            return node
-    return None
+        exact.setdefault(node.name, node)
+        suffixed.setdefault(_BLENDER_SUFFIX.sub("", node.name), node)
+    return {**suffixed, **exact}  # an exact name wins over a suffixed one
 
 
 def write_back(
@@ -166,11 +168,22 @@ def write_back(
     new_uvs = [uvs.astype(np.float64).copy() for uvs in expected_uvs]
     result = WriteBack(cpu, gpu)
     planned = plan(mesh, name, lod=0, all_lods=True)
-    if not planned:
-        raise ModelError(f"{mesh.label}: the mesh has no submesh to write vertices back into")
+    if not any(node_plan.primitives for node_plan in planned):
+        # Nothing drawn, so nothing exported to edit (no submesh, or blocks without a whole
+        # triangle): the unchanged export comes back unchanged; a node holding triangles for
+        # it is a changed topology.
+        for drawn in nodes:
+            if len(drawn.corners["POSITION"]):
+                raise ModelError(
+                    f"{label}: node {drawn.name!r} has {len(drawn.corners['POSITION'])} triangles, the mesh "
+                    "draws none: a changed triangle count cannot be written back"
+                )
+        result.warnings.append(f"{mesh.label}: the mesh draws no triangle: no vertex to write back")
+        return result
     matched_any = False
+    named = _by_name(nodes)
     for node_plan in planned:
-        node = _match(nodes, node_plan.name)
+        node = named.get(node_plan.name)
         if node is None:
             if node_plan.lod == 0:
                 result.warnings.append(f"{label}: no node {node_plan.name!r}: its vertices are kept as they are")
@@ -319,9 +332,12 @@ def _scatter(
         raise ModelError(f"{where}: vertex {int(ids[corner])}: {what} is NaN or infinite")
     scale = np.maximum(1.0, np.abs(expected[ids]).max(axis=1)) if what == "position" else 1.0
     if check_split:
-        last = np.zeros_like(expected)
-        last[ids] = values  # the last corner of each vertex
-        spread = np.abs(values - last[ids]).max(axis=1)
+        # Sized by the node's own vertices, not the mesh's: a file of many small submeshes
+        # would otherwise allocate the whole vertex array once per node.
+        _, inverse = np.unique(ids, return_inverse=True)
+        last = np.zeros((int(inverse.max()) + 1 if inverse.size else 0, values.shape[1]), dtype=values.dtype)
+        last[inverse] = values  # the last corner of each vertex
+        spread = np.abs(values - last[inverse]).max(axis=1)
         if (spread > tolerance * scale).any():
             vertex = int(ids[np.flatnonzero(spread > tolerance * scale)[0]])
             raise ModelError(
