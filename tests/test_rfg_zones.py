@@ -215,6 +215,7 @@ def test_documents_that_do_not_fit_are_refused_naming_object_and_property() -> N
         from_document(wrong, "doc")
     with pytest.raises(GamepakError, match="not a zone document"):
         from_document({"objects": []}, "doc")
+    kind: object
     for kind in ([], {}, 5):  # found reading the code: a list or object as the kind was a TypeError
         odd = json.loads(json.dumps(document))
         odd["objects"][0]["properties"][0]["kind"] = kind
