@@ -156,20 +156,33 @@ def manifest_files(path: str, palette: bytes, exported: set[str]) -> list[tuple[
 
     from ..core.layout import encode_blob
     from ..formats.quake import sources
-    from ..formats.quake.wad import Reader, WadEntry
+    from ..formats.quake.wad import Reader
     from .manifest import MANIFEST_VERSION
 
     files: list[tuple[str, bytes]] = []
-    # Each member as JSON text as soon as it is known: a WAD of 50,000 tiny pictures holds
-    # 50,000 short byte strings, not 100,000 dictionaries.
-    members: list[bytes] = []
     compact = {"separators": (",", ":"), "ensure_ascii": True}
     with Reader(path) as reader:
         layout = reader.layout()
         wad3 = bool(getattr(reader, "wad3", False))
         version = "WAD3" if wad3 else "WAD2"
-        for entry in reader.infolist():
-            assert isinstance(entry, WadEntry)
+        document: dict[str, Any] = {
+            "gamepak_manifest": MANIFEST_VERSION,
+            "format": "wad",
+            "source": os.path.basename(path),
+            "size": os.path.getsize(path),
+            "options": layout.get("options", {"version": version}),
+            "exact": layout.get("exact", {}),
+        }
+        if version == "WAD2":
+            document["palette"] = encode_blob(palette)
+        head = json.dumps(document, **compact)  # type: ignore[arg-type]
+        del document, layout
+        # The text made in one buffer, each member's JSON added as soon as it is known: a WAD
+        # of 50,000 tiny pictures held a list of 50,000 short byte strings, then their join.
+        text = bytearray((head[:-1] + ',"members":[').encode("ascii"))
+        del head
+        separator = ""  # the comma before each member but the first
+        for entry in reader.iter_lumps():
             data = reader.read(entry)
             picture = entry.name + ".png"
             member: dict[str, Any] = {"name": entry.name, "size": entry.size}
@@ -180,24 +193,11 @@ def manifest_files(path: str, palette: bytes, exported: set[str]) -> list[tuple[
             else:
                 member["path"] = entry.name + RAW_SUFFIX
                 files.append((member["path"], data))
-            separator = "," if members else ""  # the comma before each member but the first
-            members.append((separator + json.dumps(member, **compact)).encode("ascii"))  # type: ignore[arg-type]
-    document: dict[str, Any] = {
-        "gamepak_manifest": MANIFEST_VERSION,
-        "format": "wad",
-        "source": os.path.basename(path),
-        "size": os.path.getsize(path),
-        "options": layout.get("options", {"version": version}),
-        "exact": layout.get("exact", {}),
-    }
-    if version == "WAD2":
-        document["palette"] = encode_blob(palette)
-    head = json.dumps(document, **compact)  # type: ignore[arg-type]
-    # The text made in one copy from the members' bytes: joining them, then adding the head
-    # and encoding made three, the largest part of a WAD export's peak.
-    text = b"".join([(head[:-1] + ',"members":[').encode("ascii"), *members, b"]}"])
-    members.clear()
-    files.append((TEXTURE_MANIFEST_NAME, text))
+            text += (separator + json.dumps(member, **compact)).encode("ascii")  # type: ignore[arg-type]
+            separator = ","
+    text += b"]}"
+    # The buffer itself is the file's bytes (a copy into `bytes` would double it at the end).
+    files.append((TEXTURE_MANIFEST_NAME, text))  # type: ignore[arg-type]
     return files
 
 
