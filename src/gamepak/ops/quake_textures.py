@@ -23,7 +23,7 @@ in the same pack or beside the file (`palette.lmp`, `gfx/palette.lmp`, `../gfx/p
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -277,7 +277,7 @@ def export_textures(
     # textures), kept as their pixels until each PNG is made as its file is written
     # (`_Pictures`), or a whole sprite's or model's unit, whose images are made then too (a
     # million 1x1 skins never held as images or PNGs). `starts`: each run's first file number.
-    runs: list[_Pictures | Unit | tuple[str, bytes]] = []
+    runs: list[_Pictures | Unit | tuple[str, bytes | list[bytes]]] = []
     starts = array("q", [0])
     wad_palette = b""
     seen: set[str] = set()
@@ -293,7 +293,8 @@ def export_textures(
                 continue
             if not image.mips:
                 continue  # a BSP texture kept as its header only (qbsp -notex)
-            seen.add(image.name.lower())
+            if wanted:  # a set of every name only to say which was not found
+                seen.add(image.name.lower())
             wad_palette = unit.palette
             _note_palette(palettes, unit, image)
             if not runs or not isinstance(runs[-1], _Pictures):
@@ -307,7 +308,7 @@ def export_textures(
     if missing:
         raise GamepakError(f"{os.fspath(source)}: no image called {', '.join(sorted(missing))}")
 
-    def file(number: int) -> tuple[str, bytes | Callable[[], bytes]]:
+    def file(number: int) -> tuple[str, bytes | list[bytes] | Callable[[], bytes]]:
         run = bisect_right(starts, number) - 1
         found = runs[run]
         if isinstance(found, tuple):
@@ -325,19 +326,33 @@ def export_textures(
         return relative, png
 
     pictures = starts[-1]
-    manifest: list[tuple[str, bytes]] = []
+    manifest: list[tuple[str, bytes | list[bytes]]] = []
     if not wanted and pictures:
         from .wad_manifest import is_loose_wad, manifest_files
 
         if is_loose_wad(os.fspath(source)):
             # What `texture build` needs to give this WAD back byte for byte (issue 47).
-            exported = {path for run in runs if isinstance(run, _Pictures) for path in run.paths}
-            manifest = manifest_files(os.fspath(source), wad_palette, exported)
+            manifest = manifest_files(os.fspath(source), wad_palette, _exported(runs))
     for run in manifest:
         runs.append(run)
         starts.append(starts[-1] + 1)
     written = write_made_files(output, Lazy(starts[-1], file), overwrite=overwrite)
     return written[:pictures] if manifest else written
+
+
+def _exported(runs: Sequence[object]) -> Container[str]:
+    """The paths of the pictures of `runs`, for `in` (a set of their str took ~150 bytes a
+    picture; `PackedStrings.lookup` 8)."""
+    from ..core.lazy import PackedStrings
+
+    blocks = [run.paths for run in runs if isinstance(run, _Pictures)]
+    if len(blocks) == 1:
+        return blocks[0].lookup()
+    paths = PackedStrings()
+    for block in blocks:
+        for path in block:
+            paths.append(path)
+    return paths.lookup()
 
 
 class _Pictures:

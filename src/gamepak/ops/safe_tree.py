@@ -40,7 +40,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from array import array
     from collections.abc import Callable, Mapping, Sequence
-    from typing import Any
+    from typing import Any, TypeAlias
+
+    # A file's bytes: as they are, as pieces written one after the other (a large file made in
+    # pieces is never joined: the join would hold it twice), or a function making either when
+    # the file is written.
+    FileData: TypeAlias = bytes | list[bytes] | Callable[[], bytes | list[bytes]]
 
 _FOLDER = os.O_RDONLY | flag("O_CLOEXEC") | flag("O_DIRECTORY") | flag("O_NOFOLLOW")
 # Folder states in a plan.
@@ -434,7 +439,7 @@ class PathTree:
 
 def write_files(
     path: str | os.PathLike[str],
-    files: Sequence[tuple[str, bytes | Callable[[], bytes]]],
+    files: Sequence[tuple[str, FileData]],
     *,
     overwrite: bool = False,
     windows_names: bool | None = None,
@@ -443,13 +448,14 @@ def write_files(
     names checked as member names are, no folder on the way may be a link, existing files
     refused unless `overwrite`, and (with folder descriptors) the whole set appearing at once or
     not at all. For what gamepak makes from members (texture images). A file's bytes may be a
-    function making them, called when that file is written. Returns the files written."""
+    list of pieces, or a function making them, called when that file is written. Returns the
+    files written."""
     return list(write_made_files(path, files, overwrite=overwrite, windows_names=windows_names))
 
 
 def write_made_files(
     path: str | os.PathLike[str],
-    files: Sequence[tuple[str, bytes | Callable[[], bytes]]],
+    files: Sequence[tuple[str, FileData]],
     *,
     overwrite: bool = False,
     windows_names: bool | None = None,
@@ -478,8 +484,9 @@ def write_made_files(
             tree.start()
             for key, mode, (_, data) in zip(keys, modes, files, strict=True):
 
-                def fill_handle(handle: Any, data: bytes | Callable[[], bytes] = data) -> None:
-                    handle.write(data() if callable(data) else data)
+                def fill_handle(handle: Any, data: FileData = data) -> None:
+                    for chunk in _chunks(data):
+                        handle.write(chunk)
 
                 tree.write(key, mode, fill_handle)
         except OSError as exc:
@@ -494,13 +501,20 @@ def write_made_files(
             key = name if plain else keys[index]
             folder_fd, create_name = writer.file_slot(key, mode)
 
-            def fill_fd(fd: int, data: bytes | Callable[[], bytes] = data) -> None:
-                write_all(fd, data() if callable(data) else data)
+            def fill_fd(fd: int, data: FileData = data) -> None:
+                for chunk in _chunks(data):
+                    write_all(fd, chunk)
 
             write_file(folder_fd, create_name, key, fill_fd)
 
     write_plan(plan, "write", fill)
     return _written(root, keys)
+
+
+def _chunks(data: FileData) -> Sequence[bytes]:
+    """The pieces of a file's bytes, one after the other."""
+    made = data() if callable(data) else data
+    return made if isinstance(made, list) else [made]
 
 
 def _made_keys(files: Sequence[tuple[str, object]]) -> tuple[Sequence[str], bool, list[str]]:

@@ -34,7 +34,7 @@ from ..errors import GamepakError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Container
     from typing import Any
 
     import numpy as np
@@ -149,7 +149,7 @@ def _encode_lump(image: PaletteImage, texture: dict[str, Any], own: bytes | None
     return sources.encode(image)
 
 
-def manifest_files(path: str, palette: bytes, exported: set[str]) -> list[tuple[str, bytes]]:
+def manifest_files(path: str, palette: bytes, exported: Container[str]) -> list[tuple[str, bytes | list[bytes]]]:
     """The manifest (and the raw files of lumps that are no picture) for the export of the loose
     WAD at `path`, whose pictures were drawn through `palette`; `exported` the pictures written."""
     import json
@@ -159,7 +159,7 @@ def manifest_files(path: str, palette: bytes, exported: set[str]) -> list[tuple[
     from ..formats.quake.wad import Reader
     from .manifest import MANIFEST_VERSION
 
-    files: list[tuple[str, bytes]] = []
+    files: list[tuple[str, bytes | list[bytes]]] = []
     compact = {"separators": (",", ":"), "ensure_ascii": True}
     with Reader(path) as reader:
         layout = reader.layout()
@@ -177,10 +177,13 @@ def manifest_files(path: str, palette: bytes, exported: set[str]) -> list[tuple[
             document["palette"] = encode_blob(palette)
         head = json.dumps(document, **compact)  # type: ignore[arg-type]
         del document, layout
-        # The text made in one buffer, each member's JSON added as soon as it is known: a WAD
-        # of 50,000 tiny pictures held a list of 50,000 short byte strings, then their join.
-        text = bytearray((head[:-1] + ',"members":[').encode("ascii"))
+        # The text made in pieces of 1,024 members, each member's JSON made as soon as it is
+        # known, and written piece by piece: a WAD of 50,000 tiny pictures held a list of
+        # 50,000 short byte strings, then their join (one growing buffer is copied, so held
+        # twice, each time it grows).
+        pieces = [(head[:-1] + ',"members":[').encode("ascii")]
         del head
+        batch: list[str] = []
         separator = ""  # the comma before each member but the first
         for entry in reader.iter_lumps():
             data = reader.read(entry)
@@ -193,11 +196,14 @@ def manifest_files(path: str, palette: bytes, exported: set[str]) -> list[tuple[
             else:
                 member["path"] = entry.name + RAW_SUFFIX
                 files.append((member["path"], data))
-            text += (separator + json.dumps(member, **compact)).encode("ascii")  # type: ignore[arg-type]
+            batch.append(separator + json.dumps(member, **compact))  # type: ignore[arg-type]
             separator = ","
-    text += b"]}"
-    # The buffer itself is the file's bytes (a copy into `bytes` would double it at the end).
-    files.append((TEXTURE_MANIFEST_NAME, text))  # type: ignore[arg-type]
+            if len(batch) == 1024:
+                pieces.append("".join(batch).encode("ascii"))
+                batch.clear()
+    batch.append("]}")
+    pieces.append("".join(batch).encode("ascii"))
+    files.append((TEXTURE_MANIFEST_NAME, pieces))
     return files
 
 
