@@ -293,7 +293,7 @@ class Reader(FixedRecordNames, Archive):
             # In order: runs of lumps that follow each other merge, with the same gaps between.
             start = end = -1
             for offset, size in zip(offsets, sizes, strict=True):
-                if offset == end or (offset == start and size <= end - start):
+                if offset <= end:  # touching or overlapping: one range
                     end = max(end, offset + size)
                     continue
                 if start >= 0:
