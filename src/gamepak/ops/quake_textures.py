@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import GamepakError
 from ..formats.quake import sources
-from ..formats.quake.images import PaletteImage
+from ..formats.quake.images import PaletteImage, png_from_rgba, rgba_of_indices
 
 PICTURE_SUFFIXES = (".png", ".tga")
 
@@ -392,16 +392,12 @@ class _Pictures:
         relative = self.paths[index]
 
         def png() -> bytes:
-            from ..formats.quake.images import png_of
-
             if progress is not None:
                 progress(relative)
             transparent = self.transparent[index]
-            width, height = self.sides[2 * index], self.sides[2 * index + 1]
-            image = PaletteImage(
-                relative, "", width, height, [self.pixels[index]], None if transparent < 0 else transparent
-            )
-            return png_of(image, self.palettes[self.palette_numbers[index]])
+            colours = self.palettes[self.palette_numbers[index]]
+            rgba = rgba_of_indices(self.pixels[index], colours, None if transparent < 0 else transparent)
+            return png_from_rgba(self.sides[2 * index], self.sides[2 * index + 1], rgba)
 
         return relative, png
 

@@ -268,11 +268,14 @@ def rgba_bytes(image: PaletteImage, palette: bytes, mip: int = 0) -> bytes:
     """The RGBA bytes (rows top first) of one mip; the transparent index gets alpha 0. Pure
     Python (`bytes.translate` per channel, interleaved by slice assignment): exporting needs no
     numpy."""
-    colours = image.palette or palette
-    indices = image.mips[mip]
+    return rgba_of_indices(image.mips[mip], image.palette or palette, image.transparent)
+
+
+def rgba_of_indices(indices: bytes, colours: bytes, transparent: int | None) -> bytes:
+    """`rgba_bytes` of palette indices drawn through `colours`."""
     alpha = bytearray(b"\xff" * 256)
-    if image.transparent is not None:
-        alpha[image.transparent] = 0
+    if transparent is not None:
+        alpha[transparent] = 0
     out = bytearray(4 * len(indices))
     for channel in range(3):
         out[channel::4] = indices.translate(colours[channel::3])
