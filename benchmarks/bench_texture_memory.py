@@ -1,6 +1,7 @@
 """Peak memory per input byte of each texture reader (Quake WAD, LMP, MIP, SPR, MDL, BSP, and RFG
 pegs) on its worst inputs (tests/texture_worst_inputs.py: many tiny images, one image named
-from every slot), for `texture ls` and `texture export`. Each figure is the command's own peak
+from every slot), for `texture ls` and `texture export` (into a new folder, and into a folder
+that exists and holds a file). Each figure is the command's own peak
 (VmHWM) in a fresh process, less the floor (the same interpreter importing what the commands
 import, numpy and Pillow, and reading the file whole), divided by the file's size.
 
@@ -63,10 +64,16 @@ GOAL = 10.0
 def measure(path: Path, out: Path) -> dict[str, str]:
     size = path.stat().st_size
     _, floor = peak_kib(FLOOR, str(path))
+    # A folder that exists already and holds a file: the plan looks at each target, and each
+    # new file goes in place only once every one is written (a new folder is one rename).
+    existing = out.with_name(out.name + "-existing")
+    existing.mkdir(exist_ok=True)
+    (existing / "theirs.txt").write_bytes(b"kept")
     row = {}
     for verb, arguments in (
         ("ls", ["texture", "ls", str(path)]),
         ("export", ["texture", "export", str(path), "-o", str(out)]),
+        ("existing", ["texture", "export", str(path), "-o", str(existing)]),
     ):
         code, peak = peak_kib(MEASURE, *arguments)
         extra = max(0, peak - floor) * 1024
@@ -97,7 +104,10 @@ def main() -> None:
             path.write_bytes(built)
         row = measure(path, folder / f"out-{path.name}")
         megabytes = path.stat().st_size / 1e6
-        print(f"  {label:34} {megabytes:5.1f} MB  ls {row['ls']}  export {row['export']}  floor {row['floor']}")
+        print(
+            f"  {label:34} {megabytes:5.1f} MB  ls {row['ls']}  export {row['export']}"
+            f"  into a folder that exists {row['existing']}  floor {row['floor']}"
+        )
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ would cost many times the file."""
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from itertools import accumulate, islice
 from typing import TypeVar, overload
 
@@ -130,5 +130,38 @@ class PackedStrings(Sequence[str]):
             yield blob[start:end].decode("utf-8", "surrogatepass")
             start = end
 
+    def lookup(self) -> PackedIndex:
+        """A look-up of these strings for `in` (8 bytes a string, where a set of them costs
+        ~150); strings added afterwards are not in it."""
+        return PackedIndex(self)
+
     def __repr__(self) -> str:
         return f"<{len(self)} strings packed in {len(self._blob)} bytes>"
+
+
+class PackedIndex(Container[str]):
+    """`in` over a `PackedStrings`: 32 bits of each string's hash and its position, sorted in
+    one array of 64-bit items; a string found by its hash is compared itself, so two strings
+    sharing those bits are still told apart."""
+
+    __slots__ = ("_keys", "_strings")
+
+    def __init__(self, strings: PackedStrings) -> None:
+        if len(strings) > 0xFFFFFFFF:
+            raise ValueError("more than 2**32 strings")
+        self._strings = strings
+        self._keys = array("Q", sorted(((hash(text) & 0xFFFFFFFF) << 32) | index for index, text in enumerate(strings)))
+
+    def __contains__(self, text: object) -> bool:
+        if not isinstance(text, str):
+            return False
+        from bisect import bisect_left
+
+        keys = self._keys
+        hashed = hash(text) & 0xFFFFFFFF
+        position = bisect_left(keys, hashed << 32)
+        while position < len(keys) and keys[position] >> 32 == hashed:
+            if self._strings[keys[position] & 0xFFFFFFFF] == text:
+                return True
+            position += 1
+        return False

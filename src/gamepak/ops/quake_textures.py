@@ -23,13 +23,13 @@ in the same pack or beside the file (`palette.lmp`, `gfx/palette.lmp`, `../gfx/p
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import GamepakError
 from ..formats.quake import sources
-from ..formats.quake.images import PaletteImage
+from ..formats.quake.images import PaletteImage, png_from_rgba, rgba_of_indices
 
 PICTURE_SUFFIXES = (".png", ".tga")
 
@@ -123,7 +123,15 @@ class _Palettes:
 
         if self.archive is None:
             return None
-        by_name = {entry.name.lower(): entry for entry in self.archive.infolist()}
+        # Only the members called one of `names` kept (the last of each, as a dict of every
+        # member made them), a WAD's lumps made one at a time: no entry held per member.
+        archive = self.archive
+        entries = archive.iter_lumps() if hasattr(archive, "iter_lumps") else archive.infolist()
+        by_name = {}
+        for entry in entries:
+            lowered = entry.name.lower()
+            if lowered in names:
+                by_name[lowered] = entry
         for name in names:
             entry = by_name.get(name)
             if entry is not None:
@@ -187,7 +195,8 @@ def _units_in(pack: Any, prefix: str, path: str, palettes: _Palettes) -> Iterato
     from ..formats.quake.wad import WadEntry
 
     in_wad = isinstance(pack, WadReader)
-    for entry in pack.infolist():
+    # A WAD's lumps made one at a time (its entries are not kept: ~270 bytes a lump).
+    for entry in pack.iter_lumps() if in_wad else pack.infolist():
         member_path = prefix + entry.name
         if in_wad:
             assert isinstance(entry, WadEntry)
@@ -264,11 +273,11 @@ def export_textures(
     from .safe_tree import write_made_files
 
     wanted = {name.lower() for name in names}
-    # What to write, in order: a (path, PNG) made now for each image of a file holding a few
-    # (a WAD's lump, a BSP's textures: the file's bytes go once its PNGs are made), or a whole
-    # sprite's or model's unit, whose PNGs are made when their files are written (a million
-    # 1x1 skins never held as images or PNGs). `starts`: each run's first file number.
-    runs: list[tuple[str, bytes] | Unit] = []
+    # What to write, in order: runs of pictures of files holding a few (a WAD's lumps, a BSP's
+    # textures), kept as their pixels until each PNG is made as its file is written
+    # (`_Pictures`), or a whole sprite's or model's unit, whose images are made then too (a
+    # million 1x1 skins never held as images or PNGs). `starts`: each run's first file number.
+    runs: list[_Pictures | Unit | tuple[str, bytes | list[bytes]]] = []
     starts = array("q", [0])
     wad_palette = b""
     seen: set[str] = set()
@@ -284,23 +293,28 @@ def export_textures(
                 continue
             if not image.mips:
                 continue  # a BSP texture kept as its header only (qbsp -notex)
-            seen.add(image.name.lower())
+            if wanted:  # a set of every name only to say which was not found
+                seen.add(image.name.lower())
             wad_palette = unit.palette
             _note_palette(palettes, unit, image)
-            relative = unit.image_paths[index]
-            runs.append((relative, png_of(image, unit.palette)))
-            starts.append(starts[-1] + 1)
-            if progress is not None:
-                progress(relative)
+            if not runs or not isinstance(runs[-1], _Pictures):
+                runs.append(_Pictures())
+                starts.append(starts[-1])
+            pictures_run = runs[-1]
+            assert isinstance(pictures_run, _Pictures)
+            pictures_run.add(unit.image_paths[index], image, unit.palette)
+            starts[-1] += 1
     missing = wanted - seen
     if missing:
         raise GamepakError(f"{os.fspath(source)}: no image called {', '.join(sorted(missing))}")
 
-    def file(number: int) -> tuple[str, bytes | Callable[[], bytes]]:
+    def file(number: int) -> tuple[str, bytes | list[bytes] | Callable[[], bytes]]:
         run = bisect_right(starts, number) - 1
         found = runs[run]
         if isinstance(found, tuple):
             return found
+        if isinstance(found, _Pictures):
+            return found.file(number - starts[run], progress)
         unit, index = found, number - starts[run]
         relative = unit.image_paths[index]
 
@@ -312,19 +326,80 @@ def export_textures(
         return relative, png
 
     pictures = starts[-1]
-    manifest: list[tuple[str, bytes]] = []
+    manifest: list[tuple[str, bytes | list[bytes]]] = []
     if not wanted and pictures:
         from .wad_manifest import is_loose_wad, manifest_files
 
         if is_loose_wad(os.fspath(source)):
             # What `texture build` needs to give this WAD back byte for byte (issue 47).
-            exported = {run[0] for run in runs if isinstance(run, tuple)}
-            manifest = manifest_files(os.fspath(source), wad_palette, exported)
+            manifest = manifest_files(os.fspath(source), wad_palette, _exported(runs))
     for run in manifest:
         runs.append(run)
         starts.append(starts[-1] + 1)
     written = write_made_files(output, Lazy(starts[-1], file), overwrite=overwrite)
     return written[:pictures] if manifest else written
+
+
+def _exported(runs: Sequence[object]) -> Container[str]:
+    """The paths of the pictures of `runs`, for `in` (a set of their str took ~150 bytes a
+    picture; `PackedStrings.lookup` 8)."""
+    from ..core.lazy import PackedStrings
+
+    blocks = [run.paths for run in runs if isinstance(run, _Pictures)]
+    if len(blocks) == 1:
+        return blocks[0].lookup()
+    paths = PackedStrings()
+    for block in blocks:
+        for path in block:
+            paths.append(path)
+    return paths.lookup()
+
+
+class _Pictures:
+    """Pictures to export, each kept as what its PNG is made from until its file is written:
+    its pixels (the mip-0 bytes the reader made, not copied), size, transparent index and
+    palette as array items, its path packed. A WAD of 100,000 1x1 pictures held a PNG, a
+    tuple and a path per picture (~250 bytes) from its reading to the end of the export."""
+
+    def __init__(self) -> None:
+        from array import array
+
+        from ..core.lazy import PackedStrings
+
+        self.paths = PackedStrings()
+        self.pixels: list[bytes] = []
+        self.sides = array("I")  # width, height
+        self.transparent = array("h")  # -1: none
+        self.palette_numbers = array("I")
+        self.palettes: list[bytes] = []
+        self._palette_number: dict[bytes, int] = {}
+
+    def add(self, relative: str, image: PaletteImage, palette: bytes) -> None:
+        """Keep `image` (drawn through its own palette, else `palette`) to write at `relative`."""
+        colours = image.palette or palette
+        number = self._palette_number.get(colours)
+        if number is None:
+            number = self._palette_number[colours] = len(self.palettes)
+            self.palettes.append(colours)
+        self.paths.append(relative)
+        self.pixels.append(image.pixels)
+        self.sides.extend((image.width, image.height))
+        self.transparent.append(-1 if image.transparent is None else image.transparent)
+        self.palette_numbers.append(number)
+
+    def file(self, index: int, progress: Callable[[str], object] | None) -> tuple[str, Callable[[], bytes]]:
+        """(path, a function making the PNG) of picture `index`."""
+        relative = self.paths[index]
+
+        def png() -> bytes:
+            if progress is not None:
+                progress(relative)
+            transparent = self.transparent[index]
+            colours = self.palettes[self.palette_numbers[index]]
+            rgba = rgba_of_indices(self.pixels[index], colours, None if transparent < 0 else transparent)
+            return png_from_rgba(self.sides[2 * index], self.sides[2 * index + 1], rgba)
+
+        return relative, png
 
 
 def _note_palette(palettes: list[str] | None, unit: Unit, image: PaletteImage | None) -> None:

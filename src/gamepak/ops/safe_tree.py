@@ -9,12 +9,14 @@ the machinery behind extraction (`ops.extract`) and what gamepak makes from memb
    plan leaves no trace.
 2. Write, atomically as a whole (`write_plan`, `TreeWriter`): what did not exist yet is built
    under temporary names (`.NAME.gamepak-PID-N.tmp`): a new destination folder, each new folder
-   inside an existing one, each new file in an existing folder, each file replaced with
-   `overwrite`. Folders are made once and opened with `O_DIRECTORY|O_NOFOLLOW`; files are
-   created relative to their folder (`O_EXCL|O_NOFOLLOW`, `ops.copier.write_file`).
+   inside an existing one, and in each existing folder one staging folder holding its new
+   files and the files replacing others with `overwrite`. Folders are made once and opened with
+   `O_DIRECTORY|O_NOFOLLOW`; files are created relative to their folder (`O_EXCL|O_NOFOLLOW`,
+   `ops.copier.write_file`).
 3. Publish: only when every file was written are the temporaries renamed into place (one
-   rename for a fresh destination). A failure removes everything written; a killed run leaves
-   only temporaries, which the next command writing in that folder removes.
+   rename for a fresh destination, one per file moved out of a staging folder). A failure
+   removes everything written; a killed run leaves only temporaries, which the next command
+   writing in that folder removes.
 
 Where folder descriptors are missing (Windows), `PathTree` writes the same plan by path: the
 same checks, each folder on the way checked with `lstat`, each file written under a temporary
@@ -38,7 +40,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from array import array
     from collections.abc import Callable, Mapping, Sequence
-    from typing import Any
+    from typing import Any, TypeAlias
+
+    # A file's bytes: as they are, as pieces written one after the other (a large file made in
+    # pieces is never joined: the join would hold it twice), or a function making either when
+    # the file is written.
+    FileData: TypeAlias = bytes | list[bytes] | Callable[[], bytes | list[bytes]]
 
 _FOLDER = os.O_RDONLY | flag("O_CLOEXEC") | flag("O_DIRECTORY") | flag("O_NOFOLLOW")
 # Folder states in a plan.
@@ -105,8 +112,26 @@ class Plan:
         self.modes: list[str | None] = []
         if not self.root_exists and self._all_new(keys):
             return
-        # Made only here: a fresh destination's plan needs no set of every file (~40 bytes a file).
-        files = set(keys)
+        # First without a set of every file (~90 bytes a file), which only tells a member in
+        # the way of a folder. The folders planned hold none of the files when no member is,
+        # and then this plan is the one the set would have made; else, or on any error (the
+        # set may have found another one first), the plan is made again with the set, which
+        # refuses what it refused. Planning only looks (lstat): making it again changes nothing.
+        try:
+            self._targets(keys, names, set())
+        except (GamepakError, OSError):
+            pass
+        else:
+            if folders.keys().isdisjoint(keys):
+                return
+        self.folders = {"": folders[""]}
+        self.modes = []
+        self._targets(keys, names, set(keys))
+
+    def _targets(self, keys: Sequence[str], names: Sequence[str], files: set[str]) -> None:
+        """Plan each member's file in a destination that exists, member by member; `files`
+        (every file, or none) tells a file in the way of a folder."""
+        folders = self.folders
         modes = self.modes
         for key, name in zip(keys, names, strict=True):
             folder = key.rpartition("/")[0]
@@ -181,8 +206,15 @@ class TreeWriter:
         self.pid = os.getpid()
         self.fds: list[int] = []
         self.folder_fds: dict[str, int] = {}
-        # (folder fd, temporary name, final name, is a folder, replaces an existing file)
-        self.pending: list[tuple[int, str, str, bool, bool]] = []
+        # New folders under temporary names: (parent fd, temporary name, final name).
+        self.pending: list[tuple[int, str, str]] = []
+        # The files going into a folder that exists are written into one temporary folder
+        # inside it (its staging folder), and moved out of it when everything is written:
+        # per file nothing is held (a list of each file's temporary name held ~190 bytes a
+        # file, most of an export of a million tiny files). Folder fd -> its staging folder's
+        # fd; (folder fd, staging folder's name, its fd) in the order they were made.
+        self.staging: dict[int, int] = {}
+        self.staged: list[tuple[int, str, int]] = []
         self.made_ancestors: list[str] = []
         self.limits: tuple[int, int] | None = None
 
@@ -198,7 +230,9 @@ class TreeWriter:
         """Create the new folders (tops of new trees under temporary names); open every folder."""
         plan = self.plan
         root = plan.root
-        self.limits = _raise_fd_limit(len(plan.folders) + 64)
+        # Each folder open, and a staging folder in each that exists (none in a new destination).
+        existing = sum(state == _EXISTS for state in plan.folders.values()) if plan.root_exists else 0
+        self.limits = _raise_fd_limit(len(plan.folders) + existing + 64)
         if plan.root_exists:
             self.folder_fds[""] = self._open_folder(root, None)
         else:
@@ -214,7 +248,7 @@ class TreeWriter:
             self._cleaned(os.path.dirname(root), parent_fd)
             temporary = temporary_name(base, self.pid)
             os.mkdir(temporary, dir_fd=parent_fd)
-            self.pending.append((parent_fd, temporary, base, True, False))
+            self.pending.append((parent_fd, temporary, base))
             self.folder_fds[""] = self._open_folder(temporary, parent_fd)
         for folder, state in plan.folders.items():
             if not folder:
@@ -227,7 +261,7 @@ class TreeWriter:
                 self._cleaned(os.path.join(root, parent), parent_fd)
                 temporary = temporary_name(base, self.pid)
                 os.mkdir(temporary, dir_fd=parent_fd)
-                self.pending.append((parent_fd, temporary, base, True, False))
+                self.pending.append((parent_fd, temporary, base))
                 fd = self._open_folder(temporary, parent_fd)
             else:
                 os.mkdir(base, dir_fd=parent_fd)
@@ -250,38 +284,65 @@ class TreeWriter:
         return [file_slot(key, mode) for key, mode in zip(keys, modes, strict=False)]
 
     def file_slot(self, key: str, mode: str | None) -> tuple[int, str]:
-        """(folder fd, name to create) for one target."""
+        """(folder fd, name to create) for one target: a file of a new folder goes straight
+        into it, one of a folder that exists (new, or replacing a file) into its staging folder."""
         folder, _, base = key.rpartition("/")
         fd = self.folder_fds[folder]
         if mode is None:
             return fd, base
+        staging = self.staging.get(fd)
+        if staging is None:
+            staging = self._staging_folder(folder, fd)
+        return staging, base
+
+    def _staging_folder(self, folder: str, fd: int) -> int:
+        """Make the staging folder of the existing folder `folder` (open as `fd`), under a
+        temporary name that the next run removes if this one is killed; its fd."""
         self._cleaned(os.path.join(self.plan.root, folder), fd)
-        temporary = temporary_name(base, self.pid)
-        self.pending.append((fd, temporary, base, False, mode == "replace"))
-        return fd, temporary
+        name = temporary_name("new-files", self.pid)
+        os.mkdir(name, dir_fd=fd)
+        self.staged.append((fd, name, -1))  # listed before it is opened: `discard` removes it
+        staging = self._open_folder(name, fd)
+        self.staged[-1] = (fd, name, staging)
+        self.staging[fd] = staging
+        return staging
 
     def publish(self) -> None:
-        """Move every temporary into place (folders after the files inside them are done)."""
-        for dir_fd, temporary, final, is_folder, replaces in self.pending:
-            if is_folder or replaces:
-                os.replace(temporary, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            else:
-                os.rename(temporary, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        """Move every temporary into place: the new folders, then each staging folder's files
+        (the folders' own files were written before they were renamed into place)."""
+        for dir_fd, temporary, final in self.pending:
+            os.replace(temporary, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         self.pending.clear()
+        for folder_fd, name, staging in self.staged:
+            # Renamed as they are read, never listed (a list of a million names would be the
+            # peak): POSIX leaves open whether a pass sees every file when others are renamed
+            # meanwhile, so the folder is read again while removing it says it is not empty.
+            while True:
+                moved = False
+                with os.scandir(staging) as found:
+                    for entry in found:
+                        os.replace(entry.name, entry.name, src_dir_fd=staging, dst_dir_fd=folder_fd)
+                        moved = True
+                try:
+                    os.rmdir(name, dir_fd=folder_fd)
+                    break
+                except OSError as exc:
+                    import errno
+
+                    if not moved or exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                        raise
+        self.staged.clear()
 
     def discard(self) -> None:
         """Remove everything this run wrote."""
-        for dir_fd, temporary, _, is_folder, _ in reversed(self.pending):
-            try:
-                if is_folder:
-                    import shutil
+        import shutil
 
-                    shutil.rmtree(temporary, dir_fd=dir_fd, ignore_errors=True)
-                else:
-                    os.unlink(temporary, dir_fd=dir_fd)
-            except OSError:
-                pass
+        for dir_fd, temporary, _ in reversed(self.pending):
+            shutil.rmtree(temporary, dir_fd=dir_fd, ignore_errors=True)
         self.pending.clear()
+        for folder_fd, name, _ in reversed(self.staged):
+            shutil.rmtree(name, dir_fd=folder_fd, ignore_errors=True)
+        self.staged.clear()
         for folder in reversed(self.made_ancestors):
             try:
                 os.rmdir(folder)
@@ -378,7 +439,7 @@ class PathTree:
 
 def write_files(
     path: str | os.PathLike[str],
-    files: Sequence[tuple[str, bytes | Callable[[], bytes]]],
+    files: Sequence[tuple[str, FileData]],
     *,
     overwrite: bool = False,
     windows_names: bool | None = None,
@@ -387,13 +448,14 @@ def write_files(
     names checked as member names are, no folder on the way may be a link, existing files
     refused unless `overwrite`, and (with folder descriptors) the whole set appearing at once or
     not at all. For what gamepak makes from members (texture images). A file's bytes may be a
-    function making them, called when that file is written. Returns the files written."""
+    list of pieces, or a function making them, called when that file is written. Returns the
+    files written."""
     return list(write_made_files(path, files, overwrite=overwrite, windows_names=windows_names))
 
 
 def write_made_files(
     path: str | os.PathLike[str],
-    files: Sequence[tuple[str, bytes | Callable[[], bytes]]],
+    files: Sequence[tuple[str, FileData]],
     *,
     overwrite: bool = False,
     windows_names: bool | None = None,
@@ -422,8 +484,9 @@ def write_made_files(
             tree.start()
             for key, mode, (_, data) in zip(keys, modes, files, strict=True):
 
-                def fill_handle(handle: Any, data: bytes | Callable[[], bytes] = data) -> None:
-                    handle.write(data() if callable(data) else data)
+                def fill_handle(handle: Any, data: FileData = data) -> None:
+                    for chunk in _chunks(data):
+                        handle.write(chunk)
 
                 tree.write(key, mode, fill_handle)
         except OSError as exc:
@@ -438,13 +501,20 @@ def write_made_files(
             key = name if plain else keys[index]
             folder_fd, create_name = writer.file_slot(key, mode)
 
-            def fill_fd(fd: int, data: bytes | Callable[[], bytes] = data) -> None:
-                write_all(fd, data() if callable(data) else data)
+            def fill_fd(fd: int, data: FileData = data) -> None:
+                for chunk in _chunks(data):
+                    write_all(fd, chunk)
 
             write_file(folder_fd, create_name, key, fill_fd)
 
     write_plan(plan, "write", fill)
     return _written(root, keys)
+
+
+def _chunks(data: FileData) -> Sequence[bytes]:
+    """The pieces of a file's bytes, one after the other."""
+    made = data() if callable(data) else data
+    return made if isinstance(made, list) else [made]
 
 
 def _made_keys(files: Sequence[tuple[str, object]]) -> tuple[Sequence[str], bool, list[str]]:

@@ -34,7 +34,7 @@ from ..errors import GamepakError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Container
     from typing import Any
 
     import numpy as np
@@ -149,27 +149,43 @@ def _encode_lump(image: PaletteImage, texture: dict[str, Any], own: bytes | None
     return sources.encode(image)
 
 
-def manifest_files(path: str, palette: bytes, exported: set[str]) -> list[tuple[str, bytes]]:
+def manifest_files(path: str, palette: bytes, exported: Container[str]) -> list[tuple[str, bytes | list[bytes]]]:
     """The manifest (and the raw files of lumps that are no picture) for the export of the loose
     WAD at `path`, whose pictures were drawn through `palette`; `exported` the pictures written."""
     import json
 
     from ..core.layout import encode_blob
     from ..formats.quake import sources
-    from ..formats.quake.wad import Reader, WadEntry
+    from ..formats.quake.wad import Reader
     from .manifest import MANIFEST_VERSION
 
-    files: list[tuple[str, bytes]] = []
-    # Each member as JSON text as soon as it is known: a WAD of 50,000 tiny pictures holds
-    # 50,000 short byte strings, not 100,000 dictionaries.
-    members: list[bytes] = []
+    files: list[tuple[str, bytes | list[bytes]]] = []
     compact = {"separators": (",", ":"), "ensure_ascii": True}
     with Reader(path) as reader:
         layout = reader.layout()
         wad3 = bool(getattr(reader, "wad3", False))
         version = "WAD3" if wad3 else "WAD2"
-        for entry in reader.infolist():
-            assert isinstance(entry, WadEntry)
+        document: dict[str, Any] = {
+            "gamepak_manifest": MANIFEST_VERSION,
+            "format": "wad",
+            "source": os.path.basename(path),
+            "size": os.path.getsize(path),
+            "options": layout.get("options", {"version": version}),
+            "exact": layout.get("exact", {}),
+        }
+        if version == "WAD2":
+            document["palette"] = encode_blob(palette)
+        head = json.dumps(document, **compact)  # type: ignore[arg-type]
+        del document, layout
+        # The text made in pieces of 1,024 members, each member's JSON made as soon as it is
+        # known, and written piece by piece: a WAD of 50,000 tiny pictures held a list of
+        # 50,000 short byte strings, then their join (one growing buffer is copied, so held
+        # twice, each time it grows).
+        pieces = [(head[:-1] + ',"members":[').encode("ascii")]
+        del head
+        batch: list[str] = []
+        separator = ""  # the comma before each member but the first
+        for entry in reader.iter_lumps():
             data = reader.read(entry)
             picture = entry.name + ".png"
             member: dict[str, Any] = {"name": entry.name, "size": entry.size}
@@ -180,24 +196,14 @@ def manifest_files(path: str, palette: bytes, exported: set[str]) -> list[tuple[
             else:
                 member["path"] = entry.name + RAW_SUFFIX
                 files.append((member["path"], data))
-            separator = "," if members else ""  # the comma before each member but the first
-            members.append((separator + json.dumps(member, **compact)).encode("ascii"))  # type: ignore[arg-type]
-    document: dict[str, Any] = {
-        "gamepak_manifest": MANIFEST_VERSION,
-        "format": "wad",
-        "source": os.path.basename(path),
-        "size": os.path.getsize(path),
-        "options": layout.get("options", {"version": version}),
-        "exact": layout.get("exact", {}),
-    }
-    if version == "WAD2":
-        document["palette"] = encode_blob(palette)
-    head = json.dumps(document, **compact)  # type: ignore[arg-type]
-    # The text made in one copy from the members' bytes: joining them, then adding the head
-    # and encoding made three, the largest part of a WAD export's peak.
-    text = b"".join([(head[:-1] + ',"members":[').encode("ascii"), *members, b"]}"])
-    members.clear()
-    files.append((TEXTURE_MANIFEST_NAME, text))
+            batch.append(separator + json.dumps(member, **compact))  # type: ignore[arg-type]
+            separator = ","
+            if len(batch) == 1024:
+                pieces.append("".join(batch).encode("ascii"))
+                batch.clear()
+    batch.append("]}")
+    pieces.append("".join(batch).encode("ascii"))
+    files.append((TEXTURE_MANIFEST_NAME, pieces))
     return files
 
 

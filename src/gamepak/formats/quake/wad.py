@@ -37,6 +37,7 @@ from ...errors import FormatLimitError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from ...core.archive import PendingMember
@@ -171,6 +172,19 @@ class Reader(FixedRecordNames, Archive):
             )
         ]
 
+    def iter_lumps(self) -> Iterator[WadEntry]:
+        """Each lump's entry in order, made as it is asked for and not kept unless `infolist`
+        kept them already (a WAD of 100,000 tiny pictures would hold ~270 bytes a lump)."""
+        if self._entries is not None:
+            yield from self._entries  # type: ignore[misc]
+            return
+        name_at, wad3 = self._name_at, self.wad3
+        for index, (offset, size, _full, lump_type, compression, _pad) in enumerate(
+            POSITION_FIELDS.iter_unpack(self._directory)
+        ):
+            name = name_at(index) if self._decoded is None else self._decoded[index]
+            yield WadEntry(name, size, offset, index, lump_type, compression, lump_kind(name, lump_type, wad3))
+
     def _raw_records(self) -> list[tuple[int, int, int, int, int, int, bytes]]:
         return list(ENTRY.iter_unpack(self._directory))
 
@@ -233,34 +247,62 @@ class Reader(FixedRecordNames, Archive):
         return problems
 
     def layout(self) -> dict[str, Any]:
+        """The byte-exact layout, made from the directory's records one at a time: no entry,
+        record tuple or range tuple is held per lump (a WAD of 100,000 tiny pictures held ~300
+        bytes a lump here); what stays per lump is what the layout says (a type, an offset and a
+        size)."""
         from ...core.layout import encode_blob, fill_bytes
 
-        entries = self.infolist()
-        covered = [(0, HEADER.size), (self.directory_offset, len(self._directory))]
-        covered += [(entry.offset, entry.size) for entry in entries]
+        names = self._names
         name_fields = {}
         extras = {}
         types = {}
-        for index, (_offset, size, full_size, lump_type, _comp, padding, raw) in enumerate(self._raw_records()):
+        offsets = []
+        sizes = []
+        for index, (offset, size, full_size, lump_type, _comp, padding, raw) in enumerate(
+            ENTRY.iter_unpack(self._directory)
+        ):
             name = raw.partition(b"\0")[0]
             if raw != name.ljust(NAME_FIELD, b"\0"):
                 name_fields[str(index)] = encode_blob(raw)
             if full_size != size or padding:
                 extras[str(index)] = [full_size, padding]
-            types[entries[index].name] = lump_type
+            types[names[index]] = lump_type
+            offsets.append(offset)
+            sizes.append(size)
         return {
             "options": self.layout_options(),
             "exact": {
                 "types": types,
-                "offsets": [entry.offset for entry in entries],
-                "sizes": [entry.size for entry in entries],
+                "offsets": offsets,
+                "sizes": sizes,
                 "directory_offset": self.directory_offset,
                 "name_fields": name_fields,
                 "record_extras": extras,
-                "fill": fill_bytes(self._source, covered),
+                "fill": fill_bytes(self._source, self._covered(offsets, sizes)),
                 "file_size": self.size,
             },
         }
+
+    def _covered(self, offsets: list[int], sizes: list[int]) -> list[tuple[int, int]]:
+        """The header, the directory and every lump as sorted (offset, size) ranges, as
+        `fill_bytes` wants them; a lump's range made only where the lumps are out of order (the
+        usual WAD's lie in order, one after the other: one range covers them all)."""
+        covered = [(0, HEADER.size), (self.directory_offset, len(self._directory))]
+        if all(map(int.__le__, offsets, offsets[1:])):
+            # In order: runs of lumps that follow each other merge, with the same gaps between.
+            start = end = -1
+            for offset, size in zip(offsets, sizes, strict=True):
+                if offset <= end:  # touching or overlapping: one range
+                    end = max(end, offset + size)
+                    continue
+                if start >= 0:
+                    covered.append((start, end - start))
+                start, end = offset, offset + size
+            if start >= 0:
+                covered.append((start, end - start))
+            return covered
+        return covered + list(zip(offsets, sizes, strict=True))
 
     def layout_options(self) -> dict[str, Any]:
         return {"version": self.magic.decode("ascii")}
