@@ -529,11 +529,11 @@ def test_write_files_is_extractions_safe_path(tmp_path: Path, monkeypatch: pytes
     """What gamepak makes from members (texture images) goes through the same
     checks as extraction: hostile names refused, no folder on the way a link, existing files
     kept, and the set written all at once or not at all."""
-    from gamepak.ops import safe_tree
-    from gamepak.ops.safe_tree import write_files
+    from gamepak.ops import made_files
+    from gamepak.ops.made_files import write_files
 
     if by_path:
-        monkeypatch.setattr(safe_tree, "has_folder_descriptors", lambda: False)
+        monkeypatch.setattr(made_files, "has_folder_descriptors", lambda: False)
 
     out = tmp_path / "out"
     written = write_files(out, [("a/b.png", b"one"), ("c.png", b"two")])
@@ -566,7 +566,7 @@ def test_write_files_is_extractions_safe_path(tmp_path: Path, monkeypatch: pytes
                 raise OSError(28, "No space left on device")
             os.write(fd, data)
 
-        monkeypatch.setattr(safe_tree, "write_all", full_disk)
+        monkeypatch.setattr(made_files, "write_all", full_disk)
         with pytest.raises(gamepak.GamepakError, match="No space left"):
             write_files(out, [("e/1.png", b"1"), ("e/2.png", b"2"), ("3.png", b"3")])
         assert not (out / "e").exists() and not (out / "3.png").exists()

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from gamepak.core.lazy import Lazy
 from gamepak.errors import GamepakError
 from gamepak.ops import safe_tree
-from gamepak.ops.safe_tree import Plan, write_files, write_made_files
+from gamepak.ops.made_files import write_files, write_made_files
+from gamepak.ops.safe_tree import Plan
 
 # Bytes each added file may cost (as tests/test_safe_tree_plan.py allows a new folder's plan):
 # its packed name and end offset, the plan's mode slot. Measured: 31, as into a new folder

@@ -1,4 +1,4 @@
-"""The output plan of `ops.safe_tree.write_made_files` (a model's million 1x1 skins written as
+"""The output plan of `ops.made_files.write_made_files` (a model's million 1x1 skins written as
 PNGs) costs a few bytes a file beside the names themselves: the names are kept packed (one
 blob and an end offset each, not a str each), duplicates are found by bucketed hashes instead
 of a set or a sorted copy of the names, and a fresh destination's plan builds no set of every
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from gamepak.core.lazy import Lazy
 from gamepak.errors import GamepakError, UnsafePathError
-from gamepak.ops import safe_tree
-from gamepak.ops.safe_tree import _made_keys, _twice, write_files, write_made_files
+from gamepak.ops import made_files, safe_tree
+from gamepak.ops.made_files import _made_keys, _twice, write_files, write_made_files
 
 # Bytes each added file may cost, its name made when read and packed (18 bytes here)
 # included. Measured: 31 (the packed name, its end offset, the plan's mode slot); 89 and up
@@ -80,12 +80,12 @@ def test_made_keys_find_exactly_the_keys_listed_more_than_once(names: list[str],
     """Found by hash, checked by key: with every key hashed alike (`collide`, a module global
     over the built-in), distinct keys are still told apart and only true repeats reported."""
     if collide:
-        setattr(safe_tree, "hash", lambda key: 7)  # noqa: B010 - a name the module does not define
+        setattr(made_files, "hash", lambda key: 7)  # noqa: B010 - a name the module does not define
     try:
         keys, plain, twice = _made_keys([(name, b"") for name in names])
     finally:
         if collide:
-            delattr(safe_tree, "hash")
+            delattr(made_files, "hash")
     expected = [safe_tree.plain_key(name) for name in names]
     assert list(keys) == expected and plain == all(key == name for key, name in zip(expected, names, strict=True))
     assert twice == sorted(key for key, number in Counter(expected).items() if number > 1)

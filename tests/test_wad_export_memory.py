@@ -22,7 +22,7 @@ from gamepak.core.layout import fill_bytes
 from gamepak.core.lazy import PackedStrings
 from gamepak.formats.quake.wad import Reader
 from gamepak.ops import quake_textures
-from gamepak.ops.safe_tree import write_files
+from gamepak.ops.made_files import write_files
 
 from conftest import sample
 

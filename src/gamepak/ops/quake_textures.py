@@ -270,7 +270,7 @@ def export_textures(
 
     from ..core.lazy import Lazy
     from ..formats.quake.images import png_of
-    from .safe_tree import write_made_files
+    from .made_files import write_made_files
 
     wanted = {name.lower() for name in names}
     # What to write, in order: runs of pictures of files holding a few (a WAD's lumps, a BSP's

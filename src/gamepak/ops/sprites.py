@@ -125,7 +125,7 @@ def export_sprites(
     (palette 0 where they do not: their JSON says which); no sprite having it is an error.
     Returns the files written."""
     from ..formats.j2me.sprite.files import export_files
-    from .safe_tree import write_files
+    from .made_files import write_files
 
     label = os.fspath(path)
     files: list[tuple[str, bytes]] = []

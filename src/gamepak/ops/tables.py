@@ -169,7 +169,7 @@ def export_tables(
     `.csv`/`.json` added; returns (files written, {member: why it was skipped})."""
     from ..core.names import safe_parts
     from ..formats.rfg.xtbl.sheet import to_csv, to_json
-    from .safe_tree import write_files
+    from .made_files import write_files
 
     if kind not in SHEET_KINDS:
         raise GamepakError(f"unknown table file kind {kind!r} (csv or json)")

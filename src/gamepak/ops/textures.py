@@ -76,7 +76,7 @@ def export_textures(
 
     from ..core.lazy import Lazy
     from ..core.names import safe_parts
-    from .safe_tree import write_made_files
+    from .made_files import write_made_files
 
     if kind not in IMAGE_KINDS:
         raise GamepakError(f"unknown image kind {kind!r} (png or dds)")

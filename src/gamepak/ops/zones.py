@@ -190,7 +190,7 @@ def export_zones(
 
     from ..core.names import safe_parts
     from ..formats.rfg.zone.document import to_document
-    from .safe_tree import write_files
+    from .made_files import write_files
 
     zones = open(source, members)
     files: list[tuple[str, bytes]] = []

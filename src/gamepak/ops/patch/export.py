@@ -24,7 +24,7 @@ import os
 
 from ...core.jsontext import JSON_INDENT
 from ...errors import cannot_read
-from ..safe_tree import replace_folder
+from ..made_files import replace_folder
 from .container import MAX_MEMBER_BYTES, PatchError
 from .make import differences
 

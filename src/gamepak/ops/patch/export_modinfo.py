@@ -23,7 +23,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..safe_tree import replace_folder
+from ..made_files import replace_folder
 from .container import PatchError
 
 if TYPE_CHECKING:
