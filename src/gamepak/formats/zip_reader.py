@@ -26,7 +26,10 @@ _LOCAL_MAGIC = b"PK\x03\x04"
 _METHOD_NAMES = {0: "store", 8: "deflate", 12: "bzip2", 14: "lzma"}
 
 
-def _read_errors() -> tuple[type[BaseException], ...]:
+def read_errors() -> tuple[type[Exception], ...]:
+    """What zipfile raises on a damaged zip or member: a bad CRC, a cut or garbled deflate or
+    lzma stream, a name that is not the UTF-8 its flag says, a version, compression method or
+    encryption it does not read (the patch reader catches the same)."""
     import lzma  # loaded with zipfile anyway: its LZMA members raise LZMAError, no OSError
     import zipfile
     import zlib
@@ -59,7 +62,7 @@ class Reader(Archive):
         self._stream = MemberStream(self._source, 0, self._source.size, self.filename)
         try:
             self._zip = zipfile.ZipFile(self._stream)  # type: ignore[arg-type]
-        except _read_errors() as exc:
+        except read_errors() as exc:
             raise self.corrupt(f"not a readable ZIP archive: {exc}") from exc
         self._infos = [info for info in self._zip.infolist() if not info.is_dir()]
         self._names = [info.filename for info in self._infos]
@@ -169,7 +172,7 @@ class Reader(Archive):
             return super()._open_member(entry)
         from ._stdlib import GuardedStream  # here: writing a zip needs none of the reading side
 
-        return GuardedStream(self, entry, lambda: self._zip.open(self._info(entry)), _read_errors())  # type: ignore[return-value]
+        return GuardedStream(self, entry, lambda: self._zip.open(self._info(entry)), read_errors())  # type: ignore[return-value]
 
     def header_fields(self) -> dict[str, Any]:
         methods = sorted(
@@ -192,7 +195,7 @@ class Reader(Archive):
                 self._check_readable(entry)
                 info = self._info(entry)
                 opener = functools.partial(self._zip.open, info)
-                with GuardedStream(self, entry, opener, _read_errors()) as stream:
+                with GuardedStream(self, entry, opener, read_errors()) as stream:
                     while stream.read(1 << 20):
                         pass
             except (CorruptArchiveError, UnsupportedFeatureError) as exc:

@@ -586,21 +586,8 @@ def check_metadata(manifest: dict[str, Any], where: str) -> None:
 
 
 def zip_read_errors(*more: type[Exception]) -> tuple[type[Exception], ...]:
-    """What zipfile raises on a damaged zip or entry (a bad CRC, a cut or garbled deflate
-    or lzma stream, a name that is not the UTF-8 its flag says, a version, compression method or
-    encryption it does not read), and `more`."""
-    import lzma  # zipfile imports it already; its LZMAError (damaged lzma data) is none of the others
-    import zipfile
-    import zlib
+    """What zipfile raises on a damaged zip or entry (`formats.zip_reader.read_errors`, imported
+    only when an exception is being matched), and `more`."""
+    from ...formats.zip_reader import read_errors
 
-    return (
-        zipfile.BadZipFile,
-        zlib.error,
-        lzma.LZMAError,
-        EOFError,
-        OSError,
-        ValueError,
-        NotImplementedError,
-        RuntimeError,
-        *more,
-    )
+    return (*read_errors(), *more)
