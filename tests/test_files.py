@@ -274,3 +274,28 @@ def test_read_whole_reads_up_to_its_size_whatever_the_first_buffer_said(
         patch.setattr(files, "_DIRECT_READ", 1000)
         patch.setattr(files, "_READ_STEP", 700)
         assert files.read_whole(_Trickle(data, step), size, first_buffer) == data[:size]
+
+
+def test_a_module_another_thread_is_still_importing_is_not_looked_into(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Source.open` and the zip writer ask whether `core.streams` / `formats.zip_reader` is
+    loaded (to know a MemberStream, or a member from a zip, without importing them). A module
+    another thread is still importing is in `sys.modules` without its classes yet: that is
+    "not loaded", not an AttributeError (`serve` answered two concurrent table pages with
+    500 when one thread opened a pack while another imported `core.streams`)."""
+    import sys
+    import types
+    import zipfile
+
+    import gamepak
+    from gamepak.core.source import Source
+
+    monkeypatch.setitem(sys.modules, "gamepak.core.streams", types.ModuleType("gamepak.core.streams"))
+    monkeypatch.setitem(sys.modules, "gamepak.formats.zip_reader", types.ModuleType("gamepak.formats.zip_reader"))
+    with Source.open(io.BytesIO(b"data"), name="x") as source:
+        assert source.size == 4
+    out = tmp_path / "out.zip"
+    with gamepak.create(out, "zip") as writer:
+        writer.add("a.txt", b"hello")
+    assert zipfile.ZipFile(out).read("a.txt") == b"hello"

@@ -106,8 +106,10 @@ class Source:
                 # `from exc`: the web's pages tell a shortage (EMFILE) by the cause.
                 raise cannot_read(path, exc) from exc
             return cls(name=name or path, size=info.st_size, fd=fd, owns_fd=True)
-        streams = sys.modules.get(f"{__package__}.streams")  # not imported: `target` is no MemberStream
-        if streams is not None and isinstance(target, streams.MemberStream):
+        # Not imported (or still being imported by another thread, its class not made yet):
+        # `target` is no MemberStream.
+        member_stream = getattr(sys.modules.get(f"{__package__}.streams"), "MemberStream", None)
+        if member_stream is not None and isinstance(target, member_stream):
             parent = target.source
             source = cls(
                 name=name or target.name,

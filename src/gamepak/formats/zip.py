@@ -96,9 +96,9 @@ def _make_writer() -> type[ArchiveWriter]:
             # comments, attributes and compression, unless another compression was asked for; the
             # archive comment and folder entries of the source come along.
             keep = not self.named_options & {"compression", "level"}
-            # No zip opened in this process (`zip_reader` not imported): no member is from one.
-            reader_module = sys.modules.get(f"{__package__}.zip_reader")
-            zip_reader = None if reader_module is None else reader_module.Reader
+            # No zip opened in this process (`zip_reader` not imported, or its Reader not made yet
+            # by another thread importing it): no member is from one.
+            zip_reader = getattr(sys.modules.get(f"{__package__}.zip_reader"), "Reader", None)
             sources = [
                 m.origin[0]
                 for m in members
