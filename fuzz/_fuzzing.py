@@ -314,7 +314,7 @@ def run_on_seeds(test_one_input: Callable[[bytes], None], folder: str) -> int:
     return count
 
 
-def pack_bytes(format_name: str, options: dict[str, object], members: list[tuple[str, bytes]]) -> bytes:
+def pack_bytes(format_name: str, options: dict[str, Any], members: list[tuple[str, bytes]]) -> bytes:
     """A pack of `format_name` written with `options`, holding `members` (a seed's bytes)."""
     import gamepak
 

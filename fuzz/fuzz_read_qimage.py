@@ -47,8 +47,8 @@ def TestOneInput(data: bytes) -> None:
                     assert (again.width, again.height, len(again.mips)) == (image.width, image.height, len(image.mips))
         with quiet():
             written = sources.replace_images(kind, data, label, dict(enumerate(found)))
-            again = sources.read_images(kind, written, "fuzz", label, wad3=wad3)
-        assert [(i.width, i.height, i.mips) for i in again] == [(i.width, i.height, i.mips) for i in found], (
+            reread = sources.read_images(kind, written, "fuzz", label, wad3=wad3)
+        assert [(i.width, i.height, i.mips) for i in reread] == [(i.width, i.height, i.mips) for i in found], (
             f"{kind}: written back, the images read other pixels"
         )
         if kind == "spr":

@@ -19,6 +19,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from _fuzzing import pack_bytes
 
@@ -37,8 +38,8 @@ MEMBERS = [
     ("sound/b.wav", b"RIFF\x02\x00\x00\x00"),
     ("empty.bin", b""),
 ]
-# (format, writer options, member names flat?) of each seed pack.
-PACKS = {
+# (format, writer options) of each seed pack.
+PACKS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "pak": [("pak", {}), ("pak", {"align": 16}), ("pak", {"directory": "start"})],
     "jpk": [("jpk", {}), ("jpk", {"name_field_size": 32})],
     "vpp": [("vpp", {"flags": flags}) for flags in range(4)] + [("vpp", {"flags": 3, "align": 16, "level": 9})],
